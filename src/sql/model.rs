@@ -1,0 +1,186 @@
+//! Plain data produced by the SQL front end: what one file (or one statement) creates, writes and reads,
+//! and whether its queries keep state.
+//!
+//! Everything here is serialisable and free of parser types, so the inventory, graph, plan and versioning
+//! layers depend on these shapes only, never on `sqlparser`'s AST.
+
+use serde::{Deserialize, Serialize};
+
+/// A position in a SQL file: 1-based line and column (columns count characters, as editors do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A source span `[start, end)` in a SQL file, by line/column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub struct SourceSpan {
+    pub start: Location,
+    pub end: Location,
+}
+
+/// A relation name as written, with quotes removed and its 1–3 parts kept separate
+/// (`catalog.database.table`; on Confluent Cloud `environment.cluster.topic`).
+///
+/// Flink matches identifiers case-sensitively, so parts keep their case. A quoted part may itself contain
+/// `.`, which is why the parts are stored as a vector and not as one dotted string.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TableName {
+    pub parts: Vec<String>,
+}
+
+impl TableName {
+    /// Builds a name from its parts (already unquoted).
+    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(parts: I) -> Self {
+        TableName { parts: parts.into_iter().map(Into::into).collect() }
+    }
+
+    /// The last part: the table (or topic) name without catalog and database.
+    pub fn table(&self) -> &str {
+        self.parts.last().map(String::as_str).unwrap_or("")
+    }
+
+    /// The parts joined with `.`, as the corpus labels and `sql refs` print names (`cat.db.t`).
+    pub fn dotted(&self) -> String {
+        self.parts.join(".")
+    }
+}
+
+impl std::fmt::Display for TableName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.dotted())
+    }
+}
+
+/// One occurrence of a relation name in a table position of a statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableRef {
+    pub name: TableName,
+    /// Where the name is written (the whole possibly-qualified name). `None` when the parser gave no span.
+    pub span: Option<SourceSpan>,
+}
+
+/// The kind of a top-level statement, in the vocabulary of `flinkpipe sql refs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementKind {
+    CreateTable,
+    Ctas,
+    CreateMaterializedTable,
+    CreateView,
+    Insert,
+    StatementSet,
+    Select,
+    Set,
+    Alter,
+    Drop,
+    Use,
+    CreateFunction,
+    Other,
+}
+
+/// Whether a query keeps keyed state across events (definitions: `shared/corpus/SPEC.md`,
+/// `shared/reference/tricky-flink-sql.md` §H).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statefulness {
+    /// No query writes to a table (DDL only, SELECT only, INSERT … VALUES only).
+    None,
+    /// Queries that write, none of which keeps state (projection, filter, UNION ALL, UNNEST, LATERAL TABLE).
+    Stateless,
+    /// At least one writing query keeps state.
+    Stateful,
+}
+
+/// Why a query is stateful: one entry per operator found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateReason {
+    GroupAggregate,
+    GlobalAggregate,
+    Distinct,
+    RegularJoin,
+    IntervalJoin,
+    /// `FOR SYSTEM_TIME AS OF`: event-time temporal join or processing-time lookup join; the file alone
+    /// cannot tell them apart (project analysis may, knowing both DDLs).
+    TemporalJoin,
+    SubqueryJoin,
+    WindowAggregate,
+    Over,
+    TopN,
+    Union,
+    MatchRecognize,
+}
+
+/// A column of a created table (physical, computed or metadata).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    /// Data type as written (normalised whitespace), e.g. `DECIMAL(10, 2)`; for a computed column the
+    /// expression after `AS`.
+    pub data_type: String,
+    pub nullable: bool,
+    /// Computed (`c AS expr`) or `METADATA … VIRTUAL`: not writable by an INSERT.
+    pub computed: bool,
+    pub metadata: bool,
+}
+
+/// What one top-level statement does. A statement set is one statement with several sinks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementInfo {
+    pub kind: StatementKind,
+    /// 1-based line of the statement's first token.
+    pub line: usize,
+    /// The statement's own text, trimmed, without the final `;`.
+    pub text: String,
+    /// Relations created or written, in order of appearance (may repeat).
+    pub sinks: Vec<TableRef>,
+    /// Relations read, in order of appearance (may repeat), CTE names and aliases excluded.
+    pub sources: Vec<TableRef>,
+    /// Bases of `CREATE TABLE x LIKE y` (also listed in `sources`): a schema edge, no data flow.
+    pub like_sources: Vec<TableName>,
+    /// Right sides of `FOR SYSTEM_TIME AS OF` joins (also in `sources`), for project-level lookup-join analysis.
+    pub temporal_join_sources: Vec<TableName>,
+    /// `TEMPORARY` table or view: file-local.
+    pub temporary: bool,
+    pub statefulness: Statefulness,
+    pub state_reasons: Vec<StateReason>,
+    /// Joins by kind, for shift_left's `complexity` block.
+    pub joins: JoinCounts,
+    /// For CREATE TABLE / CTAS / materialized table: declared columns, primary key and WITH options.
+    pub columns: Vec<Column>,
+    pub primary_key: Vec<String>,
+    pub with_options: Vec<(String, String)>,
+    /// `DISTRIBUTED BY …` clause as written, if any.
+    pub distribution: Option<String>,
+    /// `true` when the statement was handled by the token-level fallback instead of the parser.
+    pub fallback: bool,
+}
+
+/// Join counts as shift_left's `complexity` block reports them (cross joins excluded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct JoinCounts {
+    pub regular: usize,
+    pub left: usize,
+    pub right: usize,
+    pub inner: usize,
+    pub outer: usize,
+}
+
+/// A problem found while reading SQL: the statement could not be parsed (and the fallback was used), or
+/// the text is not usable at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqlWarning {
+    pub line: usize,
+    pub column: usize,
+    /// The construct or parser message, e.g. `Expected: ), found: WATERMARK`.
+    pub message: String,
+}
+
+/// The analysis of one SQL file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FileAnalysis {
+    pub statements: Vec<StatementInfo>,
+    pub warnings: Vec<SqlWarning>,
+}
