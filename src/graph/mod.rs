@@ -1,0 +1,1 @@
+//! The dependency graph of a pipelines project (petgraph): parents before children.
