@@ -1,5 +1,19 @@
 //! flinkpipe: manage Apache Flink SQL pipeline projects — scan a `pipelines/` tree, build the inventory and
 //! dependency graph, and plan deployments parents-first.
+//!
+//! The modules read as the pipeline of the work:
+//! [`project`] (scan, layout) → [`sql`] (dialect, split, extract, state) → [`inventory`] → [`lineage`]
+//! (references → graph) → [`graph`] (model, select, export) → [`metadata`] (shift_left files) →
+//! [`plan`] (execution plan) ; [`cli`] renders results.
 
+pub mod cli;
+pub mod config;
+pub mod diagnostics;
+pub mod fsutil;
 pub mod graph;
+pub mod inventory;
+pub mod lineage;
+pub mod metadata;
+pub mod plan;
+pub mod project;
 pub mod sql;

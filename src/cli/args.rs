@@ -1,0 +1,196 @@
+//! The command line, defined once with clap's derive API; the same definitions feed `--help` (and later
+//! completions and the man page). Command groups follow shift_left's (`project`, `table`, `pipeline`)
+//! plus `sql`. Global options work before or after the subcommand.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// flinkpipe — manage Apache Flink SQL pipeline projects: inventory, dependency graph, execution plans.
+#[derive(Debug, Parser)]
+#[command(name = "flinkpipe", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options accepted before or after any subcommand.
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// Output format of the command's result.
+    #[arg(long, global = true, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Configuration file (shift_left's config.yaml keys); default $SL_CONFIG_FILE, $CONFIG_FILE, ./config.yaml.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More log output on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Project-wide reports.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// Table inventory.
+    #[command(subcommand)]
+    Table(TableCommand),
+    /// Pipeline metadata, validation, graph and execution plans.
+    #[command(subcommand)]
+    Pipeline(PipelineCommand),
+    /// The Flink SQL front end.
+    #[command(subcommand)]
+    Sql(SqlCommand),
+}
+
+/// The pipelines folder argument: DIR, else $PIPELINES.
+#[derive(Debug, Args, Clone)]
+pub struct PipelinesDir {
+    /// The pipelines folder [default: $PIPELINES].
+    #[arg(value_name = "DIR", env = "PIPELINES")]
+    pub pipelines: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// List tables whose parents or children belong to another product.
+    ReportTableCrossProducts {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// List tables that have exactly one child (candidates for merging statements).
+    ListTablesWithOneChild {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TableCommand {
+    /// Scan the pipelines tree and write DIR/inventory.json (shift_left's shape).
+    BuildInventory {
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PipelineCommand {
+    /// Write pipeline_definition.json in every table folder, DIR/pipeline_graph.json and DIR/inventory.json.
+    BuildAllMetadata {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Check the project: duplicate tables, empty folders, DDL/DML mismatches, unknown references, cycles.
+    Validate {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Print a table's parent tree (and child tree with --children-too).
+    Report {
+        /// The table name.
+        table: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Also print the children tree.
+        #[arg(long)]
+        children_too: bool,
+        /// Print only the direct parents (and children with --children-too).
+        #[arg(long)]
+        parent_only: bool,
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Export the dependency graph (or a selection of it).
+    Graph {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// dbt-style selection: `t`, `+t`, `t+`, `+t+`, `@t`, `product:P`, `layer:L`, `path:DIR`;
+        /// space = union, comma = intersection.
+        #[arg(long, value_name = "EXPR")]
+        select: Option<String>,
+        /// Graph format.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+        format: GraphFormat,
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Compute the execution plan of a table, product, folder or table list (no server is contacted).
+    BuildExecutionPlan(PlanArgs),
+}
+
+/// Graph export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
+    Json,
+}
+
+/// Scope and options of an execution plan.
+#[derive(Debug, Args, Clone)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Start from this table (repeatable).
+    #[arg(long, group = "scope")]
+    pub table_name: Vec<String>,
+    /// Start from every table of this product.
+    #[arg(long, group = "scope")]
+    pub product_name: Option<String>,
+    /// Start from every table whose folder is under this path (relative to the pipelines folder).
+    #[arg(long = "dir", group = "scope", value_name = "D")]
+    pub scope_dir: Option<String>,
+    /// Start from the tables listed in this file (one per line, or a JSON list, or modified_flink_files.json).
+    #[arg(long, group = "scope", value_name = "FILE")]
+    pub table_list_file_name: Option<PathBuf>,
+    /// Restart descendants of the started tables when needed (stateful parent or child).
+    #[arg(long)]
+    pub may_start_descendants: bool,
+    /// Restart running ancestors too.
+    #[arg(long)]
+    pub force_ancestors: bool,
+    /// Let the descendant cascade cross into other products.
+    #[arg(long)]
+    pub cross_product_deployment: bool,
+    /// Restart only DML statements of tables that already exist.
+    #[arg(long)]
+    pub dml_only: bool,
+    /// Tables to leave untouched (one per line or a JSON list).
+    #[arg(long, value_name = "FILE")]
+    pub exclude_table_file_name: Option<PathBuf>,
+    /// Current statement phases: JSON map statement name → phase (until live targets exist).
+    #[arg(long, value_name = "FILE")]
+    pub statement_status: Option<PathBuf>,
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SqlCommand {
+    /// Print the sinks, sources, statements and statefulness of SQL files.
+    Refs {
+        /// SQL files to analyse.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+}

@@ -1,0 +1,110 @@
+//! The command-line layer: parses arguments, calls the library, renders results. No business logic
+//! lives here; each command group is a small file.
+//!
+//! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors.
+
+pub mod args;
+mod pipeline;
+mod project;
+mod render;
+mod sql;
+mod table;
+
+use crate::config::Config;
+use crate::diagnostics::Diagnostic;
+use crate::lineage::{self, LoadOptions, Project};
+use args::{Cli, Command, GlobalArgs, OutputFormat};
+use clap::Parser;
+use std::path::Path;
+
+/// An error that ends a command: printed on stderr, exit status 1.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+/// Result of a command: `Ok(true)` success, `Ok(false)` input errors were reported (exit 1).
+pub type CmdResult = Result<bool, Failure>;
+
+/// Parses the process arguments, runs the command and returns the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_logging(cli.global.verbose);
+    match run(&cli) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(Failure(msg)) => {
+            eprintln!("error: {msg}");
+            1
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FLINKPIPE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().try_init();
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: &Cli) -> CmdResult {
+    match &cli.command {
+        Command::Sql(c) => sql::run(&cli.global, c),
+        Command::Table(c) => table::run(&cli.global, c),
+        Command::Pipeline(c) => pipeline::run(&cli.global, c),
+        Command::Project(c) => project::run(&cli.global, c),
+    }
+}
+
+/// Loads the configuration named by the global options (or the defaults), reporting unknown keys.
+pub(crate) fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
+    let path = Config::locate(global.config.as_deref());
+    let cfg = Config::load(path.as_deref())?;
+    for k in &cfg.unknown_keys {
+        eprintln!("warning[config]: {}: unknown key '{k}' ignored", cfg.source.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+    }
+    Ok(cfg)
+}
+
+/// Loads the project, prints its diagnostics on stderr and returns it.
+pub(crate) fn load_project(global: &GlobalArgs, dir: &Path, allow_unknown: bool) -> Result<Project, Failure> {
+    let cfg = load_config(global)?;
+    let project = lineage::load(dir, &cfg, LoadOptions { allow_unknown })?;
+    print_diagnostics(&project.diagnostics);
+    Ok(project)
+}
+
+/// Prints diagnostics on stderr, one per line, with a closing count.
+pub(crate) fn print_diagnostics(diags: &[Diagnostic]) {
+    for d in diags {
+        eprintln!("{d}");
+    }
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        eprintln!("{errors} error(s), {} warning(s)", diags.len() - errors);
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
+    println!("{}", serde_json::to_string_pretty(value).expect("plain data serialises"));
+}
+
+pub(crate) fn is_json(global: &GlobalArgs) -> bool {
+    global.output == OutputFormat::Json
+}

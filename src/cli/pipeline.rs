@@ -1,0 +1,156 @@
+//! `flinkpipe pipeline …`: metadata, validation, reports, graph export and execution plans.
+
+use super::args::{GlobalArgs, GraphFormat, PipelineCommand, PlanArgs};
+use super::{is_json, load_config, load_project, print_json, render, CmdResult, Failure};
+use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::graph;
+use crate::inventory::shift_left::to_inventory_file;
+use crate::metadata;
+use crate::plan::{self, PlanOptions, Scope, StatementNaming, StatementStatus};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
+    match cmd {
+        PipelineCommand::BuildAllMetadata { dir, allow_unknown } => {
+            let project = load_project(global, &dir.pipelines, *allow_unknown)?;
+            if project.has_errors() {
+                eprintln!("metadata not written: fix the errors above (no file was changed)");
+                return Ok(false);
+            }
+            let written = metadata::write_all(&project)?;
+            let inv_path = dir.pipelines.join(super::table::INVENTORY_FILE);
+            write_atomic(&inv_path, to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes())?;
+            if is_json(global) {
+                print_json(&metadata::graph_file(&project));
+            } else {
+                let edges = project.graph.edges().count();
+                println!(
+                    "{} tables, {edges} edges: wrote {} pipeline_definition.json files, {} and {}",
+                    project.inventory.tables.len(),
+                    written.len() - 1,
+                    dir.pipelines.join(metadata::GRAPH_FILE).display(),
+                    inv_path.display()
+                );
+            }
+            Ok(true)
+        }
+        PipelineCommand::Validate { dir, allow_unknown } => {
+            let project = load_project(global, &dir.pipelines, *allow_unknown)?;
+            if is_json(global) {
+                print_json(&project.diagnostics);
+            } else if !project.has_errors() {
+                println!(
+                    "ok: {} tables, {} edges, {} warning(s)",
+                    project.inventory.tables.len(),
+                    project.graph.edges().count(),
+                    project.diagnostics.len()
+                );
+            }
+            Ok(!project.has_errors())
+        }
+        PipelineCommand::Report { .. } | PipelineCommand::Graph { .. } => Err(Failure("pending graph module".into())),
+        PipelineCommand::BuildExecutionPlan(args) => build_execution_plan(global, args),
+    }
+}
+
+fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
+    let cfg = load_config(global)?;
+    let project = load_project(global, &args.dir.pipelines, args.allow_unknown)?;
+    if project.has_errors() {
+        eprintln!("no plan: fix the errors above");
+        return Ok(false);
+    }
+    let scope = if !args.table_name.is_empty() {
+        Scope::Tables(args.table_name.clone())
+    } else if let Some(p) = &args.product_name {
+        Scope::Product(p.clone())
+    } else if let Some(d) = &args.scope_dir {
+        Scope::Dir(d.clone())
+    } else if let Some(f) = &args.table_list_file_name {
+        Scope::Tables(read_table_list(f)?)
+    } else {
+        return Err(Failure("give a scope: --table-name, --product-name, --dir or --table-list-file-name".into()));
+    };
+    let exclude: BTreeSet<String> = match &args.exclude_table_file_name {
+        Some(f) => read_table_list(f)?.into_iter().collect(),
+        None => BTreeSet::new(),
+    };
+    let status = match &args.statement_status {
+        Some(f) => StatementStatus::read(f)?,
+        None => StatementStatus::default(),
+    };
+    let options = PlanOptions {
+        may_start_descendants: args.may_start_descendants,
+        force_ancestors: args.force_ancestors,
+        cross_product: args.cross_product_deployment,
+        dml_only: args.dml_only,
+        exclude,
+    };
+    let naming = StatementNaming::from_config(&cfg);
+    let plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
+    if is_json(global) {
+        print_json(&plan);
+    } else {
+        print!("{}", render_plan(&plan));
+    }
+    Ok(true)
+}
+
+/// The plan as an aligned text table followed by a one-line summary.
+pub fn render_plan(plan: &plan::ExecutionPlan) -> String {
+    let rows: Vec<Vec<String>> = plan
+        .nodes
+        .iter()
+        .map(|n| {
+            vec![
+                n.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
+                n.action.as_str().to_string(),
+                n.table_name.clone(),
+                n.product_name.clone(),
+                n.table_type.clone(),
+                n.upgrade_mode.to_string(),
+                n.dml_statement_name.clone().or(n.ddl_statement_name.clone()).unwrap_or_else(|| "-".into()),
+                n.reason.clone(),
+            ]
+        })
+        .collect();
+    let mut out = format!("Execution plan for {}\n\n", plan.scope);
+    out.push_str(&render::table(&["wave", "action", "table", "product", "type", "mode", "statement", "reason"], &rows));
+    let count = |a: plan::Action| plan.nodes.iter().filter(|n| n.action == a).count();
+    out.push_str(&format!(
+        "\n{} tables: {} to create, {} to restart, {} to skip; {} wave(s)\n",
+        plan.nodes.len(),
+        count(plan::Action::Create),
+        count(plan::Action::Restart),
+        count(plan::Action::Skip),
+        plan.wave_count()
+    ));
+    out
+}
+
+/// Reads a table list: one name per line (`#` comments), a JSON array of names, shift_left's
+/// `modified_flink_files.json` (`file_list[].table_name`) or `impacted_tables.json` (`impacted_tables`).
+pub fn read_table_list(path: &Path) -> Result<Vec<String>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure(format!("cannot read table list {}: {e}", path.display())))?;
+    let trimmed = text.trim_start();
+    let mut names: Vec<String> = if trimmed.starts_with('[') || trimmed.starts_with('{') {
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Failure(format!("invalid JSON in table list {}: {e}", path.display())))?;
+        let strings = |a: &serde_json::Value| a.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect::<Vec<_>>());
+        if let Some(list) = strings(&v) {
+            list
+        } else if let Some(list) = v.get("file_list").and_then(|f| f.as_array()) {
+            list.iter().filter_map(|x| x.get("table_name").and_then(|t| t.as_str()).map(str::to_string)).collect()
+        } else if let Some(list) = v.get("impacted_tables").and_then(strings) {
+            list
+        } else {
+            return Err(Failure(format!("table list {}: expected a JSON list of table names", path.display())));
+        }
+    } else {
+        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect()
+    };
+    names.sort();
+    names.dedup();
+    Ok(names)
+}

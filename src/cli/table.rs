@@ -1,0 +1,37 @@
+//! `flinkpipe table …`: the inventory.
+
+use super::args::{GlobalArgs, TableCommand};
+use super::{is_json, load_config, print_diagnostics, print_json, CmdResult};
+use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::inventory::shift_left::to_inventory_file;
+use crate::inventory::Inventory;
+use crate::project::{scan, Layout};
+
+/// File name of the inventory at the pipelines root.
+pub const INVENTORY_FILE: &str = "inventory.json";
+
+pub(super) fn run(global: &GlobalArgs, cmd: &TableCommand) -> CmdResult {
+    match cmd {
+        TableCommand::BuildInventory { dir } => {
+            let cfg = load_config(global)?;
+            let scanned = scan(&dir.pipelines, &Layout::with_overrides(&cfg.flinkpipe.layers))?;
+            let inv = Inventory::build(&scanned, &cfg);
+            let mut diags = inv.diagnostics.clone();
+            crate::diagnostics::normalize(&mut diags);
+            print_diagnostics(&diags);
+            if inv.has_errors() {
+                eprintln!("inventory not written: fix the errors above");
+                return Ok(false);
+            }
+            let file = to_inventory_file(&inv);
+            let path = dir.pipelines.join(INVENTORY_FILE);
+            write_atomic(&path, to_json_pretty(&file).as_bytes())?;
+            if is_json(global) {
+                print_json(&file);
+            } else {
+                println!("{} tables written to {}", file.len(), path.display());
+            }
+            Ok(true)
+        }
+    }
+}

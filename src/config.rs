@@ -1,0 +1,205 @@
+//! Project configuration: shift_left's `config.yaml` keys (so existing projects work unchanged) plus
+//! flinkpipe's own `flinkpipe:` section.
+//!
+//! Lookup order ([`Config::locate`]): `--config FILE`, `$SL_CONFIG_FILE`, `$CONFIG_FILE`, `./config.yaml`;
+//! with none of them, defaults apply. Unknown keys are reported as warnings, never fatal. Secrets are never
+//! read from this file by the offline commands. Key reference: `shared/reference/shift-left-compatibility.md` §4.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Errors while loading configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub kafka: KafkaConfig,
+    pub confluent_cloud: ConfluentCloudConfig,
+    pub flink: FlinkConfig,
+    pub app: AppConfig,
+    pub flinkpipe: FlinkpipeConfig,
+    /// Where the configuration came from (`None`: built-in defaults).
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+    /// Unknown keys found while loading, as dotted paths.
+    #[serde(skip)]
+    pub unknown_keys: Vec<String>,
+}
+
+/// `kafka.*`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct KafkaConfig {
+    /// First part of statement names (`dev`, `stage`, `prod`…). Default `dev`.
+    pub cluster_type: String,
+    #[serde(rename = "bootstrap.servers")]
+    pub bootstrap_servers: Option<String>,
+    pub cluster_id: Option<String>,
+    pub src_topic_prefix: Option<String>,
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        KafkaConfig { cluster_type: "dev".into(), bootstrap_servers: None, cluster_id: None, src_topic_prefix: None }
+    }
+}
+
+/// `confluent_cloud.*`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ConfluentCloudConfig {
+    pub environment_id: Option<String>,
+    pub organization_id: Option<String>,
+    pub cloud_provider: Option<String>,
+    /// The region of the Flink compute pools; used for statement-name prefixes (shift_left wrongly used
+    /// `region`, defect 18).
+    pub cloud_region: Option<String>,
+    pub region: Option<String>,
+    pub service_account_id: Option<String>,
+    pub page_size: Option<u32>,
+}
+
+/// `flink.*`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FlinkConfig {
+    pub compute_pool_id: Option<String>,
+    /// Default catalog (`sql.current-catalog`): stripped from 3-part names when resolving references.
+    pub catalog_name: Option<String>,
+    /// Default database (`sql.current-database`): stripped from 2- and 3-part names.
+    pub database_name: Option<String>,
+    pub max_cfu: Option<f64>,
+    pub poll_timer: Option<u64>,
+    pub submission_timeout_seconds: Option<u64>,
+    pub sql_endpoint: Option<String>,
+}
+
+/// `app.*`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct AppConfig {
+    pub products: Vec<String>,
+    pub accepted_common_products: Vec<String>,
+    pub post_fix_unit_test: Option<String>,
+    pub timezone: Option<String>,
+}
+
+/// `flinkpipe.*`: settings shift_left does not have.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FlinkpipeConfig {
+    /// Extra or overriding layer-folder mappings, folder name → table type
+    /// (e.g. `staging: intermediate`). Merged over the defaults of [`crate::project::layout`].
+    pub layers: BTreeMap<String, String>,
+    /// Statement-name prefix override; default `<kafka.cluster_type>-<region abbreviation>`.
+    pub statement_prefix: Option<String>,
+}
+
+const KNOWN: &[(&str, &[&str])] = &[
+    ("kafka", &["cluster_type", "bootstrap.servers", "cluster_id", "src_topic_prefix", "api_key", "api_secret", "sasl.username", "sasl.password", "security.protocol", "sasl.mechanisms", "session.timeout.ms", "pkafka_cluster", "reject_topics_prefixes"]),
+    ("confluent_cloud", &["environment_id", "organization_id", "cloud_provider", "cloud_region", "region", "service_account_id", "api_key", "api_secret", "page_size", "base_api", "glb_name", "url_scope"]),
+    ("flink", &["compute_pool_id", "catalog_name", "database_name", "api_key", "api_secret", "max_cfu", "max_cfu_percent_before_allocation", "poll_timer", "submission_timeout_seconds", "sql_endpoint", "flink_url"]),
+    ("app", &["accepted_common_products", "products", "post_fix_unit_test", "post_fix_integration_test", "cache_ttl", "logging", "timezone", "sql_content_modifier", "dml_naming_convention_modifier", "compute_pool_naming_convention_modifier", "data_limit_where_condition", "data_limit_replace_from_reg_ex", "data_limit_table_type", "data_limit_column_name_to_select_from", "modified_flink_files_file_name", "default_PK", "delta_max_time_in_min", "translator_to_flink_sql_agent", "report_output_dir"]),
+    ("flinkpipe", &["layers", "statement_prefix"]),
+    ("registry", &[]),
+];
+
+impl Config {
+    /// Finds the configuration file: `explicit`, else `$SL_CONFIG_FILE`, `$CONFIG_FILE`, `./config.yaml`.
+    /// Returns `None` when no file exists (defaults apply); an explicit path that does not exist is kept so
+    /// that loading reports it.
+    pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
+        if let Some(p) = explicit {
+            return Some(p.to_path_buf());
+        }
+        for var in ["SL_CONFIG_FILE", "CONFIG_FILE"] {
+            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                return Some(PathBuf::from(v));
+            }
+        }
+        let local = PathBuf::from("config.yaml");
+        local.is_file().then_some(local)
+    }
+
+    /// Loads the configuration from `path`, or the defaults when `path` is `None`.
+    ///
+    /// Errors: unreadable file or invalid YAML (with the parser's line).
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let Some(path) = path else { return Ok(Config::default()) };
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        Self::from_yaml(&text, path)
+    }
+
+    /// Parses YAML text; `path` is used in messages only.
+    pub fn from_yaml(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let perr = |e: serde_yaml_ng::Error| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() };
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(perr)?;
+        let mut unknown = Vec::new();
+        if let serde_yaml_ng::Value::Mapping(map) = &value {
+            for (k, v) in map {
+                let key = k.as_str().unwrap_or("?");
+                match KNOWN.iter().find(|(s, _)| *s == key) {
+                    None => unknown.push(key.to_string()),
+                    Some((_, subkeys)) => {
+                        if let (serde_yaml_ng::Value::Mapping(sub), false) = (v, subkeys.is_empty()) {
+                            for sk in sub.keys() {
+                                let sk = sk.as_str().unwrap_or("?");
+                                if !subkeys.contains(&sk) {
+                                    unknown.push(format!("{key}.{sk}"));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut cfg: Config = if value.is_null() { Config::default() } else { serde_yaml_ng::from_value(value).map_err(perr)? };
+        cfg.source = Some(path.to_path_buf());
+        cfg.unknown_keys = unknown;
+        Ok(cfg)
+    }
+
+    /// The region used in statement names: `confluent_cloud.cloud_region`, else `confluent_cloud.region`,
+    /// else `us-west-2` (shift_left's default).
+    pub fn region(&self) -> &str {
+        self.confluent_cloud.cloud_region.as_deref().or(self.confluent_cloud.region.as_deref()).unwrap_or("us-west-2")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_shift_left_keys_and_reports_unknown_ones() {
+        let yaml = "kafka:\n  cluster_type: stage\n  bogus: 1\nconfluent_cloud:\n  cloud_region: eu-central-1\nflink:\n  catalog_name: env1\n  database_name: cluster1\napp:\n  products: [p1, p2]\nextra: true\n";
+        let cfg = Config::from_yaml(yaml, Path::new("config.yaml")).unwrap();
+        assert_eq!(cfg.kafka.cluster_type, "stage");
+        assert_eq!(cfg.region(), "eu-central-1");
+        assert_eq!(cfg.flink.catalog_name.as_deref(), Some("env1"));
+        assert_eq!(cfg.app.products, vec!["p1", "p2"]);
+        assert_eq!(cfg.unknown_keys, vec!["kafka.bogus", "extra"]);
+    }
+
+    #[test]
+    fn invalid_yaml_names_the_file() {
+        let err = Config::from_yaml("kafka: [", Path::new("cfg.yaml")).unwrap_err();
+        assert!(err.to_string().starts_with("invalid config file cfg.yaml:"), "{err}");
+    }
+
+    #[test]
+    fn defaults_without_file() {
+        let cfg = Config::load(None).unwrap();
+        assert_eq!(cfg.kafka.cluster_type, "dev");
+        assert_eq!(cfg.region(), "us-west-2");
+    }
+}

@@ -1,0 +1,431 @@
+//! The inventory: one entry per table of the project, keyed by table name, with where it is defined and
+//! what its SQL reads. Built from a [`ScanResult`](crate::project::ScanResult); written as shift_left's
+//! `inventory.json` by [`shift_left`].
+//!
+//! Table name = the first INSERT target of the DML, else the table the DDL creates (never the folder or
+//! file name). Names are resolved against the configured default catalog and database
+//! ([`resolve_name`]).
+
+pub mod shift_left;
+
+use crate::config::Config;
+use crate::diagnostics::Diagnostic;
+use crate::project::{ScanResult, TableFolder};
+use crate::sql::{FileAnalysis, JoinCounts, StateReason, Statefulness, StatementKind, TableName, TableRef};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Type of tables declared in `seeds/external_tables.json` or kept for unknown references
+/// (shift_left's `external_kafka`).
+pub const EXTERNAL_TYPE: &str = "external_kafka";
+
+/// How a child depends on a parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadKind {
+    /// The child's query reads the parent's rows.
+    Data,
+    /// `CREATE TABLE child LIKE parent`: the parent must exist first; no data flows.
+    Like,
+}
+
+/// One relation a table's SQL reads, resolved to an inventory key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Reference {
+    /// Resolved key (bare table name, or the dotted name when it keeps non-default qualifiers).
+    pub name: String,
+    pub kind: ReadKind,
+    /// File where it is read, relative (`pipelines/…`).
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One table of the inventory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    pub name: String,
+    /// Product folder name, `"None"` for none, `"common"` for synthetic externals.
+    pub product: String,
+    /// `source`, `intermediate`, `dimension`, `fact`, `view`, `seed`, `external_kafka`, …
+    pub table_type: String,
+    /// Table folder, relative (`pipelines/facts/p1/fct_order`).
+    pub folder: String,
+    pub ddl_ref: Option<String>,
+    pub dml_ref: Option<String>,
+    pub kafka_topic: Option<String>,
+    /// Declared external (not deployed by this project).
+    pub external: bool,
+    /// What its DDL and DML read (sorted, one entry per name and kind; first location kept).
+    pub reads: Vec<Reference>,
+    /// Other tables written by the same DML (the other INSERTs of a statement set).
+    pub extra_sinks: Vec<String>,
+    /// For a table without DML of its own that another table's statement set writes: that table.
+    pub written_by: Option<String>,
+    /// Project-level statefulness of the table's query (lookup joins on lookup connectors are stateless).
+    pub statefulness: Statefulness,
+    pub state_reasons: Vec<StateReason>,
+    pub joins: JoinCounts,
+    pub primary_key: Vec<String>,
+    pub with_options: Vec<(String, String)>,
+    /// Statement kind that creates the table (`create_table`, `ctas`, `create_materialized_table`, `create_view`).
+    pub ddl_kind: Option<StatementKind>,
+    /// Versioned sides of `FOR SYSTEM_TIME AS OF` joins (resolved keys).
+    pub temporal_join_sources: Vec<String>,
+}
+
+impl Table {
+    /// The table's `connector` WITH option, if any.
+    pub fn connector(&self) -> Option<&str> {
+        self.with_options.iter().find(|(k, _)| k == "connector").map(|(_, v)| v.as_str())
+    }
+}
+
+/// The project's tables and the problems found while building them.
+#[derive(Debug, Clone)]
+pub struct Inventory {
+    /// Name of the pipelines root folder (first component of stored paths).
+    pub root_name: String,
+    pub root: PathBuf,
+    pub tables: BTreeMap<String, Table>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Resolves a name as written to an inventory key: qualifiers equal to the configured default catalog
+/// (`flink.catalog_name`) and database (`flink.database_name`) are dropped; other qualifiers are kept
+/// (dotted), so `other_db.t` never silently matches the local `t` (Flink name resolution:
+/// `catalog.db.table`, 2 parts = `db.table` in the current catalog).
+pub fn resolve_name(name: &TableName, config: &Config) -> String {
+    let parts = &name.parts;
+    let cat = config.flink.catalog_name.as_deref();
+    let db = config.flink.database_name.as_deref();
+    match parts.len() {
+        3 if Some(parts[0].as_str()) == cat && Some(parts[1].as_str()) == db => parts[2].clone(),
+        2 if Some(parts[0].as_str()) == db => parts[1].clone(),
+        _ => name.dotted(),
+    }
+}
+
+/// Connectors that serve lookup (processing-time) joins without keeping join state.
+const LOOKUP_CONNECTORS: &[&str] = &["jdbc", "hbase-1.4", "hbase-2.2", "hbase", "mongodb", "redis", "http", "hive"];
+
+impl Inventory {
+    /// Builds the inventory from a scan.
+    ///
+    /// Problems become diagnostics (never a panic, never an abort): a table defined by two folders (both
+    /// paths), a DML whose INSERT target differs from its DDL's table, a folder whose SQL names no table,
+    /// a table written by two DMLs, an unreadable `external_tables.json`.
+    pub fn build(scan: &ScanResult, config: &Config) -> Inventory {
+        let mut diagnostics = scan.diagnostics.clone();
+        let mut tables: BTreeMap<String, Table> = BTreeMap::new();
+        for folder in &scan.folders {
+            let Some(table) = table_from_folder(folder, config, &mut diagnostics) else { continue };
+            if let Some(existing) = tables.get(&table.name) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "duplicate-table",
+                        format!("table '{}' is defined by two folders: {} and {}", table.name, existing.folder, table.folder),
+                    )
+                    .at(table.ddl_ref.clone().or(table.dml_ref.clone()).unwrap_or(table.folder.clone()), None, None),
+                );
+                continue;
+            }
+            tables.insert(table.name.clone(), table);
+        }
+        attach_statement_set_sinks(&mut tables, &mut diagnostics);
+        for ext in read_external_manifests(&scan.root, &scan.root_name, &mut diagnostics) {
+            tables.entry(ext.name.clone()).or_insert(ext);
+        }
+        classify_lookup_joins(&mut tables);
+        Inventory { root_name: scan.root_name.clone(), root: scan.root.clone(), tables, diagnostics }
+    }
+
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Tables written by another table's statement set take that statement's reads as their own.
+fn attach_statement_set_sinks(tables: &mut BTreeMap<String, Table>, diagnostics: &mut Vec<Diagnostic>) {
+    let writers: Vec<(String, Vec<String>, Vec<Reference>, Option<String>)> = tables
+        .values()
+        .filter(|t| !t.extra_sinks.is_empty())
+        .map(|t| (t.name.clone(), t.extra_sinks.clone(), t.reads.clone(), t.dml_ref.clone()))
+        .collect();
+    for (writer, sinks, reads, dml_ref) in writers {
+        for sink in sinks {
+            let Some(target) = tables.get_mut(&sink) else { continue };
+            if target.dml_ref.is_some() || target.written_by.is_some() {
+                let other = target.written_by.clone().unwrap_or_else(|| target.name.clone());
+                diagnostics.push(
+                    Diagnostic::error(
+                        "table-written-twice",
+                        format!("table '{sink}' is written by the DML of '{writer}' and by the DML of '{other}'"),
+                    )
+                    .at(dml_ref.clone().unwrap_or_default(), None, None),
+                );
+                continue;
+            }
+            target.written_by = Some(writer.clone());
+            for r in reads.iter().filter(|r| r.name != sink) {
+                if !target.reads.iter().any(|x| x.name == r.name && x.kind == r.kind) {
+                    target.reads.push(r.clone());
+                }
+            }
+            target.reads.sort();
+        }
+    }
+}
+
+/// A temporal join whose versioned side is a lookup connector is a processing-time lookup join: no join
+/// state (tricky-flink-sql.md §9). Only project-level analysis can see both DDLs.
+fn classify_lookup_joins(tables: &mut BTreeMap<String, Table>) {
+    let lookup: BTreeSet<String> = tables
+        .values()
+        .filter(|t| t.connector().is_some_and(|c| LOOKUP_CONNECTORS.contains(&c)))
+        .map(|t| t.name.clone())
+        .collect();
+    for t in tables.values_mut() {
+        if t.statefulness != Statefulness::Stateful || !t.state_reasons.contains(&StateReason::TemporalJoin) {
+            continue;
+        }
+        let only_temporal = t.state_reasons.iter().all(|r| *r == StateReason::TemporalJoin);
+        if only_temporal && t.temporal_sources_all_lookup(&lookup) {
+            t.statefulness = Statefulness::Stateless;
+            t.state_reasons.clear();
+        }
+    }
+}
+
+impl Table {
+    fn temporal_sources_all_lookup(&self, lookup: &BTreeSet<String>) -> bool {
+        !self.temporal_join_sources.is_empty() && self.temporal_join_sources.iter().all(|s| lookup.contains(s))
+    }
+}
+
+fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diagnostic>) -> Option<Table> {
+    let dml_target = folder.dml.as_ref().and_then(|f| first_insert_target(&f.analysis)).map(|r| (resolve_name(&r.name, config), r));
+    let ddl_target = folder.ddl.as_ref().and_then(|f| first_created(&f.analysis)).map(|(r, k)| (resolve_name(&r.name, config), r, k));
+
+    if let (Some((dml_name, dml_ref)), Some((ddl_name, ddl_ref, _))) = (&dml_target, &ddl_target) {
+        if dml_name != ddl_name {
+            let (dml_file, ddl_file) = (folder.dml.as_ref().unwrap(), folder.ddl.as_ref().unwrap());
+            let line = |r: &TableRef| r.span.map(|s| s.start.line);
+            diags.push(
+                Diagnostic::error(
+                    "dml-target-mismatch",
+                    format!(
+                        "the DML inserts into '{dml_name}' but the DDL creates '{ddl_name}' ({}:{})",
+                        ddl_file.rel,
+                        line(ddl_ref).map(|l| l.to_string()).unwrap_or_else(|| "?".into())
+                    ),
+                )
+                .at(dml_file.rel.clone(), line(dml_ref), dml_ref.span.map(|s| s.start.column)),
+            );
+        }
+    }
+    let name = match (&dml_target, &ddl_target) {
+        (Some((n, _)), _) => n.clone(),
+        (None, Some((n, _, _))) => n.clone(),
+        (None, None) => {
+            if folder.ddl.iter().chain(folder.dml.iter()).any(|f| f.readable && !f.analysis.statements.is_empty()) {
+                let file = folder.dml.as_ref().or(folder.ddl.as_ref()).unwrap();
+                diags.push(
+                    Diagnostic::error(
+                        "no-table",
+                        "neither an INSERT INTO in the DML nor a CREATE TABLE/VIEW/MATERIALIZED TABLE in the DDL names the table",
+                    )
+                    .at(file.rel.clone(), None, None),
+                );
+            }
+            return None;
+        }
+    };
+
+    let mut reads: Vec<Reference> = Vec::new();
+    let mut extra_sinks = BTreeSet::new();
+    let mut joins = JoinCounts::default();
+    let mut statefulness = Statefulness::None;
+    let mut reasons = BTreeSet::new();
+    let mut temporal = BTreeSet::new();
+    let files = folder.ddl.iter().map(|f| (f, false)).chain(folder.dml.iter().map(|f| (f, true)));
+    for (file, is_dml) in files {
+        let temporaries = temporary_sinks(&file.analysis);
+        for st in &file.analysis.statements {
+            let writes = !matches!(
+                st.kind,
+                StatementKind::CreateTable
+                    | StatementKind::Set
+                    | StatementKind::Use
+                    | StatementKind::Alter
+                    | StatementKind::Drop
+                    | StatementKind::CreateFunction
+                    | StatementKind::Select
+                    | StatementKind::Other
+            ) || !st.like_sources.is_empty();
+            if !writes {
+                continue;
+            }
+            for src in &st.sources {
+                if temporaries.contains(&src.name) {
+                    continue;
+                }
+                let kind = if st.like_sources.contains(&src.name) { ReadKind::Like } else { ReadKind::Data };
+                let key = resolve_name(&src.name, config);
+                let (line, column) = src.span.map(|s| (s.start.line, s.start.column)).unwrap_or((st.line, 1));
+                reads.push(Reference { name: key, kind, file: file.rel.clone(), line, column });
+            }
+            if is_dml && matches!(st.kind, StatementKind::Insert | StatementKind::StatementSet) {
+                for sink in st.sinks.iter().filter(|s| !temporaries.contains(&s.name)) {
+                    let key = resolve_name(&sink.name, config);
+                    if key != name {
+                        extra_sinks.insert(key);
+                    }
+                }
+            }
+            for t in &st.temporal_join_sources {
+                temporal.insert(resolve_name(t, config));
+            }
+            joins.regular += st.joins.regular;
+            joins.left += st.joins.left;
+            joins.right += st.joins.right;
+            joins.inner += st.joins.inner;
+            joins.outer += st.joins.outer;
+            statefulness = statefulness.max(st.statefulness);
+            reasons.extend(st.state_reasons.iter().copied());
+        }
+    }
+    // One entry per (name, kind), keeping the first location; Data wins over Like for the same name.
+    reads.sort_by(|a, b| (&a.name, a.kind, &a.file, a.line).cmp(&(&b.name, b.kind, &b.file, b.line)));
+    reads.dedup_by(|b, a| a.name == b.name);
+
+    let ddl_stmt = folder.ddl.as_ref().and_then(|f| first_created_statement(&f.analysis));
+    Some(Table {
+        name,
+        product: folder.product.clone(),
+        table_type: folder.table_type.clone(),
+        folder: folder.rel.clone(),
+        ddl_ref: folder.ddl.as_ref().map(|f| f.rel.clone()),
+        dml_ref: folder.dml.as_ref().map(|f| f.rel.clone()),
+        kafka_topic: None,
+        external: false,
+        reads,
+        extra_sinks: extra_sinks.into_iter().collect(),
+        written_by: None,
+        statefulness,
+        state_reasons: reasons.into_iter().collect(),
+        joins,
+        primary_key: ddl_stmt.map(|s| s.primary_key.clone()).unwrap_or_default(),
+        with_options: ddl_stmt.map(|s| s.with_options.clone()).unwrap_or_default(),
+        ddl_kind: ddl_stmt.map(|s| s.kind),
+        temporal_join_sources: temporal.into_iter().collect(),
+    })
+}
+
+/// The first INSERT target of a file (the first sink of a statement set counts).
+pub fn first_insert_target(a: &FileAnalysis) -> Option<&TableRef> {
+    a.statements.iter().filter(|s| matches!(s.kind, StatementKind::Insert | StatementKind::StatementSet)).find_map(|s| s.sinks.first())
+}
+
+fn is_create(kind: StatementKind) -> bool {
+    matches!(kind, StatementKind::CreateTable | StatementKind::Ctas | StatementKind::CreateMaterializedTable | StatementKind::CreateView)
+}
+
+fn first_created_statement(a: &FileAnalysis) -> Option<&crate::sql::StatementInfo> {
+    a.statements.iter().find(|s| is_create(s.kind) && !s.temporary && !s.sinks.is_empty())
+}
+
+/// The first persistent relation a DDL file creates, with the creating statement's kind.
+pub fn first_created(a: &FileAnalysis) -> Option<(&TableRef, StatementKind)> {
+    first_created_statement(a).and_then(|s| s.sinks.first().map(|r| (r, s.kind)))
+}
+
+/// Names of `TEMPORARY` tables and views a file creates: they resolve inside the file only
+/// (tricky-flink-sql.md §27).
+fn temporary_sinks(a: &FileAnalysis) -> BTreeSet<TableName> {
+    a.statements.iter().filter(|s| s.temporary).flat_map(|s| s.sinks.iter().map(|r| r.name.clone())).collect()
+}
+
+#[derive(serde::Deserialize)]
+struct ExternalManifest {
+    #[serde(default)]
+    tables: Vec<ExternalEntry>,
+}
+
+#[derive(serde::Deserialize)]
+struct ExternalEntry {
+    table_name: String,
+    #[serde(default)]
+    kafka_topic: Option<String>,
+    #[serde(default)]
+    product_name: Option<String>,
+}
+
+/// Reads every `seeds/external_tables.json` under the root (shift_left's manifest:
+/// `{"tables":[{"table_name","kafka_topic","product_name"}]}`).
+fn read_external_manifests(root: &Path, root_name: &str, diags: &mut Vec<Diagnostic>) -> Vec<Table> {
+    let mut out = Vec::new();
+    let walker = walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
+        let n = e.file_name().to_string_lossy();
+        e.depth() == 0 || !(n.starts_with('.') || n == "sql-scripts" || n == "tests")
+    });
+    for entry in walker.filter_map(Result::ok) {
+        if entry.file_name() != "external_tables.json" {
+            continue;
+        }
+        let in_seeds = entry.path().parent().and_then(|p| p.file_name()).is_some_and(|n| n == "seeds");
+        if !in_seeds {
+            continue;
+        }
+        let rel = format!("{root_name}/{}", crate::fsutil::slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path())));
+        let manifest: ExternalManifest = match std::fs::read_to_string(entry.path())
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("line {}: {e}", e.line())))
+        {
+            Ok(m) => m,
+            Err(e) => {
+                diags.push(Diagnostic::error("bad-external-tables", format!("cannot read external tables manifest: {e}")).at(rel, None, None));
+                continue;
+            }
+        };
+        for e in manifest.tables {
+            out.push(external_table(&e.table_name, e.product_name.unwrap_or_else(|| "common".into()), e.kafka_topic, root_name));
+        }
+    }
+    out
+}
+
+/// A table defined outside the project (shift_left's `external_kafka` shape: folder
+/// `<root>/seeds/<name>`, no DDL or DML).
+pub fn external_table(name: &str, product: String, topic: Option<String>, root_name: &str) -> Table {
+    Table {
+        name: name.to_string(),
+        product,
+        table_type: EXTERNAL_TYPE.to_string(),
+        folder: format!("{root_name}/seeds/{name}"),
+        ddl_ref: None,
+        dml_ref: None,
+        kafka_topic: Some(topic.unwrap_or_else(|| name.to_string())),
+        external: true,
+        reads: Vec::new(),
+        extra_sinks: Vec::new(),
+        written_by: None,
+        statefulness: Statefulness::None,
+        state_reasons: Vec::new(),
+        joins: JoinCounts::default(),
+        primary_key: Vec::new(),
+        with_options: Vec::new(),
+        ddl_kind: None,
+        temporal_join_sources: Vec::new(),
+    }
+}
+
+impl Inventory {
+    /// The on-disk path of a stored relative path (`pipelines/facts/x` → `<root>/facts/x`).
+    pub fn disk_path(&self, rel: &str) -> PathBuf {
+        let rest = rel.strip_prefix(&self.root_name).map(|r| r.trim_start_matches('/')).unwrap_or(rel);
+        if rest.is_empty() { self.root.clone() } else { self.root.join(rest) }
+    }
+}

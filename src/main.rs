@@ -1,0 +1,5 @@
+//! The `flinkpipe` binary: builds the command line and hands over to [`flinkpipe::cli::run`].
+
+fn main() {
+    std::process::exit(flinkpipe::cli::main());
+}

@@ -1,0 +1,197 @@
+//! Pipeline metadata files.
+//!
+//! - `pipeline_definition.json` in every table folder, in shift_left's shape
+//!   (`shift-left-compatibility.md` §3.2): the table, its `complexity` block, and its parents and children as
+//!   embedded objects (embedded parents carry their own flat `children`, embedded children are flat).
+//!   Files are rewritten whole from the current graph, so a rebuild never keeps stale edges (shift_left
+//!   merged old and new edges forever, defect 20).
+//! - `pipeline_graph.json` at the pipelines root: the whole graph for flinkpipe's own use (one file,
+//!   read once, instead of walking every folder).
+//!
+//! Building is O(N + E) plus the size of the embedded objects; writing is parallel and atomic per file.
+
+use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::inventory::{Inventory, Table};
+use crate::lineage::Project;
+use crate::sql::Statefulness;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// shift_left's `complexity` block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Complexity {
+    pub number_of_regular_joins: usize,
+    pub number_of_left_joins: usize,
+    pub number_of_right_joins: usize,
+    pub number_of_inner_joins: usize,
+    pub number_of_outer_joins: usize,
+    /// `Simple` (≤ 2 joins), `Medium` (≤ 4), `Complex`.
+    pub complexity_type: &'static str,
+    /// `Stateful` or `Stateless`.
+    pub state_form: &'static str,
+}
+
+/// One `pipeline_definition.json` (or an object embedded in one).
+#[derive(Debug, Clone, Serialize)]
+pub struct PipelineDefinition {
+    pub table_name: String,
+    pub product_name: String,
+    #[serde(rename = "type")]
+    pub table_type: String,
+    pub dml_ref: String,
+    pub ddl_ref: String,
+    pub path: String,
+    pub kafka_topic: Option<String>,
+    pub complexity: Complexity,
+    pub parents: Vec<PipelineDefinition>,
+    pub children: Vec<PipelineDefinition>,
+}
+
+/// `Stateful` / `Stateless` as shift_left spells the upgrade mode (a table with no query is stateless).
+pub fn state_form(s: Statefulness) -> &'static str {
+    match s {
+        Statefulness::Stateful => "Stateful",
+        _ => "Stateless",
+    }
+}
+
+fn complexity(t: &Table) -> Complexity {
+    let j = t.joins;
+    let total = j.regular + j.left + j.right + j.inner + j.outer;
+    Complexity {
+        number_of_regular_joins: j.regular,
+        number_of_left_joins: j.left,
+        number_of_right_joins: j.right,
+        number_of_inner_joins: j.inner,
+        number_of_outer_joins: j.outer,
+        complexity_type: match total {
+            0..=2 => "Simple",
+            3..=4 => "Medium",
+            _ => "Complex",
+        },
+        state_form: state_form(t.statefulness),
+    }
+}
+
+fn flat(t: &Table) -> PipelineDefinition {
+    PipelineDefinition {
+        table_name: t.name.clone(),
+        product_name: t.product.clone(),
+        table_type: t.table_type.clone(),
+        dml_ref: t.dml_ref.clone().unwrap_or_default(),
+        ddl_ref: t.ddl_ref.clone().unwrap_or_default(),
+        path: t.folder.clone(),
+        kafka_topic: t.kafka_topic.clone(),
+        complexity: complexity(t),
+        parents: Vec::new(),
+        children: Vec::new(),
+    }
+}
+
+/// The definition of `name` with embedded parents (each with its flat children) and flat children.
+pub fn definition(project: &Project, name: &str) -> Option<PipelineDefinition> {
+    let inv = &project.inventory;
+    let table = inv.tables.get(name)?;
+    let g = &project.graph;
+    let mut def = flat(table);
+    def.parents = g
+        .parents(name)
+        .into_iter()
+        .filter_map(|p| inv.tables.get(p))
+        .map(|p| {
+            let mut pd = flat(p);
+            pd.children = g.children(&p.name).into_iter().filter_map(|c| inv.tables.get(c)).map(flat).collect();
+            pd
+        })
+        .collect();
+    def.children = g.children(name).into_iter().filter_map(|c| inv.tables.get(c)).map(flat).collect();
+    Some(def)
+}
+
+/// One edge of `pipeline_graph.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphFileParent {
+    pub table_name: String,
+    /// `data` or `like`.
+    pub kind: String,
+}
+
+/// One table of `pipeline_graph.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphFileTable {
+    pub table_name: String,
+    pub product_name: String,
+    #[serde(rename = "type")]
+    pub table_type: String,
+    pub path: String,
+    pub ddl_ref: Option<String>,
+    pub dml_ref: Option<String>,
+    pub external: bool,
+    pub state_form: &'static str,
+    pub state_reasons: Vec<crate::sql::StateReason>,
+    pub parents: Vec<GraphFileParent>,
+    pub children: Vec<String>,
+    pub written_by: Option<String>,
+    pub extra_sinks: Vec<String>,
+}
+
+/// `pipeline_graph.json`: every table with its parents and children, sorted by name.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphFile {
+    pub format: &'static str,
+    pub tables: Vec<GraphFileTable>,
+}
+
+/// The whole-graph file's content.
+pub fn graph_file(project: &Project) -> GraphFile {
+    let g = &project.graph;
+    let tables = project
+        .inventory
+        .tables
+        .values()
+        .map(|t| GraphFileTable {
+            table_name: t.name.clone(),
+            product_name: t.product.clone(),
+            table_type: t.table_type.clone(),
+            path: t.folder.clone(),
+            ddl_ref: t.ddl_ref.clone(),
+            dml_ref: t.dml_ref.clone(),
+            external: t.external,
+            state_form: state_form(t.statefulness),
+            state_reasons: t.state_reasons.clone(),
+            parents: g
+                .parent_edges(&t.name)
+                .into_iter()
+                .map(|(p, k)| GraphFileParent { table_name: p.to_string(), kind: format!("{k:?}").to_lowercase() })
+                .collect(),
+            children: g.children(&t.name).into_iter().map(str::to_string).collect(),
+            written_by: t.written_by.clone(),
+            extra_sinks: t.extra_sinks.clone(),
+        })
+        .collect();
+    GraphFile { format: "flinkpipe-graph/1", tables }
+}
+
+/// File name of the whole-graph file at the pipelines root.
+pub const GRAPH_FILE: &str = "pipeline_graph.json";
+/// File name of the per-folder definition.
+pub const DEFINITION_FILE: &str = "pipeline_definition.json";
+
+/// Writes every table folder's `pipeline_definition.json` and the root's `pipeline_graph.json`.
+/// Contents are computed first, then written in parallel, each file atomically.
+///
+/// Returns the paths written. Errors: the first I/O error (files already replaced stay consistent
+/// individually; no file is ever half-written).
+pub fn write_all(project: &Project) -> std::io::Result<Vec<PathBuf>> {
+    let inv: &Inventory = &project.inventory;
+    let mut jobs: Vec<(PathBuf, String)> = inv
+        .tables
+        .values()
+        .filter(|t| !t.external)
+        .filter_map(|t| definition(project, &t.name).map(|d| (inv.disk_path(&t.folder).join(DEFINITION_FILE), to_json_pretty(&d))))
+        .collect();
+    jobs.push((inv.root.join(GRAPH_FILE), to_json_pretty(&graph_file(project))));
+    jobs.par_iter().try_for_each(|(p, c)| write_atomic(p, c.as_bytes()))?;
+    Ok(jobs.into_iter().map(|(p, _)| p).collect())
+}

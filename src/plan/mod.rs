@@ -1,0 +1,382 @@
+//! Execution plan: which statements to create, restart or leave alone, in which order and in which
+//! parallel waves. Pure data, computed from the project graph, the naming rules and the statements'
+//! current phases; no server is contacted (shift_left could create compute pools while "planning",
+//! defect 14).
+//!
+//! Rules (shift_left's, `shift-left-compatibility.md` §7, with its defects fixed):
+//! - Every ancestor of the start tables is in the plan, parents first: running ones are skipped
+//!   (`--force-ancestors` restarts them), the others are created.
+//! - Start tables of a table scope are (re)started; those of a product or folder scope only when not
+//!   running.
+//! - With `--may-start-descendants`, a child of a (re)started table restarts when the parent or the
+//!   child is stateful; a stateless child of a stateless parent keeps running. The child's non-running
+//!   ancestors are added first. Scope filters (product, exclusions) apply at every level of the cascade
+//!   (shift_left applied them to the first level only, defect 12).
+//! - External tables are never deployed.
+
+pub mod naming;
+pub mod status;
+
+pub use naming::StatementNaming;
+pub use status::StatementStatus;
+
+use crate::graph::PipelineGraph;
+use crate::inventory::Table;
+use crate::lineage::Project;
+use crate::metadata::state_form;
+use crate::sql::Statefulness;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// What the plan starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// `--table-name T` or `--table-list-file-name F`.
+    Tables(Vec<String>),
+    /// `--product-name P`: every table of the product.
+    Product(String),
+    /// `--dir D`: every table whose folder is under D (path relative to the pipelines root or its parent).
+    Dir(String),
+}
+
+/// Planning options (the flags of `build-execution-plan`).
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub may_start_descendants: bool,
+    pub force_ancestors: bool,
+    pub cross_product: bool,
+    pub dml_only: bool,
+    /// Tables never touched (`--exclude-table-file-name`).
+    pub exclude: BTreeSet<String>,
+}
+
+/// What happens to a table's statements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// No statement exists yet: create it.
+    Create,
+    /// A statement exists (running or not): replace it.
+    Restart,
+    /// Leave it as it is.
+    Skip,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Restart => "restart",
+            Action::Skip => "skip",
+        }
+    }
+}
+
+/// One table of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanNode {
+    pub table_name: String,
+    pub action: Action,
+    /// One line saying why.
+    pub reason: String,
+    /// Parallel wave (0-based) among the nodes that run; `None` for skipped nodes.
+    pub wave: Option<usize>,
+    pub ddl_statement_name: Option<String>,
+    pub dml_statement_name: Option<String>,
+    /// Whether the DDL statement runs (false for `--dml-only` restarts, DML-only nodes and skips).
+    pub run_ddl: bool,
+    /// `Stateful` or `Stateless`.
+    pub upgrade_mode: &'static str,
+    /// Current phase of the DML (else DDL) statement, if known.
+    pub current_phase: Option<String>,
+    pub product_name: String,
+    #[serde(rename = "type")]
+    pub table_type: String,
+    pub path: String,
+    pub parents: Vec<String>,
+    pub children: Vec<String>,
+}
+
+/// The plan: nodes in execution order (every parent before its children).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecutionPlan {
+    /// Human description of the scope, e.g. `table p1_fct_order`.
+    pub scope: String,
+    pub nodes: Vec<PlanNode>,
+}
+
+impl ExecutionPlan {
+    /// Number of waves of running nodes.
+    pub fn wave_count(&self) -> usize {
+        self.nodes.iter().filter_map(|n| n.wave).max().map_or(0, |w| w + 1)
+    }
+}
+
+/// Why a plan cannot be built.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error("unknown table '{name}'{hint}")]
+    UnknownTable { name: String, hint: String },
+    #[error("no table belongs to product '{0}'")]
+    EmptyProduct(String),
+    #[error("no table folder is under '{0}'")]
+    EmptyDir(String),
+    #[error("the scope is empty: give a table, a product, a folder or a table list")]
+    EmptyScope,
+    #[error("cannot order the plan: {0}")]
+    Graph(#[from] crate::graph::GraphError),
+}
+
+struct Planner<'a> {
+    project: &'a Project,
+    graph: &'a PipelineGraph,
+    naming: &'a StatementNaming,
+    status: &'a StatementStatus,
+    options: &'a PlanOptions,
+    decisions: BTreeMap<String, (Action, String)>,
+}
+
+impl Planner<'_> {
+    fn table(&self, name: &str) -> &Table {
+        &self.project.inventory.tables[name]
+    }
+
+    /// The statement whose phase tells whether the table is running: its DML (or the DML of the
+    /// statement set that writes it), else its DDL (CTAS, DDL-only seeds).
+    fn main_statement(&self, t: &Table) -> String {
+        if let Some(w) = &t.written_by {
+            let wt = self.table(w);
+            return self.naming.dml(&wt.product, &wt.name);
+        }
+        if t.dml_ref.is_some() { self.naming.dml(&t.product, &t.name) } else { self.naming.ddl(&t.product, &t.name) }
+    }
+
+    fn phase(&self, t: &Table) -> Option<&str> {
+        self.status.phase(&self.main_statement(t))
+    }
+
+    fn running(&self, t: &Table) -> bool {
+        self.status.is_running(&self.main_statement(t))
+    }
+
+    fn phase_text(&self, t: &Table) -> String {
+        match self.phase(t) {
+            Some(p) => format!("statement is {p}"),
+            None => "no statement deployed".to_string(),
+        }
+    }
+
+    /// Create when no statement exists, else restart.
+    fn start_action(&self, t: &Table) -> Action {
+        if self.phase(t).is_some() { Action::Restart } else { Action::Create }
+    }
+
+    fn decide(&mut self, name: &str, action: Action, reason: String) {
+        self.decisions.entry(name.to_string()).or_insert((action, reason));
+    }
+
+    fn skip_reason(&self, t: &Table) -> Option<String> {
+        if t.external {
+            return Some("external table: not deployed by this project".into());
+        }
+        if self.options.exclude.contains(&t.name) {
+            return Some("excluded by --exclude-table-file-name".into());
+        }
+        None
+    }
+
+    /// Adds every ancestor of `names` not decided yet: running ones are skipped (or restarted with
+    /// `--force-ancestors`), the others started.
+    fn add_ancestors(&mut self, names: &[&str], why: &str) {
+        for a in self.graph.ancestors(names) {
+            if self.decisions.contains_key(&a) {
+                continue;
+            }
+            let t = self.table(&a);
+            let (action, reason) = if let Some(r) = self.skip_reason(t) {
+                (Action::Skip, r)
+            } else if self.running(t) {
+                if self.options.force_ancestors {
+                    (Action::Restart, format!("{why}; {}; restarted by --force-ancestors", self.phase_text(t)))
+                } else {
+                    (Action::Skip, format!("{why}; {}", self.phase_text(t)))
+                }
+            } else {
+                (self.start_action(t), format!("{why}; {}", self.phase_text(t)))
+            };
+            self.decide(&a, action, reason);
+        }
+    }
+}
+
+/// Builds the execution plan.
+///
+/// Errors: a start table that does not exist (with a suggestion), an empty product or folder scope, a
+/// cycle among the tables of the plan.
+pub fn build_plan(
+    project: &Project,
+    naming: &StatementNaming,
+    status: &StatementStatus,
+    scope: &Scope,
+    options: &PlanOptions,
+) -> Result<ExecutionPlan, PlanError> {
+    let inv = &project.inventory;
+    let (start, scope_text, table_scope): (Vec<String>, String, bool) = match scope {
+        Scope::Tables(names) => {
+            if names.is_empty() {
+                return Err(PlanError::EmptyScope);
+            }
+            for n in names {
+                if !inv.tables.contains_key(n) {
+                    return Err(PlanError::UnknownTable { name: n.clone(), hint: suggest(n, inv.tables.keys()) });
+                }
+            }
+            (names.clone(), format!("table {}", names.join(", ")), true)
+        }
+        Scope::Product(p) => {
+            let v: Vec<String> = inv.tables.values().filter(|t| &t.product == p && !t.external).map(|t| t.name.clone()).collect();
+            if v.is_empty() {
+                return Err(PlanError::EmptyProduct(p.clone()));
+            }
+            (v, format!("product {p}"), false)
+        }
+        Scope::Dir(d) => {
+            let d = d.trim_end_matches('/');
+            let with_root = if d.starts_with(&format!("{}/", inv.root_name)) || d == inv.root_name {
+                d.to_string()
+            } else {
+                format!("{}/{d}", inv.root_name)
+            };
+            let v: Vec<String> = inv
+                .tables
+                .values()
+                .filter(|t| !t.external && (t.folder == with_root || t.folder.starts_with(&format!("{with_root}/"))))
+                .map(|t| t.name.clone())
+                .collect();
+            if v.is_empty() {
+                return Err(PlanError::EmptyDir(d.to_string()));
+            }
+            (v, format!("folder {with_root}"), false)
+        }
+    };
+
+    let mut p = Planner { project, graph: &project.graph, naming, status, options, decisions: BTreeMap::new() };
+    let start_products: BTreeSet<String> = start.iter().map(|s| p.table(s).product.clone()).collect();
+
+    // 1. Start tables.
+    for s in &start {
+        let t = p.table(s);
+        let (action, reason) = if let Some(r) = p.skip_reason(t) {
+            (Action::Skip, r)
+        } else if table_scope {
+            let a = p.start_action(t);
+            (a, format!("requested; {}", p.phase_text(t)))
+        } else if p.running(t) {
+            (Action::Skip, format!("in scope; {}", p.phase_text(t)))
+        } else {
+            (p.start_action(t), format!("in scope; {}", p.phase_text(t)))
+        };
+        p.decide(s, action, reason);
+    }
+    // 2. Ancestors of the start tables.
+    let start_refs: Vec<&str> = start.iter().map(String::as_str).collect();
+    p.add_ancestors(&start_refs, "ancestor");
+
+    // 3. Descendant cascade, filters applied at every level.
+    if options.may_start_descendants {
+        let mut queue: VecDeque<String> =
+            start.iter().filter(|s| matches!(p.decisions.get(*s), Some((Action::Create | Action::Restart, _)))).cloned().collect();
+        while let Some(parent) = queue.pop_front() {
+            let parent_stateful = p.table(&parent).statefulness == Statefulness::Stateful;
+            for child in p.graph.children(&parent) {
+                if p.decisions.contains_key(child) {
+                    continue;
+                }
+                let t = p.table(child);
+                let decision = if let Some(r) = p.skip_reason(t) {
+                    (Action::Skip, r)
+                } else if !options.cross_product && !start_products.contains(&t.product) {
+                    (Action::Skip, format!("child of {parent} in product {}; --cross-product-deployment not set", t.product))
+                } else if !p.running(t) {
+                    (p.start_action(t), format!("child of {parent}; {}", p.phase_text(t)))
+                } else if parent_stateful || t.statefulness == Statefulness::Stateful {
+                    let who = if parent_stateful { parent.as_str() } else { child };
+                    (Action::Restart, format!("child of restarted {parent}; {who} is stateful"))
+                } else {
+                    (Action::Skip, format!("stateless child of stateless {parent}: keeps running"))
+                };
+                let starts = decision.0 != Action::Skip;
+                p.decide(child, decision.0, decision.1);
+                if starts {
+                    let child_owned = child.to_string();
+                    p.add_ancestors(&[child_owned.as_str()], &format!("ancestor of {child_owned}"));
+                    queue.push_back(child_owned);
+                }
+            }
+        }
+    }
+
+    // 4. Order, waves, statement names.
+    let all: BTreeSet<String> = p.decisions.keys().cloned().collect();
+    let order = p.graph.topo_order(Some(&all))?;
+    let running_set: BTreeSet<String> = p.decisions.iter().filter(|(_, (a, _))| *a != Action::Skip).map(|(n, _)| n.clone()).collect();
+    let mut wave_of = BTreeMap::new();
+    if !running_set.is_empty() {
+        for (i, wave) in p.graph.waves(Some(&running_set))?.into_iter().enumerate() {
+            for n in wave {
+                wave_of.insert(n, i);
+            }
+        }
+    }
+    let nodes = order
+        .into_iter()
+        .map(|name| {
+            let t = p.table(&name);
+            let (action, reason) = p.decisions[&name].clone();
+            let owner = t.written_by.as_ref().map(|w| p.table(w)).unwrap_or(t);
+            let dml = (owner.dml_ref.is_some() && !t.external).then(|| naming.dml(&owner.product, &owner.name));
+            let ddl = (t.ddl_ref.is_some() && !t.external).then(|| naming.ddl(&t.product, &t.name));
+            let run_ddl = action != Action::Skip && ddl.is_some() && !(options.dml_only && action == Action::Restart && dml.is_some());
+            PlanNode {
+                wave: wave_of.get(&name).copied(),
+                current_phase: p.phase(t).map(str::to_string),
+                table_name: name.clone(),
+                action,
+                reason,
+                ddl_statement_name: ddl,
+                dml_statement_name: dml,
+                run_ddl,
+                upgrade_mode: state_form(t.statefulness),
+                product_name: t.product.clone(),
+                table_type: t.table_type.clone(),
+                path: t.folder.clone(),
+                parents: p.graph.parents(&name).into_iter().map(str::to_string).collect(),
+                children: p.graph.children(&name).into_iter().map(str::to_string).collect(),
+            }
+        })
+        .collect();
+    Ok(ExecutionPlan { scope: scope_text, nodes })
+}
+
+/// ` (did you mean 'x'?)` for the closest name within edit distance 3, else empty.
+pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a String>) -> String {
+    candidates
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, c)| format!(" (did you mean '{c}'?)"))
+        .unwrap_or_default()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,136 @@
+//! Statement names: `<env>-<region abbreviation>[-<product>]-<ddl|dml>-<table-kebab>`, as shift_left names
+//! them (`shift-left-compatibility.md` §5), validated against Confluent Cloud's rule for statement names
+//! (`confluent-cloud-flink-api.md` §3.1: at most 100 characters, lower-case alphanumerics and `-`,
+//! starting and ending alphanumeric).
+//!
+//! Names are built from `[a-z0-9-]` only. A name longer than 100 characters is shortened
+//! deterministically: cut to 93 characters and suffixed with `-` and 6 hex digits of a stable hash of the
+//! full name, so two long names that share a prefix stay distinct.
+
+use crate::config::Config;
+
+/// Confluent Cloud's maximum statement-name length (since 2024-05).
+pub const MAX_STATEMENT_NAME: usize = 100;
+
+/// Builds statement names for one environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementNaming {
+    /// `dev-usw2`: the part before the product.
+    pub prefix: String,
+}
+
+/// shift_left's region abbreviation: drop `-`, then `east→e`, `west→w`, `south→s`, `north→n`,
+/// `central→c` (`us-west-2` → `usw2`, `eu-central-1` → `euc1`).
+pub fn region_abbreviation(region: &str) -> String {
+    let mut s = region.replace('-', "").to_ascii_lowercase();
+    for (long, short) in [("east", "e"), ("west", "w"), ("south", "s"), ("north", "n"), ("central", "c")] {
+        s = s.replace(long, short);
+    }
+    s
+}
+
+/// Lower-case kebab form of a name: `_`, `.` and every character outside `[a-z0-9]` become `-`; runs of
+/// `-` collapse and leading/trailing `-` go.
+pub fn kebab(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// Whether `name` is a valid Confluent Cloud statement name.
+pub fn is_valid_statement_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !name.is_empty()
+        && name.len() <= MAX_STATEMENT_NAME
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'.')
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+}
+
+/// FNV-1a, 64 bits: a stable hash (unlike `std`'s, which may change between Rust releases).
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+}
+
+/// Shortens `name` to [`MAX_STATEMENT_NAME`] when needed (see module docs).
+pub fn fit_length(name: String) -> String {
+    if name.len() <= MAX_STATEMENT_NAME {
+        return name;
+    }
+    let head = name[..MAX_STATEMENT_NAME - 7].trim_end_matches('-');
+    format!("{head}-{:06x}", fnv1a(&name) & 0xff_ffff)
+}
+
+impl StatementNaming {
+    /// Naming from the configuration: `flinkpipe.statement_prefix` if set, else
+    /// `<kafka.cluster_type>-<abbreviation of confluent_cloud.cloud_region>`.
+    pub fn from_config(config: &Config) -> Self {
+        let prefix = match &config.flinkpipe.statement_prefix {
+            Some(p) => kebab(p),
+            None => format!("{}-{}", kebab(&config.kafka.cluster_type), region_abbreviation(config.region())),
+        };
+        StatementNaming { prefix }
+    }
+
+    fn name(&self, product: &str, kind: &str, table: &str) -> String {
+        let product = kebab(product);
+        let base = if product.is_empty() || product == "none" {
+            format!("{}-{kind}-{}", self.prefix, kebab(table))
+        } else {
+            format!("{}-{product}-{kind}-{}", self.prefix, kebab(table))
+        };
+        fit_length(base)
+    }
+
+    /// The DDL statement name of a table (`dev-usw2-p1-ddl-src-p1-table-3`).
+    pub fn ddl(&self, product: &str, table: &str) -> String {
+        self.name(product, "ddl", table)
+    }
+
+    /// The DML statement name of a table (`dev-usw2-p2-dml-src-x`).
+    pub fn dml(&self, product: &str, table: &str) -> String {
+        self.name(product, "dml", table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shift_left_examples() {
+        let n = StatementNaming { prefix: "dev-usw2".into() };
+        assert_eq!(n.dml("p2", "src_x"), "dev-usw2-p2-dml-src-x");
+        assert_eq!(n.dml("common", "src_table_1"), "dev-usw2-common-dml-src-table-1");
+        assert_eq!(n.ddl("p1", "src_p1_table_3"), "dev-usw2-p1-ddl-src-p1-table-3");
+        assert_eq!(n.dml("None", "x_v2"), "dev-usw2-dml-x-v2");
+        assert_eq!(region_abbreviation("us-west-2"), "usw2");
+        assert_eq!(region_abbreviation("eu-central-1"), "euc1");
+        assert_eq!(region_abbreviation("ap-southeast-1"), "apse1");
+    }
+
+    #[test]
+    fn every_name_is_valid_even_for_odd_tables() {
+        let n = StatementNaming { prefix: "prod-euc1".into() };
+        for t in ["Orders.V1", "user-events", "__x__", "café", &"very_long_table_name_".repeat(10)] {
+            let name = n.dml("Sales_EU", t);
+            assert!(is_valid_statement_name(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn long_names_are_shortened_deterministically_and_stay_distinct() {
+        let n = StatementNaming { prefix: "dev-usw2".into() };
+        let a = n.dml("p1", &format!("{}_a", "x".repeat(120)));
+        let b = n.dml("p1", &format!("{}_b", "x".repeat(120)));
+        assert_eq!(a.len(), 100);
+        assert_ne!(a, b);
+        assert_eq!(a, n.dml("p1", &format!("{}_a", "x".repeat(120))));
+    }
+}

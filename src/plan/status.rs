@@ -1,0 +1,77 @@
+//! Running status of statements, keyed by statement name. Until live targets exist it comes from a JSON
+//! file (`--statement-status FILE`): `{"<statement name>": "RUNNING", …}` or
+//! `{"<statement name>": {"phase": "RUNNING"}, …}`.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Statement name → phase (`RUNNING`, `PENDING`, `COMPLETED`, `FAILED`, `STOPPED`, `DEGRADED`, …).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatementStatus {
+    pub phases: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Phase(String),
+    Object { phase: Option<String>, status_phase: Option<String> },
+}
+
+/// Errors reading a status file.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error("cannot read statement status file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("invalid statement status file {path}: {message} (expected {{\"<statement name>\": \"RUNNING\", …}})")]
+    Parse { path: String, message: String },
+}
+
+impl StatementStatus {
+    /// Reads a status file (see module docs).
+    pub fn read(path: &Path) -> Result<Self, StatusError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| StatusError::Read { path: p.clone(), source })?;
+        Self::parse(&text).map_err(|message| StatusError::Parse { path: p, message })
+    }
+
+    /// Parses status JSON text; the error is serde's message with line and column.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let raw: BTreeMap<String, Entry> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let phases = raw
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                Entry::Phase(p) => Some((k, p.to_ascii_uppercase())),
+                Entry::Object { phase, status_phase } => phase.or(status_phase).map(|p| (k, p.to_ascii_uppercase())),
+            })
+            .collect();
+        Ok(StatementStatus { phases })
+    }
+
+    /// The phase of a statement, if known.
+    pub fn phase(&self, statement: &str) -> Option<&str> {
+        self.phases.get(statement).map(String::as_str)
+    }
+
+    /// Whether a statement counts as running: phase RUNNING, PENDING or COMPLETED (a bounded statement
+    /// that completed is not re-run), as in shift_left (`shift-left-compatibility.md` §7).
+    pub fn is_running(&self, statement: &str) -> bool {
+        matches!(self.phase(statement), Some("RUNNING" | "PENDING" | "COMPLETED"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_shapes() {
+        let s = StatementStatus::parse(r#"{"a": "running", "b": {"phase": "FAILED"}, "c": {"status_phase": "COMPLETED"}}"#).unwrap();
+        assert!(s.is_running("a"));
+        assert!(!s.is_running("b"));
+        assert!(s.is_running("c"));
+        assert!(!s.is_running("zzz"));
+        assert_eq!(s.phase("b"), Some("FAILED"));
+    }
+}

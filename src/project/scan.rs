@@ -1,0 +1,203 @@
+//! Walks a pipelines tree, finds table folders (folders holding `sql-scripts/`), reads their DDL and DML
+//! files and parses them in parallel (rayon). Pure with respect to the tree: it reads, never writes.
+//!
+//! File contract (`shift-left-compatibility.md` §2): in `sql-scripts/`, the DDL is `ddl.*.sql` (names
+//! containing `dlq` are dead-letter DDLs, kept aside), the DML is `dml.*.sql`, and `*.properties` hold
+//! statement options. Several candidates for one role are an error (shift_left picked one at random).
+
+use crate::diagnostics::Diagnostic;
+use crate::fsutil::slash_path;
+use crate::project::Layout;
+use crate::sql::{self, FileAnalysis};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// A SQL file of a table folder, read and analysed.
+#[derive(Debug, Clone)]
+pub struct SqlFile {
+    /// Path relative to the parent of the pipelines root, starting with the root's name
+    /// (`pipelines/facts/p1/fct_order/sql-scripts/dml.p1_fct_order.sql`).
+    pub rel: String,
+    /// Absolute (or as given) path on disk.
+    pub path: PathBuf,
+    /// The file's text; empty when it could not be read.
+    pub text: String,
+    pub analysis: FileAnalysis,
+    /// `false` when the file could not be read or is not UTF-8 (a diagnostic says why).
+    pub readable: bool,
+}
+
+/// A table folder: `<layer>/[<product>/]<folder>` holding `sql-scripts/`.
+#[derive(Debug, Clone)]
+pub struct TableFolder {
+    /// Relative path starting with the pipelines root's name (`pipelines/facts/p1/fct_order`).
+    pub rel: String,
+    /// Absolute (or as given) path on disk.
+    pub path: PathBuf,
+    /// Table type from the layer folder (`fact`), see [`Layout`].
+    pub table_type: String,
+    /// Product folder name, or `"None"`.
+    pub product: String,
+    pub ddl: Option<SqlFile>,
+    pub dml: Option<SqlFile>,
+    /// Dead-letter-queue DDL files (`ddl.*dlq*.sql`), relative paths.
+    pub dlq_ddl: Vec<String>,
+    /// `.properties` files, relative paths.
+    pub properties: Vec<String>,
+}
+
+/// Everything the scan found.
+#[derive(Debug, Clone)]
+pub struct ScanResult {
+    /// The pipelines root as given.
+    pub root: PathBuf,
+    /// Its last component (`pipelines`), the first component of every stored path.
+    pub root_name: String,
+    /// Table folders sorted by relative path.
+    pub folders: Vec<TableFolder>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Errors that stop a scan before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error("pipelines folder {0} does not exist or is not a folder (pass DIR or set $PIPELINES)")]
+    NotADirectory(PathBuf),
+}
+
+/// Scans the pipelines tree under `root`.
+///
+/// Errors: `root` is not a folder. Every other problem (unreadable file, non-UTF-8 text, empty file,
+/// SQL the parser rejects, ambiguous files) becomes a diagnostic with the file and, where known, the line.
+pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
+    if !root.is_dir() {
+        return Err(ScanError::NotADirectory(root.to_path_buf()));
+    }
+    let root_name = root
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "pipelines".to_string());
+
+    // 1. Find table folders (cheap, sequential directory walk).
+    let mut folder_paths: Vec<PathBuf> = Vec::new();
+    let walker = walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name().into_iter();
+    for entry in walker.filter_entry(|e| {
+        let name = e.file_name().to_string_lossy();
+        e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
+    }) {
+        let Ok(entry) = entry else { continue };
+        if entry.file_type().is_dir() && entry.file_name() == "sql-scripts" && entry.depth() >= 2 {
+            if let Some(parent) = entry.path().parent() {
+                folder_paths.push(parent.to_path_buf());
+            }
+        }
+    }
+
+    // 2. Read and parse each folder's files in parallel.
+    let results: Vec<(TableFolder, Vec<Diagnostic>)> =
+        folder_paths.par_iter().map(|folder| read_folder(root, &root_name, folder, layout)).collect();
+
+    let mut folders = Vec::with_capacity(results.len());
+    let mut diagnostics = Vec::new();
+    for (f, d) in results {
+        folders.push(f);
+        diagnostics.extend(d);
+    }
+    folders.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(ScanResult { root: root.to_path_buf(), root_name, folders, diagnostics })
+}
+
+fn read_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> (TableFolder, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
+    let comps: Vec<String> = rel_to_root.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let comp_refs: Vec<&str> = comps.iter().map(String::as_str).collect();
+    let (table_type, product) = layout.classify(&comp_refs);
+    let rel = if comps.is_empty() { root_name.to_string() } else { format!("{root_name}/{}", slash_path(rel_to_root)) };
+
+    let scripts = folder.join("sql-scripts");
+    let mut names: Vec<String> = match std::fs::read_dir(&scripts) {
+        Ok(rd) => rd.filter_map(|e| e.ok()).filter(|e| e.path().is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+        Err(e) => {
+            diags.push(Diagnostic::error("unreadable-folder", format!("cannot list sql-scripts: {e}")).at(format!("{rel}/sql-scripts"), None, None));
+            Vec::new()
+        }
+    };
+    names.sort();
+
+    let mut ddl_names = Vec::new();
+    let mut dml_names = Vec::new();
+    let mut dlq_ddl = Vec::new();
+    let mut properties = Vec::new();
+    for n in &names {
+        let lower = n.to_ascii_lowercase();
+        if lower.ends_with(".properties") {
+            properties.push(format!("{rel}/sql-scripts/{n}"));
+        } else if lower.starts_with("ddl.") && lower.ends_with(".sql") {
+            if lower.contains("dlq") {
+                dlq_ddl.push(format!("{rel}/sql-scripts/{n}"));
+            } else {
+                ddl_names.push(n.clone());
+            }
+        } else if lower.starts_with("dml.") && lower.ends_with(".sql") {
+            dml_names.push(n.clone());
+        }
+    }
+    for (role, list) in [("DDL", &ddl_names), ("DML", &dml_names)] {
+        if list.len() > 1 {
+            diags.push(
+                Diagnostic::error(
+                    "ambiguous-file",
+                    format!("several {role} files in one table folder: {}; keep one", list.join(", ")),
+                )
+                .at(format!("{rel}/sql-scripts"), None, None),
+            );
+        }
+    }
+    let ddl = ddl_names.first().map(|n| read_sql(&scripts.join(n), format!("{rel}/sql-scripts/{n}"), &mut diags));
+    let dml = dml_names.first().map(|n| read_sql(&scripts.join(n), format!("{rel}/sql-scripts/{n}"), &mut diags));
+    if ddl.is_none() && dml.is_none() {
+        diags.push(
+            Diagnostic::error("empty-table-folder", "table folder has neither a ddl.<table>.sql nor a dml.<table>.sql file")
+                .at(format!("{rel}/sql-scripts"), None, None),
+        );
+    }
+    (TableFolder { rel, path: folder.to_path_buf(), table_type, product, ddl, dml, dlq_ddl, properties }, diags)
+}
+
+/// Reads and analyses one SQL file, turning every problem into a diagnostic on `diags`.
+pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFile {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            diags.push(Diagnostic::error("unreadable-file", format!("cannot read file: {e}")).at(rel.clone(), None, None));
+            return SqlFile { rel, path: path.to_path_buf(), text: String::new(), analysis: FileAnalysis::default(), readable: false };
+        }
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let pos = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = bytes[..pos].iter().filter(|&&b| b == b'\n').count() + 1;
+            let col = pos - bytes[..pos].iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0) + 1;
+            diags.push(
+                Diagnostic::error("not-utf8", format!("file is not valid UTF-8 (invalid byte at offset {pos}); save it as UTF-8"))
+                    .at(rel.clone(), Some(line), Some(col)),
+            );
+            return SqlFile { rel, path: path.to_path_buf(), text: String::new(), analysis: FileAnalysis::default(), readable: false };
+        }
+    };
+    let analysis = sql::analyze(&text);
+    if analysis.statements.is_empty() {
+        diags.push(Diagnostic::warning("empty-file", "file has no SQL statement").at(rel.clone(), None, None));
+    }
+    for w in &analysis.warnings {
+        diags.push(
+            Diagnostic::warning("sql-fallback", format!("{}; references were read by the token-level extractor", w.message))
+                .at(rel.clone(), Some(w.line), Some(w.column)),
+        );
+    }
+    SqlFile { rel, path: path.to_path_buf(), text, analysis, readable: true }
+}
