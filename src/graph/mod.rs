@@ -1,1 +1,11 @@
 //! The dependency graph of a pipelines project (petgraph): parents before children.
+//!
+//! - [`model`]: the graph of tables and parent → child edges, its traversals and orderings (topological
+//!   order, waves, cycles).
+//!
+//! Pure library code: no I/O. The inventory builds the nodes and edges; the planner and the CLI consume the
+//! orderings.
+
+pub mod model;
+
+pub use model::{EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank};
