@@ -8,8 +8,8 @@
 //!   (`--force-ancestors` restarts them), the others are created.
 //! - Start tables of a table scope are (re)started; those of a product or folder scope only when not
 //!   running.
-//! - With `--may-start-descendants`, a child of a (re)started table restarts when the parent or the
-//!   child is stateful; a stateless child of a stateless parent keeps running. The child's non-running
+//! - With `--may-start-descendants`, a child of any (re)started table (start tables and the ancestors
+//!   started for them) restarts when the parent or the child is stateful; a stateless child of a stateless parent keeps running. The child's non-running
 //!   ancestors are added first. Scope filters (product, exclusions) apply at every level of the cascade
 //!   (shift_left applied them to the first level only, defect 12).
 //! - External tables are never deployed.
@@ -186,8 +186,9 @@ impl Planner<'_> {
     }
 
     /// Adds every ancestor of `names` not decided yet: running ones are skipped (or restarted with
-    /// `--force-ancestors`), the others started.
-    fn add_ancestors(&mut self, names: &[&str], why: &str) {
+    /// `--force-ancestors`), the others started. Returns the ancestors added with a non-skip action.
+    fn add_ancestors(&mut self, names: &[&str], why: &str) -> Vec<String> {
+        let mut started = Vec::new();
         for a in self.graph.ancestors(names) {
             if self.decisions.contains_key(&a) {
                 continue;
@@ -204,8 +205,12 @@ impl Planner<'_> {
             } else {
                 (self.start_action(t), format!("{why}; {}", self.phase_text(t)))
             };
+            if action != Action::Skip {
+                started.push(a.clone());
+            }
             self.decide(&a, action, reason);
         }
+        started
     }
 }
 
@@ -284,8 +289,9 @@ pub fn build_plan(
 
     // 3. Descendant cascade, filters applied at every level.
     if options.may_start_descendants {
+        // Every table that (re)starts — start tables and the ancestors started for them — cascades.
         let mut queue: VecDeque<String> =
-            start.iter().filter(|s| matches!(p.decisions.get(*s), Some((Action::Create | Action::Restart, _)))).cloned().collect();
+            p.decisions.iter().filter(|(_, (a, _))| *a != Action::Skip).map(|(n, _)| n.clone()).collect();
         while let Some(parent) = queue.pop_front() {
             let parent_stateful = p.table(&parent).statefulness == Statefulness::Stateful;
             for child in p.graph.children(&parent) {
@@ -309,7 +315,8 @@ pub fn build_plan(
                 p.decide(child, decision.0, decision.1);
                 if starts {
                     let child_owned = child.to_string();
-                    p.add_ancestors(&[child_owned.as_str()], &format!("ancestor of {child_owned}"));
+                    let added = p.add_ancestors(&[child_owned.as_str()], &format!("ancestor of {child_owned}"));
+                    queue.extend(added);
                     queue.push_back(child_owned);
                 }
             }

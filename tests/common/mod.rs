@@ -1,0 +1,77 @@
+//! Test helpers: copy a project tree into a temporary folder and run the real `flinkpipe` binary on it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `../shared/corpus`, beside the repository (CI lays it there).
+pub fn corpus() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    assert!(p.is_dir(), "{} is missing: the tests need the shared folder beside the repository", p.display());
+    p
+}
+
+/// Copies `src` into a fresh temp dir as `<tmp>/pipelines` and returns (guard, pipelines path).
+/// shift_left's generated files (inventory.json, pipeline_definition.json) are left out.
+pub fn copy_pipelines(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("pipelines");
+    for entry in walkdir::WalkDir::new(src) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(src).unwrap();
+        let target = dst.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            let name = entry.file_name().to_string_lossy();
+            if name == "inventory.json" || name == "pipeline_definition.json" {
+                continue;
+            }
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+    (tmp, dst)
+}
+
+/// The shift_left fixture, copied.
+pub fn shift_left_fixture() -> (tempfile::TempDir, PathBuf) {
+    copy_pipelines(&corpus().join("projects/shift_left_fixture/pipelines"))
+}
+
+/// Our example project, copied.
+pub fn our_fixture() -> (tempfile::TempDir, PathBuf) {
+    copy_pipelines(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines"))
+}
+
+/// Runs the binary with `args` (no config file, no $PIPELINES) and returns its output.
+pub fn flinkpipe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+        .args(args)
+        .env_remove("PIPELINES")
+        .env_remove("SL_CONFIG_FILE")
+        .env_remove("CONFIG_FILE")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `files` (relative path → content) under a fresh `<tmp>/pipelines`.
+pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("pipelines");
+    std::fs::create_dir_all(&root).unwrap();
+    for (rel, content) in files {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+    (tmp, root)
+}
