@@ -2,25 +2,263 @@
 //! `sqlparser`, and extract sinks, sources, DDL facts and statefulness. Statements the parser rejects go
 //! through a token-level extractor and produce a warning; no reference is ever dropped silently.
 //!
-//! Entry point: [`analyze`].
+//! Pipeline: [`split`] (tokenizer, statement units) → [`dialect`] (parsing) → `extract` (AST walk) /
+//! [`fallback`] (token walk) → [`state`] (statefulness). Entry point: [`analyze`].
+//!
+//! Cost: one tokenizer pass per file and one parse attempt per statement (plus a token scan when the parse
+//! fails); all walks are linear in the statement.
 
+pub mod dialect;
+mod extract;
+pub mod fallback;
 pub mod model;
+pub mod split;
+pub mod state;
 
 pub use model::*;
 
+use sqlparser::ast::Statement;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
+use dialect::FlinkDialect;
+use extract::Facts;
+use split::{LineIndex, StatementUnit};
+
 /// Analyses one SQL file's text.
 ///
-/// Never fails: problems become [`FileAnalysis::warnings`] with line and column.
-pub fn analyze(_sql: &str) -> FileAnalysis {
-    // TEMPORARY STUB: replaced by the real front end.
-    FileAnalysis::default()
+/// Never fails and never panics: problems become [`FileAnalysis::warnings`] with line and column
+/// (statements the parser rejects are still analysed, by the token-level fallback).
+pub fn analyze(sql: &str) -> FileAnalysis {
+    let dialect = FlinkDialect;
+    let file = split::split(&dialect, sql);
+    let lines = LineIndex::new(sql);
+    let mut out = FileAnalysis {
+        statements: Vec::with_capacity(file.statements.len()),
+        warnings: file.warnings,
+    };
+    for unit in &file.statements {
+        let tokens = &file.tokens[unit.tokens.clone()];
+        let (info, warning) = analyze_unit(&dialect, sql, &lines, unit, tokens);
+        out.statements.push(info);
+        out.warnings.extend(warning);
+    }
+    out
+}
+
+fn analyze_unit(
+    dialect: &FlinkDialect,
+    sql: &str,
+    lines: &LineIndex,
+    unit: &StatementUnit,
+    tokens: &[TokenWithSpan],
+) -> (StatementInfo, Option<SqlWarning>) {
+    let text = sql
+        .get(unit.byte_range.clone())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let mut info = StatementInfo {
+        kind: StatementKind::Other,
+        line: unit.line,
+        text,
+        sinks: vec![],
+        sources: vec![],
+        like_sources: vec![],
+        temporal_join_sources: vec![],
+        temporary: false,
+        statefulness: Statefulness::None,
+        state_reasons: vec![],
+        joins: JoinCounts::default(),
+        columns: vec![],
+        primary_key: vec![],
+        with_options: vec![],
+        distribution: None,
+        fallback: false,
+    };
+    if !unit.statement_set
+        && let Some(kind) = dialect::opaque_statement_kind(tokens)
+    {
+        info.kind = kind;
+        return (info, None);
+    }
+    let mut facts = Facts::default();
+    let mut warning = None;
+    match parse_unit(dialect, unit, tokens) {
+        Ok(statements) => {
+            for s in &statements {
+                extract::statement_facts(s, &mut facts);
+            }
+            if unit.statement_set {
+                facts.kind = Some(StatementKind::StatementSet);
+            }
+        }
+        Err(e) => {
+            let (line, column) = error_location(&e).unwrap_or((unit.line, unit.column));
+            warning = Some(SqlWarning {
+                line,
+                column,
+                message: error_message(&e),
+            });
+            facts = fallback::extract(tokens);
+            info.fallback = true;
+        }
+    }
+    info.kind = facts.kind.unwrap_or(StatementKind::Other);
+    info.sinks = facts.sinks;
+    info.sources = facts.sources;
+    info.like_sources = facts.like_sources;
+    info.temporal_join_sources = facts.temporal;
+    info.temporary = facts.temporary;
+    info.statefulness = state::classify(facts.writes_query, &facts.reasons);
+    info.state_reasons = facts.reasons;
+    info.joins = facts.joins;
+    info.columns = facts.columns;
+    info.primary_key = facts.primary_key;
+    info.with_options = facts.with_options;
+    if matches!(
+        info.kind,
+        StatementKind::CreateTable | StatementKind::Ctas | StatementKind::CreateMaterializedTable
+    ) {
+        info.distribution = distribution_text(sql, lines, tokens);
+    }
+    (info, warning)
+}
+
+/// Parses one unit: a single statement, or the members of a statement set.
+fn parse_unit(
+    dialect: &FlinkDialect,
+    unit: &StatementUnit,
+    tokens: &[TokenWithSpan],
+) -> Result<Vec<Statement>, ParserError> {
+    let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens.to_vec());
+    if !unit.statement_set {
+        let s = parser.parse_statement()?;
+        expect_end(&parser)?;
+        return Ok(vec![s]);
+    }
+    // Statement sets are not one statement to sqlparser: read the header, then the member statements.
+    if parser.parse_keyword(Keyword::EXECUTE) {
+        parser.expect_keyword(Keyword::STATEMENT)?;
+        parser.expect_keyword(Keyword::SET)?;
+        parser.expect_keyword(Keyword::BEGIN)?;
+    } else {
+        parser.expect_keyword(Keyword::BEGIN)?;
+        parser.expect_keyword(Keyword::STATEMENT)?;
+        parser.expect_keyword(Keyword::SET)?;
+    }
+    let mut members = Vec::new();
+    loop {
+        while parser.consume_token(&Token::SemiColon) {}
+        if parser.parse_keyword(Keyword::END) {
+            break;
+        }
+        if parser.peek_token_ref().token == Token::EOF {
+            return parser.expected("END of the statement set", parser.peek_token());
+        }
+        members.push(parser.parse_statement()?);
+        if !matches!(parser.peek_token_ref().token, Token::SemiColon)
+            && !parser.peek_keyword(Keyword::END)
+        {
+            return parser.expected("; or END", parser.peek_token());
+        }
+    }
+    expect_end(&parser)?;
+    Ok(members)
+}
+
+fn expect_end(parser: &Parser) -> Result<(), ParserError> {
+    let next = parser.peek_token();
+    if next.token == Token::EOF {
+        Ok(())
+    } else {
+        parser.expected("end of statement", next)
+    }
+}
+
+/// sqlparser puts the location in the message (`… at Line: 3, Column: 5`).
+fn error_location(e: &ParserError) -> Option<(usize, usize)> {
+    let msg = e.to_string();
+    let at = msg.rfind("Line: ")?;
+    let rest = &msg[at + 6..];
+    let (line, rest) = rest.split_once(", Column: ")?;
+    let col: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((line.trim().parse().ok()?, col.parse().ok()?))
+}
+
+fn error_message(e: &ParserError) -> String {
+    let msg = match e {
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
+        ParserError::RecursionLimitExceeded => "recursion limit exceeded".to_string(),
+    };
+    match msg.rfind(" at Line: ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
+}
+
+/// The `DISTRIBUTED BY … | DISTRIBUTED INTO …` clause of a CREATE TABLE as written (whitespace normalised).
+fn distribution_text(sql: &str, lines: &LineIndex, tokens: &[TokenWithSpan]) -> Option<String> {
+    let is = |t: &TokenWithSpan, k: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let mut depth = 0i32;
+    let mut start = None;
+    let mut last = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        if depth != 0 || t.token == Token::RParen {
+            continue;
+        }
+        if start.is_none() {
+            if is(t, "DISTRIBUTED") {
+                start = Some(i);
+                last = Some(i);
+            }
+            continue;
+        }
+        if [
+            "WITH",
+            "LIKE",
+            "AS",
+            "COMMENT",
+            "PARTITIONED",
+            "FRESHNESS",
+            "REFRESH_MODE",
+            "START_MODE",
+        ]
+        .iter()
+        .any(|k| is(t, k))
+        {
+            break;
+        }
+        last = Some(i);
+    }
+    // Include a closing parenthesis that ends the clause (`HASH(id)` without INTO).
+    let (s, mut e) = (start?, last?);
+    while e + 1 < tokens.len() && tokens[e + 1].token == Token::RParen && s < e + 1 {
+        let after = e + 2;
+        if after >= tokens.len() || !is(&tokens[after - 1], "") {
+            e += 1;
+            break;
+        }
+    }
+    let range = lines.offset(tokens[s].span.start)..lines.offset(tokens[e].span.end);
+    let text = sql.get(range)?;
+    Some(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 impl FileAnalysis {
     /// Every relation created or written by the file, sorted and unique.
     pub fn sinks(&self) -> Vec<TableName> {
-        let mut v: Vec<TableName> =
-            self.statements.iter().flat_map(|s| s.sinks.iter().map(|r| r.name.clone())).collect();
+        let mut v: Vec<TableName> = self
+            .statements
+            .iter()
+            .flat_map(|s| s.sinks.iter().map(|r| r.name.clone()))
+            .collect();
         v.sort();
         v.dedup();
         v
@@ -28,8 +266,11 @@ impl FileAnalysis {
 
     /// Every relation read by the file, sorted and unique.
     pub fn sources(&self) -> Vec<TableName> {
-        let mut v: Vec<TableName> =
-            self.statements.iter().flat_map(|s| s.sources.iter().map(|r| r.name.clone())).collect();
+        let mut v: Vec<TableName> = self
+            .statements
+            .iter()
+            .flat_map(|s| s.sources.iter().map(|r| r.name.clone()))
+            .collect();
         v.sort();
         v.dedup();
         v
@@ -37,6 +278,10 @@ impl FileAnalysis {
 
     /// The file's statefulness: the maximum over its statements (`None` < `Stateless` < `Stateful`).
     pub fn statefulness(&self) -> Statefulness {
-        self.statements.iter().map(|s| s.statefulness).max().unwrap_or(Statefulness::None)
+        self.statements
+            .iter()
+            .map(|s| s.statefulness)
+            .max()
+            .unwrap_or(Statefulness::None)
     }
 }

@@ -7,14 +7,18 @@
 use serde::{Deserialize, Serialize};
 
 /// A position in a SQL file: 1-based line and column (columns count characters, as editors do).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub struct Location {
     pub line: usize,
     pub column: usize,
 }
 
 /// A source span `[start, end)` in a SQL file, by line/column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub struct SourceSpan {
     pub start: Location,
     pub end: Location,
@@ -33,7 +37,9 @@ pub struct TableName {
 impl TableName {
     /// Builds a name from its parts (already unquoted).
     pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(parts: I) -> Self {
-        TableName { parts: parts.into_iter().map(Into::into).collect() }
+        TableName {
+            parts: parts.into_iter().map(Into::into).collect(),
+        }
     }
 
     /// The last part: the table (or topic) name without catalog and database.

@@ -1,0 +1,564 @@
+//! Token-level extraction for statements the parser rejects.
+//!
+//! Works on sqlparser's tokens, so strings, quoted identifiers, comments and hints are already out of the
+//! way. It recognises relation positions (after `FROM`, `JOIN`, a comma of a FROM list, `TABLE` inside a
+//! table-valued function call, `LIKE` of a `CREATE TABLE`, `INSERT INTO|OVERWRITE`, `CREATE … TABLE|VIEW`)
+//! and skips the look-alikes: CTE names, aliases, `LATERAL TABLE(…)`, `UNNEST(…)`, table functions, and
+//! `FROM` inside `EXTRACT`/`TRIM`/`SUBSTRING`/`OVERLAY`/`POSITION`, `IS [NOT] DISTINCT FROM` and
+//! `METADATA FROM`. State is estimated from keywords. Cost: linear in the tokens.
+
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Word};
+
+use super::extract::{Facts, source_span};
+use super::model::{StateReason, StatementKind, TableName, TableRef};
+use super::state;
+
+/// Functions whose arguments use `FROM` as a separator, not a relation position.
+const FROM_FUNCTIONS: &[&str] = &[
+    "EXTRACT",
+    "TRIM",
+    "SUBSTRING",
+    "SUBSTR",
+    "OVERLAY",
+    "POSITION",
+];
+
+struct Scan<'a> {
+    t: &'a [TokenWithSpan],
+}
+
+impl<'a> Scan<'a> {
+    fn word(&self, i: usize) -> Option<&'a Word> {
+        match self.t.get(i).map(|t| &t.token) {
+            Some(Token::Word(w)) => Some(w),
+            _ => None,
+        }
+    }
+
+    fn kw(&self, i: usize, k: Keyword) -> bool {
+        self.word(i)
+            .is_some_and(|w| w.quote_style.is_none() && w.keyword == k)
+    }
+
+    fn is(&self, i: usize, text: &str) -> bool {
+        self.word(i)
+            .is_some_and(|w| w.quote_style.is_none() && w.value.eq_ignore_ascii_case(text))
+    }
+
+    fn tok(&self, i: usize) -> Option<&'a Token> {
+        self.t.get(i).map(|t| &t.token)
+    }
+
+    /// Reads a possibly qualified name at `i`; returns it and the index after it.
+    fn name(&self, i: usize) -> Option<(TableRef, usize)> {
+        let mut parts = Vec::new();
+        let mut j = i;
+        let start = self.t.get(i)?.span.start;
+        let mut end;
+        loop {
+            let w = self.word(j)?;
+            parts.push(w.value.clone());
+            end = self.t[j].span.end;
+            j += 1;
+            if self.tok(j) == Some(&Token::Period) && self.word(j + 1).is_some() {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        Some((
+            TableRef {
+                name: TableName::new(parts),
+                span: source_span(Span::new(start, end)),
+            },
+            j,
+        ))
+    }
+}
+
+/// Extracts what can be recognised from the tokens of one statement (or statement set).
+pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
+    let s = Scan { t: tokens };
+    let n = tokens.len();
+    let mut f = Facts {
+        kind: Some(kind(&s)),
+        ..Facts::default()
+    };
+
+    // CTE names: `WITH name [(cols)] AS (` … `, name [(cols)] AS (`.
+    let mut ctes: Vec<String> = Vec::new();
+    let depths = depths(tokens);
+    for i in 0..n {
+        if s.kw(i, Keyword::WITH) && s.tok(i + 1) != Some(&Token::LParen) {
+            let d = depths[i];
+            let mut j = i + 1;
+            while let Some(w) = s.word(j) {
+                let mut k = j + 1;
+                if s.tok(k) == Some(&Token::LParen) {
+                    k = skip_group(tokens, k);
+                }
+                if !(s.kw(k, Keyword::AS) && s.tok(k + 1) == Some(&Token::LParen)) {
+                    break;
+                }
+                ctes.push(w.value.clone());
+                let after = skip_group(tokens, k + 1);
+                if s.tok(after) == Some(&Token::Comma) && depths.get(after) == Some(&d) {
+                    j = after + 1;
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+
+    // Paren openers: the word before each `(`, to know which function a `FROM` sits in.
+    let mut openers: Vec<Option<String>> = Vec::new();
+    let mut in_from: Vec<bool> = vec![false];
+    let mut group_by = false;
+    let mut aggregate = false;
+    let mut has_select = false;
+    let mut relations_in_list: Vec<usize> = vec![0];
+    let mut i = 0;
+    while i < n {
+        let tok = &tokens[i].token;
+        match tok {
+            Token::LParen => {
+                let opener = if i > 0 {
+                    s.word(i - 1).map(|w| w.value.to_ascii_uppercase())
+                } else {
+                    None
+                };
+                if let Some(o) = &opener
+                    && state::is_aggregate(o)
+                {
+                    aggregate = true;
+                }
+                openers.push(opener);
+                in_from.push(false);
+                relations_in_list.push(0);
+                i += 1;
+                continue;
+            }
+            Token::RParen => {
+                openers.pop();
+                if in_from.len() > 1 {
+                    in_from.pop();
+                }
+                if let Some(c) = (relations_in_list.len() > 1)
+                    .then(|| relations_in_list.pop())
+                    .flatten()
+                    && c > 1
+                {
+                    push_reason(&mut f, StateReason::RegularJoin);
+                }
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let top = in_from.len() - 1;
+        let mut relation_at = None;
+        if s.kw(i, Keyword::FROM) {
+            let in_function = openers
+                .last()
+                .and_then(|o| o.as_deref())
+                .is_some_and(|o| FROM_FUNCTIONS.contains(&o));
+            let after_distinct =
+                i > 0 && (s.kw(i - 1, Keyword::DISTINCT) || s.is(i - 1, "METADATA"));
+            if !in_function && !after_distinct {
+                in_from[top] = true;
+                relations_in_list[top] = 0;
+                relation_at = Some(i + 1);
+            }
+        } else if s.kw(i, Keyword::JOIN) {
+            relation_at = Some(i + 1);
+            let next_correlated = s.kw(i + 1, Keyword::LATERAL) || s.kw(i + 1, Keyword::UNNEST);
+            if !next_correlated
+                && !temporal_after(&s, i + 1)
+                && !(i > 0 && s.kw(i - 1, Keyword::CROSS))
+            {
+                push_reason(&mut f, StateReason::RegularJoin);
+                f.joins.regular += 1;
+            }
+        } else if *tok == Token::Comma && in_from[top] {
+            relation_at = Some(i + 1);
+        } else if s.kw(i, Keyword::TABLE)
+            && s.word(i + 1).is_some()
+            && s.tok(i + 2) != Some(&Token::LParen)
+            && i > 0
+        {
+            // `TABLE t` argument of a window TVF / ML_PREDICT (not `CREATE TABLE`, `LATERAL TABLE(`).
+            let prev_create = s.kw(i - 1, Keyword::CREATE)
+                || s.kw(i - 1, Keyword::TEMPORARY)
+                || s.is(i - 1, "MATERIALIZED")
+                || s.kw(i - 1, Keyword::INTO)
+                || s.kw(i - 1, Keyword::OVERWRITE)
+                || s.kw(i - 1, Keyword::INSERT);
+            if !prev_create && let Some((r, _)) = s.name(i + 1) {
+                add_source(&mut f, r, &ctes);
+            }
+        } else if s.kw(i, Keyword::LIKE)
+            && depths[i] == 0
+            && matches!(f.kind, Some(StatementKind::CreateTable))
+        {
+            if let Some((r, _)) = s.name(i + 1) {
+                f.like_sources.push(r.name.clone());
+                f.sources.push(r);
+            }
+        } else if [
+            Keyword::WHERE,
+            Keyword::GROUP,
+            Keyword::HAVING,
+            Keyword::ORDER,
+            Keyword::LIMIT,
+            Keyword::UNION,
+            Keyword::INTERSECT,
+            Keyword::EXCEPT,
+            Keyword::WINDOW,
+            Keyword::SELECT,
+            Keyword::INSERT,
+            Keyword::MATCH_RECOGNIZE,
+        ]
+        .iter()
+        .any(|k| s.kw(i, *k))
+        {
+            in_from[top] = false;
+        } else if *tok == Token::SemiColon {
+            in_from.iter_mut().for_each(|b| *b = false);
+        }
+
+        // Keyword-level state estimate.
+        if s.kw(i, Keyword::GROUP) && s.kw(i + 1, Keyword::BY) {
+            group_by = true;
+        }
+        if s.kw(i, Keyword::SELECT) {
+            has_select = true;
+            if s.kw(i + 1, Keyword::DISTINCT) {
+                push_reason(&mut f, StateReason::Distinct);
+            }
+        }
+        if s.kw(i, Keyword::OVER) {
+            let ranking = (1..=4)
+                .any(|b| i >= b && s.word(i - b).is_some_and(|w| state::is_ranking(&w.value)));
+            push_reason(
+                &mut f,
+                if ranking {
+                    StateReason::TopN
+                } else {
+                    StateReason::Over
+                },
+            );
+        }
+        if s.kw(i, Keyword::MATCH_RECOGNIZE) {
+            push_reason(&mut f, StateReason::MatchRecognize);
+        }
+        if (s.kw(i, Keyword::UNION) && !s.kw(i + 1, Keyword::ALL))
+            || ((s.kw(i, Keyword::INTERSECT) || s.kw(i, Keyword::EXCEPT))
+                && !s.kw(i + 1, Keyword::ALL))
+        {
+            push_reason(&mut f, StateReason::Union);
+        }
+        if (s.kw(i, Keyword::IN) || s.kw(i, Keyword::EXISTS))
+            && s.tok(i + 1) == Some(&Token::LParen)
+            && (s.kw(i + 2, Keyword::SELECT) || s.kw(i + 2, Keyword::WITH))
+        {
+            push_reason(&mut f, StateReason::SubqueryJoin);
+        }
+
+        if let Some(j) = relation_at {
+            if let Some((r, after)) = relation(&s, j) {
+                relations_in_list[top] += 1;
+                if relations_in_list[top] == 2 && *tok == Token::Comma {
+                    push_reason(&mut f, StateReason::RegularJoin);
+                    f.joins.regular += 1;
+                }
+                if temporal_after(&s, j) {
+                    f.temporal.push(r.name.clone());
+                    push_reason(&mut f, StateReason::TemporalJoin);
+                }
+                add_source(&mut f, r, &ctes);
+                i = after;
+                continue;
+            } else if s.tok(j) == Some(&Token::LParen) {
+                relations_in_list[top] += 1;
+            }
+        }
+        i += 1;
+    }
+    if aggregate && !group_by {
+        push_reason(&mut f, StateReason::GlobalAggregate);
+    }
+    if group_by {
+        push_reason(&mut f, StateReason::GroupAggregate);
+    }
+
+    // Sinks.
+    for i in 0..n {
+        if s.kw(i, Keyword::INSERT)
+            && (s.kw(i + 1, Keyword::INTO) || s.kw(i + 1, Keyword::OVERWRITE))
+        {
+            let j = if s.kw(i + 2, Keyword::TABLE) {
+                i + 3
+            } else {
+                i + 2
+            };
+            if let Some((r, _)) = s.name(j) {
+                f.sinks.push(r);
+            }
+        }
+    }
+    if s.kw(0, Keyword::CREATE) {
+        let mut j = 1;
+        while s.kw(j, Keyword::OR)
+            || s.kw(j, Keyword::REPLACE)
+            || s.kw(j, Keyword::ALTER)
+            || s.kw(j, Keyword::TEMPORARY)
+            || s.is(j, "MATERIALIZED")
+        {
+            f.temporary |= s.kw(j, Keyword::TEMPORARY);
+            j += 1;
+        }
+        if s.kw(j, Keyword::TABLE) || s.kw(j, Keyword::VIEW) {
+            j += 1;
+            if s.kw(j, Keyword::IF) {
+                j += 3;
+            }
+            if let Some((r, _)) = s.name(j) {
+                f.sinks.insert(0, r);
+            }
+        }
+    }
+    f.writes_query = has_select
+        && matches!(
+            f.kind,
+            Some(
+                StatementKind::Insert
+                    | StatementKind::Ctas
+                    | StatementKind::CreateView
+                    | StatementKind::CreateMaterializedTable
+                    | StatementKind::StatementSet
+            )
+        );
+    if matches!(f.kind, Some(StatementKind::Select)) {
+        f.reasons.clear();
+    }
+    f
+}
+
+fn push_reason(f: &mut Facts, r: StateReason) {
+    if !f.reasons.contains(&r) {
+        f.reasons.push(r);
+    }
+}
+
+fn add_source(f: &mut Facts, r: TableRef, ctes: &[String]) {
+    if r.name.parts.len() == 1 && ctes.iter().any(|c| *c == r.name.parts[0]) {
+        return;
+    }
+    f.sources.push(r);
+}
+
+/// Whether `t [AS alias] FOR SYSTEM_TIME` starts at `j` (the alias comes after the period clause in Flink,
+/// so it is checked right after the name).
+fn temporal_after(s: &Scan, j: usize) -> bool {
+    let mut k = j;
+    while s.word(k).is_some() && s.tok(k + 1) == Some(&Token::Period) {
+        k += 2;
+    }
+    s.kw(k + 1, Keyword::FOR) && s.kw(k + 2, Keyword::SYSTEM_TIME)
+}
+
+/// The relation named at `j`, or `None` for a subquery, `LATERAL`, `UNNEST`, `TABLE(…)` or a function call.
+fn relation(s: &Scan, j: usize) -> Option<(TableRef, usize)> {
+    let w = s.word(j)?;
+    if w.quote_style.is_none()
+        && matches!(
+            w.keyword,
+            Keyword::LATERAL | Keyword::UNNEST | Keyword::TABLE | Keyword::SELECT | Keyword::VALUES
+        )
+    {
+        return None;
+    }
+    let (r, after) = s.name(j)?;
+    if s.tok(after) == Some(&Token::LParen) {
+        return None; // table function
+    }
+    Some((r, after))
+}
+
+/// Parenthesis depth before each token.
+fn depths(tokens: &[TokenWithSpan]) -> Vec<usize> {
+    let mut d = 0usize;
+    tokens
+        .iter()
+        .map(|t| {
+            let here = d;
+            match t.token {
+                Token::LParen => d += 1,
+                Token::RParen => d = d.saturating_sub(1),
+                _ => {}
+            }
+            if t.token == Token::RParen { d } else { here }
+        })
+        .collect()
+}
+
+/// Index after the balanced group opening at `i` (which must be `(`).
+fn skip_group(tokens: &[TokenWithSpan], i: usize) -> usize {
+    let mut d = 0usize;
+    let mut j = i;
+    while j < tokens.len() {
+        match tokens[j].token {
+            Token::LParen => d += 1,
+            Token::RParen => {
+                d = d.saturating_sub(1);
+                if d == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    j
+}
+
+fn kind(s: &Scan) -> StatementKind {
+    let mut i = 0;
+    if s.kw(0, Keyword::EXECUTE) {
+        if s.kw(1, Keyword::STATEMENT) {
+            return StatementKind::StatementSet;
+        }
+        i = 1;
+    }
+    if s.kw(0, Keyword::BEGIN) && s.kw(1, Keyword::STATEMENT) {
+        return StatementKind::StatementSet;
+    }
+    match s
+        .word(i)
+        .filter(|w| w.quote_style.is_none())
+        .map(|w| w.keyword)
+    {
+        Some(Keyword::INSERT) => StatementKind::Insert,
+        Some(Keyword::SELECT | Keyword::WITH | Keyword::VALUES) => StatementKind::Select,
+        Some(Keyword::SET | Keyword::RESET) => StatementKind::Set,
+        Some(Keyword::USE) => StatementKind::Use,
+        Some(Keyword::ALTER) => StatementKind::Alter,
+        Some(Keyword::DROP) => StatementKind::Drop,
+        Some(Keyword::CREATE) => {
+            let mut j = i + 1;
+            let mut materialized = false;
+            while s.kw(j, Keyword::OR)
+                || s.kw(j, Keyword::REPLACE)
+                || s.kw(j, Keyword::ALTER)
+                || s.kw(j, Keyword::TEMPORARY)
+                || s.is(j, "MATERIALIZED")
+            {
+                materialized |= s.is(j, "MATERIALIZED");
+                j += 1;
+            }
+            if s.kw(j, Keyword::VIEW) {
+                StatementKind::CreateView
+            } else if s.kw(j, Keyword::FUNCTION) {
+                StatementKind::CreateFunction
+            } else if materialized {
+                StatementKind::CreateMaterializedTable
+            } else if s.kw(j, Keyword::TABLE) {
+                let depths = depths(s.t);
+                let ctas = (j..s.t.len()).any(|k| {
+                    depths[k] == 0
+                        && s.kw(k, Keyword::AS)
+                        && (s.kw(k + 1, Keyword::SELECT)
+                            || s.kw(k + 1, Keyword::WITH)
+                            || s.tok(k + 1) == Some(&Token::LParen))
+                });
+                if ctas {
+                    StatementKind::Ctas
+                } else {
+                    StatementKind::CreateTable
+                }
+            } else {
+                StatementKind::Other
+            }
+        }
+        _ => StatementKind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::dialect::FlinkDialect;
+    use crate::sql::split::split;
+
+    fn run(sql: &str) -> (Vec<String>, Vec<String>, Facts) {
+        let file = split(&FlinkDialect, sql);
+        let f = extract(&file.tokens);
+        let sinks = f.sinks.iter().map(|r| r.name.dotted()).collect();
+        let mut sources: Vec<String> = f.sources.iter().map(|r| r.name.dotted()).collect();
+        sources.sort();
+        sources.dedup();
+        (sinks, sources, f)
+    }
+
+    #[test]
+    fn ctes_aliases_and_functions() {
+        let (sinks, sources, f) = run(
+            "INSERT INTO out WITH a AS (SELECT * FROM t1), b (x) AS (SELECT x FROM a JOIN t2 ON TRUE) \
+             SELECT EXTRACT(YEAR FROM ts), TRIM(BOTH ' ' FROM n) FROM b, LATERAL TABLE(f(x)) AS l(y) \
+             WHERE p IS DISTINCT FROM q",
+        );
+        assert_eq!(sinks, vec!["out"]);
+        assert_eq!(sources, vec!["t1", "t2"]);
+        assert_eq!(f.kind, Some(StatementKind::Insert));
+        assert!(f.reasons.contains(&StateReason::RegularJoin));
+    }
+
+    #[test]
+    fn tvf_table_argument_and_unnest() {
+        let (_, sources, _) = run(
+            "INSERT INTO o SELECT * FROM TABLE(TUMBLE(TABLE `c`.`d`.clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
+             CROSS JOIN UNNEST(arr) AS u(v)",
+        );
+        assert_eq!(sources, vec!["c.d.clicks"]);
+    }
+
+    #[test]
+    fn comma_lists_and_temporal() {
+        let (_, sources, f) = run(
+            "INSERT INTO o SELECT * FROM a, b x, c.d WHERE 1 = 1 UNION SELECT * FROM e JOIN r FOR SYSTEM_TIME AS OF e.ts AS rr ON TRUE",
+        );
+        assert_eq!(sources, vec!["a", "b", "c.d", "e", "r"]);
+        assert_eq!(f.temporal, vec![TableName::new(["r"])]);
+        assert!(f.reasons.contains(&StateReason::Union));
+        assert!(f.reasons.contains(&StateReason::TemporalJoin));
+    }
+
+    #[test]
+    fn create_table_like_and_metadata_from() {
+        let (sinks, sources, f) = run(
+            "CREATE TABLE x (ts TIMESTAMP(3) METADATA FROM 'timestamp', WATERMARK FOR ts AS ts) WITH ('a' = 'b') LIKE base (EXCLUDING ALL)",
+        );
+        assert_eq!(sinks, vec!["x"]);
+        assert_eq!(sources, vec!["base"]);
+        assert_eq!(f.like_sources, vec![TableName::new(["base"])]);
+        assert_eq!(f.kind, Some(StatementKind::CreateTable));
+    }
+
+    #[test]
+    fn garbage_does_not_panic() {
+        for sql in [
+            "FROM",
+            "JOIN",
+            "INSERT INTO",
+            "CREATE TABLE IF",
+            "((((",
+            "))) FROM ,",
+            "WITH a AS (",
+            "TABLE",
+        ] {
+            let _ = run(sql);
+        }
+    }
+}

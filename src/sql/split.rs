@@ -1,0 +1,294 @@
+//! Splitting a file into top-level statements with sqlparser's tokenizer.
+//!
+//! `;` ends a statement only outside strings, quoted identifiers, comments and hints (the tokenizer knows
+//! them) and outside statement sets: `EXECUTE STATEMENT SET BEGIN … END;` and the SQL client's
+//! `BEGIN STATEMENT SET; … END;` each become ONE unit (Flink runs a statement set as one job, and the REST
+//! APIs take one statement per call). Cost: one tokenizer pass, linear in the file.
+
+use std::ops::Range;
+
+use sqlparser::dialect::Dialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
+
+use super::model::SqlWarning;
+
+/// One top-level statement of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementUnit {
+    /// 1-based line of the first token.
+    pub line: usize,
+    /// 1-based column (in characters) of the first token.
+    pub column: usize,
+    /// Byte range of the statement in the file: first token to last token, without the final `;`.
+    pub byte_range: Range<usize>,
+    /// Range of the statement's tokens in [`SplitFile::tokens`].
+    pub tokens: Range<usize>,
+    /// `EXECUTE STATEMENT SET BEGIN … END` or `BEGIN STATEMENT SET; … END`.
+    pub statement_set: bool,
+}
+
+/// A tokenized file and its statements.
+#[derive(Debug, Clone, Default)]
+pub struct SplitFile {
+    /// Significant tokens (no whitespace, comments or hints), with their spans in the file.
+    pub tokens: Vec<TokenWithSpan>,
+    pub statements: Vec<StatementUnit>,
+    /// Tokenizer errors (unterminated string, comment or quoted identifier). The text from the error to the
+    /// end of the file is not analysed.
+    pub warnings: Vec<SqlWarning>,
+}
+
+/// Maps line/column locations (1-based, columns in characters) to byte offsets.
+#[derive(Debug, Clone)]
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { text, starts }
+    }
+
+    /// Byte offset of a location; clamps to the text.
+    pub fn offset(&self, loc: Location) -> usize {
+        let line = (loc.line as usize).max(1);
+        let Some(&start) = self.starts.get(line - 1) else {
+            return self.text.len();
+        };
+        let rest = &self.text[start..];
+        let col = (loc.column as usize).max(1) - 1;
+        match rest.char_indices().nth(col) {
+            Some((i, _)) => start + i,
+            None => self.text.len(),
+        }
+    }
+
+    /// Byte range of a span.
+    pub fn range(&self, span: Span) -> Range<usize> {
+        let s = self.offset(span.start);
+        s..self.offset(span.end).max(s)
+    }
+}
+
+/// Tokenizes `sql` and splits it into statements.
+pub fn split(dialect: &dyn Dialect, sql: &str) -> SplitFile {
+    let mut out = SplitFile::default();
+    let lines = LineIndex::new(sql);
+    let raw = match Tokenizer::new(dialect, sql).tokenize_with_location() {
+        Ok(t) => t,
+        Err(e) => {
+            out.warnings.push(SqlWarning {
+                line: e.location.line as usize,
+                column: e.location.column as usize,
+                message: format!("tokenizer: {}", e.message),
+            });
+            // Analyse what precedes the error.
+            let cut = lines.offset(e.location).min(sql.len());
+            let mut cut = cut;
+            while !sql.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            Tokenizer::new(dialect, &sql[..cut])
+                .tokenize_with_location()
+                .unwrap_or_default()
+        }
+    };
+    out.tokens = significant(raw);
+    out.statements = units(&out.tokens, &lines);
+    out
+}
+
+/// Drops whitespace and comments (hints `/*+ … */` are comments to the tokenizer), and splits `>>` into two
+/// `>`: Flink has no shift operator, and nested types (`ARRAY<ROW<a INT>>`) end with `>>`.
+fn significant(raw: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut out = Vec::with_capacity(raw.len() / 2 + 1);
+    for t in raw {
+        match t.token {
+            Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab)
+            | Token::Whitespace(_) => {}
+            Token::ShiftRight => {
+                let mid = Location::new(t.span.start.line, t.span.start.column + 1);
+                out.push(TokenWithSpan::new(Token::Gt, Span::new(t.span.start, mid)));
+                out.push(TokenWithSpan::new(Token::Gt, Span::new(mid, t.span.end)));
+            }
+            _ => out.push(t),
+        }
+    }
+    out
+}
+
+fn kw(t: Option<&TokenWithSpan>, k: Keyword) -> bool {
+    matches!(t, Some(TokenWithSpan { token: Token::Word(w), .. }) if w.quote_style.is_none() && w.keyword == k)
+}
+
+/// Length of a statement-set header at `i` (`EXECUTE STATEMENT SET BEGIN` or `BEGIN STATEMENT SET ;`), if any.
+fn set_header(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+    let at = |k: usize| tokens.get(i + k);
+    if kw(at(0), Keyword::EXECUTE)
+        && kw(at(1), Keyword::STATEMENT)
+        && kw(at(2), Keyword::SET)
+        && kw(at(3), Keyword::BEGIN)
+    {
+        return Some(4);
+    }
+    if kw(at(0), Keyword::BEGIN) && kw(at(1), Keyword::STATEMENT) && kw(at(2), Keyword::SET) {
+        return Some(
+            if matches!(at(3).map(|t| &t.token), Some(Token::SemiColon)) {
+                4
+            } else {
+                3
+            },
+        );
+    }
+    None
+}
+
+fn units(tokens: &[TokenWithSpan], lines: &LineIndex) -> Vec<StatementUnit> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let n = tokens.len();
+    while i < n {
+        if tokens[i].token == Token::SemiColon {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut statement_set = false;
+        let end;
+        if let Some(h) = set_header(tokens, i) {
+            statement_set = true;
+            // Inside a set, `END` closes it only where a member statement could start (after the header or
+            // a `;`), so `CASE … END` inside a member is not mistaken for it.
+            let mut j = i + h;
+            let mut at_member_start = true;
+            loop {
+                if j >= n {
+                    end = n;
+                    break;
+                }
+                let t = &tokens[j];
+                if at_member_start && kw(Some(t), Keyword::END) {
+                    end = j + 1;
+                    j += 1;
+                    break;
+                }
+                at_member_start = t.token == Token::SemiColon;
+                j += 1;
+            }
+            i = j;
+        } else {
+            let mut j = i;
+            while j < n && tokens[j].token != Token::SemiColon {
+                j += 1;
+            }
+            end = j;
+            i = j;
+        }
+        let first = &tokens[start];
+        let last = &tokens[end - 1];
+        out.push(StatementUnit {
+            line: first.span.start.line as usize,
+            column: first.span.start.column as usize,
+            byte_range: lines.offset(first.span.start)
+                ..lines
+                    .offset(last.span.end)
+                    .max(lines.offset(first.span.start)),
+            tokens: start..end,
+            statement_set,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::dialect::FlinkDialect;
+
+    fn texts(sql: &str) -> Vec<(usize, String, bool)> {
+        let f = split(&FlinkDialect, sql);
+        f.statements
+            .iter()
+            .map(|u| {
+                (
+                    u.line,
+                    sql[u.byte_range.clone()].to_string(),
+                    u.statement_set,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn empty_and_comment_only() {
+        assert!(texts("").is_empty());
+        assert!(texts("  \n\t ").is_empty());
+        assert!(texts("-- only a comment\n/* block */ ;; ;").is_empty());
+    }
+
+    #[test]
+    fn semicolons_in_strings_comments_and_identifiers() {
+        let sql = "SELECT ';' AS a -- ; not here\nFROM `t;1` /* ; */;\nINSERT INTO x SELECT \"a;b\" FROM y";
+        let got = texts(sql);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, 1);
+        assert_eq!(got[0].1, "SELECT ';' AS a -- ; not here\nFROM `t;1`");
+        assert_eq!(
+            got[1],
+            (3, "INSERT INTO x SELECT \"a;b\" FROM y".to_string(), false)
+        );
+    }
+
+    #[test]
+    fn hints_are_not_boundaries() {
+        let got = texts("INSERT INTO t /*+ OPTIONS('a'=';') */ SELECT 1;");
+        assert_eq!(got.len(), 1);
+    }
+
+    #[test]
+    fn execute_statement_set_is_one_unit() {
+        let sql = "EXECUTE STATEMENT SET BEGIN\n INSERT INTO a SELECT CASE WHEN x THEN 1 END FROM s;\n INSERT INTO b SELECT * FROM s;\nEND;\nSELECT 1;";
+        let got = texts(sql);
+        assert_eq!(got.len(), 2);
+        assert!(got[0].2);
+        assert!(got[0].1.ends_with("END"));
+        assert_eq!(got[1].0, 5);
+    }
+
+    #[test]
+    fn begin_statement_set_is_regrouped() {
+        let sql = "SET 'a' = 'b';\nBEGIN STATEMENT SET;\nINSERT INTO a SELECT * FROM s;\nINSERT INTO b SELECT * FROM s;\nEND;\n";
+        let got = texts(sql);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1].0, 2);
+        assert!(got[1].2);
+        assert!(got[1].1.starts_with("BEGIN STATEMENT SET;"));
+        assert!(got[1].1.ends_with("END"));
+    }
+
+    #[test]
+    fn unterminated_set_and_string_do_not_panic() {
+        let got = texts("BEGIN STATEMENT SET; INSERT INTO a SELECT 1");
+        assert_eq!(got.len(), 1);
+        let f = split(&FlinkDialect, "SELECT 1; SELECT 'oops");
+        assert_eq!(f.statements.len(), 1);
+        assert_eq!(f.warnings.len(), 1);
+    }
+
+    #[test]
+    fn byte_ranges_with_multibyte_text() {
+        let sql = "-- héllo ü\nSELECT 'é' FROM t;  INSERT INTO u SELECT 1";
+        let got = texts(sql);
+        assert_eq!(got[0].1, "SELECT 'é' FROM t");
+        assert_eq!(got[1].1, "INSERT INTO u SELECT 1");
+    }
+}

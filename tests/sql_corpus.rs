@@ -1,0 +1,127 @@
+//! Accuracy of the SQL front end on the labelled corpus (`../shared/corpus`, see its SPEC.md).
+//!
+//! Compares sinks, sources (dotted, sorted, unique) and statefulness of every non-skipped file with its
+//! label, prints every mismatch and the accuracy, and requires ≥ 99 % exact matches. Labels we believe are
+//! wrong are corrected by the explicit list [`DISPUTES`] (also documented in
+//! `tests/data/corpus-label-disputes.md`).
+
+use std::path::PathBuf;
+
+use flinkpipe::sql::{self, Statefulness};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Label {
+    file: String,
+    #[serde(default)]
+    skip: bool,
+    #[serde(default)]
+    sinks: Vec<String>,
+    #[serde(default)]
+    sources: Vec<String>,
+    #[serde(default)]
+    statefulness: String,
+}
+
+/// A corrected label: file, field, corrected value, reason (citing SPEC.md).
+struct Dispute {
+    file: &'static str,
+    sinks: Option<&'static [&'static str]>,
+    sources: Option<&'static [&'static str]>,
+    statefulness: Option<&'static str>,
+    #[allow(dead_code)]
+    reason: &'static str,
+}
+
+const DISPUTES: &[Dispute] = &[];
+
+fn corpus_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    assert!(
+        dir.join("labels.jsonl").is_file(),
+        "labelled corpus not found at {}: clone the shared material beside the repository (../shared/corpus)",
+        dir.display()
+    );
+    dir
+}
+
+fn state_name(s: Statefulness) -> &'static str {
+    match s {
+        Statefulness::None => "none",
+        Statefulness::Stateless => "stateless",
+        Statefulness::Stateful => "stateful",
+    }
+}
+
+#[test]
+fn corpus_accuracy() {
+    let dir = corpus_dir();
+    let labels = std::fs::read_to_string(dir.join("labels.jsonl")).expect("read labels.jsonl");
+    let (mut total, mut exact, mut fallback_statements, mut statements) =
+        (0usize, 0usize, 0usize, 0usize);
+    let mut fallback_files = Vec::new();
+    for line in labels.lines().filter(|l| !l.trim().is_empty()) {
+        let mut label: Label = serde_json::from_str(line).expect("label line");
+        if label.skip {
+            continue;
+        }
+        if let Some(d) = DISPUTES.iter().find(|d| d.file == label.file) {
+            if let Some(s) = d.sinks {
+                label.sinks = s.iter().map(|s| s.to_string()).collect();
+            }
+            if let Some(s) = d.sources {
+                label.sources = s.iter().map(|s| s.to_string()).collect();
+            }
+            if let Some(s) = d.statefulness {
+                label.statefulness = s.to_string();
+            }
+        }
+        let path = dir.join("sql").join(&label.file);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let a = sql::analyze(&text);
+        total += 1;
+        statements += a.statements.len();
+        let fb = a.statements.iter().filter(|s| s.fallback).count();
+        if fb > 0 {
+            fallback_statements += fb;
+            fallback_files.push((label.file.clone(), a.warnings.clone()));
+        }
+        let sinks: Vec<String> = a.sinks().iter().map(|n| n.dotted()).collect();
+        let sources: Vec<String> = a.sources().iter().map(|n| n.dotted()).collect();
+        let state = state_name(a.statefulness());
+        let mut exp_sinks = label.sinks.clone();
+        exp_sinks.sort();
+        exp_sinks.dedup();
+        let mut exp_sources = label.sources.clone();
+        exp_sources.sort();
+        exp_sources.dedup();
+        let ok = sinks == exp_sinks && sources == exp_sources && state == label.statefulness;
+        if ok {
+            exact += 1;
+        } else {
+            println!("MISMATCH {}", label.file);
+            if sinks != exp_sinks {
+                println!("  sinks    expected {exp_sinks:?}\n           got      {sinks:?}");
+            }
+            if sources != exp_sources {
+                println!("  sources  expected {exp_sources:?}\n           got      {sources:?}");
+            }
+            if state != label.statefulness {
+                println!("  state    expected {}  got {state}", label.statefulness);
+            }
+        }
+    }
+    println!("\nfallback: {fallback_statements} of {statements} statements");
+    for (f, w) in &fallback_files {
+        println!(
+            "  {f}: {:?}",
+            w.iter()
+                .map(|w| format!("{}:{} {}", w.line, w.column, w.message))
+                .collect::<Vec<_>>()
+        );
+    }
+    let accuracy = exact as f64 / total as f64 * 100.0;
+    println!("accuracy: {exact}/{total} = {accuracy:.2}% exact (sinks, sources, statefulness)");
+    assert!(accuracy >= 99.0, "accuracy {accuracy:.2}% below 99%");
+}
