@@ -3,12 +3,18 @@
 //! - [`model`]: the graph of tables and parent → child edges, its traversals and orderings (topological
 //!   order, waves, cycles).
 //! - [`select`]: dbt's node-selection grammar (`+t`, `t+2`, `@t`, `product:p1`, `+t,layer:fact`, …).
+//! - [`export`]: DOT, Mermaid and JSON renderings of the graph or a subset.
+//! - [`tree`]: a table's parent and child trees for `pipeline report`, and their `cargo tree`-like text.
 //!
 //! Pure library code: no I/O. The inventory builds the nodes and edges; the planner and the CLI consume the
 //! orderings.
 
+pub mod export;
 pub mod model;
 pub mod select;
+pub mod tree;
 
+pub use export::{to_dot, to_json, to_mermaid};
 pub use model::{EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank};
 pub use select::{SelectError, select};
+pub use tree::{TreeNode, child_tree, parent_tree, render_tree_text};
