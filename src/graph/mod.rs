@@ -2,7 +2,7 @@
 //!
 //! - [`model`]: the graph of tables and parent → child edges, its traversals and orderings (topological
 //!   order, waves, cycles).
-//! - [`select`]: dbt's node-selection grammar (`+t`, `t+2`, `@t`, `product:p1`, `+t,layer:fact`, …).
+//! - [`mod@select`]: dbt's node-selection grammar (`+t`, `t+2`, `@t`, `product:p1`, `+t,layer:fact`, …).
 //! - [`export`]: DOT, Mermaid and JSON renderings of the graph or a subset.
 //! - [`tree`]: a table's parent and child trees for `pipeline report`, and their `cargo tree`-like text.
 //!

@@ -152,7 +152,7 @@ impl PipelineGraph {
             index.insert(name, graph.add_node(node));
         }
 
-        let mut merged: BTreeMap<(NodeIndex, NodeIndex), EdgeKind> = BTreeMap::new();
+        let mut resolved: Vec<(NodeIndex, NodeIndex, EdgeKind)> = Vec::with_capacity(edges.len());
         let mut self_loops = BTreeMap::new();
         for (parent, child, kind) in edges {
             let lookup = |name: &str| {
@@ -166,14 +166,17 @@ impl PipelineGraph {
                     })
             };
             let (p, c) = (lookup(&parent)?, lookup(&child)?);
-            let slot = if p == c {
-                self_loops.entry(p).or_insert(kind)
+            if p == c {
+                let slot = self_loops.entry(p).or_insert(kind);
+                *slot = (*slot).min(kind); // Data < Like
             } else {
-                merged.entry((p, c)).or_insert(kind)
-            };
-            *slot = (*slot).min(kind); // Data < Like
+                resolved.push((p, c, kind));
+            }
         }
-        for ((p, c), kind) in merged {
+        // Sorted, a duplicate follows its twin and Data (< Like) comes first: keeping the first merges them.
+        resolved.sort_unstable();
+        resolved.dedup_by_key(|&mut (p, c, _)| (p, c));
+        for (p, c, kind) in resolved {
             graph.add_edge(p, c, kind);
         }
         Ok(PipelineGraph {

@@ -14,10 +14,15 @@ use super::model::{EdgeKind, GraphError, PipelineGraph};
 /// One table in a parent or child tree. In a parent tree `children` are the table's parents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TreeNode {
+    /// The table name.
     pub name: String,
+    /// The table's layer, as in [`super::NodeInfo::layer`].
     pub layer: String,
+    /// The table's product, if any.
     pub product: Option<String>,
+    /// The table folder, e.g. `pipelines/facts/p1/fct_order`.
     pub path: Option<String>,
+    /// True for an external table (read, never deployed).
     pub external: bool,
     /// The kind of the edge linking this table to the one above it in the tree; `None` for the root.
     pub edge: Option<EdgeKind>,
