@@ -4,7 +4,9 @@ mod graph_fixture;
 
 use std::collections::HashMap;
 
-use flinkpipe::graph::{EdgeKind, GraphError, NodeInfo, PipelineGraph};
+use flinkpipe::graph::{
+    EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank,
+};
 use graph_fixture::{Lcg, data, like, node, p2, p2_parts, set};
 
 #[test]
@@ -327,4 +329,27 @@ fn ten_thousand_table_dag_orders_correctly() {
     for a in ancestors.iter().step_by(50) {
         assert!(g.descendants(&[a.as_str()]).contains(last));
     }
+}
+
+#[test]
+fn layers_accept_folder_names_and_rank_for_deploy_order() {
+    assert_eq!(canonical_layer("facts"), "fact");
+    assert_eq!(canonical_layer("Sources"), "source");
+    assert_eq!(canonical_layer("stage"), "intermediate");
+    assert_eq!(canonical_layer("mv"), "view");
+    assert_eq!(canonical_layer("external"), "external_kafka");
+    assert_eq!(canonical_layer("dead_letter"), "dead_letter");
+    let ranks: Vec<u8> = [
+        "sources",
+        "seed",
+        "intermediates",
+        "dimension",
+        "facts",
+        "views",
+        "external_kafka",
+    ]
+    .into_iter()
+    .map(layer_rank)
+    .collect();
+    assert_eq!(ranks, [0, 1, 2, 3, 4, 5, 6]);
 }

@@ -51,6 +51,7 @@ fn methods_products_layers_paths_and_wildcards() {
     assert_eq!(sel("layer:fact"), ["e", "f", "p"]);
     assert_eq!(sel("layer:facts"), ["e", "f", "p"]);
     assert_eq!(sel("layer:sources"), ["src_a", "src_b", "src_x", "src_y"]);
+    assert_eq!(sel("layer:Intermediates,x+"), ["c", "d", "x", "z"]);
     assert_eq!(sel("path:pipelines/facts"), ["e", "f", "p"]);
     assert_eq!(sel("path:facts/p2/"), ["e", "f", "p"]);
     assert_eq!(sel("path:facts/p2/p"), ["p"]);

@@ -75,15 +75,17 @@ pub(crate) fn cycle_text(cycle: &[String]) -> String {
 
 /// The canonical layer for a layer or folder name, compared case-insensitively:
 /// `sources`/`src` → `source`, `intermediates`/`stage` → `intermediate`, `dimensions` → `dimension`,
-/// `facts` → `fact`, `views`/`mv` → `view`, `seeds` → `seed`. Anything else is returned unchanged.
+/// `facts` → `fact`, `views`/`mv` → `view`, `seeds` → `seed`, `external` → `external_kafka` (shift_left's
+/// type for `external_tables.json` entries). Anything else is returned unchanged.
 pub fn canonical_layer(layer: &str) -> &str {
-    const ALIASES: [(&str, &[&str]); 6] = [
+    const ALIASES: [(&str, &[&str]); 7] = [
         ("source", &["source", "sources", "src"]),
         ("seed", &["seed", "seeds"]),
         ("intermediate", &["intermediate", "intermediates", "stage"]),
         ("dimension", &["dimension", "dimensions"]),
         ("fact", &["fact", "facts"]),
         ("view", &["view", "views", "mv"]),
+        ("external_kafka", &["external_kafka", "external"]),
     ];
     ALIASES
         .iter()
