@@ -71,24 +71,20 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 /// does not parse, [`SelectError::UnknownTable`] / [`SelectError::NoMatch`] for one that matches nothing.
 /// An intersection that ends up empty is not an error.
 pub fn select(graph: &PipelineGraph, expr: &str) -> Result<BTreeSet<String>, SelectError> {
+    let words = split_words(expr);
+    if words.is_empty() {
+        return Err(SelectError::Empty);
+    }
     let mut union = vec![false; graph.len()];
-    let mut any = false;
-    for word in split_words(expr) {
-        let mut intersection: Option<Vec<bool>> = None;
+    for word in words {
+        let mut intersection = vec![true; graph.len()];
         for (column, token) in word {
             let mask = Selector::parse(token, column)?.eval(graph)?;
-            intersection = Some(match intersection {
-                None => mask,
-                Some(acc) => acc.iter().zip(&mask).map(|(a, b)| *a && *b).collect(),
-            });
+            for (i, m) in intersection.iter_mut().zip(mask) {
+                *i &= m;
+            }
         }
-        if let Some(mask) = intersection {
-            or_into(&mut union, &mask);
-        }
-        any = true;
-    }
-    if !any {
-        return Err(SelectError::Empty);
+        or_into(&mut union, &intersection);
     }
     Ok(graph.names_of(&union))
 }
