@@ -159,9 +159,7 @@ impl Dialect for FlinkDialect {
             }
             _ => return None,
         };
-        if word(parser.peek_nth_token_ref(1)).is_none() {
-            return None;
-        }
+        word(parser.peek_nth_token_ref(1))?;
         if prefix == MODEL_ARG
             && !matches!(
                 parser.peek_nth_token_ref(2).token,

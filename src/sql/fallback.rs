@@ -174,10 +174,8 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         } else if s.kw(i, Keyword::JOIN) {
             relation_at = Some(i + 1);
             let next_correlated = s.kw(i + 1, Keyword::LATERAL) || s.kw(i + 1, Keyword::UNNEST);
-            if !next_correlated
-                && !temporal_after(&s, i + 1)
-                && !(i > 0 && s.kw(i - 1, Keyword::CROSS))
-            {
+            let cross = i > 0 && s.kw(i - 1, Keyword::CROSS);
+            if !(next_correlated || cross || temporal_after(&s, i + 1)) {
                 push_reason(&mut f, StateReason::RegularJoin);
                 f.joins.regular += 1;
             }

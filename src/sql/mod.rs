@@ -132,7 +132,9 @@ fn parse_unit(
     unit: &StatementUnit,
     tokens: &[TokenWithSpan],
 ) -> Result<Vec<Statement>, ParserError> {
-    let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens.to_vec());
+    let mut owned = tokens.to_vec();
+    reorder_insert_partition(&mut owned);
+    let mut parser = Parser::new(dialect).with_tokens_with_locations(owned);
     if !unit.statement_set {
         let s = parser.parse_statement()?;
         expect_end(&parser)?;
@@ -168,6 +170,59 @@ fn parse_unit(
     Ok(members)
 }
 
+/// Flink writes `INSERT INTO t PARTITION (…) (cols) SELECT …`; sqlparser reads the column list before
+/// `PARTITION` (only its Hive dialect also accepts it after, and dialect checks are by type). The two groups
+/// are swapped in the token stream; spans are kept, so reported positions stay those of the file.
+fn reorder_insert_partition(tokens: &mut [TokenWithSpan]) {
+    let kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k);
+    let group_end = |tokens: &[TokenWithSpan], open: usize| -> Option<usize> {
+        let mut depth = 0usize;
+        for (j, t) in tokens.iter().enumerate().skip(open) {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    };
+    let mut i = 0;
+    while i + 1 < tokens.len() {
+        if kw(&tokens[i], Keyword::PARTITION) && i > 0 && tokens[i + 1].token == Token::LParen {
+            // Must follow `INSERT INTO|OVERWRITE [TABLE] name`.
+            let mut k = i - 1;
+            while k >= 2 && tokens[k - 1].token == Token::Period {
+                k -= 2;
+            }
+            let into = k >= 1
+                && (kw(&tokens[k - 1], Keyword::INTO)
+                    || kw(&tokens[k - 1], Keyword::OVERWRITE)
+                    || kw(&tokens[k - 1], Keyword::TABLE));
+            if into
+                && let Some(p_end) = group_end(tokens, i + 1)
+                && tokens
+                    .get(p_end + 1)
+                    .is_some_and(|t| t.token == Token::LParen)
+                && !tokens
+                    .get(p_end + 2)
+                    .is_some_and(|t| kw(t, Keyword::SELECT) || kw(t, Keyword::WITH))
+                && let Some(c_end) = group_end(tokens, p_end + 1)
+            {
+                // [PARTITION (…)] [(cols)] → [(cols)] [PARTITION (…)]
+                tokens[i..=c_end].rotate_left(p_end + 1 - i);
+                i = c_end + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
 fn expect_end(parser: &Parser) -> Result<(), ParserError> {
     let next = parser.peek_token();
     if next.token == Token::EOF {
@@ -201,52 +256,39 @@ fn error_message(e: &ParserError) -> String {
 /// The `DISTRIBUTED BY … | DISTRIBUTED INTO …` clause of a CREATE TABLE as written (whitespace normalised).
 fn distribution_text(sql: &str, lines: &LineIndex, tokens: &[TokenWithSpan]) -> Option<String> {
     let is = |t: &TokenWithSpan, k: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    const STOP: &[&str] = &[
+        "WITH",
+        "LIKE",
+        "AS",
+        "COMMENT",
+        "PARTITIONED",
+        "FRESHNESS",
+        "REFRESH_MODE",
+        "START_MODE",
+    ];
     let mut depth = 0i32;
     let mut start = None;
-    let mut last = None;
+    let mut last = 0;
     for (i, t) in tokens.iter().enumerate() {
+        if depth == 0 {
+            match start {
+                None if is(t, "DISTRIBUTED") => start = Some(i),
+                Some(_) if STOP.iter().any(|k| is(t, k)) => break,
+                _ => {}
+            }
+        }
         match t.token {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
             _ => {}
         }
-        if depth != 0 || t.token == Token::RParen {
-            continue;
+        if depth < 0 {
+            break; // the end of the column list of `CREATE TABLE … (…)` cannot follow; defensive
         }
-        if start.is_none() {
-            if is(t, "DISTRIBUTED") {
-                start = Some(i);
-                last = Some(i);
-            }
-            continue;
-        }
-        if [
-            "WITH",
-            "LIKE",
-            "AS",
-            "COMMENT",
-            "PARTITIONED",
-            "FRESHNESS",
-            "REFRESH_MODE",
-            "START_MODE",
-        ]
-        .iter()
-        .any(|k| is(t, k))
-        {
-            break;
-        }
-        last = Some(i);
+        last = i;
     }
-    // Include a closing parenthesis that ends the clause (`HASH(id)` without INTO).
-    let (s, mut e) = (start?, last?);
-    while e + 1 < tokens.len() && tokens[e + 1].token == Token::RParen && s < e + 1 {
-        let after = e + 2;
-        if after >= tokens.len() || !is(&tokens[after - 1], "") {
-            e += 1;
-            break;
-        }
-    }
-    let range = lines.offset(tokens[s].span.start)..lines.offset(tokens[e].span.end);
+    let s = start?;
+    let range = lines.offset(tokens[s].span.start)..lines.offset(tokens[last].span.end);
     let text = sql.get(range)?;
     Some(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }

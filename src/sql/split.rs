@@ -279,9 +279,11 @@ mod tests {
     fn unterminated_set_and_string_do_not_panic() {
         let got = texts("BEGIN STATEMENT SET; INSERT INTO a SELECT 1");
         assert_eq!(got.len(), 1);
+        // The tokenizer stops at the unterminated string: what precedes it is kept, the rest is reported.
         let f = split(&FlinkDialect, "SELECT 1; SELECT 'oops");
-        assert_eq!(f.statements.len(), 1);
+        assert_eq!(f.statements.len(), 2);
         assert_eq!(f.warnings.len(), 1);
+        assert_eq!((f.warnings[0].line, f.warnings[0].column), (1, 18));
     }
 
     #[test]
