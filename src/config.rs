@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("invalid config file {path}: {message}")]
     Parse { path: PathBuf, message: String },
 }
@@ -49,7 +52,12 @@ pub struct KafkaConfig {
 
 impl Default for KafkaConfig {
     fn default() -> Self {
-        KafkaConfig { cluster_type: "dev".into(), bootstrap_servers: None, cluster_id: None, src_topic_prefix: None }
+        KafkaConfig {
+            cluster_type: "dev".into(),
+            bootstrap_servers: None,
+            cluster_id: None,
+            src_topic_prefix: None,
+        }
     }
 }
 
@@ -105,10 +113,81 @@ pub struct FlinkpipeConfig {
 }
 
 const KNOWN: &[(&str, &[&str])] = &[
-    ("kafka", &["cluster_type", "bootstrap.servers", "cluster_id", "src_topic_prefix", "api_key", "api_secret", "sasl.username", "sasl.password", "security.protocol", "sasl.mechanisms", "session.timeout.ms", "pkafka_cluster", "reject_topics_prefixes"]),
-    ("confluent_cloud", &["environment_id", "organization_id", "cloud_provider", "cloud_region", "region", "service_account_id", "api_key", "api_secret", "page_size", "base_api", "glb_name", "url_scope"]),
-    ("flink", &["compute_pool_id", "catalog_name", "database_name", "api_key", "api_secret", "max_cfu", "max_cfu_percent_before_allocation", "poll_timer", "submission_timeout_seconds", "sql_endpoint", "flink_url"]),
-    ("app", &["accepted_common_products", "products", "post_fix_unit_test", "post_fix_integration_test", "cache_ttl", "logging", "timezone", "sql_content_modifier", "dml_naming_convention_modifier", "compute_pool_naming_convention_modifier", "data_limit_where_condition", "data_limit_replace_from_reg_ex", "data_limit_table_type", "data_limit_column_name_to_select_from", "modified_flink_files_file_name", "default_PK", "delta_max_time_in_min", "translator_to_flink_sql_agent", "report_output_dir"]),
+    (
+        "kafka",
+        &[
+            "cluster_type",
+            "bootstrap.servers",
+            "cluster_id",
+            "src_topic_prefix",
+            "api_key",
+            "api_secret",
+            "sasl.username",
+            "sasl.password",
+            "security.protocol",
+            "sasl.mechanisms",
+            "session.timeout.ms",
+            "pkafka_cluster",
+            "reject_topics_prefixes",
+        ],
+    ),
+    (
+        "confluent_cloud",
+        &[
+            "environment_id",
+            "organization_id",
+            "cloud_provider",
+            "cloud_region",
+            "region",
+            "service_account_id",
+            "api_key",
+            "api_secret",
+            "page_size",
+            "base_api",
+            "glb_name",
+            "url_scope",
+        ],
+    ),
+    (
+        "flink",
+        &[
+            "compute_pool_id",
+            "catalog_name",
+            "database_name",
+            "api_key",
+            "api_secret",
+            "max_cfu",
+            "max_cfu_percent_before_allocation",
+            "poll_timer",
+            "submission_timeout_seconds",
+            "sql_endpoint",
+            "flink_url",
+        ],
+    ),
+    (
+        "app",
+        &[
+            "accepted_common_products",
+            "products",
+            "post_fix_unit_test",
+            "post_fix_integration_test",
+            "cache_ttl",
+            "logging",
+            "timezone",
+            "sql_content_modifier",
+            "dml_naming_convention_modifier",
+            "compute_pool_naming_convention_modifier",
+            "data_limit_where_condition",
+            "data_limit_replace_from_reg_ex",
+            "data_limit_table_type",
+            "data_limit_column_name_to_select_from",
+            "modified_flink_files_file_name",
+            "default_PK",
+            "delta_max_time_in_min",
+            "translator_to_flink_sql_agent",
+            "report_output_dir",
+        ],
+    ),
     ("flinkpipe", &["layers", "statement_prefix"]),
     ("registry", &[]),
 ];
@@ -134,14 +213,22 @@ impl Config {
     ///
     /// Errors: unreadable file or invalid YAML (with the parser's line).
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
-        let Some(path) = path else { return Ok(Config::default()) };
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let Some(path) = path else {
+            return Ok(Config::default());
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::from_yaml(&text, path)
     }
 
     /// Parses YAML text; `path` is used in messages only.
     pub fn from_yaml(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let perr = |e: serde_yaml_ng::Error| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() };
+        let perr = |e: serde_yaml_ng::Error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
         let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(perr)?;
         let mut unknown = Vec::new();
         if let serde_yaml_ng::Value::Mapping(map) = &value {
@@ -150,7 +237,8 @@ impl Config {
                 match KNOWN.iter().find(|(s, _)| *s == key) {
                     None => unknown.push(key.to_string()),
                     Some((_, subkeys)) => {
-                        if let (serde_yaml_ng::Value::Mapping(sub), false) = (v, subkeys.is_empty()) {
+                        if let (serde_yaml_ng::Value::Mapping(sub), false) = (v, subkeys.is_empty())
+                        {
                             for sk in sub.keys() {
                                 let sk = sk.as_str().unwrap_or("?");
                                 if !subkeys.contains(&sk) {
@@ -162,7 +250,11 @@ impl Config {
                 }
             }
         }
-        let mut cfg: Config = if value.is_null() { Config::default() } else { serde_yaml_ng::from_value(value).map_err(perr)? };
+        let mut cfg: Config = if value.is_null() {
+            Config::default()
+        } else {
+            serde_yaml_ng::from_value(value).map_err(perr)?
+        };
         cfg.source = Some(path.to_path_buf());
         cfg.unknown_keys = unknown;
         Ok(cfg)
@@ -171,7 +263,11 @@ impl Config {
     /// The region used in statement names: `confluent_cloud.cloud_region`, else `confluent_cloud.region`,
     /// else `us-west-2` (shift_left's default).
     pub fn region(&self) -> &str {
-        self.confluent_cloud.cloud_region.as_deref().or(self.confluent_cloud.region.as_deref()).unwrap_or("us-west-2")
+        self.confluent_cloud
+            .cloud_region
+            .as_deref()
+            .or(self.confluent_cloud.region.as_deref())
+            .unwrap_or("us-west-2")
     }
 }
 
@@ -193,7 +289,10 @@ mod tests {
     #[test]
     fn invalid_yaml_names_the_file() {
         let err = Config::from_yaml("kafka: [", Path::new("cfg.yaml")).unwrap_err();
-        assert!(err.to_string().starts_with("invalid config file cfg.yaml:"), "{err}");
+        assert!(
+            err.to_string().starts_with("invalid config file cfg.yaml:"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -29,15 +29,30 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Error, code, file: None, line: None, column: None, message: message.into() }
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            file: None,
+            line: None,
+            column: None,
+            message: message.into(),
+        }
     }
 
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
     }
 
     /// Attaches a file (and optionally a line and column).
-    pub fn at(mut self, file: impl Into<String>, line: Option<usize>, column: Option<usize>) -> Self {
+    pub fn at(
+        mut self,
+        file: impl Into<String>,
+        line: Option<usize>,
+        column: Option<usize>,
+    ) -> Self {
         self.file = Some(file.into());
         self.line = line;
         self.column = column;
@@ -74,7 +89,9 @@ impl fmt::Display for Diagnostic {
 /// Sorts diagnostics (errors first, then by file, line) and removes exact duplicates.
 pub fn normalize(diags: &mut Vec<Diagnostic>) {
     diags.sort_by(|a, b| {
-        b.severity.cmp(&a.severity).then_with(|| (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message)))
+        b.severity.cmp(&a.severity).then_with(|| {
+            (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
+        })
     });
     diags.dedup();
 }

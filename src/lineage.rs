@@ -59,10 +59,22 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
                     table.name, r.name
                 );
                 if options.allow_unknown {
-                    diagnostics.push(Diagnostic::warning("unknown-table", format!("{msg}; kept as an external table")).at(r.file.clone(), Some(r.line), Some(r.column)));
+                    diagnostics.push(
+                        Diagnostic::warning(
+                            "unknown-table",
+                            format!("{msg}; kept as an external table"),
+                        )
+                        .at(r.file.clone(), Some(r.line), Some(r.column)),
+                    );
                     synthetic.push(r.name.clone());
                 } else {
-                    diagnostics.push(Diagnostic::error("unknown-table", format!("{msg} (use --allow-unknown to keep it as external)")).at(r.file.clone(), Some(r.line), Some(r.column)));
+                    diagnostics.push(
+                        Diagnostic::error(
+                            "unknown-table",
+                            format!("{msg} (use --allow-unknown to keep it as external)"),
+                        )
+                        .at(r.file.clone(), Some(r.line), Some(r.column)),
+                    );
                     continue;
                 }
             }
@@ -81,7 +93,10 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
     }
     for name in synthetic {
         let root_name = inventory.root_name.clone();
-        inventory.tables.entry(name.clone()).or_insert_with(|| inventory::external_table(&name, "common".into(), None, &root_name));
+        inventory
+            .tables
+            .entry(name.clone())
+            .or_insert_with(|| inventory::external_table(&name, "common".into(), None, &root_name));
     }
     let nodes: Vec<NodeInfo> = inventory
         .tables
@@ -97,11 +112,26 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
     let graph = PipelineGraph::build(nodes, edges).expect("every edge end is an inventory table");
     for cycle in graph.cycles() {
         let first = inventory.tables.get(&cycle[0]);
-        let file = first.and_then(|t| t.dml_ref.clone().or(t.ddl_ref.clone())).unwrap_or_default();
+        let file = first
+            .and_then(|t| t.dml_ref.clone().or(t.ddl_ref.clone()))
+            .unwrap_or_default();
         let mut path = cycle.clone();
         path.push(cycle[0].clone());
-        diagnostics.push(Diagnostic::error("cycle", format!("tables depend on each other in a cycle: {}", path.join(" -> "))).at(file, None, None));
+        diagnostics.push(
+            Diagnostic::error(
+                "cycle",
+                format!(
+                    "tables depend on each other in a cycle: {}",
+                    path.join(" -> ")
+                ),
+            )
+            .at(file, None, None),
+        );
     }
     diagnostics::normalize(&mut diagnostics);
-    Project { inventory, graph, diagnostics }
+    Project {
+        inventory,
+        graph,
+        diagnostics,
+    }
 }

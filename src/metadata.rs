@@ -101,11 +101,21 @@ pub fn definition(project: &Project, name: &str) -> Option<PipelineDefinition> {
         .filter_map(|p| inv.tables.get(p))
         .map(|p| {
             let mut pd = flat(p);
-            pd.children = g.children(&p.name).into_iter().filter_map(|c| inv.tables.get(c)).map(flat).collect();
+            pd.children = g
+                .children(&p.name)
+                .into_iter()
+                .filter_map(|c| inv.tables.get(c))
+                .map(flat)
+                .collect();
             pd
         })
         .collect();
-    def.children = g.children(name).into_iter().filter_map(|c| inv.tables.get(c)).map(flat).collect();
+    def.children = g
+        .children(name)
+        .into_iter()
+        .filter_map(|c| inv.tables.get(c))
+        .map(flat)
+        .collect();
     Some(def)
 }
 
@@ -163,14 +173,24 @@ pub fn graph_file(project: &Project) -> GraphFile {
             parents: g
                 .parent_edges(&t.name)
                 .into_iter()
-                .map(|(p, k)| GraphFileParent { table_name: p.to_string(), kind: format!("{k:?}").to_lowercase() })
+                .map(|(p, k)| GraphFileParent {
+                    table_name: p.to_string(),
+                    kind: format!("{k:?}").to_lowercase(),
+                })
                 .collect(),
-            children: g.children(&t.name).into_iter().map(str::to_string).collect(),
+            children: g
+                .children(&t.name)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             written_by: t.written_by.clone(),
             extra_sinks: t.extra_sinks.clone(),
         })
         .collect();
-    GraphFile { format: "flinkpipe-graph/1", tables }
+    GraphFile {
+        format: "flinkpipe-graph/1",
+        tables,
+    }
 }
 
 /// File name of the whole-graph file at the pipelines root.
@@ -189,9 +209,20 @@ pub fn write_all(project: &Project) -> std::io::Result<Vec<PathBuf>> {
         .tables
         .values()
         .filter(|t| !t.external)
-        .filter_map(|t| definition(project, &t.name).map(|d| (inv.disk_path(&t.folder).join(DEFINITION_FILE), to_json_pretty(&d))))
+        .filter_map(|t| {
+            definition(project, &t.name).map(|d| {
+                (
+                    inv.disk_path(&t.folder).join(DEFINITION_FILE),
+                    to_json_pretty(&d),
+                )
+            })
+        })
         .collect();
-    jobs.push((inv.root.join(GRAPH_FILE), to_json_pretty(&graph_file(project))));
-    jobs.par_iter().try_for_each(|(p, c)| write_atomic(p, c.as_bytes()))?;
+    jobs.push((
+        inv.root.join(GRAPH_FILE),
+        to_json_pretty(&graph_file(project)),
+    ));
+    jobs.par_iter()
+        .try_for_each(|(p, c)| write_atomic(p, c.as_bytes()))?;
     Ok(jobs.into_iter().map(|(p, _)| p).collect())
 }

@@ -8,7 +8,9 @@ use common::*;
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";
 
 fn ddl(name: &str) -> String {
-    format!("CREATE TABLE IF NOT EXISTS {name} (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka');\n")
+    format!(
+        "CREATE TABLE IF NOT EXISTS {name} (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka');\n"
+    )
 }
 
 fn validate(root: &std::path::Path) -> (i32, String) {
@@ -20,15 +22,31 @@ fn validate(root: &std::path::Path) -> (i32, String) {
 fn unknown_reference_is_an_error_with_file_and_line() {
     let (_t, root) = project(&[
         ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
-        ("intermediates/int_b/sql-scripts/ddl.int_b.sql", &ddl("int_b")),
-        ("intermediates/int_b/sql-scripts/dml.int_b.sql", "INSERT INTO int_b\nSELECT a.id\nFROM src_a a\nJOIN src_typo t ON a.id = t.id;\n"),
+        (
+            "intermediates/int_b/sql-scripts/ddl.int_b.sql",
+            &ddl("int_b"),
+        ),
+        (
+            "intermediates/int_b/sql-scripts/dml.int_b.sql",
+            "INSERT INTO int_b\nSELECT a.id\nFROM src_a a\nJOIN src_typo t ON a.id = t.id;\n",
+        ),
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("error[unknown-table]: pipelines/intermediates/int_b/sql-scripts/dml.int_b.sql:4:6:"), "{err}");
+    assert!(
+        err.contains(
+            "error[unknown-table]: pipelines/intermediates/int_b/sql-scripts/dml.int_b.sql:4:6:"
+        ),
+        "{err}"
+    );
     assert!(err.contains("'src_typo'"), "{err}");
     // --allow-unknown keeps it as an external node with a warning.
-    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap(), "--allow-unknown"]);
+    let o = flinkpipe(&[
+        "pipeline",
+        "validate",
+        root.to_str().unwrap(),
+        "--allow-unknown",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("warning[unknown-table]"));
 }
@@ -50,11 +68,17 @@ fn folder_without_sql_and_dml_ddl_mismatch() {
         ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
         ("sources/empty/sql-scripts/README.txt", "nothing"),
         ("facts/f/sql-scripts/ddl.f.sql", &ddl("fct_x")),
-        ("facts/f/sql-scripts/dml.f.sql", "INSERT INTO fct_y SELECT * FROM src_a;\n"),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO fct_y SELECT * FROM src_a;\n",
+        ),
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1);
-    assert!(err.contains("error[empty-table-folder]: pipelines/sources/empty/sql-scripts:"), "{err}");
+    assert!(
+        err.contains("error[empty-table-folder]: pipelines/sources/empty/sql-scripts:"),
+        "{err}"
+    );
     assert!(err.contains("error[dml-target-mismatch]: pipelines/facts/f/sql-scripts/dml.f.sql:1:13: the DML inserts into 'fct_y' but the DDL creates 'fct_x'"), "{err}");
 }
 
@@ -62,11 +86,20 @@ fn folder_without_sql_and_dml_ddl_mismatch() {
 fn cycles_are_named() {
     let (_t, root) = project(&[
         ("intermediates/a/sql-scripts/ddl.a.sql", &ddl("a")),
-        ("intermediates/a/sql-scripts/dml.a.sql", "INSERT INTO a SELECT * FROM c;"),
+        (
+            "intermediates/a/sql-scripts/dml.a.sql",
+            "INSERT INTO a SELECT * FROM c;",
+        ),
         ("intermediates/b/sql-scripts/ddl.b.sql", &ddl("b")),
-        ("intermediates/b/sql-scripts/dml.b.sql", "INSERT INTO b SELECT * FROM a;"),
+        (
+            "intermediates/b/sql-scripts/dml.b.sql",
+            "INSERT INTO b SELECT * FROM a;",
+        ),
         ("intermediates/c/sql-scripts/ddl.c.sql", &ddl("c")),
-        ("intermediates/c/sql-scripts/dml.c.sql", "INSERT INTO c SELECT * FROM b;"),
+        (
+            "intermediates/c/sql-scripts/dml.c.sql",
+            "INSERT INTO c SELECT * FROM b;",
+        ),
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1);
@@ -78,7 +111,10 @@ fn self_reference_is_a_warning_not_a_cycle() {
     let (_t, root) = project(&[
         ("sources/s/sql-scripts/ddl.s.sql", &ddl("staging")),
         ("facts/t/sql-scripts/ddl.t.sql", &ddl("tranlog")),
-        ("facts/t/sql-scripts/dml.t.sql", "INSERT INTO tranlog SELECT * FROM staging s WHERE s.id NOT IN (SELECT id FROM tranlog);"),
+        (
+            "facts/t/sql-scripts/dml.t.sql",
+            "INSERT INTO tranlog SELECT * FROM staging s WHERE s.id NOT IN (SELECT id FROM tranlog);",
+        ),
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 0, "{err}");
@@ -90,16 +126,32 @@ fn unreadable_files_are_reported_not_panicked() {
     let (_t, root) = project(&[
         ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
         ("sources/empty/sql-scripts/ddl.empty.sql", ""),
-        ("sources/comment/sql-scripts/ddl.comment.sql", "-- only a comment\n"),
+        (
+            "sources/comment/sql-scripts/ddl.comment.sql",
+            "-- only a comment\n",
+        ),
     ]);
     let bad = root.join("sources/latin1/sql-scripts");
     std::fs::create_dir_all(&bad).unwrap();
-    std::fs::write(bad.join("ddl.latin1.sql"), b"CREATE TABLE t (\n  caf\xe9 STRING\n);").unwrap();
+    std::fs::write(
+        bad.join("ddl.latin1.sql"),
+        b"CREATE TABLE t (\n  caf\xe9 STRING\n);",
+    )
+    .unwrap();
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("error[not-utf8]: pipelines/sources/latin1/sql-scripts/ddl.latin1.sql:2:6:"), "{err}");
-    assert!(err.contains("warning[empty-file]: pipelines/sources/empty/sql-scripts/ddl.empty.sql"), "{err}");
-    assert!(err.contains("warning[empty-file]: pipelines/sources/comment/sql-scripts/ddl.comment.sql"), "{err}");
+    assert!(
+        err.contains("error[not-utf8]: pipelines/sources/latin1/sql-scripts/ddl.latin1.sql:2:6:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning[empty-file]: pipelines/sources/empty/sql-scripts/ddl.empty.sql"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning[empty-file]: pipelines/sources/comment/sql-scripts/ddl.comment.sql"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -107,13 +159,28 @@ fn broken_sql_warns_with_line_and_keeps_references() {
     let (_t, root) = project(&[
         ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
         ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
-        ("facts/f/sql-scripts/dml.f.sql", "INSERT INTO f\nSELECT id,, FROM src_a WHERE (;\n"),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f\nSELECT id,, FROM src_a WHERE (;\n",
+        ),
     ]);
-    let o = flinkpipe(&["pipeline", "graph", root.to_str().unwrap(), "--format", "json"]);
+    let o = flinkpipe(&[
+        "pipeline",
+        "graph",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     let err = stderr(&o);
-    assert!(err.contains("warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:"), "{err}");
+    assert!(
+        err.contains("warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:"),
+        "{err}"
+    );
     let out = stdout(&o);
-    assert!(out.contains("\"parent\": \"src_a\"") && out.contains("\"child\": \"f\""), "{out}");
+    assert!(
+        out.contains("\"parent\": \"src_a\"") && out.contains("\"child\": \"f\""),
+        "{out}"
+    );
 }
 
 #[test]
@@ -121,12 +188,18 @@ fn failed_metadata_build_leaves_files_as_they_were() {
     let (_t, root) = project(&[
         ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
         ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
-        ("facts/f/sql-scripts/dml.f.sql", "INSERT INTO f SELECT * FROM missing_table;"),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f SELECT * FROM missing_table;",
+        ),
         ("facts/f/pipeline_definition.json", "{\"keep\": true}"),
     ]);
     let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(std::fs::read_to_string(root.join("facts/f/pipeline_definition.json")).unwrap(), "{\"keep\": true}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("facts/f/pipeline_definition.json")).unwrap(),
+        "{\"keep\": true}"
+    );
     assert!(!root.join("inventory.json").exists());
     assert!(!root.join("pipeline_graph.json").exists());
 }
@@ -137,9 +210,17 @@ fn usage_errors_exit_2_and_missing_dir_exits_1() {
     assert_eq!(o.status.code(), Some(2));
     let o = flinkpipe(&["table", "build-inventory", "/no/such/dir"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("/no/such/dir does not exist"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/no/such/dir does not exist"),
+        "{}",
+        stderr(&o)
+    );
     // Global options are accepted after the subcommand too.
     let o = flinkpipe(&["sql", "refs", "/no/such/file.sql", "--output", "json"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("\"code\": \"unreadable-file\""), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("\"code\": \"unreadable-file\""),
+        "{}",
+        stdout(&o)
+    );
 }

@@ -6,12 +6,19 @@ mod common;
 use common::*;
 use flinkpipe::config::Config;
 use flinkpipe::lineage::{self, LoadOptions, Project};
-use flinkpipe::plan::{build_plan, Action, PlanOptions, Scope, StatementNaming, StatementStatus};
+use flinkpipe::plan::{Action, PlanOptions, Scope, StatementNaming, StatementStatus, build_plan};
 use std::collections::BTreeMap;
 
 fn load() -> (tempfile::TempDir, Project) {
     let (tmp, root) = shift_left_fixture();
-    let project = lineage::load(&root, &Config::default(), LoadOptions { allow_unknown: false }).unwrap();
+    let project = lineage::load(
+        &root,
+        &Config::default(),
+        LoadOptions {
+            allow_unknown: false,
+        },
+    )
+    .unwrap();
     (tmp, project)
 }
 
@@ -22,9 +29,21 @@ fn parents(p: &Project, t: &str) -> Vec<String> {
 #[test]
 fn graph_matches_the_fixture_authors_intent() {
     let (_tmp, p) = load();
-    let errors: Vec<String> = p.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
-    assert!(errors.is_empty(), "unexpected errors:\n{}", errors.join("\n"));
-    assert_eq!(parents(&p, "p1_fct_order"), ["int_p1_table_1", "int_p1_table_2"]);
+    let errors: Vec<String> = p
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "unexpected errors:\n{}",
+        errors.join("\n")
+    );
+    assert_eq!(
+        parents(&p, "p1_fct_order"),
+        ["int_p1_table_1", "int_p1_table_2"]
+    );
     assert_eq!(parents(&p, "z"), ["x", "y"]);
     // shift_left's p2 graph (shift-left-compatibility.md §7).
     let expected: &[(&str, &[&str])] = &[
@@ -47,21 +66,33 @@ fn graph_matches_the_fixture_authors_intent() {
     assert_eq!(mv.table_type, "view");
     assert!(!p.inventory.tables.contains_key("No-Table"));
     // Table name comes from the DML's INSERT target, not the folder or DDL file name.
-    assert_eq!(p.inventory.tables["int_tag"].folder, "pipelines/intermediates/p1/int_test");
+    assert_eq!(
+        p.inventory.tables["int_tag"].folder,
+        "pipelines/intermediates/p1/int_test"
+    );
 }
 
 fn statuses(running: &[&str], naming: &StatementNaming, p: &Project) -> StatementStatus {
     let mut phases = BTreeMap::new();
     for t in running {
         let tb = &p.inventory.tables[*t];
-        let name = if tb.dml_ref.is_some() { naming.dml(&tb.product, t) } else { naming.ddl(&tb.product, t) };
+        let name = if tb.dml_ref.is_some() {
+            naming.dml(&tb.product, t)
+        } else {
+            naming.ddl(&tb.product, t)
+        };
         phases.insert(name, "RUNNING".to_string());
     }
     StatementStatus { phases }
 }
 
 fn actions(plan: &flinkpipe::plan::ExecutionPlan, a: Action) -> Vec<String> {
-    let mut v: Vec<String> = plan.nodes.iter().filter(|n| n.action == a).map(|n| n.table_name.clone()).collect();
+    let mut v: Vec<String> = plan
+        .nodes
+        .iter()
+        .filter(|n| n.action == a)
+        .map(|n| n.table_name.clone())
+        .collect();
     v.sort();
     v
 }
@@ -72,8 +103,18 @@ fn plan_f_with_descendants_matches_shift_left() {
     let (_tmp, p) = load();
     let naming = StatementNaming::from_config(&Config::default());
     let status = statuses(&["src_x", "x", "src_b", "b"], &naming, &p);
-    let opts = PlanOptions { may_start_descendants: true, ..Default::default() };
-    let plan = build_plan(&p, &naming, &status, &Scope::Tables(vec!["f".into()]), &opts).unwrap();
+    let opts = PlanOptions {
+        may_start_descendants: true,
+        ..Default::default()
+    };
+    let plan = build_plan(
+        &p,
+        &naming,
+        &status,
+        &Scope::Tables(vec!["f".into()]),
+        &opts,
+    )
+    .unwrap();
     assert_eq!(plan.nodes.len(), 12, "{plan:#?}");
     let mut to_run = actions(&plan, Action::Create);
     to_run.extend(actions(&plan, Action::Restart));
@@ -81,11 +122,20 @@ fn plan_f_with_descendants_matches_shift_left() {
     assert_eq!(to_run, ["c", "d", "e", "f", "p", "src_y", "y", "z"]);
     assert_eq!(actions(&plan, Action::Skip), ["b", "src_b", "src_x", "x"]);
     // Parents before children, always.
-    let pos: BTreeMap<&str, usize> = plan.nodes.iter().enumerate().map(|(i, n)| (n.table_name.as_str(), i)).collect();
+    let pos: BTreeMap<&str, usize> = plan
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.table_name.as_str(), i))
+        .collect();
     for n in &plan.nodes {
         for parent in &n.parents {
             if let Some(pp) = pos.get(parent.as_str()) {
-                assert!(*pp < pos[n.table_name.as_str()], "{parent} after {}", n.table_name);
+                assert!(
+                    *pp < pos[n.table_name.as_str()],
+                    "{parent} after {}",
+                    n.table_name
+                );
             }
         }
     }
@@ -100,10 +150,23 @@ fn plan_z_force_ancestors_matches_shift_left() {
     let naming = StatementNaming::from_config(&Config::default());
     let all: Vec<&str> = p.inventory.tables.keys().map(String::as_str).collect();
     let status = statuses(&all, &naming, &p);
-    let opts = PlanOptions { force_ancestors: true, ..Default::default() };
-    let plan = build_plan(&p, &naming, &status, &Scope::Tables(vec!["z".into()]), &opts).unwrap();
+    let opts = PlanOptions {
+        force_ancestors: true,
+        ..Default::default()
+    };
+    let plan = build_plan(
+        &p,
+        &naming,
+        &status,
+        &Scope::Tables(vec!["z".into()]),
+        &opts,
+    )
+    .unwrap();
     let names: Vec<&str> = plan.nodes.iter().map(|n| n.table_name.as_str()).collect();
     assert_eq!(names, ["src_x", "src_y", "x", "y", "z"]);
     assert!(plan.nodes.iter().all(|n| n.action == Action::Restart));
-    assert_eq!(plan.nodes.iter().map(|n| n.wave).collect::<Vec<_>>(), [Some(0), Some(0), Some(1), Some(1), Some(2)]);
+    assert_eq!(
+        plan.nodes.iter().map(|n| n.wave).collect::<Vec<_>>(),
+        [Some(0), Some(0), Some(1), Some(1), Some(2)]
+    );
 }

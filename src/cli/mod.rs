@@ -57,8 +57,13 @@ fn init_logging(verbose: u8) {
         1 => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FLINKPIPE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().try_init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FLINKPIPE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
 }
 
 /// Runs a parsed command line.
@@ -76,13 +81,23 @@ pub(crate) fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
     let path = Config::locate(global.config.as_deref());
     let cfg = Config::load(path.as_deref())?;
     for k in &cfg.unknown_keys {
-        eprintln!("warning[config]: {}: unknown key '{k}' ignored", cfg.source.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+        eprintln!(
+            "warning[config]: {}: unknown key '{k}' ignored",
+            cfg.source
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
     }
     Ok(cfg)
 }
 
 /// Loads the project, prints its diagnostics on stderr and returns it.
-pub(crate) fn load_project(global: &GlobalArgs, dir: &Path, allow_unknown: bool) -> Result<Project, Failure> {
+pub(crate) fn load_project(
+    global: &GlobalArgs,
+    dir: &Path,
+    allow_unknown: bool,
+) -> Result<Project, Failure> {
     let cfg = load_config(global)?;
     let project = lineage::load(dir, &cfg, LoadOptions { allow_unknown })?;
     print_diagnostics(&project.diagnostics);
@@ -102,7 +117,10 @@ pub(crate) fn print_diagnostics(diags: &[Diagnostic]) {
 
 /// Prints a value as pretty JSON on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
-    println!("{}", serde_json::to_string_pretty(value).expect("plain data serialises"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("plain data serialises")
+    );
 }
 
 pub(crate) fn is_json(global: &GlobalArgs) -> bool {

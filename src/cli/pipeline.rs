@@ -1,7 +1,7 @@
 //! `flinkpipe pipeline …`: metadata, validation, reports, graph export and execution plans.
 
 use super::args::{GlobalArgs, GraphFormat, PipelineCommand, PlanArgs};
-use super::{is_json, load_config, load_project, print_json, render, CmdResult, Failure};
+use super::{CmdResult, Failure, is_json, load_config, load_project, print_json, render};
 use crate::fsutil::{to_json_pretty, write_atomic};
 use crate::graph;
 use crate::inventory::shift_left::to_inventory_file;
@@ -20,7 +20,10 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
             }
             let written = metadata::write_all(&project)?;
             let inv_path = dir.pipelines.join(super::table::INVENTORY_FILE);
-            write_atomic(&inv_path, to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes())?;
+            write_atomic(
+                &inv_path,
+                to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
+            )?;
             if is_json(global) {
                 print_json(&metadata::graph_file(&project));
             } else {
@@ -49,7 +52,9 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
             }
             Ok(!project.has_errors())
         }
-        PipelineCommand::Report { .. } | PipelineCommand::Graph { .. } => Err(Failure("pending graph module".into())),
+        PipelineCommand::Report { .. } | PipelineCommand::Graph { .. } => {
+            Err(Failure("pending graph module".into()))
+        }
         PipelineCommand::BuildExecutionPlan(args) => build_execution_plan(global, args),
     }
 }
@@ -70,7 +75,9 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
     } else if let Some(f) = &args.table_list_file_name {
         Scope::Tables(read_table_list(f)?)
     } else {
-        return Err(Failure("give a scope: --table-name, --product-name, --dir or --table-list-file-name".into()));
+        return Err(Failure(
+            "give a scope: --table-name, --product-name, --dir or --table-list-file-name".into(),
+        ));
     };
     let exclude: BTreeSet<String> = match &args.exclude_table_file_name {
         Some(f) => read_table_list(f)?.into_iter().collect(),
@@ -110,13 +117,28 @@ pub fn render_plan(plan: &plan::ExecutionPlan) -> String {
                 n.product_name.clone(),
                 n.table_type.clone(),
                 n.upgrade_mode.to_string(),
-                n.dml_statement_name.clone().or(n.ddl_statement_name.clone()).unwrap_or_else(|| "-".into()),
+                n.dml_statement_name
+                    .clone()
+                    .or(n.ddl_statement_name.clone())
+                    .unwrap_or_else(|| "-".into()),
                 n.reason.clone(),
             ]
         })
         .collect();
     let mut out = format!("Execution plan for {}\n\n", plan.scope);
-    out.push_str(&render::table(&["wave", "action", "table", "product", "type", "mode", "statement", "reason"], &rows));
+    out.push_str(&render::table(
+        &[
+            "wave",
+            "action",
+            "table",
+            "product",
+            "type",
+            "mode",
+            "statement",
+            "reason",
+        ],
+        &rows,
+    ));
     let count = |a: plan::Action| plan.nodes.iter().filter(|n| n.action == a).count();
     out.push_str(&format!(
         "\n{} tables: {} to create, {} to restart, {} to skip; {} wave(s)\n",
@@ -132,23 +154,47 @@ pub fn render_plan(plan: &plan::ExecutionPlan) -> String {
 /// Reads a table list: one name per line (`#` comments), a JSON array of names, shift_left's
 /// `modified_flink_files.json` (`file_list[].table_name`) or `impacted_tables.json` (`impacted_tables`).
 pub fn read_table_list(path: &Path) -> Result<Vec<String>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| Failure(format!("cannot read table list {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("cannot read table list {}: {e}", path.display())))?;
     let trimmed = text.trim_start();
     let mut names: Vec<String> = if trimmed.starts_with('[') || trimmed.starts_with('{') {
-        let v: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| Failure(format!("invalid JSON in table list {}: {e}", path.display())))?;
-        let strings = |a: &serde_json::Value| a.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect::<Vec<_>>());
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Failure(format!(
+                "invalid JSON in table list {}: {e}",
+                path.display()
+            ))
+        })?;
+        let strings = |a: &serde_json::Value| {
+            a.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect::<Vec<_>>()
+            })
+        };
         if let Some(list) = strings(&v) {
             list
         } else if let Some(list) = v.get("file_list").and_then(|f| f.as_array()) {
-            list.iter().filter_map(|x| x.get("table_name").and_then(|t| t.as_str()).map(str::to_string)).collect()
+            list.iter()
+                .filter_map(|x| {
+                    x.get("table_name")
+                        .and_then(|t| t.as_str())
+                        .map(str::to_string)
+                })
+                .collect()
         } else if let Some(list) = v.get("impacted_tables").and_then(strings) {
             list
         } else {
-            return Err(Failure(format!("table list {}: expected a JSON list of table names", path.display())));
+            return Err(Failure(format!(
+                "table list {}: expected a JSON list of table names",
+                path.display()
+            )));
         }
     } else {
-        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect()
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
     };
     names.sort();
     names.dedup();

@@ -1,7 +1,7 @@
 //! `flinkpipe project …`: project-wide reports.
 
 use super::args::{GlobalArgs, ProjectCommand};
-use super::{is_json, load_project, print_json, render, CmdResult};
+use super::{CmdResult, is_json, load_project, print_json, render};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -27,17 +27,49 @@ pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
                 .map(|t| CrossProduct {
                     table_name: t.name.clone(),
                     product_name: t.product.clone(),
-                    parents: project.graph.parents(&t.name).into_iter().filter(|p| product(p) != t.product && !inv.tables[*p].external).map(str::to_string).collect(),
-                    children: project.graph.children(&t.name).into_iter().filter(|c| product(c) != t.product).map(str::to_string).collect(),
+                    parents: project
+                        .graph
+                        .parents(&t.name)
+                        .into_iter()
+                        .filter(|p| product(p) != t.product && !inv.tables[*p].external)
+                        .map(str::to_string)
+                        .collect(),
+                    children: project
+                        .graph
+                        .children(&t.name)
+                        .into_iter()
+                        .filter(|c| product(c) != t.product)
+                        .map(str::to_string)
+                        .collect(),
                 })
                 .filter(|r| !r.parents.is_empty() || !r.children.is_empty())
                 .collect();
             if is_json(global) {
                 print_json(&rows);
             } else {
-                let body: Vec<Vec<String>> =
-                    rows.iter().map(|r| vec![r.table_name.clone(), r.product_name.clone(), r.parents.join(", "), r.children.join(", ")]).collect();
-                print!("{}", render::table(&["table", "product", "parents in other products", "children in other products"], &body));
+                let body: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            r.table_name.clone(),
+                            r.product_name.clone(),
+                            r.parents.join(", "),
+                            r.children.join(", "),
+                        ]
+                    })
+                    .collect();
+                print!(
+                    "{}",
+                    render::table(
+                        &[
+                            "table",
+                            "product",
+                            "parents in other products",
+                            "children in other products"
+                        ],
+                        &body
+                    )
+                );
             }
             Ok(!project.has_errors())
         }
@@ -53,9 +85,17 @@ pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
                 })
                 .collect();
             if is_json(global) {
-                print_json(&rows.iter().map(|(t, c)| serde_json::json!({"table_name": t, "child": c})).collect::<Vec<_>>());
+                print_json(
+                    &rows
+                        .iter()
+                        .map(|(t, c)| serde_json::json!({"table_name": t, "child": c}))
+                        .collect::<Vec<_>>(),
+                );
             } else {
-                let body: Vec<Vec<String>> = rows.iter().map(|(t, c)| vec![t.clone(), c.clone()]).collect();
+                let body: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|(t, c)| vec![t.clone(), c.clone()])
+                    .collect();
                 print!("{}", render::table(&["table", "only child"], &body));
             }
             Ok(!project.has_errors())

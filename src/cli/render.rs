@@ -24,7 +24,15 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     };
     let mut out = line(header.to_vec());
     out.push('\n');
-    out.push_str(&line(width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().iter().map(String::as_str).collect()));
+    out.push_str(&line(
+        width
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect(),
+    ));
     out.push('\n');
     for r in rows {
         out.push_str(&line(r.iter().map(String::as_str).collect()));

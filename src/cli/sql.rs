@@ -1,7 +1,7 @@
 //! `flinkpipe sql …`: the SQL front end on files.
 
 use super::args::{GlobalArgs, SqlCommand};
-use super::{is_json, print_json, CmdResult};
+use super::{CmdResult, is_json, print_json};
 use crate::diagnostics::Diagnostic;
 use crate::project::scan::read_sql;
 use crate::sql::{Statefulness, StatementKind};
@@ -68,7 +68,13 @@ pub(super) fn run(global: &GlobalArgs, cmd: &SqlCommand) -> CmdResult {
                     println!("{}", f.file);
                     println!("  sinks:        {}", f.sinks.join(", "));
                     println!("  sources:      {}", f.sources.join(", "));
-                    println!("  statefulness: {}", serde_json::to_value(f.statefulness).unwrap().as_str().unwrap_or(""));
+                    println!(
+                        "  statefulness: {}",
+                        serde_json::to_value(f.statefulness)
+                            .unwrap()
+                            .as_str()
+                            .unwrap_or("")
+                    );
                     for s in &f.statements {
                         println!(
                             "  line {:>4}  {:<26} sinks [{}] sources [{}]",

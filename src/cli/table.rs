@@ -1,11 +1,11 @@
 //! `flinkpipe table …`: the inventory.
 
 use super::args::{GlobalArgs, TableCommand};
-use super::{is_json, load_config, print_diagnostics, print_json, CmdResult};
+use super::{CmdResult, is_json, load_config, print_diagnostics, print_json};
 use crate::fsutil::{to_json_pretty, write_atomic};
-use crate::inventory::shift_left::to_inventory_file;
 use crate::inventory::Inventory;
-use crate::project::{scan, Layout};
+use crate::inventory::shift_left::to_inventory_file;
+use crate::project::{Layout, scan};
 
 /// File name of the inventory at the pipelines root.
 pub const INVENTORY_FILE: &str = "inventory.json";
@@ -14,7 +14,10 @@ pub(super) fn run(global: &GlobalArgs, cmd: &TableCommand) -> CmdResult {
     match cmd {
         TableCommand::BuildInventory { dir } => {
             let cfg = load_config(global)?;
-            let scanned = scan(&dir.pipelines, &Layout::with_overrides(&cfg.flinkpipe.layers))?;
+            let scanned = scan(
+                &dir.pipelines,
+                &Layout::with_overrides(&cfg.flinkpipe.layers),
+            )?;
             let inv = Inventory::build(&scanned, &cfg);
             let mut diags = inv.diagnostics.clone();
             crate::diagnostics::normalize(&mut diags);

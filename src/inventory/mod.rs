@@ -11,7 +11,9 @@ pub mod shift_left;
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::project::{ScanResult, TableFolder};
-use crate::sql::{FileAnalysis, JoinCounts, StateReason, Statefulness, StatementKind, TableName, TableRef};
+use crate::sql::{
+    FileAnalysis, JoinCounts, StateReason, Statefulness, StatementKind, TableName, TableRef,
+};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -78,7 +80,10 @@ pub struct Table {
 impl Table {
     /// The table's `connector` WITH option, if any.
     pub fn connector(&self) -> Option<&str> {
-        self.with_options.iter().find(|(k, _)| k == "connector").map(|(_, v)| v.as_str())
+        self.with_options
+            .iter()
+            .find(|(k, _)| k == "connector")
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -108,7 +113,16 @@ pub fn resolve_name(name: &TableName, config: &Config) -> String {
 }
 
 /// Connectors that serve lookup (processing-time) joins without keeping join state.
-const LOOKUP_CONNECTORS: &[&str] = &["jdbc", "hbase-1.4", "hbase-2.2", "hbase", "mongodb", "redis", "http", "hive"];
+const LOOKUP_CONNECTORS: &[&str] = &[
+    "jdbc",
+    "hbase-1.4",
+    "hbase-2.2",
+    "hbase",
+    "mongodb",
+    "redis",
+    "http",
+    "hive",
+];
 
 impl Inventory {
     /// Builds the inventory from a scan.
@@ -120,14 +134,27 @@ impl Inventory {
         let mut diagnostics = scan.diagnostics.clone();
         let mut tables: BTreeMap<String, Table> = BTreeMap::new();
         for folder in &scan.folders {
-            let Some(table) = table_from_folder(folder, config, &mut diagnostics) else { continue };
+            let Some(table) = table_from_folder(folder, config, &mut diagnostics) else {
+                continue;
+            };
             if let Some(existing) = tables.get(&table.name) {
                 diagnostics.push(
                     Diagnostic::error(
                         "duplicate-table",
-                        format!("table '{}' is defined by two folders: {} and {}", table.name, existing.folder, table.folder),
+                        format!(
+                            "table '{}' is defined by two folders: {} and {}",
+                            table.name, existing.folder, table.folder
+                        ),
                     )
-                    .at(table.ddl_ref.clone().or(table.dml_ref.clone()).unwrap_or(table.folder.clone()), None, None),
+                    .at(
+                        table
+                            .ddl_ref
+                            .clone()
+                            .or(table.dml_ref.clone())
+                            .unwrap_or(table.folder.clone()),
+                        None,
+                        None,
+                    ),
                 );
                 continue;
             }
@@ -138,7 +165,12 @@ impl Inventory {
             tables.entry(ext.name.clone()).or_insert(ext);
         }
         classify_lookup_joins(&mut tables);
-        Inventory { root_name: scan.root_name.clone(), root: scan.root.clone(), tables, diagnostics }
+        Inventory {
+            root_name: scan.root_name.clone(),
+            root: scan.root.clone(),
+            tables,
+            diagnostics,
+        }
     }
 
     /// Whether any diagnostic is an error.
@@ -148,17 +180,32 @@ impl Inventory {
 }
 
 /// Tables written by another table's statement set take that statement's reads as their own.
-fn attach_statement_set_sinks(tables: &mut BTreeMap<String, Table>, diagnostics: &mut Vec<Diagnostic>) {
+fn attach_statement_set_sinks(
+    tables: &mut BTreeMap<String, Table>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let writers: Vec<(String, Vec<String>, Vec<Reference>, Option<String>)> = tables
         .values()
         .filter(|t| !t.extra_sinks.is_empty())
-        .map(|t| (t.name.clone(), t.extra_sinks.clone(), t.reads.clone(), t.dml_ref.clone()))
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.extra_sinks.clone(),
+                t.reads.clone(),
+                t.dml_ref.clone(),
+            )
+        })
         .collect();
     for (writer, sinks, reads, dml_ref) in writers {
         for sink in sinks {
-            let Some(target) = tables.get_mut(&sink) else { continue };
+            let Some(target) = tables.get_mut(&sink) else {
+                continue;
+            };
             if target.dml_ref.is_some() || target.written_by.is_some() {
-                let other = target.written_by.clone().unwrap_or_else(|| target.name.clone());
+                let other = target
+                    .written_by
+                    .clone()
+                    .unwrap_or_else(|| target.name.clone());
                 diagnostics.push(
                     Diagnostic::error(
                         "table-written-twice",
@@ -170,7 +217,11 @@ fn attach_statement_set_sinks(tables: &mut BTreeMap<String, Table>, diagnostics:
             }
             target.written_by = Some(writer.clone());
             for r in reads.iter().filter(|r| r.name != sink) {
-                if !target.reads.iter().any(|x| x.name == r.name && x.kind == r.kind) {
+                if !target
+                    .reads
+                    .iter()
+                    .any(|x| x.name == r.name && x.kind == r.kind)
+                {
                     target.reads.push(r.clone());
                 }
             }
@@ -184,14 +235,22 @@ fn attach_statement_set_sinks(tables: &mut BTreeMap<String, Table>, diagnostics:
 fn classify_lookup_joins(tables: &mut BTreeMap<String, Table>) {
     let lookup: BTreeSet<String> = tables
         .values()
-        .filter(|t| t.connector().is_some_and(|c| LOOKUP_CONNECTORS.contains(&c)))
+        .filter(|t| {
+            t.connector()
+                .is_some_and(|c| LOOKUP_CONNECTORS.contains(&c))
+        })
         .map(|t| t.name.clone())
         .collect();
     for t in tables.values_mut() {
-        if t.statefulness != Statefulness::Stateful || !t.state_reasons.contains(&StateReason::TemporalJoin) {
+        if t.statefulness != Statefulness::Stateful
+            || !t.state_reasons.contains(&StateReason::TemporalJoin)
+        {
             continue;
         }
-        let only_temporal = t.state_reasons.iter().all(|r| *r == StateReason::TemporalJoin);
+        let only_temporal = t
+            .state_reasons
+            .iter()
+            .all(|r| *r == StateReason::TemporalJoin);
         if only_temporal && t.temporal_sources_all_lookup(&lookup) {
             t.statefulness = Statefulness::Stateless;
             t.state_reasons.clear();
@@ -201,13 +260,29 @@ fn classify_lookup_joins(tables: &mut BTreeMap<String, Table>) {
 
 impl Table {
     fn temporal_sources_all_lookup(&self, lookup: &BTreeSet<String>) -> bool {
-        !self.temporal_join_sources.is_empty() && self.temporal_join_sources.iter().all(|s| lookup.contains(s))
+        !self.temporal_join_sources.is_empty()
+            && self
+                .temporal_join_sources
+                .iter()
+                .all(|s| lookup.contains(s))
     }
 }
 
-fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diagnostic>) -> Option<Table> {
-    let dml_target = folder.dml.as_ref().and_then(|f| first_insert_target(&f.analysis)).map(|r| (resolve_name(&r.name, config), r));
-    let ddl_target = folder.ddl.as_ref().and_then(|f| first_created(&f.analysis)).map(|(r, k)| (resolve_name(&r.name, config), r, k));
+fn table_from_folder(
+    folder: &TableFolder,
+    config: &Config,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Table> {
+    let dml_target = folder
+        .dml
+        .as_ref()
+        .and_then(|f| first_insert_target(&f.analysis))
+        .map(|r| (resolve_name(&r.name, config), r));
+    let ddl_target = folder
+        .ddl
+        .as_ref()
+        .and_then(|f| first_created(&f.analysis))
+        .map(|(r, k)| (resolve_name(&r.name, config), r, k));
 
     if let (Some((dml_name, dml_ref)), Some((ddl_name, ddl_ref, _))) = (&dml_target, &ddl_target) {
         if dml_name != ddl_name {
@@ -230,7 +305,12 @@ fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diag
         (Some((n, _)), _) => n.clone(),
         (None, Some((n, _, _))) => n.clone(),
         (None, None) => {
-            if folder.ddl.iter().chain(folder.dml.iter()).any(|f| f.readable && !f.analysis.statements.is_empty()) {
+            if folder
+                .ddl
+                .iter()
+                .chain(folder.dml.iter())
+                .any(|f| f.readable && !f.analysis.statements.is_empty())
+            {
                 let file = folder.dml.as_ref().or(folder.ddl.as_ref()).unwrap();
                 diags.push(
                     Diagnostic::error(
@@ -250,7 +330,11 @@ fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diag
     let mut statefulness = Statefulness::None;
     let mut reasons = BTreeSet::new();
     let mut temporal = BTreeSet::new();
-    let files = folder.ddl.iter().map(|f| (f, false)).chain(folder.dml.iter().map(|f| (f, true)));
+    let files = folder
+        .ddl
+        .iter()
+        .map(|f| (f, false))
+        .chain(folder.dml.iter().map(|f| (f, true)));
     for (file, is_dml) in files {
         let temporaries = temporary_sinks(&file.analysis);
         for st in &file.analysis.statements {
@@ -272,10 +356,23 @@ fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diag
                 if temporaries.contains(&src.name) {
                     continue;
                 }
-                let kind = if st.like_sources.contains(&src.name) { ReadKind::Like } else { ReadKind::Data };
+                let kind = if st.like_sources.contains(&src.name) {
+                    ReadKind::Like
+                } else {
+                    ReadKind::Data
+                };
                 let key = resolve_name(&src.name, config);
-                let (line, column) = src.span.map(|s| (s.start.line, s.start.column)).unwrap_or((st.line, 1));
-                reads.push(Reference { name: key, kind, file: file.rel.clone(), line, column });
+                let (line, column) = src
+                    .span
+                    .map(|s| (s.start.line, s.start.column))
+                    .unwrap_or((st.line, 1));
+                reads.push(Reference {
+                    name: key,
+                    kind,
+                    file: file.rel.clone(),
+                    line,
+                    column,
+                });
             }
             if is_dml && matches!(st.kind, StatementKind::Insert | StatementKind::StatementSet) {
                 for sink in st.sinks.iter().filter(|s| !temporaries.contains(&s.name)) {
@@ -298,10 +395,15 @@ fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diag
         }
     }
     // One entry per (name, kind), keeping the first location; Data wins over Like for the same name.
-    reads.sort_by(|a, b| (&a.name, a.kind, &a.file, a.line).cmp(&(&b.name, b.kind, &b.file, b.line)));
+    reads.sort_by(|a, b| {
+        (&a.name, a.kind, &a.file, a.line).cmp(&(&b.name, b.kind, &b.file, b.line))
+    });
     reads.dedup_by(|b, a| a.name == b.name);
 
-    let ddl_stmt = folder.ddl.as_ref().and_then(|f| first_created_statement(&f.analysis));
+    let ddl_stmt = folder
+        .ddl
+        .as_ref()
+        .and_then(|f| first_created_statement(&f.analysis));
     Some(Table {
         name,
         product: folder.product.clone(),
@@ -326,15 +428,26 @@ fn table_from_folder(folder: &TableFolder, config: &Config, diags: &mut Vec<Diag
 
 /// The first INSERT target of a file (the first sink of a statement set counts).
 pub fn first_insert_target(a: &FileAnalysis) -> Option<&TableRef> {
-    a.statements.iter().filter(|s| matches!(s.kind, StatementKind::Insert | StatementKind::StatementSet)).find_map(|s| s.sinks.first())
+    a.statements
+        .iter()
+        .filter(|s| matches!(s.kind, StatementKind::Insert | StatementKind::StatementSet))
+        .find_map(|s| s.sinks.first())
 }
 
 fn is_create(kind: StatementKind) -> bool {
-    matches!(kind, StatementKind::CreateTable | StatementKind::Ctas | StatementKind::CreateMaterializedTable | StatementKind::CreateView)
+    matches!(
+        kind,
+        StatementKind::CreateTable
+            | StatementKind::Ctas
+            | StatementKind::CreateMaterializedTable
+            | StatementKind::CreateView
+    )
 }
 
 fn first_created_statement(a: &FileAnalysis) -> Option<&crate::sql::StatementInfo> {
-    a.statements.iter().find(|s| is_create(s.kind) && !s.temporary && !s.sinks.is_empty())
+    a.statements
+        .iter()
+        .find(|s| is_create(s.kind) && !s.temporary && !s.sinks.is_empty())
 }
 
 /// The first persistent relation a DDL file creates, with the creating statement's kind.
@@ -345,7 +458,11 @@ pub fn first_created(a: &FileAnalysis) -> Option<(&TableRef, StatementKind)> {
 /// Names of `TEMPORARY` tables and views a file creates: they resolve inside the file only
 /// (tricky-flink-sql.md §27).
 fn temporary_sinks(a: &FileAnalysis) -> BTreeSet<TableName> {
-    a.statements.iter().filter(|s| s.temporary).flat_map(|s| s.sinks.iter().map(|r| r.name.clone())).collect()
+    a.statements
+        .iter()
+        .filter(|s| s.temporary)
+        .flat_map(|s| s.sinks.iter().map(|r| r.name.clone()))
+        .collect()
 }
 
 #[derive(serde::Deserialize)]
@@ -365,33 +482,58 @@ struct ExternalEntry {
 
 /// Reads every `seeds/external_tables.json` under the root (shift_left's manifest:
 /// `{"tables":[{"table_name","kafka_topic","product_name"}]}`).
-fn read_external_manifests(root: &Path, root_name: &str, diags: &mut Vec<Diagnostic>) -> Vec<Table> {
+fn read_external_manifests(
+    root: &Path,
+    root_name: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Table> {
     let mut out = Vec::new();
-    let walker = walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
-        let n = e.file_name().to_string_lossy();
-        e.depth() == 0 || !(n.starts_with('.') || n == "sql-scripts" || n == "tests")
-    });
+    let walker = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(n.starts_with('.') || n == "sql-scripts" || n == "tests")
+        });
     for entry in walker.filter_map(Result::ok) {
         if entry.file_name() != "external_tables.json" {
             continue;
         }
-        let in_seeds = entry.path().parent().and_then(|p| p.file_name()).is_some_and(|n| n == "seeds");
+        let in_seeds = entry
+            .path()
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "seeds");
         if !in_seeds {
             continue;
         }
-        let rel = format!("{root_name}/{}", crate::fsutil::slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path())));
+        let rel = format!(
+            "{root_name}/{}",
+            crate::fsutil::slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()))
+        );
         let manifest: ExternalManifest = match std::fs::read_to_string(entry.path())
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("line {}: {e}", e.line())))
         {
             Ok(m) => m,
             Err(e) => {
-                diags.push(Diagnostic::error("bad-external-tables", format!("cannot read external tables manifest: {e}")).at(rel, None, None));
+                diags.push(
+                    Diagnostic::error(
+                        "bad-external-tables",
+                        format!("cannot read external tables manifest: {e}"),
+                    )
+                    .at(rel, None, None),
+                );
                 continue;
             }
         };
         for e in manifest.tables {
-            out.push(external_table(&e.table_name, e.product_name.unwrap_or_else(|| "common".into()), e.kafka_topic, root_name));
+            out.push(external_table(
+                &e.table_name,
+                e.product_name.unwrap_or_else(|| "common".into()),
+                e.kafka_topic,
+                root_name,
+            ));
         }
     }
     out
@@ -399,7 +541,12 @@ fn read_external_manifests(root: &Path, root_name: &str, diags: &mut Vec<Diagnos
 
 /// A table defined outside the project (shift_left's `external_kafka` shape: folder
 /// `<root>/seeds/<name>`, no DDL or DML).
-pub fn external_table(name: &str, product: String, topic: Option<String>, root_name: &str) -> Table {
+pub fn external_table(
+    name: &str,
+    product: String,
+    topic: Option<String>,
+    root_name: &str,
+) -> Table {
     Table {
         name: name.to_string(),
         product,
@@ -425,7 +572,14 @@ pub fn external_table(name: &str, product: String, topic: Option<String>, root_n
 impl Inventory {
     /// The on-disk path of a stored relative path (`pipelines/facts/x` → `<root>/facts/x`).
     pub fn disk_path(&self, rel: &str) -> PathBuf {
-        let rest = rel.strip_prefix(&self.root_name).map(|r| r.trim_start_matches('/')).unwrap_or(rel);
-        if rest.is_empty() { self.root.clone() } else { self.root.join(rest) }
+        let rest = rel
+            .strip_prefix(&self.root_name)
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(rel);
+        if rest.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(rest)
+        }
     }
 }

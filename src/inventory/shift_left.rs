@@ -39,7 +39,10 @@ pub type InventoryFile = BTreeMap<String, InventoryEntry>;
 
 /// The inventory in shift_left's shape.
 pub fn to_inventory_file(inv: &Inventory) -> InventoryFile {
-    inv.tables.values().map(|t| (t.name.clone(), InventoryEntry::from(t))).collect()
+    inv.tables
+        .values()
+        .map(|t| (t.name.clone(), InventoryEntry::from(t)))
+        .collect()
 }
 
 /// Parses an `inventory.json` written by shift_left or flinkpipe.

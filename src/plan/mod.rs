@@ -108,7 +108,11 @@ pub struct ExecutionPlan {
 impl ExecutionPlan {
     /// Number of waves of running nodes.
     pub fn wave_count(&self) -> usize {
-        self.nodes.iter().filter_map(|n| n.wave).max().map_or(0, |w| w + 1)
+        self.nodes
+            .iter()
+            .filter_map(|n| n.wave)
+            .max()
+            .map_or(0, |w| w + 1)
     }
 }
 
@@ -148,7 +152,11 @@ impl Planner<'_> {
             let wt = self.table(w);
             return self.naming.dml(&wt.product, &wt.name);
         }
-        if t.dml_ref.is_some() { self.naming.dml(&t.product, &t.name) } else { self.naming.ddl(&t.product, &t.name) }
+        if t.dml_ref.is_some() {
+            self.naming.dml(&t.product, &t.name)
+        } else {
+            self.naming.ddl(&t.product, &t.name)
+        }
     }
 
     fn phase(&self, t: &Table) -> Option<&str> {
@@ -168,11 +176,17 @@ impl Planner<'_> {
 
     /// Create when no statement exists, else restart.
     fn start_action(&self, t: &Table) -> Action {
-        if self.phase(t).is_some() { Action::Restart } else { Action::Create }
+        if self.phase(t).is_some() {
+            Action::Restart
+        } else {
+            Action::Create
+        }
     }
 
     fn decide(&mut self, name: &str, action: Action, reason: String) {
-        self.decisions.entry(name.to_string()).or_insert((action, reason));
+        self.decisions
+            .entry(name.to_string())
+            .or_insert((action, reason));
     }
 
     fn skip_reason(&self, t: &Table) -> Option<String> {
@@ -198,12 +212,21 @@ impl Planner<'_> {
                 (Action::Skip, r)
             } else if self.running(t) {
                 if self.options.force_ancestors {
-                    (Action::Restart, format!("{why}; {}; restarted by --force-ancestors", self.phase_text(t)))
+                    (
+                        Action::Restart,
+                        format!(
+                            "{why}; {}; restarted by --force-ancestors",
+                            self.phase_text(t)
+                        ),
+                    )
                 } else {
                     (Action::Skip, format!("{why}; {}", self.phase_text(t)))
                 }
             } else {
-                (self.start_action(t), format!("{why}; {}", self.phase_text(t)))
+                (
+                    self.start_action(t),
+                    format!("{why}; {}", self.phase_text(t)),
+                )
             };
             if action != Action::Skip {
                 started.push(a.clone());
@@ -233,13 +256,21 @@ pub fn build_plan(
             }
             for n in names {
                 if !inv.tables.contains_key(n) {
-                    return Err(PlanError::UnknownTable { name: n.clone(), hint: suggest(n, inv.tables.keys()) });
+                    return Err(PlanError::UnknownTable {
+                        name: n.clone(),
+                        hint: suggest(n, inv.tables.keys()),
+                    });
                 }
             }
             (names.clone(), format!("table {}", names.join(", ")), true)
         }
         Scope::Product(p) => {
-            let v: Vec<String> = inv.tables.values().filter(|t| &t.product == p && !t.external).map(|t| t.name.clone()).collect();
+            let v: Vec<String> = inv
+                .tables
+                .values()
+                .filter(|t| &t.product == p && !t.external)
+                .map(|t| t.name.clone())
+                .collect();
             if v.is_empty() {
                 return Err(PlanError::EmptyProduct(p.clone()));
             }
@@ -255,7 +286,10 @@ pub fn build_plan(
             let v: Vec<String> = inv
                 .tables
                 .values()
-                .filter(|t| !t.external && (t.folder == with_root || t.folder.starts_with(&format!("{with_root}/"))))
+                .filter(|t| {
+                    !t.external
+                        && (t.folder == with_root || t.folder.starts_with(&format!("{with_root}/")))
+                })
                 .map(|t| t.name.clone())
                 .collect();
             if v.is_empty() {
@@ -265,8 +299,16 @@ pub fn build_plan(
         }
     };
 
-    let mut p = Planner { project, graph: &project.graph, naming, status, options, decisions: BTreeMap::new() };
-    let start_products: BTreeSet<String> = start.iter().map(|s| p.table(s).product.clone()).collect();
+    let mut p = Planner {
+        project,
+        graph: &project.graph,
+        naming,
+        status,
+        options,
+        decisions: BTreeMap::new(),
+    };
+    let start_products: BTreeSet<String> =
+        start.iter().map(|s| p.table(s).product.clone()).collect();
 
     // 1. Start tables.
     for s in &start {
@@ -290,8 +332,12 @@ pub fn build_plan(
     // 3. Descendant cascade, filters applied at every level.
     if options.may_start_descendants {
         // Every table that (re)starts — start tables and the ancestors started for them — cascades.
-        let mut queue: VecDeque<String> =
-            p.decisions.iter().filter(|(_, (a, _))| *a != Action::Skip).map(|(n, _)| n.clone()).collect();
+        let mut queue: VecDeque<String> = p
+            .decisions
+            .iter()
+            .filter(|(_, (a, _))| *a != Action::Skip)
+            .map(|(n, _)| n.clone())
+            .collect();
         while let Some(parent) = queue.pop_front() {
             let parent_stateful = p.table(&parent).statefulness == Statefulness::Stateful;
             for child in p.graph.children(&parent) {
@@ -302,20 +348,42 @@ pub fn build_plan(
                 let decision = if let Some(r) = p.skip_reason(t) {
                     (Action::Skip, r)
                 } else if !options.cross_product && !start_products.contains(&t.product) {
-                    (Action::Skip, format!("child of {parent} in product {}; --cross-product-deployment not set", t.product))
+                    (
+                        Action::Skip,
+                        format!(
+                            "child of {parent} in product {}; --cross-product-deployment not set",
+                            t.product
+                        ),
+                    )
                 } else if !p.running(t) {
-                    (p.start_action(t), format!("child of {parent}; {}", p.phase_text(t)))
+                    (
+                        p.start_action(t),
+                        format!("child of {parent}; {}", p.phase_text(t)),
+                    )
                 } else if parent_stateful || t.statefulness == Statefulness::Stateful {
-                    let who = if parent_stateful { parent.as_str() } else { child };
-                    (Action::Restart, format!("child of restarted {parent}; {who} is stateful"))
+                    let who = if parent_stateful {
+                        parent.as_str()
+                    } else {
+                        child
+                    };
+                    (
+                        Action::Restart,
+                        format!("child of restarted {parent}; {who} is stateful"),
+                    )
                 } else {
-                    (Action::Skip, format!("stateless child of stateless {parent}: keeps running"))
+                    (
+                        Action::Skip,
+                        format!("stateless child of stateless {parent}: keeps running"),
+                    )
                 };
                 let starts = decision.0 != Action::Skip;
                 p.decide(child, decision.0, decision.1);
                 if starts {
                     let child_owned = child.to_string();
-                    let added = p.add_ancestors(&[child_owned.as_str()], &format!("ancestor of {child_owned}"));
+                    let added = p.add_ancestors(
+                        &[child_owned.as_str()],
+                        &format!("ancestor of {child_owned}"),
+                    );
                     queue.extend(added);
                     queue.push_back(child_owned);
                 }
@@ -326,7 +394,12 @@ pub fn build_plan(
     // 4. Order, waves, statement names.
     let all: BTreeSet<String> = p.decisions.keys().cloned().collect();
     let order = p.graph.topo_order(Some(&all))?;
-    let running_set: BTreeSet<String> = p.decisions.iter().filter(|(_, (a, _))| *a != Action::Skip).map(|(n, _)| n.clone()).collect();
+    let running_set: BTreeSet<String> = p
+        .decisions
+        .iter()
+        .filter(|(_, (a, _))| *a != Action::Skip)
+        .map(|(n, _)| n.clone())
+        .collect();
     let mut wave_of = BTreeMap::new();
     if !running_set.is_empty() {
         for (i, wave) in p.graph.waves(Some(&running_set))?.into_iter().enumerate() {
@@ -341,9 +414,12 @@ pub fn build_plan(
             let t = p.table(&name);
             let (action, reason) = p.decisions[&name].clone();
             let owner = t.written_by.as_ref().map(|w| p.table(w)).unwrap_or(t);
-            let dml = (owner.dml_ref.is_some() && !t.external).then(|| naming.dml(&owner.product, &owner.name));
+            let dml = (owner.dml_ref.is_some() && !t.external)
+                .then(|| naming.dml(&owner.product, &owner.name));
             let ddl = (t.ddl_ref.is_some() && !t.external).then(|| naming.ddl(&t.product, &t.name));
-            let run_ddl = action != Action::Skip && ddl.is_some() && !(options.dml_only && action == Action::Restart && dml.is_some());
+            let run_ddl = action != Action::Skip
+                && ddl.is_some()
+                && !(options.dml_only && action == Action::Restart && dml.is_some());
             PlanNode {
                 wave: wave_of.get(&name).copied(),
                 current_phase: p.phase(t).map(str::to_string),
@@ -357,12 +433,25 @@ pub fn build_plan(
                 product_name: t.product.clone(),
                 table_type: t.table_type.clone(),
                 path: t.folder.clone(),
-                parents: p.graph.parents(&name).into_iter().map(str::to_string).collect(),
-                children: p.graph.children(&name).into_iter().map(str::to_string).collect(),
+                parents: p
+                    .graph
+                    .parents(&name)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+                children: p
+                    .graph
+                    .children(&name)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
             }
         })
         .collect();
-    Ok(ExecutionPlan { scope: scope_text, nodes })
+    Ok(ExecutionPlan {
+        scope: scope_text,
+        nodes,
+    })
 }
 
 /// ` (did you mean 'x'?)` for the closest name within edit distance 3, else empty.
@@ -381,7 +470,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }

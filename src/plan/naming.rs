@@ -23,7 +23,13 @@ pub struct StatementNaming {
 /// `central→c` (`us-west-2` → `usw2`, `eu-central-1` → `euc1`).
 pub fn region_abbreviation(region: &str) -> String {
     let mut s = region.replace('-', "").to_ascii_lowercase();
-    for (long, short) in [("east", "e"), ("west", "w"), ("south", "s"), ("north", "n"), ("central", "c")] {
+    for (long, short) in [
+        ("east", "e"),
+        ("west", "w"),
+        ("south", "s"),
+        ("north", "n"),
+        ("central", "c"),
+    ] {
         s = s.replace(long, short);
     }
     s
@@ -48,14 +54,18 @@ pub fn is_valid_statement_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     !name.is_empty()
         && name.len() <= MAX_STATEMENT_NAME
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'.')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'.')
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
 }
 
 /// FNV-1a, 64 bits: a stable hash (unlike `std`'s, which may change between Rust releases).
 fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 /// Shortens `name` to [`MAX_STATEMENT_NAME`] when needed (see module docs).
@@ -73,7 +83,11 @@ impl StatementNaming {
     pub fn from_config(config: &Config) -> Self {
         let prefix = match &config.flinkpipe.statement_prefix {
             Some(p) => kebab(p),
-            None => format!("{}-{}", kebab(&config.kafka.cluster_type), region_abbreviation(config.region())),
+            None => format!(
+                "{}-{}",
+                kebab(&config.kafka.cluster_type),
+                region_abbreviation(config.region())
+            ),
         };
         StatementNaming { prefix }
     }
@@ -105,10 +119,18 @@ mod tests {
 
     #[test]
     fn shift_left_examples() {
-        let n = StatementNaming { prefix: "dev-usw2".into() };
+        let n = StatementNaming {
+            prefix: "dev-usw2".into(),
+        };
         assert_eq!(n.dml("p2", "src_x"), "dev-usw2-p2-dml-src-x");
-        assert_eq!(n.dml("common", "src_table_1"), "dev-usw2-common-dml-src-table-1");
-        assert_eq!(n.ddl("p1", "src_p1_table_3"), "dev-usw2-p1-ddl-src-p1-table-3");
+        assert_eq!(
+            n.dml("common", "src_table_1"),
+            "dev-usw2-common-dml-src-table-1"
+        );
+        assert_eq!(
+            n.ddl("p1", "src_p1_table_3"),
+            "dev-usw2-p1-ddl-src-p1-table-3"
+        );
         assert_eq!(n.dml("None", "x_v2"), "dev-usw2-dml-x-v2");
         assert_eq!(region_abbreviation("us-west-2"), "usw2");
         assert_eq!(region_abbreviation("eu-central-1"), "euc1");
@@ -117,8 +139,16 @@ mod tests {
 
     #[test]
     fn every_name_is_valid_even_for_odd_tables() {
-        let n = StatementNaming { prefix: "prod-euc1".into() };
-        for t in ["Orders.V1", "user-events", "__x__", "café", &"very_long_table_name_".repeat(10)] {
+        let n = StatementNaming {
+            prefix: "prod-euc1".into(),
+        };
+        for t in [
+            "Orders.V1",
+            "user-events",
+            "__x__",
+            "café",
+            &"very_long_table_name_".repeat(10),
+        ] {
             let name = n.dml("Sales_EU", t);
             assert!(is_valid_statement_name(&name), "{name}");
         }
@@ -126,7 +156,9 @@ mod tests {
 
     #[test]
     fn long_names_are_shortened_deterministically_and_stay_distinct() {
-        let n = StatementNaming { prefix: "dev-usw2".into() };
+        let n = StatementNaming {
+            prefix: "dev-usw2".into(),
+        };
         let a = n.dml("p1", &format!("{}_a", "x".repeat(120)));
         let b = n.dml("p1", &format!("{}_b", "x".repeat(120)));
         assert_eq!(a.len(), 100);

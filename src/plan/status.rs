@@ -16,15 +16,23 @@ pub struct StatementStatus {
 #[serde(untagged)]
 enum Entry {
     Phase(String),
-    Object { phase: Option<String>, status_phase: Option<String> },
+    Object {
+        phase: Option<String>,
+        status_phase: Option<String>,
+    },
 }
 
 /// Errors reading a status file.
 #[derive(Debug, thiserror::Error)]
 pub enum StatusError {
     #[error("cannot read statement status file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
-    #[error("invalid statement status file {path}: {message} (expected {{\"<statement name>\": \"RUNNING\", …}})")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "invalid statement status file {path}: {message} (expected {{\"<statement name>\": \"RUNNING\", …}})"
+    )]
     Parse { path: String, message: String },
 }
 
@@ -32,7 +40,10 @@ impl StatementStatus {
     /// Reads a status file (see module docs).
     pub fn read(path: &Path) -> Result<Self, StatusError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| StatusError::Read { path: p.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| StatusError::Read {
+            path: p.clone(),
+            source,
+        })?;
         Self::parse(&text).map_err(|message| StatusError::Parse { path: p, message })
     }
 
@@ -43,7 +54,10 @@ impl StatementStatus {
             .into_iter()
             .filter_map(|(k, v)| match v {
                 Entry::Phase(p) => Some((k, p.to_ascii_uppercase())),
-                Entry::Object { phase, status_phase } => phase.or(status_phase).map(|p| (k, p.to_ascii_uppercase())),
+                Entry::Object {
+                    phase,
+                    status_phase,
+                } => phase.or(status_phase).map(|p| (k, p.to_ascii_uppercase())),
             })
             .collect();
         Ok(StatementStatus { phases })
@@ -57,7 +71,10 @@ impl StatementStatus {
     /// Whether a statement counts as running: phase RUNNING, PENDING or COMPLETED (a bounded statement
     /// that completed is not re-run), as in shift_left (`shift-left-compatibility.md` §7).
     pub fn is_running(&self, statement: &str) -> bool {
-        matches!(self.phase(statement), Some("RUNNING" | "PENDING" | "COMPLETED"))
+        matches!(
+            self.phase(statement),
+            Some("RUNNING" | "PENDING" | "COMPLETED")
+        )
     }
 }
 
@@ -67,7 +84,10 @@ mod tests {
 
     #[test]
     fn both_shapes() {
-        let s = StatementStatus::parse(r#"{"a": "running", "b": {"phase": "FAILED"}, "c": {"status_phase": "COMPLETED"}}"#).unwrap();
+        let s = StatementStatus::parse(
+            r#"{"a": "running", "b": {"phase": "FAILED"}, "c": {"status_phase": "COMPLETED"}}"#,
+        )
+        .unwrap();
         assert!(s.is_running("a"));
         assert!(!s.is_running("b"));
         assert!(s.is_running("c"));

@@ -60,7 +60,10 @@ impl Layout {
 
     /// Table type of a folder name (`facts` → `fact`); [`UNKNOWN_TYPE`] when not a layer.
     pub fn table_type(&self, layer_folder: &str) -> &str {
-        self.layers.get(layer_folder).map(String::as_str).unwrap_or(UNKNOWN_TYPE)
+        self.layers
+            .get(layer_folder)
+            .map(String::as_str)
+            .unwrap_or(UNKNOWN_TYPE)
     }
 
     /// Whether a folder name is a layer folder.
@@ -74,8 +77,16 @@ impl Layout {
     /// The product is the folder right below the layer when the table folder is deeper than the layer;
     /// [`NO_PRODUCT`] when the table folder sits directly under the layer (or at the root).
     pub fn classify(&self, rel_components: &[&str]) -> (String, String) {
-        let ty = rel_components.first().map(|f| self.table_type(f)).unwrap_or(UNKNOWN_TYPE).to_string();
-        let product = if rel_components.len() >= 3 { rel_components[1].to_string() } else { NO_PRODUCT.to_string() };
+        let ty = rel_components
+            .first()
+            .map(|f| self.table_type(f))
+            .unwrap_or(UNKNOWN_TYPE)
+            .to_string();
+        let product = if rel_components.len() >= 3 {
+            rel_components[1].to_string()
+        } else {
+            NO_PRODUCT.to_string()
+        };
         (ty, product)
     }
 }
@@ -87,10 +98,22 @@ mod tests {
     #[test]
     fn layer_and_product_by_component() {
         let l = Layout::default();
-        assert_eq!(l.classify(&["facts", "p1", "fct_order"]), ("fact".into(), "p1".into()));
-        assert_eq!(l.classify(&["sources", "src_x"]), ("source".into(), "None".into()));
-        assert_eq!(l.classify(&["datasources", "p1", "t"]), ("unknown-type".into(), "p1".into()));
-        assert_eq!(l.classify(&["views", "c360", "user_view"]), ("view".into(), "c360".into()));
+        assert_eq!(
+            l.classify(&["facts", "p1", "fct_order"]),
+            ("fact".into(), "p1".into())
+        );
+        assert_eq!(
+            l.classify(&["sources", "src_x"]),
+            ("source".into(), "None".into())
+        );
+        assert_eq!(
+            l.classify(&["datasources", "p1", "t"]),
+            ("unknown-type".into(), "p1".into())
+        );
+        assert_eq!(
+            l.classify(&["views", "c360", "user_view"]),
+            ("view".into(), "c360".into())
+        );
     }
 
     #[test]

@@ -5,4 +5,4 @@ pub mod layout;
 pub mod scan;
 
 pub use layout::Layout;
-pub use scan::{scan, ScanError, ScanResult, SqlFile, TableFolder};
+pub use scan::{ScanError, ScanResult, SqlFile, TableFolder, scan};

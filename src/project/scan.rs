@@ -81,7 +81,10 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
 
     // 1. Find table folders (cheap, sequential directory walk).
     let mut folder_paths: Vec<PathBuf> = Vec::new();
-    let walker = walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name().into_iter();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
     for entry in walker.filter_entry(|e| {
         let name = e.file_name().to_string_lossy();
         e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
@@ -95,8 +98,10 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
     }
 
     // 2. Read and parse each folder's files in parallel.
-    let results: Vec<(TableFolder, Vec<Diagnostic>)> =
-        folder_paths.par_iter().map(|folder| read_folder(root, &root_name, folder, layout)).collect();
+    let results: Vec<(TableFolder, Vec<Diagnostic>)> = folder_paths
+        .par_iter()
+        .map(|folder| read_folder(root, &root_name, folder, layout))
+        .collect();
 
     let mut folders = Vec::with_capacity(results.len());
     let mut diagnostics = Vec::new();
@@ -105,25 +110,50 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
         diagnostics.extend(d);
     }
     folders.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(ScanResult { root: root.to_path_buf(), root_name, folders, diagnostics })
+    Ok(ScanResult {
+        root: root.to_path_buf(),
+        root_name,
+        folders,
+        diagnostics,
+    })
 }
 
-fn read_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> (TableFolder, Vec<Diagnostic>) {
+fn read_folder(
+    root: &Path,
+    root_name: &str,
+    folder: &Path,
+    layout: &Layout,
+) -> (TableFolder, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
-    let comps: Vec<String> = rel_to_root.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let comps: Vec<String> = rel_to_root
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
     let comp_refs: Vec<&str> = comps.iter().map(String::as_str).collect();
     let (table_type, product) = layout.classify(&comp_refs);
-    let rel = if comps.is_empty() { root_name.to_string() } else { format!("{root_name}/{}", slash_path(rel_to_root)) };
+    let rel = if comps.is_empty() {
+        root_name.to_string()
+    } else {
+        format!("{root_name}/{}", slash_path(rel_to_root))
+    };
 
     let scripts = folder.join("sql-scripts");
-    let mut names: Vec<String> = match std::fs::read_dir(&scripts) {
-        Ok(rd) => rd.filter_map(|e| e.ok()).filter(|e| e.path().is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
-        Err(e) => {
-            diags.push(Diagnostic::error("unreadable-folder", format!("cannot list sql-scripts: {e}")).at(format!("{rel}/sql-scripts"), None, None));
-            Vec::new()
-        }
-    };
+    let mut names: Vec<String> =
+        match std::fs::read_dir(&scripts) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error("unreadable-folder", format!("cannot list sql-scripts: {e}"))
+                        .at(format!("{rel}/sql-scripts"), None, None),
+                );
+                Vec::new()
+            }
+        };
     names.sort();
 
     let mut ddl_names = Vec::new();
@@ -149,21 +179,51 @@ fn read_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> 
             diags.push(
                 Diagnostic::error(
                     "ambiguous-file",
-                    format!("several {role} files in one table folder: {}; keep one", list.join(", ")),
+                    format!(
+                        "several {role} files in one table folder: {}; keep one",
+                        list.join(", ")
+                    ),
                 )
                 .at(format!("{rel}/sql-scripts"), None, None),
             );
         }
     }
-    let ddl = ddl_names.first().map(|n| read_sql(&scripts.join(n), format!("{rel}/sql-scripts/{n}"), &mut diags));
-    let dml = dml_names.first().map(|n| read_sql(&scripts.join(n), format!("{rel}/sql-scripts/{n}"), &mut diags));
+    let ddl = ddl_names.first().map(|n| {
+        read_sql(
+            &scripts.join(n),
+            format!("{rel}/sql-scripts/{n}"),
+            &mut diags,
+        )
+    });
+    let dml = dml_names.first().map(|n| {
+        read_sql(
+            &scripts.join(n),
+            format!("{rel}/sql-scripts/{n}"),
+            &mut diags,
+        )
+    });
     if ddl.is_none() && dml.is_none() {
         diags.push(
-            Diagnostic::error("empty-table-folder", "table folder has neither a ddl.<table>.sql nor a dml.<table>.sql file")
-                .at(format!("{rel}/sql-scripts"), None, None),
+            Diagnostic::error(
+                "empty-table-folder",
+                "table folder has neither a ddl.<table>.sql nor a dml.<table>.sql file",
+            )
+            .at(format!("{rel}/sql-scripts"), None, None),
         );
     }
-    (TableFolder { rel, path: folder.to_path_buf(), table_type, product, ddl, dml, dlq_ddl, properties }, diags)
+    (
+        TableFolder {
+            rel,
+            path: folder.to_path_buf(),
+            table_type,
+            product,
+            ddl,
+            dml,
+            dlq_ddl,
+            properties,
+        },
+        diags,
+    )
 }
 
 /// Reads and analyses one SQL file, turning every problem into a diagnostic on `diags`.
@@ -171,8 +231,20 @@ pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFil
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
-            diags.push(Diagnostic::error("unreadable-file", format!("cannot read file: {e}")).at(rel.clone(), None, None));
-            return SqlFile { rel, path: path.to_path_buf(), text: String::new(), analysis: FileAnalysis::default(), readable: false };
+            diags.push(
+                Diagnostic::error("unreadable-file", format!("cannot read file: {e}")).at(
+                    rel.clone(),
+                    None,
+                    None,
+                ),
+            );
+            return SqlFile {
+                rel,
+                path: path.to_path_buf(),
+                text: String::new(),
+                analysis: FileAnalysis::default(),
+                readable: false,
+            };
         }
     };
     let text = match String::from_utf8(bytes) {
@@ -181,23 +253,58 @@ pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFil
             let pos = e.utf8_error().valid_up_to();
             let bytes = e.as_bytes();
             let line = bytes[..pos].iter().filter(|&&b| b == b'\n').count() + 1;
-            let col = pos - bytes[..pos].iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0) + 1;
+            let col = pos
+                - bytes[..pos]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map(|p| p + 1)
+                    .unwrap_or(0)
+                + 1;
             diags.push(
-                Diagnostic::error("not-utf8", format!("file is not valid UTF-8 (invalid byte at offset {pos}); save it as UTF-8"))
-                    .at(rel.clone(), Some(line), Some(col)),
+                Diagnostic::error(
+                    "not-utf8",
+                    format!(
+                        "file is not valid UTF-8 (invalid byte at offset {pos}); save it as UTF-8"
+                    ),
+                )
+                .at(rel.clone(), Some(line), Some(col)),
             );
-            return SqlFile { rel, path: path.to_path_buf(), text: String::new(), analysis: FileAnalysis::default(), readable: false };
+            return SqlFile {
+                rel,
+                path: path.to_path_buf(),
+                text: String::new(),
+                analysis: FileAnalysis::default(),
+                readable: false,
+            };
         }
     };
     let analysis = sql::analyze(&text);
     if analysis.statements.is_empty() {
-        diags.push(Diagnostic::warning("empty-file", "file has no SQL statement").at(rel.clone(), None, None));
+        diags.push(
+            Diagnostic::warning("empty-file", "file has no SQL statement").at(
+                rel.clone(),
+                None,
+                None,
+            ),
+        );
     }
     for w in &analysis.warnings {
         diags.push(
-            Diagnostic::warning("sql-fallback", format!("{}; references were read by the token-level extractor", w.message))
-                .at(rel.clone(), Some(w.line), Some(w.column)),
+            Diagnostic::warning(
+                "sql-fallback",
+                format!(
+                    "{}; references were read by the token-level extractor",
+                    w.message
+                ),
+            )
+            .at(rel.clone(), Some(w.line), Some(w.column)),
         );
     }
-    SqlFile { rel, path: path.to_path_buf(), text, analysis, readable: true }
+    SqlFile {
+        rel,
+        path: path.to_path_buf(),
+        text,
+        analysis,
+        readable: true,
+    }
 }

@@ -7,7 +7,11 @@ use std::process::{Command, Output};
 /// `../shared/corpus`, beside the repository (CI lays it there).
 pub fn corpus() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    assert!(p.is_dir(), "{} is missing: the tests need the shared folder beside the repository", p.display());
+    assert!(
+        p.is_dir(),
+        "{} is missing: the tests need the shared folder beside the repository",
+        p.display()
+    );
     p
 }
 
