@@ -15,7 +15,7 @@ fn load() -> (tempfile::TempDir, Project) {
         &root,
         &Config::default(),
         LoadOptions {
-            allow_unknown: false,
+            allow_unknown: true,
         },
     )
     .unwrap();
@@ -40,6 +40,47 @@ fn graph_matches_the_fixture_authors_intent() {
         "unexpected errors:\n{}",
         errors.join("\n")
     );
+    // The fixture reads tables it never defines; shift_left silently made them parents, flinkpipe reports
+    // each one (a warning here, because the test loads with --allow-unknown) and keeps it as external.
+    let mut unknown: Vec<(String, usize)> = p
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "unknown-table")
+        .map(|d| (d.file.clone().unwrap(), d.line.unwrap()))
+        .collect();
+    unknown.sort();
+    let pre = "pipelines/";
+    let expected_unknown: Vec<(String, usize)> = [
+        (
+            "intermediates/common/int_tenant/sql-scripts/dml.int_common_tenant.sql",
+            4,
+        ),
+        ("intermediates/p1/int_test/sql-scripts/dml.int_tag.sql", 14),
+        ("intermediates/p1/int_test/sql-scripts/dml.int_tag.sql", 19),
+        ("intermediates/p3/it2/sql-scripts/dml.int_p3_it2.sql", 4),
+        ("sources/p3/src_roles/sql-scripts/dml.src_p3_roles.sql", 4),
+        (
+            "sources/p3/src_tenants/sql-scripts/dml.src_p3_tenants.sql",
+            4,
+        ),
+        ("sources/p3/src_users/sql-scripts/dml.src_p3_users.sql", 4),
+    ]
+    .iter()
+    .map(|(f, l)| (format!("{pre}{f}"), *l))
+    .collect();
+    assert_eq!(unknown, expected_unknown);
+    for ext in [
+        "src_common_tenant",
+        "src_tag",
+        "tenant_dimension",
+        "src_table",
+    ] {
+        let t = &p.inventory.tables[ext];
+        assert!(
+            t.external && t.table_type == "external_kafka" && t.product == "common",
+            "{ext}"
+        );
+    }
     assert_eq!(
         parents(&p, "p1_fct_order"),
         ["int_p1_table_1", "int_p1_table_2"]
@@ -168,5 +209,68 @@ fn plan_z_force_ancestors_matches_shift_left() {
     assert_eq!(
         plan.nodes.iter().map(|n| n.wave).collect::<Vec<_>>(),
         [Some(0), Some(0), Some(1), Some(1), Some(2)]
+    );
+}
+
+/// Our `inventory.json` equals the one shift_left generated for its own fixture, entry for entry, except
+/// for its `No-Table` defect (the materialized table gets its real name).
+#[test]
+fn inventory_json_matches_shift_left_except_its_defects() {
+    use flinkpipe::inventory::shift_left::parse_inventory_file;
+    let (_tmp, root) = shift_left_fixture();
+    let o = flinkpipe(&["table", "build-inventory", root.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = parse_inventory_file(&std::fs::read_to_string(root.join("inventory.json")).unwrap())
+        .unwrap();
+    let theirs_text = std::fs::read_to_string(
+        corpus().join("projects/shift_left_fixture/pipelines/inventory.json"),
+    )
+    .unwrap();
+    let mut theirs = parse_inventory_file(&theirs_text).unwrap();
+    let mut mv = theirs.remove("No-Table").unwrap();
+    mv.table_name = "c360_mv_user_view".into();
+    theirs.insert(mv.table_name.clone(), mv);
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>()
+    );
+    for (k, v) in &theirs {
+        assert_eq!(&ours[k], v, "entry {k}");
+    }
+}
+
+/// Without --allow-unknown, the references the fixture never defines are errors (exit 1), each with
+/// file and line, and nothing is written.
+#[test]
+fn unknown_references_fail_by_default() {
+    let (_tmp, root) = shift_left_fixture();
+    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.matches("error[unknown-table]").count(), 7, "{err}");
+    assert!(err.contains("pipelines/intermediates/p1/int_test/sql-scripts/dml.int_tag.sql:19:14: table 'int_tag' reads 'tenant_dimension'"), "{err}");
+    assert!(!root.join("pipeline_graph.json").exists());
+    let o = flinkpipe(&[
+        "pipeline",
+        "build-all-metadata",
+        root.to_str().unwrap(),
+        "--allow-unknown",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let def: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("facts/p1/fct_order/pipeline_definition.json")).unwrap(),
+    )
+    .unwrap();
+    let parents: Vec<&str> = def["parents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["table_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(parents, ["int_p1_table_1", "int_p1_table_2"]);
+    assert_eq!(def["path"], "pipelines/facts/p1/fct_order");
+    assert_eq!(
+        def["parents"][0]["children"][0]["table_name"],
+        "p1_fct_order"
     );
 }

@@ -52,8 +52,59 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
             }
             Ok(!project.has_errors())
         }
-        PipelineCommand::Report { .. } | PipelineCommand::Graph { .. } => {
-            Err(Failure("pending graph module".into()))
+        PipelineCommand::Report {
+            table,
+            dir,
+            children_too,
+            parent_only,
+            allow_unknown,
+        } => {
+            let project = load_project(global, &dir.pipelines, *allow_unknown)?;
+            if project.graph.node(table).is_none() {
+                return Err(Failure(format!(
+                    "unknown table '{table}'{}",
+                    plan::suggest(table, project.inventory.tables.keys())
+                )));
+            }
+            let depth = parent_only.then_some(1);
+            let parents = graph::parent_tree(&project.graph, table, depth)?;
+            let children = if *children_too {
+                Some(graph::child_tree(&project.graph, table, depth)?)
+            } else {
+                None
+            };
+            if is_json(global) {
+                print_json(
+                    &serde_json::json!({ "table_name": table, "parents": parents, "children": children }),
+                );
+            } else {
+                println!("Parents of {table}:");
+                print!("{}", graph::render_tree_text(&parents));
+                if let Some(c) = &children {
+                    println!("\nChildren of {table}:");
+                    print!("{}", graph::render_tree_text(c));
+                }
+            }
+            Ok(!project.has_errors())
+        }
+        PipelineCommand::Graph {
+            dir,
+            select,
+            format,
+            allow_unknown,
+        } => {
+            let project = load_project(global, &dir.pipelines, *allow_unknown)?;
+            let subset = match select {
+                Some(expr) => Some(graph::select(&project.graph, expr)?),
+                None => None,
+            };
+            let subset = subset.as_ref();
+            match format {
+                GraphFormat::Dot => print!("{}", graph::to_dot(&project.graph, subset)),
+                GraphFormat::Mermaid => print!("{}", graph::to_mermaid(&project.graph, subset)),
+                GraphFormat::Json => print_json(&graph::to_json(&project.graph, subset)),
+            }
+            Ok(!project.has_errors())
         }
         PipelineCommand::BuildExecutionPlan(args) => build_execution_plan(global, args),
     }
