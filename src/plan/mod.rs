@@ -391,9 +391,11 @@ pub fn build_plan(
         }
     }
 
-    // 4. Order, waves, statement names.
+    // 4. Order, waves, statement names. Execution order is wave-major over the whole plan (a
+    // topological order that reads top-down as the deploy proceeds); the displayed wave counts only the
+    // nodes that run.
     let all: BTreeSet<String> = p.decisions.keys().cloned().collect();
-    let order = p.graph.topo_order(Some(&all))?;
+    let order: Vec<String> = p.graph.waves(Some(&all))?.into_iter().flatten().collect();
     let running_set: BTreeSet<String> = p
         .decisions
         .iter()
@@ -412,7 +414,10 @@ pub fn build_plan(
         .into_iter()
         .map(|name| {
             let t = p.table(&name);
-            let (action, reason) = p.decisions[&name].clone();
+            let (action, mut reason) = p.decisions[&name].clone();
+            if let Some(w) = &t.written_by {
+                reason.push_str(&format!("; written by the statement set of {w}"));
+            }
             let owner = t.written_by.as_ref().map(|w| p.table(w)).unwrap_or(t);
             let dml = (owner.dml_ref.is_some() && !t.external)
                 .then(|| naming.dml(&owner.product, &owner.name));
