@@ -38,8 +38,15 @@ pub fn analyze(sql: &str) -> FileAnalysis {
         statements: Vec::with_capacity(file.statements.len()),
         warnings: file.warnings,
     };
-    for unit in &file.statements {
-        let tokens = &file.tokens[unit.tokens.clone()];
+    // Move each statement's tokens out of the file's vector (the parser takes them by value).
+    let mut tokens = file.tokens;
+    let mut per_unit: Vec<Vec<TokenWithSpan>> = Vec::with_capacity(file.statements.len());
+    for unit in file.statements.iter().rev() {
+        let mut own = tokens.split_off(unit.tokens.start);
+        own.truncate(unit.tokens.end - unit.tokens.start);
+        per_unit.push(own);
+    }
+    for (unit, tokens) in file.statements.iter().zip(per_unit.into_iter().rev()) {
         let (info, warning) = analyze_unit(&dialect, sql, &lines, unit, tokens);
         out.statements.push(info);
         out.warnings.extend(warning);
@@ -52,7 +59,7 @@ fn analyze_unit(
     sql: &str,
     lines: &LineIndex,
     unit: &StatementUnit,
-    tokens: &[TokenWithSpan],
+    tokens: Vec<TokenWithSpan>,
 ) -> (StatementInfo, Option<SqlWarning>) {
     let text = sql
         .get(unit.byte_range.clone())
@@ -78,14 +85,15 @@ fn analyze_unit(
         fallback: false,
     };
     if !unit.statement_set
-        && let Some(kind) = dialect::opaque_statement_kind(tokens)
+        && let Some(kind) = dialect::opaque_statement_kind(&tokens)
     {
         info.kind = kind;
         return (info, None);
     }
     let mut facts = Facts::default();
     let mut warning = None;
-    match parse_unit(dialect, unit, tokens) {
+    let (parsed, tokens) = parse_unit(dialect, unit, tokens);
+    match parsed {
         Ok(statements) => {
             for s in &statements {
                 extract::statement_facts(s, &mut facts);
@@ -101,7 +109,7 @@ fn analyze_unit(
                 column,
                 message: error_message(&e),
             });
-            facts = fallback::extract(tokens);
+            facts = fallback::extract(&tokens);
             info.fallback = true;
         }
     }
@@ -121,23 +129,27 @@ fn analyze_unit(
         info.kind,
         StatementKind::CreateTable | StatementKind::Ctas | StatementKind::CreateMaterializedTable
     ) {
-        info.distribution = distribution_text(sql, lines, tokens);
+        info.distribution = distribution_text(sql, lines, &tokens);
     }
     (info, warning)
 }
 
-/// Parses one unit: a single statement, or the members of a statement set.
+/// Parses one unit: a single statement, or the members of a statement set. Gives the tokens back.
 fn parse_unit(
     dialect: &FlinkDialect,
     unit: &StatementUnit,
-    tokens: &[TokenWithSpan],
-) -> Result<Vec<Statement>, ParserError> {
-    let mut owned = tokens.to_vec();
-    reorder_insert_partition(&mut owned);
-    let mut parser = Parser::new(dialect).with_tokens_with_locations(owned);
+    mut tokens: Vec<TokenWithSpan>,
+) -> (Result<Vec<Statement>, ParserError>, Vec<TokenWithSpan>) {
+    reorder_insert_partition(&mut tokens);
+    let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens);
+    let result = parse_tokens(&mut parser, unit);
+    (result, parser.into_tokens())
+}
+
+fn parse_tokens(parser: &mut Parser, unit: &StatementUnit) -> Result<Vec<Statement>, ParserError> {
     if !unit.statement_set {
         let s = parser.parse_statement()?;
-        expect_end(&parser)?;
+        expect_end(parser)?;
         return Ok(vec![s]);
     }
     // Statement sets are not one statement to sqlparser: read the header, then the member statements.
@@ -166,7 +178,7 @@ fn parse_unit(
             return parser.expected("; or END", parser.peek_token());
         }
     }
-    expect_end(&parser)?;
+    expect_end(parser)?;
     Ok(members)
 }
 

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
 use super::model::SqlWarning;
 
@@ -83,25 +83,27 @@ impl<'a> LineIndex<'a> {
 pub fn split(dialect: &dyn Dialect, sql: &str) -> SplitFile {
     let mut out = SplitFile::default();
     let lines = LineIndex::new(sql);
-    let raw = match Tokenizer::new(dialect, sql).tokenize_with_location() {
-        Ok(t) => t,
-        Err(e) => {
-            out.warnings.push(SqlWarning {
-                line: e.location.line as usize,
-                column: e.location.column as usize,
-                message: format!("tokenizer: {}", e.message),
-            });
-            // Analyse what precedes the error.
-            let cut = lines.offset(e.location).min(sql.len());
-            let mut cut = cut;
-            while !sql.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            Tokenizer::new(dialect, &sql[..cut])
-                .tokenize_with_location()
-                .unwrap_or_default()
+    // Pre-sized: the tokenizer emits one token per whitespace run or word, roughly one per 3 bytes.
+    let mut raw = Vec::with_capacity(sql.len() / 3 + 16);
+    if let Err(e) = Tokenizer::new(dialect, sql).tokenize_with_location_into_buf(&mut raw) {
+        out.warnings.push(SqlWarning {
+            line: e.location.line as usize,
+            column: e.location.column as usize,
+            message: format!("tokenizer: {}", e.message),
+        });
+        // Analyse what precedes the error.
+        let mut cut = lines.offset(e.location).min(sql.len());
+        while !sql.is_char_boundary(cut) {
+            cut -= 1;
         }
-    };
+        raw.clear();
+        if Tokenizer::new(dialect, &sql[..cut])
+            .tokenize_with_location_into_buf(&mut raw)
+            .is_err()
+        {
+            raw.clear();
+        }
+    }
     out.tokens = significant(raw);
     out.statements = units(&out.tokens, &lines);
     out
@@ -109,18 +111,19 @@ pub fn split(dialect: &dyn Dialect, sql: &str) -> SplitFile {
 
 /// Drops whitespace and comments (hints `/*+ … */` are comments to the tokenizer), and splits `>>` into two
 /// `>`: Flink has no shift operator, and nested types (`ARRAY<ROW<a INT>>`) end with `>>`.
-fn significant(raw: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let mut out = Vec::with_capacity(raw.len() / 2 + 1);
+fn significant(mut raw: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    raw.retain(|t| !matches!(t.token, Token::Whitespace(_)));
+    if !raw.iter().any(|t| t.token == Token::ShiftRight) {
+        return raw;
+    }
+    let mut out = Vec::with_capacity(raw.len() + 4);
     for t in raw {
-        match t.token {
-            Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab)
-            | Token::Whitespace(_) => {}
-            Token::ShiftRight => {
-                let mid = Location::new(t.span.start.line, t.span.start.column + 1);
-                out.push(TokenWithSpan::new(Token::Gt, Span::new(t.span.start, mid)));
-                out.push(TokenWithSpan::new(Token::Gt, Span::new(mid, t.span.end)));
-            }
-            _ => out.push(t),
+        if t.token == Token::ShiftRight {
+            let mid = Location::new(t.span.start.line, t.span.start.column + 1);
+            out.push(TokenWithSpan::new(Token::Gt, Span::new(t.span.start, mid)));
+            out.push(TokenWithSpan::new(Token::Gt, Span::new(mid, t.span.end)));
+        } else {
+            out.push(t);
         }
     }
     out
