@@ -100,7 +100,8 @@ for n in $sizes; do
 done
 
 cpu="$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)"
-echo "Median of $runs runs; peak RSS is the largest of the runs. $(nproc) cores${cpu:+, $cpu}; $("$FLINKPIPE" --version 2>/dev/null || echo flinkpipe); trees from \`scripts/gen-bench-tree.py N DIR --seed $seed\`."
+load="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)"
+echo "Median of $runs runs; peak RSS is the largest of the runs. $(nproc) cores${cpu:+, $cpu}${load:+, load average $load at the end}; $("$FLINKPIPE" --version 2>/dev/null || echo flinkpipe); trees from \`scripts/gen-bench-tree.py N DIR --seed $seed\`."
 echo
 echo "| tables | command | median wall s | peak RSS MB |"
 echo "|---:|---|---:|---:|"
