@@ -24,8 +24,9 @@
 use sqlparser::ast::helpers::stmt_create_table::CreateTableBuilder;
 use sqlparser::ast::{
     ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike, CreateTableLikeKind,
-    CreateTableOptions, CreateView, DataType, Expr, Ident, ObjectName, Query, Set, SqlOption,
-    Statement, Use, Value, ViewColumnDef,
+    CreateTableOptions, CreateView, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, Ident, Map, MapEntry, ObjectName, Query, Set,
+    SqlOption, Statement, Use, Value, ViewColumnDef,
 };
 use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
@@ -150,8 +151,24 @@ impl Dialect for FlinkDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
-        // Only `TABLE <name>` / `MODEL <name>` in an expression position (table-valued function arguments).
         let first = parser.peek_token_ref();
+        if let Some(w) = word(first).filter(|w| w.quote_style.is_none()) {
+            let next = &parser.peek_nth_token_ref(1).token;
+            // Flink's map constructor `MAP[k1, v1, k2, v2]` (sqlparser knows DuckDB's `MAP {k: v}` only).
+            if w.keyword == Keyword::MAP && *next == Token::LBracket {
+                return Some(parse_map_constructor(parser));
+            }
+            // SQL/JSON functions take clauses sqlparser does not know (`RETURNING t DEFAULT x ON EMPTY`,
+            // `WITH CONDITIONAL ARRAY WRAPPER`, `ERROR ON ERROR`, `JSON_OBJECT(KEY 'k' VALUE v)`).
+            if *next == Token::LParen
+                && ["JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_OBJECT"]
+                    .iter()
+                    .any(|f| w.value.eq_ignore_ascii_case(f))
+            {
+                return Some(parse_json_function(parser));
+            }
+        }
+        // `TABLE <name>` / `MODEL <name>` in an expression position (table-valued function arguments).
         let prefix = match word(first) {
             Some(w) if w.quote_style.is_none() && w.keyword == Keyword::TABLE => TABLE_ARG,
             Some(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(MODEL_ARG) => {
@@ -361,6 +378,78 @@ fn parse_table_argument(
         prefix: Ident::with_span(span, prefix),
         value: Box::new(value),
     })
+}
+
+/// `MAP[k1, v1, …]`, at `MAP`.
+fn parse_map_constructor(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.next_token(); // MAP
+    parser.expect_token(&Token::LBracket)?;
+    let items = if parser.consume_token(&Token::RBracket) {
+        vec![]
+    } else {
+        let items = parser.parse_comma_separated(Parser::parse_expr)?;
+        parser.expect_token(&Token::RBracket)?;
+        items
+    };
+    let mut entries = Vec::with_capacity(items.len() / 2);
+    let mut it = items.into_iter();
+    while let Some(key) = it.next() {
+        let value = it.next().unwrap_or(Expr::value(Value::Null));
+        entries.push(MapEntry {
+            key: Box::new(key),
+            value: Box::new(value),
+        });
+    }
+    Ok(Expr::Map(Map { entries }))
+}
+
+/// `JSON_VALUE(json, path [clauses])`, `JSON_OBJECT([KEY] k VALUE v, …)` and siblings, at the function name.
+/// The argument expressions are kept; the trailing SQL/JSON clauses only shape the result and are skipped.
+fn parse_json_function(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let name = parser.parse_identifier()?;
+    parser.expect_token(&Token::LParen)?;
+    let mut args = Vec::new();
+    if parser.peek_token_ref().token != Token::RParen {
+        loop {
+            let _ = parser.parse_keyword(Keyword::KEY); // optional
+            args.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(
+                parser.parse_expr()?,
+            )));
+            if parser.parse_keyword(Keyword::VALUE) {
+                args.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(
+                    parser.parse_expr()?,
+                )));
+            }
+            if !parser.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+    }
+    let mut depth = 0usize;
+    loop {
+        let t = parser.next_token();
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen if depth == 0 => break,
+            Token::RParen => depth -= 1,
+            Token::EOF => return parser.expected(")", t),
+            _ => {}
+        }
+    }
+    Ok(Expr::Function(Function {
+        name: ObjectName::from(vec![name]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args,
+            clauses: vec![],
+        }),
+        within_group: vec![],
+        filter: None,
+        null_treatment: None,
+        over: None,
+    }))
 }
 
 /// Whether the `TIMESTAMP`/`TIME` type at the cursor is followed by `WITH LOCAL TIME ZONE`.

@@ -141,6 +141,7 @@ fn parse_unit(
     mut tokens: Vec<TokenWithSpan>,
 ) -> (Result<Vec<Statement>, ParserError>, Vec<TokenWithSpan>) {
     reorder_insert_partition(&mut tokens);
+    drop_match_recognize_within(&mut tokens);
     let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens);
     let result = parse_tokens(&mut parser, unit);
     (result, parser.into_tokens())
@@ -230,6 +231,24 @@ fn reorder_insert_partition(tokens: &mut [TokenWithSpan]) {
                 i = c_end + 1;
                 continue;
             }
+        }
+        i += 1;
+    }
+}
+
+/// Flink's `MATCH_RECOGNIZE (… PATTERN (…) WITHIN INTERVAL '1' HOUR DEFINE …)`: sqlparser expects `DEFINE`
+/// right after the pattern. The `WITHIN` time constraint names no relation and changes no state class, so
+/// its tokens are removed before parsing.
+fn drop_match_recognize_within(tokens: &mut Vec<TokenWithSpan>) {
+    let is = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k);
+    let mut i = 1;
+    while i + 1 < tokens.len() {
+        if is(&tokens[i], Keyword::WITHIN)
+            && tokens[i - 1].token == Token::RParen
+            && is(&tokens[i + 1], Keyword::INTERVAL)
+            && let Some(define) = (i + 2..tokens.len()).find(|&j| is(&tokens[j], Keyword::DEFINE))
+        {
+            tokens.drain(i..define);
         }
         i += 1;
     }
