@@ -40,10 +40,27 @@ impl Project {
 ///
 /// Errors: only when `root` is not a folder; everything else is in [`Project::diagnostics`].
 pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Project, ScanError> {
+    let started = std::time::Instant::now();
     let layout = Layout::with_overrides(&config.flinkpipe.layers);
     let scan = project::scan(root, &layout)?;
+    tracing::info!(
+        folders = scan.folders.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "scanned and parsed"
+    );
     let inventory = Inventory::build(&scan, config);
-    Ok(link(inventory, options))
+    tracing::info!(
+        tables = inventory.tables.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "inventory built"
+    );
+    let project = link(inventory, options);
+    tracing::info!(
+        edges = project.graph.edges().count(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "graph built"
+    );
+    Ok(project)
 }
 
 /// Resolves the inventory's references into a graph.

@@ -16,7 +16,6 @@ use crate::lineage::Project;
 use crate::sql::Statefulness;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::path::PathBuf;
 
 /// shift_left's `complexity` block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -199,30 +198,26 @@ pub const GRAPH_FILE: &str = "pipeline_graph.json";
 pub const DEFINITION_FILE: &str = "pipeline_definition.json";
 
 /// Writes every table folder's `pipeline_definition.json` and the root's `pipeline_graph.json`.
-/// Contents are computed first, then written in parallel, each file atomically.
+/// Each file is built, serialised and written in one parallel pass (memory stays at one file per worker
+/// thread, not the whole set), each file atomically.
 ///
-/// Returns the paths written. Errors: the first I/O error (files already replaced stay consistent
-/// individually; no file is ever half-written).
-pub fn write_all(project: &Project) -> std::io::Result<Vec<PathBuf>> {
+/// Returns the number of files written. Errors: the first I/O error (files already replaced stay
+/// consistent individually; no file is ever half-written).
+pub fn write_all(project: &Project) -> std::io::Result<usize> {
     let inv: &Inventory = &project.inventory;
-    let mut jobs: Vec<(PathBuf, String)> = inv
-        .tables
-        .values()
-        .filter(|t| !t.external)
-        .filter_map(|t| {
-            definition(project, &t.name).map(|d| {
-                (
-                    inv.disk_path(&t.folder).join(DEFINITION_FILE),
-                    to_json_pretty(&d),
-                )
-            })
-        })
-        .collect();
-    jobs.push((
-        inv.root.join(GRAPH_FILE),
-        to_json_pretty(&graph_file(project)),
-    ));
-    jobs.par_iter()
-        .try_for_each(|(p, c)| write_atomic(p, c.as_bytes()))?;
-    Ok(jobs.into_iter().map(|(p, _)| p).collect())
+    let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
+    tables
+        .par_iter()
+        .try_for_each(|t| match definition(project, &t.name) {
+            Some(d) => write_atomic(
+                &inv.disk_path(&t.folder).join(DEFINITION_FILE),
+                to_json_pretty(&d).as_bytes(),
+            ),
+            None => Ok(()),
+        })?;
+    write_atomic(
+        &inv.root.join(GRAPH_FILE),
+        to_json_pretty(&graph_file(project)).as_bytes(),
+    )?;
+    Ok(tables.len() + 1)
 }

@@ -31,7 +31,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
                 println!(
                     "{} tables, {edges} edges: wrote {} pipeline_definition.json files, {} and {}",
                     project.inventory.tables.len(),
-                    written.len() - 1,
+                    written - 1,
                     dir.pipelines.join(metadata::GRAPH_FILE).display(),
                     inv_path.display()
                 );

@@ -97,6 +97,7 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
         }
     }
 
+    tracing::debug!(folders = folder_paths.len(), "table folders found");
     // 2. Read and parse each folder's files in parallel.
     let results: Vec<(TableFolder, Vec<Diagnostic>)> = folder_paths
         .par_iter()
