@@ -864,3 +864,117 @@ fn never_panics_on_garbage_or_truncated_input() {
         let _ = sql::analyze(&file[..i]);
     }
 }
+
+#[test]
+fn never_panics_on_deep_nesting_and_token_soup() {
+    // Deep nesting: the parser's recursion limit turns into a warning and the fallback still runs.
+    let deep = format!(
+        "INSERT INTO o SELECT * FROM {}t{}",
+        "(SELECT * FROM ".repeat(300),
+        ")".repeat(300)
+    );
+    let a = sql::analyze(&deep);
+    assert_eq!(
+        a.sinks().iter().map(TableName::dotted).collect::<Vec<_>>(),
+        vec!["o"]
+    );
+    assert_eq!(
+        a.sources()
+            .iter()
+            .map(TableName::dotted)
+            .collect::<Vec<_>>(),
+        vec!["t"]
+    );
+    let parens = format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(4000));
+    let _ = sql::analyze(&parens);
+
+    // Token soup from a fixed pseudo-random sequence (deterministic, no extra dependency).
+    const WORDS: &[&str] = &[
+        "SELECT",
+        "FROM",
+        "JOIN",
+        "LEFT",
+        "ON",
+        "WHERE",
+        "GROUP",
+        "BY",
+        "INSERT",
+        "INTO",
+        "CREATE",
+        "TABLE",
+        "VIEW",
+        "AS",
+        "WITH",
+        "(",
+        ")",
+        ",",
+        ";",
+        ".",
+        "'s'",
+        "`q`",
+        "\"d\"",
+        "t",
+        "u",
+        "1",
+        "*",
+        "=",
+        "<",
+        ">",
+        ">>",
+        "LATERAL",
+        "UNNEST",
+        "FOR",
+        "SYSTEM_TIME",
+        "OF",
+        "EXECUTE",
+        "STATEMENT",
+        "SET",
+        "BEGIN",
+        "END",
+        "TUMBLE",
+        "DESCRIPTOR",
+        "MODEL",
+        "ROW",
+        "ARRAY",
+        "MAP",
+        "[",
+        "]",
+        "DISTRIBUTED",
+        "INTO",
+        "BUCKETS",
+        "WATERMARK",
+        "METADATA",
+        "VIRTUAL",
+        "LIKE",
+        "PARTITION",
+        "MATCH_RECOGNIZE",
+        "PATTERN",
+        "DEFINE",
+        "WITHIN",
+        "INTERVAL",
+        "--c\n",
+        "/*c*/",
+        "/*+ h */",
+        "\n",
+        "$rowtime",
+        "JSON_VALUE",
+        "KEY",
+        "VALUE",
+        "OVER",
+        "UNION",
+        "ALL",
+    ];
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..3000 {
+        let mut sql = String::new();
+        let len = (seed % 40) as usize + 1;
+        for _ in 0..len {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            sql.push_str(WORDS[(seed % WORDS.len() as u64) as usize]);
+            sql.push(' ');
+        }
+        let _ = sql::analyze(&sql);
+    }
+}

@@ -152,6 +152,37 @@ impl Dialect for FlinkDialect {
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         let first = parser.peek_token_ref();
+        if let Some(w) = word(first) {
+            let next = &parser.peek_nth_token_ref(1).token;
+            // Fast path, for speed only: a plain column name followed by a separator or an operator is an
+            // identifier, which is what the parser concludes too, but only after speculatively parsing it
+            // as a type name for a typed literal (`DATE '…'`), building an error on failure.
+            if (w.keyword == Keyword::NoKeyword || w.quote_style.is_some())
+                && matches!(
+                    next,
+                    Token::Comma
+                        | Token::RParen
+                        | Token::EOF
+                        | Token::SemiColon
+                        | Token::Eq
+                        | Token::Neq
+                        | Token::Lt
+                        | Token::Gt
+                        | Token::LtEq
+                        | Token::GtEq
+                        | Token::Plus
+                        | Token::Minus
+                        | Token::Mul
+                        | Token::Div
+                        | Token::Mod
+                        | Token::StringConcat
+                )
+            {
+                let ident = w.to_ident(first.span);
+                parser.next_token();
+                return Some(Ok(Expr::Identifier(ident)));
+            }
+        }
         if let Some(w) = word(first).filter(|w| w.quote_style.is_none()) {
             let next = &parser.peek_nth_token_ref(1).token;
             // Flink's map constructor `MAP[k1, v1, k2, v2]` (sqlparser knows DuckDB's `MAP {k: v}` only).
