@@ -138,3 +138,66 @@ fn corpus_accuracy() {
     println!("accuracy: {exact}/{total} = {accuracy:.2}% exact (sinks, sources, statefulness)");
     assert!(accuracy >= 99.0, "accuracy {accuracy:.2}% below 99%");
 }
+
+/// Splits a written name (`` `a`.b."c.d" ``) into unquoted parts.
+fn written_parts(text: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) if c == q => {
+                if chars.peek() == Some(&q) {
+                    chars.next();
+                    parts.last_mut().unwrap().push(q);
+                } else {
+                    quote = None;
+                }
+            }
+            Some(_) => parts.last_mut().unwrap().push(c),
+            None if c == '`' || c == '"' => quote = Some(c),
+            None if c == '.' => parts.push(String::new()),
+            None if c.is_whitespace() => {}
+            None => parts.last_mut().unwrap().push(c),
+        }
+    }
+    parts
+}
+
+/// Every sink and source found by the parser has a span, and the text under the span is the name itself:
+/// the rewriter will edit names by span.
+#[test]
+fn corpus_reference_spans_cover_the_written_names() {
+    let dir = corpus_dir();
+    let labels = std::fs::read_to_string(dir.join("labels.jsonl")).expect("read labels.jsonl");
+    let mut checked = 0;
+    for line in labels.lines().filter(|l| !l.trim().is_empty()) {
+        let label: Label = serde_json::from_str(line).expect("label line");
+        let text = std::fs::read_to_string(dir.join("sql").join(&label.file)).expect("read");
+        let lines: Vec<&str> = text.split('\n').collect();
+        let a = sql::analyze(&text);
+        for s in a.statements.iter().filter(|s| !s.fallback) {
+            for r in s.sinks.iter().chain(&s.sources) {
+                let span = r
+                    .span
+                    .unwrap_or_else(|| panic!("{}: no span for {}", label.file, r.name));
+                assert_eq!(span.start.line, span.end.line, "{}: {}", label.file, r.name);
+                let l = lines[span.start.line - 1];
+                let written: String = l
+                    .chars()
+                    .skip(span.start.column - 1)
+                    .take(span.end.column - span.start.column)
+                    .collect();
+                assert_eq!(
+                    written_parts(&written),
+                    r.name.parts,
+                    "{}: span text {written:?}",
+                    label.file
+                );
+                checked += 1;
+            }
+        }
+    }
+    println!("{checked} reference spans checked");
+    assert!(checked > 500);
+}
