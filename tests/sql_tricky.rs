@@ -701,9 +701,12 @@ WITH ('changelog.mode' = 'upsert', 'kafka.cleanup-policy' = 'compact');",
     assert_eq!(
         s.columns
             .iter()
-            .map(|c| c.name.as_str())
+            .map(|c| (c.name.as_str(), c.data_type.as_str(), c.nullable))
             .collect::<Vec<_>>(),
-        vec!["cust_id", "total"]
+        vec![
+            ("cust_id", "STRING", false),
+            ("total", "DECIMAL(10, 2)", true)
+        ]
     );
     for (clause, text) in [
         (

@@ -498,6 +498,20 @@ fn option_value(e: &Expr) -> String {
     }
 }
 
+/// sqlparser prints `DECIMAL(10,2)`; the model shows types as written with normalised whitespace
+/// (`DECIMAL(10, 2)`).
+fn normalise_type(t: &str) -> String {
+    let mut out = String::with_capacity(t.len() + 4);
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == ',' && chars.peek().is_some_and(|n| !n.is_whitespace()) {
+            out.push(' ');
+        }
+    }
+    out
+}
+
 fn create_table_facts(w: &mut Walker, ct: &CreateTable) {
     w.facts.kind = Some(if ct.dynamic {
         StatementKind::CreateMaterializedTable
@@ -513,7 +527,7 @@ fn create_table_facts(w: &mut Walker, ct: &CreateTable) {
     for c in &ct.columns {
         let mut col = Column {
             name: c.name.value.clone(),
-            data_type: c.data_type.to_string(),
+            data_type: normalise_type(&c.data_type.to_string()),
             nullable: true,
             computed: false,
             metadata: false,
@@ -554,6 +568,12 @@ fn create_table_facts(w: &mut Walker, ct: &CreateTable) {
                 };
                 w.facts.primary_key.push(name);
             }
+        }
+    }
+    // Flink: primary key columns are implicitly NOT NULL.
+    for col in &mut w.facts.columns {
+        if w.facts.primary_key.contains(&col.name) {
+            col.nullable = false;
         }
     }
     if let CreateTableOptions::With(opts) = &ct.table_options {
