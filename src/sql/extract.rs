@@ -195,14 +195,14 @@ impl Walker {
             }
         }
         if streams > 1 {
-            // Comma join: an implicit inner join, counted as "regular" (shift_left's complexity block).
+            // Comma join: a regular (or interval) join, not counted in `joins` (no JOIN keyword, as in
+            // shift_left's complexity block).
             let interval = sel.selection.as_ref().is_some_and(contains_interval);
             self.reason(if interval {
                 StateReason::IntervalJoin
             } else {
                 StateReason::RegularJoin
             });
-            self.facts.joins.regular += streams - 1;
         }
         for item in &sel.projection {
             self.visit(item);
@@ -282,18 +282,23 @@ impl Walker {
             if let Some(e) = on {
                 self.visit(e);
             }
-            if right != Rel::Stream || first == Rel::Correlated {
-                // Temporal/lookup joins are counted by their own reason; correlates keep no join state.
-                continue;
-            }
+            // Join counts follow shift_left's `complexity` block: every explicit JOIN by its keyword
+            // (`JOIN` alone is "regular"), CROSS JOINs excluded.
             let counts = &mut self.facts.joins;
             match &join.join_operator {
-                JoinOperator::Join(_) | JoinOperator::Inner(_) => counts.inner += 1,
+                JoinOperator::Inner(_) => counts.inner += 1,
                 JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => counts.left += 1,
                 JoinOperator::Right(_) | JoinOperator::RightOuter(_) => counts.right += 1,
                 JoinOperator::FullOuter(_) => counts.outer += 1,
-                JoinOperator::CrossJoin(_) => {}
+                JoinOperator::CrossJoin(_)
+                | JoinOperator::CrossApply
+                | JoinOperator::OuterApply => {}
                 _ => counts.regular += 1,
+            }
+            if right != Rel::Stream || first == Rel::Correlated {
+                // Temporal/lookup joins have their own reason; correlates (UNNEST, LATERAL TABLE) keep no
+                // join state.
+                continue;
             }
             let interval = on.is_some_and(contains_interval);
             self.reason(if interval {

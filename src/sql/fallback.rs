@@ -174,10 +174,22 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         } else if s.kw(i, Keyword::JOIN) {
             relation_at = Some(i + 1);
             let next_correlated = s.kw(i + 1, Keyword::LATERAL) || s.kw(i + 1, Keyword::UNNEST);
-            let cross = i > 0 && s.kw(i - 1, Keyword::CROSS);
+            let before = |k: Keyword| (1..=2).any(|b| i >= b && s.kw(i - b, k));
+            let cross = before(Keyword::CROSS);
+            // Counted by JOIN keyword, as shift_left's complexity block does (cross joins excluded).
+            if before(Keyword::LEFT) {
+                f.joins.left += 1;
+            } else if before(Keyword::RIGHT) {
+                f.joins.right += 1;
+            } else if before(Keyword::FULL) {
+                f.joins.outer += 1;
+            } else if before(Keyword::INNER) {
+                f.joins.inner += 1;
+            } else if !cross {
+                f.joins.regular += 1;
+            }
             if !(next_correlated || cross || temporal_after(&s, i + 1)) {
                 push_reason(&mut f, StateReason::RegularJoin);
-                f.joins.regular += 1;
             }
         } else if *tok == Token::Comma && in_from[top] {
             relation_at = Some(i + 1);
@@ -269,7 +281,6 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
                 relations_in_list[top] += 1;
                 if relations_in_list[top] == 2 && *tok == Token::Comma {
                     push_reason(&mut f, StateReason::RegularJoin);
-                    f.joins.regular += 1;
                 }
                 if temporal_after(&s, j) {
                     f.temporal.push(r.name.clone());

@@ -8,6 +8,8 @@
 //! Cost: one tokenizer pass per file and one parse attempt per statement (plus a token scan when the parse
 //! fails); all walks are linear in the statement.
 
+#![warn(missing_docs)]
+
 pub mod dialect;
 mod extract;
 pub mod fallback;

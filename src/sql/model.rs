@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
 )]
 pub struct Location {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
@@ -20,7 +22,9 @@ pub struct Location {
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
 )]
 pub struct SourceSpan {
+    /// First character.
     pub start: Location,
+    /// Just after the last character (exclusive).
     pub end: Location,
 }
 
@@ -31,6 +35,7 @@ pub struct SourceSpan {
 /// `.`, which is why the parts are stored as a vector and not as one dotted string.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TableName {
+    /// The parts, unquoted, outermost first.
     pub parts: Vec<String>,
 }
 
@@ -62,6 +67,7 @@ impl std::fmt::Display for TableName {
 /// One occurrence of a relation name in a table position of a statement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableRef {
+    /// The name as written (unquoted parts).
     pub name: TableName,
     /// Where the name is written (the whole possibly-qualified name). `None` when the parser gave no span.
     pub span: Option<SourceSpan>,
@@ -71,18 +77,31 @@ pub struct TableRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StatementKind {
+    /// `CREATE [TEMPORARY] TABLE` without query (also `… LIKE …`).
     CreateTable,
+    /// `CREATE [OR REPLACE] TABLE … AS SELECT`.
     Ctas,
+    /// `CREATE [OR ALTER] MATERIALIZED TABLE`.
     CreateMaterializedTable,
+    /// `CREATE [TEMPORARY] VIEW`.
     CreateView,
+    /// `INSERT INTO|OVERWRITE` (also `EXECUTE INSERT`).
     Insert,
+    /// `EXECUTE STATEMENT SET BEGIN … END` or `BEGIN STATEMENT SET; … END`.
     StatementSet,
+    /// A query alone (writes nothing).
     Select,
+    /// `SET` / `RESET`.
     Set,
+    /// `ALTER …`.
     Alter,
+    /// `DROP …`.
     Drop,
+    /// `USE [CATALOG] …`, `USE MODULES …`.
     Use,
+    /// `CREATE [TEMPORARY [SYSTEM]] FUNCTION`.
     CreateFunction,
+    /// Anything else (`CREATE CATALOG/DATABASE/MODEL`, `EXPLAIN`, `SHOW`, unparsable fragments, …).
     Other,
 }
 
@@ -103,38 +122,53 @@ pub enum Statefulness {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StateReason {
+    /// `GROUP BY` (not over a window).
     GroupAggregate,
+    /// An aggregate function without `GROUP BY` (`SELECT COUNT(*) FROM t`).
     GlobalAggregate,
+    /// `SELECT DISTINCT`.
     Distinct,
+    /// A join of two streams (explicit or comma), not temporal.
     RegularJoin,
+    /// A join whose condition bounds time with an `INTERVAL`.
     IntervalJoin,
     /// `FOR SYSTEM_TIME AS OF`: event-time temporal join or processing-time lookup join; the file alone
     /// cannot tell them apart (project analysis may, knowing both DDLs).
     TemporalJoin,
+    /// A subquery in an expression: `IN`/`EXISTS` (semi/anti join) or scalar.
     SubqueryJoin,
+    /// `GROUP BY` over a window TVF (or the legacy `GROUP BY TUMBLE(…)`).
     WindowAggregate,
+    /// `OVER` aggregation, `LAG`/`LEAD`.
     Over,
+    /// `ROW_NUMBER()`/`RANK()` … `OVER` (deduplication, Top-N).
     TopN,
+    /// `UNION`, `INTERSECT`, `EXCEPT` without `ALL`.
     Union,
+    /// `MATCH_RECOGNIZE`.
     MatchRecognize,
 }
 
 /// A column of a created table (physical, computed or metadata).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Column {
+    /// Column name, unquoted.
     pub name: String,
     /// Data type as written (normalised whitespace), e.g. `DECIMAL(10, 2)`; for a computed column the
     /// expression after `AS`.
     pub data_type: String,
+    /// `false` for `NOT NULL` and primary key columns.
     pub nullable: bool,
     /// Computed (`c AS expr`) or `METADATA … VIRTUAL`: not writable by an INSERT.
     pub computed: bool,
+    /// `METADATA [FROM '…'] [VIRTUAL]`.
     pub metadata: bool,
 }
 
 /// What one top-level statement does. A statement set is one statement with several sinks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatementInfo {
+    /// What the statement is.
     pub kind: StatementKind,
     /// 1-based line of the statement's first token.
     pub line: usize,
@@ -150,13 +184,17 @@ pub struct StatementInfo {
     pub temporal_join_sources: Vec<TableName>,
     /// `TEMPORARY` table or view: file-local.
     pub temporary: bool,
+    /// `None` when the statement writes no query result (SPEC.md); else by `state_reasons`.
     pub statefulness: Statefulness,
+    /// Stateful operators found, in order of first appearance, without repeats.
     pub state_reasons: Vec<StateReason>,
     /// Joins by kind, for shift_left's `complexity` block.
     pub joins: JoinCounts,
     /// For CREATE TABLE / CTAS / materialized table: declared columns, primary key and WITH options.
     pub columns: Vec<Column>,
+    /// `PRIMARY KEY (…) NOT ENFORCED` columns (table or column constraint).
     pub primary_key: Vec<String>,
+    /// `WITH ('k' = 'v', …)` options, keys and values unquoted, in order.
     pub with_options: Vec<(String, String)>,
     /// `DISTRIBUTED BY …` clause as written, if any.
     pub distribution: Option<String>,
@@ -164,13 +202,20 @@ pub struct StatementInfo {
     pub fallback: bool,
 }
 
-/// Join counts as shift_left's `complexity` block reports them (cross joins excluded).
+/// Join counts as shift_left's `complexity` block reports them: explicit joins by their JOIN keyword,
+/// whatever their right side (tables, temporal/lookup joins, `LATERAL TABLE`); `CROSS JOIN` and comma joins
+/// excluded. Whether a join keeps state is told by [`StateReason`], not by these counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct JoinCounts {
+    /// `JOIN` without a kind keyword (and other kinds not listed below).
     pub regular: usize,
+    /// `LEFT [OUTER] JOIN`.
     pub left: usize,
+    /// `RIGHT [OUTER] JOIN`.
     pub right: usize,
+    /// `INNER JOIN`.
     pub inner: usize,
+    /// `FULL [OUTER] JOIN`.
     pub outer: usize,
 }
 
@@ -178,7 +223,9 @@ pub struct JoinCounts {
 /// the text is not usable at all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SqlWarning {
+    /// 1-based line of the problem.
     pub line: usize,
+    /// 1-based column (characters).
     pub column: usize,
     /// The construct or parser message, e.g. `Expected: ), found: WATERMARK`.
     pub message: String,
@@ -187,6 +234,8 @@ pub struct SqlWarning {
 /// The analysis of one SQL file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FileAnalysis {
+    /// Top-level statements in file order (a statement set is one).
     pub statements: Vec<StatementInfo>,
+    /// Tokenizer and parser problems (each parse failure also sets [`StatementInfo::fallback`]).
     pub warnings: Vec<SqlWarning>,
 }

@@ -33,6 +33,8 @@ pub struct StatementUnit {
 pub struct SplitFile {
     /// Significant tokens (no whitespace, comments or hints), with their spans in the file.
     pub tokens: Vec<TokenWithSpan>,
+    /// Statements in file order; they correspond one to one, in order, with
+    /// [`FileAnalysis::statements`](super::FileAnalysis::statements).
     pub statements: Vec<StatementUnit>,
     /// Tokenizer errors (unterminated string, comment or quoted identifier). The text from the error to the
     /// end of the file is not analysed.
@@ -47,6 +49,7 @@ pub struct LineIndex<'a> {
 }
 
 impl<'a> LineIndex<'a> {
+    /// Indexes the line starts of `text`.
     pub fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(
