@@ -69,29 +69,45 @@ fn analyze_20000_small_files() {
 #[test]
 #[ignore = "benchmark: run in release mode"]
 fn phases() {
-    let files: Vec<String> =
-        (0..20_000).map(|i| if i % 2 == 0 { DDL } else { DML }.replace("_N", &format!("_{i}"))).collect();
+    let files: Vec<String> = (0..20_000)
+        .map(|i| if i % 2 == 0 { DDL } else { DML }.replace("_N", &format!("_{i}")))
+        .collect();
     let d = flinkpipe::sql::dialect::FlinkDialect;
     let start = Instant::now();
-    let n: usize = files.iter().map(|f| flinkpipe::sql::split::split(&d, f).tokens.len()).sum();
+    let n: usize = files
+        .iter()
+        .map(|f| flinkpipe::sql::split::split(&d, f).tokens.len())
+        .sum();
     println!("split (1 thread): {:?} {n}", start.elapsed());
     let start = Instant::now();
     let n: usize = files
         .iter()
-        .map(|f| sqlparser::tokenizer::Tokenizer::new(&d, f).tokenize_with_location().unwrap().len())
+        .map(|f| {
+            sqlparser::tokenizer::Tokenizer::new(&d, f)
+                .tokenize_with_location()
+                .unwrap()
+                .len()
+        })
         .sum();
     println!("tokenize only (1 thread): {:?} {n}", start.elapsed());
     let start = Instant::now();
-    let n: usize = files.iter().map(|f| flinkpipe::sql::analyze(f).statements.len()).sum();
+    let n: usize = files
+        .iter()
+        .map(|f| flinkpipe::sql::analyze(f).statements.len())
+        .sum();
     println!("analyze (1 thread): {:?} {n}", start.elapsed());
 }
 
 #[test]
 #[ignore = "benchmark: run in release mode"]
 fn analyze_one_thread() {
-    let files: Vec<String> =
-        (0..20_000).map(|i| if i % 2 == 0 { DDL } else { DML }.replace("_N", &format!("_{i}"))).collect();
+    let files: Vec<String> = (0..20_000)
+        .map(|i| if i % 2 == 0 { DDL } else { DML }.replace("_N", &format!("_{i}")))
+        .collect();
     let start = Instant::now();
-    let n: usize = files.iter().map(|f| flinkpipe::sql::analyze(f).statements.len()).sum();
+    let n: usize = files
+        .iter()
+        .map(|f| flinkpipe::sql::analyze(f).statements.len())
+        .sum();
     println!("analyze (1 thread): {:?} {n}", start.elapsed());
 }
