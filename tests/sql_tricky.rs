@@ -5,7 +5,9 @@
 //! table, `stateless`/`stateful` otherwise. Where the tricky list says "State: none" for a plain projection
 //! (entries 29–32) it means "no state"; by SPEC.md such an INSERT … SELECT is `stateless`.
 
-use flinkpipe::sql::{self, FileAnalysis, StateReason, Statefulness, StatementKind, TableName};
+use flinkpipe::sql::{
+    self, FileAnalysis, SessionChange, StateReason, Statefulness, StatementKind, TableName,
+};
 
 use Statefulness::{None as NoState, Stateful, Stateless};
 
@@ -679,6 +681,53 @@ INSERT INTO orders_enriched SELECT * FROM orders;",
     use StatementKind::*;
     assert_eq!(kinds, vec![Set, Set, Set, Set, Use, Use, Other, Insert]);
     assert!(a.statements[6].sinks.is_empty() && a.statements[6].sources.is_empty());
+    // The session changes, for statement properties and for resolving later names.
+    let set = |k: &str, v: &str| {
+        Some(SessionChange::Set {
+            key: k.into(),
+            value: v.into(),
+        })
+    };
+    let sessions: Vec<_> = a.statements.iter().map(|s| s.session.clone()).collect();
+    assert_eq!(
+        sessions,
+        vec![
+            set("sql.state-ttl", "12 hours"),
+            set(
+                "client.statement-name",
+                "dev-usw2-p1-dml-orders-enriched-v2"
+            ),
+            set("pipeline.name", "orders-enriched"),
+            set("sql.state-ttl", "1h"),
+            Some(SessionChange::UseCatalog {
+                catalog: "prod_env".into()
+            }),
+            Some(SessionChange::UseDatabase {
+                database: TableName::new(["cluster_0"])
+            }),
+            None,
+            None,
+        ]
+    );
+    let a = check(
+        "RESET 'sql.state-ttl';\nRESET;\nUSE `my-env`.`cluster-1`",
+        &[],
+        &[],
+        NoState,
+    );
+    let sessions: Vec<_> = a.statements.iter().map(|s| s.session.clone()).collect();
+    assert_eq!(
+        sessions,
+        vec![
+            Some(SessionChange::Reset {
+                key: Some("sql.state-ttl".into())
+            }),
+            Some(SessionChange::Reset { key: None }),
+            Some(SessionChange::UseDatabase {
+                database: TableName::new(["my-env", "cluster-1"])
+            }),
+        ]
+    );
 }
 
 // ---------- F. DDL details ----------

@@ -25,8 +25,8 @@ use sqlparser::ast::helpers::stmt_create_table::CreateTableBuilder;
 use sqlparser::ast::{
     ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike, CreateTableLikeKind,
     CreateTableOptions, CreateView, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, Ident, Map, MapEntry, ObjectName, Query, Set,
-    SqlOption, Statement, Use, Value, ViewColumnDef,
+    FunctionArgumentList, FunctionArguments, Ident, Map, MapEntry, ObjectName, Query, Reset,
+    ResetStatement, Set, SqlOption, Statement, Use, Value, ViewColumnDef,
 };
 use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
@@ -819,8 +819,12 @@ fn parse_create_view(
 }
 
 /// `SET ['key' = 'value']` / `RESET ['key']` with quoted or unquoted (`sql.state-ttl`) keys.
+///
+/// `SET` becomes `Set::SingleAssignment` (no values for a bare `SET`, which lists the properties), `RESET`
+/// becomes `Statement::Reset`.
 fn parse_set(parser: &mut Parser) -> Result<Statement, ParserError> {
-    parser.next_token(); // SET | RESET
+    let reset = parser.next_token(); // SET | RESET
+    let reset = matches!(&reset.token, Token::Word(w) if w.keyword == Keyword::RESET);
     let mut key = String::new();
     let mut value: Option<String> = None;
     loop {
@@ -847,10 +851,23 @@ fn parse_set(parser: &mut Parser) -> Result<Statement, ParserError> {
         }
     }
     parser.prev_token();
+    let variable = ObjectName::from(vec![Ident::with_quote('\'', key)]);
+    if reset {
+        let reset = if variable
+            .0
+            .iter()
+            .all(|p| p.as_ident().is_some_and(|i| i.value.is_empty()))
+        {
+            Reset::ALL
+        } else {
+            Reset::ConfigurationParameter(variable)
+        };
+        return Ok(Statement::Reset(ResetStatement { reset }));
+    }
     Ok(Statement::Set(Set::SingleAssignment {
         scope: None,
         hivevar: false,
-        variable: ObjectName::from(vec![Ident::with_quote('\'', key)]),
+        variable,
         values: value
             .map(|v| vec![Expr::value(Value::SingleQuotedString(v))])
             .unwrap_or_default(),

@@ -11,14 +11,16 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{
     ColumnOption, CreateTable, CreateTableLikeKind, CreateTableOptions, Distinct, Expr, Function,
     FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, JoinConstraint,
-    JoinOperator, ObjectName, Query, SetExpr, SetQuantifier, SqlOption, Statement, TableConstraint,
-    TableFactor, TableObject, TableVersion, TableWithJoins, Value, Visit, Visitor,
+    JoinOperator, ObjectName, Query, Reset, Set, SetExpr, SetQuantifier, SqlOption, Statement,
+    TableConstraint, TableFactor, TableObject, TableVersion, TableWithJoins, Use, Value, Visit,
+    Visitor,
 };
 use sqlparser::tokenizer::{Span, Token};
 
 use super::dialect::{TABLE_ARG, table_argument};
 use super::model::{
-    Column, JoinCounts, Location, SourceSpan, StateReason, StatementKind, TableName, TableRef,
+    Column, JoinCounts, Location, SessionChange, SourceSpan, StateReason, StatementKind, TableName,
+    TableRef,
 };
 use super::state;
 
@@ -37,6 +39,7 @@ pub(crate) struct Facts {
     pub columns: Vec<Column>,
     pub primary_key: Vec<String>,
     pub with_options: Vec<(String, String)>,
+    pub session: Option<SessionChange>,
 }
 
 /// How a FROM item takes part in joins.
@@ -493,6 +496,16 @@ impl Visitor for ExprVisitor<'_> {
     }
 }
 
+/// The parts of a name joined with `.`, unquoted.
+fn name_text(name: &ObjectName) -> String {
+    name.0
+        .iter()
+        .filter_map(|p| p.as_ident())
+        .map(|i| i.value.as_str())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 fn option_value(e: &Expr) -> String {
     match e {
         Expr::Value(v) => match &v.value {
@@ -651,8 +664,39 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
             w.facts.writes_query = true;
             w.walk_query(&cv.query);
         }
-        Statement::Set(_) => w.facts.kind = Some(StatementKind::Set),
-        Statement::Use(_) => w.facts.kind = Some(StatementKind::Use),
+        Statement::Set(set) => {
+            w.facts.kind = Some(StatementKind::Set);
+            if let Set::SingleAssignment {
+                variable, values, ..
+            } = set
+                && let Some(value) = values.first()
+            {
+                w.facts.session = Some(SessionChange::Set {
+                    key: name_text(variable),
+                    value: option_value(value),
+                });
+            }
+        }
+        Statement::Reset(r) => {
+            w.facts.kind = Some(StatementKind::Set);
+            let key = match &r.reset {
+                Reset::ConfigurationParameter(name) => Some(name_text(name)),
+                _ => None,
+            };
+            w.facts.session = Some(SessionChange::Reset { key });
+        }
+        Statement::Use(u) => {
+            w.facts.kind = Some(StatementKind::Use);
+            w.facts.session = match u {
+                Use::Catalog(name) => Some(SessionChange::UseCatalog {
+                    catalog: name_text(name),
+                }),
+                Use::Object(name) | Use::Database(name) | Use::Schema(name) => {
+                    object_ref(name).map(|r| SessionChange::UseDatabase { database: r.name })
+                }
+                _ => None,
+            };
+        }
         Statement::Drop { .. } | Statement::DropFunction(_) => {
             w.facts.kind = Some(StatementKind::Drop)
         }

@@ -85,6 +85,7 @@ fn analyze_unit(
         with_options: vec![],
         distribution: None,
         fallback: false,
+        session: None,
     };
     if !unit.statement_set
         && let Some(kind) = dialect::opaque_statement_kind(&tokens)
@@ -127,6 +128,7 @@ fn analyze_unit(
     info.columns = facts.columns;
     info.primary_key = facts.primary_key;
     info.with_options = facts.with_options;
+    info.session = facts.session;
     if matches!(
         info.kind,
         StatementKind::CreateTable | StatementKind::Ctas | StatementKind::CreateMaterializedTable

@@ -200,6 +200,41 @@ pub struct StatementInfo {
     pub distribution: Option<String>,
     /// `true` when the statement was handled by the token-level fallback instead of the parser.
     pub fallback: bool,
+    /// For `SET`, `RESET` and `USE`: the session change the statement makes (added for deploy properties
+    /// and for resolving the names of later statements; `None` for other statements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionChange>,
+}
+
+/// A change to the session made by `SET`, `RESET` or `USE`; the statements after it in the file run with
+/// it (Flink SQL client and gateway semantics). Other statements keep names as written: resolving them
+/// against `USE` is project-level work (`tricky-flink-sql.md` §28, §34). On Confluent Cloud, `SET` values
+/// become statement properties (`spec.properties`), e.g. `client.statement-name`, `sql.state-ttl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum SessionChange {
+    /// `SET 'key' = 'value'` or `SET key = value` (quotes removed).
+    Set {
+        /// Property key, e.g. `sql.state-ttl`.
+        key: String,
+        /// Property value, e.g. `12 hours`.
+        value: String,
+    },
+    /// `RESET 'key'`, or `RESET` alone (`key: None`: every property).
+    Reset {
+        /// Property key, if one is named.
+        key: Option<String>,
+    },
+    /// `USE CATALOG c`.
+    UseCatalog {
+        /// The catalog (Confluent: environment) made current.
+        catalog: String,
+    },
+    /// `USE db` or `USE c.db`.
+    UseDatabase {
+        /// `[catalog, database]` or `[database]` as written (Confluent: cluster).
+        database: TableName,
+    },
 }
 
 /// Join counts as shift_left's `complexity` block reports them: explicit joins by their JOIN keyword,
