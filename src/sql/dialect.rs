@@ -36,6 +36,9 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 use super::model::StatementKind;
 
 /// The Flink SQL dialect. Stateless; one value can serve any number of parsers.
+///
+/// Nested angle-bracket types end with `>>`, which sqlparser's tokenizer reads as one shift operator;
+/// feed the parser tokens from [`crate::sql::split::split`], which splits it (Flink has no shift operator).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FlinkDialect;
 
@@ -890,4 +893,165 @@ fn parse_use(parser: &mut Parser) -> Result<Statement, ParserError> {
     Ok(Statement::Use(Use::Object(
         parser.parse_object_name(false)?,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::ast::{CreateTable, TableFactor};
+
+    fn parse(sql: &str) -> Statement {
+        let mut stmts = Parser::parse_sql(&FlinkDialect, sql).expect("parses");
+        assert_eq!(stmts.len(), 1);
+        stmts.remove(0)
+    }
+
+    fn create_table(sql: &str) -> CreateTable {
+        match parse(sql) {
+            Statement::CreateTable(ct) => ct,
+            other => panic!("not a CREATE TABLE: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn create_table_maps_flink_clauses() {
+        let ct = create_table(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS `c`.`d`.t (
+               id STRING NOT NULL, ts TIMESTAMP(3) METADATA FROM 'timestamp' VIRTUAL, p AS UPPER(id),
+               WATERMARK FOR ts AS ts, PRIMARY KEY (id) NOT ENFORCED)
+             COMMENT 'x' PARTITIONED BY (id) DISTRIBUTED BY HASH(id) INTO 3 BUCKETS
+             WITH ('connector' = 'kafka', scan.startup.mode = 'earliest-offset') LIKE base (EXCLUDING ALL)",
+        );
+        assert!(ct.temporary && ct.if_not_exists && !ct.dynamic);
+        assert_eq!(ct.name.to_string(), "`c`.`d`.t");
+        assert_eq!(ct.columns.len(), 3);
+        assert!(matches!(
+            ct.columns[1].options[0].option,
+            ColumnOption::DialectSpecific(_)
+        ));
+        assert!(matches!(
+            ct.columns[2].options[0].option,
+            ColumnOption::Alias(_)
+        ));
+        assert_eq!(ct.constraints.len(), 1);
+        let CreateTableOptions::With(opts) = &ct.table_options else {
+            panic!("WITH options")
+        };
+        assert_eq!(opts.len(), 2);
+        assert!(
+            matches!(&ct.like, Some(CreateTableLikeKind::Plain(l)) if l.name.to_string() == "base")
+        );
+        assert!(ct.query.is_none());
+    }
+
+    #[test]
+    fn materialized_table_is_a_dynamic_table_with_freshness() {
+        let ct = create_table(
+            "CREATE OR ALTER MATERIALIZED TABLE m FRESHNESS = INTERVAL '1' MINUTE START_MODE = RESUME_OR_FROM_BEGINNING AS SELECT * FROM t",
+        );
+        assert!(ct.dynamic && ct.or_replace);
+        assert_eq!(ct.target_lag.as_deref(), Some("INTERVAL '1' MINUTE"));
+        assert!(ct.query.is_some());
+    }
+
+    #[test]
+    fn table_and_model_arguments_are_marked() {
+        let Statement::Query(q) =
+            parse("SELECT * FROM ML_PREDICT(TABLE db.t, MODEL m, DESCRIPTOR(c))")
+        else {
+            panic!("query")
+        };
+        let sqlparser::ast::SetExpr::Select(sel) = q.body.as_ref() else {
+            panic!("select")
+        };
+        let TableFactor::Table {
+            args: Some(args), ..
+        } = &sel.from[0].relation
+        else {
+            panic!("tvf")
+        };
+        let exprs: Vec<&Expr> = args
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let names: Vec<&str> = table_argument(exprs[0])
+            .unwrap()
+            .iter()
+            .map(|i| i.value.as_str())
+            .collect();
+        assert_eq!(names, vec!["db", "t"]);
+        assert!(matches!(exprs[1], Expr::Prefixed { prefix, .. } if prefix.value == MODEL_ARG));
+        assert!(table_argument(exprs[1]).is_none());
+    }
+
+    #[test]
+    fn flink_types() {
+        for (ty, text) in [
+            (
+                "ROW<a INT, `b` ARRAY<STRING NOT NULL>>",
+                "ROW<a INT, `b` ARRAY<STRING NOT NULL>>",
+            ),
+            ("ROW(a INT)", "ROW(a INT)"),
+            ("MAP<STRING, ROW<x INT>>", "MAP<STRING, ROW<x INT>>"),
+            ("MULTISET<INT>", "MULTISET<INT>"),
+            (
+                "TIMESTAMP(3) WITH LOCAL TIME ZONE",
+                "TIMESTAMP(3) WITH LOCAL TIME ZONE",
+            ),
+            ("TIME WITH LOCAL TIME ZONE", "TIME WITH LOCAL TIME ZONE"),
+        ] {
+            // `>>` is split by the splitter; here the types are written with spaces where needed.
+            let sql = format!("CREATE TABLE t (c {})", ty.replace(">>", "> >"));
+            let ct = create_table(&sql);
+            assert_eq!(ct.columns[0].data_type.to_string(), text, "{ty}");
+        }
+    }
+
+    #[test]
+    fn set_use_and_execute_insert() {
+        assert!(matches!(
+            parse("SET sql.state-ttl = '1 h'"),
+            Statement::Set(_)
+        ));
+        assert!(matches!(parse("RESET"), Statement::Reset(_)));
+        assert!(matches!(
+            parse("USE CATALOG c"),
+            Statement::Use(Use::Catalog(_))
+        ));
+        assert!(matches!(
+            parse("EXECUTE INSERT INTO a SELECT * FROM b"),
+            Statement::Insert(_)
+        ));
+    }
+
+    #[test]
+    fn opaque_statements() {
+        let kind = |sql: &str| {
+            let toks = sqlparser::tokenizer::Tokenizer::new(&FlinkDialect, sql)
+                .tokenize_with_location()
+                .unwrap()
+                .into_iter()
+                .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+                .collect::<Vec<_>>();
+            opaque_statement_kind(&toks)
+        };
+        assert_eq!(
+            kind("CREATE TEMPORARY SYSTEM FUNCTION f AS 'x'"),
+            Some(StatementKind::CreateFunction)
+        );
+        assert_eq!(
+            kind("CREATE MODEL m INPUT (a STRING) OUTPUT (b STRING)"),
+            Some(StatementKind::Other)
+        );
+        assert_eq!(
+            kind("ALTER TABLE t MODIFY WATERMARK FOR $rowtime AS $rowtime"),
+            Some(StatementKind::Alter)
+        );
+        assert_eq!(kind("CREATE TABLE t (a INT)"), None);
+        assert_eq!(kind("INSERT INTO t SELECT 1"), None);
+    }
 }
