@@ -69,6 +69,8 @@ fn expressions() {
         "CHAR_LENGTH(a)",
         "x NOT IN (1, 2)",
         "CAST(x AS TIMESTAMP(3) WITH LOCAL TIME ZONE)",
+        "CAST(x AS INT NOT NULL)",
+        "TRY_CAST(x AS ROW<a INT> NOT NULL)",
         "CAST(x AS BOOLEAN)",
         "NOW()",
         "CONCAT_WS('-', a, b)",

@@ -23,12 +23,11 @@
 //! that read or write no relation (`CREATE FUNCTION/CATALOG/DATABASE/MODEL`, `ALTER`, `DROP`, `SHOW`, …; see
 //! [`opaque_statement_kind`]), and three token-level adjustments no hook can make: `>>` split in two `>`
 //! (nested types), `INSERT … PARTITION (…) (cols)` reordered to sqlparser's `(cols) PARTITION (…)`, and
-//! `MATCH_RECOGNIZE`'s `WITHIN INTERVAL …` removed. Known gap: `CAST(x AS INT NOT NULL)` (nullability
-//! inside CAST) is not accepted and goes to the fallback.
+//! `MATCH_RECOGNIZE`'s `WITHIN INTERVAL …` removed.
 
 use sqlparser::ast::helpers::stmt_create_table::CreateTableBuilder;
 use sqlparser::ast::{
-    ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike, CreateTableLikeKind,
+    CastKind, ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike, CreateTableLikeKind,
     CreateTableOptions, CreateView, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgumentList, FunctionArguments, Ident, Map, MapEntry, ObjectName, Query, Reset,
     ResetStatement, Set, SqlOption, Statement, Use, Value, ViewColumnDef,
@@ -196,6 +195,10 @@ impl Dialect for FlinkDialect {
             // Flink's map constructor `MAP[k1, v1, k2, v2]` (sqlparser knows DuckDB's `MAP {k: v}` only).
             if w.keyword == Keyword::MAP && *next == Token::LBracket {
                 return Some(parse_map_constructor(parser));
+            }
+            // Flink types may carry nullability inside CAST (`CAST(x AS INT NOT NULL)`).
+            if matches!(w.keyword, Keyword::CAST | Keyword::TRY_CAST) && *next == Token::LParen {
+                return Some(parse_cast(parser));
             }
             // SQL/JSON functions take clauses sqlparser does not know (`RETURNING t DEFAULT x ON EMPTY`,
             // `WITH CONDITIONAL ARRAY WRAPPER`, `ERROR ON ERROR`, `JSON_OBJECT(KEY 'k' VALUE v)`).
@@ -416,6 +419,30 @@ fn parse_table_argument(
     Ok(Expr::Prefixed {
         prefix: Ident::with_span(span, prefix),
         value: Box::new(value),
+    })
+}
+
+/// `CAST(expr AS type [NOT NULL])` / `TRY_CAST(…)`, at the keyword. A `NOT NULL` is kept in the type's text.
+fn parse_cast(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let kw = parser.next_token();
+    let kind = match &kw.token {
+        Token::Word(w) if w.keyword == Keyword::TRY_CAST => CastKind::TryCast,
+        _ => CastKind::Cast,
+    };
+    parser.expect_token(&Token::LParen)?;
+    let expr = parser.parse_expr()?;
+    parser.expect_keyword(Keyword::AS)?;
+    let mut data_type = parser.parse_data_type()?;
+    if parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
+        let text = format!("{data_type} NOT NULL");
+        data_type = DataType::Custom(ObjectName::from(vec![Ident::new(text)]), vec![]);
+    }
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Cast {
+        kind,
+        expr: Box::new(expr),
+        data_type,
+        format: None,
     })
 }
 
