@@ -636,6 +636,13 @@ FROM users WHERE email IS DISTINCT FROM previous_email;",
         &["users"],
         Stateless,
     );
+    // Batch DELETE writes its target.
+    check(
+        "DELETE FROM users WHERE id IN (SELECT id FROM deleted_ids)",
+        &["users"],
+        &["deleted_ids"],
+        NoState,
+    );
 }
 
 #[test]

@@ -360,7 +360,13 @@ pub fn opaque_statement_kind(tokens: &[TokenWithSpan]) -> Option<StatementKind> 
                 Keyword::CATALOG | Keyword::DATABASE | Keyword::SCHEMA => {
                     Some(StatementKind::Other)
                 }
-                _ if next.value.eq_ignore_ascii_case("MODEL") => Some(StatementKind::Other),
+                // Flink / Confluent objects that are not relations.
+                _ if ["MODEL", "CONNECTION", "AGENT", "TOOL"]
+                    .iter()
+                    .any(|k| next.value.eq_ignore_ascii_case(k)) =>
+                {
+                    Some(StatementKind::Other)
+                }
                 _ => None,
             }
         }

@@ -9,8 +9,8 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    ColumnOption, CreateTable, CreateTableLikeKind, CreateTableOptions, Distinct, Expr, Function,
-    FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, JoinConstraint,
+    ColumnOption, CreateTable, CreateTableLikeKind, CreateTableOptions, Distinct, Expr, FromTable,
+    Function, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, JoinConstraint,
     JoinOperator, ObjectName, Query, Reset, Set, SetExpr, SetQuantifier, SqlOption, Statement,
     TableConstraint, TableFactor, TableObject, TableVersion, TableWithJoins, Use, Value, Visit,
     Visitor,
@@ -704,6 +704,37 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
             w.facts.kind = Some(StatementKind::Alter)
         }
         Statement::CreateFunction(_) => w.facts.kind = Some(StatementKind::CreateFunction),
+        // Batch-mode DELETE / UPDATE write their target (tricky §31); subqueries in WHERE are reads.
+        Statement::Delete(d) => {
+            w.facts.kind = Some(StatementKind::Other);
+            let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &d.from;
+            for twj in from {
+                if let TableFactor::Table { name, .. } = &twj.relation
+                    && let Some(r) = object_ref(name)
+                {
+                    w.facts.sinks.push(r);
+                }
+            }
+            if let Some(e) = &d.selection {
+                w.visit(e);
+            }
+            w.facts.reasons.clear();
+        }
+        Statement::Update(u) => {
+            w.facts.kind = Some(StatementKind::Other);
+            if let TableFactor::Table { name, .. } = &u.table.relation
+                && let Some(r) = object_ref(name)
+            {
+                w.facts.sinks.push(r);
+            }
+            for a in &u.assignments {
+                w.visit(&a.value);
+            }
+            if let Some(e) = &u.selection {
+                w.visit(e);
+            }
+            w.facts.reasons.clear();
+        }
         _ => w.facts.kind = Some(StatementKind::Other),
     }
     *into = w.facts;
