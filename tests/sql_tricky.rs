@@ -887,6 +887,21 @@ fn broken_statement_falls_back_with_warning() {
 }
 
 #[test]
+fn warnings_point_into_the_file() {
+    let a = sql::analyze("SELECT 1;\n\nCREATE TABLE t (\n  a INT,");
+    assert_eq!(a.warnings.len(), 1);
+    let w = &a.warnings[0];
+    assert!(w.line >= 3 && w.column >= 1, "{w:?}");
+    let a = sql::analyze("INSERT INTO t SELECT * FROM a WHERE x = = 1");
+    assert_eq!((a.warnings[0].line, a.warnings[0].column), (1, 41));
+    assert!(
+        a.warnings[0].message.starts_with("Expected"),
+        "{:?}",
+        a.warnings[0]
+    );
+}
+
+#[test]
 fn never_panics_on_garbage_or_truncated_input() {
     let samples = [
         "CREATE TABLE t (a ROW<b INT",

@@ -106,7 +106,14 @@ fn analyze_unit(
             }
         }
         Err(e) => {
-            let (line, column) = error_location(&e).unwrap_or((unit.line, unit.column));
+            // At the end of input sqlparser reports no position (line 0): point after the last token.
+            let end = tokens
+                .last()
+                .map(|t| (t.span.end.line as usize, t.span.end.column as usize));
+            let (line, column) = error_location(&e)
+                .filter(|(l, _)| *l > 0)
+                .or(end)
+                .unwrap_or((unit.line, unit.column));
             warning = Some(SqlWarning {
                 line,
                 column,
