@@ -1054,3 +1054,22 @@ fn never_panics_on_deep_nesting_and_token_soup() {
         let _ = sql::analyze(&sql);
     }
 }
+
+#[test]
+fn crlf_line_endings() {
+    let sql = "-- header\r\nINSERT INTO `out`\r\nSELECT *\r\nFROM src;\r\n";
+    let a = check(sql, &["out"], &["src"], Stateless);
+    let s = &a.statements[0];
+    assert_eq!(s.line, 2);
+    assert_eq!(s.text, "INSERT INTO `out`\r\nSELECT *\r\nFROM src");
+    let span = s.sources[0].span.unwrap();
+    assert_eq!(
+        (span.start.line, span.start.column, span.end.column),
+        (4, 6, 9)
+    );
+    let span = s.sinks[0].span.unwrap();
+    assert_eq!(
+        (span.start.line, span.start.column, span.end.column),
+        (2, 13, 18)
+    );
+}
