@@ -384,6 +384,18 @@ pub fn opaque_statement_kind(tokens: &[TokenWithSpan]) -> Option<StatementKind> 
         | Keyword::ADD
         | Keyword::REMOVE
         | Keyword::ANALYZE => Some(StatementKind::Other),
+        // `COMPILE PLAN '…' FOR …` and `EXECUTE PLAN '…'` (compiled plans), `STOP JOB '…'`: job management.
+        _ if is_word(&tokens[0], "COMPILE")
+            && tokens.get(1).is_some_and(|t| is_word(t, "PLAN")) =>
+        {
+            Some(StatementKind::Other)
+        }
+        Keyword::EXECUTE if tokens.get(1).is_some_and(|t| is_word(t, "PLAN")) => {
+            Some(StatementKind::Other)
+        }
+        _ if is_word(&tokens[0], "STOP") && tokens.get(1).is_some_and(|t| is_word(t, "JOB")) => {
+            Some(StatementKind::Other)
+        }
         _ => None,
     }
 }
@@ -546,6 +558,18 @@ mod tests {
         assert_eq!(
             kind("ALTER TABLE t MODIFY WATERMARK FOR $rowtime AS $rowtime"),
             Some(StatementKind::Alter)
+        );
+        assert_eq!(
+            kind("STOP JOB '228d70913eab60dda85c5e7f78b5782c'"),
+            Some(StatementKind::Other)
+        );
+        assert_eq!(
+            kind("EXECUTE PLAN '/tmp/plan.json'"),
+            Some(StatementKind::Other)
+        );
+        assert_eq!(
+            kind("COMPILE PLAN 'p.json' FOR INSERT INTO a SELECT * FROM b"),
+            Some(StatementKind::Other)
         );
         assert_eq!(kind("CREATE TABLE t (a INT)"), None);
         assert_eq!(kind("INSERT INTO t SELECT 1"), None);
