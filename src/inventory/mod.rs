@@ -184,19 +184,19 @@ fn attach_statement_set_sinks(
     tables: &mut BTreeMap<String, Table>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let writers: Vec<(String, Vec<String>, Vec<Reference>, Option<String>)> = tables
+    let writers: Vec<Table> = tables
         .values()
         .filter(|t| !t.extra_sinks.is_empty())
-        .map(|t| {
-            (
-                t.name.clone(),
-                t.extra_sinks.clone(),
-                t.reads.clone(),
-                t.dml_ref.clone(),
-            )
-        })
+        .cloned()
         .collect();
-    for (writer, sinks, reads, dml_ref) in writers {
+    for Table {
+        name: writer,
+        extra_sinks: sinks,
+        reads,
+        dml_ref,
+        ..
+    } in writers
+    {
         for sink in sinks {
             let Some(target) = tables.get_mut(&sink) else {
                 continue;
@@ -284,22 +284,28 @@ fn table_from_folder(
         .and_then(|f| first_created(&f.analysis))
         .map(|(r, k)| (resolve_name(&r.name, config), r, k));
 
-    if let (Some((dml_name, dml_ref)), Some((ddl_name, ddl_ref, _))) = (&dml_target, &ddl_target) {
-        if dml_name != ddl_name {
-            let (dml_file, ddl_file) = (folder.dml.as_ref().unwrap(), folder.ddl.as_ref().unwrap());
-            let line = |r: &TableRef| r.span.map(|s| s.start.line);
-            diags.push(
-                Diagnostic::error(
-                    "dml-target-mismatch",
-                    format!(
-                        "the DML inserts into '{dml_name}' but the DDL creates '{ddl_name}' ({}:{})",
-                        ddl_file.rel,
-                        line(ddl_ref).map(|l| l.to_string()).unwrap_or_else(|| "?".into())
-                    ),
-                )
-                .at(dml_file.rel.clone(), line(dml_ref), dml_ref.span.map(|s| s.start.column)),
-            );
-        }
+    if let (Some((dml_name, dml_ref)), Some((ddl_name, ddl_ref, _))) = (&dml_target, &ddl_target)
+        && dml_name != ddl_name
+    {
+        let (dml_file, ddl_file) = (folder.dml.as_ref().unwrap(), folder.ddl.as_ref().unwrap());
+        let line = |r: &TableRef| r.span.map(|s| s.start.line);
+        diags.push(
+            Diagnostic::error(
+                "dml-target-mismatch",
+                format!(
+                    "the DML inserts into '{dml_name}' but the DDL creates '{ddl_name}' ({}:{})",
+                    ddl_file.rel,
+                    line(ddl_ref)
+                        .map(|l| l.to_string())
+                        .unwrap_or_else(|| "?".into())
+                ),
+            )
+            .at(
+                dml_file.rel.clone(),
+                line(dml_ref),
+                dml_ref.span.map(|s| s.start.column),
+            ),
+        );
     }
     let name = match (&dml_target, &ddl_target) {
         (Some((n, _)), _) => n.clone(),

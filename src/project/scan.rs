@@ -90,10 +90,12 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
         e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
     }) {
         let Ok(entry) = entry else { continue };
-        if entry.file_type().is_dir() && entry.file_name() == "sql-scripts" && entry.depth() >= 2 {
-            if let Some(parent) = entry.path().parent() {
-                folder_paths.push(parent.to_path_buf());
-            }
+        if entry.file_type().is_dir()
+            && entry.file_name() == "sql-scripts"
+            && entry.depth() >= 2
+            && let Some(parent) = entry.path().parent()
+        {
+            folder_paths.push(parent.to_path_buf());
         }
     }
 
