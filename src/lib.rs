@@ -6,6 +6,7 @@
 //! (references → graph) → [`graph`] (model, select, export) → [`metadata`] (shift_left files) →
 //! [`plan`] (execution plan) ; [`cli`] renders results.
 
+pub mod changes;
 pub mod cli;
 pub mod config;
 pub mod diagnostics;

@@ -77,6 +77,51 @@ pub enum ProjectCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// List the files changed since a git ref (read-only: never checks out) and write
+    /// modified_flink_files.json and modified_flink_files.txt.
+    ListModifiedFiles {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        #[command(flatten)]
+        refs: ChangeRefs,
+        /// Folder for modified_flink_files.json and .txt [default: the current folder].
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+    },
+    /// List the descendants impacted by the changes since a git ref (or listed in a
+    /// modified_flink_files.json) and write impacted_tables.json.
+    ListImpactedTables {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        #[command(flatten)]
+        refs: ChangeRefs,
+        /// Read the changes from this modified_flink_files.json instead of git.
+        #[arg(long, value_name = "FILE")]
+        modified_files_path: Option<PathBuf>,
+        /// Folder for impacted_tables.json [default: the current folder].
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+    },
+}
+
+/// Which commits to compare (`project list-modified-files`, `project list-impacted-tables`).
+#[derive(Debug, Args, Clone)]
+pub struct ChangeRefs {
+    /// Base ref; compared from merge-base(REF, head) [default: origin/main, else main].
+    #[arg(long, value_name = "REF", conflicts_with = "since_date")]
+    pub since: Option<String>,
+    /// Head ref [default: HEAD].
+    #[arg(long, value_name = "REF", conflicts_with = "include_uncommitted")]
+    pub head: Option<String>,
+    /// Base = the newest commit on HEAD's first-parent chain committed before this day (UTC).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub since_date: Option<String>,
+    /// Keep only files with this extension (`sql`) [default: .sql and .properties].
+    #[arg(long, value_name = "EXT")]
+    pub file_filter: Option<String>,
+    /// Compare with the work tree (staged, unstaged and untracked files) instead of the head commit.
+    #[arg(long)]
+    pub include_uncommitted: bool,
 }
 
 #[derive(Debug, Subcommand)]

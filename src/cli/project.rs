@@ -1,8 +1,11 @@
 //! `flinkpipe project …`: project-wide reports.
 
-use super::args::{GlobalArgs, ProjectCommand};
-use super::{CmdResult, is_json, load_project, print_json, render};
+use super::args::{ChangeRefs, GlobalArgs, ProjectCommand};
+use super::{CmdResult, Failure, is_json, load_config, load_project, print_json, render};
+use crate::changes::{self, ChangeKind, ChangeOptions, ChangeSet, ModifiedFiles};
+use crate::fsutil::{to_json_pretty, write_atomic};
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 #[derive(Serialize)]
 struct CrossProduct {
@@ -100,5 +103,207 @@ pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
             }
             Ok(!project.has_errors())
         }
+        ProjectCommand::ListModifiedFiles {
+            dir,
+            refs,
+            output_dir,
+        } => list_modified_files(global, &dir.pipelines, refs, output_dir.as_deref()),
+        ProjectCommand::ListImpactedTables {
+            dir,
+            refs,
+            modified_files_path,
+            output_dir,
+        } => list_impacted_tables(
+            global,
+            &dir.pipelines,
+            refs,
+            modified_files_path.as_deref(),
+            output_dir.as_deref(),
+        ),
     }
+}
+
+fn change_options(refs: &ChangeRefs) -> ChangeOptions {
+    ChangeOptions {
+        since: refs.since.clone(),
+        head: refs.head.clone(),
+        since_date: refs.since_date.clone(),
+        file_filter: refs.file_filter.clone(),
+        include_uncommitted: refs.include_uncommitted,
+    }
+}
+
+fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    changes::utc_timestamp(secs)
+}
+
+fn write_output(dir: Option<&Path>, name: &str, contents: &str) -> Result<PathBuf, Failure> {
+    let path = dir.unwrap_or(Path::new(".")).join(name);
+    write_atomic(&path, contents.as_bytes())
+        .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    Ok(path)
+}
+
+fn list_modified_files(
+    global: &GlobalArgs,
+    dir: &Path,
+    refs: &ChangeRefs,
+    output_dir: Option<&Path>,
+) -> CmdResult {
+    let cfg = load_config(global)?;
+    let set = changes::list_changes(dir, &change_options(refs), &cfg)?;
+    let filter = refs
+        .file_filter
+        .as_deref()
+        .map(|f| format!(".{}", f.trim_start_matches('.')));
+    let out = set.to_modified_files(filter.as_deref(), &now());
+    write_output(
+        output_dir,
+        "modified_flink_files.json",
+        &to_json_pretty(&out),
+    )?;
+    write_output(
+        output_dir,
+        "modified_flink_files.txt",
+        &set.table_names_text(),
+    )?;
+    if is_json(global) {
+        print_json(&out);
+    } else {
+        print!("{}", modified_text(&set));
+    }
+    Ok(true)
+}
+
+/// The text report of a change set: one row per file, then the test files.
+fn modified_text(set: &ChangeSet) -> String {
+    let body: Vec<Vec<String>> = set
+        .files
+        .iter()
+        .map(|f| {
+            let mut details = Vec::new();
+            if let Some(old) = &f.old_path {
+                details.push(format!("from {old}"));
+                if f.table_name != f.new_table_name {
+                    details.push(format!("table renamed to {}", f.new_table_name));
+                }
+                details.push(format!("content: {}", f.content_kind));
+            }
+            if let Some(d) = &f.schema_diff {
+                let s = d.summary();
+                if !s.is_empty() {
+                    details.push(s);
+                }
+            }
+            if let Some(n) = &f.note {
+                details.push(n.clone());
+            }
+            vec![
+                f.path.clone(),
+                f.table_name.clone(),
+                f.change_kind.to_string(),
+                details.join("; "),
+            ]
+        })
+        .collect();
+    let mut s = format!(
+        "{} file(s) changed between {} ({}) and {}\n",
+        set.files.len(),
+        set.baseline_ref,
+        set.base_commit.get(..12).unwrap_or(&set.base_commit),
+        set.head_ref
+    );
+    if !body.is_empty() {
+        s.push_str(&render::table(
+            &["file", "table", "change", "details"],
+            &body,
+        ));
+    }
+    if !set.tests.is_empty() {
+        s.push_str("tests:\n");
+        for t in &set.tests {
+            s.push_str(&format!("  {} ({})\n", t.path, t.change_kind));
+        }
+    }
+    s
+}
+
+fn list_impacted_tables(
+    global: &GlobalArgs,
+    dir: &Path,
+    refs: &ChangeRefs,
+    modified_files_path: Option<&Path>,
+    output_dir: Option<&Path>,
+) -> CmdResult {
+    let cfg = load_config(global)?;
+    let opts = change_options(refs);
+    let started = std::time::Instant::now();
+    let (files, tests) = match modified_files_path {
+        Some(p) => ModifiedFiles::read(p)?.to_file_changes(dir),
+        None => {
+            let set = changes::list_changes(dir, &opts, &cfg)?;
+            (set.files, set.tests)
+        }
+    };
+    tracing::info!(
+        files = files.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "changes listed"
+    );
+    let (graph, source) = changes::load_head_graph(dir, &cfg, &opts, &files)?;
+    tracing::info!(
+        ?source,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "head graph loaded"
+    );
+    let impact = changes::impacted_tables(&files, &tests, &graph)?;
+    write_output(output_dir, "impacted_tables.json", &to_json_pretty(&impact))?;
+    if is_json(global) {
+        print_json(&impact);
+    } else {
+        let mut body: Vec<Vec<String>> = Vec::new();
+        for t in &impact.impacts {
+            if t.descendants.is_empty() {
+                let why = match t.change_kind {
+                    ChangeKind::Cosmetic => "cosmetic: impacts nothing",
+                    _ => "no descendants",
+                };
+                body.push(vec![
+                    t.table_name.clone(),
+                    t.change_kind.to_string(),
+                    String::new(),
+                    why.into(),
+                ]);
+            }
+            for d in &t.descendants {
+                body.push(vec![
+                    t.table_name.clone(),
+                    t.change_kind.to_string(),
+                    d.table_name.clone(),
+                    d.reason.clone(),
+                ]);
+            }
+        }
+        print!(
+            "{}",
+            render::table(
+                &["changed table", "change", "impacted table", "reason"],
+                &body
+            )
+        );
+        println!(
+            "{} impacted table(s); DDL modified: {}",
+            impact.impacted_tables.len(),
+            if impact.ddl_modified_tables.is_empty() {
+                "none".to_string()
+            } else {
+                impact.ddl_modified_tables.join(", ")
+            }
+        );
+    }
+    Ok(true)
 }

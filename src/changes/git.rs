@@ -1,0 +1,620 @@
+//! Reads a git repository with `git2` and lists the files that changed under the pipelines folder.
+//!
+//! Read-only: no checkout, no branch switch, no write to the work tree or the index (libgit2 diffs do not
+//! refresh the index unless asked). The base is `merge-base(since, head)` (what a pull request changes,
+//! `git diff since...head`), or with `--since-date D` the newest commit on the head's first-parent chain
+//! committed before `D 00:00 UTC`. The head is a commit's tree, or the work tree read through the index
+//! (`--include-uncommitted`: staged, unstaged and untracked files). Renames are found by content
+//! similarity (`find_similar`), deletions are included (shift_left's `git log --name-only` skipped them,
+//! defect 8).
+
+use super::classify::{self, SchemaDiff};
+use super::{ChangeError, ChangeKind, ChangeSet, FileChange, FileRole};
+use crate::config::Config;
+use crate::inventory::{first_created, first_insert_target, resolve_name};
+use crate::sql;
+use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Repository, Tree};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What to compare.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeOptions {
+    /// Base ref; default `origin/main` if it exists, else `main`.
+    pub since: Option<String>,
+    /// Head ref; default `HEAD`.
+    pub head: Option<String>,
+    /// `YYYY-MM-DD`: base = newest first-parent commit of the head committed before that day (UTC).
+    pub since_date: Option<String>,
+    /// Keep only files whose name ends with this extension (`sql` or `.sql`); default `.sql` and
+    /// `.properties`.
+    pub file_filter: Option<String>,
+    /// Compare with the work tree (index + unstaged + untracked) instead of the head commit.
+    pub include_uncommitted: bool,
+}
+
+/// Lists the files changed under `pipelines_dir` between the base and the head (see the module doc).
+///
+/// Errors: `pipelines_dir` missing or outside a git work tree, a ref that does not resolve, no merge
+/// base (unrelated histories, shallow clone), no commit before `--since-date`, unreadable objects.
+/// Binary or non-UTF-8 files are not errors: they are `logic` changes with a note.
+pub fn list_changes(
+    pipelines_dir: &Path,
+    opts: &ChangeOptions,
+    config: &Config,
+) -> Result<ChangeSet, ChangeError> {
+    let (repo, workdir, prefix) = open(pipelines_dir)?;
+    let shallow = if repo.is_shallow() {
+        " (shallow clone: fetch more history, e.g. git fetch --unshallow)"
+    } else {
+        ""
+    };
+
+    let head_name = opts.head.clone().unwrap_or_else(|| "HEAD".to_string());
+    let head_oid = commit_of(&repo, &head_name)?;
+    let (baseline_ref, base_oid) = if let Some(date) = &opts.since_date {
+        let cutoff = parse_date(date).ok_or_else(|| ChangeError::BadDate(date.clone()))?;
+        let oid = first_parent_before(&repo, head_oid, cutoff).ok_or_else(|| {
+            ChangeError::NoCommitBefore {
+                date: date.clone(),
+                head: head_name.clone(),
+                shallow,
+            }
+        })?;
+        (format!("since:{date}"), oid)
+    } else {
+        let since = match &opts.since {
+            Some(s) => s.clone(),
+            None => ["origin/main", "main"]
+                .into_iter()
+                .find(|r| commit_of(&repo, r).is_ok())
+                .ok_or_else(|| ChangeError::NoDefaultBase(workdir.clone()))?
+                .to_string(),
+        };
+        let since_oid = commit_of(&repo, &since)?;
+        let base = repo
+            .merge_base(since_oid, head_oid)
+            .map_err(|e| ChangeError::NoMergeBase {
+                since: since.clone(),
+                head: head_name.clone(),
+                shallow,
+                message: e.message().to_string(),
+            })?;
+        (since, base)
+    };
+
+    let tree_of = |oid: Oid, what: &str| -> Result<Tree<'_>, ChangeError> {
+        repo.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| ChangeError::git(format!("reading the tree of {what} ({oid})"), e))
+    };
+    let base_tree = tree_of(base_oid, &baseline_ref)?;
+    let mut dopts = DiffOptions::new();
+    if !prefix.is_empty() {
+        dopts.pathspec(format!("{prefix}/"));
+    }
+    dopts.ignore_submodules(true);
+    let (mut diff, head_side) = if opts.include_uncommitted {
+        dopts.include_untracked(true).recurse_untracked_dirs(true);
+        let d = repo
+            .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut dopts))
+            .map_err(|e| ChangeError::git("diffing the base with the work tree", e))?;
+        (d, Side::Workdir(workdir.clone()))
+    } else {
+        let head_tree = tree_of(head_oid, &head_name)?;
+        let d = repo
+            .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut dopts))
+            .map_err(|e| ChangeError::git(format!("diffing {baseline_ref} with {head_name}"), e))?;
+        (d, Side::Tree(head_tree))
+    };
+    let mut fopts = DiffFindOptions::new();
+    fopts.renames(true).for_untracked(opts.include_uncommitted);
+    diff.find_similar(Some(&mut fopts))
+        .map_err(|e| ChangeError::git("finding renames", e))?;
+    let base_side = Side::Tree(base_tree);
+
+    let filter = opts
+        .file_filter
+        .as_deref()
+        .map(|f| format!(".{}", f.trim_start_matches('.')));
+    let mut ctx = Ctx {
+        repo: &repo,
+        config,
+        prefix: &prefix,
+        folder_cache: HashMap::new(),
+    };
+    let mut files = Vec::new();
+    let mut tests = Vec::new();
+    let mut ignored = Vec::new();
+    for delta in diff.deltas() {
+        let status = delta.status();
+        let kind = match status {
+            Delta::Added | Delta::Untracked => ChangeKind::Added,
+            Delta::Deleted => ChangeKind::Deleted,
+            Delta::Modified | Delta::Typechange => ChangeKind::Logic,
+            Delta::Renamed => ChangeKind::Renamed,
+            // Copies are reported as additions of the copy.
+            Delta::Copied => ChangeKind::Added,
+            _ => continue,
+        };
+        let repo_path = |f: git2::DiffFile<'_>| f.path().map(crate::fsutil::slash_path);
+        let (Some(old_repo), Some(new_repo)) =
+            (repo_path(delta.old_file()), repo_path(delta.new_file()))
+        else {
+            continue;
+        };
+        let rel = |p: &str| -> String {
+            if prefix.is_empty() {
+                p.to_string()
+            } else {
+                p.strip_prefix(&format!("{prefix}/"))
+                    .unwrap_or(p)
+                    .to_string()
+            }
+        };
+        let (old_rel, new_rel) = (rel(&old_repo), rel(&new_repo));
+        let path_rel = if kind == ChangeKind::Deleted {
+            &old_rel
+        } else {
+            &new_rel
+        };
+        let Some(role) = role_of(path_rel) else {
+            ignored.push(path_rel.clone());
+            continue;
+        };
+        if let Some(ext) = &filter {
+            if !path_rel.ends_with(ext.as_str()) {
+                ignored.push(path_rel.clone());
+                continue;
+            }
+        }
+        let old_text = if matches!(kind, ChangeKind::Added) {
+            None
+        } else {
+            Some(read_blob(&repo, delta.old_file().id(), &old_repo)?)
+        };
+        let new_text = if kind == ChangeKind::Deleted {
+            None
+        } else {
+            Some(head_side.read(&repo, delta.new_file().id(), &new_repo)?)
+        };
+        let abs_path = workdir.join(if kind == ChangeKind::Deleted {
+            &old_repo
+        } else {
+            &new_repo
+        });
+        let mut change = FileChange {
+            path: path_rel.clone(),
+            old_path: (kind == ChangeKind::Renamed).then(|| old_rel.clone()),
+            abs_path,
+            role,
+            table_name: String::new(),
+            new_table_name: String::new(),
+            change_kind: kind,
+            content_kind: kind,
+            same_sql_content: false,
+            schema_diff: None,
+            note: None,
+        };
+        if let (Some(o), Some(n)) = (&old_text, &new_text) {
+            match (std::str::from_utf8(o), std::str::from_utf8(n)) {
+                (Ok(o), Ok(n)) => {
+                    let c = classify::classify(o, n, role);
+                    change.content_kind = c.kind;
+                    change.same_sql_content = c.same_sql_content;
+                    change.schema_diff = c.schema_diff.map(|d| SchemaDiff {
+                        baseline_ref: baseline_ref.clone(),
+                        ..d
+                    });
+                }
+                _ => {
+                    change.same_sql_content = o == n;
+                    change.content_kind = if o == n {
+                        ChangeKind::Cosmetic
+                    } else {
+                        ChangeKind::Logic
+                    };
+                    change.note = Some("not UTF-8 text: compared as bytes".into());
+                }
+            }
+            if kind != ChangeKind::Renamed {
+                change.change_kind = change.content_kind;
+            }
+        } else if let Some(t) = old_text.as_ref().or(new_text.as_ref()) {
+            if std::str::from_utf8(t).is_err() {
+                change.note = Some("not UTF-8 text".into());
+            }
+        }
+        if role != FileRole::Ddl || change.content_kind != ChangeKind::Schema {
+            change.schema_diff = None;
+        }
+        // Table names: the old side for deletions and renames, the new side otherwise.
+        let old_name = old_text
+            .as_ref()
+            .map(|t| ctx.table_of(&base_side, false, &old_rel, role, t));
+        let new_name = new_text
+            .as_ref()
+            .map(|t| ctx.table_of(&head_side, true, &new_rel, role, t));
+        change.table_name = old_name.clone().or(new_name.clone()).unwrap_or_default();
+        change.new_table_name = new_name.or(old_name).unwrap_or_default();
+        if kind == ChangeKind::Added || kind == ChangeKind::Deleted {
+            change.same_sql_content = false;
+        }
+        if role == FileRole::Test {
+            tests.push(change);
+        } else {
+            files.push(change);
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    tests.sort_by(|a, b| a.path.cmp(&b.path));
+    ignored.sort();
+    Ok(ChangeSet {
+        baseline_ref,
+        base_commit: base_oid.to_string(),
+        head_ref: if opts.include_uncommitted {
+            "work tree".into()
+        } else {
+            head_name
+        },
+        head_commit: head_oid.to_string(),
+        files,
+        tests,
+        ignored,
+    })
+}
+
+/// The repository holding `pipelines_dir`: `(repo, canonical work tree, pipelines folder relative to it)`.
+fn open(pipelines_dir: &Path) -> Result<(Repository, PathBuf, String), ChangeError> {
+    if !pipelines_dir.is_dir() {
+        return Err(ChangeError::NoDirectory(pipelines_dir.to_path_buf()));
+    }
+    let io = |e: std::io::Error| ChangeError::Io {
+        path: pipelines_dir.to_path_buf(),
+        message: e.to_string(),
+    };
+    let abs_dir = pipelines_dir.canonicalize().map_err(io)?;
+    let repo = Repository::discover(&abs_dir)
+        .map_err(|_| ChangeError::NotARepository(pipelines_dir.to_path_buf()))?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| ChangeError::Bare(repo.path().to_path_buf()))?
+        .canonicalize()
+        .map_err(io)?;
+    let prefix = abs_dir
+        .strip_prefix(&workdir)
+        .map(crate::fsutil::slash_path)
+        .map_err(|_| ChangeError::NotARepository(pipelines_dir.to_path_buf()))?;
+    Ok((repo, workdir, prefix))
+}
+
+/// Whether `head_ref` names the same commit as `HEAD` in the repository of `pipelines_dir`.
+///
+/// Errors: as [`list_changes`] for the folder and the refs.
+pub fn is_head_commit(pipelines_dir: &Path, head_ref: &str) -> Result<bool, ChangeError> {
+    let (repo, _, _) = open(pipelines_dir)?;
+    Ok(commit_of(&repo, head_ref)? == commit_of(&repo, "HEAD")?)
+}
+
+/// Writes the files of the pipelines folder as they are at commit `head_ref` under `dest` (which must
+/// exist), as `dest/<name of the pipelines folder>`, and returns that path. Reads objects only: the work
+/// tree, index and `HEAD` are untouched. Used to load the head graph of a `--head` that is not checked
+/// out.
+///
+/// Errors: as [`list_changes`]; a file that cannot be written.
+pub fn export_tree(
+    pipelines_dir: &Path,
+    head_ref: &str,
+    dest: &Path,
+) -> Result<PathBuf, ChangeError> {
+    let (repo, _, prefix) = open(pipelines_dir)?;
+    let oid = commit_of(&repo, head_ref)?;
+    let tree = repo
+        .find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(|e| ChangeError::git(format!("reading the tree of {head_ref}"), e))?;
+    let sub = if prefix.is_empty() {
+        tree
+    } else {
+        let entry = tree
+            .get_path(Path::new(&prefix))
+            .map_err(|e| ChangeError::git(format!("{prefix} at {head_ref}"), e))?;
+        repo.find_tree(entry.id())
+            .map_err(|e| ChangeError::git(format!("{prefix} at {head_ref}"), e))?
+    };
+    let name = pipelines_dir
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_os_string()))
+        .unwrap_or_else(|| "pipelines".into());
+    let root = dest.join(name);
+    let mut failure: Option<ChangeError> = None;
+    sub.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let Ok(name) = entry.name() else {
+            return git2::TreeWalkResult::Skip;
+        };
+        let path = root.join(dir).join(name);
+        let res = match entry.kind() {
+            Some(git2::ObjectType::Tree) => std::fs::create_dir_all(&path),
+            Some(git2::ObjectType::Blob) => match repo.find_blob(entry.id()) {
+                Ok(b) => std::fs::write(&path, b.content()),
+                Err(_) => Ok(()),
+            },
+            _ => Ok(()),
+        };
+        match res {
+            Ok(()) => git2::TreeWalkResult::Ok,
+            Err(e) => {
+                failure = Some(ChangeError::Io {
+                    path,
+                    message: e.to_string(),
+                });
+                git2::TreeWalkResult::Abort
+            }
+        }
+    })
+    .ok();
+    std::fs::create_dir_all(&root).map_err(|e| ChangeError::Io {
+        path: root.clone(),
+        message: e.to_string(),
+    })?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(root),
+    }
+}
+
+/// The role of a file from its path relative to the pipelines folder; `None` for files outside the
+/// table-folder contract (README, seeds JSON, …).
+pub fn role_of(rel: &str) -> Option<FileRole> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let name = *parts.last()?;
+    let dirs = &parts[..parts.len() - 1];
+    if dirs.contains(&"tests") {
+        return Some(FileRole::Test);
+    }
+    if dirs.last() != Some(&"sql-scripts") {
+        return None;
+    }
+    if name.ends_with(".properties") {
+        Some(FileRole::Properties)
+    } else if !name.ends_with(".sql") {
+        None
+    } else if name.starts_with("ddl.") {
+        Some(FileRole::Ddl)
+    } else if name.starts_with("dml.") {
+        Some(FileRole::Dml)
+    } else {
+        Some(FileRole::OtherSql)
+    }
+}
+
+/// The commit a ref (branch, tag, remote branch, sha, `HEAD~3`, …) points to.
+fn commit_of(repo: &Repository, name: &str) -> Result<Oid, ChangeError> {
+    repo.revparse_single(name)
+        .and_then(|o| o.peel_to_commit())
+        .map(|c| c.id())
+        .map_err(|e| ChangeError::BadRef {
+            name: name.to_string(),
+            message: e.message().to_string(),
+        })
+}
+
+/// Seconds since the epoch of `YYYY-MM-DD 00:00 UTC`.
+pub fn parse_date(s: &str) -> Option<i64> {
+    let mut it = s.trim().splitn(3, '-');
+    let (y, m, d) = (it.next()?, it.next()?, it.next()?);
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return None;
+    }
+    let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&m) || d < 1 || d > days_in[(m - 1) as usize] {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+/// The newest commit on the first-parent chain from `head` whose commit time is before `cutoff`.
+fn first_parent_before(repo: &Repository, head: Oid, cutoff: i64) -> Option<Oid> {
+    let mut c = repo.find_commit(head).ok()?;
+    loop {
+        if c.time().seconds() < cutoff {
+            return Some(c.id());
+        }
+        c = c.parent(0).ok()?;
+    }
+}
+
+fn read_blob(repo: &Repository, oid: Oid, path: &str) -> Result<Vec<u8>, ChangeError> {
+    repo.find_blob(oid)
+        .map(|b| b.content().to_vec())
+        .map_err(|e| ChangeError::git(format!("reading {path} ({oid})"), e))
+}
+
+/// Where the files of one side of the diff are read.
+enum Side<'r> {
+    Tree(Tree<'r>),
+    Workdir(PathBuf),
+}
+
+impl Side<'_> {
+    fn read(&self, repo: &Repository, oid: Oid, repo_path: &str) -> Result<Vec<u8>, ChangeError> {
+        match self {
+            Side::Tree(_) => read_blob(repo, oid, repo_path),
+            Side::Workdir(w) => {
+                let p = w.join(repo_path);
+                std::fs::read(&p).map_err(|e| ChangeError::Io {
+                    path: p,
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// File names directly in a folder (repo-relative), with their content on demand.
+    fn list(&self, repo: &Repository, dir: &str) -> Vec<(String, Option<Vec<u8>>)> {
+        match self {
+            Side::Tree(t) => {
+                let Ok(entry) = t.get_path(Path::new(dir)) else {
+                    return vec![];
+                };
+                let Ok(sub) = repo.find_tree(entry.id()) else {
+                    return vec![];
+                };
+                sub.iter()
+                    .filter_map(|e| {
+                        let name = e.name().ok()?.to_string();
+                        let blob = repo.find_blob(e.id()).ok().map(|b| b.content().to_vec());
+                        Some((name, blob))
+                    })
+                    .collect()
+            }
+            Side::Workdir(w) => {
+                let Ok(rd) = std::fs::read_dir(w.join(dir)) else {
+                    return vec![];
+                };
+                rd.filter_map(|e| {
+                    let e = e.ok()?;
+                    let name = e.file_name().to_str()?.to_string();
+                    Some((name, std::fs::read(e.path()).ok()))
+                })
+                .collect()
+            }
+        }
+    }
+}
+
+struct Ctx<'a> {
+    repo: &'a Repository,
+    config: &'a Config,
+    prefix: &'a str,
+    /// (side is head, folder) → table name.
+    folder_cache: HashMap<(bool, String), Option<String>>,
+}
+
+impl Ctx<'_> {
+    /// The table a file belongs to: a DDL's first created table, a DML's first INSERT target (as the
+    /// inventory names tables); for other files (and SQL naming no table) the table of the folder, from
+    /// the same side; last resort the folder's name.
+    fn table_of(
+        &mut self,
+        side: &Side<'_>,
+        is_head: bool,
+        rel: &str,
+        role: FileRole,
+        text: &[u8],
+    ) -> String {
+        if let Ok(t) = std::str::from_utf8(text) {
+            if let Some(n) = self.name_in(t, role) {
+                return n;
+            }
+        }
+        // `<folder>/sql-scripts/<file>` or `<folder>/tests/…`.
+        let parts: Vec<&str> = rel.split('/').collect();
+        let cut = parts
+            .iter()
+            .rposition(|p| *p == "sql-scripts" || *p == "tests")
+            .unwrap_or(parts.len().saturating_sub(1));
+        let folder = parts[..cut].join("/");
+        let key = (is_head, folder.clone());
+        if let Some(n) = self.folder_cache.get(&key) {
+            if let Some(n) = n {
+                return n.clone();
+            }
+        } else {
+            let n = self.folder_table(side, &folder);
+            self.folder_cache.insert(key, n.clone());
+            if let Some(n) = n {
+                return n;
+            }
+        }
+        folder.rsplit('/').next().unwrap_or("").to_string()
+    }
+
+    fn name_in(&self, text: &str, role: FileRole) -> Option<String> {
+        let a = sql::analyze(text);
+        let dml = first_insert_target(&a).map(|r| resolve_name(&r.name, self.config));
+        let ddl = first_created(&a).map(|(r, _)| resolve_name(&r.name, self.config));
+        match role {
+            FileRole::Ddl => ddl.or(dml),
+            FileRole::Dml | FileRole::OtherSql => dml.or(ddl),
+            FileRole::Properties | FileRole::Test => None,
+        }
+    }
+
+    /// The folder's table: its DML's first INSERT target, else its DDL's created table.
+    fn folder_table(&self, side: &Side<'_>, folder: &str) -> Option<String> {
+        let dir = if self.prefix.is_empty() {
+            format!("{folder}/sql-scripts")
+        } else {
+            format!("{}/{folder}/sql-scripts", self.prefix)
+        };
+        let files = side.list(self.repo, &dir);
+        let pick = |start: &str, role: FileRole| {
+            files
+                .iter()
+                .filter(|(n, _)| n.starts_with(start) && n.ends_with(".sql") && !n.contains("dlq"))
+                .find_map(|(_, c)| {
+                    let t = std::str::from_utf8(c.as_ref()?).ok()?;
+                    self.name_in(t, role)
+                })
+        };
+        pick("dml.", FileRole::Dml).or_else(|| pick("ddl.", FileRole::Ddl))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("1970-01-01"), Some(0));
+        assert_eq!(parse_date("2000-03-01"), Some(951_868_800));
+        assert_eq!(parse_date("2024-02-29"), Some(1_709_164_800));
+        assert_eq!(parse_date("2023-02-29"), None);
+        assert_eq!(parse_date("2023-2-01"), None);
+        assert_eq!(parse_date("yesterday"), None);
+    }
+
+    #[test]
+    fn roles() {
+        assert_eq!(
+            role_of("facts/p/t/sql-scripts/ddl.t.sql"),
+            Some(FileRole::Ddl)
+        );
+        assert_eq!(
+            role_of("facts/p/t/sql-scripts/dml.t.sql"),
+            Some(FileRole::Dml)
+        );
+        assert_eq!(
+            role_of("facts/p/t/sql-scripts/dml.t.properties"),
+            Some(FileRole::Properties)
+        );
+        assert_eq!(role_of("facts/p/t/tests/ddl_src.sql"), Some(FileRole::Test));
+        assert_eq!(role_of("facts/p/t/README.md"), None);
+        assert_eq!(role_of("seeds/external_tables.json"), None);
+    }
+}
