@@ -14,6 +14,7 @@ pub mod dialect;
 mod extract;
 pub mod fallback;
 pub mod model;
+pub mod rewrite;
 pub mod split;
 pub mod state;
 
