@@ -20,7 +20,6 @@ use super::{ChangeKind, FileRole};
 use crate::sql::dialect::FlinkDialect;
 use crate::sql::{self, FileAnalysis, StatementInfo, StatementKind};
 use serde::{Deserialize, Serialize};
-use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 use std::collections::BTreeMap;
 
@@ -120,8 +119,8 @@ pub struct Classification {
 pub fn normalize(sql: &str) -> Option<Vec<Vec<String>>> {
     let tokens = Tokenizer::new(&FlinkDialect, sql).tokenize().ok()?;
     let mut out: Vec<Vec<String>> = vec![Vec::new()];
-    for t in tokens {
-        let s = match &t {
+    for (i, t) in tokens.iter().enumerate() {
+        let s = match t {
             Token::Whitespace(Whitespace::MultiLineComment(c)) if c.starts_with('+') => {
                 format!("/*{}*/", c.split_whitespace().collect::<Vec<_>>().join(" "))
             }
@@ -132,8 +131,17 @@ pub fn normalize(sql: &str) -> Option<Vec<Vec<String>>> {
                 }
                 continue;
             }
-            Token::Word(w) if w.quote_style.is_none() && w.keyword != Keyword::NoKeyword => {
-                w.value.to_uppercase()
+            Token::Word(w) if w.quote_style.is_none() => {
+                let up = w.value.to_uppercase();
+                let prev = out.last().and_then(|s| s.last()).map(String::as_str);
+                let keyword = is_reserved(&up)
+                    || (up == "KEY" && prev == Some("PRIMARY"))
+                    || (up == "COMMENT"
+                        && matches!(
+                            next_significant(&tokens, i),
+                            Some(Token::SingleQuotedString(_))
+                        ));
+                if keyword { up } else { w.value.clone() }
             }
             // `>>` closes nested types (`ARRAY<ROW<a INT>>`): the same as `> >`.
             Token::ShiftRight => {
@@ -148,6 +156,190 @@ pub fn normalize(sql: &str) -> Option<Vec<Vec<String>>> {
         out.pop();
     }
     Some(out)
+}
+
+/// Words upper-cased by [`normalize`]: SQL and Flink reserved words (statements, clauses, operators,
+/// types, time units, common built-in functions). Other words, keywords to `sqlparser` or not, keep their
+/// case because Flink accepts many non-reserved keywords as identifiers (`name`, `value`, `type`, `key`),
+/// and unquoted identifiers are case-sensitive. `KEY` after `PRIMARY` and `COMMENT` before a string are
+/// keywords too.
+const RESERVED: &[&str] = &[
+    "ALL",
+    "ALTER",
+    "AND",
+    "ANY",
+    "ARRAY",
+    "AS",
+    "ASC",
+    "AVG",
+    "BEGIN",
+    "BETWEEN",
+    "BIGINT",
+    "BINARY",
+    "BOOLEAN",
+    "BOTH",
+    "BUCKETS",
+    "BY",
+    "BYTES",
+    "CASCADE",
+    "CASE",
+    "CAST",
+    "CATALOG",
+    "CHAR",
+    "CHARACTER",
+    "COALESCE",
+    "CONCAT",
+    "COUNT",
+    "CREATE",
+    "CROSS",
+    "CUMULATE",
+    "CURRENT",
+    "CURRENT_DATE",
+    "CURRENT_TIMESTAMP",
+    "DATABASE",
+    "DATE",
+    "DAY",
+    "DEC",
+    "DECIMAL",
+    "DELETE",
+    "DESC",
+    "DESCRIPTOR",
+    "DISTINCT",
+    "DISTRIBUTED",
+    "DOUBLE",
+    "DROP",
+    "ELSE",
+    "END",
+    "ENFORCED",
+    "ESCAPE",
+    "EXCEPT",
+    "EXECUTE",
+    "EXISTS",
+    "EXPLAIN",
+    "EXTRACT",
+    "FALSE",
+    "FETCH",
+    "FIRST",
+    "FLOAT",
+    "FOLLOWING",
+    "FOR",
+    "FROM",
+    "FULL",
+    "FUNCTION",
+    "GROUP",
+    "GROUPING",
+    "HAVING",
+    "HOP",
+    "HOUR",
+    "IF",
+    "IN",
+    "INNER",
+    "INSERT",
+    "INT",
+    "INTEGER",
+    "INTERSECT",
+    "INTERVAL",
+    "INTO",
+    "IS",
+    "JOIN",
+    "LAG",
+    "LAST",
+    "LATERAL",
+    "LEAD",
+    "LEFT",
+    "LIKE",
+    "LIMIT",
+    "LOCAL",
+    "LOCALTIMESTAMP",
+    "MAP",
+    "MATCH_RECOGNIZE",
+    "MATERIALIZED",
+    "MAX",
+    "METADATA",
+    "MIN",
+    "MINUTE",
+    "MONTH",
+    "MULTISET",
+    "NATURAL",
+    "NOT",
+    "NULL",
+    "NULLIF",
+    "NULLS",
+    "NUMERIC",
+    "OF",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "OUTER",
+    "OVER",
+    "OVERWRITE",
+    "PARTITION",
+    "PARTITIONED",
+    "PRECEDING",
+    "PRECISION",
+    "PRIMARY",
+    "PROCTIME",
+    "RANGE",
+    "RANK",
+    "REPLACE",
+    "RESET",
+    "RIGHT",
+    "ROW",
+    "ROWS",
+    "ROW_NUMBER",
+    "SECOND",
+    "SELECT",
+    "SET",
+    "SHOW",
+    "SIMILAR",
+    "SMALLINT",
+    "STATEMENT",
+    "STRING",
+    "SUM",
+    "SYSTEM_TIME",
+    "TABLE",
+    "TEMPORARY",
+    "THEN",
+    "TIME",
+    "TIMESTAMP",
+    "TIMESTAMP_LTZ",
+    "TINYINT",
+    "TO",
+    "TRAILING",
+    "TRIM",
+    "TRUE",
+    "TRY_CAST",
+    "TUMBLE",
+    "UNBOUNDED",
+    "UNION",
+    "UNNEST",
+    "UPDATE",
+    "USE",
+    "USING",
+    "VALUES",
+    "VARBINARY",
+    "VARCHAR",
+    "VIEW",
+    "VIRTUAL",
+    "WATERMARK",
+    "WHEN",
+    "WHERE",
+    "WINDOW",
+    "WITH",
+    "WITHOUT",
+    "YEAR",
+    "ZONE",
+];
+
+fn is_reserved(upper: &str) -> bool {
+    RESERVED.binary_search(&upper).is_ok()
+}
+
+fn next_significant(tokens: &[Token], i: usize) -> Option<&Token> {
+    tokens[i + 1..]
+        .iter()
+        .find(|t| !matches!(t, Token::Whitespace(_)))
 }
 
 /// Whether two SQL texts are equal after [`normalize`] (raw equality when either does not tokenize).
@@ -192,14 +384,14 @@ pub fn classify(old: &str, new: &str, role: FileRole) -> Classification {
             return done(ChangeKind::Schema, Some(diff));
         }
     }
-    if let (Some(o), Some(n)) = (&norm_old, &norm_new) {
-        if strip_with_options(o) == strip_with_options(n) {
-            return if options_of(&a_old) == options_of(&a_new) {
-                done(ChangeKind::Cosmetic, None)
-            } else {
-                done(ChangeKind::Options, None)
-            };
-        }
+    if let (Some(o), Some(n)) = (&norm_old, &norm_new)
+        && strip_with_options(o) == strip_with_options(n)
+    {
+        return if options_of(&a_old) == options_of(&a_new) {
+            done(ChangeKind::Cosmetic, None)
+        } else {
+            done(ChangeKind::Options, None)
+        };
     }
     let has_query = |a: &FileAnalysis| {
         a.statements.iter().any(|s| {
@@ -405,6 +597,25 @@ mod tests {
         assert_eq!(
             normalize("select `Name`, name from T").unwrap(),
             vec![vec!["SELECT", "`Name`", ",", "name", "FROM", "T"]]
+        );
+    }
+
+    #[test]
+    fn reserved_list_is_sorted() {
+        assert!(RESERVED.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn non_reserved_keywords_used_as_identifiers_keep_their_case() {
+        let a = "CREATE TABLE t (name STRING, `value` INT, comment STRING COMMENT 'c', PRIMARY KEY (name) NOT ENFORCED)";
+        let n = normalize(&a.to_lowercase()).unwrap();
+        assert_eq!(
+            n[0].join(" "),
+            "CREATE TABLE t ( name STRING , `value` INT , comment STRING COMMENT 'c' , PRIMARY KEY ( name ) NOT ENFORCED )"
+        );
+        assert_eq!(
+            kind(a, &a.replace("(name STRING", "(NAME STRING"), FileRole::Ddl),
+            ChangeKind::Schema
         );
     }
 

@@ -162,11 +162,11 @@ pub fn list_changes(
             ignored.push(path_rel.clone());
             continue;
         };
-        if let Some(ext) = &filter {
-            if !path_rel.ends_with(ext.as_str()) {
-                ignored.push(path_rel.clone());
-                continue;
-            }
+        if let Some(ext) = &filter
+            && !path_rel.ends_with(ext.as_str())
+        {
+            ignored.push(path_rel.clone());
+            continue;
         }
         let old_text = if matches!(kind, ChangeKind::Added) {
             None
@@ -220,10 +220,10 @@ pub fn list_changes(
             if kind != ChangeKind::Renamed {
                 change.change_kind = change.content_kind;
             }
-        } else if let Some(t) = old_text.as_ref().or(new_text.as_ref()) {
-            if std::str::from_utf8(t).is_err() {
-                change.note = Some("not UTF-8 text".into());
-            }
+        } else if let Some(t) = old_text.as_ref().or(new_text.as_ref())
+            && std::str::from_utf8(t).is_err()
+        {
+            change.note = Some("not UTF-8 text".into());
         }
         if role != FileRole::Ddl || change.content_kind != ChangeKind::Schema {
             change.schema_diff = None;
@@ -526,10 +526,10 @@ impl Ctx<'_> {
         role: FileRole,
         text: &[u8],
     ) -> String {
-        if let Ok(t) = std::str::from_utf8(text) {
-            if let Some(n) = self.name_in(t, role) {
-                return n;
-            }
+        if let Ok(t) = std::str::from_utf8(text)
+            && let Some(n) = self.name_in(t, role)
+        {
+            return n;
         }
         // `<folder>/sql-scripts/<file>` or `<folder>/tests/…`.
         let parts: Vec<&str> = rel.split('/').collect();

@@ -51,15 +51,16 @@ pub fn load_head_graph(
         })?;
         Ok(HeadGraph::from_project(&project))
     };
-    if let Some(head) = &opts.head {
-        if !opts.include_uncommitted && !git::is_head_commit(pipelines_dir, head)? {
-            let tmp = tempfile::tempdir().map_err(|e| ChangeError::Io {
-                path: std::env::temp_dir(),
-                message: e.to_string(),
-            })?;
-            let root = git::export_tree(pipelines_dir, head, tmp.path())?;
-            return Ok((load(&root)?, HeadSource::Commit(head.clone())));
-        }
+    if let Some(head) = &opts.head
+        && !opts.include_uncommitted
+        && !git::is_head_commit(pipelines_dir, head)?
+    {
+        let tmp = tempfile::tempdir().map_err(|e| ChangeError::Io {
+            path: std::env::temp_dir(),
+            message: e.to_string(),
+        })?;
+        let root = git::export_tree(pipelines_dir, head, tmp.path())?;
+        return Ok((load(&root)?, HeadSource::Commit(head.clone())));
     }
     let deletes = files.iter().any(|f| {
         f.change_kind == ChangeKind::Deleted

@@ -335,7 +335,8 @@ impl ModifiedFiles {
 
     /// The rows as file changes (paths made relative to `pipelines_dir` when they lie under it). Rows
     /// without `change_kind` (shift_left's files) count as `cosmetic` when `same_sql_content`, else
-    /// `logic`. Returns `(table files, test files)`.
+    /// `logic`; a `renamed` row's content counts as `cosmetic` when `same_sql_content`, `schema` with a
+    /// `schema_diff`, else `logic`. Returns `(table files, test files)`.
     pub fn to_file_changes(&self, pipelines_dir: &Path) -> (Vec<FileChange>, Vec<FileChange>) {
         let root = pipelines_dir
             .canonicalize()
@@ -368,11 +369,13 @@ impl ModifiedFiles {
                 table_name: r.table_name.clone(),
                 new_table_name: new_name,
                 change_kind: kind,
-                // A renamed row does not record its content change: count it as a logic change.
-                content_kind: if kind == ChangeKind::Renamed {
-                    ChangeKind::Logic
-                } else {
-                    kind
+                // A renamed row records its content change only through `same_sql_content` and
+                // `schema_diff`.
+                content_kind: match kind {
+                    ChangeKind::Renamed if r.same_sql_content => ChangeKind::Cosmetic,
+                    ChangeKind::Renamed if r.schema_diff.is_some() => ChangeKind::Schema,
+                    ChangeKind::Renamed => ChangeKind::Logic,
+                    k => k,
                 },
                 same_sql_content: r.same_sql_content,
                 schema_diff: r.schema_diff.clone(),
