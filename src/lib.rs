@@ -18,3 +18,4 @@ pub mod metadata;
 pub mod plan;
 pub mod project;
 pub mod sql;
+pub mod versioning;

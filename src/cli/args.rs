@@ -102,6 +102,9 @@ pub enum ProjectCommand {
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
     },
+    /// Give the listed tables and all their descendants their next version (`t` → `t_v2`, `t_v2` → `t_v3`),
+    /// rewriting DDL and DML by token spans, then rebuild the inventory and metadata.
+    UpdateTablesVersion(UpdateTablesVersionArgs),
 }
 
 /// Which commits to compare (`project list-modified-files`, `project list-impacted-tables`).
@@ -181,6 +184,9 @@ pub enum PipelineCommand {
     },
     /// Compute the execution plan of a table, product, folder or table list (no server is contacted).
     BuildExecutionPlan(PlanArgs),
+    /// Version the subgraph impacted since a git ref for a blue-green deploy (`t` → `t_v2`): prints the
+    /// diff and the green plan; `--apply` rewrites the files and rebuilds the inventory and metadata.
+    BlueGreen(BlueGreenArgs),
 }
 
 /// Graph export formats.
@@ -238,4 +244,40 @@ pub enum SqlCommand {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+}
+
+/// Options of `pipeline blue-green`.
+#[derive(Debug, Args, Clone)]
+pub struct BlueGreenArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    #[command(flatten)]
+    pub refs: ChangeRefs,
+    /// Suffix for tables without a version yet.
+    #[arg(long, default_value = "_v2", value_name = "SUFFIX")]
+    pub default_version: String,
+    /// Rewrite the files and rebuild inventory.json and the metadata (default: only print the diff and plan).
+    #[arg(long)]
+    pub apply: bool,
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// Options of `project update-tables-version`.
+#[derive(Debug, Args, Clone)]
+pub struct UpdateTablesVersionArgs {
+    /// Tables to version (one per line, a JSON list, modified_flink_files.json or impacted_tables.json);
+    /// their descendants are versioned too.
+    #[arg(value_name = "TABLE_LIST_FILE")]
+    pub table_list: PathBuf,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Suffix for tables without a version yet.
+    #[arg(long, default_value = "_v2", value_name = "SUFFIX")]
+    pub default_version: String,
+    /// Print the diff without writing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub allow_unknown: bool,
 }

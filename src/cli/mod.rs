@@ -9,6 +9,7 @@ mod project;
 mod render;
 mod sql;
 mod table;
+mod versioning;
 
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;

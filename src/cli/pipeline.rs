@@ -18,12 +18,8 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
                 eprintln!("metadata not written: fix the errors above (no file was changed)");
                 return Ok(false);
             }
-            let written = metadata::write_all(&project)?;
+            let written = write_metadata(&project, &dir.pipelines)?;
             let inv_path = dir.pipelines.join(super::table::INVENTORY_FILE);
-            write_atomic(
-                &inv_path,
-                to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
-            )?;
             if is_json(global) {
                 print_json(&metadata::graph_file(&project));
             } else {
@@ -107,7 +103,23 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
             Ok(!project.has_errors())
         }
         PipelineCommand::BuildExecutionPlan(args) => build_execution_plan(global, args),
+        PipelineCommand::BlueGreen(args) => super::versioning::blue_green(global, args),
     }
+}
+
+/// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json`; returns the number
+/// of metadata files written.
+pub(super) fn write_metadata(
+    project: &crate::lineage::Project,
+    dir: &Path,
+) -> Result<usize, Failure> {
+    let written = metadata::write_all(project)?;
+    let inv_path = dir.join(super::table::INVENTORY_FILE);
+    write_atomic(
+        &inv_path,
+        to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
+    )?;
+    Ok(written)
 }
 
 fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {

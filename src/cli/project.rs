@@ -108,6 +108,9 @@ pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
             refs,
             output_dir,
         } => list_modified_files(global, &dir.pipelines, refs, output_dir.as_deref()),
+        ProjectCommand::UpdateTablesVersion(args) => {
+            super::versioning::update_tables_version(global, args)
+        }
         ProjectCommand::ListImpactedTables {
             dir,
             refs,
@@ -123,7 +126,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
     }
 }
 
-fn change_options(refs: &ChangeRefs) -> ChangeOptions {
+pub(super) fn change_options(refs: &ChangeRefs) -> ChangeOptions {
     ChangeOptions {
         since: refs.since.clone(),
         head: refs.head.clone(),

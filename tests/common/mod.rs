@@ -79,3 +79,4 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     }
     (tmp, root)
 }
+pub mod repo;

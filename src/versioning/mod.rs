@@ -1,0 +1,394 @@
+//! Blue-green versioning of an impacted subgraph: give each table of the subgraph its next version
+//! (`t` → `t_v2`, `t_v2` → `t_v3`), rewrite the DDL and DML that create, write or read those tables (by
+//! token spans, [`crate::sql::rewrite`]), and plan the green deployment.
+//!
+//! Rules (`shift-left-compatibility.md` §6, with shift_left's defect 17 fixed):
+//! - the subgraph is the seed tables (those with a `logic` or `schema` change) and all their descendants;
+//! - every file that mentions a renamed table in a table position is rewritten, not only the renamed
+//!   tables' own files (a statement set that writes a renamed table, a view that reads one);
+//! - a table already carrying the next version against the same base (its name at the base was `t` and it
+//!   is `t_v2` now) is not bumped again, so applying twice is a no-op;
+//! - statement names are never written in files: they derive from the new table names, so the blue
+//!   statements (`…-dml-t`) stay alive next to the green ones (`…-dml-t-v2`) until the user decommissions
+//!   them;
+//! - writes are all-or-nothing: every new file is staged first; if any step fails, files already replaced
+//!   are restored and nothing is left changed.
+//!
+//! Planning is pure ([`plan_versions`]); [`apply`] writes.
+
+pub mod baseline;
+pub mod names;
+
+use crate::config::Config;
+use crate::graph::GraphError;
+use crate::inventory::resolve_name;
+use crate::lineage::Project;
+use crate::plan::StatementNaming;
+use crate::sql::TableName;
+use crate::sql::rewrite::{RewriteError, rename_tables};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+pub use names::{next_version, split_version};
+
+/// Why versioning cannot proceed. Nothing is written in any of these cases.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    /// A table named in the request is not in the project.
+    #[error("unknown table '{0}'")]
+    UnknownTable(String),
+    /// The default suffix is not `_v<digits>`.
+    #[error("{0}")]
+    BadSuffix(String),
+    /// The new name of a table is already taken by another table of the project.
+    #[error("cannot version '{old}' as '{new}': a table named '{new}' already exists ({folder})")]
+    NameTaken {
+        /// The table to version.
+        old: String,
+        /// Its next version.
+        new: String,
+        /// The folder of the existing table.
+        folder: String,
+    },
+    /// A file could not be rewritten safely.
+    #[error("{file}: {source}")]
+    Rewrite {
+        /// The file, relative (`pipelines/…`).
+        file: String,
+        /// What went wrong.
+        source: RewriteError,
+    },
+    /// A file could not be read or written; already replaced files were restored.
+    #[error("{file}: {message}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The I/O error.
+        message: String,
+    },
+    /// The subgraph cannot be ordered.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}
+
+/// One file to rewrite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileEdit {
+    /// Relative path (`pipelines/intermediates/p1/x/sql-scripts/dml.x.sql`).
+    pub file: String,
+    /// Path on disk.
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Content before.
+    #[serde(skip)]
+    pub before: String,
+    /// Content after.
+    #[serde(skip)]
+    pub after: String,
+    /// Remarks from the rewrite (e.g. a topic option that was kept).
+    pub notes: Vec<String>,
+}
+
+/// One table of the green deployment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GreenNode {
+    /// The green (new) table name.
+    pub table_name: String,
+    /// The blue (current) table name.
+    pub blue_table_name: String,
+    /// Parallel wave (0-based) among the green tables.
+    pub wave: usize,
+    /// Statements to create for the green table.
+    pub ddl_statement_name: Option<String>,
+    /// DML statement of the green table (none for DDL-only tables such as CTAS, whose DDL runs the query).
+    pub dml_statement_name: Option<String>,
+    /// The blue statement to stop once the green one is validated.
+    pub blue_dml_statement_name: Option<String>,
+    /// Green parents (renamed) and blue parents that stay (unchanged tables).
+    pub parents: Vec<String>,
+    /// Why the table is in the green subgraph.
+    pub reason: String,
+}
+
+/// The outcome of planning: renames, file edits and the green deployment, parents first.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionPlan {
+    /// Blue name → green name.
+    pub renames: BTreeMap<String, String>,
+    /// Tables of the subgraph left as they are, with the reason (already versioned against the base).
+    pub unchanged: Vec<(String, String)>,
+    /// Files to rewrite, sorted by path.
+    pub edits: Vec<FileEdit>,
+    /// Green tables in deploy order.
+    pub green: Vec<GreenNode>,
+}
+
+/// What to version.
+#[derive(Debug, Clone, Default)]
+pub struct VersionRequest {
+    /// Tables whose change calls for a new version (the subgraph adds all their descendants).
+    pub seeds: Vec<String>,
+    /// Tables already carrying their next version against the base: kept as they are.
+    pub already_versioned: BTreeSet<String>,
+    /// Suffix for unversioned names (`_v2`).
+    pub default_suffix: String,
+    /// Why each seed is one (e.g. `logic change`), shown in the plan.
+    pub seed_reasons: BTreeMap<String, String>,
+}
+
+/// Plans the versioning of the seeds' subgraph (pure: reads only the project in memory).
+///
+/// Errors: unknown seed, invalid suffix, a new name already used by another table, a file that cannot be
+/// rewritten safely (its error names the file and line), a cycle in the subgraph.
+pub fn plan_versions(
+    project: &Project,
+    config: &Config,
+    naming: &StatementNaming,
+    req: &VersionRequest,
+) -> Result<VersionPlan, VersionError> {
+    let inv = &project.inventory;
+    for s in &req.seeds {
+        if !inv.tables.contains_key(s) {
+            return Err(VersionError::UnknownTable(s.clone()));
+        }
+    }
+    let seeds: Vec<&str> = req.seeds.iter().map(String::as_str).collect();
+    let mut subgraph: BTreeSet<String> = project.graph.descendants(&seeds);
+    subgraph.extend(req.seeds.iter().cloned());
+    subgraph.retain(|t| !inv.tables[t].external);
+
+    let mut renames = BTreeMap::new();
+    let mut unchanged = Vec::new();
+    for t in &subgraph {
+        if req.already_versioned.contains(t) {
+            unchanged.push((t.clone(), "already versioned against the base".to_string()));
+            continue;
+        }
+        let new = next_version(t, &req.default_suffix).map_err(VersionError::BadSuffix)?;
+        if let Some(other) = inv.tables.get(&new) {
+            return Err(VersionError::NameTaken {
+                old: t.clone(),
+                new,
+                folder: other.folder.clone(),
+            });
+        }
+        renames.insert(t.clone(), new);
+    }
+
+    // Rewrite every file that names a renamed table in a table position.
+    let rename = |n: &TableName| {
+        let key = resolve_name(n, config);
+        renames.get(&key).map(|new| split_last(&key, new, n))
+    };
+    let mut edits = Vec::new();
+    if !renames.is_empty() {
+        let mut files: BTreeSet<(String, PathBuf)> = BTreeSet::new();
+        for t in inv.tables.values().filter(|t| !t.external) {
+            let touches = renames.contains_key(&t.name)
+                || t.reads.iter().any(|r| renames.contains_key(&r.name))
+                || t.extra_sinks.iter().any(|s| renames.contains_key(s));
+            if touches {
+                for rel in t.ddl_ref.iter().chain(t.dml_ref.iter()) {
+                    files.insert((rel.clone(), inv.disk_path(rel)));
+                }
+            }
+        }
+        for (rel, path) in files {
+            let before = std::fs::read_to_string(&path).map_err(|e| VersionError::Io {
+                file: rel.clone(),
+                message: e.to_string(),
+            })?;
+            let out = rename_tables(&before, &rename).map_err(|source| VersionError::Rewrite {
+                file: rel.clone(),
+                source,
+            })?;
+            if out.edits > 0 {
+                edits.push(FileEdit {
+                    file: rel,
+                    path,
+                    before,
+                    after: out.text,
+                    notes: out.notes,
+                });
+            }
+        }
+    }
+
+    // The green deployment: renamed tables in waves, parents first.
+    let renamed: BTreeSet<String> = renames.keys().cloned().collect();
+    let mut green = Vec::new();
+    if !renamed.is_empty() {
+        for (wave, names) in project.graph.waves(Some(&renamed))?.into_iter().enumerate() {
+            for blue in names {
+                let t = &inv.tables[&blue];
+                let new = renames[&blue].clone();
+                let owner_has_dml = t.dml_ref.is_some();
+                let reason = match req.seed_reasons.get(&blue) {
+                    Some(r) => r.clone(),
+                    None => {
+                        let ancestors = project.graph.ancestors(&[blue.as_str()]);
+                        let via: Vec<&str> = req
+                            .seeds
+                            .iter()
+                            .filter(|s| ancestors.contains(*s))
+                            .map(String::as_str)
+                            .collect();
+                        format!("descendant of {}", via.join(", "))
+                    }
+                };
+                green.push(GreenNode {
+                    table_name: new.clone(),
+                    blue_table_name: blue.clone(),
+                    wave,
+                    ddl_statement_name: t.ddl_ref.as_ref().map(|_| naming.ddl(&t.product, &new)),
+                    dml_statement_name: owner_has_dml.then(|| naming.dml(&t.product, &new)),
+                    blue_dml_statement_name: owner_has_dml.then(|| naming.dml(&t.product, &blue)),
+                    parents: project
+                        .graph
+                        .parents(&blue)
+                        .into_iter()
+                        .map(|p| renames.get(p).cloned().unwrap_or_else(|| p.to_string()))
+                        .collect(),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(VersionPlan {
+        renames,
+        unchanged,
+        edits,
+        green,
+    })
+}
+
+/// The new last part for a reference whose resolved key is being renamed: the key's own new name when the
+/// reference is written bare or qualified (qualifiers are kept by the rewriter).
+fn split_last(_key: &str, new: &str, written: &TableName) -> String {
+    // `resolve_name` keeps non-default qualifiers in the key (`db.t`); the rewriter replaces only the last
+    // part, so give it the new table part.
+    match written.parts.len() {
+        1 => new.to_string(),
+        _ => new.rsplit('.').next().unwrap_or(new).to_string(),
+    }
+}
+
+/// A unified diff of every edit (`--- a/<file>` / `+++ b/<file>`), files in path order.
+pub fn unified_diff(plan: &VersionPlan) -> String {
+    let mut out = String::new();
+    for e in &plan.edits {
+        let diff = similar::TextDiff::from_lines(&e.before, &e.after);
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(2)
+                .header(&format!("a/{}", e.file), &format!("b/{}", e.file))
+                .to_string(),
+        );
+    }
+    out
+}
+
+/// Writes every edit, all or nothing: each new content is staged in a temporary file beside its target,
+/// then the temporaries are renamed over the targets; if anything fails, the targets already replaced get
+/// their previous content back and the remaining temporaries are removed.
+///
+/// Errors: [`VersionError::Io`] naming the file (after the restore).
+pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
+    let io = |file: &str, e: std::io::Error| VersionError::Io {
+        file: file.to_string(),
+        message: e.to_string(),
+    };
+    // Refuse if a file changed since it was planned: the user edited it in between.
+    for e in &plan.edits {
+        let now = std::fs::read_to_string(&e.path).map_err(|err| io(&e.file, err))?;
+        if now != e.before {
+            return Err(VersionError::Io {
+                file: e.file.clone(),
+                message: "changed since it was read; run again".into(),
+            });
+        }
+    }
+    let mut staged = Vec::with_capacity(plan.edits.len());
+    for e in &plan.edits {
+        let dir = e.path.parent().unwrap_or(std::path::Path::new("."));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".flinkpipe-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|err| io(&e.file, err))?;
+        std::io::Write::write_all(&mut tmp, e.after.as_bytes()).map_err(|err| io(&e.file, err))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&e.path)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o644);
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|err| io(&e.file, err))?;
+        }
+        staged.push(tmp);
+    }
+    let mut done: Vec<&FileEdit> = Vec::new();
+    for (tmp, e) in staged.into_iter().zip(&plan.edits) {
+        if let Err(err) = tmp.persist(&e.path) {
+            for d in done {
+                let _ = crate::fsutil::write_atomic(&d.path, d.before.as_bytes());
+            }
+            return Err(io(&e.file, err.error));
+        }
+        done.push(e);
+    }
+    Ok(())
+}
+
+/// The versioning request for `pipeline blue-green --since REF`: seeds are the tables with a `logic` or
+/// `schema` change; tables whose head name is the next version of their base name are already versioned.
+///
+/// Errors: reading the base commit.
+pub fn blue_green_request(
+    project: &Project,
+    config: &Config,
+    pipelines_dir: &std::path::Path,
+    changes: &crate::changes::ChangeSet,
+    default_suffix: &str,
+) -> Result<VersionRequest, crate::changes::ChangeError> {
+    use crate::changes::{ChangeKind, HeadGraph, impact::changed_tables};
+    let head = HeadGraph::from_project(project);
+    let mut seeds = Vec::new();
+    let mut seed_reasons = BTreeMap::new();
+    for (name, kind, _) in changed_tables(&changes.files, &head) {
+        if matches!(kind, ChangeKind::Logic | ChangeKind::Schema)
+            && project.inventory.tables.contains_key(&name)
+        {
+            seed_reasons.insert(name.clone(), format!("{kind} change"));
+            seeds.push(name);
+        }
+    }
+    let seed_refs: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let mut subgraph = project.graph.descendants(&seed_refs);
+    subgraph.extend(seeds.iter().cloned());
+    let base = baseline::base_names(
+        pipelines_dir,
+        &changes.base_commit,
+        project,
+        config,
+        &subgraph,
+    )?;
+    let already_versioned = base
+        .iter()
+        .filter(|(head_name, base_name)| {
+            *head_name != *base_name
+                && next_version(base_name, default_suffix).is_ok_and(|n| &n == *head_name)
+        })
+        .map(|(h, _)| h.clone())
+        .collect();
+    Ok(VersionRequest {
+        seeds,
+        already_versioned,
+        default_suffix: default_suffix.to_string(),
+        seed_reasons,
+    })
+}

@@ -1,0 +1,54 @@
+//! Version suffixes of blue-green table names (`shift-left-compatibility.md` §6): a name without a
+//! trailing `_v<digits>` gets the default suffix (`_v2`); an existing suffix is incremented
+//! (`_v2` → `_v3`, `_v9` → `_v10`).
+
+/// Splits `name` into its base and version: `orders_v3` → (`orders`, Some(3)); `orders` → (`orders`, None).
+/// Only a trailing `_v` followed by digits counts (`order_view` has no version).
+pub fn split_version(name: &str) -> (&str, Option<u64>) {
+    if let Some(pos) = name.rfind("_v") {
+        let digits = &name[pos + 2..];
+        if !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && pos > 0
+            && let Ok(n) = digits.parse()
+        {
+            return (&name[..pos], Some(n));
+        }
+    }
+    (name, None)
+}
+
+/// The next version of a table name.
+///
+/// `default_suffix` applies to unversioned names and must look like `_v<digits>` (e.g. `_v2`); an
+/// invalid suffix is an error naming it.
+pub fn next_version(name: &str, default_suffix: &str) -> Result<String, String> {
+    let (_, n) = split_version(&format!("x{default_suffix}"));
+    if n.is_none() || !default_suffix.starts_with("_v") {
+        return Err(format!(
+            "invalid version suffix '{default_suffix}': expected _v<digits>, e.g. _v2"
+        ));
+    }
+    Ok(match split_version(name) {
+        (base, Some(v)) => format!("{base}_v{}", v + 1),
+        (_, None) => format!("{name}{default_suffix}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(next_version("t", "_v2").unwrap(), "t_v2");
+        assert_eq!(next_version("t_v2", "_v2").unwrap(), "t_v3");
+        assert_eq!(next_version("t_v9", "_v2").unwrap(), "t_v10");
+        assert_eq!(next_version("order_view", "_v2").unwrap(), "order_view_v2");
+        assert_eq!(next_version("t_v", "_v2").unwrap(), "t_v_v2");
+        assert_eq!(next_version("_v3", "_v2").unwrap(), "_v3_v2");
+        assert!(next_version("t", "v2").is_err());
+        assert!(next_version("t", "_vx").is_err());
+        assert_eq!(split_version("fct_v12"), ("fct", Some(12)));
+    }
+}
