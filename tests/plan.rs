@@ -1,0 +1,333 @@
+//! Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
+//! forms, exclusions, --dml-only, --dir, table lists and errors.
+
+mod common;
+
+use common::{flinkpipe, project, stderr, stdout};
+use flinkpipe::config::Config;
+use flinkpipe::lineage::{self, LoadOptions, Project};
+use flinkpipe::plan::{
+    Action, ExecutionPlan, PlanError, PlanOptions, Scope, StatementNaming, StatementStatus,
+    build_plan,
+};
+use std::collections::BTreeMap;
+
+fn ddl(t: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {t} (id STRING, n BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka');\n"
+    )
+}
+
+/// p1: src → a (stateless) → b (stateful, GROUP BY) ; p2: c reads b (stateless), d reads c (stateless);
+/// p1: e reads c (stateless, another product's table in between).
+fn fixture() -> (tempfile::TempDir, Project) {
+    let files: Vec<(String, String)> = vec![
+        ("sources/p1/src/sql-scripts/ddl.src.sql".into(), ddl("src")),
+        ("intermediates/p1/a/sql-scripts/ddl.a.sql".into(), ddl("a")),
+        (
+            "intermediates/p1/a/sql-scripts/dml.a.sql".into(),
+            "INSERT INTO a SELECT id, n FROM src WHERE n > 0;".into(),
+        ),
+        ("facts/p1/b/sql-scripts/ddl.b.sql".into(), ddl("b")),
+        (
+            "facts/p1/b/sql-scripts/dml.b.sql".into(),
+            "INSERT INTO b SELECT id, SUM(n) FROM a GROUP BY id;".into(),
+        ),
+        ("facts/p2/c/sql-scripts/ddl.c.sql".into(), ddl("c")),
+        (
+            "facts/p2/c/sql-scripts/dml.c.sql".into(),
+            "INSERT INTO c SELECT id, n FROM b;".into(),
+        ),
+        ("views/p2/d/sql-scripts/ddl.d.sql".into(), ddl("d")),
+        (
+            "views/p2/d/sql-scripts/dml.d.sql".into(),
+            "INSERT INTO d SELECT id, n FROM c;".into(),
+        ),
+        ("views/p1/e/sql-scripts/ddl.e.sql".into(), ddl("e")),
+        (
+            "views/p1/e/sql-scripts/dml.e.sql".into(),
+            "INSERT INTO e SELECT id, n FROM c;".into(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (tmp, root) = project(&refs);
+    let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    assert!(!p.has_errors(), "{:?}", p.diagnostics);
+    (tmp, p)
+}
+
+fn naming() -> StatementNaming {
+    StatementNaming::from_config(&Config::default())
+}
+
+fn all_running(p: &Project) -> StatementStatus {
+    let n = naming();
+    let phases: BTreeMap<String, String> = p
+        .inventory
+        .tables
+        .values()
+        .map(|t| {
+            (
+                if t.dml_ref.is_some() {
+                    n.dml(&t.product, &t.name)
+                } else {
+                    n.ddl(&t.product, &t.name)
+                },
+                "RUNNING".to_string(),
+            )
+        })
+        .collect();
+    StatementStatus { phases }
+}
+
+fn by_action(plan: &ExecutionPlan) -> BTreeMap<&'static str, Vec<String>> {
+    let mut m: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    for n in &plan.nodes {
+        m.entry(n.action.as_str())
+            .or_default()
+            .push(n.table_name.clone());
+    }
+    m.values_mut().for_each(|v| v.sort());
+    m
+}
+
+#[test]
+fn cascade_applies_product_filter_and_state_rules_at_every_level() {
+    let (_t, p) = fixture();
+    let status = all_running(&p);
+    let opts = PlanOptions {
+        may_start_descendants: true,
+        ..Default::default()
+    };
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &status,
+        &Scope::Tables(vec!["a".into()]),
+        &opts,
+    )
+    .unwrap();
+    let m = by_action(&plan);
+    // a restarts (requested); b restarts (b is stateful); c is in p2: not without --cross-product-deployment,
+    // so neither c nor anything below it (d in p2, e in p1) is touched.
+    assert_eq!(m["restart"], ["a", "b"]);
+    assert_eq!(m["skip"], ["c", "src"]);
+    let c = plan.nodes.iter().find(|n| n.table_name == "c").unwrap();
+    assert_eq!(
+        c.reason,
+        "child of b in product p2; --cross-product-deployment not set"
+    );
+
+    let opts = PlanOptions {
+        may_start_descendants: true,
+        cross_product: true,
+        ..Default::default()
+    };
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &status,
+        &Scope::Tables(vec!["a".into()]),
+        &opts,
+    )
+    .unwrap();
+    let m = by_action(&plan);
+    // c restarts because its parent b is stateful; d and e are stateless children of stateless c: they keep
+    // running (offsets carry over).
+    assert_eq!(m["restart"], ["a", "b", "c"]);
+    assert_eq!(m["skip"], ["d", "e", "src"]);
+    let order: Vec<&str> = plan.nodes.iter().map(|n| n.table_name.as_str()).collect();
+    assert_eq!(order, ["src", "a", "b", "c", "d", "e"]);
+}
+
+#[test]
+fn not_running_ancestors_are_created_first_and_waves_count_running_nodes() {
+    let (_t, p) = fixture();
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &StatementStatus::default(),
+        &Scope::Tables(vec!["d".into()]),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let names: Vec<(&str, Action, Option<usize>)> = plan
+        .nodes
+        .iter()
+        .map(|n| (n.table_name.as_str(), n.action, n.wave))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("src", Action::Create, Some(0)),
+            ("a", Action::Create, Some(1)),
+            ("b", Action::Create, Some(2)),
+            ("c", Action::Create, Some(3)),
+            ("d", Action::Create, Some(4)),
+        ]
+    );
+    assert_eq!(plan.nodes[0].reason, "ancestor; no statement deployed");
+    assert_eq!(plan.nodes[4].reason, "requested; no statement deployed");
+    assert_eq!(plan.nodes[1].upgrade_mode, "Stateless");
+    assert_eq!(plan.nodes[2].upgrade_mode, "Stateful");
+}
+
+#[test]
+fn exclusions_dml_only_and_failed_statements() {
+    let (_t, p) = fixture();
+    let mut status = all_running(&p);
+    status
+        .phases
+        .insert(naming().dml("p1", "a"), "FAILED".into());
+    let opts = PlanOptions {
+        dml_only: true,
+        exclude: ["src".to_string()].into(),
+        ..Default::default()
+    };
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &status,
+        &Scope::Tables(vec!["b".into()]),
+        &opts,
+    )
+    .unwrap();
+    let get = |t: &str| plan.nodes.iter().find(|n| n.table_name == t).unwrap();
+    assert_eq!(
+        (get("src").action, get("src").reason.as_str()),
+        (Action::Skip, "excluded by --exclude-table-file-name")
+    );
+    assert_eq!(
+        (get("a").action, get("a").reason.as_str()),
+        (Action::Restart, "ancestor; statement is FAILED")
+    );
+    assert!(!get("b").run_ddl, "--dml-only restarts only the DML");
+    assert_eq!(get("b").current_phase.as_deref(), Some("RUNNING"));
+}
+
+#[test]
+fn product_and_dir_scopes_run_only_what_is_not_running() {
+    let (_t, p) = fixture();
+    let mut status = all_running(&p);
+    status.phases.remove(&naming().dml("p2", "d"));
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &status,
+        &Scope::Product("p2".into()),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let m = by_action(&plan);
+    assert_eq!(m["create"], ["d"]);
+    assert_eq!(m["skip"], ["a", "b", "c", "src"]);
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &status,
+        &Scope::Dir("views/p2".into()),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(plan.scope, "folder pipelines/views/p2");
+    assert_eq!(by_action(&plan)["create"], ["d"]);
+}
+
+#[test]
+fn scope_errors_are_clear() {
+    let (_t, p) = fixture();
+    let e = build_plan(
+        &p,
+        &naming(),
+        &StatementStatus::default(),
+        &Scope::Tables(vec!["bb".into()]),
+        &PlanOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "unknown table 'bb' (did you mean 'b'?)");
+    let e = build_plan(
+        &p,
+        &naming(),
+        &StatementStatus::default(),
+        &Scope::Product("p9".into()),
+        &PlanOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e, PlanError::EmptyProduct("p9".into()));
+    let e = build_plan(
+        &p,
+        &naming(),
+        &StatementStatus::default(),
+        &Scope::Dir("nowhere".into()),
+        &PlanOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "no table folder is under 'nowhere'");
+}
+
+#[test]
+fn cli_reads_status_file_and_table_list_files() {
+    let (_t, p) = fixture();
+    let root = p.inventory.root.clone();
+    let dir = root.parent().unwrap();
+    let status = dir.join("status.json");
+    std::fs::write(
+        &status,
+        r#"{"dev-usw2-p1-dml-a": "RUNNING", "dev-usw2-p1-ddl-src": {"phase": "COMPLETED"}}"#,
+    )
+    .unwrap();
+    let list = dir.join("list.json");
+    std::fs::write(&list, r#"{"file_list": [{"table_name": "b"}]}"#).unwrap();
+    let o = flinkpipe(&[
+        "pipeline",
+        "build-execution-plan",
+        root.to_str().unwrap(),
+        "--table-list-file-name",
+        list.to_str().unwrap(),
+        "--statement-status",
+        status.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows: Vec<(String, String)> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["table_name"].as_str().unwrap().to_string(),
+                n["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("src".into(), "skip".into()),
+            ("a".into(), "skip".into()),
+            ("b".into(), "create".into())
+        ]
+    );
+    // A bad status file is an error naming it.
+    std::fs::write(&status, "[1, 2]").unwrap();
+    let o = flinkpipe(&[
+        "pipeline",
+        "build-execution-plan",
+        root.to_str().unwrap(),
+        "--table-name",
+        "b",
+        "--statement-status",
+        status.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("invalid statement status file"),
+        "{}",
+        stderr(&o)
+    );
+}
