@@ -5,7 +5,7 @@
 //! with none of them, defaults apply. Unknown keys are reported as warnings, never fatal. Secrets are never
 //! read from this file by the offline commands. Key reference: `shared/reference/shift-left-compatibility.md` §4.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ pub enum ConfigError {
 }
 
 /// The effective configuration.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Config {
     pub kafka: KafkaConfig,
@@ -39,7 +39,7 @@ pub struct Config {
 }
 
 /// `kafka.*`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct KafkaConfig {
     /// First part of statement names (`dev`, `stage`, `prod`…). Default `dev`.
@@ -62,7 +62,7 @@ impl Default for KafkaConfig {
 }
 
 /// `confluent_cloud.*`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ConfluentCloudConfig {
     pub environment_id: Option<String>,
@@ -77,7 +77,7 @@ pub struct ConfluentCloudConfig {
 }
 
 /// `flink.*`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct FlinkConfig {
     pub compute_pool_id: Option<String>,
@@ -92,7 +92,7 @@ pub struct FlinkConfig {
 }
 
 /// `app.*`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct AppConfig {
     pub products: Vec<String>,
@@ -102,7 +102,7 @@ pub struct AppConfig {
 }
 
 /// `flinkpipe.*`: settings shift_left does not have.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct FlinkpipeConfig {
     /// Extra or overriding layer-folder mappings, folder name → table type
@@ -110,6 +110,19 @@ pub struct FlinkpipeConfig {
     pub layers: BTreeMap<String, String>,
     /// Statement-name prefix override; default `<kafka.cluster_type>-<region abbreviation>`.
     pub statement_prefix: Option<String>,
+    /// Per-layer options of the naming convention ([`crate::scaffold::naming`]).
+    pub naming: NamingConfig,
+}
+
+/// `flinkpipe.naming.*`: per-layer overrides of the convention that `table init` follows and
+/// `table validate-table-names` checks. Keys are layers or layer folders (`fact`, `facts`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct NamingConfig {
+    /// `changelog.mode` per layer (default: upsert for sources/intermediates/seeds, retract otherwise).
+    pub changelog_mode: BTreeMap<String, String>,
+    /// `kafka.cleanup-policy` per layer (default: delete for sources/intermediates, compact otherwise).
+    pub cleanup_policy: BTreeMap<String, String>,
 }
 
 const KNOWN: &[(&str, &[&str])] = &[
@@ -188,7 +201,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "report_output_dir",
         ],
     ),
-    ("flinkpipe", &["layers", "statement_prefix"]),
+    ("flinkpipe", &["layers", "statement_prefix", "naming"]),
     ("registry", &[]),
 ];
 
@@ -271,6 +284,80 @@ impl Config {
     }
 }
 
+/// Key names whose values [`Config::effective_yaml`] masks (case-insensitive substring match).
+pub const SECRET_KEYS: &[&str] = &[
+    "api_key",
+    "api_secret",
+    "password",
+    "token",
+    "secret",
+    "sasl.username",
+];
+
+/// What a masked value is printed as.
+pub const MASK: &str = "****";
+
+impl Config {
+    /// The effective configuration as YAML: the defaults with the file's values over them (keys flinkpipe
+    /// does not model, like `flink.api_key`, included), every value under a key of [`SECRET_KEYS`]
+    /// replaced by [`MASK`]. Environment variables are never read or printed.
+    ///
+    /// Errors: the source file cannot be read or parsed again.
+    pub fn effective_yaml(&self) -> Result<String, ConfigError> {
+        let mut value = serde_yaml_ng::to_value(self).expect("plain data serialises");
+        if let Some(path) = &self.source {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let raw: serde_yaml_ng::Value =
+                serde_yaml_ng::from_str(&text).map_err(|e| ConfigError::Parse {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+            merge_yaml(&mut value, raw);
+        }
+        mask_secrets(&mut value, false);
+        Ok(serde_yaml_ng::to_string(&value).expect("YAML values serialise"))
+    }
+}
+
+/// Deep-merges `over` into `base`: mappings key by key, anything else replaced.
+fn merge_yaml(base: &mut serde_yaml_ng::Value, over: serde_yaml_ng::Value) {
+    use serde_yaml_ng::Value;
+    match (base, over) {
+        (Value::Mapping(b), Value::Mapping(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge_yaml(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+/// Replaces every non-null value under a secret-looking key (or inside one) by [`MASK`].
+fn mask_secrets(value: &mut serde_yaml_ng::Value, secret: bool) {
+    use serde_yaml_ng::Value;
+    match value {
+        Value::Mapping(m) => {
+            for (k, v) in m.iter_mut() {
+                let key = k.as_str().unwrap_or("").to_ascii_lowercase();
+                let s = secret || SECRET_KEYS.iter().any(|w| key.contains(w));
+                mask_secrets(v, s);
+            }
+        }
+        Value::Sequence(items) => items.iter_mut().for_each(|v| mask_secrets(v, secret)),
+        Value::Null => {}
+        v if secret => *v = Value::String(MASK.to_string()),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +380,32 @@ mod tests {
             err.to_string().starts_with("invalid config file cfg.yaml:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn effective_yaml_masks_secrets_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(
+            &path,
+            "kafka:\n  cluster_type: prod\n  sasl.password: hunter2\nflink:\n  api_key: FLINKKEY\n  api_secret: s3cr3t\n  compute_pool_id: lfcp-1\nregistry:\n  token: abc\n",
+        )
+        .unwrap();
+        let cfg = Config::load(Some(&path)).unwrap();
+        let y = cfg.effective_yaml().unwrap();
+        for secret in ["hunter2", "FLINKKEY", "s3cr3t", "abc"] {
+            assert!(!y.contains(secret), "{secret} printed:\n{y}");
+        }
+        assert!(
+            y.contains("api_key: '****'") && y.contains("sasl.password: '****'"),
+            "{y}"
+        );
+        assert!(
+            y.contains("cluster_type: prod") && y.contains("compute_pool_id: lfcp-1"),
+            "{y}"
+        );
+        // defaults the file does not set are shown too
+        assert!(y.contains("products: []"), "{y}");
     }
 
     #[test]

@@ -86,6 +86,74 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// The diagnostic as text: the one-line form of `Display`, followed — when the diagnostic has a line
+    /// and `source` (the text of its file) is given — by a snippet of that line with a caret under the
+    /// construct, as compilers print them:
+    ///
+    /// ```text
+    /// error[unknown-table]: pipelines/facts/f/sql-scripts/dml.f.sql:3:6: table 'f' reads 'src_typo', …
+    ///   |
+    /// 3 | FROM src_typo t
+    ///   |      ^^^^^^^^
+    /// ```
+    pub fn render(&self, source: Option<&str>) -> String {
+        let mut out = self.to_string();
+        if let (Some(src), Some(line)) = (source, self.line)
+            && let Some(snip) = snippet(src, line, self.column)
+        {
+            out.push('\n');
+            out.push_str(&snip);
+        }
+        out
+    }
+}
+
+/// The snippet of `source` at 1-based `line` (and `column`, in characters): a gutter line, the source
+/// line and, with a column, a caret line underlining the word, quoted name or single character found
+/// there. Tabs are shown as four spaces. `None` when the file has no such line.
+pub fn snippet(source: &str, line: usize, column: Option<usize>) -> Option<String> {
+    let text = source.lines().nth(line.checked_sub(1)?)?;
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    let num = line.to_string();
+    let pad = " ".repeat(num.len());
+    let shown: String = text.replace('\t', "    ");
+    let mut out = format!("{pad} |\n{num} | {}", shown.trim_end());
+    if let Some(col) = column.filter(|c| *c > 0) {
+        let chars: Vec<char> = text.chars().collect();
+        let start = (col - 1).min(chars.len());
+        let width = construct_width(&chars[start..]).max(1);
+        let indent: usize = chars[..start]
+            .iter()
+            .map(|c| if *c == '\t' { 4 } else { 1 })
+            .sum();
+        out.push_str(&format!(
+            "\n{pad} | {}{}",
+            " ".repeat(indent),
+            "^".repeat(width)
+        ));
+    }
+    Some(out)
+}
+
+/// Length of the construct starting a line's remainder: an identifier/number, a quoted name or string
+/// (up to its closing quote), else one character (0 at the end of the line).
+fn construct_width(rest: &[char]) -> usize {
+    let Some(&first) = rest.first() else { return 0 };
+    if first.is_alphanumeric() || first == '_' {
+        rest.iter()
+            .take_while(|c| c.is_alphanumeric() || **c == '_' || **c == '.')
+            .count()
+    } else if matches!(first, '`' | '\'' | '"') {
+        rest[1..]
+            .iter()
+            .position(|c| *c == first)
+            .map_or(1, |end| end + 2)
+    } else {
+        1
+    }
+}
+
 /// Sorts diagnostics (errors first, then by file, line) and removes exact duplicates.
 pub fn normalize(diags: &mut Vec<Diagnostic>) {
     diags.sort_by(|a, b| {
@@ -94,4 +162,38 @@ pub fn normalize(diags: &mut Vec<Diagnostic>) {
         })
     });
     diags.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_points_at_the_construct() {
+        let src = "INSERT INTO f\nSELECT a.id\nFROM src_typo t;\n";
+        let d =
+            Diagnostic::error("unknown-table", "unknown 'src_typo'").at("x.sql", Some(3), Some(6));
+        assert_eq!(
+            d.render(Some(src)),
+            "error[unknown-table]: x.sql:3:6: unknown 'src_typo'\n  |\n3 | FROM src_typo t;\n  |      ^^^^^^^^"
+        );
+    }
+
+    #[test]
+    fn snippet_handles_quotes_tabs_and_line_ends() {
+        assert_eq!(
+            snippet("\tSELECT `user`\n", 1, Some(9)).unwrap(),
+            "  |\n1 |     SELECT `user`\n  |            ^^^^^^"
+        );
+        // past the end of the line (errors at end of input): one caret after the text
+        assert_eq!(
+            snippet("a (", 1, Some(4)).unwrap(),
+            "  |\n1 | a (\n  |    ^"
+        );
+        // no column: the line alone; no such line: nothing
+        assert_eq!(snippet("x\ny\n", 2, None).unwrap(), "  |\n2 | y");
+        assert_eq!(snippet("x\n", 5, Some(1)), None);
+        let d = Diagnostic::warning("w", "m");
+        assert_eq!(d.render(Some("x")), "warning[w]: m");
+    }
 }

@@ -4,7 +4,8 @@
 //! The modules read as the pipeline of the work:
 //! [`project`] (scan, layout) → [`sql`] (dialect, split, extract, state) → [`inventory`] → [`lineage`]
 //! (references → graph) → [`graph`] (model, select, export) → [`metadata`] (shift_left files) →
-//! [`plan`] (execution plan) ; [`cli`] renders results.
+//! [`plan`] (execution plan) ; [`scaffold`] creates projects and tables from templates ; [`cli`] renders
+//! results.
 
 pub mod changes;
 pub mod cli;
@@ -17,5 +18,6 @@ pub mod lineage;
 pub mod metadata;
 pub mod plan;
 pub mod project;
+pub mod scaffold;
 pub mod sql;
 pub mod versioning;

@@ -1,5 +1,5 @@
-//! The command line, defined once with clap's derive API; the same definitions feed `--help` (and later
-//! completions and the man page). Command groups follow shift_left's (`project`, `table`, `pipeline`)
+//! The command line, defined once with clap's derive API; the same definitions feed `--help`, the shell
+//! completions and the man page. Command groups follow shift_left's (`project`, `table`, `pipeline`)
 //! plus `sql`. Global options work before or after the subcommand.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -50,6 +50,17 @@ pub enum Command {
     /// The Flink SQL front end.
     #[command(subcommand)]
     Sql(SqlCommand),
+    /// Print the version; `--config` (or `--show-config`) prints the effective configuration, secrets
+    /// masked.
+    Version(VersionArgs),
+    /// Print a shell completion script (`flinkpipe completions bash > /etc/bash_completion.d/flinkpipe`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a folder.
+    Man(ManArgs),
 }
 
 /// The pipelines folder argument: DIR, else $PIPELINES.
@@ -62,6 +73,9 @@ pub struct PipelinesDir {
 
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {
+    /// Create a project: pipelines/ layer folders, a commented config.yaml, .gitignore and README.md.
+    /// Never overwrites a file.
+    Init(ProjectInitArgs),
     /// List tables whose parents or children belong to another product.
     ReportTableCrossProducts {
         #[command(flatten)]
@@ -129,6 +143,14 @@ pub struct ChangeRefs {
 
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
+    /// Create a table folder from the templates: sql-scripts/ddl.<table>.sql, dml.<table>.sql, tests/ and
+    /// a Makefile; the name follows the naming convention (`src_<product>_…`, `<product>_fct_…`, …).
+    Init(TableInitArgs),
+    /// Check file names, table names per layer and product, changelog.mode and cleanup policy.
+    ValidateTableNames {
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
     /// Scan the pipelines tree and write DIR/inventory.json (shift_left's shape).
     BuildInventory {
         #[command(flatten)]
@@ -195,6 +217,10 @@ pub enum GraphFormat {
     Dot,
     Mermaid,
     Json,
+    /// A picture: layers in columns, products as colours (rendered in-process).
+    Svg,
+    /// A self-contained lineage page: search a table, highlight its ancestors and descendants.
+    Html,
 }
 
 /// Scope and options of an execution plan.
@@ -280,4 +306,69 @@ pub struct UpdateTablesVersionArgs {
     pub dry_run: bool,
     #[arg(long)]
     pub allow_unknown: bool,
+}
+
+/// Options of `version`.
+#[derive(Debug, Args, Clone)]
+pub struct VersionArgs {
+    /// Print the effective configuration (YAML, secrets masked). `version --config [FILE]` means the same.
+    #[arg(long)]
+    pub show_config: bool,
+}
+
+/// Options of `man`.
+#[derive(Debug, Args, Clone)]
+pub struct ManArgs {
+    /// Write `flinkpipe.1`, `flinkpipe-pipeline.1`, … into this folder instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Layouts of `project init`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProjectTypeArg {
+    /// `pipelines/<layer>/`.
+    Kimball,
+    /// `pipelines/<layer>/<product>/` per product.
+    #[value(name = "data_product", alias = "data-product")]
+    DataProduct,
+}
+
+/// Options of `project init`.
+#[derive(Debug, Args, Clone)]
+pub struct ProjectInitArgs {
+    /// Project name: the folder created.
+    pub name: String,
+    /// Where the project folder is created.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Folder layout.
+    #[arg(long, value_enum, default_value_t = ProjectTypeArg::Kimball)]
+    pub project_type: ProjectTypeArg,
+    /// A product (repeatable) [data_product default: data_product_1].
+    #[arg(long = "product", value_name = "P")]
+    pub products: Vec<String>,
+}
+
+/// Options of `table init`.
+#[derive(Debug, Args, Clone)]
+pub struct TableInitArgs {
+    /// Table name, with or without the convention's prefix (`orders` → `src_<product>_orders` in sources).
+    pub name: String,
+    /// Layer: sources, intermediates, dimensions, facts, views or seeds (or a folder of flinkpipe.layers).
+    pub layer: String,
+    /// The product the table belongs to.
+    #[arg(long, alias = "product-name", value_name = "P")]
+    pub product: Option<String>,
+    /// A table the DML reads (repeatable; required outside sources and seeds).
+    #[arg(long = "source", value_name = "TABLE")]
+    pub sources: Vec<String>,
+    /// The pipelines folder.
+    #[arg(
+        long,
+        env = "PIPELINES",
+        default_value = "pipelines",
+        value_name = "DIR"
+    )]
+    pub pipelines: PathBuf,
 }

@@ -7,6 +7,7 @@ pub mod args;
 mod pipeline;
 mod project;
 mod render;
+mod scaffold;
 mod sql;
 mod table;
 mod versioning;
@@ -33,7 +34,9 @@ pub type CmdResult = Result<bool, Failure>;
 
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(scaffold::version_config_alias(
+        std::env::args_os().collect(),
+    )) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -74,6 +77,9 @@ pub fn run(cli: &Cli) -> CmdResult {
         Command::Table(c) => table::run(&cli.global, c),
         Command::Pipeline(c) => pipeline::run(&cli.global, c),
         Command::Project(c) => project::run(&cli.global, c),
+        Command::Version(a) => scaffold::version(&cli.global, a),
+        Command::Completions { shell } => scaffold::completions(*shell),
+        Command::Man(a) => scaffold::man(a),
     }
 }
 
@@ -101,7 +107,7 @@ pub(crate) fn load_project(
 ) -> Result<Project, Failure> {
     let cfg = load_config(global)?;
     let project = lineage::load(dir, &cfg, LoadOptions { allow_unknown })?;
-    print_diagnostics(&project.diagnostics);
+    print_diagnostics_in(&project.diagnostics, scaffold::source_base(dir).as_deref());
     Ok(project)
 }
 
@@ -109,6 +115,26 @@ pub(crate) fn load_project(
 pub(crate) fn print_diagnostics(diags: &[Diagnostic]) {
     for d in diags {
         eprintln!("{d}");
+    }
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        eprintln!("{errors} error(s), {} warning(s)", diags.len() - errors);
+    }
+}
+
+/// Prints diagnostics on stderr like [`print_diagnostics`], each followed by a snippet of its source line
+/// (file paths are relative to `base`, the pipelines folder's parent; files that cannot be read get none).
+pub(crate) fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
+    let mut cache: std::collections::HashMap<&str, Option<String>> = Default::default();
+    for d in diags {
+        let source = match (&d.file, base, d.line) {
+            (Some(f), Some(b), Some(_)) => cache
+                .entry(f.as_str())
+                .or_insert_with(|| std::fs::read_to_string(b.join(f)).ok())
+                .as_deref(),
+            _ => None,
+        };
+        eprintln!("{}", d.render(source));
     }
     let errors = diags.iter().filter(|d| d.is_error()).count();
     if errors > 0 {

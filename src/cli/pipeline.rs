@@ -99,6 +99,8 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
                 GraphFormat::Dot => print!("{}", graph::to_dot(&project.graph, subset)),
                 GraphFormat::Mermaid => print!("{}", graph::to_mermaid(&project.graph, subset)),
                 GraphFormat::Json => print_json(&graph::to_json(&project.graph, subset)),
+                GraphFormat::Svg => print!("{}", graph::to_svg(&project.graph, subset)),
+                GraphFormat::Html => print!("{}", graph::to_html(&project.graph, subset)),
             }
             Ok(!project.has_errors())
         }

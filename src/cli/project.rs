@@ -19,6 +19,7 @@ struct CrossProduct {
 
 pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
     match cmd {
+        ProjectCommand::Init(args) => super::scaffold::project_init(global, args),
         ProjectCommand::ReportTableCrossProducts { dir, allow_unknown } => {
             let project = load_project(global, &dir.pipelines, *allow_unknown)?;
             let inv = &project.inventory;

@@ -12,6 +12,10 @@ pub const INVENTORY_FILE: &str = "inventory.json";
 
 pub(super) fn run(global: &GlobalArgs, cmd: &TableCommand) -> CmdResult {
     match cmd {
+        TableCommand::Init(args) => super::scaffold::table_init(global, args),
+        TableCommand::ValidateTableNames { dir } => {
+            super::scaffold::validate_table_names(global, &dir.pipelines)
+        }
         TableCommand::BuildInventory { dir } => {
             let cfg = load_config(global)?;
             let scanned = scan(

@@ -4,17 +4,23 @@
 //!   order, waves, cycles).
 //! - [`mod@select`]: dbt's node-selection grammar (`+t`, `t+2`, `@t`, `product:p1`, `+t,layer:fact`, …).
 //! - [`export`]: DOT, Mermaid and JSON renderings of the graph or a subset.
+//! - [`svg`], [`html`]: a picture laid out in-process (layers in columns, products as colours) and a
+//!   self-contained lineage page with search and ancestor/descendant highlighting.
 //! - [`tree`]: a table's parent and child trees for `pipeline report`, and their `cargo tree`-like text.
 //!
 //! Pure library code: no I/O. The inventory builds the nodes and edges; the planner and the CLI consume the
 //! orderings.
 
 pub mod export;
+pub mod html;
 pub mod model;
 pub mod select;
+pub mod svg;
 pub mod tree;
 
 pub use export::{to_dot, to_json, to_mermaid};
+pub use html::to_html;
 pub use model::{EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank};
 pub use select::{SelectError, select};
+pub use svg::to_svg;
 pub use tree::{TreeNode, child_tree, parent_tree, render_tree_text};

@@ -1,0 +1,442 @@
+//! The graph as an SVG picture, laid out in-process (no Graphviz): layers in columns (source → view, by
+//! [`layer_rank`]; a table reading a table of its own layer goes one sub-column further right), products
+//! as fill colours with a legend, external tables dashed, edges as cubic Béziers (`LIKE` edges dashed).
+//!
+//! Layout: columns as above; rows start in (product, name) order, then four barycenter sweeps (left to
+//! right on parents, right to left on children) reorder each column to reduce crossings. Everything is
+//! computed from sorted data with stable sorts, so the output is byte-for-byte deterministic.
+//! Cost: O((N + E) log N) per sweep.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::model::{PipelineGraph, layer_rank};
+
+/// Fill and stroke colours of products, assigned in product-name order (then reused).
+const PALETTE: [(&str, &str); 10] = [
+    ("#dae8fc", "#6c8ebf"),
+    ("#d5e8d4", "#82b366"),
+    ("#ffe6cc", "#d79b00"),
+    ("#e1d5e7", "#9673a6"),
+    ("#f8cecc", "#b85450"),
+    ("#fff2cc", "#d6b656"),
+    ("#d0f0f0", "#3f9c9c"),
+    ("#f5e0f0", "#b0609a"),
+    ("#e6f0c8", "#7f9a2e"),
+    ("#e8e0d0", "#8c7350"),
+];
+/// Colours of tables without a product.
+const NO_PRODUCT: (&str, &str) = ("#f5f5f5", "#666666");
+/// Layer names of the column headers, by rank.
+const LAYER_NAMES: [&str; 7] = [
+    "sources",
+    "seeds",
+    "intermediates",
+    "dimensions",
+    "facts",
+    "views",
+    "other",
+];
+
+const CHAR_W: f64 = 7.2;
+const NODE_H: f64 = 28.0;
+const ROW_PITCH: f64 = 42.0;
+const COL_GAP: f64 = 90.0;
+const MARGIN: f64 = 20.0;
+const HEADER_H: f64 = 40.0;
+const LEGEND_ROW: f64 = 22.0;
+
+/// One placed table.
+#[derive(Debug, Clone)]
+pub(crate) struct PlacedNode {
+    pub name: String,
+    pub product: Option<String>,
+    pub layer: String,
+    pub external: bool,
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+}
+
+/// The laid-out picture: nodes, edges `(parent index, child index, like)`, columns `(x, header)`, size.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub nodes: Vec<PlacedNode>,
+    pub edges: Vec<(usize, usize, bool)>,
+    pub columns: Vec<(f64, &'static str)>,
+    pub products: Vec<String>,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl Layout {
+    /// Lays out the graph JSON of [`super::to_json`].
+    pub(crate) fn compute(json: &Value) -> Layout {
+        let empty = vec![];
+        let jnodes = json["nodes"].as_array().unwrap_or(&empty);
+        let jedges = json["edges"].as_array().unwrap_or(&empty);
+        let mut nodes: Vec<PlacedNode> = jnodes
+            .iter()
+            .map(|n| PlacedNode {
+                name: n["name"].as_str().unwrap_or("").to_string(),
+                product: n["product"].as_str().map(str::to_string),
+                layer: n["layer"].as_str().unwrap_or("").to_string(),
+                external: n["external"].as_bool().unwrap_or(false),
+                x: 0.0,
+                y: 0.0,
+                w: 0.0,
+            })
+            .collect();
+        let index: BTreeMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let edges: Vec<(usize, usize, bool)> = jedges
+            .iter()
+            .filter_map(|e| {
+                let p = *index.get(e["parent"].as_str()?)?;
+                let c = *index.get(e["child"].as_str()?)?;
+                Some((p, c, e["kind"].as_str() == Some("like")))
+            })
+            .collect();
+        let n = nodes.len();
+        let rank: Vec<u8> = nodes
+            .iter()
+            .map(|t| if t.external { 0 } else { layer_rank(&t.layer) })
+            .collect();
+
+        // Sub-level within a rank: longest path over same-rank edges (Kahn; nodes on cycles stay at 0).
+        let mut level = vec![0usize; n];
+        let mut indeg = vec![0usize; n];
+        let mut out: Vec<Vec<usize>> = vec![vec![]; n];
+        for &(p, c, _) in &edges {
+            if p != c && rank[p] == rank[c] {
+                out[p].push(c);
+                indeg[c] += 1;
+            }
+        }
+        let mut queue: VecDeque<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+        while let Some(i) = queue.pop_front() {
+            for &c in &out[i] {
+                level[c] = level[c].max(level[i] + 1);
+                indeg[c] -= 1;
+                if indeg[c] == 0 {
+                    queue.push_back(c);
+                }
+            }
+        }
+        let keys: BTreeSet<(u8, usize)> = (0..n).map(|i| (rank[i], level[i])).collect();
+        let col_of_key: BTreeMap<(u8, usize), usize> =
+            keys.iter().enumerate().map(|(c, k)| (*k, c)).collect();
+        let col: Vec<usize> = (0..n).map(|i| col_of_key[&(rank[i], level[i])]).collect();
+
+        // Rows: (product, name) order, then barycenter sweeps.
+        let mut columns: Vec<Vec<usize>> = vec![vec![]; keys.len()];
+        for i in 0..n {
+            columns[col[i]].push(i);
+        }
+        for c in &mut columns {
+            c.sort_by(|&a, &b| {
+                (&nodes[a].product, &nodes[a].name).cmp(&(&nodes[b].product, &nodes[b].name))
+            });
+        }
+        let mut row = vec![0usize; n];
+        let set_rows = |columns: &Vec<Vec<usize>>, row: &mut Vec<usize>| {
+            for c in columns {
+                for (r, &i) in c.iter().enumerate() {
+                    row[i] = r;
+                }
+            }
+        };
+        set_rows(&columns, &mut row);
+        let mut parents: Vec<Vec<usize>> = vec![vec![]; n];
+        let mut children: Vec<Vec<usize>> = vec![vec![]; n];
+        for &(p, c, _) in &edges {
+            if col[p] < col[c] {
+                parents[c].push(p);
+                children[p].push(c);
+            }
+        }
+        for sweep in 0..4 {
+            let forward = sweep % 2 == 0;
+            let order: Vec<usize> = if forward {
+                (1..columns.len()).collect()
+            } else {
+                (0..columns.len().saturating_sub(1)).rev().collect()
+            };
+            for c in order {
+                let keyed: Vec<(f64, usize)> = columns[c]
+                    .iter()
+                    .map(|&i| {
+                        let nb = if forward { &parents[i] } else { &children[i] };
+                        let key = if nb.is_empty() {
+                            row[i] as f64
+                        } else {
+                            nb.iter().map(|&j| row[j] as f64).sum::<f64>() / nb.len() as f64
+                        };
+                        (key, i)
+                    })
+                    .collect();
+                let mut keyed = keyed;
+                keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+                columns[c] = keyed.into_iter().map(|(_, i)| i).collect();
+                for (r, &i) in columns[c].iter().enumerate() {
+                    row[i] = r;
+                }
+            }
+        }
+
+        // Geometry.
+        let mut x = MARGIN;
+        let mut headers = Vec::with_capacity(columns.len());
+        let mut max_rows = 0usize;
+        for (c, members) in columns.iter().enumerate() {
+            let longest = members
+                .iter()
+                .map(|&i| nodes[i].name.chars().count())
+                .max()
+                .unwrap_or(0);
+            let w = (longest as f64 * CHAR_W + 24.0).max(110.0).round();
+            let (r, lvl) = *keys.iter().nth(c).expect("a key per column");
+            headers.push((
+                x,
+                if lvl == 0 {
+                    LAYER_NAMES[usize::from(r.min(6))]
+                } else {
+                    ""
+                },
+            ));
+            for &i in members {
+                nodes[i].x = x;
+                nodes[i].y = MARGIN + HEADER_H + row[i] as f64 * ROW_PITCH;
+                nodes[i].w = w;
+            }
+            max_rows = max_rows.max(members.len());
+            x += w + COL_GAP;
+        }
+        let products: Vec<String> = nodes
+            .iter()
+            .filter_map(|t| t.product.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let legend_rows = products.len() + 3;
+        let width = (x - COL_GAP + MARGIN).max(320.0);
+        let height = MARGIN
+            + HEADER_H
+            + max_rows as f64 * ROW_PITCH
+            + 10.0
+            + legend_rows as f64 * LEGEND_ROW
+            + MARGIN;
+        Layout {
+            nodes,
+            edges,
+            columns: headers,
+            products,
+            width,
+            height,
+        }
+    }
+
+    /// Fill and stroke of a product.
+    fn colours(&self, product: Option<&str>) -> (&'static str, &'static str) {
+        match product {
+            None => NO_PRODUCT,
+            Some(p) => {
+                let k = self.products.iter().position(|q| q == p).unwrap_or(0);
+                PALETTE[k % PALETTE.len()]
+            }
+        }
+    }
+
+    /// The picture. `standalone` adds the XML namespace (a `.svg` file); inline in HTML it is left out.
+    pub(crate) fn render(&self, standalone: bool) -> String {
+        let mut s = String::new();
+        let xmlns = if standalone {
+            " xmlns=\"http://www.w3.org/2000/svg\""
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "<svg{xmlns} width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"Menlo, Consolas, 'DejaVu Sans Mono', monospace\" font-size=\"12\">",
+            w = self.width,
+            h = self.height
+        );
+        s.push_str("<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"#555555\"/></marker></defs>\n");
+        let _ = writeln!(
+            s,
+            "<rect x=\"0\" y=\"0\" width=\"{:.0}\" height=\"{:.0}\" fill=\"#ffffff\"/>",
+            self.width, self.height
+        );
+        for (x, name) in &self.columns {
+            if !name.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "<text class=\"layer\" x=\"{x:.1}\" y=\"{:.1}\" font-weight=\"bold\" fill=\"#333333\">{name}</text>",
+                    MARGIN + 14.0
+                );
+            }
+        }
+        s.push_str("<g class=\"edges\" fill=\"none\" stroke=\"#555555\" stroke-width=\"1.2\">\n");
+        for &(p, c, like) in &self.edges {
+            let (a, b) = (&self.nodes[p], &self.nodes[c]);
+            let (x1, y1) = (a.x + a.w, a.y + NODE_H / 2.0);
+            let d = if p == c {
+                format!(
+                    "M {x1:.1} {:.1} C {:.1} {:.1}, {:.1} {:.1}, {x1:.1} {:.1}",
+                    y1 - 6.0,
+                    x1 + 30.0,
+                    a.y - 10.0,
+                    x1 + 30.0,
+                    a.y + NODE_H + 10.0,
+                    y1 + 6.0
+                )
+            } else {
+                let (x2, y2) = (b.x, b.y + NODE_H / 2.0);
+                let dx = if x2 > x1 { (x2 - x1) / 2.0 } else { 60.0 };
+                format!(
+                    "M {x1:.1} {y1:.1} C {:.1} {y1:.1}, {:.1} {y2:.1}, {x2:.1} {y2:.1}",
+                    x1 + dx,
+                    x2 - dx
+                )
+            };
+            let dash = if like {
+                " stroke-dasharray=\"6 4\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "<path class=\"edge\" data-parent=\"{}\" data-child=\"{}\" d=\"{d}\"{dash} marker-end=\"url(#arrow)\"><title>{} → {}{}</title></path>",
+                xml(&a.name),
+                xml(&b.name),
+                xml(&a.name),
+                xml(&b.name),
+                if like { " (LIKE)" } else { "" }
+            );
+        }
+        s.push_str("</g>\n<g class=\"nodes\">\n");
+        for t in &self.nodes {
+            let (fill, stroke) = if t.external {
+                ("#ffffff", "#666666")
+            } else {
+                self.colours(t.product.as_deref())
+            };
+            let dash = if t.external {
+                " stroke-dasharray=\"4 3\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "<g class=\"node\" data-name=\"{n}\"><title>{n} ({}, product {})</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{NODE_H:.0}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\"{dash}/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#111111\">{n}</text></g>",
+                xml(&t.layer),
+                xml(t.product.as_deref().unwrap_or("None")),
+                t.x,
+                t.y,
+                t.w,
+                t.x + 12.0,
+                t.y + 18.0,
+                n = xml(&t.name),
+            );
+        }
+        s.push_str("</g>\n");
+        // Legend: products, then external tables and LIKE edges.
+        let mut y = self.height - MARGIN - (self.products.len() + 3) as f64 * LEGEND_ROW + 10.0;
+        let _ = writeln!(
+            s,
+            "<g class=\"legend\"><text x=\"{MARGIN:.1}\" y=\"{:.1}\" font-weight=\"bold\" fill=\"#333333\">products</text>",
+            y + 12.0
+        );
+        let mut entries: Vec<(String, (&str, &str), &str)> = self
+            .products
+            .iter()
+            .map(|p| (xml(p), self.colours(Some(p)), ""))
+            .collect();
+        if self
+            .nodes
+            .iter()
+            .any(|t| t.product.is_none() && !t.external)
+        {
+            entries.push(("no product".into(), NO_PRODUCT, ""));
+        }
+        entries.push((
+            "external table".into(),
+            ("#ffffff", "#666666"),
+            " stroke-dasharray=\"4 3\"",
+        ));
+        for (label, (fill, stroke), dash) in entries {
+            y += LEGEND_ROW;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{MARGIN:.1}\" y=\"{:.1}\" width=\"28\" height=\"14\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\"{dash}/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333333\">{label}</text>",
+                y,
+                MARGIN + 36.0,
+                y + 11.0
+            );
+        }
+        s.push_str("</g>\n</svg>\n");
+        s
+    }
+}
+
+/// The graph (or a subset, see [`super::to_json`]) as a standalone SVG document.
+pub fn to_svg(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> String {
+    Layout::compute(&super::to_json(graph, subset)).render(true)
+}
+
+/// Text safe in XML content and attribute values.
+pub(crate) fn xml(s: &str) -> String {
+    let mut t = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => t.push_str("&amp;"),
+            '<' => t.push_str("&lt;"),
+            '>' => t.push_str("&gt;"),
+            '"' => t.push_str("&quot;"),
+            '\'' => t.push_str("&#39;"),
+            _ => t.push(ch),
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn layers_become_columns_and_same_layer_chains_sub_columns() {
+        let g = json!({
+            "nodes": [
+                {"name": "fct_a", "product": "p", "layer": "fact", "external": false},
+                {"name": "int_a", "product": "p", "layer": "intermediate", "external": false},
+                {"name": "int_b", "product": "p", "layer": "intermediate", "external": false},
+                {"name": "src_a", "product": null, "layer": "source", "external": false},
+            ],
+            "edges": [
+                {"parent": "int_a", "child": "int_b", "kind": "data"},
+                {"parent": "int_b", "child": "fct_a", "kind": "data"},
+                {"parent": "src_a", "child": "int_a", "kind": "like"},
+            ]
+        });
+        let l = Layout::compute(&g);
+        let x = |n: &str| l.nodes.iter().find(|t| t.name == n).unwrap().x;
+        assert!(x("src_a") < x("int_a") && x("int_a") < x("int_b") && x("int_b") < x("fct_a"));
+        let headers: Vec<&str> = l.columns.iter().map(|c| c.1).collect();
+        assert_eq!(headers, ["sources", "intermediates", "", "facts"]);
+        let svg = l.render(true);
+        assert!(svg.contains("stroke-dasharray=\"6 4\""), "LIKE edge dashed");
+        assert_eq!(svg, Layout::compute(&g).render(true), "deterministic");
+    }
+
+    #[test]
+    fn xml_escapes() {
+        assert_eq!(xml("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+    }
+}

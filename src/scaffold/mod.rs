@@ -1,0 +1,350 @@
+//! Scaffolding: new projects (`project init`) and new table folders (`table init`) from the templates of
+//! [`templates`], following the naming convention of [`naming`] (which also lints existing trees).
+//!
+//! Both operations are all-or-nothing and never overwrite: every target path is checked first, and any
+//! existing file aborts with [`ScaffoldError::Exists`] before anything is written; files are then created
+//! with `create_new`, so a file appearing in between is not clobbered either.
+
+pub mod naming;
+pub mod templates;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::inventory::Inventory;
+use crate::project::{Layout, scan};
+use naming::{Convention, Layer, NameError, TableNaming};
+use templates::{TemplateError, Templates};
+
+/// Why scaffolding failed. Nothing was written in any case but [`ScaffoldError::Write`].
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// Files that would be overwritten.
+    #[error("refusing to overwrite existing file(s): {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    Exists(Vec<PathBuf>),
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// `LAYER` is not one of the layers.
+    #[error("unknown layer '{0}': use sources, intermediates, dimensions, facts, views or seeds")]
+    UnknownLayer(String),
+    /// A non-source table was asked for without `--source`.
+    #[error("a table in {layer} reads other tables: name them with --source TABLE (repeatable)")]
+    SourceRequired { layer: &'static str },
+    /// A `--source` that the project does not define.
+    #[error(
+        "--source '{name}': no table of the project (or of seeds/external_tables.json) has this name"
+    )]
+    UnknownSource { name: String },
+    /// The pipelines folder does not exist.
+    #[error("no pipelines folder at {0} (use --pipelines DIR or $PIPELINES)")]
+    NoPipelines(PathBuf),
+    #[error("cannot scan {path}: {message}")]
+    Scan { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The layout of a new project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectType {
+    /// `pipelines/<layer>/` (tables may still be grouped by product below the layer).
+    Kimball,
+    /// `pipelines/<layer>/<product>/` for every product.
+    DataProduct,
+}
+
+/// Request of `project init`.
+#[derive(Debug, Clone)]
+pub struct ProjectInit {
+    /// Project name: the folder created under `parent`.
+    pub name: String,
+    /// Where the project folder is created.
+    pub parent: PathBuf,
+    pub project_type: ProjectType,
+    /// Products (written to `app.products`; one folder per layer for [`ProjectType::DataProduct`]).
+    pub products: Vec<String>,
+}
+
+/// Files created by an operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The project root (project init) or table folder (table init).
+    pub root: PathBuf,
+    /// Created files relative to `root`, sorted.
+    pub files: Vec<String>,
+}
+
+/// Default product of a data-product project (shift_left's `data_product_1`).
+pub const DEFAULT_PRODUCT: &str = "data_product_1";
+
+/// Creates a project: `config.yaml` (commented, shift_left's keys), `.gitignore`, `README.md` and the
+/// layer folders (`pipelines/<layer>/.gitkeep`, or `pipelines/<layer>/<product>/.gitkeep`).
+///
+/// Errors: invalid name or product, existing files, unreadable override templates, write errors.
+pub fn init_project(req: &ProjectInit) -> Result<Created, ScaffoldError> {
+    naming::check_identifier(&req.name)?;
+    for p in &req.products {
+        naming::check_identifier(p)?;
+    }
+    let root = req.parent.join(&req.name);
+    let tpl = Templates::new(Some(&root));
+    let first = req.products.first();
+    let vars: BTreeMap<&str, String> = [
+        ("project", req.name.clone()),
+        (
+            "project_type",
+            match req.project_type {
+                ProjectType::Kimball => "kimball",
+                ProjectType::DataProduct => "data_product",
+            }
+            .to_string(),
+        ),
+        ("products", req.products.join(", ")),
+        (
+            "product_flag",
+            first.map(|p| format!(" --product {p}")).unwrap_or_default(),
+        ),
+        (
+            "example_source",
+            naming::table_naming(Layer::Source, first.map(String::as_str), "orders")?.table,
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "config.yaml".into(),
+            tpl.render("project/config.yaml", &vars)?,
+        ),
+        (".gitignore".into(), tpl.render("project/gitignore", &vars)?),
+        ("README.md".into(), tpl.render("project/README.md", &vars)?),
+    ];
+    for layer in Layer::ALL {
+        match req.project_type {
+            ProjectType::Kimball => files.push((
+                format!("pipelines/{}/.gitkeep", layer.folder()),
+                String::new(),
+            )),
+            ProjectType::DataProduct => {
+                for p in &req.products {
+                    files.push((
+                        format!("pipelines/{}/{p}/.gitkeep", layer.folder()),
+                        String::new(),
+                    ));
+                }
+            }
+        }
+    }
+    write_new(&root, files)
+}
+
+/// Request of `table init`.
+#[derive(Debug, Clone)]
+pub struct TableInit {
+    /// The project's pipelines folder (its parent is the project root: `templates/`, `config.yaml`).
+    pub pipelines: PathBuf,
+    /// Table name, with or without the convention's prefix (`orders`, `src_sales_orders`).
+    pub name: String,
+    /// Layer folder or type (`sources`, `fact`, …, or a folder mapped in `flinkpipe.layers`).
+    pub layer: String,
+    pub product: Option<String>,
+    /// Tables the DML reads (required outside sources and seeds).
+    pub sources: Vec<String>,
+}
+
+/// What `table init` created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedTable {
+    pub naming: TableNaming,
+    /// The table folder and its new files.
+    pub created: Created,
+}
+
+/// Creates a table folder: `sql-scripts/ddl.<table>.sql`, `sql-scripts/dml.<table>.sql` (not for a
+/// source without `--source`), `tests/README.md` and a `Makefile` calling flinkpipe.
+///
+/// The DDL is Confluent-style: `CREATE TABLE IF NOT EXISTS` with `PRIMARY KEY … NOT ENFORCED`,
+/// `DISTRIBUTED BY HASH(id) INTO 1 BUCKETS` and the layer's `changelog.mode` / `kafka.cleanup-policy`.
+/// The DML selects the template's columns from the `--source` tables (joined on `id` when several); a
+/// seed without source gets an `INSERT … VALUES`.
+///
+/// Errors: no pipelines folder, unknown layer, invalid name, missing or unknown source, existing files.
+pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, ScaffoldError> {
+    if !req.pipelines.is_dir() {
+        return Err(ScaffoldError::NoPipelines(req.pipelines.clone()));
+    }
+    let layout = Layout::with_overrides(&cfg.flinkpipe.layers);
+    let (layer, folder) =
+        if layout.is_layer(&req.layer) && cfg.flinkpipe.layers.contains_key(&req.layer) {
+            let l = Layer::parse(layout.table_type(&req.layer))
+                .ok_or_else(|| ScaffoldError::UnknownLayer(req.layer.clone()))?;
+            (l, req.layer.clone())
+        } else {
+            let l = Layer::parse(&req.layer)
+                .ok_or_else(|| ScaffoldError::UnknownLayer(req.layer.clone()))?;
+            (l, l.folder().to_string())
+        };
+    let product = req
+        .product
+        .as_deref()
+        .filter(|p| *p != crate::project::layout::NO_PRODUCT);
+    let naming = naming::table_naming(layer, product, &req.name)?;
+    if req.sources.is_empty() && !matches!(layer, Layer::Source | Layer::Seed) {
+        return Err(ScaffoldError::SourceRequired {
+            layer: layer.folder(),
+        });
+    }
+    if !req.sources.is_empty() {
+        let scanned = scan(&req.pipelines, &layout).map_err(|e| ScaffoldError::Scan {
+            path: req.pipelines.clone(),
+            message: e.to_string(),
+        })?;
+        let inv = Inventory::build(&scanned, cfg);
+        for s in &req.sources {
+            naming::check_identifier(s)?;
+            if !inv.tables.contains_key(s) {
+                return Err(ScaffoldError::UnknownSource { name: s.clone() });
+            }
+        }
+    }
+
+    let mut rel = PathBuf::from(&folder);
+    if let Some(p) = product {
+        rel.push(p);
+    }
+    rel.push(&naming.folder);
+    let depth = rel.components().count();
+    let conv = Convention::from_config(cfg);
+    let root = req.pipelines.parent().filter(|p| !p.as_os_str().is_empty());
+    let tpl = Templates::new(Some(root.unwrap_or(Path::new("."))));
+    let vars = table_vars(
+        &naming.table,
+        layer,
+        &folder,
+        product,
+        &req.sources,
+        depth,
+        &conv,
+        cfg,
+    );
+
+    let t = &naming.table;
+    let mut files = vec![
+        (
+            format!("sql-scripts/ddl.{t}.sql"),
+            tpl.render("table/ddl.sql", &vars)?,
+        ),
+        ("Makefile".to_string(), tpl.render("table/Makefile", &vars)?),
+        (
+            "tests/README.md".to_string(),
+            tpl.render("table/tests/README.md", &vars)?,
+        ),
+    ];
+    if !req.sources.is_empty() {
+        files.push((
+            format!("sql-scripts/dml.{t}.sql"),
+            tpl.render("table/dml.sql", &vars)?,
+        ));
+    } else if layer == Layer::Seed {
+        files.push((
+            format!("sql-scripts/dml.{t}.sql"),
+            tpl.render("table/dml_values.sql", &vars)?,
+        ));
+    }
+    let created = write_new(&req.pipelines.join(&rel), files)?;
+    Ok(CreatedTable { naming, created })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn table_vars(
+    table: &str,
+    layer: Layer,
+    folder: &str,
+    product: Option<&str>,
+    sources: &[String],
+    depth: usize,
+    conv: &Convention,
+    cfg: &Config,
+) -> BTreeMap<&'static str, String> {
+    const COLUMNS: [&str; 3] = ["id", "payload", "updated_at"];
+    let (select_list, from_clause) = match sources {
+        [] => (String::new(), String::new()),
+        [one] => (COLUMNS.join(",\n  "), one.clone()),
+        [first, rest @ ..] => {
+            let cols: Vec<String> = COLUMNS.iter().map(|c| format!("t1.{c}")).collect();
+            let mut from = format!("{first} AS t1");
+            for (i, s) in rest.iter().enumerate() {
+                let a = format!("t{}", i + 2);
+                from.push_str(&format!("\n  LEFT JOIN {s} AS {a} ON {a}.id = t1.id"));
+            }
+            (cols.join(",\n  "), from)
+        }
+    };
+    [
+        ("table", table.to_string()),
+        ("layer", folder.to_string()),
+        ("layer_type", layer.as_str().to_string()),
+        (
+            "product",
+            product
+                .unwrap_or(crate::project::layout::NO_PRODUCT)
+                .to_string(),
+        ),
+        (
+            "of_product",
+            product
+                .map(|p| format!(" of product {p}"))
+                .unwrap_or_default(),
+        ),
+        ("changelog_mode", conv.changelog_mode(layer).to_string()),
+        ("cleanup_policy", conv.cleanup_policy(layer).to_string()),
+        ("cluster_type", cfg.kafka.cluster_type.clone()),
+        ("sources", sources.join(", ")),
+        ("select_list", select_list),
+        ("from_clause", from_clause),
+        ("pipelines_rel", vec![".."; depth].join("/")),
+    ]
+    .into_iter()
+    .collect()
+}
+
+/// Writes `files` (relative to `root`) if none exists yet; returns them sorted.
+fn write_new(root: &Path, files: Vec<(String, String)>) -> Result<Created, ScaffoldError> {
+    let existing: Vec<PathBuf> = files
+        .iter()
+        .map(|(rel, _)| root.join(rel))
+        .filter(|p| p.exists())
+        .collect();
+    if !existing.is_empty() {
+        return Err(ScaffoldError::Exists(existing));
+    }
+    let werr = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ScaffoldError::Write { path, source }
+    };
+    for (rel, text) in &files {
+        let path = root.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(werr(dir))?;
+        }
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(werr(&path))?;
+        f.write_all(text.as_bytes()).map_err(werr(&path))?;
+    }
+    let mut names: Vec<String> = files.into_iter().map(|(r, _)| r).collect();
+    names.sort();
+    Ok(Created {
+        root: root.to_path_buf(),
+        files: names,
+    })
+}
