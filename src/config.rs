@@ -19,6 +19,23 @@ pub enum ConfigError {
     },
     #[error("invalid config file {path}: {message}")]
     Parse { path: PathBuf, message: String },
+    /// A setting the deploy needs is absent from both the file and the environment.
+    #[error(
+        "missing configuration: {key} in {file} (or environment variable {env}) is required to {purpose}"
+    )]
+    Missing {
+        /// Dotted key, e.g. `confluent_cloud.environment_id`.
+        key: &'static str,
+        /// The environment variable that may supply it instead.
+        env: &'static str,
+        /// The config file (or `config.yaml` when none was found).
+        file: String,
+        /// What needs it, e.g. `deploy to Confluent Cloud`.
+        purpose: &'static str,
+    },
+    /// A secret is missing from the environment (secrets are never read from the file).
+    #[error("{0}")]
+    Secret(#[from] crate::deploy::secrets::MissingSecret),
 }
 
 /// The effective configuration.
@@ -273,6 +290,119 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Whether a deploy target is configured: `confluent_cloud.environment_id` (or `$SL_FLINK_ENV_ID`)
+    /// is set. `build-execution-plan` then reads live statement phases unless `--offline` is given.
+    pub fn has_target(&self, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        self.confluent_cloud.environment_id.is_some() || env("SL_FLINK_ENV_ID").is_some()
+    }
+
+    /// The Flink REST endpoint: `$SL_FLINK_SQL_ENDPOINT`, else `flink.sql_endpoint`, else
+    /// `https://flink.<cloud_region>.<cloud_provider>.confluent.cloud` (`confluent-cloud-flink-api.md` §1;
+    /// provider lower-cased). Errors: provider or region missing when no override is given.
+    pub fn flink_endpoint(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String, ConfigError> {
+        if let Some(e) = env("SL_FLINK_SQL_ENDPOINT").or(self.flink.sql_endpoint.clone()) {
+            return Ok(e.trim_end_matches('/').to_string());
+        }
+        let provider = self.setting(
+            env,
+            self.confluent_cloud.cloud_provider.as_deref(),
+            "confluent_cloud.cloud_provider",
+            "SL_CLOUD_PROVIDER",
+            "derive the Flink endpoint",
+        )?;
+        let region = match env("SL_CLOUD_REGION").or(self.confluent_cloud.cloud_region.clone()) {
+            Some(r) => r,
+            None => {
+                return Err(self.missing(
+                    "confluent_cloud.cloud_region",
+                    "SL_CLOUD_REGION",
+                    "derive the Flink endpoint",
+                ));
+            }
+        };
+        Ok(format!(
+            "https://flink.{}.{}.confluent.cloud",
+            region.to_ascii_lowercase(),
+            provider.to_ascii_lowercase()
+        ))
+    }
+
+    /// Everything the Confluent Cloud target needs, from this file and the environment (`env`, usually
+    /// `std::env::var`). Environment variables override ids as in shift_left (`SL_FLINK_ENV_ID`,
+    /// `SL_CLOUD_ORGANIZATION_ID`, `SL_FLINK_COMPUTE_POOL_ID`, `SL_CONFLUENT_PRINCIPAL_ID`,
+    /// `SL_FLINK_ENV_NAME`, `SL_FLINK_DATABASE_NAME`); secrets come **only** from `SL_FLINK_API_KEY` /
+    /// `SL_FLINK_API_SECRET`. Errors name the first missing key and its variable.
+    pub fn confluent_settings(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<crate::deploy::confluent::ConfluentSettings, ConfigError> {
+        const PURPOSE: &str = "deploy to Confluent Cloud";
+        let cc = &self.confluent_cloud;
+        let environment_id = self.setting(
+            env,
+            cc.environment_id.as_deref(),
+            "confluent_cloud.environment_id",
+            "SL_FLINK_ENV_ID",
+            PURPOSE,
+        )?;
+        let organization_id = self.setting(
+            env,
+            cc.organization_id.as_deref(),
+            "confluent_cloud.organization_id",
+            "SL_CLOUD_ORGANIZATION_ID",
+            PURPOSE,
+        )?;
+        let endpoint = self.flink_endpoint(env)?;
+        let opt = |var: &str, v: &Option<String>| env(var).or(v.clone()).filter(|s| !s.is_empty());
+        let credentials = crate::deploy::secrets::Credentials::from_env_with(
+            crate::deploy::secrets::FLINK_API_KEY_VAR,
+            crate::deploy::secrets::FLINK_API_SECRET_VAR,
+            env,
+        )?;
+        Ok(crate::deploy::confluent::ConfluentSettings {
+            endpoint,
+            organization_id,
+            environment_id,
+            compute_pool_id: opt("SL_FLINK_COMPUTE_POOL_ID", &self.flink.compute_pool_id),
+            principal: opt("SL_CONFLUENT_PRINCIPAL_ID", &cc.service_account_id),
+            catalog: opt("SL_FLINK_ENV_NAME", &self.flink.catalog_name),
+            database: opt("SL_FLINK_DATABASE_NAME", &self.flink.database_name),
+            credentials,
+            request_timeout: std::time::Duration::from_secs(30),
+            retry: crate::deploy::retry::Backoff::HTTP,
+        })
+    }
+
+    fn setting(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+        value: Option<&str>,
+        key: &'static str,
+        var: &'static str,
+        purpose: &'static str,
+    ) -> Result<String, ConfigError> {
+        env(var)
+            .or(value.map(str::to_string))
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| self.missing(key, var, purpose))
+    }
+
+    fn missing(&self, key: &'static str, env: &'static str, purpose: &'static str) -> ConfigError {
+        ConfigError::Missing {
+            key,
+            env,
+            file: self
+                .source
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "config.yaml".into()),
+            purpose,
+        }
+    }
+
     /// The region used in statement names: `confluent_cloud.cloud_region`, else `confluent_cloud.region`,
     /// else `us-west-2` (shift_left's default).
     pub fn region(&self) -> &str {
@@ -406,6 +536,56 @@ mod tests {
         );
         // defaults the file does not set are shown too
         assert!(y.contains("products: []"), "{y}");
+    }
+
+    #[test]
+    fn endpoint_is_derived_or_overridden() {
+        let yaml = "confluent_cloud:\n  cloud_provider: AWS\n  cloud_region: us-east-1\n";
+        let cfg = Config::from_yaml(yaml, Path::new("c.yaml")).unwrap();
+        let none = |_: &str| None;
+        assert_eq!(
+            cfg.flink_endpoint(&none).unwrap(),
+            "https://flink.us-east-1.aws.confluent.cloud"
+        );
+        let env =
+            |v: &str| (v == "SL_FLINK_SQL_ENDPOINT").then(|| "http://127.0.0.1:9/".to_string());
+        assert_eq!(cfg.flink_endpoint(&env).unwrap(), "http://127.0.0.1:9");
+        let yaml2 = format!("{yaml}flink:\n  sql_endpoint: https://flink.private.example\n");
+        let cfg2 = Config::from_yaml(&yaml2, Path::new("c.yaml")).unwrap();
+        assert_eq!(
+            cfg2.flink_endpoint(&none).unwrap(),
+            "https://flink.private.example"
+        );
+    }
+
+    #[test]
+    fn missing_keys_and_secrets_are_named() {
+        let cfg = Config::from_yaml(
+            "confluent_cloud:\n  cloud_provider: aws\n  cloud_region: us-west-2\n",
+            Path::new("c.yaml"),
+        )
+        .unwrap();
+        let none = |_: &str| None;
+        let err = cfg.confluent_settings(&none).unwrap_err().to_string();
+        assert!(
+            err.contains("confluent_cloud.environment_id")
+                && err.contains("SL_FLINK_ENV_ID")
+                && err.contains("c.yaml"),
+            "{err}"
+        );
+        let ids = |v: &str| match v {
+            "SL_FLINK_ENV_ID" => Some("env-1".to_string()),
+            "SL_CLOUD_ORGANIZATION_ID" => Some("org".to_string()),
+            "SL_FLINK_API_KEY" => Some("KEYKEYKEY".to_string()),
+            _ => None,
+        };
+        let err = cfg.confluent_settings(&ids).unwrap_err().to_string();
+        assert!(err.contains("SL_FLINK_API_SECRET"), "{err}");
+        let all =
+            |v: &str| ids(v).or((v == "SL_FLINK_API_SECRET").then(|| "SECRETSECRET".to_string()));
+        let s = cfg.confluent_settings(&all).unwrap();
+        assert_eq!(s.environment_id, "env-1");
+        assert!(!format!("{s:?}").contains("SECRETSECRET"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod changes;
 pub mod cli;
 pub mod config;
+pub mod deploy;
 pub mod diagnostics;
 pub mod fsutil;
 pub mod graph;

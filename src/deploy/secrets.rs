@@ -1,0 +1,210 @@
+//! Secrets: read only from environment variables (shift_left's names), never from `config.yaml`, never
+//! printed. [`Masked`] prints `****` in `Debug` and `Display`; [`Scrubber`] removes every known secret
+//! value (and its Basic-auth encoding) from any text before it reaches a terminal, a log or the journal.
+
+use std::fmt;
+
+/// Environment variable holding the Flink API key (`sql/v1`), as in shift_left.
+pub const FLINK_API_KEY_VAR: &str = "SL_FLINK_API_KEY";
+/// Environment variable holding the Flink API secret.
+pub const FLINK_API_SECRET_VAR: &str = "SL_FLINK_API_SECRET";
+/// Environment variable holding the Cloud API key (control plane, `fcpm/v2`).
+pub const CLOUD_API_KEY_VAR: &str = "SL_CONFLUENT_CLOUD_API_KEY";
+/// Environment variable holding the Cloud API secret.
+pub const CLOUD_API_SECRET_VAR: &str = "SL_CONFLUENT_CLOUD_API_SECRET";
+
+/// A secret value: its `Debug` and `Display` print `****`; [`Masked::expose`] is the only way to read it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Masked(String);
+
+impl Masked {
+    /// Wraps a secret.
+    pub fn new(value: impl Into<String>) -> Self {
+        Masked(value.into())
+    }
+
+    /// The secret itself: only for building an `Authorization` header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Masked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("****")
+    }
+}
+
+impl fmt::Display for Masked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("****")
+    }
+}
+
+/// An API key and secret pair (HTTP Basic credentials).
+#[derive(Clone, Debug)]
+pub struct Credentials {
+    /// The key id. Not secret by Confluent's rules, but masked too: it identifies the account.
+    pub key: Masked,
+    /// The secret.
+    pub secret: Masked,
+}
+
+/// A missing environment variable, named.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("environment variable {0} is not set (secrets are read from the environment only)")]
+pub struct MissingSecret(pub String);
+
+impl Credentials {
+    /// Reads a key/secret pair from two environment variables through `lookup` (usually
+    /// `std::env::var`). Errors: the first unset or empty variable, by name.
+    pub fn from_env_with(
+        key_var: &str,
+        secret_var: &str,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, MissingSecret> {
+        let get = |v: &str| {
+            lookup(v)
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| MissingSecret(v.to_string()))
+        };
+        Ok(Credentials {
+            key: Masked::new(get(key_var)?),
+            secret: Masked::new(get(secret_var)?),
+        })
+    }
+
+    /// The Flink credentials from `SL_FLINK_API_KEY` / `SL_FLINK_API_SECRET`.
+    pub fn flink_from_env() -> Result<Self, MissingSecret> {
+        Self::from_env_with(FLINK_API_KEY_VAR, FLINK_API_SECRET_VAR, |v| {
+            std::env::var(v).ok()
+        })
+    }
+
+    /// `base64(key:secret)`, the value after `Basic ` in an `Authorization` header.
+    pub fn basic_token(&self) -> String {
+        base64(format!("{}:{}", self.key.expose(), self.secret.expose()).as_bytes())
+    }
+
+    /// A scrubber that hides these credentials.
+    pub fn scrubber(&self) -> Scrubber {
+        Scrubber::new([
+            self.key.expose().to_string(),
+            self.secret.expose().to_string(),
+            self.basic_token(),
+        ])
+    }
+}
+
+/// Replaces every occurrence of known secret values with `****`.
+#[derive(Clone, Debug, Default)]
+pub struct Scrubber {
+    values: Vec<Masked>,
+}
+
+impl Scrubber {
+    /// A scrubber for these values; values shorter than 4 characters are ignored (they would mask
+    /// ordinary words and cannot be secrets worth the name).
+    pub fn new(values: impl IntoIterator<Item = String>) -> Self {
+        let mut values: Vec<Masked> = values
+            .into_iter()
+            .filter(|v| v.len() >= 4)
+            .map(Masked)
+            .collect();
+        // Longest first, so a secret containing another is masked whole.
+        values.sort_by_key(|v| std::cmp::Reverse(v.0.len()));
+        Scrubber { values }
+    }
+
+    /// `text` with every secret replaced by `****`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for v in &self.values {
+            if out.contains(v.expose()) {
+                out = out.replace(v.expose(), "****");
+            }
+        }
+        out
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 §4); small enough not to need a crate.
+pub fn base64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            T[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masked_never_prints() {
+        let c = Credentials {
+            key: Masked::new("KEY123"),
+            secret: Masked::new("s3cr3t-value"),
+        };
+        let dbg = format!("{c:?} {} {}", c.key, c.secret);
+        assert!(!dbg.contains("KEY123") && !dbg.contains("s3cr3t"), "{dbg}");
+    }
+
+    #[test]
+    fn scrubber_hides_values_and_basic_token() {
+        let c = Credentials {
+            key: Masked::new("KEY123"),
+            secret: Masked::new("s3cr3t-value"),
+        };
+        let s = c.scrubber();
+        let text = format!(
+            "auth Basic {} key=KEY123 secret=s3cr3t-value",
+            c.basic_token()
+        );
+        let out = s.scrub(&text);
+        assert_eq!(out, "auth Basic **** key=**** secret=****");
+    }
+
+    #[test]
+    fn base64_rfc4648_vectors() {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+    }
+
+    #[test]
+    fn missing_variable_is_named() {
+        let err = Credentials::from_env_with("A_KEY", "A_SECRET", |v| {
+            (v == "A_KEY").then(|| "k".repeat(8))
+        })
+        .unwrap_err();
+        assert_eq!(err, MissingSecret("A_SECRET".into()));
+    }
+}

@@ -1,0 +1,216 @@
+//! The deploy target: where statements run. A [`Target`] knows statements by **name** (the
+//! idempotency key, `confluent-cloud-flink-api.md` §11) and speaks in Confluent's phase vocabulary
+//! ([`Phase`]); a target with another model maps onto it (the Flink SQL Gateway, next: a job named
+//! after the statement via `pipeline.name`, RUNNING/FINISHED/FAILED/CANCELED job states mapped to
+//! RUNNING/COMPLETED/FAILED/STOPPED, "stop" = `STOP JOB … WITH SAVEPOINT`, "resume" = re-execute with
+//! the savepoint path, no 409 so [`Target::create_statement`] reports a running job of that name as
+//! [`TargetError::AlreadyExists`] itself).
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Whether a statement defines objects (runs to COMPLETED) or moves data (runs until stopped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatementKind {
+    /// `CREATE TABLE` (without AS), `CREATE VIEW`, `ALTER`, `DROP`: success is COMPLETED.
+    Ddl,
+    /// `INSERT INTO`, `CREATE TABLE … AS`, `EXECUTE STATEMENT SET`: success is RUNNING (a bounded
+    /// statement may also reach COMPLETED, which counts as success).
+    Dml,
+}
+
+/// What to create: the statement's name, SQL text and properties (string → string, as Confluent
+/// requires, §3.1). Target-wide settings (compute pool, principal, catalog and database) are added by
+/// the target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementSpec {
+    /// The statement name (`dev-usw2-p1-dml-fct-order`), valid for Confluent (≤ 100, `[a-z0-9-.]`).
+    pub name: String,
+    /// The SQL text, one statement (or one `EXECUTE STATEMENT SET`).
+    pub sql: String,
+    /// Statement properties (`sql.tables.initial-offset-from`, `sql.state-ttl`, …).
+    pub properties: BTreeMap<String, String>,
+    /// DDL or DML: decides what "done" means.
+    pub kind: StatementKind,
+}
+
+/// A statement phase (`confluent-cloud-flink-api.md` §4); unknown values are kept, never rejected.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    Pending,
+    Running,
+    Completed,
+    Degraded,
+    Failing,
+    Failed,
+    Stopping,
+    Stopped,
+    Deleting,
+    /// A phase this version does not know, as the server spelled it.
+    Unknown(String),
+}
+
+impl Phase {
+    /// Parses a wire value (case-insensitive).
+    pub fn parse(s: &str) -> Phase {
+        match s.to_ascii_uppercase().as_str() {
+            "PENDING" => Phase::Pending,
+            "RUNNING" => Phase::Running,
+            "COMPLETED" => Phase::Completed,
+            "DEGRADED" => Phase::Degraded,
+            "FAILING" => Phase::Failing,
+            "FAILED" => Phase::Failed,
+            "STOPPING" => Phase::Stopping,
+            "STOPPED" => Phase::Stopped,
+            "DELETING" => Phase::Deleting,
+            other => Phase::Unknown(other.to_string()),
+        }
+    }
+
+    /// The wire spelling (`RUNNING`).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Phase::Pending => "PENDING",
+            Phase::Running => "RUNNING",
+            Phase::Completed => "COMPLETED",
+            Phase::Degraded => "DEGRADED",
+            Phase::Failing => "FAILING",
+            Phase::Failed => "FAILED",
+            Phase::Stopping => "STOPPING",
+            Phase::Stopped => "STOPPED",
+            Phase::Deleting => "DELETING",
+            Phase::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Phase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Phase {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Phase::parse(&String::deserialize(d)?))
+    }
+}
+
+/// What the target says about one statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementState {
+    pub name: String,
+    pub phase: Phase,
+    /// `status.detail`: the error text on FAILED, a hint while PENDING; may be empty.
+    pub detail: String,
+    /// The deployed SQL text (`spec.statement`).
+    pub sql: String,
+    /// The deployed properties (`spec.properties`).
+    pub properties: BTreeMap<String, String>,
+    /// `spec.stopped`: a stop (or resume) was requested.
+    pub stopped: bool,
+}
+
+/// Whether an error is worth retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 429, 5xx, connection errors, timeouts: the same request may succeed later.
+    Retryable,
+    /// 400, 401, 403, 422, bad configuration: retrying cannot help.
+    Permanent,
+}
+
+/// A failed target call. Messages never contain secrets (they pass through the scrubber) and end with
+/// the server's request id when there is one.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum TargetError {
+    /// The statement does not exist (404).
+    #[error("statement {0} does not exist")]
+    NotFound(String),
+    /// A statement of that name exists already (409 on create).
+    #[error("statement {0} already exists")]
+    AlreadyExists(String),
+    /// The server answered with an error status.
+    #[error("{method} {path}: HTTP {status}: {message}")]
+    Http {
+        method: String,
+        path: String,
+        status: u16,
+        message: String,
+        kind: ErrorKind,
+    },
+    /// No answer: connection refused or reset, timeout. For a POST the outcome is unknown.
+    #[error("{method} {path}: {message}")]
+    Transport {
+        method: String,
+        path: String,
+        message: String,
+    },
+    /// Configuration or usage problem found before any call (missing key, bad URL, refused redirect).
+    #[error("{0}")]
+    Config(String),
+}
+
+impl TargetError {
+    /// Retryable or permanent.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TargetError::Http { kind, .. } => *kind,
+            TargetError::Transport { .. } => ErrorKind::Retryable,
+            _ => ErrorKind::Permanent,
+        }
+    }
+
+    /// Shorthand for `kind() == Retryable`.
+    pub fn is_retryable(&self) -> bool {
+        self.kind() == ErrorKind::Retryable
+    }
+}
+
+/// A place statements run. Every method is one logical operation, already retried where that is safe
+/// (GET, DELETE, list on 429/5xx/connection errors); create is never blindly retried.
+#[async_trait]
+pub trait Target: Send + Sync {
+    /// A short description for messages, e.g. `confluent cloud env-abc123 (https://flink…)`; no secret.
+    fn describe(&self) -> String;
+
+    /// Every statement the target knows in this environment, with phases: one paginated listing, not
+    /// one call per statement.
+    async fn list_statements(&self) -> Result<Vec<StatementState>, TargetError>;
+
+    /// One statement; `Ok(None)` when it does not exist.
+    async fn get_statement(&self, name: &str) -> Result<Option<StatementState>, TargetError>;
+
+    /// Submits a statement. Errors: [`TargetError::AlreadyExists`] when the name is taken (the
+    /// caller reads it and decides, never recreates silently); a [`TargetError::Transport`] error means
+    /// the outcome is unknown and the caller must GET the name before trying again.
+    async fn create_statement(&self, spec: &StatementSpec) -> Result<StatementState, TargetError>;
+
+    /// Requests a stop (`spec.stopped = true`); the phase changes asynchronously. Missing → NotFound.
+    async fn stop_statement(&self, name: &str) -> Result<(), TargetError>;
+
+    /// Requests a resume of a stopped statement. Missing → NotFound.
+    async fn resume_statement(&self, name: &str) -> Result<(), TargetError>;
+
+    /// Deletes a statement; `Ok(false)` when it did not exist (success: the goal is reached).
+    async fn delete_statement(&self, name: &str) -> Result<bool, TargetError>;
+
+    /// Checks that the configured compute pool (or equivalent capacity) exists and can take
+    /// statements. Targets without pools return `Ok(())`.
+    async fn check_compute_pool(&self) -> Result<(), TargetError>;
+
+    /// Whether the target can carry offsets over from an old statement
+    /// (`sql.tables.initial-offset-from`, Confluent only).
+    fn supports_carry_over(&self) -> bool {
+        false
+    }
+}
