@@ -234,9 +234,17 @@ fn table_init_per_layer_validates_and_parses_cleanly() {
         ("ddl.seed_sales_stores.sql", "seed_sales_stores", ""),
         ("dml.seed_sales_stores.sql", "seed_sales_stores", ""),
         ("ddl.int_sales_orders.sql", "int_sales_orders", ""),
-        ("dml.int_sales_orders.sql", "int_sales_orders", "src_sales_orders"),
+        (
+            "dml.int_sales_orders.sql",
+            "int_sales_orders",
+            "src_sales_orders",
+        ),
         ("ddl.sales_dim_stores.sql", "sales_dim_stores", ""),
-        ("dml.sales_dim_stores.sql", "sales_dim_stores", "seed_sales_stores"),
+        (
+            "dml.sales_dim_stores.sql",
+            "sales_dim_stores",
+            "seed_sales_stores",
+        ),
         ("ddl.sales_fct_revenue.sql", "sales_fct_revenue", ""),
         (
             "dml.sales_fct_revenue.sql",
@@ -244,7 +252,11 @@ fn table_init_per_layer_validates_and_parses_cleanly() {
             "int_sales_orders,sales_dim_stores",
         ),
         ("ddl.sales_mv_revenue.sql", "sales_mv_revenue", ""),
-        ("dml.sales_mv_revenue.sql", "sales_mv_revenue", "sales_fct_revenue"),
+        (
+            "dml.sales_mv_revenue.sql",
+            "sales_mv_revenue",
+            "sales_fct_revenue",
+        ),
     ];
     let sql_files: Vec<String> = files_under(&p)
         .into_iter()
@@ -314,7 +326,14 @@ fn table_init_errors_are_clear_and_write_nothing() {
     );
     let o = table_init(
         &root,
-        &["orders", "facts", "--product", "sales", "--source", "src_nope"],
+        &[
+            "orders",
+            "facts",
+            "--product",
+            "sales",
+            "--source",
+            "src_nope",
+        ],
     );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
@@ -333,10 +352,16 @@ fn table_init_errors_are_clear_and_write_nothing() {
     assert_eq!(files_under(&root), before);
 
     // A second init of the same table refuses to overwrite it.
-    ok(&table_init(&root, &["orders", "sources", "--product", "sales"]));
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
     let ddl = root.join("pipelines/sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql");
     std::fs::write(&ddl, "-- edited\n").unwrap();
-    let o = table_init(&root, &["src_sales_orders", "sources", "--product", "sales"]);
+    let o = table_init(
+        &root,
+        &["src_sales_orders", "sources", "--product", "sales"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("error: refusing to overwrite existing file(s): "));
     assert_eq!(read(&ddl), "-- edited\n");
@@ -345,7 +370,9 @@ fn table_init_errors_are_clear_and_write_nothing() {
     let o = flinkpipe(&["table", "init", "x", "sources"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).starts_with("error: no pipelines folder at pipelines (use --pipelines DIR or $PIPELINES)"),
+        stderr(&o).starts_with(
+            "error: no pipelines folder at pipelines (use --pipelines DIR or $PIPELINES)"
+        ),
         "{}",
         stderr(&o)
     );
@@ -361,7 +388,10 @@ fn project_templates_override_the_builtin_ones() {
         "-- our own template\nCREATE TABLE IF NOT EXISTS {{ table }} (\n  k STRING,\n  PRIMARY KEY (k) NOT ENFORCED\n) DISTRIBUTED BY HASH(k) INTO 6 BUCKETS WITH (\n  'changelog.mode' = '{{changelog_mode}}',\n  'kafka.cleanup-policy' = '{{cleanup_policy}}'\n);\n",
     )
     .unwrap();
-    ok(&table_init(&root, &["orders", "sources", "--product", "sales"]));
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
     let folder = root.join("pipelines/sources/sales/src_orders");
     assert_eq!(
         read(folder.join("sql-scripts/ddl.src_sales_orders.sql")),
@@ -408,8 +438,14 @@ CREATE TABLE orders (
 #[test]
 fn naming_lint_reports_each_mistake_with_file_and_line() {
     let (tmp, p) = project(&[
-        ("sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql", GOOD_SRC),
-        ("sources/sales/orders_raw/sql-scripts/ddl.orders.sql", BAD_SRC),
+        (
+            "sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql",
+            GOOD_SRC,
+        ),
+        (
+            "sources/sales/orders_raw/sql-scripts/ddl.orders.sql",
+            BAD_SRC,
+        ),
         (
             "facts/sales/fct_x/sql-scripts/ddl.sales_fct_x.sql",
             "CREATE TABLE IF NOT EXISTS sales_fct_x (id STRING) WITH ('connector' = 'datagen');\n",

@@ -36,6 +36,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &SqlCommand) -> CmdResult {
     match cmd {
         SqlCommand::Refs { files } => {
             let mut out = Vec::new();
+            let mut texts = Vec::new();
             let mut ok = true;
             for f in files {
                 let shown = f.display().to_string();
@@ -43,6 +44,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &SqlCommand) -> CmdResult {
                 let file = read_sql(f, shown.clone(), &mut diags);
                 ok &= !diags.iter().any(Diagnostic::is_error);
                 let a = &file.analysis;
+                texts.push(file.text.clone());
                 out.push(FileRefs {
                     file: shown,
                     sinks: a.sinks().iter().map(|n| n.dotted()).collect(),
@@ -64,7 +66,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &SqlCommand) -> CmdResult {
             if is_json(global) {
                 print_json(&out);
             } else {
-                for f in &out {
+                for (f, text) in out.iter().zip(&texts) {
                     println!("{}", f.file);
                     println!("  sinks:        {}", f.sinks.join(", "));
                     println!("  sources:      {}", f.sources.join(", "));
@@ -85,7 +87,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &SqlCommand) -> CmdResult {
                         );
                     }
                     for w in &f.warnings {
-                        eprintln!("{w}");
+                        eprintln!("{}", w.render(Some(text)));
                     }
                 }
             }
