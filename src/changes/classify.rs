@@ -352,6 +352,18 @@ pub fn same_sql(old: &str, new: &str) -> bool {
 
 /// Classifies a change of a file present on both sides.
 pub fn classify(old: &str, new: &str, role: FileRole) -> Classification {
+    classify_cached(old, new, role, &mut None, &mut None)
+}
+
+/// [`classify`], reusing (and filling) the callers' analyses of `old` and `new`: a SQL file is parsed
+/// only when the normalised texts differ, and at most once.
+pub fn classify_cached(
+    old: &str,
+    new: &str,
+    role: FileRole,
+    analysis_old: &mut Option<FileAnalysis>,
+    analysis_new: &mut Option<FileAnalysis>,
+) -> Classification {
     let (norm_old, norm_new) = (normalize(old), normalize(new));
     let same = match (&norm_old, &norm_new) {
         (Some(a), Some(b)) => a == b,
@@ -377,9 +389,10 @@ pub fn classify(old: &str, new: &str, role: FileRole) -> Classification {
     if same {
         return done(ChangeKind::Cosmetic, None);
     }
-    let (a_old, a_new) = (sql::analyze(old), sql::analyze(new));
+    let a_old: &FileAnalysis = analysis_old.get_or_insert_with(|| sql::analyze(old));
+    let a_new: &FileAnalysis = analysis_new.get_or_insert_with(|| sql::analyze(new));
     if role == FileRole::Ddl {
-        let diff = schema_diff(&a_old, &a_new);
+        let diff = schema_diff(a_old, a_new);
         if !diff.is_empty() {
             return done(ChangeKind::Schema, Some(diff));
         }
@@ -387,7 +400,7 @@ pub fn classify(old: &str, new: &str, role: FileRole) -> Classification {
     if let (Some(o), Some(n)) = (&norm_old, &norm_new)
         && strip_with_options(o) == strip_with_options(n)
     {
-        return if options_of(&a_old) == options_of(&a_new) {
+        return if options_of(a_old) == options_of(a_new) {
             done(ChangeKind::Cosmetic, None)
         } else {
             done(ChangeKind::Options, None)
@@ -406,7 +419,7 @@ pub fn classify(old: &str, new: &str, role: FileRole) -> Classification {
             )
         })
     };
-    if role == FileRole::Ddl && !has_query(&a_old) && !has_query(&a_new) {
+    if role == FileRole::Ddl && !has_query(a_old) && !has_query(a_new) {
         return done(ChangeKind::Schema, Some(SchemaDiff::default()));
     }
     done(ChangeKind::Logic, None)

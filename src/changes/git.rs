@@ -12,8 +12,9 @@ use super::classify::{self, SchemaDiff};
 use super::{ChangeError, ChangeKind, ChangeSet, FileChange, FileRole};
 use crate::config::Config;
 use crate::inventory::{first_created, first_insert_target, resolve_name};
-use crate::sql;
+use crate::sql::{self, FileAnalysis};
 use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Repository, Tree};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -117,18 +118,11 @@ pub fn list_changes(
         .file_filter
         .as_deref()
         .map(|f| format!(".{}", f.trim_start_matches('.')));
-    let mut ctx = Ctx {
-        repo: &repo,
-        config,
-        prefix: &prefix,
-        folder_cache: HashMap::new(),
-    };
-    let mut files = Vec::new();
-    let mut tests = Vec::new();
+    // 1. Collect the deltas and read both sides (libgit2 objects stay on this thread).
+    let mut raw: Vec<RawDelta> = Vec::new();
     let mut ignored = Vec::new();
     for delta in diff.deltas() {
-        let status = delta.status();
-        let kind = match status {
+        let kind = match delta.status() {
             Delta::Added | Delta::Untracked => ChangeKind::Added,
             Delta::Deleted => ChangeKind::Deleted,
             Delta::Modified | Delta::Typechange => ChangeKind::Logic,
@@ -168,12 +162,12 @@ pub fn list_changes(
             ignored.push(path_rel.clone());
             continue;
         }
-        let old_text = if matches!(kind, ChangeKind::Added) {
+        let old_bytes = if kind == ChangeKind::Added {
             None
         } else {
             Some(read_blob(&repo, delta.old_file().id(), &old_repo)?)
         };
-        let new_text = if kind == ChangeKind::Deleted {
+        let new_bytes = if kind == ChangeKind::Deleted {
             None
         } else {
             Some(head_side.read(&repo, delta.new_file().id(), &new_repo)?)
@@ -183,64 +177,51 @@ pub fn list_changes(
         } else {
             &new_repo
         });
-        let mut change = FileChange {
-            path: path_rel.clone(),
-            old_path: (kind == ChangeKind::Renamed).then(|| old_rel.clone()),
-            abs_path,
+        raw.push(RawDelta {
+            kind,
             role,
-            table_name: String::new(),
-            new_table_name: String::new(),
-            change_kind: kind,
-            content_kind: kind,
-            same_sql_content: false,
-            schema_diff: None,
-            note: None,
+            path: path_rel.clone(),
+            old_rel,
+            abs_path,
+            old_bytes,
+            new_bytes,
+        });
+    }
+    // 2. Classify and name, in parallel (pure work on owned data).
+    let processed: Vec<(FileChange, Option<String>, Option<String>)> = raw
+        .into_par_iter()
+        .map(|r| process(r, &baseline_ref, config))
+        .collect();
+    // 3. Files whose SQL names no table (properties, tests, empty SQL): the folder's table.
+    let mut ctx = Ctx {
+        repo: &repo,
+        config,
+        prefix: &prefix,
+        folder_cache: HashMap::new(),
+    };
+    let mut files = Vec::new();
+    let mut tests = Vec::new();
+    for (mut change, old_name, new_name) in processed {
+        let old_path = change
+            .old_path
+            .clone()
+            .unwrap_or_else(|| change.path.clone());
+        let old_name = match (change.change_kind, old_name) {
+            (ChangeKind::Added, _) => None,
+            (_, Some(n)) => Some(n),
+            (ChangeKind::Deleted | ChangeKind::Renamed, None) => {
+                Some(ctx.folder_table_or_name(&base_side, false, &old_path))
+            }
+            (_, None) => None,
         };
-        if let (Some(o), Some(n)) = (&old_text, &new_text) {
-            match (std::str::from_utf8(o), std::str::from_utf8(n)) {
-                (Ok(o), Ok(n)) => {
-                    let c = classify::classify(o, n, role);
-                    change.content_kind = c.kind;
-                    change.same_sql_content = c.same_sql_content;
-                    change.schema_diff = c.schema_diff.map(|d| SchemaDiff {
-                        baseline_ref: baseline_ref.clone(),
-                        ..d
-                    });
-                }
-                _ => {
-                    change.same_sql_content = o == n;
-                    change.content_kind = if o == n {
-                        ChangeKind::Cosmetic
-                    } else {
-                        ChangeKind::Logic
-                    };
-                    change.note = Some("not UTF-8 text: compared as bytes".into());
-                }
-            }
-            if kind != ChangeKind::Renamed {
-                change.change_kind = change.content_kind;
-            }
-        } else if let Some(t) = old_text.as_ref().or(new_text.as_ref())
-            && std::str::from_utf8(t).is_err()
-        {
-            change.note = Some("not UTF-8 text".into());
-        }
-        if role != FileRole::Ddl || change.content_kind != ChangeKind::Schema {
-            change.schema_diff = None;
-        }
-        // Table names: the old side for deletions and renames, the new side otherwise.
-        let old_name = old_text
-            .as_ref()
-            .map(|t| ctx.table_of(&base_side, false, &old_rel, role, t));
-        let new_name = new_text
-            .as_ref()
-            .map(|t| ctx.table_of(&head_side, true, &new_rel, role, t));
+        let new_name = match (change.change_kind, new_name) {
+            (ChangeKind::Deleted, _) => None,
+            (_, Some(n)) => Some(n),
+            (_, None) => Some(ctx.folder_table_or_name(&head_side, true, &change.path)),
+        };
         change.table_name = old_name.clone().or(new_name.clone()).unwrap_or_default();
         change.new_table_name = new_name.or(old_name).unwrap_or_default();
-        if kind == ChangeKind::Added || kind == ChangeKind::Deleted {
-            change.same_sql_content = false;
-        }
-        if role == FileRole::Test {
+        if change.role == FileRole::Test {
             tests.push(change);
         } else {
             files.push(change);
@@ -506,6 +487,101 @@ impl Side<'_> {
     }
 }
 
+/// One delta with both sides read, before classification.
+struct RawDelta {
+    kind: ChangeKind,
+    role: FileRole,
+    path: String,
+    old_rel: String,
+    abs_path: PathBuf,
+    old_bytes: Option<Vec<u8>>,
+    new_bytes: Option<Vec<u8>>,
+}
+
+/// The table a SQL file names, as the inventory names tables: a DDL's first created table, a DML's
+/// first INSERT target (each falling back on the other).
+fn name_in(a: &FileAnalysis, role: FileRole, config: &Config) -> Option<String> {
+    let dml = || first_insert_target(a).map(|r| resolve_name(&r.name, config));
+    let ddl = || first_created(a).map(|(r, _)| resolve_name(&r.name, config));
+    match role {
+        FileRole::Ddl => ddl().or_else(dml),
+        FileRole::Dml | FileRole::OtherSql => dml().or_else(ddl),
+        FileRole::Properties | FileRole::Test => None,
+    }
+}
+
+/// Classifies one delta; returns the change (names left empty) and the table names its own SQL gives
+/// on the old and new side. Each side is parsed at most once, the old side only when needed.
+fn process(
+    r: RawDelta,
+    baseline_ref: &str,
+    config: &Config,
+) -> (FileChange, Option<String>, Option<String>) {
+    let kind = r.kind;
+    let mut change = FileChange {
+        path: r.path,
+        old_path: (kind == ChangeKind::Renamed).then(|| r.old_rel.clone()),
+        abs_path: r.abs_path,
+        role: r.role,
+        table_name: String::new(),
+        new_table_name: String::new(),
+        change_kind: kind,
+        content_kind: kind,
+        same_sql_content: false,
+        schema_diff: None,
+        note: None,
+    };
+    let old_text = r.old_bytes.as_deref().map(std::str::from_utf8);
+    let new_text = r.new_bytes.as_deref().map(std::str::from_utf8);
+    let (mut a_old, mut a_new): (Option<FileAnalysis>, Option<FileAnalysis>) = (None, None);
+    match (old_text, new_text) {
+        (Some(Ok(o)), Some(Ok(n))) => {
+            let c = classify::classify_cached(o, n, r.role, &mut a_old, &mut a_new);
+            change.content_kind = c.kind;
+            change.same_sql_content = c.same_sql_content;
+            change.schema_diff = c.schema_diff.map(|d| SchemaDiff {
+                baseline_ref: baseline_ref.to_string(),
+                ..d
+            });
+        }
+        (Some(_), Some(_)) => {
+            let same = r.old_bytes == r.new_bytes;
+            change.same_sql_content = same;
+            change.content_kind = if same {
+                ChangeKind::Cosmetic
+            } else {
+                ChangeKind::Logic
+            };
+            change.note = Some("not UTF-8 text: compared as bytes".into());
+        }
+        (Some(Err(_)), None) | (None, Some(Err(_))) => {
+            change.note = Some("not UTF-8 text".into());
+        }
+        _ => {}
+    }
+    if kind != ChangeKind::Renamed && r.old_bytes.is_some() && r.new_bytes.is_some() {
+        change.change_kind = change.content_kind;
+    }
+    if r.role != FileRole::Ddl || change.content_kind != ChangeKind::Schema {
+        change.schema_diff = None;
+    }
+    let names_sql = matches!(r.role, FileRole::Ddl | FileRole::Dml | FileRole::OtherSql);
+    // The old side names the table for deletions and renames; a modified file is named at the head.
+    let old_name = match old_text {
+        Some(Ok(t)) if names_sql && matches!(kind, ChangeKind::Deleted | ChangeKind::Renamed) => {
+            name_in(a_old.get_or_insert_with(|| sql::analyze(t)), r.role, config)
+        }
+        _ => None,
+    };
+    let new_name = match new_text {
+        Some(Ok(t)) if names_sql => {
+            name_in(a_new.get_or_insert_with(|| sql::analyze(t)), r.role, config)
+        }
+        _ => None,
+    };
+    (change, old_name, new_name)
+}
+
 struct Ctx<'a> {
     repo: &'a Repository,
     config: &'a Config,
@@ -515,23 +591,9 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The table a file belongs to: a DDL's first created table, a DML's first INSERT target (as the
-    /// inventory names tables); for other files (and SQL naming no table) the table of the folder, from
-    /// the same side; last resort the folder's name.
-    fn table_of(
-        &mut self,
-        side: &Side<'_>,
-        is_head: bool,
-        rel: &str,
-        role: FileRole,
-        text: &[u8],
-    ) -> String {
-        if let Ok(t) = std::str::from_utf8(text)
-            && let Some(n) = self.name_in(t, role)
-        {
-            return n;
-        }
-        // `<folder>/sql-scripts/<file>` or `<folder>/tests/…`.
+    /// The table of the folder holding `rel` (`<folder>/sql-scripts/<file>` or `<folder>/tests/…`) on
+    /// one side, else the folder's name.
+    fn folder_table_or_name(&mut self, side: &Side<'_>, is_head: bool, rel: &str) -> String {
         let parts: Vec<&str> = rel.split('/').collect();
         let cut = parts
             .iter()
@@ -539,29 +601,15 @@ impl Ctx<'_> {
             .unwrap_or(parts.len().saturating_sub(1));
         let folder = parts[..cut].join("/");
         let key = (is_head, folder.clone());
-        if let Some(n) = self.folder_cache.get(&key) {
-            if let Some(n) = n {
-                return n.clone();
+        let found = match self.folder_cache.get(&key) {
+            Some(n) => n.clone(),
+            None => {
+                let n = self.folder_table(side, &folder);
+                self.folder_cache.insert(key, n.clone());
+                n
             }
-        } else {
-            let n = self.folder_table(side, &folder);
-            self.folder_cache.insert(key, n.clone());
-            if let Some(n) = n {
-                return n;
-            }
-        }
-        folder.rsplit('/').next().unwrap_or("").to_string()
-    }
-
-    fn name_in(&self, text: &str, role: FileRole) -> Option<String> {
-        let a = sql::analyze(text);
-        let dml = first_insert_target(&a).map(|r| resolve_name(&r.name, self.config));
-        let ddl = first_created(&a).map(|(r, _)| resolve_name(&r.name, self.config));
-        match role {
-            FileRole::Ddl => ddl.or(dml),
-            FileRole::Dml | FileRole::OtherSql => dml.or(ddl),
-            FileRole::Properties | FileRole::Test => None,
-        }
+        };
+        found.unwrap_or_else(|| folder.rsplit('/').next().unwrap_or("").to_string())
     }
 
     /// The folder's table: its DML's first INSERT target, else its DDL's created table.
@@ -578,7 +626,7 @@ impl Ctx<'_> {
                 .filter(|(n, _)| n.starts_with(start) && n.ends_with(".sql") && !n.contains("dlq"))
                 .find_map(|(_, c)| {
                     let t = std::str::from_utf8(c.as_ref()?).ok()?;
-                    self.name_in(t, role)
+                    name_in(&sql::analyze(t), role, self.config)
                 })
         };
         pick("dml.", FileRole::Dml).or_else(|| pick("ddl.", FileRole::Ddl))
