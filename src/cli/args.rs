@@ -50,6 +50,9 @@ pub enum Command {
     /// The Flink SQL front end.
     #[command(subcommand)]
     Sql(SqlCommand),
+    /// One statement on the deploy target: stop, resume or delete it by name.
+    #[command(subcommand)]
+    Statement(StatementCommand),
     /// Print the version; `--config` (or `--show-config`) prints the effective configuration, secrets
     /// masked.
     Version(VersionArgs),
@@ -209,6 +212,92 @@ pub enum PipelineCommand {
     /// Version the subgraph impacted since a git ref for a blue-green deploy (`t` → `t_v2`): prints the
     /// diff and the green plan; `--apply` rewrites the files and rebuilds the inventory and metadata.
     BlueGreen(BlueGreenArgs),
+    /// Execute the plan against Confluent Cloud: parents first, independent tables in parallel; a
+    /// failure skips its descendants; a journal makes `--resume` safe after a crash or Ctrl-C.
+    Deploy(DeployArgs),
+    /// Delete the statements of the scope's tables and their descendants, children first (tables are
+    /// dropped only with --allow-drop).
+    Undeploy(UndeployArgs),
+    /// Live phase of every statement of the scope (default: all tables) against the plan, and SQL
+    /// drift between the deployed text and the files.
+    Status(StatusArgs),
+}
+
+/// Options of `pipeline deploy`.
+#[derive(Debug, Args, Clone)]
+pub struct DeployArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Tables deployed at once (each waits for its parents).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_parallel: usize,
+    /// Print what would be sent, contact the target read-only, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Longest wait for one statement to reach RUNNING (DML) or COMPLETED (DDL), in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Continue an interrupted deploy from its journal without creating anything twice.
+    #[arg(long)]
+    pub resume: bool,
+    /// Allow DROP TABLE for restarted tables whose DDL changed (data loss).
+    #[arg(long)]
+    pub allow_drop: bool,
+    /// Journal file [default: <project>/.flinkpipe/deploy-journal.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+}
+
+/// Options of `pipeline undeploy`.
+#[derive(Debug, Args, Clone)]
+pub struct UndeployArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Also drop the tables (DROP TABLE: deletes their topics' data).
+    #[arg(long)]
+    pub allow_drop: bool,
+    /// Longest wait for one statement to disappear, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+}
+
+/// Options of `pipeline status`.
+#[derive(Debug, Args, Clone)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+}
+
+/// `statement …`: one statement on the configured target.
+#[derive(Debug, Subcommand)]
+pub enum StatementCommand {
+    /// Stop a statement and wait until it is STOPPED.
+    Stop {
+        /// The statement name.
+        name: String,
+        /// Longest wait, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Resume a stopped statement and wait until it is RUNNING.
+    Resume {
+        /// The statement name.
+        name: String,
+        /// Longest wait, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Delete a statement and wait until it is gone (a missing statement is not an error).
+    Delete {
+        /// The statement name.
+        name: String,
+        /// Longest wait, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
 }
 
 /// Graph export formats.
@@ -255,9 +344,13 @@ pub struct PlanArgs {
     /// Tables to leave untouched (one per line or a JSON list).
     #[arg(long, value_name = "FILE")]
     pub exclude_table_file_name: Option<PathBuf>,
-    /// Current statement phases: JSON map statement name → phase (until live targets exist).
-    #[arg(long, value_name = "FILE")]
+    /// Current statement phases: JSON map statement name → phase (offline planning).
+    #[arg(long, value_name = "FILE", conflicts_with = "live")]
     pub statement_status: Option<PathBuf>,
+    /// Read the current phases from the configured target (one paginated list call); `deploy`,
+    /// `undeploy` and `status` always do.
+    #[arg(long)]
+    pub live: bool,
     #[arg(long)]
     pub allow_unknown: bool,
 }

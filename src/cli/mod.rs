@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors.
 
 pub mod args;
+mod deploy;
 mod pipeline;
 mod project;
 mod render;
@@ -74,6 +75,7 @@ fn init_logging(verbose: u8) {
 pub fn run(cli: &Cli) -> CmdResult {
     match &cli.command {
         Command::Sql(c) => sql::run(&cli.global, c),
+        Command::Statement(c) => deploy::statement(&cli.global, c),
         Command::Table(c) => table::run(&cli.global, c),
         Command::Pipeline(c) => pipeline::run(&cli.global, c),
         Command::Project(c) => project::run(&cli.global, c),

@@ -106,6 +106,9 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
         }
         PipelineCommand::BuildExecutionPlan(args) => build_execution_plan(global, args),
         PipelineCommand::BlueGreen(args) => super::versioning::blue_green(global, args),
+        PipelineCommand::Deploy(args) => super::deploy::deploy(global, args),
+        PipelineCommand::Undeploy(args) => super::deploy::undeploy(global, args),
+        PipelineCommand::Status(args) => super::deploy::status(global, args),
     }
 }
 
@@ -131,6 +134,24 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
         eprintln!("no plan: fix the errors above");
         return Ok(false);
     }
+    let (scope, options) = plan_inputs(args)?;
+    let status = match &args.statement_status {
+        Some(f) => StatementStatus::read(f)?,
+        None if args.live => super::deploy::live_status(&cfg)?,
+        None => StatementStatus::default(),
+    };
+    let naming = StatementNaming::from_config(&cfg);
+    let plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
+    if is_json(global) {
+        print_json(&plan);
+    } else {
+        print!("{}", render_plan(&plan));
+    }
+    Ok(true)
+}
+
+/// The scope and planning options of plan arguments. Errors: no scope, unreadable table lists.
+pub(super) fn plan_inputs(args: &PlanArgs) -> Result<(Scope, PlanOptions), Failure> {
     let scope = if !args.table_name.is_empty() {
         Scope::Tables(args.table_name.clone())
     } else if let Some(p) = &args.product_name {
@@ -148,10 +169,6 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
         Some(f) => read_table_list(f)?.into_iter().collect(),
         None => BTreeSet::new(),
     };
-    let status = match &args.statement_status {
-        Some(f) => StatementStatus::read(f)?,
-        None => StatementStatus::default(),
-    };
     let options = PlanOptions {
         may_start_descendants: args.may_start_descendants,
         force_ancestors: args.force_ancestors,
@@ -159,14 +176,7 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
         dml_only: args.dml_only,
         exclude,
     };
-    let naming = StatementNaming::from_config(&cfg);
-    let plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
-    if is_json(global) {
-        print_json(&plan);
-    } else {
-        print!("{}", render_plan(&plan));
-    }
-    Ok(true)
+    Ok((scope, options))
 }
 
 /// The plan as an aligned text table followed by a one-line summary.

@@ -25,3 +25,10 @@ pub use secrets::{Credentials, Masked, Scrubber};
 pub use target::{
     ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
+pub mod executor;
+pub mod journal;
+pub mod progress;
+pub mod spec;
+
+pub use executor::{Cancel, DeployOptions, DeployReport, NodeResult, Outcome, deploy};
+pub use spec::{DeployNode, Step, deploy_nodes};

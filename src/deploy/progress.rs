@@ -1,0 +1,143 @@
+//! Progress of a deploy: indicatif bars (one for the whole run, one spinner per running statement) when
+//! stderr is a terminal; plain structured lines otherwise (CI logs), e.g.
+//! `deploy: table=int_orders statement=dev-usw2-dml-int-orders phase=RUNNING elapsed=1.2s`.
+//! Progress always goes to stderr, so `--output json` on stdout stays machine-readable. Every text
+//! passes through the secret scrubber.
+
+use super::secrets::Scrubber;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Receives deploy events. Implementations must be cheap: they are called from the scheduler.
+pub trait Progress: Send + Sync {
+    /// A node started.
+    fn node_started(&self, table: &str);
+    /// A statement's phase was observed (or an action taken: `creating`, `deleting`, …).
+    fn statement(&self, table: &str, statement: &str, what: &str);
+    /// A node ended; `outcome` is `done`, `failed: …`, `skipped: …`.
+    fn node_finished(&self, table: &str, outcome: &str);
+}
+
+/// Discards everything (tests, `--output json` without a terminal if wanted).
+pub struct Silent;
+
+impl Progress for Silent {
+    fn node_started(&self, _: &str) {}
+    fn statement(&self, _: &str, _: &str, _: &str) {}
+    fn node_finished(&self, _: &str, _: &str) {}
+}
+
+/// Plain lines on stderr.
+pub struct Lines {
+    start: Instant,
+    scrubber: Scrubber,
+}
+
+impl Lines {
+    /// Lines timed from now.
+    pub fn new(scrubber: Scrubber) -> Self {
+        Lines {
+            start: Instant::now(),
+            scrubber,
+        }
+    }
+
+    fn emit(&self, text: String) {
+        eprintln!(
+            "deploy: {} elapsed={:.1}s",
+            self.scrubber.scrub(&text),
+            self.start.elapsed().as_secs_f64()
+        );
+    }
+}
+
+impl Progress for Lines {
+    fn node_started(&self, table: &str) {
+        self.emit(format!("table={table} event=started"));
+    }
+    fn statement(&self, table: &str, statement: &str, what: &str) {
+        self.emit(format!("table={table} statement={statement} phase={what}"));
+    }
+    fn node_finished(&self, table: &str, outcome: &str) {
+        self.emit(format!(
+            "table={table} event=finished outcome=\"{outcome}\""
+        ));
+    }
+}
+
+/// Bars on a terminal.
+pub struct Bars {
+    multi: MultiProgress,
+    total: ProgressBar,
+    spinners: Mutex<BTreeMap<String, ProgressBar>>,
+    scrubber: Scrubber,
+}
+
+impl Bars {
+    /// Bars for `nodes` nodes to run.
+    pub fn new(nodes: u64, scrubber: Scrubber) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let total = multi.add(ProgressBar::new(nodes));
+        total.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} tables {msg}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        Bars {
+            multi,
+            total,
+            spinners: Mutex::new(BTreeMap::new()),
+            scrubber,
+        }
+    }
+}
+
+impl Progress for Bars {
+    fn node_started(&self, table: &str) {
+        let sp = self.multi.add(ProgressBar::new_spinner());
+        sp.set_style(
+            ProgressStyle::with_template("  {spinner} {prefix}: {msg} ({elapsed})")
+                .expect("static template"),
+        );
+        sp.set_prefix(table.to_string());
+        sp.enable_steady_tick(Duration::from_millis(120));
+        self.spinners
+            .lock()
+            .expect("progress lock")
+            .insert(table.to_string(), sp);
+    }
+    fn statement(&self, table: &str, statement: &str, what: &str) {
+        if let Some(sp) = self.spinners.lock().expect("progress lock").get(table) {
+            sp.set_message(self.scrubber.scrub(&format!("{statement} {what}")));
+        }
+    }
+    fn node_finished(&self, table: &str, outcome: &str) {
+        if let Some(sp) = self.spinners.lock().expect("progress lock").remove(table) {
+            sp.finish_and_clear();
+        }
+        self.total.inc(1);
+        if outcome != "done" {
+            let _ = self
+                .multi
+                .println(self.scrubber.scrub(&format!("  {table}: {outcome}")));
+        }
+    }
+}
+
+impl Drop for Bars {
+    fn drop(&mut self) {
+        self.total.finish_and_clear();
+    }
+}
+
+/// Bars when stderr is a terminal, else lines.
+pub fn auto(nodes: u64, scrubber: Scrubber) -> Box<dyn Progress> {
+    if std::io::stderr().is_terminal() {
+        Box::new(Bars::new(nodes, scrubber))
+    } else {
+        Box::new(Lines::new(scrubber))
+    }
+}

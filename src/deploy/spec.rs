@@ -1,0 +1,315 @@
+//! The statements of a plan node, read from its SQL files: what [`super::executor`] sends.
+//!
+//! - Each top-level statement of `ddl.<table>.sql` / `dml.<table>.sql` is one statement (a statement
+//!   set is one unit, sent as written). The first keeps the plan's name; later ones get `-2`, `-3`, ….
+//! - `SET 'k' = 'v'` statements become properties of the statements that follow them (`RESET` removes
+//!   them), `USE CATALOG c` / `USE db` become `sql.current-catalog` / `sql.current-database`: Confluent
+//!   takes one statement per call and has no session (`confluent-cloud-flink-api.md` §3.1).
+//! - `.properties` files in `sql-scripts/` (`key=value` lines, `#` comments) add properties: a file named
+//!   `ddl.*.properties` to the DDL statements, `dml.*.properties` to the DML, any other to both. Values
+//!   are sent as written.
+//! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
+//!   (shift_left dropped every table it redeployed, defect 10).
+
+use super::target::{StatementKind, StatementSpec};
+use crate::lineage::Project;
+use crate::plan::naming::fit_length;
+use crate::plan::{Action, PlanNode};
+use crate::sql::{SessionChange, StatementKind as SqlKind};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One statement to run for a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub spec: StatementSpec,
+    /// The statement drops something (`DROP TABLE …`): needs `--allow-drop`.
+    pub is_drop: bool,
+}
+
+/// A plan node with its statements, ready for the executor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeployNode {
+    pub table: String,
+    pub action: Action,
+    /// The plan's reason.
+    pub reason: String,
+    /// Tables of the plan this node waits for.
+    pub parents: Vec<String>,
+    /// The table's query keeps no state (restarts may keep offsets).
+    pub stateless: bool,
+    /// DDL statements first, then DML, in file order. Empty for skipped nodes.
+    pub steps: Vec<Step>,
+}
+
+/// A SQL file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read {path}: {source}")]
+pub struct SpecError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// Resolves a stored file reference (`pipelines/facts/p1/t/sql-scripts/dml.t.sql`) against the project.
+fn resolve(project: &Project, rel: &str) -> PathBuf {
+    let root = &project.inventory.root;
+    let via_parent = root.parent().map(|p| p.join(rel));
+    match via_parent {
+        Some(p) if p.exists() => p,
+        _ => {
+            let stripped = rel
+                .strip_prefix(&format!("{}/", project.inventory.root_name))
+                .unwrap_or(rel);
+            root.join(stripped)
+        }
+    }
+}
+
+/// Reads `key=value` lines (`#`/`!` comments, blank lines ignored; `:` also accepted as separator).
+pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+        .filter_map(|l| {
+            let i = l.find(['=', ':'])?;
+            Some((l[..i].trim().to_string(), l[i + 1..].trim().to_string()))
+        })
+        .filter(|(k, _)| !k.is_empty())
+        .collect()
+}
+
+/// Properties from the `.properties` files of a `sql-scripts/` folder: (for DDL, for DML).
+fn folder_properties(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let mut ddl = BTreeMap::new();
+    let mut dml = BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return (ddl, dml);
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "properties"))
+        .collect();
+    files.sort();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let props = parse_properties(&text);
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("ddl.") {
+            ddl.extend(props);
+        } else if name.starts_with("dml.") {
+            dml.extend(props);
+        } else {
+            ddl.extend(props.clone());
+            dml.extend(props);
+        }
+    }
+    (ddl, dml)
+}
+
+/// Splits one SQL text into steps named `base`, `base-2`, …; `SET`/`RESET`/`USE` become properties.
+pub fn steps_from_sql(
+    sql: &str,
+    base: &str,
+    kind: StatementKind,
+    mut props: BTreeMap<String, String>,
+) -> Vec<Step> {
+    let analysis = crate::sql::analyze(sql);
+    let mut steps = Vec::new();
+    for st in &analysis.statements {
+        match (&st.kind, &st.session) {
+            (_, Some(SessionChange::Set { key, value })) => {
+                props.insert(key.clone(), value.clone());
+            }
+            (_, Some(SessionChange::Reset { key })) => match key {
+                Some(k) => {
+                    props.remove(k);
+                }
+                None => props.clear(),
+            },
+            (_, Some(SessionChange::UseCatalog { catalog })) => {
+                props.insert("sql.current-catalog".into(), catalog.clone());
+            }
+            (_, Some(SessionChange::UseDatabase { database })) => {
+                if let [c, d] = database.parts.as_slice() {
+                    props.insert("sql.current-catalog".into(), c.clone());
+                    props.insert("sql.current-database".into(), d.clone());
+                } else if let Some(d) = database.parts.last() {
+                    props.insert("sql.current-database".into(), d.clone());
+                }
+            }
+            (SqlKind::Set | SqlKind::Use, _) => {}
+            (k, _) => {
+                let text = st.text.trim().trim_end_matches(';').trim().to_string();
+                if text.is_empty() {
+                    continue;
+                }
+                let name = if steps.is_empty() {
+                    base.to_string()
+                } else {
+                    fit_length(format!("{base}-{}", steps.len() + 1))
+                };
+                // A CTAS in the DDL file runs like a DML (success = RUNNING).
+                let kind = match k {
+                    SqlKind::Ctas | SqlKind::Insert | SqlKind::StatementSet => StatementKind::Dml,
+                    _ => kind,
+                };
+                steps.push(Step {
+                    spec: StatementSpec {
+                        name,
+                        sql: text,
+                        properties: props.clone(),
+                        kind,
+                    },
+                    is_drop: matches!(k, SqlKind::Drop),
+                });
+            }
+        }
+    }
+    steps
+}
+
+/// The deploy nodes of a plan, in plan order. Skipped nodes get no steps; a table written by another
+/// table's statement set runs only its DDL (the set runs with its owner).
+pub fn deploy_nodes(
+    project: &Project,
+    plan: &crate::plan::ExecutionPlan,
+) -> Result<Vec<DeployNode>, SpecError> {
+    let in_plan: std::collections::BTreeSet<&str> =
+        plan.nodes.iter().map(|n| n.table_name.as_str()).collect();
+    plan.nodes
+        .iter()
+        .map(|n| node_steps(project, n).map(|steps| (n, steps)))
+        .map(|r| {
+            r.map(|(n, steps)| DeployNode {
+                table: n.table_name.clone(),
+                action: n.action,
+                reason: n.reason.clone(),
+                parents: n
+                    .parents
+                    .iter()
+                    .filter(|p| in_plan.contains(p.as_str()))
+                    .cloned()
+                    .collect(),
+                stateless: n.upgrade_mode == "Stateless",
+                steps,
+            })
+        })
+        .collect()
+}
+
+fn read(path: &Path) -> Result<String, SpecError> {
+    std::fs::read_to_string(path).map_err(|source| SpecError {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The steps of one node (see module docs): none for a skipped node, the DDL only when the plan runs
+/// it.
+pub fn node_steps(project: &Project, node: &PlanNode) -> Result<Vec<Step>, SpecError> {
+    if node.action == Action::Skip {
+        return Ok(Vec::new());
+    }
+    statements_of(project, node, node.run_ddl)
+}
+
+/// Every statement a node's files define (DDL when `with_ddl`, then DML), whatever the plan's action:
+/// what `pipeline status` compares with the deployed SQL.
+pub fn statements_of(
+    project: &Project,
+    node: &PlanNode,
+    with_ddl: bool,
+) -> Result<Vec<Step>, SpecError> {
+    let Some(t) = project.inventory.tables.get(&node.table_name) else {
+        return Ok(Vec::new());
+    };
+    let mut steps = Vec::new();
+    let scripts = t
+        .ddl_ref
+        .as_ref()
+        .or(t.dml_ref.as_ref())
+        .map(|r| resolve(project, r))
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let (ddl_props, dml_props) = scripts
+        .as_deref()
+        .map(folder_properties)
+        .unwrap_or_default();
+    if with_ddl && let (Some(r), Some(name)) = (&t.ddl_ref, &node.ddl_statement_name) {
+        let text = read(&resolve(project, r))?;
+        steps.extend(steps_from_sql(&text, name, StatementKind::Ddl, ddl_props));
+    }
+    if t.written_by.is_none()
+        && let (Some(r), Some(name)) = (&t.dml_ref, &node.dml_statement_name)
+    {
+        let text = read(&resolve(project, r))?;
+        steps.extend(steps_from_sql(&text, name, StatementKind::Dml, dml_props));
+    }
+    Ok(steps)
+}
+
+/// SQL compared for drift and idempotency: comments kept, whitespace runs collapsed to one space,
+/// trailing `;` removed, keywords left as written (Confluent stores the text as sent).
+pub fn normalize_sql(sql: &str) -> String {
+    sql.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches(';')
+        .trim()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_statements_become_properties() {
+        let sql = "SET 'sql.state-ttl' = '12 hours';\nSET 'x' = 'y';\nRESET 'x';\nINSERT INTO a SELECT * FROM b;\n";
+        let steps = steps_from_sql(sql, "dev-dml-a", StatementKind::Dml, BTreeMap::new());
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].spec.sql, "INSERT INTO a SELECT * FROM b");
+        assert_eq!(
+            steps[0].spec.properties,
+            BTreeMap::from([("sql.state-ttl".to_string(), "12 hours".to_string())])
+        );
+    }
+
+    #[test]
+    fn several_statements_and_drops() {
+        let sql =
+            "DROP TABLE IF EXISTS a;\nCREATE TABLE a (id INT) WITH ('connector' = 'kafka');\n";
+        let steps = steps_from_sql(sql, "dev-ddl-a", StatementKind::Ddl, BTreeMap::new());
+        assert_eq!(steps.len(), 2);
+        assert!(steps[0].is_drop);
+        assert_eq!(steps[0].spec.name, "dev-ddl-a");
+        assert_eq!(steps[1].spec.name, "dev-ddl-a-2");
+        assert!(!steps[1].is_drop);
+    }
+
+    #[test]
+    fn statement_set_is_one_unit() {
+        let sql =
+            "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END;";
+        let steps = steps_from_sql(sql, "dev-dml-a", StatementKind::Dml, BTreeMap::new());
+        assert_eq!(steps.len(), 1);
+        assert!(steps[0].spec.sql.starts_with("EXECUTE STATEMENT SET"));
+        assert!(steps[0].spec.sql.ends_with("END"));
+    }
+
+    #[test]
+    fn properties_files() {
+        let p = parse_properties("# c\ntable.exec.state.ttl=1 d\n\nsql.local-time-zone : UTC\n");
+        assert_eq!(p["table.exec.state.ttl"], "1 d");
+        assert_eq!(p["sql.local-time-zone"], "UTC");
+    }
+
+    #[test]
+    fn normalisation() {
+        assert_eq!(
+            normalize_sql("INSERT  INTO a\n  SELECT 1;"),
+            normalize_sql("INSERT INTO a SELECT 1")
+        );
+    }
+}
