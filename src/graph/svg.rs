@@ -2,8 +2,10 @@
 //! [`layer_rank`]; a table reading a table of its own layer goes one sub-column further right), products
 //! as fill colours with a legend, external tables dashed, edges as cubic Béziers (`LIKE` edges dashed).
 //!
-//! Layout: columns as above; rows start in (product, name) order, then four barycenter sweeps (left to
-//! right on parents, right to left on children) reorder each column to reduce crossings. Everything is
+//! Layout: columns as above; an edge spanning several columns gets a lane (a dummy vertex) in each
+//! column it crosses, so it never runs through a box; rows start in (product, name) order, then four
+//! barycenter sweeps (left to right on parents, right to left on children) reorder each column, lanes
+//! included, to reduce crossings. Everything is
 //! computed from sorted data with stable sorts, so the output is byte-for-byte deterministic.
 //! Cost: O((N + E) log N) per sweep.
 
@@ -43,6 +45,8 @@ const LAYER_NAMES: [&str; 7] = [
 const CHAR_W: f64 = 7.2;
 const NODE_H: f64 = 28.0;
 const ROW_PITCH: f64 = 42.0;
+/// The height of the lane a long edge takes in a column it crosses.
+const DUMMY_PITCH: f64 = 12.0;
 const COL_GAP: f64 = 90.0;
 const MARGIN: f64 = 20.0;
 const HEADER_H: f64 = 40.0;
@@ -60,11 +64,14 @@ pub(crate) struct PlacedNode {
     pub w: f64,
 }
 
-/// The laid-out picture: nodes, edges `(parent index, child index, like)`, columns `(x, header)`, size.
+/// The laid-out picture: nodes, edges `(parent index, child index, like)` with their lanes, columns
+/// `(x, header)`, size.
 #[derive(Debug, Clone)]
 pub(crate) struct Layout {
     pub nodes: Vec<PlacedNode>,
     pub edges: Vec<(usize, usize, bool)>,
+    /// Per edge, the columns it crosses: `(column x, column width, lane y)`, left to right.
+    pub lanes: Vec<Vec<(f64, f64, f64)>>,
     pub columns: Vec<(f64, &'static str)>,
     pub products: Vec<String>,
     pub width: f64,
@@ -133,31 +140,49 @@ impl Layout {
             keys.iter().enumerate().map(|(c, k)| (*k, c)).collect();
         let col: Vec<usize> = (0..n).map(|i| col_of_key[&(rank[i], level[i])]).collect();
 
-        // Rows: (product, name) order, then barycenter sweeps.
+        // Long edges get a dummy vertex in every column they cross (Sugiyama), so they take a lane of
+        // their own instead of running through the boxes of those columns.
+        // Items: 0..n are tables, n.. are dummies; `item_col[k]` is an item's column.
+        let mut item_col: Vec<usize> = col.clone();
+        let mut routes: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
+        for &(p, c, _) in &edges {
+            let mut route = vec![p];
+            if col[p] < col[c] {
+                for dc in col[p] + 1..col[c] {
+                    route.push(item_col.len());
+                    item_col.push(dc);
+                }
+            }
+            route.push(c);
+            routes.push(route);
+        }
+        let items = item_col.len();
+
+        // Rows: tables in (product, name) order, dummies after them, then barycenter sweeps.
         let mut columns: Vec<Vec<usize>> = vec![vec![]; keys.len()];
-        for i in 0..n {
-            columns[col[i]].push(i);
+        for (k, &c) in item_col.iter().enumerate() {
+            columns[c].push(k);
         }
         for c in &mut columns {
             c.sort_by(|&a, &b| {
-                (&nodes[a].product, &nodes[a].name).cmp(&(&nodes[b].product, &nodes[b].name))
+                let key = |k: usize| (k >= n, nodes.get(k).map(|t| (&t.product, &t.name)), k);
+                key(a).cmp(&key(b))
             });
         }
-        let mut row = vec![0usize; n];
-        let set_rows = |columns: &Vec<Vec<usize>>, row: &mut Vec<usize>| {
-            for c in columns {
-                for (r, &i) in c.iter().enumerate() {
-                    row[i] = r;
-                }
+        let mut row = vec![0usize; items];
+        for c in &columns {
+            for (r, &k) in c.iter().enumerate() {
+                row[k] = r;
             }
-        };
-        set_rows(&columns, &mut row);
-        let mut parents: Vec<Vec<usize>> = vec![vec![]; n];
-        let mut children: Vec<Vec<usize>> = vec![vec![]; n];
-        for &(p, c, _) in &edges {
-            if col[p] < col[c] {
-                parents[c].push(p);
-                children[p].push(c);
+        }
+        let mut parents: Vec<Vec<usize>> = vec![vec![]; items];
+        let mut children: Vec<Vec<usize>> = vec![vec![]; items];
+        for route in &routes {
+            for w in route.windows(2) {
+                if item_col[w[0]] < item_col[w[1]] {
+                    parents[w[1]].push(w[0]);
+                    children[w[0]].push(w[1]);
+                }
             }
         }
         for sweep in 0..4 {
@@ -168,35 +193,38 @@ impl Layout {
                 (0..columns.len().saturating_sub(1)).rev().collect()
             };
             for c in order {
-                let keyed: Vec<(f64, usize)> = columns[c]
+                let mut keyed: Vec<(f64, usize)> = columns[c]
                     .iter()
-                    .map(|&i| {
-                        let nb = if forward { &parents[i] } else { &children[i] };
+                    .map(|&k| {
+                        let nb = if forward { &parents[k] } else { &children[k] };
                         let key = if nb.is_empty() {
-                            row[i] as f64
+                            row[k] as f64
                         } else {
                             nb.iter().map(|&j| row[j] as f64).sum::<f64>() / nb.len() as f64
                         };
-                        (key, i)
+                        (key, k)
                     })
                     .collect();
-                let mut keyed = keyed;
                 keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-                columns[c] = keyed.into_iter().map(|(_, i)| i).collect();
-                for (r, &i) in columns[c].iter().enumerate() {
-                    row[i] = r;
+                columns[c] = keyed.into_iter().map(|(_, k)| k).collect();
+                for (r, &k) in columns[c].iter().enumerate() {
+                    row[k] = r;
                 }
             }
         }
 
-        // Geometry.
+        // Geometry: tables take ROW_PITCH, dummies DUMMY_PITCH; `centre[k]` is an item's y centre.
         let mut x = MARGIN;
         let mut headers = Vec::with_capacity(columns.len());
-        let mut max_rows = 0usize;
+        let mut bottom = MARGIN + HEADER_H;
+        let mut centre = vec![0.0f64; items];
+        let mut col_x = Vec::with_capacity(columns.len());
+        let mut col_w = Vec::with_capacity(columns.len());
         for (c, members) in columns.iter().enumerate() {
             let longest = members
                 .iter()
-                .map(|&i| nodes[i].name.chars().count())
+                .filter(|&&k| k < n)
+                .map(|&k| nodes[k].name.chars().count())
                 .max()
                 .unwrap_or(0);
             let w = (longest as f64 * CHAR_W + 24.0).max(110.0).round();
@@ -209,14 +237,35 @@ impl Layout {
                     ""
                 },
             ));
-            for &i in members {
-                nodes[i].x = x;
-                nodes[i].y = MARGIN + HEADER_H + row[i] as f64 * ROW_PITCH;
-                nodes[i].w = w;
+            let mut y = MARGIN + HEADER_H;
+            for &k in members {
+                if k < n {
+                    nodes[k].x = x;
+                    nodes[k].y = y;
+                    nodes[k].w = w;
+                    centre[k] = y + NODE_H / 2.0;
+                    y += ROW_PITCH;
+                } else {
+                    centre[k] = y + DUMMY_PITCH / 2.0;
+                    y += DUMMY_PITCH;
+                }
             }
-            max_rows = max_rows.max(members.len());
+            bottom = f64::max(bottom, y);
+            col_x.push(x);
+            col_w.push(w);
             x += w + COL_GAP;
         }
+        // Each edge's way points: out of the parent's right side, across every crossed column at its
+        // dummy's height, into the child's left side.
+        let lanes: Vec<Vec<(f64, f64, f64)>> = routes
+            .iter()
+            .map(|route| {
+                route[1..route.len().saturating_sub(1)]
+                    .iter()
+                    .map(|&k| (col_x[item_col[k]], col_w[item_col[k]], centre[k]))
+                    .collect()
+            })
+            .collect();
         let products: Vec<String> = nodes
             .iter()
             .filter_map(|t| t.product.clone())
@@ -225,15 +274,11 @@ impl Layout {
             .collect();
         let legend_rows = products.len() + 3;
         let width = (x - COL_GAP + MARGIN).max(320.0);
-        let height = MARGIN
-            + HEADER_H
-            + max_rows as f64 * ROW_PITCH
-            + 10.0
-            + legend_rows as f64 * LEGEND_ROW
-            + MARGIN;
+        let height = bottom + 10.0 + legend_rows as f64 * LEGEND_ROW + MARGIN;
         Layout {
             nodes,
             edges,
+            lanes,
             columns: headers,
             products,
             width,
@@ -282,7 +327,7 @@ impl Layout {
             }
         }
         s.push_str("<g class=\"edges\" fill=\"none\" stroke=\"#555555\" stroke-width=\"1.2\">\n");
-        for &(p, c, like) in &self.edges {
+        for (e, &(p, c, like)) in self.edges.iter().enumerate() {
             let (a, b) = (&self.nodes[p], &self.nodes[c]);
             let (x1, y1) = (a.x + a.w, a.y + NODE_H / 2.0);
             let d = if p == c {
@@ -296,13 +341,15 @@ impl Layout {
                     y1 + 6.0
                 )
             } else {
-                let (x2, y2) = (b.x, b.y + NODE_H / 2.0);
-                let dx = if x2 > x1 { (x2 - x1) / 2.0 } else { 60.0 };
-                format!(
-                    "M {x1:.1} {y1:.1} C {:.1} {y1:.1}, {:.1} {y2:.1}, {x2:.1} {y2:.1}",
-                    x1 + dx,
-                    x2 - dx
-                )
+                let mut d = format!("M {x1:.1} {y1:.1}");
+                let mut from = (x1, y1);
+                for &(lx, lw, ly) in &self.lanes[e] {
+                    curve(&mut d, from, (lx, ly));
+                    let _ = write!(d, " L {:.1} {ly:.1}", lx + lw);
+                    from = (lx + lw, ly);
+                }
+                curve(&mut d, from, (b.x, b.y + NODE_H / 2.0));
+                d
             };
             let dash = if like {
                 " stroke-dasharray=\"6 4\""
@@ -389,6 +436,17 @@ pub fn to_svg(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> Strin
     Layout::compute(&super::to_json(graph, subset)).render(true)
 }
 
+/// Appends a horizontal-tangent cubic Bézier from `from` to `to` (a loop of 60 px when going back).
+fn curve(d: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64)) {
+    let dx = if x2 > x1 { (x2 - x1) / 2.0 } else { 60.0 };
+    let _ = write!(
+        d,
+        " C {:.1} {y1:.1}, {:.1} {y2:.1}, {x2:.1} {y2:.1}",
+        x1 + dx,
+        x2 - dx
+    );
+}
+
 /// Text safe in XML content and attribute values.
 pub(crate) fn xml(s: &str) -> String {
     let mut t = String::with_capacity(s.len());
@@ -433,6 +491,34 @@ mod tests {
         let svg = l.render(true);
         assert!(svg.contains("stroke-dasharray=\"6 4\""), "LIKE edge dashed");
         assert_eq!(svg, Layout::compute(&g).render(true), "deterministic");
+    }
+
+    #[test]
+    fn long_edges_take_a_lane_in_every_column_they_cross() {
+        let node = |name: &str, layer: &str| json!({"name": name, "product": "p", "layer": layer, "external": false});
+        let g = json!({
+            "nodes": [node("v", "view"), node("f", "fact"), node("i", "intermediate"), node("s", "source")],
+            "edges": [
+                {"parent": "f", "child": "v", "kind": "data"},
+                {"parent": "i", "child": "f", "kind": "data"},
+                {"parent": "s", "child": "i", "kind": "data"},
+                {"parent": "s", "child": "v", "kind": "data"},
+            ]
+        });
+        let l = Layout::compute(&g);
+        let lanes: Vec<usize> = l.lanes.iter().map(Vec::len).collect();
+        assert_eq!(
+            lanes,
+            [0, 0, 0, 2],
+            "s -> v crosses the intermediate and fact columns"
+        );
+        let f = l.nodes.iter().find(|t| t.name == "f").unwrap();
+        let (x, _, y) = l.lanes[3][1];
+        assert_eq!(x, f.x);
+        assert!(
+            y < f.y || y > f.y + NODE_H,
+            "the lane passes beside the box, not through it"
+        );
     }
 
     #[test]
