@@ -515,3 +515,53 @@ fn naming_lint_reports_each_mistake_with_file_and_line() {
     );
     assert!(err.ends_with("8 error(s), 0 warning(s)\n"), "{err}");
 }
+
+#[test]
+fn kimball_tables_without_product_and_configured_layer_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(&flinkpipe(&[
+        "project",
+        "init",
+        "dwh",
+        tmp.path().to_str().unwrap(),
+    ]));
+    let root = tmp.path().join("dwh");
+    // A layer folder of flinkpipe.layers is used as given; the table type comes from the mapping.
+    let cfg = root.join("config.yaml");
+    let text = read(&cfg)
+        + "flinkpipe:\n  layers:\n    bronze: source\n  naming:\n    cleanup_policy:\n      facts: delete\n";
+    std::fs::write(&cfg, text).unwrap();
+    ok(&table_init(&root, &["orders", "bronze"]));
+    ok(&table_init(
+        &root,
+        &["orders", "fact", "--source", "src_orders"],
+    ));
+    let p = root.join("pipelines");
+    assert!(
+        p.join("bronze/src_orders/sql-scripts/ddl.src_orders.sql")
+            .is_file()
+    );
+    let ddl = read(p.join("facts/fct_orders/sql-scripts/ddl.fct_orders.sql"));
+    assert!(
+        ddl.contains("CREATE TABLE IF NOT EXISTS fct_orders ("),
+        "{ddl}"
+    );
+    assert!(
+        ddl.contains("'changelog.mode' = 'retract'")
+            && ddl.contains("'kafka.cleanup-policy' = 'delete'"),
+        "{ddl}"
+    );
+    assert!(read(p.join("facts/fct_orders/Makefile")).contains("PIPELINES ?= $(abspath ../..)"));
+    let cfg_arg = cfg.to_str().unwrap();
+    let o = flinkpipe(&[
+        "--config",
+        cfg_arg,
+        "pipeline",
+        "validate",
+        p.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+    let o = flinkpipe(&["table", "validate-table-names", p.to_str().unwrap()]);
+    ok(&o);
+}
