@@ -849,3 +849,56 @@ fn file_filter_keeps_sql_only() {
     assert!(set.files.iter().all(|f| f.path.ends_with(".sql")));
     assert_eq!(set.ignored, vec![PAYMENTS_PROPS.to_string()]);
 }
+
+#[test]
+fn fresh_graph_file_gives_the_same_impact_as_a_full_load() {
+    let r = example_with_changes();
+    // Drop the deletion (a deletion forces a full load) by restoring the deleted view in a new commit.
+    let _ = fs::remove_dir_all(r.path("views/sales/mv_revenue_export"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/pipelines/views/sales/mv_revenue_export/sql-scripts");
+    fs::create_dir_all(r.path("views/sales/mv_revenue_export/sql-scripts")).unwrap();
+    for e in fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        fs::copy(
+            e.path(),
+            r.path("views/sales/mv_revenue_export/sql-scripts")
+                .join(e.file_name()),
+        )
+        .unwrap();
+    }
+    r.commit("restore the view", T_CHANGE + 60);
+    let args = [
+        "-v",
+        "--output",
+        "json",
+        "project",
+        "list-impacted-tables",
+        "--since",
+        "main",
+    ];
+    let full = r.run(&args);
+    assert!(full.status.success(), "{}", stderr(&full));
+    assert!(stderr(&full).contains("WorkTree"), "{}", stderr(&full));
+    let o = flinkpipe(&[
+        "pipeline",
+        "build-all-metadata",
+        r.pipelines.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fast = r.run(&args);
+    assert!(fast.status.success(), "{}", stderr(&fast));
+    assert!(stderr(&fast).contains("GraphFile"), "{}", stderr(&fast));
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&stdout(&full)).unwrap(),
+        serde_json::from_str(&stdout(&fast)).unwrap(),
+    );
+    assert_eq!(a, b);
+    assert_eq!(a["impacted_tables"].as_array().unwrap().len(), 14);
+    // A later change to an input makes the graph file stale again (the index records newer files).
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    r.edit(PAID_DML, |t| t.replace("'CAPTURED'", "'SETTLED'"));
+    r.commit("later", T_CHANGE + 120);
+    let o = r.run(&args);
+    assert!(stderr(&o).contains("WorkTree"), "{}", stderr(&o));
+}

@@ -17,6 +17,7 @@ use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Repository, Tree};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// What to compare.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +45,10 @@ pub fn list_changes(
     opts: &ChangeOptions,
     config: &Config,
 ) -> Result<ChangeSet, ChangeError> {
+    let started = std::time::Instant::now();
+    // libgit2 re-hashes every object it reads by default; flinkpipe only reads, and object integrity is
+    // git's own concern (`git fsck`). Process-wide setting.
+    git2::opts::strict_hash_verification(false);
     let (repo, workdir, prefix) = open(pipelines_dir)?;
     let shallow = if repo.is_shallow() {
         " (shallow clone: fetch more history, e.g. git fetch --unshallow)"
@@ -187,11 +192,20 @@ pub fn list_changes(
             new_bytes,
         });
     }
+    tracing::info!(
+        files = raw.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "diffed and read"
+    );
     // 2. Classify and name, in parallel (pure work on owned data).
     let processed: Vec<(FileChange, Option<String>, Option<String>)> = raw
         .into_par_iter()
         .map(|r| process(r, &baseline_ref, config))
         .collect();
+    tracing::info!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "classified"
+    );
     // 3. Files whose SQL names no table (properties, tests, empty SQL): the folder's table.
     let mut ctx = Ctx {
         repo: &repo,
@@ -227,6 +241,7 @@ pub fn list_changes(
             files.push(change);
         }
     }
+    tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "named");
     files.sort_by(|a, b| a.path.cmp(&b.path));
     tests.sort_by(|a, b| a.path.cmp(&b.path));
     ignored.sort();
@@ -343,6 +358,49 @@ pub fn export_tree(
         Some(e) => Err(e),
         None => Ok(root),
     }
+}
+
+/// The newest modification time the git index records for a project input under `pipelines_dir`
+/// (`.sql`, `.properties`, `.json` other than generated `pipeline_definition.json`, `inventory.json` and
+/// `pipeline_graph.json`): when the files of the commit entered the work tree (checkout, pull, `git
+/// add`). Reads the index file only, no `stat` of the work tree. `None` when no entry matches.
+///
+/// Errors: as [`list_changes`] for the folder; an unreadable index.
+pub fn index_newest_mtime(pipelines_dir: &Path) -> Result<Option<SystemTime>, ChangeError> {
+    let (repo, _, prefix) = open(pipelines_dir)?;
+    let index = repo
+        .index()
+        .map_err(|e| ChangeError::git("reading the index", e))?;
+    let prefix = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}/")
+    };
+    let mut newest: Option<SystemTime> = None;
+    for e in index.iter() {
+        let Ok(path) = std::str::from_utf8(&e.path) else {
+            continue;
+        };
+        if !path.starts_with(&prefix) || !is_input(path) {
+            continue;
+        }
+        let t = SystemTime::UNIX_EPOCH
+            + std::time::Duration::new(e.mtime.seconds().max(0) as u64, e.mtime.nanoseconds());
+        newest = newest.max(Some(t));
+    }
+    Ok(newest)
+}
+
+/// Whether a file (by name) is an input of the project graph, not a generated file.
+pub fn is_input(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".sql")
+        || name.ends_with(".properties")
+        || (name.ends_with(".json")
+            && !matches!(
+                name,
+                "pipeline_definition.json" | "inventory.json" | "pipeline_graph.json"
+            ))
 }
 
 /// The role of a file from its path relative to the pipelines folder; `None` for files outside the
