@@ -1,37 +1,103 @@
 //! File-system helpers shared by every command that writes: atomic writes and path display.
 
-use std::io::Write;
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read, Write};
+use std::path::{Path, PathBuf};
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then renamed over the
 /// target. Readers see the old file or the new one, never half of it; on error the target is untouched
-/// and the temporary file is removed.
+/// and the temporary file is removed. A target whose content is already byte-identical is not rewritten
+/// (same result, fewer syscalls, and its mtime stays, so `make` and editors see no change).
+///
+/// The temporary file is `.<name>.flinkpipe-tmp-<pid>` next to the target, created with `create_new`
+/// (never follows or reuses an existing file) and the target's mode, or 0644 (less the umask) for a new
+/// file. The pid makes the name unique between concurrent flinkpipe processes; within one process each
+/// target is written by one thread at a time. A temporary left by a killed process is replaced by
+/// the next write of the same target from a process with the same pid, or is harmless (hidden, ignored
+/// by the scan).
 ///
 /// Errors: the folder does not exist or is not writable, or the rename fails (the target is untouched).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    // One open of the target tells both whether it is unchanged and which mode to keep.
+    let mode = match File::open(path) {
+        Ok(mut f) => {
+            let meta = f.metadata()?;
+            if meta.is_file() && meta.len() == contents.len() as u64 {
+                let mut old = Vec::with_capacity(contents.len());
+                f.read_to_end(&mut old)?;
+                if old == contents {
+                    return Ok(());
+                }
+            }
+            file_mode(&meta)
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        // Unreadable target (e.g. write-only): fall through to the write, which reports real problems.
+        Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".flinkpipe-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(contents)?;
-    // tempfile creates 0600 files; keep the target's mode, or use the usual 0644 for a new file.
+    let tmp = temp_path(path);
+    let result = write_new(&tmp, contents, mode).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `.<name>.flinkpipe-tmp-<pid>` in the target's folder.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = format!(".{name}.flinkpipe-tmp-{}", std::process::id());
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.join(tmp),
+        _ => PathBuf::from(tmp),
+    }
+}
+
+#[cfg(unix)]
+fn file_mode(meta: &std::fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(meta.permissions().mode() & 0o7777)
+}
+
+#[cfg(not(unix))]
+fn file_mode(_meta: &std::fs::Metadata) -> Option<u32> {
+    None
+}
+
+/// Creates `tmp` (which must not exist: a leftover of this pid is removed first) and writes `contents`.
+fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    let open = || {
+        let mut o = OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(mode.unwrap_or(0o644));
+        }
+        o.open(tmp)
+    };
+    let mut f = match open() {
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            // Left by an earlier process that had our pid and was killed mid-write.
+            std::fs::remove_file(tmp)?;
+            open()?
+        }
+        other => other?,
+    };
+    // `mode` on open is reduced by the umask; an existing target's mode is restored exactly (as before).
     #[cfg(unix)]
-    {
+    if let Some(m) = mode {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0o644);
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        if f.metadata()?.permissions().mode() & 0o7777 != m {
+            f.set_permissions(std::fs::Permissions::from_mode(m))?;
+        }
     }
     // No fsync: the rename makes the switch atomic for every reader, which is the guarantee promised here;
     // syncing each of 10,000 metadata files would cost seconds for crash durability nobody asked for.
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    f.write_all(contents)
 }
 
 /// Serialises `value` as pretty JSON (4-space indent, as shift_left writes its files) with a final newline.
@@ -74,6 +140,53 @@ mod tests {
             );
         }
         // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn identical_content_is_not_rewritten_and_modes_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.json");
+        write_atomic(&p, b"same").unwrap();
+        let ino = |p: &Path| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(p).unwrap().ino()
+            }
+            #[cfg(not(unix))]
+            0
+        };
+        let before = ino(&p);
+        write_atomic(&p, b"same").unwrap();
+        assert_eq!(ino(&p), before, "an identical file is left in place");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+            write_atomic(&p, b"different").unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"different");
+            assert_eq!(
+                std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o640
+            );
+        }
+        // A stale temporary file of this pid (a killed earlier run) does not block the write.
+        std::fs::write(temp_path(&p), b"junk").unwrap();
+        write_atomic(&p, b"third").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"third");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn failed_rename_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A non-empty folder where the file should go: the rename fails.
+        let p = dir.path().join("taken");
+        std::fs::create_dir(&p).unwrap();
+        std::fs::write(p.join("inside"), b"x").unwrap();
+        assert!(write_atomic(&p, b"new").is_err());
+        assert!(p.is_dir());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
