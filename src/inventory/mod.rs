@@ -161,7 +161,12 @@ impl Inventory {
             tables.insert(table.name.clone(), table);
         }
         attach_statement_set_sinks(&mut tables, &mut diagnostics);
-        for ext in read_external_manifests(&scan.root, &scan.root_name, &mut diagnostics) {
+        for ext in read_external_manifests(
+            &scan.root,
+            &scan.root_name,
+            &scan.external_manifests,
+            &mut diagnostics,
+        ) {
             tables.entry(ext.name.clone()).or_insert(ext);
         }
         classify_lookup_joins(&mut tables);
@@ -486,38 +491,21 @@ struct ExternalEntry {
     product_name: Option<String>,
 }
 
-/// Reads every `seeds/external_tables.json` under the root (shift_left's manifest:
+/// Reads the `seeds/external_tables.json` files the scan found (shift_left's manifest:
 /// `{"tables":[{"table_name","kafka_topic","product_name"}]}`).
 fn read_external_manifests(
     root: &Path,
     root_name: &str,
+    manifests: &[PathBuf],
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Table> {
     let mut out = Vec::new();
-    let walker = walkdir::WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            e.depth() == 0 || !(n.starts_with('.') || n == "sql-scripts" || n == "tests")
-        });
-    for entry in walker.filter_map(Result::ok) {
-        if entry.file_name() != "external_tables.json" {
-            continue;
-        }
-        let in_seeds = entry
-            .path()
-            .parent()
-            .and_then(|p| p.file_name())
-            .is_some_and(|n| n == "seeds");
-        if !in_seeds {
-            continue;
-        }
+    for path in manifests {
         let rel = format!(
             "{root_name}/{}",
-            crate::fsutil::slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()))
+            crate::fsutil::slash_path(path.strip_prefix(root).unwrap_or(path))
         );
-        let manifest: ExternalManifest = match std::fs::read_to_string(entry.path())
+        let manifest: ExternalManifest = match std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("line {}: {e}", e.line())))
         {

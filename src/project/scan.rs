@@ -8,6 +8,7 @@
 use crate::diagnostics::Diagnostic;
 use crate::fsutil::slash_path;
 use crate::project::Layout;
+use crate::project::cache::{self, AnalysisCache, Key};
 use crate::sql::{self, FileAnalysis};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,9 @@ pub struct ScanResult {
     pub root_name: String,
     /// Table folders sorted by relative path.
     pub folders: Vec<TableFolder>,
+    /// Every `seeds/external_tables.json` under the root (not below a hidden folder, `sql-scripts/` or
+    /// `tests/`), in walk order: found by the same walk as the table folders, read by the inventory.
+    pub external_manifests: Vec<PathBuf>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -65,7 +69,8 @@ pub enum ScanError {
     NotADirectory(PathBuf),
 }
 
-/// Scans the pipelines tree under `root`.
+/// Scans the pipelines tree under `root`, with the analysis cache of the tree (see [`super::cache`];
+/// off with `FLINKPIPE_NO_CACHE=1`).
 ///
 /// Errors: `root` is not a folder. Every other problem (unreadable file, non-UTF-8 text, empty file,
 /// SQL the parser rejects, ambiguous files) becomes a diagnostic with the file and, where known, the line.
@@ -73,52 +78,114 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
     if !root.is_dir() {
         return Err(ScanError::NotADirectory(root.to_path_buf()));
     }
+    let cache = AnalysisCache::for_root(root);
+    let result = scan_with_cache(root, layout, &cache);
+    if cache.enabled() {
+        let current: Vec<(Key, &FileAnalysis)> = result
+            .1
+            .iter()
+            .zip(&result.0.folders)
+            .flat_map(|(keys, f)| {
+                [(keys[0], &f.ddl), (keys[1], &f.dml)]
+                    .into_iter()
+                    .filter_map(|(k, file)| Some((k?, &file.as_ref()?.analysis)))
+            })
+            .collect();
+        cache.save(&current);
+    }
+    Ok(result.0)
+}
+
+/// Content keys of a folder's DDL and DML (`None`: no such file, or unreadable).
+type FolderKeys = [Option<Key>; 2];
+
+/// The scan proper; also returns each folder's content keys, in the order of `folders`.
+fn scan_with_cache(
+    root: &Path,
+    layout: &Layout,
+    cache: &AnalysisCache,
+) -> (ScanResult, Vec<FolderKeys>) {
     let root_name = root
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "pipelines".to_string());
 
-    // 1. Find table folders (cheap, sequential directory walk).
+    // 1. One sequential walk finds table folders and external-table manifests. Table folders are not
+    //    searched below `target/` or `node_modules/`, manifests not below `sql-scripts/` or `tests/`, and
+    //    neither below hidden folders. `sql-scripts/` is not entered: `read_folder` lists it.
     let mut folder_paths: Vec<PathBuf> = Vec::new();
-    let walker = walkdir::WalkDir::new(root)
+    let mut external_manifests: Vec<PathBuf> = Vec::new();
+    let mut walker = walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
         .into_iter();
-    for entry in walker.filter_entry(|e| {
-        let name = e.file_name().to_string_lossy();
-        e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
-    }) {
+    let below = |path: &Path, names: [&str; 2]| {
+        path.strip_prefix(root).is_ok_and(|rel| {
+            rel.components()
+                .any(|c| names.iter().any(|n| c.as_os_str() == *n))
+        })
+    };
+    while let Some(entry) = walker.next() {
         let Ok(entry) = entry else { continue };
-        if entry.file_type().is_dir()
-            && entry.file_name() == "sql-scripts"
-            && entry.depth() >= 2
-            && let Some(parent) = entry.path().parent()
+        let name = entry.file_name();
+        if entry.depth() > 0 && name.as_encoded_bytes().starts_with(b".") {
+            if entry.file_type().is_dir() {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        if name == "sql-scripts" && entry.file_type().is_dir() {
+            if entry.depth() >= 2
+                && !below(entry.path(), ["target", "node_modules"])
+                && let Some(parent) = entry.path().parent()
+            {
+                folder_paths.push(parent.to_path_buf());
+            }
+            walker.skip_current_dir();
+        } else if name == "external_tables.json"
+            && entry.depth() > 0
+            && entry
+                .path()
+                .parent()
+                .and_then(|p| p.file_name())
+                .is_some_and(|n| n == "seeds")
+            && !below(entry.path(), ["sql-scripts", "tests"])
         {
-            folder_paths.push(parent.to_path_buf());
+            external_manifests.push(entry.into_path());
         }
     }
 
-    tracing::debug!(folders = folder_paths.len(), "table folders found");
+    tracing::debug!(
+        folders = folder_paths.len(),
+        cached = cache.len(),
+        "table folders found"
+    );
     // 2. Read and parse each folder's files in parallel.
-    let results: Vec<(TableFolder, Vec<Diagnostic>)> = folder_paths
+    let mut results: Vec<(TableFolder, Vec<Diagnostic>, FolderKeys)> = folder_paths
         .par_iter()
-        .map(|folder| read_folder(root, &root_name, folder, layout))
+        .map(|folder| read_folder(root, &root_name, folder, layout, cache))
         .collect();
 
+    results.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut folders = Vec::with_capacity(results.len());
+    let mut keys = Vec::with_capacity(results.len());
     let mut diagnostics = Vec::new();
-    for (f, d) in results {
+    for (f, d, k) in results {
         folders.push(f);
+        keys.push(k);
         diagnostics.extend(d);
     }
-    folders.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(ScanResult {
-        root: root.to_path_buf(),
-        root_name,
-        folders,
-        diagnostics,
-    })
+    (
+        ScanResult {
+            root: root.to_path_buf(),
+            root_name,
+            folders,
+            external_manifests,
+            diagnostics,
+        },
+        keys,
+    )
 }
 
 fn read_folder(
@@ -126,7 +193,8 @@ fn read_folder(
     root_name: &str,
     folder: &Path,
     layout: &Layout,
-) -> (TableFolder, Vec<Diagnostic>) {
+    cache: &AnalysisCache,
+) -> (TableFolder, Vec<Diagnostic>, FolderKeys) {
     let mut diags = Vec::new();
     let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
     let comps: Vec<String> = rel_to_root
@@ -144,9 +212,14 @@ fn read_folder(
     let scripts = folder.join("sql-scripts");
     let mut names: Vec<String> =
         match std::fs::read_dir(&scripts) {
+            // The entry's type comes with the listing; only symlinks need a stat (to their target).
             Ok(rd) => rd
                 .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_file())
+                .filter(|e| match e.file_type() {
+                    Ok(t) if t.is_symlink() => e.path().is_file(),
+                    Ok(t) => t.is_file(),
+                    Err(_) => e.path().is_file(),
+                })
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect(),
             Err(e) => {
@@ -191,20 +264,19 @@ fn read_folder(
             );
         }
     }
-    let ddl = ddl_names.first().map(|n| {
-        read_sql(
+    let mut keys: FolderKeys = [None, None];
+    let mut read = |n: &String, slot: usize| {
+        let (file, key) = read_sql_cached(
             &scripts.join(n),
             format!("{rel}/sql-scripts/{n}"),
             &mut diags,
-        )
-    });
-    let dml = dml_names.first().map(|n| {
-        read_sql(
-            &scripts.join(n),
-            format!("{rel}/sql-scripts/{n}"),
-            &mut diags,
-        )
-    });
+            cache,
+        );
+        keys[slot] = key;
+        file
+    };
+    let ddl = ddl_names.first().map(|n| read(n, 0));
+    let dml = dml_names.first().map(|n| read(n, 1));
     if ddl.is_none() && dml.is_none() {
         diags.push(
             Diagnostic::error(
@@ -226,11 +298,22 @@ fn read_folder(
             properties,
         },
         diags,
+        keys,
     )
 }
 
 /// Reads and analyses one SQL file, turning every problem into a diagnostic on `diags`.
 pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFile {
+    read_sql_cached(path, rel, diags, &AnalysisCache::disabled()).0
+}
+
+/// [`read_sql`] with an analysis cache; also returns the content key of a readable file.
+fn read_sql_cached(
+    path: &Path,
+    rel: String,
+    diags: &mut Vec<Diagnostic>,
+    cache: &AnalysisCache,
+) -> (SqlFile, Option<Key>) {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
@@ -241,13 +324,16 @@ pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFil
                     None,
                 ),
             );
-            return SqlFile {
-                rel,
-                path: path.to_path_buf(),
-                text: String::new(),
-                analysis: FileAnalysis::default(),
-                readable: false,
-            };
+            return (
+                SqlFile {
+                    rel,
+                    path: path.to_path_buf(),
+                    text: String::new(),
+                    analysis: FileAnalysis::default(),
+                    readable: false,
+                },
+                None,
+            );
         }
     };
     let text = match String::from_utf8(bytes) {
@@ -272,16 +358,23 @@ pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFil
                 )
                 .at(rel.clone(), Some(line), Some(col)),
             );
-            return SqlFile {
-                rel,
-                path: path.to_path_buf(),
-                text: String::new(),
-                analysis: FileAnalysis::default(),
-                readable: false,
-            };
+            return (
+                SqlFile {
+                    rel,
+                    path: path.to_path_buf(),
+                    text: String::new(),
+                    analysis: FileAnalysis::default(),
+                    readable: false,
+                },
+                None,
+            );
         }
     };
-    let analysis = sql::analyze(&text);
+    // A hit is the stored result of `sql::analyze` on these exact bytes (see `cache` for why that holds).
+    let key = cache.enabled().then(|| cache::key(text.as_bytes()));
+    let analysis = key
+        .and_then(|k| cache.get(k))
+        .unwrap_or_else(|| sql::analyze(&text));
     if analysis.statements.is_empty() {
         diags.push(
             Diagnostic::warning("empty-file", "file has no SQL statement").at(
@@ -303,11 +396,14 @@ pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFil
             .at(rel.clone(), Some(w.line), Some(w.column)),
         );
     }
-    SqlFile {
-        rel,
-        path: path.to_path_buf(),
-        text,
-        analysis,
-        readable: true,
-    }
+    (
+        SqlFile {
+            rel,
+            path: path.to_path_buf(),
+            text,
+            analysis,
+            readable: true,
+        },
+        key,
+    )
 }
