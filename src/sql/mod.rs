@@ -35,17 +35,23 @@ use split::{LineIndex, StatementUnit};
 /// (statements the parser rejects are still analysed, by the token-level fallback).
 pub fn analyze(sql: &str) -> FileAnalysis {
     let dialect = FlinkDialect;
-    let file = split::split(&dialect, sql);
     let lines = LineIndex::new(sql);
+    let file = split::split_indexed(&dialect, sql, &lines);
     let mut out = FileAnalysis {
         statements: Vec::with_capacity(file.statements.len()),
         warnings: file.warnings,
     };
-    // Move each statement's tokens out of the file's vector (the parser takes them by value).
+    // Move each statement's tokens out of the file's vector (the parser takes them by value), last unit
+    // first so each split copies only its own tokens; the first unit keeps the vector itself (no copy for
+    // the usual one-statement file).
     let mut tokens = file.tokens;
     let mut per_unit: Vec<Vec<TokenWithSpan>> = Vec::with_capacity(file.statements.len());
     for unit in file.statements.iter().rev() {
-        let mut own = tokens.split_off(unit.tokens.start);
+        let mut own = if unit.tokens.start == 0 {
+            std::mem::take(&mut tokens)
+        } else {
+            tokens.split_off(unit.tokens.start)
+        };
         own.truncate(unit.tokens.end - unit.tokens.start);
         per_unit.push(own);
     }

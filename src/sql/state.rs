@@ -59,32 +59,31 @@ fn last_part(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
+/// Whether the last part of `name` is one of `list` (any case). The last part is taken once, not once per
+/// candidate: these run for every function call of every query.
+fn last_part_in(name: &str, list: &[&str]) -> bool {
+    let last = last_part(name);
+    list.iter().any(|a| a.eq_ignore_ascii_case(last))
+}
+
 /// Whether `name` (any case, possibly qualified) is a built-in aggregate function.
 pub fn is_aggregate(name: &str) -> bool {
-    AGGREGATES
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(last_part(name)))
+    last_part_in(name, AGGREGATES)
 }
 
 /// Whether `name` is a window TVF / legacy group-window function.
 pub fn is_window_function(name: &str) -> bool {
-    WINDOW_FUNCTIONS
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(last_part(name)))
+    last_part_in(name, WINDOW_FUNCTIONS)
 }
 
 /// Whether `name` is `ROW_NUMBER`, `RANK` or `DENSE_RANK`.
 pub fn is_ranking(name: &str) -> bool {
-    RANKING
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(last_part(name)))
+    last_part_in(name, RANKING)
 }
 
 /// Whether `name` is `LAG` or `LEAD`.
 pub fn is_history(name: &str) -> bool {
-    HISTORY
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(last_part(name)))
+    last_part_in(name, HISTORY)
 }
 
 /// The statefulness of one statement: `None` when it writes no query result, otherwise stateful iff some
