@@ -7,10 +7,15 @@
 # size runs, RUNS times on a fresh copy of the tree:
 #     flinkpipe table build-inventory <DIR>/pipelines
 #     flinkpipe pipeline build-all-metadata <DIR>/pipelines
-# under /usr/bin/time -v, and prints a markdown table (median wall time, peak RSS) to paste
-# into BENCHMARKS.md. Progress goes to stderr, the table to stdout.
+# under /usr/bin/time -v, and prints a markdown table (median wall time, median CPU time, peak RSS) to
+# paste into BENCHMARKS.md. Progress goes to stderr, the table to stdout.
 #
-# Environment: BENCH_SIZES="1000 10000"  BENCH_RUNS=3  BENCH_SEED=42
+# Each size is measured in three analysis-cache modes (README "Cache"):
+#   none  FLINKPIPE_NO_CACHE=1: both commands parse every file;
+#   cold  an empty cache: build-inventory parses (and fills the cache), build-all-metadata reads it;
+#   warm  a cache left by an earlier run on the same tree: neither command parses.
+#
+# Environment: BENCH_SIZES="1000 10000"  BENCH_RUNS=3  BENCH_SEED=42  BENCH_CACHE="none cold warm"
 #              BENCH_DIR=<scratch dir, default: mktemp -d, removed at the end>
 #              FLINKPIPE=<binary> (skips the cargo build)
 set -euo pipefail
@@ -18,6 +23,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 sizes="${BENCH_SIZES:-1000 10000}"
 runs="${BENCH_RUNS:-3}"
+modes="${BENCH_CACHE:-none cold warm}"
 seed="${BENCH_SEED:-42}"
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
@@ -29,7 +35,7 @@ command -v python3 >/dev/null || die "python3 is missing"
 if [ -z "${FLINKPIPE:-}" ]; then
   echo "building: cargo build --release" >&2
   (cd "$repo" && cargo build --release --quiet) || die "cargo build --release failed"
-  FLINKPIPE="$repo/target/release/flinkpipe"
+  FLINKPIPE="${CARGO_TARGET_DIR:-$repo/target}/release/flinkpipe"
 fi
 [ -x "$FLINKPIPE" ] || die "no binary at $FLINKPIPE"
 
@@ -57,52 +63,74 @@ parse_time() {
       for (i = 1; i <= n; i++) s = s * 60 + p[i]
       wall = s
     }
+    /User time \(seconds\)/ { cpu += $2 }
+    /System time \(seconds\)/ { cpu += $2 }
     /Maximum resident set size/ { rss = $2 }
-    END { printf "%.3f %d\n", wall, rss }' "$1"
+    END { printf "%.3f %.3f %d\n", wall, cpu, rss }' "$1"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 rows=()
+fmt_n() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
 for n in $sizes; do
   pristine="$work/tree-$n"
   echo "generating $n tables" >&2
   rm -rf "$pristine"
   python3 "$repo/scripts/gen-bench-tree.py" "$n" "$pristine" --seed "$seed" >&2
 
-  declare -A walls=() rss=()
-  for run in $(seq 1 "$runs"); do
-    copy="$work/run-$n"
-    rm -rf "$copy"
-    cp -a "$pristine" "$copy"   # every run starts without inventory.json / pipeline_definition.json
-    for cmd in "table build-inventory" "pipeline build-all-metadata"; do
-      report="$work/time.txt"
-      # shellcheck disable=SC2086
-      if ! /usr/bin/time -v -o "$report" "$FLINKPIPE" $cmd "$copy/pipelines" >"$work/out.txt" 2>"$work/err.txt"; then
-        echo "bench.sh: 'flinkpipe $cmd' failed on $n tables (run $run):" >&2
-        tail -n 20 "$work/err.txt" >&2
-        exit 1
-      fi
-      read -r w r < <(parse_time "$report")
-      walls[$cmd]+="$w "
-      rss[$cmd]+="$r "
-      echo "  $n tables, run $run: flinkpipe $cmd  ${w}s  $((r / 1024)) MB" >&2
+  copy="$work/run-$n"
+  # The warm cache: one earlier run over the same tree at the same path (as on a second invocation).
+  rm -rf "$copy" "$work/cache-warm" && cp -a "$pristine" "$copy"
+  XDG_CACHE_HOME="$work/cache-warm" "$FLINKPIPE" table build-inventory "$copy/pipelines" >/dev/null 2>&1 || true
+
+  for mode in $modes; do
+    declare -A walls=() cpus=() rss=()
+    for run in $(seq 1 "$runs"); do
+      rm -rf "$copy"
+      cp -a "$pristine" "$copy"   # every run starts without inventory.json / pipeline_definition.json
+      case "$mode" in
+        none) env_args=(FLINKPIPE_NO_CACHE=1) ;;
+        cold) rm -rf "$work/cache-cold"; env_args=(XDG_CACHE_HOME="$work/cache-cold") ;;
+        warm) env_args=(XDG_CACHE_HOME="$work/cache-warm") ;;
+      esac
+      tw=0; tc=0
+      for cmd in "table build-inventory" "pipeline build-all-metadata"; do
+        report="$work/time.txt"
+        # shellcheck disable=SC2086
+        if ! env "${env_args[@]}" /usr/bin/time -v -o "$report" "$FLINKPIPE" $cmd "$copy/pipelines" >"$work/out.txt" 2>"$work/err.txt"; then
+          echo "bench.sh: 'flinkpipe $cmd' failed on $n tables (run $run, cache $mode):" >&2
+          tail -n 20 "$work/err.txt" >&2
+          exit 1
+        fi
+        read -r w c r < <(parse_time "$report")
+        walls[$cmd]+="$w "; cpus[$cmd]+="$c "; rss[$cmd]+="$r "
+        tw="$(awk -v a="$tw" -v b="$w" 'BEGIN { print a + b }')"
+        tc="$(awk -v a="$tc" -v b="$c" 'BEGIN { print a + b }')"
+        echo "  $n tables, cache $mode, run $run: flinkpipe $cmd  ${w}s wall  ${c}s cpu  $((r / 1024)) MB" >&2
+      done
+      walls[both]+="$tw "; cpus[both]+="$tc "
     done
+    for cmd in "table build-inventory" "pipeline build-all-metadata" both; do
+      med="$(tr ' ' '\n' <<<"${walls[$cmd]}" | grep . | median)"
+      medc="$(tr ' ' '\n' <<<"${cpus[$cmd]}" | grep . | median)"
+      if [ "$cmd" = both ]; then
+        label="both, end to end"; peak="$(tr ' ' '\n' <<<"${rss["table build-inventory"]} ${rss["pipeline build-all-metadata"]}" | grep . | sort -g | tail -n 1)"
+      else
+        label="\`flinkpipe $cmd\`"; peak="$(tr ' ' '\n' <<<"${rss[$cmd]}" | grep . | sort -g | tail -n 1)"
+      fi
+      rows+=("$(printf '| %s | %s | %s | %.2f | %.2f | %.1f |' "$(fmt_n "$n")" "$mode" "$label" "$med" "$medc" \
+        "$(awk -v k="$peak" 'BEGIN { print k / 1024 }')")")
+    done
+    unset walls cpus rss
   done
-  for cmd in "table build-inventory" "pipeline build-all-metadata"; do
-    med="$(tr ' ' '\n' <<<"${walls[$cmd]}" | grep . | median)"
-    peak_kb="$(tr ' ' '\n' <<<"${rss[$cmd]}" | grep . | sort -g | tail -n 1)"
-    rows+=("$(printf '| %s | `flinkpipe %s` | %.2f | %.1f |' \
-      "$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$n")" "$cmd" "$med" "$(awk -v k="$peak_kb" 'BEGIN { print k / 1024 }')")")
-  done
-  unset walls rss
-  rm -rf "$work/run-$n"
+  rm -rf "$copy"
 done
 
 cpu="$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)"
 load="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)"
 echo "Median of $runs runs; peak RSS is the largest of the runs. $(nproc) cores${cpu:+, $cpu}${load:+, load average $load at the end}; $("$FLINKPIPE" --version 2>/dev/null || echo flinkpipe); trees from \`scripts/gen-bench-tree.py N DIR --seed $seed\`."
 echo
-echo "| tables | command | median wall s | peak RSS MB |"
-echo "|---:|---|---:|---:|"
+echo "| tables | cache | command | median wall s | median CPU s (user+sys) | peak RSS MB |"
+echo "|---:|---|---|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
