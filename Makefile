@@ -24,6 +24,9 @@ demo: build
 	@target/release/flinkpipe pipeline build-all-metadata $(DEMO_DIR)/pipelines
 	@echo; echo "== flinkpipe pipeline graph --format mermaid"
 	@target/release/flinkpipe pipeline graph $(DEMO_DIR)/pipelines --format mermaid
+	@target/release/flinkpipe pipeline graph $(DEMO_DIR)/pipelines --format svg > $(DEMO_DIR)/graph.svg
+	@target/release/flinkpipe pipeline graph $(DEMO_DIR)/pipelines --format html > $(DEMO_DIR)/lineage.html
+	@echo "(also drawn as $(DEMO_DIR)/graph.svg and the lineage page $(DEMO_DIR)/lineage.html)"
 	@echo; echo "== flinkpipe pipeline build-execution-plan --product-name sales --may-start-descendants"
 	@target/release/flinkpipe pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants
 

@@ -253,6 +253,7 @@ fn html_lineage_page_is_self_contained() {
         assert!(html.contains(&format!("data-name=\"{name}\"")), "{name}");
     }
     assert!(html.contains("function select(name)") && html.contains("walk(name, parents)"));
+    insta::assert_snapshot!("example_graph_html", html);
 }
 
 fn flinkpipe_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {

@@ -5,7 +5,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// flinkpipe — manage Apache Flink SQL pipeline projects: inventory, dependency graph, execution plans.
+/// Manage Apache Flink SQL pipeline projects: inventory, dependency graph, execution plans, scaffolding.
 #[derive(Debug, Parser)]
 #[command(name = "flinkpipe", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {

@@ -23,8 +23,10 @@ pub enum ScaffoldError {
     /// Files that would be overwritten.
     #[error("refusing to overwrite existing file(s): {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     Exists(Vec<PathBuf>),
+    /// The table, project or product name is not a plain identifier.
     #[error(transparent)]
     Name(#[from] NameError),
+    /// A template is unreadable or has an unknown placeholder.
     #[error(transparent)]
     Template(#[from] TemplateError),
     /// `LAYER` is not one of the layers.
@@ -41,8 +43,10 @@ pub enum ScaffoldError {
     /// The pipelines folder does not exist.
     #[error("no pipelines folder at {0} (use --pipelines DIR or $PIPELINES)")]
     NoPipelines(PathBuf),
+    /// The pipelines folder could not be scanned (to check `--source`).
     #[error("cannot scan {path}: {message}")]
     Scan { path: PathBuf, message: String },
+    /// Writing a file failed (files written before it stay).
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -66,6 +70,7 @@ pub struct ProjectInit {
     pub name: String,
     /// Where the project folder is created.
     pub parent: PathBuf,
+    /// Folder layout.
     pub project_type: ProjectType,
     /// Products (written to `app.products`; one folder per layer for [`ProjectType::DataProduct`]).
     pub products: Vec<String>,
@@ -153,6 +158,7 @@ pub struct TableInit {
     pub name: String,
     /// Layer folder or type (`sources`, `fact`, …, or a folder mapped in `flinkpipe.layers`).
     pub layer: String,
+    /// The product (`None` or `"None"`: directly under the layer folder).
     pub product: Option<String>,
     /// Tables the DML reads (required outside sources and seeds).
     pub sources: Vec<String>,
@@ -161,6 +167,7 @@ pub struct TableInit {
 /// What `table init` created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedTable {
+    /// The table name and folder name.
     pub naming: TableNaming,
     /// The table folder and its new files.
     pub created: Created,

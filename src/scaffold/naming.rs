@@ -33,11 +33,17 @@ use crate::sql::{StatementInfo, StatementKind};
 /// The layers a table can be created in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
+    /// `sources/`: tables fed from outside (topics, connectors).
     Source,
+    /// `intermediates/`: cleaning, deduplication, enrichment.
     Intermediate,
+    /// `dimensions/`: entities.
     Dimension,
+    /// `facts/`: events and aggregates.
     Fact,
+    /// `views/`: data products served to consumers.
     View,
+    /// `seeds/`: reference data inserted by the project.
     Seed,
 }
 
@@ -217,6 +223,7 @@ pub fn expected_prefix(layer: Layer, product: Option<&str>) -> String {
 /// Why a name cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
+    /// Not `[A-Za-z][A-Za-z0-9_]*`.
     #[error(
         "'{0}' is not a valid table name: use letters, digits and underscores, starting with a letter"
     )]

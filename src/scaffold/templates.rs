@@ -53,14 +53,19 @@ pub enum TemplateError {
     /// The project's overriding template exists but cannot be read.
     #[error("cannot read template {path}: {source}")]
     Read {
+        /// The overriding file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
     /// A `{{name}}` without a value (or an unclosed `{{`).
     #[error("{origin}:{line}: unknown placeholder '{{{{{name}}}}}'")]
     Placeholder {
+        /// The template: its path, or `builtin:<relative path>`.
         origin: String,
+        /// 1-based line of the placeholder.
         line: usize,
+        /// The placeholder's name.
         name: String,
     },
 }
