@@ -7,12 +7,10 @@
 mod fake_confluent;
 
 use fake_confluent::{ENV, FakeConfluent, FakeOptions, KEY, ORG, SECRET};
-use flinkpipe::deploy::executor::{Cancel, DeployOptions};
-use flinkpipe::deploy::journal::JournalState;
-use flinkpipe::deploy::progress::Silent;
+use flinkpipe::deploy::executor::{DeployOptions, Session};
 use flinkpipe::deploy::{
-    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, Scrubber,
-    StatementKind, StatementSpec, Step, deploy,
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, StatementKind,
+    StatementSpec, Step, deploy,
 };
 use flinkpipe::plan::Action;
 use std::collections::BTreeMap;
@@ -115,17 +113,7 @@ async fn timed(nodes: &[DeployNode], max_parallel: usize) -> (f64, FakeConfluent
         ..DeployOptions::default()
     };
     let start = Instant::now();
-    let report = deploy(
-        &t,
-        nodes,
-        &opts,
-        None,
-        &JournalState::default(),
-        &Silent,
-        &Scrubber::default(),
-        &Cancel::default(),
-    )
-    .await;
+    let report = deploy(&t, nodes, &opts, &Session::quiet()).await;
     let secs = start.elapsed().as_secs_f64();
     assert!(report.success(), "{report:#?}");
     (secs, fake)

@@ -6,9 +6,10 @@ mod fake_confluent;
 use fake_confluent::{
     ENV, FakeConfluent, FakeOptions, Fault, FaultAction, KEY, ORG, Outcome, SECRET,
 };
-use flinkpipe::deploy::executor::{Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome};
+use flinkpipe::deploy::executor::{
+    Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session,
+};
 use flinkpipe::deploy::journal::{self, Journal, JournalState};
-use flinkpipe::deploy::progress::Silent;
 use flinkpipe::deploy::{
     Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, StatementKind,
     StatementSpec, Step, deploy,
@@ -100,17 +101,11 @@ fn diamond() -> Vec<DeployNode> {
 
 async fn run(fake: &FakeConfluent, nodes: &[DeployNode], opts: &DeployOptions) -> DeployReport {
     let t = target(fake);
-    deploy(
-        &t,
-        nodes,
-        opts,
-        None,
-        &JournalState::default(),
-        &Silent,
-        &flinkpipe::deploy::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
-        &Cancel::default(),
-    )
-    .await
+    let session = Session {
+        scrubber: flinkpipe::deploy::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
+        ..Session::quiet()
+    };
+    deploy(&t, nodes, opts, &session).await
 }
 
 /// Every statement created exactly once, each parent's statements before its children's.
@@ -431,7 +426,6 @@ async fn interrupted_run_resumes_without_duplicates() {
     let jpath = dir.path().join("deploy.jsonl");
     let nodes = diamond();
     let t = target(&fake);
-    let scrub = flinkpipe::deploy::Scrubber::default();
     let cancel = Cancel::default();
     {
         let j = Mutex::new(Journal::create(&jpath).unwrap());
@@ -440,17 +434,12 @@ async fn interrupted_run_resumes_without_duplicates() {
             tokio::time::sleep(Duration::from_millis(400)).await;
             c2.cancel();
         });
-        let report = deploy(
-            &t,
-            &nodes,
-            &options(),
-            Some(&j),
-            &JournalState::default(),
-            &Silent,
-            &scrub,
-            &cancel,
-        )
-        .await;
+        let session = Session {
+            journal: Some(&j),
+            cancel: cancel.clone(),
+            ..Session::quiet()
+        };
+        let report = deploy(&t, &nodes, &options(), &session).await;
         assert!(report.interrupted);
         assert!(
             report.nodes.iter().any(|n| matches!(
@@ -464,17 +453,12 @@ async fn interrupted_run_resumes_without_duplicates() {
     let state = JournalState::replay(&entries);
     assert!(!state.ended);
     let j = Mutex::new(Journal::append(&jpath).unwrap());
-    let report = deploy(
-        &t,
-        &nodes,
-        &options(),
-        Some(&j),
-        &state,
-        &Silent,
-        &scrub,
-        &Cancel::default(),
-    )
-    .await;
+    let session = Session {
+        journal: Some(&j),
+        resume: state,
+        ..Session::quiet()
+    };
+    let report = deploy(&t, &nodes, &options(), &session).await;
     assert!(report.success(), "{report:#?}");
     assert_eq!(final_phases(&fake), expected_final());
     assert_order_and_no_duplicates(&fake, &nodes);

@@ -7,7 +7,7 @@ use super::args::{DeployArgs, GlobalArgs, PlanArgs, StatementCommand, StatusArgs
 use super::pipeline::plan_inputs;
 use super::{CmdResult, Failure, is_json, load_config, load_project, print_json, render};
 use crate::config::Config;
-use crate::deploy::executor::{self, Cancel, DeployOptions, DeployReport, Outcome};
+use crate::deploy::executor::{self, Cancel, DeployOptions, DeployReport, Outcome, Session};
 use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
 use crate::deploy::{ConfluentTarget, Phase, Scrubber, StatementState, Target};
@@ -164,29 +164,26 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     };
     let to_run = nodes.iter().filter(|n| n.action != Action::Skip).count() as u64;
     let progress = crate::deploy::progress::auto(to_run, scrubber.clone());
-    let cancel = Cancel::default();
+    let session = Session {
+        journal: Some(&journal),
+        resume,
+        progress: progress.as_ref(),
+        scrubber: scrubber.clone(),
+        cancel: Cancel::default(),
+    };
     let report = rt.block_on(async {
-        let c = cancel.clone();
+        let c = session.cancel.clone();
         let watcher = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\ninterrupted: no new statement will start; finishing cleanly");
                 c.cancel();
             }
         });
-        let r = executor::deploy(
-            &target,
-            &nodes,
-            &options,
-            Some(&journal),
-            &resume,
-            progress.as_ref(),
-            &scrubber,
-            &cancel,
-        )
-        .await;
+        let r = executor::deploy(&target, &nodes, &options, &session).await;
         watcher.abort();
         r
     });
+    drop(session);
     drop(progress);
     render_report(global, &plan, &report, &jpath);
     Ok(report.success())

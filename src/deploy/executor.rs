@@ -158,6 +158,35 @@ impl Cancel {
     }
 }
 
+/// The surroundings of a run: journal, what an earlier run achieved, progress display, secret
+/// scrubber and cancellation signal.
+pub struct Session<'a> {
+    /// Where to record steps (`None`: no journal).
+    pub journal: Option<&'a Mutex<Journal>>,
+    /// What an earlier, interrupted run achieved (`--resume`): its finished nodes are skipped, its
+    /// statements adopted.
+    pub resume: JournalState,
+    /// Progress display.
+    pub progress: &'a dyn Progress,
+    /// Applied to every error text.
+    pub scrubber: Scrubber,
+    /// Set on Ctrl-C.
+    pub cancel: Cancel,
+}
+
+impl Session<'static> {
+    /// No journal, no resume state, no progress output, no secrets to scrub.
+    pub fn quiet() -> Self {
+        Session {
+            journal: None,
+            resume: JournalState::default(),
+            progress: &super::progress::Silent,
+            scrubber: Scrubber::default(),
+            cancel: Cancel::default(),
+        }
+    }
+}
+
 /// Everything a node run needs.
 struct Ctx<'a> {
     target: &'a dyn Target,
@@ -182,25 +211,22 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs the nodes. `journal`: where to record steps (`None`: no journal). `resume`: what an earlier
-/// run achieved (its finished nodes are skipped, its statements adopted).
+/// Runs the nodes (in plan order, parents before children) and reports on each.
 pub async fn deploy(
     target: &dyn Target,
     nodes: &[DeployNode],
     options: &DeployOptions,
-    journal: Option<&Mutex<Journal>>,
-    resume: &JournalState,
-    progress: &dyn Progress,
-    scrubber: &Scrubber,
-    cancel: &Cancel,
+    session: &Session<'_>,
 ) -> DeployReport {
     let start = Instant::now();
+    let cancel = &session.cancel;
+    let resume = &session.resume;
     let ctx = Ctx {
         target,
         options,
-        journal,
-        progress,
-        scrubber,
+        journal: session.journal,
+        progress: session.progress,
+        scrubber: &session.scrubber,
         resume,
     };
     let index: BTreeMap<&str, usize> = nodes
@@ -218,57 +244,18 @@ pub async fn deploy(
             }
         }
     }
-    let mut results: Vec<Option<NodeResult>> = vec![None; nodes.len()];
-    let mut ready: std::collections::VecDeque<usize> =
+    let ready: std::collections::VecDeque<usize> =
         (0..nodes.len()).filter(|&i| waiting[i] == 0).collect();
+    let mut sched = Sched {
+        nodes,
+        children,
+        waiting,
+        results: vec![None; nodes.len()],
+        ready,
+    };
     let mut running = FuturesUnordered::new();
     let mut in_flight: BTreeSet<usize> = BTreeSet::new();
     let mut interrupted = false;
-
-    // Marks a node finished and releases (or skips) its children.
-    fn finish(
-        i: usize,
-        result: NodeResult,
-        nodes: &[DeployNode],
-        children: &[Vec<usize>],
-        waiting: &mut [usize],
-        results: &mut [Option<NodeResult>],
-        ready: &mut std::collections::VecDeque<usize>,
-        ctx: &Ctx<'_>,
-    ) {
-        let failed = matches!(result.outcome, Outcome::Failed(_));
-        let blocked_reason = match &result.outcome {
-            Outcome::Failed(_) => Some(format!("parent {} failed", nodes[i].table)),
-            Outcome::Skipped(r) if r.starts_with("parent ") || r.starts_with("ancestor ") => {
-                Some(format!("ancestor {} not deployed ({r})", nodes[i].table))
-            }
-            _ => None,
-        };
-        let _ = failed;
-        results[i] = Some(result);
-        for &c in &children[i] {
-            if results[c].is_some() {
-                continue;
-            }
-            if let Some(reason) = &blocked_reason {
-                let r = NodeResult {
-                    table_name: nodes[c].table.clone(),
-                    action: nodes[c].action,
-                    outcome: Outcome::Skipped(reason.clone()),
-                    statements: vec![],
-                    seconds: 0.0,
-                };
-                ctx.progress
-                    .node_finished(&nodes[c].table, &format!("skipped: {reason}"));
-                finish(c, r, nodes, children, waiting, results, ready, ctx);
-            } else {
-                waiting[c] -= 1;
-                if waiting[c] == 0 {
-                    ready.push_back(c);
-                }
-            }
-        }
-    }
 
     loop {
         if !interrupted && cancel.is_cancelled() {
@@ -276,8 +263,10 @@ pub async fn deploy(
         }
         // Start what may start.
         while !interrupted && in_flight.len() < options.max_parallel.max(1) {
-            let Some(i) = ready.pop_front() else { break };
-            if results[i].is_some() {
+            let Some(i) = sched.ready.pop_front() else {
+                break;
+            };
+            if sched.results[i].is_some() {
                 continue;
             }
             let n = &nodes[i];
@@ -298,16 +287,7 @@ pub async fn deploy(
                     statements: vec![],
                     seconds: 0.0,
                 };
-                finish(
-                    i,
-                    r,
-                    nodes,
-                    &children,
-                    &mut waiting,
-                    &mut results,
-                    &mut ready,
-                    &ctx,
-                );
+                sched.finish(i, r, &ctx);
                 continue;
             }
             in_flight.insert(i);
@@ -320,7 +300,7 @@ pub async fn deploy(
         tokio::select! {
             Some((i, r)) = running.next() => {
                 in_flight.remove(&i);
-                finish(i, r, nodes, &children, &mut waiting, &mut results, &mut ready, &ctx);
+                sched.finish(i, r, &ctx);
             }
             _ = cancel.cancelled(), if !interrupted => {
                 interrupted = true;
@@ -334,7 +314,7 @@ pub async fn deploy(
     drop(running);
     let mut out = Vec::with_capacity(nodes.len());
     for (i, n) in nodes.iter().enumerate() {
-        let r = results[i].take().unwrap_or_else(|| NodeResult {
+        let r = sched.results[i].take().unwrap_or_else(|| NodeResult {
             table_name: n.table.clone(),
             action: n.action,
             outcome: if in_flight.contains(&i) {
@@ -358,6 +338,53 @@ pub async fn deploy(
         nodes: out,
         interrupted,
         seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// The ready queue and what is known about each node.
+struct Sched<'n> {
+    nodes: &'n [DeployNode],
+    children: Vec<Vec<usize>>,
+    /// Parents not finished yet, per node.
+    waiting: Vec<usize>,
+    results: Vec<Option<NodeResult>>,
+    ready: std::collections::VecDeque<usize>,
+}
+
+impl Sched<'_> {
+    /// Marks node `i` finished and releases its children, or skips them (recursively) when it failed.
+    fn finish(&mut self, i: usize, result: NodeResult, ctx: &Ctx<'_>) {
+        let nodes = self.nodes;
+        let blocked_reason = match &result.outcome {
+            Outcome::Failed(_) => Some(format!("parent {} failed", nodes[i].table)),
+            Outcome::Skipped(r) if r.starts_with("parent ") || r.starts_with("ancestor ") => {
+                Some(format!("ancestor {} not deployed ({r})", nodes[i].table))
+            }
+            _ => None,
+        };
+        self.results[i] = Some(result);
+        for c in self.children[i].clone() {
+            if self.results[c].is_some() {
+                continue;
+            }
+            if let Some(reason) = &blocked_reason {
+                let r = NodeResult {
+                    table_name: nodes[c].table.clone(),
+                    action: nodes[c].action,
+                    outcome: Outcome::Skipped(reason.clone()),
+                    statements: vec![],
+                    seconds: 0.0,
+                };
+                ctx.progress
+                    .node_finished(&nodes[c].table, &format!("skipped: {reason}"));
+                self.finish(c, r, ctx);
+            } else {
+                self.waiting[c] -= 1;
+                if self.waiting[c] == 0 {
+                    self.ready.push_back(c);
+                }
+            }
+        }
     }
 }
 
@@ -466,9 +493,7 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
                         statement: spec.name.clone(),
                     });
                     ctx.progress.statement(table, &spec.name, "stopping");
-                    if let Err(r) = wait_phase(ctx, table, spec, &[Phase::Stopped]).await {
-                        return Err(r);
-                    }
+                    wait_phase(ctx, table, spec, &[Phase::Stopped]).await?;
                 }
                 if let Err(e) = ctx.target.resume_statement(&spec.name).await {
                     return fail("resume", Some(&s), ctx.err(&e));
@@ -494,12 +519,8 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
                         ),
                     );
                 }
-                if let Err(r) = drop_table(ctx, table, spec).await {
-                    return Err(r);
-                }
-                if let Err(r) = delete_and_wait(ctx, table, spec).await {
-                    return Err(r);
-                }
+                drop_table(ctx, table, spec).await?;
+                delete_and_wait(ctx, table, spec).await?;
                 action = "recreated";
             }
             (false, _)
@@ -518,9 +539,7 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
             _ => {
                 // Restart of a DML (stateful, or SQL changed), or a FAILED/STOPPED statement: the SQL
                 // of a statement cannot change in place (§11): delete, wait for 404, create.
-                if let Err(r) = delete_and_wait(ctx, table, spec).await {
-                    return Err(r);
-                }
+                delete_and_wait(ctx, table, spec).await?;
                 action = "recreated";
             }
         }

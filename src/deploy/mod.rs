@@ -30,5 +30,5 @@ pub mod journal;
 pub mod progress;
 pub mod spec;
 
-pub use executor::{Cancel, DeployOptions, DeployReport, NodeResult, Outcome, deploy};
+pub use executor::{Cancel, DeployOptions, DeployReport, NodeResult, Outcome, Session, deploy};
 pub use spec::{DeployNode, Step, deploy_nodes};

@@ -383,7 +383,7 @@ fn is_ddl(sql: &str) -> bool {
     if starts(&["INSERT"]) || starts(&["EXECUTE"]) || starts(&["SELECT"]) || starts(&["WITH"]) {
         return false;
     }
-    if starts(&["CREATE"]) && words.iter().any(|w| *w == "AS") && !starts(&["CREATE", "VIEW"]) {
+    if starts(&["CREATE"]) && words.contains(&"AS") && !starts(&["CREATE", "VIEW"]) {
         // CTAS (CREATE TABLE … AS SELECT): runs.
         return !u.contains(" AS SELECT")
             && !u.contains("\nAS SELECT")
