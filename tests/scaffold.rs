@@ -565,3 +565,44 @@ fn kimball_tables_without_product_and_configured_layer_folders() {
     let o = flinkpipe(&["table", "validate-table-names", p.to_str().unwrap()]);
     ok(&o);
 }
+
+#[test]
+fn table_makefile_runs_flinkpipe_on_its_project() {
+    let (_t, root) = shop();
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    ok(&table_init(
+        &root,
+        &[
+            "orders",
+            "intermediates",
+            "--product",
+            "sales",
+            "--source",
+            "src_sales_orders",
+        ],
+    ));
+    let folder = root.join("pipelines/intermediates/sales/int_orders");
+    let o = std::process::Command::new("make")
+        .args(["-s", "plan", "validate"])
+        .arg(format!("FLINKPIPE={}", env!("CARGO_BIN_EXE_flinkpipe")))
+        .current_dir(&folder)
+        .env_remove("PIPELINES")
+        .env_remove("SL_CONFIG_FILE")
+        .env_remove("CONFIG_FILE")
+        .output()
+        .unwrap();
+    ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("Execution plan for table int_sales_orders\n"),
+        "{out}"
+    );
+    assert!(out.contains("create  src_sales_orders"), "{out}");
+    assert!(
+        out.ends_with("ok: 2 tables, 1 edges, 0 warning(s)\n"),
+        "{out}"
+    );
+}

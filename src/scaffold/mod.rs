@@ -93,7 +93,7 @@ pub const DEFAULT_PRODUCT: &str = "data_product_1";
 ///
 /// Errors: invalid name or product, existing files, unreadable override templates, write errors.
 pub fn init_project(req: &ProjectInit) -> Result<Created, ScaffoldError> {
-    naming::check_identifier(&req.name)?;
+    naming::check_folder_name(&req.name)?;
     for p in &req.products {
         naming::check_identifier(p)?;
     }

@@ -228,6 +228,9 @@ pub enum NameError {
         "'{0}' is not a valid table name: use letters, digits and underscores, starting with a letter"
     )]
     Invalid(String),
+    /// Not a plain folder name.
+    #[error("'{0}' is not a valid project name: use letters, digits, '_', '-' and '.'")]
+    InvalidFolder(String),
 }
 
 /// Checks that a name is a plain identifier (`[A-Za-z][A-Za-z0-9_]*`).
@@ -239,6 +242,20 @@ pub fn check_identifier(name: &str) -> Result<(), NameError> {
         Ok(())
     } else {
         Err(NameError::Invalid(name.to_string()))
+    }
+}
+
+/// Checks that a project name is one plain folder name: `[A-Za-z0-9_.-]+`, not starting with `.` or `-`.
+pub fn check_folder_name(name: &str) -> Result<(), NameError> {
+    let ok = !name.is_empty()
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(NameError::InvalidFolder(name.to_string()))
     }
 }
 
@@ -487,6 +504,10 @@ mod tests {
         assert_eq!(n(Layer::Seed, Some("p"), "a").table, "seed_p_a");
         assert!(table_naming(Layer::Fact, None, "bad-name").is_err());
         assert!(table_naming(Layer::Fact, Some("a b"), "x").is_err());
+        assert!(check_folder_name("my-project.v2").is_ok());
+        for bad in ["", "../x", "a/b", ".hidden", "-x"] {
+            assert!(check_folder_name(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
