@@ -12,10 +12,10 @@ const STYLE: &str = r#"
 body { font-family: system-ui, sans-serif; margin: 0; color: #222; }
 header { position: sticky; top: 0; background: #fafafa; border-bottom: 1px solid #ddd; padding: 8px 16px;
          display: flex; gap: 12px; align-items: center; z-index: 1; }
-header h1 { font-size: 16px; margin: 0 12px 0 0; }
+header h1 { font-size: 16px; margin: 0 12px 0 0; white-space: nowrap; }
 #q { width: 320px; padding: 4px 8px; font-size: 14px; }
-#info { font-size: 13px; color: #444; }
-.key { font-size: 12px; color: #444; margin-left: auto; }
+#info { font-size: 13px; color: #444; flex: 1; }
+.key { font-size: 12px; color: #444; white-space: nowrap; }
 .key span { display: inline-block; padding: 1px 6px; border-radius: 4px; margin-left: 6px; }
 main { padding: 12px; overflow: auto; }
 g.node { cursor: pointer; }
