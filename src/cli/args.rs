@@ -146,8 +146,9 @@ pub struct ChangeRefs {
 
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
-    /// Create a table folder from the templates: sql-scripts/ddl.<table>.sql, dml.<table>.sql, tests/ and
-    /// a Makefile; the name follows the naming convention (`src_<product>_…`, `<product>_fct_…`, …).
+    /// Create a table folder from the templates: `sql-scripts/ddl.<table>.sql`, `dml.<table>.sql`,
+    /// `tests/` and a Makefile; the name follows the naming convention (`src_<product>_…`,
+    /// `<product>_fct_…`, …).
     Init(TableInitArgs),
     /// Check file names, table names per layer and product, changelog.mode and cleanup policy.
     ValidateTableNames {
