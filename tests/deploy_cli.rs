@@ -168,6 +168,18 @@ fn deploy_status_stop_undeploy_round_trip() {
             }
         }
     }
+    // The statement set runs once, after the DDL of both of its sinks.
+    let set = created
+        .iter()
+        .find(|n| {
+            fake.sql(n)
+                .is_some_and(|s| s.starts_with("EXECUTE STATEMENT SET"))
+        })
+        .expect("the sales statement set was deployed");
+    for sink in ["ddl-int-sales-web-orders", "ddl-int-sales-store-orders"] {
+        let d = created.iter().position(|c| c.ends_with(sink)).expect(sink);
+        assert!(d < pos(set).unwrap(), "{sink} before {set}: {created:?}");
+    }
     // SET statements and .properties files became properties; catalog and database were added.
     let dml = created.iter().find(|n| n.contains("-dml-")).unwrap();
     let props = fake.properties(dml).unwrap();

@@ -120,7 +120,13 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     };
     let (target, scrubber) = make_target(&cfg)?;
     let rt = runtime()?;
-    let live = rt.block_on(live_statements(&target, &scrubber))?;
+    let live = rt.block_on(async {
+        target
+            .check_compute_pool()
+            .await
+            .map_err(|e| Failure(scrubber.scrub(&format!("compute pool check: {e}"))))?;
+        live_statements(&target, &scrubber).await
+    })?;
     let plan = build(&cfg, &project, &args.plan, &status_of(&live))?;
     let nodes = spec::deploy_nodes(&project, &plan)?;
     if args.dry_run {

@@ -317,7 +317,10 @@ pub async fn deploy(
         let r = sched.results[i].take().unwrap_or_else(|| NodeResult {
             table_name: n.table.clone(),
             action: n.action,
-            outcome: if in_flight.contains(&i) {
+            outcome: if !interrupted {
+                // Only a dependency cycle leaves a node unreached without an interruption.
+                Outcome::Failed("never became ready: its parents form a cycle".into())
+            } else if in_flight.contains(&i) {
                 Outcome::Interrupted(
                     "was running when interrupted; its statements may still be starting on the target"
                         .into(),

@@ -1,5 +1,5 @@
-//! Progress of a deploy: indicatif bars (one for the whole run, one spinner per running statement) when
-//! stderr is a terminal; plain structured lines otherwise (CI logs), e.g.
+//! Progress of a deploy: indicatif bars (one for the whole run, one spinner per running table showing
+//! its current statement and phase) when stdout is a terminal; plain structured lines otherwise (CI logs), e.g.
 //! `deploy: table=int_orders statement=dev-usw2-dml-int-orders phase=RUNNING elapsed=1.2s`.
 //! Progress always goes to stderr, so `--output json` on stdout stays machine-readable. Every text
 //! passes through the secret scrubber.
@@ -133,9 +133,9 @@ impl Drop for Bars {
     }
 }
 
-/// Bars when stderr is a terminal, else lines.
+/// Bars when stdout (and stderr, where they are drawn) is a terminal, else lines.
 pub fn auto(nodes: u64, scrubber: Scrubber) -> Box<dyn Progress> {
-    if std::io::stderr().is_terminal() {
+    if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
         Box::new(Bars::new(nodes, scrubber))
     } else {
         Box::new(Lines::new(scrubber))

@@ -171,7 +171,8 @@ pub fn steps_from_sql(
 }
 
 /// The deploy nodes of a plan, in plan order. Skipped nodes get no steps; a table written by another
-/// table's statement set runs only its DDL (the set runs with its owner).
+/// table's statement set runs only its DDL, the set's owner waits for it (the set runs with its
+/// owner, once every sink exists), and its children wait for the owner (the data comes from the set).
 pub fn deploy_nodes(
     project: &Project,
     plan: &crate::plan::ExecutionPlan,
@@ -180,18 +181,47 @@ pub fn deploy_nodes(
         plan.nodes.iter().map(|n| n.table_name.as_str()).collect();
     plan.nodes
         .iter()
-        .map(|n| node_steps(project, n).map(|steps| (n, steps)))
-        .map(|r| {
-            r.map(|(n, steps)| DeployNode {
+        .map(|n| {
+            let steps = node_steps(project, n)?;
+            let mut parents: Vec<String> = n
+                .parents
+                .iter()
+                .filter(|p| in_plan.contains(p.as_str()))
+                .cloned()
+                .collect();
+            // A statement set writes the other sinks too: their DDL must exist before it runs.
+            let descendants = project.graph.descendants(&[n.table_name.as_str()]);
+            for (other, t) in &project.inventory.tables {
+                if t.written_by.as_deref() == Some(n.table_name.as_str())
+                    && in_plan.contains(other.as_str())
+                    && !descendants.contains(other)
+                    && !parents.contains(other)
+                {
+                    parents.push(other.clone());
+                }
+            }
+            // A parent filled by another table's statement set has data only once that set runs:
+            // wait for the set's owner too.
+            let own_desc = project.graph.descendants(&[n.table_name.as_str()]);
+            for p in n.parents.clone() {
+                if let Some(owner) = project
+                    .inventory
+                    .tables
+                    .get(&p)
+                    .and_then(|t| t.written_by.clone())
+                    && owner != n.table_name
+                    && in_plan.contains(owner.as_str())
+                    && !own_desc.contains(&owner)
+                    && !parents.contains(&owner)
+                {
+                    parents.push(owner);
+                }
+            }
+            Ok(DeployNode {
                 table: n.table_name.clone(),
                 action: n.action,
                 reason: n.reason.clone(),
-                parents: n
-                    .parents
-                    .iter()
-                    .filter(|p| in_plan.contains(p.as_str()))
-                    .cloned()
-                    .collect(),
+                parents,
                 stateless: n.upgrade_mode == "Stateless",
                 steps,
             })
