@@ -15,6 +15,7 @@
 #
 # Environment: BENCH_TABLES=10000 BENCH_COMMITS=300 BENCH_RUNS=3 BENCH_SEED=42
 #              BENCH_DIR=<scratch dir, default: mktemp -d, removed at the end>
+#              BENCH_REUSE=1 (with BENCH_DIR: reuse the repository made by an earlier run)
 #              FLINKPIPE=<binary> (skips the cargo build)
 set -euo pipefail
 
@@ -44,6 +45,10 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
+if [ "${BENCH_REUSE:-0}" = 1 ] && [ -d "$work/.git" ]; then
+  echo "reusing the repository in $work" >&2
+  cd "$work"
+else
 echo "generating $tables tables in $work" >&2
 python3 "$repo/scripts/gen-bench-tree.py" "$tables" "$work" --seed "$seed" --force >/dev/null
 cd "$work"
@@ -106,6 +111,7 @@ EOF
 echo "changed files: $(git diff --name-only main...feature | wc -l)" >&2
 # Clones are packed; loose objects would make every read an inflate of its own file.
 git gc -q
+fi
 
 # time CMD… → seconds (best and median of $runs)
 time_runs() {
@@ -116,7 +122,7 @@ time_runs() {
     t1=$(date +%s.%N)
     ts+=("$(echo "$t1 - $t0" | bc)")
   done
-  printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f %.3f", a[1], a[int((NR+1)/2)]}'
+  printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f %.3f\n", a[1], a[int((NR+1)/2)]}'
 }
 
 mkdir -p out

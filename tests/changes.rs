@@ -902,3 +902,55 @@ fn fresh_graph_file_gives_the_same_impact_as_a_full_load() {
     let o = r.run(&args);
     assert!(stderr(&o).contains("WorkTree"), "{}", stderr(&o));
 }
+
+#[test]
+fn shallow_clone_without_the_base_is_a_clear_error() {
+    let r = Repo::new(common::our_fixture());
+    r.branch("feature");
+    r.edit(ENRICHED_DML, |t| {
+        t.replace("r.rate AS fx_rate", "r.rate * 2 AS fx_rate")
+    });
+    let tip = r.commit("change", T_CHANGE);
+    // A shallow clone that fetched the tip only: its parents are cut.
+    fs::write(r.root.join(".git/shallow"), format!("{tip}\n")).unwrap();
+    let o = r.run(&["project", "list-modified-files", "--since", "main"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with(
+            "error: no merge base between 'main' and 'HEAD' (shallow clone: fetch more history, e.g. git fetch --unshallow): "
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn impact_text_output() {
+    let r = Repo::new(common::our_fixture());
+    r.branch("feature");
+    r.edit(ENRICHED_DML, |t| {
+        t.replace("r.rate AS fx_rate", "r.rate * 2 AS fx_rate")
+    });
+    r.edit(PAYMENTS_DML, |t| format!("-- note\n{t}"));
+    r.commit("change", T_CHANGE);
+    let o = r.run(&["project", "list-impacted-tables", "--since", "main"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "changed table              change    impacted table              reason"
+    );
+    assert_eq!(
+        lines[2],
+        "int_sales_orders_enriched  logic     c360_fct_customer_orders    descendant of int_sales_orders_enriched (logic change)"
+    );
+    assert_eq!(
+        lines[lines.len() - 2],
+        "sales_fct_order_payments   cosmetic                              cosmetic: impacts nothing"
+    );
+    assert_eq!(
+        lines[lines.len() - 1],
+        "7 impacted table(s); DDL modified: none"
+    );
+}

@@ -13,6 +13,8 @@
 //! Output shapes follow shift_left's `modified_flink_files.json` (§3.4) and `impacted_tables.json` (§3.5),
 //! with flinkpipe's additions (`change_kind`, `tests`, `impacts`).
 
+#![warn(missing_docs)]
+
 pub mod classify;
 pub mod git;
 pub mod head;
