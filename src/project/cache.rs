@@ -50,6 +50,9 @@ pub fn key(bytes: &[u8]) -> Key {
     xxh3_128(bytes)
 }
 
+/// Key → byte range of the entry's JSON in the loaded file.
+type Index = HashMap<Key, std::ops::Range<usize>>;
+
 /// A loaded cache: the entries of the last run on the same root, deserialised on demand.
 #[derive(Debug, Default)]
 pub struct AnalysisCache {
@@ -57,8 +60,8 @@ pub struct AnalysisCache {
     file: Option<PathBuf>,
     /// The loaded file.
     body: Vec<u8>,
-    /// Key → byte range of the entry's JSON in `body`.
-    index: HashMap<Key, std::ops::Range<usize>>,
+    /// Where each entry's JSON is in `body`.
+    index: Index,
 }
 
 impl AnalysisCache {
@@ -200,7 +203,7 @@ fn header(body_hash: u64) -> String {
 
 /// Checks the header and the body's checksum, and indexes the entries (ranges into the whole file, which
 /// is kept as is: no copy). `None` for anything unexpected.
-fn parse(bytes: Vec<u8>) -> Option<(Vec<u8>, HashMap<Key, std::ops::Range<usize>>)> {
+fn parse(bytes: Vec<u8>) -> Option<(Vec<u8>, Index)> {
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let head = std::str::from_utf8(&bytes[..nl]).ok()?;
     let sum = head
