@@ -84,21 +84,27 @@ pub enum Outcome {
 /// The result of one statement of a node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StatementResult {
+    /// The statement name.
     pub name: String,
     /// `created`, `adopted`, `resumed`, `recreated`, `kept`, `drop skipped`.
     pub action: String,
     /// Last phase seen.
     pub phase: Option<String>,
+    /// `status.detail` at the end (the error text of a failure).
     pub detail: String,
 }
 
 /// The result of one node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeResult {
+    /// The table.
     pub table_name: String,
+    /// The plan's action.
     pub action: Action,
     #[serde(flatten)]
+    /// How it ended.
     pub outcome: Outcome,
+    /// Its statements, in execution order.
     pub statements: Vec<StatementResult>,
     /// Wall time of the node, seconds.
     pub seconds: f64,
@@ -107,8 +113,11 @@ pub struct NodeResult {
 /// The result of a run, in plan order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeployReport {
+    /// Every node of the plan, in plan order.
     pub nodes: Vec<NodeResult>,
+    /// Ctrl-C stopped the run.
     pub interrupted: bool,
+    /// Wall time of the run, seconds.
     pub seconds: f64,
 }
 

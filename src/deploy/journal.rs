@@ -21,51 +21,70 @@ use std::path::{Path, PathBuf};
 pub enum Entry {
     /// First line of a run: the plan's scope and its tables.
     Run {
+        /// The plan's scope, e.g. `product sales`.
         scope: String,
+        /// The plan's tables, in plan order.
         tables: Vec<String>,
         /// Unix time, seconds.
         at: u64,
     },
     /// A node began.
     NodeStarted {
+        /// The table (plan node).
         table: String,
     },
     /// A statement was created (POST answered 2xx).
     Created {
+        /// The table (plan node).
         table: String,
+        /// The statement name.
         statement: String,
     },
     /// An existing statement with the same SQL was adopted.
     Adopted {
+        /// The table (plan node).
         table: String,
+        /// The statement name.
         statement: String,
     },
     /// A statement was deleted (for a restart or an undeploy).
     Deleted {
+        /// The table (plan node).
         table: String,
+        /// The statement name.
         statement: String,
     },
-    /// A stop or resume was requested.
+    /// A stop was requested.
     Stopped {
+        /// The table (plan node).
         table: String,
+        /// The statement name.
         statement: String,
     },
+    /// A resume was requested.
     Resumed {
+        /// The table (plan node).
         table: String,
+        /// The statement name.
         statement: String,
     },
     /// A node reached its goal (every statement RUNNING or COMPLETED).
     NodeDone {
+        /// The table (plan node).
         table: String,
     },
     /// A node failed; `reason` is scrubbed of secrets.
     NodeFailed {
+        /// The table (plan node).
         table: String,
+        /// Why, scrubbed of secrets.
         reason: String,
     },
     /// The run ended (normally or interrupted).
     RunEnded {
+        /// Whether Ctrl-C ended it.
         interrupted: bool,
+        /// Unix time, seconds.
         at: u64,
     },
 }
@@ -74,19 +93,29 @@ pub enum Entry {
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("cannot write the deploy journal {path}: {source}")]
+    /// The journal cannot be created or appended to.
     Write {
+        /// The journal file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
     #[error("cannot read the deploy journal {path}: {source}")]
+    /// The journal cannot be read.
     Read {
+        /// The journal file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
     #[error("deploy journal {path}:{line}: not a journal entry ({message})")]
+    /// A line other than the last is not an entry.
     Corrupt {
+        /// The journal file.
         path: PathBuf,
+        /// 1-based line.
         line: usize,
+        /// The parser's message.
         message: String,
     },
 }

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 /// One statement to run for a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// What to send.
     pub spec: StatementSpec,
     /// The statement drops something (`DROP TABLE …`): needs `--allow-drop`.
     pub is_drop: bool,
@@ -30,7 +31,9 @@ pub struct Step {
 /// A plan node with its statements, ready for the executor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeployNode {
+    /// The table.
     pub table: String,
+    /// The plan's action.
     pub action: Action,
     /// The plan's reason.
     pub reason: String,
@@ -46,7 +49,9 @@ pub struct DeployNode {
 #[derive(Debug, thiserror::Error)]
 #[error("cannot read {path}: {source}")]
 pub struct SpecError {
+    /// The file.
     pub path: PathBuf,
+    /// The I/O error.
     pub source: std::io::Error,
 }
 

@@ -40,14 +40,23 @@ pub struct StatementSpec {
 /// A statement phase (`confluent-cloud-flink-api.md` §4); unknown values are kept, never rejected.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
+    /// Submitted, not started yet (waiting for resources, a carried-over reference, or a retryable server problem when `detail` is set).
     Pending,
+    /// Running: success for INSERT, CTAS and statement sets on unbounded sources.
     Running,
+    /// Finished: success for DDL and bounded statements.
     Completed,
+    /// Running but unhealthy; not a failure by itself.
     Degraded,
+    /// Failing: a failure in progress.
     Failing,
+    /// Failed: `detail` says why.
     Failed,
+    /// A stop was requested.
     Stopping,
+    /// Stopped; INSERT, CTAS and statement sets can be resumed.
     Stopped,
+    /// A delete was requested; a GET soon answers 404.
     Deleting,
     /// A phase this version does not know, as the server spelled it.
     Unknown(String),
@@ -108,7 +117,9 @@ impl<'de> Deserialize<'de> for Phase {
 /// What the target says about one statement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementState {
+    /// The statement name.
     pub name: String,
+    /// The current phase.
     pub phase: Phase,
     /// `status.detail`: the error text on FAILED, a hint while PENDING; may be empty.
     pub detail: String,
@@ -142,17 +153,25 @@ pub enum TargetError {
     /// The server answered with an error status.
     #[error("{method} {path}: HTTP {status}: {message}")]
     Http {
+        /// `GET`, `POST`, ….
         method: String,
+        /// The URL path (no query, no host).
         path: String,
+        /// The HTTP status.
         status: u16,
+        /// The server's error details (joined), with its request id; scrubbed of secrets.
         message: String,
+        /// Retryable or permanent.
         kind: ErrorKind,
     },
     /// No answer: connection refused or reset, timeout. For a POST the outcome is unknown.
     #[error("{method} {path}: {message}")]
     Transport {
+        /// `GET`, `POST`, ….
         method: String,
+        /// The URL path.
         path: String,
+        /// What happened (timeout, connection refused or reset); scrubbed of secrets.
         message: String,
     },
     /// Configuration or usage problem found before any call (missing key, bad URL, refused redirect).
