@@ -2,7 +2,8 @@
 //!
 //! Rules:
 //! - a file's change counts for its table; several files of one table count once, by the strongest kind
-//!   (`added` > `schema` > `logic` > `options`); a rename that changes the table's name is a deletion of
+//!   (`added` > `schema` > `logic` > `options`); an added or deleted `.properties` file is an `options`
+//!   change; a rename that changes the table's name is a deletion of
 //!   the old name and an addition of the new one; a rename that keeps it counts by its content change;
 //! - `cosmetic` changes impact nothing (they are listed with no descendants);
 //! - every other change impacts all descendants at the head, each with the reason
@@ -210,6 +211,10 @@ pub fn changed_tables(
     };
     for f in files.iter().filter(|f| f.role != FileRole::Test) {
         match f.change_kind {
+            // Statement options added or removed: the table itself is neither new nor gone.
+            ChangeKind::Added | ChangeKind::Deleted if f.role == FileRole::Properties => {
+                add(&f.new_table_name, ChangeKind::Options, &f.path)
+            }
             ChangeKind::Renamed if f.table_name != f.new_table_name => {
                 add(
                     &f.table_name,
@@ -467,6 +472,17 @@ mod tests {
             err.to_string(),
             "table 'a' is deleted but its children still read it: b (b/sql-scripts/dml.b.sql)"
         );
+    }
+
+    #[test]
+    fn added_or_deleted_properties_are_options() {
+        let g = graph(&[("a", "b")], &["a", "b"]);
+        let files = [change("a", ChangeKind::Deleted, FileRole::Properties)];
+        let r = impacted_tables(&files, &[], &g).unwrap();
+        assert_eq!(r.impacts[0].change_kind, ChangeKind::Options);
+        assert_eq!(r.impacted_tables, vec!["b"]);
+        let files = [change("a", ChangeKind::Added, FileRole::Properties)];
+        assert_eq!(changed_tables(&files, &g)[0].1, ChangeKind::Options);
     }
 
     #[test]
