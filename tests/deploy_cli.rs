@@ -443,3 +443,76 @@ fn offline_plan_is_unchanged_and_never_contacts_the_target() {
     assert!(fake.requests().is_empty());
     let _ = Path::new("");
 }
+
+#[test]
+fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
+    let p = project();
+    let fake = FakeConfluent::start_with(fake_confluent::FakeOptions {
+        step: std::time::Duration::from_millis(300),
+        ..Default::default()
+    });
+    let args = [
+        "pipeline",
+        "deploy",
+        "--product-name",
+        "sales",
+        "--max-parallel",
+        "2",
+    ];
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
+    c.args(args)
+        .arg(&p.pipelines)
+        .current_dir(&p.root)
+        .env_remove("PIPELINES")
+        .env_remove("SL_CONFIG_FILE")
+        .env_remove("CONFIG_FILE")
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    // Wait until the deploy is under way, then send SIGINT as a terminal's Ctrl-C would.
+    let t0 = std::time::Instant::now();
+    while fake.created().len() < 3 && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(out.contains("--resume"), "{out}");
+    // The journal is whole: every line parses and the run's end is recorded.
+    let journal = std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
+    for line in journal.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    assert!(
+        journal
+            .lines()
+            .last()
+            .unwrap()
+            .contains("\"interrupted\":true"),
+        "{journal}"
+    );
+    let created_before = fake.created().len();
+
+    let o = run(&p, &fake, &[&args[..], &["--resume"]].concat(), &[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let created = fake.created();
+    let mut uniq = created.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(
+        uniq.len(),
+        created.len(),
+        "nothing created twice: {created:?}"
+    );
+    assert!(created.len() > created_before);
+    assert!(fake.deletes().is_empty());
+}
