@@ -485,3 +485,47 @@ async fn max_parallel_one_is_sequential() {
         assert_eq!(w[0].replace("-ddl-", "-"), w[1].replace("-dml-", "-"));
     }
 }
+
+#[tokio::test]
+async fn stateless_restart_with_new_properties_carries_offsets_over_under_the_same_name() {
+    let fake = FakeConfluent::start();
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "RUNNING",
+    );
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1]
+        .spec
+        .properties
+        .insert("sql.state-ttl".into(), "1 h".into());
+    let report = run(&fake, &[a], &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[0].statements[1].action, "carried over");
+    assert_eq!(fake.posts(), vec!["dev-dml-a-co", "dev-dml-a"]);
+    assert_eq!(fake.deletes(), vec!["dev-dml-a", "dev-dml-a-co"]);
+    let props = fake.properties("dev-dml-a").unwrap();
+    assert_eq!(props["sql.tables.initial-offset-from"], "dev-dml-a-co");
+    assert_eq!(props["sql.state-ttl"], "1 h");
+    assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase("dev-dml-a-co"), None);
+    // Each handover stopped the old statement before deleting it.
+    let reqs: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.body_name.unwrap_or(r.path)))
+        .collect();
+    assert_eq!(
+        reqs,
+        vec![
+            "POST dev-dml-a-co",
+            "PATCH /statements/dev-dml-a",
+            "DELETE /statements/dev-dml-a",
+            "POST dev-dml-a",
+            "PATCH /statements/dev-dml-a-co",
+            "DELETE /statements/dev-dml-a-co",
+        ]
+    );
+}

@@ -10,8 +10,9 @@
 //!   A 409 on POST, or a POST whose outcome is unknown (connection dropped, 5xx), leads back to the GET:
 //!   nothing is ever created twice, nothing is deleted to "fix" a conflict (shift_left defect 16).
 //! - **Restart** (plan action): a stateless DML whose SQL did not change is stopped and resumed in place
-//!   (Confluent resumes from the stopped statement's offsets: nothing is replayed, the name stays); any
-//!   other DML is deleted (wait for 404) and created again. A DDL statement whose SQL did not change is
+//!   (Confluent resumes from the stopped statement's offsets: nothing is replayed, the name stays), or,
+//!   when its properties changed, handed over with carry-over offsets ([`carry_temp_name`]); any other
+//!   DML is deleted (wait for 404) and created again. A DDL statement whose SQL did not change is
 //!   kept (the table is already defined that way); a changed DDL needs `DROP TABLE`, done only with
 //!   `--allow-drop` (shift_left dropped every table it redeployed, defect 10).
 //! - **Wait**: a DDL until COMPLETED, a DML until RUNNING (COMPLETED also counts: bounded inserts).
@@ -475,6 +476,13 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
     };
     let ours = ctx.resume.ours.contains(&spec.name);
     let mut action = "created";
+    let temp = carry_temp_name(&spec.name);
+    if existing.is_none() && ctx.resume.ours.contains(&temp) {
+        // An interrupted carry-over handover: the temporary statement holds the offsets.
+        if let Ok(Some(_)) = ctx.target.get_statement(&temp).await {
+            return carry_over(ctx, table, spec, None).await;
+        }
+    }
     if let Some(s) = existing {
         let same = normalize_sql(&s.sql) == normalize_sql(&spec.sql);
         let restart = node.action == Action::Restart && !ours;
@@ -490,6 +498,16 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
                 });
                 ctx.progress.statement(table, &spec.name, what);
                 return wait(ctx, table, spec, what).await;
+            }
+            (true, Phase::Running | Phase::Pending | Phase::Degraded | Phase::Stopped)
+                if spec.kind == StatementKind::Dml
+                    && restart
+                    && node.stateless
+                    && !same_properties(&s, spec)
+                    && ctx.target.supports_carry_over() =>
+            {
+                // Properties cannot change in place: hand the offsets over (§10).
+                return carry_over(ctx, table, spec, Some(s)).await;
             }
             (true, Phase::Stopped | Phase::Stopping)
             | (true, Phase::Running | Phase::Pending | Phase::Degraded)
@@ -574,6 +592,111 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
         Err(why) => return fail(action, None, why),
     }
     wait(ctx, table, spec, action).await
+}
+
+/// Properties the target adds itself or that carry-over sets: not compared.
+const MANAGED_PROPERTIES: &[&str] = &[
+    "sql.current-catalog",
+    "sql.current-database",
+    "sql.tables.initial-offset-from",
+];
+
+/// Whether the deployed properties equal the files' (ignoring [`MANAGED_PROPERTIES`]).
+fn same_properties(s: &StatementState, spec: &StatementSpec) -> bool {
+    let relevant = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        m.iter()
+            .filter(|(k, _)| !MANAGED_PROPERTIES.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    relevant(&s.properties) == relevant(&spec.properties)
+}
+
+/// The temporary statement of a carry-over handover: `<name>-co`.
+pub fn carry_temp_name(name: &str) -> String {
+    crate::plan::naming::fit_length(format!("{name}-co"))
+}
+
+/// Restarts a stateless DML under the same name without losing its place in the sources, with
+/// Confluent's carry-over offsets (`sql.tables.initial-offset-from`, `confluent-cloud-flink-api.md` §10):
+/// the new statement must have a new name and waits PENDING until the old one is STOPPED. Two
+/// handovers keep the name: `<name>` → `<name>-co` → `<name>` (each: create the new one, stop the old,
+/// wait for the new RUNNING, delete the old). Re-entrant after an interruption: each step looks at
+/// what exists first. `existing`: the old statement, `None` when it is already gone.
+async fn carry_over(
+    ctx: &Ctx<'_>,
+    table: &str,
+    spec: &StatementSpec,
+    existing: Option<StatementState>,
+) -> StepResult {
+    let temp_name = carry_temp_name(&spec.name);
+    let with_ref = |name: String, from: &str| {
+        let mut properties = spec.properties.clone();
+        properties.insert("sql.tables.initial-offset-from".into(), from.to_string());
+        StatementSpec {
+            name,
+            sql: spec.sql.clone(),
+            properties,
+            kind: StatementKind::Dml,
+        }
+    };
+    let temp = with_ref(temp_name.clone(), &spec.name);
+    let target_spec = with_ref(spec.name.clone(), &temp_name);
+    let fail = |why: String| Err((result(spec, "carried over", None), why));
+    if let Some(old) = &existing {
+        // First handover: <name> → <name>-co.
+        let temp_state = match ctx.target.get_statement(&temp_name).await {
+            Ok(t) => t,
+            Err(e) => return fail(ctx.err(&e)),
+        };
+        if temp_state.is_none()
+            && let Err(why) = create(ctx, table, &temp).await
+        {
+            return fail(why);
+        }
+        ctx.progress.statement(
+            table,
+            &temp_name,
+            "carry-over: waiting for the old statement to stop",
+        );
+        handover(ctx, table, old.phase.clone(), spec, &temp).await?;
+    }
+    // Second handover: <name>-co → <name>.
+    match create(ctx, table, &target_spec).await {
+        Ok(_) => {}
+        Err(why) => return fail(why),
+    }
+    let temp_phase = match ctx.target.get_statement(&temp_name).await {
+        Ok(Some(t)) => t.phase,
+        Ok(None) => Phase::Stopped,
+        Err(e) => return fail(ctx.err(&e)),
+    };
+    handover(ctx, table, temp_phase, &temp, &target_spec).await?;
+    let r = wait(ctx, table, &target_spec, "carried over").await?;
+    Ok(r)
+}
+
+/// Stops `old` (unless already stopped), waits for `new` to run, deletes `old`.
+async fn handover(
+    ctx: &Ctx<'_>,
+    table: &str,
+    old_phase: Phase,
+    old: &StatementSpec,
+    new: &StatementSpec,
+) -> Result<(), (StatementResult, String)> {
+    if old_phase != Phase::Stopped {
+        if let Err(e) = ctx.target.stop_statement(&old.name).await
+            && !matches!(e, TargetError::NotFound(_))
+        {
+            return Err((result(old, "stop", None), ctx.err(&e)));
+        }
+        ctx.record(Entry::Stopped {
+            table: table.to_string(),
+            statement: old.name.clone(),
+        });
+    }
+    wait(ctx, table, new, "carried over").await?;
+    delete_and_wait(ctx, table, old).await
 }
 
 enum Created {

@@ -654,10 +654,21 @@ fn view(s: &Stmt) -> serde_json::Value {
 
 /// Applies at most one pending transition of `name`, respecting `step`.
 fn advance(state: &mut State, name: &str, step: Duration) {
+    advance_depth(state, name, step, 0)
+}
+
+fn advance_depth(state: &mut State, name: &str, step: Duration, depth: u8) {
     let carry = state
         .statements
         .get(name)
         .and_then(|s| s.carry_from.clone());
+    // Time passes for the referenced statement too (the real service does not wait for reads).
+    if let Some(o) = carry.as_deref()
+        && o != name
+        && depth == 0
+    {
+        advance_depth(state, o, step, 1);
+    }
     let old_stopped = carry
         .as_ref()
         .map(|o| state.statements.get(o).is_none_or(|s| s.phase == "STOPPED"))
