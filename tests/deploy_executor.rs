@@ -529,3 +529,55 @@ async fn stateless_restart_with_new_properties_carries_offsets_over_under_the_sa
         ]
     );
 }
+
+#[tokio::test]
+async fn an_interrupted_carry_over_is_finished_on_resume() {
+    for second_post_done in [false, true] {
+        let fake = FakeConfluent::start();
+        fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+        // The first handover happened: the temporary statement runs, the old one is gone.
+        fake.seed(
+            "dev-dml-a-co",
+            "INSERT INTO a SELECT * FROM src_topic",
+            "RUNNING",
+        );
+        let mut a = node("a", &[], Action::Restart);
+        a.steps[1]
+            .spec
+            .properties
+            .insert("sql.state-ttl".into(), "1 h".into());
+        let mut resume = JournalState::default();
+        resume.ours.insert("dev-dml-a-co".into());
+        if second_post_done {
+            let t = target(&fake);
+            let mut s = a.steps[1].spec.clone();
+            s.properties.insert(
+                "sql.tables.initial-offset-from".into(),
+                "dev-dml-a-co".into(),
+            );
+            flinkpipe::deploy::Target::create_statement(&t, &s)
+                .await
+                .unwrap();
+            resume.ours.insert("dev-dml-a".into());
+        }
+        let posts_before = fake.posts().len();
+        let session = Session {
+            resume,
+            ..Session::quiet()
+        };
+        let report = deploy(&target(&fake), &[a], &options(), &session).await;
+        assert!(report.success(), "{second_post_done}: {report:#?}");
+        assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+        assert_eq!(
+            fake.phase("dev-dml-a-co"),
+            None,
+            "temporary statement removed"
+        );
+        assert_eq!(
+            fake.posts().len() - posts_before,
+            usize::from(!second_post_done),
+            "{:?}",
+            fake.posts()
+        );
+    }
+}

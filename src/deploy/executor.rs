@@ -477,11 +477,15 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
     let ours = ctx.resume.ours.contains(&spec.name);
     let mut action = "created";
     let temp = carry_temp_name(&spec.name);
-    if existing.is_none() && ctx.resume.ours.contains(&temp) {
-        // An interrupted carry-over handover: the temporary statement holds the offsets.
-        if let Ok(Some(_)) = ctx.target.get_statement(&temp).await {
-            return carry_over(ctx, table, spec, None).await;
-        }
+    if ctx.resume.ours.contains(&temp)
+        && existing
+            .as_ref()
+            .is_none_or(|e| e.properties.get("sql.tables.initial-offset-from") == Some(&temp))
+        && let Ok(Some(_)) = ctx.target.get_statement(&temp).await
+    {
+        // An interrupted carry-over handover: the temporary statement holds the offsets; finish the
+        // second handover.
+        return carry_over(ctx, table, spec, None).await;
     }
     if let Some(s) = existing {
         let same = normalize_sql(&s.sql) == normalize_sql(&spec.sql);
@@ -661,10 +665,21 @@ async fn carry_over(
         );
         handover(ctx, table, old.phase.clone(), spec, &temp).await?;
     }
-    // Second handover: <name>-co → <name>.
-    match create(ctx, table, &target_spec).await {
-        Ok(_) => {}
-        Err(why) => return fail(why),
+    // Second handover: <name>-co → <name> (GET first: after an interruption it may exist already).
+    match ctx.target.get_statement(&spec.name).await {
+        Ok(None) => {
+            if let Err(why) = create(ctx, table, &target_spec).await {
+                return fail(why);
+            }
+        }
+        Ok(Some(c)) if c.properties.get("sql.tables.initial-offset-from") == Some(&temp_name) => {}
+        Ok(Some(c)) => {
+            return fail(format!(
+                "{}: exists (phase {}) without carrying over from {temp_name}; left alone",
+                spec.name, c.phase
+            ));
+        }
+        Err(e) => return fail(ctx.err(&e)),
     }
     let temp_phase = match ctx.target.get_statement(&temp_name).await {
         Ok(Some(t)) => t.phase,
