@@ -581,3 +581,46 @@ async fn an_interrupted_carry_over_is_finished_on_resume() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_revoked_key_fails_the_node_at_once_with_a_hint_and_no_secret() {
+    let fake = FakeConfluent::start();
+    fake.add_fault(Fault::new(
+        None,
+        Some("dev-ddl-d"),
+        FaultAction::Status {
+            status: 401,
+            headers: vec![(
+                "WWW-Authenticate".into(),
+                "Basic error=\"invalid_key\"".into(),
+            )],
+            body: r#"{"errors":[{"status":"401","detail":"Valid authentication credentials must be provided"}]}"#.into(),
+        },
+        100,
+    ));
+    let nodes = diamond();
+    let report = run(&fake, &nodes, &options()).await;
+    let d = report.nodes.iter().find(|n| n.table_name == "d").unwrap();
+    let NodeOutcome::Failed(r) = &d.outcome else {
+        panic!("{report:#?}")
+    };
+    assert!(
+        r.contains("HTTP 401") && r.contains("SL_FLINK_API_KEY"),
+        "{r}"
+    );
+    assert!(!r.contains(SECRET) && !r.contains(KEY));
+    let d_calls = fake
+        .requests()
+        .iter()
+        .filter(|q| q.path.contains("dev-ddl-d"))
+        .count();
+    assert_eq!(d_calls, 1, "a 401 is not retried");
+    assert_eq!(
+        report
+            .nodes
+            .iter()
+            .filter(|n| n.outcome == NodeOutcome::Done)
+            .count(),
+        4
+    );
+}

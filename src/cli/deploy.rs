@@ -12,7 +12,7 @@ use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
 use crate::deploy::{ConfluentTarget, Phase, Scrubber, StatementState, Target};
 use crate::lineage::Project;
-use crate::plan::{self, Action, ExecutionPlan, StatementNaming, StatementStatus};
+use crate::plan::{self, ExecutionPlan, StatementNaming, StatementStatus};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -168,8 +168,12 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
         statement_timeout: Duration::from_secs(args.timeout),
         ..DeployOptions::default()
     };
-    let to_run = nodes.iter().filter(|n| n.action != Action::Skip).count() as u64;
-    let progress = crate::deploy::progress::auto(to_run, scrubber.clone());
+    let waves: BTreeMap<String, usize> = plan
+        .nodes
+        .iter()
+        .filter_map(|n| n.wave.map(|w| (n.table_name.clone(), w)))
+        .collect();
+    let progress = crate::deploy::progress::auto(waves, scrubber.clone());
     let session = Session {
         journal: Some(&journal),
         resume,

@@ -34,15 +34,24 @@ impl Progress for Silent {
 pub struct Lines {
     start: Instant,
     scrubber: Scrubber,
+    waves: BTreeMap<String, usize>,
 }
 
 impl Lines {
-    /// Lines timed from now.
-    pub fn new(scrubber: Scrubber) -> Self {
+    /// Lines timed from now; `waves`: the plan's wave of each table that runs.
+    pub fn new(waves: BTreeMap<String, usize>, scrubber: Scrubber) -> Self {
         Lines {
             start: Instant::now(),
             scrubber,
+            waves,
         }
+    }
+
+    fn wave(&self, table: &str) -> String {
+        self.waves
+            .get(table)
+            .map(|w| format!(" wave={w}"))
+            .unwrap_or_default()
     }
 
     fn emit(&self, text: String) {
@@ -56,7 +65,7 @@ impl Lines {
 
 impl Progress for Lines {
     fn node_started(&self, table: &str) {
-        self.emit(format!("table={table} event=started"));
+        self.emit(format!("table={table}{} event=started", self.wave(table)));
     }
     fn statement(&self, table: &str, statement: &str, what: &str) {
         self.emit(format!("table={table} statement={statement} phase={what}"));
@@ -68,27 +77,45 @@ impl Progress for Lines {
     }
 }
 
-/// Bars on a terminal.
+/// Bars on a terminal: the whole run, one bar per wave of the plan, one spinner per running table.
 pub struct Bars {
     multi: MultiProgress,
     total: ProgressBar,
+    wave_bars: Vec<ProgressBar>,
+    waves: BTreeMap<String, usize>,
     spinners: Mutex<BTreeMap<String, ProgressBar>>,
     scrubber: Scrubber,
 }
 
 impl Bars {
-    /// Bars for `nodes` nodes to run.
-    pub fn new(nodes: u64, scrubber: Scrubber) -> Self {
+    /// Bars for the tables that run; `waves`: each one's wave in the plan.
+    pub fn new(waves: BTreeMap<String, usize>, scrubber: Scrubber) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        let total = multi.add(ProgressBar::new(nodes));
+        let total = multi.add(ProgressBar::new(waves.len() as u64));
         total.set_style(
             ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} tables {msg}")
                 .expect("static template")
                 .progress_chars("=> "),
         );
+        let count = waves.values().max().map_or(0, |m| m + 1);
+        let wave_bars = (0..count)
+            .map(|w| {
+                let n = waves.values().filter(|v| **v == w).count() as u64;
+                let b = multi.add(ProgressBar::new(n));
+                b.set_style(
+                    ProgressStyle::with_template("  wave {prefix:>2} [{bar:20}] {pos}/{len}")
+                        .expect("static template")
+                        .progress_chars("=> "),
+                );
+                b.set_prefix(w.to_string());
+                b
+            })
+            .collect();
         Bars {
             multi,
             total,
+            wave_bars,
+            waves,
             spinners: Mutex::new(BTreeMap::new()),
             scrubber,
         }
@@ -119,6 +146,9 @@ impl Progress for Bars {
             sp.finish_and_clear();
         }
         self.total.inc(1);
+        if let Some(b) = self.waves.get(table).and_then(|w| self.wave_bars.get(*w)) {
+            b.inc(1);
+        }
         if outcome != "done" {
             let _ = self
                 .multi
@@ -129,15 +159,42 @@ impl Progress for Bars {
 
 impl Drop for Bars {
     fn drop(&mut self) {
+        for b in &self.wave_bars {
+            b.finish_and_clear();
+        }
         self.total.finish_and_clear();
     }
 }
 
-/// Bars when stdout (and stderr, where they are drawn) is a terminal, else lines.
-pub fn auto(nodes: u64, scrubber: Scrubber) -> Box<dyn Progress> {
+/// Bars when stdout (and stderr, where they are drawn) is a terminal, else lines. `waves`: the plan's
+/// wave of each table that runs.
+pub fn auto(waves: BTreeMap<String, usize>, scrubber: Scrubber) -> Box<dyn Progress> {
     if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
-        Box::new(Bars::new(nodes, scrubber))
+        Box::new(Bars::new(waves, scrubber))
     } else {
-        Box::new(Lines::new(scrubber))
+        Box::new(Lines::new(waves, scrubber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_and_lines_accept_every_event() {
+        let waves = BTreeMap::from([("a".to_string(), 0), ("b".to_string(), 1)]);
+        let scrub = Scrubber::new(["hunter22".to_string()]);
+        for p in [
+            Box::new(Bars::new(waves.clone(), scrub.clone())) as Box<dyn Progress>,
+            Box::new(Lines::new(waves.clone(), scrub.clone())),
+            Box::new(Silent),
+        ] {
+            p.node_started("a");
+            p.statement("a", "dev-dml-a", "PENDING");
+            p.node_finished("a", "done");
+            p.node_started("b");
+            p.node_finished("b", "failed: hunter22 leaked?");
+            p.node_finished("unknown", "skipped: parent a failed");
+        }
     }
 }
