@@ -1,6 +1,9 @@
 //! A temporary git repository built with git2 (no `git` CLI) around a copied `pipelines/` tree.
 #![allow(dead_code)]
 
+use super::flinkpipe;
+use flinkpipe::changes::{self, ChangeOptions};
+use flinkpipe::config::Config;
 use git2::{IndexAddOption, Repository, Signature, Time};
 use std::fs;
 use std::path::PathBuf;
@@ -73,5 +76,37 @@ impl Repo {
         let p = self.path(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
+    }
+
+    pub fn head_name(&self) -> String {
+        self.repo.head().unwrap().shorthand().unwrap().to_string()
+    }
+
+    pub fn head_commit(&self) -> git2::Oid {
+        self.repo.head().unwrap().peel_to_commit().unwrap().id()
+    }
+
+    pub fn index_bytes(&self) -> Vec<u8> {
+        fs::read(self.root.join(".git/index")).unwrap()
+    }
+
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        let mut all: Vec<&str> = args.to_vec();
+        let out = self.root.join("out");
+        fs::create_dir_all(&out).unwrap();
+        let pipelines = self.pipelines.to_str().unwrap().to_string();
+        let out = out.to_str().unwrap().to_string();
+        all.push(&pipelines);
+        all.push("--output-dir");
+        all.push(&out);
+        flinkpipe(&all)
+    }
+
+    pub fn out_file(&self, name: &str) -> String {
+        fs::read_to_string(self.root.join("out").join(name)).unwrap()
+    }
+
+    pub fn changes(&self, opts: ChangeOptions) -> changes::ChangeSet {
+        changes::list_changes(&self.pipelines, &opts, &Config::default()).unwrap()
     }
 }
