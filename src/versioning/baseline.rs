@@ -19,17 +19,7 @@ pub fn base_names(
     config: &Config,
     tables: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, String>, ChangeError> {
-    let not_repo = || ChangeError::NotARepository(pipelines_dir.to_path_buf());
-    let abs = pipelines_dir.canonicalize().map_err(|_| not_repo())?;
-    let repo = git2::Repository::discover(&abs).map_err(|_| not_repo())?;
-    let workdir = repo
-        .workdir()
-        .and_then(|w| w.canonicalize().ok())
-        .ok_or_else(not_repo)?;
-    let prefix = abs
-        .strip_prefix(&workdir)
-        .map(crate::fsutil::slash_path)
-        .map_err(|_| not_repo())?;
+    let (repo, _, prefix) = crate::changes::git::open(pipelines_dir)?;
     let tree = repo
         .revparse_single(base_commit)
         .and_then(|o| o.peel_to_tree())
