@@ -261,8 +261,6 @@ pub fn list_changes(
 }
 
 /// The repository holding `pipelines_dir`: `(repo, canonical work tree, pipelines folder relative to it)`.
-/// Opens the repository that holds `pipelines_dir`: (repository, canonical work tree, `/`-separated path of
-/// the pipelines folder inside it).
 pub(crate) fn open(pipelines_dir: &Path) -> Result<(Repository, PathBuf, String), ChangeError> {
     if !pipelines_dir.is_dir() {
         return Err(ChangeError::NoDirectory(pipelines_dir.to_path_buf()));
