@@ -113,18 +113,7 @@ pub(crate) fn load_project(
     Ok(project)
 }
 
-/// Prints diagnostics on stderr, one per line, with a closing count.
-pub(crate) fn print_diagnostics(diags: &[Diagnostic]) {
-    for d in diags {
-        eprintln!("{d}");
-    }
-    let errors = diags.iter().filter(|d| d.is_error()).count();
-    if errors > 0 {
-        eprintln!("{errors} error(s), {} warning(s)", diags.len() - errors);
-    }
-}
-
-/// Prints diagnostics on stderr like [`print_diagnostics`], each followed by a snippet of its source line
+/// Prints diagnostics on stderr, one per line with a closing count, each followed by a snippet of its source line
 /// (file paths are relative to `base`, the pipelines folder's parent; files that cannot be read get none).
 pub(crate) fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
     let mut cache: std::collections::HashMap<&str, Option<String>> = Default::default();

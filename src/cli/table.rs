@@ -1,7 +1,7 @@
 //! `flinkpipe table …`: the inventory.
 
 use super::args::{GlobalArgs, TableCommand};
-use super::{CmdResult, is_json, load_config, print_diagnostics, print_json};
+use super::{CmdResult, is_json, load_config, print_json};
 use crate::fsutil::{to_json_pretty, write_atomic};
 use crate::inventory::Inventory;
 use crate::inventory::shift_left::to_inventory_file;
@@ -25,7 +25,10 @@ pub(super) fn run(global: &GlobalArgs, cmd: &TableCommand) -> CmdResult {
             let inv = Inventory::build(&scanned, &cfg);
             let mut diags = inv.diagnostics.clone();
             crate::diagnostics::normalize(&mut diags);
-            print_diagnostics(&diags);
+            super::print_diagnostics_in(
+                &diags,
+                super::scaffold::source_base(&dir.pipelines).as_deref(),
+            );
             if inv.has_errors() {
                 eprintln!("inventory not written: fix the errors above");
                 return Ok(false);
