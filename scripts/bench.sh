@@ -89,6 +89,7 @@ for n in $sizes; do
     for run in $(seq 1 "$runs"); do
       rm -rf "$copy"
       cp -a "$pristine" "$copy"   # every run starts without inventory.json / pipeline_definition.json
+      sync                        # the copy's writeback must not land in the measured commands' time
       case "$mode" in
         none) env_args=(FLINKPIPE_NO_CACHE=1) ;;
         cold) rm -rf "$work/cache-cold"; env_args=(XDG_CACHE_HOME="$work/cache-cold") ;;
