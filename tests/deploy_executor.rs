@@ -624,3 +624,22 @@ async fn a_revoked_key_fails_the_node_at_once_with_a_hint_and_no_secret() {
         4
     );
 }
+
+#[tokio::test]
+async fn a_resume_is_awaited_even_while_the_phase_still_reads_stopped() {
+    let fake = FakeConfluent::start_with(FakeOptions {
+        step: Duration::from_millis(100),
+        ..FakeOptions::default()
+    });
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "STOPPED",
+    );
+    let report = run(&fake, &[node("a", &[], Action::Create)], &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[0].statements[1].action, "resumed");
+    assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+    assert!(fake.posts().is_empty() && fake.deletes().is_empty());
+}

@@ -949,7 +949,9 @@ async fn wait_phase(
                     return Err((result(spec, "wait", Some(&s)), why));
                 }
             }
-            Phase::Stopped if !goal.contains(&Phase::Stopped) => {
+            // Right after a resume request the phase may still read STOPPED (the change is
+            // asynchronous, §5); only a requested stop is final.
+            Phase::Stopped if !goal.contains(&Phase::Stopped) && s.stopped => {
                 return Err((
                     result(spec, "wait", Some(&s)),
                     format!("{}: STOPPED while waiting for {}", spec.name, goal[0]),
