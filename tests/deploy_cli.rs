@@ -292,7 +292,7 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
     let o = run(
         &p,
         &fake,
-        &["pipeline", "deploy", "--product-name", "sales", "--dry-run"],
+        &["pipeline", "deploy", "--product-name", "sales", "--dry-run", "-vv"],
         &[],
     );
     let (out, _) = text(&o);
