@@ -290,12 +290,6 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Whether a deploy target is configured: `confluent_cloud.environment_id` (or `$SL_FLINK_ENV_ID`)
-    /// is set. `build-execution-plan` then reads live statement phases unless `--offline` is given.
-    pub fn has_target(&self, env: &dyn Fn(&str) -> Option<String>) -> bool {
-        self.confluent_cloud.environment_id.is_some() || env("SL_FLINK_ENV_ID").is_some()
-    }
-
     /// The Flink REST endpoint: `$SL_FLINK_SQL_ENDPOINT`, else `flink.sql_endpoint`, else
     /// `https://flink.<cloud_region>.<cloud_provider>.confluent.cloud` (`confluent-cloud-flink-api.md` §1;
     /// provider lower-cased). Errors: provider or region missing when no override is given.
