@@ -28,7 +28,7 @@ pub(super) fn make_target(cfg: &Config) -> Result<(ConfluentTarget, Scrubber), F
     let settings = cfg.confluent_settings(&env_lookup)?;
     let scrubber = settings.credentials.scrubber();
     let target =
-        ConfluentTarget::new(settings).map_err(|e| Failure(scrubber.scrub(&e.to_string())))?;
+        ConfluentTarget::new(settings).map_err(|e| Failure::new(scrubber.scrub(&e.to_string())))?;
     tracing::info!("target: {}", target.describe());
     Ok((target, scrubber))
 }
@@ -39,7 +39,7 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| Failure::new(format!("cannot start the async runtime: {e}")))
 }
 
 /// Every statement on the target, by name (one paginated listing).
@@ -50,7 +50,7 @@ pub(super) async fn live_statements(
     let list = target
         .list_statements()
         .await
-        .map_err(|e| Failure(scrubber.scrub(&format!("listing statements: {e}"))))?;
+        .map_err(|e| Failure::new(scrubber.scrub(&format!("listing statements: {e}"))))?;
     Ok(list.into_iter().map(|s| (s.name.clone(), s)).collect())
 }
 
@@ -124,7 +124,7 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
         target
             .check_compute_pool()
             .await
-            .map_err(|e| Failure(scrubber.scrub(&format!("compute pool check: {e}"))))?;
+            .map_err(|e| Failure::new(scrubber.scrub(&format!("compute pool check: {e}"))))?;
         live_statements(&target, &scrubber).await
     })?;
     let plan = build(&cfg, &project, &args.plan, &status_of(&live))?;
@@ -135,13 +135,13 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     let jpath = journal_path(args);
     let resume = if args.resume {
         let entries = journal::read(&jpath).map_err(|e| {
-            Failure(format!(
+            Failure::new(format!(
                 "{e} (--resume needs the journal of an earlier run)"
             ))
         })?;
         let st = JournalState::replay(&entries);
         if st.scope.as_deref() != Some(plan.scope.as_str()) {
-            return Err(Failure(format!(
+            return Err(Failure::new(format!(
                 "--resume: the journal {} is for '{}', not '{}'",
                 jpath.display(),
                 st.scope.unwrap_or_default(),
@@ -487,7 +487,7 @@ fn confirm(question: &str) -> Result<bool, Failure> {
     std::io::stdin()
         .lock()
         .read_line(&mut line)
-        .map_err(|e| Failure(format!("cannot read the answer: {e}")))?;
+        .map_err(|e| Failure::new(format!("cannot read the answer: {e}")))?;
     Ok(matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }
 
@@ -612,6 +612,6 @@ pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResul
             }
             Ok(true)
         }
-        Err(e) => Err(Failure(scrubber.scrub(&format!("{verb} {name}: {e}")))),
+        Err(e) => Err(Failure::new(scrubber.scrub(&format!("{verb} {name}: {e}")))),
     }
 }

@@ -20,13 +20,37 @@ use args::{Cli, Command, GlobalArgs, OutputFormat};
 use clap::Parser;
 use std::path::Path;
 
-/// An error that ends a command: printed on stderr, exit status 1.
+/// An error that ends a command: printed on stderr; exit status 1, or 2 for a usage error (arguments
+/// that do not make sense, as clap's own errors).
 #[derive(Debug)]
-pub struct Failure(pub String);
+pub struct Failure {
+    /// The message, without the `error: ` prefix.
+    pub message: String,
+    /// Exit with status 2 instead of 1.
+    pub usage: bool,
+}
+
+impl Failure {
+    /// An error in the input or the environment (exit status 1).
+    pub fn new(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            usage: false,
+        }
+    }
+
+    /// A usage error (exit status 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            usage: true,
+        }
+    }
+}
 
 impl<E: std::fmt::Display> From<E> for Failure {
     fn from(e: E) -> Self {
-        Failure(e.to_string())
+        Failure::new(e.to_string())
     }
 }
 
@@ -35,6 +59,13 @@ pub type CmdResult = Result<bool, Failure>;
 
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> i32 {
+    restore_sigpipe();
+    // Deeply nested or very long SQL (20,000 UNION ALL branches) recurses deep in the parser; the scan parses
+    // on rayon's worker threads, whose default stack is 2 MiB. 64 MiB of address space each is reserved,
+    // not committed.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(64 << 20)
+        .build_global();
     let cli = match Cli::try_parse_from(scaffold::version_config_alias(
         std::env::args_os().collect(),
     )) {
@@ -49,10 +80,20 @@ pub fn main() -> i32 {
     match run(&cli) {
         Ok(true) => 0,
         Ok(false) => 1,
-        Err(Failure(msg)) => {
-            eprintln!("error: {msg}");
-            1
+        Err(Failure { message, usage }) => {
+            eprintln!("error: {message}");
+            if usage { 2 } else { 1 }
         }
+    }
+}
+
+/// `flinkpipe … | head` must end quietly when the reader goes away, as Unix tools do, instead of
+/// panicking on `EPIPE` in `println!`: restore the default SIGPIPE action that Rust's runtime ignores.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -57,7 +57,7 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
         } => {
             let project = load_project(global, &dir.pipelines, *allow_unknown)?;
             if project.graph.node(table).is_none() {
-                return Err(Failure(format!(
+                return Err(Failure::new(format!(
                     "unknown table '{table}'{}",
                     plan::suggest(table, project.inventory.tables.keys())
                 )));
@@ -91,7 +91,14 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
         } => {
             let project = load_project(global, &dir.pipelines, *allow_unknown)?;
             let subset = match select {
-                Some(expr) => Some(graph::select(&project.graph, expr)?),
+                Some(expr) => Some(graph::select(&project.graph, expr).map_err(|e| match e {
+                    // A malformed expression is a usage error; a well-formed one naming an unknown
+                    // table is an error in the input.
+                    graph::SelectError::BadToken { .. } | graph::SelectError::Empty => {
+                        Failure::usage(e.to_string())
+                    }
+                    _ => Failure::new(e.to_string()),
+                })?),
                 None => None,
             };
             let subset = subset.as_ref();
@@ -161,8 +168,8 @@ pub(super) fn plan_inputs(args: &PlanArgs) -> Result<(Scope, PlanOptions), Failu
     } else if let Some(f) = &args.table_list_file_name {
         Scope::Tables(read_table_list(f)?)
     } else {
-        return Err(Failure(
-            "give a scope: --table-name, --product-name, --dir or --table-list-file-name".into(),
+        return Err(Failure::usage(
+            "give a scope: --table-name, --product-name, --dir or --table-list-file-name",
         ));
     };
     let exclude: BTreeSet<String> = match &args.exclude_table_file_name {
@@ -230,11 +237,11 @@ pub fn render_plan(plan: &plan::ExecutionPlan) -> String {
 /// `modified_flink_files.json` (`file_list[].table_name`) or `impacted_tables.json` (`impacted_tables`).
 pub fn read_table_list(path: &Path) -> Result<Vec<String>, Failure> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure(format!("cannot read table list {}: {e}", path.display())))?;
+        .map_err(|e| Failure::new(format!("cannot read table list {}: {e}", path.display())))?;
     let trimmed = text.trim_start();
     let mut names: Vec<String> = if trimmed.starts_with('[') || trimmed.starts_with('{') {
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            Failure(format!(
+            Failure::new(format!(
                 "invalid JSON in table list {}: {e}",
                 path.display()
             ))
@@ -259,7 +266,7 @@ pub fn read_table_list(path: &Path) -> Result<Vec<String>, Failure> {
         } else if let Some(list) = v.get("impacted_tables").and_then(strings) {
             list
         } else {
-            return Err(Failure(format!(
+            return Err(Failure::new(format!(
                 "table list {}: expected a JSON list of table names",
                 path.display()
             )));

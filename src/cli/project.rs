@@ -148,7 +148,7 @@ fn now() -> String {
 fn write_output(dir: Option<&Path>, name: &str, contents: &str) -> Result<PathBuf, Failure> {
     let path = dir.unwrap_or(Path::new(".")).join(name);
     write_atomic(&path, contents.as_bytes())
-        .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+        .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
     Ok(path)
 }
 

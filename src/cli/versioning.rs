@@ -65,8 +65,8 @@ pub(super) fn update_tables_version(
 fn loaded(global: &GlobalArgs, dir: &Path, allow_unknown: bool) -> Result<Project, Failure> {
     let project = load_project(global, dir, allow_unknown)?;
     if project.has_errors() {
-        return Err(Failure(
-            "the project has errors (above): fix them before versioning".into(),
+        return Err(Failure::new(
+            "the project has errors (above): fix them before versioning",
         ));
     }
     Ok(project)
@@ -94,9 +94,8 @@ fn run(
         versioning::apply(&plan)?;
         let rebuilt = super::load_project(global, dir, allow_unknown)?;
         if rebuilt.has_errors() {
-            return Err(Failure(
-                "files rewritten, but the project now has errors (above); metadata not rebuilt"
-                    .into(),
+            return Err(Failure::new(
+                "files rewritten, but the project now has errors (above); metadata not rebuilt",
             ));
         }
         write_metadata(&rebuilt, dir)?;
