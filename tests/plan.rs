@@ -331,3 +331,34 @@ fn cli_reads_status_file_and_table_list_files() {
         stderr(&o)
     );
 }
+
+#[test]
+fn dml_only_leaves_ddl_only_tables_alone() {
+    let (_t, p) = fixture();
+    let status = all_running(&p);
+    let opts = PlanOptions {
+        dml_only: true,
+        force_ancestors: true,
+        ..Default::default()
+    };
+    let plan = build_plan(
+        &p,
+        &naming(),
+        &status,
+        &Scope::Tables(vec!["a".into()]),
+        &opts,
+    )
+    .unwrap();
+    let src = plan.nodes.iter().find(|n| n.table_name == "src").unwrap();
+    assert_eq!(src.action, Action::Skip);
+    assert_eq!(
+        src.reason,
+        "ancestor; statement is RUNNING; restarted by --force-ancestors; --dml-only: a DDL-only table is left as it is"
+    );
+    assert!(!src.run_ddl);
+    let a = plan.nodes.iter().find(|n| n.table_name == "a").unwrap();
+    assert_eq!(
+        (a.action, a.run_ddl, a.wave),
+        (Action::Restart, false, Some(0))
+    );
+}

@@ -391,25 +391,38 @@ pub fn build_plan(
         }
     }
 
-    // 4. Order, waves, statement names. Execution order is wave-major over the whole plan (a
-    // topological order that reads top-down as the deploy proceeds); the displayed wave counts only the
-    // nodes that run.
-    let all: BTreeSet<String> = p.decisions.keys().cloned().collect();
-    let order: Vec<String> = p.graph.waves(Some(&all))?.into_iter().flatten().collect();
-    let running_set: BTreeSet<String> = p
-        .decisions
-        .iter()
-        .filter(|(_, (a, _))| *a != Action::Skip)
-        .map(|(n, _)| n.clone())
-        .collect();
-    let mut wave_of = BTreeMap::new();
-    if !running_set.is_empty() {
-        for (i, wave) in p.graph.waves(Some(&running_set))?.into_iter().enumerate() {
-            for n in wave {
-                wave_of.insert(n, i);
+    // --dml-only restarts DML statements only: a DDL-only table (CTAS, seed without DML) is left as is.
+    if options.dml_only {
+        for (name, (action, reason)) in p.decisions.iter_mut() {
+            let t = &project.inventory.tables[name];
+            if *action == Action::Restart && t.dml_ref.is_none() && t.written_by.is_none() {
+                *action = Action::Skip;
+                *reason = format!("{reason}; --dml-only: a DDL-only table is left as it is");
             }
         }
     }
+
+    // 4. Order, waves, statement names. Execution order is wave-major over the whole plan (a topological
+    // order that reads top-down as the deploy proceeds); a running node's wave is the rank of its level
+    // among the levels that contain running nodes, so waves only grow down the list.
+    let all: BTreeSet<String> = p.decisions.keys().cloned().collect();
+    let levels = p.graph.waves(Some(&all))?;
+    let mut wave_of = BTreeMap::new();
+    let mut next_wave = 0;
+    for level in &levels {
+        let running: Vec<&String> = level
+            .iter()
+            .filter(|n| p.decisions[*n].0 != Action::Skip)
+            .collect();
+        if running.is_empty() {
+            continue;
+        }
+        for n in running {
+            wave_of.insert(n.clone(), next_wave);
+        }
+        next_wave += 1;
+    }
+    let order: Vec<String> = levels.into_iter().flatten().collect();
     let nodes = order
         .into_iter()
         .map(|name| {
