@@ -224,3 +224,40 @@ fn usage_errors_exit_2_and_missing_dir_exits_1() {
         stdout(&o)
     );
 }
+
+#[test]
+fn statement_name_collisions_are_errors() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("intermediates/x/a/sql-scripts/ddl.a.sql", &ddl("int_x_a")),
+        (
+            "intermediates/x/a/sql-scripts/dml.a.sql",
+            "INSERT INTO int_x_a SELECT * FROM src_a;",
+        ),
+        ("intermediates/x/b/sql-scripts/ddl.b.sql", &ddl("`int-x-a`")),
+        (
+            "intermediates/x/b/sql-scripts/dml.b.sql",
+            "INSERT INTO `int-x-a` SELECT * FROM src_a;",
+        ),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error[statement-name-collision]")
+            && err.contains("would all deploy as statement 'dev-usw2-x-dml-int-x-a'"),
+        "{err}"
+    );
+    let o = flinkpipe(&[
+        "pipeline",
+        "build-execution-plan",
+        root.to_str().unwrap(),
+        "--table-name",
+        "int_x_a",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("'int-x-a' (pipelines/intermediates/x/b)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -35,7 +35,17 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
             Ok(true)
         }
         PipelineCommand::Validate { dir, allow_unknown } => {
-            let project = load_project(global, &dir.pipelines, *allow_unknown)?;
+            let mut project = load_project(global, &dir.pipelines, *allow_unknown)?;
+            // Statement names depend on the configuration: checked here, not in every command.
+            let collisions = crate::plan::naming::collisions(
+                &project,
+                &StatementNaming::from_config(&load_config(global)?),
+            );
+            super::print_diagnostics_in(
+                &collisions,
+                super::scaffold::source_base(&dir.pipelines).as_deref(),
+            );
+            project.diagnostics.extend(collisions);
             if is_json(global) {
                 print_json(&project.diagnostics);
             } else if !project.has_errors() {

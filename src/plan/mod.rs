@@ -127,6 +127,9 @@ pub enum PlanError {
     EmptyDir(String),
     #[error("the scope is empty: give a table, a product, a folder or a table list")]
     EmptyScope,
+    /// Two tables of the project would deploy under one statement name.
+    #[error("{0}")]
+    StatementNameCollision(String),
     #[error("cannot order the plan: {0}")]
     Graph(#[from] crate::graph::GraphError),
 }
@@ -299,6 +302,9 @@ pub fn build_plan(
         }
     };
 
+    if let Some(c) = naming::collisions(project, naming).into_iter().next() {
+        return Err(PlanError::StatementNameCollision(c.message));
+    }
     let mut p = Planner {
         project,
         graph: &project.graph,
