@@ -113,6 +113,58 @@ impl StatementNaming {
     }
 }
 
+/// Tables whose statement names collide: two different tables would share a DDL or DML statement name
+/// (names differing only by case or by characters outside `[a-z0-9]`, e.g. `int_x`, `INT_X`, `` `int-x` ``),
+/// so a deploy would adopt or replace the other table's statement. One error per colliding name, naming
+/// every table and its folder. Tables written by another table's statement set share its DML on purpose.
+pub fn collisions(
+    project: &crate::lineage::Project,
+    naming: &StatementNaming,
+) -> Vec<crate::diagnostics::Diagnostic> {
+    use std::collections::BTreeMap;
+    let mut by_name: BTreeMap<String, Vec<&crate::inventory::Table>> = BTreeMap::new();
+    for t in project.inventory.tables.values().filter(|t| !t.external) {
+        if t.ddl_ref.is_some() {
+            by_name
+                .entry(naming.ddl(&t.product, &t.name))
+                .or_default()
+                .push(t);
+        }
+        if t.dml_ref.is_some() {
+            by_name
+                .entry(naming.dml(&t.product, &t.name))
+                .or_default()
+                .push(t);
+        }
+    }
+    by_name
+        .into_iter()
+        .filter(|(_, ts)| ts.len() > 1)
+        .map(|(name, ts)| {
+            let list: Vec<String> = ts
+                .iter()
+                .map(|t| format!("'{}' ({})", t.name, t.folder))
+                .collect();
+            crate::diagnostics::Diagnostic::error(
+                "statement-name-collision",
+                format!(
+                    "tables {} would all deploy as statement '{name}'; rename one of them",
+                    list.join(", ")
+                ),
+            )
+            .at(
+                ts[1]
+                    .dml_ref
+                    .clone()
+                    .or(ts[1].ddl_ref.clone())
+                    .unwrap_or_default(),
+                None,
+                None,
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,56 +217,4 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a, n.dml("p1", &format!("{}_a", "x".repeat(120))));
     }
-}
-
-/// Tables whose statement names collide: two different tables would share a DDL or DML statement name
-/// (names differing only by case or by characters outside `[a-z0-9]`, e.g. `int_x`, `INT_X`, `` `int-x` ``),
-/// so a deploy would adopt or replace the other table's statement. One error per colliding name, naming
-/// every table and its folder. Tables written by another table's statement set share its DML on purpose.
-pub fn collisions(
-    project: &crate::lineage::Project,
-    naming: &StatementNaming,
-) -> Vec<crate::diagnostics::Diagnostic> {
-    use std::collections::BTreeMap;
-    let mut by_name: BTreeMap<String, Vec<&crate::inventory::Table>> = BTreeMap::new();
-    for t in project.inventory.tables.values().filter(|t| !t.external) {
-        if t.ddl_ref.is_some() {
-            by_name
-                .entry(naming.ddl(&t.product, &t.name))
-                .or_default()
-                .push(t);
-        }
-        if t.dml_ref.is_some() {
-            by_name
-                .entry(naming.dml(&t.product, &t.name))
-                .or_default()
-                .push(t);
-        }
-    }
-    by_name
-        .into_iter()
-        .filter(|(_, ts)| ts.len() > 1)
-        .map(|(name, ts)| {
-            let list: Vec<String> = ts
-                .iter()
-                .map(|t| format!("'{}' ({})", t.name, t.folder))
-                .collect();
-            crate::diagnostics::Diagnostic::error(
-                "statement-name-collision",
-                format!(
-                    "tables {} would all deploy as statement '{name}'; rename one of them",
-                    list.join(", ")
-                ),
-            )
-            .at(
-                ts[1]
-                    .dml_ref
-                    .clone()
-                    .or(ts[1].ddl_ref.clone())
-                    .unwrap_or_default(),
-                None,
-                None,
-            )
-        })
-        .collect()
 }
