@@ -120,7 +120,25 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
                 .tokenize_with_location_into_buf(&mut raw)
                 .is_err()
             {
+                // The tokenizer reports an unterminated comment, string or quoted identifier where the
+                // input ends, not where the construct starts: cut before the last opener that leaves a
+                // prefix the tokenizer accepts, so the statements before it keep their references.
                 raw.clear();
+                let openers = sql[..cut]
+                    .match_indices(['\'', '"', '`', '/'])
+                    .map(|(i, _)| i);
+                let mut candidates: Vec<usize> = openers.collect();
+                candidates.reverse();
+                for at in candidates.into_iter().take(64) {
+                    raw.clear();
+                    if Tokenizer::new(dialect, &sql[..at])
+                        .tokenize_with_location_into_buf(&mut raw)
+                        .is_ok()
+                    {
+                        break;
+                    }
+                    raw.clear();
+                }
             }
         }
         out.tokens = significant(&mut raw);
@@ -164,7 +182,7 @@ fn kw(t: Option<&TokenWithSpan>, k: Keyword) -> bool {
 }
 
 /// Length of a statement-set header at `i` (`EXECUTE STATEMENT SET BEGIN` or `BEGIN STATEMENT SET ;`), if any.
-fn set_header(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+pub(crate) fn set_header(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
     let at = |k: usize| tokens.get(i + k);
     if kw(at(0), Keyword::EXECUTE)
         && kw(at(1), Keyword::STATEMENT)
@@ -259,6 +277,17 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn unterminated_comment_keeps_the_statement_before_it() {
+        let f = split(&FlinkDialect, "INSERT INTO t SELECT id FROM s /* oops\n;");
+        assert_eq!(f.warnings.len(), 1);
+        assert_eq!(f.statements.len(), 1);
+        let a = crate::sql::analyze("INSERT INTO t SELECT id FROM s /* oops\n;");
+        assert_eq!(a.sinks(), vec![crate::sql::TableName::new(["t"])]);
+        assert_eq!(a.sources(), vec![crate::sql::TableName::new(["s"])]);
+        assert!(!a.warnings.is_empty());
     }
 
     #[test]
