@@ -43,6 +43,88 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// A new content written to a temporary file beside its target, not yet renamed over it.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+/// An I/O error with the file it concerns.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct PathError {
+    /// The file being written.
+    pub path: PathBuf,
+    /// What failed.
+    pub source: std::io::Error,
+}
+
+/// Phase one of an all-or-nothing batch: writes `contents` to a temporary file beside `path`. Returns
+/// `None` when the target already holds exactly these bytes (nothing to do).
+pub fn stage(path: &Path, contents: &[u8]) -> Result<Option<Staged>, PathError> {
+    let err = |source| PathError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mode = match File::open(path) {
+        Ok(mut f) => {
+            let meta = f.metadata().map_err(err)?;
+            if meta.is_file() && meta.len() == contents.len() as u64 {
+                let mut old = Vec::with_capacity(contents.len());
+                f.read_to_end(&mut old).map_err(err)?;
+                if old == contents {
+                    return Ok(None);
+                }
+            }
+            if !meta.is_file() {
+                return Err(err(std::io::Error::other(
+                    "exists and is not a regular file",
+                )));
+            }
+            file_mode(&meta)
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
+    };
+    let tmp = temp_path(path);
+    match write_new(&tmp, contents, mode) {
+        Ok(()) => Ok(Some(Staged {
+            tmp,
+            target: path.to_path_buf(),
+        })),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(err(e))
+        }
+    }
+}
+
+/// Removes staged temporaries (the batch is abandoned; no target was touched).
+pub fn discard(staged: Vec<Staged>) {
+    for s in staged {
+        let _ = std::fs::remove_file(&s.tmp);
+    }
+}
+
+/// Phase two: renames every staged temporary over its target. A rename in the same folder fails only
+/// in rare cases (the target became a folder); the error names the file, and the remaining temporaries
+/// are removed.
+pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
+    let mut it = staged.into_iter();
+    while let Some(s) = it.next() {
+        if let Err(source) = std::fs::rename(&s.tmp, &s.target) {
+            let _ = std::fs::remove_file(&s.tmp);
+            discard(it.collect());
+            return Err(PathError {
+                path: s.target,
+                source,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `.<name>.flinkpipe-tmp-<pid>` in the target's folder.
 fn temp_path(path: &Path) -> PathBuf {
     let name = path

@@ -10,7 +10,7 @@
 //!
 //! Building is O(N + E) plus the size of the embedded objects; writing is parallel and atomic per file.
 
-use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::fsutil::to_json_pretty;
 use crate::inventory::{Inventory, Table};
 use crate::lineage::Project;
 use crate::sql::Statefulness;
@@ -197,27 +197,47 @@ pub const GRAPH_FILE: &str = "pipeline_graph.json";
 /// File name of the per-folder definition.
 pub const DEFINITION_FILE: &str = "pipeline_definition.json";
 
-/// Writes every table folder's `pipeline_definition.json` and the root's `pipeline_graph.json`.
-/// Each file is built, serialised and written in one parallel pass (memory stays at one file per worker
-/// thread, not the whole set), each file atomically.
+/// Writes every table folder's `pipeline_definition.json` and the root's `pipeline_graph.json`, all or
+/// nothing: every new content is first written to a temporary file beside its target (in parallel, one
+/// file in memory per worker thread); only when all are staged are they renamed over the targets. If
+/// staging fails (a target that is a folder, a read-only file system), the temporaries are removed and
+/// no file has changed. Files whose content is already identical are left untouched.
 ///
-/// Returns the number of files written. Errors: the first I/O error (files already replaced stay
-/// consistent individually; no file is ever half-written).
-pub fn write_all(project: &Project) -> std::io::Result<usize> {
+/// Returns the number of metadata files (tables + the graph file). Errors: the first failure, naming
+/// the file.
+pub fn write_all(project: &Project) -> Result<usize, crate::fsutil::PathError> {
+    use crate::fsutil::{commit, discard, stage};
     let inv: &Inventory = &project.inventory;
     let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
-    tables
+    let results: Vec<Result<Option<crate::fsutil::Staged>, crate::fsutil::PathError>> = tables
         .par_iter()
-        .try_for_each(|t| match definition(project, &t.name) {
-            Some(d) => write_atomic(
+        .filter_map(|t| definition(project, &t.name).map(|d| (t, d)))
+        .map(|(t, d)| {
+            stage(
                 &inv.disk_path(&t.folder).join(DEFINITION_FILE),
                 to_json_pretty(&d).as_bytes(),
-            ),
-            None => Ok(()),
-        })?;
-    write_atomic(
-        &inv.root.join(GRAPH_FILE),
-        to_json_pretty(&graph_file(project)).as_bytes(),
-    )?;
+            )
+        })
+        .chain(rayon::iter::once(stage(
+            &inv.root.join(GRAPH_FILE),
+            to_json_pretty(&graph_file(project)).as_bytes(),
+        )))
+        .collect();
+    let mut staged = Vec::new();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(Some(s)) => staged.push(s),
+            Ok(None) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        discard(staged);
+        return Err(e);
+    }
+    commit(staged)?;
     Ok(tables.len() + 1)
 }

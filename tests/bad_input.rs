@@ -261,3 +261,34 @@ fn statement_name_collisions_are_errors() {
         stderr(&o)
     );
 }
+
+#[test]
+fn metadata_writes_are_all_or_nothing_and_errors_name_the_file() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f SELECT * FROM src_a;",
+        ),
+    ]);
+    // A folder where a metadata file must go: staging fails for that one file.
+    std::fs::create_dir_all(root.join("facts/f/pipeline_definition.json")).unwrap();
+    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("facts/f/pipeline_definition.json: exists and is not a regular file"),
+        "{err}"
+    );
+    // Nothing else was written, and no temporary file is left behind.
+    assert!(!root.join("sources/src_a/pipeline_definition.json").exists());
+    assert!(!root.join("pipeline_graph.json").exists());
+    assert!(!root.join("inventory.json").exists());
+    let leftovers: Vec<_> = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains("flinkpipe-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

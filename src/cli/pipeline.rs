@@ -2,7 +2,7 @@
 
 use super::args::{GlobalArgs, GraphFormat, PipelineCommand, PlanArgs};
 use super::{CmdResult, Failure, is_json, load_config, load_project, print_json, render};
-use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::fsutil::to_json_pretty;
 use crate::graph;
 use crate::inventory::shift_left::to_inventory_file;
 use crate::metadata;
@@ -135,13 +135,22 @@ pub(super) fn write_metadata(
     project: &crate::lineage::Project,
     dir: &Path,
 ) -> Result<usize, Failure> {
-    let written = metadata::write_all(project)?;
+    // inventory.json is staged first and renamed only when every metadata file is in place.
     let inv_path = dir.join(super::table::INVENTORY_FILE);
-    write_atomic(
+    let inventory = crate::fsutil::stage(
         &inv_path,
         to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
     )?;
-    Ok(written)
+    match metadata::write_all(project) {
+        Ok(written) => {
+            crate::fsutil::commit(inventory.into_iter().collect())?;
+            Ok(written)
+        }
+        Err(e) => {
+            crate::fsutil::discard(inventory.into_iter().collect());
+            Err(e.into())
+        }
+    }
 }
 
 fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {

@@ -1,7 +1,7 @@
 //! `flinkpipe table …`: the inventory.
 
 use super::args::{GlobalArgs, TableCommand};
-use super::{CmdResult, is_json, load_config, print_json};
+use super::{CmdResult, Failure, is_json, load_config, print_json};
 use crate::fsutil::{to_json_pretty, write_atomic};
 use crate::inventory::Inventory;
 use crate::inventory::shift_left::to_inventory_file;
@@ -35,7 +35,8 @@ pub(super) fn run(global: &GlobalArgs, cmd: &TableCommand) -> CmdResult {
             }
             let file = to_inventory_file(&inv);
             let path = dir.pipelines.join(INVENTORY_FILE);
-            write_atomic(&path, to_json_pretty(&file).as_bytes())?;
+            write_atomic(&path, to_json_pretty(&file).as_bytes())
+                .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
             if is_json(global) {
                 print_json(&file);
             } else {
