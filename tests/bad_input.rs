@@ -292,3 +292,17 @@ fn metadata_writes_are_all_or_nothing_and_errors_name_the_file() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn a_folder_whose_sql_names_no_table_is_an_error_not_a_silent_gap() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("facts/f/sql-scripts/dml.f.sql", "-- TODO\n"),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error[no-table]: pipelines/facts/f/sql-scripts/dml.f.sql"),
+        "{err}"
+    );
+}

@@ -126,11 +126,15 @@ pub fn run(cli: &Cli) -> CmdResult {
     }
 }
 
-/// Loads the configuration named by the global options (or the defaults), reporting unknown keys.
+/// Loads the configuration named by the global options (or the defaults), reporting unknown keys (once
+/// per process, however many times a command asks for the configuration).
 pub(crate) fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
+    static REPORTED: std::sync::Once = std::sync::Once::new();
     let path = Config::locate(global.config.as_deref());
     let cfg = Config::load(path.as_deref())?;
-    for k in &cfg.unknown_keys {
+    let mut unknown: &[String] = &[];
+    REPORTED.call_once(|| unknown = &cfg.unknown_keys);
+    for k in unknown {
         eprintln!(
             "warning[config]: {}: unknown key '{k}' ignored",
             cfg.source

@@ -44,6 +44,19 @@ pub struct Reference {
     pub column: usize,
 }
 
+/// One `INSERT` member of a statement set that writes another table than the DML's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetMemberWrite {
+    /// Resolved key of the member's sink.
+    pub sink: String,
+    /// What the member reads (file-local temporary relations excluded).
+    pub reads: Vec<Reference>,
+    /// DML file (relative), line and column of the sink as written.
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+}
+
 /// One table of the inventory.
 #[derive(Debug, Clone, Serialize)]
 pub struct Table {
@@ -65,6 +78,10 @@ pub struct Table {
     pub extra_sinks: Vec<String>,
     /// For a table without DML of its own that another table's statement set writes: that table.
     pub written_by: Option<String>,
+    /// The members of this table's statement set(s) that write other tables, each with its own reads
+    /// (given to those tables by [`Inventory::build`]). Internal: not serialised.
+    #[serde(skip)]
+    pub set_member_writes: Vec<SetMemberWrite>,
     /// Project-level statefulness of the table's query (lookup joins on lookup connectors are stateless).
     pub statefulness: Statefulness,
     pub state_reasons: Vec<StateReason>,
@@ -160,13 +177,15 @@ impl Inventory {
             }
             tables.insert(table.name.clone(), table);
         }
-        attach_statement_set_sinks(&mut tables, &mut diagnostics);
-        for ext in read_external_manifests(
+        let externals = read_external_manifests(
             &scan.root,
             &scan.root_name,
             &scan.external_manifests,
             &mut diagnostics,
-        ) {
+        );
+        let external_names: BTreeSet<&str> = externals.iter().map(|t| t.name.as_str()).collect();
+        attach_statement_set_sinks(&mut tables, &external_names, &mut diagnostics);
+        for ext in externals {
             tables.entry(ext.name.clone()).or_insert(ext);
         }
         classify_lookup_joins(&mut tables);
@@ -184,9 +203,12 @@ impl Inventory {
     }
 }
 
-/// Tables written by another table's statement set take that statement's reads as their own.
+/// Tables written by another table's DML take, as their own reads, what the statement-set members writing
+/// them read (for sinks of other statements: that DML's reads). A statement-set sink that no table folder
+/// defines (nor `seeds/external_tables.json` declares) is an error: its writes would be invisible.
 fn attach_statement_set_sinks(
     tables: &mut BTreeMap<String, Table>,
+    externals: &BTreeSet<&str>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let writers: Vec<Table> = tables
@@ -199,11 +221,30 @@ fn attach_statement_set_sinks(
         extra_sinks: sinks,
         reads,
         dml_ref,
+        set_member_writes,
         ..
     } in writers
     {
         for sink in sinks {
+            let members: Vec<&SetMemberWrite> = set_member_writes
+                .iter()
+                .filter(|m| m.sink == sink)
+                .collect();
             let Some(target) = tables.get_mut(&sink) else {
+                if let Some(m) = members.first()
+                    && !externals.contains(sink.as_str())
+                {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            "sink-without-folder",
+                            format!(
+                                "statement set in {} writes '{sink}', which no table folder defines (add a folder with its DDL)",
+                                m.file
+                            ),
+                        )
+                        .at(m.file.clone(), Some(m.line), Some(m.column)),
+                    );
+                }
                 continue;
             };
             if target.dml_ref.is_some() || target.written_by.is_some() {
@@ -221,7 +262,14 @@ fn attach_statement_set_sinks(
                 continue;
             }
             target.written_by = Some(writer.clone());
-            for r in reads.iter().filter(|r| r.name != sink) {
+            // A statement-set sink reads what its own members read (a member reading its own sink is a
+            // genuine self-reference); another statement's sink keeps the whole DML's reads.
+            let given: Vec<&Reference> = if members.is_empty() {
+                reads.iter().filter(|r| r.name != sink).collect()
+            } else {
+                members.iter().flat_map(|m| m.reads.iter()).collect()
+            };
+            for r in given {
                 if !target
                     .reads
                     .iter()
@@ -316,13 +364,10 @@ fn table_from_folder(
         (Some((n, _)), _) => n.clone(),
         (None, Some((n, _, _))) => n.clone(),
         (None, None) => {
-            if folder
-                .ddl
-                .iter()
-                .chain(folder.dml.iter())
-                .any(|f| f.readable && !f.analysis.statements.is_empty())
-            {
-                let file = folder.dml.as_ref().or(folder.ddl.as_ref()).unwrap();
+            // Unreadable files already have their own error; readable ones that name no table (or hold
+            // no statement at all) would make the table vanish silently.
+            let readable = folder.ddl.iter().chain(folder.dml.iter()).all(|f| f.readable);
+            if let Some(file) = folder.dml.as_ref().or(folder.ddl.as_ref()).filter(|_| readable) {
                 diags.push(
                     Diagnostic::error(
                         "no-table",
@@ -336,6 +381,7 @@ fn table_from_folder(
     };
 
     let mut reads: Vec<Reference> = Vec::new();
+    let mut set_member_writes: Vec<SetMemberWrite> = Vec::new();
     let mut extra_sinks = BTreeSet::new();
     let mut joins = JoinCounts::default();
     let mut statefulness = Statefulness::None;
@@ -363,7 +409,49 @@ fn table_from_folder(
             if !writes {
                 continue;
             }
-            for src in &st.sources {
+            let reference = |src: &TableRef| {
+                let (line, column) = src
+                    .span
+                    .map(|s| (s.start.line, s.start.column))
+                    .unwrap_or((st.line, 1));
+                (resolve_name(&src.name, config), line, column)
+            };
+            // A statement set: the table reads what the members writing it read; the other members'
+            // reads go to their own sinks (attach_statement_set_sinks).
+            let per_member =
+                is_dml && st.kind == StatementKind::StatementSet && !st.members.is_empty();
+            for m in st.members.iter().filter(|_| per_member) {
+                if temporaries.contains(&m.sink.name) {
+                    continue;
+                }
+                let member_reads = m
+                    .sources
+                    .iter()
+                    .filter(|src| !temporaries.contains(&src.name))
+                    .map(|src| {
+                        let (key, line, column) = reference(src);
+                        Reference {
+                            name: key,
+                            kind: ReadKind::Data,
+                            file: file.rel.clone(),
+                            line,
+                            column,
+                        }
+                    });
+                let (sink, line, column) = reference(&m.sink);
+                if sink == name {
+                    reads.extend(member_reads);
+                } else {
+                    set_member_writes.push(SetMemberWrite {
+                        sink,
+                        reads: member_reads.collect(),
+                        file: file.rel.clone(),
+                        line: if m.sink.span.is_some() { line } else { m.line },
+                        column,
+                    });
+                }
+            }
+            for src in st.sources.iter().filter(|_| !per_member) {
                 if temporaries.contains(&src.name) {
                     continue;
                 }
@@ -372,11 +460,7 @@ fn table_from_folder(
                 } else {
                     ReadKind::Data
                 };
-                let key = resolve_name(&src.name, config);
-                let (line, column) = src
-                    .span
-                    .map(|s| (s.start.line, s.start.column))
-                    .unwrap_or((st.line, 1));
+                let (key, line, column) = reference(src);
                 reads.push(Reference {
                     name: key,
                     kind,
@@ -427,6 +511,7 @@ fn table_from_folder(
         reads,
         extra_sinks: extra_sinks.into_iter().collect(),
         written_by: None,
+        set_member_writes,
         statefulness,
         state_reasons: reasons.into_iter().collect(),
         joins,
@@ -553,6 +638,7 @@ pub fn external_table(
         reads: Vec::new(),
         extra_sinks: Vec::new(),
         written_by: None,
+        set_member_writes: Vec::new(),
         statefulness: Statefulness::None,
         state_reasons: Vec::new(),
         joins: JoinCounts::default(),
