@@ -91,6 +91,7 @@ pub enum ProjectCommand {
     ListTablesWithOneChild {
         #[command(flatten)]
         dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
     },
@@ -176,6 +177,7 @@ pub enum PipelineCommand {
     Validate {
         #[command(flatten)]
         dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
     },
@@ -191,6 +193,7 @@ pub enum PipelineCommand {
         /// Print only the direct parents (and children with --children-too).
         #[arg(long)]
         parent_only: bool,
+        /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
     },
@@ -205,6 +208,7 @@ pub enum PipelineCommand {
         /// Graph format.
         #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
         format: GraphFormat,
+        /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
     },
@@ -352,6 +356,7 @@ pub struct PlanArgs {
     /// `undeploy` and `status` always do.
     #[arg(long)]
     pub live: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
 }
@@ -379,6 +384,7 @@ pub struct BlueGreenArgs {
     /// Rewrite the files and rebuild inventory.json and the metadata (default: only print the diff and plan).
     #[arg(long)]
     pub apply: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
 }
@@ -398,6 +404,7 @@ pub struct UpdateTablesVersionArgs {
     /// Print the diff without writing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
 }

@@ -67,6 +67,13 @@ pub(super) fn run(global: &GlobalArgs, cmd: &SqlCommand) -> CmdResult {
                 print_json(&out);
             } else {
                 for (f, text) in out.iter().zip(&texts) {
+                    // An unreadable file has only its error to show, not an empty result.
+                    if f.warnings.iter().any(|w| w.is_error()) {
+                        for w in &f.warnings {
+                            eprintln!("{}", w.render(Some(text)));
+                        }
+                        continue;
+                    }
                     println!("{}", f.file);
                     println!("  sinks:        {}", f.sinks.join(", "));
                     println!("  sources:      {}", f.sources.join(", "));

@@ -171,7 +171,11 @@ fn render_text(plan: &VersionPlan, apply: bool, baseline: Option<&str>) -> Strin
         if apply {
             "rewritten; inventory and metadata rebuilt"
         } else {
-            "to rewrite (run again with --apply)"
+            if baseline.is_some() {
+                "to rewrite (run again with --apply)"
+            } else {
+                "to rewrite (run again without --dry-run)"
+            }
         }
     ));
     out
