@@ -3,6 +3,8 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 DEMO_DIR := target/demo
+# The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
+BIN := $(or $(CARGO_TARGET_DIR),target)/release/flinkpipe
 
 .PHONY: build test demo bench lint clean
 
@@ -17,18 +19,18 @@ test:
 demo: build
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -r fixtures/pipelines $(DEMO_DIR)/
 	@echo "== flinkpipe pipeline validate $(DEMO_DIR)/pipelines"
-	@target/release/flinkpipe pipeline validate $(DEMO_DIR)/pipelines
+	@$(BIN) pipeline validate $(DEMO_DIR)/pipelines
 	@echo; echo "== flinkpipe table build-inventory $(DEMO_DIR)/pipelines"
-	@target/release/flinkpipe table build-inventory $(DEMO_DIR)/pipelines
+	@$(BIN) table build-inventory $(DEMO_DIR)/pipelines
 	@echo; echo "== flinkpipe pipeline build-all-metadata $(DEMO_DIR)/pipelines"
-	@target/release/flinkpipe pipeline build-all-metadata $(DEMO_DIR)/pipelines
+	@$(BIN) pipeline build-all-metadata $(DEMO_DIR)/pipelines
 	@echo; echo "== flinkpipe pipeline graph --format mermaid"
-	@target/release/flinkpipe pipeline graph $(DEMO_DIR)/pipelines --format mermaid
-	@target/release/flinkpipe pipeline graph $(DEMO_DIR)/pipelines --format svg > $(DEMO_DIR)/graph.svg
-	@target/release/flinkpipe pipeline graph $(DEMO_DIR)/pipelines --format html > $(DEMO_DIR)/lineage.html
+	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format mermaid
+	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format svg > $(DEMO_DIR)/graph.svg
+	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format html > $(DEMO_DIR)/lineage.html
 	@echo "(also drawn as $(DEMO_DIR)/graph.svg and the lineage page $(DEMO_DIR)/lineage.html)"
 	@echo; echo "== flinkpipe pipeline build-execution-plan --product-name sales --may-start-descendants"
-	@target/release/flinkpipe pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants
+	@$(BIN) pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants
 
 bench:
 	bash scripts/bench.sh
