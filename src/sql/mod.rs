@@ -93,12 +93,16 @@ fn analyze_unit(
         distribution: None,
         fallback: false,
         session: None,
+        members: vec![],
     };
     if !unit.statement_set
         && let Some(kind) = dialect::opaque_statement_kind(&tokens)
     {
         info.kind = kind;
         return (info, None);
+    }
+    if unit.statement_set {
+        info.members = statement_set_members(dialect, &tokens);
     }
     let mut facts = Facts::default();
     let mut warning = None;
@@ -150,6 +154,58 @@ fn analyze_unit(
         info.distribution = distribution_text(sql, lines, &tokens);
     }
     (info, warning)
+}
+
+/// The `INSERT` members of a statement set's tokens (header included), each analysed on its own: parsed,
+/// or read by the token-level fallback when the parser rejects it (its warning is already reported for the
+/// whole set). The whole set's `sinks`/`sources` stay the union; this keeps which member writes what from
+/// where. Cost: one more parse per member, for statement sets only.
+fn statement_set_members(dialect: &FlinkDialect, tokens: &[TokenWithSpan]) -> Vec<StatementMember> {
+    let is_end = |t: &TokenWithSpan| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::END);
+    let Some(header) = split::set_header(tokens, 0) else {
+        return vec![];
+    };
+    let mut body = tokens.get(header..).unwrap_or(&[]);
+    // The closing `END` (only where a member could start: `CASE … END` ends no set).
+    if let [rest @ .., last] = body
+        && is_end(last)
+        && rest.last().is_none_or(|t| t.token == Token::SemiColon)
+    {
+        body = rest;
+    }
+    let mut out = Vec::new();
+    for member in body.split(|t| t.token == Token::SemiColon) {
+        let Some(first) = member.first() else {
+            continue;
+        };
+        let facts = member_facts(dialect, member.to_vec());
+        if facts.kind == Some(StatementKind::Insert)
+            && let Some(sink) = facts.sinks.into_iter().next()
+        {
+            out.push(StatementMember {
+                sink,
+                sources: facts.sources,
+                line: first.span.start.line as usize,
+            });
+        }
+    }
+    out
+}
+
+/// The facts of one member statement of a set: parsed, or by the token-level fallback.
+fn member_facts(dialect: &FlinkDialect, mut tokens: Vec<TokenWithSpan>) -> Facts {
+    reorder_insert_partition(&mut tokens);
+    drop_match_recognize_within(&mut tokens);
+    let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens);
+    let parsed = parser
+        .parse_statement()
+        .and_then(|s| expect_end(&parser).map(|()| s));
+    let mut facts = Facts::default();
+    match parsed {
+        Ok(statement) => extract::statement_facts(&statement, &mut facts),
+        Err(_) => facts = fallback::extract(&parser.into_tokens()),
+    }
+    facts
 }
 
 /// Parses one unit: a single statement, or the members of a statement set. Gives the tokens back.

@@ -204,6 +204,21 @@ pub struct StatementInfo {
     /// and for resolving the names of later statements; `None` for other statements).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionChange>,
+    /// For a statement set: one entry per `INSERT` member, in order, with that member's own sink and
+    /// sources (`sinks`/`sources` above are the union over the members). Empty for other statements.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<StatementMember>,
+}
+
+/// One `INSERT` member of a statement set: what it writes and what it reads (CTE names excluded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementMember {
+    /// The relation the member writes.
+    pub sink: TableRef,
+    /// Relations the member reads, in order of appearance (may repeat).
+    pub sources: Vec<TableRef>,
+    /// 1-based line of the member's first token.
+    pub line: usize,
 }
 
 /// A change to the session made by `SET`, `RESET` or `USE`; the statements after it in the file run with
