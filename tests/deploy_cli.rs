@@ -292,7 +292,14 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
     let o = run(
         &p,
         &fake,
-        &["pipeline", "deploy", "--product-name", "sales", "--dry-run", "-vv"],
+        &[
+            "pipeline",
+            "deploy",
+            "--product-name",
+            "sales",
+            "--dry-run",
+            "-vv",
+        ],
         &[],
     );
     let (out, _) = text(&o);
@@ -425,9 +432,27 @@ fn configuration_errors_name_the_missing_key() {
 }
 
 #[test]
-fn offline_plan_is_unchanged_and_never_contacts_the_target() {
+fn plan_reads_a_configured_target_unless_offline() {
     let p = project();
     let fake = FakeConfluent::start();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--product-name",
+            "sales",
+            "--offline",
+        ],
+        &[],
+    );
+    assert!(o.status.success());
+    assert!(
+        fake.requests().is_empty(),
+        "--offline never contacts the target"
+    );
+    // With a target configured, planning reads the live phases: one list call, no write.
     let o = run(
         &p,
         &fake,
@@ -440,7 +465,8 @@ fn offline_plan_is_unchanged_and_never_contacts_the_target() {
         &[],
     );
     assert!(o.status.success());
-    assert!(fake.requests().is_empty());
+    assert_eq!(fake.requests().len(), 1, "one list call");
+    assert!(fake.posts().is_empty(), "planning writes nothing");
     let _ = Path::new("");
 }
 

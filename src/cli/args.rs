@@ -350,12 +350,17 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     pub exclude_table_file_name: Option<PathBuf>,
     /// Current statement phases: JSON map statement name → phase (offline planning).
-    #[arg(long, value_name = "FILE", conflicts_with = "live")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["live", "offline"])]
     pub statement_status: Option<PathBuf>,
-    /// Read the current phases from the configured target (one paginated list call); `deploy`,
-    /// `undeploy` and `status` always do.
-    #[arg(long)]
+    /// Read the current phases from the target (one paginated list call); an incomplete target
+    /// configuration is an error. Without `--live`, `build-execution-plan` reads them whenever a target
+    /// is configured; `deploy`, `undeploy` and `status` always do.
+    #[arg(long, conflicts_with = "offline")]
     pub live: bool,
+    /// Plan without contacting any target, even when one is configured (every statement counts as
+    /// not deployed unless `--statement-status` says otherwise).
+    #[arg(long)]
+    pub offline: bool,
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
