@@ -366,8 +366,17 @@ fn table_from_folder(
         (None, None) => {
             // Unreadable files already have their own error; readable ones that name no table (or hold
             // no statement at all) would make the table vanish silently.
-            let readable = folder.ddl.iter().chain(folder.dml.iter()).all(|f| f.readable);
-            if let Some(file) = folder.dml.as_ref().or(folder.ddl.as_ref()).filter(|_| readable) {
+            let readable = folder
+                .ddl
+                .iter()
+                .chain(folder.dml.iter())
+                .all(|f| f.readable);
+            if let Some(file) = folder
+                .dml
+                .as_ref()
+                .or(folder.ddl.as_ref())
+                .filter(|_| readable)
+            {
                 diags.push(
                     Diagnostic::error(
                         "no-table",
