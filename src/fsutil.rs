@@ -196,15 +196,30 @@ pub fn to_json_pretty<T: serde::Serialize>(value: &T) -> String {
 
 /// A path as `/`-separated text, whatever the platform: the form stored in JSON files.
 pub fn slash_path(path: &Path) -> String {
-    path.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    let mut out = String::new();
+    for c in path.components() {
+        if c == std::path::Component::RootDir {
+            out.push('/');
+            continue;
+        }
+        if !out.is_empty() && !out.ends_with('/') {
+            out.push('/');
+        }
+        out.push_str(&c.as_os_str().to_string_lossy());
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slash_paths_have_one_leading_slash() {
+        assert_eq!(slash_path(Path::new("/tmp/x/y.sql")), "/tmp/x/y.sql");
+        assert_eq!(slash_path(Path::new("facts/p1/x")), "facts/p1/x");
+        assert_eq!(slash_path(Path::new("")), "");
+    }
 
     #[test]
     fn atomic_write_replaces_content_and_keeps_a_readable_mode() {

@@ -306,3 +306,26 @@ fn a_folder_whose_sql_names_no_table_is_an_error_not_a_silent_gap() {
         "{err}"
     );
 }
+
+#[test]
+fn unknown_layer_folders_and_shadowed_externals_are_reported() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("gold/g/sql-scripts/ddl.g.sql", &ddl("g")),
+        (
+            "gold/g/sql-scripts/dml.g.sql",
+            "INSERT INTO g SELECT * FROM src_a;",
+        ),
+        (
+            "seeds/external_tables.json",
+            r#"{"tables": [{"table_name": "src_a", "kafka_topic": "a", "product_name": "p"}]}"#,
+        ),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning[unknown-layer]: pipelines/gold: folder 'gold' is not a layer folder"),
+        "{err}"
+    );
+    assert!(err.contains("warning[external-defined]: pipelines/seeds/external_tables.json: 'src_a' is declared external"), "{err}");
+}

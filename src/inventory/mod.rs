@@ -149,6 +149,24 @@ impl Inventory {
     /// a table written by two DMLs, an unreadable `external_tables.json`.
     pub fn build(scan: &ScanResult, config: &Config) -> Inventory {
         let mut diagnostics = scan.diagnostics.clone();
+        // A first folder that maps to no layer makes every table under it `unknown-type`: say so once.
+        let unknown_layers: BTreeSet<String> = scan
+            .folders
+            .iter()
+            .filter(|f| f.table_type == crate::project::layout::UNKNOWN_TYPE)
+            .filter_map(|f| f.rel.split('/').nth(1).map(str::to_string))
+            .collect();
+        for layer in unknown_layers {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "unknown-layer",
+                    format!(
+                        "folder '{layer}' is not a layer folder (sources, intermediates, dimensions, facts, views, seeds); its tables get type unknown-type — map it under flinkpipe.layers in config.yaml"
+                    ),
+                )
+                .at(format!("{}/{layer}", scan.root_name), None, None),
+            );
+        }
         let mut tables: BTreeMap<String, Table> = BTreeMap::new();
         for folder in &scan.folders {
             let Some(table) = table_from_folder(folder, config, &mut diagnostics) else {
@@ -186,7 +204,21 @@ impl Inventory {
         let external_names: BTreeSet<&str> = externals.iter().map(|t| t.name.as_str()).collect();
         attach_statement_set_sinks(&mut tables, &external_names, &mut diagnostics);
         for ext in externals {
-            tables.entry(ext.name.clone()).or_insert(ext);
+            match tables.get(&ext.name) {
+                Some(defined) => diagnostics.push(
+                    Diagnostic::warning(
+                        "external-defined",
+                        format!(
+                            "'{}' is declared external in seeds/external_tables.json but {} defines it; the folder wins",
+                            ext.name, defined.folder
+                        ),
+                    )
+                    .at(format!("{}/seeds/external_tables.json", scan.root_name), None, None),
+                ),
+                None => {
+                    tables.insert(ext.name.clone(), ext);
+                }
+            }
         }
         classify_lookup_joins(&mut tables);
         Inventory {
