@@ -245,3 +245,41 @@ fn example_project_statement_set_parents() {
         Some("int_sales_web_orders")
     );
 }
+
+/// Several plain INSERTs in one DML file (no statement set): each sink reads only its own INSERT's
+/// sources, and a sink without a folder is an error, exactly as for statement-set members.
+#[test]
+fn plain_inserts_in_one_dml_keep_their_own_lineage() {
+    let ddl = |t: &str| format!("CREATE TABLE {t} (id STRING) WITH ('connector' = 'kafka');\n");
+    let (_t, root) = common::project(&[
+        ("sources/s1/sql-scripts/ddl.s1.sql", &ddl("s1")),
+        ("sources/s2/sql-scripts/ddl.s2.sql", &ddl("s2")),
+        ("intermediates/a/sql-scripts/ddl.a.sql", &ddl("a")),
+        (
+            "intermediates/a/sql-scripts/dml.a.sql",
+            "INSERT INTO a SELECT id FROM s1;\nINSERT INTO b SELECT id FROM s2;\nINSERT INTO c SELECT id FROM s1;\n",
+        ),
+        ("intermediates/b/sql-scripts/ddl.b.sql", &ddl("b")),
+    ]);
+    let p = flinkpipe::lineage::load(
+        &root,
+        &flinkpipe::config::Config::default(),
+        flinkpipe::lineage::LoadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(p.graph.parents("a"), ["s1"]);
+    assert_eq!(p.graph.parents("b"), ["s2"]);
+    assert_eq!(p.inventory.tables["b"].written_by.as_deref(), Some("a"));
+    let errors: Vec<String> = p
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "error[sink-without-folder]: pipelines/intermediates/a/sql-scripts/dml.a.sql:3:13: the DML pipelines/intermediates/a/sql-scripts/dml.a.sql writes 'c', which no table folder defines (add a folder with its DDL)"
+        ]
+    );
+}

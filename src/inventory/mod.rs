@@ -270,7 +270,7 @@ fn attach_statement_set_sinks(
                         Diagnostic::error(
                             "sink-without-folder",
                             format!(
-                                "statement set in {} writes '{sink}', which no table folder defines (add a folder with its DDL)",
+                                "the DML {} writes '{sink}', which no table folder defines (add a folder with its DDL)",
                                 m.file
                             ),
                         )
@@ -492,7 +492,42 @@ fn table_from_folder(
                     });
                 }
             }
-            for src in st.sources.iter().filter(|_| !per_member) {
+            // A plain INSERT into another table than the DML's own (several INSERTs in one DML file) is
+            // that table's writer, exactly like a statement-set member: its reads go to its sink.
+            let other_sink = (is_dml && st.kind == StatementKind::Insert)
+                .then(|| st.sinks.first())
+                .flatten()
+                .filter(|s| !temporaries.contains(&s.name))
+                .filter(|s| resolve_name(&s.name, config) != name);
+            if let Some(sink_ref) = other_sink {
+                let (sink, line, column) = reference(sink_ref);
+                set_member_writes.push(SetMemberWrite {
+                    sink,
+                    reads: st
+                        .sources
+                        .iter()
+                        .filter(|src| !temporaries.contains(&src.name))
+                        .map(|src| {
+                            let (key, line, column) = reference(src);
+                            Reference {
+                                name: key,
+                                kind: ReadKind::Data,
+                                file: file.rel.clone(),
+                                line,
+                                column,
+                            }
+                        })
+                        .collect(),
+                    file: file.rel.clone(),
+                    line,
+                    column,
+                });
+            }
+            for src in st
+                .sources
+                .iter()
+                .filter(|_| !per_member && other_sink.is_none())
+            {
                 if temporaries.contains(&src.name) {
                     continue;
                 }
