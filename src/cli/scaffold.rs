@@ -156,17 +156,25 @@ pub(super) fn version_config_alias(args: Vec<OsString>) -> Vec<OsString> {
         return args;
     }
     let mut out: Vec<OsString> = args[..=i].to_vec();
+    // `--show-config` given explicitly (or once already): a `--config` is then only the global option.
+    let mut shown = args[i + 1..].iter().any(|a| a == "--show-config");
+    let mut show = |out: &mut Vec<OsString>| {
+        if !shown {
+            out.push("--show-config".into());
+            shown = true;
+        }
+    };
     let mut rest = args[i + 1..].iter().peekable();
     while let Some(a) = rest.next() {
         let s = a.to_string_lossy();
         if s == "--config" {
-            out.push("--show-config".into());
+            show(&mut out);
             if let Some(v) = rest.next_if(|v| !v.to_string_lossy().starts_with('-')) {
                 out.push(a.clone());
                 out.push(v.clone());
             }
         } else if s.starts_with("--config=") {
-            out.push("--show-config".into());
+            show(&mut out);
             out.push(a.clone());
         } else {
             out.push(a.clone());
