@@ -243,6 +243,11 @@ mod tests {
             alias(&["fp", "version", "--config", "-v"]),
             ["fp", "version", "--show-config", "-v"]
         );
+        // an explicit --show-config makes a following --config FILE the global option only
+        assert_eq!(
+            alias(&["fp", "version", "--show-config", "--config", "c.yaml"]),
+            ["fp", "version", "--show-config", "--config", "c.yaml"]
+        );
         // other commands keep their global --config FILE
         assert_eq!(
             alias(&["fp", "pipeline", "validate", "--config", "c.yaml"]),
