@@ -438,28 +438,16 @@ pub fn properties(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn is_create(kind: StatementKind) -> bool {
-    matches!(
-        kind,
-        StatementKind::CreateTable
-            | StatementKind::Ctas
-            | StatementKind::CreateMaterializedTable
-            | StatementKind::CreateView
-    )
-}
-
 /// The statement that defines the table of a DDL: the first persistent CREATE.
 fn defining(a: &FileAnalysis) -> Option<&StatementInfo> {
-    a.statements
-        .iter()
-        .find(|s| is_create(s.kind) && !s.temporary && !s.sinks.is_empty())
+    crate::inventory::first_created_statement(a)
 }
 
 /// WITH options of every CREATE statement, as a map per statement (order of options does not matter).
 fn options_of(a: &FileAnalysis) -> Vec<BTreeMap<&str, &str>> {
     a.statements
         .iter()
-        .filter(|s| is_create(s.kind))
+        .filter(|s| s.kind.creates_relation())
         .map(|s| {
             s.with_options
                 .iter()

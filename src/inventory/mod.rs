@@ -457,16 +457,29 @@ fn table_from_folder(
                     .unwrap_or((st.line, 1));
                 (resolve_name(&src.name, config), line, column)
             };
-            // A statement set: the table reads what the members writing it read; the other members'
-            // reads go to their own sinks (attach_statement_set_sinks).
-            let per_member =
-                is_dml && st.kind == StatementKind::StatementSet && !st.members.is_empty();
-            for m in st.members.iter().filter(|_| per_member) {
-                if temporaries.contains(&m.sink.name) {
-                    continue;
-                }
-                let member_reads = m
-                    .sources
+            // Each INSERT of a DML — a statement-set member or a plain INSERT — writes one sink: its reads
+            // are the table's own when it writes the table, else they go to that sink
+            // (attach_statement_set_sinks). An INSERT into a file-local temporary table is read as the
+            // table's own; a statement-set member writing one is left out.
+            let writers: Vec<(&TableRef, &[TableRef], usize)> = match st.kind {
+                StatementKind::StatementSet if is_dml => st
+                    .members
+                    .iter()
+                    .filter(|m| !temporaries.contains(&m.sink.name))
+                    .map(|m| (&m.sink, m.sources.as_slice(), m.line))
+                    .collect(),
+                StatementKind::Insert if is_dml => st
+                    .sinks
+                    .first()
+                    .filter(|k| !temporaries.contains(&k.name))
+                    .map(|k| (k, st.sources.as_slice(), st.line))
+                    .into_iter()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let per_writer = !writers.is_empty() || (is_dml && !st.members.is_empty());
+            for &(sink_ref, sources, member_line) in &writers {
+                let member_reads = sources
                     .iter()
                     .filter(|src| !temporaries.contains(&src.name))
                     .map(|src| {
@@ -479,7 +492,7 @@ fn table_from_folder(
                             column,
                         }
                     });
-                let (sink, line, column) = reference(&m.sink);
+                let (sink, line, column) = reference(sink_ref);
                 if sink == name {
                     reads.extend(member_reads);
                 } else {
@@ -487,47 +500,16 @@ fn table_from_folder(
                         sink,
                         reads: member_reads.collect(),
                         file: file.rel.clone(),
-                        line: if m.sink.span.is_some() { line } else { m.line },
+                        line: if sink_ref.span.is_some() {
+                            line
+                        } else {
+                            member_line
+                        },
                         column,
                     });
                 }
             }
-            // A plain INSERT into another table than the DML's own (several INSERTs in one DML file) is
-            // that table's writer, exactly like a statement-set member: its reads go to its sink.
-            let other_sink = (is_dml && st.kind == StatementKind::Insert)
-                .then(|| st.sinks.first())
-                .flatten()
-                .filter(|s| !temporaries.contains(&s.name))
-                .filter(|s| resolve_name(&s.name, config) != name);
-            if let Some(sink_ref) = other_sink {
-                let (sink, line, column) = reference(sink_ref);
-                set_member_writes.push(SetMemberWrite {
-                    sink,
-                    reads: st
-                        .sources
-                        .iter()
-                        .filter(|src| !temporaries.contains(&src.name))
-                        .map(|src| {
-                            let (key, line, column) = reference(src);
-                            Reference {
-                                name: key,
-                                kind: ReadKind::Data,
-                                file: file.rel.clone(),
-                                line,
-                                column,
-                            }
-                        })
-                        .collect(),
-                    file: file.rel.clone(),
-                    line,
-                    column,
-                });
-            }
-            for src in st
-                .sources
-                .iter()
-                .filter(|_| !per_member && other_sink.is_none())
-            {
+            for src in st.sources.iter().filter(|_| !per_writer) {
                 if temporaries.contains(&src.name) {
                     continue;
                 }
@@ -606,20 +588,11 @@ pub fn first_insert_target(a: &FileAnalysis) -> Option<&TableRef> {
         .find_map(|s| s.sinks.first())
 }
 
-fn is_create(kind: StatementKind) -> bool {
-    matches!(
-        kind,
-        StatementKind::CreateTable
-            | StatementKind::Ctas
-            | StatementKind::CreateMaterializedTable
-            | StatementKind::CreateView
-    )
-}
-
-fn first_created_statement(a: &FileAnalysis) -> Option<&crate::sql::StatementInfo> {
+/// The statement that defines a DDL file's table: the first persistent CREATE that names a relation.
+pub fn first_created_statement(a: &FileAnalysis) -> Option<&crate::sql::StatementInfo> {
     a.statements
         .iter()
-        .find(|s| is_create(s.kind) && !s.temporary && !s.sinks.is_empty())
+        .find(|s| s.kind.creates_relation() && !s.temporary && !s.sinks.is_empty())
 }
 
 /// The first persistent relation a DDL file creates, with the creating statement's kind.

@@ -28,6 +28,19 @@ pub struct SqlFile {
     pub readable: bool,
 }
 
+impl SqlFile {
+    /// A file that could not be read or decoded (its diagnostic says why): no text, no analysis.
+    fn unreadable(rel: String, path: &Path) -> SqlFile {
+        SqlFile {
+            rel,
+            path: path.to_path_buf(),
+            text: String::new(),
+            analysis: FileAnalysis::default(),
+            readable: false,
+        }
+    }
+}
+
 /// A table folder: `<layer>/[<product>/]<folder>` holding `sql-scripts/`.
 #[derive(Debug, Clone)]
 pub struct TableFolder {
@@ -324,16 +337,7 @@ fn read_sql_cached(
                     None,
                 ),
             );
-            return (
-                SqlFile {
-                    rel,
-                    path: path.to_path_buf(),
-                    text: String::new(),
-                    analysis: FileAnalysis::default(),
-                    readable: false,
-                },
-                None,
-            );
+            return (SqlFile::unreadable(rel, path), None);
         }
     };
     let text = match String::from_utf8(bytes) {
@@ -358,16 +362,7 @@ fn read_sql_cached(
                 )
                 .at(rel.clone(), Some(line), Some(col)),
             );
-            return (
-                SqlFile {
-                    rel,
-                    path: path.to_path_buf(),
-                    text: String::new(),
-                    analysis: FileAnalysis::default(),
-                    readable: false,
-                },
-                None,
-            );
+            return (SqlFile::unreadable(rel, path), None);
         }
     };
     // A hit is the stored result of `sql::analyze` on these exact bytes (see `cache` for why that holds).

@@ -105,6 +105,19 @@ pub enum StatementKind {
     Other,
 }
 
+impl StatementKind {
+    /// Whether the statement creates a relation: CREATE TABLE, CTAS, CREATE MATERIALIZED TABLE, CREATE VIEW.
+    pub fn creates_relation(self) -> bool {
+        matches!(
+            self,
+            StatementKind::CreateTable
+                | StatementKind::Ctas
+                | StatementKind::CreateMaterializedTable
+                | StatementKind::CreateView
+        )
+    }
+}
+
 /// Whether a query keeps keyed state across events (definitions: `shared/corpus/SPEC.md`,
 /// `shared/reference/tricky-flink-sql.md` §H).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
