@@ -113,16 +113,26 @@ pub fn discard(staged: Vec<Staged>) {
 pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
     let mut it = staged.into_iter();
     while let Some(s) = it.next() {
-        if let Err(source) = std::fs::rename(&s.tmp, &s.target) {
-            let _ = std::fs::remove_file(&s.tmp);
+        if let Err(e) = s.persist() {
             discard(it.collect());
-            return Err(PathError {
-                path: s.target,
-                source,
-            });
+            return Err(e);
         }
     }
     Ok(())
+}
+
+impl Staged {
+    /// Renames this temporary over its target (one step of [`commit`], for callers that must undo the
+    /// steps already done when a later one fails). On error the temporary is removed.
+    pub fn persist(self) -> Result<(), PathError> {
+        std::fs::rename(&self.tmp, &self.target).map_err(|source| {
+            let _ = std::fs::remove_file(&self.tmp);
+            PathError {
+                path: self.target,
+                source,
+            }
+        })
+    }
 }
 
 /// `.<name>.flinkpipe-tmp-<pid>` in the target's folder.

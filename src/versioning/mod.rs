@@ -296,13 +296,13 @@ pub fn unified_diff(plan: &VersionPlan) -> String {
 ///
 /// Errors: [`VersionError::Io`] naming the file (after the restore).
 pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
-    let io = |file: &str, e: std::io::Error| VersionError::Io {
+    let io = |file: &str, message: String| VersionError::Io {
         file: file.to_string(),
-        message: e.to_string(),
+        message,
     };
     // Refuse if a file changed since it was planned: the user edited it in between.
     for e in &plan.edits {
-        let now = std::fs::read_to_string(&e.path).map_err(|err| io(&e.file, err))?;
+        let now = std::fs::read_to_string(&e.path).map_err(|err| io(&e.file, err.to_string()))?;
         if now != e.before {
             return Err(VersionError::Io {
                 file: e.file.clone(),
@@ -312,32 +312,24 @@ pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
     }
     let mut staged = Vec::with_capacity(plan.edits.len());
     for e in &plan.edits {
-        let dir = e.path.parent().unwrap_or(std::path::Path::new("."));
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".flinkpipe-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|err| io(&e.file, err))?;
-        std::io::Write::write_all(&mut tmp, e.after.as_bytes()).map_err(|err| io(&e.file, err))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&e.path)
-                .map(|m| m.permissions().mode() & 0o7777)
-                .unwrap_or(0o644);
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(|err| io(&e.file, err))?;
+        match crate::fsutil::stage(&e.path, e.after.as_bytes()) {
+            Ok(s) => staged.push(s),
+            Err(err) => {
+                crate::fsutil::discard(staged.into_iter().flatten().collect());
+                return Err(io(&e.file, err.source.to_string()));
+            }
         }
-        staged.push(tmp);
     }
     let mut done: Vec<&FileEdit> = Vec::new();
-    for (tmp, e) in staged.into_iter().zip(&plan.edits) {
-        if let Err(err) = tmp.persist(&e.path) {
+    let mut pending = staged.into_iter().zip(&plan.edits);
+    while let Some((s, e)) = pending.next() {
+        let Some(s) = s else { continue };
+        if let Err(err) = s.persist() {
             for d in done {
                 let _ = crate::fsutil::write_atomic(&d.path, d.before.as_bytes());
             }
-            return Err(io(&e.file, err.error));
+            crate::fsutil::discard(pending.filter_map(|(s, _)| s).collect());
+            return Err(io(&e.file, err.source.to_string()));
         }
         done.push(e);
     }
