@@ -33,11 +33,7 @@ impl HeadGraph {
     /// to them and can be reported).
     pub fn from_project(project: &Project) -> HeadGraph {
         let inv = &project.inventory;
-        let strip = |p: &String| {
-            p.strip_prefix(&inv.root_name)
-                .map(|r| r.trim_start_matches('/').to_string())
-                .unwrap_or_else(|| p.clone())
-        };
+        let strip = |p: &String| inv.rel_to_root(p).to_string();
         let mut g = HeadGraph::default();
         for t in inv.tables.values() {
             let kids: BTreeSet<String> = project

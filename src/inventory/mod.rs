@@ -699,12 +699,17 @@ pub fn external_table(
 }
 
 impl Inventory {
+    /// A stored relative path made relative to the pipelines root (`pipelines/facts/x` → `facts/x`); a path
+    /// that does not start with the root's name is returned as it is.
+    pub fn rel_to_root<'a>(&self, rel: &'a str) -> &'a str {
+        rel.strip_prefix(&self.root_name)
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(rel)
+    }
+
     /// The on-disk path of a stored relative path (`pipelines/facts/x` → `<root>/facts/x`).
     pub fn disk_path(&self, rel: &str) -> PathBuf {
-        let rest = rel
-            .strip_prefix(&self.root_name)
-            .map(|r| r.trim_start_matches('/'))
-            .unwrap_or(rel);
+        let rest = self.rel_to_root(rel);
         if rest.is_empty() {
             self.root.clone()
         } else {

@@ -29,7 +29,7 @@ pub fn base_names(
         })?;
     let inv = &project.inventory;
     let read = |rel: &str| -> Option<String> {
-        let in_root = rel.strip_prefix(&inv.root_name)?.trim_start_matches('/');
+        let in_root = inv.rel_to_root(rel);
         let path = if prefix.is_empty() {
             in_root.to_string()
         } else {
