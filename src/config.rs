@@ -129,6 +129,30 @@ pub struct FlinkpipeConfig {
     pub statement_prefix: Option<String>,
     /// Per-layer options of the naming convention ([`crate::scaffold::naming`]).
     pub naming: NamingConfig,
+    /// The Apache Flink SQL Gateway target; when its `url` is set (or `FLINKPIPE_GATEWAY_URL`),
+    /// deploy commands use it instead of Confluent Cloud.
+    pub gateway: GatewayConfig,
+}
+
+/// `flinkpipe.gateway.*`: an Apache Flink SQL Gateway and its cluster's JobManager
+/// (`flink-sql-gateway-api.md`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct GatewayConfig {
+    /// SQL Gateway REST URL, e.g. `http://127.0.0.1:8083` (env `FLINKPIPE_GATEWAY_URL` wins).
+    pub url: Option<String>,
+    /// JobManager REST URL, e.g. `http://127.0.0.1:8081` (env `FLINKPIPE_JOBMANAGER_URL` wins);
+    /// default: the gateway's host on port 8081.
+    pub jobmanager_url: Option<String>,
+    /// Session properties sent when the gateway session opens (`execution.runtime-mode` defaults to
+    /// `streaming`).
+    pub session_properties: BTreeMap<String, String>,
+    /// DDL files or folders of `*.sql` declaring tables the project reads but does not define
+    /// (external tables); relative paths are relative to the configuration file.
+    pub external_ddl: Vec<PathBuf>,
+    /// Seconds a submitted statement may take to return its result (planning and job submission).
+    /// Default 180.
+    pub submit_timeout_seconds: Option<u64>,
 }
 
 /// `flinkpipe.naming.*`: per-layer overrides of the convention that `table init` follows and
@@ -218,7 +242,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "report_output_dir",
         ],
     ),
-    ("flinkpipe", &["layers", "statement_prefix", "naming"]),
+    ("flinkpipe", &["layers", "statement_prefix", "naming", "gateway"]),
     ("registry", &[]),
 ];
 
@@ -322,6 +346,48 @@ impl Config {
             region.to_ascii_lowercase(),
             provider.to_ascii_lowercase()
         ))
+    }
+
+    /// The SQL Gateway target's settings when one is configured: `FLINKPIPE_GATEWAY_URL` or
+    /// `flinkpipe.gateway.url`; the JobManager from `FLINKPIPE_JOBMANAGER_URL`,
+    /// `flinkpipe.gateway.jobmanager_url`, else the gateway's host on port 8081. `None`: no gateway
+    /// configured (deploy commands use Confluent Cloud).
+    pub fn gateway_settings(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<crate::deploy::GatewaySettings> {
+        let g = &self.flinkpipe.gateway;
+        let url = env("FLINKPIPE_GATEWAY_URL").or(g.url.clone())?;
+        let jm = env("FLINKPIPE_JOBMANAGER_URL")
+            .or(g.jobmanager_url.clone())
+            .unwrap_or_else(|| {
+                reqwest::Url::parse(&url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(|h| format!("{}://{h}:8081", u.scheme())))
+                    .unwrap_or_else(|| "http://127.0.0.1:8081".into())
+            });
+        let mut s = crate::deploy::GatewaySettings::new(&url, &jm);
+        s.session_properties = g.session_properties.clone();
+        if let Some(t) = g.submit_timeout_seconds {
+            s.submit_timeout = std::time::Duration::from_secs(t);
+        }
+        Some(s)
+    }
+
+    /// `flinkpipe.gateway.external_ddl`, resolved against the configuration file's folder.
+    pub fn gateway_external_ddl(&self) -> Vec<PathBuf> {
+        let base = self
+            .source
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        self.flinkpipe
+            .gateway
+            .external_ddl
+            .iter()
+            .map(|p| if p.is_absolute() { p.clone() } else { base.join(p) })
+            .collect()
     }
 
     /// Everything the Confluent Cloud target needs, from this file and the environment (`env`, usually

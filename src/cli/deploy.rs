@@ -10,7 +10,8 @@ use crate::config::Config;
 use crate::deploy::executor::{self, Cancel, DeployOptions, DeployReport, Outcome, Session};
 use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
-use crate::deploy::{ConfluentTarget, Phase, Scrubber, StatementState, Target};
+use crate::deploy::gateway::catalog::Definitions;
+use crate::deploy::{ConfluentTarget, GatewayTarget, Phase, Scrubber, StatementSpec, StatementState, Target};
 use crate::lineage::Project;
 use crate::plan::{self, ExecutionPlan, StatementNaming, StatementStatus};
 use std::collections::BTreeMap;
@@ -23,14 +24,62 @@ fn env_lookup(v: &str) -> Option<String> {
     std::env::var(v).ok().filter(|s| !s.is_empty())
 }
 
-/// The configured Confluent Cloud target and a scrubber for its secrets.
-pub(super) fn make_target(cfg: &Config) -> Result<(ConfluentTarget, Scrubber), Failure> {
+/// The configured target and a scrubber for its secrets: the Flink SQL Gateway when
+/// `flinkpipe.gateway.url` or `FLINKPIPE_GATEWAY_URL` is set (it learns the project's statements, and
+/// the external tables' DDL, to declare tables in its session), else Confluent Cloud.
+pub(super) fn make_target(
+    cfg: &Config,
+    project: Option<&Project>,
+) -> Result<(Box<dyn Target>, Scrubber), Failure> {
+    if let Some(settings) = cfg.gateway_settings(&env_lookup) {
+        let mut specs = match project {
+            Some(p) => spec::project_statements(p, &StatementNaming::from_config(cfg))?,
+            None => Vec::new(),
+        };
+        specs.extend(external_ddl(cfg)?);
+        let target = GatewayTarget::new(settings, Definitions::new(specs))
+            .map_err(|e| Failure::new(e.to_string()))?;
+        tracing::info!("target: {}", target.describe());
+        return Ok((Box::new(target), Scrubber::default()));
+    }
     let settings = cfg.confluent_settings(&env_lookup)?;
     let scrubber = settings.credentials.scrubber();
     let target =
         ConfluentTarget::new(settings).map_err(|e| Failure::new(scrubber.scrub(&e.to_string())))?;
     tracing::info!("target: {}", target.describe());
-    Ok((target, scrubber))
+    Ok((Box::new(target), scrubber))
+}
+
+/// The DDL statements of `flinkpipe.gateway.external_ddl` (files, or folders of `*.sql`, sorted).
+fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, Failure> {
+    let mut files = Vec::new();
+    for p in cfg.gateway_external_ddl() {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
+                .map_err(|e| Failure::new(format!("flinkpipe.gateway.external_ddl: cannot read {}: {e}", p.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "sql"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p);
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| {
+            Failure::new(format!("flinkpipe.gateway.external_ddl: cannot read {}: {e}", f.display()))
+        })?;
+        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("ddl");
+        let base = crate::plan::naming::fit_length(format!("external-{}", stem.replace(['.', '_'], "-").to_ascii_lowercase()));
+        out.extend(
+            spec::steps_from_sql(&text, &base, crate::deploy::StatementKind::Ddl, BTreeMap::new())
+                .into_iter()
+                .map(|s| s.spec),
+        );
+    }
+    Ok(out)
 }
 
 /// A tokio runtime for one command.
@@ -65,10 +114,11 @@ pub(super) fn status_of(live: &BTreeMap<String, StatementState>) -> StatementSta
 }
 
 /// The live statement phases for `build-execution-plan --live`.
-pub(super) fn live_status(cfg: &Config) -> Result<StatementStatus, Failure> {
-    let (target, scrubber) = make_target(cfg)?;
+pub(super) fn live_status(cfg: &Config, project: &Project) -> Result<StatementStatus, Failure> {
+    let (target, scrubber) = make_target(cfg, Some(project))?;
+    let target = target.as_ref();
     let rt = runtime()?;
-    let live = rt.block_on(live_statements(&target, &scrubber))?;
+    let live = rt.block_on(live_statements(target, &scrubber))?;
     Ok(status_of(&live))
 }
 
@@ -118,14 +168,15 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     let Some((cfg, project)) = load(global, &args.plan)? else {
         return Ok(false);
     };
-    let (target, scrubber) = make_target(&cfg)?;
+    let (target, scrubber) = make_target(&cfg, Some(&project))?;
+    let target = target.as_ref();
     let rt = runtime()?;
     let live = rt.block_on(async {
         target
             .check_compute_pool()
             .await
             .map_err(|e| Failure::new(scrubber.scrub(&format!("compute pool check: {e}"))))?;
-        live_statements(&target, &scrubber).await
+        live_statements(target, &scrubber).await
     })?;
     let plan = build(&cfg, &project, &args.plan, &status_of(&live))?;
     let nodes = spec::deploy_nodes(&project, &plan)?;
@@ -189,7 +240,7 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
                 c.cancel();
             }
         });
-        let r = executor::deploy(&target, &nodes, &options, &session).await;
+        let r = executor::deploy(target, &nodes, &options, &session).await;
         watcher.abort();
         r
     });
@@ -353,7 +404,8 @@ pub(super) fn undeploy(global: &GlobalArgs, args: &UndeployArgs) -> CmdResult {
         return Ok(false);
     };
     let (scope, _) = plan_inputs(&args.plan)?;
-    let (target, scrubber) = make_target(&cfg)?;
+    let (target, scrubber) = make_target(&cfg, Some(&project))?;
+    let target = target.as_ref();
     let naming = StatementNaming::from_config(&cfg);
     let plan = plan::build_plan(
         &project,
@@ -375,7 +427,7 @@ pub(super) fn undeploy(global: &GlobalArgs, args: &UndeployArgs) -> CmdResult {
     let mut order: Vec<String> = project.graph.topo_order(Some(&set))?;
     order.reverse();
     let rt = runtime()?;
-    let live = rt.block_on(live_statements(&target, &scrubber))?;
+    let live = rt.block_on(live_statements(target, &scrubber))?;
     let mut todo: Vec<(String, String)> = Vec::new();
     for t in &order {
         let tb = &project.inventory.tables[t];
@@ -425,7 +477,7 @@ pub(super) fn undeploy(global: &GlobalArgs, args: &UndeployArgs) -> CmdResult {
         for (t, n) in &todo {
             let r = async {
                 target.delete_statement(n).await?;
-                executor::wait_until(&target, n, options.statement_timeout, options.poll, |s| {
+                executor::wait_until(target, n, options.statement_timeout, options.poll, |s| {
                     s.is_none()
                 })
                 .await
@@ -457,7 +509,7 @@ pub(super) fn undeploy(global: &GlobalArgs, args: &UndeployArgs) -> CmdResult {
                         target.create_statement(&spec).await?;
                     }
                     executor::wait_until(
-                        &target,
+                        target,
                         &name,
                         options.statement_timeout,
                         options.poll,
@@ -504,9 +556,10 @@ pub(super) fn status(global: &GlobalArgs, args: &StatusArgs) -> CmdResult {
     if no_scope {
         plan_args.scope_dir = Some(project.inventory.root_name.clone());
     }
-    let (target, scrubber) = make_target(&cfg)?;
+    let (target, scrubber) = make_target(&cfg, Some(&project))?;
+    let target = target.as_ref();
     let rt = runtime()?;
-    let live = rt.block_on(live_statements(&target, &scrubber))?;
+    let live = rt.block_on(live_statements(target, &scrubber))?;
     let plan = build(&cfg, &project, &plan_args, &status_of(&live))?;
     let mut rows = Vec::new();
     let mut json_rows = Vec::new();
@@ -565,7 +618,12 @@ pub(super) fn status(global: &GlobalArgs, args: &StatusArgs) -> CmdResult {
 /// `statement stop|resume|delete NAME`.
 pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResult {
     let cfg = load_config(global)?;
-    let (target, scrubber) = make_target(&cfg)?;
+    // The gateway keeps no statement text: `resume` needs the project's SQL ($PIPELINES).
+    let project = std::env::var_os("PIPELINES").and_then(|dir| {
+        crate::lineage::load(Path::new(&dir), &cfg, crate::lineage::LoadOptions { allow_unknown: true }).ok()
+    });
+    let (target, scrubber) = make_target(&cfg, project.as_ref())?;
+    let target = target.as_ref();
     let rt = runtime()?;
     let poll = crate::deploy::Backoff::POLL;
     let (name, timeout, verb) = match cmd {
@@ -578,7 +636,7 @@ pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResul
         match verb {
             "stop" => {
                 target.stop_statement(name).await?;
-                executor::wait_until(&target, name, timeout, poll, |s| {
+                executor::wait_until(target, name, timeout, poll, |s| {
                     s.is_none_or(|s| {
                         matches!(s.phase, Phase::Stopped | Phase::Completed | Phase::Failed)
                     })
@@ -587,7 +645,7 @@ pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResul
             }
             "resume" => {
                 target.resume_statement(name).await?;
-                executor::wait_until(&target, name, timeout, poll, |s| {
+                executor::wait_until(target, name, timeout, poll, |s| {
                     s.is_some_and(|s| matches!(s.phase, Phase::Running | Phase::Completed))
                 })
                 .await
@@ -596,7 +654,7 @@ pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResul
                 if !target.delete_statement(name).await? {
                     return Ok(None);
                 }
-                executor::wait_until(&target, name, timeout, poll, |s| s.is_none()).await
+                executor::wait_until(target, name, timeout, poll, |s| s.is_none()).await
             }
         }
     });

@@ -163,11 +163,13 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
     let (scope, options) = plan_inputs(args)?;
     let status = match &args.statement_status {
         Some(f) => StatementStatus::read(f)?,
-        None if args.live => super::deploy::live_status(&cfg)?,
+        None if args.live => super::deploy::live_status(&cfg, &project)?,
         None if args.offline => StatementStatus::default(),
         // A configured target (all settings and secrets present) is asked; otherwise plan offline.
-        None if cfg.confluent_settings(&|k| std::env::var(k).ok()).is_ok() => {
-            super::deploy::live_status(&cfg)?
+        None if cfg.confluent_settings(&|k| std::env::var(k).ok()).is_ok()
+            || cfg.gateway_settings(&|k| std::env::var(k).ok()).is_some() =>
+        {
+            super::deploy::live_status(&cfg, &project)?
         }
         None => StatementStatus::default(),
     };

@@ -4,6 +4,8 @@
 //! - [`target`]: the [`Target`] trait (statements by name, phases, typed retryable/permanent errors)
 //!   that every place statements run implements.
 //! - [`confluent`]: Confluent Cloud for Apache Flink over its REST API (`sql/v1`).
+//! - [`gateway`]: an Apache Flink SQL Gateway (REST `/v2`) plus the JobManager REST API; jobs are
+//!   named after statements, tables are declared in the gateway session from the project's DDL.
 //! - [`retry`]: backoff policies (pure).
 //! - [`secrets`]: credentials from the environment only, masked in every output.
 //! - [`spec`]: the statements of a plan node, read from its SQL files (`SET` → properties).
@@ -15,11 +17,13 @@
 //! Side effects (HTTP, files, the clock) sit here; the plan stays pure.
 
 pub mod confluent;
+pub mod gateway;
 pub mod retry;
 pub mod secrets;
 pub mod target;
 
 pub use confluent::{ConfluentSettings, ConfluentTarget};
+pub use gateway::{GatewaySettings, GatewayTarget};
 pub use retry::Backoff;
 pub use secrets::{Credentials, Masked, Scrubber};
 pub use target::{

@@ -155,9 +155,13 @@ pub fn steps_from_sql(
                 } else {
                     fit_length(format!("{base}-{}", steps.len() + 1))
                 };
-                // A CTAS in the DDL file runs like a DML (success = RUNNING).
+                // A CTAS or a materialized table in the DDL file runs a job like a DML (success =
+                // RUNNING).
                 let kind = match k {
-                    SqlKind::Ctas | SqlKind::Insert | SqlKind::StatementSet => StatementKind::Dml,
+                    SqlKind::Ctas
+                    | SqlKind::CreateMaterializedTable
+                    | SqlKind::Insert
+                    | SqlKind::StatementSet => StatementKind::Dml,
                     _ => kind,
                 };
                 steps.push(Step {
@@ -257,7 +261,45 @@ pub fn statements_of(
     node: &PlanNode,
     with_ddl: bool,
 ) -> Result<Vec<Step>, SpecError> {
-    let Some(t) = project.inventory.tables.get(&node.table_name) else {
+    let ddl_name = if with_ddl {
+        node.ddl_statement_name.as_deref()
+    } else {
+        None
+    };
+    table_statements(
+        project,
+        &node.table_name,
+        ddl_name,
+        node.dml_statement_name.as_deref(),
+    )
+}
+
+/// Every statement of every table of the project (DDL then DML, names from `naming`): what a target
+/// without a persistent catalog needs to know (the SQL Gateway target declares tables from them).
+pub fn project_statements(
+    project: &Project,
+    naming: &crate::plan::StatementNaming,
+) -> Result<Vec<StatementSpec>, SpecError> {
+    let mut out = Vec::new();
+    for t in project.inventory.tables.values().filter(|t| !t.external) {
+        let ddl = t.ddl_ref.as_ref().map(|_| naming.ddl(&t.product, &t.name));
+        let dml = t.dml_ref.as_ref().map(|_| naming.dml(&t.product, &t.name));
+        for step in table_statements(project, &t.name, ddl.as_deref(), dml.as_deref())? {
+            out.push(step.spec);
+        }
+    }
+    Ok(out)
+}
+
+/// The statements of one table: its DDL file's (named `ddl_name`, when given) and its DML file's
+/// (named `dml_name`), unless another table's statement set writes it.
+fn table_statements(
+    project: &Project,
+    table: &str,
+    ddl_name: Option<&str>,
+    dml_name: Option<&str>,
+) -> Result<Vec<Step>, SpecError> {
+    let Some(t) = project.inventory.tables.get(table) else {
         return Ok(Vec::new());
     };
     let mut steps = Vec::new();
@@ -271,12 +313,12 @@ pub fn statements_of(
         .as_deref()
         .map(folder_properties)
         .unwrap_or_default();
-    if with_ddl && let (Some(r), Some(name)) = (&t.ddl_ref, &node.ddl_statement_name) {
+    if let (Some(r), Some(name)) = (&t.ddl_ref, ddl_name) {
         let text = read(&resolve(project, r))?;
         steps.extend(steps_from_sql(&text, name, StatementKind::Ddl, ddl_props));
     }
     if t.written_by.is_none()
-        && let (Some(r), Some(name)) = (&t.dml_ref, &node.dml_statement_name)
+        && let (Some(r), Some(name)) = (&t.dml_ref, dml_name)
     {
         let text = read(&resolve(project, r))?;
         steps.extend(steps_from_sql(&text, name, StatementKind::Dml, dml_props));

@@ -1,0 +1,306 @@
+//! What the SQL Gateway target knows of the project: every statement by name, and which statement
+//! defines each table.
+//!
+//! Why: an Apache Flink SQL Gateway session starts with an empty in-memory catalog
+//! (`default_catalog.default_database`) and tables created in one session are invisible in the next
+//! (observed on Flink 2.2: `Object 'src' not found` from a second session). Confluent Cloud keeps
+//! tables; a gateway with the default catalog does not. So before a statement runs, the target declares
+//! in its session every table the statement reads or writes that the session does not know yet, from
+//! the project's own DDL ([`Definitions::definition_of`]). Tables created by a query (CTAS, materialized
+//! table) are declared from the query's `DESCRIBE`d schema plus the statement's primary key and options.
+
+use crate::deploy::target::{StatementKind, StatementSpec};
+use crate::sql::{self, StatementKind as SqlKind};
+use std::collections::BTreeMap;
+
+/// How a table is defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Definition {
+    /// A plain DDL statement (`CREATE TABLE`, `CREATE VIEW`, `CREATE FUNCTION`…): run it as written.
+    Ddl {
+        /// The statement name.
+        name: String,
+        /// The SQL text.
+        sql: String,
+        /// Tables it needs first (`CREATE TABLE x LIKE y`, a view's sources).
+        needs: Vec<String>,
+    },
+    /// A table whose schema comes from a query (CTAS, `CREATE MATERIALIZED TABLE`): declared as
+    /// `CREATE TABLE t (<DESCRIBE of the query>) WITH (<options>)` without starting a job.
+    Derived {
+        /// The statement name.
+        name: String,
+        /// The `SELECT` after the top-level `AS`.
+        query: String,
+        /// Declared primary key.
+        primary_key: Vec<String>,
+        /// `WITH` options.
+        options: Vec<(String, String)>,
+        /// Tables the query reads.
+        needs: Vec<String>,
+    },
+}
+
+impl Definition {
+    /// The statement name this definition comes from.
+    pub fn statement(&self) -> &str {
+        match self {
+            Definition::Ddl { name, .. } | Definition::Derived { name, .. } => name,
+        }
+    }
+
+    /// Tables to declare before this one.
+    pub fn needs(&self) -> &[String] {
+        match self {
+            Definition::Ddl { needs, .. } | Definition::Derived { needs, .. } => needs,
+        }
+    }
+}
+
+/// The project's statements, as the gateway target sees them.
+#[derive(Debug, Clone, Default)]
+pub struct Definitions {
+    statements: BTreeMap<String, StatementSpec>,
+    tables: BTreeMap<String, Definition>,
+    materialized: BTreeMap<String, String>,
+}
+
+/// The catalog key of a table name: its last part, lower-cased (`cat.db.T` → `t`). The target works in
+/// one session catalog, so qualification does not separate tables here.
+pub fn table_key(name: &str) -> String {
+    name.rsplit('.').next().unwrap_or(name).trim_matches('`').to_ascii_lowercase()
+}
+
+/// Every table a statement reads or writes (sources, sinks, statement-set members, `LIKE` sources),
+/// as [`table_key`]s, in first-seen order.
+pub fn referenced_tables(sql_text: &str) -> Vec<String> {
+    let analysis = sql::analyze(sql_text);
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: &str| {
+        let k = table_key(n);
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    };
+    for st in &analysis.statements {
+        for r in st.sources.iter().chain(&st.sinks) {
+            push(&r.name.dotted());
+        }
+        for n in &st.like_sources {
+            push(&n.dotted());
+        }
+        for m in &st.members {
+            push(&m.sink.name.dotted());
+            for r in &m.sources {
+                push(&r.name.dotted());
+            }
+        }
+    }
+    out
+}
+
+/// The query of a CTAS or materialized table: the text after the first `AS` at parenthesis depth 0
+/// that is followed by `SELECT`, `WITH`, `VALUES` or `(`. `None` when there is none.
+pub fn query_after_as(sql_text: &str) -> Option<String> {
+    let dialect = crate::sql::dialect::FlinkDialect;
+    let tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, sql_text)
+        .tokenize_with_location()
+        .ok()?;
+    use sqlparser::tokenizer::Token;
+    let mut depth = 0i32;
+    let significant = |i: usize| {
+        tokens[i..]
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+            .map(|t| &t.token)
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.value.eq_ignore_ascii_case("AS") => {
+                let next = significant(i + 1);
+                let starts_query = match next {
+                    Some(Token::Word(n)) => ["SELECT", "WITH", "VALUES"]
+                        .iter()
+                        .any(|k| n.value.eq_ignore_ascii_case(k)),
+                    Some(Token::LParen) => true,
+                    _ => false,
+                };
+                if starts_query {
+                    let start = tokens.get(i + 1)?.span.start;
+                    let offset = line_col_to_offset(sql_text, start.line, start.column)?;
+                    let q = sql_text[offset..].trim().trim_end_matches(';').trim();
+                    return Some(q.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn line_col_to_offset(text: &str, line: u64, column: u64) -> Option<usize> {
+    let mut offset = 0usize;
+    for (n, l) in text.split_inclusive('\n').enumerate() {
+        if n as u64 + 1 == line {
+            let col: usize = l
+                .char_indices()
+                .nth((column as usize).saturating_sub(1))
+                .map(|(b, _)| b)
+                .unwrap_or(l.len());
+            return Some(offset + col);
+        }
+        offset += l.len();
+    }
+    None
+}
+
+impl Definitions {
+    /// Indexes statements (every statement of the project, plus DDL of external tables). A table
+    /// defined twice keeps its first definition.
+    pub fn new(specs: impl IntoIterator<Item = StatementSpec>) -> Self {
+        let mut d = Definitions::default();
+        for spec in specs {
+            d.add(spec);
+        }
+        d
+    }
+
+    /// Adds one statement.
+    pub fn add(&mut self, spec: StatementSpec) {
+        let analysis = sql::analyze(&spec.sql);
+        for st in &analysis.statements {
+            if !(st.kind.creates_relation() || st.kind == SqlKind::CreateFunction) {
+                continue;
+            }
+            let Some(sink) = st.sinks.first() else { continue };
+            let key = table_key(&sink.name.dotted());
+            let mut needs: Vec<String> = Vec::new();
+            for r in &st.sources {
+                let k = table_key(&r.name.dotted());
+                if k != key && !needs.contains(&k) {
+                    needs.push(k);
+                }
+            }
+            for n in &st.like_sources {
+                let k = table_key(&n.dotted());
+                if k != key && !needs.contains(&k) {
+                    needs.push(k);
+                }
+            }
+            let def = match st.kind {
+                SqlKind::Ctas | SqlKind::CreateMaterializedTable => {
+                    let Some(query) = query_after_as(&st.text) else { continue };
+                    if st.kind == SqlKind::CreateMaterializedTable {
+                        self.materialized.insert(spec.name.clone(), key.clone());
+                    }
+                    Definition::Derived {
+                        name: spec.name.clone(),
+                        query,
+                        primary_key: st.primary_key.clone(),
+                        options: st.with_options.clone(),
+                        needs,
+                    }
+                }
+                _ => Definition::Ddl {
+                    name: spec.name.clone(),
+                    sql: st.text.trim().trim_end_matches(';').trim().to_string(),
+                    needs,
+                },
+            };
+            self.tables.entry(key).or_insert(def);
+        }
+        self.statements.entry(spec.name.clone()).or_insert(spec);
+    }
+
+    /// The statement of that name, if the project defines it.
+    pub fn statement(&self, name: &str) -> Option<&StatementSpec> {
+        self.statements.get(name)
+    }
+
+    /// Whether a statement is a DDL (no job): known DDL statements, and names ending in `-ddl-…`
+    /// conventions are not guessed; unknown names are treated as jobs.
+    pub fn is_ddl(&self, name: &str) -> bool {
+        self.statements
+            .get(name)
+            .is_some_and(|s| s.kind == StatementKind::Ddl)
+    }
+
+    /// The table of a materialized-table statement (its job is named by Flink, not by us).
+    pub fn materialized_table(&self, name: &str) -> Option<&str> {
+        self.materialized.get(name).map(String::as_str)
+    }
+
+    /// How to declare table `key` ([`table_key`]) in a session.
+    pub fn definition_of(&self, key: &str) -> Option<&Definition> {
+        self.tables.get(key)
+    }
+
+    /// Every statement name, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.statements.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn spec(name: &str, sql: &str, kind: StatementKind) -> StatementSpec {
+        StatementSpec {
+            name: name.into(),
+            sql: sql.into(),
+            properties: BTreeMap::new(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn query_of_ctas_and_materialized_table() {
+        assert_eq!(
+            query_after_as("CREATE TABLE t WITH ('a' = 'b') AS SELECT x AS y FROM s;").as_deref(),
+            Some("SELECT x AS y FROM s")
+        );
+        let mt = "CREATE MATERIALIZED TABLE m (PRIMARY KEY (k) NOT ENFORCED)\nWITH ('connector' = 'print')\nFRESHNESS = INTERVAL '1' MINUTE\nREFRESH_MODE = CONTINUOUS\nAS WITH c AS (SELECT 1 AS k) SELECT k FROM c";
+        assert_eq!(
+            query_after_as(mt).as_deref(),
+            Some("WITH c AS (SELECT 1 AS k) SELECT k FROM c")
+        );
+        assert_eq!(query_after_as("CREATE TABLE t (a INT)"), None);
+    }
+
+    #[test]
+    fn tables_are_indexed_by_their_defining_statement() {
+        let d = Definitions::new([
+            spec(
+                "dev-ddl-src",
+                "CREATE TABLE src (a INT) WITH ('connector' = 'datagen')",
+                StatementKind::Ddl,
+            ),
+            spec(
+                "dev-ddl-c",
+                "CREATE TABLE cat.db.C WITH ('connector' = 'blackhole') AS SELECT a FROM src",
+                StatementKind::Dml,
+            ),
+            spec(
+                "dev-ddl-l",
+                "CREATE TABLE l WITH ('connector' = 'print') LIKE src",
+                StatementKind::Ddl,
+            ),
+            spec("dev-dml-x", "INSERT INTO l SELECT * FROM c", StatementKind::Dml),
+        ]);
+        assert!(matches!(d.definition_of("src"), Some(Definition::Ddl { .. })));
+        match d.definition_of("c") {
+            Some(Definition::Derived { query, needs, .. }) => {
+                assert_eq!(query, "SELECT a FROM src");
+                assert_eq!(needs, &["src".to_string()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(d.definition_of("l").unwrap().needs(), &["src".to_string()]);
+        assert!(d.is_ddl("dev-ddl-src") && !d.is_ddl("dev-dml-x") && !d.is_ddl("unknown"));
+        assert_eq!(referenced_tables("INSERT INTO l SELECT * FROM c JOIN src ON true"), ["c", "src", "l"]);
+    }
+}

@@ -1,0 +1,359 @@
+//! Pure pieces of the SQL Gateway target: error-cause extraction, job-state → phase mapping, the
+//! identity tags flinkpipe puts on every job, and the `CREATE TABLE` rebuilt from a `DESCRIBE`.
+//! Everything here is unit-tested without a server (`flink-sql-gateway-api.md` §3–§6).
+
+use crate::deploy::target::Phase;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Job-parameter key holding the statement name (`pipeline.global-job-parameters`, shown by the
+/// JobManager under `/jobs/{id}/config` → `execution-config.user-config`).
+pub const TAG_STATEMENT: &str = "flinkpipe.statement";
+/// Job-parameter key holding the hash of the normalized SQL text ([`sql_hash`]).
+pub const TAG_SQL: &str = "flinkpipe.sql-hash";
+/// Job-parameter key holding the hash of the statement properties ([`properties_hash`]).
+pub const TAG_PROPERTIES: &str = "flinkpipe.properties-hash";
+
+/// A 128-bit hex hash of the SQL text after [`crate::deploy::spec::normalize_sql`]: the identity of
+/// the deployed text, since the JobManager keeps no SQL.
+pub fn sql_hash(sql: &str) -> String {
+    format!(
+        "{:032x}",
+        xxhash_rust::xxh3::xxh3_128(crate::deploy::spec::normalize_sql(sql).as_bytes())
+    )
+}
+
+/// A 128-bit hex hash of properties (`key=value` lines in key order).
+pub fn properties_hash(props: &std::collections::BTreeMap<String, String>) -> String {
+    let text: String = props.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
+}
+
+/// The value of `pipeline.global-job-parameters` carrying the identity tags, merged after any value
+/// the user set (Flink's map syntax `k1:v1,k2:v2`; names and hex hashes contain neither `,` nor `:`).
+pub fn job_parameters(existing: Option<&str>, name: &str, sql: &str, props_hash: &str) -> String {
+    let ours = format!("{TAG_STATEMENT}:{name},{TAG_SQL}:{sql},{TAG_PROPERTIES}:{props_hash}");
+    match existing.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(e) => format!("{e},{ours}"),
+        None => ours,
+    }
+}
+
+/// The job name Flink gives the continuous refresh job of a materialized table (it ignores
+/// `pipeline.name` for them): ``Materialized_table_`cat`.`db`.`t`_continuous_refresh_job``.
+/// Returns the suffix to match, since the catalog and database may vary: `` .`t`_continuous_refresh_job``.
+pub fn materialized_job_suffix(table: &str) -> String {
+    format!(".`{table}`_continuous_refresh_job")
+}
+
+/// Whether `job_name` is the refresh job of materialized table `table`.
+pub fn is_materialized_job(job_name: &str, table: &str) -> bool {
+    job_name.starts_with("Materialized_table_") && job_name.ends_with(&materialized_job_suffix(table))
+}
+
+/// The useful cause of a gateway error body `{"errors": [..]}` (§5): the first `Caused by:` after
+/// `SqlExecutionException: Failed to execute the operation …`, else the deepest `Caused by:`, else the
+/// first line of the last element; Java package prefixes removed
+/// (`ValidationException: SQL validation failed. … Object 'x' not found`).
+pub fn root_cause(body: &str) -> String {
+    let errors: Vec<String> = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("errors").cloned())
+        .and_then(|e| serde_json::from_value(e).ok())
+        .unwrap_or_default();
+    let last = match errors.last() {
+        Some(l) => l.as_str(),
+        None => return body.trim().chars().take(500).collect(),
+    };
+    let causes: Vec<&str> = last
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Caused by: "))
+        .collect();
+    let after_exec = causes
+        .iter()
+        .position(|c| c.contains("SqlExecutionException"))
+        .and_then(|i| causes.get(i + 1));
+    let pick = after_exec
+        .or_else(|| {
+            causes
+                .iter()
+                .rev()
+                .find(|c| !c.contains("SqlGatewayException") && !c.contains("SqlExecutionException"))
+        })
+        .copied()
+        .unwrap_or_else(|| last.lines().next().unwrap_or(last));
+    let text = strip_java_package(pick.trim());
+    // Flink repeats the prefix when it wraps ("SQL validation failed. SQL validation failed. …").
+    dedup_prefix(&text)
+}
+
+/// `org.apache.flink.table.api.ValidationException: x` → `ValidationException: x`.
+pub fn strip_java_package(line: &str) -> String {
+    let (class, rest) = match line.split_once(": ") {
+        Some((c, r)) => (c, Some(r)),
+        None => (line, None),
+    };
+    if class.contains(' ') || !class.contains('.') {
+        return line.to_string();
+    }
+    let short = class.rsplit('.').next().unwrap_or(class);
+    match rest {
+        Some(r) => format!("{short}: {r}"),
+        None => short.to_string(),
+    }
+}
+
+fn dedup_prefix(text: &str) -> String {
+    let Some((class, msg)) = text.split_once(": ") else {
+        return text.to_string();
+    };
+    let mut msg = msg.to_string();
+    loop {
+        let Some(dot) = msg.find(". ") else { break };
+        let first = &msg[..dot + 2];
+        if msg[dot + 2..].starts_with(first) {
+            msg = msg[dot + 2..].to_string();
+        } else {
+            break;
+        }
+    }
+    format!("{class}: {msg}")
+}
+
+/// One job of `GET /jobs/overview` (JobManager REST).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct JobOverview {
+    /// 32 hex digits.
+    pub jid: String,
+    /// The job name (`pipeline.name`).
+    pub name: String,
+    /// `RUNNING`, `FINISHED`, `FAILED`, `CANCELED`, …
+    pub state: String,
+    /// Milliseconds since the epoch.
+    #[serde(rename = "start-time", default)]
+    pub start_time: i64,
+}
+
+/// How a job state reads as a statement phase. `CANCELED` → `None`: flinkpipe cancels a job only to
+/// delete its statement, so a cancelled job is a statement that no longer exists. `FINISHED` is
+/// [`Phase::Stopped`] when the job ended by a stop-with-savepoint, else [`Phase::Completed`] (a bounded
+/// job such as `INSERT … VALUES`).
+pub fn job_phase(state: &str, stopped_with_savepoint: bool) -> Option<Phase> {
+    Some(match state {
+        "INITIALIZING" | "CREATED" | "RECONCILING" => Phase::Pending,
+        "RUNNING" => Phase::Running,
+        "RESTARTING" => Phase::Degraded,
+        "FAILING" => Phase::Failing,
+        "FAILED" => Phase::Failed,
+        "CANCELLING" => Phase::Deleting,
+        "CANCELED" => return None,
+        "SUSPENDED" => Phase::Stopped,
+        "FINISHED" if stopped_with_savepoint => Phase::Stopped,
+        "FINISHED" => Phase::Completed,
+        other => Phase::Unknown(other.to_string()),
+    })
+}
+
+/// Whether a job in this state still runs (a second one of the same name would be a duplicate).
+pub fn job_is_live(state: &str) -> bool {
+    matches!(
+        state,
+        "INITIALIZING" | "CREATED" | "RUNNING" | "RESTARTING" | "FAILING" | "RECONCILING" | "CANCELLING"
+    )
+}
+
+/// The savepoint a job was stopped with, from `GET /jobs/{id}/checkpoints`: the latest completed
+/// savepoint of type `SYNC_SAVEPOINT` / `TERMINATE_SAVEPOINT` (a stop), as its `external_path`.
+pub fn stop_savepoint(checkpoints: &Value) -> Option<String> {
+    let sp = checkpoints.get("latest")?.get("savepoint")?;
+    let ty = sp.get("checkpoint_type").and_then(Value::as_str).unwrap_or("");
+    let ok = sp.get("status").and_then(Value::as_str) == Some("COMPLETED");
+    if ok && (ty.contains("SYNC") || ty.contains("TERMINATE")) {
+        sp.get("external_path").and_then(Value::as_str).map(str::to_string)
+    } else {
+        None
+    }
+}
+
+/// The first line of a failed job's root exception (`GET /jobs/{id}/exceptions`), package removed.
+pub fn job_failure(exceptions: &Value) -> Option<String> {
+    let text = exceptions
+        .get("root-exception")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            exceptions
+                .get("exceptionHistory")?
+                .get("entries")?
+                .get(0)?
+                .get("stacktrace")?
+                .as_str()
+        })?;
+    // The deepest "Caused by:" names the real problem (a missing topic, a bad record).
+    let cause = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Caused by: "))
+        .last()
+        .unwrap_or_else(|| text.lines().next().unwrap_or(""));
+    Some(strip_java_package(cause.trim()))
+}
+
+/// One column of a `DESCRIBE` result: `[name, type, null, key, extras, watermark]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescribedColumn {
+    /// Column name.
+    pub name: String,
+    /// Flink type as printed (`DECIMAL(14, 2)`, `TIMESTAMP_LTZ(3) *PROCTIME*`).
+    pub data_type: String,
+    /// Nullable.
+    pub nullable: bool,
+}
+
+/// Reads `DESCRIBE` rows (JSON row format: `{"kind":"INSERT","fields":[…]}`).
+pub fn described_columns(rows: &[Value]) -> Vec<DescribedColumn> {
+    rows.iter()
+        .filter_map(|r| {
+            let f = r.get("fields")?.as_array()?;
+            Some(DescribedColumn {
+                name: f.first()?.as_str()?.to_string(),
+                data_type: f.get(1)?.as_str()?.to_string(),
+                nullable: f.get(2).and_then(Value::as_bool).unwrap_or(true),
+            })
+        })
+        .collect()
+}
+
+/// The `CREATE TABLE` that declares, in a fresh session, a table whose schema came from a query (a
+/// CTAS or a materialized table): the query's columns as `DESCRIBE` printed them (time-attribute
+/// markers `*ROWTIME*` / `*PROCTIME*` dropped: a stored table has plain timestamps), the primary key and
+/// the `WITH` options of the original statement. Primary-key columns are declared `NOT NULL`, as Flink
+/// requires.
+pub fn derived_table_ddl(
+    table: &str,
+    columns: &[DescribedColumn],
+    primary_key: &[String],
+    options: &[(String, String)],
+) -> String {
+    let q = |s: &str| format!("`{}`", s.replace('`', "``"));
+    let mut parts: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let ty = c
+                .data_type
+                .replace(" *ROWTIME*", "")
+                .replace(" *PROCTIME*", "")
+                .replace(" NOT NULL", "");
+            let not_null = !c.nullable || primary_key.iter().any(|k| k.eq_ignore_ascii_case(&c.name));
+            format!("  {} {}{}", q(&c.name), ty, if not_null { " NOT NULL" } else { "" })
+        })
+        .collect();
+    if !primary_key.is_empty() {
+        parts.push(format!(
+            "  PRIMARY KEY ({}) NOT ENFORCED",
+            primary_key.iter().map(|k| q(k)).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let opts = options
+        .iter()
+        .map(|(k, v)| format!("  '{}' = '{}'", k.replace('\'', "''"), v.replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(",\n");
+    format!(
+        "CREATE TABLE {} (\n{}\n) WITH (\n{}\n)",
+        q(table),
+        parts.join(",\n"),
+        opts
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn root_cause_after_the_execution_exception() {
+        let trace = "org.apache.flink.runtime.rest.handler.RestHandlerException: Failed to fetchResults.\n\tat x\nCaused by: org.apache.flink.table.gateway.api.utils.SqlGatewayException: Failed to fetchResults.\n\tat y\nCaused by: org.apache.flink.table.gateway.service.utils.SqlExecutionException: Failed to execute the operation 1246.\n\tat z\nCaused by: org.apache.flink.table.api.ValidationException: SQL validation failed. SQL validation failed. From line 1, column 31 to line 1, column 33: Object 'src' not found\n\tat w\nCaused by: org.apache.calcite.runtime.CalciteContextException: From line 1, column 31 to line 1, column 33: Object 'src' not found\n";
+        let body = json!({"errors": ["Internal server error.", format!("<Exception on server side:\n{trace}End of exception on server side>")]}).to_string();
+        assert_eq!(
+            root_cause(&body),
+            "ValidationException: SQL validation failed. From line 1, column 31 to line 1, column 33: Object 'src' not found"
+        );
+    }
+
+    #[test]
+    fn root_cause_of_session_errors_and_plain_bodies() {
+        let body = json!({"errors": ["org.apache.flink.runtime.rest.handler.RestHandlerException: Failed to getSessionConfig.\n\tat a"]}).to_string();
+        assert_eq!(root_cause(&body), "RestHandlerException: Failed to getSessionConfig.");
+        assert_eq!(root_cause("{\"errors\":[\"Not found: /v2/x\"]}"), "Not found: /v2/x");
+        assert_eq!(root_cause("gateway down"), "gateway down");
+    }
+
+    #[test]
+    fn job_states_map_to_phases() {
+        assert_eq!(job_phase("RUNNING", false), Some(Phase::Running));
+        assert_eq!(job_phase("FINISHED", true), Some(Phase::Stopped));
+        assert_eq!(job_phase("FINISHED", false), Some(Phase::Completed));
+        assert_eq!(job_phase("FAILED", false), Some(Phase::Failed));
+        assert_eq!(job_phase("CANCELED", false), None);
+        assert_eq!(job_phase("RESTARTING", false), Some(Phase::Degraded));
+        assert_eq!(job_phase("INITIALIZING", false), Some(Phase::Pending));
+        assert!(job_is_live("RESTARTING") && !job_is_live("FINISHED") && !job_is_live("CANCELED"));
+    }
+
+    #[test]
+    fn savepoint_of_a_stopped_job() {
+        let c = json!({"latest": {"savepoint": {"status": "COMPLETED", "checkpoint_type": "SYNC_SAVEPOINT", "external_path": "file:/sp/savepoint-7cee2c-e1e9"}}});
+        assert_eq!(stop_savepoint(&c).as_deref(), Some("file:/sp/savepoint-7cee2c-e1e9"));
+        let manual = json!({"latest": {"savepoint": {"status": "COMPLETED", "checkpoint_type": "SAVEPOINT", "external_path": "file:/x"}}});
+        assert_eq!(stop_savepoint(&manual), None);
+        assert_eq!(stop_savepoint(&json!({"latest": {"savepoint": null}})), None);
+    }
+
+    #[test]
+    fn identity_tags_and_materialized_job_names() {
+        assert_eq!(
+            job_parameters(None, "dev-x", "ab", "cd"),
+            "flinkpipe.statement:dev-x,flinkpipe.sql-hash:ab,flinkpipe.properties-hash:cd"
+        );
+        assert!(job_parameters(Some("a:b"), "n", "s", "p").starts_with("a:b,flinkpipe.statement:n"));
+        assert!(is_materialized_job(
+            "Materialized_table_`default_catalog`.`default_database`.`mv_x`_continuous_refresh_job",
+            "mv_x"
+        ));
+        assert!(!is_materialized_job(
+            "Materialized_table_`c`.`d`.`mv_xy`_continuous_refresh_job",
+            "mv_x"
+        ));
+        assert_eq!(sql_hash("SELECT  1;\n"), sql_hash("SELECT 1"));
+        assert_ne!(sql_hash("SELECT 1"), sql_hash("SELECT 2"));
+    }
+
+    #[test]
+    fn derived_ddl_from_describe() {
+        let rows = vec![
+            json!({"kind": "INSERT", "fields": ["customer_id", "INT", true, null, null, null]}),
+            json!({"kind": "INSERT", "fields": ["n", "BIGINT", false, null, null, null]}),
+            json!({"kind": "INSERT", "fields": ["ts", "TIMESTAMP(3) *ROWTIME*", true, null, null, null]}),
+        ];
+        let cols = described_columns(&rows);
+        let ddl = derived_table_ddl(
+            "t_v2",
+            &cols,
+            &["customer_id".into()],
+            &[("connector".into(), "upsert-kafka".into()), ("topic".into(), "it's".into())],
+        );
+        assert_eq!(
+            ddl,
+            "CREATE TABLE `t_v2` (\n  `customer_id` INT NOT NULL,\n  `n` BIGINT NOT NULL,\n  `ts` TIMESTAMP(3),\n  PRIMARY KEY (`customer_id`) NOT ENFORCED\n) WITH (\n  'connector' = 'upsert-kafka',\n  'topic' = 'it''s'\n)"
+        );
+    }
+
+    #[test]
+    fn failure_of_a_job_is_its_deepest_cause() {
+        let e = json!({"root-exception": "org.apache.flink.runtime.JobException: Recovery is suppressed\n\tat a\nCaused by: org.apache.kafka.common.errors.TimeoutException: Topic t not present\n"});
+        assert_eq!(
+            job_failure(&e).as_deref(),
+            Some("TimeoutException: Topic t not present")
+        );
+    }
+}
