@@ -5,6 +5,7 @@
 #   scripts/local-flink.sh down     stop the processes this script started (by recorded PID), nothing else
 #   scripts/local-flink.sh status   what runs, with PIDs, ports and resident memory
 #   scripts/local-flink.sh env      print FLINKPIPE_* settings for a flinkpipe gateway target
+#   scripts/local-flink.sh offsets TOPIC...  records per topic (end offsets), to check that rows arrived
 #   scripts/local-flink.sh topics DIR...  create the Kafka topics named by 'topic' options in the DDL
 #                                   files under DIR (an infrastructure step: Flink does not create
 #                                   topics, and a source on a missing topic fails at start)
@@ -372,7 +373,14 @@ EOF
   [ -n "$names" ] || { log "no 'topic' option found under $*"; return 0; }
   # shellcheck disable=SC2086
   java -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$WORK/conf/kafka-log4j2.yaml" \
-    "$SUPPORT/CreateTopics.java" "127.0.0.1:$KAFKA_PORT" $names
+    "$SUPPORT/KafkaTool.java" create "127.0.0.1:$KAFKA_PORT" $names
+}
+
+# Records in each topic (end offsets summed over partitions; -1 when the topic does not exist).
+offsets() {
+  [ $# -gt 0 ] || die "usage: $0 offsets TOPIC..."
+  java -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$WORK/conf/kafka-log4j2.yaml" \
+    "$SUPPORT/KafkaTool.java" offsets "127.0.0.1:$KAFKA_PORT" "$@"
 }
 
 env_vars() {
@@ -388,5 +396,6 @@ case "${1:-}" in
   install) install ;;
   env) env_vars ;;
   topics) shift; topics "$@" ;;
-  *) echo "usage: $0 up|down|status|install|env|topics DIR..." >&2; exit 2 ;;
+  offsets) shift; offsets "$@" ;;
+  *) echo "usage: $0 up|down|status|install|env|topics DIR...|offsets TOPIC..." >&2; exit 2 ;;
 esac

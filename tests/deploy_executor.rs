@@ -267,6 +267,41 @@ async fn a_failure_skips_descendants_and_spares_independent_branches() {
     );
 }
 
+/// A node the plan skips (running already, out of scope) never blocks its children, whatever its
+/// reason reads: the plan's own reasons start with "ancestor of …" or "parent …" too (found by the
+/// end-to-end test on a real Flink: a skipped running ancestor blocked a restarted child).
+#[tokio::test]
+async fn plan_skips_never_block_children_whatever_their_reason() {
+    for reason in [
+        "ancestor of d; statement is RUNNING",
+        "parent of b; statement is RUNNING",
+        "in scope; statement is RUNNING",
+    ] {
+        let fake = FakeConfluent::start();
+        let mut a = node("a", &[], Action::Skip);
+        a.reason = reason.into();
+        a.steps.clear();
+        let nodes = vec![a, node("b", &["a"], Action::Create)];
+        let report = run(&fake, &nodes, &options()).await;
+        assert!(report.success(), "{reason}: {:?}", report.nodes);
+        assert_eq!(report.nodes[1].outcome, NodeOutcome::Done, "{reason}");
+    }
+    // A skip caused by a failure still propagates, two levels down.
+    let fake = FakeConfluent::start();
+    fake.set_outcome("dev-dml-a", Outcome::Fail("boom".into()));
+    let nodes = vec![
+        node("a", &[], Action::Create),
+        node("b", &["a"], Action::Create),
+        node("c", &["b"], Action::Create),
+    ];
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(
+        matches!(&report.nodes[2].outcome, NodeOutcome::Skipped(r) if r.starts_with("ancestor b not deployed (parent a failed")),
+        "{:?}",
+        report.nodes[2].outcome
+    );
+}
+
 #[tokio::test]
 async fn stuck_pending_times_out_with_the_phase() {
     let fake = FakeConfluent::start();

@@ -261,6 +261,7 @@ pub async fn deploy(
         children,
         waiting,
         results: vec![None; nodes.len()],
+        blocked: vec![false; nodes.len()],
         ready,
     };
     let mut running = FuturesUnordered::new();
@@ -361,6 +362,8 @@ struct Sched<'n> {
     /// Parents not finished yet, per node.
     waiting: Vec<usize>,
     results: Vec<Option<NodeResult>>,
+    /// Skipped because a parent failed or was itself blocked.
+    blocked: Vec<bool>,
     ready: std::collections::VecDeque<usize>,
 }
 
@@ -370,7 +373,9 @@ impl Sched<'_> {
         let nodes = self.nodes;
         let blocked_reason = match &result.outcome {
             Outcome::Failed(_) => Some(format!("parent {} failed", nodes[i].table)),
-            Outcome::Skipped(r) if r.starts_with("parent ") || r.starts_with("ancestor ") => {
+            // Only a skip caused by a failure blocks the children; a node the plan skips (running
+            // already, out of scope) does not, whatever its reason says.
+            Outcome::Skipped(r) if self.blocked[i] => {
                 Some(format!("ancestor {} not deployed ({r})", nodes[i].table))
             }
             _ => None,
@@ -388,6 +393,7 @@ impl Sched<'_> {
                     statements: vec![],
                     seconds: 0.0,
                 };
+                self.blocked[c] = true;
                 ctx.progress
                     .node_finished(&nodes[c].table, &format!("skipped: {reason}"));
                 self.finish(c, r, ctx);

@@ -437,12 +437,33 @@ impl GatewayTarget {
                 .is_some_and(|t| wire::is_materialized_job(&j.name, t))
     }
 
-    /// The newest job of a statement, ignoring jobs whose statement this process deleted.
-    fn newest<'a>(&self, jobs: &'a [JobOverview], name: &str) -> Option<&'a JobOverview> {
+    /// The newest job of a statement, ignoring jobs whose statement this process deleted. A
+    /// materialized table's refresh job is named by Flink after the table, so it must also carry the
+    /// statement's name in its job parameters (two projects may deploy the same table name).
+    async fn newest(&self, jobs: &[JobOverview], name: &str) -> Option<JobOverview> {
         let deleted = self.local().deleted_jobs.clone();
-        jobs.iter()
+        let mut candidates: Vec<&JobOverview> = jobs
+            .iter()
             .filter(|j| self.job_matches(j, name) && !deleted.contains(&j.jid))
-            .max_by_key(|j| (j.start_time, wire::job_is_live(&j.state)))
+            .collect();
+        candidates.sort_by_key(|j| std::cmp::Reverse((j.start_time, wire::job_is_live(&j.state))));
+        if self.defs.materialized_table(name).is_none() {
+            return candidates.first().map(|j| (*j).clone());
+        }
+        for j in candidates {
+            let config = self
+                .get(self.jm(&format!("jobs/{}/config", j.jid)))
+                .await
+                .unwrap_or(Value::Null);
+            let tag = config
+                .pointer("/execution-config/user-config")
+                .and_then(|u| u.get(wire::TAG_STATEMENT))
+                .and_then(Value::as_str);
+            if tag == Some(name) {
+                return Some(j.clone());
+            }
+        }
+        None
     }
 
     /// The statement state of a job: phase, and detail (failure cause, savepoint path), SQL and
@@ -723,8 +744,8 @@ impl Target for GatewayTarget {
             if self.defs.is_ddl(&name) {
                 continue;
             }
-            if let Some(job) = self.newest(&jobs, &name)
-                && let Some(s) = self.job_state(&name, job).await?
+            if let Some(job) = self.newest(&jobs, &name).await
+                && let Some(s) = self.job_state(&name, &job).await?
             {
                 out.insert(name, s);
             }
@@ -746,15 +767,15 @@ impl Target for GatewayTarget {
             return Ok(self.local().ddl.get(name).cloned());
         }
         let jobs = self.jobs().await?;
-        let job = self.newest(&jobs, name);
+        let job = self.newest(&jobs, name).await;
         let rejected = self.local().rejected.get(name).cloned();
         if let Some((state, at)) = rejected
-            && job.is_none_or(|j| j.start_time < at)
+            && job.as_ref().is_none_or(|j| j.start_time < at)
         {
             return Ok(Some(state));
         }
         match job {
-            Some(j) => self.job_state(name, j).await,
+            Some(j) => self.job_state(name, &j).await,
             None => Ok(None),
         }
     }
@@ -764,7 +785,7 @@ impl Target for GatewayTarget {
             return self.run_ddl(spec).await;
         }
         let jobs = self.jobs().await?;
-        if let Some(j) = self.newest(&jobs, &spec.name)
+        if let Some(j) = self.newest(&jobs, &spec.name).await
             && (wire::job_is_live(&j.state))
         {
             return Err(TargetError::AlreadyExists(spec.name.clone()));
@@ -776,7 +797,7 @@ impl Target for GatewayTarget {
         let jobs = self.jobs().await?;
         let job = self
             .newest(&jobs, name)
-            .cloned()
+            .await
             .ok_or_else(|| TargetError::NotFound(name.to_string()))?;
         if !wire::job_is_live(&job.state) {
             return Ok(());
@@ -799,7 +820,7 @@ impl Target for GatewayTarget {
         let jobs = self.jobs().await?;
         let job = self
             .newest(&jobs, name)
-            .cloned()
+            .await
             .ok_or_else(|| TargetError::NotFound(name.to_string()))?;
         if wire::job_is_live(&job.state) {
             return Ok(());
@@ -832,7 +853,7 @@ impl Target for GatewayTarget {
         }
         let had_rejection = self.local().rejected.remove(name).is_some();
         let jobs = self.jobs().await?;
-        let Some(job) = self.newest(&jobs, name).cloned() else {
+        let Some(job) = self.newest(&jobs, name).await else {
             return Ok(had_rejection);
         };
         if wire::job_is_live(&job.state) && job.state != "CANCELLING" {

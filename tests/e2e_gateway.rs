@@ -1,0 +1,345 @@
+//! End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
+//! deploy `fixtures/`, read rows back from the sink topics, a blue-green of an intermediate, a broken
+//! DML, and an undeploy. One scenario in order, because every step changes the same cluster.
+//!
+//! Needs the stack: `make test` starts it and sets `FLINKPIPE_E2E=required`; a plain `cargo test`
+//! without a stack prints why it skips (unless `FLINKPIPE_E2E=required`, which turns that into a
+//! failure).
+
+mod common;
+
+use common::repo::{Repo, T_CHANGE};
+use common::{our_fixture, stderr, stdout};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const GATEWAY: &str = "http://127.0.0.1:8083";
+const JOBMANAGER: &str = "http://127.0.0.1:8081";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn http_get(url: &str) -> Option<Value> {
+    let out = Command::new("curl").args(["-fsS", "--max-time", "10", url]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// Whether the stack answers; panics when it must (FLINKPIPE_E2E=required) and does not.
+fn stack_available() -> bool {
+    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
+    let up = http_get(&format!("{GATEWAY}/v1/info")).is_some()
+        && http_get(&format!("{JOBMANAGER}/overview")).is_some();
+    if !up {
+        assert!(
+            !required,
+            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY} / JobManager at {JOBMANAGER}: run scripts/local-flink.sh up"
+        );
+        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
+    }
+    up
+}
+
+fn script(args: &[&str]) -> String {
+    let out = Command::new("bash")
+        .arg(root().join("scripts/local-flink.sh"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "local-flink.sh {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Records per topic (-1: no such topic).
+fn offsets(topics: &[&str]) -> BTreeMap<String, i64> {
+    let mut args = vec!["offsets"];
+    args.extend_from_slice(topics);
+    script(&args)
+        .lines()
+        .filter_map(|l| {
+            let (t, n) = l.split_once('\t')?;
+            Some((t.to_string(), n.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// Waits until every topic holds more records than in `before`.
+fn wait_for_rows(topics: &[&str], before: &BTreeMap<String, i64>, timeout: Duration) -> BTreeMap<String, i64> {
+    let start = Instant::now();
+    loop {
+        let now = offsets(topics);
+        let missing: Vec<&str> = topics
+            .iter()
+            .copied()
+            .filter(|t| now.get(*t).copied().unwrap_or(-1) <= before.get(*t).copied().unwrap_or(0).max(0))
+            .collect();
+        if missing.is_empty() {
+            return now;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "no new rows after {timeout:?} in {missing:?} (offsets {now:?})"
+        );
+        std::thread::sleep(Duration::from_secs(3));
+    }
+}
+
+/// Jobs on the cluster: name → states (newest first).
+fn jobs() -> BTreeMap<String, Vec<String>> {
+    let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).expect("jobs/overview");
+    let mut list: Vec<(i64, String, String)> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["start-time"].as_i64().unwrap_or(0),
+                j["name"].as_str().unwrap().to_string(),
+                j["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    list.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, n, s) in list {
+        out.entry(n).or_default().push(s);
+    }
+    out
+}
+
+fn running(jobs: &BTreeMap<String, Vec<String>>, name: &str) -> usize {
+    jobs.get(name)
+        .map(|s| s.iter().filter(|s| *s == "RUNNING").count())
+        .unwrap_or(0)
+}
+
+struct Env {
+    repo: Repo,
+    config: PathBuf,
+    prefix: String,
+}
+
+impl Env {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+            .arg("--config")
+            .arg(&self.config)
+            .args(args)
+            .env_remove("PIPELINES")
+            .env_remove("FLINKPIPE_GATEWAY_URL")
+            .env_remove("FLINKPIPE_JOBMANAGER_URL")
+            .current_dir(&self.repo.root)
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.extend(["--output", "json"]);
+        let out = self.run(&all);
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+            panic!(
+                "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
+                out.status.code(),
+                stdout(&out),
+                stderr(&out)
+            )
+        })
+    }
+
+    fn pipelines(&self) -> &str {
+        self.repo.pipelines.to_str().unwrap()
+    }
+
+    fn dml(&self, product: &str, table: &str) -> String {
+        format!("{}-{product}-dml-{}", self.prefix, table.replace('_', "-"))
+    }
+}
+
+/// Cancels this run's jobs when the scenario fails half-way (best effort), so that the next run
+/// finds free task slots.
+impl Drop for Env {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) else { return };
+        for j in v["jobs"].as_array().into_iter().flatten() {
+            let (id, name, state) = (j["jid"].as_str().unwrap_or(""), j["name"].as_str().unwrap_or(""), j["state"].as_str().unwrap_or(""));
+            let ours = name.starts_with(&self.prefix)
+                || http_get(&format!("{JOBMANAGER}/jobs/{id}/config")).is_some_and(|c| {
+                    c.pointer("/execution-config/user-config/flinkpipe.statement")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n.starts_with(&self.prefix))
+                });
+            if ours && !matches!(state, "FINISHED" | "FAILED" | "CANCELED") {
+                let _ = Command::new("curl")
+                    .args(["-fsS", "-X", "PATCH", &format!("{JOBMANAGER}/jobs/{id}?mode=cancel")])
+                    .output();
+            }
+        }
+    }
+}
+
+fn node<'a>(report: &'a Value, table: &str) -> &'a Value {
+    report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == table)
+        .unwrap_or_else(|| panic!("{table} not in the report: {report}"))
+}
+
+#[test]
+fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    // A prefix of our own: statement (job) names do not collide with `make demo`'s.
+    let prefix = format!("e2e{}", std::process::id() % 100_000);
+    let repo = Repo::new(our_fixture());
+    let config = repo.root.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n    external_ddl: [{}]\n",
+            root().join("fixtures/external").display()
+        ),
+    )
+    .unwrap();
+    let env = Env { repo, config, prefix };
+    script(&["topics", env.pipelines(), root().join("fixtures/external").to_str().unwrap()]);
+
+    // ---- 1. deploy everything: every job RUNNING (seeds are bounded: FINISHED) ----------------
+    let sinks = [
+        "int_c360_clickstream_clean",
+        "int_sales_orders_enriched",
+        "int_inventory_stock_levels",
+        "c360_dim_customers",
+        "sales_fct_order_payments",
+    ];
+    let before = offsets(&sinks);
+    let t0 = Instant::now();
+    let report = env.json(&["pipeline", "deploy", env.pipelines(), "--dir", "pipelines", "--may-start-descendants"]);
+    let deploy_secs = t0.elapsed().as_secs_f64();
+    assert_eq!(report["success"], true, "deploy failed: {report:#}");
+    let nodes = report["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 36, "35 tables + 1 external");
+    for n in nodes {
+        let ok = n["status"] == "done"
+            || (n["table_name"] == "ext_c360_loyalty_members" && n["status"] == "skipped");
+        assert!(ok, "{}: {}", n["table_name"], n["status"]);
+    }
+    let j = jobs();
+    for (product, table) in [
+        ("c360", "int_c360_clickstream_clean"),
+        ("sales", "int_sales_orders_enriched"),
+        ("sales", "int_sales_web_orders"),
+        ("inventory", "int_inventory_stock_levels"),
+        ("c360", "c360_dim_customers"),
+        ("sales", "sales_fct_store_revenue_1m"),
+    ] {
+        assert_eq!(running(&j, &env.dml(product, table)), 1, "{table}: {:?}", j.get(&env.dml(product, table)));
+    }
+    // The materialized table's refresh job (Flink names it) runs too.
+    assert!(j.iter().any(|(n, s)| n.contains("c360_mv_customer_360") && s[0] == "RUNNING"), "{j:?}");
+    let status = env.json(&["pipeline", "status", env.pipelines()]);
+    let dml_phases: Vec<(String, String)> = status["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["statement"].as_str().unwrap().contains("-dml-"))
+        .map(|s| (s["statement"].as_str().unwrap().to_string(), s["phase"].as_str().unwrap_or("absent").to_string()))
+        .collect();
+    assert_eq!(dml_phases.len(), 24, "{dml_phases:?}");
+    for (n, p) in &dml_phases {
+        assert!(p == "RUNNING" || (n.contains("-seed-") && p == "COMPLETED"), "{n}: {p}");
+    }
+    // Rows arrive in the sink topics.
+    wait_for_rows(&sinks, &before, Duration::from_secs(120));
+    eprintln!("deploy of fixtures/: {deploy_secs:.1} s");
+
+    // ---- 2. a second deploy changes nothing and starts no duplicate ---------------------------
+    let again = env.json(&["pipeline", "deploy", env.pipelines(), "--dir", "pipelines", "--may-start-descendants"]);
+    assert_eq!(again["success"], true, "{again:#}");
+    assert_eq!(node(&again, "int_c360_clickstream_clean")["action"], "skip");
+    let j = jobs();
+    assert_eq!(running(&j, &env.dml("c360", "int_c360_clickstream_clean")), 1);
+
+    // ---- 3. blue-green: change an intermediate's logic, deploy the green subgraph -------------
+    let dml = "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql";
+    env.repo.edit(dml, |s| s.replace("WHERE page <> 'healthcheck'", "WHERE page <> 'healthcheck' AND page <> 'robots'"));
+    env.repo.commit("filter robots", T_CHANGE);
+    let bg = env.json(&["pipeline", "blue-green", env.pipelines(), "--since", "HEAD~1", "--apply"]);
+    assert_eq!(bg["applied"], true, "{bg:#}");
+    let green: Vec<&Value> = bg["green"].as_array().unwrap().iter().collect();
+    let green_tables: Vec<String> = green.iter().map(|g| g["table_name"].as_str().unwrap().to_string()).collect();
+    assert!(green_tables.contains(&"int_c360_clickstream_clean_v2".to_string()), "{green_tables:?}");
+    assert!(green_tables.contains(&"int_c360_page_views_hop_v2".to_string()), "{green_tables:?}");
+    script(&["topics", env.pipelines()]);
+    let list = env.repo.root.join("green.txt");
+    std::fs::write(&list, green_tables.join("\n")).unwrap();
+    let before_v2 = offsets(&["int_c360_clickstream_clean_v2"]);
+    let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--table-list-file-name", list.to_str().unwrap()]);
+    assert_eq!(deployed["success"], true, "{deployed:#}");
+    let j = jobs();
+    let blue = env.dml("c360", "int_c360_clickstream_clean");
+    let green_name = env.dml("c360", "int_c360_clickstream_clean_v2");
+    assert_eq!(running(&j, &blue), 1, "blue keeps running beside green");
+    assert_eq!(running(&j, &green_name), 1, "green runs: {:?}", j.get(&green_name));
+    wait_for_rows(&["int_c360_clickstream_clean_v2"], &before_v2, Duration::from_secs(90));
+    // Decommission the blue statements.
+    for g in &green {
+        if let Some(b) = g["blue_dml_statement_name"].as_str() {
+            let out = env.run(&["statement", "delete", b]);
+            assert!(out.status.success(), "delete {b}: {}", stderr(&out));
+        }
+    }
+    let j = jobs();
+    assert_eq!(running(&j, &blue), 0, "blue stopped: {:?}", j.get(&blue));
+    assert_eq!(running(&j, &green_name), 1);
+
+    // ---- 4. a broken DML fails with the gateway's message; its descendants are skipped --------
+    let stock = env.dml("inventory", "inventory_fct_stock_alerts");
+    let child = env.dml("inventory", "inventory_mv_replenishment");
+    for n in [&child, &stock] {
+        let out = env.run(&["statement", "delete", n]);
+        assert!(out.status.success(), "delete {n}: {}", stderr(&out));
+    }
+    let broken = "facts/inventory/fct_stock_alerts/sql-scripts/dml.inventory_fct_stock_alerts.sql";
+    env.repo.edit(broken, |s| s.replacen("SELECT", "SELECT no_such_column,", 1));
+    let r = env.json(&["pipeline", "deploy", env.pipelines(), "--table-name", "inventory_fct_stock_alerts", "--may-start-descendants"]);
+    assert_eq!(r["success"], false);
+    let failed = node(&r, "inventory_fct_stock_alerts");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let why = failed["reason"].as_str().unwrap_or_default();
+    assert!(why.contains("no_such_column") && why.contains("not found"), "gateway cause: {why}");
+    let skipped = node(&r, "inventory_mv_replenishment");
+    assert_eq!(skipped["status"], "skipped", "{skipped}");
+    assert!(skipped["reason"].as_str().is_some_and(|s| s.contains("failed")), "{skipped}");
+    let j = jobs();
+    assert_eq!(running(&j, &stock), 0);
+    assert_eq!(running(&j, &env.dml("inventory", "int_inventory_stock_levels")), 1, "the rest keeps running");
+    assert_eq!(running(&j, &green_name), 1);
+
+    // ---- 5. undeploy: every job of this run stops ---------------------------------------------
+    let out = env.run(&["pipeline", "undeploy", env.pipelines(), "--dir", "pipelines", "--no-ack"]);
+    assert!(out.status.success(), "undeploy: {}\n{}", stdout(&out), stderr(&out));
+    let j = jobs();
+    let left: Vec<&String> = j
+        .iter()
+        .filter(|(n, s)| n.starts_with(&env.prefix) && s.iter().any(|s| s == "RUNNING"))
+        .map(|(n, _)| n)
+        .collect();
+    assert!(left.is_empty(), "still running after undeploy: {left:?}");
+}
