@@ -308,6 +308,17 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     let j = jobs();
     assert_eq!(running(&j, &blue), 0, "blue stopped: {:?}", j.get(&blue));
     assert_eq!(running(&j, &green_name), 1);
+    // The materialized table's blue refresh job is decommissioned too (its DDL runs the query).
+    let mv = green.iter().find(|g| g["table_name"] == "c360_mv_customer_360_v2").expect("MV is green");
+    assert_eq!(mv["blue_dml_statement_name"], format!("{}-c360-ddl-c360-mv-customer-360", env.prefix));
+    let mv_jobs = |j: &BTreeMap<String, Vec<String>>, t: &str| {
+        j.iter()
+            .filter(|(n, _)| n.ends_with(&format!(".`{t}`_continuous_refresh_job")))
+            .map(|(_, s)| s.iter().filter(|s| *s == "RUNNING").count())
+            .sum::<usize>()
+    };
+    assert_eq!(mv_jobs(&j, "c360_mv_customer_360"), 0, "blue MV stopped");
+    assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 1, "green MV runs");
 
     // ---- 4. a broken DML fails with the gateway's message; its descendants are skipped --------
     let stock = env.dml("inventory", "inventory_fct_stock_alerts");
@@ -342,4 +353,5 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         .map(|(n, _)| n)
         .collect();
     assert!(left.is_empty(), "still running after undeploy: {left:?}");
+    assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 0, "undeploy stops the MV");
 }

@@ -24,7 +24,7 @@ use crate::graph::GraphError;
 use crate::inventory::resolve_name;
 use crate::lineage::Project;
 use crate::plan::StatementNaming;
-use crate::sql::TableName;
+use crate::sql::{StatementKind, TableName};
 use crate::sql::rewrite::{RewriteError, rename_tables};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,7 +103,8 @@ pub struct GreenNode {
     pub ddl_statement_name: Option<String>,
     /// DML statement of the green table (none for DDL-only tables such as CTAS, whose DDL runs the query).
     pub dml_statement_name: Option<String>,
-    /// The blue statement to stop once the green one is validated.
+    /// The blue statement to stop once the green one is validated: its DML, or for a CTAS or a
+    /// materialized table (no DML file) the DDL statement that runs its query.
     pub blue_dml_statement_name: Option<String>,
     /// Green parents (renamed) and blue parents that stay (unchanged tables).
     pub parents: Vec<String>,
@@ -243,7 +244,16 @@ pub fn plan_versions(
                     wave,
                     ddl_statement_name: t.ddl_ref.as_ref().map(|_| naming.ddl(&t.product, &new)),
                     dml_statement_name: owner_has_dml.then(|| naming.dml(&t.product, &new)),
-                    blue_dml_statement_name: owner_has_dml.then(|| naming.dml(&t.product, &blue)),
+                    blue_dml_statement_name: if owner_has_dml {
+                        Some(naming.dml(&t.product, &blue))
+                    } else if matches!(
+                        t.ddl_kind,
+                        Some(StatementKind::Ctas | StatementKind::CreateMaterializedTable)
+                    ) {
+                        Some(naming.ddl(&t.product, &blue))
+                    } else {
+                        None
+                    },
                     parents: project
                         .graph
                         .parents(&blue)

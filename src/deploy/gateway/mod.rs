@@ -428,29 +428,39 @@ impl GatewayTarget {
         Ok(jobs)
     }
 
-    /// Whether job `j` carries statement `name`.
-    fn job_matches(&self, j: &JobOverview, name: &str) -> bool {
-        j.name == name
-            || self
-                .defs
-                .materialized_table(name)
-                .is_some_and(|t| wire::is_materialized_job(&j.name, t))
-    }
-
     /// The newest job of a statement, ignoring jobs whose statement this process deleted. A
     /// materialized table's refresh job is named by Flink after the table, so it must also carry the
     /// statement's name in its job parameters (two projects may deploy the same table name).
     async fn newest(&self, jobs: &[JobOverview], name: &str) -> Option<JobOverview> {
-        let deleted = self.local().deleted_jobs.clone();
-        let mut candidates: Vec<&JobOverview> = jobs
-            .iter()
-            .filter(|j| self.job_matches(j, name) && !deleted.contains(&j.jid))
-            .collect();
-        candidates.sort_by_key(|j| std::cmp::Reverse((j.start_time, wire::job_is_live(&j.state))));
-        if self.defs.materialized_table(name).is_none() {
-            return candidates.first().map(|j| (*j).clone());
+        fn newest_first(mut v: Vec<&JobOverview>) -> Vec<&JobOverview> {
+            v.sort_by_key(|j| std::cmp::Reverse((j.start_time, wire::job_is_live(&j.state))));
+            v
         }
-        for j in candidates {
+        let deleted = self.local().deleted_jobs.clone();
+        let direct = newest_first(
+            jobs.iter()
+                .filter(|j| j.name == name && !deleted.contains(&j.jid))
+                .collect(),
+        );
+        if let Some(j) = direct.first() {
+            return Some((*j).clone());
+        }
+        // A materialized table's refresh job: by table when the project is known, else any refresh
+        // job; either way it must carry the statement's name in its job parameters.
+        let table = self.defs.materialized_table(name);
+        if table.is_none() && self.defs.statement(name).is_some() {
+            return None;
+        }
+        let refresh = newest_first(
+            jobs.iter()
+                .filter(|j| !deleted.contains(&j.jid))
+                .filter(|j| match table {
+                    Some(t) => wire::is_materialized_job(&j.name, t),
+                    None => j.name.starts_with("Materialized_table_"),
+                })
+                .collect(),
+        );
+        for j in refresh {
             let config = self
                 .get(self.jm(&format!("jobs/{}/config", j.jid)))
                 .await
