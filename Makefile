@@ -6,13 +6,34 @@ DEMO_DIR := target/demo
 # The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/flinkpipe
 
-.PHONY: build test demo bench lint clean
+.PHONY: build test test-offline demo up down bench lint clean
+
+# The local Apache Flink 2.2 + SQL Gateway + Kafka stack (scripts/local-flink.sh; Java 17, PyPI, Maven Central).
+STACK := scripts/local-flink.sh
+GATEWAY_CONFIG := $(DEMO_DIR)/config.yaml
 
 build:
 	$(CARGO) build --release
 
+# Every test, including the end-to-end scenario on a real Flink: the stack is started for the run and
+# stopped afterwards (even when a test fails). It was already running? Then it is left running.
 test:
+	@$(CARGO) build --all-targets
+	@was_up=0; bash $(STACK) status >/dev/null 2>&1 && was_up=1; \
+	bash $(STACK) up || exit 1; \
+	FLINKPIPE_E2E=required $(CARGO) test --all-targets; rc=$$?; \
+	if [ $$was_up = 0 ]; then bash $(STACK) down; fi; \
+	exit $$rc
+
+# Every test but the end-to-end scenario (no Java, no stack needed).
+test-offline:
 	$(CARGO) test --all-targets
+
+up:
+	bash $(STACK) up
+
+down:
+	bash $(STACK) down
 
 # The main job on the bundled example: inventory, graph and an execution plan for fixtures/.
 # fixtures/ is copied first, because the commands write files into the project.
@@ -29,8 +50,22 @@ demo: build
 	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format svg > $(DEMO_DIR)/graph.svg
 	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format html > $(DEMO_DIR)/lineage.html
 	@echo "(also drawn as $(DEMO_DIR)/graph.svg and the lineage page $(DEMO_DIR)/lineage.html)"
-	@echo; echo "== flinkpipe pipeline build-execution-plan --product-name sales --may-start-descendants"
-	@$(BIN) pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants
+	@echo; echo "== flinkpipe pipeline build-execution-plan --product-name sales --may-start-descendants --offline"
+	@$(BIN) pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants --offline
+	@echo; echo "== local Apache Flink + Kafka stack (scripts/local-flink.sh up)"
+	@bash $(STACK) up
+	@bash $(STACK) topics $(DEMO_DIR)/pipelines fixtures/external
+	@printf 'flinkpipe:\n  statement_prefix: demo\n  gateway:\n    url: http://127.0.0.1:8083\n    jobmanager_url: http://127.0.0.1:8081\n    external_ddl: [%s]\n' "$(CURDIR)/fixtures/external" > $(GATEWAY_CONFIG)
+	@echo; echo "== flinkpipe pipeline build-execution-plan --dir pipelines (live phases from the cluster)"
+	@$(BIN) --config $(GATEWAY_CONFIG) pipeline build-execution-plan $(DEMO_DIR)/pipelines --dir pipelines --may-start-descendants
+	@echo; echo "== flinkpipe pipeline deploy --dir pipelines (to the SQL Gateway)"
+	@$(BIN) --config $(GATEWAY_CONFIG) pipeline deploy $(DEMO_DIR)/pipelines --dir pipelines --may-start-descendants
+	@echo; echo "== flinkpipe pipeline status"
+	@$(BIN) --config $(GATEWAY_CONFIG) pipeline status $(DEMO_DIR)/pipelines
+	@echo; echo "== running jobs (JobManager http://127.0.0.1:8081, web UI in a browser)"
+	@curl -fsS http://127.0.0.1:8081/jobs/overview | python3 -c 'import json,sys; jobs=json.load(sys.stdin)["jobs"]; [print("  %-9s %s" % (j["state"], j["name"])) for j in sorted(jobs, key=lambda j: j["name"]) if j["state"] == "RUNNING"]'
+	@echo; echo "Stop the demo's statements: $(BIN) --config $(GATEWAY_CONFIG) pipeline undeploy $(DEMO_DIR)/pipelines --dir pipelines --no-ack"
+	@echo "Stop everything (Flink, gateway, Kafka): make down"
 
 bench:
 	bash scripts/bench.sh

@@ -178,7 +178,7 @@ jobmanager:
 taskmanager:
   bind-host: 127.0.0.1
   host: 127.0.0.1
-  numberOfTaskSlots: 48
+  numberOfTaskSlots: 64
   memory:
     process:
       size: 2048m
