@@ -242,7 +242,10 @@ const KNOWN: &[(&str, &[&str])] = &[
             "report_output_dir",
         ],
     ),
-    ("flinkpipe", &["layers", "statement_prefix", "naming", "gateway"]),
+    (
+        "flinkpipe",
+        &["layers", "statement_prefix", "naming", "gateway"],
+    ),
     ("registry", &[]),
 ];
 
@@ -386,7 +389,13 @@ impl Config {
             .gateway
             .external_ddl
             .iter()
-            .map(|p| if p.is_absolute() { p.clone() } else { base.join(p) })
+            .map(|p| {
+                if p.is_absolute() {
+                    p.clone()
+                } else {
+                    base.join(p)
+                }
+            })
             .collect()
     }
 

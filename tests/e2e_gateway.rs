@@ -24,7 +24,10 @@ fn root() -> PathBuf {
 }
 
 fn http_get(url: &str) -> Option<Value> {
-    let out = Command::new("curl").args(["-fsS", "--max-time", "10", url]).output().ok()?;
+    let out = Command::new("curl")
+        .args(["-fsS", "--max-time", "10", url])
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -74,14 +77,20 @@ fn offsets(topics: &[&str]) -> BTreeMap<String, i64> {
 }
 
 /// Waits until every topic holds more records than in `before`.
-fn wait_for_rows(topics: &[&str], before: &BTreeMap<String, i64>, timeout: Duration) -> BTreeMap<String, i64> {
+fn wait_for_rows(
+    topics: &[&str],
+    before: &BTreeMap<String, i64>,
+    timeout: Duration,
+) -> BTreeMap<String, i64> {
     let start = Instant::now();
     loop {
         let now = offsets(topics);
         let missing: Vec<&str> = topics
             .iter()
             .copied()
-            .filter(|t| now.get(*t).copied().unwrap_or(-1) <= before.get(*t).copied().unwrap_or(0).max(0))
+            .filter(|t| {
+                now.get(*t).copied().unwrap_or(-1) <= before.get(*t).copied().unwrap_or(0).max(0)
+            })
             .collect();
         if missing.is_empty() {
             return now;
@@ -109,7 +118,7 @@ fn jobs() -> BTreeMap<String, Vec<String>> {
             )
         })
         .collect();
-    list.sort_by(|a, b| b.0.cmp(&a.0));
+    list.sort_by_key(|j| std::cmp::Reverse(j.0));
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (_, n, s) in list {
         out.entry(n).or_default().push(s);
@@ -173,9 +182,15 @@ impl Drop for Env {
         if !std::thread::panicking() {
             return;
         }
-        let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) else { return };
+        let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) else {
+            return;
+        };
         for j in v["jobs"].as_array().into_iter().flatten() {
-            let (id, name, state) = (j["jid"].as_str().unwrap_or(""), j["name"].as_str().unwrap_or(""), j["state"].as_str().unwrap_or(""));
+            let (id, name, state) = (
+                j["jid"].as_str().unwrap_or(""),
+                j["name"].as_str().unwrap_or(""),
+                j["state"].as_str().unwrap_or(""),
+            );
             let ours = name.starts_with(&self.prefix)
                 || http_get(&format!("{JOBMANAGER}/jobs/{id}/config")).is_some_and(|c| {
                     c.pointer("/execution-config/user-config/flinkpipe.statement")
@@ -184,7 +199,12 @@ impl Drop for Env {
                 });
             if ours && !matches!(state, "FINISHED" | "FAILED" | "CANCELED") {
                 let _ = Command::new("curl")
-                    .args(["-fsS", "-X", "PATCH", &format!("{JOBMANAGER}/jobs/{id}?mode=cancel")])
+                    .args([
+                        "-fsS",
+                        "-X",
+                        "PATCH",
+                        &format!("{JOBMANAGER}/jobs/{id}?mode=cancel"),
+                    ])
                     .output();
             }
         }
@@ -217,8 +237,16 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         ),
     )
     .unwrap();
-    let env = Env { repo, config, prefix };
-    script(&["topics", env.pipelines(), root().join("fixtures/external").to_str().unwrap()]);
+    let env = Env {
+        repo,
+        config,
+        prefix,
+    };
+    script(&[
+        "topics",
+        env.pipelines(),
+        root().join("fixtures/external").to_str().unwrap(),
+    ]);
 
     // ---- 1. deploy everything: every job RUNNING (seeds are bounded: FINISHED) ----------------
     let sinks = [
@@ -230,7 +258,14 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     ];
     let before = offsets(&sinks);
     let t0 = Instant::now();
-    let report = env.json(&["pipeline", "deploy", env.pipelines(), "--dir", "pipelines", "--may-start-descendants"]);
+    let report = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--dir",
+        "pipelines",
+        "--may-start-descendants",
+    ]);
     let deploy_secs = t0.elapsed().as_secs_f64();
     assert_eq!(report["success"], true, "deploy failed: {report:#}");
     let nodes = report["nodes"].as_array().unwrap();
@@ -249,55 +284,119 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         ("c360", "c360_dim_customers"),
         ("sales", "sales_fct_store_revenue_1m"),
     ] {
-        assert_eq!(running(&j, &env.dml(product, table)), 1, "{table}: {:?}", j.get(&env.dml(product, table)));
+        assert_eq!(
+            running(&j, &env.dml(product, table)),
+            1,
+            "{table}: {:?}",
+            j.get(&env.dml(product, table))
+        );
     }
     // The materialized table's refresh job (Flink names it) runs too.
-    assert!(j.iter().any(|(n, s)| n.contains("c360_mv_customer_360") && s[0] == "RUNNING"), "{j:?}");
+    assert!(
+        j.iter()
+            .any(|(n, s)| n.contains("c360_mv_customer_360") && s[0] == "RUNNING"),
+        "{j:?}"
+    );
     let status = env.json(&["pipeline", "status", env.pipelines()]);
     let dml_phases: Vec<(String, String)> = status["statements"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|s| s["statement"].as_str().unwrap().contains("-dml-"))
-        .map(|s| (s["statement"].as_str().unwrap().to_string(), s["phase"].as_str().unwrap_or("absent").to_string()))
+        .map(|s| {
+            (
+                s["statement"].as_str().unwrap().to_string(),
+                s["phase"].as_str().unwrap_or("absent").to_string(),
+            )
+        })
         .collect();
     assert_eq!(dml_phases.len(), 24, "{dml_phases:?}");
     for (n, p) in &dml_phases {
-        assert!(p == "RUNNING" || (n.contains("-seed-") && p == "COMPLETED"), "{n}: {p}");
+        assert!(
+            p == "RUNNING" || (n.contains("-seed-") && p == "COMPLETED"),
+            "{n}: {p}"
+        );
     }
     // Rows arrive in the sink topics.
     wait_for_rows(&sinks, &before, Duration::from_secs(120));
     eprintln!("deploy of fixtures/: {deploy_secs:.1} s");
 
     // ---- 2. a second deploy changes nothing and starts no duplicate ---------------------------
-    let again = env.json(&["pipeline", "deploy", env.pipelines(), "--dir", "pipelines", "--may-start-descendants"]);
+    let again = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--dir",
+        "pipelines",
+        "--may-start-descendants",
+    ]);
     assert_eq!(again["success"], true, "{again:#}");
     assert_eq!(node(&again, "int_c360_clickstream_clean")["action"], "skip");
     let j = jobs();
-    assert_eq!(running(&j, &env.dml("c360", "int_c360_clickstream_clean")), 1);
+    assert_eq!(
+        running(&j, &env.dml("c360", "int_c360_clickstream_clean")),
+        1
+    );
 
     // ---- 3. blue-green: change an intermediate's logic, deploy the green subgraph -------------
-    let dml = "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql";
-    env.repo.edit(dml, |s| s.replace("WHERE page <> 'healthcheck'", "WHERE page <> 'healthcheck' AND page <> 'robots'"));
+    let dml =
+        "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql";
+    env.repo.edit(dml, |s| {
+        s.replace(
+            "WHERE page <> 'healthcheck'",
+            "WHERE page <> 'healthcheck' AND page <> 'robots'",
+        )
+    });
     env.repo.commit("filter robots", T_CHANGE);
-    let bg = env.json(&["pipeline", "blue-green", env.pipelines(), "--since", "HEAD~1", "--apply"]);
+    let bg = env.json(&[
+        "pipeline",
+        "blue-green",
+        env.pipelines(),
+        "--since",
+        "HEAD~1",
+        "--apply",
+    ]);
     assert_eq!(bg["applied"], true, "{bg:#}");
     let green: Vec<&Value> = bg["green"].as_array().unwrap().iter().collect();
-    let green_tables: Vec<String> = green.iter().map(|g| g["table_name"].as_str().unwrap().to_string()).collect();
-    assert!(green_tables.contains(&"int_c360_clickstream_clean_v2".to_string()), "{green_tables:?}");
-    assert!(green_tables.contains(&"int_c360_page_views_hop_v2".to_string()), "{green_tables:?}");
+    let green_tables: Vec<String> = green
+        .iter()
+        .map(|g| g["table_name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        green_tables.contains(&"int_c360_clickstream_clean_v2".to_string()),
+        "{green_tables:?}"
+    );
+    assert!(
+        green_tables.contains(&"int_c360_page_views_hop_v2".to_string()),
+        "{green_tables:?}"
+    );
     script(&["topics", env.pipelines()]);
     let list = env.repo.root.join("green.txt");
     std::fs::write(&list, green_tables.join("\n")).unwrap();
     let before_v2 = offsets(&["int_c360_clickstream_clean_v2"]);
-    let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--table-list-file-name", list.to_str().unwrap()]);
+    let deployed = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-list-file-name",
+        list.to_str().unwrap(),
+    ]);
     assert_eq!(deployed["success"], true, "{deployed:#}");
     let j = jobs();
     let blue = env.dml("c360", "int_c360_clickstream_clean");
     let green_name = env.dml("c360", "int_c360_clickstream_clean_v2");
     assert_eq!(running(&j, &blue), 1, "blue keeps running beside green");
-    assert_eq!(running(&j, &green_name), 1, "green runs: {:?}", j.get(&green_name));
-    wait_for_rows(&["int_c360_clickstream_clean_v2"], &before_v2, Duration::from_secs(90));
+    assert_eq!(
+        running(&j, &green_name),
+        1,
+        "green runs: {:?}",
+        j.get(&green_name)
+    );
+    wait_for_rows(
+        &["int_c360_clickstream_clean_v2"],
+        &before_v2,
+        Duration::from_secs(90),
+    );
     // Decommission the blue statements.
     for g in &green {
         if let Some(b) = g["blue_dml_statement_name"].as_str() {
@@ -309,8 +408,14 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     assert_eq!(running(&j, &blue), 0, "blue stopped: {:?}", j.get(&blue));
     assert_eq!(running(&j, &green_name), 1);
     // The materialized table's blue refresh job is decommissioned too (its DDL runs the query).
-    let mv = green.iter().find(|g| g["table_name"] == "c360_mv_customer_360_v2").expect("MV is green");
-    assert_eq!(mv["blue_dml_statement_name"], format!("{}-c360-ddl-c360-mv-customer-360", env.prefix));
+    let mv = green
+        .iter()
+        .find(|g| g["table_name"] == "c360_mv_customer_360_v2")
+        .expect("MV is green");
+    assert_eq!(
+        mv["blue_dml_statement_name"],
+        format!("{}-c360-ddl-c360-mv-customer-360", env.prefix)
+    );
     let mv_jobs = |j: &BTreeMap<String, Vec<String>>, t: &str| {
         j.iter()
             .filter(|(n, _)| n.ends_with(&format!(".`{t}`_continuous_refresh_job")))
@@ -328,24 +433,57 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         assert!(out.status.success(), "delete {n}: {}", stderr(&out));
     }
     let broken = "facts/inventory/fct_stock_alerts/sql-scripts/dml.inventory_fct_stock_alerts.sql";
-    env.repo.edit(broken, |s| s.replacen("SELECT", "SELECT no_such_column,", 1));
-    let r = env.json(&["pipeline", "deploy", env.pipelines(), "--table-name", "inventory_fct_stock_alerts", "--may-start-descendants"]);
+    env.repo.edit(broken, |s| {
+        s.replacen("SELECT", "SELECT no_such_column,", 1)
+    });
+    let r = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-name",
+        "inventory_fct_stock_alerts",
+        "--may-start-descendants",
+    ]);
     assert_eq!(r["success"], false);
     let failed = node(&r, "inventory_fct_stock_alerts");
     assert_eq!(failed["status"], "failed", "{failed}");
     let why = failed["reason"].as_str().unwrap_or_default();
-    assert!(why.contains("no_such_column") && why.contains("not found"), "gateway cause: {why}");
+    assert!(
+        why.contains("no_such_column") && why.contains("not found"),
+        "gateway cause: {why}"
+    );
     let skipped = node(&r, "inventory_mv_replenishment");
     assert_eq!(skipped["status"], "skipped", "{skipped}");
-    assert!(skipped["reason"].as_str().is_some_and(|s| s.contains("failed")), "{skipped}");
+    assert!(
+        skipped["reason"]
+            .as_str()
+            .is_some_and(|s| s.contains("failed")),
+        "{skipped}"
+    );
     let j = jobs();
     assert_eq!(running(&j, &stock), 0);
-    assert_eq!(running(&j, &env.dml("inventory", "int_inventory_stock_levels")), 1, "the rest keeps running");
+    assert_eq!(
+        running(&j, &env.dml("inventory", "int_inventory_stock_levels")),
+        1,
+        "the rest keeps running"
+    );
     assert_eq!(running(&j, &green_name), 1);
 
     // ---- 5. undeploy: every job of this run stops ---------------------------------------------
-    let out = env.run(&["pipeline", "undeploy", env.pipelines(), "--dir", "pipelines", "--no-ack"]);
-    assert!(out.status.success(), "undeploy: {}\n{}", stdout(&out), stderr(&out));
+    let out = env.run(&[
+        "pipeline",
+        "undeploy",
+        env.pipelines(),
+        "--dir",
+        "pipelines",
+        "--no-ack",
+    ]);
+    assert!(
+        out.status.success(),
+        "undeploy: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
     let j = jobs();
     let left: Vec<&String> = j
         .iter()
@@ -353,5 +491,9 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         .map(|(n, _)| n)
         .collect();
     assert!(left.is_empty(), "still running after undeploy: {left:?}");
-    assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 0, "undeploy stops the MV");
+    assert_eq!(
+        mv_jobs(&j, "c360_mv_customer_360_v2"),
+        0,
+        "undeploy stops the MV"
+    );
 }

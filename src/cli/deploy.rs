@@ -8,10 +8,12 @@ use super::pipeline::plan_inputs;
 use super::{CmdResult, Failure, is_json, load_config, load_project, print_json, render};
 use crate::config::Config;
 use crate::deploy::executor::{self, Cancel, DeployOptions, DeployReport, Outcome, Session};
+use crate::deploy::gateway::catalog::Definitions;
 use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
-use crate::deploy::gateway::catalog::Definitions;
-use crate::deploy::{ConfluentTarget, GatewayTarget, Phase, Scrubber, StatementSpec, StatementState, Target};
+use crate::deploy::{
+    ConfluentTarget, GatewayTarget, Phase, Scrubber, StatementSpec, StatementState, Target,
+};
 use crate::lineage::Project;
 use crate::plan::{self, ExecutionPlan, StatementNaming, StatementStatus};
 use std::collections::BTreeMap;
@@ -56,7 +58,12 @@ fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, Failure> {
     for p in cfg.gateway_external_ddl() {
         if p.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
-                .map_err(|e| Failure::new(format!("flinkpipe.gateway.external_ddl: cannot read {}: {e}", p.display())))?
+                .map_err(|e| {
+                    Failure::new(format!(
+                        "flinkpipe.gateway.external_ddl: cannot read {}: {e}",
+                        p.display()
+                    ))
+                })?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.extension().is_some_and(|x| x == "sql"))
                 .collect();
@@ -69,14 +76,25 @@ fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, Failure> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| {
-            Failure::new(format!("flinkpipe.gateway.external_ddl: cannot read {}: {e}", f.display()))
+            Failure::new(format!(
+                "flinkpipe.gateway.external_ddl: cannot read {}: {e}",
+                f.display()
+            ))
         })?;
         let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("ddl");
-        let base = crate::plan::naming::fit_length(format!("external-{}", stem.replace(['.', '_'], "-").to_ascii_lowercase()));
+        let base = crate::plan::naming::fit_length(format!(
+            "external-{}",
+            stem.replace(['.', '_'], "-").to_ascii_lowercase()
+        ));
         out.extend(
-            spec::steps_from_sql(&text, &base, crate::deploy::StatementKind::Ddl, BTreeMap::new())
-                .into_iter()
-                .map(|s| s.spec),
+            spec::steps_from_sql(
+                &text,
+                &base,
+                crate::deploy::StatementKind::Ddl,
+                BTreeMap::new(),
+            )
+            .into_iter()
+            .map(|s| s.spec),
         );
     }
     Ok(out)
@@ -620,7 +638,14 @@ pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResul
     let cfg = load_config(global)?;
     // The gateway keeps no statement text: `resume` needs the project's SQL ($PIPELINES).
     let project = std::env::var_os("PIPELINES").and_then(|dir| {
-        crate::lineage::load(Path::new(&dir), &cfg, crate::lineage::LoadOptions { allow_unknown: true }).ok()
+        crate::lineage::load(
+            Path::new(&dir),
+            &cfg,
+            crate::lineage::LoadOptions {
+                allow_unknown: true,
+            },
+        )
+        .ok()
     });
     let (target, scrubber) = make_target(&cfg, project.as_ref())?;
     let target = target.as_ref();

@@ -68,7 +68,11 @@ pub struct Definitions {
 /// The catalog key of a table name: its last part, lower-cased (`cat.db.T` → `t`). The target works in
 /// one session catalog, so qualification does not separate tables here.
 pub fn table_key(name: &str) -> String {
-    name.rsplit('.').next().unwrap_or(name).trim_matches('`').to_ascii_lowercase()
+    name.rsplit('.')
+        .next()
+        .unwrap_or(name)
+        .trim_matches('`')
+        .to_ascii_lowercase()
 }
 
 /// Every table a statement reads or writes (sources, sinks, statement-set members, `LIKE` sources),
@@ -174,7 +178,9 @@ impl Definitions {
             if !(st.kind.creates_relation() || st.kind == SqlKind::CreateFunction) {
                 continue;
             }
-            let Some(sink) = st.sinks.first() else { continue };
+            let Some(sink) = st.sinks.first() else {
+                continue;
+            };
             let key = table_key(&sink.name.dotted());
             let mut needs: Vec<String> = Vec::new();
             for r in &st.sources {
@@ -191,7 +197,9 @@ impl Definitions {
             }
             let def = match st.kind {
                 SqlKind::Ctas | SqlKind::CreateMaterializedTable => {
-                    let Some(query) = query_after_as(&st.text) else { continue };
+                    let Some(query) = query_after_as(&st.text) else {
+                        continue;
+                    };
                     if st.kind == SqlKind::CreateMaterializedTable {
                         self.materialized.insert(spec.name.clone(), key.clone());
                     }
@@ -289,9 +297,16 @@ mod tests {
                 "CREATE TABLE l WITH ('connector' = 'print') LIKE src",
                 StatementKind::Ddl,
             ),
-            spec("dev-dml-x", "INSERT INTO l SELECT * FROM c", StatementKind::Dml),
+            spec(
+                "dev-dml-x",
+                "INSERT INTO l SELECT * FROM c",
+                StatementKind::Dml,
+            ),
         ]);
-        assert!(matches!(d.definition_of("src"), Some(Definition::Ddl { .. })));
+        assert!(matches!(
+            d.definition_of("src"),
+            Some(Definition::Ddl { .. })
+        ));
         match d.definition_of("c") {
             Some(Definition::Derived { query, needs, .. }) => {
                 assert_eq!(query, "SELECT a FROM src");
@@ -301,6 +316,9 @@ mod tests {
         }
         assert_eq!(d.definition_of("l").unwrap().needs(), &["src".to_string()]);
         assert!(d.is_ddl("dev-ddl-src") && !d.is_ddl("dev-dml-x") && !d.is_ddl("unknown"));
-        assert_eq!(referenced_tables("INSERT INTO l SELECT * FROM c JOIN src ON true"), ["c", "src", "l"]);
+        assert_eq!(
+            referenced_tables("INSERT INTO l SELECT * FROM c JOIN src ON true"),
+            ["c", "src", "l"]
+        );
     }
 }

@@ -31,7 +31,9 @@ pub mod catalog;
 pub mod wire;
 
 use super::retry::{Backoff, seed_of};
-use super::target::{ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError};
+use super::target::{
+    ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
+};
 use async_trait::async_trait;
 use catalog::{Definition, Definitions, referenced_tables, table_key};
 use reqwest::{Method, StatusCode, Url};
@@ -99,7 +101,10 @@ struct Local {
 /// The result of one statement run through the gateway.
 enum Executed {
     /// Finished: the job id (DML) and the rows of the first payloads (DDL/SHOW/STOP).
-    Ok { job_id: Option<String>, rows: Vec<Value> },
+    Ok {
+        job_id: Option<String>,
+        rows: Vec<Value>,
+    },
     /// The gateway rejected it: the root cause.
     Rejected(String),
 }
@@ -164,7 +169,12 @@ impl GatewayTarget {
     // ---- HTTP -------------------------------------------------------------------------------------
 
     /// One request; JSON answer on 2xx, else a typed error whose message is the gateway's root cause.
-    async fn send(&self, method: Method, url: Url, body: Option<&Value>) -> Result<Value, TargetError> {
+    async fn send(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+    ) -> Result<Value, TargetError> {
         let mut req = self
             .client
             .request(method.clone(), url.clone())
@@ -180,7 +190,10 @@ impl GatewayTarget {
             message: if e.is_timeout() {
                 "timed out".into()
             } else if e.is_connect() {
-                format!("connection failed ({}): is the stack up? (scripts/local-flink.sh status)", url.origin().ascii_serialization())
+                format!(
+                    "connection failed ({}): is the stack up? (scripts/local-flink.sh status)",
+                    url.origin().ascii_serialization()
+                )
             } else {
                 format!("no answer: {e}")
             },
@@ -229,11 +242,15 @@ impl GatewayTarget {
     }
 
     fn gw(&self, path: &str) -> Url {
-        self.gateway.join(path.trim_start_matches('/')).expect("valid path")
+        self.gateway
+            .join(path.trim_start_matches('/'))
+            .expect("valid path")
     }
 
     fn jm(&self, path: &str) -> Url {
-        self.jobmanager.join(path.trim_start_matches('/')).expect("valid path")
+        self.jobmanager
+            .join(path.trim_start_matches('/'))
+            .expect("valid path")
     }
 
     // ---- sessions and statements --------------------------------------------------------------
@@ -244,7 +261,9 @@ impl GatewayTarget {
             .entry("execution.runtime-mode".into())
             .or_insert_with(|| "streaming".into());
         let body = json!({"sessionName": "flinkpipe", "properties": props});
-        let v = self.send(Method::POST, self.gw("v2/sessions"), Some(&body)).await?;
+        let v = self
+            .send(Method::POST, self.gw("v2/sessions"), Some(&body))
+            .await?;
         let handle = v
             .get("sessionHandle")
             .and_then(Value::as_str)
@@ -271,7 +290,11 @@ impl GatewayTarget {
         }
         let sh = &session.handle;
         let v = self
-            .send(Method::POST, self.gw(&format!("v2/sessions/{sh}/statements")), Some(&body))
+            .send(
+                Method::POST,
+                self.gw(&format!("v2/sessions/{sh}/statements")),
+                Some(&body),
+            )
             .await?;
         let oh = v
             .get("operationHandle")
@@ -286,14 +309,22 @@ impl GatewayTarget {
         let outcome = loop {
             let page = match self.send(Method::GET, self.gw(&uri), None).await {
                 Ok(p) => p,
-                Err(TargetError::Http { status: 500, message, .. }) => break Executed::Rejected(message),
+                Err(TargetError::Http {
+                    status: 500,
+                    message,
+                    ..
+                }) => break Executed::Rejected(message),
                 Err(e) => return Err(e),
             };
             match page.get("resultType").and_then(Value::as_str) {
                 Some("NOT_READY") => {
                     if Instant::now() >= deadline {
                         let _ = self
-                            .send(Method::POST, self.gw(&format!("v2/sessions/{sh}/operations/{oh}/cancel")), None)
+                            .send(
+                                Method::POST,
+                                self.gw(&format!("v2/sessions/{sh}/operations/{oh}/cancel")),
+                                None,
+                            )
                             .await;
                         break Executed::Rejected(format!(
                             "no result after {:.0?} (cancelled)",
@@ -301,7 +332,8 @@ impl GatewayTarget {
                         ));
                     }
                     polls += 1;
-                    tokio::time::sleep(Duration::from_millis(if polls < 10 { 100 } else { 300 })).await;
+                    tokio::time::sleep(Duration::from_millis(if polls < 10 { 100 } else { 300 }))
+                        .await;
                 }
                 Some("PAYLOAD") => {
                     if let Some(j) = page.get("jobID").and_then(Value::as_str) {
@@ -311,7 +343,9 @@ impl GatewayTarget {
                         rows.extend(d.iter().cloned());
                     }
                     // A DML's job id is all we need; a query result may go on forever.
-                    if job_id.is_some() || page.get("isQueryResult").and_then(Value::as_bool) == Some(true) {
+                    if job_id.is_some()
+                        || page.get("isQueryResult").and_then(Value::as_bool) == Some(true)
+                    {
                         break Executed::Ok { job_id, rows };
                     }
                     match page.get("nextResultUri").and_then(Value::as_str) {
@@ -324,7 +358,11 @@ impl GatewayTarget {
         };
         // Closing an INSERT's operation does not stop its job (§6).
         let _ = self
-            .send(Method::DELETE, self.gw(&format!("v2/sessions/{sh}/operations/{oh}/close")), None)
+            .send(
+                Method::DELETE,
+                self.gw(&format!("v2/sessions/{sh}/operations/{oh}/close")),
+                None,
+            )
             .await;
         Ok(outcome)
     }
@@ -338,13 +376,19 @@ impl GatewayTarget {
         }
         let session = guard.as_mut().expect("opened");
         let result = match work {
-            Work::Submit { spec, refs, own, config } => self.submit_in(session, spec, refs, own, config).await,
+            Work::Submit {
+                spec,
+                refs,
+                own,
+                config,
+            } => self.submit_in(session, spec, refs, own, config).await,
             Work::Ddl { spec, refs } => self.ddl_in(session, spec, refs).await,
             Work::Control { sql } => self.execute(session, sql, &BTreeMap::new()).await,
         };
         match result {
             Err(TargetError::Http { ref message, .. })
-                if message.contains("getSession") || message.contains("does not exist") && message.contains("ession") =>
+                if message.contains("getSession")
+                    || message.contains("does not exist") && message.contains("ession") =>
             {
                 tracing::info!("gateway session lost ({message}); opening a new one");
                 *guard = Some(self.open_session().await?);
@@ -369,7 +413,12 @@ impl GatewayTarget {
 
     /// Declares table `key` (and, first, what it needs) in the session unless it is there already.
     /// Unknown tables are left to Flink (they may live in a catalog the user configured).
-    async fn declare(&self, session: &mut SessionState, key: &str, stack: &mut Vec<String>) -> Result<(), String> {
+    async fn declare(
+        &self,
+        session: &mut SessionState,
+        key: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<(), String> {
         if session.declared.contains_key(key) || stack.iter().any(|k| k == key) {
             return Ok(());
         }
@@ -383,13 +432,21 @@ impl GatewayTarget {
         stack.pop();
         let sql = match &def {
             Definition::Ddl { sql, .. } => sql.clone(),
-            Definition::Derived { query, primary_key, options, .. } => {
+            Definition::Derived {
+                query,
+                primary_key,
+                options,
+                ..
+            } => {
                 let probe = format!("`flinkpipe_probe_{key}`");
                 let drop = format!("DROP TEMPORARY VIEW IF EXISTS {probe}");
                 let _ = self.rows_of(session, &drop).await;
-                self.rows_of(session, &format!("CREATE TEMPORARY VIEW {probe} AS {query}"))
-                    .await
-                    .map_err(|c| format!("declaring {key} (schema of {}): {c}", def.statement()))?;
+                self.rows_of(
+                    session,
+                    &format!("CREATE TEMPORARY VIEW {probe} AS {query}"),
+                )
+                .await
+                .map_err(|c| format!("declaring {key} (schema of {}): {c}", def.statement()))?;
                 let rows = self
                     .rows_of(session, &format!("DESCRIBE {probe}"))
                     .await
@@ -403,14 +460,21 @@ impl GatewayTarget {
             Ok(Executed::Ok { .. }) => {}
             Ok(Executed::Rejected(c)) if c.contains("already exists") => {}
             Ok(Executed::Rejected(c)) => {
-                return Err(format!("declaring table {key} from {}: {c}", def.statement()));
+                return Err(format!(
+                    "declaring table {key} from {}: {c}",
+                    def.statement()
+                ));
             }
             Err(e) => return Err(format!("declaring table {key}: {e}")),
         }
-        tracing::debug!("declared {key} in the gateway session ({})", def.statement());
-        session
-            .declared
-            .insert(key.to_string(), (def.statement().to_string(), wire::sql_hash(&sql)));
+        tracing::debug!(
+            "declared {key} in the gateway session ({})",
+            def.statement()
+        );
+        session.declared.insert(
+            key.to_string(),
+            (def.statement().to_string(), wire::sql_hash(&sql)),
+        );
         Ok(())
     }
 
@@ -478,11 +542,18 @@ impl GatewayTarget {
 
     /// The statement state of a job: phase, and detail (failure cause, savepoint path), SQL and
     /// properties read back by hash.
-    async fn job_state(&self, name: &str, job: &JobOverview) -> Result<Option<StatementState>, TargetError> {
+    async fn job_state(
+        &self,
+        name: &str,
+        job: &JobOverview,
+    ) -> Result<Option<StatementState>, TargetError> {
         let mut detail = String::new();
         let mut stopped_sp = None;
         if job.state == "FINISHED" {
-            let cps = self.get(self.jm(&format!("jobs/{}/checkpoints", job.jid))).await.unwrap_or(Value::Null);
+            let cps = self
+                .get(self.jm(&format!("jobs/{}/checkpoints", job.jid)))
+                .await
+                .unwrap_or(Value::Null);
             stopped_sp = wire::stop_savepoint(&cps);
         }
         let Some(phase) = wire::job_phase(&job.state, stopped_sp.is_some()) else {
@@ -492,10 +563,16 @@ impl GatewayTarget {
             detail = format!("stopped with savepoint {sp}");
         }
         if matches!(phase, Phase::Failed | Phase::Failing | Phase::Degraded) {
-            let ex = self.get(self.jm(&format!("jobs/{}/exceptions", job.jid))).await.unwrap_or(Value::Null);
+            let ex = self
+                .get(self.jm(&format!("jobs/{}/exceptions", job.jid)))
+                .await
+                .unwrap_or(Value::Null);
             detail = wire::job_failure(&ex).unwrap_or_default();
         }
-        let config = self.get(self.jm(&format!("jobs/{}/config", job.jid))).await.unwrap_or(Value::Null);
+        let config = self
+            .get(self.jm(&format!("jobs/{}/config", job.jid)))
+            .await
+            .unwrap_or(Value::Null);
         let tag = |k: &str| {
             config
                 .pointer("/execution-config/user-config")
@@ -514,14 +591,19 @@ impl GatewayTarget {
                         tag(wire::TAG_SQL).unwrap_or_else(|| "none".into())
                     )
                 };
-                let props = if tag(wire::TAG_PROPERTIES).as_deref() == Some(&wire::properties_hash(&spec.properties)) {
+                let props = if tag(wire::TAG_PROPERTIES).as_deref()
+                    == Some(&wire::properties_hash(&spec.properties))
+                {
                     spec.properties.clone()
                 } else {
                     BTreeMap::new()
                 };
                 (sql, props)
             }
-            None => (format!("-- job {} (SQL not in the project)", job.jid), BTreeMap::new()),
+            None => (
+                format!("-- job {} (SQL not in the project)", job.jid),
+                BTreeMap::new(),
+            ),
         };
         Ok(Some(StatementState {
             name: name.to_string(),
@@ -538,12 +620,19 @@ impl GatewayTarget {
         if let Some(sp) = self.local().savepoints.get(name) {
             return Some(sp.clone());
         }
-        let cps = self.get(self.jm(&format!("jobs/{}/checkpoints", job.jid))).await.ok()?;
+        let cps = self
+            .get(self.jm(&format!("jobs/{}/checkpoints", job.jid)))
+            .await
+            .ok()?;
         wire::stop_savepoint(&cps)
     }
 
     /// Submits a DML (or CTAS, statement set, materialized table), declaring its tables first.
-    async fn submit_dml(&self, spec: &StatementSpec, recovery: Option<&str>) -> Result<StatementState, TargetError> {
+    async fn submit_dml(
+        &self,
+        spec: &StatementSpec,
+        recovery: Option<&str>,
+    ) -> Result<StatementState, TargetError> {
         let mut config: BTreeMap<String, String> = spec
             .properties
             .iter()
@@ -558,7 +647,9 @@ impl GatewayTarget {
         }
         config.insert("pipeline.name".into(), spec.name.clone());
         let params = wire::job_parameters(
-            config.get("pipeline.global-job-parameters").map(String::as_str),
+            config
+                .get("pipeline.global-job-parameters")
+                .map(String::as_str),
             &spec.name,
             &wire::sql_hash(&spec.sql),
             &wire::properties_hash(&spec.properties),
@@ -568,14 +659,26 @@ impl GatewayTarget {
             config.insert("execution.state-recovery.path".into(), sp.to_string());
         }
         let refs = referenced_tables(&spec.sql);
-        let own = self.defs.materialized_table(&spec.name).map(str::to_string).or_else(|| {
-            match self.defs.definition_of(refs.first().map(String::as_str).unwrap_or("")) {
-                Some(d) if d.statement() == spec.name => refs.first().cloned(),
-                _ => None,
-            }
-        });
+        let own = self
+            .defs
+            .materialized_table(&spec.name)
+            .map(str::to_string)
+            .or_else(|| {
+                match self
+                    .defs
+                    .definition_of(refs.first().map(String::as_str).unwrap_or(""))
+                {
+                    Some(d) if d.statement() == spec.name => refs.first().cloned(),
+                    _ => None,
+                }
+            });
         let outcome = self
-            .with_session(Work::Submit { spec, refs: &refs, own: own.as_deref(), config: &config })
+            .with_session(Work::Submit {
+                spec,
+                refs: &refs,
+                own: own.as_deref(),
+                config: &config,
+            })
             .await?;
         match outcome {
             Executed::Rejected(cause) => {
@@ -587,12 +690,18 @@ impl GatewayTarget {
                     properties: spec.properties.clone(),
                     stopped: false,
                 };
-                self.local().rejected.insert(spec.name.clone(), (state.clone(), now_millis()));
+                self.local()
+                    .rejected
+                    .insert(spec.name.clone(), (state.clone(), now_millis()));
                 Ok(state)
             }
             Executed::Ok { job_id, .. } => {
                 self.local().rejected.remove(&spec.name);
-                tracing::info!("{}: job {}", spec.name, job_id.as_deref().unwrap_or("(named by Flink)"));
+                tracing::info!(
+                    "{}: job {}",
+                    spec.name,
+                    job_id.as_deref().unwrap_or("(named by Flink)")
+                );
                 Ok(StatementState {
                     name: spec.name.clone(),
                     phase: Phase::Pending,
@@ -650,7 +759,10 @@ enum Work<'a> {
         config: &'a BTreeMap<String, String>,
     },
     /// A DDL: declare what it needs, then run it.
-    Ddl { spec: &'a StatementSpec, refs: &'a [String] },
+    Ddl {
+        spec: &'a StatementSpec,
+        refs: &'a [String],
+    },
     /// A statement that ends (`STOP JOB …`).
     Control { sql: &'a str },
 }
@@ -677,13 +789,19 @@ impl GatewayTarget {
         if let Some(own) = own
             && s.declared.remove(own).is_some()
         {
-            self.execute(s, &format!("DROP TABLE IF EXISTS `{own}`"), &BTreeMap::new())
-                .await?;
+            self.execute(
+                s,
+                &format!("DROP TABLE IF EXISTS `{own}`"),
+                &BTreeMap::new(),
+            )
+            .await?;
         }
         let out = self.execute(s, &spec.sql, config).await?;
         if let (Executed::Ok { .. }, Some(own)) = (&out, own) {
-            s.declared
-                .insert(own.to_string(), (spec.name.clone(), wire::sql_hash(&spec.sql)));
+            s.declared.insert(
+                own.to_string(),
+                (spec.name.clone(), wire::sql_hash(&spec.sql)),
+            );
         }
         Ok(out)
     }
@@ -714,13 +832,20 @@ impl GatewayTarget {
             match s.declared.get(key) {
                 // Declared from this very text already: nothing to do.
                 Some((_, h)) if *h == hash => {
-                    return Ok(Executed::Ok { job_id: None, rows: vec![] });
+                    return Ok(Executed::Ok {
+                        job_id: None,
+                        rows: vec![],
+                    });
                 }
                 // Declared from another text in this session: replace the session's declaration
                 // (in-memory catalog metadata; no data is touched).
                 Some(_) => {
-                    self.execute(s, &format!("DROP TABLE IF EXISTS `{key}`"), &BTreeMap::new())
-                        .await?;
+                    self.execute(
+                        s,
+                        &format!("DROP TABLE IF EXISTS `{key}`"),
+                        &BTreeMap::new(),
+                    )
+                    .await?;
                     s.declared.remove(key);
                 }
                 None => {}
@@ -749,7 +874,12 @@ impl Target for GatewayTarget {
         let jobs = self.jobs().await?;
         let mut out: BTreeMap<String, StatementState> = BTreeMap::new();
         let mut names: BTreeSet<String> = jobs.iter().map(|j| j.name.clone()).collect();
-        names.extend(self.defs.names().filter(|n| !self.defs.is_ddl(n)).map(str::to_string));
+        names.extend(
+            self.defs
+                .names()
+                .filter(|n| !self.defs.is_ddl(n))
+                .map(str::to_string),
+        );
         for name in names {
             if self.defs.is_ddl(&name) {
                 continue;
@@ -821,7 +951,9 @@ impl Target for GatewayTarget {
             .and_then(Value::as_str)
         {
             tracing::info!("{name}: stopped job {} with savepoint {path}", job.jid);
-            self.local().savepoints.insert(name.to_string(), path.to_string());
+            self.local()
+                .savepoints
+                .insert(name.to_string(), path.to_string());
         }
         Ok(())
     }
@@ -842,7 +974,10 @@ impl Target for GatewayTarget {
         })?;
         let savepoint = self.savepoint_of(name, &job).await;
         if savepoint.is_none() {
-            tracing::info!("{name}: no stop savepoint found for job {}; resuming without state", job.jid);
+            tracing::info!(
+                "{name}: no stop savepoint found for job {}; resuming without state",
+                job.jid
+            );
         }
         let state = self.submit_dml(&spec, savepoint.as_deref()).await?;
         if state.phase == Phase::Failed {
@@ -876,17 +1011,28 @@ impl Target for GatewayTarget {
     async fn check_compute_pool(&self) -> Result<(), TargetError> {
         let info = self.get(self.gw("v1/info")).await?;
         let overview = self.get(self.jm("overview")).await?;
-        let tms = overview.get("taskmanagers").and_then(Value::as_u64).unwrap_or(0);
+        let tms = overview
+            .get("taskmanagers")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         if tms == 0 {
             return Err(TargetError::Config(format!(
                 "the Flink cluster at {} has no TaskManager: statements would never start",
                 self.settings.jobmanager_url
             )));
         }
-        let product = info.get("productName").and_then(|v| v.as_str()).unwrap_or("?");
+        let product = info
+            .get("productName")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?");
         let version = info.get("version").and_then(|v| v.as_str()).unwrap_or("?");
-        let slots = overview.get("slots-available").and_then(|v| v.as_u64()).unwrap_or(0);
-        tracing::info!("gateway {product} {version}, cluster: {tms} TaskManager(s), {slots} free slot(s)");
+        let slots = overview
+            .get("slots-available")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        tracing::info!(
+            "gateway {product} {version}, cluster: {tms} TaskManager(s), {slots} free slot(s)"
+        );
         Ok(())
     }
 }

@@ -48,7 +48,8 @@ pub fn materialized_job_suffix(table: &str) -> String {
 
 /// Whether `job_name` is the refresh job of materialized table `table`.
 pub fn is_materialized_job(job_name: &str, table: &str) -> bool {
-    job_name.starts_with("Materialized_table_") && job_name.ends_with(&materialized_job_suffix(table))
+    job_name.starts_with("Materialized_table_")
+        && job_name.ends_with(&materialized_job_suffix(table))
 }
 
 /// The useful cause of a gateway error body `{"errors": [..]}` (§5): the first `Caused by:` after
@@ -75,10 +76,9 @@ pub fn root_cause(body: &str) -> String {
         .and_then(|i| causes.get(i + 1));
     let pick = after_exec
         .or_else(|| {
-            causes
-                .iter()
-                .rev()
-                .find(|c| !c.contains("SqlGatewayException") && !c.contains("SqlExecutionException"))
+            causes.iter().rev().find(|c| {
+                !c.contains("SqlGatewayException") && !c.contains("SqlExecutionException")
+            })
         })
         .copied()
         .unwrap_or_else(|| last.lines().next().unwrap_or(last));
@@ -108,14 +108,12 @@ fn dedup_prefix(text: &str) -> String {
         return text.to_string();
     };
     let mut msg = msg.to_string();
-    loop {
-        let Some(dot) = msg.find(". ") else { break };
+    while let Some(dot) = msg.find(". ") {
         let first = &msg[..dot + 2];
-        if msg[dot + 2..].starts_with(first) {
-            msg = msg[dot + 2..].to_string();
-        } else {
+        if !msg[dot + 2..].starts_with(first) {
             break;
         }
+        msg = msg[dot + 2..].to_string();
     }
     format!("{class}: {msg}")
 }
@@ -158,7 +156,13 @@ pub fn job_phase(state: &str, stopped_with_savepoint: bool) -> Option<Phase> {
 pub fn job_is_live(state: &str) -> bool {
     matches!(
         state,
-        "INITIALIZING" | "CREATED" | "RUNNING" | "RESTARTING" | "FAILING" | "RECONCILING" | "CANCELLING"
+        "INITIALIZING"
+            | "CREATED"
+            | "RUNNING"
+            | "RESTARTING"
+            | "FAILING"
+            | "RECONCILING"
+            | "CANCELLING"
     )
 }
 
@@ -166,10 +170,15 @@ pub fn job_is_live(state: &str) -> bool {
 /// savepoint of type `SYNC_SAVEPOINT` / `TERMINATE_SAVEPOINT` (a stop), as its `external_path`.
 pub fn stop_savepoint(checkpoints: &Value) -> Option<String> {
     let sp = checkpoints.get("latest")?.get("savepoint")?;
-    let ty = sp.get("checkpoint_type").and_then(Value::as_str).unwrap_or("");
+    let ty = sp
+        .get("checkpoint_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let ok = sp.get("status").and_then(Value::as_str) == Some("COMPLETED");
     if ok && (ty.contains("SYNC") || ty.contains("TERMINATE")) {
-        sp.get("external_path").and_then(Value::as_str).map(str::to_string)
+        sp.get("external_path")
+            .and_then(Value::as_str)
+            .map(str::to_string)
     } else {
         None
     }
@@ -192,7 +201,7 @@ pub fn job_failure(exceptions: &Value) -> Option<String> {
     let cause = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Caused by: "))
-        .last()
+        .next_back()
         .unwrap_or_else(|| text.lines().next().unwrap_or(""));
     Some(strip_java_package(cause.trim()))
 }
@@ -242,19 +251,35 @@ pub fn derived_table_ddl(
                 .replace(" *ROWTIME*", "")
                 .replace(" *PROCTIME*", "")
                 .replace(" NOT NULL", "");
-            let not_null = !c.nullable || primary_key.iter().any(|k| k.eq_ignore_ascii_case(&c.name));
-            format!("  {} {}{}", q(&c.name), ty, if not_null { " NOT NULL" } else { "" })
+            let not_null =
+                !c.nullable || primary_key.iter().any(|k| k.eq_ignore_ascii_case(&c.name));
+            format!(
+                "  {} {}{}",
+                q(&c.name),
+                ty,
+                if not_null { " NOT NULL" } else { "" }
+            )
         })
         .collect();
     if !primary_key.is_empty() {
         parts.push(format!(
             "  PRIMARY KEY ({}) NOT ENFORCED",
-            primary_key.iter().map(|k| q(k)).collect::<Vec<_>>().join(", ")
+            primary_key
+                .iter()
+                .map(|k| q(k))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let opts = options
         .iter()
-        .map(|(k, v)| format!("  '{}' = '{}'", k.replace('\'', "''"), v.replace('\'', "''")))
+        .map(|(k, v)| {
+            format!(
+                "  '{}' = '{}'",
+                k.replace('\'', "''"),
+                v.replace('\'', "''")
+            )
+        })
         .collect::<Vec<_>>()
         .join(",\n");
     format!(
@@ -283,8 +308,14 @@ mod tests {
     #[test]
     fn root_cause_of_session_errors_and_plain_bodies() {
         let body = json!({"errors": ["org.apache.flink.runtime.rest.handler.RestHandlerException: Failed to getSessionConfig.\n\tat a"]}).to_string();
-        assert_eq!(root_cause(&body), "RestHandlerException: Failed to getSessionConfig.");
-        assert_eq!(root_cause("{\"errors\":[\"Not found: /v2/x\"]}"), "Not found: /v2/x");
+        assert_eq!(
+            root_cause(&body),
+            "RestHandlerException: Failed to getSessionConfig."
+        );
+        assert_eq!(
+            root_cause("{\"errors\":[\"Not found: /v2/x\"]}"),
+            "Not found: /v2/x"
+        );
         assert_eq!(root_cause("gateway down"), "gateway down");
     }
 
@@ -303,10 +334,16 @@ mod tests {
     #[test]
     fn savepoint_of_a_stopped_job() {
         let c = json!({"latest": {"savepoint": {"status": "COMPLETED", "checkpoint_type": "SYNC_SAVEPOINT", "external_path": "file:/sp/savepoint-7cee2c-e1e9"}}});
-        assert_eq!(stop_savepoint(&c).as_deref(), Some("file:/sp/savepoint-7cee2c-e1e9"));
+        assert_eq!(
+            stop_savepoint(&c).as_deref(),
+            Some("file:/sp/savepoint-7cee2c-e1e9")
+        );
         let manual = json!({"latest": {"savepoint": {"status": "COMPLETED", "checkpoint_type": "SAVEPOINT", "external_path": "file:/x"}}});
         assert_eq!(stop_savepoint(&manual), None);
-        assert_eq!(stop_savepoint(&json!({"latest": {"savepoint": null}})), None);
+        assert_eq!(
+            stop_savepoint(&json!({"latest": {"savepoint": null}})),
+            None
+        );
     }
 
     #[test]
@@ -315,7 +352,9 @@ mod tests {
             job_parameters(None, "dev-x", "ab", "cd"),
             "flinkpipe.statement:dev-x,flinkpipe.sql-hash:ab,flinkpipe.properties-hash:cd"
         );
-        assert!(job_parameters(Some("a:b"), "n", "s", "p").starts_with("a:b,flinkpipe.statement:n"));
+        assert!(
+            job_parameters(Some("a:b"), "n", "s", "p").starts_with("a:b,flinkpipe.statement:n")
+        );
         assert!(is_materialized_job(
             "Materialized_table_`default_catalog`.`default_database`.`mv_x`_continuous_refresh_job",
             "mv_x"
@@ -340,7 +379,10 @@ mod tests {
             "t_v2",
             &cols,
             &["customer_id".into()],
-            &[("connector".into(), "upsert-kafka".into()), ("topic".into(), "it's".into())],
+            &[
+                ("connector".into(), "upsert-kafka".into()),
+                ("topic".into(), "it's".into()),
+            ],
         );
         assert_eq!(
             ddl,
