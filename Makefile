@@ -20,7 +20,7 @@ build:
 test:
 	@$(CARGO) build --all-targets
 	@was_up=0; bash $(STACK) status >/dev/null 2>&1 && was_up=1; \
-	bash $(STACK) up || exit 1; \
+	bash $(STACK) up || { bash $(STACK) down; exit 1; }; \
 	FLINKPIPE_E2E=required $(CARGO) test --all-targets; rc=$$?; \
 	if [ $$was_up = 0 ]; then bash $(STACK) down; fi; \
 	exit $$rc

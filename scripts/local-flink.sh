@@ -11,7 +11,7 @@
 #                                   topics, and a source on a missing topic fails at start)
 #
 # What it runs (versions pinned below, checked against scripts/local-flink/SHA256SUMS):
-#   - Apache Flink 2.2.0 session cluster (JobManager :8081 REST, TaskManager with 4 slots) from the PyPI
+#   - Apache Flink 2.2.0 session cluster (JobManager :8081 REST, TaskManager with 64 slots) from the PyPI
 #     wheels apache-flink (bin/, conf/) and apache-flink-libraries (lib/, opt/, plugins/);
 #   - the Flink SQL Gateway (:8083) = org.apache.flink:flink-sql-gateway:2.2.0 from Maven Central;
 #   - the Kafka SQL connector org.apache.flink:flink-sql-connector-kafka:5.0.0-2.2 (the build for Flink 2.2);
@@ -69,6 +69,18 @@ verify() {
   [ "$checked" -eq "$present" ] || die "$dir has $present files but SHA256SUMS pins $checked of them"
 }
 
+# Maven, quiet; its output is shown only when it fails.
+maven() {
+  local out
+  out="$(mktemp)"
+  if ! mvn -q -B -f "$SUPPORT/pom.xml" "$@" >"$out" 2>&1; then
+    cat "$out" >&2
+    rm -f "$out"
+    die "mvn $* failed (Maven Central reachable?)"
+  fi
+  rm -f "$out"
+}
+
 install() {
   need_tools
   mkdir -p "$CACHE"
@@ -82,7 +94,7 @@ install() {
       "apache-flink==$FLINK_VERSION" "apache-flink-libraries==$FLINK_VERSION"
     verify "$dl/wheels"
     log "downloading flink-sql-gateway $FLINK_VERSION and flink-sql-connector-kafka $KAFKA_CONNECTOR_VERSION (Maven Central)"
-    mvn -q -B -Dstyle.color=never -f "$SUPPORT/pom.xml" -Pflink dependency:copy-dependencies -DoutputDirectory="$dl/flink-jars"
+    maven -Pflink dependency:copy-dependencies -DoutputDirectory="$dl/flink-jars"
     verify "$dl/flink-jars"
     local unpack="$CACHE/unpack.$$"
     rm -rf "$unpack" && mkdir -p "$unpack"
@@ -100,21 +112,19 @@ install() {
   if [ ! -f "$KAFKA_LIBS/.installed" ]; then
     log "downloading Apache Kafka $KAFKA_VERSION and its dependencies (Maven Central)"
     rm -rf "$KAFKA_LIBS" && mkdir -p "$KAFKA_LIBS"
-    mvn -q -B -Dstyle.color=never -f "$SUPPORT/pom.xml" -Pkafka dependency:copy-dependencies -DincludeScope=runtime \
+    maven -Pkafka dependency:copy-dependencies -DincludeScope=runtime \
       -DoutputDirectory="$KAFKA_LIBS"
     verify "$KAFKA_LIBS"
     touch "$KAFKA_LIBS/.installed"
   fi
 }
 
-# PID of a recorded process if it is alive and still ours (its command line names $WORK).
-alive_pid() {
-  local file="$1" pid
-  [ -f "$file" ] || return 1
-  pid="$(head -1 "$file" | tr -d '[:space:]')"
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$WORK" || return 1
-  echo "$pid"
+# Whether process $1 is a JVM this script started: `java`, with our work folder on its command line.
+ours() {
+  local pid="$1"
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "java" ] || return 1
+  tr '\0' '\n' < "/proc/$pid/cmdline" | grep -qE "(^|[=:])$(printf '%s' "$WORK" | sed 's/[][\.*^$/]/\\&/g')/"
 }
 
 pid_files() {
@@ -262,15 +272,25 @@ kafka_java() {
 up() {
   local started=$SECONDS
   install
-  if [ -n "$(running)" ]; then
+  local live
+  live="$(running | wc -l)"
+  if [ "$live" -ge 4 ]; then
     log "already running (scripts/local-flink.sh status); nothing to do"
     return 0
+  elif [ "$live" -gt 0 ]; then
+    running >&2
+    die "the stack is partly running ($live of 4 processes); run scripts/local-flink.sh down first"
   fi
   local port
   for port in $JM_PORT $GATEWAY_PORT $KAFKA_PORT $CONTROLLER_PORT 6123 6124; do
     port_busy "$port" && die "port 127.0.0.1:$port is in use by another process; stop it first"
   done
-  rm -rf "$WORK" && mkdir -p "$WORK"
+  # Only a folder this script made is emptied (it holds our marker), never whatever the variable names.
+  if [ -e "$WORK" ] && [ ! -f "$WORK/.flinkpipe-stack" ] && [ -n "$(ls -A "$WORK" 2>/dev/null)" ] \
+    && ! grep -qs "Written by scripts/local-flink.sh" "$WORK/conf/config.yaml"; then
+    die "$WORK exists and was not made by this script; set FLINKPIPE_STACK_WORK to another folder"
+  fi
+  rm -rf "$WORK" && mkdir -p "$WORK" && touch "$WORK/.flinkpipe-stack"
   write_config
   export FLINK_HOME="$FLINK_HOME_DIR" FLINK_CONF_DIR="$WORK/conf" FLINK_LOG_DIR="$WORK/log" FLINK_PID_DIR="$RUN"
 
@@ -289,7 +309,7 @@ up() {
   "$FLINK_HOME/bin/sql-gateway.sh" start -Dsql-gateway.endpoint.rest.address=127.0.0.1 \
     > "$WORK/log/sql-gateway-start.out" 2>&1
 
-  wait_for "Kafka" "grep -q 'Kafka Server started' '$WORK/log/kafka.log' && port_busy $KAFKA_PORT" "$WORK/log/kafka.out"
+  wait_for "Kafka" "grep -q 'Kafka Server started' \"\$WORK/log/kafka.log\" && port_busy $KAFKA_PORT" "$WORK/log/kafka.out"
   wait_for "Flink cluster" "curl -fsS http://127.0.0.1:$JM_PORT/overview | grep -Eq '\"taskmanagers\":[1-9]'" \
     "$(ls "$WORK"/log/flink-*standalonesession*.log 2>/dev/null | head -1)"
   wait_for "SQL Gateway" "curl -fsS http://127.0.0.1:$GATEWAY_PORT/v1/info" \
@@ -304,7 +324,7 @@ running() {
     name="$(basename "$f" .pid)"
     while read -r pid; do
       [ -n "$pid" ] || continue
-      if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$WORK"; then
+      if ours "$pid"; then
         echo "$name $pid"
       fi
     done < "$f"
@@ -371,9 +391,10 @@ print("\n".join(found))
 EOF
 )"
   [ -n "$names" ] || { log "no 'topic' option found under $*"; return 0; }
-  # shellcheck disable=SC2086
+  local list
+  mapfile -t list <<< "$names"
   java -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$WORK/conf/kafka-log4j2.yaml" \
-    "$SUPPORT/KafkaTool.java" create "127.0.0.1:$KAFKA_PORT" $names
+    "$SUPPORT/KafkaTool.java" create "127.0.0.1:$KAFKA_PORT" "${list[@]}"
 }
 
 # Records in each topic (end offsets summed over partitions; -1 when the topic does not exist).

@@ -152,6 +152,23 @@ impl Env {
             .unwrap()
     }
 
+    /// `statement …` commands find the project through `$PIPELINES` (resume needs its SQL).
+    fn statement(&self, args: &[&str]) -> Value {
+        let mut all = vec!["statement"];
+        all.extend_from_slice(args);
+        all.extend(["--output", "json"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+            .arg("--config")
+            .arg(&self.config)
+            .args(&all)
+            .env("PIPELINES", &self.repo.pipelines)
+            .current_dir(&self.repo.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "flinkpipe {all:?}: {}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         let mut all = args.to_vec();
         all.extend(["--output", "json"]);
@@ -338,7 +355,68 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         1
     );
 
-    // ---- 3. blue-green: change an intermediate's logic, deploy the green subgraph -------------
+    // ---- 3. stop with savepoint, resume from it; SQL drift ----------------------------------
+    let top = env.dml("sales", "sales_mv_top_stores");
+    let stopped = env.statement(&["stop", &top]);
+    assert_eq!(stopped["phase"], "STOPPED", "{stopped}");
+    let last = |name: &str| -> Value {
+        let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).unwrap();
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j["name"] == name)
+            .max_by_key(|j| j["start-time"].as_i64())
+            .cloned()
+            .unwrap()
+    };
+    let old = last(&top);
+    assert_eq!(
+        old["state"], "FINISHED",
+        "stop with savepoint ends the job FINISHED"
+    );
+    let cps = http_get(&format!(
+        "{JOBMANAGER}/jobs/{}/checkpoints",
+        old["jid"].as_str().unwrap()
+    ))
+    .unwrap();
+    let savepoint = cps["latest"]["savepoint"]["external_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resumed = env.statement(&["resume", &top]);
+    assert_eq!(resumed["phase"], "RUNNING", "{resumed}");
+    let new = last(&top);
+    assert_ne!(new["jid"], old["jid"]);
+    let restored = http_get(&format!(
+        "{JOBMANAGER}/jobs/{}/checkpoints",
+        new["jid"].as_str().unwrap()
+    ))
+    .unwrap();
+    assert_eq!(
+        restored["latest"]["restored"]["external_path"].as_str(),
+        Some(savepoint.as_str()),
+        "resumed from the stop's savepoint: {restored}"
+    );
+    assert_eq!(running(&jobs(), &top), 1);
+    // A file changed but not deployed shows as drift.
+    let top_dml = "views/sales/mv_top_stores/sql-scripts/dml.sales_mv_top_stores.sql";
+    let original = std::fs::read_to_string(env.repo.path(top_dml)).unwrap();
+    env.repo.edit(top_dml, |s| format!("{s}\n-- reviewed\n"));
+    env.repo
+        .edit(top_dml, |s| s.replacen("SELECT", "SELECT /* v2 */", 1));
+    let status = env.json(&["pipeline", "status", env.pipelines()]);
+    let row = status["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["statement"] == top.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(row["sql_drift"], true, "{row}");
+    std::fs::write(env.repo.path(top_dml), original).unwrap();
+
+    // ---- 4. blue-green: change an intermediate's logic, deploy the green subgraph -------------
     let dml =
         "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql";
     env.repo.edit(dml, |s| {
@@ -425,7 +503,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     assert_eq!(mv_jobs(&j, "c360_mv_customer_360"), 0, "blue MV stopped");
     assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 1, "green MV runs");
 
-    // ---- 4. a broken DML fails with the gateway's message; its descendants are skipped --------
+    // ---- 5. a broken DML fails with the gateway's message; its descendants are skipped --------
     let stock = env.dml("inventory", "inventory_fct_stock_alerts");
     let child = env.dml("inventory", "inventory_mv_replenishment");
     for n in [&child, &stock] {
@@ -469,7 +547,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     );
     assert_eq!(running(&j, &green_name), 1);
 
-    // ---- 5. undeploy: every job of this run stops ---------------------------------------------
+    // ---- 6. undeploy: every job of this run stops ---------------------------------------------
     let out = env.run(&[
         "pipeline",
         "undeploy",

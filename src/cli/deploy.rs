@@ -685,13 +685,19 @@ pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResul
     });
     match r {
         Ok(s) => {
+            let detail = s.as_ref().map(|s| s.detail.clone()).unwrap_or_default();
             let phase = s
                 .map(|s| s.phase.to_string())
                 .unwrap_or_else(|| "absent".into());
             if is_json(global) {
-                print_json(&serde_json::json!({"statement": name, "action": verb, "phase": phase}));
-            } else {
+                print_json(
+                    &serde_json::json!({"statement": name, "action": verb, "phase": phase, "detail": detail}),
+                );
+            } else if detail.is_empty() {
                 println!("{name}: {verb} done (phase {phase})");
+            } else {
+                // e.g. the savepoint a gateway job was stopped with: resume starts from it.
+                println!("{name}: {verb} done (phase {phase}: {detail})");
             }
             Ok(true)
         }

@@ -1,10 +1,12 @@
 //! The deploy target: where statements run. A [`Target`] knows statements by **name** (the
 //! idempotency key, `confluent-cloud-flink-api.md` §11) and speaks in Confluent's phase vocabulary
 //! ([`Phase`]); a target with another model maps onto it (the Flink SQL Gateway, next: a job named
-//! after the statement via `pipeline.name`, RUNNING/FINISHED/FAILED/CANCELED job states mapped to
-//! RUNNING/COMPLETED/FAILED/STOPPED, "stop" = `STOP JOB … WITH SAVEPOINT`, "resume" = re-execute with
-//! the savepoint path, no 409 so [`Target::create_statement`] reports a running job of that name as
-//! [`TargetError::AlreadyExists`] itself).
+//! after the statement via `pipeline.name`; job states mapped by
+//! [`crate::deploy::gateway::wire::job_phase`]: RUNNING → RUNNING, FINISHED → COMPLETED or (after a stop
+//! with savepoint) STOPPED, FAILED → FAILED, CANCELED → absent (a delete); "stop" = `STOP JOB … WITH
+//! SAVEPOINT`, "resume" = re-execute with the savepoint path; no 409, so
+//! [`Target::create_statement`] reports a running job of that name as [`TargetError::AlreadyExists`]
+//! itself).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

@@ -20,6 +20,8 @@ pub enum Definition {
     Ddl {
         /// The statement name.
         name: String,
+        /// The table's name as written (last part, quotes removed; Flink names are case-sensitive).
+        table: String,
         /// The SQL text.
         sql: String,
         /// Tables it needs first (`CREATE TABLE x LIKE y`, a view's sources).
@@ -30,6 +32,8 @@ pub enum Definition {
     Derived {
         /// The statement name.
         name: String,
+        /// The table's name as written (last part, quotes removed).
+        table: String,
         /// The `SELECT` after the top-level `AS`.
         query: String,
         /// Declared primary key.
@@ -46,6 +50,13 @@ impl Definition {
     pub fn statement(&self) -> &str {
         match self {
             Definition::Ddl { name, .. } | Definition::Derived { name, .. } => name,
+        }
+    }
+
+    /// The table's name as written.
+    pub fn table(&self) -> &str {
+        match self {
+            Definition::Ddl { table, .. } | Definition::Derived { table, .. } => table,
         }
     }
 
@@ -73,6 +84,18 @@ pub fn table_key(name: &str) -> String {
         .unwrap_or(name)
         .trim_matches('`')
         .to_ascii_lowercase()
+}
+
+/// The tables a SQL text creates (`CREATE TABLE`, CTAS, materialized table, view), as
+/// ([`table_key`], name as written).
+pub fn created_tables(sql_text: &str) -> Vec<(String, String)> {
+    sql::analyze(sql_text)
+        .statements
+        .iter()
+        .filter(|st| st.kind.creates_relation())
+        .flat_map(|st| st.sinks.iter())
+        .map(|r| (table_key(&r.name.dotted()), r.name.table().to_string()))
+        .collect()
 }
 
 /// Every table a statement reads or writes (sources, sinks, statement-set members, `LIKE` sources),
@@ -182,6 +205,7 @@ impl Definitions {
                 continue;
             };
             let key = table_key(&sink.name.dotted());
+            let table = sink.name.table().to_string();
             let mut needs: Vec<String> = Vec::new();
             for r in &st.sources {
                 let k = table_key(&r.name.dotted());
@@ -205,6 +229,7 @@ impl Definitions {
                     }
                     Definition::Derived {
                         name: spec.name.clone(),
+                        table,
                         query,
                         primary_key: st.primary_key.clone(),
                         options: st.with_options.clone(),
@@ -213,6 +238,7 @@ impl Definitions {
                 }
                 _ => Definition::Ddl {
                     name: spec.name.clone(),
+                    table,
                     sql: st.text.trim().trim_end_matches(';').trim().to_string(),
                     needs,
                 },

@@ -35,7 +35,7 @@ use super::target::{
     ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
 use async_trait::async_trait;
-use catalog::{Definition, Definitions, referenced_tables, table_key};
+use catalog::{Definition, Definitions, referenced_tables};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,7 +94,7 @@ struct Local {
     /// Jobs whose statement was deleted by this process (a FAILED or FINISHED job stays in the
     /// JobManager's history; deleting its statement hides it).
     deleted_jobs: BTreeSet<String>,
-    /// Savepoints taken by stops in this process: statement name → path.
+    /// Savepoints taken by stops in this process: job id → path.
     savepoints: BTreeMap<String, String>,
 }
 
@@ -191,8 +191,13 @@ impl GatewayTarget {
                 "timed out".into()
             } else if e.is_connect() {
                 format!(
-                    "connection failed ({}): is the stack up? (scripts/local-flink.sh status)",
-                    url.origin().ascii_serialization()
+                    "connection failed ({}){}",
+                    url.origin().ascii_serialization(),
+                    if matches!(url.host_str(), Some("127.0.0.1" | "localhost")) {
+                        ": is the local stack up? (scripts/local-flink.sh status)"
+                    } else {
+                        ""
+                    }
                 )
             } else {
                 format!("no answer: {e}")
@@ -307,6 +312,9 @@ impl GatewayTarget {
         let mut job_id: Option<String> = None;
         let mut polls = 0u32;
         let outcome = loop {
+            // The statement is accepted: from here on no error may look retryable to the
+            // executor (a second POST could start a second job). Reading a result page again is
+            // allowed (§3), so transport problems are retried here until the deadline.
             let page = match self.send(Method::GET, self.gw(&uri), None).await {
                 Ok(p) => p,
                 Err(TargetError::Http {
@@ -314,8 +322,23 @@ impl GatewayTarget {
                     message,
                     ..
                 }) => break Executed::Rejected(message),
-                Err(e) => return Err(e),
+                Err(e) if e.is_retryable() && Instant::now() < deadline => {
+                    tracing::info!("reading the result of {oh}: {e}; retrying");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+                Err(e) => {
+                    break Executed::Rejected(format!(
+                        "the statement was accepted (operation {oh}) but its result could not be read: {e}; check the cluster's jobs before deploying again"
+                    ));
+                }
             };
+            if Instant::now() >= deadline {
+                break Executed::Rejected(format!(
+                    "no complete result after {:.0?}",
+                    self.settings.submit_timeout
+                ));
+            }
             match page.get("resultType").and_then(Value::as_str) {
                 Some("NOT_READY") => {
                     if Instant::now() >= deadline {
@@ -438,7 +461,7 @@ impl GatewayTarget {
                 options,
                 ..
             } => {
-                let probe = format!("`flinkpipe_probe_{key}`");
+                let probe = wire::quote(&format!("flinkpipe_probe_{key}"));
                 let drop = format!("DROP TEMPORARY VIEW IF EXISTS {probe}");
                 let _ = self.rows_of(session, &drop).await;
                 self.rows_of(
@@ -453,7 +476,7 @@ impl GatewayTarget {
                     .map_err(|c| format!("declaring {key}: {c}"))?;
                 let _ = self.rows_of(session, &drop).await;
                 let cols = wire::described_columns(&rows);
-                wire::derived_table_ddl(key, &cols, primary_key, options)
+                wire::derived_table_ddl(def.table(), &cols, primary_key, options)
             }
         };
         match self.execute(session, &sql, &BTreeMap::new()).await {
@@ -500,14 +523,12 @@ impl GatewayTarget {
             v.sort_by_key(|j| std::cmp::Reverse((j.start_time, wire::job_is_live(&j.state))));
             v
         }
-        let deleted = self.local().deleted_jobs.clone();
-        let direct = newest_first(
-            jobs.iter()
-                .filter(|j| j.name == name && !deleted.contains(&j.jid))
-                .collect(),
-        );
+        // Only the newest job speaks for the statement: an older one (stopped before a resume,
+        // failed before a restart) never comes back when the newest is deleted.
+        let hidden = |j: &JobOverview| self.local().deleted_jobs.contains(&j.jid);
+        let direct = newest_first(jobs.iter().filter(|j| j.name == name).collect());
         if let Some(j) = direct.first() {
-            return Some((*j).clone());
+            return (!hidden(j)).then(|| (*j).clone());
         }
         // A materialized table's refresh job: by table when the project is known, else any refresh
         // job; either way it must carry the statement's name in its job parameters.
@@ -517,7 +538,6 @@ impl GatewayTarget {
         }
         let refresh = newest_first(
             jobs.iter()
-                .filter(|j| !deleted.contains(&j.jid))
                 .filter(|j| match table {
                     Some(t) => wire::is_materialized_job(&j.name, t),
                     None => j.name.starts_with("Materialized_table_"),
@@ -534,7 +554,7 @@ impl GatewayTarget {
                 .and_then(|u| u.get(wire::TAG_STATEMENT))
                 .and_then(Value::as_str);
             if tag == Some(name) {
-                return Some(j.clone());
+                return (!hidden(j)).then(|| j.clone());
             }
         }
         None
@@ -550,6 +570,9 @@ impl GatewayTarget {
         let mut detail = String::new();
         let mut stopped_sp = None;
         if job.state == "FINISHED" {
+            stopped_sp = self.local().savepoints.get(&job.jid).cloned();
+        }
+        if job.state == "FINISHED" && stopped_sp.is_none() {
             let cps = self
                 .get(self.jm(&format!("jobs/{}/checkpoints", job.jid)))
                 .await
@@ -616,8 +639,8 @@ impl GatewayTarget {
     }
 
     /// The stop savepoint of the newest stopped job of `name`.
-    async fn savepoint_of(&self, name: &str, job: &JobOverview) -> Option<String> {
-        if let Some(sp) = self.local().savepoints.get(name) {
+    async fn savepoint_of(&self, job: &JobOverview) -> Option<String> {
+        if let Some(sp) = self.local().savepoints.get(&job.jid) {
             return Some(sp.clone());
         }
         let cps = self
@@ -659,24 +682,12 @@ impl GatewayTarget {
             config.insert("execution.state-recovery.path".into(), sp.to_string());
         }
         let refs = referenced_tables(&spec.sql);
-        let own = self
-            .defs
-            .materialized_table(&spec.name)
-            .map(str::to_string)
-            .or_else(|| {
-                match self
-                    .defs
-                    .definition_of(refs.first().map(String::as_str).unwrap_or(""))
-                {
-                    Some(d) if d.statement() == spec.name => refs.first().cloned(),
-                    _ => None,
-                }
-            });
+        let own = catalog::created_tables(&spec.sql).into_iter().next();
         let outcome = self
             .with_session(Work::Submit {
                 spec,
                 refs: &refs,
-                own: own.as_deref(),
+                own: own.as_ref().map(|(k, n)| (k.as_str(), n.as_str())),
                 config: &config,
             })
             .await?;
@@ -755,7 +766,8 @@ enum Work<'a> {
     Submit {
         spec: &'a StatementSpec,
         refs: &'a [String],
-        own: Option<&'a str>,
+        /// The table the statement itself creates (CTAS, materialized table): (key, name).
+        own: Option<(&'a str, &'a str)>,
         config: &'a BTreeMap<String, String>,
     },
     /// A DDL: declare what it needs, then run it.
@@ -773,11 +785,11 @@ impl GatewayTarget {
         s: &mut SessionState,
         spec: &StatementSpec,
         refs: &[String],
-        own: Option<&str>,
+        own: Option<(&str, &str)>,
         config: &BTreeMap<String, String>,
     ) -> Result<Executed, TargetError> {
         for key in refs {
-            if Some(key.as_str()) == own {
+            if own.is_some_and(|(k, _)| k == key) {
                 continue;
             }
             if let Err(why) = self.declare(s, key, &mut Vec::new()).await {
@@ -786,20 +798,20 @@ impl GatewayTarget {
         }
         // A CTAS or materialized table declares its own table: drop a declaration made earlier in
         // this session (metadata of the in-memory session catalog only; no data is touched).
-        if let Some(own) = own
-            && s.declared.remove(own).is_some()
+        if let Some((key, table)) = own
+            && s.declared.remove(key).is_some()
         {
             self.execute(
                 s,
-                &format!("DROP TABLE IF EXISTS `{own}`"),
+                &format!("DROP TABLE IF EXISTS {}", wire::quote(table)),
                 &BTreeMap::new(),
             )
             .await?;
         }
         let out = self.execute(s, &spec.sql, config).await?;
-        if let (Executed::Ok { .. }, Some(own)) = (&out, own) {
+        if let (Executed::Ok { .. }, Some((key, _))) = (&out, own) {
             s.declared.insert(
-                own.to_string(),
+                key.to_string(),
                 (spec.name.clone(), wire::sql_hash(&spec.sql)),
             );
         }
@@ -812,15 +824,9 @@ impl GatewayTarget {
         spec: &StatementSpec,
         refs: &[String],
     ) -> Result<Executed, TargetError> {
-        let analysis = crate::sql::analyze(&spec.sql);
-        let created: Vec<String> = analysis
-            .statements
-            .iter()
-            .filter(|st| st.kind.creates_relation())
-            .flat_map(|st| st.sinks.iter().map(|r| table_key(&r.name.dotted())))
-            .collect();
+        let created = catalog::created_tables(&spec.sql);
         for key in refs {
-            if created.contains(key) {
+            if created.iter().any(|(k, _)| k == key) {
                 continue;
             }
             if let Err(why) = self.declare(s, key, &mut Vec::new()).await {
@@ -828,32 +834,33 @@ impl GatewayTarget {
             }
         }
         let hash = wire::sql_hash(&spec.sql);
-        for key in &created {
-            match s.declared.get(key) {
-                // Declared from this very text already: nothing to do.
-                Some((_, h)) if *h == hash => {
-                    return Ok(Executed::Ok {
-                        job_id: None,
-                        rows: vec![],
-                    });
-                }
-                // Declared from another text in this session: replace the session's declaration
-                // (in-memory catalog metadata; no data is touched).
-                Some(_) => {
-                    self.execute(
-                        s,
-                        &format!("DROP TABLE IF EXISTS `{key}`"),
-                        &BTreeMap::new(),
-                    )
-                    .await?;
-                    s.declared.remove(key);
-                }
-                None => {}
+        let same = |s: &SessionState| {
+            created
+                .iter()
+                .all(|(k, _)| s.declared.get(k).is_some_and(|(_, h)| *h == hash))
+        };
+        // Declared from this very text already (every table it creates): nothing to do.
+        if !created.is_empty() && same(s) {
+            return Ok(Executed::Ok {
+                job_id: None,
+                rows: vec![],
+            });
+        }
+        for (key, table) in &created {
+            // Declared from another text in this session: replace the session's declaration
+            // (in-memory catalog metadata; no data is touched).
+            if s.declared.remove(key).is_some() {
+                self.execute(
+                    s,
+                    &format!("DROP TABLE IF EXISTS {}", wire::quote(table)),
+                    &BTreeMap::new(),
+                )
+                .await?;
             }
         }
         let out = self.execute(s, &spec.sql, &BTreeMap::new()).await?;
         if let Executed::Ok { .. } = out {
-            for key in created {
+            for (key, _) in created {
                 s.declared.insert(key, (spec.name.clone(), hash.clone()));
             }
         }
@@ -953,7 +960,7 @@ impl Target for GatewayTarget {
             tracing::info!("{name}: stopped job {} with savepoint {path}", job.jid);
             self.local()
                 .savepoints
-                .insert(name.to_string(), path.to_string());
+                .insert(job.jid.clone(), path.to_string());
         }
         Ok(())
     }
@@ -972,14 +979,15 @@ impl Target for GatewayTarget {
                 "cannot resume {name}: its SQL is not in the project (the gateway keeps no statement text)"
             ))
         })?;
-        let savepoint = self.savepoint_of(name, &job).await;
-        if savepoint.is_none() {
-            tracing::info!(
-                "{name}: no stop savepoint found for job {}; resuming without state",
-                job.jid
-            );
-        }
-        let state = self.submit_dml(&spec, savepoint.as_deref()).await?;
+        // Resuming without the state would silently lose it: only a job stopped with a savepoint
+        // resumes; anything else is deployed again (a new start, by the plan).
+        let savepoint = self.savepoint_of(&job).await.ok_or_else(|| {
+            TargetError::Config(format!(
+                "cannot resume {name}: its last job {} ({}) has no stop savepoint; deploy it again to start it from its sources",
+                job.jid, job.state
+            ))
+        })?;
+        let state = self.submit_dml(&spec, Some(&savepoint)).await?;
         if state.phase == Phase::Failed {
             return Err(TargetError::Http {
                 method: "POST".into(),
@@ -1001,11 +1009,21 @@ impl Target for GatewayTarget {
         let Some(job) = self.newest(&jobs, name).await else {
             return Ok(had_rejection);
         };
-        if wire::job_is_live(&job.state) && job.state != "CANCELLING" {
-            self.run_control(&format!("STOP JOB '{}'", job.jid)).await?;
+        match job.state.as_str() {
+            // Deleted already (a cancelled job is a deleted statement), or being deleted.
+            "CANCELED" => Ok(had_rejection),
+            "CANCELLING" => Ok(true),
+            // A live job is cancelled; it reads as DELETING until CANCELED, then as absent.
+            s if wire::job_is_live(s) => {
+                self.run_control(&format!("STOP JOB '{}'", job.jid)).await?;
+                Ok(true)
+            }
+            // A finished or failed job stays in the JobManager's history: hide it (this process).
+            _ => {
+                self.local().deleted_jobs.insert(job.jid.clone());
+                Ok(true)
+            }
         }
-        self.local().deleted_jobs.insert(job.jid.clone());
-        Ok(true)
     }
 
     async fn check_compute_pool(&self) -> Result<(), TargetError> {

@@ -206,6 +206,11 @@ pub fn job_failure(exceptions: &Value) -> Option<String> {
     Some(strip_java_package(cause.trim()))
 }
 
+/// A Flink identifier in backticks (`` ` `` doubled).
+pub fn quote(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
 /// One column of a `DESCRIBE` result: `[name, type, null, key, extras, watermark]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DescribedColumn {
@@ -242,7 +247,7 @@ pub fn derived_table_ddl(
     primary_key: &[String],
     options: &[(String, String)],
 ) -> String {
-    let q = |s: &str| format!("`{}`", s.replace('`', "``"));
+    let q = quote;
     let mut parts: Vec<String> = columns
         .iter()
         .map(|c| {
