@@ -575,3 +575,78 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "undeploy stops the MV"
     );
 }
+
+/// A table created by a CTAS (no `IF NOT EXISTS`), with mixed-case names, read by a child deployed in
+/// a later run: the new gateway session must declare it from the `DESCRIBE` of the CTAS query, under
+/// its name as written.
+#[test]
+fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
+    if !stack_available() {
+        return;
+    }
+    let prefix = format!("e2ectas{}", std::process::id() % 100_000);
+    let topic = format!("{prefix}_typed");
+    let (tmp, pipelines) = common::project(&[
+        (
+            "sources/src_events/sql-scripts/ddl.Src_Events.sql",
+            "CREATE TABLE Src_Events (id INT, amount INT) WITH ('connector' = 'datagen', 'rows-per-second' = '5', 'fields.id.min' = '1', 'fields.id.max' = '10', 'fields.amount.min' = '1', 'fields.amount.max' = '100');\n",
+        ),
+        (
+            "intermediates/int_typed/sql-scripts/ddl.Int_Typed.sql",
+            &format!(
+                "CREATE TABLE Int_Typed WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json')\nAS SELECT id, amount * 2 AS Doubled FROM Src_Events;\n"
+            ),
+        ),
+        (
+            "facts/fct_total/sql-scripts/ddl.Fct_Total.sql",
+            "CREATE TABLE Fct_Total (id INT, total INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'blackhole');\n",
+        ),
+        (
+            "facts/fct_total/sql-scripts/dml.Fct_Total.sql",
+            "INSERT INTO Fct_Total SELECT id, SUM(Doubled) FROM Int_Typed GROUP BY id;\n",
+        ),
+    ]);
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!("flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"),
+    )
+    .unwrap();
+    script(&["topics", pipelines.to_str().unwrap()]);
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .args(["--output", "json"])
+            .env_remove("PIPELINES")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}\n{}", stdout(&out), stderr(&out)))
+    };
+    let p = pipelines.to_str().unwrap();
+    // Run 1: the source and the CTAS.
+    let first = run(&["pipeline", "deploy", p, "--table-name", "Int_Typed"]);
+    assert_eq!(first["success"], true, "{first:#}");
+    // Run 2, a new process and session: the child reads the CTAS table.
+    let second = run(&["pipeline", "deploy", p, "--table-name", "Fct_Total"]);
+    assert_eq!(second["success"], true, "{second:#}");
+    assert_eq!(node(&second, "Int_Typed")["action"], "skip", "{second:#}");
+    let j = jobs();
+    let ctas = format!("{prefix}-ddl-int-typed");
+    let child = format!("{prefix}-dml-fct-total");
+    assert_eq!(running(&j, &ctas), 1, "{j:?}");
+    assert_eq!(running(&j, &child), 1, "{j:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+        .arg("--config")
+        .arg(&config)
+        .args(["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = jobs();
+    assert_eq!(running(&j, &ctas) + running(&j, &child), 0, "{j:?}");
+}
