@@ -60,10 +60,14 @@ pub struct GatewaySettings {
     pub submit_timeout: Duration,
     /// Retry policy of idempotent calls (GET, and statements that only read such as `SHOW`).
     pub retry: Backoff,
+    /// A session idle this long gets a heartbeat before use (the gateway drops sessions idle for
+    /// `sql-gateway.session.idle-timeout`, 10 min by default; §1). Default 60 s.
+    pub heartbeat_after: Duration,
 }
 
 impl GatewaySettings {
-    /// Settings with defaults: 30 s per request, 180 s per submission, [`Backoff::HTTP`].
+    /// Settings with defaults: 30 s per request, 180 s per submission, [`Backoff::HTTP`], heartbeat
+    /// after 60 s idle.
     pub fn new(gateway_url: &str, jobmanager_url: &str) -> Self {
         GatewaySettings {
             gateway_url: gateway_url.trim_end_matches('/').to_string(),
@@ -72,16 +76,19 @@ impl GatewaySettings {
             request_timeout: Duration::from_secs(30),
             submit_timeout: Duration::from_secs(180),
             retry: Backoff::HTTP,
+            heartbeat_after: Duration::from_secs(60),
         }
     }
 }
 
 /// The open session and what it has declared.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SessionState {
     handle: String,
     /// Table key → the statement that declared it in this session, with the hash of its SQL.
     declared: BTreeMap<String, (String, String)>,
+    /// When the session was last used: an idle session gets a heartbeat before it is used again.
+    used: Instant,
 }
 
 /// What this process did that the servers cannot tell later.
@@ -277,6 +284,7 @@ impl GatewayTarget {
         Ok(SessionState {
             handle: handle.to_string(),
             declared: BTreeMap::new(),
+            used: Instant::now(),
         })
     }
 
@@ -394,10 +402,24 @@ impl GatewayTarget {
     /// gateway restarted) is replaced and the error reported; the executor's retry runs the step again.
     async fn with_session(&self, work: Work<'_>) -> Result<Executed, TargetError> {
         let mut guard = self.session.lock().await;
+        if let Some(s) = guard.as_ref()
+            && s.used.elapsed() >= self.settings.heartbeat_after
+        {
+            let url = self.gw(&format!("v2/sessions/{}/heartbeat", s.handle));
+            if let Err(e) = self.send(Method::POST, url, None).await {
+                // Expired or the gateway restarted: its tables are gone with it; start afresh.
+                tracing::info!(
+                    "gateway session {} is gone ({e}); opening a new one",
+                    s.handle
+                );
+                *guard = None;
+            }
+        }
         if guard.is_none() {
             *guard = Some(self.open_session().await?);
         }
         let session = guard.as_mut().expect("opened");
+        session.used = Instant::now();
         let result = match work {
             Work::Submit {
                 spec,

@@ -1,0 +1,337 @@
+//! The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST
+//! APIs, for what a real Flink cannot be made to do on demand: a connection dropped while reading a
+//! result (the statement must not be submitted twice), a rejected statement (the cause extracted from
+//! the HTTP 500 body), an expired session (replaced, tables declared again). The real engine is
+//! covered by `tests/e2e_gateway.rs`.
+
+use flinkpipe::deploy::gateway::catalog::Definitions;
+use flinkpipe::deploy::{
+    GatewaySettings, GatewayTarget, Phase, StatementKind, StatementSpec, Target,
+};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// What the fake does and saw.
+#[derive(Default)]
+struct State {
+    /// Every request, as `METHOD path`.
+    log: Vec<String>,
+    /// Statements submitted, in order.
+    statements: Vec<String>,
+    /// Sessions opened.
+    sessions: usize,
+    /// Result reads to drop (close the connection without an answer) before answering.
+    drop_result_reads: usize,
+    /// Statements (by substring) the gateway rejects with this cause.
+    reject: Vec<(String, String)>,
+    /// Sessions the gateway forgot (heartbeat and use answer 500).
+    expired: Vec<String>,
+    /// Jobs: (jid, name, state, start time).
+    jobs: Vec<(String, String, String, i64)>,
+}
+
+struct Fake {
+    url: String,
+    state: Arc<Mutex<State>>,
+}
+
+fn answer(status: u16, body: &Value) -> Vec<u8> {
+    let text = body.to_string();
+    format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    )
+    .into_bytes()
+}
+
+fn server_error(cause: &str) -> Value {
+    json!({"errors": ["Internal server error.", format!("<Exception on server side:\norg.apache.flink.runtime.rest.handler.RestHandlerException: Failed to fetchResults.\n\tat x\nCaused by: org.apache.flink.table.gateway.service.utils.SqlExecutionException: Failed to execute the operation o1.\n\tat y\nCaused by: {cause}\n\tat z\nEnd of exception on server side>")]})
+}
+
+/// Answers one request; `None` drops the connection.
+fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, Value)> {
+    st.log.push(format!("{method} {path}"));
+    let path = path.split('?').next().unwrap_or(path);
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["v1", "info"]) => Some((
+            200,
+            json!({"productName": "Apache Flink", "version": "2.2.0"}),
+        )),
+        ("GET", ["overview"]) => Some((200, json!({"taskmanagers": 1, "slots-available": 4}))),
+        ("POST", ["v2", "sessions"]) => {
+            st.sessions += 1;
+            Some((200, json!({"sessionHandle": format!("s{}", st.sessions)})))
+        }
+        ("POST", ["v2", "sessions", sh, "heartbeat"]) => {
+            if st.expired.iter().any(|e| e == sh) {
+                Some((
+                    500,
+                    json!({"errors": [format!("org.apache.flink.table.gateway.api.utils.SqlGatewayException: Session '{sh}' does not exist.")]}),
+                ))
+            } else {
+                Some((200, json!({})))
+            }
+        }
+        ("POST", ["v2", "sessions", _sh, "statements"]) => {
+            let v: Value = serde_json::from_str(body).unwrap();
+            let sql = v["statement"].as_str().unwrap().to_string();
+            st.statements.push(sql);
+            Some((
+                200,
+                json!({"operationHandle": format!("o{}", st.statements.len())}),
+            ))
+        }
+        ("GET", ["v2", "sessions", _sh, "operations", oh, "result", _token]) => {
+            if st.drop_result_reads > 0 {
+                st.drop_result_reads -= 1;
+                return None;
+            }
+            let n: usize = oh.trim_start_matches('o').parse().unwrap();
+            let sql = st.statements[n - 1].clone();
+            if let Some((_, cause)) = st.reject.iter().find(|(k, _)| sql.contains(k.as_str())) {
+                return Some((500, server_error(cause)));
+            }
+            if sql.starts_with("INSERT") {
+                let jid = format!("{:032x}", n);
+                let name = v_name(&sql);
+                st.jobs
+                    .push((jid.clone(), name, "RUNNING".into(), 1000 + n as i64));
+                Some((
+                    200,
+                    json!({"resultType": "PAYLOAD", "isQueryResult": false, "jobID": jid, "resultKind": "SUCCESS_WITH_CONTENT", "results": {"columns": [], "rowFormat": "JSON", "data": [{"kind": "INSERT", "fields": [jid]}]}, "nextResultUri": format!("/v2/sessions/s/operations/{oh}/result/1?rowFormat=JSON")}),
+                ))
+            } else {
+                Some((
+                    200,
+                    json!({"resultType": "EOS", "isQueryResult": false, "resultKind": "SUCCESS", "results": {"columns": [], "rowFormat": "JSON", "data": []}}),
+                ))
+            }
+        }
+        ("DELETE", ["v2", "sessions", _, "operations", _, "close"]) => {
+            Some((200, json!({"status": "CLOSED"})))
+        }
+        ("GET", ["jobs", "overview"]) => Some((
+            200,
+            json!({"jobs": st.jobs.iter().map(|(j, n, s, t)| json!({"jid": j, "name": n, "state": s, "start-time": t})).collect::<Vec<_>>()}),
+        )),
+        ("GET", ["jobs", jid, "config"]) => {
+            let name = st
+                .jobs
+                .iter()
+                .find(|j| j.0 == *jid)
+                .map(|j| j.1.clone())
+                .unwrap_or_default();
+            Some((
+                200,
+                json!({"jid": jid, "name": name, "execution-config": {"user-config": {}}}),
+            ))
+        }
+        _ => Some((404, json!({"errors": [format!("Not found: {path}")]}))),
+    }
+}
+
+/// The fake names jobs after the statement it is told (it has no executionConfig parsing): the test
+/// statements carry their name in a comment `-- name: <n>`.
+fn v_name(sql: &str) -> String {
+    sql.lines()
+        .find_map(|l| l.trim().strip_prefix("-- name: "))
+        .unwrap_or("job")
+        .to_string()
+}
+
+impl Fake {
+    async fn start() -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(State::default()));
+        let st = state.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let st = st.clone();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    let (head, body) = loop {
+                        let n = sock.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        let text = String::from_utf8_lossy(&buf).to_string();
+                        if let Some(i) = text.find("\r\n\r\n") {
+                            let head = text[..i].to_string();
+                            let len: usize = head
+                                .lines()
+                                .find_map(|l| {
+                                    l.to_ascii_lowercase()
+                                        .strip_prefix("content-length:")
+                                        .map(|v| v.trim().parse().unwrap_or(0))
+                                })
+                                .unwrap_or(0);
+                            if buf.len() >= i + 4 + len {
+                                break (head, text[i + 4..i + 4 + len].to_string());
+                            }
+                        }
+                    };
+                    let mut first = head.lines().next().unwrap_or("").split(' ');
+                    let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
+                    let reply = handle(&mut st.lock().unwrap(), method, path, &body);
+                    if let Some((status, v)) = reply {
+                        let _ = sock.write_all(&answer(status, &v)).await;
+                    }
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        Fake { url, state }
+    }
+
+    fn target(&self, specs: Vec<StatementSpec>) -> GatewayTarget {
+        let mut s = GatewaySettings::new(&self.url, &self.url);
+        s.retry.initial = std::time::Duration::from_millis(10);
+        GatewayTarget::new(s, Definitions::new(specs)).unwrap()
+    }
+}
+
+fn spec(name: &str, sql: &str, kind: StatementKind) -> StatementSpec {
+    StatementSpec {
+        name: name.into(),
+        sql: sql.into(),
+        properties: BTreeMap::new(),
+        kind,
+    }
+}
+
+fn project() -> Vec<StatementSpec> {
+    vec![
+        spec(
+            "dev-ddl-src",
+            "CREATE TABLE src (a INT) WITH ('connector' = 'datagen')",
+            StatementKind::Ddl,
+        ),
+        spec(
+            "dev-ddl-snk",
+            "CREATE TABLE snk (a INT) WITH ('connector' = 'blackhole')",
+            StatementKind::Ddl,
+        ),
+        spec(
+            "dev-dml-snk",
+            "INSERT INTO snk\n-- name: dev-dml-snk\nSELECT a FROM src",
+            StatementKind::Dml,
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_lost_result_read_is_retried_and_never_submits_twice() {
+    let fake = Fake::start().await;
+    let specs = project();
+    let t = fake.target(specs.clone());
+    // The two declarations read their results fine; the INSERT's first two result reads are dropped.
+    fake.state.lock().unwrap().drop_result_reads = 0;
+    let dml = &specs[2];
+    // Declare first (DDL), then arm the fault for the INSERT only.
+    t.create_statement(&specs[0]).await.unwrap();
+    t.create_statement(&specs[1]).await.unwrap();
+    fake.state.lock().unwrap().drop_result_reads = 2;
+    let s = t.create_statement(dml).await.unwrap();
+    assert_eq!(s.phase, Phase::Pending, "{s:?}");
+    let st = fake.state.lock().unwrap();
+    let inserts = st
+        .statements
+        .iter()
+        .filter(|s| s.starts_with("INSERT"))
+        .count();
+    assert_eq!(inserts, 1, "submitted once: {:?}", st.statements);
+    assert_eq!(st.jobs.len(), 1);
+    drop(st);
+    // A second create finds the running job: no duplicate.
+    let again = t.create_statement(dml).await;
+    assert!(
+        matches!(again, Err(flinkpipe::deploy::TargetError::AlreadyExists(_))),
+        "{again:?}"
+    );
+    assert_eq!(
+        t.get_statement("dev-dml-snk").await.unwrap().unwrap().phase,
+        Phase::Running
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_statement_fails_with_the_gateways_cause_and_declares_its_tables_first() {
+    let fake = Fake::start().await;
+    let specs = project();
+    fake.state.lock().unwrap().reject.push((
+        "INSERT".into(),
+        "org.apache.flink.table.api.ValidationException: SQL validation failed. From line 1, column 8 to line 1, column 9: Column 'b' not found in any table".into(),
+    ));
+    let t = fake.target(specs.clone());
+    // A new session knows no table: both are declared from the project before the INSERT.
+    let s = t.create_statement(&specs[2]).await.unwrap();
+    assert_eq!(s.phase, Phase::Failed);
+    assert_eq!(
+        s.detail,
+        "ValidationException: SQL validation failed. From line 1, column 8 to line 1, column 9: Column 'b' not found in any table"
+    );
+    let st = fake.state.lock().unwrap();
+    assert_eq!(st.statements.len(), 3, "{:?}", st.statements);
+    assert!(
+        st.statements[0].contains("CREATE TABLE src")
+            || st.statements[0].contains("CREATE TABLE snk")
+    );
+    assert!(st.statements[2].starts_with("INSERT"));
+    drop(st);
+    // The failure is what the statement reads as, with its cause, until a job exists.
+    let got = t.get_statement("dev-dml-snk").await.unwrap().unwrap();
+    assert_eq!(got.phase, Phase::Failed);
+    assert!(got.detail.contains("Column 'b' not found"));
+}
+
+#[tokio::test]
+async fn an_unknown_gateway_is_a_clear_connection_error() {
+    let s = GatewaySettings::new("http://127.0.0.1:9", "http://127.0.0.1:9");
+    let mut s = s;
+    s.retry.max_attempts = 1;
+    let t = GatewayTarget::new(s, Definitions::default()).unwrap();
+    let e = t.check_compute_pool().await.unwrap_err().to_string();
+    assert!(
+        e.contains("connection failed (http://127.0.0.1:9)") && e.contains("local-flink.sh status"),
+        "{e}"
+    );
+    let bad = GatewayTarget::new(
+        GatewaySettings::new("ftp://x", "http://y"),
+        Definitions::default(),
+    );
+    assert!(bad.is_err());
+}
+
+#[tokio::test]
+async fn an_expired_session_is_replaced_and_its_tables_declared_again() {
+    let fake = Fake::start().await;
+    let specs = project();
+    let mut settings = GatewaySettings::new(&fake.url, &fake.url);
+    settings.heartbeat_after = std::time::Duration::ZERO;
+    let t = GatewayTarget::new(settings, Definitions::new(specs.clone())).unwrap();
+    t.create_statement(&specs[0]).await.unwrap();
+    t.create_statement(&specs[1]).await.unwrap();
+    fake.state.lock().unwrap().expired.push("s1".into());
+    let s = t.create_statement(&specs[2]).await.unwrap();
+    assert_eq!(s.phase, Phase::Pending, "{s:?}");
+    let st = fake.state.lock().unwrap();
+    assert_eq!(st.sessions, 2, "a new session: {:?}", st.log);
+    // In the new session both tables are declared again before the INSERT.
+    let after: Vec<&String> = st.statements[2..].iter().collect();
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert!(
+        after[..2].iter().all(|s| s.starts_with("CREATE TABLE")),
+        "{after:?}"
+    );
+    assert!(after[2].starts_with("INSERT"));
+}
