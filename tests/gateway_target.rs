@@ -243,15 +243,16 @@ async fn a_lost_result_read_is_retried_and_never_submits_twice() {
     fake.state.lock().unwrap().drop_result_reads = 2;
     let s = t.create_statement(dml).await.unwrap();
     assert_eq!(s.phase, Phase::Pending, "{s:?}");
-    let st = fake.state.lock().unwrap();
-    let inserts = st
-        .statements
-        .iter()
-        .filter(|s| s.starts_with("INSERT"))
-        .count();
-    assert_eq!(inserts, 1, "submitted once: {:?}", st.statements);
-    assert_eq!(st.jobs.len(), 1);
-    drop(st);
+    {
+        let st = fake.state.lock().unwrap();
+        let inserts = st
+            .statements
+            .iter()
+            .filter(|s| s.starts_with("INSERT"))
+            .count();
+        assert_eq!(inserts, 1, "submitted once: {:?}", st.statements);
+        assert_eq!(st.jobs.len(), 1);
+    }
     // A second create finds the running job: no duplicate.
     let again = t.create_statement(dml).await;
     assert!(
@@ -280,14 +281,15 @@ async fn a_rejected_statement_fails_with_the_gateways_cause_and_declares_its_tab
         s.detail,
         "ValidationException: SQL validation failed. From line 1, column 8 to line 1, column 9: Column 'b' not found in any table"
     );
-    let st = fake.state.lock().unwrap();
-    assert_eq!(st.statements.len(), 3, "{:?}", st.statements);
-    assert!(
-        st.statements[0].contains("CREATE TABLE src")
-            || st.statements[0].contains("CREATE TABLE snk")
-    );
-    assert!(st.statements[2].starts_with("INSERT"));
-    drop(st);
+    {
+        let st = fake.state.lock().unwrap();
+        assert_eq!(st.statements.len(), 3, "{:?}", st.statements);
+        assert!(
+            st.statements[0].contains("CREATE TABLE src")
+                || st.statements[0].contains("CREATE TABLE snk")
+        );
+        assert!(st.statements[2].starts_with("INSERT"));
+    }
     // The failure is what the statement reads as, with its cause, until a job exists.
     let got = t.get_statement("dev-dml-snk").await.unwrap().unwrap();
     assert_eq!(got.phase, Phase::Failed);
