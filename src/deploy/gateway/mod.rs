@@ -601,9 +601,23 @@ impl GatewayTarget {
                 .unwrap_or(Value::Null);
             stopped_sp = wire::stop_savepoint(&cps);
         }
-        let Some(phase) = wire::job_phase(&job.state, stopped_sp.is_some()) else {
+        let Some(mut phase) = wire::job_phase(&job.state, stopped_sp.is_some()) else {
             return Ok(None);
         };
+        if phase == Phase::Running {
+            // A RUNNING job may still be deploying its tasks (or about to fail on a missing topic):
+            // it counts as running once every task runs.
+            let details = self
+                .get(self.jm(&format!("jobs/{}", job.jid)))
+                .await
+                .unwrap_or(Value::Null);
+            if let Some((running, total)) = wire::tasks_running(&details)
+                && running < total
+            {
+                phase = Phase::Pending;
+                detail = format!("{running} of {total} tasks running");
+            }
+        }
         if let Some(sp) = &stopped_sp {
             detail = format!("stopped with savepoint {sp}");
         }

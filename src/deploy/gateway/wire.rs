@@ -152,6 +152,29 @@ pub fn job_phase(state: &str, stopped_with_savepoint: bool) -> Option<Phase> {
     })
 }
 
+/// Tasks of a job that run (or have finished, for a bounded part), and all tasks, from
+/// `GET /jobs/{id}` (`vertices[].status`, `vertices[].parallelism`). `None` when the answer has no
+/// vertices.
+pub fn tasks_running(job: &Value) -> Option<(u64, u64)> {
+    let vertices = job.get("vertices")?.as_array()?;
+    if vertices.is_empty() {
+        return None;
+    }
+    let mut running = 0;
+    let mut total = 0;
+    for v in vertices {
+        let p = v.get("parallelism").and_then(Value::as_u64).unwrap_or(1);
+        total += p;
+        if matches!(
+            v.get("status").and_then(Value::as_str),
+            Some("RUNNING" | "FINISHED")
+        ) {
+            running += p;
+        }
+    }
+    Some((running, total))
+}
+
 /// Whether a job in this state still runs (a second one of the same name would be a duplicate).
 pub fn job_is_live(state: &str) -> bool {
     matches!(
@@ -334,6 +357,18 @@ mod tests {
         assert_eq!(job_phase("RESTARTING", false), Some(Phase::Degraded));
         assert_eq!(job_phase("INITIALIZING", false), Some(Phase::Pending));
         assert!(job_is_live("RESTARTING") && !job_is_live("FINISHED") && !job_is_live("CANCELED"));
+    }
+
+    #[test]
+    fn tasks_of_a_running_job() {
+        let j = json!({"vertices": [
+            {"status": "RUNNING", "parallelism": 1},
+            {"status": "DEPLOYING", "parallelism": 2},
+            {"status": "FINISHED", "parallelism": 1}
+        ]});
+        assert_eq!(tasks_running(&j), Some((2, 4)));
+        assert_eq!(tasks_running(&json!({"vertices": []})), None);
+        assert_eq!(tasks_running(&Value::Null), None);
     }
 
     #[test]
