@@ -506,14 +506,35 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     // ---- 5. a broken DML fails with the gateway's message; its descendants are skipped --------
     let stock = env.dml("inventory", "inventory_fct_stock_alerts");
     let child = env.dml("inventory", "inventory_mv_replenishment");
-    for n in [&child, &stock] {
-        let out = env.run(&["statement", "delete", n]);
-        assert!(out.status.success(), "delete {n}: {}", stderr(&out));
-    }
     let broken = "facts/inventory/fct_stock_alerts/sql-scripts/dml.inventory_fct_stock_alerts.sql";
     env.repo.edit(broken, |s| {
         s.replacen("SELECT", "SELECT no_such_column,", 1)
     });
+    // Restarting the running statement with the broken text: refused before anything is deleted.
+    let refused = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-name",
+        "inventory_fct_stock_alerts",
+    ]);
+    assert_eq!(refused["success"], false, "{refused:#}");
+    let n = node(&refused, "inventory_fct_stock_alerts");
+    assert_eq!(n["action"], "restart", "{n}");
+    let why = n["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("does not validate") && why.contains("no_such_column"),
+        "{why}"
+    );
+    assert_eq!(
+        running(&jobs(), &stock),
+        1,
+        "the running job was left alone"
+    );
+    for n in [&child, &stock] {
+        let out = env.run(&["statement", "delete", n]);
+        assert!(out.status.success(), "delete {n}: {}", stderr(&out));
+    }
     let r = env.json(&[
         "pipeline",
         "deploy",

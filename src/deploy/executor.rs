@@ -578,7 +578,22 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
             }
             _ => {
                 // Restart of a DML (stateful, or SQL changed), or a FAILED/STOPPED statement: the SQL
-                // of a statement cannot change in place (§11): delete, wait for 404, create.
+                // of a statement cannot change in place (§11): delete, wait for 404, create. A live
+                // statement is deleted only once the new text validates, so a broken file never takes
+                // a running job down.
+                if matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
+                    && let Err(e) = ctx.target.validate_statement(spec).await
+                {
+                    return fail(
+                        "refused",
+                        Some(&s),
+                        format!(
+                            "{}: the new SQL does not validate, so the running statement was left alone: {}",
+                            spec.name,
+                            ctx.err(&e)
+                        ),
+                    );
+                }
                 delete_and_wait(ctx, table, spec).await?;
                 action = "recreated";
             }

@@ -179,6 +179,9 @@ pub enum TargetError {
     /// Configuration or usage problem found before any call (missing key, bad URL, refused redirect).
     #[error("{0}")]
     Config(String),
+    /// The target's planner rejects the statement ([`Target::validate_statement`]): the cause.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 impl TargetError {
@@ -224,6 +227,13 @@ pub trait Target: Send + Sync {
 
     /// Deletes a statement; `Ok(false)` when it did not exist (success: the goal is reached).
     async fn delete_statement(&self, name: &str) -> Result<bool, TargetError>;
+
+    /// Checks a statement without running it, before the executor deletes the statement it replaces:
+    /// [`TargetError::Invalid`] with the planner's cause when it cannot run. Targets that cannot tell
+    /// return `Ok(())` (the default).
+    async fn validate_statement(&self, _spec: &StatementSpec) -> Result<(), TargetError> {
+        Ok(())
+    }
 
     /// Checks that the configured compute pool (or equivalent capacity) exists and can take
     /// statements. Targets without pools return `Ok(())`.

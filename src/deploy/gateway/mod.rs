@@ -429,6 +429,19 @@ impl GatewayTarget {
             } => self.submit_in(session, spec, refs, own, config).await,
             Work::Ddl { spec, refs } => self.ddl_in(session, spec, refs).await,
             Work::Control { sql } => self.execute(session, sql, &BTreeMap::new()).await,
+            Work::Explain { sql, refs } => {
+                let mut declared = Ok(());
+                for key in refs {
+                    if let Err(why) = self.declare(session, key, &mut Vec::new()).await {
+                        declared = Err(why);
+                        break;
+                    }
+                }
+                match declared {
+                    Ok(()) => self.execute(session, sql, &BTreeMap::new()).await,
+                    Err(why) => Ok(Executed::Rejected(why)),
+                }
+            }
         };
         match result {
             Err(TargetError::Http { ref message, .. })
@@ -813,6 +826,8 @@ enum Work<'a> {
     },
     /// A statement that ends (`STOP JOB …`).
     Control { sql: &'a str },
+    /// `EXPLAIN` of a statement, its tables declared first.
+    Explain { sql: &'a str, refs: &'a [String] },
 }
 
 impl GatewayTarget {
@@ -1059,6 +1074,38 @@ impl Target for GatewayTarget {
                 self.local().deleted_jobs.insert(job.jid.clone());
                 Ok(true)
             }
+        }
+    }
+
+    /// `EXPLAIN` of an INSERT or a statement set in the session (its tables declared): the planner
+    /// validates it without starting a job. Other statements are not checked.
+    async fn validate_statement(&self, spec: &StatementSpec) -> Result<(), TargetError> {
+        let text = spec.sql.trim_start();
+        let upper: String = text
+            .chars()
+            .take(40)
+            .collect::<String>()
+            .to_ascii_uppercase();
+        let upper = upper.split_whitespace().collect::<Vec<_>>().join(" ");
+        let explain = if upper.starts_with("INSERT ") {
+            format!("EXPLAIN {text}")
+        } else if upper.starts_with("EXECUTE STATEMENT SET") {
+            // `EXECUTE STATEMENT SET BEGIN … END` is explained as `EXPLAIN STATEMENT SET BEGIN … END`.
+            let rest = text["EXECUTE".len()..].trim_start();
+            format!("EXPLAIN {rest}")
+        } else {
+            return Ok(());
+        };
+        let refs = referenced_tables(&spec.sql);
+        match self
+            .with_session(Work::Explain {
+                sql: &explain,
+                refs: &refs,
+            })
+            .await?
+        {
+            Executed::Ok { .. } => Ok(()),
+            Executed::Rejected(cause) => Err(TargetError::Invalid(cause)),
         }
     }
 
