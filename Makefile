@@ -50,12 +50,12 @@ demo: build
 	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format svg > $(DEMO_DIR)/graph.svg
 	@$(BIN) pipeline graph $(DEMO_DIR)/pipelines --format html > $(DEMO_DIR)/lineage.html
 	@echo "(also drawn as $(DEMO_DIR)/graph.svg and the lineage page $(DEMO_DIR)/lineage.html)"
-	@echo; echo "== flinkpipe pipeline build-execution-plan --product-name sales --may-start-descendants --offline"
-	@$(BIN) pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants --offline
-	@echo; echo "== local Apache Flink + Kafka stack (scripts/local-flink.sh up)"
-	@bash $(STACK) up
-	@bash $(STACK) topics $(DEMO_DIR)/pipelines fixtures/external
 	@printf 'flinkpipe:\n  statement_prefix: demo\n  gateway:\n    url: http://127.0.0.1:8083\n    jobmanager_url: http://127.0.0.1:8081\n    external_ddl: [%s]\n' "$(CURDIR)/fixtures/external" > $(GATEWAY_CONFIG)
+	@echo; echo "== flinkpipe pipeline build-execution-plan --product-name sales --may-start-descendants --offline"
+	@$(BIN) --config $(GATEWAY_CONFIG) pipeline build-execution-plan $(DEMO_DIR)/pipelines --product-name sales --may-start-descendants --offline
+	@echo; echo "== local Apache Flink + Kafka stack (scripts/local-flink.sh up; reused when running)"
+	@bash $(STACK) up 2>&1
+	@bash $(STACK) topics $(DEMO_DIR)/pipelines fixtures/external
 	@echo; echo "== flinkpipe pipeline build-execution-plan --dir pipelines (live phases from the cluster)"
 	@$(BIN) --config $(GATEWAY_CONFIG) pipeline build-execution-plan $(DEMO_DIR)/pipelines --dir pipelines --may-start-descendants
 	@echo; echo "== flinkpipe pipeline deploy --dir pipelines (to the SQL Gateway)"
@@ -64,8 +64,8 @@ demo: build
 	@$(BIN) --config $(GATEWAY_CONFIG) pipeline status $(DEMO_DIR)/pipelines
 	@echo; echo "== running jobs (JobManager http://127.0.0.1:8081, web UI in a browser)"
 	@curl -fsS http://127.0.0.1:8081/jobs/overview | python3 -c 'import json,sys; jobs=json.load(sys.stdin)["jobs"]; [print("  %-9s %s" % (j["state"], j["name"])) for j in sorted(jobs, key=lambda j: j["name"]) if j["state"] == "RUNNING"]'
-	@echo; echo "Stop the demo's statements: $(BIN) --config $(GATEWAY_CONFIG) pipeline undeploy $(DEMO_DIR)/pipelines --dir pipelines --no-ack"
-	@echo "Stop everything (Flink, gateway, Kafka): make down"
+	@echo; echo "Stop the demo's statements: $(abspath $(BIN)) --config $(abspath $(GATEWAY_CONFIG)) pipeline undeploy $(abspath $(DEMO_DIR))/pipelines --dir pipelines --no-ack"
+	@echo "Stop the whole local stack (Flink, gateway, Kafka; also for anyone else using it): make down"
 
 bench:
 	bash scripts/bench.sh

@@ -190,14 +190,16 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     let target = target.as_ref();
     let rt = runtime()?;
     let live = rt.block_on(async {
-        target
-            .check_compute_pool()
-            .await
-            .map_err(|e| Failure::new(scrubber.scrub(&format!("compute pool check: {e}"))))?;
+        target.check_compute_pool().await.map_err(|e| {
+            Failure::new(
+                scrubber.scrub(&format!("checking the target ({}): {e}", target.describe())),
+            )
+        })?;
         live_statements(target, &scrubber).await
     })?;
     let plan = build(&cfg, &project, &args.plan, &status_of(&live))?;
     let nodes = spec::deploy_nodes(&project, &plan)?;
+    warn_skipped_drift(&project, &plan, &live)?;
     if args.dry_run {
         return dry_run(global, &plan, &nodes, &live);
     }
@@ -266,6 +268,28 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     drop(progress);
     render_report(global, &plan, &report, &jpath);
     Ok(report.success())
+}
+
+/// Warns about statements the plan keeps (skip) although their files changed since they were
+/// deployed: the plan does not restart a running statement by itself.
+fn warn_skipped_drift(
+    project: &Project,
+    plan: &ExecutionPlan,
+    live: &BTreeMap<String, StatementState>,
+) -> Result<(), Failure> {
+    for n in plan.nodes.iter().filter(|n| n.action == plan::Action::Skip) {
+        for st in spec::statements_of(project, n, false)? {
+            if let Some(l) = live.get(&st.spec.name)
+                && normalize_sql(&l.sql) != normalize_sql(&st.spec.sql)
+            {
+                eprintln!(
+                    "warning[drift]: {} is {} with SQL that differs from the files of {}; the plan keeps it (restart it with --table-name {}, or version it with pipeline blue-green)",
+                    st.spec.name, l.phase, n.table_name, n.table_name
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn dry_run(
@@ -629,6 +653,11 @@ pub(super) fn status(global: &GlobalArgs, args: &StatusArgs) -> CmdResult {
             "\n{} statement(s), {drifted} with SQL that differs from the files",
             rows.len()
         );
+        if cfg.gateway_settings(&env_lookup).is_some() {
+            println!(
+                "(SQL Gateway: DDL statements live only in a deploy's session, so 'absent' is their normal state between runs; a deploy declares them again)"
+            );
+        }
     }
     Ok(true)
 }

@@ -859,7 +859,12 @@ impl GatewayTarget {
             )
             .await?;
         }
-        let out = self.execute(s, &spec.sql, config).await?;
+        let out = match self.execute(s, &spec.sql, config).await? {
+            Executed::Rejected(cause) if cause.contains("not found") => {
+                Executed::Rejected(self.undefined_hint(cause, refs, own))
+            }
+            other => other,
+        };
         if let (Executed::Ok { .. }, Some((key, _))) = (&out, own) {
             s.declared.insert(
                 key.to_string(),
@@ -867,6 +872,23 @@ impl GatewayTarget {
             );
         }
         Ok(out)
+    }
+
+    /// Adds to a "not found" cause the tables the statement uses that nothing defines.
+    fn undefined_hint(&self, cause: String, refs: &[String], own: Option<(&str, &str)>) -> String {
+        let undefined: Vec<&str> = refs
+            .iter()
+            .filter(|k| own.is_none_or(|(o, _)| o != k.as_str()))
+            .filter(|k| self.defs.definition_of(k).is_none())
+            .map(String::as_str)
+            .collect();
+        if undefined.is_empty() {
+            return cause;
+        }
+        format!(
+            "{cause} (no DDL defines {}: an external table needs its DDL in flinkpipe.gateway.external_ddl)",
+            undefined.join(", ")
+        )
     }
 
     async fn ddl_in(
@@ -1027,7 +1049,7 @@ impl Target for GatewayTarget {
         }
         let spec = self.defs.statement(name).cloned().ok_or_else(|| {
             TargetError::Config(format!(
-                "cannot resume {name}: its SQL is not in the project (the gateway keeps no statement text)"
+                "cannot resume {name}: the gateway keeps no statement text and no project defines it (set PIPELINES to the pipelines folder, or run from the folder that holds pipelines/)"
             ))
         })?;
         // Resuming without the state would silently lose it: only a job stopped with a savepoint
