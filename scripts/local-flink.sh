@@ -46,9 +46,10 @@ die() { printf '[local-flink] error: %s\n' "$*" >&2; exit 1; }
 
 need_tools() {
   local tool
-  for tool in java python3 mvn curl unzip sha256sum; do
-    command -v "$tool" >/dev/null || die "missing tool: $tool (Debian: openjdk-17-jdk-headless maven curl unzip)"
+  for tool in java javac python3 mvn curl unzip sha256sum; do
+    command -v "$tool" >/dev/null || die "missing tool: $tool (Debian: openjdk-17-jdk-headless maven python3-pip curl unzip)"
   done
+  python3 -m pip --version >/dev/null 2>&1 || die "python3 has no pip (Debian: python3-pip)"
   local major
   major="$(java -version 2>&1 | sed -nE '1s/.*version "([0-9]+).*/\1/p')"
   [ "${major:-0}" -ge 17 ] || die "Java 17 or newer is required (found: $(java -version 2>&1 | head -1))"
@@ -407,7 +408,6 @@ offsets() {
 env_vars() {
   echo "export FLINKPIPE_GATEWAY_URL=http://127.0.0.1:$GATEWAY_PORT"
   echo "export FLINKPIPE_JOBMANAGER_URL=http://127.0.0.1:$JM_PORT"
-  echo "export FLINKPIPE_KAFKA_BOOTSTRAP=127.0.0.1:$KAFKA_PORT"
 }
 
 case "${1:-}" in

@@ -678,3 +678,93 @@ async fn a_resume_is_awaited_even_while_the_phase_still_reads_stopped() {
     assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
     assert!(fake.posts().is_empty() && fake.deletes().is_empty());
 }
+
+/// A target whose planner rejects (or cannot be asked about) every new text: the Confluent fake,
+/// with `validate_statement` overridden.
+struct Validating {
+    inner: ConfluentTarget,
+    answer: fn() -> Result<(), flinkpipe::deploy::TargetError>,
+}
+
+#[async_trait::async_trait]
+impl flinkpipe::deploy::Target for Validating {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    async fn list_statements(
+        &self,
+    ) -> Result<Vec<flinkpipe::deploy::StatementState>, flinkpipe::deploy::TargetError> {
+        self.inner.list_statements().await
+    }
+    async fn get_statement(
+        &self,
+        name: &str,
+    ) -> Result<Option<flinkpipe::deploy::StatementState>, flinkpipe::deploy::TargetError> {
+        self.inner.get_statement(name).await
+    }
+    async fn create_statement(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<flinkpipe::deploy::StatementState, flinkpipe::deploy::TargetError> {
+        self.inner.create_statement(spec).await
+    }
+    async fn stop_statement(&self, name: &str) -> Result<(), flinkpipe::deploy::TargetError> {
+        self.inner.stop_statement(name).await
+    }
+    async fn resume_statement(&self, name: &str) -> Result<(), flinkpipe::deploy::TargetError> {
+        self.inner.resume_statement(name).await
+    }
+    async fn delete_statement(&self, name: &str) -> Result<bool, flinkpipe::deploy::TargetError> {
+        self.inner.delete_statement(name).await
+    }
+    async fn check_compute_pool(&self) -> Result<(), flinkpipe::deploy::TargetError> {
+        self.inner.check_compute_pool().await
+    }
+    async fn validate_statement(
+        &self,
+        _spec: &StatementSpec,
+    ) -> Result<(), flinkpipe::deploy::TargetError> {
+        (self.answer)()
+    }
+}
+
+/// A running statement is deleted for a restart only once its new text validates: a rejected or
+/// uncheckable text fails the node and leaves the running statement alone (found by a new user on a
+/// real Flink: a broken file took a running job down).
+#[tokio::test]
+async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_alone() {
+    let invalid: fn() -> Result<(), flinkpipe::deploy::TargetError> = || {
+        Err(flinkpipe::deploy::TargetError::Invalid(
+            "SqlParserException: SQL parse failed. Encountered \"d\" at line 19, column 11.".into(),
+        ))
+    };
+    let unreachable: fn() -> Result<(), flinkpipe::deploy::TargetError> =
+        || Err(flinkpipe::deploy::TargetError::Config("no session".into()));
+    for (answer, expect) in [
+        (invalid, "does not validate"),
+        (unreachable, "could not validate"),
+    ] {
+        let fake = FakeConfluent::start();
+        fake.seed("dev-ddl-b", "CREATE TABLE b (id INT)", "COMPLETED");
+        fake.seed(
+            "dev-dml-b",
+            "INSERT INTO b SELECT 1 FROM src_topic",
+            "RUNNING",
+        );
+        let mut b = node("b", &[], Action::Restart);
+        b.stateless = false;
+        let t = Validating {
+            inner: target(&fake),
+            answer,
+        };
+        let report = deploy(&t, &[b], &options(), &Session::quiet()).await;
+        assert!(!report.success());
+        assert!(
+            matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.contains(expect) && r.contains("left alone")),
+            "{:?}",
+            report.nodes[0].outcome
+        );
+        assert!(fake.deletes().is_empty(), "nothing deleted");
+        assert_eq!(fake.phase("dev-dml-b").as_deref(), Some("RUNNING"));
+    }
+}

@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-fn env_lookup(v: &str) -> Option<String> {
+/// An environment variable, `None` when unset or empty.
+pub(super) fn env_lookup(v: &str) -> Option<String> {
     std::env::var(v).ok().filter(|s| !s.is_empty())
 }
 
@@ -199,7 +200,7 @@ pub(super) fn deploy(global: &GlobalArgs, args: &DeployArgs) -> CmdResult {
     })?;
     let plan = build(&cfg, &project, &args.plan, &status_of(&live))?;
     let nodes = spec::deploy_nodes(&project, &plan)?;
-    warn_skipped_drift(&project, &plan, &live)?;
+    warn_skipped_drift(&project, &plan, &live);
     if args.dry_run {
         return dry_run(global, &plan, &nodes, &live);
     }
@@ -276,9 +277,13 @@ fn warn_skipped_drift(
     project: &Project,
     plan: &ExecutionPlan,
     live: &BTreeMap<String, StatementState>,
-) -> Result<(), Failure> {
+) {
     for n in plan.nodes.iter().filter(|n| n.action == plan::Action::Skip) {
-        for st in spec::statements_of(project, n, false)? {
+        // A file that cannot be read is reported by the commands that use it, not here.
+        let Ok(steps) = spec::statements_of(project, n, false) else {
+            continue;
+        };
+        for st in steps {
             if let Some(l) = live.get(&st.spec.name)
                 && normalize_sql(&l.sql) != normalize_sql(&st.spec.sql)
             {
@@ -289,7 +294,6 @@ fn warn_skipped_drift(
             }
         }
     }
-    Ok(())
 }
 
 fn dry_run(
@@ -665,17 +669,24 @@ pub(super) fn status(global: &GlobalArgs, args: &StatusArgs) -> CmdResult {
 /// `statement stop|resume|delete NAME`.
 pub(super) fn statement(global: &GlobalArgs, cmd: &StatementCommand) -> CmdResult {
     let cfg = load_config(global)?;
-    // The gateway keeps no statement text: `resume` needs the project's SQL ($PIPELINES).
-    let project = std::env::var_os("PIPELINES").and_then(|dir| {
-        crate::lineage::load(
-            Path::new(&dir),
-            &cfg,
-            crate::lineage::LoadOptions {
-                allow_unknown: true,
-            },
-        )
-        .ok()
-    });
+    // The gateway keeps no statement text: `resume` needs the project's SQL ($PIPELINES, else
+    // ./pipelines when it exists).
+    let dir = env_lookup("PIPELINES")
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from("pipelines")).filter(|p| p.is_dir()));
+    let project = match &dir {
+        Some(d) if cfg.gateway_settings(&env_lookup).is_some() => Some(
+            crate::lineage::load(
+                d,
+                &cfg,
+                crate::lineage::LoadOptions {
+                    allow_unknown: true,
+                },
+            )
+            .map_err(|e| Failure::new(format!("reading the project in {}: {e}", d.display())))?,
+        ),
+        _ => None,
+    };
     let (target, scrubber) = make_target(&cfg, project.as_ref())?;
     let target = target.as_ref();
     let rt = runtime()?;

@@ -166,8 +166,8 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
         None if args.live => super::deploy::live_status(&cfg, &project)?,
         None if args.offline => StatementStatus::default(),
         // A configured target (all settings and secrets present) is asked; otherwise plan offline.
-        None if cfg.confluent_settings(&|k| std::env::var(k).ok()).is_ok()
-            || cfg.gateway_settings(&|k| std::env::var(k).ok()).is_some() =>
+        None if cfg.confluent_settings(&super::deploy::env_lookup).is_ok()
+            || cfg.gateway_settings(&super::deploy::env_lookup).is_some() =>
         {
             super::deploy::live_status(&cfg, &project)?
         }

@@ -582,17 +582,9 @@ async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
                 // statement is deleted only once the new text validates, so a broken file never takes
                 // a running job down.
                 if matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
-                    && let Err(e) = ctx.target.validate_statement(spec).await
+                    && let Err(why) = validate(ctx, spec).await
                 {
-                    return fail(
-                        "refused",
-                        Some(&s),
-                        format!(
-                            "{}: the new SQL does not validate, so the running statement was left alone: {}",
-                            spec.name,
-                            ctx.err(&e)
-                        ),
-                    );
+                    return fail("refused", Some(&s), why);
                 }
                 delete_and_wait(ctx, table, spec).await?;
                 action = "recreated";
@@ -785,6 +777,36 @@ async fn create(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> Result<Crea
             }
             Ok(None) => {}
             Err(e) => return Err(format!("reading {}: {}", spec.name, ctx.err(&e))),
+        }
+    }
+}
+
+/// Validates the new text of a statement about to replace a live one: its planner's rejection, or a
+/// check that kept failing (retried like a create), leaves the live statement alone.
+async fn validate(ctx: &Ctx<'_>, spec: &StatementSpec) -> Result<(), String> {
+    let policy = ctx.options.create_retry;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        match ctx.target.validate_statement(spec).await {
+            Ok(()) => return Ok(()),
+            Err(TargetError::Invalid(cause)) => {
+                return Err(format!(
+                    "{}: the new SQL does not validate, so the running statement was left alone: {}",
+                    spec.name,
+                    ctx.scrubber.scrub(&cause)
+                ));
+            }
+            Err(e) if e.is_retryable() && policy.may_retry(attempt) => {
+                tokio::time::sleep(policy.delay(attempt - 1, seed_of(&spec.name))).await;
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{}: could not validate the new SQL, so the running statement was left alone: {}",
+                    spec.name,
+                    ctx.err(&e)
+                ));
+            }
         }
     }
 }

@@ -253,8 +253,8 @@ impl Definitions {
         self.statements.get(name)
     }
 
-    /// Whether a statement is a DDL (no job): known DDL statements, and names ending in `-ddl-…`
-    /// conventions are not guessed; unknown names are treated as jobs.
+    /// Whether a statement is a DDL that runs no job (a known statement of kind DDL). Names the project
+    /// does not define are treated as jobs.
     pub fn is_ddl(&self, name: &str) -> bool {
         self.statements
             .get(name)

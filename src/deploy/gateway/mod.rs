@@ -116,6 +116,17 @@ enum Executed {
     Rejected(String),
 }
 
+/// A statement the gateway rejected, as a permanent error (for calls that return no state).
+fn rejected(what: String) -> TargetError {
+    TargetError::Http {
+        method: "POST".into(),
+        path: "/v2/sessions/…/statements".into(),
+        status: 500,
+        message: what,
+        kind: ErrorKind::Permanent,
+    }
+}
+
 /// The SQL Gateway target.
 pub struct GatewayTarget {
     settings: GatewaySettings,
@@ -342,26 +353,20 @@ impl GatewayTarget {
                 }
             };
             if Instant::now() >= deadline {
+                let _ = self
+                    .send(
+                        Method::POST,
+                        self.gw(&format!("v2/sessions/{sh}/operations/{oh}/cancel")),
+                        None,
+                    )
+                    .await;
                 break Executed::Rejected(format!(
-                    "no complete result after {:.0?}",
+                    "no complete result after {:.0?} (operation cancelled)",
                     self.settings.submit_timeout
                 ));
             }
             match page.get("resultType").and_then(Value::as_str) {
                 Some("NOT_READY") => {
-                    if Instant::now() >= deadline {
-                        let _ = self
-                            .send(
-                                Method::POST,
-                                self.gw(&format!("v2/sessions/{sh}/operations/{oh}/cancel")),
-                                None,
-                            )
-                            .await;
-                        break Executed::Rejected(format!(
-                            "no result after {:.0?} (cancelled)",
-                            self.settings.submit_timeout
-                        ));
-                    }
                     polls += 1;
                     tokio::time::sleep(Duration::from_millis(if polls < 10 { 100 } else { 300 }))
                         .await;
@@ -580,19 +585,24 @@ impl GatewayTarget {
                 .collect(),
         );
         for j in refresh {
-            let config = self
-                .get(self.jm(&format!("jobs/{}/config", j.jid)))
-                .await
-                .unwrap_or(Value::Null);
-            let tag = config
-                .pointer("/execution-config/user-config")
-                .and_then(|u| u.get(wire::TAG_STATEMENT))
-                .and_then(Value::as_str);
-            if tag == Some(name) {
+            if self.job_tag(&j.jid, wire::TAG_STATEMENT).await.as_deref() == Some(name) {
                 return (!hidden(j)).then(|| j.clone());
             }
         }
         None
+    }
+
+    /// A flinkpipe tag of a job (`pipeline.global-job-parameters`, `/jobs/{id}/config`), if any.
+    async fn job_tag(&self, jid: &str, key: &str) -> Option<String> {
+        let config = self
+            .get(self.jm(&format!("jobs/{jid}/config")))
+            .await
+            .ok()?;
+        config
+            .pointer("/execution-config/user-config")
+            .and_then(|u| u.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     }
 
     /// The statement state of a job: phase, and detail (failure cause, savepoint path), SQL and
@@ -641,35 +651,25 @@ impl GatewayTarget {
                 .unwrap_or(Value::Null);
             detail = wire::job_failure(&ex).unwrap_or_default();
         }
-        let config = self
-            .get(self.jm(&format!("jobs/{}/config", job.jid)))
-            .await
-            .unwrap_or(Value::Null);
-        let tag = |k: &str| {
-            config
-                .pointer("/execution-config/user-config")
-                .and_then(|u| u.get(k))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
+        let sql_tag = self.job_tag(&job.jid, wire::TAG_SQL).await;
+        let props_tag = self.job_tag(&job.jid, wire::TAG_PROPERTIES).await;
         let (sql, properties) = match self.defs.statement(name) {
             Some(spec) => {
-                let sql = if tag(wire::TAG_SQL).as_deref() == Some(&wire::sql_hash(&spec.sql)) {
+                let sql = if sql_tag.as_deref() == Some(&wire::sql_hash(&spec.sql)) {
                     spec.sql.clone()
                 } else {
                     format!(
                         "-- deployed SQL is not the project's current text (job {}, hash {})",
                         job.jid,
-                        tag(wire::TAG_SQL).unwrap_or_else(|| "none".into())
+                        sql_tag.clone().unwrap_or_else(|| "none".into())
                     )
                 };
-                let props = if tag(wire::TAG_PROPERTIES).as_deref()
-                    == Some(&wire::properties_hash(&spec.properties))
-                {
-                    spec.properties.clone()
-                } else {
-                    BTreeMap::new()
-                };
+                let props =
+                    if props_tag.as_deref() == Some(&wire::properties_hash(&spec.properties)) {
+                        spec.properties.clone()
+                    } else {
+                        BTreeMap::new()
+                    };
                 (sql, props)
             }
             None => (
@@ -798,13 +798,7 @@ impl GatewayTarget {
         let outcome = self.with_session(Work::Control { sql }).await?;
         match outcome {
             Executed::Ok { rows, .. } => Ok(rows),
-            Executed::Rejected(cause) => Err(TargetError::Http {
-                method: "POST".into(),
-                path: "/v2/sessions/…/statements".into(),
-                status: 500,
-                message: format!("{sql}: {cause}"),
-                kind: ErrorKind::Permanent,
-            }),
+            Executed::Rejected(cause) => Err(rejected(format!("{sql}: {cause}"))),
         }
     }
 }
@@ -960,6 +954,8 @@ impl Target for GatewayTarget {
                 .filter(|n| !self.defs.is_ddl(n))
                 .map(str::to_string),
         );
+        // Refresh jobs of materialized tables are listed under their statements' names, not Flink's.
+        names.retain(|n| !n.starts_with("Materialized_table_"));
         for name in names {
             if self.defs.is_ddl(&name) {
                 continue;
@@ -970,8 +966,6 @@ impl Target for GatewayTarget {
                 out.insert(name, s);
             }
         }
-        // Materialized tables' jobs are listed under their statement names, not Flink's.
-        out.retain(|n, _| !n.starts_with("Materialized_table_"));
         let local = self.local();
         for (n, s) in &local.ddl {
             out.insert(n.clone(), s.clone());
@@ -1001,7 +995,7 @@ impl Target for GatewayTarget {
     }
 
     async fn create_statement(&self, spec: &StatementSpec) -> Result<StatementState, TargetError> {
-        if spec.kind == StatementKind::Ddl && self.defs.materialized_table(&spec.name).is_none() {
+        if spec.kind == StatementKind::Ddl {
             return self.run_ddl(spec).await;
         }
         let jobs = self.jobs().await?;
@@ -1062,13 +1056,7 @@ impl Target for GatewayTarget {
         })?;
         let state = self.submit_dml(&spec, Some(&savepoint)).await?;
         if state.phase == Phase::Failed {
-            return Err(TargetError::Http {
-                method: "POST".into(),
-                path: "/v2/sessions/…/statements".into(),
-                status: 500,
-                message: format!("resuming {name}: {}", state.detail),
-                kind: ErrorKind::Permanent,
-            });
+            return Err(rejected(format!("resuming {name}: {}", state.detail)));
         }
         Ok(())
     }
@@ -1099,8 +1087,9 @@ impl Target for GatewayTarget {
         }
     }
 
-    /// `EXPLAIN` of an INSERT or a statement set in the session (its tables declared): the planner
-    /// validates it without starting a job. Other statements are not checked.
+    /// `EXPLAIN` in the session (its tables declared) of an INSERT, an `EXECUTE STATEMENT SET`, or the
+    /// query of a CTAS or materialized table: the planner validates it without starting a job. Other
+    /// statements (`BEGIN STATEMENT SET; …`, DDL) are not checked.
     async fn validate_statement(&self, spec: &StatementSpec) -> Result<(), TargetError> {
         let text = spec.sql.trim_start();
         let upper: String = text
@@ -1115,6 +1104,12 @@ impl Target for GatewayTarget {
             // `EXECUTE STATEMENT SET BEGIN … END` is explained as `EXPLAIN STATEMENT SET BEGIN … END`.
             let rest = text["EXECUTE".len()..].trim_start();
             format!("EXPLAIN {rest}")
+        } else if let Some(query) = catalog::created_tables(&spec.sql)
+            .first()
+            .and_then(|_| catalog::query_after_as(text))
+        {
+            // A CTAS or materialized table: its query must plan.
+            format!("EXPLAIN {query}")
         } else {
             return Ok(());
         };
