@@ -125,10 +125,16 @@ fn analyze_unit(
                 .filter(|(l, _)| *l > 0)
                 .or(end)
                 .unwrap_or((unit.line, unit.column));
+            // sqlparser backtracks out of a failing subquery and reports the error of its next
+            // attempt, earlier in the text: prefer a subquery's own error when it lies further on.
+            let (line, column, message) = match deeper_subquery_error(dialect, &tokens) {
+                Some((l, c, m)) if (l, c) > (line, column) => (l, c, m),
+                _ => (line, column, error_message(&e)),
+            };
             warning = Some(SqlWarning {
                 line,
                 column,
-                message: error_message(&e),
+                message,
             });
             facts = fallback::extract(&tokens);
             info.fallback = true;
@@ -338,6 +344,60 @@ fn expect_end(parser: &Parser) -> Result<(), ParserError> {
 }
 
 /// sqlparser puts the location in the message (`… at Line: 3, Column: 5`).
+/// The furthest parse error of a parenthesized subquery (`( SELECT …`, `( WITH …`, `( VALUES …`) parsed
+/// on its own, as (line, column, message). Token spans are the statement's, so positions are absolute.
+/// `None` when every subquery parses.
+fn deeper_subquery_error(
+    dialect: &FlinkDialect,
+    tokens: &[TokenWithSpan],
+) -> Option<(usize, usize, String)> {
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let mut best: Option<(usize, usize, String)> = None;
+    for (k, &i) in significant.iter().enumerate() {
+        if tokens[i].token != Token::LParen {
+            continue;
+        }
+        let starts_query = significant.get(k + 1).is_some_and(|&n| {
+            matches!(&tokens[n].token, Token::Word(w) if matches!(w.keyword, Keyword::SELECT | Keyword::WITH | Keyword::VALUES))
+        });
+        if !starts_query {
+            continue;
+        }
+        // The matching `)`.
+        let mut depth = 0i32;
+        let mut close = None;
+        for (j, t) in tokens.iter().enumerate().skip(i) {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        let mut parser =
+            Parser::new(dialect).with_tokens_with_locations(tokens[i + 1..close].to_vec());
+        let err = match parser.parse_query() {
+            Ok(_) => expect_end(&parser).err(),
+            Err(e) => Some(e),
+        };
+        if let Some(e) = err
+            && let Some((l, c)) = error_location(&e).filter(|(l, _)| *l > 0)
+            && best.as_ref().is_none_or(|(bl, bc, _)| (l, c) > (*bl, *bc))
+        {
+            best = Some((l, c, error_message(&e)));
+        }
+    }
+    best
+}
+
 fn error_location(e: &ParserError) -> Option<(usize, usize)> {
     let msg = e.to_string();
     let at = msg.rfind("Line: ")?;
