@@ -127,7 +127,11 @@ fn analyze_unit(
                 .unwrap_or((unit.line, unit.column));
             // sqlparser backtracks out of a failing subquery and reports the error of its next
             // attempt, earlier in the text: prefer a subquery's own error when it lies further on.
-            let (line, column, message) = match deeper_subquery_error(dialect, &tokens) {
+            let deeper = match e {
+                ParserError::RecursionLimitExceeded => None,
+                _ => deeper_subquery_error(dialect, &tokens),
+            };
+            let (line, column, message) = match deeper {
                 Some((l, c, m)) if (l, c) > (line, column) => (l, c, m),
                 _ => (line, column, error_message(&e)),
             };
@@ -344,6 +348,9 @@ fn expect_end(parser: &Parser) -> Result<(), ParserError> {
 }
 
 /// sqlparser puts the location in the message (`… at Line: 3, Column: 5`).
+/// Subqueries nested deeper than this are not parsed again on their own.
+const MAX_SUBQUERY_DEPTH: i32 = 16;
+
 /// The furthest parse error of a parenthesized subquery (`( SELECT …`, `( WITH …`, `( VALUES …`) parsed
 /// on its own, as (line, column, message). Token spans are the statement's, so positions are absolute.
 /// `None` when every subquery parses.
@@ -365,12 +372,16 @@ fn deeper_subquery_error(
         if !starts_query {
             continue;
         }
-        // The matching `)`.
+        // The matching `)`, and how deep the parentheses inside go.
         let mut depth = 0i32;
+        let mut deepest = 0i32;
         let mut close = None;
         for (j, t) in tokens.iter().enumerate().skip(i) {
             match t.token {
-                Token::LParen => depth += 1,
+                Token::LParen => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
                 Token::RParen => {
                     depth -= 1;
                     if depth == 0 {
@@ -382,6 +393,10 @@ fn deeper_subquery_error(
             }
         }
         let Some(close) = close else { continue };
+        // Deeply nested text is left to the recursion limit of the first parse (and spares the stack).
+        if deepest > MAX_SUBQUERY_DEPTH {
+            continue;
+        }
         let mut parser =
             Parser::new(dialect).with_tokens_with_locations(tokens[i + 1..close].to_vec());
         let err = match parser.parse_query() {
