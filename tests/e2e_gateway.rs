@@ -183,6 +183,18 @@ impl Env {
         })
     }
 
+    /// `pipeline deploy` of the whole project, descendants included, as JSON.
+    fn deploy_all(&self) -> Value {
+        self.json(&[
+            "pipeline",
+            "deploy",
+            self.pipelines(),
+            "--dir",
+            "pipelines",
+            "--may-start-descendants",
+        ])
+    }
+
     fn pipelines(&self) -> &str {
         self.repo.pipelines.to_str().unwrap()
     }
@@ -275,14 +287,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     ];
     let before = offsets(&sinks);
     let t0 = Instant::now();
-    let report = env.json(&[
-        "pipeline",
-        "deploy",
-        env.pipelines(),
-        "--dir",
-        "pipelines",
-        "--may-start-descendants",
-    ]);
+    let report = env.deploy_all();
     let deploy_secs = t0.elapsed().as_secs_f64();
     assert_eq!(report["success"], true, "deploy failed: {report:#}");
     let nodes = report["nodes"].as_array().unwrap();
@@ -339,14 +344,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     eprintln!("deploy of fixtures/: {deploy_secs:.1} s");
 
     // ---- 2. a second deploy changes nothing and starts no duplicate ---------------------------
-    let again = env.json(&[
-        "pipeline",
-        "deploy",
-        env.pipelines(),
-        "--dir",
-        "pipelines",
-        "--may-start-descendants",
-    ]);
+    let again = env.deploy_all();
     assert_eq!(again["success"], true, "{again:#}");
     assert_eq!(node(&again, "int_c360_clickstream_clean")["action"], "skip");
     let j = jobs();
