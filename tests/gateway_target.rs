@@ -337,3 +337,57 @@ async fn an_expired_session_is_replaced_and_its_tables_declared_again() {
     );
     assert!(after[2].starts_with("INSERT"));
 }
+
+/// A deleted statement whose job had finished stays deleted in the next run (the JobManager keeps the
+/// job in its history): a redeploy after an undeploy runs the seed again.
+#[tokio::test]
+async fn a_deleted_finished_job_stays_deleted_across_runs() {
+    let fake = Fake::start().await;
+    fake.state.lock().unwrap().jobs.push((
+        format!("{:032x}", 7),
+        "dev-dml-seed".into(),
+        "FINISHED".into(),
+        5,
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".flinkpipe/gateway-deleted-jobs.json");
+    let target = |file: Option<std::path::PathBuf>| {
+        let mut s = GatewaySettings::new(&fake.url, &fake.url);
+        s.deleted_jobs_file = file;
+        GatewayTarget::new(s, Definitions::default()).unwrap()
+    };
+    let first = target(Some(file.clone()));
+    assert_eq!(
+        first
+            .get_statement("dev-dml-seed")
+            .await
+            .unwrap()
+            .unwrap()
+            .phase,
+        Phase::Completed
+    );
+    assert!(first.delete_statement("dev-dml-seed").await.unwrap());
+    assert!(first.get_statement("dev-dml-seed").await.unwrap().is_none());
+    // The next run reads the file.
+    let next = target(Some(file.clone()));
+    assert!(next.get_statement("dev-dml-seed").await.unwrap().is_none());
+    assert!(
+        !next
+            .list_statements()
+            .await
+            .unwrap()
+            .iter()
+            .any(|s| s.name == "dev-dml-seed")
+    );
+    // Without the file the JobManager's history shows it again.
+    let forgetful = target(None);
+    assert!(
+        forgetful
+            .get_statement("dev-dml-seed")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let ids: Vec<String> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(ids, vec![format!("{:032x}", 7)]);
+}

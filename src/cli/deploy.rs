@@ -34,7 +34,10 @@ pub(super) fn make_target(
     cfg: &Config,
     project: Option<&Project>,
 ) -> Result<(Box<dyn Target>, Scrubber), Failure> {
-    if let Some(settings) = cfg.gateway_settings(&env_lookup) {
+    if let Some(mut settings) = cfg.gateway_settings(&env_lookup) {
+        // Deleted finished jobs are remembered beside the deploy journal, in the project.
+        settings.deleted_jobs_file =
+            project.map(|p| state_dir(&p.inventory.root).join("gateway-deleted-jobs.json"));
         let mut specs = match project {
             Some(p) => spec::project_statements(p, &StatementNaming::from_config(cfg))?,
             None => Vec::new(),
@@ -170,16 +173,16 @@ fn journal_path(args: &DeployArgs) -> PathBuf {
     if let Some(p) = &args.journal {
         return p.clone();
     }
-    let root = args
-        .plan
-        .dir
-        .pipelines
+    state_dir(&args.plan.dir.pipelines).join("deploy-journal.jsonl")
+}
+
+/// `<project>/.flinkpipe/`: where deploy state is kept (the project is the folder holding the
+/// pipelines folder).
+fn state_dir(pipelines: &Path) -> PathBuf {
+    let root = pipelines
         .canonicalize()
-        .unwrap_or(args.plan.dir.pipelines.clone());
-    root.parent()
-        .unwrap_or(Path::new("."))
-        .join(".flinkpipe")
-        .join("deploy-journal.jsonl")
+        .unwrap_or_else(|_| pipelines.to_path_buf());
+    root.parent().unwrap_or(Path::new(".")).join(".flinkpipe")
 }
 
 /// `pipeline deploy`.

@@ -60,6 +60,10 @@ pub struct GatewaySettings {
     pub submit_timeout: Duration,
     /// Retry policy of idempotent calls (GET, and statements that only read such as `SHOW`).
     pub retry: Backoff,
+    /// A JSON file (list of job ids) that remembers, across runs, the finished or failed jobs whose
+    /// statements were deleted (the JobManager keeps them in its history, and a deleted statement must
+    /// stay deleted: a redeploy runs a deleted seed again). `None`: remembered for this process only.
+    pub deleted_jobs_file: Option<std::path::PathBuf>,
     /// A session idle this long gets a heartbeat before use (the gateway drops sessions idle for
     /// `sql-gateway.session.idle-timeout`, 10 min by default; §1). Default 60 s.
     pub heartbeat_after: Duration,
@@ -77,6 +81,7 @@ impl GatewaySettings {
             submit_timeout: Duration::from_secs(180),
             retry: Backoff::HTTP,
             heartbeat_after: Duration::from_secs(60),
+            deleted_jobs_file: None,
         }
     }
 }
@@ -169,6 +174,13 @@ impl GatewayTarget {
             .user_agent(concat!("flinkpipe/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| TargetError::Config(format!("cannot build the HTTP client: {e}")))?;
+        // A missing or unreadable file means nothing was deleted yet.
+        let deleted_jobs: BTreeSet<String> = settings
+            .deleted_jobs_file
+            .as_ref()
+            .and_then(|f| std::fs::read(f).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
         Ok(GatewayTarget {
             settings,
             client,
@@ -176,7 +188,10 @@ impl GatewayTarget {
             jobmanager,
             defs,
             session: tokio::sync::Mutex::new(None),
-            local: Mutex::new(Local::default()),
+            local: Mutex::new(Local {
+                deleted_jobs,
+                ..Local::default()
+            }),
         })
     }
 
@@ -1079,9 +1094,30 @@ impl Target for GatewayTarget {
                 self.run_control(&format!("STOP JOB '{}'", job.jid)).await?;
                 Ok(true)
             }
-            // A finished or failed job stays in the JobManager's history: hide it (this process).
+            // A finished or failed job stays in the JobManager's history: hide it, and remember
+            // that across runs when a file is configured.
             _ => {
-                self.local().deleted_jobs.insert(job.jid.clone());
+                let ids = {
+                    let mut local = self.local();
+                    local.deleted_jobs.insert(job.jid.clone());
+                    local.deleted_jobs.clone()
+                };
+                if let Some(f) = &self.settings.deleted_jobs_file {
+                    let write = || -> std::io::Result<()> {
+                        if let Some(dir) = f.parent() {
+                            std::fs::create_dir_all(dir)?;
+                        }
+                        let text =
+                            serde_json::to_vec_pretty(&ids).map_err(std::io::Error::other)?;
+                        crate::fsutil::write_atomic(f, &text)
+                    };
+                    write().map_err(|e| {
+                        TargetError::Config(format!(
+                            "{name}: cannot record the deletion in {}: {e}",
+                            f.display()
+                        ))
+                    })?;
+                }
                 Ok(true)
             }
         }
