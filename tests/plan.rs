@@ -362,3 +362,81 @@ fn dml_only_leaves_ddl_only_tables_alone() {
         (Action::Restart, false, Some(0))
     );
 }
+
+/// A table started by the cascade needs every parent that is not running, whatever its product: a
+/// parent first met as an out-of-product child (skipped) is started when a started child needs it.
+/// The answer must not depend on the order in which the cascade meets the two children (found in
+/// session 1's review: with the names below, `m_mid` was met first, skipped, and `z_out` started
+/// without its input).
+#[test]
+fn a_started_child_gets_its_non_running_parents_whatever_their_product_and_name_order() {
+    for mid in ["m_mid", "a_mid"] {
+        let files: Vec<(String, String)> = vec![
+            ("sources/pa/src/sql-scripts/ddl.src.sql".into(), ddl("src")),
+            (
+                format!("intermediates/pb/{mid}/sql-scripts/ddl.{mid}.sql"),
+                ddl(mid),
+            ),
+            (
+                format!("intermediates/pb/{mid}/sql-scripts/dml.{mid}.sql"),
+                format!("INSERT INTO {mid} SELECT id, n FROM src;"),
+            ),
+            (
+                "facts/pa/z_out/sql-scripts/ddl.z_out.sql".into(),
+                ddl("z_out"),
+            ),
+            (
+                "facts/pa/z_out/sql-scripts/dml.z_out.sql".into(),
+                format!(
+                    "INSERT INTO z_out SELECT s.id, m.n FROM src s JOIN {mid} m ON s.id = m.id;"
+                ),
+            ),
+        ];
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let (_tmp, root) = project(&refs);
+        let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+        assert!(!p.has_errors(), "{:?}", p.diagnostics);
+        let opts = PlanOptions {
+            may_start_descendants: true,
+            ..Default::default()
+        };
+        let plan = build_plan(
+            &p,
+            &naming(),
+            &StatementStatus::default(),
+            &Scope::Tables(vec!["src".into()]),
+            &opts,
+        )
+        .unwrap();
+        let m = by_action(&plan);
+        let mut expected = vec![mid.to_string(), "src".to_string(), "z_out".to_string()];
+        expected.sort();
+        assert_eq!(m["create"], expected, "{mid}: {plan:#?}");
+        let order: Vec<&str> = plan.nodes.iter().map(|n| n.table_name.as_str()).collect();
+        assert_eq!(order, ["src", mid, "z_out"], "{mid}");
+        let mid_node = plan.nodes.iter().find(|n| n.table_name == mid).unwrap();
+        assert!(
+            mid_node.reason.contains("ancestor of z_out"),
+            "{}",
+            mid_node.reason
+        );
+        // When it runs, it is left alone (the usual product filter).
+        let mut status = StatementStatus::default();
+        status
+            .phases
+            .insert(naming().dml("pb", mid), "RUNNING".into());
+        let plan = build_plan(
+            &p,
+            &naming(),
+            &status,
+            &Scope::Tables(vec!["src".into()]),
+            &opts,
+        )
+        .unwrap();
+        let m = by_action(&plan);
+        assert_eq!(m["skip"], [mid.to_string()], "{mid}: {plan:#?}");
+    }
+}

@@ -9,9 +9,10 @@
 //! - Start tables of a table scope are (re)started; those of a product or folder scope only when not
 //!   running.
 //! - With `--may-start-descendants`, a child of any (re)started table (start tables and the ancestors
-//!   started for them) restarts when the parent or the child is stateful; a stateless child of a stateless parent keeps running. The child's non-running
-//!   ancestors are added first. Scope filters (product, exclusions) apply at every level of the cascade
-//!   (shift_left applied them to the first level only, defect 12).
+//!   started for them) restarts when the parent or the child is stateful; a stateless child of a
+//!   stateless parent keeps running. The child's non-running ancestors are started first, whatever
+//!   their product (the child needs their data). Scope filters (product, exclusions) apply at every
+//!   level of the cascade (shift_left applied them to the first level only, defect 12).
 //! - External tables are never deployed.
 
 pub mod naming;
@@ -203,10 +204,23 @@ impl Planner<'_> {
     }
 
     /// Adds every ancestor of `names` not decided yet: running ones are skipped (or restarted with
-    /// `--force-ancestors`), the others started. Returns the ancestors added with a non-skip action.
+    /// `--force-ancestors`), the others started. An ancestor skipped earlier only for being outside
+    /// the products (it was met as a child first) is started when it is not running: the tables in
+    /// `names` start and need its data, whatever the order the cascade met them in. Returns the
+    /// ancestors added (or upgraded) with a non-skip action.
     fn add_ancestors(&mut self, names: &[&str], why: &str) -> Vec<String> {
         let mut started = Vec::new();
         for a in self.graph.ancestors(names) {
+            if let Some((Action::Skip, _)) = self.decisions.get(&a) {
+                let t = self.table(&a);
+                if self.skip_reason(t).is_none() && !self.running(t) {
+                    let action = self.start_action(t);
+                    let reason = format!("{why}; {}", self.phase_text(t));
+                    self.decisions.insert(a.clone(), (action, reason));
+                    started.push(a.clone());
+                }
+                continue;
+            }
             if self.decisions.contains_key(&a) {
                 continue;
             }
