@@ -336,3 +336,13 @@ fn version_and_effective_configuration_with_secrets_masked() {
     assert_eq!(v["config"]["flink"]["api_secret"], "****");
     assert_eq!(v["config"]["kafka"]["cluster_type"], "stage");
 }
+
+/// `-v` logs written to a pipe (CI, a file) carry no colour escapes.
+#[test]
+fn verbose_logs_on_a_pipe_are_plain_text() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines");
+    let out = common::flinkpipe(&["-v", "pipeline", "validate", fixtures.to_str().unwrap()]);
+    let err = common::stderr(&out);
+    assert!(err.contains("INFO"), "{err}");
+    assert!(!err.contains('\u{1b}'), "escape codes on a pipe: {err:?}");
+}
