@@ -356,3 +356,54 @@ fn a_parse_error_inside_a_subquery_is_reported_at_its_own_line() {
         assert!(st.sources.iter().any(|r| r.name.table() == "s"), "{st:?}");
     }
 }
+
+/// Symlinked table folders are read like the others; a symlink loop is a warning, never a hang; an
+/// unreadable folder is an error naming it (these were skipped silently).
+#[cfg(unix)]
+#[test]
+fn symlinked_folders_are_followed_and_loops_reported() {
+    use std::os::unix::fs::symlink;
+    let (tmp, root) = common::project(&[(
+        "sources/p/src/sql-scripts/ddl.src.sql",
+        "CREATE TABLE src (id INT) WITH ('connector' = 'datagen');\n",
+    )]);
+    // A table folder kept outside the tree and linked in.
+    let shared = tmp.path().join("shared/int_x/sql-scripts");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(
+        shared.join("ddl.int_x.sql"),
+        "CREATE TABLE int_x (id INT) WITH ('connector' = 'blackhole');\n",
+    )
+    .unwrap();
+    std::fs::write(
+        shared.join("dml.int_x.sql"),
+        "INSERT INTO int_x SELECT id FROM src;\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("intermediates/p")).unwrap();
+    symlink(
+        tmp.path().join("shared/int_x"),
+        root.join("intermediates/p/int_x"),
+    )
+    .unwrap();
+    // A loop.
+    symlink(
+        root.join("intermediates"),
+        root.join("intermediates/p/again"),
+    )
+    .unwrap();
+    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("2 tables"), "{out}");
+    assert!(
+        err.contains("warning[symlink-loop]: pipelines/intermediates/p/again"),
+        "{err}"
+    );
+    let out = common::flinkpipe(&["pipeline", "report", "int_x", root.to_str().unwrap()]);
+    assert!(
+        common::stdout(&out).contains("src"),
+        "{}",
+        common::stdout(&out)
+    );
+}

@@ -129,8 +129,10 @@ fn scan_with_cache(
     //    neither below hidden folders. `sql-scripts/` is not entered: `read_folder` lists it.
     let mut folder_paths: Vec<PathBuf> = Vec::new();
     let mut external_manifests: Vec<PathBuf> = Vec::new();
+    // Symlinked folders are followed (teams link shared tables in); walkdir detects loops.
+    let mut walk_diagnostics: Vec<Diagnostic> = Vec::new();
     let mut walker = walkdir::WalkDir::new(root)
-        .follow_links(false)
+        .follow_links(true)
         .sort_by_file_name()
         .into_iter();
     let below = |path: &Path, names: [&str; 2]| {
@@ -140,7 +142,38 @@ fn scan_with_cache(
         })
     };
     while let Some(entry) = walker.next() {
-        let Ok(entry) = entry else { continue };
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let at = e
+                    .path()
+                    .map(|p| slash_path(p.strip_prefix(root).unwrap_or(p)))
+                    .unwrap_or_default();
+                let at = if at.is_empty() {
+                    root_name.clone()
+                } else {
+                    format!("{root_name}/{at}")
+                };
+                walk_diagnostics.push(match e.loop_ancestor() {
+                    Some(a) => Diagnostic::warning(
+                        "symlink-loop",
+                        format!("symbolic link loops back to {}: not followed", a.display()),
+                    )
+                    .at(at, None, None),
+                    None => Diagnostic::error(
+                        "unreadable-folder",
+                        format!(
+                            "cannot read: {}",
+                            e.io_error()
+                                .map(|i| i.to_string())
+                                .unwrap_or_else(|| e.to_string())
+                        ),
+                    )
+                    .at(at, None, None),
+                });
+                continue;
+            }
+        };
         let name = entry.file_name();
         if entry.depth() > 0 && name.as_encoded_bytes().starts_with(b".") {
             if entry.file_type().is_dir() {
@@ -183,7 +216,7 @@ fn scan_with_cache(
     results.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut folders = Vec::with_capacity(results.len());
     let mut keys = Vec::with_capacity(results.len());
-    let mut diagnostics = Vec::new();
+    let mut diagnostics = walk_diagnostics;
     for (f, d, k) in results {
         folders.push(f);
         keys.push(k);
