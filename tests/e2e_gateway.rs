@@ -624,6 +624,19 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
             "facts/fct_total/sql-scripts/dml.Fct_Total.sql",
             "INSERT INTO Fct_Total SELECT id, SUM(Doubled) FROM Int_Typed GROUP BY id;\n",
         ),
+        // The SQL client's statement-set form: one job writing two tables.
+        (
+            "facts/fct_split/sql-scripts/ddl.Fct_Low.sql",
+            "CREATE TABLE Fct_Low (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
+        ),
+        (
+            "facts/fct_split/sql-scripts/dml.Fct_Low.sql",
+            "BEGIN STATEMENT SET;\nINSERT INTO Fct_Low SELECT id, amount FROM Src_Events WHERE amount < 50;\nINSERT INTO Fct_High SELECT id, amount FROM Src_Events WHERE amount >= 50;\nEND;\n",
+        ),
+        (
+            "facts/fct_high/sql-scripts/ddl.Fct_High.sql",
+            "CREATE TABLE Fct_High (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
+        ),
     ]);
     let config = tmp.path().join("config.yaml");
     std::fs::write(
@@ -658,6 +671,13 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
     let child = format!("{prefix}-dml-fct-total");
     assert_eq!(running(&j, &ctas), 1, "{j:?}");
     assert_eq!(running(&j, &child), 1, "{j:?}");
+    // `BEGIN STATEMENT SET; … END;` runs as one gateway statement, and a restart EXPLAINs it first.
+    let set = format!("{prefix}-dml-fct-low");
+    for _ in 0..2 {
+        let r = run(&["pipeline", "deploy", p, "--table-name", "Fct_Low"]);
+        assert_eq!(r["success"], true, "{r:#}");
+        assert_eq!(running(&jobs(), &set), 1, "{:?}", jobs().get(&set));
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
         .arg("--config")
         .arg(&config)
@@ -667,5 +687,9 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let j = jobs();
-    assert_eq!(running(&j, &ctas) + running(&j, &child), 0, "{j:?}");
+    assert_eq!(
+        running(&j, &ctas) + running(&j, &child) + running(&j, &set),
+        0,
+        "{j:?}"
+    );
 }

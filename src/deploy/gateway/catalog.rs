@@ -167,6 +167,52 @@ pub fn query_after_as(sql_text: &str) -> Option<String> {
     None
 }
 
+/// The SQL client's statement-set form (`BEGIN STATEMENT SET; INSERT …; INSERT …; END;`) rewritten
+/// as the single statement the gateway executes (`EXECUTE STATEMENT SET BEGIN INSERT …; … END`); `None`
+/// for any other text (sent as written). Flink SQL docs, "INSERT Statement" / "EXECUTE STATEMENT SET".
+pub fn execute_statement_set(sql_text: &str) -> Option<String> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = crate::sql::dialect::FlinkDialect;
+    let tokens = Tokenizer::new(&dialect, sql_text)
+        .tokenize_with_location()
+        .ok()?;
+    let sig: Vec<_> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let kw = |i: usize, k: Keyword| matches!(sig.get(i).map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none() && w.keyword == k);
+    if !(kw(0, Keyword::BEGIN) && kw(1, Keyword::STATEMENT) && kw(2, Keyword::SET)) {
+        return None;
+    }
+    let body = if matches!(sig.get(3).map(|t| &t.token), Some(Token::SemiColon)) {
+        4
+    } else {
+        3
+    };
+    let mut end = sig.len().checked_sub(1)?;
+    if sig[end].token == Token::SemiColon {
+        end = end.checked_sub(1)?;
+    }
+    if end < body || !kw(end, Keyword::END) {
+        return None;
+    }
+    let from = line_col_to_offset(
+        sql_text,
+        sig[body].span.start.line,
+        sig[body].span.start.column,
+    )?;
+    let to = line_col_to_offset(
+        sql_text,
+        sig[end].span.start.line,
+        sig[end].span.start.column,
+    )?;
+    Some(format!(
+        "EXECUTE STATEMENT SET\nBEGIN\n{}\nEND",
+        sql_text.get(from..to)?.trim()
+    ))
+}
+
 fn line_col_to_offset(text: &str, line: u64, column: u64) -> Option<usize> {
     let mut offset = 0usize;
     for (n, l) in text.split_inclusive('\n').enumerate() {
@@ -303,6 +349,30 @@ mod tests {
             Some("WITH c AS (SELECT 1 AS k) SELECT k FROM c")
         );
         assert_eq!(query_after_as("CREATE TABLE t (a INT)"), None);
+    }
+
+    #[test]
+    fn the_client_statement_set_form_becomes_one_gateway_statement() {
+        let client = "-- two sinks\nBEGIN STATEMENT SET;\nINSERT INTO a SELECT * FROM s;\ninsert into b select * from s;\nEND;";
+        assert_eq!(
+            execute_statement_set(client).as_deref(),
+            Some(
+                "EXECUTE STATEMENT SET\nBEGIN\nINSERT INTO a SELECT * FROM s;\ninsert into b select * from s;\nEND"
+            )
+        );
+        assert_eq!(
+            execute_statement_set("begin statement set insert into a select 1; end").as_deref(),
+            Some("EXECUTE STATEMENT SET\nBEGIN\ninsert into a select 1;\nEND")
+        );
+        assert_eq!(
+            execute_statement_set("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; END"),
+            None
+        );
+        assert_eq!(execute_statement_set("INSERT INTO a SELECT 1"), None);
+        assert_eq!(
+            execute_statement_set("BEGIN STATEMENT SET; INSERT INTO a SELECT 1;"),
+            None
+        );
     }
 
     #[test]

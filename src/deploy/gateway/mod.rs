@@ -868,7 +868,11 @@ impl GatewayTarget {
             )
             .await?;
         }
-        let out = match self.execute(s, &spec.sql, config).await? {
+        let text = catalog::execute_statement_set(&spec.sql);
+        let out = match self
+            .execute(s, text.as_deref().unwrap_or(&spec.sql), config)
+            .await?
+        {
             Executed::Rejected(cause) if cause.contains("not found") => {
                 Executed::Rejected(self.undefined_hint(cause, refs, own))
             }
@@ -1123,11 +1127,12 @@ impl Target for GatewayTarget {
         }
     }
 
-    /// `EXPLAIN` in the session (its tables declared) of an INSERT, an `EXECUTE STATEMENT SET`, or the
-    /// query of a CTAS or materialized table: the planner validates it without starting a job. Other
-    /// statements (`BEGIN STATEMENT SET; …`, DDL) are not checked.
+    /// `EXPLAIN` in the session (its tables declared) of an INSERT, a statement set (either form), or
+    /// the query of a CTAS or materialized table: the planner validates it without starting a job. DDL
+    /// is not checked.
     async fn validate_statement(&self, spec: &StatementSpec) -> Result<(), TargetError> {
-        let text = spec.sql.trim_start();
+        let converted = catalog::execute_statement_set(&spec.sql);
+        let text = converted.as_deref().unwrap_or(&spec.sql).trim_start();
         let upper: String = text
             .chars()
             .take(40)
