@@ -549,7 +549,7 @@ pub(super) fn undeploy(global: &GlobalArgs, args: &UndeployArgs) -> CmdResult {
                 ));
                 let spec = crate::deploy::StatementSpec {
                     name: name.clone(),
-                    sql: format!("DROP TABLE IF EXISTS `{}`", t.replace('`', "``")),
+                    sql: format!("DROP TABLE IF EXISTS {}", crate::sql::quote_identifier(t)),
                     properties: Default::default(),
                     kind: crate::deploy::StatementKind::Ddl,
                 };

@@ -906,7 +906,10 @@ async fn drop_table(
 ) -> Result<(), (StatementResult, String)> {
     let drop = StatementSpec {
         name: crate::plan::naming::fit_length(format!("{}-drop", spec.name)),
-        sql: format!("DROP TABLE IF EXISTS `{}`", table.replace('`', "``")),
+        sql: format!(
+            "DROP TABLE IF EXISTS {}",
+            crate::sql::quote_identifier(table)
+        ),
         properties: spec.properties.clone(),
         kind: StatementKind::Ddl,
     };

@@ -29,6 +29,11 @@ use dialect::FlinkDialect;
 use extract::Facts;
 use split::{LineIndex, StatementUnit};
 
+/// A Flink SQL identifier in backticks, inner backticks doubled (`` my`t `` → `` `my``t` ``).
+pub fn quote_identifier(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
 /// Analyses one SQL file's text.
 ///
 /// Never fails and never panics: problems become [`FileAnalysis::warnings`] with line and column

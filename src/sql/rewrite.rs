@@ -335,7 +335,7 @@ fn quote_like(name: &str, quote: Option<char>) -> String {
     match quote {
         Some(q) => format!("{q}{}{q}", name.replace(q, &format!("{q}{q}"))),
         None if plain => name.to_string(),
-        None => format!("`{}`", name.replace('`', "``")),
+        None => super::quote_identifier(name),
     }
 }
 

@@ -10,6 +10,8 @@
 //! table) are declared from the query's `DESCRIBE`d schema plus the statement's primary key and options.
 
 use crate::deploy::target::{StatementKind, StatementSpec};
+use crate::sql::dialect::FlinkDialect;
+use crate::sql::split::{self, LineIndex};
 use crate::sql::{self, StatementKind as SqlKind};
 use std::collections::BTreeMap;
 
@@ -129,25 +131,16 @@ pub fn referenced_tables(sql_text: &str) -> Vec<String> {
 /// The query of a CTAS or materialized table: the text after the first `AS` at parenthesis depth 0
 /// that is followed by `SELECT`, `WITH`, `VALUES` or `(`. `None` when there is none.
 pub fn query_after_as(sql_text: &str) -> Option<String> {
-    let dialect = crate::sql::dialect::FlinkDialect;
-    let tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, sql_text)
-        .tokenize_with_location()
-        .ok()?;
     use sqlparser::tokenizer::Token;
+    let file = split::split(&FlinkDialect, sql_text);
+    let tokens = &file.tokens;
     let mut depth = 0i32;
-    let significant = |i: usize| {
-        tokens[i..]
-            .iter()
-            .find(|t| !matches!(t.token, Token::Whitespace(_)))
-            .map(|t| &t.token)
-    };
     for (i, t) in tokens.iter().enumerate() {
         match &t.token {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
             Token::Word(w) if depth == 0 && w.value.eq_ignore_ascii_case("AS") => {
-                let next = significant(i + 1);
-                let starts_query = match next {
+                let starts_query = match tokens.get(i + 1).map(|t| &t.token) {
                     Some(Token::Word(n)) => ["SELECT", "WITH", "VALUES"]
                         .iter()
                         .any(|k| n.value.eq_ignore_ascii_case(k)),
@@ -155,8 +148,7 @@ pub fn query_after_as(sql_text: &str) -> Option<String> {
                     _ => false,
                 };
                 if starts_query {
-                    let start = tokens.get(i + 1)?.span.start;
-                    let offset = line_col_to_offset(sql_text, start.line, start.column)?;
+                    let offset = LineIndex::new(sql_text).offset(tokens[i + 1].span.start);
                     let q = sql_text[offset..].trim().trim_end_matches(';').trim();
                     return Some(q.to_string());
                 }
@@ -172,61 +164,29 @@ pub fn query_after_as(sql_text: &str) -> Option<String> {
 /// for any other text (sent as written). Flink SQL docs, "INSERT Statement" / "EXECUTE STATEMENT SET".
 pub fn execute_statement_set(sql_text: &str) -> Option<String> {
     use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let dialect = crate::sql::dialect::FlinkDialect;
-    let tokens = Tokenizer::new(&dialect, sql_text)
-        .tokenize_with_location()
-        .ok()?;
-    let sig: Vec<_> = tokens
-        .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
-    let kw = |i: usize, k: Keyword| matches!(sig.get(i).map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none() && w.keyword == k);
-    if !(kw(0, Keyword::BEGIN) && kw(1, Keyword::STATEMENT) && kw(2, Keyword::SET)) {
-        return None;
-    }
-    let body = if matches!(sig.get(3).map(|t| &t.token), Some(Token::SemiColon)) {
-        4
-    } else {
-        3
+    use sqlparser::tokenizer::Token;
+    let file = split::split(&FlinkDialect, sql_text);
+    let tokens = &file.tokens;
+    let kw = |i: usize, k: Keyword| matches!(tokens.get(i).map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none() && w.keyword == k);
+    // The splitter's own rule for set headers; only the client form is rewritten.
+    let body = match split::set_header(tokens, 0) {
+        Some(n) if kw(0, Keyword::BEGIN) => n,
+        _ => return None,
     };
-    let mut end = sig.len().checked_sub(1)?;
-    if sig[end].token == Token::SemiColon {
+    let mut end = tokens.len().checked_sub(1)?;
+    if tokens[end].token == Token::SemiColon {
         end = end.checked_sub(1)?;
     }
     if end < body || !kw(end, Keyword::END) {
         return None;
     }
-    let from = line_col_to_offset(
-        sql_text,
-        sig[body].span.start.line,
-        sig[body].span.start.column,
-    )?;
-    let to = line_col_to_offset(
-        sql_text,
-        sig[end].span.start.line,
-        sig[end].span.start.column,
-    )?;
+    let lines = LineIndex::new(sql_text);
+    let from = lines.offset(tokens[body].span.start);
+    let to = lines.offset(tokens[end].span.start);
     Some(format!(
         "EXECUTE STATEMENT SET\nBEGIN\n{}\nEND",
         sql_text.get(from..to)?.trim()
     ))
-}
-
-fn line_col_to_offset(text: &str, line: u64, column: u64) -> Option<usize> {
-    let mut offset = 0usize;
-    for (n, l) in text.split_inclusive('\n').enumerate() {
-        if n as u64 + 1 == line {
-            let col: usize = l
-                .char_indices()
-                .nth((column as usize).saturating_sub(1))
-                .map(|(b, _)| b)
-                .unwrap_or(l.len());
-            return Some(offset + col);
-        }
-        offset += l.len();
-    }
-    None
 }
 
 impl Definitions {

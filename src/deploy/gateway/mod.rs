@@ -34,6 +34,7 @@ use super::retry::{Backoff, seed_of};
 use super::target::{
     ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
+use crate::sql::quote_identifier;
 use async_trait::async_trait;
 use catalog::{Definition, Definitions, referenced_tables};
 use reqwest::{Method, StatusCode, Url};
@@ -516,7 +517,7 @@ impl GatewayTarget {
                 options,
                 ..
             } => {
-                let probe = wire::quote(&format!("flinkpipe_probe_{key}"));
+                let probe = quote_identifier(&format!("flinkpipe_probe_{key}"));
                 let drop = format!("DROP TEMPORARY VIEW IF EXISTS {probe}");
                 let _ = self.rows_of(session, &drop).await;
                 self.rows_of(
@@ -863,7 +864,7 @@ impl GatewayTarget {
         {
             self.execute(
                 s,
-                &format!("DROP TABLE IF EXISTS {}", wire::quote(table)),
+                &format!("DROP TABLE IF EXISTS {}", quote_identifier(table)),
                 &BTreeMap::new(),
             )
             .await?;
@@ -938,7 +939,7 @@ impl GatewayTarget {
             if s.declared.remove(key).is_some() {
                 self.execute(
                     s,
-                    &format!("DROP TABLE IF EXISTS {}", wire::quote(table)),
+                    &format!("DROP TABLE IF EXISTS {}", quote_identifier(table)),
                     &BTreeMap::new(),
                 )
                 .await?;

@@ -229,11 +229,6 @@ pub fn job_failure(exceptions: &Value) -> Option<String> {
     Some(strip_java_package(cause.trim()))
 }
 
-/// A Flink identifier in backticks (`` ` `` doubled).
-pub fn quote(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
-}
-
 /// One column of a `DESCRIBE` result: `[name, type, null, key, extras, watermark]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DescribedColumn {
@@ -270,7 +265,7 @@ pub fn derived_table_ddl(
     primary_key: &[String],
     options: &[(String, String)],
 ) -> String {
-    let q = quote;
+    let q = crate::sql::quote_identifier;
     let mut parts: Vec<String> = columns
         .iter()
         .map(|c| {
