@@ -407,3 +407,23 @@ fn symlinked_folders_are_followed_and_loops_reported() {
         common::stdout(&out)
     );
 }
+
+#[test]
+fn broken_external_tables_manifest_names_file_line_and_column() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        (
+            "seeds/external_tables.json",
+            "{\"tables\": [\n  {\"table_name\": \"a\",}\n]}\n",
+        ),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    let name = root.file_name().unwrap().to_str().unwrap();
+    assert!(
+        err.contains(&format!(
+            "error[bad-external-tables]: {name}/seeds/external_tables.json:2:22: cannot read external tables manifest: trailing comma at line 2 column 22"
+        )),
+        "{err}"
+    );
+}

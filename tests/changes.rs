@@ -851,3 +851,136 @@ fn impact_text_output() {
         "7 impacted table(s); DDL modified: none"
     );
 }
+
+const EXTERNALS: &str = "seeds/external_tables.json";
+
+#[test]
+fn external_table_topic_change_impacts_its_descendants() {
+    let r = Repo::new(common::our_fixture());
+    r.branch("feature");
+    r.edit(EXTERNALS, |t| {
+        t.replace("crm.loyalty.members.v1", "crm.loyalty.members.v2")
+            .replace(
+                "  ]\n}",
+                "  ,\n    { \"table_name\": \"ext_new_feed\" }\n  ]\n}",
+            )
+    });
+    r.commit("loyalty members move to the v2 topic", T_CHANGE);
+
+    let set = r.changes(since("main"));
+    assert!(set.files.is_empty() && set.ignored.is_empty());
+    let rows: Vec<(&str, ChangeKind, &str, &str)> = set
+        .external_tables
+        .iter()
+        .map(|x| {
+            (
+                x.table_name.as_str(),
+                x.change_kind,
+                x.manifest.as_str(),
+                x.details.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                "ext_c360_loyalty_members",
+                ChangeKind::Options,
+                EXTERNALS,
+                "kafka_topic 'crm.loyalty.members.v1' → 'crm.loyalty.members.v2'"
+            ),
+            ("ext_new_feed", ChangeKind::Added, EXTERNALS, ""),
+        ]
+    );
+
+    // The CLI: listed in the text and in modified_flink_files.json; the impact follows the graph.
+    let o = r.run(&["project", "list-modified-files", "--since", "main"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "external tables:\n  ext_c360_loyalty_members (options: kafka_topic 'crm.loyalty.members.v1' → 'crm.loyalty.members.v2') in seeds/external_tables.json\n  ext_new_feed (added) in seeds/external_tables.json\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let written: Value = serde_json::from_str(&r.out_file("modified_flink_files.json")).unwrap();
+    assert_eq!(written["external_tables"][0]["change_kind"], "options");
+    assert_eq!(r.out_file("modified_flink_files.txt"), "");
+
+    for from_file in [false, true] {
+        let mut args = vec!["--output", "json", "project", "list-impacted-tables"];
+        let listed = r.root.join("out/modified_flink_files.json");
+        let listed = listed.to_str().unwrap().to_string();
+        if from_file {
+            args.extend(["--modified-files-path", listed.as_str()]);
+        } else {
+            args.extend(["--since", "main"]);
+        }
+        let o = r.run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let impact: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(
+            impact["impacted_tables"],
+            serde_json::json!([
+                "c360_dim_customers",
+                "c360_fct_customer_orders",
+                "c360_mv_customer_360"
+            ]),
+            "from file: {from_file}"
+        );
+        let ext = &impact["impacts"][0];
+        assert_eq!(ext["table_name"], "ext_c360_loyalty_members");
+        assert_eq!(ext["files"], serde_json::json!([EXTERNALS]));
+        assert_eq!(
+            ext["descendants"][0]["reason"],
+            "descendant of external table ext_c360_loyalty_members (kafka_topic 'crm.loyalty.members.v1' → 'crm.loyalty.members.v2')"
+        );
+        assert_eq!(impact["impacts"][1]["table_name"], "ext_new_feed");
+        assert_eq!(impact["impacts"][1]["descendants"], serde_json::json!([]));
+    }
+}
+
+#[test]
+fn external_table_removed_while_still_read_is_an_error() {
+    let r = Repo::new(common::our_fixture());
+    r.branch("feature");
+    r.write(EXTERNALS, "{\"tables\": []}\n");
+    r.commit("drop the loyalty feed", T_CHANGE);
+    let set = r.changes(since("main"));
+    assert_eq!(set.external_tables.len(), 1);
+    assert_eq!(set.external_tables[0].change_kind, ChangeKind::Deleted);
+    let o = r.run(&["project", "list-impacted-tables", "--since", "main"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "external table 'ext_c360_loyalty_members' was removed from seeds/external_tables.json but its children still read it: c360_dim_customers (dimensions/c360/dim_customers/sql-scripts/ddl.c360_dim_customers.sql, dimensions/c360/dim_customers/sql-scripts/dml.c360_dim_customers.sql)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn broken_external_manifest_names_file_and_side() {
+    let r = Repo::new(common::our_fixture());
+    r.branch("feature");
+    r.write(
+        EXTERNALS,
+        "{\"tables\": [\n  {\"kafka_topic\": \"x\"}\n]}\n",
+    );
+    r.commit("broken manifest", T_CHANGE);
+    let err = changes::list_changes(&r.pipelines, &since("main"), &Config::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "seeds/external_tables.json at HEAD: not a valid external tables manifest ({\"tables\": [{\"table_name\", …}]}): missing field `table_name` at line 2 column 22"
+    );
+    // A --file-filter for SQL files leaves manifests out, as before.
+    let set = r.changes(ChangeOptions {
+        since: Some("main".into()),
+        file_filter: Some("sql".into()),
+        ..Default::default()
+    });
+    assert!(set.external_tables.is_empty());
+    assert_eq!(set.ignored, vec![EXTERNALS.to_string()]);
+}

@@ -126,6 +126,8 @@ pub fn list_changes(
     // 1. Collect the deltas and read both sides (libgit2 objects stay on this thread).
     let mut raw: Vec<RawDelta> = Vec::new();
     let mut ignored = Vec::new();
+    // `seeds/external_tables.json` manifests: (path, base bytes, head bytes).
+    let mut manifests: Vec<super::external::ManifestVersions> = Vec::new();
     for delta in diff.deltas() {
         let kind = match delta.status() {
             Delta::Added | Delta::Untracked => ChangeKind::Added,
@@ -157,6 +159,18 @@ pub fn list_changes(
         } else {
             &new_rel
         };
+        if super::external::is_manifest(path_rel)
+            && filter.as_deref().is_none_or(|ext| ext == ".json")
+        {
+            let old_bytes = (kind != ChangeKind::Added)
+                .then(|| read_blob(&repo, delta.old_file().id(), &old_repo))
+                .transpose()?;
+            let new_bytes = (kind != ChangeKind::Deleted)
+                .then(|| head_side.read(&repo, delta.new_file().id(), &new_repo))
+                .transpose()?;
+            manifests.push((path_rel.clone(), old_bytes, new_bytes));
+            continue;
+        }
         let Some(role) = role_of(path_rel) else {
             ignored.push(path_rel.clone());
             continue;
@@ -245,6 +259,21 @@ pub fn list_changes(
     files.sort_by(|a, b| a.path.cmp(&b.path));
     tests.sort_by(|a, b| a.path.cmp(&b.path));
     ignored.sort();
+    let external_tables =
+        super::external::diff_manifests(&manifests).map_err(|(path, side, message)| {
+            let at = if side == "base" {
+                format!("{baseline_ref} ({:.12})", base_oid.to_string())
+            } else if opts.include_uncommitted {
+                "the work tree".to_string()
+            } else {
+                head_name.clone()
+            };
+            ChangeError::BadFile {
+                path: PathBuf::from(format!("{path} at {at}")),
+                what: "external tables manifest ({\"tables\": [{\"table_name\", …}]})",
+                message,
+            }
+        })?;
     Ok(ChangeSet {
         baseline_ref,
         base_commit: base_oid.to_string(),
@@ -256,6 +285,7 @@ pub fn list_changes(
         head_commit: head_oid.to_string(),
         files,
         tests,
+        external_tables,
         ignored,
     })
 }

@@ -10,7 +10,9 @@
 //!
 //! Cases 2 and 3 read the work tree: uncommitted edits there are part of the head graph.
 
-use super::{ChangeError, ChangeKind, ChangeOptions, FileChange, HeadGraph, git};
+use super::{
+    ChangeError, ChangeKind, ChangeOptions, ExternalTableChange, FileChange, HeadGraph, git,
+};
 use crate::config::Config;
 use crate::lineage::{self, LoadOptions};
 use crate::metadata::GRAPH_FILE;
@@ -28,8 +30,8 @@ pub enum HeadSource {
     Commit(String),
 }
 
-/// Loads the head graph (see the module doc). `files` are the changed table files (to see whether any
-/// table was deleted).
+/// Loads the head graph (see the module doc). `files` are the changed table files and `externals` the
+/// external tables' manifest changes (to see whether any table was deleted).
 ///
 /// Errors: the project folder cannot be scanned or exported.
 pub fn load_head_graph(
@@ -37,6 +39,7 @@ pub fn load_head_graph(
     config: &Config,
     opts: &ChangeOptions,
     files: &[FileChange],
+    externals: &[ExternalTableChange],
 ) -> Result<(HeadGraph, HeadSource), ChangeError> {
     let load = |dir: &Path| -> Result<HeadGraph, ChangeError> {
         let project = lineage::load(
@@ -66,7 +69,9 @@ pub fn load_head_graph(
     let deletes = files.iter().any(|f| {
         f.change_kind == ChangeKind::Deleted
             || (f.change_kind == ChangeKind::Renamed && f.table_name != f.new_table_name)
-    });
+    }) || externals
+        .iter()
+        .any(|x| x.change_kind == ChangeKind::Deleted);
     let graph_file = pipelines_dir.join(GRAPH_FILE);
     if !deletes && graph_file_is_fresh(pipelines_dir, &graph_file, opts.include_uncommitted) {
         return Ok((

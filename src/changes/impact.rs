@@ -12,7 +12,9 @@
 //! - a deleted table whose children remain at the head is an error naming the children and their files;
 //! - files under `tests/` never impact anything: they are listed in `unit_test_ddl_paths`.
 
-use super::{ChangeError, ChangeKind, FileChange, FileRole, ModifiedFiles, Orphan};
+use super::{
+    ChangeError, ChangeKind, ExternalTableChange, FileChange, FileRole, ModifiedFiles, Orphan,
+};
 use crate::lineage::Project;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -245,37 +247,86 @@ pub fn changed_tables(
         .collect()
 }
 
-/// Computes the impact of `files` (table files; tests in `tests`) on the head graph.
+/// The children of `name` that a table folder defines at the head, with their files.
+fn defined_children(head: &HeadGraph, name: &str) -> Vec<(String, Vec<String>)> {
+    head.children(name)
+        .into_iter()
+        .filter(|c| head.is_defined(c))
+        .map(|c| {
+            (
+                c.to_string(),
+                head.defined.get(c).cloned().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Computes the impact of `files` (table files; tests in `tests`) and of the external tables'
+/// manifest changes (`externals`) on the head graph.
+///
+/// An external table whose topic or product changed impacts its descendants; one that was removed while
+/// tables at the head still read it is an orphan (unless a table folder defines it now); an added one
+/// impacts nothing.
 ///
 /// Errors: [`ChangeError::Orphans`] when a deleted table still has children at the head.
 pub fn impacted_tables(
     files: &[FileChange],
     tests: &[FileChange],
+    externals: &[ExternalTableChange],
     head: &HeadGraph,
 ) -> Result<ImpactedTables, ChangeError> {
     let mut impacts = Vec::new();
     let mut orphans = Vec::new();
     let mut all = BTreeSet::new();
+    for x in externals {
+        // A folder defining the table at the head wins over the manifest (its files are listed).
+        if head.is_defined(&x.table_name) {
+            continue;
+        }
+        let mut descendants = Vec::new();
+        match x.change_kind {
+            ChangeKind::Deleted => {
+                let kids = defined_children(head, &x.table_name);
+                if !kids.is_empty() {
+                    orphans.push(Orphan {
+                        table_name: x.table_name.clone(),
+                        children: kids,
+                        manifest: Some(x.manifest.clone()),
+                    });
+                }
+            }
+            ChangeKind::Added | ChangeKind::Cosmetic => {}
+            _ => {
+                for d in head.descendants(&x.table_name) {
+                    all.insert(d.clone());
+                    descendants.push(ImpactedTable {
+                        table_name: d,
+                        reason: format!(
+                            "descendant of external table {} ({})",
+                            x.table_name, x.details
+                        ),
+                    });
+                }
+            }
+        }
+        impacts.push(TableImpact {
+            table_name: x.table_name.clone(),
+            change_kind: x.change_kind,
+            files: vec![x.manifest.clone()],
+            descendants,
+        });
+    }
     for (name, kind, paths) in changed_tables(files, head) {
         let mut descendants = Vec::new();
         match kind {
             ChangeKind::Cosmetic => {}
             ChangeKind::Deleted => {
-                let kids: Vec<(String, Vec<String>)> = head
-                    .children(&name)
-                    .into_iter()
-                    .filter(|c| head.is_defined(c))
-                    .map(|c| {
-                        (
-                            c.to_string(),
-                            head.defined.get(c).cloned().unwrap_or_default(),
-                        )
-                    })
-                    .collect();
+                let kids = defined_children(head, &name);
                 if !kids.is_empty() {
                     orphans.push(Orphan {
                         table_name: name.clone(),
                         children: kids,
+                        manifest: None,
                     });
                 }
             }
@@ -297,8 +348,10 @@ pub fn impacted_tables(
         });
     }
     if !orphans.is_empty() {
+        orphans.sort_by(|a, b| a.table_name.cmp(&b.table_name));
         return Err(ChangeError::Orphans(orphans));
     }
+    impacts.sort_by(|a, b| a.table_name.cmp(&b.table_name));
     let ddl: Vec<&FileChange> = files
         .iter()
         .filter(|f| {
@@ -449,7 +502,7 @@ mod tests {
             change("a", ChangeKind::Logic, FileRole::Dml),
             change("x", ChangeKind::Cosmetic, FileRole::Dml),
         ];
-        let r = impacted_tables(&files, &[], &g).unwrap();
+        let r = impacted_tables(&files, &[], &[], &g).unwrap();
         assert_eq!(r.impacted_tables, vec!["b", "c"]);
         assert_eq!(
             r.impacts[0].descendants[1].reason,
@@ -462,8 +515,13 @@ mod tests {
     #[test]
     fn deleted_with_children_is_an_error() {
         let g = graph(&[("a", "b")], &["b"]);
-        let err = impacted_tables(&[change("a", ChangeKind::Deleted, FileRole::Ddl)], &[], &g)
-            .unwrap_err();
+        let err = impacted_tables(
+            &[change("a", ChangeKind::Deleted, FileRole::Ddl)],
+            &[],
+            &[],
+            &g,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "table 'a' is deleted but its children still read it: b (b/sql-scripts/dml.b.sql)"
@@ -474,7 +532,7 @@ mod tests {
     fn added_or_deleted_properties_are_options() {
         let g = graph(&[("a", "b")], &["a", "b"]);
         let files = [change("a", ChangeKind::Deleted, FileRole::Properties)];
-        let r = impacted_tables(&files, &[], &g).unwrap();
+        let r = impacted_tables(&files, &[], &[], &g).unwrap();
         assert_eq!(r.impacts[0].change_kind, ChangeKind::Options);
         assert_eq!(r.impacted_tables, vec!["b"]);
         let files = [change("a", ChangeKind::Added, FileRole::Properties)];

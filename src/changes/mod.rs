@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod classify;
+pub mod external;
 pub mod git;
 pub mod head;
 pub mod impact;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 pub use classify::{ColumnChange, SchemaDiff};
+pub use external::ExternalTableChange;
 pub use git::{ChangeOptions, list_changes};
 pub use head::{HeadSource, load_head_graph};
 pub use impact::{HeadGraph, Impact, ImpactedTables, TableImpact, impacted_tables};
@@ -137,8 +139,11 @@ pub struct ChangeSet {
     pub files: Vec<FileChange>,
     /// Files under `tests/` folders, sorted by path.
     pub tests: Vec<FileChange>,
-    /// Changed files under the pipelines folder that belong to neither list (README, JSON, …), or that
-    /// the file filter excluded.
+    /// Tables of `seeds/external_tables.json` manifests that were added, removed or changed, sorted by
+    /// name ([`external`]).
+    pub external_tables: Vec<ExternalTableChange>,
+    /// Changed files under the pipelines folder that belong to none of the lists above (README, other
+    /// JSON, …), or that the file filter excluded.
     pub ignored: Vec<String>,
 }
 
@@ -232,6 +237,9 @@ pub struct Orphan {
     pub table_name: String,
     /// Its children at the head: (table, its DDL/DML files relative to the pipelines folder).
     pub children: Vec<(String, Vec<String>)>,
+    /// For an external table removed from a manifest: that manifest (relative to the pipelines folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
 }
 
 fn orphan_message(orphans: &[Orphan]) -> String {
@@ -251,11 +259,18 @@ fn orphan_message(orphans: &[Orphan]) -> String {
                 }
             })
             .collect();
-        s.push_str(&format!(
-            "table '{}' is deleted but its children still read it: {}",
-            o.table_name,
-            kids.join(", ")
-        ));
+        match &o.manifest {
+            Some(m) => s.push_str(&format!(
+                "external table '{}' was removed from {m} but its children still read it: {}",
+                o.table_name,
+                kids.join(", ")
+            )),
+            None => s.push_str(&format!(
+                "table '{}' is deleted but its children still read it: {}",
+                o.table_name,
+                kids.join(", ")
+            )),
+        }
     }
     s
 }
@@ -304,6 +319,9 @@ pub struct ModifiedFiles {
     /// flinkpipe: changed files under `tests/`, relative to the pipelines folder.
     #[serde(default)]
     pub tests: Vec<String>,
+    /// flinkpipe: external tables added, removed or changed in `seeds/external_tables.json` manifests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub external_tables: Vec<ExternalTableChange>,
     /// flinkpipe: the base commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_commit: Option<String>,
@@ -342,6 +360,7 @@ impl ChangeSet {
             description,
             file_list,
             tests: self.tests.iter().map(|t| t.path.clone()).collect(),
+            external_tables: self.external_tables.clone(),
             base_commit: Some(self.base_commit.clone()),
             head_commit: Some(self.head_commit.clone()),
         }

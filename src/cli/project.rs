@@ -233,6 +233,22 @@ fn modified_text(set: &ChangeSet) -> String {
             s.push_str(&format!("  {} ({})\n", t.path, t.change_kind));
         }
     }
+    if !set.external_tables.is_empty() {
+        s.push_str("external tables:\n");
+        for x in &set.external_tables {
+            s.push_str(&format!(
+                "  {} ({}{}) in {}\n",
+                x.table_name,
+                x.change_kind,
+                if x.details.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", x.details)
+                },
+                x.manifest
+            ));
+        }
+    }
     s
 }
 
@@ -246,11 +262,15 @@ fn list_impacted_tables(
     let cfg = load_config(global)?;
     let opts = change_options(refs);
     let started = std::time::Instant::now();
-    let (files, tests) = match modified_files_path {
-        Some(p) => ModifiedFiles::read(p)?.to_file_changes(dir),
+    let (files, tests, externals) = match modified_files_path {
+        Some(p) => {
+            let modified = ModifiedFiles::read(p)?;
+            let (files, tests) = modified.to_file_changes(dir);
+            (files, tests, modified.external_tables)
+        }
         None => {
             let set = changes::list_changes(dir, &opts, &cfg)?;
-            (set.files, set.tests)
+            (set.files, set.tests, set.external_tables)
         }
     };
     tracing::info!(
@@ -258,13 +278,13 @@ fn list_impacted_tables(
         elapsed_ms = started.elapsed().as_millis() as u64,
         "changes listed"
     );
-    let (graph, source) = changes::load_head_graph(dir, &cfg, &opts, &files)?;
+    let (graph, source) = changes::load_head_graph(dir, &cfg, &opts, &files, &externals)?;
     tracing::info!(
         ?source,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "head graph loaded"
     );
-    let impact = changes::impacted_tables(&files, &tests, &graph)?;
+    let impact = changes::impacted_tables(&files, &tests, &externals, &graph)?;
     write_output(output_dir, "impacted_tables.json", &to_json_pretty(&impact))?;
     if is_json(global) {
         print_json(&impact);

@@ -613,16 +613,59 @@ fn temporary_sinks(a: &FileAnalysis) -> BTreeSet<TableName> {
 #[derive(serde::Deserialize)]
 struct ExternalManifest {
     #[serde(default)]
-    tables: Vec<ExternalEntry>,
+    tables: Vec<ExternalDeclaration>,
 }
 
-#[derive(serde::Deserialize)]
-struct ExternalEntry {
-    table_name: String,
+/// One table of a `seeds/external_tables.json` manifest (shift_left's shape), as written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct ExternalDeclaration {
+    /// The table's name, as the project's SQL reads it.
+    pub table_name: String,
+    /// Its Kafka topic; absent means the table's name ([`external_table`]).
     #[serde(default)]
-    kafka_topic: Option<String>,
+    pub kafka_topic: Option<String>,
+    /// Its product; absent means `common`.
     #[serde(default)]
-    product_name: Option<String>,
+    pub product_name: Option<String>,
+}
+
+impl ExternalDeclaration {
+    /// The topic the inventory records: `kafka_topic`, else the table's name.
+    pub fn effective_topic(&self) -> &str {
+        self.kafka_topic.as_deref().unwrap_or(&self.table_name)
+    }
+
+    /// The product the inventory records: `product_name`, else `common`.
+    pub fn effective_product(&self) -> &str {
+        self.product_name.as_deref().unwrap_or("common")
+    }
+}
+
+/// Why a `seeds/external_tables.json` manifest could not be read: serde_json's message, which ends with
+/// the position (`missing field `table_name` at line 3 column 5`), and that position (1-based; 0 when
+/// the input ended early).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    /// The parser's message, position included.
+    pub message: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+/// Parses a `seeds/external_tables.json` manifest: `{"tables":[{"table_name","kafka_topic",
+/// "product_name"}]}` (shift-left-compatibility.md).
+///
+/// Errors: the text is not such a document.
+pub fn parse_external_manifest(text: &str) -> Result<Vec<ExternalDeclaration>, ManifestError> {
+    serde_json::from_str::<ExternalManifest>(text)
+        .map(|m| m.tables)
+        .map_err(|e| ManifestError {
+            message: e.to_string(),
+            line: e.line(),
+            column: e.column(),
+        })
 }
 
 /// Reads the `seeds/external_tables.json` files the scan found (shift_left's manifest:
@@ -639,23 +682,25 @@ fn read_external_manifests(
             "{root_name}/{}",
             crate::fsutil::slash_path(path.strip_prefix(root).unwrap_or(path))
         );
-        let manifest: ExternalManifest = match std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("line {}: {e}", e.line())))
-        {
+        let tables = match std::fs::read_to_string(path)
+            .map_err(|e| (e.to_string(), None))
+            .and_then(|t| {
+                parse_external_manifest(&t)
+                    .map_err(|e| (e.message, Some((e.line, e.column)).filter(|p| p.0 > 0)))
+            }) {
             Ok(m) => m,
-            Err(e) => {
+            Err((message, at)) => {
                 diags.push(
                     Diagnostic::error(
                         "bad-external-tables",
-                        format!("cannot read external tables manifest: {e}"),
+                        format!("cannot read external tables manifest: {message}"),
                     )
-                    .at(rel, None, None),
+                    .at(rel, at.map(|p| p.0), at.map(|p| p.1)),
                 );
                 continue;
             }
         };
-        for e in manifest.tables {
+        for e in tables {
             out.push(external_table(
                 &e.table_name,
                 e.product_name.unwrap_or_else(|| "common".into()),
