@@ -408,7 +408,7 @@ impl Config {
         &self,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<crate::deploy::confluent::ConfluentSettings, ConfigError> {
-        const PURPOSE: &str = "deploy to Confluent Cloud";
+        const PURPOSE: &str = "use Confluent Cloud";
         let cc = &self.confluent_cloud;
         let environment_id = self.setting(
             env,
@@ -472,8 +472,43 @@ impl Config {
         }
     }
 
-    /// The region used in statement names: `confluent_cloud.cloud_region`, else `confluent_cloud.region`,
-    /// else `us-west-2` (shift_left's default).
+    /// The configuration with the environment's non-secret overrides applied (shift_left's variables and
+    /// flinkpipe's own), so that every consumer (statement names, endpoints, `version --config`) sees
+    /// the same values: `SL_CLOUD_PROVIDER` → `confluent_cloud.cloud_provider`, `SL_CLOUD_REGION` →
+    /// `confluent_cloud.cloud_region`, `SL_FLINK_ENV_ID` → `confluent_cloud.environment_id`,
+    /// `SL_CLOUD_ORGANIZATION_ID` → `confluent_cloud.organization_id`, `SL_CONFLUENT_PRINCIPAL_ID` →
+    /// `confluent_cloud.service_account_id`, `SL_FLINK_COMPUTE_POOL_ID` → `flink.compute_pool_id`,
+    /// `SL_FLINK_ENV_NAME` → `flink.catalog_name`, `SL_FLINK_DATABASE_NAME` → `flink.database_name`,
+    /// `SL_FLINK_SQL_ENDPOINT` → `flink.sql_endpoint`, `FLINKPIPE_GATEWAY_URL` →
+    /// `flinkpipe.gateway.url`, `FLINKPIPE_JOBMANAGER_URL` → `flinkpipe.gateway.jobmanager_url`.
+    /// Empty variables are ignored. Secrets (`SL_FLINK_API_KEY`, …) are never copied into the
+    /// configuration: they are read where they are used.
+    pub fn with_env(mut self, env: impl Fn(&str) -> Option<String>) -> Config {
+        let set = |slot: &mut Option<String>, var: &str| {
+            if let Some(v) = env(var).filter(|v| !v.is_empty()) {
+                *slot = Some(v);
+            }
+        };
+        let cc = &mut self.confluent_cloud;
+        set(&mut cc.cloud_provider, "SL_CLOUD_PROVIDER");
+        set(&mut cc.cloud_region, "SL_CLOUD_REGION");
+        set(&mut cc.environment_id, "SL_FLINK_ENV_ID");
+        set(&mut cc.organization_id, "SL_CLOUD_ORGANIZATION_ID");
+        set(&mut cc.service_account_id, "SL_CONFLUENT_PRINCIPAL_ID");
+        let f = &mut self.flink;
+        set(&mut f.compute_pool_id, "SL_FLINK_COMPUTE_POOL_ID");
+        set(&mut f.catalog_name, "SL_FLINK_ENV_NAME");
+        set(&mut f.database_name, "SL_FLINK_DATABASE_NAME");
+        set(&mut f.sql_endpoint, "SL_FLINK_SQL_ENDPOINT");
+        let g = &mut self.flinkpipe.gateway;
+        set(&mut g.url, "FLINKPIPE_GATEWAY_URL");
+        set(&mut g.jobmanager_url, "FLINKPIPE_JOBMANAGER_URL");
+        self
+    }
+
+    /// The region used in statement names: `confluent_cloud.cloud_region` (or `$SL_CLOUD_REGION` after
+    /// [`with_env`](Self::with_env)), else `confluent_cloud.region`, else `us-west-2` (shift_left's
+    /// default).
     pub fn region(&self) -> &str {
         self.confluent_cloud
             .cloud_region
@@ -498,23 +533,32 @@ pub const MASK: &str = "****";
 
 impl Config {
     /// The effective configuration as YAML: the defaults with the file's values over them (keys flinkpipe
-    /// does not model, like `flink.api_key`, included), every value under a key of [`SECRET_KEYS`]
-    /// replaced by [`MASK`]. Environment variables are never read or printed.
+    /// does not model, like `flink.api_key`, included) and the environment's non-secret overrides of
+    /// [`with_env`](Self::with_env) when they were applied, every value under a key of [`SECRET_KEYS`]
+    /// replaced by [`MASK`]. Secret variables are never read or printed.
     ///
     /// Errors: the source file cannot be read or parsed again.
     pub fn effective_yaml(&self) -> Result<String, ConfigError> {
-        let mut value = serde_yaml_ng::to_value(self).expect("plain data serialises");
-        if let Some(path) = &self.source {
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            let raw: serde_yaml_ng::Value =
+        // The keys flinkpipe knows come from `self` (the file's values with the environment's
+        // overrides, see `with_env`); the file adds the keys flinkpipe does not read.
+        let known = serde_yaml_ng::to_value(self).expect("plain data serialises");
+        let mut value = match &self.source {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
                 serde_yaml_ng::from_str(&text).map_err(|e| ConfigError::Parse {
                     path: path.clone(),
                     message: e.to_string(),
-                })?;
-            merge_yaml(&mut value, raw);
+                })?
+            }
+            None => serde_yaml_ng::Value::Null,
+        };
+        if value.is_mapping() {
+            merge_yaml(&mut value, known);
+        } else {
+            value = known;
         }
         mask_secrets(&mut value, false);
         Ok(serde_yaml_ng::to_string(&value).expect("YAML values serialise"))

@@ -346,3 +346,69 @@ fn verbose_logs_on_a_pipe_are_plain_text() {
     assert!(err.contains("INFO"), "{err}");
     assert!(!err.contains('\u{1b}'), "escape codes on a pipe: {err:?}");
 }
+
+#[test]
+fn environment_overrides_reach_statement_names_and_the_effective_configuration() {
+    let (_t, root) = our_fixture();
+    let cfg = root.parent().unwrap().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        "kafka:\n  cluster_type: prod\nconfluent_cloud:\n  cloud_region: eu-central-1\n",
+    )
+    .unwrap();
+    let plan = |env: &[(&str, &str)]| {
+        let o = flinkpipe_env(
+            &[
+                "--output",
+                "json",
+                "--config",
+                cfg.to_str().unwrap(),
+                "pipeline",
+                "build-execution-plan",
+                root.to_str().unwrap(),
+                "--table-name",
+                "src_sales_orders",
+                "--offline",
+            ],
+            root.parent().unwrap(),
+            env,
+        );
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["nodes"][0]["ddl_statement_name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(plan(&[]), "prod-euc1-sales-ddl-src-sales-orders");
+    // $SL_CLOUD_REGION wins over the file, as for the REST endpoint; an empty variable is ignored.
+    assert_eq!(
+        plan(&[("SL_CLOUD_REGION", "us-east-1")]),
+        "prod-use1-sales-ddl-src-sales-orders"
+    );
+    assert_eq!(
+        plan(&[("SL_CLOUD_REGION", "")]),
+        "prod-euc1-sales-ddl-src-sales-orders"
+    );
+    // `version --config` prints the values in effect.
+    let o = flinkpipe_env(
+        &["--config", cfg.to_str().unwrap(), "version", "--config"],
+        root.parent().unwrap(),
+        &[
+            ("SL_CLOUD_REGION", "us-east-1"),
+            ("SL_FLINK_ENV_ID", "env-42"),
+            ("FLINKPIPE_GATEWAY_URL", "http://gw:8083"),
+            ("SL_FLINK_API_SECRET", "TOPSECRET"),
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    for want in [
+        "cloud_region: us-east-1",
+        "environment_id: env-42",
+        "url: http://gw:8083",
+    ] {
+        assert!(out.contains(want), "{want} missing in:\n{out}");
+    }
+    assert!(!out.contains("TOPSECRET"), "{out}");
+}

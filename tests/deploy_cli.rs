@@ -428,6 +428,11 @@ fn configuration_errors_name_the_missing_key() {
         err.contains("confluent_cloud.environment_id") && err.contains("SL_FLINK_ENV_ID"),
         "{err}"
     );
+    // The other target is named too.
+    assert!(
+        err.contains("is required to use Confluent Cloud; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"),
+        "{err}"
+    );
     assert!(fake.requests().is_empty());
 }
 

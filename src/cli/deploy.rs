@@ -48,7 +48,12 @@ pub(super) fn make_target(
         tracing::info!("target: {}", target.describe());
         return Ok((Box::new(target), Scrubber::default()));
     }
-    let settings = cfg.confluent_settings(&env_lookup)?;
+    let settings = cfg.confluent_settings(&env_lookup).map_err(|e| match e {
+        crate::config::ConfigError::Missing { .. } => Failure::new(format!(
+            "{e}; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"
+        )),
+        e => e.into(),
+    })?;
     let scrubber = settings.credentials.scrubber();
     let target =
         ConfluentTarget::new(settings).map_err(|e| Failure::new(scrubber.scrub(&e.to_string())))?;

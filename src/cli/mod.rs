@@ -134,7 +134,7 @@ pub fn run(cli: &Cli) -> CmdResult {
 pub(crate) fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
     static REPORTED: std::sync::Once = std::sync::Once::new();
     let path = Config::locate(global.config.as_deref());
-    let cfg = Config::load(path.as_deref())?;
+    let cfg = Config::load(path.as_deref())?.with_env(super::cli::deploy::env_lookup);
     let mut unknown: &[String] = &[];
     REPORTED.call_once(|| unknown = &cfg.unknown_keys);
     for k in unknown {
