@@ -293,6 +293,7 @@ fn cli_reads_status_file_and_table_list_files() {
         "json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rows: Vec<(String, String)> = v["nodes"]
         .as_array()
@@ -312,6 +313,36 @@ fn cli_reads_status_file_and_table_list_files() {
             ("a".into(), "skip".into()),
             ("b".into(), "create".into())
         ]
+    );
+    // A typo in a phase, and a file of another environment: warnings (the plan still runs).
+    let plan_with = |text: &str| {
+        std::fs::write(&status, text).unwrap();
+        flinkpipe(&[
+            "pipeline",
+            "build-execution-plan",
+            root.to_str().unwrap(),
+            "--table-name",
+            "b",
+            "--statement-status",
+            status.to_str().unwrap(),
+        ])
+    };
+    let o = plan_with(r#"{"dev-usw2-p1-dml-a": "RUNNIN", "dev-usw2-p1-ddl-src": "COMPLETED"}"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "warning[statement-status]: {}: 'dev-usw2-p1-dml-a' has phase 'RUNNIN', which is not a statement phase (PENDING, RUNNING, COMPLETED, DELETING, FAILING, FAILED, STOPPING, STOPPED, DEGRADED); it counts as not running\n",
+            status.display()
+        )
+    );
+    let o = plan_with(r#"{"prod-euc1-p1-dml-a": "RUNNING"}"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("none of its 1 statements is a statement of this project (e.g. 'dev-usw2-"),
+        "{}",
+        stderr(&o)
     );
     // A bad status file is an error naming it.
     std::fs::write(&status, "[1, 2]").unwrap();

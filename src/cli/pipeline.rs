@@ -162,7 +162,11 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
     }
     let (scope, options) = plan_inputs(args)?;
     let status = match &args.statement_status {
-        Some(f) => StatementStatus::read(f)?,
+        Some(f) => {
+            let status = StatementStatus::read(f)?;
+            warn_status_file(f, &status, &project, &StatementNaming::from_config(&cfg));
+            status
+        }
         None if args.live => super::deploy::live_status(&cfg, &project)?,
         None if args.offline => StatementStatus::default(),
         // A configured target (all settings and secrets present) is asked; otherwise plan offline.
@@ -181,6 +185,53 @@ fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {
         print!("{}", render_plan(&plan));
     }
     Ok(true)
+}
+
+/// Warnings about a `--statement-status` file that would silently plan the wrong actions: phases that
+/// are not statement phases (a typo counts as not running, so the statement would be restarted), and a
+/// file none of whose statements this project names (another prefix, region or environment).
+fn warn_status_file(
+    file: &Path,
+    status: &StatementStatus,
+    project: &crate::lineage::Project,
+    naming: &StatementNaming,
+) {
+    for (statement, phase) in status.unknown_phases() {
+        eprintln!(
+            "warning[statement-status]: {}: '{statement}' has phase '{phase}', which is not a statement phase ({}); it counts as not running",
+            file.display(),
+            crate::plan::status::PHASES.join(", ")
+        );
+    }
+    if status.phases.is_empty() {
+        return;
+    }
+    let ours = project
+        .inventory
+        .tables
+        .values()
+        .filter(|t| !t.external)
+        .flat_map(|t| {
+            [
+                naming.ddl(&t.product, &t.name),
+                naming.dml(&t.product, &t.name),
+            ]
+        })
+        .any(|n| status.phases.contains_key(&n));
+    if !ours {
+        let example = project
+            .inventory
+            .tables
+            .values()
+            .find(|t| !t.external)
+            .map(|t| format!(" (e.g. '{}')", naming.dml(&t.product, &t.name)))
+            .unwrap_or_default();
+        eprintln!(
+            "warning[statement-status]: {}: none of its {} statements is a statement of this project{example}: every table counts as not running; check kafka.cluster_type, confluent_cloud.cloud_region and flinkpipe.statement_prefix",
+            file.display(),
+            status.phases.len()
+        );
+    }
 }
 
 /// The scope and planning options of plan arguments. Errors: no scope, unreadable table lists.

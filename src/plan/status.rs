@@ -12,6 +12,20 @@ pub struct StatementStatus {
     pub phases: BTreeMap<String, String>,
 }
 
+/// Confluent Cloud's statement phases (`confluent-cloud-flink-api.md` §4; the SQL Gateway target reports
+/// the same names). The API calls the list extensible.
+pub const PHASES: &[&str] = &[
+    "PENDING",
+    "RUNNING",
+    "COMPLETED",
+    "DELETING",
+    "FAILING",
+    "FAILED",
+    "STOPPING",
+    "STOPPED",
+    "DEGRADED",
+];
+
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Entry {
@@ -63,6 +77,16 @@ impl StatementStatus {
         Ok(StatementStatus { phases })
     }
 
+    /// Entries whose phase is none of Confluent Cloud's statement phases ([`PHASES`]), e.g. a typo such
+    /// as `RUNNIN`: `(statement, phase)`, sorted. They count as not running.
+    pub fn unknown_phases(&self) -> Vec<(&str, &str)> {
+        self.phases
+            .iter()
+            .filter(|(_, p)| !PHASES.contains(&p.as_str()))
+            .map(|(s, p)| (s.as_str(), p.as_str()))
+            .collect()
+    }
+
     /// The phase of a statement, if known.
     pub fn phase(&self, statement: &str) -> Option<&str> {
         self.phases.get(statement).map(String::as_str)
@@ -93,5 +117,14 @@ mod tests {
         assert!(s.is_running("c"));
         assert!(!s.is_running("zzz"));
         assert_eq!(s.phase("b"), Some("FAILED"));
+        assert!(s.unknown_phases().is_empty());
+    }
+
+    #[test]
+    fn unknown_phases_are_listed() {
+        let s =
+            StatementStatus::parse(r#"{"b": "RUNNIN", "a": "Stopped", "c": "deleted"}"#).unwrap();
+        assert_eq!(s.unknown_phases(), vec![("b", "RUNNIN"), ("c", "DELETED")]);
+        assert!(!s.is_running("b"));
     }
 }
