@@ -441,14 +441,23 @@ fn ref_line(r: &crate::sql::TableRef) -> Option<usize> {
     r.span.as_ref().map(|s| s.start.line)
 }
 
-/// `ddl.<table>.sql` / `dml.<table>.sql`, reported on line 1 of the file.
+/// `ddl.<table>.sql` / `dml.<table>.sql`, reported on line 1 of the file. A file named after another
+/// version of the table is accepted (`dml.orders.sql` writing `orders_v2`): blue-green versioning
+/// rewrites the SQL and keeps file and folder names, as shift_left does.
 fn check_file_name(file: &SqlFile, kind: &str, table: &str, out: &mut Vec<Diagnostic>) {
+    use crate::versioning::names::split_version;
     let name = file
         .path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
     let want = format!("{kind}.{table}.sql");
-    if name.as_deref() != Some(want.as_str()) {
+    let named_after = name
+        .as_deref()
+        .and_then(|n| n.strip_prefix(&format!("{kind}.")))
+        .and_then(|n| n.strip_suffix(".sql"));
+    let same_table =
+        named_after.is_some_and(|n| n == table || split_version(n).0 == split_version(table).0);
+    if !same_table {
         out.push(
             Diagnostic::error(
                 "naming-file",
