@@ -13,9 +13,10 @@
 //!   hints (`BROADCAST(orders)`, `SHUFFLE_HASH`, `SHUFFLE_MERGE`, `NEST_LOOP`) follow the rename, unless the
 //!   statement now aliases the new name as the old one (then the old name is the alias and stays). Hint
 //!   contents are never references for extraction (tricky-flink-sql.md §33), so they are edited here.
-//! - **Kafka topics.** A renamed table's own `'topic' = '<old name>'` WITH option becomes the new name, so
-//!   the green table never writes into the blue topic. A topic that differs from the table name is kept and
-//!   reported in [`RenameOutcome::notes`].
+//! - **Storage locations.** A renamed table's own `'topic' = '<old name>'` WITH option becomes the new
+//!   name, so the green table never writes into the blue topic; so do a filesystem `'path'` whose last
+//!   segment is the old name, a JDBC `'table-name'` and an Elasticsearch `'index'`. A location that does
+//!   not name the table is kept and reported in [`RenameOutcome::notes`].
 //!
 //! The result is re-analysed: it must parse to exactly the expected sinks and sources (the old ones with the
 //! renamed names), statement by statement, or the rewrite is refused with [`RewriteError::Verification`].
@@ -184,7 +185,7 @@ pub fn rename_tables(
                 }
             }
             if *is_sink {
-                topic_edit(&significant, &st_range, &old, &new, &mut edits, &mut notes);
+                location_edit(&significant, &st_range, &old, &new, &mut edits, &mut notes);
             }
         }
         // Hints of this statement.
@@ -451,8 +452,26 @@ fn alias_state(sig: &[&Tok], end: usize) -> AliasState {
     }
 }
 
-/// `'topic' = '<old>'` in the WITH clause of a renamed table's own CREATE statement.
-fn topic_edit(
+/// WITH options that name where a table's rows are stored: Kafka `topic`, filesystem `path`, JDBC
+/// `table-name`, Elasticsearch/OpenSearch `index`.
+const LOCATION_OPTIONS: &[&str] = &["topic", "path", "table-name", "index"];
+
+/// The new value of a location option when it names the renamed table: the whole value (`'orders'`), or
+/// its last path segment (`'s3://bucket/exports/orders/'` → `…/orders_v2/`).
+fn renamed_location(value: &str, old: &str, new: &str) -> Option<String> {
+    if value == old {
+        return Some(new.to_string());
+    }
+    let trimmed = value.trim_end_matches('/');
+    let (head, last) = trimmed.rsplit_once('/')?;
+    (last == old).then(|| format!("{head}/{new}{}", &value[trimmed.len()..]))
+}
+
+/// Moves the renamed table's own storage with it: a location option ([`LOCATION_OPTIONS`]) of the
+/// statement that names the old table becomes the new name, so the green table never writes into the
+/// blue one's topic, folder, JDBC table or index. A location that does not name the table is kept and
+/// reported in `notes`.
+fn location_edit(
     sig: &[&Tok],
     st: &Range<usize>,
     old: &str,
@@ -470,16 +489,15 @@ fn topic_edit(
         else {
             continue;
         };
-        if k != "topic" {
+        if !LOCATION_OPTIONS.contains(&k.as_str()) {
             continue;
         }
-        if v == old {
-            edits.push(Edit {
+        match renamed_location(v, old, new) {
+            Some(moved) => edits.push(Edit {
                 range: w[2].range.clone(),
-                text: format!("'{}'", new.replace('\'', "''")),
-            });
-        } else {
-            notes.push(format!("table '{old}' renamed to '{new}' keeps its 'topic' = '{v}': the green table writes to the same topic as the blue one unless you change it"));
+                text: format!("'{}'", moved.replace('\'', "''")),
+            }),
+            None => notes.push(format!("table '{old}' renamed to '{new}' keeps its '{k}' = '{v}': the green table writes to the same place as the blue one unless you change it")),
         }
     }
 }
@@ -722,6 +740,39 @@ mod tests {
             "CREATE TABLE t_v2 (x INT) WITH ('connector' = 'kafka', 'topic' = 'crm.t.v1')"
         );
         assert_eq!(out.notes.len(), 1);
+    }
+
+    #[test]
+    fn storage_locations_that_name_the_table_move_with_it() {
+        let sql = "CREATE TABLE exp (x INT) WITH ('connector' = 'filesystem', 'path' = 'file:///tmp/exports/exp', 'format' = 'json');\nCREATE TABLE j (x INT) WITH ('connector' = 'jdbc', 'table-name' = 'j');\nCREATE TABLE e (x INT) WITH ('connector' = 'elasticsearch-7', 'index' = 'e');\nCREATE TABLE d (x INT) WITH ('connector' = 'filesystem', 'path' = 's3://b/d/');";
+        let out = rename_tables(
+            sql,
+            &map(&[
+                ("exp", "exp_v2"),
+                ("j", "j_v2"),
+                ("e", "e_v2"),
+                ("d", "d_v2"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            out.text,
+            "CREATE TABLE exp_v2 (x INT) WITH ('connector' = 'filesystem', 'path' = 'file:///tmp/exports/exp_v2', 'format' = 'json');\nCREATE TABLE j_v2 (x INT) WITH ('connector' = 'jdbc', 'table-name' = 'j_v2');\nCREATE TABLE e_v2 (x INT) WITH ('connector' = 'elasticsearch-7', 'index' = 'e_v2');\nCREATE TABLE d_v2 (x INT) WITH ('connector' = 'filesystem', 'path' = 's3://b/d_v2/');"
+        );
+        assert!(out.notes.is_empty(), "{:?}", out.notes);
+        // A shared folder is kept and reported.
+        let out = rename_tables(
+            "CREATE TABLE exp (x INT) WITH ('connector' = 'filesystem', 'path' = 'file:///tmp/exports')",
+            &map(&[("exp", "exp_v2")]),
+        )
+        .unwrap();
+        assert!(out.text.contains("'path' = 'file:///tmp/exports'"));
+        assert_eq!(
+            out.notes,
+            vec![
+                "table 'exp' renamed to 'exp_v2' keeps its 'path' = 'file:///tmp/exports': the green table writes to the same place as the blue one unless you change it"
+            ]
+        );
     }
 
     #[test]
