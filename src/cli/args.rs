@@ -66,11 +66,11 @@ pub enum Command {
     Man(ManArgs),
 }
 
-/// The pipelines folder argument: DIR, else $PIPELINES.
+/// The pipelines folder argument: DIR, else $PIPELINES, else `./pipelines` (as `table init` finds it).
 #[derive(Debug, Args, Clone)]
 pub struct PipelinesDir {
-    /// The pipelines folder [default: $PIPELINES].
-    #[arg(value_name = "DIR", env = "PIPELINES")]
+    /// The pipelines folder: DIR, else $PIPELINES, else ./pipelines.
+    #[arg(value_name = "DIR", env = "PIPELINES", default_value = "pipelines")]
     pub pipelines: PathBuf,
 }
 
