@@ -412,3 +412,30 @@ fn environment_overrides_reach_statement_names_and_the_effective_configuration()
     }
     assert!(!out.contains("TOPSECRET"), "{out}");
 }
+
+#[test]
+fn dir_defaults_to_pipelines_env_then_the_current_folder() {
+    let (_t, root) = our_fixture();
+    let project_dir = root.parent().unwrap();
+    // ./pipelines from the project folder.
+    let o = flinkpipe_env(&["pipeline", "validate"], project_dir, &[]);
+    ok(&o);
+    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    // $PIPELINES wins over ./pipelines; elsewhere without either: an error that says what to do.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = flinkpipe_env(
+        &["pipeline", "validate"],
+        elsewhere.path(),
+        &[("PIPELINES", root.to_str().unwrap())],
+    );
+    ok(&o);
+    let o = flinkpipe_env(&["pipeline", "validate"], elsewhere.path(), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "pipelines folder pipelines does not exist or is not a folder (pass DIR or set $PIPELINES)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
