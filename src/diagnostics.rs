@@ -100,52 +100,12 @@ impl Diagnostic {
     pub fn render(&self, source: Option<&str>) -> String {
         let mut out = self.to_string();
         if let (Some(src), Some(line)) = (source, self.line)
-            && let Some(snip) = snippet(src, line, self.found_column(src, line))
+            && let Some(snip) = snippet(src, line, self.column)
         {
             out.push('\n');
             out.push_str(&snip);
         }
         out
-    }
-}
-
-impl Diagnostic {
-    /// The column to point at. sqlparser reports `Expected: …, found: X` at the token *after* X; when the
-    /// message names the found token and it sits right before the reported column (only blanks between),
-    /// the caret goes under it instead.
-    fn found_column(&self, source: &str, line: usize) -> Option<usize> {
-        let col = self.column?;
-        let Some(at) = self.message.find("found: ") else {
-            return Some(col);
-        };
-        let rest = &self.message[at + 7..];
-        let word: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let token = if word.is_empty() {
-            rest.chars().take(1).collect()
-        } else {
-            word
-        };
-        let text: Vec<char> = source.lines().nth(line.checked_sub(1)?)?.chars().collect();
-        let before = &text[..(col - 1).min(text.len())];
-        let trimmed = before.len()
-            - before
-                .iter()
-                .rev()
-                .take_while(|c| c.is_whitespace())
-                .count();
-        let n = token.chars().count();
-        if n == 0 || trimmed < n || trimmed == before.len() {
-            return Some(col);
-        }
-        let candidate: String = before[trimmed - n..trimmed].iter().collect();
-        Some(if candidate.eq_ignore_ascii_case(&token) {
-            trimmed - n + 1
-        } else {
-            col
-        })
     }
 }
 
@@ -233,16 +193,6 @@ mod tests {
         // no column: the line alone; no such line: nothing
         assert_eq!(snippet("x\ny\n", 2, None).unwrap(), "  |\n2 | y");
         assert_eq!(snippet("x\n", 5, Some(1)), None);
-        // sqlparser's position after the found token is moved back onto it
-        let d = Diagnostic::warning("sql-fallback", "Expected: an expression, found: FROM").at(
-            "f.sql",
-            Some(1),
-            Some(16),
-        );
-        assert_eq!(
-            d.render(Some("SELECT a,\tFROM t")),
-            "warning[sql-fallback]: f.sql:1:16: Expected: an expression, found: FROM\n  |\n1 | SELECT a,    FROM t\n  |              ^^^^"
-        );
         let d = Diagnostic::warning("w", "m");
         assert_eq!(d.render(Some("x")), "warning[w]: m");
     }

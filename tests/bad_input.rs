@@ -427,3 +427,31 @@ fn broken_external_tables_manifest_names_file_line_and_column() {
         "{err}"
     );
 }
+
+#[test]
+fn parse_warnings_point_at_the_token_the_parser_names() {
+    // sqlparser reports "found: X" at the token after X, on the same line or the next one.
+    for (sql, at) in [
+        ("INSERT INTO f\nSELECT id,\nFROM src_a;", (3, 1)),
+        ("INSERT INTO f SELECT id, FROM src_a;", (1, 26)),
+        (
+            "INSERT INTO f\nSELECT id, b\n  FROM src_a WHERE\n;",
+            (3, 19),
+        ),
+    ] {
+        let a = flinkpipe::sql::analyze(sql);
+        let w = &a.warnings[0];
+        let found = w.message.rsplit_once("found: ").map(|(_, f)| f.to_string());
+        assert_eq!((w.line, w.column), at, "{sql:?}: {}", w.message);
+        // The token under the position is the one the message names.
+        let line = sql.lines().nth(w.line - 1).unwrap();
+        let under: String = line.chars().skip(w.column - 1).collect();
+        if let Some(found) = found.filter(|f| f != "EOF") {
+            assert!(
+                under.starts_with(&found),
+                "{sql:?}: {} at {under:?}",
+                w.message
+            );
+        }
+    }
+}

@@ -123,7 +123,7 @@ fn sql_errors_show_a_snippet_pointing_at_the_construct() {
   |
 4 | JOIN src_typo t ON a.id = t.id;
   |      ^^^^^^^^
-warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:7: Expected an expression, found: FROM; references were read by the token-level extractor
+warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:2: Expected an expression, found: FROM; references were read by the token-level extractor
   |
 3 |     FROM src_a WHERE (;
   |     ^^^^
@@ -155,7 +155,7 @@ warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:7: Expected an 
     assert_eq!(diags[1]["code"], "sql-fallback");
     assert_eq!(
         (diags[1]["line"].as_u64(), diags[1]["column"].as_u64()),
-        (Some(3), Some(7))
+        (Some(3), Some(2))
     );
 
     // `sql refs`: snippet in text mode, the warning as data in JSON.
@@ -163,7 +163,7 @@ warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:7: Expected an 
     let o = flinkpipe(&["sql", "refs", f.to_str().unwrap()]);
     assert!(
         stderr(&o).ends_with(
-            "dml.f.sql:3:7: Expected an expression, found: FROM; references were read by the token-level extractor\n  |\n3 |     FROM src_a WHERE (;\n  |     ^^^^\n"
+            "dml.f.sql:3:2: Expected an expression, found: FROM; references were read by the token-level extractor\n  |\n3 |     FROM src_a WHERE (;\n  |     ^^^^\n"
         ),
         "{}",
         stderr(&o)
@@ -173,7 +173,7 @@ warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:7: Expected an 
     let w = &refs[0]["warnings"][0];
     assert_eq!(
         (w["code"].as_str(), w["line"].as_u64(), w["column"].as_u64()),
-        (Some("sql-fallback"), Some(3), Some(7))
+        (Some("sql-fallback"), Some(3), Some(2))
     );
 }
 

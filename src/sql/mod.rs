@@ -140,6 +140,7 @@ fn analyze_unit(
                 Some((l, c, m)) if (l, c) > (line, column) => (l, c, m),
                 _ => (line, column, error_message(&e)),
             };
+            let (line, column) = onto_found_token(&tokens, (line, column), &message);
             warning = Some(SqlWarning {
                 line,
                 column,
@@ -416,6 +417,30 @@ fn deeper_subquery_error(
         }
     }
     best
+}
+
+/// sqlparser reports `Expected: …, found: X` at the token *after* X (it has consumed X when it
+/// complains). When the token at `at` is not X and the significant token before it is, the position of
+/// that token is returned; otherwise `at`, unchanged.
+fn onto_found_token(tokens: &[TokenWithSpan], at: (usize, usize), message: &str) -> (usize, usize) {
+    let Some(found) = message.rsplit_once("found: ").map(|(_, f)| f.trim()) else {
+        return at;
+    };
+    let significant: Vec<&TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let start = |t: &TokenWithSpan| (t.span.start.line as usize, t.span.start.column as usize);
+    let Some(i) = significant.iter().position(|t| start(t) == at) else {
+        return at;
+    };
+    if significant[i].token.to_string() == found {
+        return at;
+    }
+    match i.checked_sub(1).map(|p| significant[p]) {
+        Some(prev) if prev.token.to_string() == found => start(prev),
+        _ => at,
+    }
 }
 
 fn error_location(e: &ParserError) -> Option<(usize, usize)> {
