@@ -69,6 +69,9 @@ pub struct Table {
     pub folder: String,
     pub ddl_ref: Option<String>,
     pub dml_ref: Option<String>,
+    /// The Kafka topic: the DDL's `'topic'` WITH option (open-source Kafka connectors), else `None`
+    /// (Confluent Cloud tables are their topic; shift_left writes `null`); for external tables the
+    /// manifest's `kafka_topic`, else the name.
     pub kafka_topic: Option<String>,
     /// Declared external (not deployed by this project).
     pub external: bool,
@@ -564,7 +567,12 @@ fn table_from_folder(
         folder: folder.rel.clone(),
         ddl_ref: folder.ddl.as_ref().map(|f| f.rel.clone()),
         dml_ref: folder.dml.as_ref().map(|f| f.rel.clone()),
-        kafka_topic: None,
+        kafka_topic: ddl_stmt.and_then(|s| {
+            s.with_options
+                .iter()
+                .find(|(k, _)| k == "topic")
+                .map(|(_, v)| v.clone())
+        }),
         external: false,
         reads,
         extra_sinks: extra_sinks.into_iter().collect(),
