@@ -113,7 +113,10 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
         inventory
             .tables
             .entry(name.clone())
-            .or_insert_with(|| inventory::external_table(&name, "common".into(), None, &root_name));
+            .or_insert_with(|| inventory::Table {
+                unknown: true,
+                ..inventory::external_table(&name, "common".into(), None, &root_name)
+            });
     }
     let nodes: Vec<NodeInfo> = inventory
         .tables

@@ -273,4 +273,14 @@ fn unknown_references_fail_by_default() {
         def["parents"][0]["children"][0]["table_name"],
         "p1_fct_order"
     );
+    // inventory.json lists folders and manifests only, whichever command wrote it: the references
+    // kept as external are graph nodes (and pipeline_definition.json parents), not inventory entries.
+    let by_metadata = std::fs::read_to_string(root.join("inventory.json")).unwrap();
+    let o = flinkpipe(&["table", "build-inventory", root.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let by_inventory = std::fs::read_to_string(root.join("inventory.json")).unwrap();
+    assert_eq!(by_metadata, by_inventory);
+    assert!(!by_inventory.contains("\"tenant_dimension\""));
+    let graph = std::fs::read_to_string(root.join("pipeline_graph.json")).unwrap();
+    assert!(graph.contains("\"tenant_dimension\""));
 }

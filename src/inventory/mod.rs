@@ -75,6 +75,10 @@ pub struct Table {
     pub kafka_topic: Option<String>,
     /// Declared external (not deployed by this project).
     pub external: bool,
+    /// Kept for a reference no folder defines and no manifest declares (`--allow-unknown`): a node of
+    /// the graph and a parent in `pipeline_definition.json` (shift_left's synthetic `external_kafka`
+    /// parents), but not an entry of `inventory.json`, which lists folders and manifests only.
+    pub unknown: bool,
     /// What its DDL and DML read (sorted, one entry per name and kind; first location kept).
     pub reads: Vec<Reference>,
     /// Other tables written by the same DML (the other INSERTs of a statement set).
@@ -574,6 +578,7 @@ fn table_from_folder(
                 .map(|(_, v)| v.clone())
         }),
         external: false,
+        unknown: false,
         reads,
         extra_sinks: extra_sinks.into_iter().collect(),
         written_by: None,
@@ -737,6 +742,7 @@ pub fn external_table(
         dml_ref: None,
         kafka_topic: Some(topic.unwrap_or_else(|| name.to_string())),
         external: true,
+        unknown: false,
         reads: Vec::new(),
         extra_sinks: Vec::new(),
         written_by: None,

@@ -37,10 +37,12 @@ impl From<&Table> for InventoryEntry {
 /// The whole file: table name → entry, sorted by name.
 pub type InventoryFile = BTreeMap<String, InventoryEntry>;
 
-/// The inventory in shift_left's shape.
+/// The inventory in shift_left's shape: the tables of folders and manifests (references kept with
+/// `--allow-unknown` are graph nodes, not inventory entries).
 pub fn to_inventory_file(inv: &Inventory) -> InventoryFile {
     inv.tables
         .values()
+        .filter(|t| !t.unknown)
         .map(|t| (t.name.clone(), InventoryEntry::from(t)))
         .collect()
 }
