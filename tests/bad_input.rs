@@ -455,3 +455,48 @@ fn parse_warnings_point_at_the_token_the_parser_names() {
         }
     }
 }
+
+#[test]
+fn a_dml_never_loses_its_parents_silently() {
+    let dml = "intermediates/int_b/sql-scripts/dml.int_b.sql";
+    let tree = |dml_text: &str| {
+        project(&[
+            ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+            (
+                "intermediates/int_b/sql-scripts/ddl.int_b.sql",
+                &ddl("int_b"),
+            ),
+            (dml, dml_text),
+        ])
+    };
+    // A byte-order mark (Windows editors) is not SQL: the file parses and keeps its edge.
+    let (_t, root) = tree("\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n");
+    let (code, err) = validate(&root);
+    assert_eq!(code, 0, "{err}");
+    let o = flinkpipe(&[
+        "--output",
+        "json",
+        "pipeline",
+        "report",
+        "int_b",
+        root.to_str().unwrap(),
+    ]);
+    assert!(stdout(&o).contains("\"src_a\""), "{}", stdout(&o));
+    // A DML that writes nothing is an error naming it; a misspelt INSERT too (with the parser's warning).
+    for (text, first) in [
+        ("EXPLAIN INSERT INTO int_b SELECT id FROM src_a;\n", "other"),
+        ("SET 'a' = 'b';\nSELECT id FROM src_a;\n", "select"),
+        ("INSRT INTO int_b SELECT id FROM src_a;\n", "other"),
+    ] {
+        let (_t, root) = tree(text);
+        let (code, err) = validate(&root);
+        assert_eq!(code, 1, "{text}: {err}");
+        assert!(
+            err.contains(&format!("error[dml-without-insert]: pipelines/{dml}:"))
+                && err.contains(&format!(
+                    "the DML has no INSERT INTO (its first statement is {first})"
+                )),
+            "{text}: {err}"
+        );
+    }
+}

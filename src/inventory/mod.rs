@@ -399,6 +399,44 @@ fn table_from_folder(
             ),
         );
     }
+    // A DML whose statements write nothing (only `EXPLAIN INSERT …`, a bare SELECT, …) would leave the
+    // table without its query; one the parser could not read is already a `sql-fallback` warning and its
+    // references still count.
+    if dml_target.is_none()
+        && ddl_target.is_some()
+        && let Some(dml) = folder.dml.as_ref().filter(|f| f.readable)
+        && !dml.analysis.statements.is_empty()
+        && !dml.analysis.statements.iter().any(|st| {
+            matches!(
+                st.kind,
+                StatementKind::Insert
+                    | StatementKind::StatementSet
+                    | StatementKind::Ctas
+                    | StatementKind::CreateMaterializedTable
+                    | StatementKind::CreateView
+            ) || (st.fallback && !st.sinks.is_empty())
+        })
+    {
+        let first = dml
+            .analysis
+            .statements
+            .iter()
+            .find(|st| !matches!(st.kind, StatementKind::Set | StatementKind::Use))
+            .unwrap_or(&dml.analysis.statements[0]);
+        diags.push(
+            Diagnostic::error(
+                "dml-without-insert",
+                format!(
+                    "the DML has no INSERT INTO (its first statement is {}): the table's query would never run",
+                    serde_json::to_value(first.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                ),
+            )
+            .at(dml.rel.clone(), Some(first.line), None),
+        );
+    }
     let name = match (&dml_target, &ddl_target) {
         (Some((n, _)), _) => n.clone(),
         (None, Some((n, _, _))) => n.clone(),
@@ -453,7 +491,10 @@ fn table_from_folder(
                     | StatementKind::CreateFunction
                     | StatementKind::Select
                     | StatementKind::Other
-            ) || !st.like_sources.is_empty();
+            ) || !st.like_sources.is_empty()
+                // The token-level fallback found a write (`INSRT INTO t SELECT … FROM s`): its
+                // references count, never dropped (the sql-fallback warning says why).
+                || (st.fallback && !st.sinks.is_empty());
             if !writes {
                 continue;
             }

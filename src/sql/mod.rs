@@ -39,6 +39,11 @@ pub fn quote_identifier(name: &str) -> String {
 /// Never fails and never panics: problems become [`FileAnalysis::warnings`] with line and column
 /// (statements the parser rejects are still analysed, by the token-level fallback).
 pub fn analyze(sql: &str) -> FileAnalysis {
+    // A UTF-8 byte-order mark (some Windows editors write one) is read as a blank of the same width in
+    // characters, so that lines and columns stay those of the file; sqlparser would reject it.
+    if let Some(rest) = sql.strip_prefix('\u{feff}') {
+        return analyze(&format!(" {rest}"));
+    }
     let dialect = FlinkDialect;
     let lines = LineIndex::new(sql);
     let file = split::split_indexed(&dialect, sql, &lines);
