@@ -73,7 +73,12 @@ pub fn fit_length(name: String) -> String {
     if name.len() <= MAX_STATEMENT_NAME {
         return name;
     }
-    let head = name[..MAX_STATEMENT_NAME - 7].trim_end_matches('-');
+    // Names are ASCII after `kebab`; cutting at a character boundary keeps this safe for any input.
+    let cut = name
+        .char_indices()
+        .nth(MAX_STATEMENT_NAME - 7)
+        .map_or(name.len(), |(i, _)| i);
+    let head = name[..cut].trim_end_matches('-');
     format!("{head}-{:06x}", fnv1a(&name) & 0xff_ffff)
 }
 
@@ -81,25 +86,34 @@ impl StatementNaming {
     /// Naming from the configuration: `flinkpipe.statement_prefix` if set, else
     /// `<kafka.cluster_type>-<abbreviation of confluent_cloud.cloud_region>`.
     pub fn from_config(config: &Config) -> Self {
+        // Every part goes through `kebab`, so any configured value gives `[a-z0-9-]` (`us_west_2` →
+        // `us-w-2`, `"---"` → nothing).
         let prefix = match &config.flinkpipe.statement_prefix {
             Some(p) => kebab(p),
-            None => format!(
+            None => kebab(&format!(
                 "{}-{}",
                 kebab(&config.kafka.cluster_type),
-                region_abbreviation(config.region())
-            ),
+                kebab(&region_abbreviation(config.region()))
+            )),
         };
         StatementNaming { prefix }
     }
 
     fn name(&self, product: &str, kind: &str, table: &str) -> String {
         let product = kebab(product);
-        let base = if product.is_empty() || product == "none" {
-            format!("{}-{kind}-{}", self.prefix, kebab(table))
-        } else {
-            format!("{}-{product}-{kind}-{}", self.prefix, kebab(table))
-        };
-        fit_length(base)
+        let product = (!product.is_empty() && product != "none").then_some(product.as_str());
+        let table = kebab(table);
+        let parts: Vec<&str> = [
+            Some(self.prefix.as_str()),
+            product,
+            Some(kind),
+            Some(&table),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect();
+        fit_length(parts.join("-"))
     }
 
     /// The DDL statement name of a table (`dev-usw2-p1-ddl-src-p1-table-3`).
@@ -185,6 +199,23 @@ mod tests {
         );
         assert_eq!(n.dml("None", "x_v2"), "dev-usw2-dml-x-v2");
         assert_eq!(region_abbreviation("us-west-2"), "usw2");
+        // Odd configured values still give valid names, never a panic.
+        for (cluster, region, prefix) in [
+            ("dev", "us_west_2", None),
+            ("prod x", "us west 2!", None),
+            ("dev", &format!("{}é", "a".repeat(88)) as &str, None),
+            ("dev", "us-west-2", Some("---")),
+            ("dev", "us-west-2", Some("Team_A")),
+        ] {
+            let mut c = Config::default();
+            c.kafka.cluster_type = cluster.into();
+            c.confluent_cloud.cloud_region = Some(region.into());
+            c.flinkpipe.statement_prefix = prefix.map(str::to_string);
+            let n = StatementNaming::from_config(&c);
+            for name in [n.ddl("p", "src_a"), n.dml("None", "T_é")] {
+                assert!(is_valid_statement_name(&name), "{name:?}");
+            }
+        }
         assert_eq!(region_abbreviation("eu-central-1"), "euc1");
         assert_eq!(region_abbreviation("ap-southeast-1"), "apse1");
     }
