@@ -500,3 +500,25 @@ fn a_dml_never_loses_its_parents_silently() {
         );
     }
 }
+
+#[test]
+fn unwritable_output_is_an_error_not_a_panic() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/pipelines");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+        .args(["pipeline", "graph", fixtures, "--format", "dot"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: cannot write the output: No space left on device (os error 28)\n"
+    );
+}

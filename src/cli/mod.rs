@@ -60,6 +60,7 @@ pub type CmdResult = Result<bool, Failure>;
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> i32 {
     restore_sigpipe();
+    exit_cleanly_when_output_fails();
     // Deeply nested or very long SQL (20,000 UNION ALL branches) recurses deep in the parser; the scan parses
     // on rayon's worker threads, whose default stack is 2 MiB. 64 MiB of address space each is reserved,
     // not committed.
@@ -95,6 +96,25 @@ fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// `print!` panics when standard output cannot be written (a full disk, a closed file): report it as an
+/// error and exit 1 instead of a panic and its backtrace. Every other panic keeps the default report.
+fn exit_cleanly_when_output_fails() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(cause) = message.strip_prefix("failed printing to stdout: ") {
+            eprintln!("error: cannot write the output: {cause}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 fn init_logging(verbose: u8) {
