@@ -107,18 +107,83 @@ pub fn discard(staged: Vec<Staged>) {
     }
 }
 
-/// Phase two: renames every staged temporary over its target. A rename in the same folder fails only
-/// in rare cases (the target became a folder); the error names the file, and the remaining temporaries
-/// are removed.
+/// Phase two: renames every staged temporary over its target, all or nothing. Each existing target is
+/// first kept under a backup name by a hard link (no copy of its bytes; a copy where links are not
+/// supported); a target that cannot be kept (an immutable file, a folder) stops the batch before any
+/// rename. If a rename still fails, the targets already replaced get their previous file back (or are
+/// removed if they did not exist), and the remaining temporaries are removed. The error names the file.
 pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
-    let mut it = staged.into_iter();
-    while let Some(s) = it.next() {
-        if let Err(e) = s.persist() {
-            discard(it.collect());
-            return Err(e);
+    let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(staged.len());
+    for s in &staged {
+        match backup(&s.target) {
+            Ok(b) => backups.push(b),
+            Err(source) => {
+                remove_backups(&backups);
+                let target = s.target.clone();
+                discard(staged);
+                return Err(PathError {
+                    path: target,
+                    source,
+                });
+            }
         }
     }
+    let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let mut it = staged.into_iter().zip(backups);
+    while let Some((s, b)) = it.next() {
+        let target = s.target.clone();
+        if let Err(e) = s.persist() {
+            for (t, old) in done.into_iter().rev() {
+                match old {
+                    Some(old) => {
+                        let _ = std::fs::rename(&old, &t);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&t);
+                    }
+                }
+            }
+            let (rest, rest_backups): (Vec<Staged>, Vec<Option<PathBuf>>) = it.unzip();
+            discard(rest);
+            remove_backups(&rest_backups);
+            remove_backups(&[b]);
+            return Err(e);
+        }
+        done.push((target, b));
+    }
+    remove_backups(&done.into_iter().map(|(_, b)| b).collect::<Vec<_>>());
     Ok(())
+}
+
+/// Keeps the current file at `target` under `.<name>.flinkpipe-old-<pid>` (hard link, else copy);
+/// `None` when there is no file.
+fn backup(target: &Path) -> std::io::Result<Option<PathBuf>> {
+    match std::fs::symlink_metadata(target) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+        Ok(m) if !m.is_file() => {
+            return Err(std::io::Error::other("exists and is not a regular file"));
+        }
+        Ok(_) => {}
+    }
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let old = target.with_file_name(format!(".{name}.flinkpipe-old-{}", std::process::id()));
+    let _ = std::fs::remove_file(&old);
+    match std::fs::hard_link(target, &old) {
+        Ok(()) => Ok(Some(old)),
+        // An immutable or append-only file cannot be linked, and could not be replaced either.
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => Err(e),
+        Err(_) => std::fs::copy(target, &old).map(|_| Some(old)),
+    }
+}
+
+fn remove_backups(backups: &[Option<PathBuf>]) {
+    for b in backups.iter().flatten() {
+        let _ = std::fs::remove_file(b);
+    }
 }
 
 impl Staged {
@@ -295,6 +360,46 @@ mod tests {
         assert!(write_atomic(&p, b"new").is_err());
         assert!(p.is_dir());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_batch_that_fails_midway_puts_every_file_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a.json"),
+            dir.path().join("b.json"),
+            dir.path().join("c.json"),
+        );
+        std::fs::write(&a, b"old a").unwrap();
+        std::fs::write(&c, b"old c").unwrap();
+        let staged: Vec<Staged> = [(&a, "new a"), (&b, "new b"), (&c, "new c")]
+            .into_iter()
+            .map(|(p, t)| stage(p, t.as_bytes()).unwrap().unwrap())
+            .collect();
+        // The last rename fails (its temporary vanished): a and b, already replaced, are put back.
+        std::fs::remove_file(&staged[2].tmp).unwrap();
+        let err = commit(staged).unwrap_err();
+        assert_eq!(err.path, c);
+        assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+        assert!(!b.exists(), "b did not exist before");
+        assert_eq!(std::fs::read(&c).unwrap(), b"old c");
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.json", "c.json"], "no temporary or backup left");
+        // A folder where a target should be stops the batch before any rename.
+        std::fs::create_dir(&b).unwrap();
+        let staged = vec![stage(&a, b"new a").unwrap().unwrap()];
+        let mut more = staged;
+        more.push(Staged {
+            tmp: dir.path().join(".b.json.tmp"),
+            target: b.clone(),
+        });
+        std::fs::write(dir.path().join(".b.json.tmp"), b"x").unwrap();
+        assert!(commit(more).is_err());
+        assert_eq!(std::fs::read(&a).unwrap(), b"old a");
     }
 
     #[test]

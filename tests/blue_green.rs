@@ -242,3 +242,21 @@ fn update_tables_version_bumps_listed_tables_and_descendants() {
     );
     assert_eq!(v["applied"], false);
 }
+
+#[test]
+fn a_failed_metadata_rebuild_puts_the_sql_files_back() {
+    let r = changed_repo();
+    let before = snapshot_tree(&r);
+    // inventory.json cannot be written (a folder is in its place): the whole run is undone.
+    fs::create_dir(r.pipelines.join("inventory.json")).unwrap();
+    fs::write(r.pipelines.join("inventory.json/keep"), "x").unwrap();
+    let o = run(&r, &["--apply"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("inventory.json: exists and is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot_tree(&r), before, "the SQL files are as they were");
+    assert!(!r.pipelines.join("pipeline_graph.json").exists());
+}

@@ -87,18 +87,32 @@ fn run(
     let plan = versioning::plan_versions(project, cfg, &naming, req)?;
     for e in &plan.edits {
         for n in &e.notes {
-            eprintln!("warning[topic]: {}: {n}", e.file);
+            eprintln!("warning[storage]: {}: {n}", e.file);
         }
     }
     if apply && !plan.edits.is_empty() {
         versioning::apply(&plan)?;
-        let rebuilt = super::load_project(global, dir, allow_unknown)?;
-        if rebuilt.has_errors() {
-            return Err(Failure::new(
-                "files rewritten, but the project now has errors (above); metadata not rebuilt",
-            ));
+        // The SQL files and the metadata change together: if the rebuild fails, the files go back.
+        let rebuilt = super::load_project(global, dir, allow_unknown).and_then(|p| {
+            if p.has_errors() {
+                Err(Failure::new(
+                    "the rewritten project has errors (above); nothing was changed",
+                ))
+            } else {
+                write_metadata(&p, dir).map(|_| ())
+            }
+        });
+        if let Err(e) = rebuilt {
+            let stuck = versioning::restore(&plan);
+            if !stuck.is_empty() {
+                return Err(Failure::new(format!(
+                    "{}; and these files could not be restored: {}",
+                    e.message,
+                    stuck.join(", ")
+                )));
+            }
+            return Err(e);
         }
-        write_metadata(&rebuilt, dir)?;
     }
     if is_json(global) {
         print_json(&serde_json::json!({

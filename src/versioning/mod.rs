@@ -346,6 +346,17 @@ pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
     Ok(())
 }
 
+/// Undoes an [`apply`]: every edited file gets its content from before the edit (used when a later step
+/// of the same run, such as rebuilding the metadata, fails). Best effort; the files that could not be
+/// restored are returned.
+pub fn restore(plan: &VersionPlan) -> Vec<String> {
+    plan.edits
+        .iter()
+        .filter(|e| crate::fsutil::write_atomic(&e.path, e.before.as_bytes()).is_err())
+        .map(|e| e.file.clone())
+        .collect()
+}
+
 /// The versioning request for `pipeline blue-green --since REF`: seeds are the tables with a `logic` or
 /// `schema` change; tables whose head name is the next version of their base name are already versioned.
 ///
