@@ -522,3 +522,28 @@ fn unwritable_output_is_an_error_not_a_panic() {
         "error: cannot write the output: No space left on device (os error 28)\n"
     );
 }
+
+#[test]
+fn table_files_the_scan_cannot_use_are_reported() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        // SQL beside sql-scripts/ instead of in it.
+        ("facts/fct_x/ddl.fct_x.sql", &ddl("fct_x")),
+        // Two tables in one DDL.
+        (
+            "facts/fct_y/sql-scripts/ddl.fct_y.sql",
+            &format!("{}\n{}", ddl("fct_y"), ddl("fct_z")),
+        ),
+    ]);
+    // A folder where a DML file should be.
+    std::fs::create_dir(root.join("sources/src_a/sql-scripts/dml.src_a.sql")).unwrap();
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    for want in [
+        "warning[file-outside-sql-scripts]: pipelines/facts/fct_x/ddl.fct_x.sql: not read: table files belong in the table folder's sql-scripts/ folder",
+        "warning[several-tables-in-ddl]: pipelines/facts/fct_y/sql-scripts/ddl.fct_y.sql:3:28: the DDL also creates 'fct_z': one table per folder, so only 'fct_y' is a table of the project (give 'fct_z' its own folder)",
+        "error[unreadable-file]: pipelines/sources/src_a/sql-scripts/dml.src_a.sql: cannot read file: Is a directory",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+}

@@ -375,6 +375,33 @@ fn table_from_folder(
         .as_ref()
         .and_then(|f| first_created(&f.analysis))
         .map(|(r, k)| (resolve_name(&r.name, config), r, k));
+    // One table per folder: a second persistent CREATE in the DDL is not a table of the project.
+    if let (Some(ddl), Some((first, _, _))) = (folder.ddl.as_ref(), &ddl_target) {
+        for st in ddl
+            .analysis
+            .statements
+            .iter()
+            .filter(|s| s.kind.creates_relation() && !s.temporary)
+        {
+            let Some(r) = st.sinks.first() else { continue };
+            let other = resolve_name(&r.name, config);
+            if &other != first {
+                diags.push(
+                    Diagnostic::warning(
+                        "several-tables-in-ddl",
+                        format!(
+                            "the DDL also creates '{other}': one table per folder, so only '{first}' is a table of the project (give '{other}' its own folder)"
+                        ),
+                    )
+                    .at(
+                        ddl.rel.clone(),
+                        Some(r.span.map_or(st.line, |s| s.start.line)),
+                        r.span.map(|s| s.start.column),
+                    ),
+                );
+            }
+        }
+    }
 
     if let (Some((dml_name, dml_ref)), Some((ddl_name, ddl_ref, _))) = (&dml_target, &ddl_target)
         && dml_name != ddl_name

@@ -199,6 +199,23 @@ fn scan_with_cache(
             && !below(entry.path(), ["sql-scripts", "tests"])
         {
             external_manifests.push(entry.into_path());
+        } else if entry.depth() > 0
+            && !entry.file_type().is_dir()
+            && {
+                let n = name.to_string_lossy().to_ascii_lowercase();
+                (n.starts_with("ddl.") || n.starts_with("dml.")) && n.ends_with(".sql")
+            }
+            && !below(entry.path(), ["tests", "target"])
+        {
+            // A table file outside `sql-scripts/` is never read: say so rather than lose the table.
+            let rel = slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()));
+            walk_diagnostics.push(
+                Diagnostic::warning(
+                    "file-outside-sql-scripts",
+                    "not read: table files belong in the table folder's sql-scripts/ folder",
+                )
+                .at(format!("{root_name}/{rel}"), None, None),
+            );
         }
     }
 
@@ -259,12 +276,19 @@ fn read_folder(
     let mut names: Vec<String> =
         match std::fs::read_dir(&scripts) {
             // The entry's type comes with the listing; only symlinks need a stat (to their target).
+            // A `ddl.*.sql` / `dml.*.sql` that is not a readable file (a folder, a dangling symlink) is
+            // kept, so that reading it reports it instead of the table losing it silently.
             Ok(rd) => rd
                 .filter_map(|e| e.ok())
-                .filter(|e| match e.file_type() {
-                    Ok(t) if t.is_symlink() => e.path().is_file(),
-                    Ok(t) => t.is_file(),
-                    Err(_) => e.path().is_file(),
+                .filter(|e| {
+                    let n = e.file_name().to_string_lossy().to_ascii_lowercase();
+                    let sql =
+                        (n.starts_with("ddl.") || n.starts_with("dml.")) && n.ends_with(".sql");
+                    sql || match e.file_type() {
+                        Ok(t) if t.is_symlink() => e.path().is_file(),
+                        Ok(t) => t.is_file(),
+                        Err(_) => e.path().is_file(),
+                    }
                 })
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect(),
