@@ -547,3 +547,31 @@ fn table_files_the_scan_cannot_use_are_reported() {
         assert!(err.contains(want), "missing {want:?} in:\n{err}");
     }
 }
+
+#[test]
+fn external_tables_manifest_mistakes_are_reported() {
+    for (manifest, want) in [
+        (
+            r#"{"tables": [{"table_name": ""}]}"#,
+            "error[bad-external-tables]: pipelines/seeds/external_tables.json: cannot read external tables manifest: entry 1 of \"tables\" has an empty table_name",
+        ),
+        (
+            r#"{"tablez": []}"#,
+            "error[bad-external-tables]: pipelines/seeds/external_tables.json:1:9: cannot read external tables manifest: unknown field `tablez`, expected `tables` at line 1 column 9",
+        ),
+        (
+            r#"{"tables": [{"table_name": "ext_x", "kafka_topic": "a"}, {"table_name": "ext_x", "kafka_topic": "b"}]}"#,
+            "warning[external-declared-twice]: pipelines/seeds/external_tables.json: 'ext_x' is declared more than once in seeds/external_tables.json manifests; the first declaration (topic 'a') is kept",
+        ),
+    ] {
+        let (_t, root) = project(&[
+            ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+            ("seeds/external_tables.json", manifest),
+        ]);
+        let (_, err) = validate(&root);
+        assert!(
+            err.contains(want),
+            "{manifest}: missing {want:?} in:\n{err}"
+        );
+    }
+}

@@ -212,6 +212,17 @@ impl Inventory {
         attach_statement_set_sinks(&mut tables, &external_names, &mut diagnostics);
         for ext in externals {
             match tables.get(&ext.name) {
+                Some(first) if first.external => diagnostics.push(
+                    Diagnostic::warning(
+                        "external-declared-twice",
+                        format!(
+                            "'{}' is declared more than once in seeds/external_tables.json manifests; the first declaration (topic '{}') is kept",
+                            ext.name,
+                            first.kafka_topic.as_deref().unwrap_or(&first.name)
+                        ),
+                    )
+                    .at(format!("{}/seeds/external_tables.json", scan.root_name), None, None),
+                ),
                 Some(defined) => diagnostics.push(
                     Diagnostic::warning(
                         "external-defined",
@@ -692,8 +703,8 @@ fn temporary_sinks(a: &FileAnalysis) -> BTreeSet<TableName> {
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ExternalManifest {
-    #[serde(default)]
     tables: Vec<ExternalDeclaration>,
 }
 
@@ -740,13 +751,21 @@ pub struct ManifestError {
 ///
 /// Errors: the text is not such a document.
 pub fn parse_external_manifest(text: &str) -> Result<Vec<ExternalDeclaration>, ManifestError> {
-    serde_json::from_str::<ExternalManifest>(text)
+    let tables = serde_json::from_str::<ExternalManifest>(text)
         .map(|m| m.tables)
         .map_err(|e| ManifestError {
             message: e.to_string(),
             line: e.line(),
             column: e.column(),
-        })
+        })?;
+    if let Some(i) = tables.iter().position(|t| t.table_name.trim().is_empty()) {
+        return Err(ManifestError {
+            message: format!("entry {} of \"tables\" has an empty table_name", i + 1),
+            line: 0,
+            column: 0,
+        });
+    }
+    Ok(tables)
 }
 
 /// Reads the `seeds/external_tables.json` files the scan found (shift_left's manifest:
