@@ -312,6 +312,17 @@ impl Config {
         } else {
             serde_yaml_ng::from_value(value).map_err(perr)?
         };
+        for (folder, table_type) in &cfg.flinkpipe.layers {
+            if !crate::project::layout::TABLE_TYPES.contains(&table_type.as_str()) {
+                return Err(ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "flinkpipe.layers.{folder}: '{table_type}' is not a table type (one of {})",
+                        crate::project::layout::TABLE_TYPES.join(", ")
+                    ),
+                });
+            }
+        }
         cfg.source = Some(path.to_path_buf());
         cfg.unknown_keys = unknown;
         Ok(cfg)
@@ -622,6 +633,19 @@ mod tests {
         assert!(
             err.to_string().starts_with("invalid config file cfg.yaml:"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn layer_mappings_must_name_a_table_type() {
+        let p = Path::new("c.yaml");
+        assert!(Config::from_yaml("flinkpipe:\n  layers:\n    bronze: source\n", p).is_ok());
+        let err = Config::from_yaml("flinkpipe:\n  layers:\n    bronze: gold\n", p)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid config file c.yaml: flinkpipe.layers.bronze: 'gold' is not a table type (one of source, intermediate, dimension, fact, view, seed, dead_letter)"
         );
     }
 

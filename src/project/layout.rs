@@ -12,6 +12,18 @@ use std::collections::BTreeMap;
 /// Table type written for a folder that maps to no layer (shift_left's spelling).
 pub const UNKNOWN_TYPE: &str = "unknown-type";
 
+/// The table types a layer folder can map to (shift_left's types; `flinkpipe.layers` values must be
+/// one of them).
+pub const TABLE_TYPES: &[&str] = &[
+    "source",
+    "intermediate",
+    "dimension",
+    "fact",
+    "view",
+    "seed",
+    "dead_letter",
+];
+
 /// Product name written when a table folder sits directly under its layer (shift_left writes the string).
 pub const NO_PRODUCT: &str = "None";
 
