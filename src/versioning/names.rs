@@ -23,8 +23,8 @@ pub fn split_version(name: &str) -> (&str, Option<u64>) {
 /// `default_suffix` applies to unversioned names and must look like `_v<digits>` (e.g. `_v2`); an
 /// invalid suffix is an error naming it.
 pub fn next_version(name: &str, default_suffix: &str) -> Result<String, String> {
-    let (_, n) = split_version(&format!("x{default_suffix}"));
-    if n.is_none() || !default_suffix.starts_with("_v") {
+    let digits = default_suffix.strip_prefix("_v").unwrap_or("");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "invalid version suffix '{default_suffix}': expected _v<digits>, e.g. _v2"
         ));
@@ -49,6 +49,8 @@ mod tests {
         assert_eq!(next_version("_v3", "_v2").unwrap(), "_v3_v2");
         assert!(next_version("t", "v2").is_err());
         assert!(next_version("t", "_vx").is_err());
+        assert!(next_version("t", "_v2_v3").is_err());
+        assert!(next_version("t", "_v").is_err());
         assert_eq!(split_version("fct_v12"), ("fct", Some(12)));
     }
 }
