@@ -984,3 +984,30 @@ fn broken_external_manifest_names_file_and_side() {
     assert!(set.external_tables.is_empty());
     assert_eq!(set.ignored, vec![EXTERNALS.to_string()]);
 }
+
+#[test]
+fn a_modified_files_list_naming_unknown_tables_is_warned_about() {
+    let r = Repo::new(common::our_fixture());
+    let list = r.root.join("stale.json");
+    fs::write(
+        &list,
+        r#"{"description": "", "file_list": [{"table_name": "nosuch", "file_modified_url": "/elsewhere/dml.nosuch.sql", "change_kind": "logic"}]}"#,
+    )
+    .unwrap();
+    let o = r.run(&[
+        "project",
+        "list-impacted-tables",
+        "--modified-files-path",
+        list.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning[modified-files]: {}: 'nosuch' is not a table of {}; nothing of it is impacted",
+            list.display(),
+            r.pipelines.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -285,6 +285,22 @@ fn list_impacted_tables(
         "head graph loaded"
     );
     let impact = changes::impacted_tables(&files, &tests, &externals, &graph)?;
+    // A list written elsewhere (another branch, an old run) may name tables this tree does not have.
+    if let Some(p) = modified_files_path {
+        for t in &impact.impacts {
+            if t.change_kind != ChangeKind::Deleted
+                && !graph.is_defined(&t.table_name)
+                && !externals.iter().any(|x| x.table_name == t.table_name)
+            {
+                eprintln!(
+                    "warning[modified-files]: {}: '{}' is not a table of {}; nothing of it is impacted",
+                    p.display(),
+                    t.table_name,
+                    dir.display()
+                );
+            }
+        }
+    }
     write_output(output_dir, "impacted_tables.json", &to_json_pretty(&impact))?;
     if is_json(global) {
         print_json(&impact);
