@@ -439,3 +439,23 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
         stderr(&o)
     );
 }
+
+#[test]
+fn live_commands_refuse_offline_planning_options() {
+    let (_t, root) = our_fixture();
+    for cmd in ["status", "deploy", "undeploy"] {
+        let o = flinkpipe(&[
+            "pipeline",
+            cmd,
+            root.to_str().unwrap(),
+            "--product-name",
+            "sales",
+            "--offline",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert_eq!(
+            stderr(&o),
+            "error: --offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target\n"
+        );
+    }
+}

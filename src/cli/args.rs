@@ -349,7 +349,8 @@ pub struct PlanArgs {
     /// Tables to leave untouched (one per line or a JSON list).
     #[arg(long, value_name = "FILE")]
     pub exclude_table_file_name: Option<PathBuf>,
-    /// Current statement phases: JSON map statement name → phase (offline planning).
+    /// Current statement phases: JSON map statement name → phase (offline planning;
+    /// build-execution-plan only).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["live", "offline"])]
     pub statement_status: Option<PathBuf>,
     /// Read the current phases from the target (one paginated list call); an incomplete target
@@ -358,7 +359,7 @@ pub struct PlanArgs {
     #[arg(long, conflicts_with = "offline")]
     pub live: bool,
     /// Plan without contacting any target, even when one is configured (every statement counts as
-    /// not deployed unless `--statement-status` says otherwise).
+    /// not deployed unless `--statement-status` says otherwise); build-execution-plan only.
     #[arg(long)]
     pub offline: bool,
     /// Keep unknown references as external tables (warning) instead of failing.

@@ -150,6 +150,12 @@ pub(super) fn live_status(cfg: &Config, project: &Project) -> Result<StatementSt
 }
 
 fn load(global: &GlobalArgs, args: &PlanArgs) -> Result<Option<(Config, Project)>, Failure> {
+    // deploy, undeploy and status always read the live phases: offline planning options would be ignored.
+    if args.offline || args.statement_status.is_some() {
+        return Err(Failure::usage(
+            "--offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target",
+        ));
+    }
     let cfg = load_config(global)?;
     let project = load_project(global, &args.dir.pipelines, args.allow_unknown)?;
     if project.has_errors() {
