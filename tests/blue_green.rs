@@ -190,6 +190,37 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     // Commit the green version; the same command again recognises the versioned subgraph.
     r.commit("green", T_CHANGE + 60);
+    // Since main, each versioned table is the blue one gone and the green one added.
+    let o = r.run(&["project", "list-modified-files", "--since", "main"]);
+    assert!(
+        stdout(&o).contains("table renamed to int_sales_orders_enriched_v2"),
+        "{}",
+        stdout(&o)
+    );
+    let o = r.run(&[
+        "--output",
+        "json",
+        "project",
+        "list-impacted-tables",
+        "--since",
+        "main",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let impact: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let kinds: std::collections::BTreeMap<String, String> = impact["impacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["table_name"].as_str().unwrap().to_string(),
+                i["change_kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds["int_sales_orders_enriched"], "deleted");
+    assert_eq!(kinds["int_sales_orders_enriched_v2"], "added");
+    assert_eq!(kinds["sales_mv_revenue_export_v2"], "added");
     let o = run(&r, &["--output", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

@@ -654,9 +654,10 @@ fn process(
         change.schema_diff = None;
     }
     let names_sql = matches!(r.role, FileRole::Ddl | FileRole::Dml | FileRole::OtherSql);
-    // The old side names the table for deletions and renames; a modified file is named at the head.
+    // The old side names the table at the base (a modified file may now name another table:
+    // blue-green's `orders` → `orders_v2`); the new side at the head.
     let old_name = match old_text {
-        Some(Ok(t)) if names_sql && matches!(kind, ChangeKind::Deleted | ChangeKind::Renamed) => {
+        Some(Ok(t)) if names_sql => {
             name_in(a_old.get_or_insert_with(|| sql::analyze(t)), r.role, config)
         }
         _ => None,

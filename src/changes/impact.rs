@@ -191,10 +191,29 @@ fn rank(k: ChangeKind) -> u8 {
     }
 }
 
-/// Aggregates file changes per table: `(table, kind, files)`, sorted by table (see the module doc).
+/// Aggregates file changes per table: `(table, kind, files)`, sorted by table (see the module doc). A
+/// file that now names another table (blue-green's `orders` → `orders_v2`) counts as the old table
+/// deleted and the new one added.
 pub fn changed_tables(
     files: &[FileChange],
     head: &HeadGraph,
+) -> Vec<(String, ChangeKind, Vec<String>)> {
+    aggregate(files, head, true)
+}
+
+/// [`changed_tables`], but a file that now names another table counts as a content change of the table
+/// at the head (what blue-green needs to recognise tables already versioned against the base).
+pub fn changed_tables_at_head(
+    files: &[FileChange],
+    head: &HeadGraph,
+) -> Vec<(String, ChangeKind, Vec<String>)> {
+    aggregate(files, head, false)
+}
+
+fn aggregate(
+    files: &[FileChange],
+    head: &HeadGraph,
+    split_renamed_tables: bool,
 ) -> Vec<(String, ChangeKind, Vec<String>)> {
     let mut per: BTreeMap<String, (Vec<ChangeKind>, Vec<String>)> = BTreeMap::new();
     let mut add = |name: &str, kind: ChangeKind, path: &str| {
@@ -223,6 +242,17 @@ pub fn changed_tables(
             }
             ChangeKind::Renamed => add(&f.new_table_name, f.content_kind, &f.path),
             ChangeKind::Deleted => add(&f.table_name, ChangeKind::Deleted, &f.path),
+            // The file stayed but now names another table (blue-green's `orders` → `orders_v2`): the
+            // old table is gone from the tree and the new one is added.
+            ChangeKind::Logic | ChangeKind::Schema | ChangeKind::Options
+                if split_renamed_tables
+                    && !f.table_name.is_empty()
+                    && !f.new_table_name.is_empty()
+                    && f.table_name != f.new_table_name =>
+            {
+                add(&f.table_name, ChangeKind::Deleted, &f.path);
+                add(&f.new_table_name, ChangeKind::Added, &f.path);
+            }
             k => add(&f.new_table_name, k, &f.path),
         }
     }

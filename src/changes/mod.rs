@@ -106,9 +106,10 @@ pub struct FileChange {
     pub abs_path: PathBuf,
     /// The file's role.
     pub role: FileRole,
-    /// The table the file belongs to, at the base for deleted files and renames, else at the head.
+    /// The table the file belongs to at the base (for an added file: at the head).
     pub table_name: String,
-    /// The table at the head (differs from `table_name` when a rename changed the table's name).
+    /// The table at the head (differs from `table_name` when a rename or an edit changed the table's
+    /// name, as blue-green versioning does).
     pub new_table_name: String,
     /// How the file changed.
     pub change_kind: ChangeKind,

@@ -196,6 +196,11 @@ fn modified_text(set: &ChangeSet) -> String {
                     details.push(format!("table renamed to {}", f.new_table_name));
                 }
                 details.push(format!("content: {}", f.content_kind));
+            } else if !f.table_name.is_empty()
+                && !f.new_table_name.is_empty()
+                && f.table_name != f.new_table_name
+            {
+                details.push(format!("table renamed to {}", f.new_table_name));
             }
             if let Some(d) = &f.schema_diff {
                 let s = d.summary();

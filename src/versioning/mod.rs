@@ -368,11 +368,11 @@ pub fn blue_green_request(
     changes: &crate::changes::ChangeSet,
     default_suffix: &str,
 ) -> Result<VersionRequest, crate::changes::ChangeError> {
-    use crate::changes::{ChangeKind, HeadGraph, impact::changed_tables};
+    use crate::changes::{ChangeKind, HeadGraph, impact::changed_tables_at_head};
     let head = HeadGraph::from_project(project);
     let mut seeds = Vec::new();
     let mut seed_reasons = BTreeMap::new();
-    for (name, kind, _) in changed_tables(&changes.files, &head) {
+    for (name, kind, _) in changed_tables_at_head(&changes.files, &head) {
         if matches!(kind, ChangeKind::Logic | ChangeKind::Schema)
             && project.inventory.tables.contains_key(&name)
         {
