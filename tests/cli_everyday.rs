@@ -459,3 +459,37 @@ fn live_commands_refuse_offline_planning_options() {
         );
     }
 }
+
+#[test]
+fn plan_dir_scope_accepts_paths_from_here() {
+    let (_t, root) = our_fixture();
+    let plan = |cwd: &Path, dir_arg: &str, scope: &str| {
+        let o = flinkpipe_env(
+            &[
+                "--output",
+                "json",
+                "pipeline",
+                "build-execution-plan",
+                dir_arg,
+                "--dir",
+                scope,
+                "--offline",
+            ],
+            cwd,
+            &[],
+        );
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["nodes"].as_array().unwrap().len()
+    };
+    let root_s = root.to_str().unwrap();
+    let expected = plan(root.parent().unwrap(), root_s, "facts/sales");
+    assert!(expected > 0);
+    let abs = root.join("facts/sales");
+    assert_eq!(
+        plan(root.parent().unwrap(), root_s, abs.to_str().unwrap()),
+        expected
+    );
+    assert_eq!(plan(&root, ".", "./facts/sales"), expected);
+    assert_eq!(plan(&root.join("facts"), "..", "sales"), expected);
+}

@@ -234,6 +234,29 @@ fn warn_status_file(
     }
 }
 
+/// `--dir D` relative to the pipelines folder, as the plan expects it. D is taken as written (relative to
+/// the pipelines folder: `facts/sales`) unless it names an existing folder from here (an absolute path,
+/// `./facts/sales` from the pipelines folder, `sales` from `facts/`) that lies inside the pipelines
+/// folder: then it is made relative to it.
+fn scope_dir(pipelines: &Path, d: &str) -> String {
+    let given = Path::new(d);
+    let inside = || -> Option<String> {
+        let root = pipelines.canonicalize().ok()?;
+        let at = given.canonicalize().ok()?;
+        let rel = at.strip_prefix(&root).ok()?;
+        Some(if rel.as_os_str().is_empty() {
+            root.file_name()?.to_string_lossy().into_owned()
+        } else {
+            crate::fsutil::slash_path(rel)
+        })
+    };
+    if given.is_absolute() || given.starts_with(".") || given.starts_with("..") || given.is_dir() {
+        inside().unwrap_or_else(|| d.to_string())
+    } else {
+        d.to_string()
+    }
+}
+
 /// The scope and planning options of plan arguments. Errors: no scope, unreadable table lists.
 pub(super) fn plan_inputs(args: &PlanArgs) -> Result<(Scope, PlanOptions), Failure> {
     let scope = if !args.table_name.is_empty() {
@@ -241,7 +264,7 @@ pub(super) fn plan_inputs(args: &PlanArgs) -> Result<(Scope, PlanOptions), Failu
     } else if let Some(p) = &args.product_name {
         Scope::Product(p.clone())
     } else if let Some(d) = &args.scope_dir {
-        Scope::Dir(d.clone())
+        Scope::Dir(scope_dir(&args.dir.pipelines, d))
     } else if let Some(f) = &args.table_list_file_name {
         Scope::Tables(read_table_list(f)?)
     } else {
