@@ -323,8 +323,9 @@ pub fn render_plan(plan: &plan::ExecutionPlan) -> String {
     ));
     let count = |a: plan::Action| plan.nodes.iter().filter(|n| n.action == a).count();
     out.push_str(&format!(
-        "\n{} tables: {} to create, {} to restart, {} to skip; {} wave(s)\n",
+        "\n{} table{}: {} to create, {} to restart, {} to skip; {} wave(s)\n",
         plan.nodes.len(),
+        if plan.nodes.len() == 1 { "" } else { "s" },
         count(plan::Action::Create),
         count(plan::Action::Restart),
         count(plan::Action::Skip),

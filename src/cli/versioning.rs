@@ -132,7 +132,9 @@ fn run(
 fn render_text(plan: &VersionPlan, apply: bool, baseline: Option<&str>) -> String {
     let mut out = String::new();
     if let Some(b) = baseline {
-        out.push_str(&format!("Changes since {b}\n"));
+        out.push_str(&format!(
+            "Versioning the tables changed since {b} (merge base with HEAD)\n"
+        ));
     }
     for (t, why) in &plan.unchanged {
         out.push_str(&format!("{t}: unchanged ({why})\n"));
