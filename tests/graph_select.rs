@@ -100,6 +100,12 @@ fn unknown_names_get_a_suggestion_and_a_column() {
         "'path:facts/p' at column 1 matches no table"
     );
     assert_eq!(err("nope_*"), "'nope_*' at column 1 matches no table");
+    // Nothing close: the known values are listed.
+    assert!(
+        err("layer:bogus").starts_with("'layer:bogus' at column 1 matches no table (known: "),
+        "{}",
+        err("layer:bogus")
+    );
 }
 
 #[test]

@@ -256,7 +256,10 @@ fn scope_errors_are_clear() {
         &PlanOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(e, PlanError::EmptyProduct("p9".into()));
+    assert_eq!(
+        e.to_string(),
+        "no table belongs to product 'p9' (products: p1, p2)"
+    );
     let e = build_plan(
         &p,
         &naming(),

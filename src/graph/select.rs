@@ -48,13 +48,16 @@ pub enum SelectError {
     },
     /// A wildcard, product, layer or path selector that matches no table (a typo, most likely).
     #[error(
-        "'{selector}' at column {column} matches no table{}",
-        did_you_mean(suggestion)
+        "'{selector}' at column {column} matches no table{}{}",
+        did_you_mean(suggestion),
+        if suggestion.is_none() && !choices.is_empty() { format!(" (known: {})", choices.join(", ")) } else { String::new() }
     )]
     NoMatch {
         selector: String,
         column: usize,
         suggestion: Option<String>,
+        /// The products or layers the graph has, sorted (empty for table and path selectors).
+        choices: Vec<String>,
     },
 }
 
@@ -244,10 +247,19 @@ impl<'a> Selector<'a> {
             Method::Layer => closest(layer, graph.nodes().map(|n| canonical_layer(&n.layer))),
             Method::Table | Method::Path => None,
         };
+        let choices: std::collections::BTreeSet<String> = match self.method {
+            Method::Product => graph.nodes().filter_map(|n| n.product.clone()).collect(),
+            Method::Layer => graph
+                .nodes()
+                .map(|n| canonical_layer(&n.layer).to_string())
+                .collect(),
+            Method::Table | Method::Path => Default::default(),
+        };
         Err(SelectError::NoMatch {
             selector: self.token.to_string(),
             column: self.column,
             suggestion,
+            choices: choices.into_iter().collect(),
         })
     }
 }

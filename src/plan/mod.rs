@@ -122,8 +122,13 @@ impl ExecutionPlan {
 pub enum PlanError {
     #[error("unknown table '{name}'{hint}")]
     UnknownTable { name: String, hint: String },
-    #[error("no table belongs to product '{0}'")]
-    EmptyProduct(String),
+    #[error("no table belongs to product '{name}' (products: {})", known.join(", "))]
+    EmptyProduct {
+        /// The product asked for.
+        name: String,
+        /// The products the project has, sorted.
+        known: Vec<String>,
+    },
     #[error("no table folder is under '{0}'")]
     EmptyDir(String),
     #[error("the scope is empty: give a table, a product, a folder or a table list")]
@@ -289,7 +294,16 @@ pub fn build_plan(
                 .map(|t| t.name.clone())
                 .collect();
             if v.is_empty() {
-                return Err(PlanError::EmptyProduct(p.clone()));
+                let products: BTreeSet<String> = inv
+                    .tables
+                    .values()
+                    .filter(|t| !t.external)
+                    .map(|t| t.product.clone())
+                    .collect();
+                return Err(PlanError::EmptyProduct {
+                    name: p.clone(),
+                    known: products.into_iter().collect(),
+                });
             }
             (v, format!("product {p}"), false)
         }
