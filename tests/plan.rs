@@ -7,8 +7,7 @@ use common::{flinkpipe, project, stderr, stdout};
 use flinkpipe::config::Config;
 use flinkpipe::lineage::{self, LoadOptions, Project};
 use flinkpipe::plan::{
-    Action, ExecutionPlan, PlanError, PlanOptions, Scope, StatementNaming, StatementStatus,
-    build_plan,
+    Action, ExecutionPlan, PlanOptions, Scope, StatementNaming, StatementStatus, build_plan,
 };
 use std::collections::BTreeMap;
 
