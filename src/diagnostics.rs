@@ -117,16 +117,32 @@ pub fn snippet(source: &str, line: usize, column: Option<usize>) -> Option<Strin
     let text = text.strip_suffix('\r').unwrap_or(text);
     let num = line.to_string();
     let pad = " ".repeat(num.len());
-    let shown: String = text.replace('\t', "    ");
-    let mut out = format!("{pad} |\n{num} | {}", shown.trim_end());
-    if let Some(col) = column.filter(|c| *c > 0) {
-        let chars: Vec<char> = text.chars().collect();
-        let start = (col - 1).min(chars.len());
-        let width = construct_width(&chars[start..]).max(1);
-        let indent: usize = chars[..start]
-            .iter()
-            .map(|c| if *c == '\t' { 4 } else { 1 })
-            .sum();
+    let chars: Vec<char> = text.chars().collect();
+    let col = column.filter(|c| *c > 0);
+    // A very long line (minified or generated SQL) is shown as a window around the column.
+    let at = col.map_or(0, |c| (c - 1).min(chars.len()));
+    let (from, to) = if chars.len() <= SNIPPET_WIDTH {
+        (0, chars.len())
+    } else {
+        let from = at.saturating_sub(SNIPPET_WIDTH / 3);
+        (from, (from + SNIPPET_WIDTH).min(chars.len()))
+    };
+    let (lead, tail) = (
+        if from > 0 { "…" } else { "" },
+        if to < chars.len() { "…" } else { "" },
+    );
+    let shown: String = chars[from..to]
+        .iter()
+        .collect::<String>()
+        .replace('\t', "    ");
+    let mut out = format!("{pad} |\n{num} | {lead}{}{tail}", shown.trim_end());
+    if col.is_some() {
+        let width = construct_width(&chars[at..to.max(at)]).max(1);
+        let indent: usize = lead.chars().count()
+            + chars[from..at]
+                .iter()
+                .map(|c| if *c == '\t' { 4 } else { 1 })
+                .sum::<usize>();
         out.push_str(&format!(
             "\n{pad} | {}{}",
             " ".repeat(indent),
@@ -135,6 +151,9 @@ pub fn snippet(source: &str, line: usize, column: Option<usize>) -> Option<Strin
     }
     Some(out)
 }
+
+/// The most characters of a source line a snippet shows.
+const SNIPPET_WIDTH: usize = 160;
 
 /// Length of the construct starting a line's remainder: an identifier/number, a quoted name or string
 /// (up to its closing quote), else one character (0 at the end of the line).
@@ -190,6 +209,22 @@ mod tests {
             snippet("a (", 1, Some(4)).unwrap(),
             "  |\n1 | a (\n  |    ^"
         );
+        // a long line: a window around the column, marked with ellipses
+        let long = format!(
+            "{}FROM src_typo t{}",
+            "a, ".repeat(1000),
+            " ,b".repeat(1000)
+        );
+        let snip = snippet(&long, 1, Some(3001)).unwrap();
+        let lines: Vec<&str> = snip.lines().collect();
+        assert!(
+            lines[1].starts_with("1 | …") && lines[1].ends_with('…'),
+            "{snip}"
+        );
+        assert!(lines[1].chars().count() < 200);
+        let caret = lines[2].find('^').unwrap();
+        let under: String = lines[1].chars().skip(caret).take(4).collect();
+        assert_eq!(under, "FROM", "{snip}");
         // no column: the line alone; no such line: nothing
         assert_eq!(snippet("x\ny\n", 2, None).unwrap(), "  |\n2 | y");
         assert_eq!(snippet("x\n", 5, Some(1)), None);
