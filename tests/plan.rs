@@ -247,6 +247,16 @@ fn scope_errors_are_clear() {
     )
     .unwrap_err();
     assert_eq!(e.to_string(), "unknown table 'bb' (did you mean 'b'?)");
+    // Case is not a typo: SRC is src.
+    let e = build_plan(
+        &p,
+        &naming(),
+        &StatementStatus::default(),
+        &Scope::Tables(vec!["SRC".into()]),
+        &PlanOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "unknown table 'SRC' (did you mean 'src'?)");
     let e = build_plan(
         &p,
         &naming(),

@@ -21,6 +21,6 @@ pub mod tree;
 pub use export::{to_dot, to_json, to_mermaid};
 pub use html::to_html;
 pub use model::{EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank};
-pub use select::{SelectError, select};
+pub use select::{SelectError, closest, select};
 pub use svg::to_svg;
 pub use tree::{TreeNode, child_tree, parent_tree, render_tree_text};

@@ -326,11 +326,15 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 /// The candidate closest to `wanted` by edit distance, if within a third of its length (at least 2).
 /// Ties go to the first candidate in iteration order.
-fn closest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+/// The candidate nearest to `wanted` by edit distance, ignoring case, within a third of its length (at
+/// least 2); `None` when nothing is that close. Ties go to the first candidate.
+pub fn closest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
     let limit = (wanted.chars().count() / 3).max(2);
+    let wanted = wanted.to_lowercase();
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let d = levenshtein(wanted, c);
+        // Case is not a typo worth a distance: `INT_B` is `int_b`.
+        let d = levenshtein(&wanted, &c.to_lowercase());
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }

@@ -506,27 +506,10 @@ pub fn build_plan(
     })
 }
 
-/// ` (did you mean 'x'?)` for the closest name within edit distance 3, else empty.
+/// ` (did you mean 'x'?)` for the closest name (case-insensitive edit distance, see
+/// [`crate::graph::closest`]), else empty.
 pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a String>) -> String {
-    candidates
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, c)| format!(" (did you mean '{c}'?)"))
+    crate::graph::closest(name, candidates.map(String::as_str))
+        .map(|c| format!(" (did you mean '{c}'?)"))
         .unwrap_or_default()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
