@@ -575,3 +575,26 @@ fn external_tables_manifest_mistakes_are_reported() {
         );
     }
 }
+
+#[test]
+fn a_table_written_by_two_dmls_is_named_with_the_line() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f SELECT id FROM src_a;\n",
+        ),
+        ("facts/g/sql-scripts/ddl.g.sql", &ddl("g")),
+        (
+            "facts/g/sql-scripts/dml.g.sql",
+            "EXECUTE STATEMENT SET BEGIN\n  INSERT INTO g SELECT id FROM src_a;\n  INSERT INTO f SELECT id FROM src_a;\nEND;\n",
+        ),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error[table-written-twice]: pipelines/facts/g/sql-scripts/dml.g.sql:3:15: table 'f' is written by the DML of 'g' and by the DML of 'f'"),
+        "{err}"
+    );
+}

@@ -307,7 +307,15 @@ fn attach_statement_set_sinks(
                         "table-written-twice",
                         format!("table '{sink}' is written by the DML of '{writer}' and by the DML of '{other}'"),
                     )
-                    .at(dml_ref.clone().unwrap_or_default(), None, None),
+                    .at(
+                        members
+                            .first()
+                            .map(|m| m.file.clone())
+                            .or_else(|| dml_ref.clone())
+                            .unwrap_or_default(),
+                        members.first().map(|m| m.line),
+                        members.first().map(|m| m.column),
+                    ),
                 );
                 continue;
             }
