@@ -35,7 +35,8 @@ up:
 down:
 	bash $(STACK) down
 
-# The main job on the bundled example: inventory, graph and an execution plan for fixtures/.
+# The main job on the bundled example: validate, inventory, metadata, graph and an execution plan for
+# fixtures/, then the local Flink + Kafka stack, a live plan and a deploy, status and the running jobs.
 # fixtures/ is copied first, because the commands write files into the project.
 demo: build
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -r fixtures/pipelines $(DEMO_DIR)/

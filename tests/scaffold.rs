@@ -551,7 +551,7 @@ fn kimball_tables_without_product_and_configured_layer_folders() {
             && ddl.contains("'kafka.cleanup-policy' = 'delete'"),
         "{ddl}"
     );
-    assert!(read(p.join("facts/fct_orders/Makefile")).contains("PIPELINES ?= $(abspath ../..)"));
+    assert!(read(p.join("facts/fct_orders/Makefile")).contains("PIPELINES := $(abspath ../..)"));
     let cfg_arg = cfg.to_str().unwrap();
     let o = flinkpipe(&[
         "--config",
