@@ -127,14 +127,22 @@ pub(super) fn run(global: &GlobalArgs, cmd: &ProjectCommand) -> CmdResult {
     }
 }
 
-pub(super) fn change_options(refs: &ChangeRefs) -> ChangeOptions {
-    ChangeOptions {
+/// The change options of the arguments. Errors (usage): a `--since-date` that is not `YYYY-MM-DD`.
+pub(super) fn change_options(refs: &ChangeRefs) -> Result<ChangeOptions, Failure> {
+    if let Some(d) = &refs.since_date
+        && changes::git::parse_date(d).is_none()
+    {
+        return Err(Failure::usage(
+            changes::ChangeError::BadDate(d.clone()).to_string(),
+        ));
+    }
+    Ok(ChangeOptions {
         since: refs.since.clone(),
         head: refs.head.clone(),
         since_date: refs.since_date.clone(),
         file_filter: refs.file_filter.clone(),
         include_uncommitted: refs.include_uncommitted,
-    }
+    })
 }
 
 fn now() -> String {
@@ -159,7 +167,7 @@ fn list_modified_files(
     output_dir: Option<&Path>,
 ) -> CmdResult {
     let cfg = load_config(global)?;
-    let set = changes::list_changes(dir, &change_options(refs), &cfg)?;
+    let set = changes::list_changes(dir, &change_options(refs)?, &cfg)?;
     let filter = refs
         .file_filter
         .as_deref()
@@ -265,7 +273,7 @@ fn list_impacted_tables(
     output_dir: Option<&Path>,
 ) -> CmdResult {
     let cfg = load_config(global)?;
-    let opts = change_options(refs);
+    let opts = change_options(refs)?;
     let started = std::time::Instant::now();
     let (files, tests, externals) = match modified_files_path {
         Some(p) => {

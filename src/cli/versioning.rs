@@ -12,9 +12,10 @@ use crate::versioning::{self, VersionPlan, VersionRequest};
 use std::path::Path;
 
 pub(super) fn blue_green(global: &GlobalArgs, args: &BlueGreenArgs) -> CmdResult {
+    check_suffix(&args.default_version)?;
     let cfg = load_config(global)?;
     let project = loaded(global, &args.dir.pipelines, args.allow_unknown)?;
-    let set = changes::list_changes(&args.dir.pipelines, &change_options(&args.refs), &cfg)?;
+    let set = changes::list_changes(&args.dir.pipelines, &change_options(&args.refs)?, &cfg)?;
     let req = versioning::blue_green_request(
         &project,
         &cfg,
@@ -38,6 +39,7 @@ pub(super) fn update_tables_version(
     global: &GlobalArgs,
     args: &UpdateTablesVersionArgs,
 ) -> CmdResult {
+    check_suffix(&args.default_version)?;
     let cfg = load_config(global)?;
     let project = loaded(global, &args.dir.pipelines, args.allow_unknown)?;
     let seeds = read_table_list(&args.table_list)?;
@@ -60,6 +62,13 @@ pub(super) fn update_tables_version(
         args.allow_unknown,
         None,
     )
+}
+
+/// `--default-version` must be `_v<digits>` (a usage error otherwise).
+fn check_suffix(suffix: &str) -> Result<(), Failure> {
+    versioning::names::next_version("t", suffix)
+        .map(|_| ())
+        .map_err(Failure::usage)
 }
 
 fn loaded(global: &GlobalArgs, dir: &Path, allow_unknown: bool) -> Result<Project, Failure> {
