@@ -193,9 +193,32 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
     // Since main, each versioned table is the blue one gone and the green one added.
     let o = r.run(&["project", "list-modified-files", "--since", "main"]);
     assert!(
-        stdout(&o).contains("table renamed to int_sales_orders_enriched_v2"),
+        stdout(&o).contains("table renamed from int_sales_orders_enriched"),
         "{}",
         stdout(&o)
+    );
+    // modified_flink_files.json and .txt name the tables at the head (what plans and shift_left read);
+    // the base name is kept apart.
+    let listed: serde_json::Value =
+        serde_json::from_str(&r.out_file("modified_flink_files.json")).unwrap();
+    let row = listed["file_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| {
+            row["file_modified_url"]
+                .as_str()
+                .unwrap()
+                .ends_with("dml.int_sales_orders_enriched.sql")
+        })
+        .unwrap();
+    assert_eq!(row["table_name"], "int_sales_orders_enriched_v2");
+    assert_eq!(row["base_table_name"], "int_sales_orders_enriched");
+    let names = r.out_file("modified_flink_files.txt");
+    assert!(
+        names.contains("int_sales_orders_enriched_v2\n")
+            && !names.contains("int_sales_orders_enriched\n"),
+        "{names}"
     );
     let o = r.run(&[
         "--output",

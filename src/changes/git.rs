@@ -247,7 +247,26 @@ pub fn list_changes(
             (_, Some(n)) => Some(n),
             (_, None) => Some(ctx.folder_table_or_name(&head_side, true, &change.path)),
         };
-        change.table_name = old_name.clone().or(new_name.clone()).unwrap_or_default();
+        // Deleted and renamed files are named at the base (shift_left's `table_name`); a modified file at
+        // the head, with the base name kept apart when the edit renamed the table (a committed
+        // blue-green: `orders` → `orders_v2`).
+        let at_base = matches!(
+            change.change_kind,
+            ChangeKind::Deleted | ChangeKind::Renamed
+        );
+        if !at_base
+            && change.change_kind != ChangeKind::Added
+            && let (Some(o), Some(n)) = (&old_name, &new_name)
+            && o != n
+        {
+            change.base_table_name = Some(o.clone());
+        }
+        change.table_name = if at_base {
+            old_name.clone().or(new_name.clone())
+        } else {
+            new_name.clone().or(old_name.clone())
+        }
+        .unwrap_or_default();
         change.new_table_name = new_name.or(old_name).unwrap_or_default();
         if change.role == FileRole::Test {
             tests.push(change);
@@ -613,6 +632,7 @@ fn process(
         role: r.role,
         table_name: String::new(),
         new_table_name: String::new(),
+        base_table_name: None,
         change_kind: kind,
         content_kind: kind,
         same_sql_content: false,

@@ -2,9 +2,9 @@
 //!
 //! 1. `--head REF` naming another commit than `HEAD` (without `--include-uncommitted`): the pipelines
 //!    folder at REF is exported to a temporary folder (objects only) and loaded there;
-//! 2. else, when no table was deleted or renamed away and `pipeline_graph.json` (written by
-//!    `pipeline build-all-metadata`) is newer than every input of the tree ([`graph_file_is_fresh`]):
-//!    that file (tens of milliseconds for 10,000 tables);
+//! 2. else, when no table was deleted or renamed away (by a file rename, an edit or an external tables
+//!    manifest) and `pipeline_graph.json` (written by `pipeline build-all-metadata`) is newer than every
+//!    input of the tree ([`graph_file_is_fresh`]): that file (tens of milliseconds for 10,000 tables);
 //! 3. else a full load of the work tree, unknown references kept as externals so that children of deleted
 //!    tables still point at them and can be named.
 //!
@@ -69,6 +69,7 @@ pub fn load_head_graph(
     let deletes = files.iter().any(|f| {
         f.change_kind == ChangeKind::Deleted
             || (f.change_kind == ChangeKind::Renamed && f.table_name != f.new_table_name)
+            || f.base_table_name.is_some()
     }) || externals
         .iter()
         .any(|x| x.change_kind == ChangeKind::Deleted);

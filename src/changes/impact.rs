@@ -245,12 +245,13 @@ fn aggregate(
             // The file stayed but now names another table (blue-green's `orders` → `orders_v2`): the
             // old table is gone from the tree and the new one is added.
             ChangeKind::Logic | ChangeKind::Schema | ChangeKind::Options
-                if split_renamed_tables
-                    && !f.table_name.is_empty()
-                    && !f.new_table_name.is_empty()
-                    && f.table_name != f.new_table_name =>
+                if split_renamed_tables && f.base_table_name.is_some() =>
             {
-                add(&f.table_name, ChangeKind::Deleted, &f.path);
+                add(
+                    f.base_table_name.as_deref().unwrap_or_default(),
+                    ChangeKind::Deleted,
+                    &f.path,
+                );
                 add(&f.new_table_name, ChangeKind::Added, &f.path);
             }
             k => add(&f.new_table_name, k, &f.path),
@@ -452,6 +453,7 @@ impl ModifiedFiles {
                 role,
                 table_name: r.table_name.clone(),
                 new_table_name: new_name,
+                base_table_name: r.base_table_name.clone(),
                 change_kind: kind,
                 // A renamed row records its content change only through `same_sql_content` and
                 // `schema_diff`.
@@ -476,6 +478,7 @@ impl ModifiedFiles {
                 role: FileRole::Test,
                 table_name: String::new(),
                 new_table_name: String::new(),
+                base_table_name: None,
                 change_kind: ChangeKind::Logic,
                 content_kind: ChangeKind::Logic,
                 same_sql_content: false,

@@ -106,11 +106,14 @@ pub struct FileChange {
     pub abs_path: PathBuf,
     /// The file's role.
     pub role: FileRole,
-    /// The table the file belongs to at the base (for an added file: at the head).
+    /// The table the file belongs to, at the base for deleted files and renames, else at the head
+    /// (shift_left's `table_name`).
     pub table_name: String,
-    /// The table at the head (differs from `table_name` when a rename or an edit changed the table's
-    /// name, as blue-green versioning does).
+    /// The table at the head (differs from `table_name` when a rename changed the table's name).
     pub new_table_name: String,
+    /// For a modified file whose edit renamed its table (a committed blue-green: `orders` →
+    /// `orders_v2`): the table at the base. `None` otherwise.
+    pub base_table_name: Option<String>,
     /// How the file changed.
     pub change_kind: ChangeKind,
     /// For a renamed file: how its content changed (`cosmetic` when identical); for other kinds the same
@@ -304,6 +307,10 @@ pub struct ModifiedFileRow {
     /// Column differences (production DDL with a `schema` change), else `null`.
     #[serde(default)]
     pub schema_diff: Option<SchemaDiff>,
+    /// flinkpipe: for a modified file whose edit renamed its table (a committed blue-green), the table
+    /// at the base; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_table_name: Option<String>,
     /// flinkpipe's addition; absent in shift_left's files (read as `logic`, or `cosmetic` when
     /// `same_sql_content`).
     #[serde(default)]
@@ -345,6 +352,7 @@ impl ChangeSet {
                 running: false,
                 new_table_name: f.new_table_name.clone(),
                 schema_diff: f.schema_diff.clone(),
+                base_table_name: f.base_table_name.clone(),
                 change_kind: Some(f.change_kind),
             })
             .collect();

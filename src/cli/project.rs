@@ -204,11 +204,8 @@ fn modified_text(set: &ChangeSet) -> String {
                     details.push(format!("table renamed to {}", f.new_table_name));
                 }
                 details.push(format!("content: {}", f.content_kind));
-            } else if !f.table_name.is_empty()
-                && !f.new_table_name.is_empty()
-                && f.table_name != f.new_table_name
-            {
-                details.push(format!("table renamed to {}", f.new_table_name));
+            } else if let Some(base) = &f.base_table_name {
+                details.push(format!("table renamed from {base}"));
             }
             if let Some(d) = &f.schema_diff {
                 let s = d.summary();
