@@ -517,6 +517,7 @@ mod tests {
             role,
             table_name: table.into(),
             new_table_name: table.into(),
+            base_table_name: None,
             change_kind: kind,
             content_kind: kind,
             same_sql_content: kind == ChangeKind::Cosmetic,
