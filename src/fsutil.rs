@@ -109,7 +109,7 @@ pub fn discard(staged: Vec<Staged>) {
 
 /// Phase two: renames every staged temporary over its target, all or nothing. Each existing target is
 /// first kept under a backup name by a hard link (no copy of its bytes; a copy where links are not
-/// supported); a target that cannot be kept (an immutable file, a folder) stops the batch before any
+/// supported); a target that cannot be kept (a folder, an unreadable file) stops the batch before any
 /// rename. If a rename still fails, the targets already replaced get their previous file back (or are
 /// removed if they did not exist), and the remaining temporaries are removed. The error names the file.
 pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
@@ -158,10 +158,12 @@ pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
 /// Keeps the current file at `target` under `.<name>.flinkpipe-old-<pid>` (hard link, else copy);
 /// `None` when there is no file.
 fn backup(target: &Path) -> std::io::Result<Option<PathBuf>> {
+    // A symbolic link is kept as the link (hard-linking a link links the link itself), as the rename
+    // replaces the link, not what it points to.
     match std::fs::symlink_metadata(target) {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
-        Ok(m) if !m.is_file() => {
+        Ok(m) if m.is_dir() => {
             return Err(std::io::Error::other("exists and is not a regular file"));
         }
         Ok(_) => {}
@@ -172,10 +174,10 @@ fn backup(target: &Path) -> std::io::Result<Option<PathBuf>> {
         .unwrap_or_default();
     let old = target.with_file_name(format!(".{name}.flinkpipe-old-{}", std::process::id()));
     let _ = std::fs::remove_file(&old);
+    // Without hard links (vfat, some network file systems, protected_hardlinks): a copy. An immutable
+    // file fails here or at its rename, which is then undone.
     match std::fs::hard_link(target, &old) {
         Ok(()) => Ok(Some(old)),
-        // An immutable or append-only file cannot be linked, and could not be replaced either.
-        Err(e) if e.kind() == ErrorKind::PermissionDenied => Err(e),
         Err(_) => std::fs::copy(target, &old).map(|_| Some(old)),
     }
 }
@@ -400,6 +402,16 @@ mod tests {
         std::fs::write(dir.path().join(".b.json.tmp"), b"x").unwrap();
         assert!(commit(more).is_err());
         assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["a.json", "b.json", "c.json"],
+            "no temporary or backup left"
+        );
     }
 
     #[test]

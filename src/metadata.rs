@@ -206,6 +206,15 @@ pub const DEFINITION_FILE: &str = "pipeline_definition.json";
 /// Returns the number of metadata files (tables + the graph file). Errors: the first failure, naming
 /// the file.
 pub fn write_all(project: &Project) -> Result<usize, crate::fsutil::PathError> {
+    write_all_with(project, Vec::new())
+}
+
+/// [`write_all`], with more files already staged by the caller (`inventory.json`) committed in the same
+/// all-or-nothing batch; they are discarded when staging fails.
+pub fn write_all_with(
+    project: &Project,
+    extra: Vec<crate::fsutil::Staged>,
+) -> Result<usize, crate::fsutil::PathError> {
     use crate::fsutil::{commit, discard, stage};
     let inv: &Inventory = &project.inventory;
     let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
@@ -223,7 +232,7 @@ pub fn write_all(project: &Project) -> Result<usize, crate::fsutil::PathError> {
             to_json_pretty(&graph_file(project)).as_bytes(),
         )))
         .collect();
-    let mut staged = Vec::new();
+    let mut staged = extra;
     let mut first_error = None;
     for r in results {
         match r {

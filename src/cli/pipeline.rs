@@ -135,22 +135,17 @@ pub(super) fn write_metadata(
     project: &crate::lineage::Project,
     dir: &Path,
 ) -> Result<usize, Failure> {
-    // inventory.json is staged first and renamed only when every metadata file is in place.
+    // inventory.json is staged first and committed with the metadata files.
     let inv_path = dir.join(super::table::INVENTORY_FILE);
     let inventory = crate::fsutil::stage(
         &inv_path,
         to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
     )?;
-    match metadata::write_all(project) {
-        Ok(written) => {
-            crate::fsutil::commit(inventory.into_iter().collect())?;
-            Ok(written)
-        }
-        Err(e) => {
-            crate::fsutil::discard(inventory.into_iter().collect());
-            Err(e.into())
-        }
-    }
+    // One batch: the metadata files and inventory.json are all replaced, or none is.
+    Ok(metadata::write_all_with(
+        project,
+        inventory.into_iter().collect(),
+    )?)
 }
 
 fn build_execution_plan(global: &GlobalArgs, args: &PlanArgs) -> CmdResult {

@@ -99,6 +99,17 @@ pub fn rename_tables(
     sql: &str,
     rename: &dyn Fn(&TableName) -> Option<String>,
 ) -> Result<RenameOutcome, RewriteError> {
+    rename_tables_with(sql, rename, &|_| true)
+}
+
+/// [`rename_tables`], moving the storage locations only of the tables for which `moves_storage(old
+/// table name)` holds: the tables the project writes. A table it only reads (a source over a topic, a
+/// JDBC lookup table) keeps reading where it did.
+pub fn rename_tables_with(
+    sql: &str,
+    rename: &dyn Fn(&TableName) -> Option<String>,
+    moves_storage: &dyn Fn(&str) -> bool,
+) -> Result<RenameOutcome, RewriteError> {
     let analysis = super::analyze(sql);
     let lines = LineIndex::new(sql);
     let all = tokenize_all(sql, &lines);
@@ -184,7 +195,7 @@ pub fn rename_tables(
                     }
                 }
             }
-            if *is_sink {
+            if *is_sink && moves_storage(&old) {
                 location_edit(&significant, &st_range, &old, &new, &mut edits, &mut notes);
             }
         }
@@ -740,6 +751,20 @@ mod tests {
             "CREATE TABLE t_v2 (x INT) WITH ('connector' = 'kafka', 'topic' = 'crm.t.v1')"
         );
         assert_eq!(out.notes.len(), 1);
+    }
+
+    #[test]
+    fn storage_of_a_table_the_project_only_reads_stays() {
+        let sql = "CREATE TABLE customers (id INT) WITH ('connector' = 'jdbc', 'table-name' = 'customers')";
+        let out = rename_tables_with(sql, &map(&[("customers", "customers_v2")]), &|t: &str| {
+            t != "customers"
+        })
+        .unwrap();
+        assert_eq!(
+            out.text,
+            "CREATE TABLE customers_v2 (id INT) WITH ('connector' = 'jdbc', 'table-name' = 'customers')"
+        );
+        assert!(out.notes.is_empty());
     }
 
     #[test]

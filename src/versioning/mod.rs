@@ -24,7 +24,7 @@ use crate::graph::GraphError;
 use crate::inventory::resolve_name;
 use crate::lineage::Project;
 use crate::plan::StatementNaming;
-use crate::sql::rewrite::{RewriteError, rename_tables};
+use crate::sql::rewrite::{RewriteError, rename_tables_with};
 use crate::sql::{StatementKind, TableName};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -182,6 +182,19 @@ pub fn plan_versions(
         let key = resolve_name(n, config);
         renames.get(&key).map(|new| split_last(&key, new, n))
     };
+    // A table's storage (topic, folder, JDBC table, index) moves with it only when the project writes
+    // the table (a DML, another DML's statement set, a CTAS or a materialized table); a table it only
+    // reads keeps reading the same place.
+    let moves_storage = |old: &str| {
+        inv.tables.get(old).is_some_and(|t| {
+            t.dml_ref.is_some()
+                || t.written_by.is_some()
+                || matches!(
+                    t.ddl_kind,
+                    Some(StatementKind::Ctas | StatementKind::CreateMaterializedTable)
+                )
+        })
+    };
     let mut edits = Vec::new();
     if !renames.is_empty() {
         let mut files: BTreeSet<(String, PathBuf)> = BTreeSet::new();
@@ -200,9 +213,11 @@ pub fn plan_versions(
                 file: rel.clone(),
                 message: e.to_string(),
             })?;
-            let out = rename_tables(&before, &rename).map_err(|source| VersionError::Rewrite {
-                file: rel.clone(),
-                source,
+            let out = rename_tables_with(&before, &rename, &moves_storage).map_err(|source| {
+                VersionError::Rewrite {
+                    file: rel.clone(),
+                    source,
+                }
             })?;
             if out.edits > 0 {
                 edits.push(FileEdit {
@@ -323,36 +338,34 @@ pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
     let mut staged = Vec::with_capacity(plan.edits.len());
     for e in &plan.edits {
         match crate::fsutil::stage(&e.path, e.after.as_bytes()) {
-            Ok(s) => staged.push(s),
+            Ok(s) => staged.extend(s),
             Err(err) => {
-                crate::fsutil::discard(staged.into_iter().flatten().collect());
+                crate::fsutil::discard(staged);
                 return Err(io(&e.file, err.source.to_string()));
             }
         }
     }
-    let mut done: Vec<&FileEdit> = Vec::new();
-    let mut pending = staged.into_iter().zip(&plan.edits);
-    while let Some((s, e)) = pending.next() {
-        let Some(s) = s else { continue };
-        if let Err(err) = s.persist() {
-            for d in done {
-                let _ = crate::fsutil::write_atomic(&d.path, d.before.as_bytes());
-            }
-            crate::fsutil::discard(pending.filter_map(|(s, _)| s).collect());
-            return Err(io(&e.file, err.source.to_string()));
-        }
-        done.push(e);
-    }
-    Ok(())
+    // All or nothing (fsutil::commit puts back the files already replaced if a rename fails).
+    crate::fsutil::commit(staged).map_err(|err| {
+        let file = plan
+            .edits
+            .iter()
+            .find(|e| e.path == err.path)
+            .map_or_else(|| err.path.display().to_string(), |e| e.file.clone());
+        io(&file, err.source.to_string())
+    })
 }
 
-/// Undoes an [`apply`]: every edited file gets its content from before the edit (used when a later step
-/// of the same run, such as rebuilding the metadata, fails). Best effort; the files that could not be
-/// restored are returned.
+/// Undoes an [`apply`]: every edited file that still holds what `apply` wrote gets its content from
+/// before the edit (used when a later step of the same run, such as rebuilding the metadata, fails). A
+/// file edited meanwhile by someone else is left as it is. Returns the files not restored.
 pub fn restore(plan: &VersionPlan) -> Vec<String> {
     plan.edits
         .iter()
-        .filter(|e| crate::fsutil::write_atomic(&e.path, e.before.as_bytes()).is_err())
+        .filter(|e| {
+            let ours = std::fs::read_to_string(&e.path).is_ok_and(|now| now == e.after);
+            !ours || crate::fsutil::write_atomic(&e.path, e.before.as_bytes()).is_err()
+        })
         .map(|e| e.file.clone())
         .collect()
 }
