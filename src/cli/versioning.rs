@@ -142,7 +142,7 @@ fn render_text(plan: &VersionPlan, apply: bool, baseline: Option<&str>) -> Strin
     let mut out = String::new();
     if let Some(b) = baseline {
         out.push_str(&format!(
-            "Versioning the tables changed since {b} (merge base with HEAD)\n"
+            "Versioning the tables changed since {b}\n"
         ));
     }
     for (t, why) in &plan.unchanged {
