@@ -1011,3 +1011,18 @@ fn a_modified_files_list_naming_unknown_tables_is_warned_about() {
         stderr(&o)
     );
 }
+
+#[test]
+fn an_external_table_still_declared_elsewhere_is_not_gone() {
+    let r = Repo::new(common::our_fixture());
+    r.write(
+        "c360/seeds/external_tables.json",
+        r#"{"tables": [{"table_name": "ext_c360_loyalty_members", "kafka_topic": "crm.loyalty.members.v1", "product_name": "c360"}]}"#,
+    );
+    r.commit("declared twice", T_CHANGE);
+    r.branch("feature");
+    r.write(EXTERNALS, "{\"tables\": []}\n");
+    r.commit("keep the product's declaration only", T_CHANGE + 60);
+    let o = r.run(&["project", "list-impacted-tables", "--since", "HEAD~1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -53,11 +53,12 @@ fn side(bytes: Option<&[u8]>) -> Result<BTreeMap<String, ExternalDeclaration>, S
         return Ok(BTreeMap::new());
     };
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
-    Ok(parse_external_manifest(text)
-        .map_err(|e| e.message)?
-        .into_iter()
-        .map(|d| (d.table_name.clone(), d))
-        .collect())
+    let mut out = BTreeMap::new();
+    for d in parse_external_manifest(text).map_err(|e| e.message)? {
+        // The first declaration of a name wins, as in the inventory.
+        out.entry(d.table_name.clone()).or_insert(d);
+    }
+    Ok(out)
 }
 
 /// One changed manifest file: its path relative to the pipelines folder (the head path of a renamed
@@ -67,8 +68,10 @@ pub type ManifestVersions = (String, Option<Vec<u8>>, Option<Vec<u8>>);
 /// The changes between two versions of manifests, one [`ManifestVersions`] per changed manifest file.
 /// Sorted by table name.
 ///
-/// Errors: `(path, side, message)` for the first side that is not a manifest (`side` is `base` or
-/// `head`).
+/// The base side is read leniently: a manifest that does not parse there (written before today's
+/// rules, or broken on the base branch) counts as empty, so its tables show as added and impact nothing.
+///
+/// Errors: `(path, side, message)` for a head side that is not a manifest (`side` is `head`).
 pub fn diff_manifests(
     manifests: &[ManifestVersions],
 ) -> Result<Vec<ExternalTableChange>, (String, &'static str, String)> {
@@ -79,7 +82,7 @@ pub fn diff_manifests(
     );
     let mut tables: BTreeMap<String, Sides> = BTreeMap::new();
     for (path, old, new) in manifests {
-        let old = side(old.as_deref()).map_err(|e| (path.clone(), "base", e))?;
+        let old = side(old.as_deref()).unwrap_or_default();
         let new = side(new.as_deref()).map_err(|e| (path.clone(), "head", e))?;
         for (name, d) in old {
             tables.entry(name).or_default().0 = Some((d, path.clone()));
@@ -231,8 +234,17 @@ mod tests {
         assert_eq!(err.0, M);
         assert_eq!(err.1, "head");
         assert_eq!(err.2, "missing field `table_name` at line 2 column 13");
-        let err = diff_manifests(&[(M.into(), Some(vec![0xff]), None)]).unwrap_err();
-        assert_eq!(err.1, "base");
+        let err = diff_manifests(&[(M.into(), None, Some(vec![0xff]))]).unwrap_err();
+        assert_eq!(err.1, "head");
         assert!(err.2.starts_with("not UTF-8"), "{}", err.2);
+        // A base that does not parse counts as empty.
+        let got = diff_manifests(&[(
+            M.into(),
+            Some(vec![0xff]),
+            m(r#"{"tables":[{"table_name":"t"}]}"#),
+        )])
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].change_kind, ChangeKind::Added);
     }
 }

@@ -159,16 +159,18 @@ pub fn list_changes(
         } else {
             &new_rel
         };
-        if super::external::is_manifest(path_rel)
-            && filter.as_deref().is_none_or(|ext| ext == ".json")
-        {
-            let old_bytes = (kind != ChangeKind::Added)
+        // A manifest on either side (a rename may move one in or out of a `seeds/` folder).
+        let old_is = kind != ChangeKind::Added && super::external::is_manifest(&old_rel);
+        let new_is = kind != ChangeKind::Deleted && super::external::is_manifest(&new_rel);
+        if (old_is || new_is) && filter.as_deref().is_none_or(|ext| ext == ".json") {
+            let old_bytes = old_is
                 .then(|| read_blob(&repo, delta.old_file().id(), &old_repo))
                 .transpose()?;
-            let new_bytes = (kind != ChangeKind::Deleted)
+            let new_bytes = new_is
                 .then(|| head_side.read(&repo, delta.new_file().id(), &new_repo))
                 .transpose()?;
-            manifests.push((path_rel.clone(), old_bytes, new_bytes));
+            let path = if new_is { &new_rel } else { &old_rel };
+            manifests.push((path.clone(), old_bytes, new_bytes));
             continue;
         }
         let Some(role) = role_of(path_rel) else {
@@ -280,13 +282,12 @@ pub fn list_changes(
     ignored.sort();
     let external_tables =
         super::external::diff_manifests(&manifests).map_err(|(path, side, message)| {
-            let at = if side == "base" {
-                format!("{baseline_ref} ({:.12})", base_oid.to_string())
-            } else if opts.include_uncommitted {
+            let at = if opts.include_uncommitted {
                 "the work tree".to_string()
             } else {
                 head_name.clone()
             };
+            debug_assert_eq!(side, "head", "the base side is read leniently");
             ChangeError::BadFile {
                 path: PathBuf::from(format!("{path} at {at}")),
                 what: "external tables manifest ({\"tables\": [{\"table_name\", …}]})",

@@ -28,6 +28,9 @@ pub struct HeadGraph {
     /// Tables defined by a table folder at the head → their DDL and DML files, relative to the pipelines
     /// folder.
     defined: BTreeMap<String, Vec<String>>,
+    /// Tables a `seeds/external_tables.json` manifest declares at the head (known from a full load only;
+    /// empty from the graph file, which a removed external table never uses).
+    declared_externals: BTreeSet<String>,
 }
 
 impl HeadGraph {
@@ -46,6 +49,9 @@ impl HeadGraph {
                 .collect();
             if !kids.is_empty() {
                 g.children.insert(t.name.clone(), kids);
+            }
+            if t.external && !t.unknown {
+                g.declared_externals.insert(t.name.clone());
             }
             if !t.external {
                 let files = t
@@ -310,8 +316,12 @@ pub fn impacted_tables(
     let mut orphans = Vec::new();
     let mut all = BTreeSet::new();
     for x in externals {
-        // A folder defining the table at the head wins over the manifest (its files are listed).
-        if head.is_defined(&x.table_name) {
+        // A folder defining the table at the head wins over the manifest (its files are listed); a table
+        // removed from one manifest but still declared by another is not gone.
+        if head.is_defined(&x.table_name)
+            || (x.change_kind == ChangeKind::Deleted
+                && head.declared_externals.contains(&x.table_name))
+        {
             continue;
         }
         let mut descendants = Vec::new();

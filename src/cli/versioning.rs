@@ -141,9 +141,7 @@ fn run(
 fn render_text(plan: &VersionPlan, apply: bool, baseline: Option<&str>) -> String {
     let mut out = String::new();
     if let Some(b) = baseline {
-        out.push_str(&format!(
-            "Versioning the tables changed since {b}\n"
-        ));
+        out.push_str(&format!("Versioning the tables changed since {b}\n"));
     }
     for (t, why) in &plan.unchanged {
         out.push_str(&format!("{t}: unchanged ({why})\n"));
