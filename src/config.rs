@@ -608,6 +608,15 @@ fn mask_secrets(value: &mut serde_yaml_ng::Value, secret: bool) {
         Value::Sequence(items) => items.iter_mut().for_each(|v| mask_secrets(v, secret)),
         Value::Null => {}
         v if secret => *v = Value::String(MASK.to_string()),
+        Value::String(text) => {
+            // Credentials inside a URL (`http://user:pass@host`): the user-info part is masked.
+            if let Some((scheme, rest)) = text.split_once("://")
+                && let Some((_, host)) = rest.split_once('@')
+                && !rest[..rest.len() - host.len() - 1].contains('/')
+            {
+                *text = format!("{scheme}://{MASK}@{host}");
+            }
+        }
         _ => {}
     }
 }
@@ -634,6 +643,16 @@ mod tests {
             err.to_string().starts_with("invalid config file cfg.yaml:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn credentials_in_urls_are_masked() {
+        let cfg = Config::default().with_env(|v| {
+            (v == "FLINKPIPE_GATEWAY_URL").then(|| "http://bob:hunter2@gw:8083/v1".to_string())
+        });
+        let y = cfg.effective_yaml().unwrap();
+        assert!(y.contains("url: http://****@gw:8083/v1"), "{y}");
+        assert!(!y.contains("hunter2"), "{y}");
     }
 
     #[test]

@@ -5,11 +5,10 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs `flinkpipe args…` with the cache in `cache` (or off when `None`).
 fn run(args: &[&str], cache: Option<&Path>) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
+    let mut cmd = common::command();
     cmd.args(args)
         .env_remove("PIPELINES")
         .env_remove("SL_CONFIG_FILE")

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn ok(o: &Output) {
     assert!(
@@ -258,12 +258,8 @@ fn html_lineage_page_is_self_contained() {
 }
 
 fn flinkpipe_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
-    c.args(args)
-        .env_remove("PIPELINES")
-        .env_remove("SL_CONFIG_FILE")
-        .env_remove("CONFIG_FILE")
-        .current_dir(cwd);
+    let mut c = common::command();
+    c.args(args).current_dir(cwd);
     for (k, v) in env {
         c.env(k, v);
     }

@@ -34,7 +34,7 @@ fn project() -> Project {
 }
 
 fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
+    let mut c = common::command();
     c.args(args);
     if args[0] != "statement" {
         c.arg(&p.pipelines);
@@ -490,7 +490,7 @@ fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
         "--max-parallel",
         "2",
     ];
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
+    let mut c = common::command();
     c.args(args)
         .arg(&p.pipelines)
         .current_dir(&p.root)

@@ -140,7 +140,7 @@ struct Env {
 
 impl Env {
     fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+        common::command()
             .arg("--config")
             .arg(&self.config)
             .args(args)
@@ -157,7 +157,7 @@ impl Env {
         let mut all = vec!["statement"];
         all.extend_from_slice(args);
         all.extend(["--output", "json"]);
-        let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+        let out = common::command()
             .arg("--config")
             .arg(&self.config)
             .args(&all)
@@ -646,7 +646,7 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
     .unwrap();
     script(&["topics", pipelines.to_str().unwrap()]);
     let run = |args: &[&str]| -> Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+        let out = common::command()
             .arg("--config")
             .arg(&config)
             .args(args)
@@ -678,7 +678,7 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
         assert_eq!(r["success"], true, "{r:#}");
         assert_eq!(running(&jobs(), &set), 1, "{:?}", jobs().get(&set));
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+    let out = common::command()
         .arg("--config")
         .arg(&config)
         .args(["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"])

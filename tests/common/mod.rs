@@ -47,13 +47,41 @@ pub fn our_fixture() -> (tempfile::TempDir, PathBuf) {
     copy_pipelines(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines"))
 }
 
-/// Runs the binary with `args` (no config file, no $PIPELINES) and returns its output.
+/// Environment variables that change what the binary does (configuration, targets, statement names):
+/// removed for every test run, so that a developer's shell (a shift_left user's `SL_*` exports) cannot
+/// change the results.
+pub const CONFIG_ENV: &[&str] = &[
+    "PIPELINES",
+    "SL_CONFIG_FILE",
+    "CONFIG_FILE",
+    "SL_CLOUD_PROVIDER",
+    "SL_CLOUD_REGION",
+    "SL_FLINK_ENV_ID",
+    "SL_CLOUD_ORGANIZATION_ID",
+    "SL_CONFLUENT_PRINCIPAL_ID",
+    "SL_FLINK_COMPUTE_POOL_ID",
+    "SL_FLINK_ENV_NAME",
+    "SL_FLINK_DATABASE_NAME",
+    "SL_FLINK_SQL_ENDPOINT",
+    "SL_FLINK_API_KEY",
+    "SL_FLINK_API_SECRET",
+    "FLINKPIPE_GATEWAY_URL",
+    "FLINKPIPE_JOBMANAGER_URL",
+];
+
+/// A command for the binary with [`CONFIG_ENV`] removed.
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
+    for v in CONFIG_ENV {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Runs the binary with `args` (no config file, no $PIPELINES, no SL_* settings) and returns its output.
 pub fn flinkpipe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flinkpipe"))
+    command()
         .args(args)
-        .env_remove("PIPELINES")
-        .env_remove("SL_CONFIG_FILE")
-        .env_remove("CONFIG_FILE")
         .current_dir(std::env::temp_dir())
         .output()
         .unwrap()
