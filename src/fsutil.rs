@@ -385,12 +385,15 @@ mod tests {
         assert_eq!(std::fs::read(&a).unwrap(), b"old a");
         assert!(!b.exists(), "b did not exist before");
         assert_eq!(std::fs::read(&c).unwrap(), b"old c");
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["a.json", "c.json"], "no temporary or backup left");
+        let left = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(left(), ["a.json", "c.json"], "no temporary or backup left");
         // A folder where a target should be stops the batch before any rename.
         std::fs::create_dir(&b).unwrap();
         let staged = vec![stage(&a, b"new a").unwrap().unwrap()];
@@ -402,13 +405,8 @@ mod tests {
         std::fs::write(dir.path().join(".b.json.tmp"), b"x").unwrap();
         assert!(commit(more).is_err());
         assert_eq!(std::fs::read(&a).unwrap(), b"old a");
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
         assert_eq!(
-            left,
+            left(),
             ["a.json", "b.json", "c.json"],
             "no temporary or backup left"
         );

@@ -313,4 +313,10 @@ fn a_failed_metadata_rebuild_puts_the_sql_files_back() {
     );
     assert_eq!(snapshot_tree(&r), before, "the SQL files are as they were");
     assert!(!r.pipelines.join("pipeline_graph.json").exists());
+    let leftovers: Vec<String> = walkdir::WalkDir::new(&r.pipelines)
+        .into_iter()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".flinkpipe-tmp-") || n.contains(".flinkpipe-old-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
