@@ -206,6 +206,7 @@ fn scan_with_cache(
                 (n.starts_with("ddl.") || n.starts_with("dml.")) && n.ends_with(".sql")
             }
             && !below(entry.path(), ["tests", "target"])
+            && !below(entry.path(), ["node_modules", "tests"])
         {
             // A table file outside `sql-scripts/` is never read: say so rather than lose the table.
             let rel = slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()));
