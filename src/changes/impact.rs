@@ -9,6 +9,11 @@
 //! - every other change impacts all descendants at the head, each with the reason
 //!   `descendant of X (K change)` (shift_left impacted only the children of DDL changes, §3.5; a query
 //!   change alters the rows children read, so flinkpipe follows every non-cosmetic change);
+//! - a file that now names another table (a committed blue-green: `orders` → `orders_v2`) counts as the
+//!   old table deleted and the new one added;
+//! - `seeds/external_tables.json` changes ([`super::external`]): an external table whose topic or product
+//!   changed impacts its descendants; one removed while tables still read it is an orphan (unless a
+//!   folder or another manifest still has it); an added one impacts nothing;
 //! - a deleted table whose children remain at the head is an error naming the children and their files;
 //! - files under `tests/` never impact anything: they are listed in `unit_test_ddl_paths`.
 
