@@ -1,5 +1,5 @@
 //! The inventory: one entry per table of the project, keyed by table name, with where it is defined and
-//! what its SQL reads. Built from a [`ScanResult`](crate::project::ScanResult); written as shift_left's
+//! what its SQL reads. Built from a [`ScanResult`]; written as shift_left's
 //! `inventory.json` by [`shift_left`].
 //!
 //! Table name = the first INSERT target of the DML, else the table the DDL creates (never the folder or
