@@ -349,6 +349,13 @@ fn table_init_errors_are_clear_and_write_nothing() {
     let o = table_init(&root, &["bad-name", "sources"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("'bad-name' is not a valid table name"));
+    let o = table_init(&root, &["orders", "sources", "--product", "sa les"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("'sa les' is not a valid product name"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(files_under(&root), before);
 
     // A second init of the same table refuses to overwrite it.

@@ -95,7 +95,7 @@ pub const DEFAULT_PRODUCT: &str = "data_product_1";
 pub fn init_project(req: &ProjectInit) -> Result<Created, ScaffoldError> {
     naming::check_folder_name(&req.name)?;
     for p in &req.products {
-        naming::check_identifier(p)?;
+        naming::check_identifier(p, "product")?;
     }
     let root = req.parent.join(&req.name);
     let tpl = Templates::new(Some(&root));
@@ -214,7 +214,7 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
         })?;
         let inv = Inventory::build(&scanned, cfg);
         for s in &req.sources {
-            naming::check_identifier(s)?;
+            naming::check_identifier(s, "table")?;
             if !inv.tables.contains_key(s) {
                 return Err(ScaffoldError::UnknownSource { name: s.clone() });
             }

@@ -223,25 +223,34 @@ pub fn expected_prefix(layer: Layer, product: Option<&str>) -> String {
 /// Why a name cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
-    /// Not `[A-Za-z][A-Za-z0-9_]*`.
+    /// Not `[A-Za-z][A-Za-z0-9_]*`; `what` is `table` or `product`.
     #[error(
-        "'{0}' is not a valid table name: use letters, digits and underscores, starting with a letter"
+        "'{name}' is not a valid {what} name: use letters, digits and underscores, starting with a letter"
     )]
-    Invalid(String),
+    Invalid {
+        /// The name as given.
+        name: String,
+        /// What it names.
+        what: &'static str,
+    },
     /// Not a plain folder name.
     #[error("'{0}' is not a valid project name: use letters, digits, '_', '-' and '.'")]
     InvalidFolder(String),
 }
 
-/// Checks that a name is a plain identifier (`[A-Za-z][A-Za-z0-9_]*`).
-pub fn check_identifier(name: &str) -> Result<(), NameError> {
+/// Checks that a name is a plain identifier (`[A-Za-z][A-Za-z0-9_]*`); `what` (`table`, `product`)
+/// names it in the error.
+pub fn check_identifier(name: &str, what: &'static str) -> Result<(), NameError> {
     let mut chars = name.chars();
     let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     if ok {
         Ok(())
     } else {
-        Err(NameError::Invalid(name.to_string()))
+        Err(NameError::Invalid {
+            name: name.to_string(),
+            what,
+        })
     }
 }
 
@@ -266,9 +275,9 @@ pub fn table_naming(
     product: Option<&str>,
     name: &str,
 ) -> Result<TableNaming, NameError> {
-    check_identifier(name)?;
+    check_identifier(name, "table")?;
     if let Some(p) = product {
-        check_identifier(p)?;
+        check_identifier(p, "product")?;
     }
     let full = expected_prefix(layer, product);
     let short = format!("{}_", layer.marker());
