@@ -489,3 +489,29 @@ fn plan_dir_scope_accepts_paths_from_here() {
     assert_eq!(plan(&root, ".", "./facts/sales"), expected);
     assert_eq!(plan(&root.join("facts"), "..", "sales"), expected);
 }
+
+#[test]
+fn select_path_accepts_paths_from_here() {
+    let (_t, root) = our_fixture();
+    let count = |cwd: &Path, dir_arg: &str, sel: &str| {
+        let o = flinkpipe_env(
+            &[
+                "pipeline", "graph", dir_arg, "--select", sel, "--format", "json",
+            ],
+            cwd,
+            &[],
+        );
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["nodes"].as_array().unwrap().len()
+    };
+    let root_s = root.to_str().unwrap();
+    let expected = count(root.parent().unwrap(), root_s, "path:facts/sales");
+    assert!(expected > 0);
+    let abs = format!("+path:{}", root.join("facts/sales").display());
+    assert_eq!(
+        count(root.parent().unwrap(), root_s, &abs),
+        count(root.parent().unwrap(), root_s, "+path:facts/sales")
+    );
+    assert_eq!(count(&root, ".", "path:./facts/sales"), expected);
+}

@@ -101,14 +101,18 @@ pub(super) fn run(global: &GlobalArgs, cmd: &PipelineCommand) -> CmdResult {
         } => {
             let project = load_project(global, &dir.pipelines, *allow_unknown)?;
             let subset = match select {
-                Some(expr) => Some(graph::select(&project.graph, expr).map_err(|e| match e {
-                    // A malformed expression is a usage error; a well-formed one naming an unknown
-                    // table is an error in the input.
-                    graph::SelectError::BadToken { .. } | graph::SelectError::Empty => {
-                        Failure::usage(e.to_string())
-                    }
-                    _ => Failure::new(e.to_string()),
-                })?),
+                Some(expr) => Some(
+                    graph::select(&project.graph, &select_paths(&dir.pipelines, expr)).map_err(
+                        |e| match e {
+                            // A malformed expression is a usage error; a well-formed one naming an unknown
+                            // table is an error in the input.
+                            graph::SelectError::BadToken { .. } | graph::SelectError::Empty => {
+                                Failure::usage(e.to_string())
+                            }
+                            _ => Failure::new(e.to_string()),
+                        },
+                    )?,
+                ),
                 None => None,
             };
             let subset = subset.as_ref();
@@ -227,6 +231,32 @@ fn warn_status_file(
             status.phases.len()
         );
     }
+}
+
+/// A selection expression with every `path:D` made relative to the pipelines folder as [`scope_dir`]
+/// does for `--dir` (an absolute path, or one relative to the current folder, that lies inside it).
+fn select_paths(pipelines: &Path, expr: &str) -> String {
+    expr.split(' ')
+        .map(|word| {
+            word.split(',')
+                .map(|part| match part.find("path:") {
+                    Some(at) => {
+                        let value = &part[at + 5..];
+                        let trimmed = value.trim_end_matches('+');
+                        format!(
+                            "{}path:{}{}",
+                            &part[..at],
+                            scope_dir(pipelines, trimmed),
+                            &value[trimmed.len()..]
+                        )
+                    }
+                    None => part.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `--dir D` relative to the pipelines folder, as the plan expects it. D is taken as written (relative to
