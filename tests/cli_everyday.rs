@@ -400,6 +400,7 @@ fn environment_overrides_reach_statement_names_and_the_effective_configuration()
     ok(&o);
     let out = stdout(&o);
     for want in [
+        "# statement names: prod-use1-<product>-<ddl|dml>-<table> (region us-east-1; target: Apache Flink SQL Gateway)",
         "cloud_region: us-east-1",
         "environment_id: env-42",
         "url: http://gw:8083",

@@ -133,6 +133,17 @@ pub(super) fn version(global: &GlobalArgs, args: &VersionArgs) -> CmdResult {
         print_json(&serde_json::json!({ "version": version, "source": source, "config": value }));
     } else {
         println!("# flinkpipe {version}, configuration from {source} (secrets masked)");
+        let naming = crate::plan::StatementNaming::from_config(&cfg);
+        println!(
+            "# statement names: {}-<product>-<ddl|dml>-<table> (region {}; target: {})",
+            naming.prefix,
+            cfg.region(),
+            if cfg.gateway_settings(&super::deploy::env_lookup).is_some() {
+                "Apache Flink SQL Gateway"
+            } else {
+                "Confluent Cloud"
+            }
+        );
         print!("{yaml}");
     }
     Ok(true)
