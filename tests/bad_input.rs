@@ -574,6 +574,23 @@ fn external_tables_manifest_mistakes_are_reported() {
             "{manifest}: missing {want:?} in:\n{err}"
         );
     }
+    // Declared in two manifests: the warning is at the second one and names the first.
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        (
+            "sales/seeds/external_tables.json",
+            r#"{"tables": [{"table_name": "ext_x", "kafka_topic": "a"}]}"#,
+        ),
+        (
+            "seeds/external_tables.json",
+            r#"{"tables": [{"table_name": "ext_x", "kafka_topic": "b"}]}"#,
+        ),
+    ]);
+    let (_, err) = validate(&root);
+    assert!(
+        err.contains("warning[external-declared-twice]: pipelines/seeds/external_tables.json: 'ext_x' is declared more than once in seeds/external_tables.json manifests; the first declaration (topic 'a', in pipelines/sales/seeds/external_tables.json) is kept"),
+        "{err}"
+    );
 }
 
 #[test]

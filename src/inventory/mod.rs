@@ -79,6 +79,10 @@ pub struct Table {
     /// the graph and a parent in `pipeline_definition.json` (shift_left's synthetic `external_kafka`
     /// parents), but not an entry of `inventory.json`, which lists folders and manifests only.
     pub unknown: bool,
+    /// For a table declared in a `seeds/external_tables.json`: that manifest (relative, starting with
+    /// the pipelines folder's name).
+    #[serde(skip)]
+    pub manifest: Option<String>,
     /// What its DDL and DML read (sorted, one entry per name and kind; first location kept).
     pub reads: Vec<Reference>,
     /// Other tables written by the same DML (the other INSERTs of a statement set).
@@ -216,12 +220,24 @@ impl Inventory {
                     Diagnostic::warning(
                         "external-declared-twice",
                         format!(
-                            "'{}' is declared more than once in seeds/external_tables.json manifests; the first declaration (topic '{}') is kept",
+                            "'{}' is declared more than once in seeds/external_tables.json manifests; the first declaration (topic '{}'{}) is kept",
                             ext.name,
-                            first.kafka_topic.as_deref().unwrap_or(&first.name)
+                            first.kafka_topic.as_deref().unwrap_or(&first.name),
+                            first
+                                .manifest
+                                .as_deref()
+                                .filter(|m| Some(*m) != ext.manifest.as_deref())
+                                .map(|m| format!(", in {m}"))
+                                .unwrap_or_default()
                         ),
                     )
-                    .at(format!("{}/seeds/external_tables.json", scan.root_name), None, None),
+                    .at(
+                        ext.manifest.clone().unwrap_or_else(|| {
+                            format!("{}/seeds/external_tables.json", scan.root_name)
+                        }),
+                        None,
+                        None,
+                    ),
                 ),
                 Some(defined) => diagnostics.push(
                     Diagnostic::warning(
@@ -231,7 +247,13 @@ impl Inventory {
                             ext.name, defined.folder
                         ),
                     )
-                    .at(format!("{}/seeds/external_tables.json", scan.root_name), None, None),
+                    .at(
+                        ext.manifest.clone().unwrap_or_else(|| {
+                            format!("{}/seeds/external_tables.json", scan.root_name)
+                        }),
+                        None,
+                        None,
+                    ),
                 ),
                 None => {
                     tables.insert(ext.name.clone(), ext);
@@ -666,6 +688,7 @@ fn table_from_folder(
         }),
         external: false,
         unknown: false,
+        manifest: None,
         reads,
         extra_sinks: extra_sinks.into_iter().collect(),
         written_by: None,
@@ -809,12 +832,15 @@ fn read_external_manifests(
             }
         };
         for e in tables {
-            out.push(external_table(
-                &e.table_name,
-                e.product_name.unwrap_or_else(|| "common".into()),
-                e.kafka_topic,
-                root_name,
-            ));
+            out.push(Table {
+                manifest: Some(rel.clone()),
+                ..external_table(
+                    &e.table_name,
+                    e.product_name.unwrap_or_else(|| "common".into()),
+                    e.kafka_topic,
+                    root_name,
+                )
+            });
         }
     }
     out
@@ -838,6 +864,7 @@ pub fn external_table(
         kafka_topic: Some(topic.unwrap_or_else(|| name.to_string())),
         external: true,
         unknown: false,
+        manifest: None,
         reads: Vec::new(),
         extra_sinks: Vec::new(),
         written_by: None,
