@@ -189,9 +189,9 @@ fn remove_backups(backups: &[Option<PathBuf>]) {
 }
 
 impl Staged {
-    /// Renames this temporary over its target (one step of [`commit`], for callers that must undo the
-    /// steps already done when a later one fails). On error the temporary is removed.
-    pub fn persist(self) -> Result<(), PathError> {
+    /// Renames this temporary over its target (one step of [`commit`]). On error the temporary is
+    /// removed.
+    fn persist(self) -> Result<(), PathError> {
         std::fs::rename(&self.tmp, &self.target).map_err(|source| {
             let _ = std::fs::remove_file(&self.tmp);
             PathError {

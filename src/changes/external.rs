@@ -71,10 +71,10 @@ pub type ManifestVersions = (String, Option<Vec<u8>>, Option<Vec<u8>>);
 /// The base side is read leniently: a manifest that does not parse there (written before today's
 /// rules, or broken on the base branch) counts as empty, so its tables show as added and impact nothing.
 ///
-/// Errors: `(path, side, message)` for a head side that is not a manifest (`side` is `head`).
+/// Errors: `(path, message)` for a manifest whose head side is not a manifest.
 pub fn diff_manifests(
     manifests: &[ManifestVersions],
-) -> Result<Vec<ExternalTableChange>, (String, &'static str, String)> {
+) -> Result<Vec<ExternalTableChange>, (String, String)> {
     // Per table: (base declaration and its manifest, head declaration and its manifest).
     type Sides = (
         Option<(ExternalDeclaration, String)>,
@@ -83,7 +83,7 @@ pub fn diff_manifests(
     let mut tables: BTreeMap<String, Sides> = BTreeMap::new();
     for (path, old, new) in manifests {
         let old = side(old.as_deref()).unwrap_or_default();
-        let new = side(new.as_deref()).map_err(|e| (path.clone(), "head", e))?;
+        let new = side(new.as_deref()).map_err(|e| (path.clone(), e))?;
         for (name, d) in old {
             tables.entry(name).or_default().0 = Some((d, path.clone()));
         }
@@ -232,11 +232,9 @@ mod tests {
         let err = diff_manifests(&[(M.into(), m(r#"{"tables":[]}"#), m("{\n\"tables\": [{}]}"))])
             .unwrap_err();
         assert_eq!(err.0, M);
-        assert_eq!(err.1, "head");
-        assert_eq!(err.2, "missing field `table_name` at line 2 column 13");
+        assert_eq!(err.1, "missing field `table_name` at line 2 column 13");
         let err = diff_manifests(&[(M.into(), None, Some(vec![0xff]))]).unwrap_err();
-        assert_eq!(err.1, "head");
-        assert!(err.2.starts_with("not UTF-8"), "{}", err.2);
+        assert!(err.1.starts_with("not UTF-8"), "{}", err.1);
         // A base that does not parse counts as empty.
         let got = diff_manifests(&[(
             M.into(),

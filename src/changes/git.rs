@@ -281,13 +281,12 @@ pub fn list_changes(
     tests.sort_by(|a, b| a.path.cmp(&b.path));
     ignored.sort();
     let external_tables =
-        super::external::diff_manifests(&manifests).map_err(|(path, side, message)| {
+        super::external::diff_manifests(&manifests).map_err(|(path, message)| {
             let at = if opts.include_uncommitted {
                 "the work tree".to_string()
             } else {
                 head_name.clone()
             };
-            debug_assert_eq!(side, "head", "the base side is read leniently");
             ChangeError::BadFile {
                 path: PathBuf::from(format!("{path} at {at}")),
                 what: "external tables manifest ({\"tables\": [{\"table_name\", …}]})",
