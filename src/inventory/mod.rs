@@ -215,6 +215,10 @@ impl Inventory {
         let external_names: BTreeSet<&str> = externals.iter().map(|t| t.name.as_str()).collect();
         attach_statement_set_sinks(&mut tables, &external_names, &mut diagnostics);
         for ext in externals {
+            let declared_at = ext
+                .manifest
+                .clone()
+                .unwrap_or_else(|| format!("{}/seeds/external_tables.json", scan.root_name));
             match tables.get(&ext.name) {
                 Some(first) if first.external => diagnostics.push(
                     Diagnostic::warning(
@@ -231,13 +235,7 @@ impl Inventory {
                                 .unwrap_or_default()
                         ),
                     )
-                    .at(
-                        ext.manifest.clone().unwrap_or_else(|| {
-                            format!("{}/seeds/external_tables.json", scan.root_name)
-                        }),
-                        None,
-                        None,
-                    ),
+                    .at(declared_at, None, None),
                 ),
                 Some(defined) => diagnostics.push(
                     Diagnostic::warning(
@@ -247,13 +245,7 @@ impl Inventory {
                             ext.name, defined.folder
                         ),
                     )
-                    .at(
-                        ext.manifest.clone().unwrap_or_else(|| {
-                            format!("{}/seeds/external_tables.json", scan.root_name)
-                        }),
-                        None,
-                        None,
-                    ),
+                    .at(declared_at, None, None),
                 ),
                 None => {
                     tables.insert(ext.name.clone(), ext);
