@@ -461,7 +461,7 @@ fn live_commands_refuse_offline_planning_options() {
 fn plan_dir_scope_accepts_paths_from_here() {
     let (_t, root) = our_fixture();
     let plan = |cwd: &Path, dir_arg: &str, scope: &str| {
-        let o = flinkpipe_env(
+        node_count(
             &[
                 "--output",
                 "json",
@@ -473,11 +473,7 @@ fn plan_dir_scope_accepts_paths_from_here() {
                 "--offline",
             ],
             cwd,
-            &[],
-        );
-        ok(&o);
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        v["nodes"].as_array().unwrap().len()
+        )
     };
     let root_s = root.to_str().unwrap();
     let expected = plan(root.parent().unwrap(), root_s, "facts/sales");
@@ -495,16 +491,12 @@ fn plan_dir_scope_accepts_paths_from_here() {
 fn select_path_accepts_paths_from_here() {
     let (_t, root) = our_fixture();
     let count = |cwd: &Path, dir_arg: &str, sel: &str| {
-        let o = flinkpipe_env(
+        node_count(
             &[
                 "pipeline", "graph", dir_arg, "--select", sel, "--format", "json",
             ],
             cwd,
-            &[],
-        );
-        ok(&o);
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        v["nodes"].as_array().unwrap().len()
+        )
     };
     let root_s = root.to_str().unwrap();
     let expected = count(root.parent().unwrap(), root_s, "path:facts/sales");
@@ -515,4 +507,12 @@ fn select_path_accepts_paths_from_here() {
         count(root.parent().unwrap(), root_s, "+path:facts/sales")
     );
     assert_eq!(count(&root, ".", "path:./facts/sales"), expected);
+}
+
+/// Runs a command that prints JSON with a `nodes` array (a plan, a graph) and returns how many nodes.
+fn node_count(args: &[&str], cwd: &Path) -> usize {
+    let o = flinkpipe_env(args, cwd, &[]);
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    v["nodes"].as_array().unwrap().len()
 }

@@ -238,46 +238,34 @@ fn product_and_dir_scopes_run_only_what_is_not_running() {
 #[test]
 fn scope_errors_are_clear() {
     let (_t, p) = fixture();
-    let e = build_plan(
-        &p,
-        &naming(),
-        &StatementStatus::default(),
-        &Scope::Tables(vec!["bb".into()]),
-        &PlanOptions::default(),
-    )
-    .unwrap_err();
-    assert_eq!(e.to_string(), "unknown table 'bb' (did you mean 'b'?)");
-    // Case is not a typo: SRC is src.
-    let e = build_plan(
-        &p,
-        &naming(),
-        &StatementStatus::default(),
-        &Scope::Tables(vec!["SRC".into()]),
-        &PlanOptions::default(),
-    )
-    .unwrap_err();
-    assert_eq!(e.to_string(), "unknown table 'SRC' (did you mean 'src'?)");
-    let e = build_plan(
-        &p,
-        &naming(),
-        &StatementStatus::default(),
-        &Scope::Product("p9".into()),
-        &PlanOptions::default(),
-    )
-    .unwrap_err();
+    let err = |scope: Scope| {
+        build_plan(
+            &p,
+            &naming(),
+            &StatementStatus::default(),
+            &scope,
+            &PlanOptions::default(),
+        )
+        .unwrap_err()
+        .to_string()
+    };
     assert_eq!(
-        e.to_string(),
+        err(Scope::Tables(vec!["bb".into()])),
+        "unknown table 'bb' (did you mean 'b'?)"
+    );
+    // Case is not a typo: SRC is src.
+    assert_eq!(
+        err(Scope::Tables(vec!["SRC".into()])),
+        "unknown table 'SRC' (did you mean 'src'?)"
+    );
+    assert_eq!(
+        err(Scope::Product("p9".into())),
         "no table belongs to product 'p9' (products: p1, p2)"
     );
-    let e = build_plan(
-        &p,
-        &naming(),
-        &StatementStatus::default(),
-        &Scope::Dir("nowhere".into()),
-        &PlanOptions::default(),
-    )
-    .unwrap_err();
-    assert_eq!(e.to_string(), "no table folder is under 'nowhere'");
+    assert_eq!(
+        err(Scope::Dir("nowhere".into())),
+        "no table folder is under 'nowhere'"
+    );
 }
 
 #[test]
