@@ -478,7 +478,7 @@ pub(super) fn undeploy(global: &GlobalArgs, args: &UndeployArgs) -> CmdResult {
     let start: Vec<&str> = plan
         .nodes
         .iter()
-        .filter(|n| !n.reason.starts_with("ancestor"))
+        .filter(|n| n.origin.is_start())
         .map(|n| n.table_name.as_str())
         .collect();
     let mut set = project.graph.descendants(&start);

@@ -1,23 +1,32 @@
 //! Execution plan: which statements to create, restart or leave alone, in which order and in which
 //! parallel waves. Pure data, computed from the project graph, the naming rules and the statements'
 //! current phases; no server is contacted (shift_left could create compute pools while "planning",
-//! defect 14).
+//! defect 14). Each node carries a typed [`Decision`] (origin and cause); its reason is rendered from it.
 //!
 //! Rules (shift_left's, `shift-left-compatibility.md` §7, with its defects fixed):
 //! - Every ancestor of the start tables is in the plan, parents first: running ones are skipped
 //!   (`--force-ancestors` restarts them), the others are created.
 //! - Start tables of a table scope are (re)started; those of a product or folder scope only when not
 //!   running.
-//! - With `--may-start-descendants`, a child of any (re)started table (start tables and the ancestors
-//!   started for them) restarts when the parent or the child is stateful; a stateless child of a
-//!   stateless parent keeps running. The child's non-running ancestors are started first, whatever
-//!   their product (the child needs their data). Scope filters (product, exclusions) apply at every
-//!   level of the cascade (shift_left applied them to the first level only, defect 12).
+//! - A table without a job of its own (a plain `CREATE TABLE` / `CREATE VIEW`) whose DDL statement is
+//!   absent while a statement that reads it exists is only declared again (`CREATE … IF NOT EXISTS`):
+//!   the table exists. On the SQL Gateway DDL statements live in a session and are always absent
+//!   between runs; on Confluent Cloud users delete COMPLETED DDL statements. This is not a restart.
+//! - With `--may-start-descendants`, a child of a table whose own statement is (re)started for a
+//!   reason of its own — a start table, a job that is not running, a restarted running job — restarts
+//!   when the parent or the child is stateful; a stateless child of a stateless parent keeps running.
+//!   A re-declared table, and an ancestor without a job, cascade nothing ([`Decision::cascades`]), so
+//!   restarts stay within the start tables, their descendants and the ancestors they need. The child's
+//!   non-running ancestors are started first, whatever their product (the child needs their data).
+//!   Scope filters (product, exclusions) apply at every level of the cascade (shift_left applied them
+//!   to the first level only, defect 12).
 //! - External tables are never deployed.
 
+pub mod decision;
 pub mod naming;
 pub mod status;
 
+pub use decision::{Cause, Decision, Origin};
 pub use naming::StatementNaming;
 pub use status::StatementStatus;
 
@@ -25,7 +34,7 @@ use crate::graph::PipelineGraph;
 use crate::inventory::Table;
 use crate::lineage::Project;
 use crate::metadata::state_form;
-use crate::sql::Statefulness;
+use crate::sql::{Statefulness, StatementKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -78,8 +87,12 @@ impl Action {
 pub struct PlanNode {
     pub table_name: String,
     pub action: Action,
-    /// One line saying why.
+    /// One line saying why, rendered from `origin` and `cause`.
     pub reason: String,
+    /// How the table entered the plan (start table, ancestor, descendant).
+    pub origin: Origin,
+    /// Why it gets its action.
+    pub cause: Cause,
     /// Parallel wave (0-based) among the nodes that run; `None` for skipped nodes.
     pub wave: Option<usize>,
     pub ddl_statement_name: Option<String>,
@@ -146,7 +159,7 @@ struct Planner<'a> {
     naming: &'a StatementNaming,
     status: &'a StatementStatus,
     options: &'a PlanOptions,
-    decisions: BTreeMap<String, (Action, String)>,
+    decisions: BTreeMap<String, Decision>,
 }
 
 impl Planner<'_> {
@@ -176,13 +189,6 @@ impl Planner<'_> {
         self.status.is_running(&self.main_statement(t))
     }
 
-    fn phase_text(&self, t: &Table) -> String {
-        match self.phase(t) {
-            Some(p) => format!("statement is {p}"),
-            None => "no statement deployed".to_string(),
-        }
-    }
-
     /// Create when no statement exists, else restart.
     fn start_action(&self, t: &Table) -> Action {
         if self.phase(t).is_some() {
@@ -192,18 +198,64 @@ impl Planner<'_> {
         }
     }
 
-    fn decide(&mut self, name: &str, action: Action, reason: String) {
-        self.decisions
-            .entry(name.to_string())
-            .or_insert((action, reason));
+    /// A decision for `t` with its phase and job kind filled in.
+    fn decision(&self, t: &Table, action: Action, origin: Origin, cause: Cause) -> Decision {
+        Decision {
+            action,
+            origin,
+            cause,
+            phase: self.phase(t).map(str::to_string),
+            dml_only_kept: false,
+            has_job: has_job(t),
+        }
     }
 
-    fn skip_reason(&self, t: &Table) -> Option<String> {
+    /// The decision for a table that is not running and must be started (as a start table of a
+    /// product or folder scope, or as an ancestor): started, unless it has no job of its own and a
+    /// statement that reads it exists — then the table exists and is only declared again.
+    fn not_running(&self, t: &Table, origin: Origin) -> Decision {
+        let cause = match (has_job(t), self.existing_reader(&t.name)) {
+            (false, Some(read_by)) => Cause::Redeclared { read_by },
+            _ => Cause::NotRunning,
+        };
+        self.decision(t, self.start_action(t), origin, cause)
+    }
+
+    /// A deployed statement (any phase) that reads `name`, directly or through tables without a job
+    /// of their own (views, plain tables written by nobody here): proof that the table exists.
+    fn existing_reader(&self, name: &str) -> Option<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![name.to_string()];
+        let mut found: Option<String> = None;
+        while let Some(n) = stack.pop() {
+            for c in self.graph.children(&n) {
+                if !seen.insert(c.to_string()) {
+                    continue;
+                }
+                let t = self.table(c);
+                let statement = self.main_statement(t);
+                if self.status.phase(&statement).is_some() {
+                    if found.as_ref().is_none_or(|f| statement < *f) {
+                        found = Some(statement);
+                    }
+                } else if !has_job(t) {
+                    stack.push(c.to_string());
+                }
+            }
+        }
+        found
+    }
+
+    fn decide(&mut self, name: &str, d: Decision) {
+        self.decisions.entry(name.to_string()).or_insert(d);
+    }
+
+    fn skip_cause(&self, t: &Table) -> Option<Cause> {
         if t.external {
-            return Some("external table: not deployed by this project".into());
+            return Some(Cause::External);
         }
         if self.options.exclude.contains(&t.name) {
-            return Some("excluded by --exclude-table-file-name".into());
+            return Some(Cause::Excluded);
         }
         None
     }
@@ -212,51 +264,57 @@ impl Planner<'_> {
     /// `--force-ancestors`), the others started. An ancestor skipped earlier only for being outside
     /// the products (it was met as a child first) is started when it is not running: the tables in
     /// `names` start and need its data, whatever the order the cascade met them in. Returns the
-    /// ancestors added (or upgraded) with a non-skip action.
-    fn add_ancestors(&mut self, names: &[&str], why: &str) -> Vec<String> {
-        let mut started = Vec::new();
+    /// ancestors added (or upgraded) whose start cascades to their children.
+    fn add_ancestors(&mut self, names: &[&str], of: Option<&str>) -> Vec<String> {
+        let origin = Origin::Ancestor {
+            of: of.map(str::to_string),
+        };
+        let mut cascading = Vec::new();
         for a in self.graph.ancestors(names) {
-            if let Some((Action::Skip, _)) = self.decisions.get(&a) {
+            if let Some(d) = self.decisions.get(&a) {
                 let t = self.table(&a);
-                if self.skip_reason(t).is_none() && !self.running(t) {
-                    let action = self.start_action(t);
-                    let reason = format!("{why}; {}", self.phase_text(t));
-                    self.decisions.insert(a.clone(), (action, reason));
-                    started.push(a.clone());
+                if matches!(d.cause, Cause::OutsideProducts { .. })
+                    && self.skip_cause(t).is_none()
+                    && !self.running(t)
+                {
+                    let d = self.not_running(t, origin.clone());
+                    if d.cascades() {
+                        cascading.push(a.clone());
+                    }
+                    self.decisions.insert(a.clone(), d);
                 }
-                continue;
-            }
-            if self.decisions.contains_key(&a) {
                 continue;
             }
             let t = self.table(&a);
-            let (action, reason) = if let Some(r) = self.skip_reason(t) {
-                (Action::Skip, r)
+            let d = if let Some(c) = self.skip_cause(t) {
+                self.decision(t, Action::Skip, origin.clone(), c)
             } else if self.running(t) {
                 if self.options.force_ancestors {
-                    (
-                        Action::Restart,
-                        format!(
-                            "{why}; {}; restarted by --force-ancestors",
-                            self.phase_text(t)
-                        ),
-                    )
+                    self.decision(t, Action::Restart, origin.clone(), Cause::ForcedAncestor)
                 } else {
-                    (Action::Skip, format!("{why}; {}", self.phase_text(t)))
+                    self.decision(t, Action::Skip, origin.clone(), Cause::Running)
                 }
             } else {
-                (
-                    self.start_action(t),
-                    format!("{why}; {}", self.phase_text(t)),
-                )
+                self.not_running(t, origin.clone())
             };
-            if action != Action::Skip {
-                started.push(a.clone());
+            if d.cascades() {
+                cascading.push(a.clone());
             }
-            self.decide(&a, action, reason);
+            self.decide(&a, d);
         }
-        started
+        cascading
     }
+}
+
+/// Whether a table runs a job of its own: a DML, a statement set that writes it, a CTAS or a
+/// materialized table. A plain `CREATE TABLE` or `CREATE VIEW` only declares a catalog object.
+fn has_job(t: &Table) -> bool {
+    t.dml_ref.is_some()
+        || t.written_by.is_some()
+        || matches!(
+            t.ddl_kind,
+            Some(StatementKind::Ctas | StatementKind::CreateMaterializedTable)
+        )
 }
 
 /// Builds the execution plan.
@@ -347,77 +405,66 @@ pub fn build_plan(
     // 1. Start tables.
     for s in &start {
         let t = p.table(s);
-        let (action, reason) = if let Some(r) = p.skip_reason(t) {
-            (Action::Skip, r)
+        let d = if let Some(c) = p.skip_cause(t) {
+            p.decision(t, Action::Skip, Origin::Start, c)
         } else if table_scope {
-            let a = p.start_action(t);
-            (a, format!("requested; {}", p.phase_text(t)))
+            p.decision(t, p.start_action(t), Origin::Start, Cause::Requested)
         } else if p.running(t) {
-            (Action::Skip, format!("in scope; {}", p.phase_text(t)))
+            p.decision(t, Action::Skip, Origin::Start, Cause::Running)
         } else {
-            (p.start_action(t), format!("in scope; {}", p.phase_text(t)))
+            p.not_running(t, Origin::Start)
         };
-        p.decide(s, action, reason);
+        p.decide(s, d);
     }
     // 2. Ancestors of the start tables.
     let start_refs: Vec<&str> = start.iter().map(String::as_str).collect();
-    p.add_ancestors(&start_refs, "ancestor");
+    p.add_ancestors(&start_refs, None);
 
     // 3. Descendant cascade, filters applied at every level.
     if options.may_start_descendants {
-        // Every table that (re)starts — start tables and the ancestors started for them — cascades.
+        // Every table whose start cascades (see `Decision::cascades`) restarts its children as needed.
         let mut queue: VecDeque<String> = p
             .decisions
             .iter()
-            .filter(|(_, (a, _))| *a != Action::Skip)
+            .filter(|(_, d)| d.cascades())
             .map(|(n, _)| n.clone())
             .collect();
         while let Some(parent) = queue.pop_front() {
             let parent_stateful = p.table(&parent).statefulness == Statefulness::Stateful;
+            let origin = Origin::Descendant { of: parent.clone() };
             for child in p.graph.children(&parent) {
                 if p.decisions.contains_key(child) {
                     continue;
                 }
                 let t = p.table(child);
-                let decision = if let Some(r) = p.skip_reason(t) {
-                    (Action::Skip, r)
+                let d = if let Some(c) = p.skip_cause(t) {
+                    p.decision(t, Action::Skip, origin.clone(), c)
                 } else if !options.cross_product && !start_products.contains(&t.product) {
-                    (
+                    let product = t.product.clone();
+                    p.decision(
+                        t,
                         Action::Skip,
-                        format!(
-                            "child of {parent} in product {}; --cross-product-deployment not set",
-                            t.product
-                        ),
+                        origin.clone(),
+                        Cause::OutsideProducts { product },
                     )
                 } else if !p.running(t) {
-                    (
-                        p.start_action(t),
-                        format!("child of {parent}; {}", p.phase_text(t)),
-                    )
+                    p.decision(t, p.start_action(t), origin.clone(), Cause::NotRunning)
                 } else if parent_stateful || t.statefulness == Statefulness::Stateful {
-                    let who = if parent_stateful {
-                        parent.as_str()
-                    } else {
-                        child
-                    };
-                    (
+                    let stateful = if parent_stateful { &parent } else { child }.to_string();
+                    p.decision(
+                        t,
                         Action::Restart,
-                        format!("child of restarted {parent}; {who} is stateful"),
+                        origin.clone(),
+                        Cause::StatefulChain { stateful },
                     )
                 } else {
-                    (
-                        Action::Skip,
-                        format!("stateless child of stateless {parent}: keeps running"),
-                    )
+                    p.decision(t, Action::Skip, origin.clone(), Cause::StatelessChain)
                 };
-                let starts = decision.0 != Action::Skip;
-                p.decide(child, decision.0, decision.1);
-                if starts {
+                let cascades = d.cascades();
+                p.decide(child, d);
+                if cascades {
                     let child_owned = child.to_string();
-                    let added = p.add_ancestors(
-                        &[child_owned.as_str()],
-                        &format!("ancestor of {child_owned}"),
-                    );
+                    let added = p.add_ancestors(&[child_owned.as_str()], Some(&child_owned));
                     queue.extend(added);
                     queue.push_back(child_owned);
                 }
@@ -427,11 +474,11 @@ pub fn build_plan(
 
     // --dml-only restarts DML statements only: a DDL-only table (CTAS, seed without DML) is left as is.
     if options.dml_only {
-        for (name, (action, reason)) in p.decisions.iter_mut() {
+        for (name, d) in p.decisions.iter_mut() {
             let t = &project.inventory.tables[name];
-            if *action == Action::Restart && t.dml_ref.is_none() && t.written_by.is_none() {
-                *action = Action::Skip;
-                *reason = format!("{reason}; --dml-only: a DDL-only table is left as it is");
+            if d.action == Action::Restart && t.dml_ref.is_none() && t.written_by.is_none() {
+                d.action = Action::Skip;
+                d.dml_only_kept = true;
             }
         }
     }
@@ -446,7 +493,7 @@ pub fn build_plan(
     for level in &levels {
         let running: Vec<&String> = level
             .iter()
-            .filter(|n| p.decisions[*n].0 != Action::Skip)
+            .filter(|n| p.decisions[*n].action != Action::Skip)
             .collect();
         if running.is_empty() {
             continue;
@@ -461,10 +508,12 @@ pub fn build_plan(
         .into_iter()
         .map(|name| {
             let t = p.table(&name);
-            let (action, mut reason) = p.decisions[&name].clone();
+            let decision = p.decisions[&name].clone();
+            let mut reason = decision.reason();
             if let Some(w) = &t.written_by {
                 reason.push_str(&format!("; written by the statement set of {w}"));
             }
+            let action = decision.action;
             let owner = t.written_by.as_ref().map(|w| p.table(w)).unwrap_or(t);
             let dml = (owner.dml_ref.is_some() && !t.external)
                 .then(|| naming.dml(&owner.product, &owner.name));
@@ -478,6 +527,8 @@ pub fn build_plan(
                 table_name: name.clone(),
                 action,
                 reason,
+                origin: decision.origin,
+                cause: decision.cause,
                 ddl_statement_name: ddl,
                 dml_statement_name: dml,
                 run_ddl,
