@@ -1,0 +1,321 @@
+//! Blue-green versioning end to end on our example project in a temporary git repository: a logic change
+//! in an intermediate versions it and every descendant, rewrites exactly the files that name them, keeps
+//! the rest byte for byte, rebuilds the metadata, and a second run is a no-op.
+
+
+use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::{flinkpipe, our_fixture, stderr, stdout};
+use std::fs;
+
+const ENRICHED_DML: &str =
+    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
+
+fn changed_repo() -> Repo {
+    let r = Repo::new(our_fixture());
+    r.branch("feature");
+    r.edit(ENRICHED_DML, |t| {
+        t.replace(
+            "  ON o.currency = r.currency;",
+            "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
+        )
+    });
+    r.commit("filter test orders", T_CHANGE);
+    r
+}
+
+fn run(r: &Repo, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "pipeline",
+        "blue-green",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "main",
+    ];
+    args.extend_from_slice(extra);
+    crate::support::flinkpipe(&args)
+}
+
+fn snapshot_tree(r: &Repo) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for e in walkdir::WalkDir::new(&r.pipelines).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "sql") {
+            v.push((
+                e.path()
+                    .strip_prefix(&r.pipelines)
+                    .unwrap()
+                    .display()
+                    .to_string(),
+                fs::read_to_string(e.path()).unwrap(),
+            ));
+        }
+    }
+    v
+}
+
+#[test]
+fn dry_run_prints_diff_and_green_plan_and_changes_nothing() {
+    let r = changed_repo();
+    let before = snapshot_tree(&r);
+    let o = run(&r, &["--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let renames: Vec<(String, String)> = v["renames"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect();
+    let expected: Vec<(String, String)> = [
+        "c360_fct_customer_orders",
+        "c360_mv_customer_360",
+        "int_sales_order_lines",
+        "int_sales_orders_enriched",
+        "inventory_fct_sku_demand",
+        "inventory_mv_replenishment",
+        "sales_fct_store_revenue_1m",
+        "sales_mv_revenue_export",
+    ]
+    .iter()
+    .map(|t| (t.to_string(), format!("{t}_v2")))
+    .collect();
+    assert_eq!(renames, expected);
+    // Green plan parents first, with the blue statements to stop.
+    let green: Vec<(&str, u64)> = v["green"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["table_name"].as_str().unwrap(),
+                g["wave"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(green[0], ("int_sales_orders_enriched_v2", 0));
+    assert_eq!(green[1], ("int_sales_order_lines_v2", 1));
+    let first = &v["green"][0];
+    assert_eq!(
+        first["dml_statement_name"],
+        "dev-usw2-sales-dml-int-sales-orders-enriched-v2"
+    );
+    assert_eq!(
+        first["blue_dml_statement_name"],
+        "dev-usw2-sales-dml-int-sales-orders-enriched"
+    );
+    assert_eq!(first["reason"], "logic change");
+    assert_eq!(snapshot_tree(&r), before, "a dry run must not write");
+    // The text form is a unified diff plus the plan.
+    let o = run(&r, &[]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!("--- a/pipelines/{ENRICHED_DML}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "-INSERT INTO int_sales_orders_enriched\n+INSERT INTO int_sales_orders_enriched_v2"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("8 table(s) versioned"), "{text}");
+}
+
+#[test]
+fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
+    let r = changed_repo();
+    let before = snapshot_tree(&r);
+    let o = run(&r, &["--apply"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = snapshot_tree(&r);
+    let changed: Vec<&str> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b.1 != a.1)
+        .map(|(b, _)| b.0.as_str())
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "facts/c360/fct_customer_orders/sql-scripts/ddl.c360_fct_customer_orders.sql",
+            "facts/c360/fct_customer_orders/sql-scripts/dml.c360_fct_customer_orders.sql",
+            "facts/inventory/fct_sku_demand/sql-scripts/ddl.inventory_fct_sku_demand.sql",
+            "facts/inventory/fct_sku_demand/sql-scripts/dml.inventory_fct_sku_demand.sql",
+            "facts/sales/fct_store_revenue_1m/sql-scripts/ddl.sales_fct_store_revenue_1m.sql",
+            "facts/sales/fct_store_revenue_1m/sql-scripts/dml.sales_fct_store_revenue_1m.sql",
+            "intermediates/sales/int_order_lines/sql-scripts/ddl.int_sales_order_lines.sql",
+            "intermediates/sales/int_order_lines/sql-scripts/dml.int_sales_order_lines.sql",
+            "intermediates/sales/int_orders_enriched/sql-scripts/ddl.int_sales_orders_enriched.sql",
+            "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql",
+            "views/c360/mv_customer_360/sql-scripts/ddl.c360_mv_customer_360.sql",
+            "views/inventory/mv_replenishment/sql-scripts/ddl.inventory_mv_replenishment.sql",
+            "views/inventory/mv_replenishment/sql-scripts/dml.inventory_mv_replenishment.sql",
+            "views/sales/mv_revenue_export/sql-scripts/ddl.sales_mv_revenue_export.sql",
+            "views/sales/mv_revenue_export/sql-scripts/dml.sales_mv_revenue_export.sql",
+        ]
+    );
+    // Every rewritten file differs from its original only by table names (and added aliases).
+    for ((name, b), (_, a)) in before.iter().zip(&after) {
+        if b != a {
+            insta::assert_snapshot!(
+                format!("blue_green_{}", name.rsplit('/').next().unwrap()),
+                a
+            );
+        }
+    }
+    // Inventory and metadata were rebuilt with the green names.
+    let inv = fs::read_to_string(r.pipelines.join("inventory.json")).unwrap();
+    assert!(
+        inv.contains("\"int_sales_orders_enriched_v2\"")
+            && !inv.contains("\"int_sales_orders_enriched\""),
+        "{inv}"
+    );
+    let def = fs::read_to_string(
+        r.pipelines
+            .join("intermediates/sales/int_order_lines/pipeline_definition.json"),
+    )
+    .unwrap();
+    assert!(
+        def.contains("\"table_name\": \"int_sales_orders_enriched_v2\""),
+        "{def}"
+    );
+    // File and folder names stay; the naming lint accepts files named after another version of
+    // their table (it passed before the change too).
+    let o = flinkpipe(&[
+        "table",
+        "validate-table-names",
+        r.pipelines.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    // Commit the green version; the same command again recognises the versioned subgraph.
+    r.commit("green", T_CHANGE + 60);
+    // Since main, each versioned table is the blue one gone and the green one added.
+    let o = r.run(&["project", "list-modified-files", "--since", "main"]);
+    assert!(
+        stdout(&o).contains("table renamed from int_sales_orders_enriched"),
+        "{}",
+        stdout(&o)
+    );
+    // modified_flink_files.json and .txt name the tables at the head (what plans and shift_left read);
+    // the base name is kept apart.
+    let listed: serde_json::Value =
+        serde_json::from_str(&r.out_file("modified_flink_files.json")).unwrap();
+    let row = listed["file_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| {
+            row["file_modified_url"]
+                .as_str()
+                .unwrap()
+                .ends_with("dml.int_sales_orders_enriched.sql")
+        })
+        .unwrap();
+    assert_eq!(row["table_name"], "int_sales_orders_enriched_v2");
+    assert_eq!(row["base_table_name"], "int_sales_orders_enriched");
+    let names = r.out_file("modified_flink_files.txt");
+    assert!(
+        names.contains("int_sales_orders_enriched_v2\n")
+            && !names.contains("int_sales_orders_enriched\n"),
+        "{names}"
+    );
+    let o = r.run(&[
+        "--output",
+        "json",
+        "project",
+        "list-impacted-tables",
+        "--since",
+        "main",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let impact: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let kinds: std::collections::BTreeMap<String, String> = impact["impacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["table_name"].as_str().unwrap().to_string(),
+                i["change_kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds["int_sales_orders_enriched"], "deleted");
+    assert_eq!(kinds["int_sales_orders_enriched_v2"], "added");
+    assert_eq!(kinds["sales_mv_revenue_export_v2"], "added");
+    let o = run(&r, &["--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["renames"], serde_json::json!({}));
+    assert_eq!(v["unchanged"].as_array().unwrap().len(), 8, "{v}");
+    let o = run(&r, &["--apply"]);
+    assert!(o.status.success());
+    assert_eq!(snapshot_tree(&r), after, "second apply must be a no-op");
+}
+
+#[test]
+fn update_tables_version_bumps_listed_tables_and_descendants() {
+    let (_t, root) = our_fixture();
+    let list = root.parent().unwrap().join("tables.txt");
+    fs::write(&list, "int_sales_order_lines\n").unwrap();
+    let o = crate::support::flinkpipe(&[
+        "project",
+        "update-tables-version",
+        list.to_str().unwrap(),
+        root.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["renames"]["int_sales_order_lines"],
+        "int_sales_order_lines_v2"
+    );
+    assert_eq!(
+        v["renames"]["c360_fct_customer_orders"],
+        "c360_fct_customer_orders_v2"
+    );
+    assert!(v["renames"].get("int_sales_orders_enriched").is_none());
+    // Applied: a second bump goes to _v3.
+    fs::write(&list, "int_sales_order_lines_v2\n").unwrap();
+    let o = crate::support::flinkpipe(&[
+        "project",
+        "update-tables-version",
+        list.to_str().unwrap(),
+        root.to_str().unwrap(),
+        "--output",
+        "json",
+        "--dry-run",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["renames"]["int_sales_order_lines_v2"],
+        "int_sales_order_lines_v3"
+    );
+    assert_eq!(v["applied"], false);
+}
+
+#[test]
+fn a_failed_metadata_rebuild_puts_the_sql_files_back() {
+    let r = changed_repo();
+    let before = snapshot_tree(&r);
+    // inventory.json cannot be written (a folder is in its place): the whole run is undone.
+    fs::create_dir(r.pipelines.join("inventory.json")).unwrap();
+    fs::write(r.pipelines.join("inventory.json/keep"), "x").unwrap();
+    let o = run(&r, &["--apply"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("inventory.json: exists and is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot_tree(&r), before, "the SQL files are as they were");
+    assert!(!r.pipelines.join("pipeline_graph.json").exists());
+    let leftovers: Vec<String> = walkdir::WalkDir::new(&r.pipelines)
+        .into_iter()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".flinkpipe-tmp-") || n.contains(".flinkpipe-old-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

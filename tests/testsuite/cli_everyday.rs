@@ -1,0 +1,517 @@
+//! Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
+//! snippets (text) and as data (JSON), the SVG picture and HTML lineage page of the example project, and
+//! `version [--config]` with secrets masked.
+
+
+use crate::support::*;
+use std::path::Path;
+use std::process::Output;
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+#[test]
+fn completions_cover_the_command_tree() {
+    let o = flinkpipe(&["completions", "bash"]);
+    ok(&o);
+    let bash = stdout(&o);
+    assert!(bash.contains("_flinkpipe()"), "a bash completion function");
+    for word in [
+        "pipeline",
+        "project",
+        "table",
+        "sql",
+        "version",
+        "completions",
+        "man",
+        "validate",
+        "build-execution-plan",
+        "validate-table-names",
+        "init",
+        "--project-type",
+        "--select",
+    ] {
+        assert!(bash.contains(word), "bash completion lacks {word}");
+    }
+    for shell in ["zsh", "fish", "powershell"] {
+        let o = flinkpipe(&["completions", shell]);
+        ok(&o);
+        assert!(stdout(&o).contains("validate-table-names"), "{shell}");
+    }
+    let o = flinkpipe(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn man_page_comes_from_the_clap_definitions() {
+    let o = flinkpipe(&["man"]);
+    ok(&o);
+    let roff = stdout(&o);
+    let excerpt = roff
+        .lines()
+        .take_while(|l| !l.starts_with(".SH OPTIONS"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replace(env!("CARGO_PKG_VERSION"), "[version]");
+    insta::assert_snapshot!("man_page_head", excerpt);
+    for sub in [
+        "project",
+        "table",
+        "pipeline",
+        "sql",
+        "version",
+        "completions",
+    ] {
+        assert!(
+            roff.contains(&format!("flinkpipe\\-{sub}(1)")),
+            "man page lists {sub}"
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let o = flinkpipe(&["man", "--out", dir.path().to_str().unwrap()]);
+    ok(&o);
+    for page in [
+        "flinkpipe.1",
+        "flinkpipe-pipeline.1",
+        "flinkpipe-pipeline-validate.1",
+        "flinkpipe-table-init.1",
+        "flinkpipe-project-init.1",
+    ] {
+        assert!(dir.path().join(page).is_file(), "{page}");
+    }
+    assert!(stdout(&o).ends_with(&format!(" man pages written to {}\n", dir.path().display())));
+}
+
+const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";
+
+#[test]
+fn sql_errors_show_a_snippet_pointing_at_the_construct() {
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        (
+            "intermediates/int_b/sql-scripts/ddl.int_b.sql",
+            "CREATE TABLE IF NOT EXISTS int_b (id STRING) WITH ('connector' = 'kafka');\n",
+        ),
+        (
+            "intermediates/int_b/sql-scripts/dml.int_b.sql",
+            "INSERT INTO int_b\nSELECT a.id\nFROM src_a a\nJOIN src_typo t ON a.id = t.id;\n",
+        ),
+        (
+            "facts/f/sql-scripts/ddl.f.sql",
+            "CREATE TABLE IF NOT EXISTS f (id STRING) WITH ('connector' = 'kafka');\n",
+        ),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f\nSELECT id,\n\tFROM src_a WHERE (;\n",
+        ),
+    ]);
+    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(
+        err,
+        "error[unknown-table]: pipelines/intermediates/int_b/sql-scripts/dml.int_b.sql:4:6: table 'int_b' reads 'src_typo', which no table folder defines and seeds/external_tables.json does not declare (use --allow-unknown to keep it as external)
+  |
+4 | JOIN src_typo t ON a.id = t.id;
+  |      ^^^^^^^^
+warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:2: Expected an expression, found: FROM; references were read by the token-level extractor
+  |
+3 |     FROM src_a WHERE (;
+  |     ^^^^
+1 error(s), 1 warning(s)
+"
+    );
+
+    // The same diagnostics as data.
+    let o = flinkpipe(&[
+        "pipeline",
+        "validate",
+        root.to_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let diags: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        diags[0],
+        serde_json::json!({
+            "severity": "error",
+            "code": "unknown-table",
+            "file": "pipelines/intermediates/int_b/sql-scripts/dml.int_b.sql",
+            "line": 4,
+            "column": 6,
+            "message": "table 'int_b' reads 'src_typo', which no table folder defines and seeds/external_tables.json does not declare (use --allow-unknown to keep it as external)"
+        })
+    );
+    assert_eq!(diags[1]["code"], "sql-fallback");
+    assert_eq!(
+        (diags[1]["line"].as_u64(), diags[1]["column"].as_u64()),
+        (Some(3), Some(2))
+    );
+
+    // `sql refs`: snippet in text mode, the warning as data in JSON.
+    let f = root.join("facts/f/sql-scripts/dml.f.sql");
+    let o = flinkpipe(&["sql", "refs", f.to_str().unwrap()]);
+    assert!(
+        stderr(&o).ends_with(
+            "dml.f.sql:3:2: Expected an expression, found: FROM; references were read by the token-level extractor\n  |\n3 |     FROM src_a WHERE (;\n  |     ^^^^\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = flinkpipe(&["sql", "refs", "--output", "json", f.to_str().unwrap()]);
+    let refs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let w = &refs[0]["warnings"][0];
+    assert_eq!(
+        (w["code"].as_str(), w["line"].as_u64(), w["column"].as_u64()),
+        (Some("sql-fallback"), Some(3), Some(2))
+    );
+}
+
+fn fixture_graph(format: &str) -> String {
+    let (_t, root) = our_fixture();
+    let o = flinkpipe(&[
+        "pipeline",
+        "graph",
+        root.to_str().unwrap(),
+        "--format",
+        format,
+    ]);
+    ok(&o);
+    stdout(&o)
+}
+
+#[test]
+fn svg_of_the_example_project() {
+    let svg = fixture_graph("svg");
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" "));
+    assert!(svg.ends_with("</svg>\n"));
+    let json: serde_json::Value = serde_json::from_str(&fixture_graph("json")).unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    let edges = json["edges"].as_array().unwrap();
+    assert_eq!(svg.matches("<g class=\"node\" ").count(), nodes.len());
+    assert_eq!(svg.matches("<path class=\"edge\" ").count(), edges.len());
+    for header in [
+        "sources",
+        "seeds",
+        "intermediates",
+        "dimensions",
+        "facts",
+        "views",
+    ] {
+        assert!(svg.contains(&format!(">{header}</text>")), "{header}");
+    }
+    for product in ["sales", "c360", "inventory"] {
+        assert!(
+            svg.contains(&format!(">{product}</text>")),
+            "legend {product}"
+        );
+    }
+    assert_eq!(svg, fixture_graph("svg"), "deterministic");
+    insta::assert_snapshot!("example_graph_svg", svg);
+}
+
+#[test]
+fn html_lineage_page_is_self_contained() {
+    let html = fixture_graph("html");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no network resource"
+    );
+    for forbidden in ["<link", "src=\"", "@import"] {
+        assert!(!html.contains(forbidden), "{forbidden}");
+    }
+    assert!(html.contains("<svg width="), "inline SVG");
+    assert!(
+        html.contains("<input id=\"q\" list=\"names\""),
+        "search box"
+    );
+    // The embedded graph is exactly `--format json`.
+    let start = html
+        .find("<script id=\"graph-data\" type=\"application/json\">")
+        .unwrap();
+    let data = &html[start..];
+    let data = &data[data.find('>').unwrap() + 1..data.find("</script>").unwrap()];
+    let embedded: serde_json::Value = serde_json::from_str(data).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&fixture_graph("json")).unwrap();
+    assert_eq!(embedded, json);
+    for n in json["nodes"].as_array().unwrap() {
+        let name = n["name"].as_str().unwrap();
+        assert!(
+            html.contains(&format!("<option value=\"{name}\">")),
+            "{name}"
+        );
+        assert!(html.contains(&format!("data-name=\"{name}\"")), "{name}");
+    }
+    assert!(html.contains("function select(name)") && html.contains("walk(name, parents)"));
+    insta::assert_snapshot!("example_graph_html", html);
+}
+
+fn flinkpipe_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = crate::support::command();
+    c.args(args).current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn version_and_effective_configuration_with_secrets_masked() {
+    let o = flinkpipe(&["version"]);
+    ok(&o);
+    assert_eq!(
+        stdout(&o),
+        format!("flinkpipe {}\n", env!("CARGO_PKG_VERSION"))
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "kafka:\n  cluster_type: stage\n  api_key: KAFKAKEY123\n  api_secret: KAFKASECRET456\nconfluent_cloud:\n  cloud_region: eu-west-1\n  api_key: CCKEY\n  api_secret: CCSECRET\nflink:\n  compute_pool_id: lfcp-42\n  api_key: FLINKKEY\n  api_secret: FLINKSECRET\napp:\n  products: [p1]\n",
+    )
+    .unwrap();
+    let env = [
+        ("SL_FLINK_API_KEY", "ENVFLINKKEY"),
+        ("SL_FLINK_API_SECRET", "ENVFLINKSECRET"),
+    ];
+    // shift_left's spelling (`version --config`, ./config.yaml) and ours (`--show-config`).
+    for args in [
+        &["version", "--config"][..],
+        &["version", "--show-config"],
+        &["version", "--config", "config.yaml"],
+    ] {
+        let o = flinkpipe_env(args, dir.path(), &env);
+        ok(&o);
+        let out = stdout(&o);
+        assert!(
+            out.starts_with(&format!(
+                "# flinkpipe {}, configuration from config.yaml (secrets masked)\n",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{out}"
+        );
+        for secret in [
+            "KAFKAKEY123",
+            "KAFKASECRET456",
+            "CCKEY",
+            "CCSECRET",
+            "FLINKKEY",
+            "FLINKSECRET",
+            "ENVFLINK",
+        ] {
+            assert!(!out.contains(secret), "{secret} printed:\n{out}");
+        }
+        assert_eq!(out.matches("'****'").count(), 6, "{out}");
+        for shown in [
+            "cluster_type: stage",
+            "cloud_region: eu-west-1",
+            "compute_pool_id: lfcp-42",
+            "- p1",
+        ] {
+            assert!(out.contains(shown), "{shown} missing:\n{out}");
+        }
+    }
+    let o = flinkpipe_env(
+        &["--output", "json", "version", "--config"],
+        dir.path(),
+        &env,
+    );
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["config"]["flink"]["api_secret"], "****");
+    assert_eq!(v["config"]["kafka"]["cluster_type"], "stage");
+}
+
+/// `-v` logs written to a pipe (CI, a file) carry no colour escapes.
+#[test]
+fn verbose_logs_on_a_pipe_are_plain_text() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines");
+    let out = crate::support::flinkpipe(&["-v", "pipeline", "validate", fixtures.to_str().unwrap()]);
+    let err = crate::support::stderr(&out);
+    assert!(err.contains("INFO"), "{err}");
+    assert!(!err.contains('\u{1b}'), "escape codes on a pipe: {err:?}");
+}
+
+#[test]
+fn environment_overrides_reach_statement_names_and_the_effective_configuration() {
+    let (_t, root) = our_fixture();
+    let cfg = root.parent().unwrap().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        "kafka:\n  cluster_type: prod\nconfluent_cloud:\n  cloud_region: eu-central-1\n",
+    )
+    .unwrap();
+    let plan = |env: &[(&str, &str)]| {
+        let o = flinkpipe_env(
+            &[
+                "--output",
+                "json",
+                "--config",
+                cfg.to_str().unwrap(),
+                "pipeline",
+                "build-execution-plan",
+                root.to_str().unwrap(),
+                "--table-name",
+                "src_sales_orders",
+                "--offline",
+            ],
+            root.parent().unwrap(),
+            env,
+        );
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["nodes"][0]["ddl_statement_name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(plan(&[]), "prod-euc1-sales-ddl-src-sales-orders");
+    // $SL_CLOUD_REGION wins over the file, as for the REST endpoint; an empty variable is ignored.
+    assert_eq!(
+        plan(&[("SL_CLOUD_REGION", "us-east-1")]),
+        "prod-use1-sales-ddl-src-sales-orders"
+    );
+    assert_eq!(
+        plan(&[("SL_CLOUD_REGION", "")]),
+        "prod-euc1-sales-ddl-src-sales-orders"
+    );
+    // `version --config` prints the values in effect.
+    let o = flinkpipe_env(
+        &["--config", cfg.to_str().unwrap(), "version", "--config"],
+        root.parent().unwrap(),
+        &[
+            ("SL_CLOUD_REGION", "us-east-1"),
+            ("SL_FLINK_ENV_ID", "env-42"),
+            ("FLINKPIPE_GATEWAY_URL", "http://gw:8083"),
+            ("SL_FLINK_API_SECRET", "TOPSECRET"),
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    for want in [
+        "# statement names: prod-use1-<product>-<ddl|dml>-<table> (region us-east-1; target: Apache Flink SQL Gateway)",
+        "cloud_region: us-east-1",
+        "environment_id: env-42",
+        "url: http://gw:8083",
+    ] {
+        assert!(out.contains(want), "{want} missing in:\n{out}");
+    }
+    assert!(!out.contains("TOPSECRET"), "{out}");
+}
+
+#[test]
+fn dir_defaults_to_pipelines_env_then_the_current_folder() {
+    let (_t, root) = our_fixture();
+    let project_dir = root.parent().unwrap();
+    // ./pipelines from the project folder.
+    let o = flinkpipe_env(&["pipeline", "validate"], project_dir, &[]);
+    ok(&o);
+    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    // $PIPELINES wins over ./pipelines; elsewhere without either: an error that says what to do.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = flinkpipe_env(
+        &["pipeline", "validate"],
+        elsewhere.path(),
+        &[("PIPELINES", root.to_str().unwrap())],
+    );
+    ok(&o);
+    let o = flinkpipe_env(&["pipeline", "validate"], elsewhere.path(), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "pipelines folder pipelines does not exist or is not a folder (pass DIR or set $PIPELINES)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn live_commands_refuse_offline_planning_options() {
+    let (_t, root) = our_fixture();
+    for cmd in ["status", "deploy", "undeploy"] {
+        let o = flinkpipe(&[
+            "pipeline",
+            cmd,
+            root.to_str().unwrap(),
+            "--product-name",
+            "sales",
+            "--offline",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert_eq!(
+            stderr(&o),
+            "error: --offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target\n"
+        );
+    }
+}
+
+#[test]
+fn plan_dir_scope_accepts_paths_from_here() {
+    let (_t, root) = our_fixture();
+    let plan = |cwd: &Path, dir_arg: &str, scope: &str| {
+        node_count(
+            &[
+                "--output",
+                "json",
+                "pipeline",
+                "build-execution-plan",
+                dir_arg,
+                "--dir",
+                scope,
+                "--offline",
+            ],
+            cwd,
+        )
+    };
+    let root_s = root.to_str().unwrap();
+    let expected = plan(root.parent().unwrap(), root_s, "facts/sales");
+    assert!(expected > 0);
+    let abs = root.join("facts/sales");
+    assert_eq!(
+        plan(root.parent().unwrap(), root_s, abs.to_str().unwrap()),
+        expected
+    );
+    assert_eq!(plan(&root, ".", "./facts/sales"), expected);
+    assert_eq!(plan(&root.join("facts"), "..", "sales"), expected);
+}
+
+#[test]
+fn select_path_accepts_paths_from_here() {
+    let (_t, root) = our_fixture();
+    let count = |cwd: &Path, dir_arg: &str, sel: &str| {
+        node_count(
+            &[
+                "pipeline", "graph", dir_arg, "--select", sel, "--format", "json",
+            ],
+            cwd,
+        )
+    };
+    let root_s = root.to_str().unwrap();
+    let expected = count(root.parent().unwrap(), root_s, "path:facts/sales");
+    assert!(expected > 0);
+    let abs = format!("+path:{}", root.join("facts/sales").display());
+    assert_eq!(
+        count(root.parent().unwrap(), root_s, &abs),
+        count(root.parent().unwrap(), root_s, "+path:facts/sales")
+    );
+    assert_eq!(count(&root, ".", "path:./facts/sales"), expected);
+}
+
+/// Runs a command that prints JSON with a `nodes` array (a plan, a graph) and returns how many nodes.
+fn node_count(args: &[&str], cwd: &Path) -> usize {
+    let o = flinkpipe_env(args, cwd, &[]);
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    v["nodes"].as_array().unwrap().len()
+}

@@ -1,0 +1,547 @@
+//! The real binary against the fake Confluent server, on a copy of the example project:
+//! `pipeline deploy|status|undeploy`, `statement stop`, `build-execution-plan --live`, dry runs,
+//! failures, resume, configuration errors, and secrets absent from every output.
+
+
+use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, Outcome, SECRET};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n  catalog_name: my-env\n  database_name: my-cluster\n";
+
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    pipelines: std::path::PathBuf,
+}
+
+fn project() -> Project {
+    let (tmp, pipelines) = crate::support::our_fixture();
+    let root = tmp.path().to_path_buf();
+    std::fs::write(
+        root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
+    )
+    .unwrap();
+    Project {
+        _tmp: tmp,
+        root,
+        pipelines,
+    }
+}
+
+fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = crate::support::command();
+    c.args(args);
+    if args[0] != "statement" {
+        c.arg(&p.pipelines);
+    }
+    c.current_dir(&p.root)
+        .env_remove("PIPELINES")
+        .env_remove("SL_CONFIG_FILE")
+        .env_remove("CONFIG_FILE")
+        .env_remove("SL_FLINK_ENV_ID")
+        .env_remove("SL_CLOUD_ORGANIZATION_ID")
+        .env_remove("SL_FLINK_COMPUTE_POOL_ID")
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !out.contains(SECRET) && !err.contains(SECRET) && !out.contains(KEY) && !err.contains(KEY),
+        "secret in output:\n{out}\n{err}"
+    );
+    (out, err)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let (out, err) = text(o);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+}
+
+/// table → parents, from the live plan.
+fn parents_of(plan: &serde_json::Value) -> BTreeMap<String, Vec<String>> {
+    plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["table_name"].as_str().unwrap().to_string(),
+                n["parents"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn statements_of(plan: &serde_json::Value) -> BTreeMap<String, Vec<String>> {
+    plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let names = ["ddl_statement_name", "dml_statement_name"]
+                .iter()
+                .filter_map(|k| n[*k].as_str().map(str::to_string))
+                .collect();
+            (n["table_name"].as_str().unwrap().to_string(), names)
+        })
+        .collect()
+}
+
+#[test]
+fn deploy_status_stop_undeploy_round_trip() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let scope = ["--product-name", "sales"];
+    let plan = json(&run(
+        &p,
+        &fake,
+        &[
+            &[
+                "pipeline",
+                "build-execution-plan",
+                "--live",
+                "--output",
+                "json",
+            ],
+            &scope[..],
+        ]
+        .concat(),
+        &[],
+    ));
+    assert!(fake.posts().is_empty(), "planning writes nothing");
+    let lists = fake.requests().len();
+    assert_eq!(lists, 1, "one list call, not one per node");
+
+    let o = run(
+        &p,
+        &fake,
+        &[&["pipeline", "deploy", "-v"], &scope[..]].concat(),
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("done"), "{out}");
+    assert!(
+        err.contains("deploy: table="),
+        "plain progress lines off a terminal: {err}"
+    );
+
+    // Parents before children, nothing twice, no delete.
+    let created = fake.created();
+    let mut uniq = created.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(uniq.len(), created.len(), "{created:?}");
+    assert!(fake.deletes().is_empty());
+    let parents = parents_of(&plan);
+    let stmts = statements_of(&plan);
+    let pos = |n: &str| created.iter().position(|c| c == n);
+    for (t, ps) in &parents {
+        let Some(first_child) = stmts[t].iter().filter_map(|s| pos(s)).min() else {
+            continue;
+        };
+        for pt in ps {
+            if let Some(last_parent) = stmts
+                .get(pt)
+                .and_then(|v| v.iter().filter_map(|s| pos(s)).max())
+            {
+                assert!(last_parent < first_child, "{pt} before {t}: {created:?}");
+            }
+        }
+    }
+    // The statement set runs once, after the DDL of both of its sinks.
+    let set = created
+        .iter()
+        .find(|n| {
+            fake.sql(n)
+                .is_some_and(|s| s.starts_with("EXECUTE STATEMENT SET"))
+        })
+        .expect("the sales statement set was deployed");
+    for sink in ["ddl-int-sales-web-orders", "ddl-int-sales-store-orders"] {
+        let d = created.iter().position(|c| c.ends_with(sink)).expect(sink);
+        assert!(d < pos(set).unwrap(), "{sink} before {set}: {created:?}");
+    }
+    // SET statements and .properties files became properties; catalog and database were added.
+    let dml = created.iter().find(|n| n.contains("-dml-")).unwrap();
+    let props = fake.properties(dml).unwrap();
+    assert_eq!(props["sql.current-catalog"], "my-env");
+
+    // Status: everything live, no drift.
+    let st = json(&run(
+        &p,
+        &fake,
+        &[&["pipeline", "status", "--output", "json"], &scope[..]].concat(),
+        &[],
+    ));
+    let rows = st["statements"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        if r["phase"].is_string() {
+            assert_eq!(r["sql_drift"], false, "{r}");
+        }
+    }
+    // Drift after editing a DML file.
+    let dml_file = walkdir::WalkDir::new(&p.pipelines)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .find(|e| {
+            e.path().to_string_lossy().contains("/sales/")
+                && e.file_name().to_string_lossy().starts_with("dml.")
+                && e.file_name().to_string_lossy().ends_with(".sql")
+        })
+        .unwrap();
+    let old = std::fs::read_to_string(dml_file.path()).unwrap();
+    std::fs::write(
+        dml_file.path(),
+        old.replace("SELECT", "SELECT /* changed */"),
+    )
+    .unwrap();
+    let st = json(&run(
+        &p,
+        &fake,
+        &[&["pipeline", "status", "--output", "json"], &scope[..]].concat(),
+        &[],
+    ));
+    assert!(
+        st["statements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["sql_drift"] == true),
+        "{st}"
+    );
+    std::fs::write(dml_file.path(), old).unwrap();
+
+    // A second deploy changes nothing: everything is running.
+    let before = fake.posts().len();
+    let o = run(
+        &p,
+        &fake,
+        &[&["pipeline", "deploy"], &scope[..]].concat(),
+        &[],
+    );
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(fake.posts().len(), before, "idempotent");
+
+    // statement stop NAME.
+    let o = run(&p, &fake, &["statement", "stop", dml], &[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert_eq!(fake.phase(dml).as_deref(), Some("STOPPED"));
+    let o = run(&p, &fake, &["statement", "resume", dml], &[]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(fake.phase(dml).as_deref(), Some("RUNNING"));
+
+    // Undeploy: children before parents, nothing dropped.
+    let o = run(
+        &p,
+        &fake,
+        &[&["pipeline", "undeploy", "--no-ack"], &scope[..]].concat(),
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let deletes = fake.deletes();
+    assert!(!deletes.is_empty());
+    let dpos = |n: &str| deletes.iter().position(|c| c == n);
+    for (t, ps) in &parents {
+        let Some(child_last) = stmts[t].iter().filter_map(|s| dpos(s)).max() else {
+            continue;
+        };
+        for pt in ps {
+            if let Some(parent_first) = stmts
+                .get(pt)
+                .and_then(|v| v.iter().filter_map(|s| dpos(s)).min())
+            {
+                assert!(
+                    child_last < parent_first,
+                    "{t} deleted before {pt}: {deletes:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        !fake.posts().iter().any(|n| n.ends_with("-drop")),
+        "no DROP without --allow-drop"
+    );
+}
+
+#[test]
+fn dry_run_sends_nothing_and_json_reports_every_node() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--product-name",
+            "sales",
+            "--dry-run",
+            "-vv",
+        ],
+        &[],
+    );
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(out.contains("Dry run"), "{out}");
+    assert!(fake.requests().iter().all(|r| r.method == "GET"));
+
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--product-name",
+            "sales",
+            "--output",
+            "json",
+            "--max-parallel",
+            "8",
+        ],
+        &[],
+    );
+    let v = json(&o);
+    assert_eq!(v["success"], true, "{v}");
+    for n in v["nodes"].as_array().unwrap() {
+        assert!(
+            matches!(n["status"].as_str(), Some("done" | "skipped")),
+            "{n}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_table_skips_its_descendants_and_exits_1() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let plan = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--live",
+            "--output",
+            "json",
+            "--product-name",
+            "sales",
+        ],
+        &[],
+    ));
+    // A table with children fails.
+    let node = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| {
+            n["dml_statement_name"].is_string()
+                && !n["children"].as_array().unwrap().is_empty()
+                && n["parents"].as_array().is_some_and(|p| !p.is_empty())
+        })
+        .unwrap();
+    let dml = node["dml_statement_name"].as_str().unwrap();
+    let table = node["table_name"].as_str().unwrap();
+    fake.set_outcome(
+        dml,
+        Outcome::Fail("Table sink doesn't support consuming update changes".into()),
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--product-name", "sales"],
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        out.contains("FAILED") && out.contains("consuming update changes"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("parent {table} failed")), "{out}");
+}
+
+#[test]
+fn resume_after_a_complete_run_creates_nothing() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let args = [
+        "pipeline",
+        "deploy",
+        "--table-name",
+        "sales_fct_order_payments",
+    ];
+    let o = run(&p, &fake, &args, &[]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let journal = p.root.join(".flinkpipe/deploy-journal.jsonl");
+    assert!(journal.is_file());
+    let posts = fake.posts().len();
+    let o = run(&p, &fake, &[&args[..], &["--resume"]].concat(), &[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert_eq!(fake.posts().len(), posts, "{out}");
+    assert!(out.contains("journal"), "{out}");
+}
+
+#[test]
+fn configuration_errors_name_the_missing_key() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--product-name", "sales"],
+        &[("SL_FLINK_API_SECRET", "")],
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("SL_FLINK_API_SECRET"), "{err}");
+    std::fs::write(
+        p.root.join("config.yaml"),
+        "confluent_cloud:\n  cloud_provider: aws\n",
+    )
+    .unwrap();
+    let o = run(&p, &fake, &["pipeline", "status"], &[]);
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("confluent_cloud.environment_id") && err.contains("SL_FLINK_ENV_ID"),
+        "{err}"
+    );
+    // The other target is named too.
+    assert!(
+        err.contains("is required to use Confluent Cloud; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn plan_reads_a_configured_target_unless_offline() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--product-name",
+            "sales",
+            "--offline",
+        ],
+        &[],
+    );
+    assert!(o.status.success());
+    assert!(
+        fake.requests().is_empty(),
+        "--offline never contacts the target"
+    );
+    // With a target configured, planning reads the live phases: one list call, no write.
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--product-name",
+            "sales",
+        ],
+        &[],
+    );
+    assert!(o.status.success());
+    assert_eq!(fake.requests().len(), 1, "one list call");
+    assert!(fake.posts().is_empty(), "planning writes nothing");
+    let _ = Path::new("");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
+    let p = project();
+    let fake = FakeConfluent::start_with(crate::fake_confluent::FakeOptions {
+        step: std::time::Duration::from_millis(300),
+        ..Default::default()
+    });
+    let args = [
+        "pipeline",
+        "deploy",
+        "--product-name",
+        "sales",
+        "--max-parallel",
+        "2",
+    ];
+    let mut c = crate::support::command();
+    c.args(args)
+        .arg(&p.pipelines)
+        .current_dir(&p.root)
+        .env_remove("PIPELINES")
+        .env_remove("SL_CONFIG_FILE")
+        .env_remove("CONFIG_FILE")
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    // Wait until the deploy is under way, then send SIGINT as a terminal's Ctrl-C would.
+    let t0 = std::time::Instant::now();
+    while fake.created().len() < 3 && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(out.contains("--resume"), "{out}");
+    // The journal is whole: every line parses and the run's end is recorded.
+    let journal = std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
+    for line in journal.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    assert!(
+        journal
+            .lines()
+            .last()
+            .unwrap()
+            .contains("\"interrupted\":true"),
+        "{journal}"
+    );
+    let created_before = fake.created().len();
+
+    let o = run(&p, &fake, &[&args[..], &["--resume"]].concat(), &[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let created = fake.created();
+    let mut uniq = created.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(
+        uniq.len(),
+        created.len(),
+        "nothing created twice: {created:?}"
+    );
+    assert!(created.len() > created_before);
+    assert!(fake.deletes().is_empty());
+}

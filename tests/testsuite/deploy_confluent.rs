@@ -1,0 +1,248 @@
+//! The Confluent Cloud client against the in-process fake: lifecycle, pagination, errors, retries,
+//! redirects, and secrets never leaving the configured host or appearing in messages.
+
+
+use crate::fake_confluent::{ENV, FakeConfluent, Fault, FaultAction, KEY, ORG, SECRET};
+use flinkpipe::deploy::{
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, Phase, StatementKind,
+    StatementSpec, Target, TargetError,
+};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn settings(endpoint: &str) -> ConfluentSettings {
+    ConfluentSettings {
+        endpoint: endpoint.to_string(),
+        organization_id: ORG.into(),
+        environment_id: ENV.into(),
+        compute_pool_id: Some("lfcp-fake".into()),
+        principal: Some("sa-fake".into()),
+        catalog: Some("my-env".into()),
+        database: Some("my-cluster".into()),
+        credentials: Credentials {
+            key: Masked::new(KEY),
+            secret: Masked::new(SECRET),
+        },
+        request_timeout: Duration::from_millis(500),
+        retry: Backoff::HTTP.scaled(0.01),
+    }
+}
+
+fn target(fake: &FakeConfluent) -> ConfluentTarget {
+    ConfluentTarget::new(settings(&fake.endpoint())).unwrap()
+}
+
+fn spec(name: &str, sql: &str) -> StatementSpec {
+    StatementSpec {
+        name: name.into(),
+        sql: sql.into(),
+        properties: BTreeMap::new(),
+        kind: StatementKind::Dml,
+    }
+}
+
+fn no_secret(text: &str) {
+    assert!(
+        !text.contains(SECRET) && !text.contains(KEY),
+        "secret leaked: {text}"
+    );
+}
+
+#[tokio::test]
+async fn lifecycle_create_get_conflict_delete() {
+    let fake = FakeConfluent::start();
+    let t = target(&fake);
+    assert_eq!(t.get_statement("dev-dml-a").await.unwrap(), None);
+    let s = t
+        .create_statement(&spec("dev-dml-a", "INSERT INTO a SELECT * FROM b"))
+        .await
+        .unwrap();
+    assert_eq!(s.phase, Phase::Pending);
+    let props = fake.properties("dev-dml-a").unwrap();
+    assert_eq!(props["sql.current-catalog"], "my-env");
+    assert_eq!(props["sql.current-database"], "my-cluster");
+    let s = t.get_statement("dev-dml-a").await.unwrap().unwrap();
+    assert_eq!(s.phase, Phase::Running);
+    let e = t
+        .create_statement(&spec("dev-dml-a", "INSERT INTO a SELECT * FROM b"))
+        .await
+        .unwrap_err();
+    assert_eq!(e, TargetError::AlreadyExists("dev-dml-a".into()));
+    t.stop_statement("dev-dml-a").await.unwrap();
+    let patch = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "PATCH")
+        .unwrap();
+    assert_eq!(
+        patch.content_type.as_deref(),
+        Some("application/json-patch+json")
+    );
+    assert!(patch.body.contains("/spec/stopped"));
+    assert!(t.delete_statement("dev-dml-a").await.unwrap());
+    assert_eq!(
+        t.get_statement("dev-dml-a").await.unwrap().unwrap().phase,
+        Phase::Deleting
+    );
+    assert_eq!(t.get_statement("dev-dml-a").await.unwrap(), None);
+    assert!(
+        !t.delete_statement("dev-dml-a").await.unwrap(),
+        "404 on delete = already gone"
+    );
+    assert!(matches!(
+        t.stop_statement("nope").await,
+        Err(TargetError::NotFound(_))
+    ));
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.authorized && !r.secret_in_clear)
+    );
+}
+
+#[tokio::test]
+async fn bad_sql_is_201_then_failed_with_detail() {
+    let fake = FakeConfluent::start();
+    let t = target(&fake);
+    t.create_statement(&spec("dev-dml-bad", "INSERT INTO x SELECT * FROM FAIL_ME"))
+        .await
+        .unwrap();
+    let s = t.get_statement("dev-dml-bad").await.unwrap().unwrap();
+    assert_eq!(s.phase, Phase::Failed);
+    assert!(s.detail.contains("FAIL_ME"), "{}", s.detail);
+}
+
+#[tokio::test]
+async fn list_follows_pages_once_each() {
+    let fake = FakeConfluent::start();
+    for i in 0..230 {
+        fake.seed(&format!("s-{i:03}"), "INSERT INTO a SELECT 1", "RUNNING");
+    }
+    let t = target(&fake);
+    let all = t.list_statements().await.unwrap();
+    assert_eq!(all.len(), 230);
+    let lists = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET" && r.path == "/statements")
+        .count();
+    assert_eq!(lists, 3, "100 per page");
+}
+
+#[tokio::test]
+async fn retries_429_with_retry_after_and_5xx_bursts_on_reads() {
+    let fake = FakeConfluent::start();
+    fake.seed("s-1", "INSERT INTO a SELECT 1", "RUNNING");
+    fake.add_fault(Fault::too_many(Some("GET"), 1, 1));
+    fake.add_fault(Fault::status(Some("GET"), 500, 1));
+    fake.add_fault(Fault::status(Some("GET"), 503, 1));
+    fake.add_fault(Fault::status(Some("GET"), 502, 1));
+    let t = target(&fake);
+    let s = t.get_statement("s-1").await.unwrap().unwrap();
+    assert_eq!(s.phase, Phase::Running);
+    assert_eq!(fake.request_count(), 5);
+}
+
+#[tokio::test]
+async fn permanent_errors_are_not_retried_and_are_scrubbed() {
+    let fake = FakeConfluent::start();
+    let mut s = settings(&fake.endpoint());
+    s.credentials.secret = Masked::new("wrong-secret-value");
+    let t = ConfluentTarget::new(s).unwrap();
+    let e = t.get_statement("s-1").await.unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("HTTP 401"), "{text}");
+    assert!(text.contains("SL_FLINK_API_KEY"), "{text}");
+    assert!(text.contains("request id req-"), "{text}");
+    assert!(!text.contains("wrong-secret-value"));
+    no_secret(&text);
+    assert_eq!(fake.request_count(), 1);
+}
+
+#[tokio::test]
+async fn dropped_connections_are_retried_for_reads() {
+    let fake = FakeConfluent::start();
+    fake.seed("s-1", "INSERT INTO a SELECT 1", "RUNNING");
+    fake.add_fault(Fault::new(Some("GET"), None, FaultAction::DropBefore, 2));
+    let t = target(&fake);
+    assert!(t.get_statement("s-1").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn post_with_unknown_outcome_is_not_retried_by_the_client() {
+    let fake = FakeConfluent::start();
+    fake.add_fault(Fault::new(Some("POST"), None, FaultAction::DropAfter, 1));
+    let t = target(&fake);
+    let e = t
+        .create_statement(&spec("dev-dml-a", "INSERT INTO a SELECT 1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, TargetError::Transport { .. }), "{e}");
+    assert_eq!(fake.posts(), vec!["dev-dml-a"], "exactly one POST");
+    assert!(
+        fake.phase("dev-dml-a").is_some(),
+        "the server did create it"
+    );
+}
+
+#[tokio::test]
+async fn slow_responses_time_out_and_reads_are_retried() {
+    let fake = FakeConfluent::start();
+    fake.seed("s-1", "INSERT INTO a SELECT 1", "RUNNING");
+    fake.add_fault(Fault::new(
+        Some("GET"),
+        None,
+        FaultAction::Slow(Duration::from_secs(2)),
+        1,
+    ));
+    let t = target(&fake);
+    assert!(t.get_statement("s-1").await.unwrap().is_some());
+    assert_eq!(fake.request_count(), 2);
+}
+
+#[tokio::test]
+async fn same_host_redirects_are_followed_with_credentials() {
+    let fake = FakeConfluent::start();
+    fake.seed("s-1", "INSERT INTO a SELECT 1", "RUNNING");
+    fake.add_fault(Fault::new(
+        Some("GET"),
+        None,
+        FaultAction::Redirect(fake.endpoint()),
+        1,
+    ));
+    let t = target(&fake);
+    assert!(t.get_statement("s-1").await.unwrap().is_some());
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1].authorized);
+}
+
+#[tokio::test]
+async fn cross_host_redirects_are_refused_and_credentials_stay_home() {
+    let fake = FakeConfluent::start();
+    let other = FakeConfluent::start();
+    fake.add_fault(Fault::new(
+        None,
+        None,
+        FaultAction::Redirect(format!("http://localhost:{}", other.addr.port())),
+        10,
+    ));
+    let t = target(&fake);
+    let e = t.get_statement("s-1").await.unwrap_err();
+    assert!(
+        e.to_string().contains("refused to follow a redirect"),
+        "{e}"
+    );
+    assert_eq!(other.request_count(), 0, "nothing sent to the other host");
+    no_secret(&e.to_string());
+}
+
+#[tokio::test]
+async fn compute_pool_check_and_describe_have_no_secret() {
+    let fake = FakeConfluent::start();
+    let t = target(&fake);
+    t.check_compute_pool().await.unwrap();
+    no_secret(&t.describe());
+    let settings_debug = format!("{:?}", settings(&fake.endpoint()));
+    no_secret(&settings_debug);
+}

@@ -1,0 +1,769 @@
+//! The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
+//! final state under every injected fault; failure propagation; timeouts; restarts; journal and resume.
+
+
+use crate::fake_confluent::{
+    ENV, FakeConfluent, FakeOptions, Fault, FaultAction, KEY, ORG, Outcome, SECRET,
+};
+use flinkpipe::deploy::executor::{
+    Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session,
+};
+use flinkpipe::deploy::journal::{self, Journal, JournalState};
+use flinkpipe::deploy::{
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, StatementKind,
+    StatementSpec, Step, deploy,
+};
+use flinkpipe::plan::Action;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+fn target(fake: &FakeConfluent) -> ConfluentTarget {
+    ConfluentTarget::new(ConfluentSettings {
+        endpoint: fake.endpoint(),
+        organization_id: ORG.into(),
+        environment_id: ENV.into(),
+        compute_pool_id: Some("lfcp-fake".into()),
+        principal: None,
+        catalog: None,
+        database: None,
+        credentials: Credentials {
+            key: Masked::new(KEY),
+            secret: Masked::new(SECRET),
+        },
+        request_timeout: Duration::from_millis(400),
+        retry: Backoff::HTTP.scaled(0.01),
+    })
+    .unwrap()
+}
+
+fn options() -> DeployOptions {
+    DeployOptions {
+        max_parallel: 4,
+        statement_timeout: Duration::from_secs(5),
+        degraded_grace: Duration::from_millis(100),
+        poll: Backoff::POLL.scaled(0.02),
+        create_retry: Backoff::HTTP.scaled(0.01),
+        allow_drop: false,
+    }
+}
+
+fn step(name: &str, sql: &str, kind: StatementKind) -> Step {
+    Step {
+        spec: StatementSpec {
+            name: name.into(),
+            sql: sql.into(),
+            properties: BTreeMap::new(),
+            kind,
+        },
+        is_drop: sql.starts_with("DROP"),
+    }
+}
+
+fn node(table: &str, parents: &[&str], action: Action) -> DeployNode {
+    let src = if parents.is_empty() {
+        "src_topic".to_string()
+    } else {
+        parents.join(" JOIN ")
+    };
+    DeployNode {
+        table: table.into(),
+        action,
+        reason: "test".into(),
+        parents: parents.iter().map(|s| s.to_string()).collect(),
+        stateless: true,
+        steps: vec![
+            step(
+                &format!("dev-ddl-{table}"),
+                &format!("CREATE TABLE {table} (id INT)"),
+                StatementKind::Ddl,
+            ),
+            step(
+                &format!("dev-dml-{table}"),
+                &format!("INSERT INTO {table} SELECT * FROM {src}"),
+                StatementKind::Dml,
+            ),
+        ],
+    }
+}
+
+/// a → b, a → c, {b, c} → d; e alone.
+fn diamond() -> Vec<DeployNode> {
+    vec![
+        node("a", &[], Action::Create),
+        node("e", &[], Action::Create),
+        node("b", &["a"], Action::Create),
+        node("c", &["a"], Action::Create),
+        node("d", &["b", "c"], Action::Create),
+    ]
+}
+
+async fn run(fake: &FakeConfluent, nodes: &[DeployNode], opts: &DeployOptions) -> DeployReport {
+    let t = target(fake);
+    let session = Session {
+        scrubber: flinkpipe::deploy::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
+        ..Session::quiet()
+    };
+    deploy(&t, nodes, opts, &session).await
+}
+
+/// Every statement created exactly once, each parent's statements before its children's.
+fn assert_order_and_no_duplicates(fake: &FakeConfluent, nodes: &[DeployNode]) {
+    let created = fake.created();
+    let posts = fake.posts();
+    let mut seen = std::collections::BTreeSet::new();
+    for p in &created {
+        assert!(seen.insert(p.clone()), "created twice: {p} in {created:?}");
+    }
+    let pos = |n: &str| created.iter().position(|c| c == n);
+    for n in nodes.iter().filter(|n| n.action != Action::Skip) {
+        for p in &n.parents {
+            let parent_last = pos(&format!("dev-dml-{p}")).expect("parent created");
+            let child_first = pos(&format!("dev-ddl-{}", n.table)).expect("child created");
+            assert!(
+                parent_last < child_first,
+                "{p} before {}: {created:?}",
+                n.table
+            );
+        }
+    }
+    assert!(posts.len() >= created.len());
+    assert!(
+        fake.deletes().is_empty(),
+        "no delete outside the plan: {:?}",
+        fake.deletes()
+    );
+    for r in fake.requests() {
+        assert!(!r.secret_in_clear);
+        assert!(!r.body.contains(SECRET));
+    }
+}
+
+fn final_phases(fake: &FakeConfluent) -> BTreeMap<String, String> {
+    fake.phases()
+}
+
+fn expected_final() -> BTreeMap<String, String> {
+    ["a", "b", "c", "d", "e"]
+        .iter()
+        .flat_map(|t| {
+            [
+                (format!("dev-ddl-{t}"), "COMPLETED".to_string()),
+                (format!("dev-dml-{t}"), "RUNNING".to_string()),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn deploys_parents_first_in_parallel() {
+    let fake = FakeConfluent::start();
+    let nodes = diamond();
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(final_phases(&fake), expected_final());
+    assert_order_and_no_duplicates(&fake, &nodes);
+    assert_eq!(fake.posts().len(), 10, "no POST repeated");
+}
+
+#[tokio::test]
+async fn same_final_state_under_every_fault() {
+    let faults: Vec<(&str, Vec<Fault>)> = vec![
+        (
+            "429 Retry-After on reads",
+            vec![Fault::too_many(Some("GET"), 1, 3)],
+        ),
+        ("429 on create", vec![Fault::too_many(Some("POST"), 1, 2)]),
+        ("500 burst", vec![Fault::status(None, 500, 4)]),
+        ("502 burst", vec![Fault::status(Some("GET"), 502, 3)]),
+        ("503 on create", vec![Fault::status(Some("POST"), 503, 3)]),
+        (
+            "dropped before processing",
+            vec![Fault::new(None, None, FaultAction::DropBefore, 4)],
+        ),
+        (
+            "POST processed, answer lost",
+            vec![Fault::new(Some("POST"), None, FaultAction::DropAfter, 3)],
+        ),
+        (
+            "slow responses beyond the client timeout",
+            vec![Fault::new(
+                Some("GET"),
+                None,
+                FaultAction::Slow(Duration::from_millis(900)),
+                2,
+            )],
+        ),
+        (
+            "slow POST processed after the client gave up",
+            vec![Fault::new(
+                Some("POST"),
+                None,
+                FaultAction::Slow(Duration::from_millis(900)),
+                1,
+            )],
+        ),
+    ];
+    for (what, fs) in faults {
+        let fake = FakeConfluent::start();
+        for f in fs {
+            fake.add_fault(f);
+        }
+        let nodes = diamond();
+        let report = run(&fake, &nodes, &options()).await;
+        assert!(report.success(), "{what}: {report:#?}");
+        assert_eq!(final_phases(&fake), expected_final(), "{what}");
+        assert_order_and_no_duplicates(&fake, &nodes);
+    }
+}
+
+#[tokio::test]
+async fn same_host_redirect_is_followed() {
+    let fake = FakeConfluent::start();
+    fake.add_fault(Fault::new(
+        None,
+        None,
+        FaultAction::Redirect(fake.endpoint()),
+        5,
+    ));
+    let nodes = diamond();
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(final_phases(&fake), expected_final());
+}
+
+#[tokio::test]
+async fn a_failure_skips_descendants_and_spares_independent_branches() {
+    let fake = FakeConfluent::start();
+    fake.set_outcome(
+        "dev-dml-b",
+        Outcome::Fail("The 'kafka.partitions' option is not supported anymore.".into()),
+    );
+    let nodes = diamond();
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(!report.success());
+    let by: BTreeMap<&str, &NodeOutcome> = report
+        .nodes
+        .iter()
+        .map(|n| (n.table_name.as_str(), &n.outcome))
+        .collect();
+    assert!(
+        matches!(by["b"], NodeOutcome::Failed(r) if r.contains("kafka.partitions")),
+        "{:?}",
+        by["b"]
+    );
+    assert!(
+        matches!(by["d"], NodeOutcome::Skipped(r) if r.contains("parent b failed")),
+        "{:?}",
+        by["d"]
+    );
+    assert_eq!(by["a"], &NodeOutcome::Done);
+    assert_eq!(by["c"], &NodeOutcome::Done);
+    assert_eq!(by["e"], &NodeOutcome::Done);
+    assert!(
+        fake.phase("dev-ddl-d").is_none(),
+        "nothing of d was created"
+    );
+}
+
+/// A node the plan skips (running already, out of scope) never blocks its children, whatever its
+/// reason reads: the plan's own reasons start with "ancestor of …" or "parent …" too (found by the
+/// end-to-end test on a real Flink: a skipped running ancestor blocked a restarted child).
+#[tokio::test]
+async fn plan_skips_never_block_children_whatever_their_reason() {
+    for reason in [
+        "ancestor of d; statement is RUNNING",
+        "parent of b; statement is RUNNING",
+        "in scope; statement is RUNNING",
+    ] {
+        let fake = FakeConfluent::start();
+        let mut a = node("a", &[], Action::Skip);
+        a.reason = reason.into();
+        a.steps.clear();
+        let nodes = vec![a, node("b", &["a"], Action::Create)];
+        let report = run(&fake, &nodes, &options()).await;
+        assert!(report.success(), "{reason}: {:?}", report.nodes);
+        assert_eq!(report.nodes[1].outcome, NodeOutcome::Done, "{reason}");
+    }
+    // A skip caused by a failure still propagates, two levels down.
+    let fake = FakeConfluent::start();
+    fake.set_outcome("dev-dml-a", Outcome::Fail("boom".into()));
+    let nodes = vec![
+        node("a", &[], Action::Create),
+        node("b", &["a"], Action::Create),
+        node("c", &["b"], Action::Create),
+    ];
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(
+        matches!(&report.nodes[2].outcome, NodeOutcome::Skipped(r) if r.starts_with("ancestor b not deployed (parent a failed")),
+        "{:?}",
+        report.nodes[2].outcome
+    );
+}
+
+#[tokio::test]
+async fn stuck_pending_times_out_with_the_phase() {
+    let fake = FakeConfluent::start();
+    fake.set_outcome("dev-dml-a", Outcome::PoolExhausted);
+    let mut opts = options();
+    opts.statement_timeout = Duration::from_millis(300);
+    let nodes = vec![
+        node("a", &[], Action::Create),
+        node("b", &["a"], Action::Create),
+    ];
+    let report = run(&fake, &nodes, &opts).await;
+    let NodeOutcome::Failed(r) = &report.nodes[0].outcome else {
+        panic!("{report:#?}")
+    };
+    assert!(
+        r.contains("timed out") && r.contains("PENDING") && r.contains("POOL_EXHAUSTED"),
+        "{r}"
+    );
+    assert!(matches!(&report.nodes[1].outcome, NodeOutcome::Skipped(_)));
+}
+
+#[tokio::test]
+async fn degraded_past_the_grace_period_fails() {
+    let fake = FakeConfluent::start();
+    fake.set_outcome("dev-dml-a", Outcome::Degraded);
+    // RUNNING is reached first, so force DEGRADED before the wait sees RUNNING: use a stuck script.
+    let nodes = vec![node("a", &[], Action::Create)];
+    let report = run(&fake, &nodes, &options()).await;
+    // The script goes PENDING → RUNNING → DEGRADED: RUNNING is success for a DML.
+    assert!(report.success(), "{report:#?}");
+    // A statement already DEGRADED when adopted must recover within the grace period.
+    let fake = FakeConfluent::start();
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "DEGRADED",
+    );
+    let report = run(&fake, &nodes, &options()).await;
+    let NodeOutcome::Failed(r) = &report.nodes[0].outcome else {
+        panic!("{report:#?}")
+    };
+    assert!(r.contains("DEGRADED"), "{r}");
+    assert!(fake.posts().is_empty() && fake.deletes().is_empty());
+}
+
+#[tokio::test]
+async fn existing_statements_are_adopted_or_refused_never_recreated() {
+    let fake = FakeConfluent::start();
+    fake.seed("dev-ddl-a", "CREATE  TABLE a (id INT);", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "RUNNING",
+    );
+    fake.seed("dev-ddl-b", "CREATE TABLE b (id BIGINT)", "COMPLETED");
+    let nodes = vec![
+        node("a", &[], Action::Create),
+        node("b", &["a"], Action::Create),
+    ];
+    let report = run(&fake, &nodes, &options()).await;
+    assert_eq!(report.nodes[0].outcome, NodeOutcome::Done);
+    assert_eq!(report.nodes[0].statements[0].action, "adopted");
+    let NodeOutcome::Failed(r) = &report.nodes[1].outcome else {
+        panic!("{report:#?}")
+    };
+    assert!(
+        r.contains("different SQL") && r.contains("--allow-drop"),
+        "{r}"
+    );
+    assert!(fake.posts().is_empty(), "{:?}", fake.posts());
+    assert!(fake.deletes().is_empty());
+}
+
+#[tokio::test]
+async fn restarts_stateless_in_place_and_stateful_by_recreate() {
+    let fake = FakeConfluent::start();
+    for t in ["a", "b"] {
+        fake.seed(
+            &format!("dev-ddl-{t}"),
+            &format!("CREATE TABLE {t} (id INT)"),
+            "COMPLETED",
+        );
+        fake.seed(
+            &format!("dev-dml-{t}"),
+            &format!("INSERT INTO {t} SELECT * FROM src_topic"),
+            "RUNNING",
+        );
+    }
+    let a = node("a", &[], Action::Restart);
+    let mut b = node("b", &[], Action::Restart);
+    b.stateless = false;
+    let report = run(&fake, &[a, b], &options()).await;
+    assert!(report.success(), "{report:#?}");
+    let acts: Vec<(String, String)> = report
+        .nodes
+        .iter()
+        .flat_map(|n| {
+            n.statements
+                .iter()
+                .map(|s| (s.name.clone(), s.action.clone()))
+        })
+        .collect();
+    assert!(
+        acts.contains(&("dev-ddl-a".into(), "kept".into())),
+        "{acts:?}"
+    );
+    assert!(
+        acts.contains(&("dev-dml-a".into(), "resumed".into())),
+        "{acts:?}"
+    );
+    assert!(
+        acts.contains(&("dev-dml-b".into(), "recreated".into())),
+        "{acts:?}"
+    );
+    assert_eq!(
+        fake.deletes(),
+        vec!["dev-dml-b"],
+        "only the stateful DML is deleted"
+    );
+    assert_eq!(fake.posts(), vec!["dev-dml-b"]);
+    assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+}
+
+#[tokio::test]
+async fn drop_statements_need_allow_drop() {
+    let fake = FakeConfluent::start();
+    let mut n = node("a", &[], Action::Restart);
+    n.steps.insert(
+        0,
+        step(
+            "dev-ddl-a-drop0",
+            "DROP TABLE IF EXISTS a",
+            StatementKind::Ddl,
+        ),
+    );
+    let report = run(&fake, std::slice::from_ref(&n), &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[0].statements[0].action, "drop skipped");
+    assert!(!fake.posts().iter().any(|p| p.contains("drop")));
+    // With --allow-drop on a restart it runs.
+    let fake = FakeConfluent::start();
+    let mut opts = options();
+    opts.allow_drop = true;
+    let report = run(&fake, &[n], &opts).await;
+    assert!(report.success(), "{report:#?}");
+    assert!(fake.posts().iter().any(|p| p.contains("drop")));
+}
+
+#[tokio::test]
+async fn interrupted_run_resumes_without_duplicates() {
+    let fake = FakeConfluent::start_with(FakeOptions {
+        step: Duration::from_millis(150),
+        ..FakeOptions::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let jpath = dir.path().join("deploy.jsonl");
+    let nodes = diamond();
+    let t = target(&fake);
+    let cancel = Cancel::default();
+    {
+        let j = Mutex::new(Journal::create(&jpath).unwrap());
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            c2.cancel();
+        });
+        let session = Session {
+            journal: Some(&j),
+            cancel: cancel.clone(),
+            ..Session::quiet()
+        };
+        let report = deploy(&t, &nodes, &options(), &session).await;
+        assert!(report.interrupted);
+        assert!(
+            report.nodes.iter().any(|n| matches!(
+                n.outcome,
+                NodeOutcome::Interrupted(_) | NodeOutcome::NotStarted
+            )),
+            "{report:#?}"
+        );
+    }
+    let entries = journal::read(&jpath).unwrap();
+    let state = JournalState::replay(&entries);
+    assert!(!state.ended);
+    let j = Mutex::new(Journal::append(&jpath).unwrap());
+    let session = Session {
+        journal: Some(&j),
+        resume: state,
+        ..Session::quiet()
+    };
+    let report = deploy(&t, &nodes, &options(), &session).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(final_phases(&fake), expected_final());
+    assert_order_and_no_duplicates(&fake, &nodes);
+    assert_eq!(fake.created().len(), 10);
+}
+
+#[tokio::test]
+async fn max_parallel_one_is_sequential() {
+    let fake = FakeConfluent::start();
+    let nodes: Vec<DeployNode> = (0..6)
+        .map(|i| node(&format!("t{i}"), &[], Action::Create))
+        .collect();
+    let mut opts = options();
+    opts.max_parallel = 1;
+    let report = run(&fake, &nodes, &opts).await;
+    assert!(report.success());
+    // Sequential: each table's DML is created before the next table's DDL.
+    let created = fake.created();
+    for w in created.chunks(2) {
+        assert!(
+            w[0].contains("-ddl-") && w[1].contains("-dml-"),
+            "{created:?}"
+        );
+        assert_eq!(w[0].replace("-ddl-", "-"), w[1].replace("-dml-", "-"));
+    }
+}
+
+#[tokio::test]
+async fn stateless_restart_with_new_properties_carries_offsets_over_under_the_same_name() {
+    let fake = FakeConfluent::start();
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "RUNNING",
+    );
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1]
+        .spec
+        .properties
+        .insert("sql.state-ttl".into(), "1 h".into());
+    let report = run(&fake, &[a], &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[0].statements[1].action, "carried over");
+    assert_eq!(fake.posts(), vec!["dev-dml-a-co", "dev-dml-a"]);
+    assert_eq!(fake.deletes(), vec!["dev-dml-a", "dev-dml-a-co"]);
+    let props = fake.properties("dev-dml-a").unwrap();
+    assert_eq!(props["sql.tables.initial-offset-from"], "dev-dml-a-co");
+    assert_eq!(props["sql.state-ttl"], "1 h");
+    assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase("dev-dml-a-co"), None);
+    // Each handover stopped the old statement before deleting it.
+    let reqs: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.body_name.unwrap_or(r.path)))
+        .collect();
+    assert_eq!(
+        reqs,
+        vec![
+            "POST dev-dml-a-co",
+            "PATCH /statements/dev-dml-a",
+            "DELETE /statements/dev-dml-a",
+            "POST dev-dml-a",
+            "PATCH /statements/dev-dml-a-co",
+            "DELETE /statements/dev-dml-a-co",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_interrupted_carry_over_is_finished_on_resume() {
+    for second_post_done in [false, true] {
+        let fake = FakeConfluent::start();
+        fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+        // The first handover happened: the temporary statement runs, the old one is gone.
+        fake.seed(
+            "dev-dml-a-co",
+            "INSERT INTO a SELECT * FROM src_topic",
+            "RUNNING",
+        );
+        let mut a = node("a", &[], Action::Restart);
+        a.steps[1]
+            .spec
+            .properties
+            .insert("sql.state-ttl".into(), "1 h".into());
+        let mut resume = JournalState::default();
+        resume.ours.insert("dev-dml-a-co".into());
+        if second_post_done {
+            let t = target(&fake);
+            let mut s = a.steps[1].spec.clone();
+            s.properties.insert(
+                "sql.tables.initial-offset-from".into(),
+                "dev-dml-a-co".into(),
+            );
+            flinkpipe::deploy::Target::create_statement(&t, &s)
+                .await
+                .unwrap();
+            resume.ours.insert("dev-dml-a".into());
+        }
+        let posts_before = fake.posts().len();
+        let session = Session {
+            resume,
+            ..Session::quiet()
+        };
+        let report = deploy(&target(&fake), &[a], &options(), &session).await;
+        assert!(report.success(), "{second_post_done}: {report:#?}");
+        assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+        assert_eq!(
+            fake.phase("dev-dml-a-co"),
+            None,
+            "temporary statement removed"
+        );
+        assert_eq!(
+            fake.posts().len() - posts_before,
+            usize::from(!second_post_done),
+            "{:?}",
+            fake.posts()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_revoked_key_fails_the_node_at_once_with_a_hint_and_no_secret() {
+    let fake = FakeConfluent::start();
+    fake.add_fault(Fault::new(
+        None,
+        Some("dev-ddl-d"),
+        FaultAction::Status {
+            status: 401,
+            headers: vec![(
+                "WWW-Authenticate".into(),
+                "Basic error=\"invalid_key\"".into(),
+            )],
+            body: r#"{"errors":[{"status":"401","detail":"Valid authentication credentials must be provided"}]}"#.into(),
+        },
+        100,
+    ));
+    let nodes = diamond();
+    let report = run(&fake, &nodes, &options()).await;
+    let d = report.nodes.iter().find(|n| n.table_name == "d").unwrap();
+    let NodeOutcome::Failed(r) = &d.outcome else {
+        panic!("{report:#?}")
+    };
+    assert!(
+        r.contains("HTTP 401") && r.contains("SL_FLINK_API_KEY"),
+        "{r}"
+    );
+    assert!(!r.contains(SECRET) && !r.contains(KEY));
+    let d_calls = fake
+        .requests()
+        .iter()
+        .filter(|q| q.path.contains("dev-ddl-d"))
+        .count();
+    assert_eq!(d_calls, 1, "a 401 is not retried");
+    assert_eq!(
+        report
+            .nodes
+            .iter()
+            .filter(|n| n.outcome == NodeOutcome::Done)
+            .count(),
+        4
+    );
+}
+
+#[tokio::test]
+async fn a_resume_is_awaited_even_while_the_phase_still_reads_stopped() {
+    let fake = FakeConfluent::start_with(FakeOptions {
+        step: Duration::from_millis(100),
+        ..FakeOptions::default()
+    });
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "STOPPED",
+    );
+    let report = run(&fake, &[node("a", &[], Action::Create)], &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[0].statements[1].action, "resumed");
+    assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
+    assert!(fake.posts().is_empty() && fake.deletes().is_empty());
+}
+
+/// A target whose planner rejects (or cannot be asked about) every new text: the Confluent fake,
+/// with `validate_statement` overridden.
+struct Validating {
+    inner: ConfluentTarget,
+    answer: fn() -> Result<(), flinkpipe::deploy::TargetError>,
+}
+
+#[async_trait::async_trait]
+impl flinkpipe::deploy::Target for Validating {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    async fn list_statements(
+        &self,
+    ) -> Result<Vec<flinkpipe::deploy::StatementState>, flinkpipe::deploy::TargetError> {
+        self.inner.list_statements().await
+    }
+    async fn get_statement(
+        &self,
+        name: &str,
+    ) -> Result<Option<flinkpipe::deploy::StatementState>, flinkpipe::deploy::TargetError> {
+        self.inner.get_statement(name).await
+    }
+    async fn create_statement(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<flinkpipe::deploy::StatementState, flinkpipe::deploy::TargetError> {
+        self.inner.create_statement(spec).await
+    }
+    async fn stop_statement(&self, name: &str) -> Result<(), flinkpipe::deploy::TargetError> {
+        self.inner.stop_statement(name).await
+    }
+    async fn resume_statement(&self, name: &str) -> Result<(), flinkpipe::deploy::TargetError> {
+        self.inner.resume_statement(name).await
+    }
+    async fn delete_statement(&self, name: &str) -> Result<bool, flinkpipe::deploy::TargetError> {
+        self.inner.delete_statement(name).await
+    }
+    async fn check_compute_pool(&self) -> Result<(), flinkpipe::deploy::TargetError> {
+        self.inner.check_compute_pool().await
+    }
+    async fn validate_statement(
+        &self,
+        _spec: &StatementSpec,
+    ) -> Result<(), flinkpipe::deploy::TargetError> {
+        (self.answer)()
+    }
+}
+
+/// A running statement is deleted for a restart only once its new text validates: a rejected or
+/// uncheckable text fails the node and leaves the running statement alone (found by a new user on a
+/// real Flink: a broken file took a running job down).
+#[tokio::test]
+async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_alone() {
+    let invalid: fn() -> Result<(), flinkpipe::deploy::TargetError> = || {
+        Err(flinkpipe::deploy::TargetError::Invalid(
+            "SqlParserException: SQL parse failed. Encountered \"d\" at line 19, column 11.".into(),
+        ))
+    };
+    let unreachable: fn() -> Result<(), flinkpipe::deploy::TargetError> =
+        || Err(flinkpipe::deploy::TargetError::Config("no session".into()));
+    for (answer, expect) in [
+        (invalid, "does not validate"),
+        (unreachable, "could not validate"),
+    ] {
+        let fake = FakeConfluent::start();
+        fake.seed("dev-ddl-b", "CREATE TABLE b (id INT)", "COMPLETED");
+        fake.seed(
+            "dev-dml-b",
+            "INSERT INTO b SELECT 1 FROM src_topic",
+            "RUNNING",
+        );
+        let mut b = node("b", &[], Action::Restart);
+        b.stateless = false;
+        let t = Validating {
+            inner: target(&fake),
+            answer,
+        };
+        let report = deploy(&t, &[b], &options(), &Session::quiet()).await;
+        assert!(!report.success());
+        assert!(
+            matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.contains(expect) && r.contains("left alone")),
+            "{:?}",
+            report.nodes[0].outcome
+        );
+        assert!(fake.deletes().is_empty(), "nothing deleted");
+        assert_eq!(fake.phase("dev-dml-b").as_deref(), Some("RUNNING"));
+    }
+}

@@ -1,0 +1,694 @@
+//! End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
+//! deploy `fixtures/`, read rows back from the sink topics, a blue-green of an intermediate, a broken
+//! DML, and an undeploy. One scenario in order, because every step changes the same cluster.
+//!
+//! Needs the stack: `make test` starts it and sets `FLINKPIPE_E2E=required`; a plain `cargo test`
+//! without a stack prints why it skips (unless `FLINKPIPE_E2E=required`, which turns that into a
+//! failure).
+
+
+use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::{our_fixture, stderr, stdout};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const GATEWAY: &str = "http://127.0.0.1:8083";
+const JOBMANAGER: &str = "http://127.0.0.1:8081";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn http_get(url: &str) -> Option<Value> {
+    let out = Command::new("curl")
+        .args(["-fsS", "--max-time", "10", url])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// Whether the stack answers; panics when it must (FLINKPIPE_E2E=required) and does not.
+fn stack_available() -> bool {
+    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
+    let up = http_get(&format!("{GATEWAY}/v1/info")).is_some()
+        && http_get(&format!("{JOBMANAGER}/overview")).is_some();
+    if !up {
+        assert!(
+            !required,
+            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY} / JobManager at {JOBMANAGER}: run scripts/local-flink.sh up"
+        );
+        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
+    }
+    up
+}
+
+fn script(args: &[&str]) -> String {
+    let out = Command::new("bash")
+        .arg(root().join("scripts/local-flink.sh"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "local-flink.sh {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Records per topic (-1: no such topic).
+fn offsets(topics: &[&str]) -> BTreeMap<String, i64> {
+    let mut args = vec!["offsets"];
+    args.extend_from_slice(topics);
+    script(&args)
+        .lines()
+        .filter_map(|l| {
+            let (t, n) = l.split_once('\t')?;
+            Some((t.to_string(), n.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// Waits until every topic holds more records than in `before`.
+fn wait_for_rows(
+    topics: &[&str],
+    before: &BTreeMap<String, i64>,
+    timeout: Duration,
+) -> BTreeMap<String, i64> {
+    let start = Instant::now();
+    loop {
+        let now = offsets(topics);
+        let missing: Vec<&str> = topics
+            .iter()
+            .copied()
+            .filter(|t| {
+                now.get(*t).copied().unwrap_or(-1) <= before.get(*t).copied().unwrap_or(0).max(0)
+            })
+            .collect();
+        if missing.is_empty() {
+            return now;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "no new rows after {timeout:?} in {missing:?} (offsets {now:?})"
+        );
+        std::thread::sleep(Duration::from_secs(3));
+    }
+}
+
+/// Jobs on the cluster: name → states (newest first).
+fn jobs() -> BTreeMap<String, Vec<String>> {
+    let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).expect("jobs/overview");
+    let mut list: Vec<(i64, String, String)> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["start-time"].as_i64().unwrap_or(0),
+                j["name"].as_str().unwrap().to_string(),
+                j["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    list.sort_by_key(|j| std::cmp::Reverse(j.0));
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, n, s) in list {
+        out.entry(n).or_default().push(s);
+    }
+    out
+}
+
+fn running(jobs: &BTreeMap<String, Vec<String>>, name: &str) -> usize {
+    jobs.get(name)
+        .map(|s| s.iter().filter(|s| *s == "RUNNING").count())
+        .unwrap_or(0)
+}
+
+struct Env {
+    repo: Repo,
+    config: PathBuf,
+    prefix: String,
+}
+
+impl Env {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        crate::support::command()
+            .arg("--config")
+            .arg(&self.config)
+            .args(args)
+            .env_remove("PIPELINES")
+            .env_remove("FLINKPIPE_GATEWAY_URL")
+            .env_remove("FLINKPIPE_JOBMANAGER_URL")
+            .current_dir(&self.repo.root)
+            .output()
+            .unwrap()
+    }
+
+    /// `statement …` commands find the project through `$PIPELINES` (resume needs its SQL).
+    fn statement(&self, args: &[&str]) -> Value {
+        let mut all = vec!["statement"];
+        all.extend_from_slice(args);
+        all.extend(["--output", "json"]);
+        let out = crate::support::command()
+            .arg("--config")
+            .arg(&self.config)
+            .args(&all)
+            .env("PIPELINES", &self.repo.pipelines)
+            .current_dir(&self.repo.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "flinkpipe {all:?}: {}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.extend(["--output", "json"]);
+        let out = self.run(&all);
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+            panic!(
+                "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
+                out.status.code(),
+                stdout(&out),
+                stderr(&out)
+            )
+        })
+    }
+
+    /// `pipeline deploy` of the whole project, descendants included, as JSON.
+    fn deploy_all(&self) -> Value {
+        self.json(&[
+            "pipeline",
+            "deploy",
+            self.pipelines(),
+            "--dir",
+            "pipelines",
+            "--may-start-descendants",
+        ])
+    }
+
+    fn pipelines(&self) -> &str {
+        self.repo.pipelines.to_str().unwrap()
+    }
+
+    fn dml(&self, product: &str, table: &str) -> String {
+        format!("{}-{product}-dml-{}", self.prefix, table.replace('_', "-"))
+    }
+}
+
+/// Cancels this run's jobs when the scenario fails half-way (best effort), so that the next run
+/// finds free task slots.
+impl Drop for Env {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) else {
+            return;
+        };
+        for j in v["jobs"].as_array().into_iter().flatten() {
+            let (id, name, state) = (
+                j["jid"].as_str().unwrap_or(""),
+                j["name"].as_str().unwrap_or(""),
+                j["state"].as_str().unwrap_or(""),
+            );
+            let ours = name.starts_with(&self.prefix)
+                || http_get(&format!("{JOBMANAGER}/jobs/{id}/config")).is_some_and(|c| {
+                    c.pointer("/execution-config/user-config/flinkpipe.statement")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n.starts_with(&self.prefix))
+                });
+            if ours && !matches!(state, "FINISHED" | "FAILED" | "CANCELED") {
+                let _ = Command::new("curl")
+                    .args([
+                        "-fsS",
+                        "-X",
+                        "PATCH",
+                        &format!("{JOBMANAGER}/jobs/{id}?mode=cancel"),
+                    ])
+                    .output();
+            }
+        }
+    }
+}
+
+fn node<'a>(report: &'a Value, table: &str) -> &'a Value {
+    report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == table)
+        .unwrap_or_else(|| panic!("{table} not in the report: {report}"))
+}
+
+#[test]
+fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    // A prefix of our own: statement (job) names do not collide with `make demo`'s.
+    let prefix = format!("e2e{}", std::process::id() % 100_000);
+    let repo = Repo::new(our_fixture());
+    let config = repo.root.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n    external_ddl: [{}]\n",
+            root().join("fixtures/external").display()
+        ),
+    )
+    .unwrap();
+    let env = Env {
+        repo,
+        config,
+        prefix,
+    };
+    script(&[
+        "topics",
+        env.pipelines(),
+        root().join("fixtures/external").to_str().unwrap(),
+    ]);
+
+    // ---- 1. deploy everything: every job RUNNING (seeds are bounded: FINISHED) ----------------
+    let sinks = [
+        "int_c360_clickstream_clean",
+        "int_sales_orders_enriched",
+        "int_inventory_stock_levels",
+        "c360_dim_customers",
+        "sales_fct_order_payments",
+    ];
+    let before = offsets(&sinks);
+    let t0 = Instant::now();
+    let report = env.deploy_all();
+    let deploy_secs = t0.elapsed().as_secs_f64();
+    assert_eq!(report["success"], true, "deploy failed: {report:#}");
+    let nodes = report["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 36, "35 tables + 1 external");
+    for n in nodes {
+        let ok = n["status"] == "done"
+            || (n["table_name"] == "ext_c360_loyalty_members" && n["status"] == "skipped");
+        assert!(ok, "{}: {}", n["table_name"], n["status"]);
+    }
+    let j = jobs();
+    for (product, table) in [
+        ("c360", "int_c360_clickstream_clean"),
+        ("sales", "int_sales_orders_enriched"),
+        ("sales", "int_sales_web_orders"),
+        ("inventory", "int_inventory_stock_levels"),
+        ("c360", "c360_dim_customers"),
+        ("sales", "sales_fct_store_revenue_1m"),
+    ] {
+        assert_eq!(
+            running(&j, &env.dml(product, table)),
+            1,
+            "{table}: {:?}",
+            j.get(&env.dml(product, table))
+        );
+    }
+    // The materialized table's refresh job (Flink names it) runs too.
+    assert!(
+        j.iter()
+            .any(|(n, s)| n.contains("c360_mv_customer_360") && s[0] == "RUNNING"),
+        "{j:?}"
+    );
+    let status = env.json(&["pipeline", "status", env.pipelines()]);
+    let dml_phases: Vec<(String, String)> = status["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["statement"].as_str().unwrap().contains("-dml-"))
+        .map(|s| {
+            (
+                s["statement"].as_str().unwrap().to_string(),
+                s["phase"].as_str().unwrap_or("absent").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(dml_phases.len(), 24, "{dml_phases:?}");
+    for (n, p) in &dml_phases {
+        assert!(
+            p == "RUNNING" || (n.contains("-seed-") && p == "COMPLETED"),
+            "{n}: {p}"
+        );
+    }
+    // Rows arrive in the sink topics.
+    wait_for_rows(&sinks, &before, Duration::from_secs(120));
+    eprintln!("deploy of fixtures/: {deploy_secs:.1} s");
+
+    // ---- 2. a second deploy changes nothing and starts no duplicate ---------------------------
+    let again = env.deploy_all();
+    assert_eq!(again["success"], true, "{again:#}");
+    assert_eq!(node(&again, "int_c360_clickstream_clean")["action"], "skip");
+    let j = jobs();
+    assert_eq!(
+        running(&j, &env.dml("c360", "int_c360_clickstream_clean")),
+        1
+    );
+
+    // ---- 3. stop with savepoint, resume from it; SQL drift ----------------------------------
+    let top = env.dml("sales", "sales_mv_top_stores");
+    let stopped = env.statement(&["stop", &top]);
+    assert_eq!(stopped["phase"], "STOPPED", "{stopped}");
+    let last = |name: &str| -> Value {
+        let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).unwrap();
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j["name"] == name)
+            .max_by_key(|j| j["start-time"].as_i64())
+            .cloned()
+            .unwrap()
+    };
+    let old = last(&top);
+    assert_eq!(
+        old["state"], "FINISHED",
+        "stop with savepoint ends the job FINISHED"
+    );
+    let cps = http_get(&format!(
+        "{JOBMANAGER}/jobs/{}/checkpoints",
+        old["jid"].as_str().unwrap()
+    ))
+    .unwrap();
+    let savepoint = cps["latest"]["savepoint"]["external_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resumed = env.statement(&["resume", &top]);
+    assert_eq!(resumed["phase"], "RUNNING", "{resumed}");
+    let new = last(&top);
+    assert_ne!(new["jid"], old["jid"]);
+    let restored = http_get(&format!(
+        "{JOBMANAGER}/jobs/{}/checkpoints",
+        new["jid"].as_str().unwrap()
+    ))
+    .unwrap();
+    assert_eq!(
+        restored["latest"]["restored"]["external_path"].as_str(),
+        Some(savepoint.as_str()),
+        "resumed from the stop's savepoint: {restored}"
+    );
+    assert_eq!(running(&jobs(), &top), 1);
+    // A file changed but not deployed shows as drift.
+    let top_dml = "views/sales/mv_top_stores/sql-scripts/dml.sales_mv_top_stores.sql";
+    let original = std::fs::read_to_string(env.repo.path(top_dml)).unwrap();
+    env.repo.edit(top_dml, |s| format!("{s}\n-- reviewed\n"));
+    env.repo
+        .edit(top_dml, |s| s.replacen("SELECT", "SELECT /* v2 */", 1));
+    let status = env.json(&["pipeline", "status", env.pipelines()]);
+    let row = status["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["statement"] == top.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(row["sql_drift"], true, "{row}");
+    std::fs::write(env.repo.path(top_dml), original).unwrap();
+
+    // ---- 4. blue-green: change an intermediate's logic, deploy the green subgraph -------------
+    let dml =
+        "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql";
+    env.repo.edit(dml, |s| {
+        s.replace(
+            "WHERE page <> 'healthcheck'",
+            "WHERE page <> 'healthcheck' AND page <> 'robots'",
+        )
+    });
+    env.repo.commit("filter robots", T_CHANGE);
+    let bg = env.json(&[
+        "pipeline",
+        "blue-green",
+        env.pipelines(),
+        "--since",
+        "HEAD~1",
+        "--apply",
+    ]);
+    assert_eq!(bg["applied"], true, "{bg:#}");
+    let green: Vec<&Value> = bg["green"].as_array().unwrap().iter().collect();
+    let green_tables: Vec<String> = green
+        .iter()
+        .map(|g| g["table_name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        green_tables.contains(&"int_c360_clickstream_clean_v2".to_string()),
+        "{green_tables:?}"
+    );
+    assert!(
+        green_tables.contains(&"int_c360_page_views_hop_v2".to_string()),
+        "{green_tables:?}"
+    );
+    script(&["topics", env.pipelines()]);
+    let list = env.repo.root.join("green.txt");
+    std::fs::write(&list, green_tables.join("\n")).unwrap();
+    let before_v2 = offsets(&["int_c360_clickstream_clean_v2"]);
+    let deployed = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-list-file-name",
+        list.to_str().unwrap(),
+    ]);
+    assert_eq!(deployed["success"], true, "{deployed:#}");
+    let j = jobs();
+    let blue = env.dml("c360", "int_c360_clickstream_clean");
+    let green_name = env.dml("c360", "int_c360_clickstream_clean_v2");
+    assert_eq!(running(&j, &blue), 1, "blue keeps running beside green");
+    assert_eq!(
+        running(&j, &green_name),
+        1,
+        "green runs: {:?}",
+        j.get(&green_name)
+    );
+    wait_for_rows(
+        &["int_c360_clickstream_clean_v2"],
+        &before_v2,
+        Duration::from_secs(90),
+    );
+    // Decommission the blue statements.
+    for g in &green {
+        if let Some(b) = g["blue_dml_statement_name"].as_str() {
+            let out = env.run(&["statement", "delete", b]);
+            assert!(out.status.success(), "delete {b}: {}", stderr(&out));
+        }
+    }
+    let j = jobs();
+    assert_eq!(running(&j, &blue), 0, "blue stopped: {:?}", j.get(&blue));
+    assert_eq!(running(&j, &green_name), 1);
+    // The materialized table's blue refresh job is decommissioned too (its DDL runs the query).
+    let mv = green
+        .iter()
+        .find(|g| g["table_name"] == "c360_mv_customer_360_v2")
+        .expect("MV is green");
+    assert_eq!(
+        mv["blue_dml_statement_name"],
+        format!("{}-c360-ddl-c360-mv-customer-360", env.prefix)
+    );
+    let mv_jobs = |j: &BTreeMap<String, Vec<String>>, t: &str| {
+        j.iter()
+            .filter(|(n, _)| n.ends_with(&format!(".`{t}`_continuous_refresh_job")))
+            .map(|(_, s)| s.iter().filter(|s| *s == "RUNNING").count())
+            .sum::<usize>()
+    };
+    assert_eq!(mv_jobs(&j, "c360_mv_customer_360"), 0, "blue MV stopped");
+    assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 1, "green MV runs");
+
+    // ---- 5. a broken DML fails with the gateway's message; its descendants are skipped --------
+    let stock = env.dml("inventory", "inventory_fct_stock_alerts");
+    let child = env.dml("inventory", "inventory_mv_replenishment");
+    let broken = "facts/inventory/fct_stock_alerts/sql-scripts/dml.inventory_fct_stock_alerts.sql";
+    env.repo.edit(broken, |s| {
+        s.replacen("SELECT", "SELECT no_such_column,", 1)
+    });
+    // Restarting the running statement with the broken text: refused before anything is deleted.
+    let refused = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-name",
+        "inventory_fct_stock_alerts",
+    ]);
+    assert_eq!(refused["success"], false, "{refused:#}");
+    let n = node(&refused, "inventory_fct_stock_alerts");
+    assert_eq!(n["action"], "restart", "{n}");
+    let why = n["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("does not validate") && why.contains("no_such_column"),
+        "{why}"
+    );
+    assert_eq!(
+        running(&jobs(), &stock),
+        1,
+        "the running job was left alone"
+    );
+    for n in [&child, &stock] {
+        let out = env.run(&["statement", "delete", n]);
+        assert!(out.status.success(), "delete {n}: {}", stderr(&out));
+    }
+    let r = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-name",
+        "inventory_fct_stock_alerts",
+        "--may-start-descendants",
+    ]);
+    assert_eq!(r["success"], false);
+    let failed = node(&r, "inventory_fct_stock_alerts");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let why = failed["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("no_such_column") && why.contains("not found"),
+        "gateway cause: {why}"
+    );
+    let skipped = node(&r, "inventory_mv_replenishment");
+    assert_eq!(skipped["status"], "skipped", "{skipped}");
+    assert!(
+        skipped["reason"]
+            .as_str()
+            .is_some_and(|s| s.contains("failed")),
+        "{skipped}"
+    );
+    let j = jobs();
+    assert_eq!(running(&j, &stock), 0);
+    assert_eq!(
+        running(&j, &env.dml("inventory", "int_inventory_stock_levels")),
+        1,
+        "the rest keeps running"
+    );
+    assert_eq!(running(&j, &green_name), 1);
+
+    // ---- 6. undeploy: every job of this run stops ---------------------------------------------
+    let out = env.run(&[
+        "pipeline",
+        "undeploy",
+        env.pipelines(),
+        "--dir",
+        "pipelines",
+        "--no-ack",
+    ]);
+    assert!(
+        out.status.success(),
+        "undeploy: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let j = jobs();
+    let left: Vec<&String> = j
+        .iter()
+        .filter(|(n, s)| n.starts_with(&env.prefix) && s.iter().any(|s| s == "RUNNING"))
+        .map(|(n, _)| n)
+        .collect();
+    assert!(left.is_empty(), "still running after undeploy: {left:?}");
+    assert_eq!(
+        mv_jobs(&j, "c360_mv_customer_360_v2"),
+        0,
+        "undeploy stops the MV"
+    );
+}
+
+/// A table created by a CTAS (no `IF NOT EXISTS`), with mixed-case names, read by a child deployed in
+/// a later run: the new gateway session must declare it from the `DESCRIBE` of the CTAS query, under
+/// its name as written.
+#[test]
+fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
+    if !stack_available() {
+        return;
+    }
+    let prefix = format!("e2ectas{}", std::process::id() % 100_000);
+    let topic = format!("{prefix}_typed");
+    let (tmp, pipelines) = crate::support::project(&[
+        (
+            "sources/src_events/sql-scripts/ddl.Src_Events.sql",
+            "CREATE TABLE Src_Events (id INT, amount INT) WITH ('connector' = 'datagen', 'rows-per-second' = '5', 'fields.id.min' = '1', 'fields.id.max' = '10', 'fields.amount.min' = '1', 'fields.amount.max' = '100');\n",
+        ),
+        (
+            "intermediates/int_typed/sql-scripts/ddl.Int_Typed.sql",
+            &format!(
+                "CREATE TABLE Int_Typed WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json')\nAS SELECT id, amount * 2 AS Doubled FROM Src_Events;\n"
+            ),
+        ),
+        (
+            "facts/fct_total/sql-scripts/ddl.Fct_Total.sql",
+            "CREATE TABLE Fct_Total (id INT, total INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'blackhole');\n",
+        ),
+        (
+            "facts/fct_total/sql-scripts/dml.Fct_Total.sql",
+            "INSERT INTO Fct_Total SELECT id, SUM(Doubled) FROM Int_Typed GROUP BY id;\n",
+        ),
+        // The SQL client's statement-set form: one job writing two tables.
+        (
+            "facts/fct_split/sql-scripts/ddl.Fct_Low.sql",
+            "CREATE TABLE Fct_Low (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
+        ),
+        (
+            "facts/fct_split/sql-scripts/dml.Fct_Low.sql",
+            "BEGIN STATEMENT SET;\nINSERT INTO Fct_Low SELECT id, amount FROM Src_Events WHERE amount < 50;\nINSERT INTO Fct_High SELECT id, amount FROM Src_Events WHERE amount >= 50;\nEND;\n",
+        ),
+        (
+            "facts/fct_high/sql-scripts/ddl.Fct_High.sql",
+            "CREATE TABLE Fct_High (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
+        ),
+    ]);
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!("flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"),
+    )
+    .unwrap();
+    script(&["topics", pipelines.to_str().unwrap()]);
+    let run = |args: &[&str]| -> Value {
+        let out = crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .args(["--output", "json"])
+            .env_remove("PIPELINES")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}\n{}", stdout(&out), stderr(&out)))
+    };
+    let p = pipelines.to_str().unwrap();
+    // Run 1: the source and the CTAS.
+    let first = run(&["pipeline", "deploy", p, "--table-name", "Int_Typed"]);
+    assert_eq!(first["success"], true, "{first:#}");
+    // Run 2, a new process and session: the child reads the CTAS table.
+    let second = run(&["pipeline", "deploy", p, "--table-name", "Fct_Total"]);
+    assert_eq!(second["success"], true, "{second:#}");
+    assert_eq!(node(&second, "Int_Typed")["action"], "skip", "{second:#}");
+    let j = jobs();
+    let ctas = format!("{prefix}-ddl-int-typed");
+    let child = format!("{prefix}-dml-fct-total");
+    assert_eq!(running(&j, &ctas), 1, "{j:?}");
+    assert_eq!(running(&j, &child), 1, "{j:?}");
+    // `BEGIN STATEMENT SET; … END;` runs as one gateway statement, and a restart EXPLAINs it first.
+    let set = format!("{prefix}-dml-fct-low");
+    for _ in 0..2 {
+        let r = run(&["pipeline", "deploy", p, "--table-name", "Fct_Low"]);
+        assert_eq!(r["success"], true, "{r:#}");
+        assert_eq!(running(&jobs(), &set), 1, "{:?}", jobs().get(&set));
+    }
+    let out = crate::support::command()
+        .arg("--config")
+        .arg(&config)
+        .args(["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = jobs();
+    assert_eq!(
+        running(&j, &ctas) + running(&j, &child) + running(&j, &set),
+        0,
+        "{j:?}"
+    );
+}

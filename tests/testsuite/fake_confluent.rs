@@ -1,0 +1,920 @@
+//! An in-process fake of the Confluent Cloud for Apache Flink statements API (`sql/v1`), faithful to
+//! `shared/reference/confluent-cloud-flink-api.md` §14 where flinkpipe depends on it, with fault
+//! injection. Shared by the deploy test modules.
+//!
+//! It is a small HTTP/1.1 server on tokio (one request per connection, `Connection: close`), written by
+//! hand rather than with axum so that faults below HTTP — a connection dropped before or after the
+//! request was processed, a response slower than the client's timeout — are one line each. It binds
+//! 127.0.0.1:0 only, runs on its own thread and runtime (so tests that run the real binary can use it),
+//! bounds every connection in time and the whole run in requests, and records every request in order.
+//!
+//! Lifecycle: phases advance **on reads** (each GET of a statement, or each list, applies at most one
+//! pending transition), and no sooner than `step` after the previous transition (0 by default; the
+//! benchmark uses 1 s). Scripts: DDL → COMPLETED; INSERT / CTAS / STATEMENT SET → RUNNING; `FAIL_ME` in
+//! the SQL → FAILED with a detail; carry-over (`sql.tables.initial-offset-from`) waits for the old
+//! statement to be STOPPED; per-name outcomes ([`Outcome`]) override.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+pub const ORG: &str = "1111aaaa-11aa-11aa-11aa-111111aaaaaa";
+pub const ENV: &str = "env-abc123";
+pub const KEY: &str = "FAKEKEY7Q2ZLMN0P";
+pub const SECRET: &str = "fake-secret-Zx9vB3nQ8wLk2Jr5";
+
+/// One recorded request.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    /// Path without the query, relative to the statements collection when under it
+    /// (`/statements`, `/statements/<name>`), else the full path.
+    pub path: String,
+    pub query: String,
+    /// `name` of a POST body.
+    pub body_name: Option<String>,
+    /// The raw body (secrets never travel in bodies; kept for assertions on PATCH bodies).
+    pub body: String,
+    pub content_type: Option<String>,
+    /// Whether the Authorization header carried the right credentials.
+    pub authorized: bool,
+    /// Whether any header value contained the secret in clear (must never happen).
+    pub secret_in_clear: bool,
+}
+
+/// What a fault does to the matching request.
+#[derive(Debug, Clone)]
+pub enum FaultAction {
+    /// Answer with this status, extra headers and body, without processing the request.
+    Status {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Close the connection without answering and without processing.
+    DropBefore,
+    /// Process the request (a POST creates the statement), then close without answering: the client
+    /// cannot know the outcome.
+    DropAfter,
+    /// Wait this long, then process and answer normally (exercises client timeouts).
+    Slow(Duration),
+    /// Answer 307 to this absolute URL prefix + the request's path and query.
+    Redirect(String),
+}
+
+/// A fault for the next `times` requests that match.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    /// `GET`, `POST`, … or `None` for any.
+    pub method: Option<String>,
+    /// Substring of the path, or `None` for any.
+    pub path_contains: Option<String>,
+    pub action: FaultAction,
+    pub times: usize,
+}
+
+impl Fault {
+    pub fn new(
+        method: Option<&str>,
+        path_contains: Option<&str>,
+        action: FaultAction,
+        times: usize,
+    ) -> Self {
+        Fault {
+            method: method.map(str::to_string),
+            path_contains: path_contains.map(str::to_string),
+            action,
+            times,
+        }
+    }
+
+    /// `status` with an empty body.
+    pub fn status(method: Option<&str>, status: u16, times: usize) -> Self {
+        Self::new(
+            method,
+            None,
+            FaultAction::Status {
+                status,
+                headers: vec![],
+                body: String::new(),
+            },
+            times,
+        )
+    }
+
+    /// 429 with `Retry-After: secs`.
+    pub fn too_many(method: Option<&str>, secs: u64, times: usize) -> Self {
+        Self::new(
+            method,
+            None,
+            FaultAction::Status {
+                status: 429,
+                headers: vec![("Retry-After".into(), secs.to_string())],
+                body: String::new(),
+            },
+            times,
+        )
+    }
+}
+
+/// A per-statement outcome that overrides the default script.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// PENDING → FAILED with this detail.
+    Fail(String),
+    /// Stays PENDING forever.
+    StuckPending,
+    /// PENDING → RUNNING → DEGRADED (stays).
+    Degraded,
+    /// PENDING with `POOL_EXHAUSTED` detail forever.
+    PoolExhausted,
+}
+
+#[derive(Debug, Clone)]
+struct Stmt {
+    name: String,
+    sql: String,
+    properties: BTreeMap<String, String>,
+    stopped: bool,
+    phase: String,
+    detail: String,
+    script: VecDeque<(String, String)>,
+    last_change: Instant,
+    version: u64,
+    is_dml: bool,
+    deleting_reads: u32,
+    carry_from: Option<String>,
+}
+
+#[derive(Default)]
+struct State {
+    statements: BTreeMap<String, Stmt>,
+    order: Vec<String>,
+    requests: Vec<Recorded>,
+    faults: Vec<Fault>,
+    outcomes: BTreeMap<String, Outcome>,
+    next_id: u64,
+}
+
+/// Behaviour knobs.
+#[derive(Debug, Clone)]
+pub struct FakeOptions {
+    /// Minimum time between two transitions of a statement (0: one per read).
+    pub step: Duration,
+    /// Delay added before every answer.
+    pub latency: Duration,
+    /// Total requests served before the fake answers 500 "request budget exhausted".
+    pub max_requests: usize,
+    /// Default `page_size` of the list.
+    pub default_page_size: usize,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        FakeOptions {
+            step: Duration::ZERO,
+            latency: Duration::ZERO,
+            max_requests: 20_000,
+            default_page_size: 10,
+        }
+    }
+}
+
+/// A running fake server.
+pub struct FakeConfluent {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    options: FakeOptions,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+impl FakeConfluent {
+    /// Starts a fake with default options.
+    pub fn start() -> Self {
+        Self::start_with(FakeOptions::default())
+    }
+
+    /// Starts a fake on 127.0.0.1 with an ephemeral port, on its own thread.
+    pub fn start_with(options: FakeOptions) -> Self {
+        let state = Arc::new(Mutex::new(State::default()));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let st = state.clone();
+        let opts = options.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let serve = async {
+                    loop {
+                        let Ok((sock, _)) = listener.accept().await else {
+                            continue;
+                        };
+                        let st = st.clone();
+                        let opts = opts.clone();
+                        tokio::spawn(async move {
+                            let _ = tokio::time::timeout(
+                                Duration::from_secs(30),
+                                handle(sock, st, opts),
+                            )
+                            .await;
+                        });
+                    }
+                };
+                tokio::select! {
+                    _ = serve => {}
+                    _ = rx => {}
+                }
+            });
+        });
+        let addr = addr_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        FakeConfluent {
+            addr,
+            state,
+            options,
+            _shutdown: tx,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn add_fault(&self, f: Fault) {
+        self.state.lock().unwrap().faults.push(f);
+    }
+
+    pub fn set_outcome(&self, name: &str, o: Outcome) {
+        self.state
+            .lock()
+            .unwrap()
+            .outcomes
+            .insert(name.to_string(), o);
+    }
+
+    /// Every request so far, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// Names of the POSTed statements, in order (duplicates included).
+    pub fn posts(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .filter_map(|r| r.body_name)
+            .collect()
+    }
+
+    /// Names of statements that were actually created, in creation order.
+    pub fn created(&self) -> Vec<String> {
+        self.state.lock().unwrap().order.clone()
+    }
+
+    /// DELETE paths requested.
+    pub fn deletes(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "DELETE")
+            .map(|r| r.path.trim_start_matches("/statements/").to_string())
+            .collect()
+    }
+
+    /// Phase of a statement (`None`: absent).
+    pub fn phase(&self, name: &str) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .get(name)
+            .map(|s| s.phase.clone())
+    }
+
+    /// SQL of a stored statement.
+    pub fn sql(&self, name: &str) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .get(name)
+            .map(|s| s.sql.clone())
+    }
+
+    /// Properties of a stored statement.
+    pub fn properties(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .get(name)
+            .map(|s| s.properties.clone())
+    }
+
+    /// Phases of every stored statement.
+    pub fn phases(&self) -> BTreeMap<String, String> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .iter()
+            .map(|(k, v)| (k.clone(), v.phase.clone()))
+            .collect()
+    }
+
+    /// Stores a statement directly (as if deployed earlier) in `phase`.
+    pub fn seed(&self, name: &str, sql: &str, phase: &str) {
+        let mut st = self.state.lock().unwrap();
+        let is_dml = !is_ddl(sql);
+        st.statements.insert(
+            name.to_string(),
+            Stmt {
+                name: name.to_string(),
+                sql: sql.to_string(),
+                properties: BTreeMap::new(),
+                stopped: phase == "STOPPED",
+                phase: phase.to_string(),
+                detail: String::new(),
+                script: VecDeque::new(),
+                last_change: Instant::now(),
+                version: 1,
+                is_dml,
+                deleting_reads: 0,
+                carry_from: None,
+            },
+        );
+    }
+
+    /// Forces a phase now (e.g. FAILED with a detail, or DEGRADED after RUNNING).
+    pub fn force_phase(&self, name: &str, phase: &str, detail: &str) {
+        let mut st = self.state.lock().unwrap();
+        if let Some(s) = st.statements.get_mut(name) {
+            s.phase = phase.to_string();
+            s.detail = detail.to_string();
+            s.script.clear();
+            s.version += 1;
+        }
+    }
+
+    /// Requests received so far.
+    pub fn request_count(&self) -> usize {
+        self.state.lock().unwrap().requests.len()
+    }
+
+    pub fn options(&self) -> &FakeOptions {
+        &self.options
+    }
+}
+
+fn is_ddl(sql: &str) -> bool {
+    let u = strip_leading_comments(sql).to_ascii_uppercase();
+    let words: Vec<&str> = u.split_whitespace().collect();
+    let starts = |w: &[&str]| words.len() >= w.len() && words[..w.len()] == *w;
+    if starts(&["INSERT"]) || starts(&["EXECUTE"]) || starts(&["SELECT"]) || starts(&["WITH"]) {
+        return false;
+    }
+    if starts(&["CREATE"]) && words.contains(&"AS") && !starts(&["CREATE", "VIEW"]) {
+        // CTAS (CREATE TABLE … AS SELECT): runs.
+        return !u.contains(" AS SELECT")
+            && !u.contains("\nAS SELECT")
+            && !u.contains(" AS\nSELECT")
+            && !u.contains("AS (SELECT");
+    }
+    true
+}
+
+fn strip_leading_comments(sql: &str) -> String {
+    sql.lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn basic(key: &str, secret: &str) -> String {
+    flinkpipe::deploy::secrets::base64(format!("{key}:{secret}").as_bytes())
+}
+
+struct Req {
+    method: String,
+    path: String,
+    query: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Req {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+async fn read_request(sock: &mut TcpStream) -> Option<Req> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 4096];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p;
+        }
+        if buf.len() > 64 * 1024 {
+            return None;
+        }
+        let n = sock.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split_whitespace();
+    let method = first.next()?.to_string();
+    let target = first.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < len {
+        let n = sock.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&tmp[..n]);
+    }
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (target, String::new()),
+    };
+    Some(Req {
+        method,
+        path,
+        query,
+        headers,
+        body: String::from_utf8_lossy(&body).to_string(),
+    })
+}
+
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+fn json(status: u16, v: serde_json::Value) -> Resp {
+    Resp {
+        status,
+        headers: vec![],
+        body: v.to_string(),
+    }
+}
+
+fn err(status: u16, detail: &str) -> Resp {
+    json(
+        status,
+        serde_json::json!({"errors": [{"id": "e1", "status": status.to_string(), "detail": detail, "source": {}}]}),
+    )
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        307 => "Temporary Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        409 => "Conflict",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+async fn write_resp(sock: &mut TcpStream, r: Resp, id: u64) {
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nX-Request-Id: req-{id}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        r.status,
+        reason(r.status),
+        r.body.len()
+    );
+    for (k, v) in &r.headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.push_str(&r.body);
+    let _ = sock.write_all(out.as_bytes()).await;
+    let _ = sock.flush().await;
+    let _ = sock.shutdown().await;
+}
+
+async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
+    let Some(req) = read_request(&mut sock).await else {
+        return;
+    };
+    let base = format!("/sql/v1/organizations/{ORG}/environments/{ENV}");
+    let rel = req.path.strip_prefix(&base).map(str::to_string);
+    let auth_ok = req.header("authorization") == Some(&format!("Basic {}", basic(KEY, SECRET)));
+    let secret_in_clear = req.headers.iter().any(|(_, v)| v.contains(SECRET));
+    let body_name = serde_json::from_str::<serde_json::Value>(&req.body)
+        .ok()
+        .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
+    let (fault, id, over_budget) = {
+        let mut s = st.lock().unwrap();
+        s.next_id += 1;
+        let id = s.next_id;
+        s.requests.push(Recorded {
+            method: req.method.clone(),
+            path: rel.clone().unwrap_or_else(|| req.path.clone()),
+            query: req.query.clone(),
+            body_name,
+            body: req.body.clone(),
+            content_type: req.header("content-type").map(str::to_string),
+            authorized: auth_ok,
+            secret_in_clear,
+        });
+        let over = s.requests.len() > opts.max_requests;
+        let mut fault = None;
+        if let Some(i) = s.faults.iter().position(|f| {
+            f.times > 0
+                && f.method.as_deref().is_none_or(|m| m == req.method)
+                && f.path_contains
+                    .as_deref()
+                    .is_none_or(|p| req.path.contains(p))
+        }) {
+            s.faults[i].times -= 1;
+            fault = Some(s.faults[i].action.clone());
+            if s.faults[i].times == 0 {
+                s.faults.remove(i);
+            }
+        }
+        (fault, id, over)
+    };
+    if !opts.latency.is_zero() {
+        tokio::time::sleep(opts.latency).await;
+    }
+    if over_budget {
+        write_resp(&mut sock, err(500, "fake: request budget exhausted"), id).await;
+        return;
+    }
+    match fault {
+        Some(FaultAction::Status {
+            status,
+            headers,
+            body,
+        }) => {
+            write_resp(
+                &mut sock,
+                Resp {
+                    status,
+                    headers,
+                    body,
+                },
+                id,
+            )
+            .await;
+            return;
+        }
+        Some(FaultAction::DropBefore) => return,
+        Some(FaultAction::Redirect(prefix)) => {
+            let q = if req.query.is_empty() {
+                String::new()
+            } else {
+                format!("?{}", req.query)
+            };
+            let r = Resp {
+                status: 307,
+                headers: vec![("Location".into(), format!("{prefix}{}{q}", req.path))],
+                body: String::new(),
+            };
+            write_resp(&mut sock, r, id).await;
+            return;
+        }
+        Some(FaultAction::Slow(d)) => tokio::time::sleep(d).await,
+        _ => {}
+    }
+    let resp = if !auth_ok {
+        let mut r = err(401, "Valid authentication credentials must be provided");
+        r.headers.push((
+            "WWW-Authenticate".into(),
+            "Basic error=\"invalid_key\", error_description=\"The API Key is invalid\"".into(),
+        ));
+        r
+    } else {
+        let host = req.header("host").unwrap_or("127.0.0.1").to_string();
+        match rel {
+            Some(rel) => route(&st, &opts, &req, &rel, &host, &base),
+            None => err(404, &format!("no route {}", req.path)),
+        }
+    };
+    if matches!(fault, Some(FaultAction::DropAfter)) {
+        return;
+    }
+    write_resp(&mut sock, resp, id).await;
+}
+
+fn view(s: &Stmt) -> serde_json::Value {
+    let traits = match s.phase.as_str() {
+        "RUNNING" | "COMPLETED" | "DEGRADED" | "STOPPED" => serde_json::json!({
+            "sql_kind": if s.is_dml { "INSERT_INTO" } else { "CREATE_TABLE" },
+            "is_bounded": !s.is_dml, "is_append_only": true, "upsert_columns": null, "schema": null
+        }),
+        _ => serde_json::json!({}),
+    };
+    serde_json::json!({
+        "api_version": "sql/v1", "kind": "Statement", "name": s.name,
+        "organization_id": ORG, "environment_id": ENV,
+        "metadata": {"resource_version": s.version.to_string(), "uid": format!("uid-{}", s.name), "labels": {}},
+        "spec": {"statement": s.sql, "properties": s.properties, "compute_pool_id": "lfcp-fake", "principal": "sa-fake", "stopped": s.stopped},
+        "status": {"phase": s.phase, "detail": s.detail, "traits": traits}
+    })
+}
+
+/// Applies at most one pending transition of `name`, respecting `step`.
+fn advance(state: &mut State, name: &str, step: Duration) {
+    advance_depth(state, name, step, 0)
+}
+
+fn advance_depth(state: &mut State, name: &str, step: Duration, depth: u8) {
+    let carry = state
+        .statements
+        .get(name)
+        .and_then(|s| s.carry_from.clone());
+    // Time passes for the referenced statement too (the real service does not wait for reads).
+    if let Some(o) = carry.as_deref()
+        && o != name
+        && depth == 0
+    {
+        advance_depth(state, o, step, 1);
+    }
+    let old_stopped = carry
+        .as_ref()
+        .map(|o| state.statements.get(o).is_none_or(|s| s.phase == "STOPPED"))
+        .unwrap_or(true);
+    let Some(s) = state.statements.get_mut(name) else {
+        return;
+    };
+    if s.last_change.elapsed() < step {
+        return;
+    }
+    if s.phase == "PENDING" && !old_stopped {
+        return;
+    }
+    if let Some((p, d)) = s.script.pop_front() {
+        s.phase = p;
+        s.detail = d;
+        s.version += 1;
+        s.last_change = Instant::now();
+    }
+}
+
+fn route(
+    st: &Arc<Mutex<State>>,
+    opts: &FakeOptions,
+    req: &Req,
+    rel: &str,
+    host: &str,
+    base: &str,
+) -> Resp {
+    let mut s = st.lock().unwrap();
+    let query: BTreeMap<String, String> = req
+        .query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match (req.method.as_str(), rel) {
+        ("GET", "/statements") => {
+            let names: Vec<String> = s.statements.keys().cloned().collect();
+            for n in &names {
+                advance(&mut s, n, opts.step);
+            }
+            let size = query
+                .get("page_size")
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(opts.default_page_size)
+                .clamp(1, 100);
+            let start = query
+                .get("page_token")
+                .and_then(|t| t.strip_prefix("tok"))
+                .and_then(|t| usize::from_str_radix(t, 16).ok())
+                .unwrap_or(0);
+            let pool = query.get("spec.compute_pool_id");
+            let all: Vec<&Stmt> = s
+                .statements
+                .values()
+                .filter(|_| pool.is_none_or(|p| p == "lfcp-fake"))
+                .collect();
+            let page: Vec<serde_json::Value> =
+                all.iter().skip(start).take(size).map(|x| view(x)).collect();
+            let next = if start + size < all.len() {
+                format!(
+                    "http://{host}{base}/statements?page_size={size}&page_token=tok{:x}",
+                    start + size
+                )
+            } else {
+                String::new()
+            };
+            json(
+                200,
+                serde_json::json!({"api_version": "sql/v1", "kind": "StatementList", "metadata": {"self": "", "next": next}, "data": page}),
+            )
+        }
+        ("POST", "/statements") => {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                return err(400, "body must be JSON");
+            };
+            let name = v
+                .get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or("")
+                .to_string();
+            if !flinkpipe::plan::naming::is_valid_statement_name(&name) {
+                let mut r = err(422, "invalid statement name");
+                r.body = serde_json::json!({"errors":[{"status":"422","code":"invalid_configuration","detail":"invalid name","source":{"pointer":"/name"}}]}).to_string();
+                return r;
+            }
+            let sql = v
+                .pointer("/spec/statement")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string();
+            if sql.trim().is_empty() || sql.len() > 131_072 {
+                return err(
+                    400,
+                    "spec.statement must be non-empty and at most 131072 characters",
+                );
+            }
+            let mut props = BTreeMap::new();
+            if let Some(p) = v.pointer("/spec/properties").and_then(|p| p.as_object()) {
+                for (k, val) in p {
+                    let Some(val) = val.as_str() else {
+                        return err(400, &format!("property {k} must be a string"));
+                    };
+                    props.insert(k.clone(), val.to_string());
+                }
+            }
+            if s.statements.contains_key(&name) {
+                let mut r = json(
+                    409,
+                    serde_json::json!({"errors":[{"status":"409","code":"resource_already_exists","title":"Resource Already exists","detail":format!("Statement {name} already exists")}]}),
+                );
+                r.headers.push((
+                    "Location".into(),
+                    format!("http://{host}{base}/statements/{name}"),
+                ));
+                return r;
+            }
+            let is_dml = !is_ddl(&sql);
+            let mut script = VecDeque::new();
+            let outcome = s.outcomes.get(&name).cloned();
+            let mut detail = String::new();
+            match outcome {
+                Some(Outcome::Fail(d)) => script.push_back(("FAILED".into(), d)),
+                Some(Outcome::StuckPending) => {}
+                Some(Outcome::PoolExhausted) => {
+                    detail = "POOL_EXHAUSTED: the compute pool is full".into()
+                }
+                Some(Outcome::Degraded) => {
+                    script.push_back(("RUNNING".into(), String::new()));
+                    script.push_back(("DEGRADED".into(), "task manager lost; restarting".into()));
+                }
+                None if sql.contains("FAIL_ME") => script.push_back((
+                    "FAILED".into(),
+                    "SQL validation failed. Object 'FAIL_ME' not found".into(),
+                )),
+                None if is_dml => script.push_back(("RUNNING".into(), String::new())),
+                None => script.push_back(("COMPLETED".into(), String::new())),
+            }
+            let carry_from = props.get("sql.tables.initial-offset-from").cloned();
+            let stmt = Stmt {
+                name: name.clone(),
+                sql,
+                properties: props,
+                stopped: false,
+                phase: "PENDING".into(),
+                detail,
+                script,
+                last_change: Instant::now(),
+                version: 1,
+                is_dml,
+                deleting_reads: 0,
+                carry_from,
+            };
+            let body = view(&stmt);
+            s.statements.insert(name.clone(), stmt);
+            s.order.push(name.clone());
+            let mut r = json(201, body);
+            r.headers.push((
+                "Location".into(),
+                format!("http://{host}{base}/statements/{name}"),
+            ));
+            r
+        }
+        (m, path) if path.starts_with("/statements/") => {
+            let name = path.trim_start_matches("/statements/").to_string();
+            let missing = || err(404, &format!("Statement resource={name} does not exist"));
+            match m {
+                "GET" => {
+                    let gone = match s.statements.get_mut(&name) {
+                        None => return missing(),
+                        Some(x) if x.phase == "DELETING" => {
+                            if x.deleting_reads == 0 {
+                                true
+                            } else {
+                                x.deleting_reads -= 1;
+                                false
+                            }
+                        }
+                        Some(_) => false,
+                    };
+                    if gone {
+                        s.statements.remove(&name);
+                        return missing();
+                    }
+                    advance(&mut s, &name, opts.step);
+                    json(200, view(&s.statements[&name]))
+                }
+                "DELETE" => match s.statements.get_mut(&name) {
+                    None => missing(),
+                    Some(x) => {
+                        x.phase = "DELETING".into();
+                        x.deleting_reads = 1;
+                        x.script.clear();
+                        Resp {
+                            status: 202,
+                            headers: vec![],
+                            body: String::new(),
+                        }
+                    }
+                },
+                "PATCH" => {
+                    let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                        return err(400, "body must be a JSON patch");
+                    };
+                    let Some(x) = s.statements.get_mut(&name) else {
+                        return missing();
+                    };
+                    let ops = v.as_array().cloned().unwrap_or_default();
+                    for op in ops {
+                        let path = op.get("path").and_then(|p| p.as_str()).unwrap_or("");
+                        let kind = op
+                            .get("op")
+                            .and_then(|p| p.as_str())
+                            .unwrap_or("")
+                            .to_ascii_lowercase();
+                        if path != "/spec/stopped" || kind != "replace" {
+                            return err(422, &format!("unsupported patch {kind} {path}"));
+                        }
+                        let stop = op.get("value").and_then(|v| v.as_bool()).unwrap_or(false);
+                        if stop {
+                            x.stopped = true;
+                            if matches!(x.phase.as_str(), "PENDING" | "RUNNING" | "DEGRADED") {
+                                x.script.clear();
+                                x.script.push_back(("STOPPING".into(), String::new()));
+                                x.script.push_back(("STOPPED".into(), String::new()));
+                            }
+                        } else if x.phase == "STOPPED" {
+                            if !x.is_dml {
+                                return err(
+                                    400,
+                                    "only INSERT INTO, CREATE TABLE AS and EXECUTE STATEMENT SET can be resumed",
+                                );
+                            }
+                            x.stopped = false;
+                            x.script.clear();
+                            x.script.push_back(("PENDING".into(), String::new()));
+                            x.script.push_back(("RUNNING".into(), String::new()));
+                        }
+                        x.version += 1;
+                    }
+                    json(200, view(x))
+                }
+                _ => err(405, "method not allowed"),
+            }
+        }
+        _ => err(404, &format!("no route {}", req.path)),
+    }
+}

@@ -1,0 +1,62 @@
+//! The integration tests, one binary (one link, one process): a module per area. Helpers live in
+//! `support` (temporary projects and git repositories, running the real `flinkpipe` binary with the
+//! developer's configuration removed), `fake_confluent` (an in-process fake of the Confluent Cloud
+//! statements API with fault injection) and `graph_fixture` (graphs built in memory).
+//!
+//! Run one area with `cargo test --test testsuite plan::`; benchmarks are `#[ignore]`d tests run by
+//! `scripts/bench-deploy.sh` and `make bench`.
+
+mod fake_confluent;
+mod graph_fixture;
+mod support;
+
+/// The analysis cache never changes a result: every file the commands write is byte-identical with the
+mod analysis_cache;
+/// Bad input gets a clear error naming the file and line, never a panic, and nothing is lost: commands
+mod bad_input;
+/// Blue-green versioning end to end on our example project in a temporary git repository: a logic change
+mod blue_green;
+/// `project list-modified-files` and `project list-impacted-tables`: temporary git repositories built with
+mod changes;
+/// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
+mod cli_everyday;
+/// Deploy speed against the fake (run with `scripts/bench-deploy.sh`, or
+mod deploy_bench;
+/// The real binary against the fake Confluent server, on a copy of the example project:
+mod deploy_cli;
+/// The Confluent Cloud client against the in-process fake: lifecycle, pagination, errors, retries,
+mod deploy_confluent;
+/// The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
+mod deploy_executor;
+/// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
+mod e2e_gateway;
+/// Our example project (`fixtures/`): the graph must equal the hand-derived truth in
+mod example_project;
+/// The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST
+mod gateway_target;
+/// DOT, Mermaid and JSON exports and the report trees, as exact text.
+mod graph_export;
+/// The graph model on shift_left's p2 fixture graph, on cycles and self-loops, and on a 10,000-table DAG.
+mod graph_model;
+/// dbt-style selection on shift_left's p2 fixture graph.
+mod graph_select;
+/// Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
+mod plan;
+/// The descendant cascade never spreads beyond the start tables: a table without a job of its own whose
+mod plan_cascade;
+/// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
+mod scaffold;
+/// The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):
+mod shift_left_fixture;
+/// Accuracy of the SQL front end on the labelled corpus (`../shared/corpus`, see its SPEC.md).
+mod sql_corpus;
+/// The Flink dialect's coverage: expressions and statements of real Flink SQL that must parse with
+mod sql_dialect;
+/// Span-based renaming over the whole labelled corpus: renaming every table of every file to `<name>_v2`
+mod sql_rewrite;
+/// Throughput of `sql::analyze` on 20,000 small DDL/DML files (~30 lines each), as the project scan runs
+mod sql_speed;
+/// One test per entry of `shared/reference/tricky-flink-sql.md` (numbered as there): exact sinks, sources
+mod sql_tricky;
+/// Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
+mod statement_sets;

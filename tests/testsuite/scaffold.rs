@@ -1,0 +1,614 @@
+//! Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
+//! `table validate-table-names`, run through the real binary on temporary folders.
+
+
+use crate::support::*;
+use flinkpipe::config::Config;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Every file under `root`, relative, sorted (`/` separators).
+fn files_under(root: &Path) -> Vec<String> {
+    let mut v: Vec<String> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn read(p: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// A fresh data-product project `shop` with product `sales`; returns (guard, project root).
+fn shop() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = flinkpipe(&[
+        "project",
+        "init",
+        "shop",
+        tmp.path().to_str().unwrap(),
+        "--project-type",
+        "data_product",
+        "--product",
+        "sales",
+    ]);
+    ok(&o);
+    let root = tmp.path().join("shop");
+    (tmp, root)
+}
+
+fn table_init(root: &Path, args: &[&str]) -> Output {
+    let pipelines = root.join("pipelines");
+    let mut all = vec!["table", "init"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--pipelines", pipelines.to_str().unwrap()]);
+    flinkpipe(&all)
+}
+
+#[test]
+fn project_init_kimball_creates_the_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = flinkpipe(&["project", "init", "dwh", tmp.path().to_str().unwrap()]);
+    ok(&o);
+    let root = tmp.path().join("dwh");
+    assert_eq!(
+        files_under(&root),
+        [
+            ".gitignore",
+            "README.md",
+            "config.yaml",
+            "pipelines/dimensions/.gitkeep",
+            "pipelines/facts/.gitkeep",
+            "pipelines/intermediates/.gitkeep",
+            "pipelines/seeds/.gitkeep",
+            "pipelines/sources/.gitkeep",
+            "pipelines/views/.gitkeep",
+        ]
+    );
+    assert!(stdout(&o).starts_with("created project "), "{}", stdout(&o));
+    // The config uses only shift_left's keys, so it loads without a warning.
+    let cfg = Config::load(Some(&root.join("config.yaml"))).unwrap();
+    assert!(cfg.unknown_keys.is_empty(), "{:?}", cfg.unknown_keys);
+    assert_eq!(cfg.kafka.cluster_type, "dev");
+    assert!(cfg.app.products.is_empty());
+    assert!(read(root.join("README.md")).starts_with("# dwh\n"));
+    assert!(read(root.join(".gitignore")).contains("pipelines/inventory.json"));
+}
+
+#[test]
+fn project_init_data_product_has_a_folder_per_product() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = flinkpipe(&[
+        "--output",
+        "json",
+        "project",
+        "init",
+        "dp",
+        tmp.path().to_str().unwrap(),
+        "--project-type",
+        "data_product",
+    ]);
+    ok(&o);
+    let root = tmp.path().join("dp");
+    let expected = [
+        ".gitignore",
+        "README.md",
+        "config.yaml",
+        "pipelines/dimensions/data_product_1/.gitkeep",
+        "pipelines/facts/data_product_1/.gitkeep",
+        "pipelines/intermediates/data_product_1/.gitkeep",
+        "pipelines/seeds/data_product_1/.gitkeep",
+        "pipelines/sources/data_product_1/.gitkeep",
+        "pipelines/views/data_product_1/.gitkeep",
+    ];
+    assert_eq!(files_under(&root), expected);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["files"], serde_json::json!(expected));
+    let cfg = Config::load(Some(&root.join("config.yaml"))).unwrap();
+    assert_eq!(cfg.app.products, ["data_product_1"]);
+    assert!(read(root.join("README.md")).contains(
+        "flinkpipe table init orders intermediates --product data_product_1 --source src_data_product_1_orders"
+    ));
+}
+
+#[test]
+fn project_init_refuses_to_overwrite_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("dwh");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("README.md"), "mine\n").unwrap();
+    let o = flinkpipe(&["project", "init", "dwh", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: refusing to overwrite existing file(s): {}\n",
+            root.join("README.md").display()
+        )
+    );
+    assert_eq!(files_under(&root), ["README.md"]);
+    assert_eq!(read(root.join("README.md")), "mine\n");
+}
+
+#[test]
+fn table_init_per_layer_validates_and_parses_cleanly() {
+    let (_t, root) = shop();
+    for args in [
+        &["orders", "sources", "--product", "sales"][..],
+        &["stores", "seeds", "--product", "sales"],
+        &[
+            "orders",
+            "intermediates",
+            "--product",
+            "sales",
+            "--source",
+            "src_sales_orders",
+        ],
+        &[
+            "stores",
+            "dimensions",
+            "--product",
+            "sales",
+            "--source",
+            "seed_sales_stores",
+        ],
+        &[
+            "revenue",
+            "facts",
+            "--product",
+            "sales",
+            "--source",
+            "int_sales_orders",
+            "--source",
+            "sales_dim_stores",
+        ],
+        &[
+            "sales_mv_revenue",
+            "views",
+            "--product",
+            "sales",
+            "--source",
+            "sales_fct_revenue",
+        ],
+    ] {
+        ok(&table_init(&root, args));
+    }
+    let p = root.join("pipelines");
+    let tables: Vec<String> = files_under(&p)
+        .into_iter()
+        .filter(|f| !f.ends_with(".gitkeep"))
+        .collect();
+    assert_eq!(
+        tables,
+        [
+            "dimensions/sales/dim_stores/Makefile",
+            "dimensions/sales/dim_stores/sql-scripts/ddl.sales_dim_stores.sql",
+            "dimensions/sales/dim_stores/sql-scripts/dml.sales_dim_stores.sql",
+            "dimensions/sales/dim_stores/tests/README.md",
+            "facts/sales/fct_revenue/Makefile",
+            "facts/sales/fct_revenue/sql-scripts/ddl.sales_fct_revenue.sql",
+            "facts/sales/fct_revenue/sql-scripts/dml.sales_fct_revenue.sql",
+            "facts/sales/fct_revenue/tests/README.md",
+            "intermediates/sales/int_orders/Makefile",
+            "intermediates/sales/int_orders/sql-scripts/ddl.int_sales_orders.sql",
+            "intermediates/sales/int_orders/sql-scripts/dml.int_sales_orders.sql",
+            "intermediates/sales/int_orders/tests/README.md",
+            "seeds/sales/seed_stores/Makefile",
+            "seeds/sales/seed_stores/sql-scripts/ddl.seed_sales_stores.sql",
+            "seeds/sales/seed_stores/sql-scripts/dml.seed_sales_stores.sql",
+            "seeds/sales/seed_stores/tests/README.md",
+            "sources/sales/src_orders/Makefile",
+            "sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql",
+            "sources/sales/src_orders/tests/README.md",
+            "views/sales/mv_revenue/Makefile",
+            "views/sales/mv_revenue/sql-scripts/ddl.sales_mv_revenue.sql",
+            "views/sales/mv_revenue/sql-scripts/dml.sales_mv_revenue.sql",
+            "views/sales/mv_revenue/tests/README.md",
+        ]
+    );
+
+    // Every generated SQL file parses cleanly, with the expected sinks and sources.
+    let expect = [
+        ("ddl.src_sales_orders.sql", "src_sales_orders", ""),
+        ("ddl.seed_sales_stores.sql", "seed_sales_stores", ""),
+        ("dml.seed_sales_stores.sql", "seed_sales_stores", ""),
+        ("ddl.int_sales_orders.sql", "int_sales_orders", ""),
+        (
+            "dml.int_sales_orders.sql",
+            "int_sales_orders",
+            "src_sales_orders",
+        ),
+        ("ddl.sales_dim_stores.sql", "sales_dim_stores", ""),
+        (
+            "dml.sales_dim_stores.sql",
+            "sales_dim_stores",
+            "seed_sales_stores",
+        ),
+        ("ddl.sales_fct_revenue.sql", "sales_fct_revenue", ""),
+        (
+            "dml.sales_fct_revenue.sql",
+            "sales_fct_revenue",
+            "int_sales_orders,sales_dim_stores",
+        ),
+        ("ddl.sales_mv_revenue.sql", "sales_mv_revenue", ""),
+        (
+            "dml.sales_mv_revenue.sql",
+            "sales_mv_revenue",
+            "sales_fct_revenue",
+        ),
+    ];
+    let sql_files: Vec<String> = files_under(&p)
+        .into_iter()
+        .filter(|f| f.ends_with(".sql"))
+        .collect();
+    assert_eq!(sql_files.len(), expect.len());
+    for (file, sink, sources) in expect {
+        let rel = sql_files.iter().find(|f| f.ends_with(file)).unwrap();
+        let a = flinkpipe::sql::analyze(&read(p.join(rel)));
+        assert!(a.warnings.is_empty(), "{rel}: {:?}", a.warnings);
+        let sinks: Vec<String> = a.sinks().iter().map(|n| n.dotted()).collect();
+        let srcs: Vec<String> = a.sources().iter().map(|n| n.dotted()).collect();
+        assert_eq!(sinks, [sink], "{rel}");
+        assert_eq!(srcs.join(","), sources, "{rel}");
+    }
+
+    // The whole project validates, and follows its own naming convention.
+    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap()]);
+    ok(&o);
+    assert_eq!(stdout(&o), "ok: 6 tables, 5 edges, 0 warning(s)\n");
+    assert_eq!(stderr(&o), "");
+    let o = flinkpipe(&[
+        "--config",
+        root.join("config.yaml").to_str().unwrap(),
+        "table",
+        "validate-table-names",
+        p.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert_eq!(
+        stdout(&o),
+        "ok: 6 table folders follow the naming convention\n"
+    );
+
+    // Golden files: the DDL of each kind of layer, a two-source DML, the seed rows, the Makefile.
+    insta::assert_snapshot!(
+        "table_init_ddl_source",
+        read(p.join("sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql"))
+    );
+    insta::assert_snapshot!(
+        "table_init_ddl_fact",
+        read(p.join("facts/sales/fct_revenue/sql-scripts/ddl.sales_fct_revenue.sql"))
+    );
+    insta::assert_snapshot!(
+        "table_init_dml_fact",
+        read(p.join("facts/sales/fct_revenue/sql-scripts/dml.sales_fct_revenue.sql"))
+    );
+    insta::assert_snapshot!(
+        "table_init_dml_seed",
+        read(p.join("seeds/sales/seed_stores/sql-scripts/dml.seed_sales_stores.sql"))
+    );
+    insta::assert_snapshot!(
+        "table_init_makefile",
+        read(p.join("facts/sales/fct_revenue/Makefile"))
+    );
+}
+
+#[test]
+fn table_init_errors_are_clear_and_write_nothing() {
+    let (_t, root) = shop();
+    let before = files_under(&root);
+    let o = table_init(&root, &["orders", "facts", "--product", "sales"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: a table in facts reads other tables: name them with --source TABLE (repeatable)\n"
+    );
+    let o = table_init(
+        &root,
+        &[
+            "orders",
+            "facts",
+            "--product",
+            "sales",
+            "--source",
+            "src_nope",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: --source 'src_nope': no table of the project (or of seeds/external_tables.json) has this name\n"
+    );
+    let o = table_init(&root, &["orders", "gold"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds\n"
+    );
+    let o = table_init(&root, &["bad-name", "sources"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("'bad-name' is not a valid table name"));
+    let o = table_init(&root, &["orders", "sources", "--product", "sa les"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("'sa les' is not a valid product name"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(files_under(&root), before);
+
+    // A second init of the same table refuses to overwrite it.
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    let ddl = root.join("pipelines/sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql");
+    std::fs::write(&ddl, "-- edited\n").unwrap();
+    let o = table_init(
+        &root,
+        &["src_sales_orders", "sources", "--product", "sales"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("error: refusing to overwrite existing file(s): "));
+    assert_eq!(read(&ddl), "-- edited\n");
+
+    // Without --pipelines, $PIPELINES or ./pipelines: a clear error.
+    let o = flinkpipe(&["table", "init", "x", "sources"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with(
+            "error: no pipelines folder at pipelines (use --pipelines DIR or $PIPELINES)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn project_templates_override_the_builtin_ones() {
+    let (_t, root) = shop();
+    let tpl = root.join("templates/table");
+    std::fs::create_dir_all(&tpl).unwrap();
+    std::fs::write(
+        tpl.join("ddl.sql"),
+        "-- our own template\nCREATE TABLE IF NOT EXISTS {{ table }} (\n  k STRING,\n  PRIMARY KEY (k) NOT ENFORCED\n) DISTRIBUTED BY HASH(k) INTO 6 BUCKETS WITH (\n  'changelog.mode' = '{{changelog_mode}}',\n  'kafka.cleanup-policy' = '{{cleanup_policy}}'\n);\n",
+    )
+    .unwrap();
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    let folder = root.join("pipelines/sources/sales/src_orders");
+    assert_eq!(
+        read(folder.join("sql-scripts/ddl.src_sales_orders.sql")),
+        "-- our own template\nCREATE TABLE IF NOT EXISTS src_sales_orders (\n  k STRING,\n  PRIMARY KEY (k) NOT ENFORCED\n) DISTRIBUTED BY HASH(k) INTO 6 BUCKETS WITH (\n  'changelog.mode' = 'upsert',\n  'kafka.cleanup-policy' = 'delete'\n);\n"
+    );
+    // Templates not overridden stay the built-in ones.
+    assert!(read(folder.join("Makefile")).contains("TABLE := src_sales_orders"));
+
+    // A typo in an overriding template is an error naming it, and nothing is written.
+    std::fs::write(tpl.join("Makefile"), "all:\n\techo {{tabel}}\n").unwrap();
+    let o = table_init(&root, &["payments", "sources", "--product", "sales"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}:2: unknown placeholder '{{{{tabel}}}}'\n",
+            tpl.join("Makefile").display()
+        )
+    );
+    assert!(!root.join("pipelines/sources/sales/src_payments").exists());
+}
+
+const GOOD_SRC: &str = "CREATE TABLE IF NOT EXISTS src_sales_orders (
+  id STRING,
+  PRIMARY KEY (id) NOT ENFORCED
+) DISTRIBUTED BY HASH(id) INTO 1 BUCKETS WITH (
+  'changelog.mode' = 'upsert',
+  'kafka.cleanup-policy' = 'delete',
+  'key.avro-registry.schema-context' = '.flink-dev',
+  'value.avro-registry.schema-context' = '.flink-dev'
+);
+";
+
+const BAD_SRC: &str = "-- raw orders
+CREATE TABLE orders (
+  id STRING,
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH (
+  'kafka.retention.time' = '0',
+  'changelog.mode' = 'retract'
+);
+";
+
+#[test]
+fn naming_lint_reports_each_mistake_with_file_and_line() {
+    let (tmp, p) = project(&[
+        (
+            "sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql",
+            GOOD_SRC,
+        ),
+        (
+            "sources/sales/orders_raw/sql-scripts/ddl.orders.sql",
+            BAD_SRC,
+        ),
+        (
+            "facts/sales/fct_x/sql-scripts/ddl.sales_fct_x.sql",
+            "CREATE TABLE IF NOT EXISTS sales_fct_x (id STRING) WITH ('connector' = 'datagen');\n",
+        ),
+        (
+            "facts/sales/fct_x/sql-scripts/dml.fct_x.sql",
+            "INSERT INTO sales_fct_x\nSELECT id FROM src_sales_orders;\n",
+        ),
+        (
+            "facts/marketing/fct_y/sql-scripts/ddl.marketing_fct_y.sql",
+            "CREATE TABLE IF NOT EXISTS marketing_fct_y (id STRING) WITH ('connector' = 'datagen');\n",
+        ),
+        (
+            "views/sales/revenue/sql-scripts/ddl.revenue_view.sql",
+            "\n\nCREATE TABLE IF NOT EXISTS revenue_view (id STRING) WITH ('connector' = 'datagen');\n",
+        ),
+    ]);
+    let cfg = tmp.path().join("config.yaml");
+    std::fs::write(&cfg, "app:\n  products: [sales]\n").unwrap();
+    let o = flinkpipe(&[
+        "--output",
+        "json",
+        "table",
+        "validate-table-names",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let findings: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let lines: Vec<String> = findings
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}:{}: {}",
+                d["code"].as_str().unwrap(),
+                d["file"].as_str().unwrap(),
+                d["line"],
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "naming-product pipelines/facts/marketing/fct_y/sql-scripts/ddl.marketing_fct_y.sql:1: product 'marketing' is not listed in app.products of the configuration",
+            "naming-file pipelines/facts/sales/fct_x/sql-scripts/dml.fct_x.sql:1: file should be named dml.sales_fct_x.sql after the table it writes",
+            "naming-cleanup-policy pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:2: 'kafka.cleanup-policy' is missing; sources tables use 'kafka.cleanup-policy' = 'delete'",
+            "naming-schema-context pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:2: 'key.avro-registry.schema-context' is missing",
+            "naming-schema-context pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:2: 'value.avro-registry.schema-context' is missing",
+            "naming-table pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:2: table 'orders' in sources of product sales should be named src_sales_…",
+            "naming-if-not-exists pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:2: the DDL should use CREATE TABLE IF NOT EXISTS (statements are re-run on redeploy)",
+            "naming-changelog-mode pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:7: 'changelog.mode' is 'retract'; sources tables use 'upsert'",
+            "naming-table pipelines/views/sales/revenue/sql-scripts/ddl.revenue_view.sql:3: table 'revenue_view' in views of product sales should be named sales_mv_…",
+        ]
+    );
+    // Without the configuration, any product is accepted; the rest stays.
+    let _ = std::fs::remove_file(&cfg);
+    let o = flinkpipe(&["table", "validate-table-names", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(!err.contains("naming-product"), "{err}");
+    // Text mode: first line as everywhere, then the snippet.
+    assert!(
+        err.contains(
+            "error[naming-changelog-mode]: pipelines/sources/sales/orders_raw/sql-scripts/ddl.orders.sql:7: 'changelog.mode' is 'retract'; sources tables use 'upsert'\n  |\n7 |   'changelog.mode' = 'retract'\n"
+        ),
+        "{err}"
+    );
+    assert!(err.ends_with("8 error(s), 0 warning(s)\n"), "{err}");
+}
+
+#[test]
+fn kimball_tables_without_product_and_configured_layer_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(&flinkpipe(&[
+        "project",
+        "init",
+        "dwh",
+        tmp.path().to_str().unwrap(),
+    ]));
+    let root = tmp.path().join("dwh");
+    // A layer folder of flinkpipe.layers is used as given; the table type comes from the mapping.
+    let cfg = root.join("config.yaml");
+    let text = read(&cfg)
+        + "flinkpipe:\n  layers:\n    bronze: source\n  naming:\n    cleanup_policy:\n      facts: delete\n";
+    std::fs::write(&cfg, text).unwrap();
+    ok(&table_init(&root, &["orders", "bronze"]));
+    ok(&table_init(
+        &root,
+        &["orders", "fact", "--source", "src_orders"],
+    ));
+    let p = root.join("pipelines");
+    assert!(
+        p.join("bronze/src_orders/sql-scripts/ddl.src_orders.sql")
+            .is_file()
+    );
+    let ddl = read(p.join("facts/fct_orders/sql-scripts/ddl.fct_orders.sql"));
+    assert!(
+        ddl.contains("CREATE TABLE IF NOT EXISTS fct_orders ("),
+        "{ddl}"
+    );
+    assert!(
+        ddl.contains("'changelog.mode' = 'retract'")
+            && ddl.contains("'kafka.cleanup-policy' = 'delete'"),
+        "{ddl}"
+    );
+    assert!(read(p.join("facts/fct_orders/Makefile")).contains("PIPELINES := $(abspath ../..)"));
+    let cfg_arg = cfg.to_str().unwrap();
+    let o = flinkpipe(&[
+        "--config",
+        cfg_arg,
+        "pipeline",
+        "validate",
+        p.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+    let o = flinkpipe(&["table", "validate-table-names", p.to_str().unwrap()]);
+    ok(&o);
+}
+
+#[test]
+fn table_makefile_runs_flinkpipe_on_its_project() {
+    let (_t, root) = shop();
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    ok(&table_init(
+        &root,
+        &[
+            "orders",
+            "intermediates",
+            "--product",
+            "sales",
+            "--source",
+            "src_sales_orders",
+        ],
+    ));
+    let folder = root.join("pipelines/intermediates/sales/int_orders");
+    let o = std::process::Command::new("make")
+        .args(["-s", "plan", "validate"])
+        .arg(format!("FLINKPIPE={}", env!("CARGO_BIN_EXE_flinkpipe")))
+        .current_dir(&folder)
+        .env_remove("PIPELINES")
+        .env_remove("SL_CONFIG_FILE")
+        .env_remove("CONFIG_FILE")
+        .output()
+        .unwrap();
+    ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("Execution plan for table int_sales_orders\n"),
+        "{out}"
+    );
+    assert!(out.contains("create  src_sales_orders"), "{out}");
+    assert!(
+        out.ends_with("ok: 2 tables, 1 edges, 0 warning(s)\n"),
+        "{out}"
+    );
+}
