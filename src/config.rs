@@ -9,6 +9,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// An environment variable of this process, `None` when unset or empty: the `env` argument that
+/// [`Config::with_env`], [`Config::confluent_settings`] and [`Config::gateway_settings`] take outside
+/// tests.
+pub fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok().filter(|s| !s.is_empty())
+}
+
 /// Errors while loading configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

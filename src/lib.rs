@@ -17,6 +17,7 @@ pub mod graph;
 pub mod inventory;
 pub mod lineage;
 pub mod metadata;
+pub mod ops;
 pub mod plan;
 pub mod project;
 pub mod scaffold;

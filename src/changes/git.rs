@@ -446,10 +446,12 @@ pub fn is_input(path: &str) -> bool {
     name.ends_with(".sql")
         || name.ends_with(".properties")
         || (name.ends_with(".json")
-            && !matches!(
-                name,
-                "pipeline_definition.json" | "inventory.json" | "pipeline_graph.json"
-            ))
+            && ![
+                crate::metadata::DEFINITION_FILE,
+                crate::inventory::shift_left::INVENTORY_FILE,
+                crate::metadata::GRAPH_FILE,
+            ]
+            .contains(&name))
 }
 
 /// The role of a file from its path relative to the pipelines folder; `None` for files outside the

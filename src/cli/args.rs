@@ -2,7 +2,11 @@
 //! completions and the man page. Command groups follow shift_left's (`project`, `table`, `pipeline`)
 //! plus `sql`. Global options work before or after the subcommand.
 
+use crate::ops::changes::ChangeRequest;
+use crate::ops::plan::PhaseSource;
+use crate::ops::scope::{PlanRequest, ScopeRequest};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Manage Apache Flink SQL pipeline projects: inventory, dependency graph, execution plans, scaffolding.
@@ -478,4 +482,168 @@ pub struct TableInitArgs {
         value_name = "DIR"
     )]
     pub pipelines: PathBuf,
+}
+
+impl PlanArgs {
+    /// The plan request of these arguments.
+    pub fn request(&self) -> PlanRequest {
+        let scope = if !self.table_name.is_empty() {
+            ScopeRequest::Tables(self.table_name.clone())
+        } else if let Some(p) = &self.product_name {
+            ScopeRequest::Product(p.clone())
+        } else if let Some(d) = &self.scope_dir {
+            ScopeRequest::Dir(d.clone())
+        } else if let Some(f) = &self.table_list_file_name {
+            ScopeRequest::TableList(f.clone())
+        } else {
+            ScopeRequest::None
+        };
+        PlanRequest {
+            pipelines: self.dir.pipelines.clone(),
+            scope,
+            may_start_descendants: self.may_start_descendants,
+            force_ancestors: self.force_ancestors,
+            cross_product: self.cross_product_deployment,
+            dml_only: self.dml_only,
+            exclude_file: self.exclude_table_file_name.clone(),
+            allow_unknown: self.allow_unknown,
+        }
+    }
+
+    /// The plan request of `deploy`, `undeploy` and `status`, which always read the live phases: the
+    /// offline planning options are refused (usage error) rather than ignored.
+    pub fn live_request(&self) -> Result<PlanRequest, super::Failure> {
+        if self.offline || self.statement_status.is_some() {
+            return Err(super::Failure::usage(
+                "--offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target",
+            ));
+        }
+        Ok(self.request())
+    }
+
+    /// Where `build-execution-plan` takes the statement phases from.
+    pub fn phase_source(&self) -> PhaseSource {
+        match &self.statement_status {
+            Some(f) => PhaseSource::File(f.clone()),
+            None if self.live => PhaseSource::Live,
+            None if self.offline => PhaseSource::Offline,
+            None => PhaseSource::Auto,
+        }
+    }
+}
+
+impl ChangeRefs {
+    /// The change request of these arguments.
+    pub fn request(&self) -> ChangeRequest {
+        ChangeRequest {
+            since: self.since.clone(),
+            head: self.head.clone(),
+            since_date: self.since_date.clone(),
+            file_filter: self.file_filter.clone(),
+            include_uncommitted: self.include_uncommitted,
+        }
+    }
+}
+
+/// shift_left spells it `version --config`, but `--config FILE` is our global option: a `--config` after
+/// `version` is read as `--show-config` (keeping a following FILE as the file to show).
+pub fn version_config_alias(args: Vec<OsString>) -> Vec<OsString> {
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i].to_string_lossy();
+        if a == "--config" || a == "--output" {
+            i += 2;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    if args.get(i).is_none_or(|a| a != "version") {
+        return args;
+    }
+    let mut out: Vec<OsString> = args[..=i].to_vec();
+    // `--show-config` given explicitly (or once already): a `--config` is then only the global option.
+    let mut shown = args[i + 1..].iter().any(|a| a == "--show-config");
+    let mut show = |out: &mut Vec<OsString>| {
+        if !shown {
+            out.push("--show-config".into());
+            shown = true;
+        }
+    };
+    let mut rest = args[i + 1..].iter().peekable();
+    while let Some(a) = rest.next() {
+        let s = a.to_string_lossy();
+        if s == "--config" {
+            show(&mut out);
+            if let Some(v) = rest.next_if(|v| !v.to_string_lossy().starts_with('-')) {
+                out.push(a.clone());
+                out.push(v.clone());
+            }
+        } else if s.starts_with("--config=") {
+            show(&mut out);
+            out.push(a.clone());
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// The project whose SQL `statement resume` needs on the SQL Gateway (which keeps no statement text):
+/// `$PIPELINES`, else `./pipelines` when it exists.
+pub fn statement_project_dir() -> Option<PathBuf> {
+    crate::config::process_env("PIPELINES")
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from("pipelines")).filter(|p| p.is_dir()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alias(args: &[&str]) -> Vec<String> {
+        version_config_alias(args.iter().map(OsString::from).collect())
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn version_config_is_show_config() {
+        assert_eq!(
+            alias(&["fp", "version", "--config"]),
+            ["fp", "version", "--show-config"]
+        );
+        assert_eq!(
+            alias(&["fp", "--output", "json", "version", "--config", "c.yaml"]),
+            [
+                "fp",
+                "--output",
+                "json",
+                "version",
+                "--show-config",
+                "--config",
+                "c.yaml"
+            ]
+        );
+        assert_eq!(
+            alias(&["fp", "version", "--config", "-v"]),
+            ["fp", "version", "--show-config", "-v"]
+        );
+        // an explicit --show-config makes a following --config FILE the global option only
+        assert_eq!(
+            alias(&["fp", "version", "--show-config", "--config", "c.yaml"]),
+            ["fp", "version", "--show-config", "--config", "c.yaml"]
+        );
+        // other commands keep their global --config FILE
+        assert_eq!(
+            alias(&["fp", "pipeline", "validate", "--config", "c.yaml"]),
+            ["fp", "pipeline", "validate", "--config", "c.yaml"]
+        );
+        assert_eq!(
+            alias(&["fp", "--config", "c.yaml", "version"]),
+            ["fp", "--config", "c.yaml", "version"]
+        );
+    }
 }

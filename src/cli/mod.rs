@@ -1,22 +1,16 @@
-//! The command-line layer: parses arguments, calls the library, renders results. No business logic
-//! lives here; each command group is a small file.
+//! The command-line layer: parses arguments ([`args`]), calls one operation of [`crate::ops`] per
+//! command ([`commands`], one file per command, mirroring `flinkpipe <group> <command>`) and renders
+//! its report ([`render`]). No business logic lives here.
 //!
 //! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors.
 
 pub mod args;
-mod deploy;
-mod pipeline;
-mod project;
-mod render;
-mod scaffold;
-mod sql;
-mod table;
-mod versioning;
+mod commands;
+pub mod render;
 
-use crate::config::Config;
 use crate::diagnostics::Diagnostic;
-use crate::lineage::{self, LoadOptions, Project};
-use args::{Cli, Command, GlobalArgs, OutputFormat};
+use crate::ops::{self, OpsError};
+use args::{Cli, GlobalArgs, OutputFormat};
 use clap::Parser;
 use std::path::Path;
 
@@ -28,6 +22,8 @@ pub struct Failure {
     pub message: String,
     /// Exit with status 2 instead of 1.
     pub usage: bool,
+    /// Print the message as it is, without `error: ` (the errors were reported above it).
+    pub plain: bool,
 }
 
 impl Failure {
@@ -36,6 +32,7 @@ impl Failure {
         Failure {
             message: message.into(),
             usage: false,
+            plain: false,
         }
     }
 
@@ -44,18 +41,53 @@ impl Failure {
         Failure {
             message: message.into(),
             usage: true,
+            plain: false,
         }
     }
 }
 
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure::new(e.to_string())
+impl From<OpsError> for Failure {
+    fn from(e: OpsError) -> Self {
+        Failure {
+            message: e.to_string(),
+            usage: e.is_usage(),
+            plain: e.is_reported(),
+        }
     }
 }
 
-/// Result of a command: `Ok(true)` success, `Ok(false)` input errors were reported (exit 1).
+/// Result of a command: `Ok(true)` success, `Ok(false)` problems were reported (exit 1).
 pub type CmdResult = Result<bool, Failure>;
+
+/// What every command gets: the operations context (configuration lookup, console) and the output
+/// format.
+pub struct Invocation<'a> {
+    pub ctx: ops::Context<'a>,
+    pub global: &'a GlobalArgs,
+}
+
+impl Invocation<'_> {
+    /// `--output json`.
+    pub fn json(&self) -> bool {
+        self.global.output == OutputFormat::Json
+    }
+}
+
+/// The console of the command line: diagnostics and warnings on stderr, each diagnostic with a snippet
+/// of its source line.
+pub struct Stderr;
+
+impl ops::Console for Stderr {
+    fn diagnostics(&self, diagnostics: &[Diagnostic], base: Option<&Path>) {
+        render::print_diagnostics_in(diagnostics, base);
+    }
+    fn warn(&self, message: &str) {
+        eprintln!("{message}");
+    }
+    fn note(&self, message: &str) {
+        eprintln!("{message}");
+    }
+}
 
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> i32 {
@@ -67,9 +99,7 @@ pub fn main() -> i32 {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(64 << 20)
         .build_global();
-    let cli = match Cli::try_parse_from(scaffold::version_config_alias(
-        std::env::args_os().collect(),
-    )) {
+    let cli = match Cli::try_parse_from(args::version_config_alias(std::env::args_os().collect())) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -81,11 +111,28 @@ pub fn main() -> i32 {
     match run(&cli) {
         Ok(true) => 0,
         Ok(false) => 1,
-        Err(Failure { message, usage }) => {
-            eprintln!("error: {message}");
+        Err(Failure {
+            message,
+            usage,
+            plain,
+        }) => {
+            if plain {
+                eprintln!("{message}");
+            } else {
+                eprintln!("error: {message}");
+            }
             if usage { 2 } else { 1 }
         }
     }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: &Cli) -> CmdResult {
+    let inv = Invocation {
+        ctx: ops::Context::new(cli.global.config.clone(), &Stderr),
+        global: &cli.global,
+    };
+    commands::run(&inv, &cli.command)
 }
 
 /// `flinkpipe … | head` must end quietly when the reader goes away, as Unix tools do, instead of
@@ -133,82 +180,4 @@ fn init_logging(verbose: u8) {
         .with_ansi(ansi)
         .without_time()
         .try_init();
-}
-
-/// Runs a parsed command line.
-pub fn run(cli: &Cli) -> CmdResult {
-    match &cli.command {
-        Command::Sql(c) => sql::run(&cli.global, c),
-        Command::Statement(c) => deploy::statement(&cli.global, c),
-        Command::Table(c) => table::run(&cli.global, c),
-        Command::Pipeline(c) => pipeline::run(&cli.global, c),
-        Command::Project(c) => project::run(&cli.global, c),
-        Command::Version(a) => scaffold::version(&cli.global, a),
-        Command::Completions { shell } => scaffold::completions(*shell),
-        Command::Man(a) => scaffold::man(a),
-    }
-}
-
-/// Loads the configuration named by the global options (or the defaults), reporting unknown keys (once
-/// per process, however many times a command asks for the configuration).
-pub(crate) fn load_config(global: &GlobalArgs) -> Result<Config, Failure> {
-    static REPORTED: std::sync::Once = std::sync::Once::new();
-    let path = Config::locate(global.config.as_deref());
-    let cfg = Config::load(path.as_deref())?.with_env(super::cli::deploy::env_lookup);
-    let mut unknown: &[String] = &[];
-    REPORTED.call_once(|| unknown = &cfg.unknown_keys);
-    for k in unknown {
-        eprintln!(
-            "warning[config]: {}: unknown key '{k}' ignored",
-            cfg.source
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        );
-    }
-    Ok(cfg)
-}
-
-/// Loads the project, prints its diagnostics on stderr and returns it.
-pub(crate) fn load_project(
-    global: &GlobalArgs,
-    dir: &Path,
-    allow_unknown: bool,
-) -> Result<Project, Failure> {
-    let cfg = load_config(global)?;
-    let project = lineage::load(dir, &cfg, LoadOptions { allow_unknown })?;
-    print_diagnostics_in(&project.diagnostics, scaffold::source_base(dir).as_deref());
-    Ok(project)
-}
-
-/// Prints diagnostics on stderr, one per line with a closing count, each followed by a snippet of its source line
-/// (file paths are relative to `base`, the pipelines folder's parent; files that cannot be read get none).
-pub(crate) fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
-    let mut cache: std::collections::HashMap<&str, Option<String>> = Default::default();
-    for d in diags {
-        let source = match (&d.file, base, d.line) {
-            (Some(f), Some(b), Some(_)) => cache
-                .entry(f.as_str())
-                .or_insert_with(|| std::fs::read_to_string(b.join(f)).ok())
-                .as_deref(),
-            _ => None,
-        };
-        eprintln!("{}", d.render(source));
-    }
-    let errors = diags.iter().filter(|d| d.is_error()).count();
-    if errors > 0 {
-        eprintln!("{errors} error(s), {} warning(s)", diags.len() - errors);
-    }
-}
-
-/// Prints a value as pretty JSON on stdout.
-pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("plain data serialises")
-    );
-}
-
-pub(crate) fn is_json(global: &GlobalArgs) -> bool {
-    global.output == OutputFormat::Json
 }

@@ -1,4 +1,9 @@
-//! Plain-text rendering helpers: aligned tables.
+//! Rendering shared by the commands: aligned text tables, diagnostics with their source line, JSON,
+//! execution plans and one-statement results.
+
+use crate::diagnostics::Diagnostic;
+use crate::ops::plan::{Action, ExecutionPlan};
+use std::path::Path;
 
 /// Renders rows as an aligned text table with a header line and a rule under it. The last column is
 /// not padded.
@@ -39,4 +44,225 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Prints diagnostics on stderr, one per line with a closing count, each followed by a snippet of its
+/// source line (file paths are relative to `base`, the pipelines folder's parent; files that cannot be
+/// read get none).
+pub fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
+    let mut cache: std::collections::HashMap<&str, Option<String>> = Default::default();
+    for d in diags {
+        let source = match (&d.file, base, d.line) {
+            (Some(f), Some(b), Some(_)) => cache
+                .entry(f.as_str())
+                .or_insert_with(|| std::fs::read_to_string(b.join(f)).ok())
+                .as_deref(),
+            _ => None,
+        };
+        eprintln!("{}", d.render(source));
+    }
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        eprintln!("{errors} error(s), {} warning(s)", diags.len() - errors);
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("plain data serialises")
+    );
+}
+
+/// The plan as an aligned text table followed by a one-line summary.
+pub fn plan(plan: &ExecutionPlan) -> String {
+    let rows: Vec<Vec<String>> = plan
+        .nodes
+        .iter()
+        .map(|n| {
+            vec![
+                n.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
+                n.action.as_str().to_string(),
+                n.table_name.clone(),
+                n.product_name.clone(),
+                n.table_type.clone(),
+                n.upgrade_mode.to_string(),
+                n.dml_statement_name
+                    .clone()
+                    .or(n.ddl_statement_name.clone())
+                    .unwrap_or_else(|| "-".into()),
+                n.reason.clone(),
+            ]
+        })
+        .collect();
+    let mut out = format!("Execution plan for {}\n\n", plan.scope);
+    out.push_str(&table(
+        &[
+            "wave",
+            "action",
+            "table",
+            "product",
+            "type",
+            "mode",
+            "statement",
+            "reason",
+        ],
+        &rows,
+    ));
+    let count = |a: Action| plan.nodes.iter().filter(|n| n.action == a).count();
+    out.push_str(&format!(
+        "\n{} table{}: {} to create, {} to restart, {} to skip; {} wave(s)\n",
+        plan.nodes.len(),
+        if plan.nodes.len() == 1 { "" } else { "s" },
+        count(Action::Create),
+        count(Action::Restart),
+        count(Action::Skip),
+        plan.wave_count()
+    ));
+    out
+}
+
+/// Prints the result of `statement stop|resume|delete`.
+pub fn statement_outcome(json: bool, o: &crate::ops::statement::StatementOutcome) {
+    if json {
+        print_json(&serde_json::json!({
+            "statement": o.statement, "action": o.action, "phase": o.phase, "detail": o.detail
+        }));
+    } else if o.detail.is_empty() {
+        println!("{}: {} done (phase {})", o.statement, o.action, o.phase);
+    } else {
+        // e.g. the savepoint a gateway job was stopped with: resume starts from it.
+        println!(
+            "{}: {} done (phase {}: {})",
+            o.statement, o.action, o.phase, o.detail
+        );
+    }
+}
+
+/// Prints what `project init` / `table init` created.
+pub fn created(json: bool, table: Option<&str>, c: &crate::ops::scaffold::Created) {
+    if json {
+        print_json(&serde_json::json!({
+            "table_name": table,
+            "root": c.root.display().to_string(),
+            "files": c.files,
+        }));
+        return;
+    }
+    match table {
+        Some(t) => println!("created table {t} in {}", c.root.display()),
+        None => println!("created project {}", c.root.display()),
+    }
+    for f in &c.files {
+        println!("  {f}");
+    }
+}
+
+/// Prints what `pipeline blue-green` / `project update-tables-version` versioned (or would).
+pub fn versioned(json: bool, v: &crate::ops::versioning::Versioned) {
+    let plan = &v.plan;
+    if json {
+        print_json(&serde_json::json!({
+            "baseline_ref": v.baseline_ref,
+            "applied": v.applied,
+            "renames": plan.renames,
+            "unchanged": plan.unchanged.iter().map(|(t, r)| serde_json::json!({"table_name": t, "reason": r})).collect::<Vec<_>>(),
+            "files": plan.edits,
+            "green": plan.green,
+        }));
+        return;
+    }
+    print!(
+        "{}",
+        versioned_text(plan, v.apply, v.baseline_ref.as_deref())
+    );
+}
+
+fn versioned_text(
+    plan: &crate::ops::versioning::VersionPlan,
+    apply: bool,
+    baseline: Option<&str>,
+) -> String {
+    let mut out = String::new();
+    if let Some(b) = baseline {
+        out.push_str(&format!("Versioning the tables changed since {b}\n"));
+    }
+    for (t, why) in &plan.unchanged {
+        out.push_str(&format!("{t}: unchanged ({why})\n"));
+    }
+    if plan.renames.is_empty() {
+        out.push_str(
+            "Nothing to version: no table with a logic or schema change needs a new version.\n",
+        );
+        return out;
+    }
+    if !apply {
+        out.push_str(&crate::versioning::unified_diff(plan));
+        out.push('\n');
+    }
+    let rows: Vec<Vec<String>> = plan
+        .green
+        .iter()
+        .map(|g| {
+            vec![
+                g.wave.to_string(),
+                g.blue_table_name.clone(),
+                g.table_name.clone(),
+                g.dml_statement_name
+                    .clone()
+                    .or(g.ddl_statement_name.clone())
+                    .unwrap_or_default(),
+                g.blue_dml_statement_name
+                    .clone()
+                    .unwrap_or_else(|| "-".into()),
+                g.reason.clone(),
+            ]
+        })
+        .collect();
+    out.push_str("Green deployment (create, parents first):\n\n");
+    out.push_str(&table(
+        &[
+            "wave",
+            "blue table",
+            "green table",
+            "create statement",
+            "stop after validation",
+            "reason",
+        ],
+        &rows,
+    ));
+    out.push_str(&format!(
+        "\n{} table(s) versioned, {} file(s) {}\n",
+        plan.renames.len(),
+        plan.edits.len(),
+        if apply {
+            "rewritten; inventory and metadata rebuilt"
+        } else {
+            if baseline.is_some() {
+                "to rewrite (run again with --apply)"
+            } else {
+                "to rewrite (run again without --dry-run)"
+            }
+        }
+    ));
+    out
+}
+
+/// A parent or child tree as indented text.
+pub fn tree_text(root: &crate::graph::TreeNode) -> String {
+    crate::graph::render_tree_text(root)
+}
+
+/// Asks a yes/no question on the terminal; `y`/`yes` is yes, anything else no.
+pub fn confirm(question: &str) -> Result<bool, crate::cli::Failure> {
+    use std::io::{BufRead, Write};
+    print!("{question} [y/N] ");
+    std::io::stdout().flush().ok();
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| crate::cli::Failure::new(format!("cannot read the answer: {e}")))?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }

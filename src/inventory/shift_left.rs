@@ -37,6 +37,10 @@ impl From<&Table> for InventoryEntry {
 /// The whole file: table name → entry, sorted by name.
 pub type InventoryFile = BTreeMap<String, InventoryEntry>;
 
+/// File name of the inventory at the pipelines root (`$PIPELINES/inventory.json`,
+/// `shift-left-compatibility.md` §3.1).
+pub const INVENTORY_FILE: &str = "inventory.json";
+
 /// The inventory in shift_left's shape: the tables of folders and manifests (references kept with
 /// `--allow-unknown` are graph nodes, not inventory entries).
 pub fn to_inventory_file(inv: &Inventory) -> InventoryFile {

@@ -1,7 +1,6 @@
 //! The analysis cache never changes a result: every file the commands write is byte-identical with the
 //! cache off, cold (empty) and warm (filled by an earlier run), and an edit is seen on the next run.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -1,7 +1,6 @@
 //! Bad input gets a clear error naming the file and line, never a panic, and nothing is lost: commands
 //! that find errors write no file.
 
-
 use crate::support::*;
 
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";

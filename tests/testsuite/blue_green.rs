@@ -2,7 +2,6 @@
 //! in an intermediate versions it and every descendant, rewrites exactly the files that name them, keeps
 //! the rest byte for byte, rebuilds the metadata, and a second run is a no-op.
 
-
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{flinkpipe, our_fixture, stderr, stdout};
 use std::fs;

@@ -2,7 +2,6 @@
 //! git2 (no `git` CLI), typical changes committed on a branch, exact rows, impacted sets and reasons, and
 //! proof that the work tree, the index and HEAD are left alone.
 
-
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{flinkpipe, stderr, stdout};
 use flinkpipe::changes::{self, ChangeKind, ChangeOptions, FileChange};

@@ -2,7 +2,6 @@
 //! snippets (text) and as data (JSON), the SVG picture and HTML lineage page of the example project, and
 //! `version [--config]` with secrets masked.
 
-
 use crate::support::*;
 use std::path::Path;
 use std::process::Output;
@@ -336,7 +335,8 @@ fn version_and_effective_configuration_with_secrets_masked() {
 #[test]
 fn verbose_logs_on_a_pipe_are_plain_text() {
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines");
-    let out = crate::support::flinkpipe(&["-v", "pipeline", "validate", fixtures.to_str().unwrap()]);
+    let out =
+        crate::support::flinkpipe(&["-v", "pipeline", "validate", fixtures.to_str().unwrap()]);
     let err = crate::support::stderr(&out);
     assert!(err.contains("INFO"), "{err}");
     assert!(!err.contains('\u{1b}'), "escape codes on a pipe: {err:?}");

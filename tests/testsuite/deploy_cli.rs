@@ -2,7 +2,6 @@
 //! `pipeline deploy|status|undeploy`, `statement stop`, `build-execution-plan --live`, dry runs,
 //! failures, resume, configuration errors, and secrets absent from every output.
 
-
 use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, Outcome, SECRET};
 use std::collections::BTreeMap;
 use std::path::Path;

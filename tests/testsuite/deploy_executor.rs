@@ -1,7 +1,6 @@
 //! The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
 //! final state under every injected fault; failure propagation; timeouts; restarts; journal and resume.
 
-
 use crate::fake_confluent::{
     ENV, FakeConfluent, FakeOptions, Fault, FaultAction, KEY, ORG, Outcome, SECRET,
 };

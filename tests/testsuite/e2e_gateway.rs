@@ -6,7 +6,6 @@
 //! without a stack prints why it skips (unless `FLINKPIPE_E2E=required`, which turns that into a
 //! failure).
 
-
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{our_fixture, stderr, stdout};
 use serde_json::Value;

@@ -1,7 +1,6 @@
 //! Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 //! `fixtures/expected_graph.json`, the project must validate cleanly, and the JSON outputs are golden files.
 
-
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::graph::canonical_layer;

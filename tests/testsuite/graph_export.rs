@@ -1,11 +1,10 @@
 //! DOT, Mermaid and JSON exports and the report trees, as exact text.
 
-
+use crate::graph_fixture::{data, like, node, p2, set};
 use flinkpipe::graph::{
     EdgeKind, GraphError, NodeInfo, PipelineGraph, child_tree, parent_tree, render_tree_text,
     to_dot, to_json, to_mermaid,
 };
-use crate::graph_fixture::{data, like, node, p2, set};
 use serde_json::json;
 
 /// Names with dots, dashes and a quote; an external table; a LIKE edge; a self-loop; two products.

@@ -1,12 +1,11 @@
 //! The graph model on shift_left's p2 fixture graph, on cycles and self-loops, and on a 10,000-table DAG.
 
-
 use std::collections::HashMap;
 
+use crate::graph_fixture::{Lcg, data, like, node, p2, p2_parts, set};
 use flinkpipe::graph::{
     EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank,
 };
-use crate::graph_fixture::{Lcg, data, like, node, p2, p2_parts, set};
 
 #[test]
 fn p2_parents_and_children_are_sorted() {

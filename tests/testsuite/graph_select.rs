@@ -1,8 +1,7 @@
 //! dbt-style selection on shift_left's p2 fixture graph.
 
-
-use flinkpipe::graph::{SelectError, select};
 use crate::graph_fixture::{p2, set};
+use flinkpipe::graph::{SelectError, select};
 
 fn sel(expr: &str) -> Vec<String> {
     select(&p2(), expr)

@@ -1,7 +1,6 @@
 //! Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
 //! forms, exclusions, --dml-only, --dir, table lists and errors.
 
-
 use crate::support::{flinkpipe, project, stderr, stdout};
 use flinkpipe::config::Config;
 use flinkpipe::lineage::{self, LoadOptions, Project};

@@ -3,7 +3,6 @@
 //! again, which is not a restart and cascades nothing. Checked on the example project and as a property
 //! over generated graphs, for every scope form.
 
-
 use crate::support::{flinkpipe, our_fixture, project, stdout};
 use flinkpipe::config::Config;
 use flinkpipe::lineage::{self, LoadOptions, Project};

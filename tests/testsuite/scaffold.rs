@@ -1,7 +1,6 @@
 //! Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 //! `table validate-table-names`, run through the real binary on temporary folders.
 
-
 use crate::support::*;
 use flinkpipe::config::Config;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
 //! The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):
 //! inventory, graph, metadata files and execution plans must match what its authors meant.
 
-
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::lineage::{self, LoadOptions, Project};

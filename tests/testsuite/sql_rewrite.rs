@@ -2,7 +2,6 @@
 //! must re-parse to exactly the renamed references (checked inside `rename_tables`), touch nothing else, and
 //! be a no-op the second time.
 
-
 use flinkpipe::sql::rewrite::{RewriteError, rename_tables};
 use flinkpipe::sql::{TableName, analyze};
 

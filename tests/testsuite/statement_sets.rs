@@ -1,7 +1,6 @@
 //! Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
 //! reading another member's sink is a normal edge, and a sink without a table folder is an error.
 
-
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::lineage::{self, LoadOptions, Project};

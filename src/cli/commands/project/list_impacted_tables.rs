@@ -1,0 +1,69 @@
+//! `flinkpipe project list-impacted-tables [DIR]`: the descendants impacted by the changes since a git
+//! ref, each with its reason; writes `impacted_tables.json`.
+
+use crate::cli::args::ChangeRefs;
+use crate::cli::render::{print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::changes::{self, ChangeKind};
+use std::path::Path;
+
+pub fn exec(
+    inv: &Invocation,
+    pipelines: &Path,
+    refs: &ChangeRefs,
+    modified_files_path: Option<&Path>,
+    output_dir: Option<&Path>,
+) -> CmdResult {
+    let r = changes::list_impacted_tables(
+        &inv.ctx,
+        pipelines,
+        &refs.request(),
+        modified_files_path,
+        output_dir,
+    )?;
+    let impact = &r.impact;
+    if inv.json() {
+        print_json(impact);
+        return Ok(true);
+    }
+    let mut body: Vec<Vec<String>> = Vec::new();
+    for t in &impact.impacts {
+        if t.descendants.is_empty() {
+            let why = match t.change_kind {
+                ChangeKind::Cosmetic => "cosmetic: impacts nothing",
+                _ => "no descendants",
+            };
+            body.push(vec![
+                t.table_name.clone(),
+                t.change_kind.to_string(),
+                String::new(),
+                why.into(),
+            ]);
+        }
+        for d in &t.descendants {
+            body.push(vec![
+                t.table_name.clone(),
+                t.change_kind.to_string(),
+                d.table_name.clone(),
+                d.reason.clone(),
+            ]);
+        }
+    }
+    print!(
+        "{}",
+        table(
+            &["changed table", "change", "impacted table", "reason"],
+            &body
+        )
+    );
+    println!(
+        "{} impacted table(s); DDL modified: {}",
+        impact.impacted_tables.len(),
+        if impact.ddl_modified_tables.is_empty() {
+            "none".to_string()
+        } else {
+            impact.ddl_modified_tables.join(", ")
+        }
+    );
+    Ok(true)
+}

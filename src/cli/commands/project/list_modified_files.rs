@@ -1,0 +1,91 @@
+//! `flinkpipe project list-modified-files [DIR]`: the files changed since a git ref, each with its
+//! table and change kind; writes `modified_flink_files.json` / `.txt`.
+
+use crate::cli::args::ChangeRefs;
+use crate::cli::render::{print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::changes::{self, ChangeSet};
+use std::path::Path;
+
+pub fn exec(
+    inv: &Invocation,
+    pipelines: &Path,
+    refs: &ChangeRefs,
+    output_dir: Option<&Path>,
+) -> CmdResult {
+    let r = changes::list_modified_files(&inv.ctx, pipelines, &refs.request(), output_dir)?;
+    if inv.json() {
+        print_json(&r.modified);
+    } else {
+        print!("{}", text(&r.set));
+    }
+    Ok(true)
+}
+
+/// One row per file, then the test files and the external tables.
+fn text(set: &ChangeSet) -> String {
+    let body: Vec<Vec<String>> = set
+        .files
+        .iter()
+        .map(|f| {
+            let mut details = Vec::new();
+            if let Some(old) = &f.old_path {
+                details.push(format!("from {old}"));
+                if f.table_name != f.new_table_name {
+                    details.push(format!("table renamed to {}", f.new_table_name));
+                }
+                details.push(format!("content: {}", f.content_kind));
+            } else if let Some(base) = &f.base_table_name {
+                details.push(format!("table renamed from {base}"));
+            }
+            if let Some(d) = &f.schema_diff {
+                let s = d.summary();
+                if !s.is_empty() {
+                    details.push(s);
+                }
+            }
+            if let Some(n) = &f.note {
+                details.push(n.clone());
+            }
+            vec![
+                f.path.clone(),
+                f.table_name.clone(),
+                f.change_kind.to_string(),
+                details.join("; "),
+            ]
+        })
+        .collect();
+    let mut s = format!(
+        "{} file(s) changed between {} ({}) and {}\n",
+        set.files.len(),
+        set.baseline_ref,
+        set.base_commit.get(..12).unwrap_or(&set.base_commit),
+        set.head_ref
+    );
+    if !body.is_empty() {
+        s.push_str(&table(&["file", "table", "change", "details"], &body));
+    }
+    if !set.tests.is_empty() {
+        s.push_str("tests:\n");
+        for t in &set.tests {
+            s.push_str(&format!("  {} ({})\n", t.path, t.change_kind));
+        }
+    }
+    if !set.external_tables.is_empty() {
+        s.push_str("external tables:\n");
+        for x in &set.external_tables {
+            s.push_str(&format!(
+                "  {} ({}{}) in {}\n",
+                x.table_name,
+                x.change_kind,
+                if x.details.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", x.details)
+                },
+                x.manifest
+            ));
+        }
+    }
+    s
+}

@@ -1,0 +1,41 @@
+//! `flinkpipe project …`: projects, project-wide reports, changes since a git ref.
+
+mod init;
+mod list_impacted_tables;
+mod list_modified_files;
+mod list_tables_with_one_child;
+mod report_table_cross_products;
+mod update_tables_version;
+
+use crate::cli::args::ProjectCommand;
+use crate::cli::{CmdResult, Invocation};
+
+pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
+    match cmd {
+        ProjectCommand::Init(args) => init::exec(inv, args),
+        ProjectCommand::ReportTableCrossProducts { dir, allow_unknown } => {
+            report_table_cross_products::exec(inv, &dir.pipelines, *allow_unknown)
+        }
+        ProjectCommand::ListTablesWithOneChild { dir, allow_unknown } => {
+            list_tables_with_one_child::exec(inv, &dir.pipelines, *allow_unknown)
+        }
+        ProjectCommand::ListModifiedFiles {
+            dir,
+            refs,
+            output_dir,
+        } => list_modified_files::exec(inv, &dir.pipelines, refs, output_dir.as_deref()),
+        ProjectCommand::ListImpactedTables {
+            dir,
+            refs,
+            modified_files_path,
+            output_dir,
+        } => list_impacted_tables::exec(
+            inv,
+            &dir.pipelines,
+            refs,
+            modified_files_path.as_deref(),
+            output_dir.as_deref(),
+        ),
+        ProjectCommand::UpdateTablesVersion(args) => update_tables_version::exec(inv, args),
+    }
+}

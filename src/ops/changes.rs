@@ -1,0 +1,164 @@
+//! `project list-modified-files` (the files changed since a git ref, by a tree diff that never checks
+//! out) and `project list-impacted-tables` (the descendants those changes impact), writing shift_left's
+//! `modified_flink_files.json` / `.txt` and `impacted_tables.json` (`shift-left-compatibility.md`
+//! §3.4–3.5).
+
+use super::{Context, OpsError};
+use crate::changes::{self, ChangeOptions, ModifiedFiles};
+use crate::fsutil::{to_json_pretty, write_atomic};
+use std::path::{Path, PathBuf};
+
+pub use crate::changes::{ChangeKind, ChangeSet, ImpactedTables};
+
+/// Which commits to compare.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeRequest {
+    /// Base ref; compared from merge-base(REF, head) (default `origin/main`, else `main`).
+    pub since: Option<String>,
+    /// Head ref (default `HEAD`).
+    pub head: Option<String>,
+    /// Base = the newest first-parent commit before this day (UTC), `YYYY-MM-DD`.
+    pub since_date: Option<String>,
+    /// Keep only files with this extension.
+    pub file_filter: Option<String>,
+    /// Compare with the work tree instead of the head commit.
+    pub include_uncommitted: bool,
+}
+
+/// The library's change options. Errors (usage): a `since_date` that is not `YYYY-MM-DD`.
+pub fn change_options(req: &ChangeRequest) -> Result<ChangeOptions, OpsError> {
+    if let Some(d) = &req.since_date
+        && changes::git::parse_date(d).is_none()
+    {
+        return Err(OpsError::Usage(
+            changes::ChangeError::BadDate(d.clone()).to_string(),
+        ));
+    }
+    Ok(ChangeOptions {
+        since: req.since.clone(),
+        head: req.head.clone(),
+        since_date: req.since_date.clone(),
+        file_filter: req.file_filter.clone(),
+        include_uncommitted: req.include_uncommitted,
+    })
+}
+
+/// The changes and the files written.
+#[derive(Debug, Clone)]
+pub struct ModifiedReport {
+    pub set: ChangeSet,
+    /// The content of `modified_flink_files.json`.
+    pub modified: ModifiedFiles,
+    /// Where `modified_flink_files.json` and `.txt` were written.
+    pub written: Vec<PathBuf>,
+}
+
+fn write_output(dir: Option<&Path>, name: &str, contents: &str) -> Result<PathBuf, OpsError> {
+    let path = dir.unwrap_or(Path::new(".")).join(name);
+    write_atomic(&path, contents.as_bytes()).map_err(|source| OpsError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+/// Lists the files changed since a ref and writes `modified_flink_files.json` and `.txt` into
+/// `output_dir` (default: the current folder).
+///
+/// Errors: not a git repository, unknown refs, a bad date (usage), files that cannot be written.
+pub fn list_modified_files(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &ChangeRequest,
+    output_dir: Option<&Path>,
+) -> Result<ModifiedReport, OpsError> {
+    let cfg = ctx.config()?;
+    let set = changes::list_changes(pipelines, &change_options(req)?, &cfg)?;
+    let filter = req
+        .file_filter
+        .as_deref()
+        .map(|f| format!(".{}", f.trim_start_matches('.')));
+    let modified = set.to_modified_files(filter.as_deref(), &super::now_utc());
+    let written = vec![
+        write_output(
+            output_dir,
+            "modified_flink_files.json",
+            &to_json_pretty(&modified),
+        )?,
+        write_output(
+            output_dir,
+            "modified_flink_files.txt",
+            &set.table_names_text(),
+        )?,
+    ];
+    Ok(ModifiedReport {
+        set,
+        modified,
+        written,
+    })
+}
+
+/// The impact and the file written.
+#[derive(Debug, Clone)]
+pub struct ImpactReport {
+    pub impact: ImpactedTables,
+    pub written: PathBuf,
+}
+
+/// Lists the descendants impacted by the changes since a ref (or those of a `modified_flink_files.json`)
+/// and writes `impacted_tables.json` into `output_dir` (default: the current folder). Tables a given
+/// list names but this tree does not have are warned about.
+///
+/// Errors: as [`list_modified_files`]; an unreadable list; removed external tables still read.
+pub fn list_impacted_tables(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &ChangeRequest,
+    modified_files_path: Option<&Path>,
+    output_dir: Option<&Path>,
+) -> Result<ImpactReport, OpsError> {
+    let cfg = ctx.config()?;
+    let opts = change_options(req)?;
+    let started = std::time::Instant::now();
+    let (files, tests, externals) = match modified_files_path {
+        Some(p) => {
+            let modified = ModifiedFiles::read(p)?;
+            let (files, tests) = modified.to_file_changes(pipelines);
+            (files, tests, modified.external_tables)
+        }
+        None => {
+            let set = changes::list_changes(pipelines, &opts, &cfg)?;
+            (set.files, set.tests, set.external_tables)
+        }
+    };
+    tracing::info!(
+        files = files.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "changes listed"
+    );
+    let (graph, source) = changes::load_head_graph(pipelines, &cfg, &opts, &files, &externals)?;
+    tracing::info!(
+        ?source,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "head graph loaded"
+    );
+    let impact = changes::impacted_tables(&files, &tests, &externals, &graph)?;
+    // A list written elsewhere (another branch, an old run) may name tables this tree does not have.
+    if let Some(p) = modified_files_path {
+        for t in &impact.impacts {
+            if t.change_kind != ChangeKind::Deleted
+                && !graph.is_defined(&t.table_name)
+                && !externals.iter().any(|x| x.table_name == t.table_name)
+            {
+                ctx.console.warn(&format!(
+                    "warning[modified-files]: {}: '{}' is not a table of {}; nothing of it is impacted",
+                    p.display(),
+                    t.table_name,
+                    pipelines.display()
+                ));
+            }
+        }
+    }
+    let written = write_output(output_dir, "impacted_tables.json", &to_json_pretty(&impact))?;
+    Ok(ImpactReport { impact, written })
+}

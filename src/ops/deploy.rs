@@ -1,0 +1,279 @@
+//! `pipeline deploy`: executes the plan of a scope on the configured target (parents first, ready
+//! tables in parallel), recording each step in the journal; or, with `dry_run`, reads the target and
+//! reports what each statement would get, changing nothing.
+
+use super::scope::PlanRequest;
+use super::target::{self, Connected};
+use super::{Context, OpsError};
+use crate::deploy::executor::{self, Cancel, DeployOptions, Session};
+use crate::deploy::journal::{self, Entry, Journal, JournalState};
+use crate::deploy::spec::{self, normalize_sql};
+use crate::deploy::{DeployNode, StatementState};
+use crate::lineage::Project;
+use crate::plan::{self, ExecutionPlan};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+pub use crate::deploy::executor::{DeployReport, NodeResult, Outcome, StatementResult};
+
+/// What to deploy and how.
+#[derive(Debug, Clone)]
+pub struct DeployRequest {
+    pub plan: PlanRequest,
+    /// Tables deployed at once (each waits for its parents); at least 1.
+    pub max_parallel: usize,
+    /// Read the target and report, change nothing.
+    pub dry_run: bool,
+    /// Longest wait for one statement to reach RUNNING (DML) or COMPLETED (DDL).
+    pub timeout: Duration,
+    /// Continue an interrupted deploy from its journal.
+    pub resume: bool,
+    /// Allow `DROP TABLE` for restarted tables whose DDL changed.
+    pub allow_drop: bool,
+    /// The journal file (default `<project>/.flinkpipe/deploy-journal.jsonl`).
+    pub journal: Option<PathBuf>,
+}
+
+/// One statement of a dry run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DryRunStatement {
+    pub table_name: String,
+    /// `create (now absent)`, `restart (now RUNNING)`, `drop (needs --allow-drop)`, `skip`.
+    pub action: String,
+    /// The statement name, `-` for a node without statements.
+    pub statement: String,
+    /// The plan's reason.
+    pub reason: String,
+}
+
+/// What a dry run found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DryRun {
+    pub scope: String,
+    pub statements: Vec<DryRunStatement>,
+}
+
+/// What a deploy did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deployed {
+    pub scope: String,
+    pub report: DeployReport,
+    /// The journal of the run (for `--resume`).
+    pub journal: PathBuf,
+}
+
+/// The result of [`deploy`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum DeployOutcome {
+    DryRun(DryRun),
+    Deployed(Deployed),
+}
+
+/// Deploys (or dry-runs) the plan of `req`. Warnings (a running statement the plan keeps although its
+/// files changed) go to the console; progress to the terminal. Ctrl-C starts nothing new and ends the
+/// run cleanly (the report says `interrupted`).
+///
+/// Errors: errors in the project, a target that cannot be reached or listed, an unknown scope, a
+/// journal that cannot be written or (with `resume`) read or that belongs to another scope.
+pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.plan.pipelines,
+        req.plan.allow_unknown,
+        "nothing deployed: fix the errors above",
+    )?;
+    let c = target::connect(&cfg, Some(&project))?;
+    let rt = target::runtime()?;
+    let live = rt.block_on(async {
+        c.target
+            .check_compute_pool()
+            .await
+            .map_err(|e| c.error(&format!("checking the target ({})", c.target.describe()), e))?;
+        target::live_statements(&c).await
+    })?;
+    let plan = super::plan::plan_with(&cfg, &project, &req.plan, &target::status_of(&live))?;
+    let nodes = spec::deploy_nodes(&project, &plan)?;
+    warn_skipped_drift(ctx, &project, &plan, &live);
+    if req.dry_run {
+        return Ok(DeployOutcome::DryRun(dry_run(&plan, &nodes, &live)));
+    }
+    let jpath = req
+        .journal
+        .clone()
+        .unwrap_or_else(|| super::state_dir(&req.plan.pipelines).join("deploy-journal.jsonl"));
+    let resume = if req.resume {
+        resume_state(&jpath, &plan.scope)?
+    } else {
+        JournalState::default()
+    };
+    let mut j = if req.resume {
+        Journal::append(&jpath)?
+    } else {
+        Journal::create(&jpath)?
+    };
+    j.record(&Entry::Run {
+        scope: plan.scope.clone(),
+        tables: plan.nodes.iter().map(|n| n.table_name.clone()).collect(),
+        at: journal::now_secs(),
+    })?;
+    let journal = Mutex::new(j);
+    let options = DeployOptions {
+        max_parallel: req.max_parallel.max(1),
+        statement_timeout: req.timeout,
+        allow_drop: req.allow_drop,
+        ..DeployOptions::default()
+    };
+    let report = run(
+        ctx,
+        &c,
+        &rt,
+        &plan,
+        &nodes,
+        &options,
+        Some(&journal),
+        resume,
+    );
+    Ok(DeployOutcome::Deployed(Deployed {
+        scope: plan.scope,
+        report,
+        journal: jpath,
+    }))
+}
+
+/// What an earlier run of the same scope achieved, from its journal.
+fn resume_state(jpath: &Path, scope: &str) -> Result<JournalState, OpsError> {
+    let entries = journal::read(jpath).map_err(|e| {
+        OpsError::Refused(format!(
+            "{e} (--resume needs the journal of an earlier run)"
+        ))
+    })?;
+    let st = JournalState::replay(&entries);
+    if st.scope.as_deref() != Some(scope) {
+        return Err(OpsError::Refused(format!(
+            "--resume: the journal {} is for '{}', not '{}'",
+            jpath.display(),
+            st.scope.unwrap_or_default(),
+            scope
+        )));
+    }
+    Ok(st)
+}
+
+/// Runs the executor with progress display and Ctrl-C handling.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run(
+    ctx: &Context,
+    c: &Connected,
+    rt: &tokio::runtime::Runtime,
+    plan: &ExecutionPlan,
+    nodes: &[DeployNode],
+    options: &DeployOptions,
+    journal: Option<&Mutex<Journal>>,
+    resume: JournalState,
+) -> DeployReport {
+    let waves: BTreeMap<String, usize> = plan
+        .nodes
+        .iter()
+        .filter_map(|n| n.wave.map(|w| (n.table_name.clone(), w)))
+        .collect();
+    let progress = crate::deploy::progress::auto(waves, c.scrubber.clone());
+    let session = Session {
+        journal,
+        resume,
+        progress: progress.as_ref(),
+        scrubber: c.scrubber.clone(),
+        cancel: Cancel::default(),
+    };
+    rt.block_on(async {
+        let run = executor::deploy(c.target.as_ref(), nodes, options, &session);
+        tokio::pin!(run);
+        let mut interrupted = false;
+        loop {
+            tokio::select! {
+                report = &mut run => break report,
+                r = tokio::signal::ctrl_c(), if !interrupted => {
+                    interrupted = true;
+                    if r.is_ok() {
+                        ctx.console.note("\ninterrupted: no new statement will start; finishing cleanly");
+                        session.cancel.cancel();
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Warns about statements the plan keeps (skip) although their files changed since they were
+/// deployed: the plan does not restart a running statement by itself.
+fn warn_skipped_drift(
+    ctx: &Context,
+    project: &Project,
+    plan: &ExecutionPlan,
+    live: &BTreeMap<String, StatementState>,
+) {
+    for n in plan.nodes.iter().filter(|n| n.action == plan::Action::Skip) {
+        // A file that cannot be read is reported by the operations that use it, not here.
+        let Ok(steps) = spec::statements_of(project, n, false) else {
+            continue;
+        };
+        for st in steps {
+            if let Some(l) = live.get(&st.spec.name)
+                && normalize_sql(&l.sql) != normalize_sql(&st.spec.sql)
+            {
+                ctx.console.warn(&format!(
+                    "warning[drift]: {} is {} with SQL that differs from the files of {}; the plan keeps it (restart it with --table-name {}, or version it with pipeline blue-green)",
+                    st.spec.name, l.phase, n.table_name, n.table_name
+                ));
+            }
+        }
+    }
+}
+
+fn dry_run(
+    plan: &ExecutionPlan,
+    nodes: &[DeployNode],
+    live: &BTreeMap<String, StatementState>,
+) -> DryRun {
+    let statements = nodes
+        .iter()
+        .flat_map(|n| {
+            if n.steps.is_empty() {
+                return vec![DryRunStatement {
+                    table_name: n.table.clone(),
+                    action: n.action.as_str().to_string(),
+                    statement: "-".into(),
+                    reason: n.reason.clone(),
+                }];
+            }
+            n.steps
+                .iter()
+                .map(|s| {
+                    let now = live
+                        .get(&s.spec.name)
+                        .map(|l| l.phase.to_string())
+                        .unwrap_or_else(|| "absent".into());
+                    let action = if s.is_drop {
+                        "drop (needs --allow-drop)".to_string()
+                    } else {
+                        format!("{} (now {now})", n.action.as_str())
+                    };
+                    DryRunStatement {
+                        table_name: n.table.clone(),
+                        action,
+                        statement: s.spec.name.clone(),
+                        reason: n.reason.clone(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    DryRun {
+        scope: plan.scope.clone(),
+        statements,
+    }
+}

@@ -1,0 +1,47 @@
+//! `table build-inventory`: scans the pipelines tree and writes `DIR/inventory.json` in shift_left's
+//! shape (`shift-left-compatibility.md` §3.1).
+
+use super::{Context, OpsError};
+use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::inventory::Inventory;
+use crate::inventory::shift_left::{InventoryFile, to_inventory_file};
+use crate::project::{Layout, scan};
+use std::path::{Path, PathBuf};
+
+pub use crate::inventory::shift_left::INVENTORY_FILE;
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub path: PathBuf,
+    /// The file's content.
+    pub inventory: InventoryFile,
+}
+
+/// Builds and writes `pipelines/inventory.json`. Diagnostics go to the console.
+///
+/// Errors: errors in the project (nothing is written), an unreadable tree, a file that cannot be
+/// written.
+pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsError> {
+    let cfg = ctx.config()?;
+    let scanned = scan(pipelines, &Layout::with_overrides(&cfg.flinkpipe.layers))?;
+    let inv = Inventory::build(&scanned, &cfg);
+    let mut diags = inv.diagnostics.clone();
+    crate::diagnostics::normalize(&mut diags);
+    ctx.console
+        .diagnostics(&diags, super::source_base(pipelines).as_deref());
+    if inv.has_errors() {
+        return Err(OpsError::ProjectHasErrors(
+            "inventory not written: fix the errors above",
+        ));
+    }
+    let inventory = to_inventory_file(&inv);
+    let path = pipelines.join(INVENTORY_FILE);
+    write_atomic(&path, to_json_pretty(&inventory).as_bytes()).map_err(|source| {
+        OpsError::Write {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    Ok(Written { path, inventory })
+}

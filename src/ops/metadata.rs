@@ -1,0 +1,63 @@
+//! `pipeline build-all-metadata`: writes `pipeline_definition.json` in every table folder,
+//! `DIR/pipeline_graph.json` and `DIR/inventory.json` as one all-or-nothing batch.
+
+use super::{Context, OpsError};
+use crate::fsutil::to_json_pretty;
+use crate::inventory::shift_left::{INVENTORY_FILE, to_inventory_file};
+use crate::lineage::Project;
+use crate::metadata::{self, GraphFile};
+use std::path::{Path, PathBuf};
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct MetadataWritten {
+    pub tables: usize,
+    pub edges: usize,
+    /// `pipeline_definition.json` files written.
+    pub definitions: usize,
+    pub graph_path: PathBuf,
+    pub inventory_path: PathBuf,
+    /// The content of `pipeline_graph.json`.
+    pub graph: GraphFile,
+}
+
+/// Builds the project and writes its metadata. Diagnostics go to the console.
+///
+/// Errors: errors in the project (no file is changed), a file that cannot be replaced (every file is
+/// put back).
+pub fn build_all_metadata(
+    ctx: &Context,
+    pipelines: &Path,
+    allow_unknown: bool,
+) -> Result<MetadataWritten, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        allow_unknown,
+        "metadata not written: fix the errors above (no file was changed)",
+    )?;
+    let written = write_metadata(&project, pipelines)?;
+    Ok(MetadataWritten {
+        tables: project.inventory.tables.len(),
+        edges: project.graph.edges().count(),
+        definitions: written - 1,
+        graph_path: pipelines.join(metadata::GRAPH_FILE),
+        inventory_path: pipelines.join(INVENTORY_FILE),
+        graph: metadata::graph_file(&project),
+    })
+}
+
+/// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json` of a loaded
+/// project in one batch; returns the number of metadata files written (definitions and the graph).
+pub fn write_metadata(project: &Project, pipelines: &Path) -> Result<usize, OpsError> {
+    // inventory.json is staged first and committed with the metadata files.
+    let inventory = crate::fsutil::stage(
+        &pipelines.join(INVENTORY_FILE),
+        to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
+    )?;
+    Ok(metadata::write_all_with(
+        project,
+        inventory.into_iter().collect(),
+    )?)
+}

@@ -1,0 +1,192 @@
+//! The operations layer: one module per thing a user asks flinkpipe to do, between the command line
+//! and the library. Each operation takes a typed request, does the work and returns a serialisable
+//! report or a typed [`OpsError`]; it never parses arguments and never prints. What must reach the
+//! user while an operation runs — the project's diagnostics, warnings, a confirmation — goes through
+//! the [`Console`] of its [`Context`], which the CLI implements on stderr/stdin and tests implement in
+//! memory (cargo's `ops` and its shell are the model).
+//!
+//! | operation | command |
+//! |---|---|
+//! | [`inventory`] | `table build-inventory` |
+//! | [`metadata`] | `pipeline build-all-metadata` |
+//! | [`validate`] | `pipeline validate`, `table validate-table-names` |
+//! | [`report`] | `pipeline report`, `project report-table-cross-products`, `project list-tables-with-one-child` |
+//! | [`graph`] | `pipeline graph` |
+//! | [`plan`] | `pipeline build-execution-plan` |
+//! | [`deploy`] | `pipeline deploy` |
+//! | [`undeploy`] | `pipeline undeploy` |
+//! | [`status`] | `pipeline status` |
+//! | [`statement`] | `statement stop\|resume\|delete` |
+//! | [`changes`] | `project list-modified-files`, `project list-impacted-tables` |
+//! | [`versioning`] | `pipeline blue-green`, `project update-tables-version` |
+//! | [`scaffold`] | `project init`, `table init` |
+//! | [`refs`] | `sql refs` |
+//! | [`version`] | `version [--config]` |
+//!
+//! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
+//! (the one place where the deploy target is chosen and connected), [`scope`] (plan scopes from their
+//! command-line forms, table lists).
+
+pub mod changes;
+pub mod deploy;
+pub mod graph;
+pub mod inventory;
+pub mod metadata;
+pub mod plan;
+pub mod refs;
+pub mod report;
+pub mod scaffold;
+pub mod scope;
+pub mod statement;
+pub mod status;
+pub mod target;
+pub mod undeploy;
+pub mod validate;
+pub mod version;
+pub mod versioning;
+
+mod error;
+
+pub use error::OpsError;
+
+use crate::config::Config;
+use crate::diagnostics::Diagnostic;
+use crate::lineage::{self, LoadOptions, Project};
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+/// What an operation tells the user while it runs. Results are returned, never sent here.
+pub trait Console: Sync {
+    /// Diagnostics found while reading the project; file paths are relative to `base` (the pipelines
+    /// folder's parent), where the source line of each can be read.
+    fn diagnostics(&self, diagnostics: &[Diagnostic], base: Option<&Path>);
+    /// One warning line, already prefixed (`warning[drift]: …`).
+    fn warn(&self, message: &str);
+    /// One informational line (`nothing deployed: fix the errors above`).
+    fn note(&self, message: &str);
+}
+
+/// A console that drops everything (library callers that only want the report).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Console for Silent {
+    fn diagnostics(&self, _: &[Diagnostic], _: Option<&Path>) {}
+    fn warn(&self, _: &str) {}
+    fn note(&self, _: &str) {}
+}
+
+/// What every operation gets: where the configuration comes from and the console.
+pub struct Context<'a> {
+    /// `--config FILE`, if given.
+    pub config_file: Option<PathBuf>,
+    pub console: &'a dyn Console,
+    reported: Once,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(config_file: Option<PathBuf>, console: &'a dyn Console) -> Self {
+        Context {
+            config_file,
+            console,
+            reported: Once::new(),
+        }
+    }
+
+    /// The configuration: `--config FILE`, `$SL_CONFIG_FILE`, `$CONFIG_FILE` or `./config.yaml`
+    /// ([`Config::locate`]), with the environment's overrides ([`Config::with_env`]). Unknown keys are
+    /// reported once per context, however many times an operation asks.
+    ///
+    /// Errors: an unreadable or invalid file.
+    pub fn config(&self) -> Result<Config, OpsError> {
+        let path = Config::locate(self.config_file.as_deref());
+        self.load_config(path.as_deref())
+    }
+
+    /// The configuration for an operation on the project at `pipelines`: as [`Context::config`], else,
+    /// when none of those files exists, the project's own `config.yaml` beside the pipelines folder.
+    pub fn project_config(&self, pipelines: &Path) -> Result<Config, OpsError> {
+        if let Some(p) = Config::locate(self.config_file.as_deref()) {
+            return self.load_config(Some(&p));
+        }
+        let beside = pipelines
+            .parent()
+            .map(|p| p.join("config.yaml"))
+            .filter(|p| p.is_file());
+        self.load_config(beside.as_deref())
+    }
+
+    fn load_config(&self, path: Option<&Path>) -> Result<Config, OpsError> {
+        let cfg = Config::load(path)?.with_env(crate::config::process_env);
+        self.reported.call_once(|| {
+            for k in &cfg.unknown_keys {
+                self.console.warn(&format!(
+                    "warning[config]: {}: unknown key '{k}' ignored",
+                    cfg.source
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                ));
+            }
+        });
+        Ok(cfg)
+    }
+
+    /// Loads the project at `pipelines` (scan, parse, inventory, graph) and sends its diagnostics to
+    /// the console. The caller decides what errors in the project mean for its operation.
+    ///
+    /// Errors: the folder cannot be read.
+    pub fn load_project(
+        &self,
+        cfg: &Config,
+        pipelines: &Path,
+        allow_unknown: bool,
+    ) -> Result<Project, OpsError> {
+        let project = lineage::load(pipelines, cfg, LoadOptions { allow_unknown })?;
+        self.console
+            .diagnostics(&project.diagnostics, source_base(pipelines).as_deref());
+        Ok(project)
+    }
+
+    /// [`Context::load_project`] for operations that cannot go on with errors in the project: those
+    /// errors end the operation with [`OpsError::ProjectHasErrors`] and `what` (`nothing deployed`).
+    pub fn load_valid_project(
+        &self,
+        cfg: &Config,
+        pipelines: &Path,
+        allow_unknown: bool,
+        what: &'static str,
+    ) -> Result<Project, OpsError> {
+        let project = self.load_project(cfg, pipelines, allow_unknown)?;
+        if project.has_errors() {
+            return Err(OpsError::ProjectHasErrors(what));
+        }
+        Ok(project)
+    }
+}
+
+/// The folder that diagnostic file paths (`pipelines/…`) are relative to: the pipelines folder's parent.
+pub fn source_base(pipelines: &Path) -> Option<PathBuf> {
+    pipelines
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+/// `<project>/.flinkpipe/`: where deploy state is kept (the project is the folder holding the
+/// pipelines folder).
+pub fn state_dir(pipelines: &Path) -> PathBuf {
+    let root = pipelines
+        .canonicalize()
+        .unwrap_or_else(|_| pipelines.to_path_buf());
+    root.parent().unwrap_or(Path::new(".")).join(".flinkpipe")
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    crate::changes::utc_timestamp(secs)
+}

@@ -1,0 +1,125 @@
+//! `pipeline build-execution-plan`: the execution plan of a scope, from the statement phases of a
+//! status file, of the configured target, or none (offline). Writes nothing anywhere.
+
+use super::scope::{self, PlanRequest};
+use super::target::{self, TargetKind};
+use super::{Context, OpsError};
+use crate::config::Config;
+use crate::lineage::Project;
+use crate::plan::{self, StatementNaming, StatementStatus};
+use std::path::{Path, PathBuf};
+
+pub use crate::plan::{Action, ExecutionPlan, PlanNode};
+
+/// Where the current statement phases come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum PhaseSource {
+    /// The configured target when one is fully configured (settings and secrets), else none.
+    #[default]
+    Auto,
+    /// Never ask a target: every statement counts as not deployed.
+    Offline,
+    /// The configured target; an incomplete configuration is an error.
+    Live,
+    /// A JSON map statement name → phase (`--statement-status FILE`).
+    File(PathBuf),
+}
+
+/// Builds the plan of `req` with the phases of `phases`.
+///
+/// Errors: errors in the project ([`OpsError::ProjectHasErrors`]), no scope (usage), an unknown
+/// start table or empty product/folder, an unreadable status file or table list, a target that
+/// cannot be listed.
+pub fn build_execution_plan(
+    ctx: &Context,
+    req: &PlanRequest,
+    phases: &PhaseSource,
+) -> Result<ExecutionPlan, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no plan: fix the errors above",
+    )?;
+    let (scope, options) = scope::resolve(req)?;
+    let naming = StatementNaming::from_config(&cfg);
+    let status = match phases {
+        PhaseSource::File(f) => {
+            let status = StatementStatus::read(f)?;
+            warn_status_file(ctx, f, &status, &project, &naming);
+            status
+        }
+        PhaseSource::Live => target::live_status(&cfg, &project)?,
+        PhaseSource::Offline => StatementStatus::default(),
+        PhaseSource::Auto if TargetKind::is_configured(&cfg) => {
+            target::live_status(&cfg, &project)?
+        }
+        PhaseSource::Auto => StatementStatus::default(),
+    };
+    Ok(plan::build_plan(
+        &project, &naming, &status, &scope, &options,
+    )?)
+}
+
+/// The plan of `req` on a loaded project with known phases (deploy, status, undeploy).
+pub fn plan_with(
+    cfg: &Config,
+    project: &Project,
+    req: &PlanRequest,
+    status: &StatementStatus,
+) -> Result<ExecutionPlan, OpsError> {
+    let (scope, options) = scope::resolve(req)?;
+    let naming = StatementNaming::from_config(cfg);
+    Ok(plan::build_plan(
+        project, &naming, status, &scope, &options,
+    )?)
+}
+
+/// Warnings about a `--statement-status` file that would silently plan the wrong actions: phases that
+/// are not statement phases (a typo counts as not running, so the statement would be restarted), and a
+/// file none of whose statements this project names (another prefix, region or environment).
+fn warn_status_file(
+    ctx: &Context,
+    file: &Path,
+    status: &StatementStatus,
+    project: &Project,
+    naming: &StatementNaming,
+) {
+    for (statement, phase) in status.unknown_phases() {
+        ctx.console.warn(&format!(
+            "warning[statement-status]: {}: '{statement}' has phase '{phase}', which is not a statement phase ({}); it counts as not running",
+            file.display(),
+            crate::plan::status::PHASES.join(", ")
+        ));
+    }
+    if status.phases.is_empty() {
+        return;
+    }
+    let ours = project
+        .inventory
+        .tables
+        .values()
+        .filter(|t| !t.external)
+        .flat_map(|t| {
+            [
+                naming.ddl(&t.product, &t.name),
+                naming.dml(&t.product, &t.name),
+            ]
+        })
+        .any(|n| status.phases.contains_key(&n));
+    if !ours {
+        let example = project
+            .inventory
+            .tables
+            .values()
+            .find(|t| !t.external)
+            .map(|t| format!(" (e.g. '{}')", naming.dml(&t.product, &t.name)))
+            .unwrap_or_default();
+        ctx.console.warn(&format!(
+            "warning[statement-status]: {}: none of its {} statements is a statement of this project{example}: every table counts as not running; check kafka.cluster_type, confluent_cloud.cloud_region and flinkpipe.statement_prefix",
+            file.display(),
+            status.phases.len()
+        ));
+    }
+}

@@ -1,0 +1,144 @@
+//! Reports on the graph: `pipeline report` (a table's parent and child trees),
+//! `project report-table-cross-products`, `project list-tables-with-one-child`.
+
+use super::{Context, OpsError};
+use crate::graph::{self, TreeNode};
+use serde::Serialize;
+use std::path::Path;
+
+/// A table's trees.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableReport {
+    pub table_name: String,
+    pub parents: TreeNode,
+    /// With `children_too`.
+    pub children: Option<TreeNode>,
+    /// Errors in the project (reported through the console); the report is still built.
+    #[serde(skip)]
+    pub project_has_errors: bool,
+}
+
+/// The parent tree of `table` (and its child tree with `children_too`); `parent_only` keeps one level.
+///
+/// Errors: an unknown table (with a suggestion), the tree cannot be read.
+pub fn table_report(
+    ctx: &Context,
+    pipelines: &Path,
+    table: &str,
+    children_too: bool,
+    parent_only: bool,
+    allow_unknown: bool,
+) -> Result<TableReport, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
+    if project.graph.node(table).is_none() {
+        return Err(OpsError::UnknownTable {
+            name: table.to_string(),
+            hint: crate::plan::suggest(table, project.inventory.tables.keys()),
+        });
+    }
+    let depth = parent_only.then_some(1);
+    let parents = graph::parent_tree(&project.graph, table, depth)?;
+    let children = if children_too {
+        Some(graph::child_tree(&project.graph, table, depth)?)
+    } else {
+        None
+    };
+    Ok(TableReport {
+        table_name: table.to_string(),
+        parents,
+        children,
+        project_has_errors: project.has_errors(),
+    })
+}
+
+/// A table with parents or children in another product.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrossProduct {
+    pub table_name: String,
+    pub product_name: String,
+    /// Parents in another product.
+    pub parents: Vec<String>,
+    /// Children in another product.
+    pub children: Vec<String>,
+}
+
+/// A listing, and whether the project had errors (reported through the console).
+#[derive(Debug, Clone)]
+pub struct Listing<T> {
+    pub rows: Vec<T>,
+    pub project_has_errors: bool,
+}
+
+/// Tables whose parents or children belong to another product.
+pub fn cross_products(
+    ctx: &Context,
+    pipelines: &Path,
+    allow_unknown: bool,
+) -> Result<Listing<CrossProduct>, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
+    let inv = &project.inventory;
+    let product = |n: &str| inv.tables.get(n).map(|t| t.product.as_str()).unwrap_or("");
+    let rows = inv
+        .tables
+        .values()
+        .filter(|t| !t.external)
+        .map(|t| CrossProduct {
+            table_name: t.name.clone(),
+            product_name: t.product.clone(),
+            parents: project
+                .graph
+                .parents(&t.name)
+                .into_iter()
+                .filter(|p| product(p) != t.product && !inv.tables[*p].external)
+                .map(str::to_string)
+                .collect(),
+            children: project
+                .graph
+                .children(&t.name)
+                .into_iter()
+                .filter(|c| product(c) != t.product)
+                .map(str::to_string)
+                .collect(),
+        })
+        .filter(|r| !r.parents.is_empty() || !r.children.is_empty())
+        .collect();
+    Ok(Listing {
+        rows,
+        project_has_errors: project.has_errors(),
+    })
+}
+
+/// A table with exactly one child.
+#[derive(Debug, Clone, Serialize)]
+pub struct OneChild {
+    pub table_name: String,
+    pub child: String,
+}
+
+/// Tables that have exactly one child (candidates for merging statements).
+pub fn tables_with_one_child(
+    ctx: &Context,
+    pipelines: &Path,
+    allow_unknown: bool,
+) -> Result<Listing<OneChild>, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
+    let rows = project
+        .inventory
+        .tables
+        .values()
+        .filter_map(|t| {
+            let c = project.graph.children(&t.name);
+            (c.len() == 1).then(|| OneChild {
+                table_name: t.name.clone(),
+                child: c[0].to_string(),
+            })
+        })
+        .collect();
+    Ok(Listing {
+        rows,
+        project_has_errors: project.has_errors(),
+    })
+}

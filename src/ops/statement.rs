@@ -1,0 +1,135 @@
+//! `statement stop|resume|delete NAME`: one statement on the configured target, waiting until it is
+//! STOPPED, RUNNING or gone. Also the wait-for-the-goal step that `undeploy` and `decommission` use for
+//! every statement they act on.
+
+use super::target::{self, Connected};
+use super::{Context, OpsError};
+use crate::deploy::executor;
+use crate::deploy::{Phase, StatementState, Target};
+use crate::lineage::{self, LoadOptions};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to do to a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementVerb {
+    /// Stop it (Confluent: `spec.stopped = true`; gateway: `STOP JOB … WITH SAVEPOINT`); it can be
+    /// resumed.
+    Stop,
+    /// Resume a stopped statement from where it stopped.
+    Resume,
+    /// Delete it (gateway: cancel the job without savepoint); its table stays.
+    Delete,
+}
+
+impl StatementVerb {
+    /// `stop`, `resume`, `delete`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatementVerb::Stop => "stop",
+            StatementVerb::Resume => "resume",
+            StatementVerb::Delete => "delete",
+        }
+    }
+
+    /// Whether a statement in this state has reached the verb's goal: STOPPED (or ended: COMPLETED,
+    /// FAILED, gone) for stop, RUNNING or COMPLETED for resume, gone for delete.
+    pub fn reached(self, s: Option<&StatementState>) -> bool {
+        match self {
+            StatementVerb::Stop => s.is_none_or(|s| {
+                matches!(s.phase, Phase::Stopped | Phase::Completed | Phase::Failed)
+            }),
+            StatementVerb::Resume => {
+                s.is_some_and(|s| matches!(s.phase, Phase::Running | Phase::Completed))
+            }
+            StatementVerb::Delete => s.is_none(),
+        }
+    }
+}
+
+impl std::fmt::Display for StatementVerb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One statement, acted on.
+#[derive(Debug, Clone)]
+pub struct StatementRequest {
+    pub name: String,
+    pub verb: StatementVerb,
+    /// Longest wait for the goal.
+    pub timeout: Duration,
+    /// The project whose SQL the SQL Gateway needs to resume a job (it keeps no statement text):
+    /// `$PIPELINES`, else `./pipelines` when it exists.
+    pub pipelines: Option<PathBuf>,
+}
+
+/// The statement after the verb.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatementOutcome {
+    pub statement: String,
+    pub action: StatementVerb,
+    /// The phase reached, `absent` once deleted.
+    pub phase: String,
+    /// The target's detail (e.g. the savepoint a gateway job was stopped with).
+    pub detail: String,
+}
+
+/// Applies `req.verb` to one statement and waits for its goal.
+///
+/// Errors: the target cannot be reached, refuses, or the goal is not reached in time.
+pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, OpsError> {
+    let cfg = ctx.config()?;
+    let project = match &req.pipelines {
+        Some(d) if target::TargetKind::of(&cfg) == target::TargetKind::SqlGateway => Some(
+            lineage::load(
+                d,
+                &cfg,
+                LoadOptions {
+                    allow_unknown: true,
+                },
+            )
+            .map_err(|e| {
+                OpsError::Target(format!("reading the project in {}: {e}", d.display()))
+            })?,
+        ),
+        _ => None,
+    };
+    let c = target::connect(&cfg, project.as_ref())?;
+    let rt = target::runtime()?;
+    let r = rt.block_on(apply(&c, &req.name, req.verb, req.timeout));
+    let s = r.map_err(|e| c.error(&format!("{} {}", req.verb, req.name), e))?;
+    Ok(StatementOutcome {
+        statement: req.name.clone(),
+        action: req.verb,
+        detail: s.as_ref().map(|s| s.detail.clone()).unwrap_or_default(),
+        phase: s
+            .map(|s| s.phase.to_string())
+            .unwrap_or_else(|| "absent".into()),
+    })
+}
+
+/// Sends `verb` for `name` and waits (polling with backoff) until the goal is reached or `timeout`
+/// passes. Returns the last state (`None`: gone).
+pub async fn apply(
+    c: &Connected,
+    name: &str,
+    verb: StatementVerb,
+    timeout: Duration,
+) -> Result<Option<StatementState>, crate::deploy::TargetError> {
+    let target: &dyn Target = c.target.as_ref();
+    let poll = crate::deploy::Backoff::POLL;
+    match verb {
+        StatementVerb::Stop => target.stop_statement(name).await?,
+        StatementVerb::Resume => target.resume_statement(name).await?,
+        StatementVerb::Delete => {
+            if !target.delete_statement(name).await? {
+                return Ok(None);
+            }
+        }
+    }
+    executor::wait_until(target, name, timeout, poll, |s| verb.reached(s)).await
+}

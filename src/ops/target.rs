@@ -1,0 +1,189 @@
+//! The deploy target, chosen in one place: an Apache Flink SQL Gateway when `flinkpipe.gateway.url` (or
+//! `$FLINKPIPE_GATEWAY_URL`) is set, else Confluent Cloud for Apache Flink. Also the live statement
+//! list every deploy-side operation starts from, and the async runtime they run on.
+
+use super::OpsError;
+use crate::config::{Config, ConfigError, process_env};
+use crate::deploy::gateway::catalog::Definitions;
+use crate::deploy::spec;
+use crate::deploy::{
+    ConfluentTarget, GatewayTarget, Scrubber, StatementSpec, StatementState, Target,
+};
+use crate::lineage::Project;
+use crate::plan::{StatementNaming, StatementStatus};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Which kind of target a configuration points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// Confluent Cloud for Apache Flink (`sql/v1`).
+    ConfluentCloud,
+    /// An Apache Flink SQL Gateway (REST `/v2`) and its JobManager.
+    SqlGateway,
+}
+
+impl TargetKind {
+    /// The target a configuration selects: the gateway when its URL is set, else Confluent Cloud.
+    pub fn of(cfg: &Config) -> TargetKind {
+        if cfg.gateway_settings(&process_env).is_some() {
+            TargetKind::SqlGateway
+        } else {
+            TargetKind::ConfluentCloud
+        }
+    }
+
+    /// Whether a target is fully configured (every setting and secret present), so that commands that
+    /// may read live phases (`build-execution-plan`) ask it.
+    pub fn is_configured(cfg: &Config) -> bool {
+        cfg.gateway_settings(&process_env).is_some() || cfg.confluent_settings(&process_env).is_ok()
+    }
+
+    /// Human name: `Apache Flink SQL Gateway`, `Confluent Cloud`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TargetKind::ConfluentCloud => "Confluent Cloud",
+            TargetKind::SqlGateway => "Apache Flink SQL Gateway",
+        }
+    }
+}
+
+/// A connected target and the scrubber that masks its secrets in every message.
+pub struct Connected {
+    pub target: Box<dyn Target>,
+    pub scrubber: Scrubber,
+    pub kind: TargetKind,
+}
+
+impl Connected {
+    /// A target error as an [`OpsError::Target`], secrets masked, prefixed with what was being done.
+    pub fn error(&self, doing: &str, e: impl std::fmt::Display) -> OpsError {
+        OpsError::Target(self.scrubber.scrub(&format!("{doing}: {e}")))
+    }
+}
+
+/// Connects the configured target. The gateway learns the project's statements, and the external
+/// tables' DDL (`flinkpipe.gateway.external_ddl`), to declare tables in its session; deleted finished
+/// jobs are remembered in the project's `.flinkpipe/` folder.
+///
+/// Errors: missing Confluent Cloud settings (named with their variables, and how to use a gateway
+/// instead), unreadable external DDL, a client that cannot be built.
+pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, OpsError> {
+    if let Some(mut settings) = cfg.gateway_settings(&process_env) {
+        settings.deleted_jobs_file =
+            project.map(|p| super::state_dir(&p.inventory.root).join("gateway-deleted-jobs.json"));
+        let mut specs = match project {
+            Some(p) => spec::project_statements(p, &StatementNaming::from_config(cfg))?,
+            None => Vec::new(),
+        };
+        specs.extend(external_ddl(cfg)?);
+        let target = GatewayTarget::new(settings, Definitions::new(specs))
+            .map_err(|e| OpsError::Target(e.to_string()))?;
+        tracing::info!("target: {}", target.describe());
+        return Ok(Connected {
+            target: Box::new(target),
+            scrubber: Scrubber::default(),
+            kind: TargetKind::SqlGateway,
+        });
+    }
+    let settings = cfg.confluent_settings(&process_env).map_err(|e| match e {
+        ConfigError::Missing { .. } => OpsError::Target(format!(
+            "{e}; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"
+        )),
+        e => e.into(),
+    })?;
+    let scrubber = settings.credentials.scrubber();
+    let target = ConfluentTarget::new(settings)
+        .map_err(|e| OpsError::Target(scrubber.scrub(&e.to_string())))?;
+    tracing::info!("target: {}", target.describe());
+    Ok(Connected {
+        target: Box::new(target),
+        scrubber,
+        kind: TargetKind::ConfluentCloud,
+    })
+}
+
+/// The DDL statements of `flinkpipe.gateway.external_ddl` (files, or folders of `*.sql`, sorted).
+fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, OpsError> {
+    const WHAT: &str = "flinkpipe.gateway.external_ddl";
+    let mut files = Vec::new();
+    for p in cfg.gateway_external_ddl() {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
+                .map_err(|source| OpsError::Read {
+                    what: WHAT,
+                    path: p.clone(),
+                    source,
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "sql"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p);
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|source| OpsError::Read {
+            what: WHAT,
+            path: f.clone(),
+            source,
+        })?;
+        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("ddl");
+        let base = crate::plan::naming::fit_length(format!(
+            "external-{}",
+            stem.replace(['.', '_'], "-").to_ascii_lowercase()
+        ));
+        out.extend(
+            spec::steps_from_sql(
+                &text,
+                &base,
+                crate::deploy::StatementKind::Ddl,
+                BTreeMap::new(),
+            )
+            .into_iter()
+            .map(|s| s.spec),
+        );
+    }
+    Ok(out)
+}
+
+/// A tokio runtime for one operation.
+pub fn runtime() -> Result<tokio::runtime::Runtime, OpsError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| OpsError::Target(format!("cannot start the async runtime: {e}")))
+}
+
+/// Every statement on the target, by name (one paginated listing).
+pub async fn live_statements(c: &Connected) -> Result<BTreeMap<String, StatementState>, OpsError> {
+    let list = c
+        .target
+        .list_statements()
+        .await
+        .map_err(|e| c.error("listing statements", e))?;
+    Ok(list.into_iter().map(|s| (s.name.clone(), s)).collect())
+}
+
+/// Plan statuses from live states.
+pub fn status_of(live: &BTreeMap<String, StatementState>) -> StatementStatus {
+    StatementStatus {
+        phases: live
+            .iter()
+            .map(|(k, v)| (k.clone(), v.phase.to_string()))
+            .collect(),
+    }
+}
+
+/// The live statement phases (one list call) of the configured target.
+pub fn live_status(cfg: &Config, project: &Project) -> Result<StatementStatus, OpsError> {
+    let c = connect(cfg, Some(project))?;
+    let rt = runtime()?;
+    let live = rt.block_on(live_statements(&c))?;
+    Ok(status_of(&live))
+}
