@@ -230,6 +230,38 @@ pub enum PipelineCommand {
     /// Live phase of every statement of the scope (default: all tables) against the plan, and SQL
     /// drift between the deployed text and the files.
     Status(StatusArgs),
+    /// After a blue-green: stop or delete the blue statements of the green sets recorded in
+    /// pipelines/blue_green.json (children first), and with --orphans every statement under the
+    /// statement-name prefix that no table owns; never a statement of a table of the tree.
+    Decommission(DecommissionArgs),
+}
+
+/// Options of `pipeline decommission`.
+#[derive(Debug, Args, Clone)]
+pub struct DecommissionArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Stop the statements (resumable; the default).
+    #[arg(long, conflicts_with = "delete")]
+    pub stop: bool,
+    /// Delete the statements (their tables and topics stay).
+    #[arg(long)]
+    pub delete: bool,
+    /// Also every orphan: a statement under the statement-name prefix that no table of the tree owns.
+    #[arg(long)]
+    pub orphans: bool,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement to stop or disappear, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of `pipeline deploy`.
@@ -255,6 +287,10 @@ pub struct DeployArgs {
     /// Journal file [default: <project>/.flinkpipe/deploy-journal.jsonl].
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+    /// Deploy the green tables recorded by `pipeline blue-green --apply` in pipelines/blue_green.json
+    /// (and their non-running ancestors), instead of a scope.
+    #[arg(long, conflicts_with = "scope")]
+    pub blue_green: bool,
 }
 
 /// Options of `pipeline undeploy`.

@@ -170,6 +170,7 @@ pub fn versioned(json: bool, v: &crate::ops::versioning::Versioned) {
             "unchanged": plan.unchanged.iter().map(|(t, r)| serde_json::json!({"table_name": t, "reason": r})).collect::<Vec<_>>(),
             "files": plan.edits,
             "green": plan.green,
+            "recorded": v.recorded,
         }));
         return;
     }
@@ -177,6 +178,13 @@ pub fn versioned(json: bool, v: &crate::ops::versioning::Versioned) {
         "{}",
         versioned_text(plan, v.apply, v.baseline_ref.as_deref())
     );
+    if let Some(r) = &v.recorded {
+        println!(
+            "Recorded in pipelines/blue_green.json ({} table(s), release {}). Next: commit, then `flinkpipe pipeline deploy --blue-green`; validate the green tables; then `flinkpipe pipeline decommission --delete`.",
+            r.tables.len(),
+            r.created_at
+        );
+    }
 }
 
 fn versioned_text(

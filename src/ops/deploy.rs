@@ -35,6 +35,9 @@ pub struct DeployRequest {
     pub allow_drop: bool,
     /// The journal file (default `<project>/.flinkpipe/deploy-journal.jsonl`).
     pub journal: Option<PathBuf>,
+    /// Deploy the green tables of the newest open release of `pipelines/blue_green.json` (the scope
+    /// must then be empty).
+    pub blue_green: bool,
 }
 
 /// One statement of a dry run.
@@ -87,6 +90,10 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         req.plan.allow_unknown,
         "nothing deployed: fix the errors above",
     )?;
+    let mut plan_req = req.plan.clone();
+    if req.blue_green {
+        plan_req = green_scope(ctx, &cfg, &project, &plan_req)?;
+    }
     let c = target::connect(&cfg, Some(&project))?;
     let rt = target::runtime()?;
     let live = rt.block_on(async {
@@ -96,7 +103,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
             .map_err(|e| c.error(&format!("checking the target ({})", c.target.describe()), e))?;
         target::live_statements(&c).await
     })?;
-    let plan = super::plan::plan_with(&cfg, &project, &req.plan, &target::status_of(&live))?;
+    let plan = super::plan::plan_with(&cfg, &project, &plan_req, &target::status_of(&live))?;
     let nodes = spec::deploy_nodes(&project, &plan)?;
     warn_skipped_drift(ctx, &project, &plan, &live);
     if req.dry_run {
@@ -105,7 +112,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     let jpath = req
         .journal
         .clone()
-        .unwrap_or_else(|| super::state_dir(&req.plan.pipelines).join("deploy-journal.jsonl"));
+        .unwrap_or_else(|| super::state_dir(&plan_req.pipelines).join("deploy-journal.jsonl"));
     let resume = if req.resume {
         resume_state(&jpath, &plan.scope)?
     } else {
@@ -143,6 +150,62 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         report,
         journal: jpath,
     }))
+}
+
+/// The scope of `deploy --blue-green`: the green tables of the newest release of
+/// `pipelines/blue_green.json` still open in this environment, as a table scope (so they are started,
+/// with their non-running ancestors). Green tables that write Kafka topics of their own are listed on
+/// the console: Flink does not create topics, and a green child reads its green parent's new topic.
+///
+/// Errors: a scope given as well (usage), no open release, a green table the tree no longer has.
+fn green_scope(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    req: &PlanRequest,
+) -> Result<PlanRequest, OpsError> {
+    use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord};
+    if !req.scope.is_none() {
+        return Err(OpsError::Usage(
+            "--blue-green deploys the recorded green tables: give no other scope".into(),
+        ));
+    }
+    let naming = crate::plan::StatementNaming::from_config(cfg);
+    let record = BlueGreenRecord::read(&req.pipelines)?;
+    let Some(release) = record.open_release(&naming.prefix) else {
+        return Err(OpsError::Refused(format!(
+            "--blue-green: {} records no green set still open for statement prefix '{}': run `flinkpipe pipeline blue-green --since REF --apply` and commit first",
+            req.pipelines.join(BLUE_GREEN_FILE).display(),
+            naming.prefix
+        )));
+    };
+    let mut tables = Vec::new();
+    for t in &release.tables {
+        if !project.inventory.tables.contains_key(&t.green_table_name) {
+            return Err(OpsError::Refused(format!(
+                "--blue-green: the green table '{}' of the release of {} is not in the tree any more",
+                t.green_table_name, release.created_at
+            )));
+        }
+        tables.push(t.green_table_name.clone());
+    }
+    let topics: Vec<String> = tables
+        .iter()
+        .filter_map(|t| project.inventory.tables[t].kafka_topic.clone())
+        .collect();
+    if !topics.is_empty()
+        && super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway
+    {
+        ctx.console.note(&format!(
+            "note: the green tables write new Kafka topics, which Flink does not create: {}; create them before this deploy (local stack: scripts/local-flink.sh topics {})",
+            topics.join(", "),
+            req.pipelines.display()
+        ));
+    }
+    Ok(PlanRequest {
+        scope: super::scope::ScopeRequest::Green(tables),
+        ..req.clone()
+    })
 }
 
 /// What an earlier run of the same scope achieved, from its journal.

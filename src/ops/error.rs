@@ -71,6 +71,8 @@ pub enum OpsError {
     #[error(transparent)]
     Files(#[from] crate::fsutil::PathError),
     #[error(transparent)]
+    Record(#[from] crate::versioning::record::RecordError),
+    #[error(transparent)]
     Spec(#[from] crate::deploy::spec::SpecError),
     #[error(transparent)]
     Journal(#[from] crate::deploy::journal::JournalError),

@@ -51,13 +51,25 @@ pub fn build_all_metadata(
 /// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json` of a loaded
 /// project in one batch; returns the number of metadata files written (definitions and the graph).
 pub fn write_metadata(project: &Project, pipelines: &Path) -> Result<usize, OpsError> {
+    write_metadata_with(project, pipelines, Vec::new())
+}
+
+/// [`write_metadata`] with more files staged by the caller in the same all-or-nothing batch.
+pub fn write_metadata_with(
+    project: &Project,
+    pipelines: &Path,
+    mut extra: Vec<crate::fsutil::Staged>,
+) -> Result<usize, OpsError> {
     // inventory.json is staged first and committed with the metadata files.
-    let inventory = crate::fsutil::stage(
+    match crate::fsutil::stage(
         &pipelines.join(INVENTORY_FILE),
         to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
-    )?;
-    Ok(metadata::write_all_with(
-        project,
-        inventory.into_iter().collect(),
-    )?)
+    ) {
+        Ok(inventory) => extra.extend(inventory),
+        Err(e) => {
+            crate::fsutil::discard(extra);
+            return Err(e.into());
+        }
+    }
+    Ok(metadata::write_all_with(project, extra)?)
 }

@@ -16,6 +16,7 @@
 //! | [`deploy`] | `pipeline deploy` |
 //! | [`undeploy`] | `pipeline undeploy` |
 //! | [`status`] | `pipeline status` |
+//! | [`decommission`] | `pipeline decommission` |
 //! | [`statement`] | `statement stop\|resume\|delete` |
 //! | [`changes`] | `project list-modified-files`, `project list-impacted-tables` |
 //! | [`versioning`] | `pipeline blue-green`, `project update-tables-version` |
@@ -28,6 +29,7 @@
 //! command-line forms, table lists).
 
 pub mod changes;
+pub mod decommission;
 pub mod deploy;
 pub mod graph;
 pub mod inventory;

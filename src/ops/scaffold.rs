@@ -1,9 +1,9 @@
 //! `project init` and `table init`: new projects and table folders from the templates.
 
 use super::{Context, OpsError};
-use crate::scaffold::{self, ProjectInit, ProjectType};
+use crate::scaffold::{self, ProjectInit};
 
-pub use crate::scaffold::TableInit;
+pub use crate::scaffold::{ProjectType, TableInit};
 use std::path::PathBuf;
 
 pub use crate::scaffold::Created;

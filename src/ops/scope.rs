@@ -21,6 +21,8 @@ pub enum ScopeRequest {
     Dir(String),
     /// `--table-list-file-name F` (see [`read_table_list`]).
     TableList(PathBuf),
+    /// The green tables of a blue-green release (`deploy --blue-green`).
+    Green(Vec<String>),
 }
 
 impl ScopeRequest {
@@ -54,6 +56,7 @@ pub fn resolve(req: &PlanRequest) -> Result<(Scope, PlanOptions), OpsError> {
         ScopeRequest::Product(p) => Scope::Product(p.clone()),
         ScopeRequest::Dir(d) => Scope::Dir(scope_dir(&req.pipelines, d)),
         ScopeRequest::TableList(f) => Scope::Tables(read_table_list(f)?),
+        ScopeRequest::Green(t) => Scope::Green(t.clone()),
         ScopeRequest::None => {
             return Err(OpsError::Usage(
                 "give a scope: --table-name, --product-name, --dir or --table-list-file-name"

@@ -4,9 +4,12 @@
 use super::scope::{PlanRequest, ScopeRequest};
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
+use crate::deploy::StatementState;
 use crate::deploy::spec::{self, normalize_sql};
-use crate::plan::Action;
+use crate::plan::{Action, StatementNaming};
+use crate::versioning::record::{BlueGreenRecord, GreenTable};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One statement of the status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,6 +26,28 @@ pub struct StatementRow {
     pub detail: Option<String>,
 }
 
+/// A blue statement of an open blue-green release next to its green successor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlueGreenRow {
+    pub blue_table_name: String,
+    pub green_table_name: String,
+    pub blue_statement: String,
+    /// `None`: absent.
+    pub blue_phase: Option<String>,
+    pub green_statement: Option<String>,
+    /// `None`: absent.
+    pub green_phase: Option<String>,
+}
+
+/// A statement under the project's statement-name prefix that no table of the tree owns (a blue
+/// statement after a rename, a deleted table, a query left by a killed run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Orphan {
+    pub statement: String,
+    pub phase: String,
+    pub detail: String,
+}
+
 /// The status of a scope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StatusReport {
@@ -32,6 +57,11 @@ pub struct StatusReport {
     #[serde(skip)]
     pub target_kind: TargetKind,
     pub statements: Vec<StatementRow>,
+    /// Blue statements of the blue-green releases still open in this environment, with their green
+    /// successors.
+    pub blue_green: Vec<BlueGreenRow>,
+    /// Statements under the prefix that no table owns.
+    pub orphans: Vec<Orphan>,
 }
 
 impl StatusReport {
@@ -77,10 +107,95 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
             });
         }
     }
+    let naming = StatementNaming::from_config(&cfg);
+    let record = BlueGreenRecord::read(&req.pipelines)?;
     Ok(StatusReport {
         scope: plan.scope,
         target: c.scrubber.scrub(&c.target.describe()),
         target_kind: c.kind,
         statements,
+        blue_green: blue_green_rows(&record, &naming, &live),
+        orphans: orphans(&project, &naming, &live),
     })
+}
+
+/// Blue statements of the releases still open for `naming`'s prefix, each with its green successor
+/// (DML to DML, DDL to DDL), names recomputed with `naming`.
+pub fn blue_green_rows(
+    record: &BlueGreenRecord,
+    naming: &StatementNaming,
+    live: &BTreeMap<String, StatementState>,
+) -> Vec<BlueGreenRow> {
+    let phase = |n: &str| live.get(n).map(|s| s.phase.to_string());
+    let mut rows = Vec::new();
+    for release in record
+        .releases
+        .iter()
+        .filter(|r| !r.decommissioned_in(&naming.prefix))
+    {
+        for t in &release.tables {
+            for (blue, green) in blue_green_statements(naming, &release.statement_prefix, t) {
+                rows.push(BlueGreenRow {
+                    blue_table_name: t.blue_table_name.clone(),
+                    green_table_name: t.green_table_name.clone(),
+                    blue_phase: phase(&blue),
+                    green_phase: green.as_deref().and_then(phase),
+                    blue_statement: blue,
+                    green_statement: green,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// The blue statements of a versioned table as named in the environment of `naming` (DML first), each
+/// with its green counterpart of the same kind. The release recorded them under its own prefix
+/// (`release_prefix`): the prefix is replaced, the rest of each name kept (a statement set's DML is
+/// named after the table that writes it); a name that was shortened with a hash is computed again.
+pub fn blue_green_statements(
+    naming: &StatementNaming,
+    release_prefix: &str,
+    t: &GreenTable,
+) -> Vec<(String, Option<String>)> {
+    use crate::plan::naming::{MAX_STATEMENT_NAME, fit_length};
+    let is_dml = |s: &str| s.contains("-dml-");
+    let here = |recorded: &str, dml: bool, table: &str| -> String {
+        match recorded.strip_prefix(release_prefix) {
+            Some(rest) if rest.starts_with('-') && recorded.len() < MAX_STATEMENT_NAME => {
+                fit_length(format!("{}{rest}", naming.prefix))
+            }
+            _ if dml => naming.dml(&t.product_name, table),
+            _ => naming.ddl(&t.product_name, table),
+        }
+    };
+    t.blue_statements
+        .iter()
+        .map(|b| {
+            let dml = is_dml(b);
+            let green = t
+                .green_statements
+                .iter()
+                .find(|g| is_dml(g) == dml)
+                .map(|g| here(g, dml, &t.green_table_name));
+            (here(b, dml, &t.blue_table_name), green)
+        })
+        .collect()
+}
+
+/// Live statements under `naming`'s prefix that no table of the project owns, sorted by name.
+pub fn orphans(
+    project: &crate::lineage::Project,
+    naming: &StatementNaming,
+    live: &BTreeMap<String, StatementState>,
+) -> Vec<Orphan> {
+    let owned = naming.owned_statements(project);
+    live.values()
+        .filter(|s| naming.is_under_prefix(&s.name) && !owned.contains_key(&s.name))
+        .map(|s| Orphan {
+            statement: s.name.clone(),
+            phase: s.phase.to_string(),
+            detail: s.detail.clone(),
+        })
+        .collect()
 }

@@ -116,7 +116,7 @@ pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsErro
     let live = rt.block_on(target::live_statements(&connected))?;
     let mut statements: Vec<UndeployStatement> = Vec::new();
     for t in &order {
-        for name in table_statements(&project, &naming, t) {
+        for name in naming.table_statements(&project, t) {
             if live.contains_key(&name) && !statements.iter().any(|s| s.statement == name) {
                 statements.push(UndeployStatement {
                     table_name: t.clone(),
@@ -137,25 +137,6 @@ pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsErro
             drop_tables: req.allow_drop,
         },
     })
-}
-
-/// The statements a table owns: the DML that writes it (its own, or its statement set's), then its DDL.
-pub fn table_statements(project: &Project, naming: &StatementNaming, table: &str) -> Vec<String> {
-    let tb = &project.inventory.tables[table];
-    let owner = tb
-        .written_by
-        .as_ref()
-        .map(|w| &project.inventory.tables[w])
-        .unwrap_or(tb);
-    let dml = owner
-        .dml_ref
-        .as_ref()
-        .map(|_| naming.dml(&owner.product, &owner.name));
-    let ddl = tb
-        .ddl_ref
-        .as_ref()
-        .map(|_| naming.ddl(&tb.product, &tb.name));
-    [dml, ddl].into_iter().flatten().collect()
 }
 
 impl Prepared {

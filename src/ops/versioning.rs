@@ -7,6 +7,7 @@ use crate::changes;
 use crate::config::Config;
 use crate::lineage::Project;
 use crate::plan::StatementNaming;
+use crate::versioning::record::{BlueGreenRecord, GreenTable, Release};
 use crate::versioning::{self, VersionRequest};
 use std::path::Path;
 
@@ -22,6 +23,8 @@ pub struct Versioned {
     pub applied: bool,
     /// The base ref of a blue-green (`None` for `update-tables-version`).
     pub baseline_ref: Option<String>,
+    /// The release added to `pipelines/blue_green.json` when files were rewritten.
+    pub recorded: Option<Release>,
 }
 
 /// `pipeline blue-green`: the tables with a `logic` or `schema` change since `changes` and all their
@@ -50,7 +53,10 @@ pub fn blue_green(
         pipelines,
         apply,
         allow_unknown,
-        Some(set.baseline_ref.clone()),
+        Some(Baseline {
+            base_ref: set.baseline_ref.clone(),
+            base_commit: set.base_commit.clone(),
+        }),
     )
 }
 
@@ -121,7 +127,7 @@ fn run(
     pipelines: &Path,
     apply: bool,
     allow_unknown: bool,
-    baseline_ref: Option<String>,
+    baseline: Option<Baseline>,
 ) -> Result<Versioned, OpsError> {
     let naming = StatementNaming::from_config(cfg);
     let plan = versioning::plan_versions(project, cfg, &naming, req)?;
@@ -132,35 +138,123 @@ fn run(
         }
     }
     let applied = apply && !plan.edits.is_empty();
+    let mut recorded = None;
     if applied {
         versioning::apply(&plan)?;
-        // The SQL files and the metadata change together: if the rebuild fails, the files go back.
+        // The SQL files, the metadata and the blue-green record change together: if the rebuild
+        // fails, the files go back.
         let rebuilt = ctx
             .load_project(cfg, pipelines, allow_unknown)
             .and_then(|p| {
                 if p.has_errors() {
-                    Err(OpsError::Refused(
+                    return Err(OpsError::Refused(
                         "the rewritten project has errors (above); nothing was changed".into(),
-                    ))
-                } else {
-                    super::metadata::write_metadata(&p, pipelines).map(|_| ())
+                    ));
                 }
+                let (record, release) =
+                    record_release(pipelines, &p, &naming, &plan, baseline.as_ref())?;
+                let staged = crate::fsutil::stage(
+                    &BlueGreenRecord::path(pipelines),
+                    record.to_text().as_bytes(),
+                )?;
+                super::metadata::write_metadata_with(&p, pipelines, staged.into_iter().collect())?;
+                Ok(release)
             });
-        if let Err(e) = rebuilt {
-            let stuck = versioning::restore(&plan);
-            if !stuck.is_empty() {
-                return Err(OpsError::RestoreFailed {
-                    cause: e.to_string(),
-                    stuck,
-                });
+        match rebuilt {
+            Ok(release) => recorded = Some(release),
+            Err(e) => {
+                let stuck = versioning::restore(&plan);
+                if !stuck.is_empty() {
+                    return Err(OpsError::RestoreFailed {
+                        cause: e.to_string(),
+                        stuck,
+                    });
+                }
+                return Err(e);
             }
-            return Err(e);
         }
     }
     Ok(Versioned {
         plan,
         apply,
         applied,
-        baseline_ref,
+        baseline_ref: baseline.map(|b| b.base_ref),
+        recorded,
     })
+}
+
+/// The base of a blue-green versioning.
+#[derive(Debug, Clone)]
+struct Baseline {
+    base_ref: String,
+    base_commit: String,
+}
+
+/// The record with a new release for `plan` appended, and that release. Statement names are those of
+/// the configuration in effect; green tables are read from the rebuilt project.
+fn record_release(
+    pipelines: &Path,
+    project: &Project,
+    naming: &StatementNaming,
+    plan: &VersionPlan,
+    baseline: Option<&Baseline>,
+) -> Result<(BlueGreenRecord, Release), OpsError> {
+    let mut record = BlueGreenRecord::read(pipelines)?;
+    record.format = 1;
+    let blue_of = |green: &str| -> String {
+        plan.renames
+            .iter()
+            .find(|(_, g)| g.as_str() == green)
+            .map(|(b, _)| b.clone())
+            .unwrap_or_else(|| green.to_string())
+    };
+    let tables = plan
+        .green
+        .iter()
+        .filter_map(|g| {
+            let t = project.inventory.tables.get(&g.table_name)?;
+            let green_statements = naming.table_statements(project, &t.name);
+            // The blue table had the same files: its statements carry the blue names (a statement set
+            // that writes it is named after its writer's blue name).
+            let owner = t.written_by.as_deref().unwrap_or(&t.name);
+            let owner_product = project
+                .inventory
+                .tables
+                .get(owner)
+                .map_or(t.product.as_str(), |o| o.product.as_str());
+            let mut blue_statements = Vec::new();
+            if t.written_by.is_some()
+                || project
+                    .inventory
+                    .tables
+                    .get(owner)
+                    .is_some_and(|o| o.dml_ref.is_some())
+            {
+                blue_statements.push(naming.dml(owner_product, &blue_of(owner)));
+            }
+            if t.ddl_ref.is_some() {
+                blue_statements.push(naming.ddl(&t.product, &g.blue_table_name));
+            }
+            let mut green_statements = green_statements;
+            green_statements.reverse();
+            Some(GreenTable {
+                blue_table_name: g.blue_table_name.clone(),
+                green_table_name: g.table_name.clone(),
+                product_name: t.product.clone(),
+                blue_statements,
+                green_statements,
+                reason: g.reason.clone(),
+            })
+        })
+        .collect();
+    let release = Release {
+        created_at: super::now_utc(),
+        base_ref: baseline.map(|b| b.base_ref.clone()),
+        base_commit: baseline.map(|b| b.base_commit.clone()),
+        statement_prefix: naming.prefix.clone(),
+        tables,
+        decommissioned: Vec::new(),
+    };
+    record.releases.push(release.clone());
+    Ok((record, release))
 }

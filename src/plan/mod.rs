@@ -47,6 +47,9 @@ pub enum Scope {
     Product(String),
     /// `--dir D`: every table whose folder is under D (path relative to the pipelines root or its parent).
     Dir(String),
+    /// `deploy --blue-green`: the green tables of a blue-green release. Like a product or folder
+    /// scope, they are started only when not running, so deploying the release again changes nothing.
+    Green(Vec<String>),
 }
 
 /// Planning options (the flags of `build-execution-plan`).
@@ -343,6 +346,24 @@ pub fn build_plan(
                 }
             }
             (names.clone(), format!("table {}", names.join(", ")), true)
+        }
+        Scope::Green(names) => {
+            if names.is_empty() {
+                return Err(PlanError::EmptyScope);
+            }
+            for n in names {
+                if !inv.tables.contains_key(n) {
+                    return Err(PlanError::UnknownTable {
+                        name: n.clone(),
+                        hint: suggest(n, inv.tables.keys()),
+                    });
+                }
+            }
+            (
+                names.clone(),
+                format!("green tables {}", names.join(", ")),
+                false,
+            )
         }
         Scope::Product(p) => {
             let v: Vec<String> = inv

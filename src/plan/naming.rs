@@ -125,6 +125,59 @@ impl StatementNaming {
     pub fn dml(&self, product: &str, table: &str) -> String {
         self.name(product, "dml", table)
     }
+
+    /// Whether a statement name is under this naming's prefix (`dev-usw2-…`): a statement this
+    /// configuration may have created. Another project configured with the same prefix shares it.
+    pub fn is_under_prefix(&self, statement: &str) -> bool {
+        !self.prefix.is_empty()
+            && statement.len() > self.prefix.len()
+            && statement.starts_with(&self.prefix)
+            && statement.as_bytes()[self.prefix.len()] == b'-'
+    }
+
+    /// The statements a table of the project owns, DML first: the DML that writes it (its own, or the
+    /// statement set of the table that writes it), then its DDL. External tables own none.
+    pub fn table_statements(&self, project: &crate::lineage::Project, table: &str) -> Vec<String> {
+        let Some(tb) = project.inventory.tables.get(table) else {
+            return Vec::new();
+        };
+        if tb.external {
+            return Vec::new();
+        }
+        let owner = tb
+            .written_by
+            .as_ref()
+            .and_then(|w| project.inventory.tables.get(w))
+            .unwrap_or(tb);
+        let dml = owner
+            .dml_ref
+            .as_ref()
+            .map(|_| self.dml(&owner.product, &owner.name));
+        let ddl = tb.ddl_ref.as_ref().map(|_| self.ddl(&tb.product, &tb.name));
+        [dml, ddl].into_iter().flatten().collect()
+    }
+
+    /// Every statement the project's tables own, with the owning table: their DDL and DML, and the
+    /// helper statements the deploy names after them while it works (`<name>-co` during a carry-over,
+    /// `<ddl name>-drop` for an allowed drop).
+    pub fn owned_statements(
+        &self,
+        project: &crate::lineage::Project,
+    ) -> std::collections::BTreeMap<String, String> {
+        let mut owned = std::collections::BTreeMap::new();
+        for t in project.inventory.tables.keys() {
+            for s in self.table_statements(project, t) {
+                for helper in [
+                    fit_length(format!("{s}-co")),
+                    fit_length(format!("{s}-drop")),
+                ] {
+                    owned.entry(helper).or_insert_with(|| t.clone());
+                }
+                owned.entry(s).or_insert_with(|| t.clone());
+            }
+        }
+        owned
+    }
 }
 
 /// Tables whose statement names collide: two different tables would share a DDL or DML statement name

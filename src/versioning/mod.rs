@@ -18,6 +18,7 @@
 
 pub mod baseline;
 pub mod names;
+pub mod record;
 
 use crate::config::Config;
 use crate::graph::GraphError;

@@ -16,6 +16,7 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         resume: args.resume,
         allow_drop: args.allow_drop,
         journal: args.journal.clone(),
+        blue_green: args.blue_green,
     };
     match deploy::deploy(&inv.ctx, &req)? {
         DeployOutcome::DryRun(d) => {

@@ -4,6 +4,7 @@
 mod blue_green;
 mod build_all_metadata;
 mod build_execution_plan;
+mod decommission;
 mod deploy;
 mod graph;
 mod report;
@@ -53,5 +54,6 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::Deploy(args) => deploy::exec(inv, args),
         PipelineCommand::Undeploy(args) => undeploy::exec(inv, args),
         PipelineCommand::Status(args) => status::exec(inv, args),
+        PipelineCommand::Decommission(args) => decommission::exec(inv, args),
     }
 }

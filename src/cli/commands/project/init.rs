@@ -3,8 +3,7 @@
 use crate::cli::args::{ProjectInitArgs, ProjectTypeArg};
 use crate::cli::render::created;
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::scaffold::{self, ProjectInitRequest};
-use crate::scaffold::ProjectType;
+use crate::ops::scaffold::{self, ProjectInitRequest, ProjectType};
 
 pub fn exec(inv: &Invocation, args: &ProjectInitArgs) -> CmdResult {
     let c = scaffold::project_init(&ProjectInitRequest {

@@ -1,0 +1,135 @@
+//! `flinkpipe pipeline decommission [DIR] [--stop|--delete] [--orphans] [--dry-run] [--no-ack]`: after
+//! a blue-green, stops or deletes the blue statements (and orphans), children first.
+
+use crate::cli::args::DecommissionArgs;
+use crate::cli::render::{confirm, print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::decommission::{self, DecommissionPlan, DecommissionRequest, Why};
+use crate::ops::statement::StatementVerb;
+use std::time::Duration;
+
+pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
+    let prepared = decommission::prepare(
+        &inv.ctx,
+        &DecommissionRequest {
+            pipelines: args.dir.pipelines.clone(),
+            verb: if args.delete {
+                StatementVerb::Delete
+            } else {
+                StatementVerb::Stop
+            },
+            orphans: args.orphans,
+            timeout: Duration::from_secs(args.timeout),
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    let plan = &prepared.plan;
+    if args.dry_run || plan.statements.is_empty() {
+        if inv.json() {
+            print_json(&serde_json::json!({"dry_run": args.dry_run, "plan": plan}));
+        } else {
+            print!("{}", plan_text(plan));
+            if plan.statements.is_empty() {
+                println!("nothing to {}", plan.action);
+            } else {
+                println!("dry run: nothing was changed");
+            }
+        }
+        return Ok(true);
+    }
+    if !inv.json() {
+        print!("{}", plan_text(plan));
+    }
+    if !args.no_ack && !confirm(&format!("{} them?", capitalised(plan.action)))? {
+        println!("nothing changed");
+        return Ok(false);
+    }
+    let report = prepared.execute()?;
+    if inv.json() {
+        print_json(&report);
+        return Ok(report.success());
+    }
+    for r in &report.results {
+        match &r.error {
+            None => println!(
+                "{} {} (phase {})",
+                past(report.plan.action),
+                r.statement,
+                r.phase.as_deref().unwrap_or("-")
+            ),
+            Some(e) => eprintln!("error: {e}"),
+        }
+    }
+    if report.recorded {
+        println!(
+            "recorded in blue_green.json: released {} for statement prefix '{}'",
+            past(report.plan.action),
+            report.plan.statement_prefix
+        );
+    }
+    Ok(report.success())
+}
+
+fn capitalised(v: StatementVerb) -> &'static str {
+    match v {
+        StatementVerb::Stop => "Stop",
+        StatementVerb::Resume => "Resume",
+        StatementVerb::Delete => "Delete",
+    }
+}
+
+fn past(v: StatementVerb) -> &'static str {
+    match v {
+        StatementVerb::Stop => "stopped",
+        StatementVerb::Resume => "resumed",
+        StatementVerb::Delete => "deleted",
+    }
+}
+
+fn plan_text(plan: &DecommissionPlan) -> String {
+    let mut out = String::new();
+    if plan.releases.is_empty() {
+        out.push_str(&format!(
+            "No blue-green release is open for statement prefix '{}' (pipelines/blue_green.json).\n",
+            plan.statement_prefix
+        ));
+    } else {
+        out.push_str(&format!(
+            "Blue-green releases open for statement prefix '{}': {}\n",
+            plan.statement_prefix,
+            plan.releases.join(", ")
+        ));
+    }
+    if !plan.statements.is_empty() {
+        out.push_str(&format!(
+            "\nStatements to {}, in this order (children first):\n\n",
+            plan.action
+        ));
+        let rows: Vec<Vec<String>> = plan
+            .statements
+            .iter()
+            .map(|t| {
+                vec![
+                    t.statement.clone(),
+                    t.phase.clone(),
+                    match &t.why {
+                        Why::Blue {
+                            blue_table_name,
+                            green_table_name,
+                            ..
+                        } => format!("blue {blue_table_name}, replaced by {green_table_name}"),
+                        Why::Orphan => "orphan: no table of the tree owns it".into(),
+                    },
+                ]
+            })
+            .collect();
+        out.push_str(&table(&["statement", "phase", "why"], &rows));
+    }
+    if !plan.left_alone.is_empty() {
+        out.push_str("\nLeft alone:\n");
+        for l in &plan.left_alone {
+            out.push_str(&format!("  {}: {}\n", l.statement, l.reason));
+        }
+    }
+    out
+}

@@ -1,0 +1,291 @@
+//! `pipeline decommission`: after the green tables of a blue-green release are validated, stops or
+//! deletes the blue statements of every release of `pipelines/blue_green.json` still open in this
+//! environment (children first), and with `orphans` every statement under the project's
+//! statement-name prefix that no table of the tree owns. Never a statement that a table of the tree
+//! owns. Two steps, so that the caller can show the list and ask first: [`prepare`] reads the target,
+//! [`Prepared::execute`] acts and records the decommission in the file.
+
+use super::statement::{self, StatementVerb};
+use super::status::{blue_green_statements, orphans};
+use super::target::{self, Connected};
+use super::{Context, OpsError};
+use crate::deploy::Phase;
+use crate::plan::StatementNaming;
+use crate::versioning::record::{BlueGreenRecord, Decommission};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to decommission.
+#[derive(Debug, Clone)]
+pub struct DecommissionRequest {
+    pub pipelines: PathBuf,
+    /// [`StatementVerb::Stop`] (resumable) or [`StatementVerb::Delete`].
+    pub verb: StatementVerb,
+    /// Also every orphan statement under the prefix.
+    pub orphans: bool,
+    /// Longest wait for one statement to reach the goal.
+    pub timeout: Duration,
+    pub allow_unknown: bool,
+}
+
+/// Why a statement is decommissioned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Why {
+    /// A blue statement whose table was versioned as `green_table_name`.
+    Blue {
+        blue_table_name: String,
+        green_table_name: String,
+        /// `created_at` of the release.
+        release: String,
+    },
+    /// Under the prefix, owned by no table of the tree.
+    Orphan,
+}
+
+/// One statement to act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    pub statement: String,
+    /// Its phase now.
+    pub phase: String,
+    pub why: Why,
+}
+
+/// A statement left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftAlone {
+    pub statement: String,
+    pub reason: String,
+}
+
+/// What a decommission will do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DecommissionPlan {
+    pub action: StatementVerb,
+    /// The statement-name prefix of this environment.
+    pub statement_prefix: String,
+    /// `created_at` of the open releases it closes.
+    pub releases: Vec<String>,
+    /// In order: blue statements children first (DML before DDL), then orphans.
+    pub statements: Vec<Target>,
+    /// Blue statements not acted on (owned by a table of the tree, absent, already stopped).
+    pub left_alone: Vec<LeftAlone>,
+}
+
+/// The result of one statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Done {
+    pub statement: String,
+    /// The phase reached, `absent` once deleted.
+    pub phase: Option<String>,
+    /// `None`: done; else the (masked) error.
+    pub error: Option<String>,
+}
+
+/// What a decommission did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DecommissionReport {
+    pub plan: DecommissionPlan,
+    pub results: Vec<Done>,
+    /// Whether `pipelines/blue_green.json` now records the releases as decommissioned here.
+    pub recorded: bool,
+}
+
+impl DecommissionReport {
+    pub fn success(&self) -> bool {
+        self.results.iter().all(|r| r.error.is_none())
+    }
+}
+
+/// A decommission ready to run.
+pub struct Prepared {
+    connected: Connected,
+    rt: tokio::runtime::Runtime,
+    pipelines: PathBuf,
+    record: BlueGreenRecord,
+    timeout: Duration,
+    pub plan: DecommissionPlan,
+}
+
+/// Works out what to stop or delete.
+///
+/// Errors: errors in the project, an unreadable `blue_green.json`, a target that cannot be listed.
+pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, OpsError> {
+    let cfg = ctx.config()?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "nothing decommissioned: fix the errors above",
+    )?;
+    let naming = StatementNaming::from_config(&cfg);
+    let record = BlueGreenRecord::read(&req.pipelines)?;
+    let connected = target::connect(&cfg, Some(&project))?;
+    let rt = target::runtime()?;
+    let live = rt.block_on(target::live_statements(&connected))?;
+    let owned = naming.owned_statements(&project);
+    let mut statements = Vec::new();
+    let mut left_alone = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut releases = Vec::new();
+    for release in record
+        .releases
+        .iter()
+        .filter(|r| !r.decommissioned_in(&naming.prefix))
+    {
+        releases.push(release.created_at.clone());
+        // Children first: the release lists parents first; DML before DDL within a table.
+        for t in release.tables.iter().rev() {
+            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                if !seen.insert(blue.clone()) {
+                    continue;
+                }
+                let reason = if let Some(owner) = owned.get(&blue) {
+                    Some(format!("owned by table {owner} of the tree"))
+                } else {
+                    match live.get(&blue) {
+                        None => Some("absent".to_string()),
+                        Some(s) if req.verb == StatementVerb::Stop && blue.contains("-ddl-") => {
+                            Some(format!("a DDL statement ({}): nothing to stop", s.phase))
+                        }
+                        Some(s)
+                            if req.verb == StatementVerb::Stop
+                                && matches!(s.phase, Phase::Stopped) =>
+                        {
+                            Some("already STOPPED".to_string())
+                        }
+                        Some(_) => None,
+                    }
+                };
+                match reason {
+                    Some(reason) => left_alone.push(LeftAlone {
+                        statement: blue,
+                        reason,
+                    }),
+                    None => statements.push(Target {
+                        phase: live[&blue].phase.to_string(),
+                        statement: blue,
+                        why: Why::Blue {
+                            blue_table_name: t.blue_table_name.clone(),
+                            green_table_name: t.green_table_name.clone(),
+                            release: release.created_at.clone(),
+                        },
+                    }),
+                }
+            }
+        }
+    }
+    if req.orphans {
+        // DML (jobs) before DDL: a reader stops before the table it reads is dropped from view.
+        let mut found = orphans(&project, &naming, &live);
+        found.sort_by_key(|o| (!o.statement.contains("-dml-"), o.statement.clone()));
+        for o in found {
+            if !seen.insert(o.statement.clone()) {
+                continue;
+            }
+            if req.verb == StatementVerb::Stop && o.phase == Phase::Stopped.to_string() {
+                left_alone.push(LeftAlone {
+                    statement: o.statement,
+                    reason: "already STOPPED".into(),
+                });
+                continue;
+            }
+            statements.push(Target {
+                statement: o.statement,
+                phase: o.phase,
+                why: Why::Orphan,
+            });
+        }
+    }
+    Ok(Prepared {
+        connected,
+        rt,
+        pipelines: req.pipelines.clone(),
+        record,
+        timeout: req.timeout,
+        plan: DecommissionPlan {
+            action: req.verb,
+            statement_prefix: naming.prefix,
+            releases,
+            statements,
+            left_alone,
+        },
+    })
+}
+
+impl Prepared {
+    /// Acts on every statement in order (a failure is recorded and the next one tried), then, when
+    /// every blue statement reached its goal, records the open releases as decommissioned in this
+    /// environment (`pipelines/blue_green.json`, written atomically).
+    ///
+    /// Errors: the record cannot be written (the statements were acted on; the report says which).
+    pub fn execute(self) -> Result<DecommissionReport, OpsError> {
+        let c = &self.connected;
+        let verb = self.plan.action;
+        let results: Vec<Done> = self.rt.block_on(async {
+            let mut out = Vec::new();
+            for t in &self.plan.statements {
+                let r = statement::apply(c, &t.statement, verb, self.timeout).await;
+                out.push(match r {
+                    Ok(s) => Done {
+                        statement: t.statement.clone(),
+                        phase: Some(
+                            s.map(|s| s.phase.to_string())
+                                .unwrap_or_else(|| "absent".into()),
+                        ),
+                        error: None,
+                    },
+                    Err(e) => Done {
+                        statement: t.statement.clone(),
+                        phase: None,
+                        error: Some(c.scrubber.scrub(&format!("{verb} {}: {e}", t.statement))),
+                    },
+                });
+            }
+            out
+        });
+        let blue_failed = results
+            .iter()
+            .zip(&self.plan.statements)
+            .any(|(r, t)| r.error.is_some() && matches!(t.why, Why::Blue { .. }));
+        let mut recorded = false;
+        if !blue_failed && !self.plan.releases.is_empty() {
+            let mut record = self.record.clone();
+            let at = super::now_utc();
+            for release in record
+                .releases
+                .iter_mut()
+                .filter(|r| self.plan.releases.contains(&r.created_at))
+            {
+                if release.decommissioned_in(&self.plan.statement_prefix) {
+                    continue;
+                }
+                let names: BTreeSet<&str> = self
+                    .plan
+                    .statements
+                    .iter()
+                    .filter(|t| matches!(&t.why, Why::Blue { release: r, .. } if *r == release.created_at))
+                    .map(|t| t.statement.as_str())
+                    .collect();
+                release.decommissioned.push(Decommission {
+                    statement_prefix: self.plan.statement_prefix.clone(),
+                    at: at.clone(),
+                    action: verb.as_str().to_string(),
+                    statements: names.into_iter().map(str::to_string).collect(),
+                });
+            }
+            let path = BlueGreenRecord::path(&self.pipelines);
+            crate::fsutil::write_atomic(&path, record.to_text().as_bytes())
+                .map_err(|source| OpsError::Write { path, source })?;
+            recorded = true;
+        }
+        Ok(DecommissionReport {
+            plan: self.plan,
+            results,
+            recorded,
+        })
+    }
+}
