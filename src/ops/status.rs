@@ -109,13 +109,19 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
     }
     let naming = StatementNaming::from_config(&cfg);
     let record = BlueGreenRecord::read(&req.pipelines)?;
+    let blue_green = blue_green_rows(&record, &naming, &live);
+    // Blue statements of an open release are shown with their green successors, not as orphans.
+    let orphans = orphans(&project, &naming, &live)
+        .into_iter()
+        .filter(|o| !blue_green.iter().any(|b| b.blue_statement == o.statement))
+        .collect();
     Ok(StatusReport {
         scope: plan.scope,
         target: c.scrubber.scrub(&c.target.describe()),
         target_kind: c.kind,
         statements,
-        blue_green: blue_green_rows(&record, &naming, &live),
-        orphans: orphans(&project, &naming, &live),
+        blue_green,
+        orphans,
     })
 }
 

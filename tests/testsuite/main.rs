@@ -16,6 +16,8 @@ mod analysis_cache;
 mod bad_input;
 /// Blue-green versioning end to end on our example project in a temporary git repository: a logic change
 mod blue_green;
+/// The blue-green runbook against the Confluent fake: deploy green, status, decommission, orphans.
+mod blue_green_workflow;
 /// `project list-modified-files` and `project list-impacted-tables`: temporary git repositories built with
 mod changes;
 /// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source

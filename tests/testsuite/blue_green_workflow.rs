@@ -1,0 +1,301 @@
+//! The blue-green runbook against the Confluent fake, with the real binary in a temporary git repository
+//! of the example project: deploy blue → change an intermediate → `blue-green --apply` (recorded in
+//! `pipelines/blue_green.json`) → commit → `deploy --blue-green` → `status` shows blue next to green →
+//! `decommission --delete --no-ack` → no blue, no orphan, the record says so. Also orphans of a deleted
+//! table, `--stop`, `--dry-run`, and that a statement owned by a table of the tree is never touched.
+
+use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, SECRET};
+use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::{our_fixture, stderr, stdout};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::process::Output;
+
+const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
+
+const ENRICHED_DML: &str =
+    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
+
+fn repo() -> Repo {
+    let r = Repo::new(our_fixture());
+    std::fs::write(
+        r.root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
+    )
+    .unwrap();
+    r
+}
+
+/// Runs `flinkpipe ARGS… PIPELINES` against the fake from the repository's root.
+fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
+    let o = crate::support::command()
+        .args(args)
+        .arg(&r.pipelines)
+        .current_dir(&r.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
+    o
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    stdout(o)
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_str(&ok(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn running(fake: &FakeConfluent) -> BTreeSet<String> {
+    fake.phases()
+        .into_iter()
+        .filter(|(_, p)| p == "RUNNING")
+        .map(|(n, _)| n)
+        .collect()
+}
+
+#[test]
+fn runbook_deploy_green_validate_decommission_blue() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    // 1. Blue is deployed.
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "deploy", "--dir", "pipelines"],
+    ));
+    let blue_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
+    assert!(running(&fake).contains(blue_dml));
+
+    // 2. A logic change, versioned and recorded, then committed.
+    r.branch("feature");
+    r.edit(ENRICHED_DML, |t| {
+        t.replace(
+            "  ON o.currency = r.currency;",
+            "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
+        )
+    });
+    r.commit("filter test orders", T_CHANGE);
+    let v = json(&run(
+        &r,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "blue-green",
+            "--since",
+            "main",
+            "--apply",
+        ],
+    ));
+    assert_eq!(v["applied"], true);
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap(),
+    )
+    .unwrap();
+    let release = &record["releases"][0];
+    assert_eq!(release["base_ref"], "main");
+    assert_eq!(release["statement_prefix"], "dev-usw2");
+    let tables = release["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 8, "{release:#}");
+    let enriched = tables
+        .iter()
+        .find(|t| t["blue_table_name"] == "int_sales_orders_enriched")
+        .unwrap();
+    assert_eq!(enriched["green_table_name"], "int_sales_orders_enriched_v2");
+    assert_eq!(
+        enriched["blue_statements"],
+        serde_json::json!([blue_dml, "dev-usw2-sales-ddl-int-sales-orders-enriched"])
+    );
+    assert_eq!(
+        enriched["green_statements"],
+        serde_json::json!([
+            "dev-usw2-sales-ddl-int-sales-orders-enriched-v2",
+            "dev-usw2-sales-dml-int-sales-orders-enriched-v2"
+        ])
+    );
+    r.commit("version the impacted tables", T_CHANGE + 60);
+
+    // 3. Green is deployed beside blue; nothing blue is touched.
+    let deletes_before = fake.deletes().len();
+    let d = json(&run(
+        &r,
+        &fake,
+        &["--output", "json", "pipeline", "deploy", "--blue-green"],
+    ));
+    assert_eq!(d["success"], true, "{d:#}");
+    let up = running(&fake);
+    assert!(up.contains("dev-usw2-sales-dml-int-sales-orders-enriched-v2"));
+    assert!(up.contains(blue_dml), "blue keeps running");
+    assert_eq!(fake.deletes().len(), deletes_before, "nothing deleted");
+    // Deploying the release again changes nothing: the green jobs run.
+    let again = json(&run(
+        &r,
+        &fake,
+        &["--output", "json", "pipeline", "deploy", "--blue-green"],
+    ));
+    let actions: BTreeSet<&str> = again["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, BTreeSet::from(["skip"]), "{again:#}");
+
+    // 4. Status shows blue next to green, and no orphan.
+    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let bg = s["blue_green"].as_array().unwrap();
+    let row = bg
+        .iter()
+        .find(|b| b["blue_statement"] == blue_dml)
+        .unwrap_or_else(|| panic!("{s:#}"));
+    assert_eq!(row["blue_phase"], "RUNNING");
+    assert_eq!(
+        row["green_statement"],
+        "dev-usw2-sales-dml-int-sales-orders-enriched-v2"
+    );
+    assert_eq!(row["green_phase"], "RUNNING");
+    assert_eq!(s["orphans"], serde_json::json!([]));
+    let text = ok(&run(&r, &fake, &["pipeline", "status"]));
+    assert!(text.contains("Blue-green"), "{text}");
+
+    // 5. Decommission blue: a dry run changes nothing, then delete without asking.
+    let dry = ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--dry-run"],
+    ));
+    assert!(dry.contains(blue_dml) && dry.contains("dry run"), "{dry}");
+    assert!(running(&fake).contains(blue_dml));
+    let green_before: BTreeSet<String> = running(&fake)
+        .into_iter()
+        .filter(|n| n.ends_with("-v2"))
+        .collect();
+    let out = ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    ));
+    assert!(out.contains(&format!("deleted {blue_dml}")), "{out}");
+    let deleted: Vec<String> = fake.deletes()[deletes_before..].to_vec();
+    // Only blue statements of the release, children first.
+    for n in &deleted {
+        assert!(!n.ends_with("-v2"), "a green statement was deleted: {n}");
+    }
+    let pos = |n: &str| deleted.iter().position(|d| d == n).unwrap();
+    assert!(
+        pos("dev-usw2-sales-dml-int-sales-order-lines") < pos(blue_dml),
+        "children first: {deleted:?}"
+    );
+    let green_after: BTreeSet<String> = running(&fake)
+        .into_iter()
+        .filter(|n| n.ends_with("-v2"))
+        .collect();
+    assert_eq!(green_after, green_before);
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap(),
+    )
+    .unwrap();
+    let dec = &record["releases"][0]["decommissioned"][0];
+    assert_eq!(dec["action"], "delete");
+    assert_eq!(dec["statement_prefix"], "dev-usw2");
+
+    // 6. Afterwards: no blue row, no orphan, nothing left to deploy as green.
+    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    assert_eq!(s["blue_green"], serde_json::json!([]));
+    assert_eq!(s["orphans"], serde_json::json!([]));
+    let o = run(&r, &fake, &["pipeline", "deploy", "--blue-green"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no green set still open"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements_never() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "deploy", "--product-name", "sales"],
+    ));
+    // A leaf table is deleted from the tree: its statements are orphans.
+    std::fs::remove_dir_all(r.pipelines.join("views/sales/mv_revenue_export")).unwrap();
+    let orphan = "dev-usw2-sales-dml-sales-mv-revenue-export";
+    assert!(fake.phase(orphan).is_some());
+    // Another project's statement, outside the prefix, is not an orphan of this one.
+    fake.seed("prod-usw2-sales-dml-x", "INSERT INTO x SELECT 1", "RUNNING");
+    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let orphans: Vec<&str> = s["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["statement"].as_str().unwrap())
+        .collect();
+    assert!(orphans.contains(&orphan), "{orphans:?}");
+    assert!(!orphans.contains(&"prod-usw2-sales-dml-x"));
+    // A record that names a table of the tree as blue (hand-edited): that statement is left alone.
+    std::fs::write(
+        r.pipelines.join("blue_green.json"),
+        r#"{"format": 1, "releases": [{"created_at": "2026-01-01T00:00:00Z", "base_ref": null,
+            "base_commit": null, "statement_prefix": "dev-usw2", "tables": [{
+            "blue_table_name": "int_sales_order_lines", "green_table_name": "int_sales_order_lines",
+            "product_name": "sales", "blue_statements": ["dev-usw2-sales-dml-int-sales-order-lines"],
+            "green_statements": [], "reason": "hand-edited"}]}]}"#,
+    )
+    .unwrap();
+    // --stop (the default) stops the orphan job; the owned statement keeps running.
+    let before = fake.deletes().len();
+    let out = ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--orphans", "--no-ack"],
+    ));
+    assert!(
+        out.contains("owned by table int_sales_order_lines of the tree"),
+        "{out}"
+    );
+    assert_eq!(fake.phase(orphan).as_deref(), Some("STOPPED"));
+    assert_eq!(
+        fake.phase("dev-usw2-sales-dml-int-sales-order-lines")
+            .as_deref(),
+        Some("RUNNING")
+    );
+    assert_eq!(fake.deletes().len(), before);
+    // --delete --orphans removes the orphans (DML and DDL) and nothing else.
+    ok(&run(
+        &r,
+        &fake,
+        &[
+            "pipeline",
+            "decommission",
+            "--orphans",
+            "--delete",
+            "--no-ack",
+        ],
+    ));
+    let deleted: BTreeSet<String> = fake.deletes()[before..].iter().cloned().collect();
+    assert_eq!(
+        deleted,
+        BTreeSet::from([
+            orphan.to_string(),
+            "dev-usw2-sales-ddl-sales-mv-revenue-export".to_string()
+        ])
+    );
+    assert_eq!(
+        fake.phase("prod-usw2-sales-dml-x").as_deref(),
+        Some("RUNNING")
+    );
+    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    assert_eq!(s["orphans"], serde_json::json!([]));
+}
