@@ -155,7 +155,9 @@ pub struct ChangeSet {
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
     /// The pipelines folder is not inside a git work tree.
-    #[error("{0} is not inside a git repository (list-modified-files compares git commits)")]
+    #[error(
+        "{0} is not inside a git repository: changes are found by comparing git commits (run `git init` and commit the project first)"
+    )]
     NotARepository(PathBuf),
     /// The pipelines folder does not exist.
     #[error("pipelines folder {0} does not exist or is not a folder")]
@@ -298,9 +300,10 @@ pub struct ModifiedFileRow {
     /// Old and new equal after normalisation (no live target yet: base vs head).
     #[serde(default)]
     pub same_sql_content: bool,
-    /// Always `false` until live targets exist.
+    /// Whether the table's statement (its DML, else its DDL) is RUNNING on the configured target;
+    /// `null` when no target was asked (offline, or no target configured). shift_left writes a bool.
     #[serde(default)]
-    pub running: bool,
+    pub running: Option<bool>,
     /// The table at the head.
     #[serde(default)]
     pub new_table_name: String,
@@ -349,7 +352,7 @@ impl ChangeSet {
                 table_name: f.table_name.clone(),
                 file_modified_url: crate::fsutil::slash_path(&f.abs_path),
                 same_sql_content: f.same_sql_content,
-                running: false,
+                running: None,
                 new_table_name: f.new_table_name.clone(),
                 schema_diff: f.schema_diff.clone(),
                 base_table_name: f.base_table_name.clone(),

@@ -106,9 +106,14 @@ pub enum ProjectCommand {
         dir: PipelinesDir,
         #[command(flatten)]
         refs: ChangeRefs,
-        /// Folder for modified_flink_files.json and .txt [default: the current folder].
+        /// Folder for modified_flink_files.json and .txt [default: $FLINKPIPE_OUTPUT_DIR, else
+        /// ~/.shift_left, as shift_left; never the work tree unless given].
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
+        /// Do not ask the configured target whether the tables' statements run (`running` is then
+        /// null, as when no target is configured).
+        #[arg(long)]
+        offline: bool,
     },
     /// List the descendants impacted by the changes since a git ref (or listed in a
     /// modified_flink_files.json) and write impacted_tables.json.
@@ -120,7 +125,7 @@ pub enum ProjectCommand {
         /// Read the changes from this modified_flink_files.json instead of git.
         #[arg(long, value_name = "FILE")]
         modified_files_path: Option<PathBuf>,
-        /// Folder for impacted_tables.json [default: the current folder].
+        /// Folder for impacted_tables.json [default: $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left].
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
     },
@@ -216,7 +221,9 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
-    /// Compute the execution plan of a table, product, folder or table list (no server is contacted).
+    /// Compute the execution plan of a table, product, folder or table list. Writes nothing anywhere;
+    /// the current statement phases come from --statement-status, else from the configured target
+    /// (one read-only list call) unless --offline.
     BuildExecutionPlan(PlanArgs),
     /// Version the subgraph impacted since a git ref for a blue-green deploy (`t` → `t_v2`): prints the
     /// diff and the green plan; `--apply` rewrites the files and rebuilds the inventory and metadata.
@@ -335,7 +342,7 @@ pub enum StatementCommand {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
     },
-    /// Delete a statement and wait until it is gone (a missing statement is not an error).
+    /// Delete a statement and wait until it is gone (a name that does not exist is an error).
     Delete {
         /// The statement name.
         name: String,
@@ -577,6 +584,7 @@ impl ChangeRefs {
             since_date: self.since_date.clone(),
             file_filter: self.file_filter.clone(),
             include_uncommitted: self.include_uncommitted,
+            running_from_target: false,
         }
     }
 }

@@ -23,6 +23,8 @@ pub struct ChangeRequest {
     pub file_filter: Option<String>,
     /// Compare with the work tree instead of the head commit.
     pub include_uncommitted: bool,
+    /// Fill `running` from the configured target (one list call) when one is configured.
+    pub running_from_target: bool,
 }
 
 /// The library's change options. Errors (usage): a `since_date` that is not `YYYY-MM-DD`.
@@ -53,6 +55,67 @@ pub struct ModifiedReport {
     pub written: Vec<PathBuf>,
 }
 
+/// Where `modified_flink_files.*` and `impacted_tables.json` go: `--output-dir`, else
+/// `$FLINKPIPE_OUTPUT_DIR`, else shift_left's folder `~/.shift_left/` (`shift-left-compatibility.md`
+/// §8), so that neither tool writes into the repository's work tree unless asked. Created if needed.
+///
+/// Errors: no home folder to default to, a folder that cannot be created.
+pub fn output_dir_or_default(given: Option<&Path>) -> Result<PathBuf, OpsError> {
+    let dir = match given {
+        Some(d) => d.to_path_buf(),
+        None => match crate::config::process_env("FLINKPIPE_OUTPUT_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => {
+                let home = crate::config::process_env("HOME").ok_or_else(|| {
+                    OpsError::Usage(
+                        "no home folder ($HOME) for ~/.shift_left: give --output-dir".into(),
+                    )
+                })?;
+                PathBuf::from(home).join(".shift_left")
+            }
+        },
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| OpsError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
+}
+
+/// Fills `running` of every row from the configured target's statements (one list call): the
+/// table's DML statement, else its DDL statement, is RUNNING. The product comes from the file's folder.
+fn fill_running(
+    cfg: &crate::config::Config,
+    set: &ChangeSet,
+    modified: &mut ModifiedFiles,
+) -> Result<(), OpsError> {
+    let naming = crate::plan::StatementNaming::from_config(cfg);
+    let layout = crate::project::Layout::with_overrides(&cfg.flinkpipe.layers);
+    let c = super::target::connect(cfg, None)?;
+    let rt = super::target::runtime()?;
+    let live = rt.block_on(super::target::live_statements(&c))?;
+    for (row, f) in modified.file_list.iter_mut().zip(&set.files) {
+        let parts: Vec<&str> = f.path.split('/').collect();
+        let folder: Vec<&str> = parts
+            .iter()
+            .position(|p| *p == "sql-scripts")
+            .map_or(&parts[..parts.len().saturating_sub(1)], |i| &parts[..i])
+            .to_vec();
+        let (_, product) = layout.classify(&folder);
+        let table = if row.new_table_name.is_empty() {
+            &row.table_name
+        } else {
+            &row.new_table_name
+        };
+        let phase = live
+            .get(&naming.dml(&product, table))
+            .or_else(|| live.get(&naming.ddl(&product, table)))
+            .map(|s| s.phase.clone());
+        row.running = Some(phase == Some(crate::deploy::Phase::Running));
+    }
+    Ok(())
+}
+
 fn write_output(dir: Option<&Path>, name: &str, contents: &str) -> Result<PathBuf, OpsError> {
     let path = dir.unwrap_or(Path::new(".")).join(name);
     write_atomic(&path, contents.as_bytes()).map_err(|source| OpsError::Write {
@@ -72,13 +135,18 @@ pub fn list_modified_files(
     req: &ChangeRequest,
     output_dir: Option<&Path>,
 ) -> Result<ModifiedReport, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let set = changes::list_changes(pipelines, &change_options(req)?, &cfg)?;
     let filter = req
         .file_filter
         .as_deref()
         .map(|f| format!(".{}", f.trim_start_matches('.')));
-    let modified = set.to_modified_files(filter.as_deref(), &super::now_utc());
+    let mut modified = set.to_modified_files(filter.as_deref(), &super::now_utc());
+    if req.running_from_target && super::target::TargetKind::is_configured(&cfg) {
+        fill_running(&cfg, &set, &mut modified)?;
+    }
+    let dir = output_dir_or_default(output_dir)?;
+    let output_dir = Some(dir.as_path());
     let written = vec![
         write_output(
             output_dir,
@@ -117,7 +185,7 @@ pub fn list_impacted_tables(
     modified_files_path: Option<&Path>,
     output_dir: Option<&Path>,
 ) -> Result<ImpactReport, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let opts = change_options(req)?;
     let started = std::time::Instant::now();
     let (files, tests, externals) = match modified_files_path {
@@ -159,6 +227,7 @@ pub fn list_impacted_tables(
             }
         }
     }
-    let written = write_output(output_dir, "impacted_tables.json", &to_json_pretty(&impact))?;
+    let dir = output_dir_or_default(output_dir)?;
+    let written = write_output(Some(&dir), "impacted_tables.json", &to_json_pretty(&impact))?;
     Ok(ImpactReport { impact, written })
 }

@@ -114,7 +114,7 @@ pub struct Prepared {
 ///
 /// Errors: errors in the project, an unreadable `blue_green.json`, a target that cannot be listed.
 pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(&req.pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
         &req.pipelines,

@@ -10,7 +10,7 @@ use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
 use crate::deploy::{DeployNode, StatementState};
 use crate::lineage::Project;
-use crate::plan::{self, ExecutionPlan};
+use crate::plan::{self, ExecutionPlan, StatementStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ pub enum DeployOutcome {
 /// Errors: errors in the project, a target that cannot be reached or listed, an unknown scope, a
 /// journal that cannot be written or (with `resume`) read or that belongs to another scope.
 pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(&req.plan.pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
         &req.plan.pipelines,
@@ -94,6 +94,19 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     if req.blue_green {
         plan_req = green_scope(ctx, &cfg, &project, &plan_req)?;
     }
+    // Every input is checked before any server is contacted: the scope (unknown tables, products,
+    // folders, table lists), the SQL files of the plan, and the journal to resume from.
+    let offline = super::plan::plan_with(&cfg, &project, &plan_req, &StatementStatus::default())?;
+    spec::deploy_nodes(&project, &offline)?;
+    let jpath = req
+        .journal
+        .clone()
+        .unwrap_or_else(|| super::state_dir(&plan_req.pipelines).join("deploy-journal.jsonl"));
+    let resume = if req.resume && !req.dry_run {
+        resume_state(&jpath, &offline.scope)?
+    } else {
+        JournalState::default()
+    };
     let c = target::connect(&cfg, Some(&project))?;
     let rt = target::runtime()?;
     let live = rt.block_on(async {
@@ -109,15 +122,6 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     if req.dry_run {
         return Ok(DeployOutcome::DryRun(dry_run(&plan, &nodes, &live)));
     }
-    let jpath = req
-        .journal
-        .clone()
-        .unwrap_or_else(|| super::state_dir(&plan_req.pipelines).join("deploy-journal.jsonl"));
-    let resume = if req.resume {
-        resume_state(&jpath, &plan.scope)?
-    } else {
-        JournalState::default()
-    };
     let mut j = if req.resume {
         Journal::append(&jpath)?
     } else {

@@ -17,6 +17,13 @@ pub enum OpsError {
     /// A table name that the project does not define, with a suggestion (` (did you mean 'x'?)`).
     #[error("unknown table '{name}'{hint}")]
     UnknownTable { name: String, hint: String },
+    /// A statement name the target does not know, with a suggestion.
+    #[error("statement '{name}' not found on {target}{hint}")]
+    StatementNotFound {
+        name: String,
+        target: String,
+        hint: String,
+    },
     /// A table list (`--table-list-file-name`, `--exclude-table-file-name`, `update-tables-version`).
     #[error("{0}")]
     TableList(String),

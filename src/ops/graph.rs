@@ -38,7 +38,7 @@ pub fn export(
     format: GraphFormat,
     allow_unknown: bool,
 ) -> Result<GraphExport, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     let subset = match select {
         Some(expr) => Some(graph::select(

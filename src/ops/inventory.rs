@@ -23,7 +23,7 @@ pub struct Written {
 /// Errors: errors in the project (nothing is written), an unreadable tree, a file that cannot be
 /// written.
 pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let scanned = scan(pipelines, &Layout::with_overrides(&cfg.flinkpipe.layers))?;
     let inv = Inventory::build(&scanned, &cfg);
     let mut diags = inv.diagnostics.clone();

@@ -30,7 +30,7 @@ pub fn build_all_metadata(
     pipelines: &Path,
     allow_unknown: bool,
 ) -> Result<MetadataWritten, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
         pipelines,

@@ -106,11 +106,16 @@ impl<'a> Context<'a> {
     }
 
     /// The configuration for an operation on the project at `pipelines`: as [`Context::config`], else,
-    /// when none of those files exists, the project's own `config.yaml` beside the pipelines folder.
+    /// when none of those files exists, the project's own `config.yaml` beside the pipelines folder —
+    /// so a command run from a table folder (its `Makefile`) uses the project's configuration.
     pub fn project_config(&self, pipelines: &Path) -> Result<Config, OpsError> {
         if let Some(p) = Config::locate(self.config_file.as_deref()) {
             return self.load_config(Some(&p));
         }
+        // `../..` has no useful parent: resolve the folder first.
+        let pipelines = pipelines
+            .canonicalize()
+            .unwrap_or_else(|_| pipelines.to_path_buf());
         let beside = pipelines
             .parent()
             .map(|p| p.join("config.yaml"))

@@ -35,7 +35,7 @@ pub fn build_execution_plan(
     req: &PlanRequest,
     phases: &PhaseSource,
 ) -> Result<ExecutionPlan, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(&req.pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
         &req.pipelines,

@@ -29,7 +29,7 @@ pub fn table_report(
     parent_only: bool,
     allow_unknown: bool,
 ) -> Result<TableReport, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     if project.graph.node(table).is_none() {
         return Err(OpsError::UnknownTable {
@@ -76,7 +76,7 @@ pub fn cross_products(
     pipelines: &Path,
     allow_unknown: bool,
 ) -> Result<Listing<CrossProduct>, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     let inv = &project.inventory;
     let product = |n: &str| inv.tables.get(n).map(|t| t.product.as_str()).unwrap_or("");
@@ -123,7 +123,7 @@ pub fn tables_with_one_child(
     pipelines: &Path,
     allow_unknown: bool,
 ) -> Result<Listing<OneChild>, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     let rows = project
         .inventory

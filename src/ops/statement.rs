@@ -80,9 +80,13 @@ pub struct StatementOutcome {
 
 /// Applies `req.verb` to one statement and waits for its goal.
 ///
-/// Errors: the target cannot be reached, refuses, or the goal is not reached in time.
+/// Errors: no statement of that name (with the closest existing name), the target cannot be
+/// reached, refuses, or the goal is not reached in time.
 pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = match &req.pipelines {
+        Some(d) => ctx.project_config(d)?,
+        None => ctx.config()?,
+    };
     let project = match &req.pipelines {
         Some(d) if target::TargetKind::of(&cfg) == target::TargetKind::SqlGateway => Some(
             lineage::load(
@@ -100,6 +104,18 @@ pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, Op
     };
     let c = target::connect(&cfg, project.as_ref())?;
     let rt = target::runtime()?;
+    // A name that does not exist is an error, not a success: a typo while decommissioning must show.
+    let existing = rt
+        .block_on(c.target.get_statement(&req.name))
+        .map_err(|e| c.error(&format!("{} {}", req.verb, req.name), e))?;
+    if existing.is_none() {
+        let live = rt.block_on(target::live_statements(&c))?;
+        return Err(OpsError::StatementNotFound {
+            name: req.name.clone(),
+            target: c.scrubber.scrub(&c.target.describe()),
+            hint: crate::plan::suggest(&req.name, live.keys()),
+        });
+    }
     let r = rt.block_on(apply(&c, &req.name, req.verb, req.timeout));
     let s = r.map_err(|e| c.error(&format!("{} {}", req.verb, req.name), e))?;
     Ok(StatementOutcome {

@@ -78,7 +78,7 @@ impl StatusReport {
 ///
 /// Errors: errors in the project, a target that cannot be listed, unreadable SQL files.
 pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(&req.pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
         &req.pipelines,
@@ -89,6 +89,17 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
     if req.scope.is_none() {
         req.scope = ScopeRequest::Dir(project.inventory.root_name.clone());
     }
+    // Inputs are checked before any server is contacted: the scope and the SQL files.
+    let offline = super::plan::plan_with(
+        &cfg,
+        &project,
+        &req,
+        &crate::plan::StatementStatus::default(),
+    )?;
+    for n in &offline.nodes {
+        spec::statements_of(&project, n, true)?;
+    }
+    let record = BlueGreenRecord::read(&req.pipelines)?;
     let c = target::connect(&cfg, Some(&project))?;
     let rt = target::runtime()?;
     let live = rt.block_on(target::live_statements(&c))?;
@@ -108,7 +119,6 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
         }
     }
     let naming = StatementNaming::from_config(&cfg);
-    let record = BlueGreenRecord::read(&req.pipelines)?;
     let blue_green = blue_green_rows(&record, &naming, &live);
     // Blue statements of an open release are shown with their green successors, not as orphans.
     let orphans = orphans(&project, &naming, &live)

@@ -82,7 +82,7 @@ pub struct Prepared {
 ///
 /// Errors: errors in the project, an unknown scope, a target that cannot be listed.
 pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(&req.plan.pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
         &req.plan.pipelines,

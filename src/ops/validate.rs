@@ -33,7 +33,7 @@ pub fn validate(
     pipelines: &Path,
     allow_unknown: bool,
 ) -> Result<Validation, OpsError> {
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let mut project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     let collisions = crate::plan::naming::collisions(&project, &StatementNaming::from_config(&cfg));
     ctx.console

@@ -41,7 +41,7 @@ pub fn blue_green(
     allow_unknown: bool,
 ) -> Result<Versioned, OpsError> {
     check_suffix(default_version)?;
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = loaded(ctx, &cfg, pipelines, allow_unknown)?;
     let set = changes::list_changes(pipelines, &super::changes::change_options(changes)?, &cfg)?;
     let req = versioning::blue_green_request(&project, &cfg, pipelines, &set, default_version)?;
@@ -72,7 +72,7 @@ pub fn update_tables_version(
     allow_unknown: bool,
 ) -> Result<Versioned, OpsError> {
     check_suffix(default_version)?;
-    let cfg = ctx.config()?;
+    let cfg = ctx.project_config(pipelines)?;
     let project = loaded(ctx, &cfg, pipelines, allow_unknown)?;
     let seeds = super::scope::read_table_list(table_list)?;
     let req = VersionRequest {

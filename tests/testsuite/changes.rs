@@ -191,7 +191,8 @@ fn typical_changes_cli_files_and_read_only() {
         .find(|row| row["table_name"] == "src_sales_orders")
         .unwrap();
     assert_eq!(src["change_kind"], "schema");
-    assert_eq!(src["running"], false);
+    // No target configured: whether it runs is unknown, not false.
+    assert_eq!(src["running"], serde_json::Value::Null);
     assert_eq!(src["same_sql_content"], false);
     assert_eq!(src["new_table_name"], "src_sales_orders");
     assert_eq!(
@@ -672,13 +673,22 @@ fn errors_name_the_ref_or_path() {
         tmp.path().to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(
-        stderr(&o).trim_end(),
-        format!(
-            "error: {} is not inside a git repository (list-modified-files compares git commits)",
-            pipelines.display()
-        )
+    let expected = format!(
+        "error: {} is not inside a git repository: changes are found by comparing git commits (run `git init` and commit the project first)",
+        pipelines.display()
     );
+    assert_eq!(stderr(&o).trim_end(), expected);
+    // Every command that compares commits says the same, and none names another command.
+    for args in [
+        &["pipeline", "blue-green", "--since", "main"][..],
+        &["project", "list-impacted-tables"][..],
+    ] {
+        let mut all = args.to_vec();
+        all.insert(2, pipelines.to_str().unwrap());
+        let o = flinkpipe(&all);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(stderr(&o).trim_end(), expected, "{args:?}");
+    }
     // Bad ref.
     let r = Repo::new(crate::support::our_fixture());
     let o = r.run(&[

@@ -544,3 +544,223 @@ fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
     assert!(created.len() > created_before);
     assert!(fake.deletes().is_empty());
 }
+
+#[test]
+fn statement_verbs_on_a_name_that_does_not_exist_fail_with_a_suggestion() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.seed(
+        "dev-usw2-sales-dml-int-sales-orders",
+        "INSERT INTO t SELECT 1",
+        "RUNNING",
+    );
+    for verb in ["delete", "stop", "resume"] {
+        let o = run(
+            &p,
+            &fake,
+            &["statement", verb, "dev-usw2-sales-dml-int-sales-order"],
+            &[],
+        );
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{verb}: {out}{err}");
+        assert!(
+            err.contains("statement 'dev-usw2-sales-dml-int-sales-order' not found")
+                && err.contains("(did you mean 'dev-usw2-sales-dml-int-sales-orders'?)"),
+            "{verb}: {err}"
+        );
+        assert!(!out.contains("done"), "{out}");
+    }
+    assert!(fake.deletes().is_empty());
+    assert_eq!(
+        fake.phase("dev-usw2-sales-dml-int-sales-orders").as_deref(),
+        Some("RUNNING")
+    );
+}
+
+/// Inputs are checked before any server is contacted: with the target down, an unknown table, product,
+/// folder or table list is reported as such, not as a connection error.
+#[test]
+fn inputs_are_checked_before_the_target_is_contacted() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let down = [("SL_FLINK_SQL_ENDPOINT", "http://127.0.0.1:9")];
+    let missing_list = p.root.join("no-such-list.txt");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "pipeline",
+                "deploy",
+                "--dry-run",
+                "--table-name",
+                "int_sales_order_line",
+            ],
+            "unknown table 'int_sales_order_line' (did you mean 'int_sales_order_lines'?)",
+        ),
+        (
+            vec!["pipeline", "status", "--table-name", "nope"],
+            "unknown table 'nope'",
+        ),
+        (
+            vec![
+                "pipeline",
+                "undeploy",
+                "--no-ack",
+                "--product-name",
+                "salez",
+            ],
+            "no table belongs to product 'salez'",
+        ),
+        (
+            vec!["pipeline", "deploy", "--dir", "facts/none"],
+            "no table folder is under 'facts/none'",
+        ),
+        (
+            vec![
+                "pipeline",
+                "deploy",
+                "--table-list-file-name",
+                missing_list.to_str().unwrap(),
+            ],
+            "cannot read table list",
+        ),
+        (
+            vec![
+                "pipeline",
+                "deploy",
+                "--resume",
+                "--table-name",
+                "int_sales_order_lines",
+            ],
+            "--resume needs the journal of an earlier run",
+        ),
+        (
+            vec!["pipeline", "deploy", "--blue-green"],
+            "records no green set still open",
+        ),
+    ];
+    for (args, expected) in cases {
+        let o = run(&p, &fake, &args, &down);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {out}{err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(
+            !err.contains("127.0.0.1:9") && !err.contains("connect"),
+            "{args:?} contacted the target: {err}"
+        );
+    }
+    assert_eq!(fake.request_count(), 0);
+}
+
+#[test]
+fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
+    use crate::support::repo::{Repo, T_CHANGE};
+    let r = Repo::new(crate::support::our_fixture());
+    std::fs::write(
+        r.root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
+    )
+    .unwrap();
+    r.commit("config", T_CHANGE - 60);
+    let fake = FakeConfluent::start();
+    fake.seed(
+        "dev-usw2-sales-dml-int-sales-orders-enriched",
+        "INSERT INTO x SELECT 1",
+        "RUNNING",
+    );
+    r.branch("feature");
+    r.edit(
+        "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql",
+        |t| {
+            t.replace(
+                "ON o.currency = r.currency;",
+                "ON o.currency = r.currency\nWHERE 1 = 1;",
+            )
+        },
+    );
+    r.edit(
+        "intermediates/sales/int_order_lines/sql-scripts/dml.int_sales_order_lines.sql",
+        |t| format!("{t}\n-- note\n"),
+    );
+    r.commit("change", T_CHANGE);
+    let out = tempfile::tempdir().unwrap();
+    let o = crate::support::command()
+        .args([
+            "--output",
+            "json",
+            "project",
+            "list-modified-files",
+            "--since",
+            "main",
+        ])
+        .arg(&r.pipelines)
+        .current_dir(&r.root)
+        .env("FLINKPIPE_OUTPUT_DIR", out.path())
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    // Written where asked, said on stderr, never into the work tree.
+    assert!(out.path().join("modified_flink_files.json").is_file());
+    assert!(out.path().join("modified_flink_files.txt").is_file());
+    assert!(!r.root.join("modified_flink_files.json").exists());
+    assert!(
+        stderr.contains(&format!(
+            "wrote {}",
+            out.path().join("modified_flink_files.json").display()
+        )),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let running: BTreeMap<String, serde_json::Value> = v["file_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            (
+                row["table_name"].as_str().unwrap().to_string(),
+                row["running"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(running["int_sales_orders_enriched"], true);
+    assert_eq!(running["int_sales_order_lines"], false);
+    // --offline: unknown, not false.
+    let o = crate::support::command()
+        .args([
+            "--output",
+            "json",
+            "project",
+            "list-modified-files",
+            "--since",
+            "main",
+            "--offline",
+        ])
+        .arg(&r.pipelines)
+        .current_dir(&r.root)
+        .env("FLINKPIPE_OUTPUT_DIR", out.path())
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert!(
+        v["file_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|row| row["running"].is_null())
+    );
+}
+
+#[test]
+fn plan_help_says_when_a_server_is_read() {
+    let o = crate::support::flinkpipe(&["pipeline", "build-execution-plan", "--help"]);
+    let help = crate::support::stdout(&o);
+    assert!(!help.contains("no server is contacted"), "{help}");
+    assert!(help.contains("--offline"), "{help}");
+    assert!(help.contains("configured target"), "{help}");
+}

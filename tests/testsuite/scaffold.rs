@@ -589,13 +589,18 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
             "src_sales_orders",
         ],
     ));
+    // The project's configuration names the statements; another project's exported configuration
+    // does not apply.
+    std::fs::write(root.join("config.yaml"), "kafka:\n  cluster_type: stage\n").unwrap();
+    let other = root.join("other-config.yaml");
+    std::fs::write(&other, "kafka:\n  cluster_type: prod\n").unwrap();
     let folder = root.join("pipelines/intermediates/sales/int_orders");
     let o = std::process::Command::new("make")
         .args(["-s", "plan", "validate"])
         .arg(format!("FLINKPIPE={}", env!("CARGO_BIN_EXE_flinkpipe")))
         .current_dir(&folder)
         .env_remove("PIPELINES")
-        .env_remove("SL_CONFIG_FILE")
+        .env("SL_CONFIG_FILE", &other)
         .env_remove("CONFIG_FILE")
         .output()
         .unwrap();
@@ -606,6 +611,29 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
         "{out}"
     );
     assert!(out.contains("create  src_sales_orders"), "{out}");
+    assert!(
+        out.contains("stage-usw2-sales-ddl-src-sales-orders"),
+        "{out}"
+    );
+    assert!(!out.contains("prod-"), "{out}");
+    // Without --config, a command run from the table folder finds the project's config.yaml too.
+    let o = crate::support::command()
+        .args([
+            "pipeline",
+            "build-execution-plan",
+            "../../..",
+            "--table-name",
+            "int_sales_orders",
+        ])
+        .current_dir(&folder)
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(
+        stdout(&o).contains("stage-usw2-sales-dml-int-sales-orders"),
+        "{}",
+        stdout(&o)
+    );
     assert!(
         out.ends_with("ok: 2 tables, 1 edges, 0 warning(s)\n"),
         "{out}"

@@ -67,14 +67,20 @@ pub const CONFIG_ENV: &[&str] = &[
     "SL_FLINK_API_SECRET",
     "FLINKPIPE_GATEWAY_URL",
     "FLINKPIPE_JOBMANAGER_URL",
+    "FLINKPIPE_OUTPUT_DIR",
 ];
 
-/// A command for the binary with [`CONFIG_ENV`] removed.
+/// A command for the binary with [`CONFIG_ENV`] removed. Files that default to the user's
+/// `~/.shift_left/` go to `target/test-output/` instead.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flinkpipe"));
     for v in CONFIG_ENV {
         c.env_remove(v);
     }
+    c.env(
+        "FLINKPIPE_OUTPUT_DIR",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output"),
+    );
     c
 }
 

@@ -21,6 +21,7 @@ pub fn exec(
         modified_files_path,
         output_dir,
     )?;
+    eprintln!("wrote {}", r.written.display());
     let impact = &r.impact;
     if inv.json() {
         print_json(impact);

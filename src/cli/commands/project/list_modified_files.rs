@@ -12,8 +12,13 @@ pub fn exec(
     pipelines: &Path,
     refs: &ChangeRefs,
     output_dir: Option<&Path>,
+    offline: bool,
 ) -> CmdResult {
-    let r = changes::list_modified_files(&inv.ctx, pipelines, &refs.request(), output_dir)?;
+    let mut req = refs.request();
+    req.running_from_target = !offline;
+    let r = changes::list_modified_files(&inv.ctx, pipelines, &req, output_dir)?;
+    let shown: Vec<String> = r.written.iter().map(|p| p.display().to_string()).collect();
+    eprintln!("wrote {}", shown.join(" and "));
     if inv.json() {
         print_json(&r.modified);
     } else {

@@ -23,7 +23,8 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
             dir,
             refs,
             output_dir,
-        } => list_modified_files::exec(inv, &dir.pipelines, refs, output_dir.as_deref()),
+            offline,
+        } => list_modified_files::exec(inv, &dir.pipelines, refs, output_dir.as_deref(), *offline),
         ProjectCommand::ListImpactedTables {
             dir,
             refs,
