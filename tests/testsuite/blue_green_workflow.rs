@@ -44,7 +44,7 @@ fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
     stdout(o)
 }
 
