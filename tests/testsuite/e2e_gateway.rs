@@ -350,6 +350,31 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         running(&j, &env.dml("c360", "int_c360_clickstream_clean")),
         1
     );
+    // A restart never spreads to tables that did not change: the sources are only declared again in
+    // the session, so readers of the same sources that do not descend from the table keep running.
+    let plan = env.json(&[
+        "pipeline",
+        "build-execution-plan",
+        env.pipelines(),
+        "--table-name",
+        "int_sales_order_lines",
+        "--may-start-descendants",
+    ]);
+    for n in plan["nodes"].as_array().unwrap() {
+        let t = n["table_name"].as_str().unwrap();
+        if [
+            "int_sales_paid_orders",
+            "sales_fct_order_payments",
+            "sales_mv_top_stores",
+        ]
+        .contains(&t)
+        {
+            assert_eq!(n["action"], "skip", "{n}");
+        }
+        if t == "src_sales_orders" {
+            assert_eq!(n["cause"]["kind"], "redeclared", "{n}");
+        }
+    }
 
     // ---- 3. stop with savepoint, resume from it; SQL drift ----------------------------------
     let top = env.dml("sales", "sales_mv_top_stores");
@@ -444,17 +469,21 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         green_tables.contains(&"int_c360_page_views_hop_v2".to_string()),
         "{green_tables:?}"
     );
+    // The release is recorded beside the pipelines and committed with the rewritten files.
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.repo.pipelines.join("blue_green.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        record["releases"][0]["tables"].as_array().unwrap().len(),
+        green_tables.len(),
+        "{record:#}"
+    );
+    env.repo.commit("version the impacted tables", T_CHANGE + 60);
+    // Flink does not create Kafka topics: the green tables' new topics first (the deploy says so).
     script(&["topics", env.pipelines()]);
-    let list = env.repo.root.join("green.txt");
-    std::fs::write(&list, green_tables.join("\n")).unwrap();
     let before_v2 = offsets(&["int_c360_clickstream_clean_v2"]);
-    let deployed = env.json(&[
-        "pipeline",
-        "deploy",
-        env.pipelines(),
-        "--table-list-file-name",
-        list.to_str().unwrap(),
-    ]);
+    let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--blue-green"]);
     assert_eq!(deployed["success"], true, "{deployed:#}");
     let j = jobs();
     let blue = env.dml("c360", "int_c360_clickstream_clean");
@@ -471,13 +500,36 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         &before_v2,
         Duration::from_secs(90),
     );
+    // Status shows each blue statement next to its green successor, and no orphan.
+    let status = env.json(&["pipeline", "status", env.pipelines()]);
+    let row = status["blue_green"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["blue_statement"] == blue.as_str())
+        .unwrap_or_else(|| panic!("{status:#}"))
+        .clone();
+    assert_eq!(row["blue_phase"], "RUNNING", "{row}");
+    assert_eq!(row["green_statement"], green_name.as_str(), "{row}");
+    assert_eq!(row["green_phase"], "RUNNING", "{row}");
+    assert_eq!(status["orphans"], serde_json::json!([]), "{status:#}");
     // Decommission the blue statements.
-    for g in &green {
-        if let Some(b) = g["blue_dml_statement_name"].as_str() {
-            let out = env.run(&["statement", "delete", b]);
-            assert!(out.status.success(), "delete {b}: {}", stderr(&out));
-        }
-    }
+    let out = env.run(&[
+        "pipeline",
+        "decommission",
+        env.pipelines(),
+        "--delete",
+        "--no-ack",
+    ]);
+    assert!(
+        out.status.success(),
+        "decommission: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let status = env.json(&["pipeline", "status", env.pipelines()]);
+    assert_eq!(status["blue_green"], serde_json::json!([]), "{status:#}");
+    assert_eq!(status["orphans"], serde_json::json!([]), "{status:#}");
     let j = jobs();
     assert_eq!(running(&j, &blue), 0, "blue stopped: {:?}", j.get(&blue));
     assert_eq!(running(&j, &green_name), 1);
