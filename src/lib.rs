@@ -1,11 +1,19 @@
-//! flinkpipe: manage Apache Flink SQL pipeline projects — scan a `pipelines/` tree, build the inventory and
-//! dependency graph, and plan deployments parents-first.
+//! flinkpipe: manage Apache Flink SQL pipeline projects — scan a `pipelines/` tree, build the inventory
+//! and dependency graph, version changed subgraphs for blue-green, plan and deploy them to Confluent
+//! Cloud for Apache Flink or an Apache Flink SQL Gateway.
 //!
 //! The modules read as the pipeline of the work:
-//! [`project`] (scan, layout) → [`sql`] (dialect, split, extract, state) → [`inventory`] → [`lineage`]
-//! (references → graph) → [`graph`] (model, select, export) → [`metadata`] (shift_left files) →
-//! [`plan`] (execution plan) ; [`scaffold`] creates projects and tables from templates ; [`cli`] renders
-//! results.
+//! [`project`] (layout, scan, analysis cache) → [`sql`] (split, dialect, extract, state, rewrite) →
+//! [`inventory`] (tables, name resolution, shift_left's `inventory.json`) → [`lineage`] (references →
+//! graph) → [`graph`] (model, select, export) → [`metadata`] (shift_left's `pipeline_definition.json`)
+//! → [`changes`] (git diffs, classification, impact) → [`versioning`] (blue-green rewrite, release
+//! record) → [`plan`] (execution plan, statement names and phases) → [`deploy`] (executor, journal,
+//! targets: Confluent Cloud, SQL Gateway).
+//!
+//! Around them: [`config`] (`config.yaml`), [`diagnostics`] (errors and warnings with file and line),
+//! [`fsutil`] (atomic, all-or-nothing writes), [`scaffold`] (projects and tables from templates).
+//! [`ops`] is the operations layer — one module per command, typed requests and reports — and [`cli`]
+//! the thin command line on top of it.
 
 pub mod changes;
 pub mod cli;

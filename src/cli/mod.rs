@@ -1,5 +1,5 @@
 //! The command-line layer: parses arguments ([`args`]), calls one operation of [`crate::ops`] per
-//! command ([`commands`], one file per command, mirroring `flinkpipe <group> <command>`) and renders
+//! command (`commands`, one file per command, mirroring `flinkpipe <group> <command>`) and renders
 //! its report ([`render`]). No business logic lives here.
 //!
 //! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors.

@@ -542,11 +542,34 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         mv["blue_dml_statement_name"],
         format!("{}-c360-ddl-c360-mv-customer-360", env.prefix)
     );
-    let mv_jobs = |j: &BTreeMap<String, Vec<String>>, t: &str| {
-        j.iter()
-            .filter(|(n, _)| n.ends_with(&format!(".`{t}`_continuous_refresh_job")))
-            .map(|(_, s)| s.iter().filter(|s| *s == "RUNNING").count())
-            .sum::<usize>()
+    // Flink names refresh jobs after the table, whoever deployed them: count this run's only (its
+    // statement name is in the job parameters), so that another run on the same stack does not count.
+    let prefix = env.prefix.clone();
+    let mv_jobs = move |_: &BTreeMap<String, Vec<String>>, t: &str| -> usize {
+        let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).expect("jobs/overview");
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| {
+                j["state"] == "RUNNING"
+                    && j["name"]
+                        .as_str()
+                        .is_some_and(|n| n.ends_with(&format!(".`{t}`_continuous_refresh_job")))
+            })
+            .filter(|j| {
+                http_get(&format!(
+                    "{JOBMANAGER}/jobs/{}/config",
+                    j["jid"].as_str().unwrap_or("")
+                ))
+                .and_then(|c| {
+                    c.pointer("/execution-config/user-config/flinkpipe.statement")
+                        .and_then(Value::as_str)
+                        .map(|n| n.starts_with(&format!("{prefix}-")))
+                })
+                .unwrap_or(false)
+            })
+            .count()
     };
     assert_eq!(mv_jobs(&j, "c360_mv_customer_360"), 0, "blue MV stopped");
     assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 1, "green MV runs");

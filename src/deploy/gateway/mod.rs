@@ -974,8 +974,18 @@ impl Target for GatewayTarget {
                 .filter(|n| !self.defs.is_ddl(n))
                 .map(str::to_string),
         );
-        // Refresh jobs of materialized tables are listed under their statements' names, not Flink's.
+        // Refresh jobs of materialized tables are listed under their statements' names, not Flink's:
+        // those of the project's statements by definition, the others (a blue materialized table after
+        // a blue-green, a deleted one) by the statement name in their job parameters.
         names.retain(|n| !n.starts_with("Materialized_table_"));
+        for j in jobs
+            .iter()
+            .filter(|j| j.name.starts_with("Materialized_table_") && j.state != "CANCELED")
+        {
+            if let Some(tag) = self.job_tag(&j.jid, wire::TAG_STATEMENT).await {
+                names.insert(tag);
+            }
+        }
         for name in names {
             if self.defs.is_ddl(&name) {
                 continue;
