@@ -291,7 +291,7 @@ pub struct DeployArgs {
     /// Allow DROP TABLE for restarted tables whose DDL changed (data loss).
     #[arg(long)]
     pub allow_drop: bool,
-    /// Journal file [default: `<project>/.flinkpipe/deploy-journal.jsonl`].
+    /// Journal file (default: `<project>/.flinkpipe/deploy-journal.jsonl`).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
     /// Deploy the green tables recorded by `pipeline blue-green --apply` in pipelines/blue_green.json
