@@ -28,6 +28,7 @@ pub mod metadata;
 pub mod ops;
 pub mod plan;
 pub mod project;
+pub mod results;
 pub mod scaffold;
 pub mod sql;
 pub mod versioning;

@@ -479,7 +479,8 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         green_tables.len(),
         "{record:#}"
     );
-    env.repo.commit("version the impacted tables", T_CHANGE + 60);
+    env.repo
+        .commit("version the impacted tables", T_CHANGE + 60);
     // Flink does not create Kafka topics: the green tables' new topics first (the deploy says so).
     script(&["topics", env.pipelines()]);
     let before_v2 = offsets(&["int_c360_clickstream_clean_v2"]);

@@ -19,6 +19,8 @@ mod blue_green;
 /// The blue-green runbook against the Confluent fake: deploy green, status, decommission, orphans.
 mod blue_green_workflow;
 /// `project list-modified-files` and `project list-impacted-tables`: temporary git repositories built with
+/// The changelog compressor as a property over random changelogs.
+mod changelog;
 mod changes;
 /// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
 mod cli_everyday;

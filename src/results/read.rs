@@ -1,0 +1,261 @@
+//! The read loop: pulls pages from a running query ([`ResultStream`]), folds them into a snapshot and
+//! decides when to stop (`streaming-results.md`, "When is a query done"):
+//!
+//! - the end of a bounded result (Confluent: COMPLETED without `next`; gateway: `EOS`) — the snapshot
+//!   is **complete**;
+//! - `max_rows` rows in the snapshot (or changes received, with the raw changelog);
+//! - `idle`: no new change for that long once changes have arrived (an unbounded query over a topic
+//!   has caught up);
+//! - `timeout`: wall clock since the start;
+//! - cancellation (Ctrl-C).
+//!
+//! A snapshot boundary is a poll that returns no new change (Flink sends no "consistent now" marker):
+//! with `follow`, each boundary whose rows differ from the last emitted snapshot is handed to the
+//! caller. Whatever ends the loop, the query is closed (its statement deleted, its job cancelled).
+
+use super::changelog::{Change, Inconsistency, Mode, Row, Snapshot};
+use super::value::Column;
+use crate::deploy::TargetError;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// One page of a running query's result.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    /// The columns, once known (every page may repeat them).
+    pub columns: Option<Vec<Column>>,
+    /// The result's upsert key (0-based column positions), when the target says so.
+    pub upsert_key: Option<Vec<usize>>,
+    /// Changes in arrival order, values typed by their columns.
+    pub changes: Vec<Change>,
+    /// The result has ended: no more changes will come.
+    pub end: bool,
+}
+
+/// A query running on a target.
+#[async_trait::async_trait]
+pub trait ResultStream: Send {
+    /// The name it runs under (statement name; gateway job name), to find it again if left behind.
+    fn name(&self) -> &str;
+    /// The next page; an empty page means "nothing new yet". Implementations wait a little between
+    /// empty polls themselves only when the wire asks (not ready); the loop paces the rest.
+    async fn next_page(&mut self) -> Result<Page, TargetError>;
+    /// Stops the query and releases what it holds. Called exactly once, whatever ended the read.
+    async fn close(&mut self) -> Result<(), TargetError>;
+}
+
+/// When to stop and what to keep.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Stop once the snapshot holds this many rows (with `changelog`: this many changes).
+    pub max_rows: Option<usize>,
+    /// Stop after this long without a new change, once changes have arrived.
+    pub idle: Duration,
+    /// Stop after this long in all (`None`: no limit, e.g. `--follow` until Ctrl-C).
+    pub timeout: Option<Duration>,
+    /// Keep the raw changes.
+    pub changelog: bool,
+    /// Fold by these column names (a table's primary key) instead of the result's upsert key.
+    pub key_columns: Option<Vec<String>>,
+    /// Pause after an empty poll.
+    pub poll: Duration,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_rows: None,
+            idle: Duration::from_secs(5),
+            timeout: Some(Duration::from_secs(60)),
+            changelog: false,
+            key_columns: None,
+            poll: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Why the read stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The result ended (bounded query): the snapshot is complete.
+    End,
+    MaxRows,
+    Idle,
+    Timeout,
+    Interrupted,
+}
+
+/// What a read found.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryResult {
+    /// The statement (or job) the query ran as.
+    pub statement: String,
+    pub columns: Vec<Column>,
+    /// The snapshot's rows, in arrival order.
+    pub rows: Vec<Row>,
+    /// Whether the result ended (not cut by a limit, idleness, timeout or Ctrl-C).
+    pub complete: bool,
+    /// The raw changes in arrival order (with `changelog`).
+    pub changes: Option<Vec<Change>>,
+    /// How rows were identified: the key columns, or `None` for whole rows.
+    pub key: Option<Vec<String>>,
+    /// Retractions of rows that were not in the result.
+    pub inconsistencies: Vec<Inconsistency>,
+    pub stopped_by: StopReason,
+    /// Changes received.
+    pub change_count: usize,
+    /// Seconds from the start to the first change (`None`: none came).
+    pub first_row_seconds: Option<f64>,
+    pub seconds: f64,
+    /// Closing the query failed (it may be left running under `statement`): the (masked) error.
+    pub close_error: Option<String>,
+}
+
+/// What the loop reports while it runs (progress, `--follow` snapshots).
+pub trait ReadObserver: Sync {
+    /// After each page: changes received so far, rows in the snapshot, time since the start.
+    fn progress(&self, _changes: usize, _rows: usize, _elapsed: Duration) {}
+    /// A new snapshot (`follow` only), different from the previous one.
+    fn snapshot(&self, _columns: &[Column], _rows: &[&Row]) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl ReadObserver for Quiet {}
+
+/// Reads `stream` until a stop condition (see module docs), then closes it. `cancel` resolves on
+/// Ctrl-C. `follow` hands every changed snapshot to the observer.
+///
+/// Errors: the target failed while reading (the query is still closed first).
+pub async fn read(
+    stream: &mut dyn ResultStream,
+    options: &ReadOptions,
+    follow: bool,
+    observer: &dyn ReadObserver,
+    cancel: impl std::future::Future<Output = ()>,
+) -> Result<QueryResult, TargetError> {
+    tokio::pin!(cancel);
+    let start = Instant::now();
+    let mut columns: Vec<Column> = Vec::new();
+    let mut snapshot: Option<Snapshot> = None;
+    let mut key: Option<Vec<String>> = None;
+    let mut raw: Vec<Change> = Vec::new();
+    let mut first_change: Option<Duration> = None;
+    let mut last_change = start;
+    let mut changes = 0usize;
+    let mut emitted: Option<Vec<String>> = None;
+    let outcome: Result<StopReason, TargetError> = async {
+        loop {
+            if let Some(t) = options.timeout
+                && start.elapsed() >= t
+            {
+                return Ok(StopReason::Timeout);
+            }
+            let page = tokio::select! {
+                p = stream.next_page() => p?,
+                _ = &mut cancel => return Ok(StopReason::Interrupted),
+            };
+            if let Some(c) = page.columns
+                && columns.is_empty()
+            {
+                columns = c;
+            }
+            if snapshot.is_none() && (!columns.is_empty() || !page.changes.is_empty()) {
+                let (mode, k) = mode_for(&columns, options, page.upsert_key.as_deref());
+                key = k;
+                snapshot = Some(Snapshot::new(mode));
+            }
+            let got = page.changes.len();
+            if got > 0 {
+                first_change.get_or_insert(start.elapsed());
+                last_change = Instant::now();
+                changes += got;
+                let s = snapshot.as_mut().expect("created above");
+                for c in page.changes {
+                    if options.changelog {
+                        raw.push(c.clone());
+                    }
+                    s.apply(c.kind, c.row);
+                }
+            }
+            let rows = snapshot.as_ref().map_or(0, Snapshot::len);
+            observer.progress(changes, rows, start.elapsed());
+            if page.end {
+                return Ok(StopReason::End);
+            }
+            if let Some(max) = options.max_rows {
+                let reached = if options.changelog { changes } else { rows };
+                if reached >= max {
+                    return Ok(StopReason::MaxRows);
+                }
+            }
+            if got == 0 {
+                // A snapshot boundary: every change received so far is applied.
+                if follow && let Some(s) = &snapshot {
+                    let now = s.canonical();
+                    if emitted.as_ref() != Some(&now) {
+                        observer.snapshot(&columns, &s.rows());
+                        emitted = Some(now);
+                    }
+                }
+                if first_change.is_some() && last_change.elapsed() >= options.idle && !follow {
+                    return Ok(StopReason::Idle);
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(options.poll) => {}
+                    _ = &mut cancel => return Ok(StopReason::Interrupted),
+                }
+            }
+        }
+    }
+    .await;
+    let close_error = stream.close().await.err().map(|e| e.to_string());
+    let stopped_by = outcome?;
+    let s = snapshot.unwrap_or_else(|| Snapshot::new(Mode::Multiset));
+    Ok(QueryResult {
+        statement: stream.name().to_string(),
+        columns,
+        rows: s.rows().into_iter().cloned().collect(),
+        complete: stopped_by == StopReason::End,
+        changes: options.changelog.then_some(raw),
+        key,
+        inconsistencies: s.inconsistencies().to_vec(),
+        stopped_by,
+        change_count: changes,
+        first_row_seconds: first_change.map(|d| d.as_secs_f64()),
+        seconds: start.elapsed().as_secs_f64(),
+        close_error,
+    })
+}
+
+/// How to fold: by the requested key columns when they are all in the result, else by the
+/// result's upsert key, else as whole rows.
+fn mode_for(
+    columns: &[Column],
+    options: &ReadOptions,
+    upsert_key: Option<&[usize]>,
+) -> (Mode, Option<Vec<String>>) {
+    if let Some(names) = &options.key_columns {
+        let positions: Option<Vec<usize>> = names
+            .iter()
+            .map(|n| columns.iter().position(|c| c.name.eq_ignore_ascii_case(n)))
+            .collect();
+        if let Some(p) = positions
+            && !p.is_empty()
+        {
+            return (Mode::Keyed(p), Some(names.clone()));
+        }
+    }
+    match upsert_key {
+        Some(k) if !k.is_empty() && k.iter().all(|&i| i < columns.len().max(i + 1)) => (
+            Mode::Keyed(k.to_vec()),
+            Some(
+                k.iter()
+                    .map(|&i| columns.get(i).map_or(format!("#{i}"), |c| c.name.clone()))
+                    .collect(),
+            ),
+        ),
+        _ => (Mode::Multiset, None),
+    }
+}

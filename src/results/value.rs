@@ -1,0 +1,248 @@
+//! Columns and typed values of a result. Both targets describe a column's type as a JSON object —
+//! the SQL Gateway's `logicalType` (`{"type":"DECIMAL","precision":10,"scale":2,"nullable":true}`,
+//! `flink-sql-gateway-api.md` §3) and Confluent Cloud's `traits.schema.columns[].type` (same shape) —
+//! and send values as JSON (Confluent: scalars mostly as strings, §8). [`typed`] turns a value into
+//! what the type says: numbers as numbers, booleans as booleans, timestamps as ISO-8601 strings,
+//! NULL as null, nested values as arrays and objects.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A column of a result: its name and its Flink SQL type as text (`BIGINT`, `DECIMAL(10, 2)`,
+/// `TIMESTAMP(3)`, `STRING`, `ARRAY<INT>`, `BIGINT NOT NULL` is written `BIGINT`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+}
+
+impl Column {
+    /// A column from a name and a type object of either wire.
+    pub fn from_type_object(name: &str, t: &Value) -> Column {
+        Column {
+            name: name.to_string(),
+            type_name: type_text(t),
+        }
+    }
+}
+
+/// The Flink SQL text of a type object (`{"type":"VARCHAR","length":2147483647}` → `STRING`). A type
+/// given as a plain string is kept as it is.
+pub fn type_text(t: &Value) -> String {
+    if let Some(s) = t.as_str() {
+        return s.to_string();
+    }
+    let root = t["type"].as_str().unwrap_or("UNKNOWN");
+    let num = |k: &str| t[k].as_u64();
+    match root {
+        "VARCHAR" if num("length") == Some(2_147_483_647) => "STRING".into(),
+        "VARCHAR" | "CHAR" | "BINARY" | "VARBINARY" => match num("length") {
+            Some(2_147_483_647) if root == "VARBINARY" => "BYTES".into(),
+            Some(n) => format!("{root}({n})"),
+            None => root.into(),
+        },
+        "DECIMAL" => match (num("precision"), num("scale")) {
+            (Some(p), Some(s)) => format!("DECIMAL({p}, {s})"),
+            (Some(p), None) => format!("DECIMAL({p})"),
+            _ => "DECIMAL".into(),
+        },
+        "TIMESTAMP_WITHOUT_TIME_ZONE" | "TIMESTAMP" => precision("TIMESTAMP", num("precision")),
+        "TIMESTAMP_WITH_LOCAL_TIME_ZONE" | "TIMESTAMP_LTZ" => {
+            precision("TIMESTAMP_LTZ", num("precision"))
+        }
+        "TIMESTAMP_WITH_TIME_ZONE" => precision("TIMESTAMP WITH TIME ZONE", num("precision")),
+        "TIME_WITHOUT_TIME_ZONE" | "TIME" => precision("TIME", num("precision")),
+        "ARRAY" | "MULTISET" => format!("{root}<{}>", type_text(&t["elementType"])),
+        "MAP" => format!(
+            "MAP<{}, {}>",
+            type_text(&t["keyType"]),
+            type_text(&t["valueType"])
+        ),
+        "ROW" => {
+            let fields: Vec<String> = t["fields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| {
+                    format!(
+                        "{} {}",
+                        f["name"].as_str().unwrap_or("?"),
+                        type_text(f.get("fieldType").unwrap_or(&f["type"]))
+                    )
+                })
+                .collect();
+            format!("ROW<{}>", fields.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn precision(root: &str, p: Option<u64>) -> String {
+    match p {
+        Some(p) => format!("{root}({p})"),
+        None => root.to_string(),
+    }
+}
+
+/// The root of a type text: `DECIMAL(10, 2)` → `DECIMAL`, `ARRAY<INT>` → `ARRAY`.
+pub fn type_root(type_name: &str) -> &str {
+    let end = type_name.find(['(', '<', ' ']).unwrap_or(type_name.len());
+    &type_name[..end]
+}
+
+/// A value as its type says (see module docs). Text that does not read as the type is kept as text.
+pub fn typed(v: &Value, type_name: &str) -> Value {
+    if v.is_null() {
+        return Value::Null;
+    }
+    match type_root(type_name) {
+        "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" => match v {
+            Value::String(s) => s
+                .trim()
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| v.clone()),
+            _ => v.clone(),
+        },
+        "FLOAT" | "DOUBLE" | "REAL" => match v {
+            Value::String(s) => s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .unwrap_or_else(|| v.clone()),
+            _ => v.clone(),
+        },
+        "DECIMAL" | "NUMERIC" => decimal(v),
+        "BOOLEAN" => match v {
+            Value::String(s) if s.eq_ignore_ascii_case("true") => Value::Bool(true),
+            Value::String(s) if s.eq_ignore_ascii_case("false") => Value::Bool(false),
+            _ => v.clone(),
+        },
+        "TIMESTAMP" | "TIMESTAMP_LTZ" => match v {
+            Value::String(s) => {
+                Value::String(iso_timestamp(s, type_root(type_name) != "TIMESTAMP"))
+            }
+            _ => v.clone(),
+        },
+        _ => v.clone(),
+    }
+}
+
+/// A decimal as a JSON number when the number reads back to the same decimal value (no precision
+/// lost), else as its text: `DECIMAL(38, 10)` values beyond a double's 15–17 digits stay exact.
+fn decimal(v: &Value) -> Value {
+    let text = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => return Value::Number(n.clone()),
+        _ => return v.clone(),
+    };
+    let Ok(f) = text.parse::<f64>() else {
+        return v.clone();
+    };
+    let exact = same_decimal(&text, &format!("{f}"));
+    match serde_json::Number::from_f64(f) {
+        Some(n) if exact => Value::Number(n),
+        _ => Value::String(text),
+    }
+}
+
+/// Whether two decimal texts stand for the same value (`12.50` and `12.5`, `-0.0` and `0`).
+pub fn same_decimal(a: &str, b: &str) -> bool {
+    fn norm(s: &str) -> Option<(bool, String, String)> {
+        let s = s.trim();
+        let (neg, s) = match s.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, s.strip_prefix('+').unwrap_or(s)),
+        };
+        if s.contains(['e', 'E']) {
+            return None;
+        }
+        let (i, f) = s.split_once('.').unwrap_or((s, ""));
+        if !i.chars().chain(f.chars()).all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let i = i.trim_start_matches('0').to_string();
+        let f = f.trim_end_matches('0').to_string();
+        let zero = i.is_empty() && f.is_empty();
+        Some((neg && !zero, i, f))
+    }
+    match (norm(a), norm(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.trim().parse::<f64>().ok() == b.trim().parse::<f64>().ok(),
+    }
+}
+
+/// `2025-01-01 10:00:00.5` → `2025-01-01T10:00:00.5`; with `utc`, a `Z` is added when no zone is given.
+pub fn iso_timestamp(s: &str, utc: bool) -> String {
+    let mut t = s.trim().replacen(' ', "T", 1);
+    let has_zone = t.ends_with('Z') || t[t.find('T').map_or(t.len(), |i| i)..].contains(['+', '-']);
+    if utc && !has_zone {
+        t.push('Z');
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn type_texts_of_both_wires() {
+        assert_eq!(
+            type_text(&json!({"type":"VARCHAR","nullable":true,"length":2147483647})),
+            "STRING"
+        );
+        assert_eq!(
+            type_text(&json!({"type":"DECIMAL","precision":10,"scale":2})),
+            "DECIMAL(10, 2)"
+        );
+        assert_eq!(
+            type_text(&json!({"type":"TIMESTAMP_WITHOUT_TIME_ZONE","precision":3})),
+            "TIMESTAMP(3)"
+        );
+        assert_eq!(
+            type_text(&json!({"type":"ARRAY","elementType":{"type":"INTEGER"}})),
+            "ARRAY<INTEGER>"
+        );
+        assert_eq!(
+            type_text(&json!({"type":"ROW","fields":[{"name":"a","fieldType":{"type":"BIGINT"}}]})),
+            "ROW<a BIGINT>"
+        );
+        assert_eq!(type_root("DECIMAL(10, 2)"), "DECIMAL");
+    }
+
+    #[test]
+    fn values_follow_their_types() {
+        assert_eq!(typed(&json!("42"), "BIGINT"), json!(42));
+        assert_eq!(typed(&json!(42), "INT"), json!(42));
+        assert_eq!(typed(&json!("1.5"), "DOUBLE"), json!(1.5));
+        assert_eq!(typed(&json!("12.50"), "DECIMAL(10, 2)"), json!(12.5));
+        assert_eq!(
+            typed(&json!("12345678901234567890.12"), "DECIMAL(38, 2)"),
+            json!("12345678901234567890.12")
+        );
+        assert_eq!(typed(&json!("TRUE"), "BOOLEAN"), json!(true));
+        assert_eq!(
+            typed(&json!("2025-01-01 10:00:00.5"), "TIMESTAMP(3)"),
+            json!("2025-01-01T10:00:00.5")
+        );
+        assert_eq!(
+            typed(&json!("2025-01-01 10:00:00"), "TIMESTAMP_LTZ(3)"),
+            json!("2025-01-01T10:00:00Z")
+        );
+        assert_eq!(typed(&Value::Null, "BIGINT"), Value::Null);
+        assert_eq!(typed(&json!("n/a"), "BIGINT"), json!("n/a"));
+    }
+
+    #[test]
+    fn decimal_equality_ignores_trailing_zeros() {
+        assert!(same_decimal("12.50", "12.5"));
+        assert!(same_decimal("-0.00", "0"));
+        assert!(same_decimal("007", "7.0"));
+        assert!(!same_decimal("1.05", "1.5"));
+    }
+}
