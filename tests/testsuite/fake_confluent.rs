@@ -149,6 +149,22 @@ struct Stmt {
     is_dml: bool,
     deleting_reads: u32,
     carry_from: Option<String>,
+    /// A query's canned result (SELECT statements matched by [`FakeConfluent::add_query`]).
+    results: Option<QueryScript>,
+}
+
+/// The canned result of a query: the schema, the upsert key, pages of `(op, row)` (`op` `None` is
+/// sent without the field, meaning `+I`), and whether the query is bounded (COMPLETED once drained).
+#[derive(Debug, Clone)]
+pub struct QueryScript {
+    /// `traits.schema.columns`: `[{"name": …, "type": {"type": …}}]`.
+    pub columns: serde_json::Value,
+    pub upsert_columns: Option<Vec<usize>>,
+    pub pages: Vec<Vec<(Option<u8>, serde_json::Value)>>,
+    pub bounded: bool,
+    /// Results reads answered 409 "not ready" after the statement is RUNNING (the real service
+    /// also answers 409 while PENDING).
+    pub not_ready_reads: u32,
 }
 
 #[derive(Default)]
@@ -159,6 +175,8 @@ struct State {
     faults: Vec<Fault>,
     outcomes: BTreeMap<String, Outcome>,
     next_id: u64,
+    /// SELECTs whose SQL contains the text get the script.
+    queries: Vec<(String, QueryScript)>,
 }
 
 /// Behaviour knobs.
@@ -351,8 +369,23 @@ impl FakeConfluent {
                 is_dml,
                 deleting_reads: 0,
                 carry_from: None,
+                results: None,
             },
         );
+    }
+
+    /// Gives the next SELECT statements whose SQL contains `sql_contains` this result.
+    pub fn add_query(&self, sql_contains: &str, script: QueryScript) {
+        self.state
+            .lock()
+            .unwrap()
+            .queries
+            .push((sql_contains.to_string(), script));
+    }
+
+    /// Names of stored statements (deleted ones excluded once gone).
+    pub fn names(&self) -> Vec<String> {
+        self.state.lock().unwrap().statements.keys().cloned().collect()
     }
 
     /// Forces a phase now (e.g. FAILED with a detail, or DEGRADED after RUNNING).
@@ -636,8 +669,15 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
 }
 
 fn view(s: &Stmt) -> serde_json::Value {
-    let traits = match s.phase.as_str() {
-        "RUNNING" | "COMPLETED" | "DEGRADED" | "STOPPED" => serde_json::json!({
+    let traits = match (s.phase.as_str(), &s.results) {
+        ("RUNNING" | "COMPLETED", Some(q)) => serde_json::json!({
+            "sql_kind": "SELECT",
+            "is_bounded": q.bounded,
+            "is_append_only": q.pages.iter().flatten().all(|(op, _)| op.unwrap_or(0) == 0),
+            "upsert_columns": q.upsert_columns,
+            "schema": {"columns": q.columns}
+        }),
+        ("RUNNING" | "COMPLETED" | "DEGRADED" | "STOPPED", _) => serde_json::json!({
             "sql_kind": if s.is_dml { "INSERT_INTO" } else { "CREATE_TABLE" },
             "is_bounded": !s.is_dml, "is_append_only": true, "upsert_columns": null, "schema": null
         }),
@@ -790,6 +830,7 @@ fn route(
             let is_dml = !is_ddl(&sql);
             let mut script = VecDeque::new();
             let outcome = s.outcomes.get(&name).cloned();
+            let scripted = outcome.is_some();
             let mut detail = String::new();
             match outcome {
                 Some(Outcome::Fail(d)) => script.push_back(("FAILED".into(), d)),
@@ -809,6 +850,21 @@ fn route(
                 None => script.push_back(("COMPLETED".into(), String::new())),
             }
             let carry_from = props.get("sql.tables.initial-offset-from").cloned();
+            let upper = strip_leading_comments(&sql).trim_start().to_ascii_uppercase();
+            let results = if upper.starts_with("SELECT") || upper.starts_with("WITH") {
+                let found = s
+                    .queries
+                    .iter()
+                    .find(|(needle, _)| sql.contains(needle.as_str()))
+                    .map(|(_, q)| q.clone());
+                if found.is_some() && !scripted && !sql.contains("FAIL_ME") {
+                    script.clear();
+                    script.push_back(("RUNNING".into(), String::new()));
+                }
+                found
+            } else {
+                None
+            };
             let stmt = Stmt {
                 name: name.clone(),
                 sql,
@@ -822,6 +878,7 @@ fn route(
                 is_dml,
                 deleting_reads: 0,
                 carry_from,
+                results,
             };
             let body = view(&stmt);
             s.statements.insert(name.clone(), stmt);
@@ -832,6 +889,64 @@ fn route(
                 format!("http://{host}{base}/statements/{name}"),
             ));
             r
+        }
+        ("GET", path) if path.starts_with("/statements/") && path.ends_with("/results") => {
+            let name = path
+                .trim_start_matches("/statements/")
+                .trim_end_matches("/results")
+                .to_string();
+            advance(&mut s, &name, opts.step);
+            let Some(x) = s.statements.get_mut(&name) else {
+                return err(404, &format!("Statement resource={name} does not exist"));
+            };
+            let not_ready = || {
+                err(
+                    409,
+                    &format!("Results for Statement={name} not ready"),
+                )
+            };
+            if matches!(x.phase.as_str(), "PENDING" | "DELETING") {
+                return not_ready();
+            }
+            let Some(q) = x.results.as_mut() else {
+                return json(
+                    200,
+                    serde_json::json!({"api_version": "sql/v1", "kind": "StatementResult", "metadata": {"next": ""}, "results": {"data": []}}),
+                );
+            };
+            if q.not_ready_reads > 0 {
+                q.not_ready_reads -= 1;
+                return not_ready();
+            }
+            let token = query
+                .get("page_token")
+                .and_then(|t| t.parse::<usize>().ok())
+                .unwrap_or(0);
+            let data: Vec<serde_json::Value> = q
+                .pages
+                .get(token)
+                .into_iter()
+                .flatten()
+                .map(|(op, row)| match op {
+                    Some(op) => serde_json::json!({"op": op, "row": row}),
+                    None => serde_json::json!({"row": row}),
+                })
+                .collect();
+            let drained = token + 1 >= q.pages.len();
+            let next = if drained && q.bounded {
+                x.phase = "COMPLETED".into();
+                x.version += 1;
+                String::new()
+            } else {
+                format!(
+                    "http://{host}{base}/statements/{name}/results?page_token={}",
+                    token + 1
+                )
+            };
+            json(
+                200,
+                serde_json::json!({"api_version": "sql/v1", "kind": "StatementResult", "metadata": {"self": "", "next": next}, "results": {"data": data}}),
+            )
         }
         (m, path) if path.starts_with("/statements/") => {
             let name = path.trim_start_matches("/statements/").to_string();
