@@ -244,4 +244,20 @@ pub trait Target: Send + Sync {
     fn supports_carry_over(&self) -> bool {
         false
     }
+
+    /// Starts a read-only query (`SELECT`, `SHOW`, `DESCRIBE`, `EXPLAIN`) under the name `spec.name`
+    /// (so that a run killed half-way leaves something `pipeline status` lists as an orphan) and
+    /// returns its result stream. The caller reads it with [`crate::results::read::read`], which
+    /// always closes it (deletes the statement, cancels the job). Targets that cannot run queries
+    /// refuse with [`TargetError::Config`] (the default).
+    async fn start_query(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
+        Err(TargetError::Config(format!(
+            "{}: cannot run queries ({})",
+            self.describe(),
+            spec.name
+        )))
+    }
 }
