@@ -22,6 +22,7 @@
 //! | [`versioning`] | `pipeline blue-green`, `project update-tables-version` |
 //! | [`scaffold`] | `project init`, `table init` |
 //! | [`refs`] | `sql refs` |
+//! | [`query`] | `sql query`, `table preview` |
 //! | [`version`] | `version [--config]` |
 //!
 //! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
@@ -35,6 +36,7 @@ pub mod graph;
 pub mod inventory;
 pub mod metadata;
 pub mod plan;
+pub mod query;
 pub mod refs;
 pub mod report;
 pub mod scaffold;

@@ -2,6 +2,7 @@
 
 mod build_inventory;
 mod init;
+mod preview;
 mod validate_table_names;
 
 use crate::cli::args::TableCommand;
@@ -12,5 +13,6 @@ pub fn run(inv: &Invocation, cmd: &TableCommand) -> CmdResult {
         TableCommand::Init(args) => init::exec(inv, args),
         TableCommand::ValidateTableNames { dir } => validate_table_names::exec(inv, &dir.pipelines),
         TableCommand::BuildInventory { dir } => build_inventory::exec(inv, &dir.pipelines),
+        TableCommand::Preview(args) => preview::exec(inv, args),
     }
 }
