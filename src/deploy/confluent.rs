@@ -13,7 +13,7 @@
 //!   refused, so credentials never leave the configured host.
 //! - §13 every response field optional except name, `spec.statement`, `status.phase`; any 2xx accepted.
 
-use super::retry::{Backoff, parse_retry_after, seed_of};
+use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
 use super::secrets::{Credentials, Scrubber};
 use super::target::{ErrorKind, Phase, StatementSpec, StatementState, Target, TargetError};
 use async_trait::async_trait;
@@ -213,6 +213,7 @@ impl ConfluentTarget {
                         status.as_u16(),
                         "redirect without Location",
                         request_id.as_deref(),
+                        None,
                     )
                 })?;
                 let next = url.join(&location).map_err(|e| {
@@ -253,40 +254,28 @@ impl ConfluentTarget {
         )))
     }
 
-    /// A request retried on 429/5xx/connection errors (for idempotent calls only).
+    /// A request retried on 429/5xx/connection errors (for idempotent calls only), up to the
+    /// policy's attempts ([`retry`]); the last retryable answer becomes its error.
     async fn send_retrying(
         &self,
         method: Method,
         url: &Url,
         body: Option<(&str, &serde_json::Value)>,
     ) -> Result<Answer, TargetError> {
-        let policy = self.settings.retry;
-        let seed = seed_of(url.as_str());
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let (err_delay, err) = match self.send_once(&method, url, body).await {
-                Ok(a) if is_retryable_status(a.status) && policy.may_retry(attempt) => {
-                    let d = policy.delay_after(attempt - 1, seed, a.retry_after);
-                    tracing::info!(
-                        "{method} {}: HTTP {}, retrying in {:?}",
-                        url.path(),
-                        a.status.as_u16(),
-                        d
-                    );
-                    (d, None)
+        retry(
+            &self.settings.retry,
+            Limit::Attempts,
+            seed_of(url.as_str()),
+            || async {
+                let a = self.send_once(&method, url, body).await?;
+                if is_retryable_status(a.status) {
+                    return Err(self.fail(&method, url, &a));
                 }
-                Ok(a) => return Ok(a),
-                Err(e) if e.is_retryable() && policy.may_retry(attempt) => {
-                    (policy.delay(attempt - 1, seed), Some(e))
-                }
-                Err(e) => return Err(e),
-            };
-            if let Some(e) = err {
-                tracing::info!("{e}; retrying in {err_delay:?}");
-            }
-            tokio::time::sleep(err_delay).await;
-        }
+                Ok(a)
+            },
+        )
+        .await
+        .map_err(|g| g.error)
     }
 
     fn transport(&self, method: &Method, url: &Url, e: &reqwest::Error) -> TargetError {
@@ -311,6 +300,7 @@ impl ConfluentTarget {
         status: u16,
         body: &str,
         request_id: Option<&str>,
+        retry_after: Option<Duration>,
     ) -> TargetError {
         let mut message = error_message(body);
         if let Some(id) = request_id {
@@ -332,6 +322,7 @@ impl ConfluentTarget {
             status,
             message: self.scrubber.scrub(&message),
             kind,
+            retry_after,
         }
     }
 
@@ -342,6 +333,7 @@ impl ConfluentTarget {
             a.status.as_u16(),
             &a.body,
             a.request_id.as_deref(),
+            a.retry_after,
         )
     }
 
@@ -361,6 +353,7 @@ impl ConfluentTarget {
                     .scrubber
                     .scrub(&format!("unexpected response body: {e}")),
                 kind: ErrorKind::Permanent,
+                retry_after: None,
             })
     }
 
@@ -483,6 +476,7 @@ impl Target for ConfluentTarget {
                 status: a.status.as_u16(),
                 message: format!("unexpected list body: {e}"),
                 kind: ErrorKind::Permanent,
+                retry_after: None,
             })?;
             out.extend(list.data.into_iter().map(StatementState::from));
             let next = list.metadata.and_then(|m| m.next);

@@ -128,6 +128,19 @@ impl Scrubber {
     }
 }
 
+/// `url` with the user-info of its authority masked (`https://user:pw@host/x` → `https://****@host/x`),
+/// for messages about a URL that may carry credentials; other text is returned unchanged.
+pub fn mask_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://****{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 /// Standard base64 with padding (RFC 4648 §4); small enough not to need a crate.
 pub fn base64(bytes: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -182,6 +195,17 @@ mod tests {
         );
         let out = s.scrub(&text);
         assert_eq!(out, "auth Basic **** key=**** secret=****");
+    }
+
+    #[test]
+    fn userinfo_is_masked_in_urls() {
+        assert_eq!(
+            mask_userinfo("http://user:pw@host:8083/x?y"),
+            "http://****@host:8083/x?y"
+        );
+        assert_eq!(mask_userinfo("https://k@h"), "https://****@h");
+        assert_eq!(mask_userinfo("https://h/a@b"), "https://h/a@b");
+        assert_eq!(mask_userinfo("not a url"), "not a url");
     }
 
     #[test]

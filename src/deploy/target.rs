@@ -10,8 +10,10 @@
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use super::retry::{Retryable, Transient};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 /// Whether a statement defines objects (runs to COMPLETED) or moves data (runs until stopped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +167,8 @@ pub enum TargetError {
         message: String,
         /// Retryable or permanent.
         kind: ErrorKind,
+        /// The server's `Retry-After` (a retryable answer may carry one).
+        retry_after: Option<Duration>,
     },
     /// No answer: connection refused or reset, timeout. For a POST the outcome is unknown.
     #[error("{method} {path}: {message}")]
@@ -197,6 +201,29 @@ impl TargetError {
     /// Shorthand for `kind() == Retryable`.
     pub fn is_retryable(&self) -> bool {
         self.kind() == ErrorKind::Retryable
+    }
+}
+
+impl Retryable for TargetError {
+    /// `HTTP <status>` for a retryable answer (with its `Retry-After`), `no answer` for a transport
+    /// error; `None` for everything else.
+    fn transient(&self) -> Option<Transient> {
+        match self {
+            TargetError::Http {
+                status,
+                kind: ErrorKind::Retryable,
+                retry_after,
+                ..
+            } => Some(Transient {
+                cause: format!("HTTP {status}"),
+                retry_after: *retry_after,
+            }),
+            TargetError::Transport { .. } => Some(Transient {
+                cause: "no answer".into(),
+                retry_after: None,
+            }),
+            _ => None,
+        }
     }
 }
 
