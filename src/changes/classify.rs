@@ -774,7 +774,10 @@ mod tests {
             crate::deploy::spec::parse_properties(b)
         );
         // A line that names no key is nothing to both.
-        assert_eq!(kind(a, "sql.state-ttl=1d\n=x\n", FileRole::Properties), ChangeKind::Cosmetic);
+        assert_eq!(
+            kind(a, "sql.state-ttl=1d\n=x\n", FileRole::Properties),
+            ChangeKind::Cosmetic
+        );
     }
 
     #[test]

@@ -8,9 +8,9 @@
 //! [`Target::create_statement`] reports a running job of that name as [`TargetError::AlreadyExists`]
 //! itself).
 
+use super::retry::{Retryable, Transient};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use super::retry::{Retryable, Transient};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -144,7 +144,7 @@ pub enum ErrorKind {
     Permanent,
 }
 
-/// A failed target call. Messages never contain secrets (they pass through the scrubber) and end with
+/// A failed target call, or a statement that did not reach the phase waited for. Messages never contain secrets (they pass through the scrubber) and end with
 /// the server's request id when there is one.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum TargetError {
@@ -186,6 +186,30 @@ pub enum TargetError {
     /// The target's planner rejects the statement ([`Target::validate_statement`]): the cause.
     #[error("{0}")]
     Invalid(String),
+    /// A statement that was waited for ([`crate::deploy::executor::wait_until`]) FAILED.
+    #[error("{name}: {phase}: {detail}")]
+    Failed {
+        /// The statement.
+        name: String,
+        /// The phase seen (FAILED).
+        phase: Phase,
+        /// `status.detail`: why.
+        detail: String,
+    },
+    /// A statement that was waited for did not get there in time.
+    #[error(
+        "{name}: timed out after {}s (phase {})",
+        after.as_secs(),
+        phase.as_ref().map(Phase::as_str).unwrap_or("absent")
+    )]
+    TimedOut {
+        /// The statement.
+        name: String,
+        /// How long it was waited for.
+        after: Duration,
+        /// The last phase seen (`None`: absent).
+        phase: Option<Phase>,
+    },
 }
 
 impl TargetError {

@@ -4,7 +4,6 @@
 //! 1.2× the critical-path bound (depth × the time of one table deployed alone); a sequential deploy
 //! (shift_left's default) takes the sum.
 
-
 use crate::fake_confluent::{ENV, FakeConfluent, FakeOptions, KEY, ORG, SECRET};
 use flinkpipe::deploy::executor::{DeployOptions, Session};
 use flinkpipe::deploy::{

@@ -1,7 +1,6 @@
 //! The Confluent Cloud client against the in-process fake: lifecycle, pagination, errors, retries,
 //! redirects, and secrets never leaving the configured host or appearing in messages.
 
-
 use crate::fake_confluent::{ENV, FakeConfluent, Fault, FaultAction, KEY, ORG, SECRET};
 use flinkpipe::deploy::{
     Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, Phase, StatementKind,

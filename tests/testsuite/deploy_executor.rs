@@ -1,7 +1,6 @@
 //! The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
 //! final state under every injected fault; failure propagation; timeouts; restarts; journal and resume.
 
-
 use crate::fake_confluent::{
     ENV, FakeConfluent, FakeOptions, Fault, FaultAction, KEY, ORG, Outcome, SECRET,
 };
@@ -401,7 +400,7 @@ async fn restarts_stateless_in_place_and_stateful_by_recreate() {
         .flat_map(|n| {
             n.statements
                 .iter()
-                .map(|s| (s.name.clone(), s.action.clone()))
+                .map(|s| (s.name.clone(), s.action.to_string()))
         })
         .collect();
     assert!(

@@ -3,7 +3,9 @@
 //! ([`wire::root_cause`]). Idempotent GETs are retried by the shared [`retry`] loop.
 
 use super::wire::{self, ErrorClass};
-use crate::deploy::retry::{Backoff, Limit, Retryable, Transient, parse_retry_after, retry, seed_of};
+use crate::deploy::retry::{
+    Backoff, Limit, Retryable, Transient, parse_retry_after, retry, seed_of,
+};
 use crate::deploy::target::{ErrorKind, TargetError};
 use reqwest::{Method, Url};
 use serde_json::Value;

@@ -3,10 +3,10 @@
 //! followed from token 0 until a payload or `EOS`, §3), and every table a statement needs is declared
 //! in it first from the project's DDL ([`catalog`]).
 
+use super::GatewayTarget;
 use super::catalog::{self, Definition};
 use super::http::HttpError;
 use super::wire::{self, ErrorClass, Rejection, RejectionKind};
-use super::GatewayTarget;
 use crate::deploy::target::{StatementSpec, TargetError};
 use crate::sql::quote_identifier;
 use reqwest::Method;
@@ -123,10 +123,7 @@ impl GatewayTarget {
             // allowed (§3), so transport problems are retried here until the deadline.
             let page = match self
                 .http
-                .get_until(
-                    self.http.gw(&uri),
-                    tokio::time::Instant::from_std(deadline),
-                )
+                .get_until(self.http.gw(&uri), tokio::time::Instant::from_std(deadline))
                 .await
             {
                 Ok(p) => p,
@@ -370,9 +367,9 @@ impl GatewayTarget {
             .execute(s, text.as_deref().unwrap_or(&spec.sql), config)
             .await?
         {
-            Executed::Rejected(r) if r.kind == RejectionKind::NotFound => Executed::Rejected(
-                Rejection::new(self.undefined_hint(r.cause, refs, own)),
-            ),
+            Executed::Rejected(r) if r.kind == RejectionKind::NotFound => {
+                Executed::Rejected(Rejection::new(self.undefined_hint(r.cause, refs, own)))
+            }
             other => other,
         };
         if let (Executed::Ok { .. }, Some((key, _))) = (&out, own) {
