@@ -2,18 +2,24 @@
 //! decides, and the side effects follow — create with the §11 recipe, wait for a phase, stop/resume,
 //! delete and wait until gone, carry-over handovers, the helper `DROP TABLE` — each recorded in the
 //! journal and shown as progress.
+//!
+//! Transient errors (429, 5xx, no answer) are retried **for as long as the statement's timeout
+//! allows**, not a number of times (`Ctx::call`): under rate limiting a burst of 429s outlasts any
+//! attempt count, and failing then skipped every descendant. When the time is up, the step fails with
+//! a summary of what was retried ([`StepError::GaveUp`]).
 
 use super::decide::{self, Known, OFFSET_FROM, Refusal, StepPlan};
 use super::error::StepError;
 use super::{DeployOptions, StatementAction, StatementResult, carry_temp_name};
 use crate::deploy::journal::{Entry, Journal, JournalState};
 use crate::deploy::progress::Progress;
-use crate::deploy::retry::seed_of;
+use crate::deploy::retry::{Limit, RetryLog, Retryable, retry, seed_of};
 use crate::deploy::secrets::Scrubber;
 use crate::deploy::spec::{DeployNode, Step, normalize_sql};
 use crate::deploy::target::{
     Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
+use std::future::Future;
 use std::sync::Mutex;
 use tokio::time::Instant;
 
@@ -35,6 +41,77 @@ impl Ctx<'_> {
         {
             tracing::error!("{err}");
         }
+    }
+}
+
+/// Why a retried call failed.
+enum CallError {
+    /// A permanent error: the caller says what it means for the step.
+    Permanent(TargetError),
+    /// Transient errors until the deadline ([`StepError::GaveUp`]).
+    Exhausted(StepError),
+}
+
+impl CallError {
+    /// The step error: `permanent` names a permanent error.
+    fn or(self, permanent: impl FnOnce(TargetError) -> StepError) -> StepError {
+        match self {
+            CallError::Permanent(e) => permanent(e),
+            CallError::Exhausted(e) => e,
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Runs a call of `statement`'s step (`what`: `GET`, `stop`, … for the message), retrying
+    /// transient errors until `deadline` ([`Limit::Until`]) with the retry spacing of the options.
+    async fn call<T, F, Fut>(
+        &self,
+        statement: &str,
+        what: &str,
+        deadline: Instant,
+        op: F,
+    ) -> Result<T, CallError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, TargetError>>,
+    {
+        let start = Instant::now();
+        retry(
+            &self.options.create_retry,
+            Limit::Until(deadline),
+            seed_of(statement),
+            op,
+        )
+        .await
+        .map_err(|g| {
+            if g.error.transient().is_some() {
+                CallError::Exhausted(StepError::GaveUp {
+                    statement: statement.to_string(),
+                    what: what.to_string(),
+                    after: start.elapsed(),
+                    log: g.log,
+                    source: g.error,
+                })
+            } else {
+                CallError::Permanent(g.error)
+            }
+        })
+    }
+
+    /// The deadline of a call that starts now: the statement timeout from now.
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.options.statement_timeout
+    }
+
+    /// GET of a statement, retried until `deadline`.
+    async fn get(
+        &self,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<Option<StatementState>, CallError> {
+        self.call(name, "GET", deadline, || self.target.get_statement(name))
+            .await
     }
 }
 
@@ -73,25 +150,17 @@ pub(super) async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> S
             detail: "DROP statements run only on a restart with --allow-drop".into(),
         });
     }
-    let existing = ctx
-        .target
-        .get_statement(&spec.name)
-        .await
-        .map_err(|source| {
-            failure(
-                spec,
-                StatementAction::Read,
-                None,
-                StepError::Read {
-                    statement: spec.name.clone(),
-                    source,
-                },
-            )
-        })?;
+    let existing = ctx.get(&spec.name, ctx.deadline()).await.map_err(|e| {
+        let error = e.or(|source| StepError::Read {
+            statement: spec.name.clone(),
+            source,
+        });
+        failure(spec, StatementAction::Read, None, error)
+    })?;
     let temp = carry_temp_name(&spec.name);
     let handover_pending =
         decide::handover_candidate(existing.as_ref(), spec, ctx.resume.ours.contains(&temp))
-            && matches!(ctx.target.get_statement(&temp).await, Ok(Some(_)));
+            && matches!(ctx.get(&temp, ctx.deadline()).await, Ok(Some(_)));
     let known = Known {
         ours: ctx.resume.ours.contains(&spec.name),
         handover_pending,
@@ -133,21 +202,16 @@ async fn apply(
         StepPlan::CarryOver => return carry_over(ctx, table, spec, existing).await,
         StepPlan::StopResume { stop_first } => {
             let s = existing.as_ref();
+            let request = |source| StepError::Request {
+                statement: name(),
+                source,
+            };
             if stop_first {
-                ctx.target
-                    .stop_statement(&spec.name)
-                    .await
-                    .map_err(|source| {
-                        failure(
-                            spec,
-                            StatementAction::Stop,
-                            s,
-                            StepError::Request {
-                                statement: name(),
-                                source,
-                            },
-                        )
-                    })?;
+                ctx.call(&spec.name, "stop", ctx.deadline(), || {
+                    ctx.target.stop_statement(&spec.name)
+                })
+                .await
+                .map_err(|e| failure(spec, StatementAction::Stop, s, e.or(request)))?;
                 ctx.record(Entry::Stopped {
                     table: table.to_string(),
                     statement: name(),
@@ -155,20 +219,11 @@ async fn apply(
                 ctx.progress.statement(table, &spec.name, "stopping");
                 wait_phase(ctx, table, spec, &[Phase::Stopped]).await?;
             }
-            ctx.target
-                .resume_statement(&spec.name)
-                .await
-                .map_err(|source| {
-                    failure(
-                        spec,
-                        StatementAction::Resume,
-                        s,
-                        StepError::Request {
-                            statement: name(),
-                            source,
-                        },
-                    )
-                })?;
+            ctx.call(&spec.name, "resume", ctx.deadline(), || {
+                ctx.target.resume_statement(&spec.name)
+            })
+            .await
+            .map_err(|e| failure(spec, StatementAction::Resume, s, e.or(request)))?;
             ctx.record(Entry::Resumed {
                 table: table.to_string(),
                 statement: name(),
@@ -253,17 +308,16 @@ async fn carry_over(
     let temp = with_ref(temp_name.clone(), &spec.name);
     let target_spec = with_ref(spec.name.clone(), &temp_name);
     let fail = |error: StepError| failure(spec, StatementAction::CarriedOver, None, error);
-    let read = |statement: &str, source: TargetError| {
-        fail(StepError::Request {
+    let read = |statement: &str, e: CallError| {
+        fail(e.or(|source| StepError::Request {
             statement: statement.to_string(),
             source,
-        })
+        }))
     };
     if let Some(old) = &existing {
         // First handover: <name> → <name>-co.
         let temp_state = ctx
-            .target
-            .get_statement(&temp_name)
+            .get(&temp_name, ctx.deadline())
             .await
             .map_err(|e| read(&temp_name, e))?;
         if temp_state.is_none() {
@@ -277,7 +331,7 @@ async fn carry_over(
         handover(ctx, table, old.phase.clone(), spec, &temp).await?;
     }
     // Second handover: <name>-co → <name> (GET first: after an interruption it may exist already).
-    match ctx.target.get_statement(&spec.name).await {
+    match ctx.get(&spec.name, ctx.deadline()).await {
         Ok(None) => {
             create(ctx, table, &target_spec).await.map_err(fail)?;
         }
@@ -291,7 +345,7 @@ async fn carry_over(
         }
         Err(e) => return Err(read(&spec.name, e)),
     }
-    let temp_phase = match ctx.target.get_statement(&temp_name).await {
+    let temp_phase = match ctx.get(&temp_name, ctx.deadline()).await {
         Ok(Some(t)) => t.phase,
         Ok(None) => Phase::Stopped,
         Err(e) => return Err(read(&temp_name, e)),
@@ -309,18 +363,19 @@ async fn handover(
     new: &StatementSpec,
 ) -> Result<(), Box<StepFailure>> {
     if old_phase != Phase::Stopped {
-        match ctx.target.stop_statement(&old.name).await {
-            Ok(()) | Err(TargetError::NotFound(_)) => {}
-            Err(source) => {
-                return Err(failure(
-                    old,
-                    StatementAction::Stop,
-                    None,
-                    StepError::Request {
-                        statement: old.name.clone(),
-                        source,
-                    },
-                ));
+        let stopped = ctx
+            .call(&old.name, "stop", ctx.deadline(), || {
+                ctx.target.stop_statement(&old.name)
+            })
+            .await;
+        match stopped {
+            Ok(()) | Err(CallError::Permanent(TargetError::NotFound(_))) => {}
+            Err(e) => {
+                let error = e.or(|source| StepError::Request {
+                    statement: old.name.clone(),
+                    source,
+                });
+                return Err(failure(old, StatementAction::Stop, None, error));
             }
         }
         ctx.record(Entry::Stopped {
@@ -339,10 +394,15 @@ enum Created {
     Existing(StatementState),
 }
 
-/// POST with the §11 recipe: on 409 or an unknown outcome, GET the name; absent → POST again
-/// (bounded attempts), present → return it for comparison. Never two POSTs without a GET between them.
+/// POST with the §11 recipe: on 409 or an unknown outcome, GET the name; absent → POST again,
+/// present → return it for comparison. Never two POSTs without a GET between them. Transient
+/// failures are retried until the statement timeout.
 async fn create(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> Result<Created, StepError> {
     let policy = ctx.options.create_retry;
+    let start = Instant::now();
+    let deadline = ctx.deadline();
+    let seed = seed_of(&spec.name);
+    let mut log = RetryLog::default();
     let mut attempt = 0u32;
     loop {
         attempt += 1;
@@ -356,23 +416,41 @@ async fn create(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> Result<Crea
                 return Ok(Created::New);
             }
             Err(TargetError::AlreadyExists(_)) => None,
-            Err(e) if e.is_retryable() && policy.may_retry(attempt) => Some(e),
-            Err(source) => {
-                return Err(StepError::Create {
-                    statement: spec.name.clone(),
-                    source,
-                });
-            }
+            Err(e) => match e.transient() {
+                Some(t) if Instant::now() < deadline => Some((e, t)),
+                Some(_) => {
+                    return Err(StepError::GaveUp {
+                        statement: spec.name.clone(),
+                        what: "create".into(),
+                        after: start.elapsed(),
+                        log,
+                        source: e,
+                    });
+                }
+                None => {
+                    return Err(StepError::Create {
+                        statement: spec.name.clone(),
+                        source: e,
+                    });
+                }
+            },
         };
-        if let Some(e) = &err {
+        let pause = |retry_after| {
+            policy
+                .delay_after(attempt - 1, seed, retry_after)
+                .min(deadline.saturating_duration_since(Instant::now()))
+        };
+        if let Some((e, t)) = &err {
             tracing::info!(
                 "creating {}: {}; checking by name",
                 spec.name,
                 ctx.scrubber.scrub(&e.to_string())
             );
-            tokio::time::sleep(policy.delay(attempt - 1, seed_of(&spec.name))).await;
+            let delay = pause(t.retry_after);
+            log.note(&t.cause, delay);
+            tokio::time::sleep(delay).await;
         }
-        match ctx.target.get_statement(&spec.name).await {
+        match ctx.get(&spec.name, deadline).await {
             Ok(Some(s)) => {
                 ctx.record(Entry::Adopted {
                     table: table.to_string(),
@@ -382,50 +460,48 @@ async fn create(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> Result<Crea
             }
             Ok(None) if err.is_none() => {
                 // 409 but gone now (it was DELETING): try again after a pause.
-                if !policy.may_retry(attempt) {
+                if Instant::now() >= deadline {
                     return Err(StepError::NameTaken {
                         statement: spec.name.clone(),
                         attempts: attempt,
                     });
                 }
-                tokio::time::sleep(policy.delay(attempt - 1, seed_of(&spec.name))).await;
+                tokio::time::sleep(pause(None)).await;
             }
             Ok(None) => {}
-            Err(source) => {
-                return Err(StepError::ReadBack {
+            Err(e) => {
+                return Err(e.or(|source| StepError::ReadBack {
                     statement: spec.name.clone(),
                     source,
-                });
+                }));
             }
         }
     }
 }
 
 /// Validates the new text of a statement about to replace a live one: its planner's rejection, or a
-/// check that kept failing (retried like a create), leaves the live statement alone.
+/// check that kept failing (transient errors until the statement timeout), leaves the live statement
+/// alone.
 async fn validate(ctx: &Ctx<'_>, spec: &StatementSpec) -> Result<(), StepError> {
-    let policy = ctx.options.create_retry;
-    let mut attempt = 0u32;
-    loop {
-        attempt += 1;
-        match ctx.target.validate_statement(spec).await {
-            Ok(()) => return Ok(()),
-            Err(TargetError::Invalid(cause)) => {
-                return Err(StepError::Invalid {
-                    statement: spec.name.clone(),
-                    cause,
-                });
-            }
-            Err(e) if e.is_retryable() && policy.may_retry(attempt) => {
-                tokio::time::sleep(policy.delay(attempt - 1, seed_of(&spec.name))).await;
-            }
-            Err(source) => {
-                return Err(StepError::Unvalidated {
-                    statement: spec.name.clone(),
-                    source,
-                });
-            }
+    let checked = ctx
+        .call(&spec.name, "validate", ctx.deadline(), || {
+            ctx.target.validate_statement(spec)
+        })
+        .await;
+    match checked {
+        Ok(()) => Ok(()),
+        Err(CallError::Permanent(TargetError::Invalid(cause))) => Err(StepError::Invalid {
+            statement: spec.name.clone(),
+            cause,
+        }),
+        Err(CallError::Permanent(source))
+        | Err(CallError::Exhausted(StepError::GaveUp { source, .. })) => {
+            Err(StepError::Unvalidated {
+                statement: spec.name.clone(),
+                source,
+            })
         }
+        Err(CallError::Exhausted(e)) => Err(e),
     }
 }
 
@@ -437,15 +513,16 @@ async fn delete_and_wait(
 ) -> Result<(), Box<StepFailure>> {
     ctx.progress.statement(table, &spec.name, "deleting");
     let fail = |error| failure(spec, StatementAction::Delete, None, error);
-    ctx.target
-        .delete_statement(&spec.name)
-        .await
-        .map_err(|source| {
-            fail(StepError::Request {
-                statement: spec.name.clone(),
-                source,
-            })
-        })?;
+    ctx.call(&spec.name, "delete", ctx.deadline(), || {
+        ctx.target.delete_statement(&spec.name)
+    })
+    .await
+    .map_err(|e| {
+        fail(e.or(|source| StepError::Request {
+            statement: spec.name.clone(),
+            source,
+        }))
+    })?;
     ctx.record(Entry::Deleted {
         table: table.to_string(),
         statement: spec.name.clone(),
@@ -458,14 +535,14 @@ async fn wait_gone(ctx: &Ctx<'_>, name: &str) -> Result<(), StepError> {
     let deadline = Instant::now() + ctx.options.statement_timeout;
     let mut n = 0;
     loop {
-        match ctx.target.get_statement(name).await {
+        match ctx.get(name, deadline).await {
             Ok(None) => return Ok(()),
             Ok(Some(_)) => {}
-            Err(source) => {
-                return Err(StepError::Request {
+            Err(e) => {
+                return Err(e.or(|source| StepError::Request {
                     statement: name.to_string(),
                     source,
-                });
+                }));
             }
         }
         if Instant::now() >= deadline {
@@ -495,7 +572,7 @@ async fn drop_table(
         kind: StatementKind::Ddl,
     };
     // A leftover helper from an earlier run is removed first.
-    if let Ok(Some(_)) = ctx.target.get_statement(&drop.name).await {
+    if let Ok(Some(_)) = ctx.get(&drop.name, ctx.deadline()).await {
         delete_and_wait(ctx, table, &drop).await?;
     }
     create(ctx, table, &drop)
@@ -540,7 +617,7 @@ async fn wait_phase(
     let mut n = 0u32;
     let statement = || spec.name.clone();
     loop {
-        let s = match ctx.target.get_statement(&spec.name).await {
+        let s = match ctx.get(&spec.name, deadline).await {
             Ok(Some(s)) => s,
             Ok(None) => {
                 return Err(failure(
@@ -552,16 +629,12 @@ async fn wait_phase(
                     },
                 ));
             }
-            Err(source) => {
-                return Err(failure(
-                    spec,
-                    StatementAction::Wait,
-                    last.as_ref(),
-                    StepError::Request {
-                        statement: statement(),
-                        source,
-                    },
-                ));
+            Err(e) => {
+                let error = e.or(|source| StepError::Request {
+                    statement: statement(),
+                    source,
+                });
+                return Err(failure(spec, StatementAction::Wait, last.as_ref(), error));
             }
         };
         if last.as_ref().is_none_or(|l| l.phase != s.phase) {

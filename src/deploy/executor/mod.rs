@@ -38,7 +38,7 @@ pub use error::StepError;
 
 use super::journal::{Journal, JournalState};
 use super::progress::Progress;
-use super::retry::{Backoff, seed_of};
+use super::retry::{Backoff, Limit, retry, seed_of};
 use super::secrets::Scrubber;
 use super::spec::DeployNode;
 use super::target::{Phase, StatementState, Target, TargetError};
@@ -54,13 +54,16 @@ use tokio::time::Instant;
 pub struct DeployOptions {
     /// Nodes running at once (≥ 1).
     pub max_parallel: usize,
-    /// Longest wait for one statement to reach its goal phase.
+    /// Longest wait for one statement to reach its goal phase (`--timeout`), and for one call to
+    /// get past transient errors.
     pub statement_timeout: Duration,
     /// How long DEGRADED may last before it counts as a failure.
     pub degraded_grace: Duration,
     /// Poll spacing.
     pub poll: Backoff,
-    /// Spacing of create attempts after a retryable failure (429, 5xx, unknown outcome).
+    /// Spacing of retries after a transient failure (429, 5xx, no answer or unknown outcome) of any
+    /// call, creates included; they go on for as long as `statement_timeout` allows (its attempt
+    /// count is not used).
     pub create_retry: Backoff,
     /// Allow `DROP` statements (and drops needed by changed DDL) on restarted tables.
     pub allow_drop: bool,
@@ -328,7 +331,8 @@ pub async fn deploy(
     schedule::run(target, nodes, options, session).await
 }
 
-/// Polls `name` until `done` says so (`None` = the statement is absent), within `timeout`. Used by
+/// Polls `name` until `done` says so (`None` = the statement is absent), within `timeout`; a transient
+/// error of a poll (429, 5xx, no answer) is retried within the same timeout. Used by
 /// `statement stop|resume|delete` and undeploy. Errors: [`TargetError::Failed`] when the statement
 /// FAILED, [`TargetError::TimedOut`] with the last phase seen, or the target's error.
 pub async fn wait_until(
@@ -341,7 +345,14 @@ pub async fn wait_until(
     let deadline = Instant::now() + timeout;
     let mut n = 0;
     loop {
-        let s = target.get_statement(name).await?;
+        let s = retry(
+            &Backoff::HTTP,
+            Limit::Until(deadline),
+            seed_of(name),
+            || target.get_statement(name),
+        )
+        .await
+        .map_err(|g| g.error)?;
         if done(s.as_ref()) {
             return Ok(s);
         }
