@@ -41,7 +41,9 @@ pub struct DeployNode {
     pub parents: Vec<String>,
     /// The table's query keeps no state (restarts may keep offsets).
     pub stateless: bool,
-    /// DDL statements first, then DML, in file order. Empty for skipped nodes.
+    /// DDL statements first, then DML, in file order. For a node the plan skips: the statements it
+    /// keeps, which the executor never sends but waits for while they are still starting (PENDING)
+    /// before the node's children start.
     pub steps: Vec<Step>,
 }
 
@@ -191,7 +193,8 @@ pub fn steps_from_sql(
     steps
 }
 
-/// The deploy nodes of a plan, in plan order. Skipped nodes get no steps; a table written by another
+/// The deploy nodes of a plan, in plan order. Skipped nodes get the statements they keep (to be
+/// awaited while PENDING, never sent; none when their files cannot be read); a table written by another
 /// table's statement set runs only its DDL, the set's owner waits for it (the set runs with its
 /// owner, once every sink exists), and its children wait for the owner (the data comes from the set).
 pub fn deploy_nodes(
@@ -203,7 +206,11 @@ pub fn deploy_nodes(
     plan.nodes
         .iter()
         .map(|n| {
-            let steps = node_steps(project, n)?;
+            let steps = if n.action == Action::Skip {
+                statements_of(project, n, true).unwrap_or_default()
+            } else {
+                node_steps(project, n)?
+            };
             let mut parents: Vec<String> = n
                 .parents
                 .iter()

@@ -582,6 +582,15 @@ async fn drop_table(
     delete_and_wait(ctx, table, &drop).await
 }
 
+/// The phases in which a statement of this kind is done: COMPLETED for a DDL, RUNNING or COMPLETED
+/// (a bounded statement) for a DML. PENDING is never done.
+fn goal_of(kind: StatementKind) -> &'static [Phase] {
+    match kind {
+        StatementKind::Ddl => &[Phase::Completed],
+        StatementKind::Dml => &[Phase::Running, Phase::Completed],
+    }
+}
+
 /// Waits for the goal phase of the statement's kind; the result (or failure) reports `action`.
 async fn wait(
     ctx: &Ctx<'_>,
@@ -589,16 +598,54 @@ async fn wait(
     spec: &StatementSpec,
     action: StatementAction,
 ) -> StepResult {
-    let goal: &[Phase] = match spec.kind {
-        StatementKind::Ddl => &[Phase::Completed],
-        StatementKind::Dml => &[Phase::Running, Phase::Completed],
-    };
-    match wait_phase(ctx, table, spec, goal).await {
+    match wait_phase(ctx, table, spec, goal_of(spec.kind)).await {
         Ok(s) => Ok(StatementResult::new(&spec.name, action, Some(&s))),
         Err(mut f) => {
             f.result.action = action;
             Err(f)
         }
+    }
+}
+
+/// What a statement that should be running already (kept by the plan, or done by the interrupted
+/// run) reads as on the target.
+pub(super) enum Settled {
+    /// In its goal phase.
+    Done,
+    /// It was still starting (PENDING) and has reached its goal phase since.
+    Awaited(StatementResult),
+    /// Neither done nor starting (the phase; `None`: absent).
+    NotDone(Option<Phase>),
+}
+
+/// Checks a statement that should be running already; one still starting (PENDING) is waited for
+/// until its goal phase, within the statement timeout: PENDING is not done, and a child started on a
+/// PENDING parent reads from a statement that may never run (#15).
+pub(super) async fn settle(
+    ctx: &Ctx<'_>,
+    table: &str,
+    spec: &StatementSpec,
+) -> Result<Settled, Box<StepFailure>> {
+    let s = ctx.get(&spec.name, ctx.deadline()).await.map_err(|e| {
+        let error = e.or(|source| StepError::Read {
+            statement: spec.name.clone(),
+            source,
+        });
+        failure(spec, StatementAction::Read, None, error)
+    })?;
+    match s {
+        Some(s) if goal_of(spec.kind).contains(&s.phase) => Ok(Settled::Done),
+        Some(s) if s.phase == Phase::Pending => {
+            ctx.progress.statement(
+                table,
+                &spec.name,
+                "PENDING: waiting for it before its children start",
+            );
+            wait(ctx, table, spec, StatementAction::Awaited)
+                .await
+                .map(Settled::Awaited)
+        }
+        s => Ok(Settled::NotDone(s.map(|s| s.phase))),
     }
 }
 

@@ -1,8 +1,13 @@
 //! The ready queue: a node starts as soon as every parent in the plan is done, up to `max_parallel`
 //! at once; a failed node skips its descendants (with the reason), independent branches go on; Ctrl-C
 //! starts nothing new and abandons what runs at its next await.
+//!
+//! "Done" is the target's word, not the plan's or the journal's: a node the plan keeps (skip) or the
+//! interrupted run finished (`--resume`) releases its children only once its statements read RUNNING
+//! or COMPLETED; one still PENDING is waited for first ([`settle`]). A journal entry the target
+//! contradicts (the statement is absent, FAILED, STOPPED…) is not trusted: that node runs again.
 
-use super::effects::{Ctx, run_step};
+use super::effects::{Ctx, Settled, run_step, settle};
 use super::{DeployOptions, DeployReport, NodeResult, Outcome, Session};
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;
@@ -48,20 +53,20 @@ pub(super) async fn run(
                 continue;
             }
             let n = &nodes[i];
-            let immediate = if n.action == Action::Skip {
-                Some(Outcome::Skipped(n.reason.clone()))
+            let kept = if n.action == Action::Skip {
+                Some((n.reason.clone(), false))
             } else if resume.done.contains(&n.table) {
-                Some(Outcome::Skipped(
-                    "done by the interrupted run (journal)".into(),
-                ))
+                Some(("done by the interrupted run (journal)".to_string(), true))
             } else {
                 None
             };
-            if let Some(o) = immediate {
+            if let Some((reason, _)) = &kept
+                && n.steps.is_empty()
+            {
                 let r = NodeResult {
                     table_name: n.table.clone(),
                     action: n.action,
-                    outcome: o,
+                    outcome: Outcome::Skipped(reason.clone()),
                     statements: vec![],
                     seconds: 0.0,
                 };
@@ -70,7 +75,13 @@ pub(super) async fn run(
             }
             in_flight.insert(i);
             let ctx = &ctx;
-            running.push(async move { (i, run_node(ctx, n).await) });
+            running.push(async move {
+                let r = match kept {
+                    Some((reason, journal)) => run_kept(ctx, n, reason, journal).await,
+                    None => run_node(ctx, n).await,
+                };
+                (i, r)
+            });
         }
         if in_flight.is_empty() {
             break;
@@ -200,6 +211,48 @@ impl<'n> Sched<'n> {
                 }
             }
         }
+    }
+}
+
+/// A node the plan keeps (skip), or that the interrupted run finished (`journal`): its statements
+/// are checked and a PENDING one is waited for ([`settle`]); the node is skipped with `reason` once
+/// they are done. A journal-done node whose statement the target does not show done (absent, FAILED,
+/// STOPPED, …) runs again; for a plan skip the plan's decision stands.
+async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: bool) -> NodeResult {
+    let start = Instant::now();
+    let mut statements = Vec::new();
+    let mut outcome = Outcome::Skipped(reason);
+    for step in node.steps.iter().filter(|s| !s.is_drop) {
+        match settle(ctx, &node.table, &step.spec).await {
+            Ok(Settled::Done) => {}
+            Ok(Settled::Awaited(r)) => statements.push(r),
+            Ok(Settled::NotDone(phase)) if journal => {
+                tracing::info!(
+                    "{}: the journal says done, the target says {}: running it again",
+                    step.spec.name,
+                    phase.map_or("absent".to_string(), |p| p.to_string())
+                );
+                return run_node(ctx, node).await;
+            }
+            Ok(Settled::NotDone(_)) => {}
+            Err(f) => {
+                statements.push(f.result);
+                let r = ctx.scrubber.scrub(&f.error.to_string());
+                ctx.record(Entry::NodeFailed {
+                    table: node.table.clone(),
+                    reason: r.clone(),
+                });
+                outcome = Outcome::Failed(r);
+                break;
+            }
+        }
+    }
+    NodeResult {
+        table_name: node.table.clone(),
+        action: node.action,
+        outcome,
+        statements,
+        seconds: start.elapsed().as_secs_f64(),
     }
 }
 
