@@ -186,7 +186,7 @@ impl Chaos {
     /// or 503, half each, neither processed.
     fn draw(&mut self) -> Option<FaultAction> {
         let r = self.next();
-        if r % self.one_in != 0 {
+        if !r.is_multiple_of(self.one_in) {
             return None;
         }
         let status = if (r >> 32) & 1 == 0 { 429 } else { 503 };
