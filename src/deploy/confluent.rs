@@ -9,8 +9,9 @@
 //!   503, 504 and connection errors, honouring `Retry-After`; POST is never retried here (the executor
 //!   GETs the name first, §11). Error bodies: every `errors[].detail` joined with `"; "`, else the raw
 //!   body. Redirects are not followed automatically: a redirect to the **same host** (same scheme or
-//!   an upgrade to HTTPS) is re-issued with credentials, up to 5 hops; a redirect to another host is
-//!   refused, so credentials never leave the configured host.
+//!   an upgrade to HTTPS) is re-issued with credentials, up to 5 hops; a redirect to another host (or
+//!   to a URL with user-info) is refused, so credentials never leave the configured host. An endpoint
+//!   with user-info (`https://user:pw@host`) is refused: the API key comes from the environment only.
 //! - §13 every response field optional except name, `spec.statement`, `status.phase`; any 2xx accepted.
 
 use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
@@ -123,7 +124,9 @@ struct Answer {
 }
 
 impl ConfluentTarget {
-    /// Builds the client. Errors: an endpoint that is not an absolute http(s) URL, empty ids.
+    /// Builds the client. Errors: an endpoint that is not an absolute http(s) URL, one that carries
+    /// credentials (`https://user:pw@host`: they would be printed in errors and sent in place of the
+    /// API key; the key and secret come from the environment only), empty ids.
     pub fn new(settings: ConfluentSettings) -> Result<Self, TargetError> {
         if settings.organization_id.trim().is_empty() || settings.environment_id.trim().is_empty() {
             return Err(TargetError::Config(
@@ -131,14 +134,20 @@ impl ConfluentTarget {
             ));
         }
         let endpoint = settings.endpoint.trim_end_matches('/');
+        let shown = super::secrets::mask_userinfo(endpoint);
         let base = Url::parse(&format!(
             "{endpoint}/sql/v1/organizations/{}/environments/{}/",
             settings.organization_id, settings.environment_id
         ))
-        .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{endpoint}': {e}")))?;
+        .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{shown}': {e}")))?;
         if !matches!(base.scheme(), "https" | "http") || base.host_str().is_none() {
             return Err(TargetError::Config(format!(
-                "invalid Flink endpoint '{endpoint}': expected https://host"
+                "invalid Flink endpoint '{shown}': expected https://host"
+            )));
+        }
+        if !base.username().is_empty() || base.password().is_some() {
+            return Err(TargetError::Config(format!(
+                "the Flink endpoint '{shown}' contains credentials (user:password@): remove them from flink.sql_endpoint / SL_FLINK_SQL_ENDPOINT; the API key and secret are read from SL_FLINK_API_KEY / SL_FLINK_API_SECRET only"
             )));
         }
         let client = reqwest::Client::builder()
@@ -223,7 +232,9 @@ impl ConfluentTarget {
                     )))
                 })?;
                 let same_host = next.host_str() == url.host_str()
-                    && next.port_or_known_default() == url.port_or_known_default();
+                    && next.port_or_known_default() == url.port_or_known_default()
+                    && next.username().is_empty()
+                    && next.password().is_none();
                 let no_downgrade = !(url.scheme() == "https" && next.scheme() != "https");
                 if !same_host || !no_downgrade {
                     return Err(TargetError::Config(self.scrubber.scrub(&format!(
