@@ -1,5 +1,5 @@
 //! What to do with one statement: a pure function of what the target says about it, the step, its
-//! node (the plan's action, statefulness) and the options. No I/O: [`super::effects`] gathers the
+//! node (the plan's action, statefulness) and the options. No I/O: the executor's `effects` gathers the
 //! facts, calls [`decide`] and carries the [`StepPlan`] out.
 //!
 //! The rules (`confluent-cloud-flink-api.md` §10, §11; README "How it runs"):
@@ -163,7 +163,8 @@ pub(super) const OFFSET_FROM: &str = "sql.tables.initial-offset-from";
 /// Properties the target adds itself or that carry-over sets: not compared.
 const MANAGED_PROPERTIES: &[&str] = &["sql.current-catalog", "sql.current-database", OFFSET_FROM];
 
-/// Whether the deployed properties equal the files' (ignoring [`MANAGED_PROPERTIES`]).
+/// Whether the deployed properties equal the files', ignoring those the target adds itself
+/// (`sql.current-catalog`, `sql.current-database`) and the one carry-over sets.
 pub fn same_properties(s: &StatementState, spec: &StatementSpec) -> bool {
     let relevant = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
         m.iter()

@@ -1,12 +1,12 @@
 //! The executor: runs the deploy nodes of a plan against a [`Target`].
 //!
 //! Three parts, each testable alone:
-//! - [`schedule`]: a ready queue, not a wave barrier: a node starts as soon as every parent in the
+//! - `schedule`: a ready queue, not a wave barrier: a node starts as soon as every parent in the
 //!   plan is done (skipped parents count as done), up to `max_parallel` nodes at once, so a slow branch
 //!   never holds back an independent one. Inside a node, statements run in order (DDL, then DML).
 //! - [`decide`]: per statement, a pure decision ([`decide::decide`] → [`StepPlan`]) from what the
 //!   target says about the statement, the step, the node and the options; unit-tested without HTTP.
-//! - [`effects`]: carrying a decision out against the target: create, wait, stop/resume, delete,
+//! - `effects`: carrying a decision out against the target: create, wait, stop/resume, delete,
 //!   carry-over handovers, drops.
 //!
 //! Per statement (`confluent-cloud-flink-api.md` §4, §11):

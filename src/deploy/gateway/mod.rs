@@ -27,8 +27,8 @@
 //! Submissions go through one session one at a time (a session's catalog is not meant for concurrent
 //! writers); jobs then start and are watched in parallel.
 //!
-//! Layout: [`http`] (requests, error classes), [`session`] (the session, operations, declarations),
-//! [`jobs`] (JobManager jobs, savepoints, deleted jobs), [`catalog`] (what the project defines),
+//! Layout: `http` (requests, error classes), `session` (the session, operations, declarations),
+//! `jobs` (JobManager jobs, savepoints, deleted jobs), [`catalog`] (what the project defines),
 //! [`wire`] (pure parsing of answers); this module maps them onto [`Target`].
 
 pub mod catalog;
