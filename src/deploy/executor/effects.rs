@@ -141,14 +141,9 @@ fn failure(
 pub(super) async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> StepResult {
     let spec = &step.spec;
     let table = &node.table;
+    // Decided before reading: a skipped DROP costs no request.
     if decide::skips_drop(step, node, ctx.options) {
-        ctx.progress.statement(table, &spec.name, "DROP skipped");
-        return Ok(StatementResult {
-            name: spec.name.clone(),
-            action: StatementAction::DropSkipped,
-            phase: None,
-            detail: "DROP statements run only on a restart with --allow-drop".into(),
-        });
+        return Ok(drop_skipped(ctx, table, spec));
     }
     let existing = ctx.get(&spec.name, ctx.deadline()).await.map_err(|e| {
         let error = e.or(|source| StepError::Read {
@@ -170,6 +165,17 @@ pub(super) async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> S
     apply(ctx, table, spec, existing, plan).await
 }
 
+/// The result of a `DROP` statement that does not run.
+fn drop_skipped(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> StatementResult {
+    ctx.progress.statement(table, &spec.name, "DROP skipped");
+    StatementResult {
+        name: spec.name.clone(),
+        action: StatementAction::DropSkipped,
+        phase: None,
+        detail: "DROP statements run only on a restart with --allow-drop".into(),
+    }
+}
+
 /// Carries out `plan` for `spec` (`existing`: its state as read).
 async fn apply(
     ctx: &Ctx<'_>,
@@ -181,7 +187,7 @@ async fn apply(
     let name = || spec.name.clone();
     let mut action = StatementAction::Created;
     match plan {
-        StepPlan::SkipDrop => unreachable!("checked before reading"),
+        StepPlan::SkipDrop => return Ok(drop_skipped(ctx, table, spec)),
         // An interrupted carry-over handover: the temporary statement holds the offsets; finish the
         // second handover.
         StepPlan::FinishHandover => return carry_over(ctx, table, spec, None).await,

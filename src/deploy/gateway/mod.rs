@@ -16,7 +16,8 @@
 //!   statements therefore have no life beyond the run: a DDL "exists" once this process ran it.
 //! - §3 Results are fetched from token 0 following `nextResultUri` until a payload (`jobID` for
 //!   DML) or `EOS`; `NOT_READY` is retried.
-//! - §5 Errors arrive as HTTP 500 with `{"errors": [..]}`; the cause shown is [`wire::root_cause`]. A
+//! - §5 Errors arrive as HTTP 500 with `{"errors": [..]}`, classified once ([`wire::ErrorClass`]: a lost
+//!   session, a statement failure, …); the cause shown is [`wire::root_cause`]. A
 //!   statement the gateway rejects becomes a FAILED statement with that cause, like Confluent's
 //!   `status.detail`.
 //! - §6 Job states map to phases by [`wire::job_phase`]; stop = `STOP JOB '<id>' WITH SAVEPOINT`
