@@ -171,15 +171,6 @@ impl RetryLog {
         *self.causes.entry(cause.to_string()).or_default() += 1;
         self.waited += delay;
     }
-
-    /// Adds another log (the retries of an earlier call of the same step).
-    pub fn absorb(&mut self, other: &RetryLog) {
-        self.retries += other.retries;
-        for (c, n) in &other.causes {
-            *self.causes.entry(c.clone()).or_default() += n;
-        }
-        self.waited += other.waited;
-    }
 }
 
 impl fmt::Display for RetryLog {
