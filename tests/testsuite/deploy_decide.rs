@@ -149,6 +149,31 @@ async fn a_pending_parent_is_awaited_before_its_child_starts() {
     }
 }
 
+/// A kept parent is read only when a child runs on it: plan skips all the way down cost no request.
+#[tokio::test(start_paused = true)]
+async fn plan_skips_that_feed_nothing_are_not_read() {
+    let t = MemoryTarget::new();
+    t.seed("dml-a", &dml_sql("a"), Phase::Pending, &[Phase::Pending]);
+    let mut nodes = vec![
+        node("a", &[], Action::Skip),
+        node("b", &["a"], Action::Skip),
+    ];
+    let r = run(&t, &nodes, JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert!(t.log().is_empty(), "{:?}", t.log());
+    // With a child that runs, the PENDING parent is read (and awaited).
+    nodes[1].action = Action::Create;
+    t.seed(
+        "dml-a",
+        &dml_sql("a"),
+        Phase::Pending,
+        &[Phase::Pending, Phase::Running],
+    );
+    let r = run(&t, &nodes, JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(r.nodes[0].statements[0].action, StatementAction::Awaited);
+}
+
 /// Every phase the journal (or the plan) and the target can disagree on, for a parent that is kept:
 /// the child never starts while the parent is PENDING; a parent that fails while awaited skips the
 /// child; a journal entry the target contradicts is not trusted (the parent runs again); a plan skip

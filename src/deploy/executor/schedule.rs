@@ -5,7 +5,8 @@
 //! "Done" is the target's word, not the plan's or the journal's: a node the plan keeps (skip) or the
 //! interrupted run finished (`--resume`) releases its children only once its statements read RUNNING
 //! or COMPLETED; one still PENDING is waited for first ([`settle`]). A journal entry the target
-//! contradicts (the statement is absent, FAILED, STOPPED…) is not trusted: that node runs again.
+//! contradicts (the statement is absent, FAILED, STOPPED…) is not trusted: that node runs again. A
+//! plan skip none of whose children runs is not read at all (nothing waits on it).
 
 use super::effects::{Ctx, Settled, run_step, settle};
 use super::{DeployOptions, DeployReport, NodeResult, Outcome, Session};
@@ -60,8 +61,9 @@ pub(super) async fn run(
             } else {
                 None
             };
-            if let Some((reason, _)) = &kept
-                && n.steps.is_empty()
+            // A plan skip is checked only when a child will run on it; a journal entry always is.
+            if let Some((reason, journal)) = &kept
+                && (n.steps.is_empty() || !(*journal || sched.feeds_a_run(i)))
             {
                 let r = NodeResult {
                     table_name: n.table.clone(),
@@ -173,6 +175,13 @@ impl<'n> Sched<'n> {
             blocked: vec![false; nodes.len()],
             ready,
         }
+    }
+
+    /// Whether a child of node `i` in the plan is not a plan skip (it will run, or be checked).
+    fn feeds_a_run(&self, i: usize) -> bool {
+        self.children[i]
+            .iter()
+            .any(|&c| self.nodes[c].action != Action::Skip)
     }
 
     /// Marks node `i` finished and releases its children, or skips them (recursively) when it failed.
