@@ -425,17 +425,11 @@ pub fn classify_cached(
     done(ChangeKind::Logic, None)
 }
 
-/// `key=value` (or `key: value`) pairs of a `.properties` file, comments (`#`, `!`) and blank lines
-/// ignored, keys and values trimmed.
+/// The `key=value` pairs of a `.properties` file, read by the parser deploy uses
+/// ([`crate::deploy::spec::parse_properties`], where the rules are): a file is a change exactly when
+/// what deploy would send changes.
 pub fn properties(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
-        .map(|l| match l.find(['=', ':']) {
-            Some(i) => (l[..i].trim().to_string(), l[i + 1..].trim().to_string()),
-            None => (l.to_string(), String::new()),
-        })
-        .collect()
+    crate::deploy::spec::parse_properties(text)
 }
 
 /// The statement that defines the table of a DDL: the first persistent CREATE.
@@ -744,6 +738,45 @@ mod tests {
         assert_eq!(
             kind(a, &a.replace("1d", "2d"), FileRole::Properties),
             ChangeKind::Options
+        );
+    }
+
+    /// Change detection and deploy read a `.properties` file the same way, whatever its lines: a key
+    /// without a value (kept by one, dropped by the other before) made them disagree about one file.
+    #[test]
+    fn properties_agree_with_deploy_on_every_line_shape() {
+        let shapes = [
+            "a=b",
+            "a = b",
+            "a: b",
+            "a=b=c",
+            "bare.key",
+            "empty=",
+            "empty:",
+            "=no key",
+            "# c\n! c\n\n",
+            "a=1\na=2",
+            "a=1\r\nb=2",
+        ];
+        for text in shapes {
+            assert_eq!(
+                properties(text),
+                crate::deploy::spec::parse_properties(text),
+                "{text:?}"
+            );
+        }
+        // Adding a bare key is a change for both: deploy sends it (empty), so it is an options change.
+        let a = "sql.state-ttl=1d\n";
+        let b = "sql.state-ttl=1d\nsql.local-time-zone\n";
+        assert_eq!(kind(a, b, FileRole::Properties), ChangeKind::Options);
+        assert_ne!(
+            crate::deploy::spec::parse_properties(a),
+            crate::deploy::spec::parse_properties(b)
+        );
+        // A line that names no key is nothing to both.
+        assert_eq!(
+            kind(a, "sql.state-ttl=1d\n=x\n", FileRole::Properties),
+            ChangeKind::Cosmetic
         );
     }
 

@@ -9,11 +9,12 @@
 //!   503, 504 and connection errors, honouring `Retry-After`; POST is never retried here (the executor
 //!   GETs the name first, §11). Error bodies: every `errors[].detail` joined with `"; "`, else the raw
 //!   body. Redirects are not followed automatically: a redirect to the **same host** (same scheme or
-//!   an upgrade to HTTPS) is re-issued with credentials, up to 5 hops; a redirect to another host is
-//!   refused, so credentials never leave the configured host.
+//!   an upgrade to HTTPS) is re-issued with credentials, up to 5 hops; a redirect to another host (or
+//!   to a URL with user-info) is refused, so credentials never leave the configured host. An endpoint
+//!   with user-info (`https://user:pw@host`) is refused: the API key comes from the environment only.
 //! - §13 every response field optional except name, `spec.statement`, `status.phase`; any 2xx accepted.
 
-use super::retry::{Backoff, parse_retry_after, seed_of};
+use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
 use super::secrets::{Credentials, Scrubber};
 use super::target::{ErrorKind, Phase, StatementSpec, StatementState, Target, TargetError};
 use async_trait::async_trait;
@@ -126,7 +127,9 @@ struct Answer {
 }
 
 impl ConfluentTarget {
-    /// Builds the client. Errors: an endpoint that is not an absolute http(s) URL, empty ids.
+    /// Builds the client. Errors: an endpoint that is not an absolute http(s) URL, one that carries
+    /// credentials (`https://user:pw@host`: they would be printed in errors and sent in place of the
+    /// API key; the key and secret come from the environment only), empty ids.
     pub fn new(settings: ConfluentSettings) -> Result<Self, TargetError> {
         if settings.organization_id.trim().is_empty() || settings.environment_id.trim().is_empty() {
             return Err(TargetError::Config(
@@ -134,14 +137,20 @@ impl ConfluentTarget {
             ));
         }
         let endpoint = settings.endpoint.trim_end_matches('/');
+        let shown = super::secrets::mask_userinfo(endpoint);
         let base = Url::parse(&format!(
             "{endpoint}/sql/v1/organizations/{}/environments/{}/",
             settings.organization_id, settings.environment_id
         ))
-        .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{endpoint}': {e}")))?;
+        .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{shown}': {e}")))?;
         if !matches!(base.scheme(), "https" | "http") || base.host_str().is_none() {
             return Err(TargetError::Config(format!(
-                "invalid Flink endpoint '{endpoint}': expected https://host"
+                "invalid Flink endpoint '{shown}': expected https://host"
+            )));
+        }
+        if !base.username().is_empty() || base.password().is_some() {
+            return Err(TargetError::Config(format!(
+                "the Flink endpoint '{shown}' contains credentials (user:password@): remove them from flink.sql_endpoint / SL_FLINK_SQL_ENDPOINT; the API key and secret are read from SL_FLINK_API_KEY / SL_FLINK_API_SECRET only"
             )));
         }
         let client = reqwest::Client::builder()
@@ -216,6 +225,7 @@ impl ConfluentTarget {
                         status.as_u16(),
                         "redirect without Location",
                         request_id.as_deref(),
+                        None,
                     )
                 })?;
                 let next = url.join(&location).map_err(|e| {
@@ -225,7 +235,9 @@ impl ConfluentTarget {
                     )))
                 })?;
                 let same_host = next.host_str() == url.host_str()
-                    && next.port_or_known_default() == url.port_or_known_default();
+                    && next.port_or_known_default() == url.port_or_known_default()
+                    && next.username().is_empty()
+                    && next.password().is_none();
                 let no_downgrade = !(url.scheme() == "https" && next.scheme() != "https");
                 if !same_host || !no_downgrade {
                     return Err(TargetError::Config(self.scrubber.scrub(&format!(
@@ -256,40 +268,28 @@ impl ConfluentTarget {
         )))
     }
 
-    /// A request retried on 429/5xx/connection errors (for idempotent calls only).
+    /// A request retried on 429/5xx/connection errors (for idempotent calls only), up to the
+    /// policy's attempts ([`retry`]); the last retryable answer becomes its error.
     async fn send_retrying(
         &self,
         method: Method,
         url: &Url,
         body: Option<(&str, &serde_json::Value)>,
     ) -> Result<Answer, TargetError> {
-        let policy = self.settings.retry;
-        let seed = seed_of(url.as_str());
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let (err_delay, err) = match self.send_once(&method, url, body).await {
-                Ok(a) if is_retryable_status(a.status) && policy.may_retry(attempt) => {
-                    let d = policy.delay_after(attempt - 1, seed, a.retry_after);
-                    tracing::info!(
-                        "{method} {}: HTTP {}, retrying in {:?}",
-                        url.path(),
-                        a.status.as_u16(),
-                        d
-                    );
-                    (d, None)
+        retry(
+            &self.settings.retry,
+            Limit::Attempts,
+            seed_of(url.as_str()),
+            || async {
+                let a = self.send_once(&method, url, body).await?;
+                if is_retryable_status(a.status) {
+                    return Err(self.fail(&method, url, &a));
                 }
-                Ok(a) => return Ok(a),
-                Err(e) if e.is_retryable() && policy.may_retry(attempt) => {
-                    (policy.delay(attempt - 1, seed), Some(e))
-                }
-                Err(e) => return Err(e),
-            };
-            if let Some(e) = err {
-                tracing::info!("{e}; retrying in {err_delay:?}");
-            }
-            tokio::time::sleep(err_delay).await;
-        }
+                Ok(a)
+            },
+        )
+        .await
+        .map_err(|g| g.error)
     }
 
     fn transport(&self, method: &Method, url: &Url, e: &reqwest::Error) -> TargetError {
@@ -314,6 +314,7 @@ impl ConfluentTarget {
         status: u16,
         body: &str,
         request_id: Option<&str>,
+        retry_after: Option<Duration>,
     ) -> TargetError {
         let mut message = error_message(body);
         if let Some(id) = request_id {
@@ -335,6 +336,7 @@ impl ConfluentTarget {
             status,
             message: self.scrubber.scrub(&message),
             kind,
+            retry_after,
         }
     }
 
@@ -345,6 +347,7 @@ impl ConfluentTarget {
             a.status.as_u16(),
             &a.body,
             a.request_id.as_deref(),
+            a.retry_after,
         )
     }
 
@@ -364,6 +367,7 @@ impl ConfluentTarget {
                     .scrubber
                     .scrub(&format!("unexpected response body: {e}")),
                 kind: ErrorKind::Permanent,
+                retry_after: None,
             })
     }
 
@@ -497,6 +501,7 @@ impl Target for ConfluentTarget {
                 status: a.status.as_u16(),
                 message: format!("unexpected list body: {e}"),
                 kind: ErrorKind::Permanent,
+                retry_after: None,
             })?;
             out.extend(list.data.into_iter().map(StatementState::from));
             let next = list.metadata.and_then(|m| m.next);

@@ -1,18 +1,31 @@
 //! The deploy journal: one JSON object per line recording each step of a run, so that `--resume` after a
 //! crash or Ctrl-C continues where the run stopped without creating anything twice.
 //!
-//! Writing: each entry is serialised first, then written with **one** `write_all` of the whole line
-//! (newline included) and `sync_data`, so a crash leaves at most a torn last line, never an interleaved
-//! one. Reading is tolerant: a last line that does not parse (torn) is ignored; a bad line elsewhere is an
-//! error, since the file was then changed by hand.
+//! **One writer.** A journal is written by one deploy at a time: [`Journal::create`] and
+//! [`Journal::append`] take an exclusive advisory lock (`flock`) on `<journal>.lock` and write the
+//! holder there (pid, host, start time); a second deploy of the same project is refused with
+//! [`JournalError::Locked`] naming the holder, before it touches the journal. The lock goes with the
+//! process (closing the file, or dying, releases it), so a crashed deploy never leaves it behind. Two
+//! deploys at once used to interleave their lines (`{"e{"event":…`) and race on the same statements.
+//!
+//! **Whole lines.** Each entry is serialised first, then written with one `write_all` of the whole
+//! line (newline included) and `sync_data`; a write that fails half-way is cut back to the previous
+//! end, so a line is in the file whole or not at all. Only a crash in the middle of a write can leave a
+//! torn last line.
+//!
+//! **Tolerant reading** ([`read_checked`]): a line cut short (the last one after a crash, or one
+//! healed by the newline [`Journal::append`] adds before continuing) is reported and ignored, and a
+//! complete entry that follows a torn piece on the same line is kept; any other line that is not an
+//! entry is an error, since the file was then changed by hand.
 //!
 //! What `--resume` uses ([`JournalState`]): the tables whose node finished, and the statements this run
 //! created (found again by GET, they are adopted, never deleted and recreated as a restart would).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// One journal line.
@@ -118,22 +131,174 @@ pub enum JournalError {
         /// The parser's message.
         message: String,
     },
+    /// Another deploy holds the journal's lock.
+    #[error(
+        "another deploy of this project is running: the deploy journal {path} is locked by {}; wait for it to finish (or stop it) before deploying again",
+        holder.as_ref().map_or_else(|| "a process that did not say who it is".to_string(), Holder::to_string)
+    )]
+    Locked {
+        /// The journal file.
+        path: PathBuf,
+        /// Who holds it, as it wrote itself into the lock file (`None`: unreadable).
+        holder: Option<Holder>,
+    },
 }
 
-/// An open journal, appending.
+/// The deploy holding a journal's lock, as it recorded itself in `<journal>.lock`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// Its process id.
+    pub pid: u32,
+    /// The host it runs on.
+    pub host: String,
+    /// When it took the lock, Unix time in seconds.
+    pub since: u64,
+}
+
+impl Holder {
+    /// This process, now.
+    pub fn me() -> Holder {
+        Holder {
+            pid: std::process::id(),
+            host: hostname(),
+            since: now_secs(),
+        }
+    }
+}
+
+impl fmt::Display for Holder {
+    /// `pid 4242 on host build-7 since 2025-06-01 12:00:00 UTC`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "pid {} on host {} since {}",
+            self.pid,
+            self.host,
+            utc(self.since)
+        )
+    }
+}
+
+/// The host name (`gethostname`), or `unknown host`.
+fn hostname() -> String {
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is valid for its length; the name is NUL-terminated when it fits.
+        let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if rc == 0 {
+            let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+            let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+            if !name.is_empty() {
+                return name;
+            }
+        }
+    }
+    "unknown host".to_string()
+}
+
+/// Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian calendar).
+pub fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// `<journal>.lock`: where the lock is taken and its holder written.
+pub fn lock_path(journal: &Path) -> PathBuf {
+    let mut name = journal.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    journal.with_file_name(name)
+}
+
+/// Takes the exclusive lock of `journal` without waiting, and writes this process into it.
+fn take_lock(journal: &Path) -> Result<File, JournalError> {
+    let path = lock_path(journal);
+    let werr = |source| JournalError::Write {
+        path: path.clone(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(werr)?;
+    if !try_lock(&file).map_err(werr)? {
+        let mut text = String::new();
+        let _ = file.read_to_string(&mut text);
+        return Err(JournalError::Locked {
+            path: journal.to_path_buf(),
+            holder: serde_json::from_str(&text).ok(),
+        });
+    }
+    let me = serde_json::to_string(&Holder::me()).expect("plain data serialises");
+    file.set_len(0).map_err(werr)?;
+    file.rewind().map_err(werr)?;
+    file.write_all(me.as_bytes()).map_err(werr)?;
+    file.sync_data().map_err(werr)?;
+    Ok(file)
+}
+
+/// `flock(LOCK_EX | LOCK_NB)`: `Ok(false)` when another open file holds the lock.
+#[cfg(unix)]
+fn try_lock(file: &File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the lifetime of `file`.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
+/// No advisory locks here: a second deploy is not detected.
+#[cfg(not(unix))]
+fn try_lock(_file: &File) -> std::io::Result<bool> {
+    Ok(true)
+}
+
+/// An open journal, appending, and its lock (held until the journal is dropped).
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// The end of the last whole line: a failed write is cut back to it.
+    len: u64,
+    _lock: File,
 }
 
 impl Journal {
-    /// Creates (truncating) a journal for a new run.
+    /// Creates (truncating) a journal for a new run, once its lock is taken. Errors:
+    /// [`JournalError::Locked`] when another deploy holds it (the journal is left untouched).
     pub fn create(path: &Path) -> Result<Self, JournalError> {
         Self::open_with(path, true)
     }
 
-    /// Opens an existing journal to continue it (`--resume`), creating it if absent.
+    /// Opens an existing journal to continue it (`--resume`), creating it if absent, once its lock is
+    /// taken; a torn last line is ended so the next entry starts on its own line. Errors:
+    /// [`JournalError::Locked`] when another deploy holds it.
     pub fn append(path: &Path) -> Result<Self, JournalError> {
         Self::open_with(path, false)
     }
@@ -146,17 +311,21 @@ impl Journal {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(werr)?;
         }
-        let mut opts = OpenOptions::new();
-        opts.create(true);
+        let lock = take_lock(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(werr)?;
         if truncate {
-            opts.write(true).truncate(true);
-        } else {
-            opts.append(true);
+            file.set_len(0).map_err(werr)?;
         }
-        let file = opts.open(path).map_err(werr)?;
+        let len = file.metadata().map_err(werr)?.len();
         let mut j = Journal {
             path: path.to_path_buf(),
             file,
+            len,
+            _lock: lock,
         };
         if !truncate {
             j.heal()?;
@@ -168,26 +337,34 @@ impl Journal {
     fn heal(&mut self) -> Result<(), JournalError> {
         let text = std::fs::read(&self.path).unwrap_or_default();
         if !text.is_empty() && !text.ends_with(b"\n") {
-            self.file
-                .write_all(b"\n")
-                .map_err(|source| JournalError::Write {
-                    path: self.path.clone(),
-                    source,
-                })?;
+            self.write_line(b"\n")?;
         }
         Ok(())
     }
 
-    /// Appends one entry: a single `write_all` of the line, then `sync_data`.
+    /// Writes `bytes` at the end with one `write_all` and `sync_data`; a failed write is cut back to
+    /// the previous end, so that nothing of it stays.
+    fn write_line(&mut self, bytes: &[u8]) -> Result<(), JournalError> {
+        let written = self
+            .file
+            .write_all(bytes)
+            .and_then(|()| self.file.sync_data());
+        if let Err(source) = written {
+            let _ = self.file.set_len(self.len);
+            return Err(JournalError::Write {
+                path: self.path.clone(),
+                source,
+            });
+        }
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Appends one entry: a single `write_all` of the whole line, then `sync_data`.
     pub fn record(&mut self, entry: &Entry) -> Result<(), JournalError> {
         let mut line = serde_json::to_string(entry).expect("plain data serialises");
         line.push('\n');
-        let werr = |source| JournalError::Write {
-            path: self.path.clone(),
-            source,
-        };
-        self.file.write_all(line.as_bytes()).map_err(werr)?;
-        self.file.sync_data().map_err(werr)
+        self.write_line(line.as_bytes())
     }
 
     /// The journal's path.
@@ -196,28 +373,50 @@ impl Journal {
     }
 }
 
-/// Reads every entry; a torn last line is ignored.
-pub fn read(path: &Path) -> Result<Vec<Entry>, JournalError> {
+/// A journal as read: its entries, and the damaged lines that were ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalRead {
+    /// Every whole entry, in order.
+    pub entries: Vec<Entry>,
+    /// Lines (or pieces of a line) cut short by a crash and ignored: (1-based line, text).
+    pub damaged: Vec<(usize, String)>,
+}
+
+/// Reads every entry, reporting (and ignoring) lines cut short: the last line after a crash (whatever
+/// it holds), or pieces of entries on a line beside whole ones. Errors: the file cannot be read; a line that is neither
+/// an entry nor a piece of one ([`JournalError::Corrupt`]: changed by hand).
+pub fn read_checked(path: &Path) -> Result<JournalRead, JournalError> {
     let text = std::fs::read_to_string(path).map_err(|source| JournalError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
+    let mut out = JournalRead::default();
     for (i, l) in lines.iter().enumerate() {
         if l.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Entry>(l) {
-            Ok(e) => out.push(e),
-            // A torn line: the last one, or one healed by a newline before the next run appended.
-            Err(_) if i + 1 == lines.len() || !text.ends_with('\n') => {}
-            Err(_) if is_torn_prefix(l) => {}
-            Err(e) => {
+        if let Ok(e) = serde_json::from_str::<Entry>(l) {
+            out.entries.push(e);
+            continue;
+        }
+        let last = i + 1 == lines.len();
+        match split_torn(l) {
+            Some((entries, torn)) => {
+                out.damaged
+                    .extend(torn.into_iter().map(|t| (i + 1, t.to_string())));
+                out.entries.extend(entries);
+            }
+            None if last => out.damaged.push((i + 1, l.to_string())),
+            None => {
+                let message = serde_json::from_str::<Entry>(l)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
                 return Err(JournalError::Corrupt {
                     path: path.to_path_buf(),
                     line: i + 1,
-                    message: e.to_string(),
+                    message,
                 });
             }
         }
@@ -225,9 +424,45 @@ pub fn read(path: &Path) -> Result<Vec<Entry>, JournalError> {
     Ok(out)
 }
 
-/// A line that starts like an entry but is cut short (unbalanced braces or an open string).
-fn is_torn_prefix(line: &str) -> bool {
-    line.starts_with("{\"event\"") && serde_json::from_str::<serde_json::Value>(line).is_err()
+/// Reads every entry; damaged lines ([`read_checked`]) are reported as warnings and ignored.
+pub fn read(path: &Path) -> Result<Vec<Entry>, JournalError> {
+    let r = read_checked(path)?;
+    for (line, text) in &r.damaged {
+        let shown: String = text.chars().take(80).collect();
+        tracing::warn!(
+            "deploy journal {}:{line}: ignored a line cut short by a crash: {shown}",
+            path.display()
+        );
+    }
+    Ok(r.entries)
+}
+
+/// A line that is not an entry, read as whole entries and pieces cut short: it is cut before each
+/// `{"event"`, and every piece must be an entry or the start of one (a prefix of `{"event"…` that does
+/// not parse). Returns (entries, pieces cut short); `None` when the line is anything else.
+fn split_torn(line: &str) -> Option<(Vec<Entry>, Vec<&str>)> {
+    const START: &str = "{\"event\"";
+    let mut cuts: Vec<usize> = line.match_indices(START).map(|(i, _)| i).collect();
+    if cuts.first() != Some(&0) {
+        cuts.insert(0, 0);
+    }
+    let mut entries = Vec::new();
+    let mut torn = Vec::new();
+    for (k, &from) in cuts.iter().enumerate() {
+        let piece = &line[from..cuts.get(k + 1).copied().unwrap_or(line.len())];
+        match serde_json::from_str::<Entry>(piece) {
+            Ok(e) => entries.push(e),
+            Err(_)
+                if !piece.is_empty()
+                    && (START.starts_with(piece) || piece.starts_with(START))
+                    && serde_json::from_str::<serde_json::Value>(piece).is_err() =>
+            {
+                torn.push(piece);
+            }
+            Err(_) => return None,
+        }
+    }
+    Some((entries, torn))
 }
 
 /// What a previous run achieved.
@@ -330,5 +565,100 @@ mod tests {
             read(&p),
             Err(JournalError::Corrupt { line: 2, .. })
         ));
+    }
+
+    /// #15: a damaged trailing line is reported and ignored on resume, not fatal; so is a line torn by
+    /// two writers at once (`{"e{"event":…`, from before the lock), whose whole entry is kept.
+    #[test]
+    fn damaged_lines_are_reported_and_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.jsonl");
+        let a = r#"{"event":"node_done","table":"a"}"#;
+        let b = r#"{"event":"created","table":"b","statement":"dev-b"}"#;
+        for (text, entries, damaged) in [
+            // Torn last line, with and without a final newline.
+            (
+                format!("{a}\n{{\"event\":\"crea"),
+                1,
+                vec![(2, "{\"event\":\"crea")],
+            ),
+            (
+                format!("{a}\n{{\"event\":\"crea\n"),
+                1,
+                vec![(2, "{\"event\":\"crea")],
+            ),
+            // Healed by a resume, then continued.
+            (format!("{{\"ev\n{a}\n"), 1, vec![(1, "{\"ev")]),
+            // Two writers interleaved: a piece, then a whole entry on the same line.
+            (format!("{{\"e{b}\n{a}\n"), 2, vec![(1, "{\"e")]),
+            (
+                format!("{a}{{\"event\":\"node_st\n"),
+                1,
+                vec![(1, "{\"event\":\"node_st")],
+            ),
+            // A last line that is not an entry at all: a crash may leave anything.
+            (format!("{a}\n\u{0}\u{0}"), 1, vec![(2, "\u{0}\u{0}")]),
+        ] {
+            std::fs::write(&p, &text).unwrap();
+            let r = read_checked(&p).unwrap();
+            assert_eq!(r.entries.len(), entries, "{text:?}: {r:?}");
+            let damaged: Vec<(usize, String)> = damaged
+                .into_iter()
+                .map(|(l, t)| (l, t.to_string()))
+                .collect();
+            assert_eq!(r.damaged, damaged, "{text:?}");
+            assert_eq!(read(&p).unwrap(), r.entries);
+        }
+    }
+
+    /// #15: two deploys at once tore the journal in 8 of 8 runs. The second one is refused, names the
+    /// holder, and leaves the first one's journal alone; the lock goes with the first journal.
+    #[test]
+    fn a_second_writer_is_refused_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".flinkpipe/deploy-journal.jsonl");
+        let mut first = Journal::create(&p).unwrap();
+        first
+            .record(&Entry::NodeDone { table: "a".into() })
+            .unwrap();
+        for second in [Journal::create(&p), Journal::append(&p)] {
+            let Err(e) = second else {
+                panic!("a second journal on {} was opened", p.display())
+            };
+            let JournalError::Locked {
+                holder: Some(h), ..
+            } = &e
+            else {
+                panic!("{e:?}")
+            };
+            assert_eq!(h.pid, std::process::id());
+            assert_eq!(h.host, hostname());
+            assert!(now_secs() - h.since < 3600, "{h:?}");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("locked by pid {} on host {}", h.pid, h.host))
+                    && text.contains(" UTC")
+                    && text.contains(&p.display().to_string()),
+                "{text}"
+            );
+        }
+        // The refused ones changed nothing: the first keeps writing whole lines.
+        first
+            .record(&Entry::NodeDone { table: "b".into() })
+            .unwrap();
+        assert_eq!(read(&p).unwrap().len(), 2);
+        drop(first);
+        let mut again = Journal::append(&p).unwrap();
+        again
+            .record(&Entry::NodeDone { table: "c".into() })
+            .unwrap();
+        assert_eq!(read(&p).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_748_779_199), "2025-06-01 11:59:59 UTC");
     }
 }

@@ -5,13 +5,19 @@
 //!   that every place statements run implements.
 //! - [`confluent`]: Confluent Cloud for Apache Flink over its REST API (`sql/v1`).
 //! - [`gateway`]: an Apache Flink SQL Gateway (REST `/v2`) plus the JobManager REST API; jobs are
-//!   named after statements, tables are declared in the gateway session from the project's DDL.
-//! - [`retry`]: backoff policies (pure).
-//! - [`secrets`]: credentials from the environment only, masked in every output.
-//! - [`spec`]: the statements of a plan node, read from its SQL files (`SET` → properties).
-//! - [`executor`]: the ready-queue scheduler: a node starts when its parents are done, up to
-//!   `max_parallel` at once; per-statement timeouts; failures skip descendants; Ctrl-C stops cleanly.
-//! - [`journal`]: the JSON-lines record of each step that `--resume` replays.
+//!   named after statements, tables are declared in the gateway session from the project's DDL
+//!   (`http`, `session`, `jobs`, [`gateway::catalog`], [`gateway::wire`]).
+//! - [`retry`]: backoff policies (pure) and the one retry loop of both targets and the executor, by
+//!   attempts or until a deadline, honouring `Retry-After`.
+//! - [`secrets`]: credentials from the environment only, masked in every output (encoded forms too).
+//! - [`spec`]: the statements of a plan node, read from its SQL files (`SET` → properties) and its
+//!   `.properties` files (the one parser change detection uses too).
+//! - [`executor`]: the ready-queue scheduler (`schedule`), the pure per-statement decision
+//!   ([`executor::decide`]) and its effects; transient errors retried for as long as `--timeout`
+//!   allows; failures skip descendants; a kept or journal-done parent still PENDING is awaited;
+//!   Ctrl-C stops cleanly.
+//! - [`journal`]: the JSON-lines record of each step that `--resume` replays, one writer at a time
+//!   (an advisory lock naming its holder).
 //! - [`progress`]: progress bars on a terminal, plain lines elsewhere.
 //!
 //! Side effects (HTTP, files, the clock) sit here; the plan stays pure.

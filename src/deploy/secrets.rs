@@ -1,6 +1,10 @@
 //! Secrets: read only from environment variables (shift_left's names), never from `config.yaml`, never
 //! printed. [`Masked`] prints `****` in `Debug` and `Display`; [`Scrubber`] removes every known secret
-//! value (and its Basic-auth encoding) from any text before it reaches a terminal, a log or the journal.
+//! value from any text before it reaches a terminal, a log or the journal — as written, and in the
+//! forms a server may echo it back: URL-encoded (`%2B`, `+` for a space), JSON-escaped, and base64
+//! (standard and URL-safe, at any alignment inside a longer encoded text, as in a Basic-auth token).
+//! Credentials never travel in a URL: endpoints with user-info are refused ([`mask_userinfo`] shows
+//! them masked).
 
 use std::fmt;
 
@@ -103,16 +107,18 @@ pub struct Scrubber {
 }
 
 impl Scrubber {
-    /// A scrubber for these values; values shorter than 4 characters are ignored (they would mask
-    /// ordinary words and cannot be secrets worth the name).
+    /// A scrubber for these values and their encoded forms ([`encoded_forms`]); values shorter than 4
+    /// characters are ignored (they would mask ordinary words and cannot be secrets worth the name).
     pub fn new(values: impl IntoIterator<Item = String>) -> Self {
         let mut values: Vec<Masked> = values
             .into_iter()
             .filter(|v| v.len() >= 4)
+            .flat_map(|v| encoded_forms(&v))
             .map(Masked)
             .collect();
         // Longest first, so a secret containing another is masked whole.
         values.sort_by_key(|v| std::cmp::Reverse(v.0.len()));
+        values.dedup();
         Scrubber { values }
     }
 
@@ -125,6 +131,99 @@ impl Scrubber {
             }
         }
         out
+    }
+}
+
+/// Shortest encoded fragment masked: shorter ones could match ordinary text.
+const MIN_FRAGMENT: usize = 8;
+
+/// A secret as written and as a server may echo it: percent-encoded (upper- and lower-case hex,
+/// form-encoded with `+` for a space, and with every non-alphanumeric character encoded), JSON-escaped, and base64 (standard and URL-safe) at each of
+/// the three byte alignments it can have inside a longer base64 text (only the characters that depend
+/// on the secret alone, when there are at least 8 of them).
+pub fn encoded_forms(secret: &str) -> Vec<String> {
+    let mut forms = vec![secret.to_string()];
+    let upper = percent_encode(secret, false);
+    forms.push(lower_hex(&upper));
+    forms.push(upper);
+    forms.push(percent_encode(secret, true));
+    // Encoders that also encode `-`, `.`, `_` and `~`.
+    let all: String = secret
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    forms.push(lower_hex(&all));
+    forms.push(all);
+    if let Ok(json) = serde_json::to_string(secret) {
+        forms.push(json[1..json.len() - 1].to_string());
+    }
+    let bytes = secret.as_bytes();
+    for k in 0..3usize {
+        let mut padded = vec![0u8; k];
+        padded.extend_from_slice(bytes);
+        let b64 = base64(&padded);
+        // Character j covers bits [6j, 6j + 6) of the padded text: keep those inside the secret.
+        let from = (8 * k).div_ceil(6);
+        let to = 8 * (k + bytes.len()) / 6;
+        if to > from && to - from >= MIN_FRAGMENT {
+            let stable = &b64[from..to];
+            forms.push(stable.to_string());
+            forms.push(stable.replace('+', "-").replace('/', "_"));
+        }
+    }
+    forms.retain(|f| f.len() >= 4);
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+/// RFC 3986 percent-encoding of everything but the unreserved characters, upper-case hex; `form`:
+/// a space as `+` (`application/x-www-form-urlencoded`).
+fn percent_encode(text: &str, form: bool) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else if form && b == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The same percent-encoding with lower-case hex digits.
+fn lower_hex(encoded: &str) -> String {
+    let mut out = String::with_capacity(encoded.len());
+    let mut rest = encoded;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let hex = rest.get(i + 1..i + 3).unwrap_or("");
+        out.push('%');
+        out.push_str(&hex.to_ascii_lowercase());
+        rest = &rest[(i + 3).min(rest.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `url` with the user-info of its authority masked (`https://user:pw@host/x` → `https://****@host/x`),
+/// for messages about a URL that may carry credentials; other text is returned unchanged.
+pub fn mask_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://****{}", &rest[at..]),
+        None => url.to_string(),
     }
 }
 
@@ -182,6 +281,60 @@ mod tests {
         );
         let out = s.scrub(&text);
         assert_eq!(out, "auth Basic **** key=**** secret=****");
+    }
+
+    /// #15: a server echo of a secret URL-encoded or base64-encoded is masked too.
+    #[test]
+    fn scrubber_hides_encoded_forms() {
+        let secret = "s3cr3t/Key+with spaces&\"q\"";
+        let s = Scrubber::new([secret.to_string()]);
+        // Forms masked whole.
+        for f in [
+            secret.to_string(),
+            "s3cr3t%2FKey%2Bwith%20spaces%26%22q%22".to_string(),
+            "s3cr3t%2fKey%2bwith%20spaces%26%22q%22".to_string(),
+            "s3cr3t%2FKey%2Bwith+spaces%26%22q%22".to_string(),
+            r#"s3cr3t/Key+with spaces&\"q\""#.to_string(),
+        ] {
+            assert_eq!(
+                s.scrub(&format!("server said: {f} (request id r-1)")),
+                "server said: **** (request id r-1)",
+                "{f}"
+            );
+        }
+        // Base64 inside a longer text: the characters that depend on the secret are masked, those of
+        // the neighbouring bytes alone may stay (`user:` of a Basic token).
+        for (before, after) in [("", ""), ("user:", ""), ("ab", "xyz"), ("x", "")] {
+            let text = format!("{before}{secret}{after}");
+            for f in [
+                base64(text.as_bytes()),
+                base64(text.as_bytes()).replace('+', "-").replace('/', "_"),
+            ] {
+                let out = s.scrub(&format!("server said: {f}"));
+                let visible = out.trim_start_matches("server said: ").replace("****", "");
+                let neighbours = (before.len() + after.len()) * 4 / 3 + 6;
+                assert!(
+                    out.contains("****") && visible.len() <= neighbours,
+                    "{f} → {out}"
+                );
+            }
+        }
+        // Ordinary text is left alone.
+        assert_eq!(
+            s.scrub("GET /statements/x: HTTP 429"),
+            "GET /statements/x: HTTP 429"
+        );
+    }
+
+    #[test]
+    fn userinfo_is_masked_in_urls() {
+        assert_eq!(
+            mask_userinfo("http://user:pw@host:8083/x?y"),
+            "http://****@host:8083/x?y"
+        );
+        assert_eq!(mask_userinfo("https://k@h"), "https://****@h");
+        assert_eq!(mask_userinfo("https://h/a@b"), "https://h/a@b");
+        assert_eq!(mask_userinfo("not a url"), "not a url");
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! - `SET 'k' = 'v'` statements become properties of the statements that follow them (`RESET` removes
 //!   them), `USE CATALOG c` / `USE db` become `sql.current-catalog` / `sql.current-database`: Confluent
 //!   takes one statement per call and has no session (`confluent-cloud-flink-api.md` §3.1).
-//! - `.properties` files in `sql-scripts/` (`key=value` lines, `#` comments) add properties: a file named
-//!   `ddl.*.properties` to the DDL statements, `dml.*.properties` to the DML, any other to both. Values
-//!   are sent as written.
+//! - `.properties` files in `sql-scripts/` (read by [`parse_properties`], the parser change detection
+//!   uses too) add properties: a file named `ddl.*.properties` to the DDL statements,
+//!   `dml.*.properties` to the DML, any other to both. Values are sent as written.
 //! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
 //!   (shift_left dropped every table it redeployed, defect 10).
 
@@ -41,7 +41,9 @@ pub struct DeployNode {
     pub parents: Vec<String>,
     /// The table's query keeps no state (restarts may keep offsets).
     pub stateless: bool,
-    /// DDL statements first, then DML, in file order. Empty for skipped nodes.
+    /// DDL statements first, then DML, in file order. For a node the plan skips: the statements it
+    /// keeps, which the executor never sends but waits for while they are still starting (PENDING)
+    /// before the node's children start.
     pub steps: Vec<Step>,
 }
 
@@ -70,14 +72,26 @@ fn resolve(project: &Project, rel: &str) -> PathBuf {
     }
 }
 
-/// Reads `key=value` lines (`#`/`!` comments, blank lines ignored; `:` also accepted as separator).
+/// Reads a `.properties` file: the **one** parser of these files, used by deploy (what is sent) and by
+/// change detection ([`crate::changes::classify`], what counts as a change), so both read every file
+/// the same way.
+///
+/// Rules (a subset of `java.util.Properties.load`, which Flink's own tooling follows):
+/// - lines are trimmed; blank lines and lines starting with `#` or `!` are comments;
+/// - the key ends at the first `=` or `:`; key and value are trimmed (`a = b=c` → `a` → `b=c`);
+/// - **a key without a value** (`key`, `key=`, `key:`) is kept with the empty value, as Java reads it,
+///   and sent as written: the target says whether that property may be empty, flinkpipe never drops a
+///   line silently;
+/// - a line whose key is empty (`=x`) names no property and is ignored;
+/// - a later line for the same key wins;
+/// - no escapes and no `\` continuation lines (Flink property values do not need them).
 pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
-        .filter_map(|l| {
-            let i = l.find(['=', ':'])?;
-            Some((l[..i].trim().to_string(), l[i + 1..].trim().to_string()))
+        .map(|l| match l.find(['=', ':']) {
+            Some(i) => (l[..i].trim().to_string(), l[i + 1..].trim().to_string()),
+            None => (l.to_string(), String::new()),
         })
         .filter(|(k, _)| !k.is_empty())
         .collect()
@@ -179,7 +193,8 @@ pub fn steps_from_sql(
     steps
 }
 
-/// The deploy nodes of a plan, in plan order. Skipped nodes get no steps; a table written by another
+/// The deploy nodes of a plan, in plan order. Skipped nodes get the statements they keep (to be
+/// awaited while PENDING, never sent; none when their files cannot be read); a table written by another
 /// table's statement set runs only its DDL, the set's owner waits for it (the set runs with its
 /// owner, once every sink exists), and its children wait for the owner (the data comes from the set).
 pub fn deploy_nodes(
@@ -191,7 +206,11 @@ pub fn deploy_nodes(
     plan.nodes
         .iter()
         .map(|n| {
-            let steps = node_steps(project, n)?;
+            let steps = if n.action == Action::Skip {
+                statements_of(project, n, true).unwrap_or_default()
+            } else {
+                node_steps(project, n)?
+            };
             let mut parents: Vec<String> = n
                 .parents
                 .iter()
@@ -380,6 +399,38 @@ mod tests {
         let p = parse_properties("# c\ntable.exec.state.ttl=1 d\n\nsql.local-time-zone : UTC\n");
         assert_eq!(p["table.exec.state.ttl"], "1 d");
         assert_eq!(p["sql.local-time-zone"], "UTC");
+    }
+
+    /// Every line shape, with what it reads as (the rule of [`parse_properties`]).
+    #[test]
+    fn properties_every_line_shape() {
+        let shapes: &[(&str, &[(&str, &str)])] = &[
+            ("", &[]),
+            ("# comment\n! comment\n   # indented comment\n\n  \n", &[]),
+            ("a=b", &[("a", "b")]),
+            ("a = b ", &[("a", "b")]),
+            ("a: b", &[("a", "b")]),
+            ("a=b=c", &[("a", "b=c")]),
+            ("a:b=c", &[("a", "b=c")]),
+            ("a=b:c", &[("a", "b:c")]),
+            ("bare.key", &[("bare.key", "")]),
+            ("empty=", &[("empty", "")]),
+            ("empty:", &[("empty", "")]),
+            ("=no key", &[]),
+            (": no key", &[]),
+            ("a=1\na=2", &[("a", "2")]),
+            ("a=1\r\nb=2\r\n", &[("a", "1"), ("b", "2")]),
+            ("a=x # not a comment", &[("a", "x # not a comment")]),
+            ("k=\u{e9}t\u{e9}", &[("k", "\u{e9}t\u{e9}")]),
+            ("key with space=v", &[("key with space", "v")]),
+        ];
+        for (text, want) in shapes {
+            let want: BTreeMap<String, String> = want
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            assert_eq!(parse_properties(text), want, "{text:?}");
+        }
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //! [`Target::create_statement`] reports a running job of that name as [`TargetError::AlreadyExists`]
 //! itself).
 
+use super::retry::{Retryable, Transient};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 /// Whether a statement defines objects (runs to COMPLETED) or moves data (runs until stopped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,7 +144,7 @@ pub enum ErrorKind {
     Permanent,
 }
 
-/// A failed target call. Messages never contain secrets (they pass through the scrubber) and end with
+/// A failed target call, or a statement that did not reach the phase waited for. Messages never contain secrets (they pass through the scrubber) and end with
 /// the server's request id when there is one.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum TargetError {
@@ -165,6 +167,8 @@ pub enum TargetError {
         message: String,
         /// Retryable or permanent.
         kind: ErrorKind,
+        /// The server's `Retry-After` (a retryable answer may carry one).
+        retry_after: Option<Duration>,
     },
     /// No answer: connection refused or reset, timeout. For a POST the outcome is unknown.
     #[error("{method} {path}: {message}")]
@@ -182,6 +186,30 @@ pub enum TargetError {
     /// The target's planner rejects the statement ([`Target::validate_statement`]): the cause.
     #[error("{0}")]
     Invalid(String),
+    /// A statement that was waited for ([`crate::deploy::executor::wait_until`]) FAILED.
+    #[error("{name}: {phase}: {detail}")]
+    Failed {
+        /// The statement.
+        name: String,
+        /// The phase seen (FAILED).
+        phase: Phase,
+        /// `status.detail`: why.
+        detail: String,
+    },
+    /// A statement that was waited for did not get there in time.
+    #[error(
+        "{name}: timed out after {}s (phase {})",
+        after.as_secs(),
+        phase.as_ref().map(Phase::as_str).unwrap_or("absent")
+    )]
+    TimedOut {
+        /// The statement.
+        name: String,
+        /// How long it was waited for.
+        after: Duration,
+        /// The last phase seen (`None`: absent).
+        phase: Option<Phase>,
+    },
 }
 
 impl TargetError {
@@ -197,6 +225,29 @@ impl TargetError {
     /// Shorthand for `kind() == Retryable`.
     pub fn is_retryable(&self) -> bool {
         self.kind() == ErrorKind::Retryable
+    }
+}
+
+impl Retryable for TargetError {
+    /// `HTTP <status>` for a retryable answer (with its `Retry-After`), `no answer` for a transport
+    /// error; `None` for everything else.
+    fn transient(&self) -> Option<Transient> {
+        match self {
+            TargetError::Http {
+                status,
+                kind: ErrorKind::Retryable,
+                retry_after,
+                ..
+            } => Some(Transient {
+                cause: format!("HTTP {status}"),
+                retry_after: *retry_after,
+            }),
+            TargetError::Transport { .. } => Some(Transient {
+                cause: "no answer".into(),
+                retry_after: None,
+            }),
+            _ => None,
+        }
     }
 }
 

@@ -245,3 +245,121 @@ async fn compute_pool_check_and_describe_have_no_secret() {
     let settings_debug = format!("{:?}", settings(&fake.endpoint()));
     no_secret(&settings_debug);
 }
+
+/// #15: credentials inside the endpoint URL (`SL_FLINK_SQL_ENDPOINT=http://user:pw@host`) were printed
+/// verbatim in errors and silently replaced the API key in requests. Both targets refuse them, with the
+/// URL masked, before any request.
+#[tokio::test]
+async fn credentials_in_an_endpoint_url_are_refused_and_never_printed() {
+    let fake = FakeConfluent::start();
+    let leaky = fake
+        .endpoint()
+        .replace("http://", "http://leaky-user:pw-in-url@");
+    let e = ConfluentTarget::new(settings(&leaky))
+        .err()
+        .expect("refused");
+    let text = e.to_string();
+    assert!(
+        text.contains("contains credentials")
+            && text.contains(&format!("'http://****@{}'", fake.addr))
+            && text.contains("SL_FLINK_API_KEY"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("pw-in-url") && !text.contains("leaky-user"),
+        "{text}"
+    );
+    for (gateway, jobmanager) in [
+        (leaky.as_str(), "http://127.0.0.1:9"),
+        ("http://127.0.0.1:9", leaky.as_str()),
+    ] {
+        let e = flinkpipe::deploy::GatewayTarget::new(
+            flinkpipe::deploy::GatewaySettings::new(gateway, jobmanager),
+            Default::default(),
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(
+            e.contains("contains credentials") && e.contains("****@"),
+            "{e}"
+        );
+        assert!(!e.contains("pw-in-url") && !e.contains("leaky-user"), "{e}");
+    }
+    assert_eq!(fake.request_count(), 0);
+
+    // The same through the command line.
+    let (tmp, pipelines) = crate::support::our_fixture();
+    std::fs::write(
+        tmp.path().join("config.yaml"),
+        format!("confluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n"),
+    )
+    .unwrap();
+    let o = crate::support::command()
+        .args(["pipeline", "status"])
+        .arg(&pipelines)
+        .current_dir(tmp.path())
+        .env("SL_FLINK_SQL_ENDPOINT", &leaky)
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(err.contains("contains credentials"), "{err}");
+    for leak in ["pw-in-url", "leaky-user", SECRET, KEY] {
+        assert!(
+            !out.contains(leak) && !err.contains(leak),
+            "{leak}: {out}{err}"
+        );
+    }
+    assert_eq!(fake.request_count(), 0);
+}
+
+/// #15: a server that echoes a secret URL-encoded or base64-encoded (in an error body) gets it
+/// masked in the error text too.
+#[tokio::test]
+async fn encoded_secrets_in_server_echoes_are_masked() {
+    let fake = FakeConfluent::start();
+    let url_encoded: String = SECRET
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let b64 = flinkpipe::deploy::secrets::base64(SECRET.as_bytes());
+    let b64_key = flinkpipe::deploy::secrets::base64(format!("k={KEY}").as_bytes());
+    fake.add_fault(Fault::new(
+        Some("GET"),
+        None,
+        FaultAction::Status {
+            status: 400,
+            headers: vec![],
+            body: format!(
+                r#"{{"errors":[{{"detail":"rejected api_secret={url_encoded} token={b64} hdr={b64_key}"}}]}}"#
+            ),
+        },
+        1,
+    ));
+    let e = target(&fake)
+        .get_statement("s-1")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("HTTP 400") && e.contains("rejected api_secret=****"),
+        "{e}"
+    );
+    for leak in [SECRET, KEY, url_encoded.as_str(), b64.as_str()] {
+        assert!(!e.contains(leak), "{leak} in {e}");
+    }
+    // The key's own characters inside the longer base64 text are masked as well.
+    assert!(!e.contains(&b64_key[4..b64_key.len() - 4]), "{e}");
+}

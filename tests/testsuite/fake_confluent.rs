@@ -177,6 +177,49 @@ struct State {
     next_id: u64,
     /// SELECTs whose SQL contains the text get the script.
     queries: Vec<(String, QueryScript)>,
+    chaos: Option<Chaos>,
+}
+
+/// Random faults on a share of all requests ([`FakeConfluent::set_chaos`]).
+#[derive(Debug, Clone, Default)]
+struct Chaos {
+    /// One request in `one_in` fails.
+    one_in: u64,
+    /// splitmix64 state: the same seed injects the same faults into the same request sequence.
+    rng: u64,
+    /// 429s and 503s answered so far.
+    injected: BTreeMap<u16, usize>,
+}
+
+impl Chaos {
+    fn next(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// The fault for the next request, if it is one of the unlucky ones: 429 with `Retry-After: 1`
+    /// or 503, half each, neither processed.
+    fn draw(&mut self) -> Option<FaultAction> {
+        let r = self.next();
+        if !r.is_multiple_of(self.one_in) {
+            return None;
+        }
+        let status = if (r >> 32) & 1 == 0 { 429 } else { 503 };
+        *self.injected.entry(status).or_default() += 1;
+        let headers = if status == 429 {
+            vec![("Retry-After".to_string(), "1".to_string())]
+        } else {
+            vec![]
+        };
+        Some(FaultAction::Status {
+            status,
+            headers,
+            body: String::new(),
+        })
+    }
 }
 
 /// Behaviour knobs.
@@ -271,6 +314,27 @@ impl FakeConfluent {
 
     pub fn add_fault(&self, f: Fault) {
         self.state.lock().unwrap().faults.push(f);
+    }
+
+    /// From now on, one request in `one_in` (drawn from `seed`) answers 429 (`Retry-After: 1`) or
+    /// 503 without being processed, on top of the scripted faults.
+    pub fn set_chaos(&self, one_in: u64, seed: u64) {
+        self.state.lock().unwrap().chaos = Some(Chaos {
+            one_in: one_in.max(1),
+            rng: seed,
+            injected: BTreeMap::new(),
+        });
+    }
+
+    /// The faults the chaos injected so far: status → count.
+    pub fn chaos_injected(&self) -> BTreeMap<u16, usize> {
+        self.state
+            .lock()
+            .unwrap()
+            .chaos
+            .as_ref()
+            .map(|c| c.injected.clone())
+            .unwrap_or_default()
     }
 
     pub fn set_outcome(&self, name: &str, o: Outcome) {
@@ -608,6 +672,9 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
             if s.faults[i].times == 0 {
                 s.faults.remove(i);
             }
+        }
+        if fault.is_none() {
+            fault = s.chaos.as_mut().and_then(Chaos::draw);
         }
         (fault, id, over)
     };

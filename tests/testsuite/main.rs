@@ -8,6 +8,7 @@
 
 mod fake_confluent;
 mod graph_fixture;
+mod memory_target;
 mod support;
 
 /// The analysis cache never changes a result: every file the commands write is byte-identical with the
@@ -30,6 +31,7 @@ mod deploy_bench;
 mod deploy_cli;
 /// The Confluent Cloud client against the in-process fake: lifecycle, pagination, errors, retries,
 mod deploy_confluent;
+mod deploy_decide;
 /// The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
 mod deploy_executor;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):

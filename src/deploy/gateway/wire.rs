@@ -1,6 +1,8 @@
-//! Pure pieces of the SQL Gateway target: error-cause extraction, job-state → phase mapping, the
-//! identity tags flinkpipe puts on every job, and the `CREATE TABLE` rebuilt from a `DESCRIBE`.
-//! Everything here is unit-tested without a server (`flink-sql-gateway-api.md` §3–§6).
+//! Pure pieces of the SQL Gateway target: what an error answer means ([`ErrorClass`], decided once
+//! from the status and body) and its cause, what a rejected statement means ([`Rejection`]), job-state
+//! → phase mapping, the identity tags flinkpipe puts on every job, and the `CREATE TABLE` rebuilt from
+//! a `DESCRIBE`. Everything here is unit-tested without a server (`flink-sql-gateway-api.md` §3–§6).
+//! The rest of the target decides on these typed values, never on the text of a message.
 
 use crate::deploy::target::Phase;
 use serde::Deserialize;
@@ -85,6 +87,92 @@ pub fn root_cause(body: &str) -> String {
     let text = strip_java_package(pick.trim());
     // Flink repeats the prefix when it wraps ("SQL validation failed. SQL validation failed. …").
     dedup_prefix(&text)
+}
+
+/// What a failed answer of the gateway (or the JobManager) means (§5). The gateway sends no error
+/// codes, only Java exception traces, so this is the one place that reads their text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// 429, 502, 503, 504: the same request may succeed later.
+    Unavailable,
+    /// The session handle is unknown: expired after `sql-gateway.session.idle-timeout` or lost with a
+    /// gateway restart (§1). HTTP 500 whose trace says `Failed to getSession…` or
+    /// `Session '<handle>' does not exist`. A new session must be opened and its tables declared again.
+    SessionLost,
+    /// Any other HTTP 500: for a statement's result, the statement's own failure (parse, validation,
+    /// planner…), whose cause is [`root_cause`].
+    ServerError,
+    /// Anything else (400 bad handle, 404 unknown route, …): a request flinkpipe got wrong.
+    Other,
+}
+
+impl ErrorClass {
+    /// Classifies an error answer by status and body.
+    pub fn of(status: u16, body: &str) -> ErrorClass {
+        match status {
+            429 | 502 | 503 | 504 => ErrorClass::Unavailable,
+            500 if session_lost(body) => ErrorClass::SessionLost,
+            500 => ErrorClass::ServerError,
+            _ => ErrorClass::Other,
+        }
+    }
+}
+
+/// Whether an error body says the session is unknown (§5: `RestHandlerException: Failed to
+/// getSessionConfig.`, `SqlGatewayException: Session '…' does not exist.`).
+fn session_lost(body: &str) -> bool {
+    let errors: Vec<String> = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("errors").cloned())
+        .and_then(|e| serde_json::from_value(e).ok())
+        .unwrap_or_else(|| vec![body.to_string()]);
+    errors.iter().any(|e| {
+        e.lines().any(|l| {
+            let l = l.trim();
+            l.contains("Failed to getSession")
+                || l.find("Session '")
+                    .is_some_and(|i| l[i..].contains("' does not exist"))
+        })
+    })
+}
+
+/// Why the gateway rejected a statement, from its root cause (§5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// What kind of rejection.
+    pub kind: RejectionKind,
+    /// The root cause as [`root_cause`] extracted it (`ValidationException: …`).
+    pub cause: String,
+}
+
+/// The rejections the target acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectionKind {
+    /// The table exists in the session already (`TableAlreadyExistException`): a declaration that was
+    /// done before is not a failure.
+    AlreadyExists,
+    /// An object the statement uses is unknown (`Object 'x' not found`, `Table … not found`): the
+    /// target adds which tables no DDL defines.
+    NotFound,
+    /// Any other failure.
+    Other,
+}
+
+impl Rejection {
+    /// Classifies a root cause.
+    pub fn new(cause: impl Into<String>) -> Rejection {
+        let cause = cause.into();
+        let kind = if cause.starts_with("TableAlreadyExistException")
+            || cause.contains(" already exists")
+        {
+            RejectionKind::AlreadyExists
+        } else if cause.contains("not found") {
+            RejectionKind::NotFound
+        } else {
+            RejectionKind::Other
+        };
+        Rejection { kind, cause }
+    }
 }
 
 /// `org.apache.flink.table.api.ValidationException: x` → `ValidationException: x`.
@@ -340,6 +428,45 @@ mod tests {
             "Not found: /v2/x"
         );
         assert_eq!(root_cause("gateway down"), "gateway down");
+    }
+
+    #[test]
+    fn error_answers_are_classified_once() {
+        let lost = json!({"errors": ["org.apache.flink.runtime.rest.handler.RestHandlerException: Failed to getSessionConfig.\n\tat a"]}).to_string();
+        assert_eq!(ErrorClass::of(500, &lost), ErrorClass::SessionLost);
+        let gone = json!({"errors": ["org.apache.flink.table.gateway.api.utils.SqlGatewayException: Session 's1' does not exist."]}).to_string();
+        assert_eq!(ErrorClass::of(500, &gone), ErrorClass::SessionLost);
+        // A statement that mentions a session in its own failure is not a lost session.
+        let stmt = server_error_body("ValidationException: Object 'session_events' not found");
+        assert_eq!(ErrorClass::of(500, &stmt), ErrorClass::ServerError);
+        for s in [429, 502, 503, 504] {
+            assert_eq!(ErrorClass::of(s, ""), ErrorClass::Unavailable);
+        }
+        assert_eq!(
+            ErrorClass::of(404, "{\"errors\":[\"Not found: /v2/x\"]}"),
+            ErrorClass::Other
+        );
+        assert_eq!(ErrorClass::of(400, ""), ErrorClass::Other);
+    }
+
+    fn server_error_body(cause: &str) -> String {
+        json!({"errors": ["Internal server error.", format!("<Exception on server side:\nCaused by: org.apache.flink.table.gateway.service.utils.SqlExecutionException: Failed to execute the operation o1.\nCaused by: org.apache.flink.table.api.{cause}\nEnd of exception on server side>")]}).to_string()
+    }
+
+    #[test]
+    fn rejections_are_classified_from_their_cause() {
+        let r = Rejection::new(
+            "TableAlreadyExistException: Table (or view) default_database.src already exists in Catalog default_catalog.",
+        );
+        assert_eq!(r.kind, RejectionKind::AlreadyExists);
+        assert_eq!(
+            Rejection::new("ValidationException: SQL validation failed. From line 1, column 15 to line 1, column 25: Object 'nosuchtable' not found").kind,
+            RejectionKind::NotFound
+        );
+        assert_eq!(
+            Rejection::new("SqlParserException: SQL parse failed. Encountered \"one\"").kind,
+            RejectionKind::Other
+        );
     }
 
     #[test]

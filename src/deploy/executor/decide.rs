@@ -1,0 +1,498 @@
+//! What to do with one statement: a pure function of what the target says about it, the step, its
+//! node (the plan's action, statefulness) and the options. No I/O: the executor's `effects` gathers the
+//! facts, calls [`decide`] and carries the [`StepPlan`] out.
+//!
+//! The rules (`confluent-cloud-flink-api.md` §10, §11; README "How it runs"):
+//! - a `DROP` statement runs only on a restart with `--allow-drop`;
+//! - absent → create; present with the same SQL and live → adopt (a DDL of a restarted table: keep);
+//! - a stateless DML restarted with changed properties → carry the offsets over (Confluent only);
+//! - a DML with the same SQL that is stopped, or live and restarted statelessly (or not restarted
+//!   but stopped) → stop if needed and resume in place;
+//! - a changed DDL → refused, or with `--allow-drop` on a restart: drop the table and recreate;
+//! - changed SQL of a statement the plan does not restart → refused (left alone);
+//! - anything else (a restarted stateful DML, FAILED, STOPPED with new SQL…) → delete and create
+//!   again, validating the new text first when the old one is live.
+
+use super::{DeployOptions, carry_temp_name};
+use crate::deploy::spec::{DeployNode, Step, normalize_sql};
+use crate::deploy::target::{Phase, StatementKind, StatementSpec, StatementState};
+use crate::plan::Action;
+use std::collections::BTreeMap;
+
+/// Facts about a statement besides its state, gathered before deciding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Known {
+    /// The interrupted run (journal) created or adopted this statement: it is not restarted again.
+    pub ours: bool,
+    /// An interrupted carry-over left its temporary statement (`<name>-co`, ours, present): the
+    /// second handover must be finished.
+    pub handover_pending: bool,
+    /// The target can carry offsets over ([`crate::deploy::Target::supports_carry_over`]).
+    pub carry_over: bool,
+}
+
+/// Why a step is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The table definition changed: it would need `DROP TABLE` (data loss), allowed only with
+    /// `--allow-drop` on a restart.
+    DdlChanged,
+    /// The statement exists with different SQL and the plan does not restart it.
+    SqlChanged {
+        /// Its phase.
+        phase: Phase,
+    },
+}
+
+/// What to do with one statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepPlan {
+    /// A `DROP` statement without `--allow-drop` on a restart: not run.
+    SkipDrop,
+    /// Finish an interrupted carry-over (the temporary statement holds the offsets).
+    FinishHandover,
+    /// Absent: create it.
+    Create,
+    /// Same SQL and live: wait for it (`keep`: a DDL of a restarted table).
+    Adopt {
+        /// The plan restarts the table but the DDL is unchanged: report "kept".
+        keep: bool,
+    },
+    /// A stateless DML restarted with changed properties: carry its offsets over.
+    CarryOver,
+    /// Same SQL: stop it (unless stopped already) and resume it in place.
+    StopResume {
+        /// Whether a stop must be requested first (it is not STOPPED yet).
+        stop_first: bool,
+    },
+    /// Leave it alone and fail the node.
+    Refuse(Refusal),
+    /// A changed DDL with `--allow-drop` on a restart: drop the table, delete the statement, create.
+    DropAndRecreate,
+    /// Delete (wait until gone) and create again.
+    Recreate {
+        /// The old statement is live: the new text must validate before it is deleted.
+        validate_first: bool,
+    },
+}
+
+/// Whether a step is a `DROP` statement that must not run: drops run only on a restart with
+/// `--allow-drop` (shift_left dropped every table it redeployed, defect 10).
+pub fn skips_drop(step: &Step, node: &DeployNode, options: &DeployOptions) -> bool {
+    step.is_drop && !(options.allow_drop && node.action == Action::Restart)
+}
+
+/// Whether `existing` may be the target of an interrupted carry-over handover whose temporary
+/// statement the journal recorded (`temp_is_ours`): absent, or carrying over from the temporary one.
+pub fn handover_candidate(
+    existing: Option<&StatementState>,
+    spec: &StatementSpec,
+    temp_is_ours: bool,
+) -> bool {
+    let temp = carry_temp_name(&spec.name);
+    temp_is_ours && existing.is_none_or(|e| e.properties.get(OFFSET_FROM) == Some(&temp))
+}
+
+/// Decides what to do with `step` of `node`, given the statement's state (`None`: absent).
+pub fn decide(
+    existing: Option<&StatementState>,
+    step: &Step,
+    node: &DeployNode,
+    options: &DeployOptions,
+    known: Known,
+) -> StepPlan {
+    let spec = &step.spec;
+    if skips_drop(step, node, options) {
+        return StepPlan::SkipDrop;
+    }
+    if known.handover_pending {
+        return StepPlan::FinishHandover;
+    }
+    let Some(s) = existing else {
+        return StepPlan::Create;
+    };
+    let same = normalize_sql(&s.sql) == normalize_sql(&spec.sql);
+    let restart = node.action == Action::Restart && !known.ours;
+    let dml = spec.kind == StatementKind::Dml;
+    let live = matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded);
+    let failed = matches!(s.phase, Phase::Failed | Phase::Failing);
+    if same {
+        if (live || s.phase == Phase::Completed) && (!restart || !dml) {
+            return StepPlan::Adopt { keep: restart };
+        }
+        if (live || s.phase == Phase::Stopped)
+            && dml
+            && restart
+            && node.stateless
+            && !same_properties(s, spec)
+            && known.carry_over
+        {
+            // Properties cannot change in place: hand the offsets over (§10).
+            return StepPlan::CarryOver;
+        }
+        if (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
+            && dml
+            && (node.stateless || !restart)
+        {
+            return StepPlan::StopResume {
+                stop_first: s.phase != Phase::Stopped,
+            };
+        }
+    } else if !dml && !failed {
+        return if restart && options.allow_drop {
+            StepPlan::DropAndRecreate
+        } else {
+            StepPlan::Refuse(Refusal::DdlChanged)
+        };
+    } else if !restart && !failed && s.phase != Phase::Stopped {
+        return StepPlan::Refuse(Refusal::SqlChanged {
+            phase: s.phase.clone(),
+        });
+    }
+    // Restart of a DML (stateful, or SQL changed), or a FAILED/STOPPED statement: the SQL of a
+    // statement cannot change in place (§11). A live statement is deleted only once the new text
+    // validates, so a broken file never takes a running job down.
+    StepPlan::Recreate {
+        validate_first: live,
+    }
+}
+
+/// The property carry-over sets (`confluent-cloud-flink-api.md` §10).
+pub(super) const OFFSET_FROM: &str = "sql.tables.initial-offset-from";
+
+/// Properties the target adds itself or that carry-over sets: not compared.
+const MANAGED_PROPERTIES: &[&str] = &["sql.current-catalog", "sql.current-database", OFFSET_FROM];
+
+/// Whether the deployed properties equal the files', ignoring those the target adds itself
+/// (`sql.current-catalog`, `sql.current-database`) and the one carry-over sets.
+pub fn same_properties(s: &StatementState, spec: &StatementSpec) -> bool {
+    let relevant = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        m.iter()
+            .filter(|(k, _)| !MANAGED_PROPERTIES.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    relevant(&s.properties) == relevant(&spec.properties)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DDL: &str = "CREATE TABLE a (id INT)";
+    const DML: &str = "INSERT INTO a SELECT * FROM src";
+
+    fn step(kind: StatementKind, sql: &str) -> Step {
+        Step {
+            spec: StatementSpec {
+                name: "dev-x-a".into(),
+                sql: sql.into(),
+                properties: BTreeMap::new(),
+                kind,
+            },
+            is_drop: sql.starts_with("DROP"),
+        }
+    }
+
+    fn node(action: Action, stateless: bool) -> DeployNode {
+        DeployNode {
+            table: "a".into(),
+            action,
+            reason: "test".into(),
+            parents: vec![],
+            stateless,
+            steps: vec![],
+        }
+    }
+
+    fn state(sql: &str, phase: Phase) -> StatementState {
+        StatementState {
+            name: "dev-x-a".into(),
+            stopped: phase == Phase::Stopped,
+            phase,
+            detail: String::new(),
+            sql: sql.into(),
+            properties: BTreeMap::new(),
+        }
+    }
+
+    fn opts(allow_drop: bool) -> DeployOptions {
+        DeployOptions {
+            allow_drop,
+            ..DeployOptions::default()
+        }
+    }
+
+    const CONFLUENT: Known = Known {
+        ours: false,
+        handover_pending: false,
+        carry_over: true,
+    };
+
+    /// Every phase a statement can be in, with the same SQL, for each plan action and kind.
+    #[test]
+    fn same_sql_every_phase() {
+        use Phase::*;
+        use StepPlan as P;
+        let phases = [
+            Pending,
+            Running,
+            Completed,
+            Degraded,
+            Failing,
+            Failed,
+            Stopping,
+            Stopped,
+            Deleting,
+            Unknown("X".into()),
+        ];
+        let recreate = |live| P::Recreate {
+            validate_first: live,
+        };
+        for phase in phases {
+            let live = matches!(phase, Running | Pending | Degraded);
+            let ddl = step(StatementKind::Ddl, DDL);
+            let dml = step(StatementKind::Dml, DML);
+            let e = state(DDL, phase.clone());
+            let d = state(DML, phase.clone());
+            let create = node(Action::Create, true);
+            let restart_stateless = node(Action::Restart, true);
+            let restart_stateful = node(Action::Restart, false);
+            // A DDL with the same text: adopted (or kept on a restart) while live or COMPLETED.
+            let want_ddl = |keep| {
+                if live || phase == Completed {
+                    P::Adopt { keep }
+                } else {
+                    recreate(false)
+                }
+            };
+            assert_eq!(
+                decide(Some(&e), &ddl, &create, &opts(false), CONFLUENT),
+                want_ddl(false),
+                "{phase}"
+            );
+            assert_eq!(
+                decide(Some(&e), &ddl, &restart_stateful, &opts(false), CONFLUENT),
+                want_ddl(true),
+                "{phase}"
+            );
+            // A DML not restarted: adopted when live or COMPLETED, resumed when stopped.
+            let want = if live || phase == Completed {
+                P::Adopt { keep: false }
+            } else if matches!(phase, Stopped | Stopping) {
+                P::StopResume {
+                    stop_first: phase != Stopped,
+                }
+            } else {
+                recreate(false)
+            };
+            assert_eq!(
+                decide(Some(&d), &dml, &create, &opts(false), CONFLUENT),
+                want,
+                "{phase}"
+            );
+            // A stateless DML restarted: stopped and resumed in place.
+            let want = if live || matches!(phase, Stopped | Stopping) {
+                P::StopResume {
+                    stop_first: phase != Stopped,
+                }
+            } else {
+                recreate(false)
+            };
+            assert_eq!(
+                decide(Some(&d), &dml, &restart_stateless, &opts(false), CONFLUENT),
+                want,
+                "{phase}"
+            );
+            // A stateful DML restarted: deleted and created again (validated first when live).
+            assert_eq!(
+                decide(Some(&d), &dml, &restart_stateful, &opts(false), CONFLUENT),
+                recreate(live),
+                "{phase}"
+            );
+            // Created or adopted by the interrupted run: never restarted a second time.
+            let ours = Known {
+                ours: true,
+                ..CONFLUENT
+            };
+            let want = if live || phase == Completed {
+                P::Adopt { keep: false }
+            } else if matches!(phase, Stopped | Stopping) {
+                P::StopResume {
+                    stop_first: phase != Stopped,
+                }
+            } else {
+                recreate(false)
+            };
+            assert_eq!(
+                decide(Some(&d), &dml, &restart_stateful, &opts(false), ours),
+                want,
+                "{phase}"
+            );
+        }
+    }
+
+    #[test]
+    fn absent_statements_are_created_and_drops_need_allow_drop_on_a_restart() {
+        let n = node(Action::Create, true);
+        let dml = step(StatementKind::Dml, DML);
+        assert_eq!(
+            decide(None, &dml, &n, &opts(false), CONFLUENT),
+            StepPlan::Create
+        );
+        let drop = step(StatementKind::Ddl, "DROP TABLE IF EXISTS a");
+        for (action, allow, skip) in [
+            (Action::Create, false, true),
+            (Action::Create, true, true),
+            (Action::Restart, false, true),
+            (Action::Restart, true, false),
+        ] {
+            let n = node(action, true);
+            let got = decide(None, &drop, &n, &opts(allow), CONFLUENT);
+            assert_eq!(
+                got == StepPlan::SkipDrop,
+                skip,
+                "{action:?} {allow}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn changed_sql_is_refused_unless_the_plan_restarts() {
+        use Phase::*;
+        let ddl = step(StatementKind::Ddl, "CREATE TABLE a (id BIGINT)");
+        let dml = step(StatementKind::Dml, "INSERT INTO a SELECT id FROM src");
+        let create = node(Action::Create, true);
+        let restart = node(Action::Restart, false);
+        // A changed DDL: refused, or dropped and recreated with --allow-drop on a restart.
+        for phase in [Completed, Running, Pending, Stopped] {
+            let e = state(DDL, phase.clone());
+            assert_eq!(
+                decide(Some(&e), &ddl, &create, &opts(true), CONFLUENT),
+                StepPlan::Refuse(Refusal::DdlChanged)
+            );
+            assert_eq!(
+                decide(Some(&e), &ddl, &restart, &opts(false), CONFLUENT),
+                StepPlan::Refuse(Refusal::DdlChanged)
+            );
+            assert_eq!(
+                decide(Some(&e), &ddl, &restart, &opts(true), CONFLUENT),
+                StepPlan::DropAndRecreate
+            );
+        }
+        // A failed DDL is simply recreated.
+        assert_eq!(
+            decide(
+                Some(&state(DDL, Failed)),
+                &ddl,
+                &create,
+                &opts(false),
+                CONFLUENT
+            ),
+            StepPlan::Recreate {
+                validate_first: false
+            }
+        );
+        // A changed DML: left alone while live unless restarted; a restart validates first.
+        for phase in [Running, Pending, Degraded, Completed] {
+            let d = state(DML, phase.clone());
+            assert_eq!(
+                decide(Some(&d), &dml, &create, &opts(false), CONFLUENT),
+                StepPlan::Refuse(Refusal::SqlChanged {
+                    phase: phase.clone()
+                })
+            );
+            assert_eq!(
+                decide(Some(&d), &dml, &restart, &opts(false), CONFLUENT),
+                StepPlan::Recreate {
+                    validate_first: phase != Completed
+                }
+            );
+        }
+        // Failed or stopped with new SQL: recreated, nothing live to protect.
+        for phase in [Failed, Failing, Stopped] {
+            assert_eq!(
+                decide(
+                    Some(&state(DML, phase)),
+                    &dml,
+                    &create,
+                    &opts(false),
+                    CONFLUENT
+                ),
+                StepPlan::Recreate {
+                    validate_first: false
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn new_properties_carry_offsets_over_only_where_the_target_can() {
+        let mut dml = step(StatementKind::Dml, DML);
+        dml.spec
+            .properties
+            .insert("sql.state-ttl".into(), "1 h".into());
+        let restart = node(Action::Restart, true);
+        for phase in [
+            Phase::Running,
+            Phase::Pending,
+            Phase::Degraded,
+            Phase::Stopped,
+        ] {
+            let d = state(DML, phase.clone());
+            assert_eq!(
+                decide(Some(&d), &dml, &restart, &opts(false), CONFLUENT),
+                StepPlan::CarryOver,
+                "{phase}"
+            );
+            let gateway = Known {
+                carry_over: false,
+                ..CONFLUENT
+            };
+            assert_eq!(
+                decide(Some(&d), &dml, &restart, &opts(false), gateway),
+                StepPlan::StopResume {
+                    stop_first: phase != Phase::Stopped
+                },
+                "{phase}"
+            );
+        }
+        // Managed properties do not count as a change.
+        let mut d = state(DML, Phase::Running);
+        d.properties
+            .insert("sql.current-catalog".into(), "env".into());
+        let plain = step(StatementKind::Dml, DML);
+        assert!(same_properties(&d, &plain.spec));
+        assert_eq!(
+            decide(Some(&d), &plain, &restart, &opts(false), CONFLUENT),
+            StepPlan::StopResume { stop_first: true }
+        );
+    }
+
+    #[test]
+    fn an_interrupted_handover_is_finished_first() {
+        let dml = step(StatementKind::Dml, DML);
+        let known = Known {
+            handover_pending: true,
+            ..CONFLUENT
+        };
+        assert_eq!(
+            decide(
+                None,
+                &dml,
+                &node(Action::Restart, true),
+                &opts(false),
+                known
+            ),
+            StepPlan::FinishHandover
+        );
+        // Candidates: absent, or carrying over from the temporary statement.
+        assert!(handover_candidate(None, &dml.spec, true));
+        assert!(!handover_candidate(None, &dml.spec, false));
+        let mut d = state(DML, Phase::Running);
+        assert!(!handover_candidate(Some(&d), &dml.spec, true));
+        d.properties
+            .insert(OFFSET_FROM.into(), carry_temp_name(&dml.spec.name));
+        assert!(handover_candidate(Some(&d), &dml.spec, true));
+    }
+}

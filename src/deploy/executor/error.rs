@@ -1,0 +1,180 @@
+//! Why a statement step failed: a typed value carrying the statement and the cause; its text is the
+//! node's failure reason in the report (scrubbed of secrets there).
+
+use crate::deploy::retry::RetryLog;
+use crate::deploy::target::{Phase, TargetError};
+use std::time::Duration;
+
+/// A failed statement step.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// Reading the statement failed.
+    #[error("{statement}: {source}")]
+    Read {
+        /// The statement.
+        statement: String,
+        /// The target's error.
+        source: TargetError,
+    },
+    /// A stop, resume or delete request failed.
+    #[error("{source}")]
+    Request {
+        /// The statement.
+        statement: String,
+        /// The target's error (its text names the request and path).
+        source: TargetError,
+    },
+    /// The POST failed for good.
+    #[error("creating {statement}: {source}")]
+    Create {
+        /// The statement.
+        statement: String,
+        /// The target's error.
+        source: TargetError,
+    },
+    /// Reading the statement back after a conflict or an unknown outcome failed.
+    #[error("reading {statement}: {source}")]
+    ReadBack {
+        /// The statement.
+        statement: String,
+        /// The target's error.
+        source: TargetError,
+    },
+    /// A 409 kept coming while the name read as absent (it was being deleted) until the deadline.
+    #[error("{statement}: name still taken after {attempts} attempts")]
+    NameTaken {
+        /// The statement.
+        statement: String,
+        /// POSTs made.
+        attempts: u32,
+    },
+    /// The target's planner rejects the new text of a statement about to replace a live one.
+    #[error(
+        "{statement}: the new SQL does not validate, so the running statement was left alone: {cause}"
+    )]
+    Invalid {
+        /// The statement.
+        statement: String,
+        /// The planner's cause.
+        cause: String,
+    },
+    /// The new text could not be checked, so the live statement was not replaced.
+    #[error(
+        "{statement}: could not validate the new SQL, so the running statement was left alone: {source}"
+    )]
+    Unvalidated {
+        /// The statement.
+        statement: String,
+        /// The target's error.
+        source: TargetError,
+    },
+    /// A deleted statement did not go away in time.
+    #[error("{statement}: still present {}s after the delete request", after.as_secs())]
+    StillPresent {
+        /// The statement.
+        statement: String,
+        /// How long it was waited for.
+        after: Duration,
+    },
+    /// The statement vanished while it was waited for.
+    #[error("{statement}: disappeared while waiting (deleted by someone else?)")]
+    Disappeared {
+        /// The statement.
+        statement: String,
+    },
+    /// The statement reached FAILED or FAILING.
+    #[error(
+        "{statement}: {phase}: {}",
+        if detail.is_empty() { "no detail given" } else { detail.as_str() }
+    )]
+    Failed {
+        /// The statement.
+        statement: String,
+        /// FAILED or FAILING.
+        phase: Phase,
+        /// `status.detail`.
+        detail: String,
+    },
+    /// DEGRADED for longer than the grace period.
+    #[error("{statement}: DEGRADED for more than {grace:.0?}: {detail}")]
+    Degraded {
+        /// The statement.
+        statement: String,
+        /// The grace period.
+        grace: Duration,
+        /// `status.detail`.
+        detail: String,
+    },
+    /// A requested stop ended the wait for another phase.
+    #[error("{statement}: STOPPED while waiting for {goal}")]
+    StoppedWhileWaiting {
+        /// The statement.
+        statement: String,
+        /// The phase waited for.
+        goal: Phase,
+    },
+    /// The goal phase was not reached within the statement timeout.
+    #[error(
+        "{statement}: timed out after {after:.0?} in phase {phase}{}",
+        if detail.is_empty() { String::new() } else { format!(": {detail}") }
+    )]
+    TimedOut {
+        /// The statement.
+        statement: String,
+        /// The timeout.
+        after: Duration,
+        /// The last phase seen.
+        phase: Phase,
+        /// `status.detail` at the end.
+        detail: String,
+    },
+    /// Transient errors (429, 5xx, no answer) lasted until the statement timeout.
+    #[error("{statement}: {what} kept failing for {after:.0?}, {log}; last error: {source}")]
+    GaveUp {
+        /// The statement.
+        statement: String,
+        /// The call (`GET`, `stop`, `create`, …).
+        what: String,
+        /// The statement timeout.
+        after: Duration,
+        /// What was retried.
+        log: RetryLog,
+        /// The last error.
+        source: TargetError,
+    },
+    /// A statement of the target's name exists that does not carry offsets over from the temporary
+    /// statement: someone else's, left alone.
+    #[error("{statement}: exists (phase {phase}) without carrying over from {temp}; left alone")]
+    HandoverConflict {
+        /// The statement.
+        statement: String,
+        /// Its phase.
+        phase: Phase,
+        /// The temporary statement of the handover.
+        temp: String,
+    },
+    /// The table definition changed; running it needs `DROP TABLE`.
+    #[error(
+        "statement {statement} exists with different SQL; the table definition changed and would need DROP TABLE (data loss): rerun with --allow-drop on a restart, or version the table"
+    )]
+    DdlChanged {
+        /// The statement.
+        statement: String,
+    },
+    /// The statement exists with different SQL and the plan does not restart it.
+    #[error(
+        "statement {statement} exists with different SQL (phase {phase}); the plan does not restart it, so it was left alone"
+    )]
+    SqlChanged {
+        /// The statement.
+        statement: String,
+        /// Its phase.
+        phase: Phase,
+    },
+    /// Another client created the statement with different SQL while this one was creating it.
+    #[error("statement {statement} appeared with different SQL while creating it")]
+    AppearedDifferent {
+        /// The statement.
+        statement: String,
+    },
+}

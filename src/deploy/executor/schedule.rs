@@ -1,0 +1,311 @@
+//! The ready queue: a node starts as soon as every parent in the plan is done, up to `max_parallel`
+//! at once; a failed node skips its descendants (with the reason), independent branches go on; Ctrl-C
+//! starts nothing new and abandons what runs at its next await.
+//!
+//! "Done" is the target's word, not the plan's or the journal's: a node the plan keeps (skip) or the
+//! interrupted run finished (`--resume`) releases its children only once its statements read RUNNING
+//! or COMPLETED; one still PENDING is waited for first ([`settle`]). A journal entry the target
+//! contradicts (the statement is absent, FAILED, STOPPED…) is not trusted: that node runs again. A
+//! plan skip none of whose children runs is not read at all (nothing waits on it).
+
+use super::effects::{Ctx, Settled, run_step, settle};
+use super::{DeployOptions, DeployReport, NodeResult, Outcome, Session};
+use crate::deploy::journal::{Entry, now_secs};
+use crate::deploy::spec::DeployNode;
+use crate::deploy::target::Target;
+use crate::plan::Action;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use tokio::time::Instant;
+
+/// Runs the nodes and reports on each, in plan order.
+pub(super) async fn run(
+    target: &dyn Target,
+    nodes: &[DeployNode],
+    options: &DeployOptions,
+    session: &Session<'_>,
+) -> DeployReport {
+    let start = Instant::now();
+    let cancel = &session.cancel;
+    let resume = &session.resume;
+    let ctx = Ctx {
+        target,
+        options,
+        journal: session.journal,
+        progress: session.progress,
+        scrubber: &session.scrubber,
+        resume,
+    };
+    let mut sched = Sched::new(nodes);
+    let mut running = FuturesUnordered::new();
+    let mut in_flight: BTreeSet<usize> = BTreeSet::new();
+    let mut interrupted = false;
+
+    loop {
+        if !interrupted && cancel.is_cancelled() {
+            interrupted = true;
+        }
+        // Start what may start.
+        while !interrupted && in_flight.len() < options.max_parallel.max(1) {
+            let Some(i) = sched.ready.pop_front() else {
+                break;
+            };
+            if sched.results[i].is_some() {
+                continue;
+            }
+            let n = &nodes[i];
+            let kept = if n.action == Action::Skip {
+                Some((n.reason.clone(), false))
+            } else if resume.done.contains(&n.table) {
+                Some(("done by the interrupted run (journal)".to_string(), true))
+            } else {
+                None
+            };
+            // A plan skip is checked only when a child will run on it; a journal entry always is.
+            if let Some((reason, journal)) = &kept
+                && (n.steps.is_empty() || !(*journal || sched.feeds_a_run(i)))
+            {
+                let r = NodeResult {
+                    table_name: n.table.clone(),
+                    action: n.action,
+                    outcome: Outcome::Skipped(reason.clone()),
+                    statements: vec![],
+                    seconds: 0.0,
+                };
+                sched.finish(i, r, &ctx);
+                continue;
+            }
+            in_flight.insert(i);
+            let ctx = &ctx;
+            running.push(async move {
+                let r = match kept {
+                    Some((reason, journal)) => run_kept(ctx, n, reason, journal).await,
+                    None => run_node(ctx, n).await,
+                };
+                (i, r)
+            });
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        tokio::select! {
+            Some((i, r)) = running.next() => {
+                in_flight.remove(&i);
+                sched.finish(i, r, &ctx);
+            }
+            _ = cancel.cancelled(), if !interrupted => {
+                interrupted = true;
+            }
+        }
+        if interrupted {
+            break;
+        }
+    }
+    // In-flight nodes are abandoned (their futures are dropped here).
+    drop(running);
+    let mut out = Vec::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        let r = sched.results[i].take().unwrap_or_else(|| NodeResult {
+            table_name: n.table.clone(),
+            action: n.action,
+            outcome: if !interrupted {
+                // Only a dependency cycle leaves a node unreached without an interruption.
+                Outcome::Failed("never became ready: its parents form a cycle".into())
+            } else if in_flight.contains(&i) {
+                Outcome::Interrupted(
+                    "was running when interrupted; its statements may still be starting on the target"
+                        .into(),
+                )
+            } else {
+                Outcome::NotStarted
+            },
+            statements: vec![],
+            seconds: 0.0,
+        });
+        out.push(r);
+    }
+    ctx.record(Entry::RunEnded {
+        interrupted,
+        at: now_secs(),
+    });
+    DeployReport {
+        nodes: out,
+        interrupted,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// The ready queue and what is known about each node.
+struct Sched<'n> {
+    nodes: &'n [DeployNode],
+    children: Vec<Vec<usize>>,
+    /// Parents not finished yet, per node.
+    waiting: Vec<usize>,
+    results: Vec<Option<NodeResult>>,
+    /// Skipped because a parent failed or was itself blocked.
+    blocked: Vec<bool>,
+    ready: VecDeque<usize>,
+}
+
+impl<'n> Sched<'n> {
+    /// The graph of the plan's nodes (parents outside the plan are ignored); nodes without parents
+    /// in the plan are ready.
+    fn new(nodes: &'n [DeployNode]) -> Self {
+        let index: BTreeMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.table.as_str(), i))
+            .collect();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        let mut waiting: Vec<usize> = vec![0; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            for p in &n.parents {
+                if let Some(&pi) = index.get(p.as_str()) {
+                    children[pi].push(i);
+                    waiting[i] += 1;
+                }
+            }
+        }
+        let ready = (0..nodes.len()).filter(|&i| waiting[i] == 0).collect();
+        Sched {
+            nodes,
+            children,
+            waiting,
+            results: vec![None; nodes.len()],
+            blocked: vec![false; nodes.len()],
+            ready,
+        }
+    }
+
+    /// Whether a child of node `i` in the plan is not a plan skip (it will run, or be checked).
+    fn feeds_a_run(&self, i: usize) -> bool {
+        self.children[i]
+            .iter()
+            .any(|&c| self.nodes[c].action != Action::Skip)
+    }
+
+    /// Marks node `i` finished and releases its children, or skips them (recursively) when it failed.
+    fn finish(&mut self, i: usize, result: NodeResult, ctx: &Ctx<'_>) {
+        let nodes = self.nodes;
+        let blocked_reason = match &result.outcome {
+            Outcome::Failed(_) => Some(format!("parent {} failed", nodes[i].table)),
+            // Only a skip caused by a failure blocks the children; a node the plan skips (running
+            // already, out of scope) does not, whatever its reason says.
+            Outcome::Skipped(r) if self.blocked[i] => {
+                Some(format!("ancestor {} not deployed ({r})", nodes[i].table))
+            }
+            _ => None,
+        };
+        self.results[i] = Some(result);
+        for c in self.children[i].clone() {
+            if self.results[c].is_some() {
+                continue;
+            }
+            if let Some(reason) = &blocked_reason {
+                let r = NodeResult {
+                    table_name: nodes[c].table.clone(),
+                    action: nodes[c].action,
+                    outcome: Outcome::Skipped(reason.clone()),
+                    statements: vec![],
+                    seconds: 0.0,
+                };
+                self.blocked[c] = true;
+                ctx.progress
+                    .node_finished(&nodes[c].table, &format!("skipped: {reason}"));
+                self.finish(c, r, ctx);
+            } else {
+                self.waiting[c] -= 1;
+                if self.waiting[c] == 0 {
+                    self.ready.push_back(c);
+                }
+            }
+        }
+    }
+}
+
+/// A node the plan keeps (skip), or that the interrupted run finished (`journal`): its statements
+/// are checked and a PENDING one is waited for ([`settle`]); the node is skipped with `reason` once
+/// they are done. A journal-done node whose statement the target does not show done (absent, FAILED,
+/// STOPPED, …) runs again; for a plan skip the plan's decision stands.
+async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: bool) -> NodeResult {
+    let start = Instant::now();
+    let mut statements = Vec::new();
+    let mut outcome = Outcome::Skipped(reason);
+    for step in node.steps.iter().filter(|s| !s.is_drop) {
+        match settle(ctx, &node.table, &step.spec).await {
+            Ok(Settled::Done) => {}
+            Ok(Settled::Awaited(r)) => statements.push(r),
+            Ok(Settled::NotDone(phase)) if journal => {
+                tracing::info!(
+                    "{}: the journal says done, the target says {}: running it again",
+                    step.spec.name,
+                    phase.map_or("absent".to_string(), |p| p.to_string())
+                );
+                return run_node(ctx, node).await;
+            }
+            Ok(Settled::NotDone(_)) => {}
+            Err(f) => {
+                statements.push(f.result);
+                let r = ctx.scrubber.scrub(&f.error.to_string());
+                ctx.record(Entry::NodeFailed {
+                    table: node.table.clone(),
+                    reason: r.clone(),
+                });
+                outcome = Outcome::Failed(r);
+                break;
+            }
+        }
+    }
+    NodeResult {
+        table_name: node.table.clone(),
+        action: node.action,
+        outcome,
+        statements,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Runs a node's statements in order; the first failure ends it.
+async fn run_node(ctx: &Ctx<'_>, node: &DeployNode) -> NodeResult {
+    let start = Instant::now();
+    ctx.progress.node_started(&node.table);
+    ctx.record(Entry::NodeStarted {
+        table: node.table.clone(),
+    });
+    let mut statements = Vec::new();
+    let mut outcome = Outcome::Done;
+    for step in &node.steps {
+        match run_step(ctx, node, step).await {
+            Ok(r) => statements.push(r),
+            Err(f) => {
+                statements.push(f.result);
+                outcome = Outcome::Failed(ctx.scrubber.scrub(&f.error.to_string()));
+                break;
+            }
+        }
+    }
+    match &outcome {
+        Outcome::Done => {
+            ctx.record(Entry::NodeDone {
+                table: node.table.clone(),
+            });
+            ctx.progress.node_finished(&node.table, "done");
+        }
+        Outcome::Failed(r) => {
+            ctx.record(Entry::NodeFailed {
+                table: node.table.clone(),
+                reason: r.clone(),
+            });
+            ctx.progress
+                .node_finished(&node.table, &format!("failed: {r}"));
+        }
+        _ => {}
+    }
+    NodeResult {
+        table_name: node.table.clone(),
+        action: node.action,
+        outcome,
+        statements,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
