@@ -167,28 +167,36 @@ pub async fn read(
                 snapshot = Some(Snapshot::new(mode));
             }
             let got = page.changes.len();
+            let mut at_max = false;
+            let mut consumed = 0usize;
             if got > 0 {
                 first_change.get_or_insert(start.elapsed());
                 last_change = Instant::now();
-                changes += got;
                 let s = snapshot.as_mut().expect("created above");
+                // Change by change, so that a page bigger than the limit stops exactly at it.
                 for c in page.changes {
+                    changes += 1;
+                    consumed += 1;
                     if options.changelog {
                         raw.push(c.clone());
                     }
                     s.apply(c.kind, c.row);
+                    if let Some(max) = options.max_rows {
+                        let reached = if options.changelog { changes } else { s.len() };
+                        if reached >= max {
+                            at_max = true;
+                            break;
+                        }
+                    }
                 }
             }
             let rows = snapshot.as_ref().map_or(0, Snapshot::len);
             observer.progress(changes, rows, start.elapsed());
-            if page.end {
+            if page.end && consumed == got {
                 return Ok(StopReason::End);
             }
-            if let Some(max) = options.max_rows {
-                let reached = if options.changelog { changes } else { rows };
-                if reached >= max {
-                    return Ok(StopReason::MaxRows);
-                }
+            if at_max || options.max_rows == Some(0) {
+                return Ok(StopReason::MaxRows);
             }
             if got == 0 {
                 // A snapshot boundary: every change received so far is applied.

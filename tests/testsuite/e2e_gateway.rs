@@ -767,3 +767,186 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
         "{j:?}"
     );
 }
+
+/// `table preview` and `sql query` on a real Flink: a seed table of `fixtures/` previewed with its
+/// exact rows (known from its DML), an aggregate over it whose changelog has updates (one row per key,
+/// counts computed here from the DML), the raw `-U/+U` pairs, an exact `--max-rows` cut of an
+/// unbounded source, and no query job left running afterwards.
+#[test]
+fn queries_and_previews_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    let prefix = format!("e2eq{}", std::process::id() % 100_000);
+    let (tmp, pipelines) = our_fixture();
+    // The seed writes a topic of this run's own, so its rows are exactly the DML's.
+    let topic = format!("{prefix}_seed_sales_stores");
+    let ddl = pipelines.join("seeds/sales/seed_stores/sql-scripts/ddl.seed_sales_stores.sql");
+    let text = std::fs::read_to_string(&ddl).unwrap();
+    std::fs::write(
+        &ddl,
+        text.replace(
+            "'topic' = 'seed_sales_stores'",
+            &format!("'topic' = '{topic}'"),
+        ),
+    )
+    .unwrap();
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n    external_ddl: [{}]\n",
+            root().join("fixtures/external").display()
+        ),
+    )
+    .unwrap();
+    script(&["topics", pipelines.to_str().unwrap()]);
+    let p = pipelines.to_str().unwrap();
+    let run = |args: &[&str]| -> std::process::Output {
+        crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .env("PIPELINES", &pipelines)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let json = |args: &[&str]| -> Value {
+        let mut all = vec!["--output", "json"];
+        all.extend_from_slice(args);
+        let o = run(&all);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}\n{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let d = json(&["pipeline", "deploy", p, "--table-name", "seed_sales_stores"]);
+    assert_eq!(d["success"], true, "{d:#}");
+
+    // The seed's rows, read from its DML: (store_id, name, region, warehouse_id).
+    let dml = std::fs::read_to_string(
+        pipelines.join("seeds/sales/seed_stores/sql-scripts/dml.seed_sales_stores.sql"),
+    )
+    .unwrap();
+    let expected: Vec<(i64, String, String, i64)> = dml
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix('(')?;
+            let (id, rest) = l.split_once(',')?;
+            let rest = rest.trim().strip_prefix('\'')?;
+            let (name, rest) = rest.split_once("',")?;
+            let rest = rest.trim().strip_prefix('\'')?;
+            let (region, rest) = rest.split_once("',")?;
+            let (wh, _) = rest.split_once(',')?;
+            Some((
+                id.trim().parse().ok()?,
+                name.to_string(),
+                region.to_string(),
+                wh.trim().parse().ok()?,
+            ))
+        })
+        .collect();
+    assert_eq!(expected.len(), 12);
+
+    // 1. Preview: exactly the seed's rows, complete (read to the topic's end).
+    let v = json(&["table", "preview", "seed_sales_stores", p]);
+    assert_eq!(v["complete"], true, "{v:#}");
+    let mut got: Vec<(i64, String, String, i64)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["store_id"].as_i64().unwrap(),
+                r["store_name"].as_str().unwrap().to_string(),
+                r["region"].as_str().unwrap().to_string(),
+                r["warehouse_id"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, expected);
+    assert_eq!(v["rows"][0]["opened_on"].as_str().map(str::len), Some(10));
+    eprintln!(
+        "preview of seed_sales_stores: first row after {:.1} s, complete in {:.1} s",
+        v["first_row_seconds"].as_f64().unwrap_or(-1.0),
+        v["seconds"].as_f64().unwrap_or(-1.0)
+    );
+
+    // 2. An aggregate with updates: one row per region, counts equal to the DML's.
+    let bounded = "/*+ OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset') */";
+    let agg = format!(
+        "SELECT region, COUNT(*) AS stores, SUM(warehouse_id) AS wh FROM seed_sales_stores {bounded} GROUP BY region"
+    );
+    let v = json(&["sql", "query", &agg, "--pipelines", p]);
+    assert_eq!(v["complete"], true, "{v:#}");
+    let mut counts: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for (_, _, region, wh) in &expected {
+        let e = counts.entry(region.clone()).or_default();
+        e.0 += 1;
+        e.1 += wh;
+    }
+    let got: BTreeMap<String, (i64, i64)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["region"].as_str().unwrap().to_string(),
+                (r["stores"].as_i64().unwrap(), r["wh"].as_i64().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(got, counts, "one row per region");
+    assert!(
+        v["change_count"].as_u64().unwrap() > got.len() as u64,
+        "{v:#}"
+    );
+
+    // 3. The raw changelog: every update is a -U/+U pair of the same region.
+    let v = json(&["sql", "query", &agg, "--pipelines", p, "--changelog"]);
+    let changes = v["changes"].as_array().unwrap();
+    let kinds: Vec<&str> = changes
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"-U") && kinds.contains(&"+U"), "{kinds:?}");
+    for (i, k) in kinds.iter().enumerate() {
+        if *k == "-U" {
+            assert_eq!(kinds[i + 1], "+U", "{kinds:?}");
+            assert_eq!(changes[i]["row"]["region"], changes[i + 1]["row"]["region"]);
+        }
+    }
+
+    // 4. An unbounded source cut at exactly --max-rows.
+    let v = json(&[
+        "sql",
+        "query",
+        "SELECT order_id, store_id FROM src_sales_orders",
+        "--pipelines",
+        p,
+        "--max-rows",
+        "7",
+    ]);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 7);
+    assert_eq!(v["stopped_by"], "max_rows");
+    assert_eq!(v["complete"], false);
+
+    // 5. Nothing left running: no job of this run's queries is live, and status finds no orphan.
+    std::thread::sleep(Duration::from_secs(2));
+    let j = jobs();
+    let live: Vec<&String> = j
+        .iter()
+        .filter(|(n, s)| n.starts_with(&format!("{prefix}-query-")) && s[0] == "RUNNING")
+        .map(|(n, _)| n)
+        .collect();
+    assert!(live.is_empty(), "{live:?}");
+    let s = json(&["pipeline", "status", p, "--table-name", "seed_sales_stores"]);
+    assert_eq!(s["orphans"], serde_json::json!([]), "{s:#}");
+    let out = run(&["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

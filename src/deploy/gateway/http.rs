@@ -49,7 +49,8 @@ impl From<HttpError> for TargetError {
     }
 }
 
-/// The client and the two base URLs.
+/// The client and the two base URLs (cheap to clone: a query's result stream holds its own copy).
+#[derive(Clone)]
 pub(super) struct Http {
     client: reqwest::Client,
     gateway: Url,

@@ -35,6 +35,7 @@
 pub mod catalog;
 mod http;
 mod jobs;
+mod query;
 mod session;
 pub mod wire;
 
@@ -265,6 +266,13 @@ impl GatewayTarget {
 
 #[async_trait]
 impl Target for GatewayTarget {
+    async fn start_query(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
+        Ok(Box::new(self.open_query(spec).await?))
+    }
+
     fn describe(&self) -> String {
         format!(
             "flink sql gateway {} (jobmanager {})",
@@ -299,6 +307,7 @@ impl Target for GatewayTarget {
                 continue;
             }
             if let Some(job) = self.newest(&jobs, &name).await
+                && !self.is_ended_query(&job).await
                 && let Some(s) = self.job_state(&name, &job).await?
             {
                 out.insert(name, s);

@@ -196,23 +196,7 @@ impl GatewayTarget {
     /// gateway restarted) is replaced and the error reported as a transport error (retryable): the
     /// executor's retry runs the step again, and the new session declares the tables again.
     pub(super) async fn with_session(&self, work: Work<'_>) -> Result<Executed, TargetError> {
-        let mut guard = self.session.lock().await;
-        if let Some(s) = guard.as_ref()
-            && s.used.elapsed() >= self.settings.heartbeat_after
-        {
-            let url = self.http.gw(&format!("v2/sessions/{}/heartbeat", s.handle));
-            if let Err(e) = self.http.send(Method::POST, url, None).await {
-                // Expired or the gateway restarted: its tables are gone with it; start afresh.
-                tracing::info!(
-                    "gateway session {} is gone ({e}); opening a new one",
-                    s.handle
-                );
-                *guard = None;
-            }
-        }
-        if guard.is_none() {
-            *guard = Some(self.open_session().await?);
-        }
+        let mut guard = self.live_session().await?;
         let session = guard.as_mut().expect("opened");
         session.used = Instant::now();
         let result = match work {
@@ -242,6 +226,66 @@ impl GatewayTarget {
             }
             other => other.map_err(TargetError::from),
         }
+    }
+
+    /// The session, locked: an idle one gets a heartbeat first, one the gateway dropped (expired,
+    /// restarted: its tables are gone with it) is replaced, none is opened.
+    async fn live_session(
+        &self,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<SessionState>>, TargetError> {
+        let mut guard = self.session.lock().await;
+        if let Some(s) = guard.as_ref()
+            && s.used.elapsed() >= self.settings.heartbeat_after
+        {
+            let url = self.http.gw(&format!("v2/sessions/{}/heartbeat", s.handle));
+            if let Err(e) = self.http.send(Method::POST, url, None).await {
+                tracing::info!(
+                    "gateway session {} is gone ({e}); opening a new one",
+                    s.handle
+                );
+                *guard = None;
+            }
+        }
+        if guard.is_none() {
+            *guard = Some(self.open_session().await?);
+        }
+        if let Some(s) = guard.as_mut() {
+            s.used = Instant::now();
+        }
+        Ok(guard)
+    }
+
+    /// Declares the tables a query reads, then submits it without reading its result (the caller
+    /// pages through it): `(session handle, operation handle)`, or the gateway's rejection.
+    pub(super) async fn submit_query(
+        &self,
+        sql: &str,
+        refs: &[String],
+        config: &BTreeMap<String, String>,
+    ) -> Result<Result<(String, String), Rejection>, TargetError> {
+        let mut guard = self.live_session().await?;
+        let session = guard.as_mut().expect("opened");
+        if let Err(why) = self.declare_all(session, refs, None).await {
+            return Ok(Err(why));
+        }
+        let body = json!({"statement": sql, "executionConfig": config});
+        let sh = session.handle.clone();
+        let v = self
+            .http
+            .send(
+                Method::POST,
+                self.http.gw(&format!("v2/sessions/{sh}/statements")),
+                Some(&body),
+            )
+            .await
+            .map_err(TargetError::from)?;
+        let oh = v
+            .get("operationHandle")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                TargetError::Config(format!("the gateway returned no operation: {v}"))
+            })?;
+        Ok(Ok((sh, oh.to_string())))
     }
 
     /// Rows of a statement that ends, or its rejection cause.

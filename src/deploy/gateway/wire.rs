@@ -11,6 +11,9 @@ use serde_json::Value;
 /// Job-parameter key holding the statement name (`pipeline.global-job-parameters`, shown by the
 /// JobManager under `/jobs/{id}/config` → `execution-config.user-config`).
 pub const TAG_STATEMENT: &str = "flinkpipe.statement";
+/// Job-parameter key marking the job of a read-only query (`sql query`, `table preview`): once it has
+/// ended it is no statement of anyone's (not an orphan); while it runs, it is one left behind.
+pub const TAG_QUERY: &str = "flinkpipe.query";
 /// Job-parameter key holding the hash of the normalized SQL text ([`sql_hash`]).
 pub const TAG_SQL: &str = "flinkpipe.sql-hash";
 /// Job-parameter key holding the hash of the statement properties ([`properties_hash`]).

@@ -1,0 +1,218 @@
+//! A query's results on the SQL Gateway (`flink-sql-gateway-api.md` §3): the tables it reads are
+//! declared in the session first, the statement runs with `pipeline.name` = the query's name, and the
+//! result is paged with `…/result/{token}?rowFormat=JSON`: `NOT_READY` (nothing yet), `PAYLOAD`
+//! (columns with their `logicalType`, rows with their kind `INSERT|UPDATE_BEFORE|UPDATE_AFTER|DELETE`,
+//! a `nextResultUri`), `EOS` (the end of a bounded result). An HTTP 500 is the query's failure, its
+//! root cause extracted. Closing cancels the job and the operation and closes the operation.
+
+use super::http::Http;
+use super::wire::{self, ErrorClass};
+use super::{GatewayTarget, catalog};
+use crate::deploy::target::{StatementSpec, TargetError};
+use crate::results::value::{Column, typed};
+use crate::results::{Change, Page, ResultStream, RowKind};
+use reqwest::Method;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub(super) struct GatewayQuery {
+    http: Http,
+    name: String,
+    session: String,
+    operation: String,
+    /// The next result page (relative, with the version prefix), `None` after `EOS`.
+    next: Option<String>,
+    columns: Option<Vec<Column>>,
+    job: Option<String>,
+    closed: bool,
+}
+
+impl GatewayTarget {
+    /// Starts `spec.sql` as a query named `spec.name` (job parameters mark it as a query).
+    pub(super) async fn open_query(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<GatewayQuery, TargetError> {
+        let refs = catalog::referenced_tables(&spec.sql);
+        let mut config: BTreeMap<String, String> = spec.properties.clone();
+        config.insert("pipeline.name".into(), spec.name.clone());
+        config.insert(
+            "pipeline.global-job-parameters".into(),
+            format!(
+                "{},{}:true",
+                wire::job_parameters(
+                    None,
+                    &spec.name,
+                    &wire::sql_hash(&spec.sql),
+                    &wire::properties_hash(&spec.properties)
+                ),
+                wire::TAG_QUERY
+            ),
+        );
+        match self.submit_query(&spec.sql, &refs, &config).await? {
+            Ok((session, operation)) => Ok(GatewayQuery {
+                http: self.http.clone(),
+                name: spec.name.clone(),
+                next: Some(format!(
+                    "v2/sessions/{session}/operations/{operation}/result/0?rowFormat=JSON"
+                )),
+                session,
+                operation,
+                columns: None,
+                job: None,
+                closed: false,
+            }),
+            Err(rejection) => Err(TargetError::Invalid(rejection.cause)),
+        }
+    }
+
+    /// Whether a job is a query that has ended (FINISHED, FAILED, CANCELED): not a statement.
+    pub(super) async fn is_ended_query(&self, job: &wire::JobOverview) -> bool {
+        !wire::job_is_live(&job.state)
+            && job.name.contains("-query-")
+            && self.job_tag(&job.jid, wire::TAG_QUERY).await.as_deref() == Some("true")
+    }
+}
+
+impl GatewayQuery {
+    fn learn_columns(&mut self, page: &Value) {
+        if self.columns.is_some() {
+            return;
+        }
+        if let Some(cols) = page.pointer("/results/columns").and_then(Value::as_array) {
+            self.columns = Some(
+                cols.iter()
+                    .map(|c| {
+                        Column::from_type_object(
+                            c["name"].as_str().unwrap_or("?"),
+                            &c["logicalType"],
+                        )
+                    })
+                    .collect(),
+            );
+        }
+    }
+
+    fn changes(&self, page: &Value) -> Result<Vec<Change>, TargetError> {
+        let mut out = Vec::new();
+        for d in page
+            .pointer("/results/data")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let kind_name = d["kind"].as_str().unwrap_or("INSERT");
+            let kind = RowKind::from_name(kind_name).ok_or_else(|| {
+                TargetError::Config(format!("query {}: unknown row kind {kind_name}", self.name))
+            })?;
+            let fields = d["fields"].as_array().cloned().unwrap_or_default();
+            let row = fields
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, v)| match self.columns.as_ref().and_then(|c| c.get(i)) {
+                        Some(c) => typed(v, &c.type_name),
+                        None => v.clone(),
+                    },
+                )
+                .collect();
+            out.push(Change { kind, row });
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait::async_trait]
+impl ResultStream for GatewayQuery {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn next_page(&mut self) -> Result<Page, TargetError> {
+        let Some(uri) = self.next.clone() else {
+            return Ok(Page {
+                end: true,
+                ..Page::default()
+            });
+        };
+        let page = match self.http.get(self.http.gw(&uri)).await {
+            Ok(p) => p,
+            // An error answer on a result is the query's failure (§5): the root cause.
+            Err(e) if matches!(e.class, ErrorClass::ServerError | ErrorClass::SessionLost) => {
+                return Err(TargetError::Invalid(e.cause()));
+            }
+            Err(e) => return Err(e.error),
+        };
+        match page.get("resultType").and_then(Value::as_str) {
+            Some("NOT_READY") => Ok(Page::default()),
+            Some("PAYLOAD") => {
+                if let Some(j) = page.get("jobID").and_then(Value::as_str) {
+                    self.job = Some(j.to_string());
+                }
+                self.learn_columns(&page);
+                let changes = self.changes(&page)?;
+                self.next = page
+                    .get("nextResultUri")
+                    .and_then(Value::as_str)
+                    .map(|u| u.trim_start_matches('/').to_string());
+                Ok(Page {
+                    columns: self.columns.clone(),
+                    upsert_key: None,
+                    changes,
+                    end: self.next.is_none(),
+                })
+            }
+            // EOS (or an unknown type): the result has ended.
+            _ => {
+                self.next = None;
+                Ok(Page {
+                    columns: self.columns.clone(),
+                    end: true,
+                    ..Page::default()
+                })
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), TargetError> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        let (sh, oh) = (&self.session, &self.operation);
+        // The job of a streaming query runs until cancelled; a finished one answers an error,
+        // which is fine.
+        let mut job_error = None;
+        if let Some(j) = &self.job {
+            let url = self.http.jm(&format!("jobs/{j}?mode=cancel"));
+            if let Err(e) = self.http.send(Method::PATCH, url, None).await
+                && e.class == ErrorClass::Unavailable
+            {
+                job_error = Some(e.error);
+            }
+        }
+        // Cancelling a finished operation answers 500 (§2): ignored; closing it frees it.
+        let _ = self
+            .http
+            .send(
+                Method::POST,
+                self.http
+                    .gw(&format!("v2/sessions/{sh}/operations/{oh}/cancel")),
+                None,
+            )
+            .await;
+        let _ = self
+            .http
+            .send(
+                Method::DELETE,
+                self.http
+                    .gw(&format!("v2/sessions/{sh}/operations/{oh}/close")),
+                None,
+            )
+            .await;
+        match job_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
