@@ -22,6 +22,7 @@
 //! | [`versioning`] | `pipeline blue-green`, `project update-tables-version` |
 //! | [`scaffold`] | `project init`, `table init` |
 //! | [`refs`] | `sql refs` |
+//! | [`unit_tests`] | `table init-unit-tests`, `table run-unit-tests`, `table delete-unit-tests`, `project run-unit-tests` |
 //! | [`version`] | `version [--config]` |
 //!
 //! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
@@ -43,6 +44,7 @@ pub mod statement;
 pub mod status;
 pub mod target;
 pub mod undeploy;
+pub mod unit_tests;
 pub mod validate;
 pub mod version;
 pub mod versioning;
