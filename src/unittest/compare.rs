@@ -288,7 +288,7 @@ mod tests {
             text,
             [
                 "key {store_id=1}: expected {store_id=1, revenue=7.0} (line 2), got {store_id=1, revenue=8}",
-                "missing (expected line 3): {store_id=3, revenue=1}",
+                "missing (expected line 3): {store_id=3, revenue=1.0}",
                 "unexpected: {store_id=4, revenue=1}",
             ]
         );

@@ -112,7 +112,6 @@ pub fn read_csv(text: &str, file: &str) -> Result<CsvData, UnitTestError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
     let mut header: Option<(usize, Vec<String>)> = None;
     let mut rows = Vec::new();
@@ -122,7 +121,7 @@ pub fn read_csv(text: &str, file: &str) -> Result<CsvData, UnitTestError> {
             UnitTestError::at(file, line, format!("not CSV: {e}"))
         })?;
         let line = rec.position().map(|p| p.line() as usize).unwrap_or(1);
-        if rec.iter().all(str::is_empty) || rec.get(0).is_some_and(|c| c.starts_with('#')) {
+        if rec.iter().all(|c| c.trim().is_empty()) || rec.get(0).is_some_and(|c| c.trim_start().starts_with('#')) {
             continue; // blank lines and `#` comments
         }
         let fields = join_quoted(rec.iter().collect());
@@ -202,10 +201,10 @@ fn join_quoted(fields: Vec<&str>) -> Vec<String> {
         } else {
             out.push(f.to_string());
         }
-        let cur = out.last().expect("pushed");
+        let cur = out.last().expect("pushed").trim_start();
         open = cur.starts_with('\'') && cur.matches('\'').count() % 2 == 1;
     }
-    out
+    out.into_iter().map(|f| f.trim().to_string()).collect()
 }
 
 fn cell(f: &str) -> Cell {
