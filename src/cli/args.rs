@@ -187,6 +187,9 @@ pub enum TableCommand {
     /// Remove every statement, test table and topic that runs of TABLE's unit tests create (also after
     /// a killed run).
     DeleteUnitTests(DeleteUnitTestsArgs),
+    /// Print the rows of a table of the project, read from the configured target (from the start of
+    /// its topic to its current end where the connector allows; folded by its primary key).
+    Preview(PreviewArgs),
 }
 
 /// `table init-unit-tests`.
@@ -278,6 +281,26 @@ pub struct ProjectRunUnitTestsArgs {
     pub max_parallel: usize,
     #[command(flatten)]
     pub run: UnitTestRunOptions,
+}
+
+/// Options of `table preview`.
+#[derive(Debug, Args, Clone)]
+pub struct PreviewArgs {
+    /// The table (its current version is found from the unversioned name).
+    pub table: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Only rows matching this SQL condition.
+    #[arg(long = "where", value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// At most N rows (same as --max-rows).
+    #[arg(long, value_name = "N", conflicts_with = "max_rows")]
+    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -530,6 +553,96 @@ pub enum SqlCommand {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Run a read-only query (SELECT, SHOW, DESCRIBE, EXPLAIN) on the configured target and print its
+    /// result: the snapshot its changelog folds into, or the raw changes with --changelog.
+    Query(QueryArgs),
+}
+
+/// Options of `sql query`.
+#[derive(Debug, Args, Clone)]
+pub struct QueryArgs {
+    /// The query.
+    #[arg(
+        value_name = "SQL",
+        required_unless_present = "file",
+        conflicts_with = "file"
+    )]
+    pub sql: Option<String>,
+    /// Read the query from this file.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The project whose tables the SQL Gateway declares for the query (its catalog is per session).
+    #[arg(
+        long,
+        env = "PIPELINES",
+        default_value = "pipelines",
+        value_name = "DIR"
+    )]
+    pub pipelines: PathBuf,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// When a query stops and how its result is printed (`sql query`, `table preview`).
+#[derive(Debug, Args, Clone)]
+pub struct ReadArgs {
+    /// Stop once the result holds N rows (with --changelog: N changes).
+    #[arg(long, value_name = "N")]
+    pub max_rows: Option<usize>,
+    /// Stop after this many seconds without a new row, once rows have arrived (an unbounded query
+    /// over a topic ends when it has caught up).
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub idle: f64,
+    /// Stop after this many seconds in all [default: 60; none with --follow].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Keep running and print a new snapshot each time it changes, until Ctrl-C (or --timeout).
+    #[arg(long)]
+    pub follow: bool,
+    /// Print the raw changes with their kind (+I, -U, +U, -D) instead of the snapshot.
+    #[arg(long)]
+    pub changelog: bool,
+    /// Text layout of the rows (with --output text).
+    #[arg(long, value_enum, default_value_t = RowFormat::Table)]
+    pub format: RowFormat,
+}
+
+/// How rows are printed as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RowFormat {
+    /// An aligned table with the column names and types; wide values are cut.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl ReadArgs {
+    /// The read options of these arguments. Errors (usage): a negative or non-finite time.
+    pub fn options(&self) -> Result<crate::ops::query::ReadOptions, super::Failure> {
+        let secs = |v: f64, what: &str| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(std::time::Duration::from_secs_f64(v))
+            } else {
+                Err(super::Failure::usage(format!(
+                    "--{what} must be a number of seconds ≥ 0, not {v}"
+                )))
+            }
+        };
+        let timeout = match (self.timeout, self.follow) {
+            (Some(t), _) => Some(secs(t, "timeout")?),
+            (None, true) => None,
+            (None, false) => Some(std::time::Duration::from_secs(60)),
+        };
+        Ok(crate::ops::query::ReadOptions {
+            max_rows: self.max_rows,
+            idle: secs(self.idle, "idle")?,
+            timeout,
+            changelog: self.changelog,
+            ..Default::default()
+        })
+    }
 }
 
 /// Options of `pipeline blue-green`.

@@ -275,6 +275,333 @@ pub fn confirm(question: &str) -> Result<bool, crate::cli::Failure> {
     Ok(matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }
 
+/// Rows printed as text cut values longer than this (characters), with `…`.
+const MAX_CELL: usize = 40;
+
+/// A value as text: strings as they are, `NULL`, numbers and booleans, nested values as compact JSON.
+fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "NULL".into(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn cut(s: String) -> String {
+    if s.chars().count() <= MAX_CELL {
+        return s.replace(['\n', '\r', '\t'], " ");
+    }
+    let head: String = s.chars().take(MAX_CELL - 1).collect();
+    format!("{}…", head.replace(['\n', '\r', '\t'], " "))
+}
+
+/// Column names made unique (`x`, `x_2`): JSON objects cannot hold a name twice.
+fn unique_names(columns: &[crate::ops::query::Column]) -> Vec<String> {
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    columns
+        .iter()
+        .map(|c| {
+            let n = seen.entry(c.name.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                c.name.clone()
+            } else {
+                format!("{}_{}", c.name, n)
+            }
+        })
+        .collect()
+}
+
+/// A row as a JSON object in column order.
+struct NamedRow<'a> {
+    names: &'a [String],
+    values: &'a [serde_json::Value],
+}
+
+impl serde::Serialize for NamedRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.names.len()))?;
+        for (i, n) in self.names.iter().enumerate() {
+            m.serialize_entry(n, self.values.get(i).unwrap_or(&serde_json::Value::Null))?;
+        }
+        m.end()
+    }
+}
+
+/// A change as `{"kind": "+U", "row": {…}}`, the row's columns in order.
+#[derive(serde::Serialize)]
+struct NamedChange<'a> {
+    kind: crate::ops::query::RowKind,
+    row: NamedRow<'a>,
+}
+
+/// `--output json` of a query: `{"columns", "rows", "complete"}` first, as scripts read them.
+#[derive(serde::Serialize)]
+struct QueryJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_name: Option<&'a str>,
+    columns: &'a [crate::ops::query::Column],
+    rows: Vec<NamedRow<'a>>,
+    complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<Vec<NamedChange<'a>>>,
+    statement: &'a str,
+    sql: &'a str,
+    stopped_by: crate::ops::query::StopReason,
+    key: Option<&'a [String]>,
+    change_count: usize,
+    first_row_seconds: Option<f64>,
+    seconds: f64,
+    inconsistencies: &'a [crate::results::Inconsistency],
+}
+
+/// Progress of a query on a terminal (a spinner with rows read and elapsed time) and, with
+/// `--follow`, each new snapshot as it comes.
+pub struct QueryDisplay {
+    json: bool,
+    args: crate::cli::args::ReadArgs,
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+impl QueryDisplay {
+    pub fn new(json: bool, args: &crate::cli::args::ReadArgs) -> QueryDisplay {
+        let spinner =
+            (std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.follow).then(|| {
+                let pb = indicatif::ProgressBar::new_spinner();
+                pb.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} {msg}")
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                );
+                pb.enable_steady_tick(std::time::Duration::from_millis(120));
+                pb.set_message("starting the query…");
+                pb
+            });
+        QueryDisplay {
+            json,
+            args: args.clone(),
+            spinner,
+        }
+    }
+
+    /// Clears the spinner.
+    pub fn finish(&self) {
+        if let Some(s) = &self.spinner {
+            s.finish_and_clear();
+        }
+    }
+}
+
+impl crate::ops::query::ReadObserver for QueryDisplay {
+    fn progress(&self, changes: usize, rows: usize, elapsed: std::time::Duration) {
+        if let Some(s) = &self.spinner {
+            s.set_message(if changes == 0 {
+                format!("waiting for the first rows… {:.0}s", elapsed.as_secs_f64())
+            } else {
+                format!(
+                    "{rows} row(s) from {changes} change(s), {:.0}s",
+                    elapsed.as_secs_f64()
+                )
+            });
+        }
+    }
+
+    fn snapshot(&self, columns: &[crate::ops::query::Column], rows: &[&crate::ops::query::Row]) {
+        let rows: Vec<crate::ops::query::Row> = rows.iter().map(|r| (*r).clone()).collect();
+        if self.json {
+            let names = unique_names(columns);
+            let named: Vec<NamedRow> = rows
+                .iter()
+                .map(|r| NamedRow {
+                    names: &names,
+                    values: r,
+                })
+                .collect();
+            #[derive(serde::Serialize)]
+            struct Snap<'a> {
+                columns: &'a [crate::ops::query::Column],
+                rows: Vec<NamedRow<'a>>,
+                complete: bool,
+            }
+            println!(
+                "{}",
+                serde_json::to_string(&Snap {
+                    columns,
+                    rows: named,
+                    complete: false
+                })
+                .unwrap_or_default()
+            );
+        } else {
+            print!("{}", rows_text(self.args.format, columns, &rows, None));
+            println!("-- {} row(s) at {}", rows.len(), crate::ops::now_utc());
+        }
+    }
+}
+
+/// Rows as text in the chosen layout; `kinds` adds a first `op` column (`+I`, `-U`, …).
+fn rows_text(
+    format: crate::cli::args::RowFormat,
+    columns: &[crate::ops::query::Column],
+    rows: &[crate::ops::query::Row],
+    kinds: Option<&[crate::ops::query::RowKind]>,
+) -> String {
+    use crate::cli::args::RowFormat;
+    let names = unique_names(columns);
+    match format {
+        RowFormat::Table => {
+            let mut header: Vec<String> = Vec::new();
+            let mut types: Vec<String> = Vec::new();
+            if kinds.is_some() {
+                header.push("op".into());
+                types.push(String::new());
+            }
+            header.extend(names.iter().cloned());
+            types.extend(columns.iter().map(|c| c.type_name.clone()));
+            let mut body: Vec<Vec<String>> = vec![types];
+            for (i, r) in rows.iter().enumerate() {
+                let mut line = Vec::new();
+                if let Some(k) = kinds {
+                    line.push(k[i].short().to_string());
+                }
+                line.extend(r.iter().map(|v| cut(cell(v))));
+                body.push(line);
+            }
+            let h: Vec<&str> = header.iter().map(String::as_str).collect();
+            // The types line sits under the names, above the rule.
+            let t = table(&h, &body);
+            let mut lines: Vec<&str> = t.lines().collect();
+            if lines.len() >= 3 {
+                lines.swap(1, 2);
+            }
+            let mut out = lines.join("\n");
+            out.push('\n');
+            out
+        }
+        RowFormat::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let mut header: Vec<String> = Vec::new();
+            if kinds.is_some() {
+                header.push("op".into());
+            }
+            header.extend(names);
+            let _ = w.write_record(&header);
+            for (i, r) in rows.iter().enumerate() {
+                let mut rec: Vec<String> = Vec::new();
+                if let Some(k) = kinds {
+                    rec.push(k[i].short().to_string());
+                }
+                rec.extend(r.iter().map(|v| match v {
+                    serde_json::Value::Null => String::new(),
+                    other => cell(other),
+                }));
+                let _ = w.write_record(&rec);
+            }
+            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        }
+        RowFormat::Jsonl => {
+            let mut out = String::new();
+            for (i, r) in rows.iter().enumerate() {
+                let row = NamedRow {
+                    names: &names,
+                    values: r,
+                };
+                let line = match kinds {
+                    Some(k) => serde_json::to_string(&NamedChange { kind: k[i], row }),
+                    None => serde_json::to_string(&row),
+                };
+                out.push_str(&line.unwrap_or_default());
+                out.push('\n');
+            }
+            out
+        }
+    }
+}
+
+/// Prints the result of `sql query` / `table preview`.
+pub fn query_outcome(
+    json: bool,
+    args: &crate::cli::args::ReadArgs,
+    o: &crate::ops::query::QueryOutcome,
+) {
+    use crate::ops::query::StopReason;
+    let r = &o.result;
+    for i in &r.inconsistencies {
+        eprintln!("warning[changelog]: {i}");
+    }
+    let names = unique_names(&r.columns);
+    if json {
+        let rows: Vec<NamedRow> = r
+            .rows
+            .iter()
+            .map(|v| NamedRow {
+                names: &names,
+                values: v,
+            })
+            .collect();
+        let changes: Option<Vec<NamedChange>> = r.changes.as_ref().map(|c| {
+            c.iter()
+                .map(|c| NamedChange {
+                    kind: c.kind,
+                    row: NamedRow {
+                        names: &names,
+                        values: &c.row,
+                    },
+                })
+                .collect()
+        });
+        print_json(&QueryJson {
+            table_name: o.table.as_deref(),
+            columns: &r.columns,
+            rows,
+            complete: r.complete,
+            changes,
+            statement: &r.statement,
+            sql: &o.sql,
+            stopped_by: r.stopped_by,
+            key: r.key.as_deref(),
+            change_count: r.change_count,
+            first_row_seconds: r.first_row_seconds,
+            seconds: r.seconds,
+            inconsistencies: &r.inconsistencies,
+        });
+        return;
+    }
+    if args.follow {
+        // The snapshots were printed as they came.
+    } else if let Some(changes) = &r.changes {
+        let rows: Vec<crate::ops::query::Row> = changes.iter().map(|c| c.row.clone()).collect();
+        let kinds: Vec<crate::ops::query::RowKind> = changes.iter().map(|c| c.kind).collect();
+        print!(
+            "{}",
+            rows_text(args.format, &r.columns, &rows, Some(&kinds))
+        );
+    } else {
+        print!("{}", rows_text(args.format, &r.columns, &r.rows, None));
+    }
+    let why = match r.stopped_by {
+        StopReason::End => "complete".to_string(),
+        StopReason::MaxRows => "stopped at --max-rows".to_string(),
+        StopReason::Idle => format!(
+            "stopped after {}s without new rows (the stream may go on)",
+            args.idle
+        ),
+        StopReason::Timeout => "stopped at the timeout (the stream may go on)".to_string(),
+        StopReason::Interrupted => "interrupted".to_string(),
+    };
+    let first = r
+        .first_row_seconds
+        .map(|s| format!(", first row after {s:.1}s"))
+        .unwrap_or_default();
+    eprintln!(
+        "{} row(s) from {} change(s); {why}; {} in {:.1}s{first}",
+        r.rows.len(),
+        r.change_count,
+        r.statement,
+        r.seconds
+    );
+}
+
 /// Prints the results of `table run-unit-tests` / `project run-unit-tests`: per suite a table (test
 /// case, output, result, rows expected/actual, first difference, time), the differences, then one
 /// summary line (`N passed, N failed`).

@@ -22,6 +22,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+mod query;
+
 /// Maximum redirect hops re-issued by hand (§9).
 pub const MAX_REDIRECTS: usize = 5;
 
@@ -51,7 +53,8 @@ pub struct ConfluentSettings {
     pub retry: Backoff,
 }
 
-/// The Confluent Cloud target.
+/// The Confluent Cloud target. Cheap to clone (a query's result stream holds its own copy).
+#[derive(Clone)]
 pub struct ConfluentTarget {
     settings: ConfluentSettings,
     client: reqwest::Client,
@@ -453,6 +456,17 @@ pub fn next_page_token(base: &Url, next: Option<&str>) -> Option<String> {
 
 #[async_trait]
 impl Target for ConfluentTarget {
+    async fn start_query(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
+        self.create_statement(spec).await?;
+        Ok(Box::new(query::ConfluentQuery::new(
+            self.clone(),
+            &spec.name,
+        )))
+    }
+
     fn describe(&self) -> String {
         format!(
             "Confluent Cloud environment {} ({})",

@@ -22,6 +22,7 @@
 //! | [`versioning`] | `pipeline blue-green`, `project update-tables-version` |
 //! | [`scaffold`] | `project init`, `table init` |
 //! | [`refs`] | `sql refs` |
+//! | [`query`] | `sql query`, `table preview` |
 //! | [`unit_tests`] | `table init-unit-tests`, `table run-unit-tests`, `table delete-unit-tests`, `project run-unit-tests` |
 //! | [`version`] | `version [--config]` |
 //!
@@ -36,6 +37,7 @@ pub mod graph;
 pub mod inventory;
 pub mod metadata;
 pub mod plan;
+pub mod query;
 pub mod refs;
 pub mod report;
 pub mod scaffold;

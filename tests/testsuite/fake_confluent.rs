@@ -385,7 +385,13 @@ impl FakeConfluent {
 
     /// Names of stored statements (deleted ones excluded once gone).
     pub fn names(&self) -> Vec<String> {
-        self.state.lock().unwrap().statements.keys().cloned().collect()
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// Forces a phase now (e.g. FAILED with a detail, or DEGRADED after RUNNING).
@@ -850,7 +856,9 @@ fn route(
                 None => script.push_back(("COMPLETED".into(), String::new())),
             }
             let carry_from = props.get("sql.tables.initial-offset-from").cloned();
-            let upper = strip_leading_comments(&sql).trim_start().to_ascii_uppercase();
+            let upper = strip_leading_comments(&sql)
+                .trim_start()
+                .to_ascii_uppercase();
             let results = if upper.starts_with("SELECT") || upper.starts_with("WITH") {
                 let found = s
                     .queries
@@ -899,12 +907,7 @@ fn route(
             let Some(x) = s.statements.get_mut(&name) else {
                 return err(404, &format!("Statement resource={name} does not exist"));
             };
-            let not_ready = || {
-                err(
-                    409,
-                    &format!("Results for Statement={name} not ready"),
-                )
-            };
+            let not_ready = || err(409, &format!("Results for Statement={name} not ready"));
             if matches!(x.phase.as_str(), "PENDING" | "DELETING") {
                 return not_ready();
             }

@@ -44,10 +44,12 @@ mod graph_export;
 mod graph_model;
 /// dbt-style selection on shift_left's p2 fixture graph.
 mod graph_select;
-/// Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
 mod plan;
 /// The descendant cascade never spreads beyond the start tables: a table without a job of its own whose
 mod plan_cascade;
+/// Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
+/// `sql query` and `table preview` against the Confluent fake.
+mod query;
 /// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 mod scaffold;
 /// The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):

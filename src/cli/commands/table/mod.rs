@@ -5,6 +5,7 @@ mod delete_unit_tests;
 mod init;
 mod init_unit_tests;
 mod run_unit_tests;
+mod preview;
 mod validate_table_names;
 
 use crate::cli::args::TableCommand;
@@ -20,5 +21,6 @@ pub fn run(inv: &Invocation, cmd: &TableCommand) -> CmdResult {
             run_unit_tests::exec(inv, args)
         }
         TableCommand::DeleteUnitTests(args) => delete_unit_tests::exec(inv, args),
+        TableCommand::Preview(args) => preview::exec(inv, args),
     }
 }

@@ -1,0 +1,303 @@
+//! `sql query` (a read-only query on the configured target) and `table preview` (the rows of a table
+//! of the project): start the query under a recognisable name, read it until it ends or a stop
+//! condition holds ([`crate::results::read`]), fold its changelog into a snapshot, and always stop it.
+//!
+//! Query names are `<statement prefix>-query-<8 hex digits>`: a run killed before it could stop its
+//! query leaves a statement (Confluent) or job (SQL Gateway) under the project's prefix that
+//! `pipeline status` lists as an orphan and `pipeline decommission --orphans` removes.
+
+use super::target::{self, TargetKind};
+use super::{Context, OpsError};
+use crate::deploy::{StatementKind, StatementSpec};
+use crate::lineage::{self, LoadOptions, Project};
+use crate::plan::StatementNaming;
+use crate::results::read::{self, QueryResult};
+
+pub use crate::results::read::{ReadObserver, ReadOptions, StopReason};
+pub use crate::results::{Change, Column, Row, RowKind};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A query to run.
+#[derive(Debug, Clone)]
+pub struct QueryRequest {
+    /// The SQL text (one `SELECT`, `WITH … SELECT`, `VALUES`, `SHOW`, `DESCRIBE` or `EXPLAIN`).
+    pub sql: String,
+    /// Where the SQL came from (`--file F`, else `command line`), for messages.
+    pub origin: String,
+    /// The project whose tables the SQL Gateway declares in its session before the query (the
+    /// gateway's catalog is per session): `--pipelines`, `$PIPELINES`, `./pipelines` when it exists.
+    pub pipelines: Option<PathBuf>,
+    pub read: ReadOptions,
+    /// Print a new snapshot each time it changes (through the observer), until Ctrl-C or timeout.
+    pub follow: bool,
+}
+
+/// A table preview.
+#[derive(Debug, Clone)]
+pub struct PreviewRequest {
+    pub pipelines: PathBuf,
+    /// The table, as written (`int_x`, or the unversioned name of `int_x_v2`).
+    pub table: String,
+    /// A filter (`--where`), SQL.
+    pub filter: Option<String>,
+    pub read: ReadOptions,
+    pub follow: bool,
+    pub allow_unknown: bool,
+}
+
+/// A query's result and the SQL that ran.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct QueryOutcome {
+    /// The SQL sent.
+    pub sql: String,
+    /// The table previewed (`table preview` only), after name resolution.
+    pub table: Option<String>,
+    #[serde(flatten)]
+    pub result: QueryResult,
+}
+
+/// Runs a read-only query. Ctrl-C ends it with the snapshot held then; the query is stopped in every
+/// case (a failure to stop it is in `close_error`, with the name to clean).
+///
+/// Errors: SQL that is not one read-only statement (refused before any server is contacted), a
+/// target that cannot be reached, a query the engine rejects (its message, extracted).
+pub fn query(
+    ctx: &Context,
+    req: &QueryRequest,
+    observer: &dyn ReadObserver,
+) -> Result<QueryOutcome, OpsError> {
+    check_read_only(&req.sql, &req.origin)?;
+    let cfg = match &req.pipelines {
+        Some(p) => ctx.project_config(p)?,
+        None => ctx.config()?,
+    };
+    let project = match &req.pipelines {
+        Some(p) if TargetKind::of(&cfg) == TargetKind::SqlGateway => Some(lineage::load(
+            p,
+            &cfg,
+            LoadOptions {
+                allow_unknown: true,
+            },
+        )?),
+        _ => None,
+    };
+    let result = run(
+        ctx,
+        &cfg,
+        project.as_ref(),
+        &req.sql,
+        BTreeMap::new(),
+        &req.read,
+        req.follow,
+        observer,
+    )?;
+    Ok(QueryOutcome {
+        sql: req.sql.clone(),
+        table: None,
+        result,
+    })
+}
+
+/// Previews a table of the project: `SELECT * FROM <table> [WHERE …]`, read from the start of the
+/// table and bounded at its current end where the connector allows (Kafka: `scan.startup.mode`
+/// `earliest-offset`, `scan.bounded.mode` `latest-offset` — a hint on the SQL Gateway, statement
+/// properties on Confluent Cloud), folded by the table's primary key when it has one.
+///
+/// Errors: an unknown table (with the closest names), an external table the target cannot read, as
+/// [`query`].
+pub fn preview(
+    ctx: &Context,
+    req: &PreviewRequest,
+    observer: &dyn ReadObserver,
+) -> Result<QueryOutcome, OpsError> {
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no preview: fix the errors above",
+    )?;
+    let name = resolve_table(&project, &req.table)?;
+    let table = &project.inventory.tables[&name];
+    let kind = TargetKind::of(&cfg);
+    let kafka = matches!(table.connector(), Some("kafka" | "upsert-kafka"));
+    let hint = match (kind, table.connector()) {
+        (TargetKind::SqlGateway, Some("kafka")) => {
+            " /*+ OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset') */"
+        }
+        (TargetKind::SqlGateway, Some("upsert-kafka")) => {
+            " /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */"
+        }
+        _ => "",
+    };
+    let mut sql = format!(
+        "SELECT * FROM {}{hint}",
+        crate::sql::quote_identifier(&name)
+    );
+    if let Some(f) = &req.filter {
+        sql.push_str(&format!(" WHERE {f}"));
+    }
+    let mut properties = BTreeMap::new();
+    if kind == TargetKind::ConfluentCloud && (kafka || table.connector().is_none()) {
+        // Confluent tables are Kafka topics (no 'connector' option).
+        properties.insert(
+            "sql.tables.scan.startup.mode".to_string(),
+            "earliest-offset".to_string(),
+        );
+        properties.insert(
+            "sql.tables.scan.bounded.mode".to_string(),
+            "latest-offset".to_string(),
+        );
+    }
+    let mut read = req.read.clone();
+    if read.key_columns.is_none() && !table.primary_key.is_empty() {
+        read.key_columns = Some(table.primary_key.clone());
+    }
+    let result = run(
+        ctx,
+        &cfg,
+        Some(&project),
+        &sql,
+        properties,
+        &read,
+        req.follow,
+        observer,
+    )?;
+    Ok(QueryOutcome {
+        sql,
+        table: Some(name),
+        result,
+    })
+}
+
+/// A table of the project by name: exact, else case-insensitive, else its newest version (`int_x` →
+/// `int_x_v3` after blue-greens), else an error with the closest names.
+pub fn resolve_table(project: &Project, name: &str) -> Result<String, OpsError> {
+    let tables = &project.inventory.tables;
+    if tables.contains_key(name) {
+        return Ok(name.to_string());
+    }
+    if let Some(t) = tables.keys().find(|t| t.eq_ignore_ascii_case(name)) {
+        return Ok(t.clone());
+    }
+    let newest = tables
+        .keys()
+        .filter_map(|t| {
+            let (base, v) = crate::versioning::split_version(t);
+            (base.eq_ignore_ascii_case(name)).then_some((v, t))
+        })
+        .max();
+    if let Some((_, t)) = newest {
+        return Ok(t.clone());
+    }
+    Err(OpsError::UnknownTable {
+        name: name.to_string(),
+        hint: crate::plan::suggest(name, tables.keys()),
+    })
+}
+
+/// Refuses anything but one read-only statement: `sql query` is for reading.
+fn check_read_only(sql: &str, origin: &str) -> Result<(), OpsError> {
+    let a = crate::sql::analyze(sql);
+    let statements: Vec<_> = a
+        .statements
+        .iter()
+        .filter(|s| !matches!(s.kind, crate::sql::StatementKind::Set))
+        .collect();
+    let first_word = |line: usize| -> String {
+        sql.lines()
+            .nth(line.saturating_sub(1))
+            .unwrap_or("")
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase()
+    };
+    match statements.as_slice() {
+        [] => Err(OpsError::Usage(format!("{origin}: no query to run"))),
+        [s] => {
+            let word = first_word(s.line);
+            let reading = matches!(s.kind, crate::sql::StatementKind::Select)
+                || (matches!(s.kind, crate::sql::StatementKind::Other)
+                    && matches!(
+                        word.as_str(),
+                        "SHOW" | "DESCRIBE" | "DESC" | "EXPLAIN" | "VALUES" | "(" | "WITH"
+                    ));
+            if reading && s.sinks.is_empty() {
+                Ok(())
+            } else {
+                Err(OpsError::Usage(format!(
+                    "{origin}:{}: `sql query` is for reading: this {} statement writes or defines (deploy it with `pipeline deploy`)",
+                    s.line,
+                    if word.is_empty() {
+                        "SQL".to_string()
+                    } else {
+                        word
+                    }
+                )))
+            }
+        }
+        [_, second, ..] => Err(OpsError::Usage(format!(
+            "{origin}:{}: one query at a time ({} statements given)",
+            second.line,
+            statements.len()
+        ))),
+    }
+}
+
+/// A fresh query name: `<prefix>-query-<8 hex digits>` (time and process, so two runs never share one).
+pub fn query_name(naming: &StatementNaming) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (nanos, std::process::id()).hash(&mut h);
+    let id = h.finish() as u32;
+    crate::plan::naming::fit_length(format!("{}-query-{id:08x}", naming.prefix))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: Option<&Project>,
+    sql: &str,
+    properties: BTreeMap<String, String>,
+    options: &ReadOptions,
+    follow: bool,
+    observer: &dyn ReadObserver,
+) -> Result<QueryResult, OpsError> {
+    let naming = StatementNaming::from_config(cfg);
+    let c = target::connect(cfg, project)?;
+    let rt = target::runtime()?;
+    let spec = StatementSpec {
+        name: query_name(&naming),
+        sql: sql.to_string(),
+        properties,
+        kind: StatementKind::Dml,
+    };
+    let result = rt.block_on(async {
+        let mut stream = c
+            .target
+            .start_query(&spec)
+            .await
+            .map_err(|e| c.error(&format!("query {}", spec.name), e))?;
+        let cancel = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        read::read(stream.as_mut(), options, follow, observer, cancel)
+            .await
+            .map_err(|e| c.error(&format!("query {}", spec.name), e))
+    })?;
+    if let Some(e) = &result.close_error {
+        ctx.console.warn(&format!(
+            "warning[query]: the query {} could not be stopped ({}): it may still run; `flinkpipe pipeline decommission --orphans --delete` removes it",
+            result.statement,
+            c.scrubber.scrub(e)
+        ));
+    }
+    Ok(result)
+}

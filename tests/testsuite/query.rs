@@ -1,0 +1,396 @@
+//! `sql query` and `table preview` against the Confluent fake's results endpoint: snapshots folded
+//! from changelogs (keyed and not), `--changelog`, bounded and unbounded results (end, idle,
+//! max rows), 409 not ready, typed values, every output format, the query statement always deleted,
+//! and bad input refused before any server is contacted.
+
+use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, QueryScript, SECRET};
+use crate::support::{our_fixture, stderr, stdout};
+use serde_json::{Value, json};
+use std::process::Output;
+
+const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
+
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+fn project() -> Project {
+    let (tmp, _) = our_fixture();
+    let root = tmp.path().to_path_buf();
+    std::fs::write(
+        root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
+    )
+    .unwrap();
+    Project { _tmp: tmp, root }
+}
+
+fn run(p: &Project, fake: &FakeConfluent, args: &[&str]) -> Output {
+    let o = crate::support::command()
+        .args(args)
+        .current_dir(&p.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
+    o
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn col(name: &str, t: &str) -> Value {
+    json!({"name": name, "type": {"type": t, "nullable": true}})
+}
+
+/// A per-store count that is updated: two keys, one update pair, then an upsert without -U.
+fn counts() -> QueryScript {
+    QueryScript {
+        columns: json!([
+            col("store_id", "INTEGER"),
+            col("orders", "BIGINT"),
+            col("amount", "DECIMAL")
+        ]),
+        upsert_columns: Some(vec![0]),
+        pages: vec![
+            vec![
+                (None, json!(["1", "1", "10.50"])),
+                (Some(0), json!(["2", "1", "3.00"])),
+            ],
+            vec![],
+            vec![
+                (Some(1), json!(["1", "1", "10.50"])),
+                (Some(2), json!(["1", "2", "21.00"])),
+            ],
+            vec![(Some(2), json!(["2", "2", "6.25"]))],
+        ],
+        bounded: true,
+        not_ready_reads: 2,
+    }
+}
+
+/// Every query statement was deleted (the fake shows DELETING until the next read).
+fn queries_deleted(fake: &FakeConfluent) -> bool {
+    let deleted = fake.deletes();
+    let queries: Vec<String> = fake
+        .created()
+        .into_iter()
+        .filter(|n| n.contains("-query-"))
+        .collect();
+    !queries.is_empty()
+        && queries
+            .iter()
+            .all(|q| deleted.contains(q) && fake.phase(q).is_none_or(|p| p == "DELETING"))
+}
+
+#[test]
+fn a_changelog_folds_into_one_row_per_key_and_the_statement_is_deleted() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query("FROM orders_by_store", counts());
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT store_id, COUNT(*) AS orders, SUM(amount) AS amount FROM orders_by_store GROUP BY store_id",
+        ],
+    );
+    let v = json_of(&o);
+    // Each row object keeps the columns' order (scripts and people read it so).
+    let raw = stdout(&o);
+    let rows_at = raw.find("\"rows\"").unwrap();
+    let at = |k: &str| raw[rows_at..].find(k).unwrap();
+    assert!(
+        at("\"store_id\"") < at("\"orders\"") && at("\"orders\"") < at("\"amount\""),
+        "{raw}"
+    );
+    assert_eq!(
+        v["columns"],
+        json!([
+            {"name": "store_id", "type": "INTEGER"},
+            {"name": "orders", "type": "BIGINT"},
+            {"name": "amount", "type": "DECIMAL"}
+        ])
+    );
+    assert_eq!(
+        v["rows"],
+        json!([
+            {"store_id": 1, "orders": 2, "amount": 21.0},
+            {"store_id": 2, "orders": 2, "amount": 6.25}
+        ])
+    );
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["stopped_by"], "end");
+    assert_eq!(v["key"], json!(["store_id"]));
+    assert_eq!(v["change_count"], 5);
+    let name = v["statement"].as_str().unwrap();
+    assert!(name.starts_with("dev-usw2-query-"), "{name}");
+    assert!(flinkpipe::plan::naming::is_valid_statement_name(name));
+    assert!(queries_deleted(&fake), "{:?}", fake.deletes());
+}
+
+#[test]
+fn changelog_output_lists_every_change_in_arrival_order() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query("FROM orders_by_store", counts());
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM orders_by_store",
+            "--changelog",
+        ],
+    ));
+    let kinds: Vec<&str> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["+I", "+I", "-U", "+U", "+U"]);
+    assert_eq!(
+        v["changes"][2]["row"],
+        json!({"store_id": 1, "orders": 1, "amount": 10.5})
+    );
+    // Text: an op column, aligned columns with names and types.
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM orders_by_store",
+            "--changelog",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["op", "store_id", "orders", "amount"]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["INTEGER", "BIGINT", "DECIMAL"]
+    );
+    assert!(lines[2].starts_with("--"));
+    assert_eq!(
+        lines[5].split_whitespace().collect::<Vec<_>>(),
+        ["-U", "1", "1", "10.5"]
+    );
+    assert!(
+        stderr(&o).contains("2 row(s) from 5 change(s); complete"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let mut script = counts();
+    script.bounded = false;
+    script.upsert_columns = None;
+    fake.add_query("FROM endless", script);
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM endless",
+            "--idle",
+            "0.5",
+        ],
+    ));
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["stopped_by"], "idle");
+    // No key: a multiset of whole rows, -U removes one equal row.
+    assert_eq!(v["key"], Value::Null);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 3, "{v:#}");
+    assert!(queries_deleted(&fake));
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM endless",
+            "--max-rows",
+            "1",
+        ],
+    ));
+    assert_eq!(v["stopped_by"], "max_rows");
+    assert!(!v["rows"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn csv_and_jsonl_formats() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query("FROM orders_by_store", counts());
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM orders_by_store",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "store_id,orders,amount\n1,2,21.0\n2,2,6.25\n");
+    fake.add_query("FROM orders_by_store", counts());
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM orders_by_store",
+            "--format",
+            "jsonl",
+        ],
+    );
+    assert_eq!(
+        stdout(&o),
+        "{\"store_id\":1,\"orders\":2,\"amount\":21.0}\n{\"store_id\":2,\"orders\":2,\"amount\":6.25}\n"
+    );
+}
+
+#[test]
+fn a_preview_reads_the_table_from_the_start_keyed_by_its_primary_key() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM `c360_fct_customer_orders`",
+        QueryScript {
+            columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+            upsert_columns: None,
+            pages: vec![vec![
+                (None, json!(["7", "1"])),
+                (Some(2), json!(["7", "2"])),
+                (None, json!(["8", "1"])),
+            ]],
+            bounded: true,
+            not_ready_reads: 0,
+        },
+    );
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "preview",
+            "c360_fct_customer_orders",
+            "pipelines",
+            "--where",
+            "orders > 0",
+        ],
+    ));
+    assert_eq!(v["table_name"], "c360_fct_customer_orders");
+    assert_eq!(
+        v["sql"],
+        "SELECT * FROM `c360_fct_customer_orders` WHERE orders > 0"
+    );
+    // Keyed by the table's primary key (customer_id): the +U replaces customer 7's row.
+    assert_eq!(v["key"], json!(["customer_id"]));
+    assert_eq!(
+        v["rows"],
+        json!([{"customer_id": 7, "orders": 2}, {"customer_id": 8, "orders": 1}])
+    );
+    let name = v["statement"].as_str().unwrap();
+    let post = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST" && r.body_name.as_deref() == Some(name))
+        .unwrap();
+    let body: Value = serde_json::from_str(&post.body).unwrap();
+    assert_eq!(
+        body["spec"]["properties"]["sql.tables.scan.startup.mode"],
+        "earliest-offset"
+    );
+    assert_eq!(
+        body["spec"]["properties"]["sql.tables.scan.bounded.mode"],
+        "latest-offset"
+    );
+    // The current version of a table is found from its unversioned name; unknown names get a hint.
+    let o = run(
+        &p,
+        &fake,
+        &["table", "preview", "c360_fct_customer_order", "pipelines"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "unknown table 'c360_fct_customer_order' (did you mean 'c360_fct_customer_orders'?)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_query_that_fails_reports_the_engine_message_and_is_deleted() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let o = run(&p, &fake, &["sql", "query", "SELECT * FROM FAIL_ME"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SQL validation failed. Object 'FAIL_ME' not found"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(queries_deleted(&fake), "{:?}", fake.deletes());
+}
+
+#[test]
+fn writing_sql_and_several_statements_are_refused_before_any_server_is_contacted() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    for (sql, expected) in [
+        (
+            "INSERT INTO t SELECT * FROM s",
+            "`sql query` is for reading: this INSERT statement writes or defines",
+        ),
+        (
+            "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')",
+            "`sql query` is for reading",
+        ),
+        (
+            "SELECT 1;\nSELECT 2;",
+            "command line:2: one query at a time (2 statements given)",
+        ),
+        ("   ", "no query to run"),
+    ] {
+        let o = run(&p, &fake, &["sql", "query", sql]);
+        assert_eq!(o.status.code(), Some(2), "{sql}");
+        assert!(stderr(&o).contains(expected), "{sql}: {}", stderr(&o));
+    }
+    assert_eq!(fake.request_count(), 0);
+}
