@@ -208,6 +208,9 @@ pub struct InitUnitTestsArgs {
     /// Test suffix: '_' and 2-3 letters or digits [default: app.post_fix_unit_test, else _ut].
     #[arg(long, value_name = "S")]
     pub post_fix_unit_test: Option<String>,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of a unit-test run.
@@ -243,6 +246,9 @@ pub struct RunUnitTestsArgs {
     pub run_all: bool,
     #[command(flatten)]
     pub run: UnitTestRunOptions,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// `table delete-unit-tests`.
@@ -255,6 +261,9 @@ pub struct DeleteUnitTestsArgs {
     /// Test suffix [default: app.post_fix_unit_test, else _ut].
     #[arg(long, value_name = "S")]
     pub post_fix_unit_test: Option<String>,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// `project run-unit-tests`.

@@ -70,6 +70,8 @@ pub struct InitRequest {
     pub nb_test_cases: usize,
     pub create_csv: bool,
     pub suffix: Option<String>,
+    /// Keep unknown references as external tables.
+    pub allow_unknown: bool,
 }
 
 /// Writes a `tests/` folder for the table (never overwriting a file).
@@ -77,7 +79,7 @@ pub struct InitRequest {
 /// Errors: errors in the project, an unknown table, those of [`generate::generate`].
 pub fn init(ctx: &Context, req: &InitRequest) -> Result<Generated, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, false, "no test written: fix the errors above")?;
+    let project = ctx.load_valid_project(&cfg, &req.pipelines, req.allow_unknown, "no test written: fix the errors above")?;
     check_table(&project, &req.table)?;
     let opts = GenerateOptions {
         nb_test_cases: req.nb_test_cases,
@@ -106,6 +108,8 @@ pub struct RunRequest {
     pub pipelines: PathBuf,
     pub table: String,
     pub settings: RunSettings,
+    /// Keep unknown references as external tables.
+    pub allow_unknown: bool,
 }
 
 /// What a run found.
@@ -202,7 +206,7 @@ fn write_junit(path: &Path, suites: &[SuiteResult]) -> Result<(), OpsError> {
 pub fn run_table(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError> {
     let started = std::time::Instant::now();
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, false, "no test run: fix the errors above")?;
+    let project = ctx.load_valid_project(&cfg, &req.pipelines, req.allow_unknown, "no test run: fix the errors above")?;
     check_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.settings.suffix.as_deref())?;
     let kind = TargetKind::of(&cfg);
@@ -416,6 +420,8 @@ pub struct DeleteRequest {
     pub pipelines: PathBuf,
     pub table: String,
     pub suffix: Option<String>,
+    /// Keep unknown references as external tables.
+    pub allow_unknown: bool,
 }
 
 /// What `delete-unit-tests` removed.
@@ -434,7 +440,7 @@ pub struct Deleted {
 /// Errors: errors in the project, an unknown table, an unreadable test definition, the target.
 pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, false, "nothing deleted: fix the errors above")?;
+    let project = ctx.load_valid_project(&cfg, &req.pipelines, req.allow_unknown, "nothing deleted: fix the errors above")?;
     check_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.suffix.as_deref())?;
     let t = &project.inventory.tables[&req.table];

@@ -391,3 +391,36 @@ mod tests {
         assert_eq!(resolve(f, "../x/a.sql"), None);
     }
 }
+
+/// The test DDL files (`<folder>/tests/<ddl_for_test>`, relative to the pipelines folder) of every
+/// test folder under `pipelines` that uses one of `tables` as a foundation: the tests to update when
+/// those tables change (shift_left's `unit_test_ddl_paths`). Unreadable definitions are skipped.
+pub fn foundation_ddl_paths(
+    pipelines: &Path,
+    tables: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(pipelines)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == FILE_NAME)
+    {
+        let Some(folder) = e.path().parent().and_then(Path::parent) else {
+            continue;
+        };
+        let Ok(rel) = folder.strip_prefix(pipelines) else {
+            continue;
+        };
+        let Ok(defs) = TestDefinitions::load(e.path(), "") else {
+            continue;
+        };
+        for f in defs.foundations.iter().filter(|f| tables.contains(&f.table_name)) {
+            let p = crate::fsutil::slash_path(&rel.join(f.ddl_for_test.trim_start_matches("./")));
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -385,9 +385,8 @@ impl Runner<'_> {
         let r = read(stream.as_mut(), &options, false, &Quiet, cancel.cancelled())
             .await
             .map_err(|e| format!("{name}: {e}"))?;
-        if r.close_error.is_none() {
-            self.created.take(&name);
-        }
+        // The read closed the query (deleted its statement); wait until it is gone.
+        self.remove(&name).await?;
         if !r.complete {
             return Err(format!(
                 "{name}: the result did not end (stopped: {:?} after {:.1}s, {} change(s))",

@@ -12,6 +12,7 @@ pub fn exec(inv: &Invocation, args: &DeleteUnitTestsArgs) -> CmdResult {
             pipelines: args.dir.pipelines.clone(),
             table: args.table.clone(),
             suffix: args.post_fix_unit_test.clone(),
+            allow_unknown: args.allow_unknown,
         },
     )?;
     if inv.json() {

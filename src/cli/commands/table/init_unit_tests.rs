@@ -14,6 +14,7 @@ pub fn exec(inv: &Invocation, args: &InitUnitTestsArgs) -> CmdResult {
             nb_test_cases: args.nb_test_cases,
             create_csv: args.create_csv,
             suffix: args.post_fix_unit_test.clone(),
+            allow_unknown: args.allow_unknown,
         },
     )?;
     if inv.json() {

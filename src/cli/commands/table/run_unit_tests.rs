@@ -13,6 +13,7 @@ pub fn exec(inv: &Invocation, args: &RunUnitTestsArgs) -> CmdResult {
         &RunRequest {
             pipelines: args.dir.pipelines.clone(),
             table: args.table.clone(),
+            allow_unknown: args.allow_unknown,
             settings: RunSettings {
                 case: args.test_case_name.clone(),
                 keep: args.run.keep,
