@@ -265,7 +265,13 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     (
         "flinkpipe",
-        &["layers", "statement_prefix", "naming", "gateway", "unit_tests"],
+        &[
+            "layers",
+            "statement_prefix",
+            "naming",
+            "gateway",
+            "unit_tests",
+        ],
     ),
     ("registry", &[]),
 ];

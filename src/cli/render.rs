@@ -623,7 +623,14 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
         let mut rows = Vec::new();
         let mut notes = Vec::new();
         if let Some(e) = &s.error {
-            rows.push(vec!["(setup)".into(), "-".into(), "ERROR".into(), "-".into(), e.clone(), "-".into()]);
+            rows.push(vec![
+                "(setup)".into(),
+                "-".into(),
+                "ERROR".into(),
+                "-".into(),
+                e.clone(),
+                "-".into(),
+            ]);
             error += 1;
         }
         for c in &s.cases {
@@ -656,14 +663,23 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
                     .unwrap_or_default();
                 rows.push(vec![
                     c.name.clone(),
-                    format!("{} ({})", o.table, o.file.rsplit('/').next().unwrap_or(&o.file)),
+                    format!(
+                        "{} ({})",
+                        o.table,
+                        o.file.rsplit('/').next().unwrap_or(&o.file)
+                    ),
                     o.result.as_str().into(),
                     rows_text,
                     first,
                     format!("{:.1}s", o.seconds),
                 ]);
-                if o.result != Verdict::Pass && (o.differences.len() > 1 || o.difference_count > o.differences.len()) {
-                    let mut n = format!("{} / {}: {} difference(s)", c.name, o.file, o.difference_count);
+                if o.result != Verdict::Pass
+                    && (o.differences.len() > 1 || o.difference_count > o.differences.len())
+                {
+                    let mut n = format!(
+                        "{} / {}: {} difference(s)",
+                        c.name, o.file, o.difference_count
+                    );
                     for d in &o.differences {
                         n.push_str(&format!("\n    {d}"));
                     }
@@ -673,16 +689,32 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
         }
         print!(
             "{}",
-            table(&["test case", "output", "result", "rows exp/act", "first difference", "time"], &rows)
+            table(
+                &[
+                    "test case",
+                    "output",
+                    "result",
+                    "rows exp/act",
+                    "first difference",
+                    "time"
+                ],
+                &rows
+            )
         );
         for n in notes {
             println!("{n}");
         }
         for e in &s.cleanup_errors {
-            println!("cleanup: {e} (run `flinkpipe table delete-unit-tests {}`)", s.table);
+            println!(
+                "cleanup: {e} (run `flinkpipe table delete-unit-tests {}`)",
+                s.table
+            );
         }
         if s.kept {
-            println!("kept: the test tables, topics and last statements are in place (`flinkpipe table delete-unit-tests {}` removes them)", s.table);
+            println!(
+                "kept: the test tables, topics and last statements are in place (`flinkpipe table delete-unit-tests {}` removes them)",
+                s.table
+            );
         }
         println!();
     }

@@ -79,7 +79,12 @@ pub struct InitRequest {
 /// Errors: errors in the project, an unknown table, those of [`generate::generate`].
 pub fn init(ctx: &Context, req: &InitRequest) -> Result<Generated, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, req.allow_unknown, "no test written: fix the errors above")?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no test written: fix the errors above",
+    )?;
     check_table(&project, &req.table)?;
     let opts = GenerateOptions {
         nb_test_cases: req.nb_test_cases,
@@ -160,7 +165,13 @@ fn on_ctrl_c(ctx: &Context, rt: &tokio::runtime::Runtime) -> Cancel {
     cancel
 }
 
-async fn run_one(c: &Connected, cfg: &Config, suite: &Suite, opts: &RunOptions, cancel: &Cancel) -> SuiteResult {
+async fn run_one(
+    c: &Connected,
+    cfg: &Config,
+    suite: &Suite,
+    opts: &RunOptions,
+    cancel: &Cancel,
+) -> SuiteResult {
     let kafka;
     let topics: &dyn Topics = match c.kind {
         TargetKind::SqlGateway => {
@@ -206,7 +217,12 @@ fn write_junit(path: &Path, suites: &[SuiteResult]) -> Result<(), OpsError> {
 pub fn run_table(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError> {
     let started = std::time::Instant::now();
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, req.allow_unknown, "no test run: fix the errors above")?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no test run: fix the errors above",
+    )?;
     check_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.settings.suffix.as_deref())?;
     let kind = TargetKind::of(&cfg);
@@ -230,7 +246,8 @@ pub fn run_table(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError>
     let cancel = on_ctrl_c(ctx, &rt);
     let result = rt.block_on(run_one(&c, &cfg, &suite, &opts, &cancel));
     if result.interrupted {
-        ctx.console.note("interrupted: the run was stopped and cleaned up");
+        ctx.console
+            .note("interrupted: the run was stopped and cleaned up");
     }
     let suites = vec![result];
     if let Some(p) = &req.settings.junit {
@@ -278,13 +295,29 @@ fn has_tests(project: &Project, table: &str) -> bool {
     })
 }
 
-fn scope_tables(ctx: &Context, cfg: &Config, project: &Project, req: &ProjectRunRequest) -> Result<Vec<String>, OpsError> {
+fn scope_tables(
+    ctx: &Context,
+    cfg: &Config,
+    project: &Project,
+    req: &ProjectRunRequest,
+) -> Result<Vec<String>, OpsError> {
     let inv = &project.inventory;
     let own = |t: &&crate::inventory::Table| !t.external && !t.unknown;
     Ok(match &req.scope {
-        ProjectScope::All => inv.tables.values().filter(own).map(|t| t.name.clone()).collect(),
+        ProjectScope::All => inv
+            .tables
+            .values()
+            .filter(own)
+            .map(|t| t.name.clone())
+            .collect(),
         ProjectScope::Product(p) => {
-            let v: Vec<String> = inv.tables.values().filter(own).filter(|t| &t.product == p).map(|t| t.name.clone()).collect();
+            let v: Vec<String> = inv
+                .tables
+                .values()
+                .filter(own)
+                .filter(|t| &t.product == p)
+                .map(|t| t.name.clone())
+                .collect();
             if v.is_empty() {
                 return Err(OpsError::Usage(format!("no table of product '{p}'")));
             }
@@ -317,12 +350,25 @@ fn scope_tables(ctx: &Context, cfg: &Config, project: &Project, req: &ProjectRun
         ProjectScope::Impacted(change) => {
             let opts = super::changes::change_options(change)?;
             let set = crate::changes::list_changes(&req.pipelines, &opts, cfg)?;
-            let (graph, _) = crate::changes::load_head_graph(&req.pipelines, cfg, &opts, &set.files, &set.external_tables)?;
-            let impact = crate::changes::impacted_tables(&set.files, &set.tests, &set.external_tables, &graph)?;
+            let (graph, _) = crate::changes::load_head_graph(
+                &req.pipelines,
+                cfg,
+                &opts,
+                &set.files,
+                &set.external_tables,
+            )?;
+            let impact = crate::changes::impacted_tables(
+                &set.files,
+                &set.tests,
+                &set.external_tables,
+                &graph,
+            )?;
             let mut v: BTreeSet<String> = impact.impacted_tables.into_iter().collect();
             v.extend(impact.impacts.into_iter().map(|i| i.table_name));
             let _ = ctx;
-            v.into_iter().filter(|t| inv.tables.contains_key(t)).collect()
+            v.into_iter()
+                .filter(|t| inv.tables.contains_key(t))
+                .collect()
         }
     })
 }
@@ -336,11 +382,17 @@ pub fn run_project(ctx: &Context, req: &ProjectRunRequest) -> Result<RunReport, 
     use futures_util::stream::{FuturesUnordered, StreamExt};
     let started = std::time::Instant::now();
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, false, "no test run: fix the errors above")?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        false,
+        "no test run: fix the errors above",
+    )?;
     let tables = scope_tables(ctx, &cfg, &project, req)?;
     let suffix = suffix(&cfg, req.settings.suffix.as_deref())?;
     let kind = TargetKind::of(&cfg);
-    let (with, without): (Vec<String>, Vec<String>) = tables.into_iter().partition(|t| has_tests(&project, t));
+    let (with, without): (Vec<String>, Vec<String>) =
+        tables.into_iter().partition(|t| has_tests(&project, t));
     let mut suites = Vec::new();
     for t in &with {
         suites.push(prepare::prepare(
@@ -394,14 +446,18 @@ pub fn run_project(ctx: &Context, req: &ProjectRunRequest) -> Result<RunReport, 
                 let (c, s, o, cfg, cancel) = (&connected[idx], &suites[idx], &opts, &cfg, &cancel);
                 running.push(async move { (idx, run_one(c, cfg, s, o, cancel).await) });
             }
-            let Some((idx, r)) = running.next().await else { break };
+            let Some((idx, r)) = running.next().await else {
+                break;
+            };
             busy.retain(|(b, _)| *b != idx);
             out[idx] = Some(r);
         }
         out.into_iter().flatten().collect::<Vec<_>>()
     });
     if cancel.is_cancelled() {
-        ctx.console.note("interrupted: running suites were stopped and cleaned up; the others did not start");
+        ctx.console.note(
+            "interrupted: running suites were stopped and cleaned up; the others did not start",
+        );
     }
     if let Some(p) = &req.settings.junit {
         write_junit(p, &results)?;
@@ -440,16 +496,29 @@ pub struct Deleted {
 /// Errors: errors in the project, an unknown table, an unreadable test definition, the target.
 pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
-    let project = ctx.load_valid_project(&cfg, &req.pipelines, req.allow_unknown, "nothing deleted: fix the errors above")?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "nothing deleted: fix the errors above",
+    )?;
     check_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.suffix.as_deref())?;
     let t = &project.inventory.tables[&req.table];
     let defs_rel = format!("{}/tests/{}", t.folder, definitions::FILE_NAME);
     let defs = definitions::TestDefinitions::load(
-        &project.inventory.disk_path(&t.folder).join("tests").join(definitions::FILE_NAME),
+        &project
+            .inventory
+            .disk_path(&t.folder)
+            .join("tests")
+            .join(definitions::FILE_NAME),
         &defs_rel,
     )?;
-    let mut tables: Vec<String> = defs.foundations.iter().map(|f| f.table_name.clone()).collect();
+    let mut tables: Vec<String> = defs
+        .foundations
+        .iter()
+        .map(|f| f.table_name.clone())
+        .collect();
     for c in &defs.test_suite {
         for o in &c.outputs {
             if !tables.contains(&o.table_name) {
@@ -475,15 +544,34 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
     };
     let c = target::connect(&cfg, Some(&project))?;
     let rt = target::runtime()?;
-    let poll = run_options(&cfg, &RunSettings { case: None, keep: false, timeout: None, suffix: None, junit: None }, naming.clone());
+    let poll = run_options(
+        &cfg,
+        &RunSettings {
+            case: None,
+            keep: false,
+            timeout: None,
+            suffix: None,
+            junit: None,
+        },
+        naming.clone(),
+    );
     rt.block_on(async {
         let live = target::live_statements(&c).await?;
         let mut statements = Vec::new();
         for name in live.keys().filter(|n| naming.owns(n, &tables)) {
-            c.target.delete_statement(name).await.map_err(|e| c.error(&format!("deleting {name}"), e))?;
-            crate::deploy::executor::wait_until(c.target.as_ref(), name, poll.timeout, poll.poll, |s| s.is_none())
+            c.target
+                .delete_statement(name)
                 .await
                 .map_err(|e| c.error(&format!("deleting {name}"), e))?;
+            crate::deploy::executor::wait_until(
+                c.target.as_ref(),
+                name,
+                poll.timeout,
+                poll.poll,
+                |s| s.is_none(),
+            )
+            .await
+            .map_err(|e| c.error(&format!("deleting {name}"), e))?;
             statements.push(name.clone());
         }
         let mut dropped = Vec::new();
@@ -496,13 +584,21 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
                 properties: Default::default(),
                 kind: StatementKind::Ddl,
             };
-            let st = c.target.create_statement(&spec).await.map_err(|e| c.error(&format!("dropping {ut}"), e))?;
+            let st = c
+                .target
+                .create_statement(&spec)
+                .await
+                .map_err(|e| c.error(&format!("dropping {ut}"), e))?;
             if st.phase == Phase::Failed {
                 return Err(c.error(&format!("dropping {ut}"), st.detail));
             }
-            crate::deploy::executor::wait_until(c.target.as_ref(), &name, poll.timeout, poll.poll, |s| {
-                s.is_some_and(|s| s.phase == Phase::Completed)
-            })
+            crate::deploy::executor::wait_until(
+                c.target.as_ref(),
+                &name,
+                poll.timeout,
+                poll.poll,
+                |s| s.is_some_and(|s| s.phase == Phase::Completed),
+            )
             .await
             .map_err(|e| c.error(&format!("dropping {ut}"), e))?;
             let _ = c.target.delete_statement(&name).await;

@@ -21,7 +21,10 @@ pub const MAX_DIFFERENCES: usize = 5;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Difference {
     /// An expected row the output does not hold (`line` of the expected file).
-    Missing { line: usize, row: Vec<(String, Value)> },
+    Missing {
+        line: usize,
+        row: Vec<(String, Value)>,
+    },
     /// A row the output holds that no expected row matches.
     Unexpected { row: Vec<(String, Value)> },
     /// Same key, other values.
@@ -95,7 +98,8 @@ pub fn cell_equals(cell: &Cell, actual: &Value, ty: &str) -> bool {
     let text = text.trim();
     match class_of(ty) {
         TypeClass::Integer => {
-            text.parse::<i128>().ok().is_some() && text.parse::<i128>().ok() == actual_text.trim().parse::<i128>().ok()
+            text.parse::<i128>().ok().is_some()
+                && text.parse::<i128>().ok() == actual_text.trim().parse::<i128>().ok()
         }
         TypeClass::Float => match (text.parse::<f64>(), actual_text.trim().parse::<f64>()) {
             (Ok(a), Ok(b)) => a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()),
@@ -137,7 +141,10 @@ pub fn compare(
 ) -> Result<Comparison, super::UnitTestError> {
     let mut pos = Vec::new();
     for name in &expected.columns {
-        let Some(i) = columns.iter().position(|c| c.name.eq_ignore_ascii_case(name)) else {
+        let Some(i) = columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+        else {
             let have: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
             return Err(super::UnitTestError::at(
                 &expected.file,
@@ -152,7 +159,11 @@ pub fn compare(
     }
     let row_equals = |e: &[Cell], a: &Row| {
         e.iter().zip(&pos).all(|(cell, &i)| {
-            cell_equals(cell, a.get(i).unwrap_or(&Value::Null), &columns[i].type_name)
+            cell_equals(
+                cell,
+                a.get(i).unwrap_or(&Value::Null),
+                &columns[i].type_name,
+            )
         })
     };
     let mut used = vec![false; actual.len()];
@@ -182,7 +193,10 @@ pub fn compare(
     let key_at: Vec<(usize, usize)> = key
         .iter()
         .filter_map(|k| {
-            let ci = expected.columns.iter().position(|c| c.eq_ignore_ascii_case(k))?;
+            let ci = expected
+                .columns
+                .iter()
+                .position(|c| c.eq_ignore_ascii_case(k))?;
             Some((ci, pos[ci]))
         })
         .collect();
@@ -267,7 +281,12 @@ mod tests {
         .unwrap();
         let actual = vec![
             vec![json!(1), json!(7), json!("2025-01-01T10:01:00"), json!("x")],
-            vec![json!(2), json!("10.50"), json!("2025-01-01T10:01:00.000"), Value::Null],
+            vec![
+                json!(2),
+                json!("10.50"),
+                json!("2025-01-01T10:01:00.000"),
+                Value::Null,
+            ],
         ];
         let c = compare(&e, &cols(), &actual, &[]).unwrap();
         assert!(c.passed, "{:?}", c.differences);
@@ -293,7 +312,12 @@ mod tests {
             ]
         );
         let e = read_csv("nope\n1\n", "e.csv").unwrap();
-        assert!(compare(&e, &cols(), &actual, &[]).unwrap_err().to_string().starts_with("e.csv:1: column 'nope' is not in the output"));
+        assert!(
+            compare(&e, &cols(), &actual, &[])
+                .unwrap_err()
+                .to_string()
+                .starts_with("e.csv:1: column 'nope' is not in the output")
+        );
     }
 
     #[test]

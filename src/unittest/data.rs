@@ -121,7 +121,9 @@ pub fn read_csv(text: &str, file: &str) -> Result<CsvData, UnitTestError> {
             UnitTestError::at(file, line, format!("not CSV: {e}"))
         })?;
         let line = rec.position().map(|p| p.line() as usize).unwrap_or(1);
-        if rec.iter().all(|c| c.trim().is_empty()) || rec.get(0).is_some_and(|c| c.trim_start().starts_with('#')) {
+        if rec.iter().all(|c| c.trim().is_empty())
+            || rec.get(0).is_some_and(|c| c.trim_start().starts_with('#'))
+        {
             continue; // blank lines and `#` comments
         }
         let fields = join_quoted(rec.iter().collect());
@@ -370,7 +372,9 @@ pub fn type_csv<'a>(
             return Err(UnitTestError::at(
                 file,
                 header_line,
-                format!("column '{name}' of {table} is computed or a virtual metadata column: an INSERT cannot write it"),
+                format!(
+                    "column '{name}' of {table} is computed or a virtual metadata column: an INSERT cannot write it"
+                ),
             ));
         }
         columns.push(c);
@@ -401,7 +405,9 @@ pub fn type_csv<'a>(
                     ));
                 }
                 None => {}
-                Some(_) if class == TypeClass::Nested && matches!(cell, Cell::Quoted(_)) && input => {
+                Some(_)
+                    if class == TypeClass::Nested && matches!(cell, Cell::Quoted(_)) && input =>
+                {
                     return Err(UnitTestError::at(
                         file,
                         row.line,
@@ -482,11 +488,7 @@ mod tests {
         assert_eq!(d.rows[0].line, 2);
         assert_eq!(d.rows[0].cells[2], Cell::Bare("a, b".into()));
         assert_eq!(d.rows[1].cells[1], Cell::Null);
-        let s = read_csv(
-            "`default_key`, `c_value`\n'k_1', 'it''s, here'\n",
-            "f.csv",
-        )
-        .unwrap();
+        let s = read_csv("`default_key`, `c_value`\n'k_1', 'it''s, here'\n", "f.csv").unwrap();
         assert_eq!(s.columns, ["default_key", "c_value"]);
         assert_eq!(s.rows[0].cells[1], Cell::Quoted("it's, here".into()));
     }
@@ -494,11 +496,17 @@ mod tests {
     #[test]
     fn bad_csv_names_file_and_line() {
         let e = read_csv("a,b\n1,2\n3\n", "f.csv").unwrap_err().to_string();
-        assert_eq!(e, "f.csv:3: row has 1 value(s) but the header names 2 column(s)");
+        assert_eq!(
+            e,
+            "f.csv:3: row has 1 value(s) but the header names 2 column(s)"
+        );
         let e = read_csv("INSERT INTO x_ut (a) VALUES (1);\n", "f.csv")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("f.csv:1: this .csv file holds an INSERT"), "{e}");
+        assert!(
+            e.starts_with("f.csv:1: this .csv file holds an INSERT"),
+            "{e}"
+        );
         let ddl = [col("id", "BIGINT", false), col("ts", "TIMESTAMP(3)", true)];
         let d = read_csv("id,ts\n1,2025-01-01 10:00\n2,yesterday\n", "f.csv").unwrap();
         let e = type_csv(&d, &ddl, "t", true).unwrap_err().to_string();
@@ -526,7 +534,11 @@ mod tests {
             col("at", "TIMESTAMP(3)", true),
             col("name", "STRING", true),
         ];
-        let d = read_csv("id,amount,ok,at,name\n1,12.5,true,2025-01-01T10:00,'O''Neil'\n2,,false,,x\n", "f.csv").unwrap();
+        let d = read_csv(
+            "id,amount,ok,at,name\n1,12.5,true,2025-01-01T10:00,'O''Neil'\n2,,false,,x\n",
+            "f.csv",
+        )
+        .unwrap();
         let t = type_csv(&d, &ddl, "t", true).unwrap();
         assert_eq!(
             t.insert_sql("t_ut").unwrap(),
@@ -536,11 +548,17 @@ mod tests {
 
     #[test]
     fn times_have_one_canonical_text() {
-        assert_eq!(canonical_time("2025-01-01T10:00:00.500Z"), "2025-01-01 10:00:00.5");
+        assert_eq!(
+            canonical_time("2025-01-01T10:00:00.500Z"),
+            "2025-01-01 10:00:00.5"
+        );
         assert_eq!(canonical_time("2025-01-01 10:00"), "2025-01-01 10:00:00");
         assert_eq!(canonical_time("2025-01-01"), "2025-01-01 00:00:00");
         assert_eq!(canonical_time("10:00:01.000"), "10:00:01");
-        assert_eq!(class_of("timestamp(3) with local time zone"), TypeClass::TimestampLtz);
+        assert_eq!(
+            class_of("timestamp(3) with local time zone"),
+            TypeClass::TimestampLtz
+        );
         assert_eq!(class_of("DECIMAL(10, 2)"), TypeClass::Decimal);
     }
 }

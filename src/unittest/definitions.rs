@@ -330,6 +330,43 @@ pub fn resolve(table_folder: &Path, file_name: &str) -> Option<PathBuf> {
     Some(table_folder.join(rel))
 }
 
+/// The test DDL files (`<folder>/tests/<ddl_for_test>`, relative to the pipelines folder) of every
+/// test folder under `pipelines` that uses one of `tables` as a foundation: the tests to update when
+/// those tables change (shift_left's `unit_test_ddl_paths`). Unreadable definitions are skipped.
+pub fn foundation_ddl_paths(
+    pipelines: &Path,
+    tables: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(pipelines)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == FILE_NAME)
+    {
+        let Some(folder) = e.path().parent().and_then(Path::parent) else {
+            continue;
+        };
+        let Ok(rel) = folder.strip_prefix(pipelines) else {
+            continue;
+        };
+        let Ok(defs) = TestDefinitions::load(e.path(), "") else {
+            continue;
+        };
+        for f in defs
+            .foundations
+            .iter()
+            .filter(|f| tables.contains(&f.table_name))
+        {
+            let p = crate::fsutil::slash_path(&rel.join(f.ddl_for_test.trim_start_matches("./")));
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,8 +406,13 @@ mod tests {
             .to_string();
         assert!(e.starts_with("t.yaml:3: not a test definition"), "{e}");
         let old = "foundations:\n  - table_name: x\n    ddl_for_test: d.sql\ntest_suite:\n- name: c\n  inputs:\n  - table_name: x\n    sql_file_name: a.sql\n";
-        let e = TestDefinitions::parse(old, "t.yaml").unwrap_err().to_string();
-        assert!(e.contains("sql_file_name") && e.contains("older shift_left"), "{e}");
+        let e = TestDefinitions::parse(old, "t.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sql_file_name") && e.contains("older shift_left"),
+            "{e}"
+        );
         let e = TestDefinitions::parse(&YAML.replace("test_a_2", "test_a_1"), "t.yaml")
             .unwrap_err()
             .to_string();
@@ -390,37 +432,4 @@ mod tests {
         assert_eq!(resolve(f, "..\\tests\\a.sql"), None);
         assert_eq!(resolve(f, "../x/a.sql"), None);
     }
-}
-
-/// The test DDL files (`<folder>/tests/<ddl_for_test>`, relative to the pipelines folder) of every
-/// test folder under `pipelines` that uses one of `tables` as a foundation: the tests to update when
-/// those tables change (shift_left's `unit_test_ddl_paths`). Unreadable definitions are skipped.
-pub fn foundation_ddl_paths(
-    pipelines: &Path,
-    tables: &std::collections::BTreeSet<String>,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in walkdir::WalkDir::new(pipelines)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name() == FILE_NAME)
-    {
-        let Some(folder) = e.path().parent().and_then(Path::parent) else {
-            continue;
-        };
-        let Ok(rel) = folder.strip_prefix(pipelines) else {
-            continue;
-        };
-        let Ok(defs) = TestDefinitions::load(e.path(), "") else {
-            continue;
-        };
-        for f in defs.foundations.iter().filter(|f| tables.contains(&f.table_name)) {
-            let p = crate::fsutil::slash_path(&rel.join(f.ddl_for_test.trim_start_matches("./")));
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }

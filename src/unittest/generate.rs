@@ -55,7 +55,11 @@ pub struct Generated {
 
 fn key_like(col: &str, pk: &[String]) -> bool {
     let c = col.to_ascii_lowercase();
-    pk.iter().any(|k| k.eq_ignore_ascii_case(col)) || c == "id" || c.ends_with("_id") || c == "key" || c.ends_with("_key")
+    pk.iter().any(|k| k.eq_ignore_ascii_case(col))
+        || c == "id"
+        || c.ends_with("_id")
+        || c == "key"
+        || c.ends_with("_key")
 }
 
 /// Splits `a, b<c, d>, e` at top-level commas.
@@ -89,7 +93,9 @@ pub fn sample(col: &str, ty: &str, r: usize, key: bool) -> String {
     let upper = t.to_ascii_uppercase();
     let inner = |open: char| -> String {
         let s = t.find(open).map_or("", |i| &t[i + 1..]);
-        s.strip_suffix(if open == '<' { '>' } else { ')' }).unwrap_or(s).to_string()
+        s.strip_suffix(if open == '<' { '>' } else { ')' })
+            .unwrap_or(s)
+            .to_string()
     };
     match class_of(t) {
         TypeClass::Integer => {
@@ -102,11 +108,13 @@ pub fn sample(col: &str, ty: &str, r: usize, key: bool) -> String {
         }
         TypeClass::Float => format!("CAST({r}.5 AS {t})"),
         TypeClass::Decimal => format!("{}.50", r * 10),
-        TypeClass::Boolean => if r % 2 == 0 { "TRUE" } else { "FALSE" }.into(),
+        TypeClass::Boolean => if r.is_multiple_of(2) { "TRUE" } else { "FALSE" }.into(),
         TypeClass::Date => format!("DATE '2025-01-{:02}'", r.min(28)),
         TypeClass::Time => format!("TIME '10:{:02}:00'", r % 60),
         TypeClass::Timestamp => format!("TIMESTAMP '2025-01-01 10:{:02}:00'", r % 60),
-        TypeClass::TimestampLtz => format!("CAST(TIMESTAMP '2025-01-01 10:{:02}:00' AS {t})", r % 60),
+        TypeClass::TimestampLtz => {
+            format!("CAST(TIMESTAMP '2025-01-01 10:{:02}:00' AS {t})", r % 60)
+        }
         TypeClass::Text => {
             if key {
                 format!("'key_{r}'")
@@ -121,12 +129,20 @@ pub fn sample(col: &str, ty: &str, r: usize, key: bool) -> String {
         TypeClass::Nested if upper.starts_with("MAP") => {
             let kv = split_top(&inner('<'));
             match kv.as_slice() {
-                [k, v] => format!("MAP[{}, {}]", sample(col, k, r, true), sample(col, v, r, false)),
+                [k, v] => format!(
+                    "MAP[{}, {}]",
+                    sample(col, k, r, true),
+                    sample(col, v, r, false)
+                ),
                 _ => format!("CAST(NULL AS {t})"),
             }
         }
         TypeClass::Nested if upper.starts_with("ROW") => {
-            let body = if t.contains('<') { inner('<') } else { inner('(') };
+            let body = if t.contains('<') {
+                inner('<')
+            } else {
+                inner('(')
+            };
             let vals: Vec<String> = split_top(&body)
                 .iter()
                 .map(|f| {
@@ -150,7 +166,8 @@ fn writable(cols: &[DdlColumn]) -> Vec<&DdlColumn> {
 fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, String), String> {
     let inv = &project.inventory;
     if let Some(rel) = inv.tables.get(table).and_then(|t| t.ddl_ref.clone()) {
-        let text = std::fs::read_to_string(inv.disk_path(&rel)).map_err(|e| format!("{rel}: {e}"))?;
+        let text =
+            std::fs::read_to_string(inv.disk_path(&rel)).map_err(|e| format!("{rel}: {e}"))?;
         return Ok((text, rel));
     }
     for f in cfg.gateway_external_ddl() {
@@ -162,10 +179,13 @@ fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, Strin
             vec![f]
         };
         for p in files {
-            let Ok(text) = std::fs::read_to_string(&p) else { continue };
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
             let a = sql::analyze(&text);
             if a.statements.iter().any(|s| {
-                s.kind == StatementKind::CreateTable && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == table)
+                s.kind == StatementKind::CreateTable
+                    && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == table)
             }) {
                 return Ok((text, p.display().to_string()));
             }
@@ -220,18 +240,25 @@ pub fn generate(
     let mut files: Vec<(String, String)> = Vec::new();
     let mut structs: Vec<(String, Vec<DdlColumn>, Vec<String>)> = Vec::new();
     for input in &inputs {
-        let (ddl, rel) = ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(&tested_rel, m))?;
+        let (ddl, rel) =
+            ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(&tested_rel, m))?;
         let da = sql::analyze(&ddl);
         let Some(create) = da.statements.iter().find(|s| {
-            s.kind.creates_relation() && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == *input)
+            s.kind.creates_relation()
+                && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == *input)
         }) else {
-            return Err(UnitTestError::in_file(&rel, format!("no CREATE TABLE for {input}")));
+            return Err(UnitTestError::in_file(
+                &rel,
+                format!("no CREATE TABLE for {input}"),
+            ));
         };
         if create.columns.is_empty() {
             return Err(UnitTestError::at(
                 &rel,
                 create.line,
-                format!("{input} declares no columns (a CTAS or a view): write {tests_rel}/ddl_{input}.sql by hand"),
+                format!(
+                    "{input} declares no columns (a CTAS or a view): write {tests_rel}/ddl_{input}.sql by hand"
+                ),
             ));
         }
         let renamed = super::rewrite::rename(&create.text, &|n| {
@@ -239,7 +266,11 @@ pub fn generate(
         })
         .map_err(|e| UnitTestError::at(&rel, create.line, e.to_string()))?;
         files.push((format!("ddl_{input}.sql"), format!("{renamed};\n")));
-        structs.push((input.clone(), create.columns.clone(), create.primary_key.clone()));
+        structs.push((
+            input.clone(),
+            create.columns.clone(),
+            create.primary_key.clone(),
+        ));
     }
     let out_cols: Vec<String> = t
         .ddl_ref
@@ -250,7 +281,13 @@ pub fn generate(
                 .statements
                 .iter()
                 .find(|s| s.kind.creates_relation())
-                .map(|s| s.columns.iter().filter(|c| !c.metadata).map(|c| c.name.clone()).collect())
+                .map(|s| {
+                    s.columns
+                        .iter()
+                        .filter(|c| !c.metadata)
+                        .map(|c| c.name.clone())
+                        .collect()
+                })
                 .unwrap_or_default()
         })
         .unwrap_or_default();
@@ -268,7 +305,9 @@ pub fn generate(
             let rows: Vec<Vec<String>> = (1..=ROWS)
                 .map(|r| {
                     let n = (i - 1) * ROWS + r;
-                    cols.iter().map(|c| sample(&c.name, &c.data_type, n, key_like(&c.name, pk))).collect()
+                    cols.iter()
+                        .map(|c| sample(&c.name, &c.data_type, n, key_like(&c.name, pk)))
+                        .collect()
                 })
                 .collect();
             let (name, content) = if csv {
@@ -281,8 +320,14 @@ pub fn generate(
                 }
                 (format!("insert_{input}_{i}.csv"), s)
             } else {
-                let names: Vec<String> = cols.iter().map(|c| sql::quote_identifier(&c.name)).collect();
-                let rows: Vec<String> = rows.iter().map(|r| format!("  ({})", r.join(", "))).collect();
+                let names: Vec<String> = cols
+                    .iter()
+                    .map(|c| sql::quote_identifier(&c.name))
+                    .collect();
+                let rows: Vec<String> = rows
+                    .iter()
+                    .map(|r| format!("  ({})", r.join(", ")))
+                    .collect();
                 (
                     format!("insert_{input}_{i}.sql"),
                     format!(
@@ -376,7 +421,12 @@ fn csv_cell(v: &str) -> String {
         return rest.split('\'').next().unwrap_or("").to_string();
     }
     if let Some(rest) = v.strip_prefix("CAST(") {
-        return rest.split(" AS ").next().unwrap_or("").trim_matches('\'').to_string();
+        return rest
+            .split(" AS ")
+            .next()
+            .unwrap_or("")
+            .trim_matches('\'')
+            .to_string();
     }
     if v.contains(',') {
         return format!("\"{}\"", v.replace('"', "\"\""));
@@ -395,13 +445,22 @@ mod tests {
         assert_eq!(sample("id", "STRING", 1, true), "'key_1'");
         assert_eq!(sample("name", "STRING", 1, false), "'name_1'");
         assert_eq!(sample("amount", "DECIMAL(10, 2)", 3, false), "30.50");
-        assert_eq!(sample("at", "TIMESTAMP(3)", 4, false), "TIMESTAMP '2025-01-01 10:04:00'");
+        assert_eq!(
+            sample("at", "TIMESTAMP(3)", 4, false),
+            "TIMESTAMP '2025-01-01 10:04:00'"
+        );
         assert_eq!(
             sample("items", "ARRAY<ROW<sku_id INT, qty INT>>", 1, false),
             "ARRAY[ROW(10, 10)]"
         );
-        assert_eq!(sample("m", "MAP<STRING, INT>", 1, false), "MAP['key_1', 10]");
-        assert_eq!(csv_cell("TIMESTAMP '2025-01-01 10:04:00'"), "2025-01-01 10:04:00");
+        assert_eq!(
+            sample("m", "MAP<STRING, INT>", 1, false),
+            "MAP['key_1', 10]"
+        );
+        assert_eq!(
+            csv_cell("TIMESTAMP '2025-01-01 10:04:00'"),
+            "2025-01-01 10:04:00"
+        );
         assert_eq!(csv_cell("'x_1'"), "'x_1'");
         assert_eq!(csv_cell("CAST(1.5 AS DOUBLE)"), "1.5");
     }

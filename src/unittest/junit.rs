@@ -10,7 +10,10 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 pub fn to_xml(suites: &[SuiteResult]) -> String {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     let ev = |w: &mut Writer<Vec<u8>>, e: Event| w.write_event(e).expect("writing to memory");
-    ev(&mut w, Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
+    ev(
+        &mut w,
+        Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)),
+    );
     let count = |s: &SuiteResult, v: Verdict| -> usize {
         s.cases
             .iter()
@@ -24,7 +27,11 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
             .sum::<usize>()
     };
     let tests = |s: &SuiteResult| -> usize {
-        s.cases.iter().map(|c| c.outputs.len().max(1)).sum::<usize>() + usize::from(s.error.is_some())
+        s.cases
+            .iter()
+            .map(|c| c.outputs.len().max(1))
+            .sum::<usize>()
+            + usize::from(s.error.is_some())
     };
     let total: usize = suites.iter().map(tests).sum();
     let failures: usize = suites.iter().map(|s| count(s, Verdict::Fail)).sum();
@@ -54,7 +61,12 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
         suite.push_attribute(("time", format!("{:.3}", s.seconds).as_str()));
         suite.push_attribute(("hostname", s.target.as_str()));
         ev(&mut w, Event::Start(suite));
-        let case = |w: &mut Writer<Vec<u8>>, name: &str, time: f64, verdict: Verdict, message: &str, body: &str| {
+        let case = |w: &mut Writer<Vec<u8>>,
+                    name: &str,
+                    time: f64,
+                    verdict: Verdict,
+                    message: &str,
+                    body: &str| {
             let mut tc = BytesStart::new("testcase");
             tc.push_attribute(("classname", s.table.as_str()));
             tc.push_attribute(("name", name));
@@ -64,7 +76,11 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
                 return;
             }
             ev(w, Event::Start(tc));
-            let tag = if verdict == Verdict::Fail { "failure" } else { "error" };
+            let tag = if verdict == Verdict::Fail {
+                "failure"
+            } else {
+                "error"
+            };
             let mut f = BytesStart::new(tag);
             f.push_attribute(("message", message));
             f.push_attribute(("type", verdict.as_str()));
@@ -102,7 +118,14 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
                     body.push_str(d);
                     body.push('\n');
                 }
-                case(&mut w, &format!("{} [{}]", c.name, o.table), o.seconds, o.result, &message, &body);
+                case(
+                    &mut w,
+                    &format!("{} [{}]", c.name, o.table),
+                    o.seconds,
+                    o.result,
+                    &message,
+                    &body,
+                );
             }
         }
         ev(&mut w, Event::End(BytesEnd::new("testsuite")));

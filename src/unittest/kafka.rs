@@ -10,8 +10,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
-    RequestHeader, ResponseHeader, TopicName,
-    create_topics_request::CreatableTopic,
+    RequestHeader, ResponseHeader, TopicName, create_topics_request::CreatableTopic,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use std::time::{Duration, Instant};
@@ -50,7 +49,12 @@ impl KafkaAdmin {
     async fn connect(&self) -> Result<TcpStream, String> {
         tokio::time::timeout(self.timeout, TcpStream::connect(&self.bootstrap))
             .await
-            .map_err(|_| format!("Kafka broker {}: no answer in {:?}", self.bootstrap, self.timeout))?
+            .map_err(|_| {
+                format!(
+                    "Kafka broker {}: no answer in {:?}",
+                    self.bootstrap, self.timeout
+                )
+            })?
             .map_err(|e| format!("Kafka broker {}: {e}", self.bootstrap))
     }
 
@@ -85,7 +89,12 @@ impl KafkaAdmin {
         };
         let buf = tokio::time::timeout(self.timeout, io)
             .await
-            .map_err(|_| format!("Kafka broker {}: no answer in {:?}", self.bootstrap, self.timeout))?
+            .map_err(|_| {
+                format!(
+                    "Kafka broker {}: no answer in {:?}",
+                    self.bootstrap, self.timeout
+                )
+            })?
             .map_err(|e| format!("Kafka broker {}: {e}", self.bootstrap))?;
         let mut bytes = Bytes::from(buf);
         ResponseHeader::decode(&mut bytes, resp_header)

@@ -126,7 +126,9 @@ impl TestNaming {
         tables.iter().any(|t| {
             let cut: String = t.chars().take(TABLE_PART).collect();
             let tail = kebab(&format!("{cut}{}", self.suffix.as_str()));
-            let Some(kind) = rest.strip_suffix(tail.as_str()).and_then(|k| k.strip_suffix('-'))
+            let Some(kind) = rest
+                .strip_suffix(tail.as_str())
+                .and_then(|k| k.strip_suffix('-'))
             else {
                 // A name fitted to 100 characters ends with a hash: compare with every kind.
                 return ["ddl", "dml", "drop"]

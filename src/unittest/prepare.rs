@@ -21,8 +21,8 @@ use super::definitions::{self, FileType, TestData, TestDefinitions};
 use super::rewrite::{self, Storage};
 use super::{Suffix, UnitTestError};
 use crate::config::Config;
-use crate::deploy::spec::{parse_properties, steps_from_sql};
 use crate::deploy::StatementKind as SpecKind;
+use crate::deploy::spec::{parse_properties, steps_from_sql};
 use crate::inventory::resolve_name;
 use crate::lineage::Project;
 use crate::sql::{self, Column as DdlColumn, StatementKind, TableName};
@@ -161,7 +161,10 @@ pub fn prepare(
         .ok_or_else(|| UnitTestError::Usage(format!("unknown table '{table}'")))?;
     let folder = inv.disk_path(&t.folder);
     let defs_rel = format!("{}/tests/{}", t.folder, definitions::FILE_NAME);
-    let defs = TestDefinitions::load(&folder.join("tests").join(definitions::FILE_NAME), &defs_rel)?;
+    let defs = TestDefinitions::load(
+        &folder.join("tests").join(definitions::FILE_NAME),
+        &defs_rel,
+    )?;
     let suffix = &opts.suffix;
 
     // The SQL under test.
@@ -171,15 +174,21 @@ pub fn prepare(
         (None, Some(StatementKind::CreateMaterializedTable)) => {
             return Err(UnitTestError::in_file(
                 t.ddl_ref.clone().unwrap_or_default(),
-                format!("{table} is a materialized table: its refresh job cannot run on bounded test inputs; test the tables it reads"),
+                format!(
+                    "{table} is a materialized table: its refresh job cannot run on bounded test inputs; test the tables it reads"
+                ),
             ));
         }
         _ => {
             return Err(UnitTestError::in_file(
                 &t.folder,
                 match &t.written_by {
-                    Some(w) => format!("{table} has no SQL of its own: it is written by the statement set of {w}; run the tests of {w}"),
-                    None => format!("{table} has no DML and no CTAS: there is no statement to test"),
+                    Some(w) => format!(
+                        "{table} has no SQL of its own: it is written by the statement set of {w}; run the tests of {w}"
+                    ),
+                    None => {
+                        format!("{table} has no DML and no CTAS: there is no statement to test")
+                    }
                 },
             ));
         }
@@ -198,8 +207,11 @@ pub fn prepare(
             sources.push((key(&s.name), line));
         }
     }
-    let foundations: BTreeSet<String> =
-        defs.foundations.iter().map(|f| f.table_name.clone()).collect();
+    let foundations: BTreeSet<String> = defs
+        .foundations
+        .iter()
+        .map(|f| f.table_name.clone())
+        .collect();
     for (src, line) in &sources {
         if !foundations.contains(src) && !sinks.contains(src) {
             return Err(UnitTestError::at(
@@ -230,12 +242,26 @@ pub fn prepare(
             UnitTestError::at(
                 &defs_rel,
                 f.line,
-                format!("ddl_for_test '{}' must be a path under the table folder, with '/'", f.ddl_for_test),
+                format!(
+                    "ddl_for_test '{}' must be a path under the table folder, with '/'",
+                    f.ddl_for_test
+                ),
             )
         })?;
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| UnitTestError::at(&defs_rel, f.line, format!("ddl_for_test {}: {e}", f.ddl_for_test)))?;
-        tables.push(foundation_table(&text, &ddl_rel, &f.table_name, suffix, &opts.storage)?);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            UnitTestError::at(
+                &defs_rel,
+                f.line,
+                format!("ddl_for_test {}: {e}", f.ddl_for_test),
+            )
+        })?;
+        tables.push(foundation_table(
+            &text,
+            &ddl_rel,
+            &f.table_name,
+            suffix,
+            &opts.storage,
+        )?);
     }
     for s in &sinks {
         let ut_name = suffix.table(s);
@@ -261,8 +287,15 @@ pub fn prepare(
         let renamed = rewrite::rename(&text, &|n| (key(n) == *s).then(|| suffix.table(n.table())))
             .map_err(|e| UnitTestError::in_file(&ddl_rel, e.to_string()))?;
         let a = sql::analyze(&renamed);
-        let Some(create) = a.statements.iter().find(|x| x.kind == StatementKind::CreateTable) else {
-            return Err(UnitTestError::in_file(&ddl_rel, format!("no CREATE TABLE for {s}")));
+        let Some(create) = a
+            .statements
+            .iter()
+            .find(|x| x.kind == StatementKind::CreateTable)
+        else {
+            return Err(UnitTestError::in_file(
+                &ddl_rel,
+                format!("no CREATE TABLE for {s}"),
+            ));
         };
         tables.push(TestTable {
             table: s.clone(),
@@ -293,7 +326,10 @@ pub fn prepare(
     .map_err(|e| UnitTestError::in_file(&tested_rel, e.to_string()))?;
     let mut props = properties(&folder.join("sql-scripts"), is_ctas);
     if opts.storage == Storage::Confluent {
-        props.insert("sql.tables.scan.bounded.mode".into(), "latest-offset".into());
+        props.insert(
+            "sql.tables.scan.bounded.mode".into(),
+            "latest-offset".into(),
+        );
     }
     let tested: Vec<TestedStatement> = steps_from_sql(&renamed, "tested", SpecKind::Dml, props)
         .into_iter()
@@ -314,7 +350,10 @@ pub fn prepare(
         })
         .collect();
     if tested.is_empty() {
-        return Err(UnitTestError::in_file(&tested_rel, "no INSERT, statement set or CTAS to test"));
+        return Err(UnitTestError::in_file(
+            &tested_rel,
+            "no INSERT, statement set or CTAS to test",
+        ));
     }
 
     // Test cases.
@@ -327,19 +366,31 @@ pub fn prepare(
                 .ok_or_else(|| {
                     UnitTestError::Usage(format!(
                         "no test case '{name}' in {defs_rel} (it has: {})",
-                        defs.test_suite.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                        defs.test_suite
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ))
                 })?;
             vec![(i + 1, &defs.test_suite[i])]
         }
-        None => defs.test_suite.iter().enumerate().map(|(i, c)| (i + 1, c)).collect(),
+        None => defs
+            .test_suite
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i + 1, c))
+            .collect(),
     };
     let all_ut: BTreeSet<String> = tables.iter().map(|x| x.table.clone()).collect();
     let mut cases = Vec::new();
     for (index, c) in selected {
         let mut inserts = Vec::new();
         for input in &c.inputs {
-            let Some(ft) = tables.iter().find(|x| x.role == Role::Foundation && x.table == input.table_name) else {
+            let Some(ft) = tables
+                .iter()
+                .find(|x| x.role == Role::Foundation && x.table == input.table_name)
+            else {
                 return Err(UnitTestError::at(
                     &defs_rel,
                     input.line,
@@ -351,8 +402,9 @@ pub fn prepare(
                 ));
             };
             let (path, rel) = data_file(&folder, &t.folder, &defs_rel, input)?;
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| UnitTestError::at(&defs_rel, input.line, format!("{}: {e}", input.file_name)))?;
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                UnitTestError::at(&defs_rel, input.line, format!("{}: {e}", input.file_name))
+            })?;
             match input.file_type {
                 FileType::Sql => inserts.extend(input_sql(&text, &rel, ft, &all_ut, suffix)?),
                 FileType::Csv => {
@@ -364,7 +416,10 @@ pub fn prepare(
         }
         let mut checks = Vec::new();
         for out in &c.outputs {
-            let Some(tt) = tables.iter().find(|x| x.role == Role::Output && x.table == out.table_name) else {
+            let Some(tt) = tables
+                .iter()
+                .find(|x| x.role == Role::Output && x.table == out.table_name)
+            else {
                 return Err(UnitTestError::at(
                     &defs_rel,
                     out.line,
@@ -376,8 +431,9 @@ pub fn prepare(
                 ));
             };
             let (path, rel) = data_file(&folder, &t.folder, &defs_rel, out)?;
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| UnitTestError::at(&defs_rel, out.line, format!("{}: {e}", out.file_name)))?;
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                UnitTestError::at(&defs_rel, out.line, format!("{}: {e}", out.file_name))
+            })?;
             let kind = match out.file_type {
                 FileType::Csv => {
                     let d = data::read_csv(&text, &rel)?;
@@ -386,7 +442,9 @@ pub fn prepare(
                     }
                     CheckKind::Expected(d)
                 }
-                FileType::Sql => CheckKind::Validation(validation_sql(&text, &rel, &all_ut, suffix)?),
+                FileType::Sql => {
+                    CheckKind::Validation(validation_sql(&text, &rel, &all_ut, suffix)?)
+                }
             };
             checks.push(Check {
                 table: tt.table.clone(),
@@ -423,12 +481,17 @@ fn properties(dir: &Path, ctas: bool) -> BTreeMap<String, String> {
     let mut files: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     files.sort();
     for f in files {
-        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let name = f
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
         let wanted = if ctas { "ddl." } else { "dml." };
-        if name.ends_with(".properties") && (name.starts_with(wanted) || !(name.starts_with("ddl.") || name.starts_with("dml."))) {
-            if let Ok(text) = std::fs::read_to_string(&f) {
-                out.extend(parse_properties(&text));
-            }
+        if name.ends_with(".properties")
+            && (name.starts_with(wanted) || !(name.starts_with("ddl.") || name.starts_with("dml.")))
+            && let Ok(text) = std::fs::read_to_string(&f)
+        {
+            out.extend(parse_properties(&text));
         }
     }
     out
@@ -444,7 +507,10 @@ fn data_file(
         UnitTestError::at(
             defs_rel,
             d.line,
-            format!("file_name '{}' must be a path under the table folder, with '/'", d.file_name),
+            format!(
+                "file_name '{}' must be a path under the table folder, with '/'",
+                d.file_name
+            ),
         )
     })?;
     if !path.is_file() {
@@ -454,7 +520,13 @@ fn data_file(
             format!("file_name '{}': no such file", d.file_name),
         ));
     }
-    Ok((path, format!("{folder_rel}/{}", d.file_name.trim().trim_start_matches("./"))))
+    Ok((
+        path,
+        format!(
+            "{folder_rel}/{}",
+            d.file_name.trim().trim_start_matches("./")
+        ),
+    ))
 }
 
 /// A foundation's test DDL: one `CREATE TABLE` of the foundation, renamed and mapped.
@@ -467,20 +539,38 @@ fn foundation_table(
 ) -> Result<TestTable, UnitTestError> {
     let one: BTreeSet<String> = [table.to_string()].into();
     let a = sql::analyze(text);
-    let Some(create) = a.statements.iter().find(|s| s.kind == StatementKind::CreateTable) else {
-        return Err(UnitTestError::in_file(rel, format!("no CREATE TABLE: a foundation DDL creates {table}{suffix}")));
+    let Some(create) = a
+        .statements
+        .iter()
+        .find(|s| s.kind == StatementKind::CreateTable)
+    else {
+        return Err(UnitTestError::in_file(
+            rel,
+            format!("no CREATE TABLE: a foundation DDL creates {table}{suffix}"),
+        ));
     };
-    let name = create.sinks.first().map(|s| s.name.table().to_string()).unwrap_or_default();
+    let name = create
+        .sinks
+        .first()
+        .map(|s| s.name.table().to_string())
+        .unwrap_or_default();
     if stands_for(&name, &one, suffix).is_none() {
         return Err(UnitTestError::at(
             rel,
             create.line,
-            format!("creates '{name}', but this foundation is '{table}': expected {}", suffix.table(table)),
+            format!(
+                "creates '{name}', but this foundation is '{table}': expected {}",
+                suffix.table(table)
+            ),
         ));
     }
     if a.warnings.iter().any(|w| w.line >= create.line) && create.fallback {
         let w = &a.warnings[0];
-        return Err(UnitTestError::at(rel, w.line, format!("cannot parse: {}", w.message)));
+        return Err(UnitTestError::at(
+            rel,
+            w.line,
+            format!("cannot parse: {}", w.message),
+        ));
     }
     let ut = suffix.table(table);
     let renamed = rewrite::rename(&create.text, &|n| (n.table() == name).then(|| ut.clone()))
@@ -510,7 +600,10 @@ fn input_sql(
             return Err(UnitTestError::at(
                 rel,
                 st.line,
-                format!("an input file holds INSERT statements only (found {:?})", st.kind),
+                format!(
+                    "an input file holds INSERT statements only (found {:?})",
+                    st.kind
+                ),
             ));
         }
         for s in &st.sinks {
@@ -518,7 +611,10 @@ fn input_sql(
                 return Err(UnitTestError::at(
                     rel,
                     s.span.map_or(st.line, |x| x.start.line),
-                    format!("writes '{}', but this input is for {} ({})", s.name, ft.table, ft.ut_name),
+                    format!(
+                        "writes '{}', but this input is for {} ({})",
+                        s.name, ft.table, ft.ut_name
+                    ),
                 ));
             }
         }
@@ -527,7 +623,10 @@ fn input_sql(
                 return Err(UnitTestError::at(
                     rel,
                     s.span.map_or(st.line, |x| x.start.line),
-                    format!("reads '{}', which is not a table of this test: a test never reads a production table", s.name),
+                    format!(
+                        "reads '{}', which is not a table of this test: a test never reads a production table",
+                        s.name
+                    ),
                 ));
             }
         }
@@ -553,7 +652,10 @@ fn validation_sql(
         return Err(UnitTestError::at(
             rel,
             queries.get(1).map_or(1, |s| s.line),
-            format!("a validation SQL is one query returning 'PASS' or 'FAIL' ({} statements found)", queries.len()),
+            format!(
+                "a validation SQL is one query returning 'PASS' or 'FAIL' ({} statements found)",
+                queries.len()
+            ),
         ));
     };
     if st.kind != StatementKind::Select {
@@ -564,7 +666,11 @@ fn validation_sql(
         ));
     }
     if let Some(w) = a.warnings.first() {
-        return Err(UnitTestError::at(rel, w.line, format!("cannot parse the validation query: {}", w.message)));
+        return Err(UnitTestError::at(
+            rel,
+            w.line,
+            format!("cannot parse the validation query: {}", w.message),
+        ));
     }
     if !has_pass_literal(&st.text) {
         return Err(UnitTestError::at(
@@ -581,13 +687,19 @@ fn validation_sql(
                 format!(
                     "reads '{}', which is not a table of this test (read the test tables: {})",
                     s.name,
-                    tables.iter().map(|t| suffix.table(t)).collect::<Vec<_>>().join(", ")
+                    tables
+                        .iter()
+                        .map(|t| suffix.table(t))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }
     }
-    rewrite::rename(&st.text, &|n| stands_for(n.table(), tables, suffix).map(|t| suffix.table(t)))
-        .map_err(|e| UnitTestError::at(rel, st.line, e.to_string()))
+    rewrite::rename(&st.text, &|n| {
+        stands_for(n.table(), tables, suffix).map(|t| suffix.table(t))
+    })
+    .map_err(|e| UnitTestError::at(rel, st.line, e.to_string()))
 }
 
 fn has_pass_literal(sql: &str) -> bool {
@@ -595,8 +707,9 @@ fn has_pass_literal(sql: &str) -> bool {
     Tokenizer::new(&crate::sql::dialect::FlinkDialect, sql)
         .tokenize()
         .map(|toks| {
-            toks.iter()
-                .any(|t| matches!(t, Token::SingleQuotedString(s) if s.eq_ignore_ascii_case("PASS")))
+            toks.iter().any(
+                |t| matches!(t, Token::SingleQuotedString(s) if s.eq_ignore_ascii_case("PASS")),
+            )
         })
         .unwrap_or(false)
 }

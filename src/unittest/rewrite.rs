@@ -36,7 +36,10 @@ pub enum Storage {
 ///
 /// Errors: the front end cannot locate a name, or the result does not re-parse to the renamed
 /// references (nothing is guessed).
-pub fn rename(sql: &str, rename: &dyn Fn(&TableName) -> Option<String>) -> Result<String, RewriteError> {
+pub fn rename(
+    sql: &str,
+    rename: &dyn Fn(&TableName) -> Option<String>,
+) -> Result<String, RewriteError> {
     Ok(rename_tables_with(sql, rename, &|_| true)?.text)
 }
 
@@ -59,10 +62,7 @@ pub fn kafka_options(
 ) -> Vec<(String, String)> {
     let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
     let mut o = vec![
-        kv(
-            "connector",
-            if has_key { "upsert-kafka" } else { "kafka" },
-        ),
+        kv("connector", if has_key { "upsert-kafka" } else { "kafka" }),
         kv("topic", topic),
         kv("properties.bootstrap.servers", bootstrap),
     ];
@@ -237,7 +237,13 @@ mod tests {
 
     #[test]
     fn confluent_style_ddl_runs_on_the_local_broker() {
-        let out = map_storage(CC, "src_a_ut", &Storage::Kafka { bootstrap: "localhost:9092".into() });
+        let out = map_storage(
+            CC,
+            "src_a_ut",
+            &Storage::Kafka {
+                bootstrap: "localhost:9092".into(),
+            },
+        );
         assert_eq!(
             out,
             "CREATE TABLE IF NOT EXISTS src_a_ut (\n  id STRING,\n  v INT,\n  PRIMARY KEY(id) NOT ENFORCED\n) \nWITH (\n  'connector' = 'upsert-kafka',\n  'topic' = 'src_a_ut',\n  'properties.bootstrap.servers' = 'localhost:9092',\n  'key.format' = 'json',\n  'value.format' = 'json',\n  'scan.bounded.mode' = 'latest-offset'\n);"
@@ -249,15 +255,44 @@ mod tests {
     #[test]
     fn append_and_retract_tables_and_missing_with() {
         let plain = "CREATE TABLE e_ut (k STRING, v STRING) DISTRIBUTED INTO 1 BUCKETS";
-        let out = map_storage(plain, "e_ut", &Storage::Kafka { bootstrap: "b:1".into() });
-        assert!(out.starts_with("CREATE TABLE e_ut (k STRING, v STRING) \nWITH (\n  'connector' = 'kafka',"), "{out}");
-        assert!(out.contains("'format' = 'json'") && out.contains("'scan.startup.mode' = 'earliest-offset'"));
+        let out = map_storage(
+            plain,
+            "e_ut",
+            &Storage::Kafka {
+                bootstrap: "b:1".into(),
+            },
+        );
+        assert!(
+            out.starts_with(
+                "CREATE TABLE e_ut (k STRING, v STRING) \nWITH (\n  'connector' = 'kafka',"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("'format' = 'json'")
+                && out.contains("'scan.startup.mode' = 'earliest-offset'")
+        );
         let retract = "CREATE TABLE f_ut (k STRING) WITH ('changelog.mode' = 'retract')";
-        let out = map_storage(retract, "f_ut", &Storage::Kafka { bootstrap: "b:1".into() });
+        let out = map_storage(
+            retract,
+            "f_ut",
+            &Storage::Kafka {
+                bootstrap: "b:1".into(),
+            },
+        );
         assert!(out.contains("'format' = 'debezium-json'"), "{out}");
         let ctas = "CREATE TABLE m_ut WITH ('connector' = 'datagen') AS SELECT 1 AS x";
-        let out = map_storage(ctas, "m_ut", &Storage::Kafka { bootstrap: "b:1".into() });
-        assert!(out.contains("'connector' = 'kafka'") && out.ends_with(") AS SELECT 1 AS x"), "{out}");
+        let out = map_storage(
+            ctas,
+            "m_ut",
+            &Storage::Kafka {
+                bootstrap: "b:1".into(),
+            },
+        );
+        assert!(
+            out.contains("'connector' = 'kafka'") && out.ends_with(") AS SELECT 1 AS x"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -272,7 +307,13 @@ mod tests {
     #[test]
     fn renames_by_span_not_text() {
         let sql = "INSERT INTO a SELECT a.x, 'from src' FROM src AS a -- src\n";
-        let out = rename(sql, &|n: &TableName| (n.table() == "src" || n.table() == "a").then(|| format!("{}_ut", n.table()))).unwrap();
-        assert_eq!(out, "INSERT INTO a_ut SELECT a.x, 'from src' FROM src_ut AS a -- src\n");
+        let out = rename(sql, &|n: &TableName| {
+            (n.table() == "src" || n.table() == "a").then(|| format!("{}_ut", n.table()))
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            "INSERT INTO a_ut SELECT a.x, 'from src' FROM src_ut AS a -- src\n"
+        );
     }
 }

@@ -16,10 +16,10 @@
 //!
 //! A step that fails makes its test case ERROR (the target's cause is kept); other cases still run.
 
+use super::TestNaming;
 use super::compare::{self, Difference};
 use super::prepare::{CheckKind, Suite};
 use super::rewrite::Storage;
-use super::TestNaming;
 use crate::deploy::executor::{Cancel, wait_until};
 use crate::deploy::{Backoff, Phase, StatementKind, StatementSpec, Target};
 use crate::results::read::{Quiet, ReadOptions, read};
@@ -156,7 +156,9 @@ pub struct SuiteResult {
 impl SuiteResult {
     /// Whether every case passed.
     pub fn passed(&self) -> bool {
-        self.error.is_none() && !self.cases.is_empty() && self.cases.iter().all(|c| c.result == Verdict::Pass)
+        self.error.is_none()
+            && !self.cases.is_empty()
+            && self.cases.iter().all(|c| c.result == Verdict::Pass)
     }
 }
 
@@ -174,7 +176,10 @@ impl Created {
         }
     }
     fn take(&self, name: &str) {
-        self.statements.lock().expect("not poisoned").retain(|n| n != name);
+        self.statements
+            .lock()
+            .expect("not poisoned")
+            .retain(|n| n != name);
     }
     fn all(&self) -> Vec<String> {
         self.statements.lock().expect("not poisoned").clone()
@@ -205,9 +210,15 @@ impl Runner<'_> {
         if st.phase == Phase::Failed {
             return Err(format!("{}: FAILED: {}", spec.name, st.detail));
         }
-        wait_until(self.target, &spec.name, self.opts.timeout, self.opts.poll, done)
-            .await
-            .map_err(|e| e.to_string())?;
+        wait_until(
+            self.target,
+            &spec.name,
+            self.opts.timeout,
+            self.opts.poll,
+            done,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         Ok(())
     }
 
@@ -217,7 +228,9 @@ impl Runner<'_> {
             .delete_statement(name)
             .await
             .map_err(|e| format!("deleting {name}: {e}"))?;
-        wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| s.is_none())
+        wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| {
+            s.is_none()
+        })
         .await
         .map_err(|e| e.to_string())?;
         self.created.take(name);
@@ -227,7 +240,10 @@ impl Runner<'_> {
     fn spec(&self, name: String, sql: String, kind: StatementKind) -> StatementSpec {
         let mut properties = BTreeMap::new();
         if self.suite.storage == Storage::Confluent && kind == StatementKind::Dml {
-            properties.insert("sql.tables.scan.bounded.mode".into(), "latest-offset".into());
+            properties.insert(
+                "sql.tables.scan.bounded.mode".into(),
+                "latest-offset".into(),
+            );
         }
         StatementSpec {
             name,
@@ -241,7 +257,8 @@ impl Runner<'_> {
         for t in self.suite.tables.iter().rev() {
             let name = self.opts.naming.drop(&t.table);
             let sql = format!("DROP TABLE IF EXISTS {}", quote_identifier(&t.ut_name));
-            self.complete(self.spec(name.clone(), sql, StatementKind::Ddl)).await?;
+            self.complete(self.spec(name.clone(), sql, StatementKind::Ddl))
+                .await?;
             self.remove(&name).await?;
         }
         Ok(())
@@ -251,7 +268,8 @@ impl Runner<'_> {
         for t in &self.suite.tables {
             let Some(ddl) = &t.ddl else { continue };
             let name = self.opts.naming.ddl(&t.table);
-            self.complete(self.spec(name, ddl.clone(), StatementKind::Ddl)).await?;
+            self.complete(self.spec(name, ddl.clone(), StatementKind::Ddl))
+                .await?;
         }
         Ok(())
     }
@@ -297,7 +315,10 @@ impl Runner<'_> {
                 let sql = if case.inserts.len() == 1 {
                     case.inserts[0].clone()
                 } else {
-                    format!("EXECUTE STATEMENT SET\nBEGIN\n{};\nEND", case.inserts.join(";\n"))
+                    format!(
+                        "EXECUTE STATEMENT SET\nBEGIN\n{};\nEND",
+                        case.inserts.join(";\n")
+                    )
                 };
                 let name = naming.ins(case.index, table);
                 self.complete(self.spec(name, sql, StatementKind::Dml))
@@ -430,8 +451,13 @@ impl Runner<'_> {
                         cancel,
                     )
                     .await?;
-                let c = compare::compare(data, &r.columns, &r.rows, &key).map_err(|e| e.to_string())?;
-                out.result = if c.passed { Verdict::Pass } else { Verdict::Fail };
+                let c =
+                    compare::compare(data, &r.columns, &r.rows, &key).map_err(|e| e.to_string())?;
+                out.result = if c.passed {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                };
                 out.expected_rows = Some(c.expected_rows);
                 out.actual_rows = Some(c.actual_rows);
                 out.differences = c.differences.iter().map(Difference::to_string).collect();
@@ -446,7 +472,12 @@ impl Runner<'_> {
             }
             CheckKind::Validation(sql) => {
                 let r = self
-                    .query(naming.val(case.index, &check.table), sql.clone(), None, cancel)
+                    .query(
+                        naming.val(case.index, &check.table),
+                        sql.clone(),
+                        None,
+                        cancel,
+                    )
                     .await?;
                 out.actual_rows = Some(r.rows.len());
                 let firsts: Vec<Option<&str>> = r
@@ -455,7 +486,10 @@ impl Runner<'_> {
                     .map(|row| row.first().and_then(Value::as_str))
                     .collect();
                 if firsts.is_empty() {
-                    return Err(format!("{}: the validation query returned no row (expected one row whose first column is 'PASS' or 'FAIL')", check.file));
+                    return Err(format!(
+                        "{}: the validation query returned no row (expected one row whose first column is 'PASS' or 'FAIL')",
+                        check.file
+                    ));
                 }
                 if let Some(bad) = firsts
                     .iter()
@@ -464,13 +498,16 @@ impl Runner<'_> {
                     return Err(format!(
                         "{}: the validation query returned {} in its first column, not 'PASS' or 'FAIL'",
                         check.file,
-                        bad.map(|s| format!("'{s}'")).unwrap_or_else(|| "NULL or a non-text value".into())
+                        bad.map(|s| format!("'{s}'"))
+                            .unwrap_or_else(|| "NULL or a non-text value".into())
                     ));
                 }
                 let fails: Vec<String> = r
                     .rows
                     .iter()
-                    .filter(|row| row.first().and_then(Value::as_str).map(str::trim) == Some("FAIL"))
+                    .filter(|row| {
+                        row.first().and_then(Value::as_str).map(str::trim) == Some("FAIL")
+                    })
                     .map(|row| {
                         let cells: Vec<String> = r
                             .columns
@@ -481,7 +518,11 @@ impl Runner<'_> {
                         format!("FAIL: {{{}}}", cells.join(", "))
                     })
                     .collect();
-                out.result = if fails.is_empty() { Verdict::Pass } else { Verdict::Fail };
+                out.result = if fails.is_empty() {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                };
                 out.difference_count = fails.len();
                 out.differences = fails.into_iter().take(compare::MAX_DIFFERENCES).collect();
             }

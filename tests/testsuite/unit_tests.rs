@@ -66,14 +66,32 @@ fn stock_levels_script() -> QueryScript {
         upsert_columns: Some(vec![0, 1]),
         pages: vec![
             vec![
-                (None, json!(["10", "1", "50", "1", "2025-01-01 10:00:00.000"])),
-                (Some(1), json!(["10", "1", "50", "1", "2025-01-01 10:00:00.000"])),
-                (Some(2), json!(["10", "1", "45", "2", "2025-01-01 10:01:00.000"])),
+                (
+                    None,
+                    json!(["10", "1", "50", "1", "2025-01-01 10:00:00.000"]),
+                ),
+                (
+                    Some(1),
+                    json!(["10", "1", "50", "1", "2025-01-01 10:00:00.000"]),
+                ),
+                (
+                    Some(2),
+                    json!(["10", "1", "45", "2", "2025-01-01 10:01:00.000"]),
+                ),
             ],
             vec![
-                (Some(2), json!(["10", "1", "42", "3", "2025-01-01 10:02:00.000"])),
-                (Some(0), json!(["11", "1", "20", "1", "2025-01-01 10:00:00.000"])),
-                (Some(0), json!(["10", "2", "7", "1", "2025-01-01 10:03:00.000"])),
+                (
+                    Some(2),
+                    json!(["10", "1", "42", "3", "2025-01-01 10:02:00.000"]),
+                ),
+                (
+                    Some(0),
+                    json!(["11", "1", "20", "1", "2025-01-01 10:00:00.000"]),
+                ),
+                (
+                    Some(0),
+                    json!(["10", "2", "7", "1", "2025-01-01 10:03:00.000"]),
+                ),
             ],
         ],
         bounded: true,
@@ -119,35 +137,77 @@ fn suite_passes_on_confluent_and_leaves_nothing_behind() {
         "dev-usw2-dml-int-inventory-stock-levels-ut",
         "dev-usw2-out-1-int-inventory-stock-levels-ut",
     ] {
-        assert!(created.iter().any(|c| c == name), "{name} not in {created:?}");
+        assert!(
+            created.iter().any(|c| c == name),
+            "{name} not in {created:?}"
+        );
     }
     assert!(created.iter().all(|c| c.ends_with("-ut")), "{created:?}");
     let posts = fake.requests();
     let dml = posts
         .iter()
-        .find(|r| r.method == "POST" && r.body.contains("dev-usw2-dml-int-inventory-stock-levels-ut"))
+        .find(|r| {
+            r.method == "POST"
+                && r.body
+                    .contains("dev-usw2-dml-int-inventory-stock-levels-ut")
+        })
         .expect("the DML was posted");
-    assert!(dml.body.contains("INSERT INTO int_inventory_stock_levels_ut"), "{}", dml.body);
-    assert!(dml.body.contains("FROM int_inventory_movements_typed_ut"), "{}", dml.body);
-    assert!(dml.body.contains("sql.tables.scan.bounded.mode"), "{}", dml.body);
+    assert!(
+        dml.body
+            .contains("INSERT INTO int_inventory_stock_levels_ut"),
+        "{}",
+        dml.body
+    );
+    assert!(
+        dml.body.contains("FROM int_inventory_movements_typed_ut"),
+        "{}",
+        dml.body
+    );
+    assert!(
+        dml.body.contains("sql.tables.scan.bounded.mode"),
+        "{}",
+        dml.body
+    );
     // Nothing is left: every statement the run created was deleted.
-    let left: Vec<String> = fake.names().into_iter().filter(|n| n.ends_with("-ut")).collect();
+    let left: Vec<String> = fake
+        .names()
+        .into_iter()
+        .filter(|n| n.ends_with("-ut"))
+        .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains(r#"<testsuite name="int_inventory_stock_levels" tests="1" failures="0" errors="0""#), "{xml}");
+    assert!(
+        xml.contains(
+            r#"<testsuite name="int_inventory_stock_levels" tests="1" failures="0" errors="0""#
+        ),
+        "{xml}"
+    );
     assert!(xml.contains(r#"<testcase classname="int_inventory_stock_levels" name="on_hand_after_receipts_and_sales [int_inventory_stock_levels]""#), "{xml}");
 }
 
 #[test]
 fn a_wrong_expectation_fails_with_a_clear_diff() {
     let p = project();
-    let file = p.pipelines.join(LEVELS).join("expected_int_inventory_stock_levels_1.csv");
+    let file = p
+        .pipelines
+        .join(LEVELS)
+        .join("expected_int_inventory_stock_levels_1.csv");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("10,1,42,3", "10,1,41,3")).unwrap();
     let fake = FakeConfluent::start();
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
     let junit = p.root.join("junit.xml");
-    let o = run(&p, &fake, &["table", "run-unit-tests", "int_inventory_stock_levels", "--junit", junit.to_str().unwrap()]);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "table",
+            "run-unit-tests",
+            "int_inventory_stock_levels",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
     let (out, err) = texts(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
     assert!(out.contains("FAIL"), "{out}");
@@ -157,8 +217,17 @@ fn a_wrong_expectation_fails_with_a_clear_diff() {
     );
     assert!(out.contains("0 passed, 1 failed, 0 error(s)"), "{out}");
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains(r#"<failure message="1 difference(s); expected 3 row(s), got 3" type="FAIL">"#), "{xml}");
-    let left: Vec<String> = fake.names().into_iter().filter(|n| n.ends_with("-ut")).collect();
+    assert!(
+        xml.contains(
+            r#"<failure message="1 difference(s); expected 3 row(s), got 3" type="FAIL">"#
+        ),
+        "{xml}"
+    );
+    let left: Vec<String> = fake
+        .names()
+        .into_iter()
+        .filter(|n| n.ends_with("-ut"))
+        .collect();
     assert!(left.is_empty(), "left behind after a failure: {left:?}");
 }
 
@@ -173,7 +242,8 @@ fn edit(p: &Project, rel: &str, f: impl Fn(&str) -> String) {
 #[test]
 fn bad_input_is_named_with_file_and_line_before_anything_is_sent() {
     let rev = "facts/sales/fct_store_revenue_1m/tests";
-    let cases: Vec<(&str, Box<dyn Fn(&Project)>, &str)> = vec![
+    type Setup = Box<dyn Fn(&Project)>;
+    let cases: Vec<(&str, Setup, &str)> = vec![
         (
             "int_sales_paid_orders",
             Box::new(|_| {}),
@@ -181,41 +251,83 @@ fn bad_input_is_named_with_file_and_line_before_anything_is_sent() {
         ),
         (
             "int_inventory_stock_levels",
-            Box::new(|p| edit(p, &format!("{LEVELS}/test_definitions.yaml"), |t| t.replace("  inputs:\n", "  inputs: [\n"))),
+            Box::new(|p| {
+                edit(p, &format!("{LEVELS}/test_definitions.yaml"), |t| {
+                    t.replace("  inputs:\n", "  inputs: [\n")
+                })
+            }),
             "pipelines/intermediates/inventory/int_stock_levels/tests/test_definitions.yaml:8: not a test definition",
         ),
         (
             "int_inventory_stock_levels",
             Box::new(|p| {
                 edit(p, &format!("{LEVELS}/test_definitions.yaml"), |t| {
-                    t.replacen("  - table_name: int_inventory_movements_typed\n    file_name", "  - table_name: src_inventory_products\n    file_name", 1)
+                    t.replacen(
+                        "  - table_name: int_inventory_movements_typed\n    file_name",
+                        "  - table_name: src_inventory_products\n    file_name",
+                        1,
+                    )
                 })
             }),
             "pipelines/intermediates/inventory/int_stock_levels/tests/test_definitions.yaml:8: input for 'src_inventory_products', which int_inventory_stock_levels's SQL does not read",
         ),
         (
             "sales_fct_store_revenue_1m",
-            Box::new(move |p| edit(p, &format!("{rev}/insert_int_sales_order_lines_1.csv"), |t| t.replacen(",qty,", ",qtty,", 1))),
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/insert_int_sales_order_lines_1.csv"),
+                    |t| t.replacen(",qty,", ",qtty,", 1),
+                )
+            }),
             "pipelines/facts/sales/fct_store_revenue_1m/tests/insert_int_sales_order_lines_1.csv:1: column 'qtty' is not a column of int_sales_order_lines",
         ),
         (
             "sales_fct_store_revenue_1m",
-            Box::new(move |p| edit(p, &format!("{rev}/insert_int_sales_order_lines_1.csv"), |t| t.replacen("10.00,20.00", "10.00,twenty", 1))),
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/insert_int_sales_order_lines_1.csv"),
+                    |t| t.replacen("10.00,20.00", "10.00,twenty", 1),
+                )
+            }),
             "pipelines/facts/sales/fct_store_revenue_1m/tests/insert_int_sales_order_lines_1.csv:2: column 'line_amount_eur' is DECIMAL(12, 2): 'twenty' is not a decimal number (12.50)",
         ),
         (
             "sales_fct_store_revenue_1m",
-            Box::new(move |p| edit(p, &format!("{rev}/validate_sales_fct_store_revenue_1m_1.sql"), |_| "SELECT COUNT(*) AS n\nFROM sales_fct_store_revenue_1m_ut;\n".into())),
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/validate_sales_fct_store_revenue_1m_1.sql"),
+                    |_| "SELECT COUNT(*) AS n\nFROM sales_fct_store_revenue_1m_ut;\n".into(),
+                )
+            }),
             "pipelines/facts/sales/fct_store_revenue_1m/tests/validate_sales_fct_store_revenue_1m_1.sql:1: the validation query does not return PASS/FAIL",
         ),
         (
             "sales_fct_store_revenue_1m",
-            Box::new(move |p| edit(p, &format!("{rev}/validate_sales_fct_store_revenue_1m_1.sql"), |_| "SELECT CASE WHEN COUNT(*) = 3 THEN 'PASS' ELSE 'FAIL' END\nFROM sales_dim_stores;\n".into())),
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/validate_sales_fct_store_revenue_1m_1.sql"),
+                    |_| {
+                        "SELECT CASE WHEN COUNT(*) = 3 THEN 'PASS' ELSE 'FAIL' END\nFROM sales_dim_stores;\n".into()
+                    },
+                )
+            }),
             "pipelines/facts/sales/fct_store_revenue_1m/tests/validate_sales_fct_store_revenue_1m_1.sql:2: reads 'sales_dim_stores', which is not a table of this test",
         ),
         (
             "int_inventory_stock_levels",
-            Box::new(|p| edit(p, "intermediates/inventory/int_x/sql-scripts/ddl.int_inventory_stock_levels_ut.sql", |_| "CREATE TABLE int_inventory_stock_levels_ut (a INT) WITH ('connector' = 'datagen');\n".into())),
+            Box::new(|p| {
+                edit(
+                    p,
+                    "intermediates/inventory/int_x/sql-scripts/ddl.int_inventory_stock_levels_ut.sql",
+                    |_| {
+                        "CREATE TABLE int_inventory_stock_levels_ut (a INT) WITH ('connector' = 'datagen');\n".into()
+                    },
+                )
+            }),
             "the test table int_inventory_stock_levels_ut would be the project's table of pipelines/intermediates/inventory/int_x : refused",
         ),
     ];
@@ -238,14 +350,29 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
     let o = run(
         &p,
         &fake,
-        &["--output", "json", "table", "init-unit-tests", "int_sales_paid_orders", "--create-csv"],
+        &[
+            "--output",
+            "json",
+            "table",
+            "init-unit-tests",
+            "int_sales_paid_orders",
+            "--create-csv",
+        ],
     );
     let (out, err) = texts(&o);
     assert!(o.status.success(), "{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["inputs"], json!(["src_sales_orders", "src_sales_payments"]));
+    assert_eq!(
+        v["inputs"],
+        json!(["src_sales_orders", "src_sales_payments"])
+    );
     let dir = "pipelines/intermediates/sales/int_paid_orders/tests";
-    let written: Vec<String> = v["written"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    let written: Vec<String> = v["written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
     for f in [
         "ddl_src_sales_orders.sql",
         "ddl_src_sales_payments.sql",
@@ -255,18 +382,44 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
         "validate_int_sales_paid_orders_2.sql",
         "test_definitions.yaml",
     ] {
-        assert!(written.contains(&format!("{dir}/{f}")), "{f} not in {written:?}");
+        assert!(
+            written.contains(&format!("{dir}/{f}")),
+            "{f} not in {written:?}"
+        );
     }
-    let tests = p.pipelines.join("intermediates/sales/int_paid_orders/tests");
+    let tests = p
+        .pipelines
+        .join("intermediates/sales/int_paid_orders/tests");
     let ddl = std::fs::read_to_string(tests.join("ddl_src_sales_orders.sql")).unwrap();
-    assert!(ddl.starts_with("-- Orders placed") || ddl.contains("CREATE TABLE IF NOT EXISTS src_sales_orders_ut ("), "{ddl}");
+    assert!(
+        ddl.starts_with("-- Orders placed")
+            || ddl.contains("CREATE TABLE IF NOT EXISTS src_sales_orders_ut ("),
+        "{ddl}"
+    );
     let ins = std::fs::read_to_string(tests.join("insert_src_sales_payments_1.sql")).unwrap();
-    assert!(ins.starts_with("INSERT INTO src_sales_payments_ut ("), "{ins}");
+    assert!(
+        ins.starts_with("INSERT INTO src_sales_payments_ut ("),
+        "{ins}"
+    );
     // Keys match across parents: order_id 1..3 in both inputs of the first test case.
     let orders = std::fs::read_to_string(tests.join("insert_src_sales_orders_1.sql")).unwrap();
-    assert!(orders.contains("\n  (1, ") && ins.contains("(1, 1, "), "{orders}\n{ins}");
+    assert!(
+        orders.contains("\n  (1, ") && ins.contains("(1, 1, "),
+        "{orders}\n{ins}"
+    );
     // Again: every file kept.
-    let o = run(&p, &fake, &["--output", "json", "table", "init-unit-tests", "int_sales_paid_orders", "--create-csv"]);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "init-unit-tests",
+            "int_sales_paid_orders",
+            "--create-csv",
+        ],
+    );
     let v: serde_json::Value = serde_json::from_str(&texts(&o).0).unwrap();
     assert_eq!(v["written"], json!([]));
     assert_eq!(v["kept"].as_array().unwrap().len(), written.len());
@@ -277,23 +430,72 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
 fn delete_removes_what_a_killed_run_left() {
     let p = project();
     let fake = FakeConfluent::start();
-    fake.seed("dev-usw2-dml-int-inventory-stock-levels-ut", "INSERT INTO int_inventory_stock_levels_ut SELECT 1", "RUNNING");
-    fake.seed("dev-usw2-val-2-int-inventory-stock-levels-ut", "SELECT 'PASS'", "RUNNING");
-    fake.seed("dev-usw2-dml-int-inventory-stock-levels", "INSERT INTO int_inventory_stock_levels SELECT 1", "RUNNING");
-    let o = run(&p, &fake, &["--output", "json", "table", "delete-unit-tests", "int_inventory_stock_levels"]);
+    fake.seed(
+        "dev-usw2-dml-int-inventory-stock-levels-ut",
+        "INSERT INTO int_inventory_stock_levels_ut SELECT 1",
+        "RUNNING",
+    );
+    fake.seed(
+        "dev-usw2-val-2-int-inventory-stock-levels-ut",
+        "SELECT 'PASS'",
+        "RUNNING",
+    );
+    fake.seed(
+        "dev-usw2-dml-int-inventory-stock-levels",
+        "INSERT INTO int_inventory_stock_levels SELECT 1",
+        "RUNNING",
+    );
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "delete-unit-tests",
+            "int_inventory_stock_levels",
+        ],
+    );
     let (out, err) = texts(&o);
     assert!(o.status.success(), "{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         v["statements"],
-        json!(["dev-usw2-dml-int-inventory-stock-levels-ut", "dev-usw2-val-2-int-inventory-stock-levels-ut"])
+        json!([
+            "dev-usw2-dml-int-inventory-stock-levels-ut",
+            "dev-usw2-val-2-int-inventory-stock-levels-ut"
+        ])
     );
-    assert_eq!(v["tables"], json!(["int_inventory_movements_typed_ut", "int_inventory_stock_levels_ut"]));
+    assert_eq!(
+        v["tables"],
+        json!([
+            "int_inventory_movements_typed_ut",
+            "int_inventory_stock_levels_ut"
+        ])
+    );
     // The production statement is untouched.
-    assert_eq!(fake.phase("dev-usw2-dml-int-inventory-stock-levels").as_deref(), Some("RUNNING"));
-    let drops: Vec<String> = fake.requests().into_iter().filter(|r| r.method == "POST").map(|r| r.body).collect();
-    assert!(drops.iter().any(|b| b.contains("DROP TABLE IF EXISTS `int_inventory_stock_levels_ut`")), "{drops:?}");
-    assert!(!drops.iter().any(|b| b.contains("DROP TABLE IF EXISTS `int_inventory_stock_levels`")));
+    assert_eq!(
+        fake.phase("dev-usw2-dml-int-inventory-stock-levels")
+            .as_deref(),
+        Some("RUNNING")
+    );
+    let drops: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.body)
+        .collect();
+    assert!(
+        drops
+            .iter()
+            .any(|b| b.contains("DROP TABLE IF EXISTS `int_inventory_stock_levels_ut`")),
+        "{drops:?}"
+    );
+    assert!(
+        !drops
+            .iter()
+            .any(|b| b.contains("DROP TABLE IF EXISTS `int_inventory_stock_levels`"))
+    );
 }
 
 /// shift_left's own test folders: what is refused before anything runs (and why), and what is
@@ -303,26 +505,54 @@ fn shift_left_test_folders_report() {
     let (tmp, pipelines) = crate::support::shift_left_fixture();
     let cfg = tmp.path().join("config.yaml");
     // A gateway on a closed port: accepted suites fail only when the target is contacted.
-    std::fs::write(&cfg, "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n").unwrap();
+    std::fs::write(
+        &cfg,
+        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n",
+    )
+    .unwrap();
     let want: &[(&str, &str)] = &[
-        ("p1_fct_order", "dml.p1_fct_order.sql:8: p1_fct_order reads 'int_p1_table_2', which no foundation"),
-        ("sl_c360_dim_groups", "dml.c360_dim_groups.sql:11: sl_c360_dim_groups reads 'sl_c360_src_groups', which no foundation"),
-        ("e", "tests/insert_c_2.csv:1: column 'c_value' is not a column of c (its DDL has: default_key, c_ut_value, z_value, b_value)"),
-        ("int_p3_user_role", "tests/insert_src_p3_tenants_2.csv:1: column 'updated_at' of src_p3_tenants is NOT NULL and missing from the header"),
-        ("src_p1_table_2", "tests/test_definitions.yaml:10: not a test definition: test_suite[0].inputs[0]: unknown field `sql_file_name`"),
+        (
+            "p1_fct_order",
+            "dml.p1_fct_order.sql:8: p1_fct_order reads 'int_p1_table_2', which no foundation",
+        ),
+        (
+            "sl_c360_dim_groups",
+            "dml.c360_dim_groups.sql:11: sl_c360_dim_groups reads 'sl_c360_src_groups', which no foundation",
+        ),
+        (
+            "e",
+            "tests/insert_c_2.csv:1: column 'c_value' is not a column of c (its DDL has: default_key, c_ut_value, z_value, b_value)",
+        ),
+        (
+            "int_p3_user_role",
+            "tests/insert_src_p3_tenants_2.csv:1: column 'updated_at' of src_p3_tenants is NOT NULL and missing from the header",
+        ),
+        (
+            "src_p1_table_2",
+            "tests/test_definitions.yaml:10: not a test definition: test_suite[0].inputs[0]: unknown field `sql_file_name`",
+        ),
         ("a", "connection failed"),
         ("sl_c360_dim_users", "connection failed"),
     ];
     for (table, msg) in want {
         let o = crate::support::command()
-            .args(["--config", cfg.to_str().unwrap(), "table", "run-unit-tests", table])
+            .args([
+                "--config",
+                cfg.to_str().unwrap(),
+                "table",
+                "run-unit-tests",
+                table,
+            ])
             .arg(&pipelines)
             .args(["--allow-unknown", "--timeout", "2"])
             .output()
             .unwrap();
         let (out, err) = texts(&o);
         assert_eq!(o.status.code(), Some(1), "{table}");
-        assert!(out.contains(msg) || err.contains(msg), "{table}: want {msg}\n{out}\n{err}");
+        assert!(
+            out.contains(msg) || err.contains(msg),
+            "{table}: want {msg}\n{out}\n{err}"
+        );
     }
     let _ = Path::new(".");
 }

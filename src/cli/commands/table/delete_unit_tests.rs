@@ -20,7 +20,13 @@ pub fn exec(inv: &Invocation, args: &DeleteUnitTestsArgs) -> CmdResult {
         return Ok(true);
     }
     println!("unit-test artefacts of {} removed:", d.table_name);
-    let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
     println!("  statements: {}", list(&d.statements));
     println!("  tables:     {}", list(&d.tables));
     if !d.topics.is_empty() {

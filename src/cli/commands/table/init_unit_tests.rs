@@ -25,7 +25,11 @@ pub fn exec(inv: &Invocation, args: &InitUnitTestsArgs) -> CmdResult {
         "unit tests of {} in {} (inputs: {})",
         g.table_name,
         g.folder,
-        if g.inputs.is_empty() { "none".to_string() } else { g.inputs.join(", ") }
+        if g.inputs.is_empty() {
+            "none".to_string()
+        } else {
+            g.inputs.join(", ")
+        }
     );
     for f in &g.written {
         println!("  wrote {f}");

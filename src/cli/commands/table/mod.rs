@@ -4,8 +4,8 @@ mod build_inventory;
 mod delete_unit_tests;
 mod init;
 mod init_unit_tests;
-mod run_unit_tests;
 mod preview;
+mod run_unit_tests;
 mod validate_table_names;
 
 use crate::cli::args::TableCommand;
