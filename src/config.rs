@@ -139,6 +139,20 @@ pub struct FlinkpipeConfig {
     /// The Apache Flink SQL Gateway target; when its `url` is set (or `FLINKPIPE_GATEWAY_URL`),
     /// deploy commands use it instead of Confluent Cloud.
     pub gateway: GatewayConfig,
+    /// Unit tests (`table run-unit-tests`): where test tables live on a local Kafka broker, timeouts.
+    pub unit_tests: UnitTestsConfig,
+}
+
+/// `flinkpipe.unit_tests.*`: the unit-test runner's settings.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct UnitTestsConfig {
+    /// The Kafka broker the gateway's Flink cluster reaches, where test tables keep their rows and
+    /// whose topics flinkpipe creates and deletes (env `FLINKPIPE_KAFKA_BOOTSTRAP` wins); default
+    /// `localhost:9092` (`scripts/local-flink.sh`). Not used on Confluent Cloud.
+    pub kafka_bootstrap_servers: Option<String>,
+    /// Longest wait for one statement of a test run, in seconds (default 300).
+    pub timeout_seconds: Option<u64>,
 }
 
 /// `flinkpipe.gateway.*`: an Apache Flink SQL Gateway and its cluster's JobManager
@@ -251,7 +265,13 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     (
         "flinkpipe",
-        &["layers", "statement_prefix", "naming", "gateway"],
+        &[
+            "layers",
+            "statement_prefix",
+            "naming",
+            "gateway",
+            "unit_tests",
+        ],
     ),
     ("registry", &[]),
 ];

@@ -31,4 +31,5 @@ pub mod project;
 pub mod results;
 pub mod scaffold;
 pub mod sql;
+pub mod unittest;
 pub mod versioning;

@@ -129,6 +129,9 @@ pub enum ProjectCommand {
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
     },
+    /// Run the unit tests of many tables (every table with a tests/ folder, or a product, a folder,
+    /// a list, or the impacted set) with one summary; exit 1 when any fails.
+    RunUnitTests(ProjectRunUnitTestsArgs),
     /// Give the listed tables and all their descendants their next version (`t` → `t_v2`, `t_v2` → `t_v3`),
     /// rewriting DDL and DML by token spans, then rebuild the inventory and metadata.
     UpdateTablesVersion(UpdateTablesVersionArgs),
@@ -170,9 +173,123 @@ pub enum TableCommand {
         #[command(flatten)]
         dir: PipelinesDir,
     },
+    /// Write a tests/ folder for TABLE from its SQL (shift_left's files): foundation DDLs renamed to
+    /// <parent>_ut, typed sample inputs, a validation SQL and an expected-rows CSV per test case.
+    /// Never overwrites a file.
+    InitUnitTests(InitUnitTestsArgs),
+    /// Run TABLE's unit tests on the configured target (local Flink SQL Gateway + Kafka, or Confluent
+    /// Cloud) and print PASS/FAIL per test case and output; exit 1 when any fails. Everything the run
+    /// creates carries the suffix and is removed afterwards (also on failure and Ctrl-C) unless --keep.
+    RunUnitTests(RunUnitTestsArgs),
+    /// shift_left's name for running the validation of the unit tests: the same as run-unit-tests
+    /// (every run checks the outputs).
+    RunValidationTests(RunUnitTestsArgs),
+    /// Remove every statement, test table and topic that runs of TABLE's unit tests create (also after
+    /// a killed run).
+    DeleteUnitTests(DeleteUnitTestsArgs),
     /// Print the rows of a table of the project, read from the configured target (from the start of
     /// its topic to its current end where the connector allows; folded by its primary key).
     Preview(PreviewArgs),
+}
+
+/// `table init-unit-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct InitUnitTestsArgs {
+    /// The table under test.
+    pub table: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Number of test cases.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub nb_test_cases: usize,
+    /// Even test cases read their inputs from CSV files.
+    #[arg(long)]
+    pub create_csv: bool,
+    /// Test suffix: '_' and 2-3 letters or digits [default: app.post_fix_unit_test, else _ut].
+    #[arg(long, value_name = "S")]
+    pub post_fix_unit_test: Option<String>,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// Options of a unit-test run.
+#[derive(Debug, Args, Clone)]
+pub struct UnitTestRunOptions {
+    /// Leave the test tables, topics and statements in place (to inspect them); delete-unit-tests
+    /// removes them.
+    #[arg(long)]
+    pub keep: bool,
+    /// Write the results as JUnit XML to FILE (for CI).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Test suffix: '_' and 2-3 letters or digits [default: app.post_fix_unit_test, else _ut].
+    #[arg(long, value_name = "S")]
+    pub post_fix_unit_test: Option<String>,
+    /// Longest wait for one statement, in seconds [default: flinkpipe.unit_tests.timeout_seconds, else 300].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+/// `table run-unit-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct RunUnitTestsArgs {
+    /// The table under test.
+    pub table: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Run only this test case.
+    #[arg(long, value_name = "NAME", conflicts_with = "run_all")]
+    pub test_case_name: Option<String>,
+    /// Run every test case (the default; shift_left's option).
+    #[arg(long)]
+    pub run_all: bool,
+    #[command(flatten)]
+    pub run: UnitTestRunOptions,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// `table delete-unit-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct DeleteUnitTestsArgs {
+    /// The table whose test artefacts are removed.
+    pub table: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Test suffix [default: app.post_fix_unit_test, else _ut].
+    #[arg(long, value_name = "S")]
+    pub post_fix_unit_test: Option<String>,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// `project run-unit-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct ProjectRunUnitTestsArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Only these tables.
+    #[arg(long, group = "ut_scope", value_name = "T")]
+    pub table_name: Vec<String>,
+    /// Only the tables of this product.
+    #[arg(long, group = "ut_scope", value_name = "P")]
+    pub product_name: Option<String>,
+    /// Only the tables under this folder.
+    #[arg(long = "dir", group = "ut_scope", value_name = "D")]
+    pub scope_dir: Option<String>,
+    /// Only the tables changed since --since REF and their descendants (list-impacted-tables).
+    #[arg(long, group = "ut_scope")]
+    pub impacted: bool,
+    #[command(flatten)]
+    pub refs: ChangeRefs,
+    /// Suites run at once (suites sharing a test table wait for each other).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_parallel: usize,
+    #[command(flatten)]
+    pub run: UnitTestRunOptions,
 }
 
 /// Options of `table preview`.

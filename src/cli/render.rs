@@ -601,3 +601,131 @@ pub fn query_outcome(
         r.seconds
     );
 }
+
+/// Prints the results of `table run-unit-tests` / `project run-unit-tests`: per suite a table (test
+/// case, output, result, rows expected/actual, first difference, time), the differences, then one
+/// summary line (`N passed, N failed`).
+pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
+    use crate::unittest::run::Verdict;
+    if json {
+        print_json(&serde_json::json!({
+            "passed": r.passed(),
+            "seconds": r.seconds,
+            "suites": r.suites,
+            "without_tests": r.without_tests,
+            "junit": r.junit,
+        }));
+        return;
+    }
+    let (mut pass, mut fail, mut error) = (0, 0, 0);
+    for s in &r.suites {
+        println!("Unit tests of {} on {}\n", s.table, s.target);
+        let mut rows = Vec::new();
+        let mut notes = Vec::new();
+        if let Some(e) = &s.error {
+            rows.push(vec![
+                "(setup)".into(),
+                "-".into(),
+                "ERROR".into(),
+                "-".into(),
+                e.clone(),
+                "-".into(),
+            ]);
+            error += 1;
+        }
+        for c in &s.cases {
+            if c.outputs.is_empty() {
+                rows.push(vec![
+                    c.name.clone(),
+                    "-".into(),
+                    c.result.as_str().into(),
+                    "-".into(),
+                    c.error.clone().unwrap_or_default(),
+                    format!("{:.1}s", c.seconds),
+                ]);
+            }
+            match c.result {
+                Verdict::Pass => pass += 1,
+                Verdict::Fail => fail += 1,
+                Verdict::Error => error += 1,
+            }
+            for o in &c.outputs {
+                let rows_text = format!(
+                    "{}/{}",
+                    o.expected_rows.map_or("-".into(), |n| n.to_string()),
+                    o.actual_rows.map_or("-".into(), |n| n.to_string())
+                );
+                let first = o
+                    .differences
+                    .first()
+                    .cloned()
+                    .or_else(|| o.detail.clone())
+                    .unwrap_or_default();
+                rows.push(vec![
+                    c.name.clone(),
+                    format!(
+                        "{} ({})",
+                        o.table,
+                        o.file.rsplit('/').next().unwrap_or(&o.file)
+                    ),
+                    o.result.as_str().into(),
+                    rows_text,
+                    first,
+                    format!("{:.1}s", o.seconds),
+                ]);
+                if o.result != Verdict::Pass
+                    && (o.differences.len() > 1 || o.difference_count > o.differences.len())
+                {
+                    let mut n = format!(
+                        "{} / {}: {} difference(s)",
+                        c.name, o.file, o.difference_count
+                    );
+                    for d in &o.differences {
+                        n.push_str(&format!("\n    {d}"));
+                    }
+                    notes.push(n);
+                }
+            }
+        }
+        print!(
+            "{}",
+            table(
+                &[
+                    "test case",
+                    "output",
+                    "result",
+                    "rows exp/act",
+                    "first difference",
+                    "time"
+                ],
+                &rows
+            )
+        );
+        for n in notes {
+            println!("{n}");
+        }
+        for e in &s.cleanup_errors {
+            println!(
+                "cleanup: {e} (run `flinkpipe table delete-unit-tests {}`)",
+                s.table
+            );
+        }
+        if s.kept {
+            println!(
+                "kept: the test tables, topics and last statements are in place (`flinkpipe table delete-unit-tests {}` removes them)",
+                s.table
+            );
+        }
+        println!();
+    }
+    if !r.without_tests.is_empty() {
+        println!("no tests/ folder: {}", r.without_tests.join(", "));
+    }
+    if let Some(j) = &r.junit {
+        println!("JUnit XML: {}", j.display());
+    }
+    println!(
+        "{pass} passed, {fail} failed, {error} error(s) in {:.1}s",
+        r.seconds
+    );
+}

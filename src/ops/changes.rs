@@ -210,7 +210,22 @@ pub fn list_impacted_tables(
         elapsed_ms = started.elapsed().as_millis() as u64,
         "head graph loaded"
     );
-    let impact = changes::impacted_tables(&files, &tests, &externals, &graph)?;
+    let mut impact = changes::impacted_tables(&files, &tests, &externals, &graph)?;
+    // The test folders that use a changed or impacted table as a foundation (shift_left's
+    // unit_test_ddl_paths), besides the test files that changed themselves.
+    let touched: std::collections::BTreeSet<String> = impact
+        .ddl_modified_tables
+        .iter()
+        .chain(&impact.impacted_tables)
+        .chain(impact.impacts.iter().map(|i| &i.table_name))
+        .cloned()
+        .collect();
+    for p in crate::unittest::definitions::foundation_ddl_paths(pipelines, &touched) {
+        if !impact.unit_test_ddl_paths.contains(&p) {
+            impact.unit_test_ddl_paths.push(p);
+        }
+    }
+    impact.unit_test_ddl_paths.sort();
     // A list written elsewhere (another branch, an old run) may name tables this tree does not have.
     if let Some(p) = modified_files_path {
         for t in &impact.impacts {

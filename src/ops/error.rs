@@ -85,6 +85,8 @@ pub enum OpsError {
     Journal(#[from] crate::deploy::journal::JournalError),
     #[error(transparent)]
     Yaml(#[from] serde_yaml_ng::Error),
+    #[error(transparent)]
+    UnitTest(#[from] crate::unittest::UnitTestError),
 }
 
 impl OpsError {
@@ -92,6 +94,7 @@ impl OpsError {
     pub fn is_usage(&self) -> bool {
         match self {
             OpsError::Usage(_) => true,
+            OpsError::UnitTest(crate::unittest::UnitTestError::Usage(_)) => true,
             // A malformed selection expression is a usage error; a well-formed one naming an unknown
             // table is an error in the input.
             OpsError::Select(e) => matches!(

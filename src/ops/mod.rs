@@ -23,6 +23,7 @@
 //! | [`scaffold`] | `project init`, `table init` |
 //! | [`refs`] | `sql refs` |
 //! | [`query`] | `sql query`, `table preview` |
+//! | [`unit_tests`] | `table init-unit-tests`, `table run-unit-tests`, `table delete-unit-tests`, `project run-unit-tests` |
 //! | [`version`] | `version [--config]` |
 //!
 //! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
@@ -45,6 +46,7 @@ pub mod statement;
 pub mod status;
 pub mod target;
 pub mod undeploy;
+pub mod unit_tests;
 pub mod validate;
 pub mod version;
 pub mod versioning;

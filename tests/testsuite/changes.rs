@@ -86,7 +86,7 @@ fn example_with_changes() -> Repo {
     .unwrap();
     // A test file.
     r.write(
-        "intermediates/sales/int_orders_enriched/tests/ddl_src_sales_orders.sql",
+        "intermediates/sales/int_paid_orders/tests/ddl_src_sales_orders.sql",
         "CREATE TABLE src_sales_orders_ut (order_id BIGINT);\n",
     );
     r.commit("typical changes", T_CHANGE);
@@ -157,7 +157,7 @@ fn typical_changes_rows() {
             .iter()
             .map(|t| t.path.as_str())
             .collect::<Vec<_>>(),
-        vec!["intermediates/sales/int_orders_enriched/tests/ddl_src_sales_orders.sql"]
+        vec!["intermediates/sales/int_paid_orders/tests/ddl_src_sales_orders.sql"]
     );
     assert_eq!(set.tests[0].change_kind, Added);
     assert_eq!(set.baseline_ref, "main");
@@ -207,9 +207,7 @@ fn typical_changes_cli_files_and_read_only() {
     );
     assert_eq!(
         written["tests"],
-        serde_json::json!([
-            "intermediates/sales/int_orders_enriched/tests/ddl_src_sales_orders.sql"
-        ])
+        serde_json::json!(["intermediates/sales/int_paid_orders/tests/ddl_src_sales_orders.sql"])
     );
     assert!(
         written["description"]
@@ -248,7 +246,7 @@ fn typical_changes_cli_files_and_read_only() {
         "{text}"
     );
     assert!(text.contains(
-        "tests:\n  intermediates/sales/int_orders_enriched/tests/ddl_src_sales_orders.sql (added)"
+        "tests:\n  intermediates/sales/int_paid_orders/tests/ddl_src_sales_orders.sql (added)"
     ));
 }
 
@@ -277,8 +275,14 @@ fn typical_changes_impact() {
     );
     assert_eq!(
         v["unit_test_ddl_paths"],
+        // The changed test file, and the test DDLs of the test folders that use a changed or
+        // impacted table as a foundation.
         serde_json::json!([
-            "intermediates/sales/int_orders_enriched/tests/ddl_src_sales_orders.sql"
+            "facts/sales/fct_order_payments/tests/ddl_int_sales_paid_orders.sql",
+            "facts/sales/fct_store_revenue_1m/tests/ddl_int_sales_order_lines.sql",
+            "intermediates/sales/int_orders_enriched/tests/ddl_src_sales_orders.sql",
+            "intermediates/sales/int_paid_orders/tests/ddl_src_sales_orders.sql",
+            "intermediates/sales/int_web_orders/tests/ddl_int_sales_paid_orders.sql"
         ])
     );
     // Cosmetic changes impact nothing; the reasons name the changed table and its kind.
@@ -558,7 +562,12 @@ fn shift_left_fixture_schema_change_and_tests() {
     );
     assert_eq!(
         v["unit_test_ddl_paths"],
-        serde_json::json!(["facts/p1/fct_order/tests/ddl_int_table_1.sql"])
+        // The changed test file, and the test DDL of a folder that uses the changed source as a
+        // foundation (shift_left's own example of the field).
+        serde_json::json!([
+            "dimensions/c360/dim_users/tests/ddl_src_c360_users.sql",
+            "facts/p1/fct_order/tests/ddl_int_table_1.sql"
+        ])
     );
     assert_eq!(
         v["impacts"][1]["descendants"][0],

@@ -479,6 +479,13 @@ impl FakeConfluent {
     }
 }
 
+/// A DML that ends by itself: its reads are bounded (`sql.tables.scan.bounded.mode` set).
+fn is_bounded_dml(props: &BTreeMap<String, String>) -> bool {
+    props
+        .get("sql.tables.scan.bounded.mode")
+        .is_some_and(|m| m != "unbounded")
+}
+
 fn is_ddl(sql: &str) -> bool {
     let u = strip_leading_comments(sql).to_ascii_uppercase();
     let words: Vec<&str> = u.split_whitespace().collect();
@@ -919,6 +926,12 @@ fn route(
                     "FAILED".into(),
                     "SQL validation failed. Object 'FAIL_ME' not found".into(),
                 )),
+                // A bounded statement (its sources read up to their latest offset) runs and
+                // completes, as Confluent's do.
+                None if is_dml && is_bounded_dml(&props) => {
+                    script.push_back(("RUNNING".into(), String::new()));
+                    script.push_back(("COMPLETED".into(), String::new()));
+                }
                 None if is_dml => script.push_back(("RUNNING".into(), String::new())),
                 None => script.push_back(("COMPLETED".into(), String::new())),
             }

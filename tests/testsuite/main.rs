@@ -68,3 +68,6 @@ mod sql_speed;
 mod sql_tricky;
 /// Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
 mod statement_sets;
+/// Unit tests of one table's SQL: init, run on the Confluent fake (pass, a wrong expectation's diff, JUnit),
+/// bad input refused with file and line before anything is sent, cleanup after a killed run.
+mod unit_tests;

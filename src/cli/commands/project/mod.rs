@@ -5,6 +5,7 @@ mod list_impacted_tables;
 mod list_modified_files;
 mod list_tables_with_one_child;
 mod report_table_cross_products;
+mod run_unit_tests;
 mod update_tables_version;
 
 use crate::cli::args::ProjectCommand;
@@ -38,5 +39,6 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
             output_dir.as_deref(),
         ),
         ProjectCommand::UpdateTablesVersion(args) => update_tables_version::exec(inv, args),
+        ProjectCommand::RunUnitTests(args) => run_unit_tests::exec(inv, args),
     }
 }

@@ -1,8 +1,11 @@
-//! `flinkpipe table …`: table folders and the inventory.
+//! `flinkpipe table …`: table folders, the inventory and unit tests.
 
 mod build_inventory;
+mod delete_unit_tests;
 mod init;
+mod init_unit_tests;
 mod preview;
+mod run_unit_tests;
 mod validate_table_names;
 
 use crate::cli::args::TableCommand;
@@ -13,6 +16,11 @@ pub fn run(inv: &Invocation, cmd: &TableCommand) -> CmdResult {
         TableCommand::Init(args) => init::exec(inv, args),
         TableCommand::ValidateTableNames { dir } => validate_table_names::exec(inv, &dir.pipelines),
         TableCommand::BuildInventory { dir } => build_inventory::exec(inv, &dir.pipelines),
+        TableCommand::InitUnitTests(args) => init_unit_tests::exec(inv, args),
+        TableCommand::RunUnitTests(args) | TableCommand::RunValidationTests(args) => {
+            run_unit_tests::exec(inv, args)
+        }
+        TableCommand::DeleteUnitTests(args) => delete_unit_tests::exec(inv, args),
         TableCommand::Preview(args) => preview::exec(inv, args),
     }
 }

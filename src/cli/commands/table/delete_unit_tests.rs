@@ -1,0 +1,36 @@
+//! `flinkpipe table delete-unit-tests TABLE [DIR]`: removes what runs of the table's tests created.
+
+use crate::cli::args::DeleteUnitTestsArgs;
+use crate::cli::render::print_json;
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::unit_tests::{self, DeleteRequest};
+
+pub fn exec(inv: &Invocation, args: &DeleteUnitTestsArgs) -> CmdResult {
+    let d = unit_tests::delete(
+        &inv.ctx,
+        &DeleteRequest {
+            pipelines: args.dir.pipelines.clone(),
+            table: args.table.clone(),
+            suffix: args.post_fix_unit_test.clone(),
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    if inv.json() {
+        print_json(&d);
+        return Ok(true);
+    }
+    println!("unit-test artefacts of {} removed:", d.table_name);
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    println!("  statements: {}", list(&d.statements));
+    println!("  tables:     {}", list(&d.tables));
+    if !d.topics.is_empty() {
+        println!("  topics:     {}", list(&d.topics));
+    }
+    Ok(true)
+}

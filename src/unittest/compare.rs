@@ -1,0 +1,332 @@
+//! Expected rows against the folded snapshot of an output (`streaming-results.md`, "Tests on bounded
+//! inputs"): order-insensitive (a multiset match), typed by the result's column types — integers and
+//! doubles as numbers, decimals by value (`12.50` = `12.5`), timestamps by instant text (`T` or space,
+//! trailing zeros of the fraction ignored), NULL only equal to NULL, text exactly.
+//!
+//! The expected file may name a subset of the columns (volatile ones can be left out); only those are
+//! compared. Differences are reported as rows missing from the output, rows the output has in excess,
+//! and — when the output has a primary key that the expected file names — rows of the same key with
+//! other values, shown side by side.
+
+use super::data::{Cell, CsvData, TypeClass, canonical_time, class_of};
+use crate::results::{Column, Row, value::same_decimal};
+use serde::Serialize;
+use serde_json::Value;
+
+/// How many differences a result keeps (the rest are counted).
+pub const MAX_DIFFERENCES: usize = 5;
+
+/// One difference between the expected rows and the output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Difference {
+    /// An expected row the output does not hold (`line` of the expected file).
+    Missing {
+        line: usize,
+        row: Vec<(String, Value)>,
+    },
+    /// A row the output holds that no expected row matches.
+    Unexpected { row: Vec<(String, Value)> },
+    /// Same key, other values.
+    Changed {
+        line: usize,
+        key: Vec<(String, Value)>,
+        expected: Vec<(String, Value)>,
+        actual: Vec<(String, Value)>,
+    },
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Difference::Missing { line, row } => {
+                write!(f, "missing (expected line {line}): {}", show(row))
+            }
+            Difference::Unexpected { row } => write!(f, "unexpected: {}", show(row)),
+            Difference::Changed {
+                line,
+                key,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "key {}: expected {} (line {line}), got {}",
+                show(key),
+                show(expected),
+                show(actual)
+            ),
+        }
+    }
+}
+
+fn show(row: &[(String, Value)]) -> String {
+    let cells: Vec<String> = row
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}='{s}'"),
+            Value::Null => format!("{k}=NULL"),
+            other => format!("{k}={other}"),
+        })
+        .collect();
+    format!("{{{}}}", cells.join(", "))
+}
+
+/// The outcome of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub passed: bool,
+    pub expected_rows: usize,
+    pub actual_rows: usize,
+    /// The first [`MAX_DIFFERENCES`] differences.
+    pub differences: Vec<Difference>,
+    /// All differences, counted.
+    pub difference_count: usize,
+}
+
+/// Whether an expected cell equals an actual value of a column of type `ty` (see module docs).
+pub fn cell_equals(cell: &Cell, actual: &Value, ty: &str) -> bool {
+    let Some(text) = cell.text() else {
+        return actual.is_null();
+    };
+    if actual.is_null() {
+        return false;
+    }
+    let actual_text = match actual {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let text = text.trim();
+    match class_of(ty) {
+        TypeClass::Integer => {
+            text.parse::<i128>().ok().is_some()
+                && text.parse::<i128>().ok() == actual_text.trim().parse::<i128>().ok()
+        }
+        TypeClass::Float => match (text.parse::<f64>(), actual_text.trim().parse::<f64>()) {
+            (Ok(a), Ok(b)) => a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()),
+            _ => false,
+        },
+        TypeClass::Decimal => same_decimal(text, &actual_text),
+        TypeClass::Boolean => text.eq_ignore_ascii_case(actual_text.trim()),
+        TypeClass::Date | TypeClass::Time | TypeClass::Timestamp | TypeClass::TimestampLtz => {
+            canonical_time(text) == canonical_time(&actual_text)
+        }
+        TypeClass::Text | TypeClass::Binary => match cell {
+            Cell::Quoted(s) | Cell::Bare(s) => *s == actual_text,
+            Cell::Null => false,
+        },
+        TypeClass::Nested => match serde_json::from_str::<Value>(text) {
+            Ok(v) => v == *actual,
+            Err(_) => text == actual_text,
+        },
+    }
+}
+
+/// A cell as a JSON value for reports (typed as the column says when it reads so).
+fn cell_value(cell: &Cell, ty: &str) -> Value {
+    match cell.text() {
+        None => Value::Null,
+        Some(t) => crate::results::value::typed(&Value::String(t.to_string()), ty),
+    }
+}
+
+/// Compares `expected` with the snapshot rows `actual` of a result with `columns`. `key`: the output's
+/// primary key (for pairing rows of the same key).
+///
+/// Errors: an expected column the result does not have (the message names it and the file).
+pub fn compare(
+    expected: &CsvData,
+    columns: &[Column],
+    actual: &[Row],
+    key: &[String],
+) -> Result<Comparison, super::UnitTestError> {
+    let mut pos = Vec::new();
+    for name in &expected.columns {
+        let Some(i) = columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+        else {
+            let have: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            return Err(super::UnitTestError::at(
+                &expected.file,
+                expected.header_line,
+                format!(
+                    "column '{name}' is not in the output (its columns: {})",
+                    have.join(", ")
+                ),
+            ));
+        };
+        pos.push(i);
+    }
+    let row_equals = |e: &[Cell], a: &Row| {
+        e.iter().zip(&pos).all(|(cell, &i)| {
+            cell_equals(
+                cell,
+                a.get(i).unwrap_or(&Value::Null),
+                &columns[i].type_name,
+            )
+        })
+    };
+    let mut used = vec![false; actual.len()];
+    let mut missing: Vec<usize> = Vec::new();
+    for (ei, e) in expected.rows.iter().enumerate() {
+        match (0..actual.len()).find(|&ai| !used[ai] && row_equals(&e.cells, &actual[ai])) {
+            Some(ai) => used[ai] = true,
+            None => missing.push(ei),
+        }
+    }
+    let mut unexpected: Vec<usize> = (0..actual.len()).filter(|&i| !used[i]).collect();
+    let named = |i: usize, v: Value| (columns[i].name.clone(), v);
+    let actual_row = |a: &Row| -> Vec<(String, Value)> {
+        pos.iter()
+            .map(|&i| named(i, a.get(i).cloned().unwrap_or(Value::Null)))
+            .collect()
+    };
+    let expected_row = |ei: usize| -> Vec<(String, Value)> {
+        expected.rows[ei]
+            .cells
+            .iter()
+            .zip(&pos)
+            .map(|(c, &i)| named(i, cell_value(c, &columns[i].type_name)))
+            .collect()
+    };
+    // Key columns that the expected file names: pair missing and unexpected rows of one key.
+    let key_at: Vec<(usize, usize)> = key
+        .iter()
+        .filter_map(|k| {
+            let ci = expected
+                .columns
+                .iter()
+                .position(|c| c.eq_ignore_ascii_case(k))?;
+            Some((ci, pos[ci]))
+        })
+        .collect();
+    let mut differences = Vec::new();
+    for ei in missing {
+        let e = &expected.rows[ei];
+        let paired = (!key_at.is_empty() && key_at.len() == key.len())
+            .then(|| {
+                unexpected.iter().position(|&ai| {
+                    key_at.iter().all(|&(ci, i)| {
+                        cell_equals(
+                            &e.cells[ci],
+                            actual[ai].get(i).unwrap_or(&Value::Null),
+                            &columns[i].type_name,
+                        )
+                    })
+                })
+            })
+            .flatten();
+        match paired {
+            Some(p) => {
+                let ai = unexpected.remove(p);
+                differences.push(Difference::Changed {
+                    line: e.line,
+                    key: key_at
+                        .iter()
+                        .map(|&(ci, i)| named(i, cell_value(&e.cells[ci], &columns[i].type_name)))
+                        .collect(),
+                    expected: expected_row(ei),
+                    actual: actual_row(&actual[ai]),
+                });
+            }
+            None => differences.push(Difference::Missing {
+                line: e.line,
+                row: expected_row(ei),
+            }),
+        }
+    }
+    for ai in unexpected {
+        differences.push(Difference::Unexpected {
+            row: actual_row(&actual[ai]),
+        });
+    }
+    let count = differences.len();
+    differences.truncate(MAX_DIFFERENCES);
+    Ok(Comparison {
+        passed: count == 0,
+        expected_rows: expected.rows.len(),
+        actual_rows: actual.len(),
+        differences,
+        difference_count: count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unittest::data::read_csv;
+    use serde_json::json;
+
+    fn cols() -> Vec<Column> {
+        [
+            ("store_id", "INT"),
+            ("revenue", "DECIMAL(14, 2)"),
+            ("window_end", "TIMESTAMP(3)"),
+            ("note", "STRING"),
+        ]
+        .iter()
+        .map(|(n, t)| Column {
+            name: n.to_string(),
+            type_name: t.to_string(),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn typed_order_insensitive_match() {
+        let e = read_csv(
+            "store_id,revenue,window_end,note\n2,10.5,2025-01-01 10:01:00,\n1,7.00,2025-01-01T10:01,'x'\n",
+            "e.csv",
+        )
+        .unwrap();
+        let actual = vec![
+            vec![json!(1), json!(7), json!("2025-01-01T10:01:00"), json!("x")],
+            vec![
+                json!(2),
+                json!("10.50"),
+                json!("2025-01-01T10:01:00.000"),
+                Value::Null,
+            ],
+        ];
+        let c = compare(&e, &cols(), &actual, &[]).unwrap();
+        assert!(c.passed, "{:?}", c.differences);
+        assert_eq!((c.expected_rows, c.actual_rows), (2, 2));
+    }
+
+    #[test]
+    fn differences_pair_rows_by_key() {
+        let e = read_csv("store_id,revenue\n1,7.00\n3,1\n", "e.csv").unwrap();
+        let actual = vec![
+            vec![json!(1), json!(8), json!(null), json!(null)],
+            vec![json!(4), json!(1), json!(null), json!(null)],
+        ];
+        let c = compare(&e, &cols(), &actual, &["store_id".into()]).unwrap();
+        assert!(!c.passed);
+        let text: Vec<String> = c.differences.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            text,
+            [
+                "key {store_id=1}: expected {store_id=1, revenue=7.0} (line 2), got {store_id=1, revenue=8}",
+                "missing (expected line 3): {store_id=3, revenue=1.0}",
+                "unexpected: {store_id=4, revenue=1}",
+            ]
+        );
+        let e = read_csv("nope\n1\n", "e.csv").unwrap();
+        assert!(
+            compare(&e, &cols(), &actual, &[])
+                .unwrap_err()
+                .to_string()
+                .starts_with("e.csv:1: column 'nope' is not in the output")
+        );
+    }
+
+    #[test]
+    fn nulls_and_duplicates_count() {
+        let e = read_csv("store_id\n1\n1\n", "e.csv").unwrap();
+        let one = vec![vec![json!(1), json!(0), json!(null), json!(null)]];
+        assert!(!compare(&e, &cols(), &one, &[]).unwrap().passed);
+        assert!(cell_equals(&Cell::Null, &Value::Null, "INT"));
+        assert!(!cell_equals(&Cell::Bare("0".into()), &Value::Null, "INT"));
+        assert!(!cell_equals(&Cell::Null, &json!(""), "STRING"));
+    }
+}

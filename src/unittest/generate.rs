@@ -1,0 +1,467 @@
+//! `table init-unit-tests`: a new `tests/` folder for a table, from its SQL.
+//!
+//! - **Inputs** are the tables the SQL under test reads, as the front end finds them: CTE names,
+//!   aliases and table functions are not tables, and a parent whose name is part of the table's own
+//!   name is an input (shift_left skipped it: `if input_table not in table_name`).
+//! - **Foundations**: `ddl_<parent>.sql` is the parent's production `CREATE TABLE` renamed to
+//!   `<parent><suffix>` by token spans (`flinkpipe.gateway.external_ddl` provides the DDL of external
+//!   parents). Storage options stay as written: the runner maps them to the target.
+//! - **Inputs**: `insert_<parent>_<i>.sql` (or `.csv` for even test cases with `--create-csv`, as
+//!   shift_left) with 3 typed sample rows per parent, made from the column types. Values of key-like
+//!   columns (the primary key, `id`, `*_id`, `*_key`) depend only on the row number, and other values
+//!   only on the column name and the row number, so parents joined on equal or same-named columns
+//!   match.
+//! - **Outputs**: `validate_<table>_<i>.sql` (a query returning `'PASS'` when the output has rows: edit
+//!   it) and `expected_<table>_<i>.csv`, a header of the output's columns and no row yet: the first run
+//!   fails and prints the rows the output holds, to check and paste.
+//!
+//! Never overwrites a file: existing ones are kept and listed.
+
+use super::definitions::{self, FileType, Foundation, TestCase, TestData, TestDefinitions};
+use super::{Suffix, UnitTestError};
+use crate::config::Config;
+use crate::inventory::resolve_name;
+use crate::lineage::Project;
+use crate::sql::{self, Column as DdlColumn, StatementKind};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// Rows per input file (shift_left's `DEFAULT_TEST_DATA_ROWS`).
+pub const ROWS: usize = 3;
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub struct GenerateOptions {
+    /// Test cases (shift_left's default: 2).
+    pub nb_test_cases: usize,
+    /// Even test cases take CSV inputs.
+    pub create_csv: bool,
+    pub suffix: Suffix,
+}
+
+/// What was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Generated {
+    pub table_name: String,
+    /// The `tests/` folder, relative.
+    pub folder: String,
+    /// The inputs found in the SQL (foundations).
+    pub inputs: Vec<String>,
+    /// Files written, relative.
+    pub written: Vec<String>,
+    /// Files that existed and were kept, relative.
+    pub kept: Vec<String>,
+}
+
+fn key_like(col: &str, pk: &[String]) -> bool {
+    let c = col.to_ascii_lowercase();
+    pk.iter().any(|k| k.eq_ignore_ascii_case(col))
+        || c == "id"
+        || c.ends_with("_id")
+        || c == "key"
+        || c.ends_with("_key")
+}
+
+/// Splits `a, b<c, d>, e` at top-level commas.
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// A sample SQL literal for a column of type `ty` in row `r` (1-based).
+pub fn sample(col: &str, ty: &str, r: usize, key: bool) -> String {
+    use super::data::{TypeClass, class_of};
+    let t = ty.trim();
+    let upper = t.to_ascii_uppercase();
+    let inner = |open: char| -> String {
+        let s = t.find(open).map_or("", |i| &t[i + 1..]);
+        s.strip_suffix(if open == '<' { '>' } else { ')' })
+            .unwrap_or(s)
+            .to_string()
+    };
+    match class_of(t) {
+        TypeClass::Integer => {
+            let v = if key { r } else { r * 10 };
+            if upper.starts_with("TINYINT") || upper.starts_with("SMALLINT") {
+                format!("CAST({v} AS {t})")
+            } else {
+                v.to_string()
+            }
+        }
+        TypeClass::Float => format!("CAST({r}.5 AS {t})"),
+        TypeClass::Decimal => format!("{}.50", r * 10),
+        TypeClass::Boolean => if r.is_multiple_of(2) { "TRUE" } else { "FALSE" }.into(),
+        TypeClass::Date => format!("DATE '2025-01-{:02}'", r.min(28)),
+        TypeClass::Time => format!("TIME '10:{:02}:00'", r % 60),
+        TypeClass::Timestamp => format!("TIMESTAMP '2025-01-01 10:{:02}:00'", r % 60),
+        TypeClass::TimestampLtz => {
+            format!("CAST(TIMESTAMP '2025-01-01 10:{:02}:00' AS {t})", r % 60)
+        }
+        TypeClass::Text => {
+            if key {
+                format!("'key_{r}'")
+            } else {
+                format!("'{col}_{r}'")
+            }
+        }
+        TypeClass::Binary => format!("CAST('{col}_{r}' AS BYTES)"),
+        TypeClass::Nested if upper.starts_with("ARRAY") => {
+            format!("ARRAY[{}]", sample(col, &inner('<'), r, key))
+        }
+        TypeClass::Nested if upper.starts_with("MAP") => {
+            let kv = split_top(&inner('<'));
+            match kv.as_slice() {
+                [k, v] => format!(
+                    "MAP[{}, {}]",
+                    sample(col, k, r, true),
+                    sample(col, v, r, false)
+                ),
+                _ => format!("CAST(NULL AS {t})"),
+            }
+        }
+        TypeClass::Nested if upper.starts_with("ROW") => {
+            let body = if t.contains('<') {
+                inner('<')
+            } else {
+                inner('(')
+            };
+            let vals: Vec<String> = split_top(&body)
+                .iter()
+                .map(|f| {
+                    let f = f.trim().trim_start_matches('`');
+                    let (name, fty) = f.split_once([' ', '`']).unwrap_or((f, "STRING"));
+                    sample(name, fty.trim().trim_start_matches('`').trim(), r, false)
+                })
+                .collect();
+            format!("ROW({})", vals.join(", "))
+        }
+        TypeClass::Nested => format!("CAST(NULL AS {t})"),
+    }
+}
+
+/// The writable columns of a DDL (not computed, not metadata).
+fn writable(cols: &[DdlColumn]) -> Vec<&DdlColumn> {
+    cols.iter().filter(|c| !c.computed && !c.metadata).collect()
+}
+
+/// The `CREATE TABLE` of `table`: its production DDL, else a DDL of `flinkpipe.gateway.external_ddl`.
+fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, String), String> {
+    let inv = &project.inventory;
+    if let Some(rel) = inv.tables.get(table).and_then(|t| t.ddl_ref.clone()) {
+        let text =
+            std::fs::read_to_string(inv.disk_path(&rel)).map_err(|e| format!("{rel}: {e}"))?;
+        return Ok((text, rel));
+    }
+    for f in cfg.gateway_external_ddl() {
+        let files: Vec<std::path::PathBuf> = if f.is_dir() {
+            std::fs::read_dir(&f)
+                .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+                .unwrap_or_default()
+        } else {
+            vec![f]
+        };
+        for p in files {
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let a = sql::analyze(&text);
+            if a.statements.iter().any(|s| {
+                s.kind == StatementKind::CreateTable
+                    && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == table)
+            }) {
+                return Ok((text, p.display().to_string()));
+            }
+        }
+    }
+    Err(format!(
+        "'{table}' has no DDL in the project (an external table: add its DDL to flinkpipe.gateway.external_ddl, or write tests/ddl_{table}.sql by hand)"
+    ))
+}
+
+/// Writes the test folder of `table` (see module docs).
+///
+/// Errors: an unknown table, a table without SQL to test, an input whose DDL cannot be found or
+/// declares no columns (a CTAS parent), a file that cannot be written.
+pub fn generate(
+    project: &Project,
+    cfg: &Config,
+    table: &str,
+    opts: &GenerateOptions,
+) -> Result<Generated, UnitTestError> {
+    let inv = &project.inventory;
+    let t = inv
+        .tables
+        .get(table)
+        .ok_or_else(|| UnitTestError::Usage(format!("unknown table '{table}'")))?;
+    let tested_rel = match (&t.dml_ref, t.ddl_kind) {
+        (Some(d), _) => d.clone(),
+        (None, Some(StatementKind::Ctas)) => t.ddl_ref.clone().unwrap_or_default(),
+        _ => {
+            return Err(UnitTestError::in_file(
+                &t.folder,
+                format!("{table} has no DML or CTAS of its own: there is no statement to test"),
+            ));
+        }
+    };
+    let text = std::fs::read_to_string(inv.disk_path(&tested_rel))
+        .map_err(|e| UnitTestError::in_file(&tested_rel, format!("cannot read: {e}")))?;
+    let a = sql::analyze(&text);
+    let sinks: BTreeSet<String> = a.sinks().iter().map(|n| resolve_name(n, cfg)).collect();
+    let mut inputs: Vec<String> = Vec::new();
+    for st in &a.statements {
+        for s in &st.sources {
+            let k = resolve_name(&s.name, cfg);
+            if !sinks.contains(&k) && !inputs.contains(&k) {
+                inputs.push(k);
+            }
+        }
+    }
+    let suffix = &opts.suffix;
+    let tests_rel = format!("{}/tests", t.folder);
+    let tests_dir = inv.disk_path(&t.folder).join("tests");
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut structs: Vec<(String, Vec<DdlColumn>, Vec<String>)> = Vec::new();
+    for input in &inputs {
+        let (ddl, rel) =
+            ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(&tested_rel, m))?;
+        let da = sql::analyze(&ddl);
+        let Some(create) = da.statements.iter().find(|s| {
+            s.kind.creates_relation()
+                && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == *input)
+        }) else {
+            return Err(UnitTestError::in_file(
+                &rel,
+                format!("no CREATE TABLE for {input}"),
+            ));
+        };
+        if create.columns.is_empty() {
+            return Err(UnitTestError::at(
+                &rel,
+                create.line,
+                format!(
+                    "{input} declares no columns (a CTAS or a view): write {tests_rel}/ddl_{input}.sql by hand"
+                ),
+            ));
+        }
+        let renamed = super::rewrite::rename(&create.text, &|n| {
+            (resolve_name(n, cfg) == *input).then(|| suffix.table(n.table()))
+        })
+        .map_err(|e| UnitTestError::at(&rel, create.line, e.to_string()))?;
+        files.push((format!("ddl_{input}.sql"), format!("{renamed};\n")));
+        structs.push((
+            input.clone(),
+            create.columns.clone(),
+            create.primary_key.clone(),
+        ));
+    }
+    let out_cols: Vec<String> = t
+        .ddl_ref
+        .as_ref()
+        .and_then(|r| std::fs::read_to_string(inv.disk_path(r)).ok())
+        .map(|d| {
+            sql::analyze(&d)
+                .statements
+                .iter()
+                .find(|s| s.kind.creates_relation())
+                .map(|s| {
+                    s.columns
+                        .iter()
+                        .filter(|c| !c.metadata)
+                        .map(|c| c.name.clone())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+    let mut cases = Vec::new();
+    for i in 1..=opts.nb_test_cases.max(1) {
+        let csv = opts.create_csv && i % 2 == 0;
+        let mut case = TestCase {
+            name: format!("test_{table}_{i}"),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            line: 0,
+        };
+        for (input, cols, pk) in &structs {
+            let cols = writable(cols);
+            let rows: Vec<Vec<String>> = (1..=ROWS)
+                .map(|r| {
+                    let n = (i - 1) * ROWS + r;
+                    cols.iter()
+                        .map(|c| sample(&c.name, &c.data_type, n, key_like(&c.name, pk)))
+                        .collect()
+                })
+                .collect();
+            let (name, content) = if csv {
+                let header: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+                let mut s = format!("{}\n", header.join(","));
+                for r in &rows {
+                    let cells: Vec<String> = r.iter().map(|v| csv_cell(v)).collect();
+                    s.push_str(&cells.join(","));
+                    s.push('\n');
+                }
+                (format!("insert_{input}_{i}.csv"), s)
+            } else {
+                let names: Vec<String> = cols
+                    .iter()
+                    .map(|c| sql::quote_identifier(&c.name))
+                    .collect();
+                let rows: Vec<String> = rows
+                    .iter()
+                    .map(|r| format!("  ({})", r.join(", ")))
+                    .collect();
+                (
+                    format!("insert_{input}_{i}.sql"),
+                    format!(
+                        "INSERT INTO {} ({})\nVALUES\n{};\n",
+                        suffix.table(input),
+                        names.join(", "),
+                        rows.join(",\n")
+                    ),
+                )
+            };
+            case.inputs.push(TestData {
+                table_name: input.clone(),
+                file_name: format!("./tests/{name}"),
+                file_type: if csv { FileType::Csv } else { FileType::Sql },
+                line: 0,
+            });
+            files.push((name, content));
+        }
+        let expected = format!("expected_{table}_{i}.csv");
+        files.push((
+            expected.clone(),
+            format!(
+                "# The rows {table} must hold at the end of {}: one line per row, in any order (see README: unit tests).\n{}\n",
+                case.name,
+                out_cols.join(",")
+            ),
+        ));
+        let validate = format!("validate_{table}_{i}.sql");
+        files.push((
+            validate.clone(),
+            format!(
+                "-- {}: returns 'PASS' or 'FAIL' in its first column. Edit the condition.\nSELECT CASE WHEN COUNT(*) > 0 THEN 'PASS' ELSE 'FAIL' END AS test_result\nFROM {};\n",
+                case.name,
+                suffix.table(table)
+            ),
+        ));
+        for (f, ty) in [(expected, FileType::Csv), (validate, FileType::Sql)] {
+            case.outputs.push(TestData {
+                table_name: table.to_string(),
+                file_name: format!("./tests/{f}"),
+                file_type: ty,
+                line: 0,
+            });
+        }
+        cases.push(case);
+    }
+    let defs = TestDefinitions {
+        file: format!("{tests_rel}/{}", definitions::FILE_NAME),
+        foundations: inputs
+            .iter()
+            .map(|i| Foundation {
+                table_name: i.clone(),
+                ddl_for_test: format!("./tests/ddl_{i}.sql"),
+                line: 0,
+            })
+            .collect(),
+        test_suite: cases,
+    };
+    files.push((definitions::FILE_NAME.to_string(), defs.to_yaml()));
+    std::fs::create_dir_all(&tests_dir)
+        .map_err(|e| UnitTestError::in_file(&tests_rel, format!("cannot create: {e}")))?;
+    let mut out = Generated {
+        table_name: table.to_string(),
+        folder: tests_rel.clone(),
+        inputs,
+        written: Vec::new(),
+        kept: Vec::new(),
+    };
+    for (name, content) in files {
+        let rel = format!("{tests_rel}/{name}");
+        let path = tests_dir.join(&name);
+        if path.exists() {
+            out.kept.push(rel);
+            continue;
+        }
+        crate::fsutil::write_atomic(&path, content.as_bytes())
+            .map_err(|e| UnitTestError::in_file(&rel, format!("cannot write: {e}")))?;
+        out.written.push(rel);
+    }
+    Ok(out)
+}
+
+/// A sample literal as a CSV cell: strings as `'…'` SQL literals, typed literals as their text.
+fn csv_cell(v: &str) -> String {
+    for p in ["TIMESTAMP '", "DATE '", "TIME '"] {
+        if let Some(rest) = v.strip_prefix(p) {
+            return rest.trim_end_matches('\'').to_string();
+        }
+    }
+    if let Some(rest) = v.strip_prefix("CAST(TIMESTAMP '") {
+        return rest.split('\'').next().unwrap_or("").to_string();
+    }
+    if let Some(rest) = v.strip_prefix("CAST(") {
+        return rest
+            .split(" AS ")
+            .next()
+            .unwrap_or("")
+            .trim_matches('\'')
+            .to_string();
+    }
+    if v.contains(',') {
+        return format!("\"{}\"", v.replace('"', "\"\""));
+    }
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_follow_types_and_keys() {
+        assert_eq!(sample("customer_id", "BIGINT", 2, true), "2");
+        assert_eq!(sample("qty", "INT", 2, false), "20");
+        assert_eq!(sample("id", "STRING", 1, true), "'key_1'");
+        assert_eq!(sample("name", "STRING", 1, false), "'name_1'");
+        assert_eq!(sample("amount", "DECIMAL(10, 2)", 3, false), "30.50");
+        assert_eq!(
+            sample("at", "TIMESTAMP(3)", 4, false),
+            "TIMESTAMP '2025-01-01 10:04:00'"
+        );
+        assert_eq!(
+            sample("items", "ARRAY<ROW<sku_id INT, qty INT>>", 1, false),
+            "ARRAY[ROW(10, 10)]"
+        );
+        assert_eq!(
+            sample("m", "MAP<STRING, INT>", 1, false),
+            "MAP['key_1', 10]"
+        );
+        assert_eq!(
+            csv_cell("TIMESTAMP '2025-01-01 10:04:00'"),
+            "2025-01-01 10:04:00"
+        );
+        assert_eq!(csv_cell("'x_1'"), "'x_1'");
+        assert_eq!(csv_cell("CAST(1.5 AS DOUBLE)"), "1.5");
+    }
+}

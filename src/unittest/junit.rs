@@ -1,0 +1,137 @@
+//! JUnit XML for CI (the format Jenkins, GitLab and GitHub test reporters read): one `<testsuite>` per
+//! table, one `<testcase>` per (test case, output) with `classname` = the table, a `<failure>` with the
+//! differences for FAIL, an `<error>` for ERROR, written with `quick-xml` (escaping included).
+
+use super::run::{SuiteResult, Verdict};
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+
+/// The JUnit XML of `suites`.
+pub fn to_xml(suites: &[SuiteResult]) -> String {
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    let ev = |w: &mut Writer<Vec<u8>>, e: Event| w.write_event(e).expect("writing to memory");
+    ev(
+        &mut w,
+        Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)),
+    );
+    let count = |s: &SuiteResult, v: Verdict| -> usize {
+        s.cases
+            .iter()
+            .map(|c| {
+                if c.outputs.is_empty() {
+                    usize::from(c.result == v)
+                } else {
+                    c.outputs.iter().filter(|o| o.result == v).count()
+                }
+            })
+            .sum::<usize>()
+    };
+    let tests = |s: &SuiteResult| -> usize {
+        s.cases
+            .iter()
+            .map(|c| c.outputs.len().max(1))
+            .sum::<usize>()
+            + usize::from(s.error.is_some())
+    };
+    let total: usize = suites.iter().map(tests).sum();
+    let failures: usize = suites.iter().map(|s| count(s, Verdict::Fail)).sum();
+    let errors: usize = suites
+        .iter()
+        .map(|s| count(s, Verdict::Error) + usize::from(s.error.is_some()))
+        .sum();
+    let time: f64 = suites.iter().map(|s| s.seconds).sum();
+    let mut root = BytesStart::new("testsuites");
+    root.push_attribute(("name", "flinkpipe unit tests"));
+    root.push_attribute(("tests", total.to_string().as_str()));
+    root.push_attribute(("failures", failures.to_string().as_str()));
+    root.push_attribute(("errors", errors.to_string().as_str()));
+    root.push_attribute(("time", format!("{time:.3}").as_str()));
+    ev(&mut w, Event::Start(root));
+    for s in suites {
+        let mut suite = BytesStart::new("testsuite");
+        suite.push_attribute(("name", s.table.as_str()));
+        suite.push_attribute(("tests", tests(s).to_string().as_str()));
+        suite.push_attribute(("failures", count(s, Verdict::Fail).to_string().as_str()));
+        suite.push_attribute((
+            "errors",
+            (count(s, Verdict::Error) + usize::from(s.error.is_some()))
+                .to_string()
+                .as_str(),
+        ));
+        suite.push_attribute(("time", format!("{:.3}", s.seconds).as_str()));
+        suite.push_attribute(("hostname", s.target.as_str()));
+        ev(&mut w, Event::Start(suite));
+        let case = |w: &mut Writer<Vec<u8>>,
+                    name: &str,
+                    time: f64,
+                    verdict: Verdict,
+                    message: &str,
+                    body: &str| {
+            let mut tc = BytesStart::new("testcase");
+            tc.push_attribute(("classname", s.table.as_str()));
+            tc.push_attribute(("name", name));
+            tc.push_attribute(("time", format!("{time:.3}").as_str()));
+            if verdict == Verdict::Pass {
+                ev(w, Event::Empty(tc));
+                return;
+            }
+            ev(w, Event::Start(tc));
+            let tag = if verdict == Verdict::Fail {
+                "failure"
+            } else {
+                "error"
+            };
+            let mut f = BytesStart::new(tag);
+            f.push_attribute(("message", message));
+            f.push_attribute(("type", verdict.as_str()));
+            ev(w, Event::Start(f));
+            ev(w, Event::Text(BytesText::new(body)));
+            ev(w, Event::End(BytesEnd::new(tag)));
+            ev(w, Event::End(BytesEnd::new("testcase")));
+        };
+        if let Some(e) = &s.error {
+            case(&mut w, "setup", 0.0, Verdict::Error, e, e);
+        }
+        for c in &s.cases {
+            if c.outputs.is_empty() {
+                let e = c.error.clone().unwrap_or_default();
+                case(&mut w, &c.name, c.seconds, c.result, &e, &e);
+                continue;
+            }
+            for o in &c.outputs {
+                let message = match o.result {
+                    Verdict::Pass => String::new(),
+                    Verdict::Fail => format!(
+                        "{} difference(s); expected {} row(s), got {}",
+                        o.difference_count,
+                        o.expected_rows.map_or("-".into(), |n| n.to_string()),
+                        o.actual_rows.map_or("-".into(), |n| n.to_string())
+                    ),
+                    Verdict::Error => o.detail.clone().unwrap_or_default(),
+                };
+                let mut body = format!("{} ({})\n", o.file, o.table);
+                for d in &o.differences {
+                    body.push_str(d);
+                    body.push('\n');
+                }
+                if let Some(d) = &o.detail {
+                    body.push_str(d);
+                    body.push('\n');
+                }
+                case(
+                    &mut w,
+                    &format!("{} [{}]", c.name, o.table),
+                    o.seconds,
+                    o.result,
+                    &message,
+                    &body,
+                );
+            }
+        }
+        ev(&mut w, Event::End(BytesEnd::new("testsuite")));
+    }
+    ev(&mut w, Event::End(BytesEnd::new("testsuites")));
+    let mut s = String::from_utf8(w.into_inner()).expect("UTF-8 in, UTF-8 out");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,630 @@
+//! Runs a prepared [`Suite`] on a [`Target`]: one connected target for the whole suite (on the SQL
+//! Gateway, tables live in its session), statements named by [`TestNaming`].
+//!
+//! 1. Storage: on a Kafka broker the test topics are emptied (deleted and created); on Confluent Cloud
+//!    the test tables are dropped (a table is its topic).
+//! 2. The test tables are created (`ddl-<t>_ut`), each waited for COMPLETED.
+//! 3. For each test case: storage emptied again (from the second case on; Confluent: dropped and
+//!    created again), every input's `INSERT` run as one statement (a statement set when there are
+//!    several, `ins-<i>`) until COMPLETED, then the SQL under test (`dml-<t>_ut`) until COMPLETED — its
+//!    inputs are bounded (`scan.bounded.mode = latest-offset`), so it ends once it has consumed them;
+//!    then each output is read (`out-<i>`: `SELECT * FROM <t>_ut`, a bounded query folded by the
+//!    table's primary key through [`crate::results::read`]) and compared with the expected rows
+//!    ([`super::compare`]), or its validation query (`val-<i>`) is run and must return `PASS`.
+//! 4. Cleanup, whatever happened (success, failure, timeout, Ctrl-C), unless `keep`: every statement
+//!    the run created is deleted, the test tables dropped, the test topics deleted.
+//!
+//! A step that fails makes its test case ERROR (the target's cause is kept); other cases still run.
+
+use super::TestNaming;
+use super::compare::{self, Difference};
+use super::prepare::{CheckKind, Suite};
+use super::rewrite::Storage;
+use crate::deploy::executor::{Cancel, wait_until};
+use crate::deploy::{Backoff, Phase, StatementKind, StatementSpec, Target};
+use crate::results::read::{Quiet, ReadOptions, read};
+use crate::sql::quote_identifier;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Where test tables keep their rows, between runs: what must be emptied and removed besides tables.
+#[async_trait::async_trait]
+pub trait Topics: Send + Sync {
+    /// Makes `topics` exist and be empty.
+    async fn reset(&self, topics: &[String]) -> Result<(), String>;
+    /// Removes `topics`.
+    async fn remove(&self, topics: &[String]) -> Result<(), String>;
+}
+
+#[async_trait::async_trait]
+impl Topics for super::kafka::KafkaAdmin {
+    async fn reset(&self, topics: &[String]) -> Result<(), String> {
+        self.recreate(topics).await
+    }
+    async fn remove(&self, topics: &[String]) -> Result<(), String> {
+        self.delete(topics).await
+    }
+}
+
+/// No topics to manage (Confluent Cloud: `DROP TABLE` deletes the topic).
+pub struct NoTopics;
+
+#[async_trait::async_trait]
+impl Topics for NoTopics {
+    async fn reset(&self, _: &[String]) -> Result<(), String> {
+        Ok(())
+    }
+    async fn remove(&self, _: &[String]) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// How a suite runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub naming: TestNaming,
+    /// Longest wait for one statement (DDL, inputs, the SQL under test, one output read).
+    pub timeout: Duration,
+    /// Phase polls.
+    pub poll: Backoff,
+    /// Leave tables, topics and statements in place (to inspect them).
+    pub keep: bool,
+}
+
+/// PASS, FAIL or ERROR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// The check could not run (a statement failed, a timeout, Ctrl-C, a validation that returned
+    /// neither PASS nor FAIL).
+    Error,
+}
+
+impl Verdict {
+    /// `PASS`, `FAIL`, `ERROR`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Error => "ERROR",
+        }
+    }
+}
+
+/// How an output was checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckMode {
+    /// Against `expected_<t>_<i>.csv`.
+    ExpectedRows,
+    /// By a validation query.
+    ValidationSql,
+}
+
+/// The result of one output check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutputResult {
+    /// The output table (project name).
+    pub table: String,
+    /// The expected-rows or validation file, relative.
+    pub file: String,
+    pub check: CheckMode,
+    pub result: Verdict,
+    pub expected_rows: Option<usize>,
+    pub actual_rows: Option<usize>,
+    /// The first differences (expected rows), or the validation rows that are not PASS.
+    pub differences: Vec<String>,
+    /// Differences in all.
+    pub difference_count: usize,
+    /// Why ERROR, or a note (retractions of missing rows).
+    pub detail: Option<String>,
+    pub seconds: f64,
+}
+
+/// The result of one test case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseResult {
+    pub name: String,
+    pub result: Verdict,
+    pub outputs: Vec<OutputResult>,
+    /// Why the case could not run (inputs or the SQL under test failed).
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+/// The result of a suite.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteResult {
+    pub table: String,
+    pub target: String,
+    pub cases: Vec<CaseResult>,
+    /// Setup failure (storage, test tables): every case is ERROR.
+    pub error: Option<String>,
+    /// Cleanup problems (something may be left: `delete-unit-tests` removes it).
+    pub cleanup_errors: Vec<String>,
+    /// Statements, tables and topics were left in place (`--keep`).
+    pub kept: bool,
+    pub interrupted: bool,
+    pub seconds: f64,
+}
+
+impl SuiteResult {
+    /// Whether every case passed.
+    pub fn passed(&self) -> bool {
+        self.error.is_none()
+            && !self.cases.is_empty()
+            && self.cases.iter().all(|c| c.result == Verdict::Pass)
+    }
+}
+
+/// What the run created, for cleanup.
+#[derive(Default)]
+struct Created {
+    statements: Mutex<Vec<String>>,
+}
+
+impl Created {
+    fn add(&self, name: &str) {
+        let mut v = self.statements.lock().expect("not poisoned");
+        if !v.iter().any(|n| n == name) {
+            v.push(name.to_string());
+        }
+    }
+    fn take(&self, name: &str) {
+        self.statements
+            .lock()
+            .expect("not poisoned")
+            .retain(|n| n != name);
+    }
+    fn all(&self) -> Vec<String> {
+        self.statements.lock().expect("not poisoned").clone()
+    }
+}
+
+struct Runner<'a> {
+    target: &'a dyn Target,
+    topics: &'a dyn Topics,
+    suite: &'a Suite,
+    opts: &'a RunOptions,
+    created: Created,
+}
+
+fn done(s: Option<&crate::deploy::StatementState>) -> bool {
+    s.is_some_and(|s| s.phase == Phase::Completed)
+}
+
+impl Runner<'_> {
+    /// Creates a statement and waits until it COMPLETES; the error carries the target's cause.
+    async fn complete(&self, spec: StatementSpec) -> Result<(), String> {
+        self.created.add(&spec.name);
+        let st = self
+            .target
+            .create_statement(&spec)
+            .await
+            .map_err(|e| format!("{}: {e}", spec.name))?;
+        if st.phase == Phase::Failed {
+            return Err(format!("{}: FAILED: {}", spec.name, st.detail));
+        }
+        wait_until(
+            self.target,
+            &spec.name,
+            self.opts.timeout,
+            self.opts.poll,
+            done,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// Deletes a statement and waits until it is gone.
+    async fn remove(&self, name: &str) -> Result<(), String> {
+        self.target
+            .delete_statement(name)
+            .await
+            .map_err(|e| format!("deleting {name}: {e}"))?;
+        wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| {
+            s.is_none()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        self.created.take(name);
+        Ok(())
+    }
+
+    fn spec(&self, name: String, sql: String, kind: StatementKind) -> StatementSpec {
+        let mut properties = BTreeMap::new();
+        if self.suite.storage == Storage::Confluent && kind == StatementKind::Dml {
+            properties.insert(
+                "sql.tables.scan.bounded.mode".into(),
+                "latest-offset".into(),
+            );
+        }
+        StatementSpec {
+            name,
+            sql,
+            properties,
+            kind,
+        }
+    }
+
+    async fn drop_tables(&self) -> Result<(), String> {
+        for t in self.suite.tables.iter().rev() {
+            let name = self.opts.naming.drop(&t.table);
+            let sql = format!("DROP TABLE IF EXISTS {}", quote_identifier(&t.ut_name));
+            self.complete(self.spec(name.clone(), sql, StatementKind::Ddl))
+                .await?;
+            self.remove(&name).await?;
+        }
+        Ok(())
+    }
+
+    async fn create_tables(&self) -> Result<(), String> {
+        for t in &self.suite.tables {
+            let Some(ddl) = &t.ddl else { continue };
+            let name = self.opts.naming.ddl(&t.table);
+            self.complete(self.spec(name, ddl.clone(), StatementKind::Ddl))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Empties the storage of every test table (see module docs).
+    async fn reset(&self, first: bool) -> Result<(), String> {
+        match self.suite.storage {
+            Storage::Kafka { .. } => {
+                self.topics.reset(&self.suite.ut_names()).await?;
+                if first {
+                    self.create_tables().await?;
+                }
+            }
+            Storage::Confluent => {
+                for t in &self.suite.tables {
+                    if t.ddl.is_some() {
+                        let name = self.opts.naming.ddl(&t.table);
+                        if !first {
+                            self.remove(&name).await?;
+                        }
+                    }
+                }
+                self.drop_tables().await?;
+                self.create_tables().await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn case(&self, case: &super::prepare::Case, cancel: &Cancel) -> CaseResult {
+        let start = Instant::now();
+        let naming = &self.opts.naming;
+        let table = &self.suite.table;
+        let mut result = CaseResult {
+            name: case.name.clone(),
+            result: Verdict::Error,
+            outputs: Vec::new(),
+            error: None,
+            seconds: 0.0,
+        };
+        let setup = async {
+            if !case.inserts.is_empty() {
+                let sql = if case.inserts.len() == 1 {
+                    case.inserts[0].clone()
+                } else {
+                    format!(
+                        "EXECUTE STATEMENT SET\nBEGIN\n{};\nEND",
+                        case.inserts.join(";\n")
+                    )
+                };
+                let name = naming.ins(case.index, table);
+                self.complete(self.spec(name, sql, StatementKind::Dml))
+                    .await
+                    .map_err(|e| format!("inputs: {e}"))?;
+            }
+            for (i, st) in self.suite.tested.iter().enumerate() {
+                let mut name = naming.dml(table);
+                if i > 0 {
+                    name = crate::plan::naming::fit_length(format!("{name}-{}", i + 1));
+                }
+                let mut spec = self.spec(name, st.sql.clone(), StatementKind::Dml);
+                spec.properties.extend(st.properties.clone());
+                self.complete(spec)
+                    .await
+                    .map_err(|e| format!("the SQL under test: {e}"))?;
+            }
+            Ok::<(), String>(())
+        };
+        let setup = tokio::select! {
+            r = setup => r,
+            _ = cancel.cancelled() => Err("interrupted".to_string()),
+        };
+        if let Err(e) = setup {
+            result.error = Some(e);
+            result.seconds = start.elapsed().as_secs_f64();
+            return result;
+        }
+        for check in &case.checks {
+            let t0 = Instant::now();
+            let out = tokio::select! {
+                o = self.check(case, check, cancel) => o,
+                _ = cancel.cancelled() => Err("interrupted".to_string()),
+            };
+            let mut r = match out {
+                Ok(r) => r,
+                Err(e) => OutputResult {
+                    table: check.table.clone(),
+                    file: check.file.clone(),
+                    check: mode(&check.kind),
+                    result: Verdict::Error,
+                    expected_rows: None,
+                    actual_rows: None,
+                    differences: Vec::new(),
+                    difference_count: 0,
+                    detail: Some(e),
+                    seconds: 0.0,
+                },
+            };
+            r.seconds = t0.elapsed().as_secs_f64();
+            result.outputs.push(r);
+        }
+        result.result = if result.outputs.iter().all(|o| o.result == Verdict::Pass) {
+            Verdict::Pass
+        } else if result.outputs.iter().any(|o| o.result == Verdict::Error) {
+            Verdict::Error
+        } else {
+            Verdict::Fail
+        };
+        result.seconds = start.elapsed().as_secs_f64();
+        result
+    }
+
+    async fn query(
+        &self,
+        name: String,
+        sql: String,
+        key: Option<Vec<String>>,
+        cancel: &Cancel,
+    ) -> Result<crate::results::QueryResult, String> {
+        let spec = self.spec(name.clone(), sql, StatementKind::Dml);
+        self.created.add(&name);
+        let mut stream = self
+            .target
+            .start_query(&spec)
+            .await
+            .map_err(|e| format!("{name}: {e}"))?;
+        let options = ReadOptions {
+            key_columns: key,
+            timeout: Some(self.opts.timeout),
+            idle: self.opts.timeout,
+            poll: Duration::from_millis(200),
+            ..ReadOptions::default()
+        };
+        let r = read(stream.as_mut(), &options, false, &Quiet, cancel.cancelled())
+            .await
+            .map_err(|e| format!("{name}: {e}"))?;
+        // The read closed the query (deleted its statement); wait until it is gone.
+        self.remove(&name).await?;
+        if !r.complete {
+            return Err(format!(
+                "{name}: the result did not end (stopped: {:?} after {:.1}s, {} change(s))",
+                r.stopped_by, r.seconds, r.change_count
+            ));
+        }
+        Ok(r)
+    }
+
+    async fn check(
+        &self,
+        case: &super::prepare::Case,
+        check: &super::prepare::Check,
+        cancel: &Cancel,
+    ) -> Result<OutputResult, String> {
+        let naming = &self.opts.naming;
+        let mut out = OutputResult {
+            table: check.table.clone(),
+            file: check.file.clone(),
+            check: mode(&check.kind),
+            result: Verdict::Error,
+            expected_rows: None,
+            actual_rows: None,
+            differences: Vec::new(),
+            difference_count: 0,
+            detail: None,
+            seconds: 0.0,
+        };
+        match &check.kind {
+            CheckKind::Expected(data) => {
+                let key = self
+                    .suite
+                    .test_table(&check.table)
+                    .map(|t| t.primary_key.clone())
+                    .unwrap_or_default();
+                let r = self
+                    .query(
+                        naming.out(case.index, &check.table),
+                        format!("SELECT * FROM {}", quote_identifier(&check.ut_name)),
+                        (!key.is_empty()).then(|| key.clone()),
+                        cancel,
+                    )
+                    .await?;
+                let c =
+                    compare::compare(data, &r.columns, &r.rows, &key).map_err(|e| e.to_string())?;
+                out.result = if c.passed {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                };
+                out.expected_rows = Some(c.expected_rows);
+                out.actual_rows = Some(c.actual_rows);
+                out.differences = c.differences.iter().map(Difference::to_string).collect();
+                out.difference_count = c.difference_count;
+                if !r.inconsistencies.is_empty() {
+                    out.detail = Some(format!(
+                        "{} retraction(s) of rows not in the output: {}",
+                        r.inconsistencies.len(),
+                        r.inconsistencies[0]
+                    ));
+                }
+            }
+            CheckKind::Validation(sql) => {
+                let r = self
+                    .query(
+                        naming.val(case.index, &check.table),
+                        sql.clone(),
+                        None,
+                        cancel,
+                    )
+                    .await?;
+                out.actual_rows = Some(r.rows.len());
+                let firsts: Vec<Option<&str>> = r
+                    .rows
+                    .iter()
+                    .map(|row| row.first().and_then(Value::as_str))
+                    .collect();
+                if firsts.is_empty() {
+                    return Err(format!(
+                        "{}: the validation query returned no row (expected one row whose first column is 'PASS' or 'FAIL')",
+                        check.file
+                    ));
+                }
+                if let Some(bad) = firsts
+                    .iter()
+                    .find(|v| !matches!(v.map(str::trim), Some("PASS" | "FAIL")))
+                {
+                    return Err(format!(
+                        "{}: the validation query returned {} in its first column, not 'PASS' or 'FAIL'",
+                        check.file,
+                        bad.map(|s| format!("'{s}'"))
+                            .unwrap_or_else(|| "NULL or a non-text value".into())
+                    ));
+                }
+                let fails: Vec<String> = r
+                    .rows
+                    .iter()
+                    .filter(|row| {
+                        row.first().and_then(Value::as_str).map(str::trim) == Some("FAIL")
+                    })
+                    .map(|row| {
+                        let cells: Vec<String> = r
+                            .columns
+                            .iter()
+                            .zip(row)
+                            .map(|(c, v)| format!("{}={v}", c.name))
+                            .collect();
+                        format!("FAIL: {{{}}}", cells.join(", "))
+                    })
+                    .collect();
+                out.result = if fails.is_empty() {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                };
+                out.difference_count = fails.len();
+                out.differences = fails.into_iter().take(compare::MAX_DIFFERENCES).collect();
+            }
+        }
+        Ok(out)
+    }
+
+    async fn cleanup_case(&self, case: &super::prepare::Case) -> Vec<String> {
+        let naming = &self.opts.naming;
+        let mut names = vec![naming.ins(case.index, &self.suite.table)];
+        for i in 0..self.suite.tested.len() {
+            let n = naming.dml(&self.suite.table);
+            names.push(if i == 0 {
+                n
+            } else {
+                crate::plan::naming::fit_length(format!("{n}-{}", i + 1))
+            });
+        }
+        let mut errors = Vec::new();
+        for n in names {
+            if let Err(e) = self.remove(&n).await {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
+    async fn cleanup(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        for n in self.created.all() {
+            if let Err(e) = self.remove(&n).await {
+                errors.push(e);
+            }
+        }
+        if let Err(e) = self.drop_tables().await {
+            errors.push(e);
+        }
+        if let Err(e) = self.topics.remove(&self.suite.ut_names()).await {
+            errors.push(e);
+        }
+        errors
+    }
+}
+
+fn mode(k: &CheckKind) -> CheckMode {
+    match k {
+        CheckKind::Expected(_) => CheckMode::ExpectedRows,
+        CheckKind::Validation(_) => CheckMode::ValidationSql,
+    }
+}
+
+/// Runs `suite` on `target` (see module docs). Never fails: every problem is in the result.
+pub async fn run_suite(
+    target: &dyn Target,
+    topics: &dyn Topics,
+    suite: &Suite,
+    opts: &RunOptions,
+    cancel: &Cancel,
+) -> SuiteResult {
+    let start = Instant::now();
+    let r = Runner {
+        target,
+        topics,
+        suite,
+        opts,
+        created: Created::default(),
+    };
+    let mut out = SuiteResult {
+        table: suite.table.clone(),
+        target: target.describe(),
+        cases: Vec::new(),
+        error: None,
+        cleanup_errors: Vec::new(),
+        kept: opts.keep,
+        interrupted: false,
+        seconds: 0.0,
+    };
+    for (i, case) in suite.cases.iter().enumerate() {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let reset = tokio::select! {
+            x = r.reset(i == 0) => x,
+            _ = cancel.cancelled() => Err("interrupted".to_string()),
+        };
+        if let Err(e) = reset {
+            out.error = Some(format!("preparing the test tables: {e}"));
+            break;
+        }
+        let c = r.case(case, cancel).await;
+        out.cases.push(c);
+        // With `keep`, the last case's statements stay for inspection.
+        if !opts.keep || i + 1 < suite.cases.len() {
+            let errors = r.cleanup_case(case).await;
+            out.cleanup_errors.extend(errors);
+        }
+    }
+    out.interrupted = cancel.is_cancelled();
+    if !opts.keep {
+        let errors = r.cleanup().await;
+        out.cleanup_errors.extend(errors);
+    }
+    out.seconds = start.elapsed().as_secs_f64();
+    out
+}

@@ -1,0 +1,558 @@
+//! Unit tests of one table's SQL (`table init-unit-tests`, `run-unit-tests`, `delete-unit-tests`):
+//! the real binary on copies of our example project, against the Confluent fake (bounded statements
+//! complete, outputs come from scripted changelogs), and every kind of bad input refused with file
+//! and line before anything is sent.
+
+use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, QueryScript, SECRET};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n  catalog_name: my-env\n  database_name: my-cluster\n";
+
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    pipelines: PathBuf,
+}
+
+fn project() -> Project {
+    let (tmp, pipelines) = crate::support::our_fixture();
+    let root = tmp.path().to_path_buf();
+    std::fs::write(
+        root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
+    )
+    .unwrap();
+    Project {
+        _tmp: tmp,
+        root,
+        pipelines,
+    }
+}
+
+fn run(p: &Project, fake: &FakeConfluent, args: &[&str]) -> Output {
+    let mut c = crate::support::command();
+    c.args(args)
+        .arg(&p.pipelines)
+        .current_dir(&p.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null());
+    c.output().unwrap()
+}
+
+fn texts(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const LEVELS: &str = "intermediates/inventory/int_stock_levels/tests";
+
+/// The stock-level output as Confluent sends it: an upsert changelog (updates of key (10, 1)).
+fn stock_levels_script() -> QueryScript {
+    let ty = |t: &str| json!({"type": t, "nullable": true});
+    QueryScript {
+        columns: json!([
+            {"name": "sku_id", "type": ty("INTEGER")},
+            {"name": "warehouse_id", "type": ty("INTEGER")},
+            {"name": "on_hand", "type": ty("BIGINT")},
+            {"name": "movements", "type": ty("BIGINT")},
+            {"name": "last_movement_at", "type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3}},
+        ]),
+        upsert_columns: Some(vec![0, 1]),
+        pages: vec![
+            vec![
+                (
+                    None,
+                    json!(["10", "1", "50", "1", "2025-01-01 10:00:00.000"]),
+                ),
+                (
+                    Some(1),
+                    json!(["10", "1", "50", "1", "2025-01-01 10:00:00.000"]),
+                ),
+                (
+                    Some(2),
+                    json!(["10", "1", "45", "2", "2025-01-01 10:01:00.000"]),
+                ),
+            ],
+            vec![
+                (
+                    Some(2),
+                    json!(["10", "1", "42", "3", "2025-01-01 10:02:00.000"]),
+                ),
+                (
+                    Some(0),
+                    json!(["11", "1", "20", "1", "2025-01-01 10:00:00.000"]),
+                ),
+                (
+                    Some(0),
+                    json!(["10", "2", "7", "1", "2025-01-01 10:03:00.000"]),
+                ),
+            ],
+        ],
+        bounded: true,
+        not_ready_reads: 1,
+    }
+}
+
+#[test]
+fn suite_passes_on_confluent_and_leaves_nothing_behind() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
+    let junit = p.root.join("junit.xml");
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "run-unit-tests",
+            "int_inventory_stock_levels",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    let (out, err) = texts(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let case = &v["suites"][0]["cases"][0];
+    assert_eq!(case["name"], "on_hand_after_receipts_and_sales");
+    assert_eq!(case["result"], "PASS");
+    assert_eq!(case["outputs"][0]["expected_rows"], 3);
+    assert_eq!(case["outputs"][0]["actual_rows"], 3);
+    // Statements named after shift_left's convention with the suffix; the SQL under test reads and
+    // writes test tables only, with bounded reads.
+    let created = fake.created();
+    for name in [
+        "dev-usw2-drop-int-inventory-movements-typed-ut",
+        "dev-usw2-ddl-int-inventory-movements-typed-ut",
+        "dev-usw2-ddl-int-inventory-stock-levels-ut",
+        "dev-usw2-ins-1-int-inventory-stock-levels-ut",
+        "dev-usw2-dml-int-inventory-stock-levels-ut",
+        "dev-usw2-out-1-int-inventory-stock-levels-ut",
+    ] {
+        assert!(
+            created.iter().any(|c| c == name),
+            "{name} not in {created:?}"
+        );
+    }
+    assert!(created.iter().all(|c| c.ends_with("-ut")), "{created:?}");
+    let posts = fake.requests();
+    let dml = posts
+        .iter()
+        .find(|r| {
+            r.method == "POST"
+                && r.body
+                    .contains("dev-usw2-dml-int-inventory-stock-levels-ut")
+        })
+        .expect("the DML was posted");
+    assert!(
+        dml.body
+            .contains("INSERT INTO int_inventory_stock_levels_ut"),
+        "{}",
+        dml.body
+    );
+    assert!(
+        dml.body.contains("FROM int_inventory_movements_typed_ut"),
+        "{}",
+        dml.body
+    );
+    assert!(
+        dml.body.contains("sql.tables.scan.bounded.mode"),
+        "{}",
+        dml.body
+    );
+    // Nothing is left: every statement the run created was deleted.
+    let left: Vec<String> = fake
+        .names()
+        .into_iter()
+        .filter(|n| n.ends_with("-ut"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(
+            r#"<testsuite name="int_inventory_stock_levels" tests="1" failures="0" errors="0""#
+        ),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<testcase classname="int_inventory_stock_levels" name="on_hand_after_receipts_and_sales [int_inventory_stock_levels]""#), "{xml}");
+}
+
+#[test]
+fn a_wrong_expectation_fails_with_a_clear_diff() {
+    let p = project();
+    let file = p
+        .pipelines
+        .join(LEVELS)
+        .join("expected_int_inventory_stock_levels_1.csv");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("10,1,42,3", "10,1,41,3")).unwrap();
+    let fake = FakeConfluent::start();
+    fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
+    let junit = p.root.join("junit.xml");
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "table",
+            "run-unit-tests",
+            "int_inventory_stock_levels",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(out.contains("FAIL"), "{out}");
+    assert!(
+        out.contains("key {sku_id=10, warehouse_id=1}: expected {sku_id=10, warehouse_id=1, on_hand=41, movements=3, last_movement_at='2025-01-01T10:02:00'} (line 3), got {sku_id=10, warehouse_id=1, on_hand=42, movements=3, last_movement_at='2025-01-01T10:02:00.000'}"),
+        "{out}"
+    );
+    assert!(out.contains("0 passed, 1 failed, 0 error(s)"), "{out}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(
+            r#"<failure message="1 difference(s); expected 3 row(s), got 3" type="FAIL">"#
+        ),
+        "{xml}"
+    );
+    let left: Vec<String> = fake
+        .names()
+        .into_iter()
+        .filter(|n| n.ends_with("-ut"))
+        .collect();
+    assert!(left.is_empty(), "left behind after a failure: {left:?}");
+}
+
+/// Rewrites `rel` under the pipelines folder with `f` of its text.
+fn edit(p: &Project, rel: &str, f: impl Fn(&str) -> String) {
+    let path = p.pipelines.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, f(&text)).unwrap();
+}
+
+#[test]
+fn bad_input_is_named_with_file_and_line_before_anything_is_sent() {
+    let rev = "facts/sales/fct_store_revenue_1m/tests";
+    type Setup = Box<dyn Fn(&Project)>;
+    let cases: Vec<(&str, Setup, &str)> = vec![
+        (
+            "int_sales_paid_orders",
+            Box::new(|_| {}),
+            "pipelines/intermediates/sales/int_paid_orders/tests/test_definitions.yaml: no test definitions: run `flinkpipe table init-unit-tests TABLE` first",
+        ),
+        (
+            "int_inventory_stock_levels",
+            Box::new(|p| {
+                edit(p, &format!("{LEVELS}/test_definitions.yaml"), |t| {
+                    t.replace("  inputs:\n", "  inputs: [\n")
+                })
+            }),
+            "pipelines/intermediates/inventory/int_stock_levels/tests/test_definitions.yaml:8: not a test definition",
+        ),
+        (
+            "int_inventory_stock_levels",
+            Box::new(|p| {
+                edit(p, &format!("{LEVELS}/test_definitions.yaml"), |t| {
+                    t.replacen(
+                        "  - table_name: int_inventory_movements_typed\n    file_name",
+                        "  - table_name: src_inventory_products\n    file_name",
+                        1,
+                    )
+                })
+            }),
+            "pipelines/intermediates/inventory/int_stock_levels/tests/test_definitions.yaml:8: input for 'src_inventory_products', which int_inventory_stock_levels's SQL does not read",
+        ),
+        (
+            "sales_fct_store_revenue_1m",
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/insert_int_sales_order_lines_1.csv"),
+                    |t| t.replacen(",qty,", ",qtty,", 1),
+                )
+            }),
+            "pipelines/facts/sales/fct_store_revenue_1m/tests/insert_int_sales_order_lines_1.csv:1: column 'qtty' is not a column of int_sales_order_lines",
+        ),
+        (
+            "sales_fct_store_revenue_1m",
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/insert_int_sales_order_lines_1.csv"),
+                    |t| t.replacen("10.00,20.00", "10.00,twenty", 1),
+                )
+            }),
+            "pipelines/facts/sales/fct_store_revenue_1m/tests/insert_int_sales_order_lines_1.csv:2: column 'line_amount_eur' is DECIMAL(12, 2): 'twenty' is not a decimal number (12.50)",
+        ),
+        (
+            "sales_fct_store_revenue_1m",
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/validate_sales_fct_store_revenue_1m_1.sql"),
+                    |_| "SELECT COUNT(*) AS n\nFROM sales_fct_store_revenue_1m_ut;\n".into(),
+                )
+            }),
+            "pipelines/facts/sales/fct_store_revenue_1m/tests/validate_sales_fct_store_revenue_1m_1.sql:1: the validation query does not return PASS/FAIL",
+        ),
+        (
+            "sales_fct_store_revenue_1m",
+            Box::new(move |p| {
+                edit(
+                    p,
+                    &format!("{rev}/validate_sales_fct_store_revenue_1m_1.sql"),
+                    |_| {
+                        "SELECT CASE WHEN COUNT(*) = 3 THEN 'PASS' ELSE 'FAIL' END\nFROM sales_dim_stores;\n".into()
+                    },
+                )
+            }),
+            "pipelines/facts/sales/fct_store_revenue_1m/tests/validate_sales_fct_store_revenue_1m_1.sql:2: reads 'sales_dim_stores', which is not a table of this test",
+        ),
+        (
+            "int_inventory_stock_levels",
+            Box::new(|p| {
+                edit(
+                    p,
+                    "intermediates/inventory/int_x/sql-scripts/ddl.int_inventory_stock_levels_ut.sql",
+                    |_| {
+                        "CREATE TABLE int_inventory_stock_levels_ut (a INT) WITH ('connector' = 'datagen');\n".into()
+                    },
+                )
+            }),
+            "the test table int_inventory_stock_levels_ut would be the project's table of pipelines/intermediates/inventory/int_x : refused",
+        ),
+    ];
+    for (table, setup, want) in cases {
+        let p = project();
+        setup(&p);
+        let fake = FakeConfluent::start();
+        let o = run(&p, &fake, &["table", "run-unit-tests", table]);
+        let (out, err) = texts(&o);
+        assert_eq!(o.status.code(), Some(1), "{want}\n{out}\n{err}");
+        assert!(err.contains(want), "want: {want}\ngot: {err}");
+        assert_eq!(fake.request_count(), 0, "{want}: the target was contacted");
+    }
+}
+
+#[test]
+fn init_writes_a_runnable_suite_and_never_overwrites() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "init-unit-tests",
+            "int_sales_paid_orders",
+            "--create-csv",
+        ],
+    );
+    let (out, err) = texts(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["inputs"],
+        json!(["src_sales_orders", "src_sales_payments"])
+    );
+    let dir = "pipelines/intermediates/sales/int_paid_orders/tests";
+    let written: Vec<String> = v["written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    for f in [
+        "ddl_src_sales_orders.sql",
+        "ddl_src_sales_payments.sql",
+        "insert_src_sales_orders_1.sql",
+        "insert_src_sales_payments_2.csv",
+        "expected_int_sales_paid_orders_1.csv",
+        "validate_int_sales_paid_orders_2.sql",
+        "test_definitions.yaml",
+    ] {
+        assert!(
+            written.contains(&format!("{dir}/{f}")),
+            "{f} not in {written:?}"
+        );
+    }
+    let tests = p
+        .pipelines
+        .join("intermediates/sales/int_paid_orders/tests");
+    let ddl = std::fs::read_to_string(tests.join("ddl_src_sales_orders.sql")).unwrap();
+    assert!(
+        ddl.starts_with("-- Orders placed")
+            || ddl.contains("CREATE TABLE IF NOT EXISTS src_sales_orders_ut ("),
+        "{ddl}"
+    );
+    let ins = std::fs::read_to_string(tests.join("insert_src_sales_payments_1.sql")).unwrap();
+    assert!(
+        ins.starts_with("INSERT INTO src_sales_payments_ut ("),
+        "{ins}"
+    );
+    // Keys match across parents: order_id 1..3 in both inputs of the first test case.
+    let orders = std::fs::read_to_string(tests.join("insert_src_sales_orders_1.sql")).unwrap();
+    assert!(
+        orders.contains("\n  (1, ") && ins.contains("(1, 1, "),
+        "{orders}\n{ins}"
+    );
+    // Again: every file kept.
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "init-unit-tests",
+            "int_sales_paid_orders",
+            "--create-csv",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&texts(&o).0).unwrap();
+    assert_eq!(v["written"], json!([]));
+    assert_eq!(v["kept"].as_array().unwrap().len(), written.len());
+    assert_eq!(fake.request_count(), 0);
+}
+
+#[test]
+fn delete_removes_what_a_killed_run_left() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.seed(
+        "dev-usw2-dml-int-inventory-stock-levels-ut",
+        "INSERT INTO int_inventory_stock_levels_ut SELECT 1",
+        "RUNNING",
+    );
+    fake.seed(
+        "dev-usw2-val-2-int-inventory-stock-levels-ut",
+        "SELECT 'PASS'",
+        "RUNNING",
+    );
+    fake.seed(
+        "dev-usw2-dml-int-inventory-stock-levels",
+        "INSERT INTO int_inventory_stock_levels SELECT 1",
+        "RUNNING",
+    );
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "delete-unit-tests",
+            "int_inventory_stock_levels",
+        ],
+    );
+    let (out, err) = texts(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["statements"],
+        json!([
+            "dev-usw2-dml-int-inventory-stock-levels-ut",
+            "dev-usw2-val-2-int-inventory-stock-levels-ut"
+        ])
+    );
+    assert_eq!(
+        v["tables"],
+        json!([
+            "int_inventory_movements_typed_ut",
+            "int_inventory_stock_levels_ut"
+        ])
+    );
+    // The production statement is untouched.
+    assert_eq!(
+        fake.phase("dev-usw2-dml-int-inventory-stock-levels")
+            .as_deref(),
+        Some("RUNNING")
+    );
+    let drops: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.body)
+        .collect();
+    assert!(
+        drops
+            .iter()
+            .any(|b| b.contains("DROP TABLE IF EXISTS `int_inventory_stock_levels_ut`")),
+        "{drops:?}"
+    );
+    assert!(
+        !drops
+            .iter()
+            .any(|b| b.contains("DROP TABLE IF EXISTS `int_inventory_stock_levels`"))
+    );
+}
+
+/// shift_left's own test folders: what is refused before anything runs (and why), and what is
+/// accepted as is (then run on the target), as the README reports.
+#[test]
+fn shift_left_test_folders_report() {
+    let (tmp, pipelines) = crate::support::shift_left_fixture();
+    let cfg = tmp.path().join("config.yaml");
+    // A gateway on a closed port: accepted suites fail only when the target is contacted.
+    std::fs::write(
+        &cfg,
+        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n",
+    )
+    .unwrap();
+    let want: &[(&str, &str)] = &[
+        (
+            "p1_fct_order",
+            "dml.p1_fct_order.sql:8: p1_fct_order reads 'int_p1_table_2', which no foundation",
+        ),
+        (
+            "sl_c360_dim_groups",
+            "dml.c360_dim_groups.sql:11: sl_c360_dim_groups reads 'sl_c360_src_groups', which no foundation",
+        ),
+        (
+            "e",
+            "tests/insert_c_2.csv:1: column 'c_value' is not a column of c (its DDL has: default_key, c_ut_value, z_value, b_value)",
+        ),
+        (
+            "int_p3_user_role",
+            "tests/insert_src_p3_tenants_2.csv:1: column 'updated_at' of src_p3_tenants is NOT NULL and missing from the header",
+        ),
+        (
+            "src_p1_table_2",
+            "tests/test_definitions.yaml:10: not a test definition: test_suite[0].inputs[0]: unknown field `sql_file_name`",
+        ),
+        ("a", "connection failed"),
+        ("sl_c360_dim_users", "connection failed"),
+    ];
+    for (table, msg) in want {
+        let o = crate::support::command()
+            .args([
+                "--config",
+                cfg.to_str().unwrap(),
+                "table",
+                "run-unit-tests",
+                table,
+            ])
+            .arg(&pipelines)
+            .args(["--allow-unknown", "--timeout", "2"])
+            .output()
+            .unwrap();
+        let (out, err) = texts(&o);
+        assert_eq!(o.status.code(), Some(1), "{table}");
+        assert!(
+            out.contains(msg) || err.contains(msg),
+            "{table}: want {msg}\n{out}\n{err}"
+        );
+    }
+    let _ = Path::new(".");
+}
