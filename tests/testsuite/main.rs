@@ -36,6 +36,8 @@ mod deploy_decide;
 mod deploy_executor;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
 mod e2e_gateway;
+/// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
+mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 mod example_project;
 /// The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST

@@ -1,0 +1,140 @@
+//! The unit-test harness on a real Apache Flink (SQL Gateway + Kafka, `scripts/local-flink.sh up`): every
+//! fixtures suite passes (a regular join, a temporal join, a window aggregation, a dedup, a statement
+//! set, an aggregate with updates), a deliberately wrong expectation fails with a clear difference, and
+//! nothing a run created is left behind. Skips without the stack, like `e2e_gateway`.
+
+use crate::support::{our_fixture, stderr, stdout};
+use serde_json::Value;
+use std::process::Command;
+
+const GATEWAY: &str = "http://127.0.0.1:8083";
+const JOBMANAGER: &str = "http://127.0.0.1:8081";
+
+fn stack_available() -> bool {
+    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
+    let answers = |url: &str| {
+        Command::new("curl")
+            .args(["-fsS", "--max-time", "10", url])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let up = answers(&format!("{GATEWAY}/v1/info")) && answers(&format!("{JOBMANAGER}/overview"));
+    if !up {
+        assert!(
+            !required,
+            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}: run scripts/local-flink.sh up"
+        );
+        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
+    }
+    up
+}
+
+/// Jobs of this run still live on the cluster.
+fn live_jobs(prefix: &str) -> Vec<String> {
+    let out = Command::new("curl")
+        .args(["-fsS", &format!("{JOBMANAGER}/jobs/overview")])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|j| {
+            j["name"].as_str().is_some_and(|n| n.starts_with(prefix))
+                && matches!(
+                    j["state"].as_str(),
+                    Some("RUNNING" | "CREATED" | "RESTARTING")
+                )
+        })
+        .map(|j| j["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    let prefix = format!("e2eut{}", std::process::id() % 100_000);
+    let (tmp, pipelines) = our_fixture();
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let p = pipelines.to_str().unwrap();
+
+    // 1. Every suite of the fixtures, with one summary.
+    let junit = tmp.path().join("junit.xml");
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "run-unit-tests",
+        p,
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let text = v.to_string();
+    for table in [
+        "sales_fct_order_payments",
+        "int_sales_orders_enriched",
+        "sales_fct_store_revenue_1m",
+        "int_c360_customers_latest",
+        "int_sales_web_orders",
+        "int_sales_store_orders",
+        "int_inventory_stock_levels",
+    ] {
+        assert!(text.contains(table), "{table} not in the report: {v:#}");
+    }
+    assert!(
+        !text.contains("\"FAIL\"") && !text.contains("\"ERROR\""),
+        "{v:#}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuite") && !xml.contains("<failure"),
+        "{xml}"
+    );
+
+    // 2. A wrong expectation fails with the key, the expected row and the actual one.
+    let expected = pipelines.join(
+        "intermediates/inventory/int_stock_levels/tests/expected_int_inventory_stock_levels_1.csv",
+    );
+    let csv = std::fs::read_to_string(&expected).unwrap();
+    std::fs::write(&expected, csv.replace("10,1,42,3,", "10,1,41,3,")).unwrap();
+    let o = run(&["table", "run-unit-tests", "int_inventory_stock_levels", p]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL"), "{out}");
+    assert!(
+        out.contains("41") && out.contains("42"),
+        "the difference shows both values: {out}"
+    );
+    assert!(out.contains("0 passed, 1 failed"), "{out}");
+
+    // 3. Nothing a run created is left: no live job of this run, delete-unit-tests finds nothing.
+    assert_eq!(live_jobs(&prefix), Vec::<String>::new());
+    let o = run(&[
+        "table",
+        "delete-unit-tests",
+        "int_inventory_stock_levels",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
