@@ -556,3 +556,60 @@ fn shift_left_test_folders_report() {
     }
     let _ = Path::new(".");
 }
+
+/// `project run-unit-tests`: the suites of several tables, two at once, one summary; a failing suite
+/// makes the run exit 1 and the others still run to their end.
+#[test]
+fn project_run_unit_tests_runs_several_suites_with_one_summary() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    // The stock levels get their changelog; the web orders get none: the fake answers their output
+    // queries without a schema, which the comparison reports as an ERROR naming the expected file.
+    fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "run-unit-tests",
+            "--table-name",
+            "int_inventory_stock_levels",
+            "--table-name",
+            "int_sales_web_orders",
+            "--max-parallel",
+            "2",
+        ],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let results: std::collections::BTreeMap<String, String> = v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["table"].as_str().unwrap().to_string(),
+                s["cases"][0]["result"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        std::collections::BTreeMap::from([
+            ("int_inventory_stock_levels".to_string(), "PASS".to_string()),
+            ("int_sales_web_orders".to_string(), "ERROR".to_string()),
+        ]),
+        "{v:#}"
+    );
+    // Every statement of both suites is gone afterwards.
+    for name in fake.created() {
+        assert!(
+            fake.phase(&name).is_none_or(|p| p == "DELETING"),
+            "{name} left {:?}",
+            fake.phase(&name)
+        );
+    }
+}
