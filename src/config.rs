@@ -26,23 +26,56 @@ pub enum ConfigError {
     },
     #[error("invalid config file {path}: {message}")]
     Parse { path: PathBuf, message: String },
-    /// A setting the deploy needs is absent from both the file and the environment.
-    #[error(
-        "missing configuration: {key} in {file} (or environment variable {env}) is required to {purpose}"
-    )]
+    /// Settings the deploy needs are absent from both the file and the environment: all of them are
+    /// named at once, each with the variable that may supply it.
+    #[error("{}", missing_text(settings, secrets, file, purpose))]
     Missing {
-        /// Dotted key, e.g. `confluent_cloud.environment_id`.
-        key: &'static str,
-        /// The environment variable that may supply it instead.
-        env: &'static str,
+        /// Dotted keys with the environment variable that may supply each, e.g.
+        /// `(confluent_cloud.environment_id, SL_FLINK_ENV_ID)`.
+        settings: Vec<(&'static str, &'static str)>,
+        /// Environment variables of secrets that are not set (secrets are never read from the file).
+        secrets: Vec<String>,
         /// The config file (or `config.yaml` when none was found).
         file: String,
-        /// What needs it, e.g. `deploy to Confluent Cloud`.
+        /// What needs them, e.g. `use Confluent Cloud`.
         purpose: &'static str,
     },
     /// A secret is missing from the environment (secrets are never read from the file).
     #[error("{0}")]
     Secret(#[from] crate::deploy::secrets::MissingSecret),
+}
+
+/// `missing configuration: k in config.yaml (or environment variable V) is required to …` for one
+/// setting; every setting and secret listed when several are missing.
+fn missing_text(
+    settings: &[(&'static str, &'static str)],
+    secrets: &[String],
+    file: &str,
+    purpose: &str,
+) -> String {
+    match (settings, secrets) {
+        ([(key, env)], []) => format!(
+            "missing configuration: {key} in {file} (or environment variable {env}) is required to {purpose}"
+        ),
+        ([], [var]) => format!(
+            "environment variable {var} is not set (secrets are read from the environment only); it is required to {purpose}"
+        ),
+        _ => {
+            let mut parts: Vec<String> = settings
+                .iter()
+                .map(|(k, e)| format!("{k} (or environment variable {e})"))
+                .collect();
+            parts.extend(
+                secrets
+                    .iter()
+                    .map(|v| format!("environment variable {v} (a secret: environment only)")),
+            );
+            format!(
+                "missing configuration in {file}: {} are required to {purpose}",
+                parts.join(", ")
+            )
+        }
+    }
 }
 
 /// The effective configuration.
@@ -365,21 +398,26 @@ impl Config {
         if let Some(e) = env("SL_FLINK_SQL_ENDPOINT").or(self.flink.sql_endpoint.clone()) {
             return Ok(e.trim_end_matches('/').to_string());
         }
-        let provider = self.setting(
-            env,
-            self.confluent_cloud.cloud_provider.as_deref(),
-            "confluent_cloud.cloud_provider",
-            "SL_CLOUD_PROVIDER",
-            "derive the Flink endpoint",
-        )?;
-        let region = match env("SL_CLOUD_REGION").or(self.confluent_cloud.cloud_region.clone()) {
-            Some(r) => r,
-            None => {
-                return Err(self.missing(
-                    "confluent_cloud.cloud_region",
-                    "SL_CLOUD_REGION",
-                    "derive the Flink endpoint",
-                ));
+        let provider = env("SL_CLOUD_PROVIDER")
+            .or(self.confluent_cloud.cloud_provider.clone())
+            .filter(|s| !s.trim().is_empty());
+        let region = env("SL_CLOUD_REGION").or(self.confluent_cloud.cloud_region.clone());
+        let (provider, region) = match (provider, region) {
+            (Some(p), Some(r)) => (p, r),
+            (p, r) => {
+                let mut settings = Vec::new();
+                if p.is_none() {
+                    settings.push(("confluent_cloud.cloud_provider", "SL_CLOUD_PROVIDER"));
+                }
+                if r.is_none() {
+                    settings.push(("confluent_cloud.cloud_region", "SL_CLOUD_REGION"));
+                }
+                return Err(ConfigError::Missing {
+                    settings,
+                    secrets: Vec::new(),
+                    file: self.file_name(),
+                    purpose: "derive the Flink endpoint",
+                });
             }
         };
         Ok(format!(
@@ -448,21 +486,51 @@ impl Config {
     ) -> Result<crate::deploy::confluent::ConfluentSettings, ConfigError> {
         const PURPOSE: &str = "use Confluent Cloud";
         let cc = &self.confluent_cloud;
-        let environment_id = self.setting(
-            env,
+        // Every missing setting and secret is collected, so that one run names them all.
+        let mut missing: Vec<(&'static str, &'static str)> = Vec::new();
+        let mut get = |value: Option<&str>, key: &'static str, var: &'static str| {
+            let v = env(var)
+                .or(value.map(str::to_string))
+                .filter(|s| !s.trim().is_empty());
+            if v.is_none() {
+                missing.push((key, var));
+            }
+            v.unwrap_or_default()
+        };
+        let environment_id = get(
             cc.environment_id.as_deref(),
             "confluent_cloud.environment_id",
             "SL_FLINK_ENV_ID",
-            PURPOSE,
-        )?;
-        let organization_id = self.setting(
-            env,
+        );
+        let organization_id = get(
             cc.organization_id.as_deref(),
             "confluent_cloud.organization_id",
             "SL_CLOUD_ORGANIZATION_ID",
-            PURPOSE,
-        )?;
-        let endpoint = self.flink_endpoint(env)?;
+        );
+        let endpoint = match self.flink_endpoint(env) {
+            Ok(e) => e,
+            Err(ConfigError::Missing { settings, .. }) => {
+                missing.extend(settings);
+                String::new()
+            }
+            Err(e) => return Err(e),
+        };
+        let secrets: Vec<String> = [
+            crate::deploy::secrets::FLINK_API_KEY_VAR,
+            crate::deploy::secrets::FLINK_API_SECRET_VAR,
+        ]
+        .into_iter()
+        .filter(|v| env(v).is_none_or(|s| s.is_empty()))
+        .map(str::to_string)
+        .collect();
+        if !missing.is_empty() || !secrets.is_empty() {
+            return Err(ConfigError::Missing {
+                settings: missing,
+                secrets,
+                file: self.file_name(),
+                purpose: PURPOSE,
+            });
+        }
         let opt = |var: &str, v: &Option<String>| env(var).or(v.clone()).filter(|s| !s.is_empty());
         let credentials = crate::deploy::secrets::Credentials::from_env_with(
             crate::deploy::secrets::FLINK_API_KEY_VAR,
@@ -483,31 +551,12 @@ impl Config {
         })
     }
 
-    fn setting(
-        &self,
-        env: &dyn Fn(&str) -> Option<String>,
-        value: Option<&str>,
-        key: &'static str,
-        var: &'static str,
-        purpose: &'static str,
-    ) -> Result<String, ConfigError> {
-        env(var)
-            .or(value.map(str::to_string))
-            .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| self.missing(key, var, purpose))
-    }
-
-    fn missing(&self, key: &'static str, env: &'static str, purpose: &'static str) -> ConfigError {
-        ConfigError::Missing {
-            key,
-            env,
-            file: self
-                .source
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "config.yaml".into()),
-            purpose,
-        }
+    /// The configuration file for messages (`config.yaml` when none was found).
+    fn file_name(&self) -> String {
+        self.source
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "config.yaml".into())
     }
 
     /// The configuration with the environment's non-secret overrides applied (shift_left's variables and

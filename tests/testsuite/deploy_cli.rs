@@ -402,6 +402,33 @@ fn resume_after_a_complete_run_creates_nothing() {
 }
 
 #[test]
+fn every_missing_setting_and_secret_is_named_in_one_run() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    std::fs::write(p.root.join("config.yaml"), "kafka:\n  cluster_type: dev\n").unwrap();
+    let o = crate::support::command()
+        .args(["pipeline", "status"])
+        .arg(&p.pipelines)
+        .current_dir(&p.root)
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    for expected in [
+        "confluent_cloud.environment_id (or environment variable SL_FLINK_ENV_ID)",
+        "confluent_cloud.organization_id (or environment variable SL_CLOUD_ORGANIZATION_ID)",
+        "confluent_cloud.cloud_provider (or environment variable SL_CLOUD_PROVIDER)",
+        "confluent_cloud.cloud_region (or environment variable SL_CLOUD_REGION)",
+        "environment variable SL_FLINK_API_KEY",
+        "environment variable SL_FLINK_API_SECRET",
+        "are required to use Confluent Cloud",
+    ] {
+        assert!(err.contains(expected), "{expected}: {err}");
+    }
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
 fn configuration_errors_name_the_missing_key() {
     let p = project();
     let fake = FakeConfluent::start();
@@ -425,9 +452,16 @@ fn configuration_errors_name_the_missing_key() {
         err.contains("confluent_cloud.environment_id") && err.contains("SL_FLINK_ENV_ID"),
         "{err}"
     );
+    // Every missing key is named at once, not one per run.
+    assert!(
+        err.contains(
+            "confluent_cloud.organization_id (or environment variable SL_CLOUD_ORGANIZATION_ID)"
+        ),
+        "{err}"
+    );
     // The other target is named too.
     assert!(
-        err.contains("is required to use Confluent Cloud; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"),
+        err.contains("required to use Confluent Cloud; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"),
         "{err}"
     );
     assert!(fake.requests().is_empty());
