@@ -250,7 +250,7 @@ pub fn deploy_nodes(
                 action: n.action,
                 reason: n.reason.clone(),
                 parents,
-                stateless: n.upgrade_mode == "Stateless",
+                stateless: n.upgrade_mode == crate::plan::UpgradeMode::Stateless,
                 steps,
             })
         })

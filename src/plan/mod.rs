@@ -28,12 +28,12 @@ pub mod status;
 
 pub use decision::{Cause, Decision, Origin};
 pub use naming::StatementNaming;
+pub use status::Phase;
 pub use status::StatementStatus;
 
 use crate::graph::PipelineGraph;
 use crate::inventory::Table;
 use crate::lineage::Project;
-use crate::metadata::state_form;
 use crate::sql::{Statefulness, StatementKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -102,16 +102,48 @@ pub struct PlanNode {
     pub dml_statement_name: Option<String>,
     /// Whether the DDL statement runs (false for `--dml-only` restarts, DML-only nodes and skips).
     pub run_ddl: bool,
-    /// `Stateful` or `Stateless`.
-    pub upgrade_mode: &'static str,
+    /// How the table's statement may be restarted: `Stateful` or `Stateless` (shift_left's names).
+    pub upgrade_mode: UpgradeMode,
     /// Current phase of the DML (else DDL) statement, if known.
-    pub current_phase: Option<String>,
+    pub current_phase: Option<Phase>,
     pub product_name: String,
     #[serde(rename = "type")]
     pub table_type: String,
     pub path: String,
     pub parents: Vec<String>,
     pub children: Vec<String>,
+}
+
+/// shift_left's upgrade mode of a table (`pipeline_definition.json`'s `state_form`): whether its
+/// statement holds state, so that a restart loses it and its children must follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum UpgradeMode {
+    Stateful,
+    Stateless,
+}
+
+impl UpgradeMode {
+    /// The mode of a table's statefulness (a table with no query is stateless).
+    pub fn of(s: Statefulness) -> UpgradeMode {
+        match s {
+            Statefulness::Stateful => UpgradeMode::Stateful,
+            _ => UpgradeMode::Stateless,
+        }
+    }
+
+    /// `Stateful`, `Stateless`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpgradeMode::Stateful => "Stateful",
+            UpgradeMode::Stateless => "Stateless",
+        }
+    }
+}
+
+impl std::fmt::Display for UpgradeMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The plan: nodes in execution order (every parent before its children).
@@ -544,7 +576,7 @@ pub fn build_plan(
                 && !(options.dml_only && action == Action::Restart && dml.is_some());
             PlanNode {
                 wave: wave_of.get(&name).copied(),
-                current_phase: p.phase(t).map(str::to_string),
+                current_phase: p.phase(t).map(Phase::parse),
                 table_name: name.clone(),
                 action,
                 reason,
@@ -553,7 +585,7 @@ pub fn build_plan(
                 ddl_statement_name: ddl,
                 dml_statement_name: dml,
                 run_ddl,
-                upgrade_mode: state_form(t.statefulness),
+                upgrade_mode: UpgradeMode::of(t.statefulness),
                 product_name: t.product.clone(),
                 table_type: t.table_type.clone(),
                 path: t.folder.clone(),

@@ -102,6 +102,83 @@ impl StatementStatus {
     }
 }
 
+/// A statement phase (`confluent-cloud-flink-api.md` §4); unknown values are kept, never rejected.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Submitted, not started yet (waiting for resources, a carried-over reference, or a retryable server problem when `detail` is set).
+    Pending,
+    /// Running: success for INSERT, CTAS and statement sets on unbounded sources.
+    Running,
+    /// Finished: success for DDL and bounded statements.
+    Completed,
+    /// Running but unhealthy; not a failure by itself.
+    Degraded,
+    /// Failing: a failure in progress.
+    Failing,
+    /// Failed: `detail` says why.
+    Failed,
+    /// A stop was requested.
+    Stopping,
+    /// Stopped; INSERT, CTAS and statement sets can be resumed.
+    Stopped,
+    /// A delete was requested; a GET soon answers 404.
+    Deleting,
+    /// A phase this version does not know, as the server spelled it.
+    Unknown(String),
+}
+
+impl Phase {
+    /// Parses a wire value (case-insensitive).
+    pub fn parse(s: &str) -> Phase {
+        match s.to_ascii_uppercase().as_str() {
+            "PENDING" => Phase::Pending,
+            "RUNNING" => Phase::Running,
+            "COMPLETED" => Phase::Completed,
+            "DEGRADED" => Phase::Degraded,
+            "FAILING" => Phase::Failing,
+            "FAILED" => Phase::Failed,
+            "STOPPING" => Phase::Stopping,
+            "STOPPED" => Phase::Stopped,
+            "DELETING" => Phase::Deleting,
+            other => Phase::Unknown(other.to_string()),
+        }
+    }
+
+    /// The wire spelling (`RUNNING`).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Phase::Pending => "PENDING",
+            Phase::Running => "RUNNING",
+            Phase::Completed => "COMPLETED",
+            Phase::Degraded => "DEGRADED",
+            Phase::Failing => "FAILING",
+            Phase::Failed => "FAILED",
+            Phase::Stopping => "STOPPING",
+            Phase::Stopped => "STOPPED",
+            Phase::Deleting => "DELETING",
+            Phase::Unknown(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Phase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Phase {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Phase::parse(&String::deserialize(d)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
