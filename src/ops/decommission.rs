@@ -11,7 +11,7 @@ use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::deploy::Phase;
 use crate::plan::StatementNaming;
-use crate::versioning::record::{BlueGreenRecord, Decommission};
+use crate::versioning::record::{BlueGreenRecord, Decommission, StatementRole};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -139,7 +139,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         releases.push(release.created_at.clone());
         // Children first: the release lists parents first; DML before DDL within a table.
         for t in release.tables.iter().rev() {
-            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+            for (recorded, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                let blue = recorded.name;
                 if !seen.insert(blue.clone()) {
                     continue;
                 }
@@ -148,8 +149,14 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                 } else {
                     match live.get(&blue) {
                         None => Some("absent".to_string()),
-                        Some(s) if req.verb == StatementVerb::Stop && blue.contains("-ddl-") => {
-                            Some(format!("a DDL statement ({}): nothing to stop", s.phase))
+                        Some(s)
+                            if req.verb == StatementVerb::Stop
+                                && recorded.role == StatementRole::Declaration =>
+                        {
+                            Some(format!(
+                                "declares the table, runs no job ({}): nothing to stop",
+                                s.phase
+                            ))
                         }
                         Some(s)
                             if req.verb == StatementVerb::Stop
@@ -179,7 +186,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         }
     }
     if req.orphans {
-        // DML (jobs) before DDL: a reader stops before the table it reads is dropped from view.
+        // Orphans are names only: those built as DML names (jobs) go first, a reader before the
+        // table it reads; the order of the rest does not matter.
         let mut found = orphans(&project, &naming, &live);
         found.sort_by_key(|o| (!o.statement.contains("-dml-"), o.statement.clone()));
         for o in found {

@@ -7,7 +7,7 @@ use super::{Context, OpsError};
 use crate::deploy::StatementState;
 use crate::deploy::spec::{self, normalize_sql};
 use crate::plan::{Action, StatementNaming};
-use crate::versioning::record::{BlueGreenRecord, GreenTable};
+use crate::versioning::record::{BlueGreenRecord, GreenTable, RecordedStatement, StatementRole};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -154,9 +154,9 @@ pub fn blue_green_rows(
                 rows.push(BlueGreenRow {
                     blue_table_name: t.blue_table_name.clone(),
                     green_table_name: t.green_table_name.clone(),
-                    blue_phase: phase(&blue),
+                    blue_phase: phase(&blue.name),
                     green_phase: green.as_deref().and_then(phase),
-                    blue_statement: blue,
+                    blue_statement: blue.name,
                     green_statement: green,
                 });
             }
@@ -165,36 +165,44 @@ pub fn blue_green_rows(
     rows
 }
 
-/// The blue statements of a versioned table as named in the environment of `naming` (DML first), each
-/// with its green counterpart of the same kind. The release recorded them under its own prefix
-/// (`release_prefix`): the prefix is replaced, the rest of each name kept (a statement set's DML is
-/// named after the table that writes it); a name that was shortened with a hash is computed again.
+/// The blue statements of a versioned table as named in the environment of `naming` (its job
+/// first), each with its green counterpart of the same role. The release recorded them under its own
+/// prefix (`release_prefix`): the prefix is replaced and the rest of each name kept (a statement
+/// set's DML is named after the table that writes it); a name that was shortened with a hash is
+/// computed again from the table name.
 pub fn blue_green_statements(
     naming: &StatementNaming,
     release_prefix: &str,
     t: &GreenTable,
-) -> Vec<(String, Option<String>)> {
+) -> Vec<(RecordedStatement, Option<String>)> {
     use crate::plan::naming::{MAX_STATEMENT_NAME, fit_length};
-    let is_dml = |s: &str| s.contains("-dml-");
-    let here = |recorded: &str, dml: bool, table: &str| -> String {
-        match recorded.strip_prefix(release_prefix) {
-            Some(rest) if rest.starts_with('-') && recorded.len() < MAX_STATEMENT_NAME => {
+    let here = |recorded: &RecordedStatement, table: &str| -> String {
+        match recorded.name.strip_prefix(release_prefix) {
+            Some(rest) if rest.starts_with('-') && recorded.name.len() < MAX_STATEMENT_NAME => {
                 fit_length(format!("{}{rest}", naming.prefix))
             }
-            _ if dml => naming.dml(&t.product_name, table),
+            // The DDL of a CTAS or materialized table runs its job: recomputed as a DDL name.
+            _ if recorded.role == StatementRole::Job && !recorded.name.contains("-ddl-") => {
+                naming.dml(&t.product_name, table)
+            }
             _ => naming.ddl(&t.product_name, table),
         }
     };
     t.blue_statements
         .iter()
         .map(|b| {
-            let dml = is_dml(b);
             let green = t
                 .green_statements
                 .iter()
-                .find(|g| is_dml(g) == dml)
-                .map(|g| here(g, dml, &t.green_table_name));
-            (here(b, dml, &t.blue_table_name), green)
+                .find(|g| g.role == b.role)
+                .map(|g| here(g, &t.green_table_name));
+            (
+                RecordedStatement {
+                    name: here(b, &t.blue_table_name),
+                    role: b.role,
+                },
+                green,
+            )
         })
         .collect()
 }

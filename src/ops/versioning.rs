@@ -7,7 +7,9 @@ use crate::changes;
 use crate::config::Config;
 use crate::lineage::Project;
 use crate::plan::StatementNaming;
-use crate::versioning::record::{BlueGreenRecord, GreenTable, Release};
+use crate::versioning::record::{
+    BlueGreenRecord, GreenTable, RecordedStatement, Release, StatementRole,
+};
 use crate::versioning::{self, VersionRequest};
 use std::path::Path;
 
@@ -213,29 +215,48 @@ fn record_release(
         .iter()
         .filter_map(|g| {
             let t = project.inventory.tables.get(&g.table_name)?;
-            let green_statements = naming.table_statements(project, &t.name);
             // The blue table had the same files: its statements carry the blue names (a statement set
-            // that writes it is named after its writer's blue name).
+            // that writes it is named after its writer's blue name). A CTAS or materialized table's
+            // DDL runs its job.
             let owner = t.written_by.as_deref().unwrap_or(&t.name);
-            let owner_product = project
-                .inventory
-                .tables
-                .get(owner)
-                .map_or(t.product.as_str(), |o| o.product.as_str());
-            let mut blue_statements = Vec::new();
-            if t.written_by.is_some()
-                || project
-                    .inventory
-                    .tables
-                    .get(owner)
-                    .is_some_and(|o| o.dml_ref.is_some())
-            {
-                blue_statements.push(naming.dml(owner_product, &blue_of(owner)));
-            }
-            if t.ddl_ref.is_some() {
-                blue_statements.push(naming.ddl(&t.product, &g.blue_table_name));
-            }
-            let mut green_statements = green_statements;
+            let owner_table = project.inventory.tables.get(owner);
+            let owner_product = owner_table.map_or(t.product.as_str(), |o| o.product.as_str());
+            let dml = t.written_by.is_some() || owner_table.is_some_and(|o| o.dml_ref.is_some());
+            let ddl_runs_job = matches!(
+                t.ddl_kind,
+                Some(
+                    crate::sql::StatementKind::Ctas
+                        | crate::sql::StatementKind::CreateMaterializedTable
+                )
+            );
+            let ddl_role = if ddl_runs_job && !dml {
+                StatementRole::Job
+            } else {
+                StatementRole::Declaration
+            };
+            let statements = |blue: bool| -> Vec<RecordedStatement> {
+                let (table, writer) = if blue {
+                    (g.blue_table_name.clone(), blue_of(owner))
+                } else {
+                    (g.table_name.clone(), owner.to_string())
+                };
+                let mut v = Vec::new();
+                if dml {
+                    v.push(RecordedStatement {
+                        name: naming.dml(owner_product, &writer),
+                        role: StatementRole::Job,
+                    });
+                }
+                if t.ddl_ref.is_some() {
+                    v.push(RecordedStatement {
+                        name: naming.ddl(&t.product, &table),
+                        role: ddl_role,
+                    });
+                }
+                v
+            };
+            let blue_statements = statements(true);
+            let mut green_statements = statements(false);
             green_statements.reverse();
             Some(GreenTable {
                 blue_table_name: g.blue_table_name.clone(),

@@ -12,8 +12,10 @@
 //!       "statement_prefix": "dev-usw2",
 //!       "tables": [
 //!         {"blue_table_name": "int_x", "green_table_name": "int_x_v2", "product_name": "sales",
-//!          "blue_statements": ["dev-usw2-sales-dml-int-x", "dev-usw2-sales-ddl-int-x"],
-//!          "green_statements": ["dev-usw2-sales-ddl-int-x-v2", "dev-usw2-sales-dml-int-x-v2"],
+//!          "blue_statements": [{"name": "dev-usw2-sales-dml-int-x", "role": "job"},
+//!                              {"name": "dev-usw2-sales-ddl-int-x", "role": "declaration"}],
+//!          "green_statements": [{"name": "dev-usw2-sales-ddl-int-x-v2", "role": "declaration"},
+//!                               {"name": "dev-usw2-sales-dml-int-x-v2", "role": "job"}],
 //!          "reason": "logic change"}
 //!       ],
 //!       "decommissioned": [
@@ -73,12 +75,29 @@ pub struct GreenTable {
     pub green_table_name: String,
     /// The product of both (`None` as shift_left spells it when there is none).
     pub product_name: String,
-    /// The blue table's statements (DML first), as named at apply time.
-    pub blue_statements: Vec<String>,
-    /// The green table's statements (DDL first), as named at apply time.
-    pub green_statements: Vec<String>,
+    /// The blue table's statements (its job first), as named at apply time.
+    pub blue_statements: Vec<RecordedStatement>,
+    /// The green table's statements (its declaration first), as named at apply time.
+    pub green_statements: Vec<RecordedStatement>,
     /// Why the table was versioned (`logic change`, `descendant of int_x`).
     pub reason: String,
+}
+
+/// A statement of a versioned table and what it does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedStatement {
+    pub name: String,
+    pub role: StatementRole,
+}
+
+/// What a table's statement does: run a job (a DML, the statement set that writes the table, a CTAS,
+/// a materialized table) or only declare the table (a plain `CREATE TABLE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementRole {
+    Job,
+    Declaration,
 }
 
 /// A decommission of a release's blue statements in one environment.

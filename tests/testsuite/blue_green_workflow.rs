@@ -112,13 +112,16 @@ fn runbook_deploy_green_validate_decommission_blue() {
     assert_eq!(enriched["green_table_name"], "int_sales_orders_enriched_v2");
     assert_eq!(
         enriched["blue_statements"],
-        serde_json::json!([blue_dml, "dev-usw2-sales-ddl-int-sales-orders-enriched"])
+        serde_json::json!([
+            {"name": blue_dml, "role": "job"},
+            {"name": "dev-usw2-sales-ddl-int-sales-orders-enriched", "role": "declaration"}
+        ])
     );
     assert_eq!(
         enriched["green_statements"],
         serde_json::json!([
-            "dev-usw2-sales-ddl-int-sales-orders-enriched-v2",
-            "dev-usw2-sales-dml-int-sales-orders-enriched-v2"
+            {"name": "dev-usw2-sales-ddl-int-sales-orders-enriched-v2", "role": "declaration"},
+            {"name": "dev-usw2-sales-dml-int-sales-orders-enriched-v2", "role": "job"}
         ])
     );
     r.commit("version the impacted tables", T_CHANGE + 60);
@@ -166,7 +169,29 @@ fn runbook_deploy_green_validate_decommission_blue() {
     let text = ok(&run(&r, &fake, &["pipeline", "status"]));
     assert!(text.contains("Blue-green"), "{text}");
 
-    // 5. Decommission blue: a dry run changes nothing, then delete without asking.
+    // 5. Decommission blue. Stopping would stop every blue job, the materialized table's too (its
+    // DDL runs its job), and no table declaration.
+    let stop = json(&run(
+        &r,
+        &fake,
+        &["--output", "json", "pipeline", "decommission", "--dry-run"],
+    ));
+    let to_stop: BTreeSet<&str> = stop["plan"]["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["statement"].as_str().unwrap())
+        .collect();
+    assert!(to_stop.contains(blue_dml), "{stop:#}");
+    assert!(
+        to_stop.contains("dev-usw2-c360-ddl-c360-mv-customer-360"),
+        "{stop:#}"
+    );
+    assert!(
+        !to_stop.contains("dev-usw2-sales-ddl-int-sales-orders-enriched"),
+        "{stop:#}"
+    );
+    // A dry run changes nothing, then delete without asking.
     let dry = ok(&run(
         &r,
         &fake,
@@ -250,7 +275,7 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
         r#"{"format": 1, "releases": [{"created_at": "2026-01-01T00:00:00Z", "base_ref": null,
             "base_commit": null, "statement_prefix": "dev-usw2", "tables": [{
             "blue_table_name": "int_sales_order_lines", "green_table_name": "int_sales_order_lines",
-            "product_name": "sales", "blue_statements": ["dev-usw2-sales-dml-int-sales-order-lines"],
+            "product_name": "sales", "blue_statements": [{"name": "dev-usw2-sales-dml-int-sales-order-lines", "role": "job"}],
             "green_statements": [], "reason": "hand-edited"}]}]}"#,
     )
     .unwrap();
