@@ -37,6 +37,7 @@ pub use target::{
 };
 pub mod executor;
 pub mod journal;
+pub mod kafka;
 pub mod progress;
 pub mod spec;
 

@@ -92,7 +92,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     )?;
     let mut plan_req = req.plan.clone();
     if req.blue_green {
-        plan_req = green_scope(ctx, &cfg, &project, &plan_req)?;
+        plan_req = green_scope(ctx, &cfg, &project, &plan_req, req.dry_run)?;
     }
     // Every input is checked before any server is contacted: the scope (unknown tables, products,
     // folders, table lists), the SQL files of the plan, and the journal to resume from.
@@ -167,6 +167,7 @@ fn green_scope(
     cfg: &crate::config::Config,
     project: &Project,
     req: &PlanRequest,
+    dry_run: bool,
 ) -> Result<PlanRequest, OpsError> {
     use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord};
     if !req.scope.is_none() {
@@ -193,23 +194,62 @@ fn green_scope(
         }
         tables.push(t.green_table_name.clone());
     }
-    let topics: Vec<String> = tables
-        .iter()
-        .filter_map(|t| project.inventory.tables[t].kafka_topic.clone())
-        .collect();
-    if !topics.is_empty()
-        && super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway
-    {
-        ctx.console.note(&format!(
-            "note: the green tables write new Kafka topics, which Flink does not create: {}; create them before this deploy (local stack: scripts/local-flink.sh topics {})",
-            topics.join(", "),
-            req.pipelines.display()
-        ));
+    if super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway {
+        green_topics(ctx, project, &tables, dry_run);
     }
     Ok(PlanRequest {
         scope: super::scope::ScopeRequest::Green(tables),
         ..req.clone()
     })
+}
+
+/// The Kafka topics of the green tables (tables with a `kafka` or `upsert-kafka` connector and a
+/// `'topic'`): Flink does not create topics, and a green child reads its green parent's new topic, so
+/// they are created first — on the broker each table's `'properties.bootstrap.servers'` names — unless
+/// they exist. A dry run only lists them. A broker that cannot be reached is a warning naming the
+/// topics to create by hand (`scripts/local-flink.sh topics DIR` on the local stack).
+fn green_topics(ctx: &Context, project: &Project, tables: &[String], dry_run: bool) {
+    let mut by_broker: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for t in tables {
+        let table = &project.inventory.tables[t];
+        let opt = |k: &str| {
+            table
+                .with_options
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        if !matches!(table.connector(), Some("kafka" | "upsert-kafka")) {
+            continue;
+        }
+        if let (Some(topic), Some(broker)) = (opt("topic"), opt("properties.bootstrap.servers")) {
+            by_broker.entry(broker).or_default().push(topic);
+        }
+    }
+    for (broker, topics) in by_broker {
+        if dry_run {
+            ctx.console.note(&format!(
+                "note: the green tables' topics would be created on {broker} if missing: {}",
+                topics.join(", ")
+            ));
+            continue;
+        }
+        let admin = crate::deploy::kafka::KafkaAdmin::new(&broker);
+        let created = target::runtime()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| rt.block_on(admin.ensure(&topics)));
+        match created {
+            Ok(created) if !created.is_empty() => ctx.console.note(&format!(
+                "created the green tables' Kafka topics on {broker}: {}",
+                created.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => ctx.console.warn(&format!(
+                "warning[topics]: the green tables write new Kafka topics, which Flink does not create: {}; creating them on {broker} failed ({e}): create them before this deploy (local stack: scripts/local-flink.sh topics DIR)",
+                topics.join(", ")
+            )),
+        }
+    }
 }
 
 /// What an earlier run of the same scope achieved, from its journal.

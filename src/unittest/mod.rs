@@ -22,7 +22,6 @@ pub mod data;
 pub mod definitions;
 pub mod generate;
 pub mod junit;
-pub mod kafka;
 pub mod naming;
 pub mod prepare;
 pub mod rewrite;

@@ -40,7 +40,7 @@ pub trait Topics: Send + Sync {
 }
 
 #[async_trait::async_trait]
-impl Topics for super::kafka::KafkaAdmin {
+impl Topics for crate::deploy::kafka::KafkaAdmin {
     async fn reset(&self, topics: &[String]) -> Result<(), String> {
         self.recreate(topics).await
     }

@@ -1,6 +1,7 @@
-//! The topics of the test tables on a Kafka broker (the local stack's, or any a gateway's cluster
-//! reads), managed over the Kafka protocol with the `kafka-protocol` crate: Flink does not create
-//! topics, a Kafka source on a missing topic fails at start, and a test must start from empty topics.
+//! Kafka topics on a broker (the local stack's, or any a gateway's cluster reads), managed over the
+//! Kafka protocol with the `kafka-protocol` crate: Flink does not create topics, and a Kafka source on
+//! a missing topic fails at start. Used by the unit tests (empty test topics) and by
+//! `deploy --blue-green` on the SQL Gateway (the green tables' new topics).
 //!
 //! Before a test case its topics are deleted and created again (1 partition, replication factor 1 —
 //! the broker's minimum; a test table needs no more); after the run they are deleted. Requests:
@@ -209,6 +210,55 @@ impl KafkaAdmin {
             todo = again;
         }
         Ok(())
+    }
+
+    /// Creates the `topics` that do not exist yet (1 partition, replication factor 1); existing ones
+    /// are kept as they are. Returns the topics created.
+    ///
+    /// Errors: the broker cannot be reached or refuses.
+    pub async fn ensure(&self, topics: &[String]) -> Result<Vec<String>, String> {
+        let mut conn = self.connect().await?;
+        let req = CreateTopicsRequest::default()
+            .with_topics(
+                topics
+                    .iter()
+                    .map(|t| {
+                        CreatableTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(t.clone())))
+                            .with_num_partitions(1)
+                            .with_replication_factor(1)
+                    })
+                    .collect(),
+            )
+            .with_timeout_ms(self.timeout.as_millis() as i32);
+        let resp: CreateTopicsResponse = self
+            .call(
+                &mut conn,
+                ApiKey::CreateTopics,
+                CREATE_VERSION,
+                &req,
+                CreateTopicsRequest::header_version(CREATE_VERSION),
+                CreateTopicsResponse::header_version(CREATE_VERSION),
+            )
+            .await?;
+        let mut created = Vec::new();
+        for r in resp.topics {
+            let name = r.name.0.as_str().to_string();
+            match r.error_code {
+                NONE => created.push(name),
+                TOPIC_ALREADY_EXISTS => {}
+                code => {
+                    return Err(format!(
+                        "creating topic {name}: Kafka error {code}{}",
+                        r.error_message
+                            .as_ref()
+                            .map(|m| format!(": {}", m.as_str()))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        Ok(created)
     }
 
     /// Deletes then creates `topics`: empty topics of those names.
