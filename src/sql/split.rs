@@ -11,7 +11,7 @@ use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
-use super::model::SqlWarning;
+use super::model::{SqlWarning, WarningKind};
 
 /// One top-level statement of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,11 +42,20 @@ pub struct SplitFile {
 }
 
 /// Maps line/column locations (1-based, columns in characters) to byte offsets.
+///
+/// Cost: one pass over the text to build; each lookup is O(1) on an ASCII line and O(1) plus at most
+/// [`CHECKPOINT_CHARS`] characters on any other line (minified SQL puts a whole file on one line, so a
+/// lookup that walked the line from its start made analysis quadratic).
 #[derive(Debug, Clone)]
 pub struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// For each line that is not pure ASCII: the byte offset of every [`CHECKPOINT_CHARS`]-th character.
+    checkpoints: std::collections::HashMap<usize, Vec<usize>>,
 }
+
+/// Characters between two checkpoints of a non-ASCII line of a [`LineIndex`].
+const CHECKPOINT_CHARS: usize = 64;
 
 impl<'a> LineIndex<'a> {
     /// Indexes the line starts of `text`.
@@ -58,7 +67,26 @@ impl<'a> LineIndex<'a> {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i + 1),
         );
-        LineIndex { text, starts }
+        let mut checkpoints = std::collections::HashMap::new();
+        if !text.is_ascii() {
+            for (n, &start) in starts.iter().enumerate() {
+                let end = starts.get(n + 1).copied().unwrap_or(text.len());
+                let line = &text[start..end];
+                if !line.is_ascii() {
+                    let marks = line
+                        .char_indices()
+                        .step_by(CHECKPOINT_CHARS)
+                        .map(|(i, _)| start + i)
+                        .collect();
+                    checkpoints.insert(n, marks);
+                }
+            }
+        }
+        LineIndex {
+            text,
+            starts,
+            checkpoints,
+        }
     }
 
     /// Byte offset of a location; clamps to the text.
@@ -67,11 +95,20 @@ impl<'a> LineIndex<'a> {
         let Some(&start) = self.starts.get(line - 1) else {
             return self.text.len();
         };
-        let rest = &self.text[start..];
+        let end = self.starts.get(line).copied().unwrap_or(self.text.len());
         let col = (loc.column as usize).max(1) - 1;
-        match rest.char_indices().nth(col) {
-            Some((i, _)) => start + i,
+        let walk = |from: usize, chars: usize| match self.text[from..].char_indices().nth(chars) {
+            Some((i, _)) => from + i,
             None => self.text.len(),
+        };
+        match self.checkpoints.get(&(line - 1)) {
+            // An ASCII line: characters are bytes (up to and including its newline).
+            None if start + col <= end => start + col,
+            Some(marks) if col / CHECKPOINT_CHARS < marks.len() => {
+                walk(marks[col / CHECKPOINT_CHARS], col % CHECKPOINT_CHARS)
+            }
+            // A column past the line's end (not produced by the tokenizer): walk on, as characters.
+            _ => walk(start, col),
         }
     }
 
@@ -109,6 +146,7 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
                 line: e.location.line as usize,
                 column: e.location.column as usize,
                 message: format!("tokenizer: {}", e.message),
+                kind: WarningKind::Tokenizer,
             });
             // Analyse what precedes the error.
             let mut cut = lines.offset(e.location).min(sql.len());
@@ -141,9 +179,22 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
                 }
             }
         }
-        out.tokens = significant(&mut raw);
-        if raw.capacity() > KEEP_RAW_TOKENS {
-            *raw = Vec::new();
+        if raw.len() > KEEP_RAW_TOKENS {
+            // A large file: compact in place rather than copy, so that the raw and the significant
+            // tokens are not both held (tokens are ~90 bytes, about one per two bytes of text).
+            let mut own = std::mem::take(&mut *raw);
+            own.retain(|t| !matches!(t.token, Token::Whitespace(_)));
+            out.tokens = if own.iter().any(|t| t.token == Token::ShiftRight) {
+                significant(&mut own)
+            } else {
+                own.shrink_to_fit();
+                own
+            };
+        } else {
+            out.tokens = significant(&mut raw);
+            if raw.capacity() > KEEP_RAW_TOKENS {
+                *raw = Vec::new();
+            }
         }
     });
     out.statements = units(&out.tokens, lines);

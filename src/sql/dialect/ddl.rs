@@ -3,9 +3,9 @@
 
 use sqlparser::ast::helpers::stmt_create_table::CreateTableBuilder;
 use sqlparser::ast::{
-    ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike, CreateTableLikeKind,
-    CreateTableOptions, CreateView, DataType, Expr, Ident, ObjectName, Query, Reset,
-    ResetStatement, Set, SqlOption, Statement, Use, Value, ViewColumnDef,
+    AlterView, AlterViewOperation, ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike,
+    CreateTableLikeKind, CreateTableOptions, CreateView, DataType, Expr, Ident, ObjectName, Query,
+    Reset, ResetStatement, Set, SqlOption, Statement, Use, Value, ViewColumnDef,
 };
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -252,6 +252,27 @@ pub(super) fn parse_create_view(
         copy_grants: false,
         to: None,
         params: None,
+    }))
+}
+
+/// `ALTER VIEW name AS query` / `ALTER MATERIALIZED TABLE name AS query`, after the header (at the name).
+/// Both become sqlparser's `AlterView` with the `As` operation (`materialized` set for the table).
+pub(super) fn parse_alter_as(
+    parser: &mut Parser,
+    materialized: bool,
+) -> Result<Statement, ParserError> {
+    let name = parser.parse_object_name(false)?;
+    parser.expect_keyword(Keyword::AS)?;
+    let query = parser.parse_query()?;
+    Ok(Statement::AlterView(AlterView {
+        materialized,
+        name,
+        if_exists: false,
+        operation: AlterViewOperation::As {
+            columns: vec![],
+            query,
+            with_options: vec![],
+        },
     }))
 }
 

@@ -34,7 +34,9 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
-use ddl::{CreateHeader, parse_create_table, parse_create_view, parse_set, parse_use};
+use ddl::{
+    CreateHeader, parse_alter_as, parse_create_table, parse_create_view, parse_set, parse_use,
+};
 use expr::{
     parse_cast, parse_flink_type, parse_json_function, parse_map_constructor, parse_table_argument,
     timestamp_has_local_tz,
@@ -204,11 +206,21 @@ impl Dialect for FlinkDialect {
                 return Some(parse_cast(parser));
             }
             // SQL/JSON functions take clauses sqlparser does not know (`RETURNING t DEFAULT x ON EMPTY`,
-            // `WITH CONDITIONAL ARRAY WRAPPER`, `ERROR ON ERROR`, `JSON_OBJECT(KEY 'k' VALUE v)`).
+            // `WITH CONDITIONAL ARRAY WRAPPER`, `ERROR ON ERROR`, `JSON_OBJECT(KEY 'k' VALUE v)`,
+            // `JSON_OBJECTAGG(KEY k VALUE v NULL ON NULL)`, `JSON_ARRAYAGG(x ORDER BY y ABSENT ON NULL)`;
+            // Flink SQL reference, System (Built-in) Functions › JSON Functions).
             if *next == Token::LParen
-                && ["JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_OBJECT"]
-                    .iter()
-                    .any(|f| w.value.eq_ignore_ascii_case(f))
+                && [
+                    "JSON_VALUE",
+                    "JSON_QUERY",
+                    "JSON_EXISTS",
+                    "JSON_OBJECT",
+                    "JSON_OBJECTAGG",
+                    "JSON_ARRAY",
+                    "JSON_ARRAYAGG",
+                ]
+                .iter()
+                .any(|f| w.value.eq_ignore_ascii_case(f))
             {
                 return Some(parse_json_function(parser));
             }
@@ -233,6 +245,32 @@ impl Dialect for FlinkDialect {
         }
         let span = first.span;
         Some(parse_table_argument(parser, prefix, span))
+    }
+
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        // `x [NOT] BETWEEN SYMMETRIC a AND b` / `ASYMMETRIC` (Flink SQL reference, System (Built-in)
+        // Functions › Comparison Functions). The bounds' order only matters at run time.
+        // Fast exit for the usual operators (this runs for every infix operator).
+        let first = word(parser.peek_token_ref()).map(|w| w.keyword);
+        if !matches!(first, Some(Keyword::NOT | Keyword::BETWEEN)) {
+            return None;
+        }
+        let negated = first == Some(Keyword::NOT);
+        let at = usize::from(negated);
+        if !(peek_is(parser, at, "BETWEEN")
+            && (peek_is(parser, at + 1, "SYMMETRIC") || peek_is(parser, at + 1, "ASYMMETRIC")))
+        {
+            return None;
+        }
+        for _ in 0..at + 2 {
+            parser.next_token();
+        }
+        Some(parser.parse_between(expr.clone(), negated))
     }
 
     fn parse_data_type(&self, parser: &mut Parser) -> Option<Result<DataType, ParserError>> {
@@ -323,6 +361,28 @@ impl Dialect for FlinkDialect {
                 }
                 None
             }
+            // `REPLACE TABLE t … AS query` (Flink 1.18+ RTAS; `CREATE OR REPLACE TABLE` is read above).
+            Keyword::REPLACE if peek_is(parser, 1, "TABLE") => {
+                parser.next_token();
+                parser.next_token();
+                let header = CreateHeader {
+                    or_replace: true,
+                    or_alter: false,
+                    temporary: false,
+                    materialized: false,
+                };
+                Some(parse_create_table(parser, header))
+            }
+            // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m AS query`: the only ALTER forms with a
+            // query (others are classified without parsing, see `opaque_statement_kind`).
+            Keyword::ALTER if alter_as_query_at(parser).is_some() => {
+                let skip = alter_as_query_at(parser).unwrap_or(0);
+                let materialized = peek_is(parser, 1, "MATERIALIZED");
+                for _ in 0..skip {
+                    parser.next_token();
+                }
+                Some(parse_alter_as(parser, materialized))
+            }
             Keyword::EXECUTE if peek_is(parser, 1, "INSERT") => {
                 // `EXECUTE INSERT …` is the INSERT itself, run as its own job.
                 parser.next_token();
@@ -333,6 +393,58 @@ impl Dialect for FlinkDialect {
             _ => None,
         }
     }
+}
+
+/// Tokens of the header of `ALTER VIEW name AS` / `ALTER MATERIALIZED TABLE name AS` up to the name
+/// (`ALTER VIEW`: 2, `ALTER MATERIALIZED TABLE`: 3), when the statement at the parser's cursor is one
+/// followed by a query.
+fn alter_as_query_at(parser: &Parser) -> Option<usize> {
+    let skip = if peek_is(parser, 1, "VIEW") {
+        2
+    } else if peek_is(parser, 1, "MATERIALIZED") && peek_is(parser, 2, "TABLE") {
+        3
+    } else {
+        return None;
+    };
+    // The name: words separated by periods.
+    let mut n = skip;
+    while word(parser.peek_nth_token_ref(n)).is_some() {
+        if parser.peek_nth_token_ref(n + 1).token == Token::Period {
+            n += 2;
+        } else {
+            n += 1;
+            break;
+        }
+    }
+    (peek_is(parser, n, "AS")
+        && (peek_is(parser, n + 1, "SELECT")
+            || peek_is(parser, n + 1, "WITH")
+            || parser.peek_nth_token_ref(n + 1).token == Token::LParen))
+        .then_some(skip)
+}
+
+/// Whether tokens hold `ALTER VIEW name AS query` or `ALTER MATERIALIZED TABLE name AS query`.
+fn alter_as_query(tokens: &[TokenWithSpan]) -> bool {
+    let is = |i: usize, k: &str| tokens.get(i).is_some_and(|t| is_word(t, k));
+    let mut n = if is(1, "VIEW") {
+        2
+    } else if is(1, "MATERIALIZED") && is(2, "TABLE") {
+        3
+    } else {
+        return false;
+    };
+    while tokens.get(n).and_then(word).is_some() {
+        if tokens.get(n + 1).is_some_and(|t| t.token == Token::Period) {
+            n += 2;
+        } else {
+            n += 1;
+            break;
+        }
+    }
+    is(n, "AS")
+        && (is(n + 1, "SELECT")
+            || is(n + 1, "WITH")
+            || tokens.get(n + 1).is_some_and(|t| t.token == Token::LParen))
 }
 
 /// Kinds of statements that read and write no relation (SPEC.md: ALTER, DROP, SET, USE, CREATE
@@ -373,6 +485,7 @@ pub fn opaque_statement_kind(tokens: &[TokenWithSpan]) -> Option<StatementKind> 
                 _ => None,
             }
         }
+        Keyword::ALTER if alter_as_query(tokens) => None,
         Keyword::ALTER => Some(StatementKind::Alter),
         Keyword::DROP => Some(StatementKind::Drop),
         Keyword::SHOW
