@@ -235,6 +235,14 @@ fn analyze_piece(
     if !piece.statement_set
         && let Some(kind) = dialect::opaque_statement_kind(&tokens)
     {
+        // Classified by its first keywords, without parsing: a statement that follows it without `;`
+        // would be swallowed unseen.
+        if resync {
+            let parts = resync::split_points(&tokens);
+            if parts.len() > 1 {
+                return analyze_parts(dialect, sql, lines, tokens, &parts, warnings);
+            }
+        }
         info.kind = kind;
         return (vec![info], warnings);
     }

@@ -81,23 +81,32 @@ pub(crate) fn split_points(tokens: &[TokenWithSpan]) -> Vec<usize> {
                 false
             }
             Keyword::WITH => {
-                // A CTE list (`WITH name [(cols)] AS (`), not `WITH (options)` of a DDL nor `WITH LOCAL
-                // TIME ZONE` of a type.
-                let cte = matches!(tokens.get(i + 1).map(|t| &t.token), Some(Token::Word(_)))
-                    && !matches!(
-                        keyword(tokens.get(i + 1)),
-                        Some(Keyword::LOCAL | Keyword::TIME)
-                    );
+                // A CTE list (`WITH name AS (`, `WITH name (cols) AS (`), not `WITH (options)` of a DDL,
+                // `WITH LOCAL TIME ZONE` of a type or `STOP JOB … WITH SAVEPOINT`.
+                let at = |k: usize| tokens.get(i + k).map(|t| &t.token);
+                let cte = matches!(at(1), Some(Token::Word(_)))
+                    && ((keyword(tokens.get(i + 2)) == Some(Keyword::AS)
+                        && at(3) == Some(&Token::LParen))
+                        || at(2) == Some(&Token::LParen));
                 cte && !(prev == Some(Keyword::AS) || takes_query)
             }
             Keyword::INSERT => {
-                !(matches!(
+                if matches!(
                     prev,
                     Some(Keyword::EXPLAIN | Keyword::EXECUTE | Keyword::FOR)
-                ) || takes_query && head == Some(Keyword::WITH))
+                ) {
+                    // `EXECUTE INSERT …`, `EXPLAIN INSERT …`, `COMPILE PLAN … FOR INSERT …`: the
+                    // statement is an INSERT from here on (its query follows).
+                    head = Some(Keyword::INSERT);
+                    query_started = false;
+                    false
+                } else {
+                    !(takes_query && head == Some(Keyword::WITH))
+                }
             }
-            Keyword::CREATE
-            | Keyword::BEGIN
+            // `SHOW CREATE TABLE t` shows; it creates nothing.
+            Keyword::CREATE => prev != Some(Keyword::SHOW),
+            Keyword::BEGIN
             | Keyword::USE
             | Keyword::SHOW
             | Keyword::DESCRIBE

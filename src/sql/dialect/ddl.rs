@@ -289,6 +289,30 @@ pub(super) fn parse_set(parser: &mut Parser) -> Result<Statement, ParserError> {
         let t = parser.next_token();
         match &t.token {
             Token::EOF | Token::SemiColon => break,
+            // A statement keyword ends the value: the next statement lost its `;` (the caller then
+            // reports it and reads the rest on its own).
+            Token::Word(w)
+                if w.quote_style.is_none()
+                    && matches!(
+                        w.keyword,
+                        Keyword::SELECT
+                            | Keyword::INSERT
+                            | Keyword::CREATE
+                            | Keyword::SET
+                            | Keyword::RESET
+                            | Keyword::USE
+                            | Keyword::DROP
+                            | Keyword::ALTER
+                            | Keyword::EXECUTE
+                            | Keyword::BEGIN
+                            | Keyword::WITH
+                            | Keyword::EXPLAIN
+                            | Keyword::SHOW
+                            | Keyword::REPLACE
+                    ) =>
+            {
+                break;
+            }
             Token::Eq if value.is_none() => value = Some(String::new()),
             tok => {
                 let s = match tok {

@@ -39,7 +39,7 @@ use ddl::{
 };
 use expr::{
     parse_cast, parse_flink_type, parse_json_function, parse_map_constructor, parse_table_argument,
-    timestamp_has_local_tz,
+    parse_trim_side_only, timestamp_has_local_tz,
 };
 
 use super::model::StatementKind;
@@ -200,6 +200,17 @@ impl Dialect for FlinkDialect {
             // Flink's map constructor `MAP[k1, v1, k2, v2]` (sqlparser knows DuckDB's `MAP {k: v}` only).
             if w.keyword == Keyword::MAP && *next == Token::LBracket {
                 return Some(parse_map_constructor(parser));
+            }
+            // `TRIM(BOTH | LEADING | TRAILING FROM s)`: the characters to trim are optional in Flink
+            // (default: spaces; Flink SQL reference, String Functions › TRIM); sqlparser requires them.
+            if w.keyword == Keyword::TRIM
+                && *next == Token::LParen
+                && ["BOTH", "LEADING", "TRAILING"]
+                    .iter()
+                    .any(|k| peek_is(parser, 2, k))
+                && peek_is(parser, 3, "FROM")
+            {
+                return Some(parse_trim_side_only(parser));
             }
             // Flink types may carry nullability inside CAST (`CAST(x AS INT NOT NULL)`).
             if matches!(w.keyword, Keyword::CAST | Keyword::TRY_CAST) && *next == Token::LParen {
