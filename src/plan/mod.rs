@@ -25,7 +25,6 @@ use crate::graph::PipelineGraph;
 use crate::inventory::Table;
 use crate::lineage::Project;
 use crate::metadata::state_form;
-use crate::sql::Statefulness;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -373,7 +372,7 @@ pub fn build_plan(
             .map(|(n, _)| n.clone())
             .collect();
         while let Some(parent) = queue.pop_front() {
-            let parent_stateful = p.table(&parent).statefulness == Statefulness::Stateful;
+            let parent_stateful = p.table(&parent).statefulness.may_hold_state();
             for child in p.graph.children(&parent) {
                 if p.decisions.contains_key(child) {
                     continue;
@@ -394,7 +393,7 @@ pub fn build_plan(
                         p.start_action(t),
                         format!("child of {parent}; {}", p.phase_text(t)),
                     )
-                } else if parent_stateful || t.statefulness == Statefulness::Stateful {
+                } else if parent_stateful || t.statefulness.may_hold_state() {
                     let who = if parent_stateful {
                         parent.as_str()
                     } else {
