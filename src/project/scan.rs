@@ -438,16 +438,19 @@ fn read_sql_cached(
         );
     }
     for w in &analysis.warnings {
-        diags.push(
-            Diagnostic::warning(
-                "sql-fallback",
-                format!(
-                    "{}; references were read by the token-level extractor",
-                    w.message
-                ),
-            )
-            .at(rel.clone(), Some(w.line), Some(w.column)),
-        );
+        let message = match w.kind {
+            sql::WarningKind::Fallback => format!(
+                "{}; references were read by the token-level extractor",
+                w.message
+            ),
+            _ => w.message.clone(),
+        };
+        let d = if w.kind.is_error() {
+            Diagnostic::error(w.kind.code(), message)
+        } else {
+            Diagnostic::warning(w.kind.code(), message)
+        };
+        diags.push(d.at(rel.clone(), Some(w.line), Some(w.column)));
     }
     (
         SqlFile {
