@@ -336,7 +336,7 @@ fn parse_failure(
             line: piece.line,
             column: piece.column,
             message: format!(
-                "statement of {} tokens exceeds the parser's limit of {} tokens; references were read by the token-level extractor",
+                "statement of {} tokens exceeds the parser's limit of {} tokens",
                 tokens.len(),
                 limits::MAX_PARSED_STATEMENT_TOKENS
             ),
@@ -348,7 +348,7 @@ fn parse_failure(
             line: piece.line,
             column: piece.column,
             message: format!(
-                "statement nested deeper than the parser's limit of {} levels; references were read by the token-level extractor",
+                "statement nested deeper than the parser's limit of {} levels",
                 limits::MAX_PARSER_NESTING
             ),
             kind: WarningKind::Fallback,
