@@ -428,7 +428,8 @@ fn read_sql_cached(
     let analysis = key
         .and_then(|k| cache.get(k))
         .unwrap_or_else(|| sql::analyze(&text));
-    if analysis.statements.is_empty() {
+    // A file over a limit has no statement either; its own error says why.
+    if analysis.statements.is_empty() && !analysis.warnings.iter().any(|w| w.kind.is_error()) {
         diags.push(
             Diagnostic::warning("empty-file", "file has no SQL statement").at(
                 rel.clone(),

@@ -268,30 +268,39 @@ impl Walker {
     }
 
     fn walk_set_expr(&mut self, s: &SetExpr) {
-        match s {
+        // The parser builds `a UNION ALL b UNION ALL …` as a left-deep tree, one level per operator:
+        // walk down its left spine in a loop (20,000 branches overflowed the stack as recursion), then
+        // the right sides in order, so sources keep their written order.
+        let mut rights = Vec::new();
+        let mut leaf = s;
+        while let SetExpr::SetOperation {
+            set_quantifier,
+            left,
+            right,
+            ..
+        } = leaf
+        {
+            if !matches!(
+                set_quantifier,
+                SetQuantifier::All | SetQuantifier::AllByName
+            ) {
+                self.reason(StateReason::Union);
+            }
+            rights.push(right.as_ref());
+            leaf = left;
+        }
+        match leaf {
             SetExpr::Select(sel) => self.walk_select(sel),
             SetExpr::Query(q) => self.walk_query(q),
-            SetExpr::SetOperation {
-                set_quantifier,
-                left,
-                right,
-                ..
-            } => {
-                if !matches!(
-                    set_quantifier,
-                    SetQuantifier::All | SetQuantifier::AllByName
-                ) {
-                    self.reason(StateReason::Union);
-                }
-                self.walk_set_expr(left);
-                self.walk_set_expr(right);
-            }
             SetExpr::Values(v) => self.visit(v),
             SetExpr::Table(t) => {
                 let parts: Vec<&Ident> = t.schema_name.iter().chain(t.table_name.iter()).collect();
                 self.source(ident_ref(&parts));
             }
             _ => {}
+        }
+        for right in rights.into_iter().rev() {
+            self.walk_set_expr(right);
         }
     }
 

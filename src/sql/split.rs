@@ -184,10 +184,10 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
             // tokens are not both held (tokens are ~90 bytes, about one per two bytes of text).
             let mut own = std::mem::take(&mut *raw);
             own.retain(|t| !matches!(t.token, Token::Whitespace(_)));
+            // Not shrunk: a reallocation would hold both copies at once, the peak this avoids.
             out.tokens = if own.iter().any(|t| t.token == Token::ShiftRight) {
                 significant(&mut own)
             } else {
-                own.shrink_to_fit();
                 own
             };
         } else {
