@@ -1531,3 +1531,15 @@ fn i09_limits_are_clear_errors() {
         a.warnings
     );
 }
+
+#[test]
+fn i05_reserved_words_are_never_sinks_either() {
+    // A notes line read by the fallback: `create table by pgadmin` names no table `by`.
+    let a = answer(
+        "# create table by pgadmin\nCREATE TABLE t (id INT);\nINSERT INTO `by` SELECT * FROM t;",
+        &["by", "t"],
+        &["t"],
+        Stateless,
+    );
+    assert!(warned(&a, WarningKind::Syntax, 1), "{:?}", a.warnings);
+}

@@ -344,8 +344,9 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             } else {
                 i + 2
             };
-            if let Some((r, _)) = s.name(j) {
-                f.sinks.push(r);
+            if let Some((r, after)) = s.name(j) {
+                let bare = after == j + 1 && s.word(j).is_some_and(|w| w.quote_style.is_none());
+                push_sink(&mut f, r, bare, false);
             }
         }
     }
@@ -365,8 +366,9 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             if s.kw(j, Keyword::IF) {
                 j += 3;
             }
-            if let Some((r, _)) = s.name(j) {
-                f.sinks.insert(0, r);
+            if let Some((r, after)) = s.name(j) {
+                let bare = after == j + 1 && s.word(j).is_some_and(|w| w.quote_style.is_none());
+                push_sink(&mut f, r, bare, true);
             }
         }
     }
@@ -385,6 +387,18 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         f.reasons.clear();
     }
     f
+}
+
+/// A sink name (`bare`: one unquoted word), unless it is a reserved word (`create table by pgadmin` in a
+/// notes line): then the name is missing and the clause is reported instead.
+fn push_sink(f: &mut Facts, r: TableRef, bare: bool, first: bool) {
+    if bare && is_reserved_word(r.name.table(), None) {
+        f.rejected.push(r);
+    } else if first {
+        f.sinks.insert(0, r);
+    } else {
+        f.sinks.push(r);
+    }
 }
 
 fn push_reason(f: &mut Facts, r: StateReason) {
