@@ -4,7 +4,8 @@
 //!
 //! Each run mutates for `FLINKPIPE_FUZZ_SECS` seconds (default 3; the figure of a long run is in
 //! BENCHMARKS.md) from the seed `FLINKPIPE_FUZZ_SEED` (default fixed, so a failure reproduces; the seed
-//! and the failing input are printed). Mutations work on sqlparser's tokens (whitespace and comments
+//! and the failing input are printed). With `FLINKPIPE_FUZZ_SAVE=FILE` each input is written to FILE
+//! before it is analysed, so one that kills the process (a stack overflow) can be found. Mutations work on sqlparser's tokens (whitespace and comments
 //! included): delete, duplicate, swap, replace or insert a token, drop a `;`, truncate, splice a range of
 //! another file, repeat a token hundreds of times, wrap in parentheses.
 //!
@@ -282,6 +283,7 @@ fn token_mutations_of_real_sql() {
     let secs = env_u64("FLINKPIPE_FUZZ_SECS", 3);
     let seed = env_u64("FLINKPIPE_FUZZ_SEED", 0x5EED_F11E_0014_0001);
     let mut rng = Rng(seed | 1);
+    let save = std::env::var_os("FLINKPIPE_FUZZ_SAVE");
     let deadline = Instant::now() + Duration::from_secs(secs);
     let (mut runs, mut bytes) = (0u64, 0u64);
     while Instant::now() < deadline {
@@ -291,6 +293,10 @@ fn token_mutations_of_real_sql() {
             mutate(&mut rng, &seeds, &mut tokens);
         }
         let text: String = tokens.concat();
+        if let Some(path) = &save {
+            // A crash that kills the process (a stack overflow) leaves its input here.
+            let _ = std::fs::write(path, &text);
+        }
         if let Err(e) = check(&text) {
             panic!("seed {seed:#x}, run {runs}: {e}\n--- input ---\n{text}\n---");
         }
@@ -348,7 +354,16 @@ fn pathological_shapes_answer_in_linear_time() {
 /// recursively would overflow a test thread's 2 MiB stack.
 #[test]
 fn a_deep_operator_chain_is_dropped_without_overflowing_the_stack() {
-    for sql in [or_chain(30_000), plus_chain(40_000), union_chain(12_000)] {
+    let between = format!(
+        "INSERT INTO t SELECT * FROM s WHERE {} BETWEEN SYMMETRIC 1 AND 2",
+        vec!["a"; 30_000].join(" + ")
+    );
+    for sql in [
+        or_chain(30_000),
+        plus_chain(40_000),
+        union_chain(12_000),
+        between,
+    ] {
         let a = sql::analyze(&sql);
         assert!(a.statements.iter().all(|s| !s.fallback), "{:?}", a.warnings);
         assert_eq!(a.sinks()[0].dotted(), "t");

@@ -543,6 +543,7 @@ fn statement_set_members(dialect: &FlinkDialect, tokens: &[TokenWithSpan]) -> Ve
 fn member_facts(dialect: &FlinkDialect, mut tokens: Vec<TokenWithSpan>) -> Facts {
     reorder_insert_partition(&mut tokens);
     drop_match_recognize_within(&mut tokens);
+    drop_between_symmetry(&mut tokens);
     let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens);
     let parsed = parser
         .parse_statement()
@@ -567,6 +568,7 @@ fn parse_unit(
 ) -> (Result<Vec<Statement>, ParserError>, Vec<TokenWithSpan>) {
     reorder_insert_partition(&mut tokens);
     drop_match_recognize_within(&mut tokens);
+    drop_between_symmetry(&mut tokens);
     let mut parser = Parser::new(dialect).with_tokens_with_locations(tokens);
     let result = parse_tokens(&mut parser, statement_set);
     (result, parser.into_tokens())
@@ -677,6 +679,27 @@ fn drop_match_recognize_within(tokens: &mut Vec<TokenWithSpan>) {
         }
         i += 1;
     }
+}
+
+/// `x [NOT] BETWEEN SYMMETRIC a AND b` / `ASYMMETRIC` (Flink SQL reference, System (Built-in) Functions ›
+/// Comparison Functions): sqlparser knows neither word. Whether the bounds may come in either order names
+/// no relation and changes no state class, so the word is removed before parsing (a dialect hook would
+/// have to copy the left operand, which can be a long operator chain).
+fn drop_between_symmetry(tokens: &mut Vec<TokenWithSpan>) {
+    let is = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k);
+    let found = tokens.windows(2).any(|w| {
+        is(&w[0], Keyword::BETWEEN)
+            && (is(&w[1], Keyword::SYMMETRIC) || is(&w[1], Keyword::ASYMMETRIC))
+    });
+    if !found {
+        return;
+    }
+    let mut after_between = false;
+    tokens.retain(|t| {
+        let drop = after_between && (is(t, Keyword::SYMMETRIC) || is(t, Keyword::ASYMMETRIC));
+        after_between = is(t, Keyword::BETWEEN);
+        !drop
+    });
 }
 
 fn expect_end(parser: &Parser) -> Result<(), ParserError> {

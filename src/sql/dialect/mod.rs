@@ -258,32 +258,6 @@ impl Dialect for FlinkDialect {
         Some(parse_table_argument(parser, prefix, span))
     }
 
-    fn parse_infix(
-        &self,
-        parser: &mut Parser,
-        expr: &Expr,
-        _precedence: u8,
-    ) -> Option<Result<Expr, ParserError>> {
-        // `x [NOT] BETWEEN SYMMETRIC a AND b` / `ASYMMETRIC` (Flink SQL reference, System (Built-in)
-        // Functions › Comparison Functions). The bounds' order only matters at run time.
-        // Fast exit for the usual operators (this runs for every infix operator).
-        let first = word(parser.peek_token_ref()).map(|w| w.keyword);
-        if !matches!(first, Some(Keyword::NOT | Keyword::BETWEEN)) {
-            return None;
-        }
-        let negated = first == Some(Keyword::NOT);
-        let at = usize::from(negated);
-        if !(peek_is(parser, at, "BETWEEN")
-            && (peek_is(parser, at + 1, "SYMMETRIC") || peek_is(parser, at + 1, "ASYMMETRIC")))
-        {
-            return None;
-        }
-        for _ in 0..at + 2 {
-            parser.next_token();
-        }
-        Some(parser.parse_between(expr.clone(), negated))
-    }
-
     fn parse_data_type(&self, parser: &mut Parser) -> Option<Result<DataType, ParserError>> {
         let tok = parser.peek_token_ref();
         let w = word(tok)?;
