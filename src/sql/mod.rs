@@ -411,9 +411,7 @@ fn analyze_parts(
             w.push(SqlWarning {
                 line: piece.line,
                 column: piece.column,
-                message: format!(
-                    "a statement starts here without a ';' ending the one before: read as two statements (Flink rejects the text as written)"
-                ),
+                message: "a statement starts here without a ';' ending the one before: read as two statements (Flink rejects the text as written)".to_string(),
                 kind: WarningKind::MissingSemicolon,
             });
         }
@@ -452,9 +450,9 @@ fn reorder_with_insert(tokens: &mut [TokenWithSpan]) -> Option<SqlWarning> {
         }
     }
     let insert = insert?;
-    if !tokens
+    if tokens
         .get(insert - 1)
-        .is_some_and(|t| t.token == Token::RParen)
+        .is_none_or(|t| t.token != Token::RParen)
     {
         return None;
     }
