@@ -430,3 +430,26 @@ fn nested_subqueries(n: usize) -> String {
         ")".repeat(n)
     )
 }
+
+/// Found by the fuzz: MATCH_RECOGNIZE's `PATTERN` grammar recurses in the parser without its nesting
+/// limit; a thousand parentheses there overflowed the stack.
+#[test]
+fn deep_parentheses_anywhere_are_read_by_the_fallback() {
+    for shape in [
+        "INSERT INTO t SELECT * FROM s MATCH_RECOGNIZE (ORDER BY ts MEASURES A.x AS x PATTERN ({o}A B{c}) DEFINE A AS A.x > 0)",
+        "INSERT INTO t SELECT {o}a{c} FROM s",
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO t SELECT * FROM s MATCH_RECOGNIZE (ORDER BY ts MEASURES A.x AS x PATTERN ({o}A{c}) DEFINE A AS TRUE); END",
+    ] {
+        let sql = shape
+            .replace("{o}", &"(".repeat(5_000))
+            .replace("{c}", &")".repeat(5_000));
+        let a = sql::analyze(&sql);
+        assert_eq!(a.sinks()[0].dotted(), "t");
+        assert_eq!(a.sources()[0].dotted(), "s");
+        assert!(
+            a.warnings[0].message.contains("50 levels"),
+            "{:?}",
+            a.warnings
+        );
+    }
+}

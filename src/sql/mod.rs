@@ -249,17 +249,16 @@ fn analyze_piece(
     if piece.statement_set {
         info.members = statement_set_members(dialect, &tokens);
     }
-    let too_long = tokens.len() > limits::MAX_PARSED_STATEMENT_TOKENS;
+    let skip_parse = beyond_parser_limits(&tokens);
     if !piece.statement_set
         && let Some(w) = reorder_with_insert(&mut tokens)
     {
         warnings.push(w);
     }
     let mut facts = Facts::default();
-    let (parsed, tokens) = if too_long {
-        (Err(ParserError::ParserError(String::new())), tokens)
-    } else {
-        parse_unit(dialect, piece.statement_set, tokens)
+    let (parsed, tokens) = match skip_parse {
+        Some(limit) => (Err(limit), tokens),
+        None => parse_unit(dialect, piece.statement_set, tokens),
     };
     match parsed {
         Ok(statements) => {
@@ -278,7 +277,7 @@ fn analyze_piece(
                     return analyze_parts(dialect, sql, lines, tokens, &parts, warnings);
                 }
             }
-            warnings.push(parse_failure(dialect, piece, &tokens, e, too_long));
+            warnings.push(parse_failure(dialect, piece, &tokens, e));
             facts = fallback::extract(&tokens);
             info.fallback = true;
         }
@@ -323,15 +322,41 @@ fn analyze_piece(
     (vec![info], warnings)
 }
 
-/// The warning for a statement the parser rejected (or that is too long to parse).
+/// Marker error of a statement over [`limits::MAX_PARSED_STATEMENT_TOKENS`] (not given to the parser).
+const TOO_LONG: &str = "too long";
+
+/// Whether a statement's tokens exceed what is given to the parser: too many tokens (the AST's memory),
+/// or parentheses nested deeper than [`limits::MAX_PARSER_NESTING`] (the parser would stop there
+/// anyway, but some of its grammar, such as MATCH_RECOGNIZE's `PATTERN`, recurses without its own limit
+/// and overflowed the stack). Returns the error to report instead of parsing. Cost: one pass.
+fn beyond_parser_limits(tokens: &[TokenWithSpan]) -> Option<ParserError> {
+    if tokens.len() > limits::MAX_PARSED_STATEMENT_TOKENS {
+        return Some(ParserError::TokenizerError(TOO_LONG.to_string()));
+    }
+    let mut depth = 0usize;
+    for t in tokens {
+        match t.token {
+            Token::LParen => {
+                depth += 1;
+                if depth > limits::MAX_PARSER_NESTING {
+                    return Some(ParserError::RecursionLimitExceeded);
+                }
+            }
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The warning for a statement the parser rejected (or that is beyond its limits).
 fn parse_failure(
     dialect: &FlinkDialect,
     piece: &Piece,
     tokens: &[TokenWithSpan],
     e: ParserError,
-    too_long: bool,
 ) -> SqlWarning {
-    if too_long {
+    if matches!(&e, ParserError::TokenizerError(m) if m == TOO_LONG) {
         return SqlWarning {
             line: piece.line,
             column: piece.column,
@@ -539,6 +564,9 @@ fn statement_set_members(dialect: &FlinkDialect, tokens: &[TokenWithSpan]) -> Ve
 
 /// The facts of one member statement of a set: parsed, or by the token-level fallback.
 fn member_facts(dialect: &FlinkDialect, mut tokens: Vec<TokenWithSpan>) -> Facts {
+    if beyond_parser_limits(&tokens).is_some() {
+        return fallback::extract(&tokens);
+    }
     reorder_insert_partition(&mut tokens);
     drop_match_recognize_within(&mut tokens);
     drop_between_symmetry(&mut tokens);

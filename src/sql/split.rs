@@ -33,8 +33,9 @@ pub struct StatementUnit {
 pub struct SplitFile {
     /// Significant tokens (no whitespace, comments or hints), with their spans in the file.
     pub tokens: Vec<TokenWithSpan>,
-    /// Statements in file order; they correspond one to one, in order, with
-    /// [`FileAnalysis::statements`](super::FileAnalysis::statements).
+    /// Statements in file order, as `;` separates them. Each gives one entry of
+    /// [`FileAnalysis::statements`](super::FileAnalysis::statements), or several when the parser rejects
+    /// it and it holds statements that lost their `;` (see `resync`).
     pub statements: Vec<StatementUnit>,
     /// Tokenizer errors (unterminated string, comment or quoted identifier). The text from the error to the
     /// end of the file is not analysed.
