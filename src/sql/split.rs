@@ -125,6 +125,9 @@ pub fn split(dialect: &dyn Dialect, sql: &str) -> SplitFile {
     split_indexed(dialect, sql, &LineIndex::new(sql))
 }
 
+/// Files larger than this (1 MiB) have their token buffer reserved for the worst case up front.
+const RESERVE_FROM_BYTES: usize = 1 << 20;
+
 /// Most tokens a thread keeps in its reusable tokenizer buffer between files (about 6 MB); a larger
 /// buffer, left by a huge file, is freed instead.
 const KEEP_RAW_TOKENS: usize = 1 << 16;
@@ -142,6 +145,11 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
     RAW_TOKENS.with(|cell| {
         let mut raw = cell.borrow_mut();
         raw.clear();
+        if sql.len() > RESERVE_FROM_BYTES {
+            // At most one token per byte: reserved up front, a large file's buffer is never copied into
+            // a doubled one (which held both at once); untouched reserved pages cost no memory.
+            raw.reserve(sql.len() + 1);
+        }
         if let Err(e) = Tokenizer::new(dialect, sql).tokenize_with_location_into_buf(&mut raw) {
             out.warnings.push(SqlWarning {
                 line: e.location.line as usize,
