@@ -11,11 +11,12 @@
 //! | [`MAX_PARSER_NESTING`] | 50 levels | the statement is read by the token-level fallback, with a warning naming the limit |
 //! | [`MAX_EXPRESSION_OPERATORS`] | 20,000 operators | the statement is read by the token-level fallback, with a warning naming the limit |
 //!
-//! Why these numbers: the tokenizer holds about one token of ~90 bytes per two bytes of text, and the AST
-//! of a statement a few hundred bytes per token, so 8 MiB of SQL peaks at a few hundred MB and a
-//! 200,000-token statement at about 100 MB of AST (BENCHMARKS.md, "Large and pathological SQL"). Real Flink
-//! SQL files are far below: the largest file of the shared corpus and of the public samples under
-//! `tests/data/` is under 100 KB. The nesting limit is sqlparser's own recursion limit; the operator limit
+//! Why these numbers: the tokenizer holds one token of ~80 bytes per one or two bytes of text, and the AST
+//! of a statement a few hundred bytes per token. Measured with `flinkpipe sql refs` (BENCHMARKS.md, "Large
+//! and pathological SQL"): the worst 8 MiB shape, a one-line `OR` chain, peaks at 0.76 GB; a minified file
+//! of 8 MiB at 0.51 GB; a 53 MB file, refused, at 0.48 GB (reading it). Real Flink SQL files are far
+//! below: the largest file of the shared corpus and of the public sample (`tests/data/real-sql`) is a
+//! 105 KB seed `INSERT … VALUES`. The nesting limit is sqlparser's own recursion limit; the operator limit
 //! bounds the depth of the left-deep expression trees that `a OR b OR …` chains produce, which Rust drops
 //! and walks recursively.
 //!
