@@ -8,19 +8,19 @@
 //! |---|---|---|
 //! | [`MAX_SQL_FILE_BYTES`] | 8 MiB | the file is not analysed: one [`WarningKind::Limit`] warning (an error for the project), no statement |
 //! | [`MAX_PARSED_STATEMENT_TOKENS`] | 200,000 tokens | the statement is read by the token-level fallback (linear, small memory), with a warning |
-//! | [`MAX_PARSER_NESTING`] | 50 levels | the statement is read by the token-level fallback, with a warning naming the limit |
-//! | [`MAX_EXPRESSION_OPERATORS`] | 20,000 operators | the statement is read by the token-level fallback, with a warning naming the limit |
+//! | [`MAX_PARSER_NESTING`] | 50 levels of parentheses | the statement is read by the token-level fallback, with a warning naming the limit |
 //!
 //! Why these numbers: the tokenizer holds one token of ~80 bytes per one or two bytes of text, and the AST
 //! of a statement a few hundred bytes per token. Measured with `flinkpipe sql refs` (BENCHMARKS.md, "Large
 //! and pathological SQL"): the worst 8 MiB shape, a one-line `OR` chain, peaks at 0.76 GB; a minified file
 //! of 8 MiB at 0.51 GB; a 53 MB file, refused, at 0.48 GB (reading it). Real Flink SQL files are far
 //! below: the largest file of the shared corpus and of the public sample (`tests/data/real-sql`) is a
-//! 105 KB seed `INSERT … VALUES`. The nesting limit is sqlparser's own recursion limit; the operator limit
-//! bounds the depth of the left-deep expression trees that `a OR b OR …` chains produce, which Rust drops
-//! and walks recursively.
+//! 105 KB seed `INSERT … VALUES`. The nesting limit is sqlparser's own recursion limit. Long operator
+//! chains (`a OR b OR …`, 20,000 `UNION ALL` branches) need no limit: the trees they make are walked and
+//! dropped without deep recursion (`deep`).
 //!
-//! The project scan uses [`check_file_size`] with the size on disk before reading a file.
+//! [`check_file_size`] is the check for a file's size on disk, before it is read (the project scan
+//! reads the file, and [`crate::sql::analyze`] refuses the text).
 //!
 //! [`WarningKind::Limit`]: super::WarningKind::Limit
 
@@ -34,12 +34,6 @@ pub const MAX_PARSED_STATEMENT_TOKENS: usize = 200_000;
 /// Deepest nesting of parentheses, subqueries and expressions the parser follows (sqlparser's default
 /// recursion limit). A deeper statement is read by the token-level fallback.
 pub const MAX_PARSER_NESTING: usize = 50;
-
-/// Most binary operators (`OR`, `AND`, `+`, `||`, comparisons, …) in one chain, at one level of
-/// parentheses, of a statement given to the parser. Each one is a level of the left-deep tree the parser
-/// builds, and dropping or walking that tree recurses once per level; a longer chain is read by the
-/// token-level fallback.
-pub const MAX_EXPRESSION_OPERATORS: usize = 20_000;
 
 /// A limit the input exceeds.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
