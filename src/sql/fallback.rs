@@ -7,7 +7,7 @@
 //! `FROM` inside `EXTRACT`/`TRIM`/`SUBSTRING`/`OVERLAY`/`POSITION`, `IS [NOT] DISTINCT FROM` and
 //! `METADATA FROM`. A reserved word (`GROUP`, `WHERE`, `ON`, …) in a relation position is never taken for a
 //! table (Flink requires reserved words used as names to be quoted): it is reported as a broken clause
-//! ([`Facts::rejected`]). State is estimated from keywords. Cost: linear in the tokens (parenthesis groups
+//! (`Facts::rejected`). State is estimated from keywords. Cost: linear in the tokens (parenthesis groups
 //! are matched once, up front).
 
 use sqlparser::keywords::Keyword;

@@ -45,7 +45,7 @@ pub struct SplitFile {
 /// Maps line/column locations (1-based, columns in characters) to byte offsets.
 ///
 /// Cost: one pass over the text to build; each lookup is O(1) on an ASCII line and O(1) plus at most
-/// [`CHECKPOINT_CHARS`] characters on any other line (minified SQL puts a whole file on one line, so a
+/// 64 characters on any other line (minified SQL puts a whole file on one line, so a
 /// lookup that walked the line from its start made analysis quadratic).
 #[derive(Debug, Clone)]
 pub struct LineIndex<'a> {
