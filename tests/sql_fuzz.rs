@@ -270,11 +270,16 @@ fn check(sql: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A number from the environment, decimal or `0x` hexadecimal.
 fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    let Ok(v) = std::env::var(name) else {
+        return default;
+    };
+    match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
+    }
+    .unwrap_or_else(|| panic!("{name}={v} is not a number"))
 }
 
 #[test]
