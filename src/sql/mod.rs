@@ -128,10 +128,10 @@ fn placeholders_restore(
     let mut restore = |r: &mut TableRef| {
         let Some(span) = r.span else { return };
         let range = lines.offset(to_location(span.start))..lines.offset(to_location(span.end));
-        if !covered
-            .iter()
-            .any(|c| c.start < range.end && range.start < c.end)
-        {
+        // `covered` is in file order and disjoint: the first range ending after the name's start is the
+        // only candidate (a binary search, so that many placeholders stay linear).
+        let k = covered.partition_point(|c| c.end <= range.start);
+        if !covered.get(k).is_some_and(|c| c.start < range.end) {
             return;
         }
         if let Some(text) = sql.get(range) {
@@ -159,14 +159,8 @@ fn placeholders_restore(
             }
         }
     }
-    let line_of = |offset: usize| -> (usize, usize) {
-        let before = &sql[..offset];
-        let line = before.matches('\n').count() + 1;
-        let start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-        (line, sql[start..offset].chars().count() + 1)
-    };
     for (text, first, uses) in placeholders::distinct(&masked.found) {
-        let (line, column) = line_of(first);
+        let (line, column) = lines.location(first);
         out.warnings.push(SqlWarning {
             line,
             column,

@@ -113,6 +113,28 @@ impl<'a> LineIndex<'a> {
         }
     }
 
+    /// The 1-based line and column (in characters) of a byte offset (clamped to the text); the inverse of
+    /// [`LineIndex::offset`]. Cost as for `offset`, plus a binary search for the line.
+    pub fn location(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let column = match self.checkpoints.get(&(line - 1)) {
+            None => offset - start,
+            Some(marks) => {
+                let k = marks.partition_point(|&m| m <= offset).max(1) - 1;
+                let mark = marks.get(k).copied().unwrap_or(start);
+                k * CHECKPOINT_CHARS
+                    + self
+                        .text
+                        .get(mark..offset)
+                        .map(|t| t.chars().count())
+                        .unwrap_or(0)
+            }
+        };
+        (line, column + 1)
+    }
+
     /// Byte range of a span.
     pub fn range(&self, span: Span) -> Range<usize> {
         let s = self.offset(span.start);
@@ -406,6 +428,19 @@ mod tests {
         assert_eq!(f.statements.len(), 2);
         assert_eq!(f.warnings.len(), 1);
         assert_eq!((f.warnings[0].line, f.warnings[0].column), (1, 18));
+    }
+
+    #[test]
+    fn locations_and_offsets_are_inverse() {
+        let long = format!("{}é{}", "a".repeat(200), "b".repeat(100));
+        for text in ["", "abc\ndéf\n\nxyz", long.as_str(), "é\r\nü"] {
+            let idx = LineIndex::new(text);
+            for (offset, _) in text.char_indices() {
+                let (line, column) = idx.location(offset);
+                let back = idx.offset(Location::new(line as u64, column as u64));
+                assert_eq!(back, offset, "{text:?} at {offset}");
+            }
+        }
     }
 
     #[test]
