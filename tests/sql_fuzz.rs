@@ -336,6 +336,7 @@ fn pathological_shapes_answer_in_linear_time() {
             3_000,
             &["${t0}"],
         ),
+        ("repeated MATCH_RECOGNIZE WITHIN", within, 3_000, &["s"]),
     ];
     for (name, make, n, sources) in shapes {
         let time = |n: usize| {
@@ -432,6 +433,13 @@ fn cte_chain(n: usize) -> String {
 fn union_chain(n: usize) -> String {
     let branches: Vec<String> = (0..n).map(|i| format!("SELECT {i} FROM s")).collect();
     format!("INSERT INTO t {};", branches.join(" UNION ALL "))
+}
+
+fn within(n: usize) -> String {
+    format!(
+        "INSERT INTO t SELECT * FROM s MATCH_RECOGNIZE (ORDER BY ts MEASURES A.x AS x PATTERN (A B) {} DEFINE A AS TRUE)",
+        ") WITHIN INTERVAL '1' HOUR".repeat(n)
+    )
 }
 
 fn placeholders(n: usize) -> String {

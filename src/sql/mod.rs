@@ -688,17 +688,35 @@ fn reorder_insert_partition(tokens: &mut [TokenWithSpan]) {
 /// its tokens are removed before parsing.
 fn drop_match_recognize_within(tokens: &mut Vec<TokenWithSpan>) {
     let is = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k);
-    let mut i = 1;
-    while i + 1 < tokens.len() {
-        if is(&tokens[i], Keyword::WITHIN)
-            && tokens[i - 1].token == Token::RParen
-            && is(&tokens[i + 1], Keyword::INTERVAL)
-            && let Some(define) = (i + 2..tokens.len()).find(|&j| is(&tokens[j], Keyword::DEFINE))
-        {
-            tokens.drain(i..define);
+    // One pass: each `) WITHIN INTERVAL` up to the next `DEFINE` is dropped (a forward search per
+    // occurrence was quadratic on text repeating the clause).
+    let mut any = false;
+    let mut next_define: Option<usize> = None;
+    let mut keep = vec![true; tokens.len()];
+    for i in (0..tokens.len()).rev() {
+        if is(&tokens[i], Keyword::DEFINE) {
+            next_define = Some(i);
         }
-        i += 1;
+        if i >= 1
+            && is(&tokens[i], Keyword::WITHIN)
+            && tokens[i - 1].token == Token::RParen
+            && tokens.get(i + 1).is_some_and(|t| is(t, Keyword::INTERVAL))
+            && let Some(define) = next_define
+        {
+            any = true;
+            for k in keep.iter_mut().take(define).skip(i) {
+                if !*k {
+                    break;
+                }
+                *k = false;
+            }
+        }
     }
+    if !any {
+        return;
+    }
+    let mut flags = keep.into_iter();
+    tokens.retain(|_| flags.next().unwrap_or(true));
 }
 
 /// `x [NOT] BETWEEN SYMMETRIC a AND b` / `ASYMMETRIC` (Flink SQL reference, System (Built-in) Functions ›
