@@ -131,7 +131,7 @@ fn placeholders_restore(
         // `covered` is in file order and disjoint: the first range ending after the name's start is the
         // only candidate (a binary search, so that many placeholders stay linear).
         let k = covered.partition_point(|c| c.end <= range.start);
-        if !covered.get(k).is_some_and(|c| c.start < range.end) {
+        if covered.get(k).is_none_or(|c| c.start >= range.end) {
             return;
         }
         if let Some(text) = sql.get(range) {
