@@ -1270,8 +1270,21 @@ fn i04_replace_table_and_alter_as_query() {
         &["s"],
         Stateful,
     );
-    // The other ALTER forms stay opaque.
+    // Confluent Cloud's form: columns, distribution, options and start mode before the query.
+    check(
+        "ALTER MATERIALIZED TABLE m (PRIMARY KEY (a) NOT ENFORCED) DISTRIBUTED BY (a) INTO 2 BUCKETS WITH ('k' = 'v') START_MODE = RESUME_OR_FROM_BEGINNING AS SELECT a, COUNT(*) FROM s GROUP BY a;",
+        &[],
+        &["s"],
+        Stateful,
+    );
+    // The other ALTER forms stay opaque, a watermark expression in parentheses included.
     check("ALTER MATERIALIZED TABLE m SUSPEND;", &[], &[], NoState);
+    check(
+        "ALTER MATERIALIZED TABLE m MODIFY WATERMARK FOR ts AS (ts - INTERVAL '1' SECOND);",
+        &[],
+        &[],
+        NoState,
+    );
     // Without `;`, each of the family starts a statement of its own.
     answer(
         "REPLACE TABLE r AS SELECT * FROM s\nREPLACE TABLE q AS SELECT * FROM r",

@@ -276,6 +276,33 @@ pub(super) fn parse_alter_as(
     }))
 }
 
+/// `ALTER MATERIALIZED TABLE name [(…)] [COMMENT …] [DISTRIBUTED …] [WITH (…)] [START_MODE = …] AS query`,
+/// after `TABLE`: read as the CREATE it resembles, kept as an `AlterView` (materialized) with the query.
+pub(super) fn parse_alter_materialized_as(parser: &mut Parser) -> Result<Statement, ParserError> {
+    let header = CreateHeader {
+        or_replace: false,
+        or_alter: false,
+        temporary: false,
+        materialized: true,
+    };
+    let Statement::CreateTable(ct) = parse_create_table(parser, header)? else {
+        return parser.expected("AS query", parser.peek_token());
+    };
+    let Some(query) = ct.query else {
+        return parser.expected("AS query", parser.peek_token());
+    };
+    Ok(Statement::AlterView(AlterView {
+        materialized: true,
+        name: ct.name,
+        if_exists: false,
+        operation: AlterViewOperation::As {
+            columns: vec![],
+            query,
+            with_options: vec![],
+        },
+    }))
+}
+
 /// `SET ['key' = 'value']` / `RESET ['key']` with quoted or unquoted (`sql.state-ttl`) keys.
 ///
 /// `SET` becomes `Set::SingleAssignment` (no values for a bare `SET`, which lists the properties), `RESET`

@@ -35,7 +35,8 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
 use ddl::{
-    CreateHeader, parse_alter_as, parse_create_table, parse_create_view, parse_set, parse_use,
+    CreateHeader, parse_alter_as, parse_alter_materialized_as, parse_create_table,
+    parse_create_view, parse_set, parse_use,
 };
 use expr::{
     parse_cast, parse_flink_type, parse_json_function, parse_map_constructor, parse_table_argument,
@@ -360,13 +361,18 @@ impl Dialect for FlinkDialect {
             }
             // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m AS query`: the only ALTER forms with a
             // query (others are classified without parsing, see `opaque_statement_kind`).
-            Keyword::ALTER if alter_as_query_at(parser).is_some() => {
-                let skip = alter_as_query_at(parser).unwrap_or(0);
-                let materialized = peek_is(parser, 1, "MATERIALIZED");
-                for _ in 0..skip {
+            // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m […] AS query`: the only ALTER forms with
+            // a query; `opaque_statement_kind` classifies the others without parsing.
+            Keyword::ALTER if peek_is(parser, 1, "VIEW") => {
+                parser.next_token();
+                parser.next_token();
+                Some(parse_alter_as(parser, false))
+            }
+            Keyword::ALTER if peek_is(parser, 1, "MATERIALIZED") && peek_is(parser, 2, "TABLE") => {
+                for _ in 0..3 {
                     parser.next_token();
                 }
-                Some(parse_alter_as(parser, materialized))
+                Some(parse_alter_materialized_as(parser))
             }
             Keyword::EXECUTE if peek_is(parser, 1, "INSERT") => {
                 // `EXECUTE INSERT …` is the INSERT itself, run as its own job.
@@ -380,56 +386,42 @@ impl Dialect for FlinkDialect {
     }
 }
 
-/// Tokens of the header of `ALTER VIEW name AS` / `ALTER MATERIALIZED TABLE name AS` up to the name
-/// (`ALTER VIEW`: 2, `ALTER MATERIALIZED TABLE`: 3), when the statement at the parser's cursor is one
-/// followed by a query.
-fn alter_as_query_at(parser: &Parser) -> Option<usize> {
-    let skip = if peek_is(parser, 1, "VIEW") {
-        2
-    } else if peek_is(parser, 1, "MATERIALIZED") && peek_is(parser, 2, "TABLE") {
-        3
-    } else {
-        return None;
-    };
-    // The name: words separated by periods.
-    let mut n = skip;
-    while word(parser.peek_nth_token_ref(n)).is_some() {
-        if parser.peek_nth_token_ref(n + 1).token == Token::Period {
-            n += 2;
-        } else {
-            n += 1;
-            break;
-        }
-    }
-    (peek_is(parser, n, "AS")
-        && (peek_is(parser, n + 1, "SELECT")
-            || peek_is(parser, n + 1, "WITH")
-            || parser.peek_nth_token_ref(n + 1).token == Token::LParen))
-        .then_some(skip)
-}
-
-/// Whether tokens hold `ALTER VIEW name AS query` or `ALTER MATERIALIZED TABLE name AS query`.
+/// Whether tokens hold `ALTER VIEW name AS query` or `ALTER MATERIALIZED TABLE name […] AS query` (Flink
+/// 2.0, FLINK-36994; Confluent Cloud also allows columns, `COMMENT`, `DISTRIBUTED BY`, `WITH` and
+/// `START_MODE` before `AS`): the ALTER forms that carry a query, parsed like a CREATE. One pass.
 fn alter_as_query(tokens: &[TokenWithSpan]) -> bool {
     let is = |i: usize, k: &str| tokens.get(i).is_some_and(|t| is_word(t, k));
-    let mut n = if is(1, "VIEW") {
-        2
-    } else if is(1, "MATERIALIZED") && is(2, "TABLE") {
-        3
-    } else {
-        return false;
+    let query_at = |i: usize| {
+        is(i, "SELECT")
+            || is(i, "WITH")
+            || (tokens.get(i).is_some_and(|t| t.token == Token::LParen)
+                && (is(i + 1, "SELECT") || is(i + 1, "WITH")))
     };
-    while tokens.get(n).and_then(word).is_some() {
-        if tokens.get(n + 1).is_some_and(|t| t.token == Token::Period) {
-            n += 2;
-        } else {
-            n += 1;
-            break;
+    if is(1, "VIEW") {
+        let mut n = 2;
+        while tokens.get(n).and_then(word).is_some() {
+            if tokens.get(n + 1).is_some_and(|t| t.token == Token::Period) {
+                n += 2;
+            } else {
+                n += 1;
+                break;
+            }
+        }
+        return is(n, "AS") && query_at(n + 1);
+    }
+    if !(is(1, "MATERIALIZED") && is(2, "TABLE")) {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, t) in tokens.iter().enumerate().skip(3) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ if depth == 0 && is_word(t, "AS") && query_at(i + 1) => return true,
+            _ => {}
         }
     }
-    is(n, "AS")
-        && (is(n + 1, "SELECT")
-            || is(n + 1, "WITH")
-            || tokens.get(n + 1).is_some_and(|t| t.token == Token::LParen))
+    false
 }
 
 /// Kinds of statements that read and write no relation (SPEC.md: ALTER, DROP, SET, USE, CREATE
