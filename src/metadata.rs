@@ -29,6 +29,11 @@ pub struct Complexity {
     pub complexity_type: &'static str,
     /// `Stateful` or `Stateless`.
     pub state_form: &'static str,
+    /// Present (`true`) when the table's statefulness rests on SQL the parser rejected and the token-level
+    /// fallback read: `state_form` is then `Stateful` unless a stateful operator was seen (unknown counts as
+    /// stateful). Not a shift_left field; omitted otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub state_from_fallback: bool,
 }
 
 /// One `pipeline_definition.json` (or an object embedded in one).
@@ -47,11 +52,13 @@ pub struct PipelineDefinition {
     pub children: Vec<PipelineDefinition>,
 }
 
-/// `Stateful` / `Stateless` as shift_left spells the upgrade mode (a table with no query is stateless).
+/// `Stateful` / `Stateless` as shift_left spells the upgrade mode (a table with no query is stateless; one
+/// whose statefulness is unknown may hold state, so it is `Stateful`).
 pub fn state_form(s: Statefulness) -> &'static str {
-    match s {
-        Statefulness::Stateful => "Stateful",
-        _ => "Stateless",
+    if s.may_hold_state() {
+        "Stateful"
+    } else {
+        "Stateless"
     }
 }
 
@@ -70,6 +77,7 @@ fn complexity(t: &Table) -> Complexity {
             _ => "Complex",
         },
         state_form: state_form(t.statefulness),
+        state_from_fallback: t.state_from_fallback,
     }
 }
 
@@ -138,6 +146,9 @@ pub struct GraphFileTable {
     pub dml_ref: Option<String>,
     pub external: bool,
     pub state_form: &'static str,
+    /// As [`Complexity::state_from_fallback`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub state_from_fallback: bool,
     pub state_reasons: Vec<crate::sql::StateReason>,
     pub parents: Vec<GraphFileParent>,
     pub children: Vec<String>,
@@ -168,6 +179,7 @@ pub fn graph_file(project: &Project) -> GraphFile {
             dml_ref: t.dml_ref.clone(),
             external: t.external,
             state_form: state_form(t.statefulness),
+            state_from_fallback: t.state_from_fallback,
             state_reasons: t.state_reasons.clone(),
             parents: g
                 .parent_edges(&t.name)

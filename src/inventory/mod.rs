@@ -93,8 +93,14 @@ pub struct Table {
     /// (given to those tables by [`Inventory::build`]). Internal: not serialised.
     #[serde(skip)]
     pub set_member_writes: Vec<SetMemberWrite>,
-    /// Project-level statefulness of the table's query (lookup joins on lookup connectors are stateless).
+    /// Project-level statefulness of the table's query (lookup joins on lookup connectors are stateless;
+    /// `Unknown` when a statement the parser rejected writes the table and the token-level fallback found
+    /// no stateful operator in it).
     pub statefulness: Statefulness,
+    /// Whether the statefulness rests on a statement read by the token-level fallback (a `sql-fallback`
+    /// warning names it): recorded in the metadata so that it is never mistaken for a parsed answer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub state_from_fallback: bool,
     pub state_reasons: Vec<StateReason>,
     pub joins: JoinCounts,
     pub primary_key: Vec<String>,
@@ -531,6 +537,7 @@ fn table_from_folder(
     let mut extra_sinks = BTreeSet::new();
     let mut joins = JoinCounts::default();
     let mut statefulness = Statefulness::None;
+    let mut state_from_fallback = false;
     let mut reasons = BTreeSet::new();
     let mut temporal = BTreeSet::new();
     let files = folder
@@ -652,8 +659,13 @@ fn table_from_folder(
             joins.inner += st.joins.inner;
             joins.outer += st.joins.outer;
             statefulness = statefulness.max(st.statefulness);
+            state_from_fallback |= st.fallback;
             reasons.extend(st.state_reasons.iter().copied());
         }
+    }
+    // The fallback's keyword-level estimate cannot vouch that a query it could not read keeps no state.
+    if state_from_fallback && statefulness != Statefulness::Stateful {
+        statefulness = Statefulness::Unknown;
     }
     // One entry per (name, kind), keeping the first location; Data wins over Like for the same name.
     reads.sort_by(|a, b| {
@@ -686,6 +698,7 @@ fn table_from_folder(
         written_by: None,
         set_member_writes,
         statefulness,
+        state_from_fallback,
         state_reasons: reasons.into_iter().collect(),
         joins,
         primary_key: ddl_stmt.map(|s| s.primary_key.clone()).unwrap_or_default(),
@@ -862,6 +875,7 @@ pub fn external_table(
         written_by: None,
         set_member_writes: Vec::new(),
         statefulness: Statefulness::None,
+        state_from_fallback: false,
         state_reasons: Vec::new(),
         joins: JoinCounts::default(),
         primary_key: Vec::new(),

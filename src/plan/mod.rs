@@ -124,10 +124,12 @@ pub enum UpgradeMode {
 
 impl UpgradeMode {
     /// The mode of a table's statefulness (a table with no query is stateless).
+    /// Unknown statefulness (SQL read by the token-level fallback) counts as stateful.
     pub fn of(s: Statefulness) -> UpgradeMode {
-        match s {
-            Statefulness::Stateful => UpgradeMode::Stateful,
-            _ => UpgradeMode::Stateless,
+        if s.may_hold_state() {
+            UpgradeMode::Stateful
+        } else {
+            UpgradeMode::Stateless
         }
     }
 
@@ -483,7 +485,7 @@ pub fn build_plan(
             .map(|(n, _)| n.clone())
             .collect();
         while let Some(parent) = queue.pop_front() {
-            let parent_stateful = p.table(&parent).statefulness == Statefulness::Stateful;
+            let parent_stateful = p.table(&parent).statefulness.may_hold_state();
             let origin = Origin::Descendant { of: parent.clone() };
             for child in p.graph.children(&parent) {
                 if p.decisions.contains_key(child) {
@@ -502,7 +504,7 @@ pub fn build_plan(
                     )
                 } else if !p.running(t) {
                     p.decision(t, p.start_action(t), origin.clone(), Cause::NotRunning)
-                } else if parent_stateful || t.statefulness == Statefulness::Stateful {
+                } else if parent_stateful || t.statefulness.may_hold_state() {
                     let stateful = if parent_stateful { &parent } else { child }.to_string();
                     p.decision(
                         t,

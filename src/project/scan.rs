@@ -428,7 +428,8 @@ fn read_sql_cached(
     let analysis = key
         .and_then(|k| cache.get(k))
         .unwrap_or_else(|| sql::analyze(&text));
-    if analysis.statements.is_empty() {
+    // A file over a limit has no statement either; its own error says why.
+    if analysis.statements.is_empty() && !analysis.warnings.iter().any(|w| w.kind.is_error()) {
         diags.push(
             Diagnostic::warning("empty-file", "file has no SQL statement").at(
                 rel.clone(),
@@ -438,16 +439,19 @@ fn read_sql_cached(
         );
     }
     for w in &analysis.warnings {
-        diags.push(
-            Diagnostic::warning(
-                "sql-fallback",
-                format!(
-                    "{}; references were read by the token-level extractor",
-                    w.message
-                ),
-            )
-            .at(rel.clone(), Some(w.line), Some(w.column)),
-        );
+        let message = match w.kind {
+            sql::WarningKind::Fallback => format!(
+                "{}; references were read by the token-level extractor",
+                w.message
+            ),
+            _ => w.message.clone(),
+        };
+        let d = if w.kind.is_error() {
+            Diagnostic::error(w.kind.code(), message)
+        } else {
+            Diagnostic::warning(w.kind.code(), message)
+        };
+        diags.push(d.at(rel.clone(), Some(w.line), Some(w.column)));
     }
     (
         SqlFile {

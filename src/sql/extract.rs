@@ -40,6 +40,75 @@ pub(crate) struct Facts {
     pub primary_key: Vec<String>,
     pub with_options: Vec<(String, String)>,
     pub session: Option<SessionChange>,
+    /// Reserved words found where a relation name belongs (`FROM ORDER`, `JOIN ON`): not relations (Flink
+    /// requires reserved words used as names to be quoted), reported as broken clauses.
+    pub rejected: Vec<TableRef>,
+}
+
+/// Reserved words of Flink SQL that structure a query or a statement, upper-case. Flink (Calcite) rejects
+/// them as unquoted identifiers (Flink SQL reference, Overview › Reserved Keywords); one of them where a
+/// table name belongs means the name is missing (`FROM GROUP BY …`), never a table called `GROUP`.
+const RESERVED_WORDS: &[&str] = &[
+    "ALL",
+    "AND",
+    "AS",
+    "BETWEEN",
+    "BY",
+    "CASE",
+    "CREATE",
+    "CROSS",
+    "DISTINCT",
+    "ELSE",
+    "END",
+    "EXCEPT",
+    "EXISTS",
+    "FETCH",
+    "FOR",
+    "FROM",
+    "FULL",
+    "GROUP",
+    "HAVING",
+    "IN",
+    "INNER",
+    "INSERT",
+    "INTERSECT",
+    "INTO",
+    "IS",
+    "JOIN",
+    "LEFT",
+    "LIKE",
+    "LIMIT",
+    "MATCH_RECOGNIZE",
+    "MINUS",
+    "NATURAL",
+    "NOT",
+    "NULL",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "OUTER",
+    "OVER",
+    "PARTITION",
+    "RIGHT",
+    "SELECT",
+    "SET",
+    "THEN",
+    "UNION",
+    "USING",
+    "VALUES",
+    "WHEN",
+    "WHERE",
+    "WINDOW",
+    "WITH",
+];
+
+/// Whether an identifier as written (`value`, unquoted when `quote` is `None`) is one of the reserved words
+/// that can never name a table unquoted ([`RESERVED_WORDS`]).
+pub(crate) fn is_reserved_word(value: &str, quote: Option<char>) -> bool {
+    quote.is_none()
+        && value.len() <= 15
+        && RESERVED_WORDS.iter().any(|w| w.eq_ignore_ascii_case(value))
 }
 
 /// How a FROM item takes part in joins.
@@ -62,8 +131,11 @@ struct SelectCtx {
 #[derive(Default)]
 struct Walker {
     facts: Facts,
-    /// CTE names visible at the current point.
+    /// CTE names visible at the current point, innermost last (a stack, truncated when a scope ends).
     ctes: Vec<String>,
+    /// How many times each name is on `ctes`: the lookup of every relation name, in O(1) (a chain of
+    /// 100,000 CTEs made the linear lookup quadratic).
+    visible: std::collections::HashMap<String, u32>,
     sel: SelectCtx,
 }
 
@@ -127,7 +199,25 @@ impl Walker {
     }
 
     fn is_cte(&self, r: &TableRef) -> bool {
-        r.name.parts.len() == 1 && self.ctes.iter().any(|c| *c == r.name.parts[0])
+        r.name.parts.len() == 1 && self.visible.contains_key(&r.name.parts[0])
+    }
+
+    fn push_cte(&mut self, name: &str) {
+        *self.visible.entry(name.to_string()).or_default() += 1;
+        self.ctes.push(name.to_string());
+    }
+
+    fn truncate_ctes(&mut self, mark: usize) {
+        while self.ctes.len() > mark {
+            if let Some(name) = self.ctes.pop()
+                && let Some(count) = self.visible.get_mut(&name)
+            {
+                *count -= 1;
+                if *count == 0 {
+                    self.visible.remove(&name);
+                }
+            }
+        }
     }
 
     fn source(&mut self, r: Option<TableRef>) {
@@ -136,6 +226,18 @@ impl Walker {
         {
             self.facts.sources.push(r);
         }
+    }
+
+    /// A table factor's name: a source, unless it is a bare reserved word (then the clause is broken).
+    fn table_source(&mut self, name: &ObjectName) -> Option<TableRef> {
+        if let [part] = name.0.as_slice()
+            && let Some(ident) = part.as_ident()
+            && is_reserved_word(&ident.value, ident.quote_style)
+        {
+            self.facts.rejected.extend(object_ref(name));
+            return None;
+        }
+        object_ref(name)
     }
 
     fn visit<V: Visit>(&mut self, node: &V) {
@@ -148,41 +250,57 @@ impl Walker {
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 self.walk_query(&cte.query);
-                self.ctes.push(cte.alias.name.value.clone());
+                self.push_cte(&cte.alias.name.value);
             }
         }
         self.walk_set_expr(&q.body);
         if let Some(order_by) = &q.order_by {
+            // A query's own ORDER BY on a stream: a temporal sort (only a time attribute may lead it), or
+            // with LIMIT / FETCH a streaming Top-N. Both keep state (Flink SQL reference: ORDER BY clause,
+            // LIMIT clause). ORDER BY inside OVER windows and aggregate calls is not a query's.
+            if matches!(&order_by.kind, sqlparser::ast::OrderByKind::Expressions(e) if !e.is_empty())
+            {
+                self.reason(StateReason::Sort);
+            }
             self.visit(order_by);
         }
-        self.ctes.truncate(mark);
+        self.truncate_ctes(mark);
     }
 
     fn walk_set_expr(&mut self, s: &SetExpr) {
-        match s {
+        // The parser builds `a UNION ALL b UNION ALL …` as a left-deep tree, one level per operator:
+        // walk down its left spine in a loop (20,000 branches overflowed the stack as recursion), then
+        // the right sides in order, so sources keep their written order.
+        let mut rights = Vec::new();
+        let mut leaf = s;
+        while let SetExpr::SetOperation {
+            set_quantifier,
+            left,
+            right,
+            ..
+        } = leaf
+        {
+            if !matches!(
+                set_quantifier,
+                SetQuantifier::All | SetQuantifier::AllByName
+            ) {
+                self.reason(StateReason::Union);
+            }
+            rights.push(right.as_ref());
+            leaf = left;
+        }
+        match leaf {
             SetExpr::Select(sel) => self.walk_select(sel),
             SetExpr::Query(q) => self.walk_query(q),
-            SetExpr::SetOperation {
-                set_quantifier,
-                left,
-                right,
-                ..
-            } => {
-                if !matches!(
-                    set_quantifier,
-                    SetQuantifier::All | SetQuantifier::AllByName
-                ) {
-                    self.reason(StateReason::Union);
-                }
-                self.walk_set_expr(left);
-                self.walk_set_expr(right);
-            }
             SetExpr::Values(v) => self.visit(v),
             SetExpr::Table(t) => {
                 let parts: Vec<&Ident> = t.schema_name.iter().chain(t.table_name.iter()).collect();
                 self.source(ident_ref(&parts));
             }
             _ => {}
+        }
+        for right in rights.into_iter().rev() {
+            self.walk_set_expr(right);
         }
     }
 
@@ -373,7 +491,7 @@ impl Walker {
                         Rel::Correlated
                     };
                 }
-                let r = object_ref(name);
+                let r = self.table_source(name);
                 if let Some(TableVersion::ForSystemTimeAsOf(e)) = version {
                     self.visit(e);
                     if let Some(r) = &r
@@ -700,9 +818,16 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
         Statement::Drop { .. } | Statement::DropFunction(_) => {
             w.facts.kind = Some(StatementKind::Drop)
         }
-        Statement::AlterTable(_) | Statement::AlterView(_) => {
-            w.facts.kind = Some(StatementKind::Alter)
+        // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m AS query` (Flink 2.x): not sinks (SPEC.md:
+        // ALTER is not a sink), but the new query's reads are sources and its state counts.
+        Statement::AlterView(av) => {
+            w.facts.kind = Some(StatementKind::Alter);
+            if let sqlparser::ast::AlterViewOperation::As { query, .. } = &av.operation {
+                w.facts.writes_query = true;
+                w.walk_query(query);
+            }
         }
+        Statement::AlterTable(_) => w.facts.kind = Some(StatementKind::Alter),
         Statement::CreateFunction(_) => w.facts.kind = Some(StatementKind::CreateFunction),
         // Batch-mode DELETE / UPDATE write their target (tricky §31); subqueries in WHERE are reads.
         Statement::Delete(d) => {

@@ -5,12 +5,17 @@
 //! table-valued function call, `LIKE` of a `CREATE TABLE`, `INSERT INTO|OVERWRITE`, `CREATE … TABLE|VIEW`)
 //! and skips the look-alikes: CTE names, aliases, `LATERAL TABLE(…)`, `UNNEST(…)`, table functions, and
 //! `FROM` inside `EXTRACT`/`TRIM`/`SUBSTRING`/`OVERLAY`/`POSITION`, `IS [NOT] DISTINCT FROM` and
-//! `METADATA FROM`. State is estimated from keywords. Cost: linear in the tokens.
+//! `METADATA FROM`. A reserved word (`GROUP`, `WHERE`, `ON`, …) in a relation position is never taken for a
+//! table (Flink requires reserved words used as names to be quoted): it is reported as a broken clause
+//! (`Facts::rejected`). State is estimated from keywords. Cost: linear in the tokens (parenthesis groups
+//! are matched once, up front).
 
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Word};
 
-use super::extract::{Facts, source_span};
+use std::collections::HashSet;
+
+use super::extract::{Facts, is_reserved_word, source_span};
 use super::model::{StateReason, StatementKind, TableName, TableRef};
 use super::state;
 
@@ -87,8 +92,9 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
     };
 
     // CTE names: `WITH name [(cols)] AS (` … `, name [(cols)] AS (`.
-    let mut ctes: Vec<String> = Vec::new();
+    let mut ctes: HashSet<String> = HashSet::new();
     let depths = depths(tokens);
+    let groups = group_ends(tokens);
     for i in 0..n {
         if s.kw(i, Keyword::WITH) && s.tok(i + 1) != Some(&Token::LParen) {
             let d = depths[i];
@@ -96,13 +102,13 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             while let Some(w) = s.word(j) {
                 let mut k = j + 1;
                 if s.tok(k) == Some(&Token::LParen) {
-                    k = skip_group(tokens, k);
+                    k = groups[k];
                 }
                 if !(s.kw(k, Keyword::AS) && s.tok(k + 1) == Some(&Token::LParen)) {
                     break;
                 }
-                ctes.push(w.value.clone());
-                let after = skip_group(tokens, k + 1);
+                ctes.insert(w.value.clone());
+                let after = groups[k + 1];
                 if s.tok(after) == Some(&Token::Comma) && depths.get(after) == Some(&d) {
                     j = after + 1;
                 } else {
@@ -114,6 +120,9 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
 
     // Paren openers: the word before each `(`, to know which function a `FROM` sits in.
     let mut openers: Vec<Option<String>> = Vec::new();
+    // For each open group (and the statement itself, first): whether it holds a query (`(SELECT`, `(WITH`),
+    // where an `ORDER BY` sorts the query's rows (not a window's or an aggregate's arguments).
+    let mut query_group: Vec<bool> = vec![true];
     let mut in_from: Vec<bool> = vec![false];
     let mut group_by = false;
     let mut aggregate = false;
@@ -135,6 +144,7 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
                     aggregate = true;
                 }
                 openers.push(opener);
+                query_group.push(s.kw(i + 1, Keyword::SELECT) || s.kw(i + 1, Keyword::WITH));
                 in_from.push(false);
                 relations_in_list.push(0);
                 i += 1;
@@ -142,6 +152,9 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             }
             Token::RParen => {
                 openers.pop();
+                if query_group.len() > 1 {
+                    query_group.pop();
+                }
                 if in_from.len() > 1 {
                     in_from.pop();
                 }
@@ -263,6 +276,10 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         if s.kw(i, Keyword::MATCH_RECOGNIZE) {
             push_reason(&mut f, StateReason::MatchRecognize);
         }
+        if s.kw(i, Keyword::ORDER) && s.kw(i + 1, Keyword::BY) && query_group.last() == Some(&true)
+        {
+            push_reason(&mut f, StateReason::Sort);
+        }
         if (s.kw(i, Keyword::UNION) && !s.kw(i + 1, Keyword::ALL))
             || ((s.kw(i, Keyword::INTERSECT) || s.kw(i, Keyword::EXCEPT))
                 && !s.kw(i + 1, Keyword::ALL))
@@ -277,7 +294,22 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         }
 
         if let Some(j) = relation_at {
-            if let Some((r, after)) = relation(&s, j) {
+            if let Some(w) = s.word(j)
+                && is_reserved_word(w.value.as_str(), w.quote_style)
+                && !matches!(
+                    w.keyword,
+                    Keyword::LATERAL
+                        | Keyword::UNNEST
+                        | Keyword::TABLE
+                        | Keyword::SELECT
+                        | Keyword::VALUES
+                )
+            {
+                // `FROM GROUP BY …`, `JOIN ON …`: the table name is missing, the keyword is not one.
+                if let Some((r, _)) = s.name(j) {
+                    f.rejected.push(r);
+                }
+            } else if let Some((r, after)) = relation(&s, j) {
                 relations_in_list[top] += 1;
                 if relations_in_list[top] == 2 && *tok == Token::Comma {
                     push_reason(&mut f, StateReason::RegularJoin);
@@ -312,12 +344,13 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             } else {
                 i + 2
             };
-            if let Some((r, _)) = s.name(j) {
-                f.sinks.push(r);
+            if let Some((r, after)) = s.name(j) {
+                let bare = after == j + 1 && s.word(j).is_some_and(|w| w.quote_style.is_none());
+                push_sink(&mut f, r, bare, false);
             }
         }
     }
-    if s.kw(0, Keyword::CREATE) {
+    if s.kw(0, Keyword::CREATE) || (s.kw(0, Keyword::REPLACE) && s.kw(1, Keyword::TABLE)) {
         let mut j = 1;
         while s.kw(j, Keyword::OR)
             || s.kw(j, Keyword::REPLACE)
@@ -333,8 +366,9 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             if s.kw(j, Keyword::IF) {
                 j += 3;
             }
-            if let Some((r, _)) = s.name(j) {
-                f.sinks.insert(0, r);
+            if let Some((r, after)) = s.name(j) {
+                let bare = after == j + 1 && s.word(j).is_some_and(|w| w.quote_style.is_none());
+                push_sink(&mut f, r, bare, true);
             }
         }
     }
@@ -355,14 +389,26 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
     f
 }
 
+/// A sink name (`bare`: one unquoted word), unless it is a reserved word (`create table by pgadmin` in a
+/// notes line): then the name is missing and the clause is reported instead.
+fn push_sink(f: &mut Facts, r: TableRef, bare: bool, first: bool) {
+    if bare && is_reserved_word(r.name.table(), None) {
+        f.rejected.push(r);
+    } else if first {
+        f.sinks.insert(0, r);
+    } else {
+        f.sinks.push(r);
+    }
+}
+
 fn push_reason(f: &mut Facts, r: StateReason) {
     if !f.reasons.contains(&r) {
         f.reasons.push(r);
     }
 }
 
-fn add_source(f: &mut Facts, r: TableRef, ctes: &[String]) {
-    if r.name.parts.len() == 1 && ctes.iter().any(|c| *c == r.name.parts[0]) {
+fn add_source(f: &mut Facts, r: TableRef, ctes: &HashSet<String>) {
+    if r.name.parts.len() == 1 && ctes.contains(&r.name.parts[0]) {
         return;
     }
     f.sources.push(r);
@@ -413,24 +459,27 @@ fn depths(tokens: &[TokenWithSpan]) -> Vec<usize> {
         .collect()
 }
 
-/// Index after the balanced group opening at `i` (which must be `(`).
-fn skip_group(tokens: &[TokenWithSpan], i: usize) -> usize {
-    let mut d = 0usize;
-    let mut j = i;
-    while j < tokens.len() {
-        match tokens[j].token {
-            Token::LParen => d += 1,
+/// For each token: the index after the balanced group it opens if it is a `(` (the end of the tokens for
+/// an unclosed group), else its own index. One pass with a stack.
+fn group_ends(tokens: &[TokenWithSpan]) -> Vec<usize> {
+    let n = tokens.len();
+    let mut ends: Vec<usize> = (0..n).collect();
+    let mut open: Vec<usize> = Vec::new();
+    for (j, t) in tokens.iter().enumerate() {
+        match t.token {
+            Token::LParen => open.push(j),
             Token::RParen => {
-                d = d.saturating_sub(1);
-                if d == 0 {
-                    return j + 1;
+                if let Some(o) = open.pop() {
+                    ends[o] = j + 1;
                 }
             }
             _ => {}
         }
-        j += 1;
     }
-    j
+    for o in open {
+        ends[o] = n;
+    }
+    ends
 }
 
 fn kind(s: &Scan) -> StatementKind {
@@ -455,6 +504,8 @@ fn kind(s: &Scan) -> StatementKind {
         Some(Keyword::USE) => StatementKind::Use,
         Some(Keyword::ALTER) => StatementKind::Alter,
         Some(Keyword::DROP) => StatementKind::Drop,
+        // `REPLACE TABLE t … AS query` (Flink 1.18+ RTAS).
+        Some(Keyword::REPLACE) if s.kw(i + 1, Keyword::TABLE) => StatementKind::Ctas,
         Some(Keyword::CREATE) => {
             let mut j = i + 1;
             let mut materialized = false;

@@ -120,6 +120,10 @@ impl StatementKind {
 
 /// Whether a query keeps keyed state across events (definitions: `shared/corpus/SPEC.md`,
 /// `shared/reference/tricky-flink-sql.md` §H).
+///
+/// Ordered `None < Stateless < Unknown < Stateful`, so that the maximum over a file's (or a table's)
+/// statements is the answer for the whole: one stateful query makes the whole stateful, and one query the
+/// front end could not read makes a stateless answer unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Statefulness {
@@ -127,8 +131,23 @@ pub enum Statefulness {
     None,
     /// Queries that write, none of which keeps state (projection, filter, UNION ALL, UNNEST, LATERAL TABLE).
     Stateless,
+    /// A query writes, but the parser could not read it and the token-level fallback found no stateful
+    /// operator in it: it may still hold state (the part that could not be read may aggregate or join).
+    /// The front end itself reports its keyword-level estimate for such a statement (with
+    /// [`StatementInfo::fallback`] set and a warning); project analysis, where deploy decisions are made,
+    /// records the table as `Unknown`, and deploy decisions treat it as stateful
+    /// ([`Statefulness::may_hold_state`]).
+    Unknown,
     /// At least one writing query keeps state.
     Stateful,
+}
+
+impl Statefulness {
+    /// Whether a running job of this query may hold state that a restart would lose: `Stateful`, and
+    /// `Unknown` (the conservative answer where the SQL could not be read).
+    pub fn may_hold_state(self) -> bool {
+        matches!(self, Statefulness::Stateful | Statefulness::Unknown)
+    }
 }
 
 /// Why a query is stateful: one entry per operator found.
@@ -160,6 +179,10 @@ pub enum StateReason {
     Union,
     /// `MATCH_RECOGNIZE`.
     MatchRecognize,
+    /// `ORDER BY` in a writing query on a stream: a streaming query may only sort on a time attribute
+    /// (Flink's temporal sort buffers rows until the watermark passes them), and `ORDER BY … LIMIT n` is a
+    /// streaming Top-N (Flink SQL reference, Queries › ORDER BY clause and LIMIT clause; Top-N).
+    Sort,
 }
 
 /// A column of a created table (physical, computed or metadata).
@@ -282,8 +305,8 @@ pub struct JoinCounts {
     pub outer: usize,
 }
 
-/// A problem found while reading SQL: the statement could not be parsed (and the fallback was used), or
-/// the text is not usable at all.
+/// A problem found while reading SQL: the statement could not be parsed (and the fallback was used), the
+/// text breaks a documented limit, or it was read but is not what Flink accepts as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SqlWarning {
     /// 1-based line of the problem.
@@ -292,6 +315,50 @@ pub struct SqlWarning {
     pub column: usize,
     /// The construct or parser message, e.g. `Expected: ), found: WATERMARK`.
     pub message: String,
+    /// What kind of problem it is (decides the diagnostic code and whether the answer can be trusted).
+    #[serde(default)]
+    pub kind: WarningKind,
+}
+
+/// The kinds of [`SqlWarning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// The parser rejected the statement: its references were read by the token-level fallback.
+    #[default]
+    Fallback,
+    /// The tokenizer stopped (unterminated string, comment or quoted identifier): the text after it is not
+    /// analysed.
+    Tokenizer,
+    /// A `;` is missing between two statements: each was read on its own, as Flink would not.
+    MissingSemicolon,
+    /// The statement was read exactly, but Flink does not accept it as written (e.g. `WITH … INSERT`).
+    Syntax,
+    /// A template placeholder (`${name}`, `{{ name }}`) that no variable resolved: names containing it are
+    /// kept whole, as written.
+    Placeholder,
+    /// The text exceeds a documented limit ([`crate::sql::limits`]): the file or statement is not (fully)
+    /// analysed. The only kind that is an error: the file's references are not known.
+    Limit,
+}
+
+impl WarningKind {
+    /// The stable diagnostic code of the kind (`sql-fallback`, `sql-limit`, …).
+    pub fn code(self) -> &'static str {
+        match self {
+            WarningKind::Fallback => "sql-fallback",
+            WarningKind::Tokenizer => "sql-tokenizer",
+            WarningKind::MissingSemicolon => "sql-missing-semicolon",
+            WarningKind::Syntax => "sql-syntax",
+            WarningKind::Placeholder => "sql-placeholder",
+            WarningKind::Limit => "sql-limit",
+        }
+    }
+
+    /// Whether the answer for the file cannot be used at all (its references are unknown).
+    pub fn is_error(self) -> bool {
+        self == WarningKind::Limit
+    }
 }
 
 /// The analysis of one SQL file.

@@ -11,7 +11,7 @@ use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
-use super::model::SqlWarning;
+use super::model::{SqlWarning, WarningKind};
 
 /// One top-level statement of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +33,9 @@ pub struct StatementUnit {
 pub struct SplitFile {
     /// Significant tokens (no whitespace, comments or hints), with their spans in the file.
     pub tokens: Vec<TokenWithSpan>,
-    /// Statements in file order; they correspond one to one, in order, with
-    /// [`FileAnalysis::statements`](super::FileAnalysis::statements).
+    /// Statements in file order, as `;` separates them. Each gives one entry of
+    /// [`FileAnalysis::statements`](super::FileAnalysis::statements), or several when the parser rejects
+    /// it and it holds statements that lost their `;` (see `resync`).
     pub statements: Vec<StatementUnit>,
     /// Tokenizer errors (unterminated string, comment or quoted identifier). The text from the error to the
     /// end of the file is not analysed.
@@ -42,11 +43,20 @@ pub struct SplitFile {
 }
 
 /// Maps line/column locations (1-based, columns in characters) to byte offsets.
+///
+/// Cost: one pass over the text to build; each lookup is O(1) on an ASCII line and O(1) plus at most
+/// 64 characters on any other line (minified SQL puts a whole file on one line, so a
+/// lookup that walked the line from its start made analysis quadratic).
 #[derive(Debug, Clone)]
 pub struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// For each line that is not pure ASCII: the byte offset of every [`CHECKPOINT_CHARS`]-th character.
+    checkpoints: std::collections::HashMap<usize, Vec<usize>>,
 }
+
+/// Characters between two checkpoints of a non-ASCII line of a [`LineIndex`].
+const CHECKPOINT_CHARS: usize = 64;
 
 impl<'a> LineIndex<'a> {
     /// Indexes the line starts of `text`.
@@ -58,7 +68,26 @@ impl<'a> LineIndex<'a> {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i + 1),
         );
-        LineIndex { text, starts }
+        let mut checkpoints = std::collections::HashMap::new();
+        if !text.is_ascii() {
+            for (n, &start) in starts.iter().enumerate() {
+                let end = starts.get(n + 1).copied().unwrap_or(text.len());
+                let line = &text[start..end];
+                if !line.is_ascii() {
+                    let marks = line
+                        .char_indices()
+                        .step_by(CHECKPOINT_CHARS)
+                        .map(|(i, _)| start + i)
+                        .collect();
+                    checkpoints.insert(n, marks);
+                }
+            }
+        }
+        LineIndex {
+            text,
+            starts,
+            checkpoints,
+        }
     }
 
     /// Byte offset of a location; clamps to the text.
@@ -67,12 +96,43 @@ impl<'a> LineIndex<'a> {
         let Some(&start) = self.starts.get(line - 1) else {
             return self.text.len();
         };
-        let rest = &self.text[start..];
+        let end = self.starts.get(line).copied().unwrap_or(self.text.len());
         let col = (loc.column as usize).max(1) - 1;
-        match rest.char_indices().nth(col) {
-            Some((i, _)) => start + i,
+        let walk = |from: usize, chars: usize| match self.text[from..].char_indices().nth(chars) {
+            Some((i, _)) => from + i,
             None => self.text.len(),
+        };
+        match self.checkpoints.get(&(line - 1)) {
+            // An ASCII line: characters are bytes (up to and including its newline).
+            None if start + col <= end => start + col,
+            Some(marks) if col / CHECKPOINT_CHARS < marks.len() => {
+                walk(marks[col / CHECKPOINT_CHARS], col % CHECKPOINT_CHARS)
+            }
+            // A column past the line's end (not produced by the tokenizer): walk on, as characters.
+            _ => walk(start, col),
         }
+    }
+
+    /// The 1-based line and column (in characters) of a byte offset (clamped to the text); the inverse of
+    /// [`LineIndex::offset`]. Cost as for `offset`, plus a binary search for the line.
+    pub fn location(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let column = match self.checkpoints.get(&(line - 1)) {
+            None => offset - start,
+            Some(marks) => {
+                let k = marks.partition_point(|&m| m <= offset).max(1) - 1;
+                let mark = marks.get(k).copied().unwrap_or(start);
+                k * CHECKPOINT_CHARS
+                    + self
+                        .text
+                        .get(mark..offset)
+                        .map(|t| t.chars().count())
+                        .unwrap_or(0)
+            }
+        };
+        (line, column + 1)
     }
 
     /// Byte range of a span.
@@ -86,6 +146,9 @@ impl<'a> LineIndex<'a> {
 pub fn split(dialect: &dyn Dialect, sql: &str) -> SplitFile {
     split_indexed(dialect, sql, &LineIndex::new(sql))
 }
+
+/// Files larger than this (1 MiB) have their token buffer reserved for the worst case up front.
+const RESERVE_FROM_BYTES: usize = 1 << 20;
 
 /// Most tokens a thread keeps in its reusable tokenizer buffer between files (about 6 MB); a larger
 /// buffer, left by a huge file, is freed instead.
@@ -104,11 +167,17 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
     RAW_TOKENS.with(|cell| {
         let mut raw = cell.borrow_mut();
         raw.clear();
+        if sql.len() > RESERVE_FROM_BYTES {
+            // At most one token per byte: reserved up front, a large file's buffer is never copied into
+            // a doubled one (which held both at once); untouched reserved pages cost no memory.
+            raw.reserve(sql.len() + 1);
+        }
         if let Err(e) = Tokenizer::new(dialect, sql).tokenize_with_location_into_buf(&mut raw) {
             out.warnings.push(SqlWarning {
                 line: e.location.line as usize,
                 column: e.location.column as usize,
                 message: format!("tokenizer: {}", e.message),
+                kind: WarningKind::Tokenizer,
             });
             // Analyse what precedes the error.
             let mut cut = lines.offset(e.location).min(sql.len());
@@ -141,9 +210,22 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
                 }
             }
         }
-        out.tokens = significant(&mut raw);
-        if raw.capacity() > KEEP_RAW_TOKENS {
-            *raw = Vec::new();
+        if raw.len() > KEEP_RAW_TOKENS {
+            // A large file: compact in place rather than copy, so that the raw and the significant
+            // tokens are not both held (tokens are ~90 bytes, about one per two bytes of text).
+            let mut own = std::mem::take(&mut *raw);
+            own.retain(|t| !matches!(t.token, Token::Whitespace(_)));
+            // Not shrunk: a reallocation would hold both copies at once, the peak this avoids.
+            out.tokens = if own.iter().any(|t| t.token == Token::ShiftRight) {
+                significant(&mut own)
+            } else {
+                own
+            };
+        } else {
+            out.tokens = significant(&mut raw);
+            if raw.capacity() > KEEP_RAW_TOKENS {
+                *raw = Vec::new();
+            }
         }
     });
     out.statements = units(&out.tokens, lines);
@@ -346,6 +428,19 @@ mod tests {
         assert_eq!(f.statements.len(), 2);
         assert_eq!(f.warnings.len(), 1);
         assert_eq!((f.warnings[0].line, f.warnings[0].column), (1, 18));
+    }
+
+    #[test]
+    fn locations_and_offsets_are_inverse() {
+        let long = format!("{}é{}", "a".repeat(200), "b".repeat(100));
+        for text in ["", "abc\ndéf\n\nxyz", long.as_str(), "é\r\nü"] {
+            let idx = LineIndex::new(text);
+            for (offset, _) in text.char_indices() {
+                let (line, column) = idx.location(offset);
+                let back = idx.offset(Location::new(line as u64, column as u64));
+                assert_eq!(back, offset, "{text:?} at {offset}");
+            }
+        }
     }
 
     #[test]

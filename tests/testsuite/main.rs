@@ -62,6 +62,12 @@ mod shift_left_fixture;
 mod sql_corpus;
 /// The Flink dialect's coverage: expressions and statements of real Flink SQL that must parse with
 mod sql_dialect;
+/// Fuzzing the SQL front end: token-level mutations of real Flink SQL (the shared corpus and the cases of
+mod sql_fuzz;
+/// The SQL front end's answers as a project sees them (issue #14): what a statement the parser rejected,
+mod sql_project;
+/// Accuracy of the SQL front end on real Flink SQL from public repositories it was not developed
+mod sql_real_sample;
 /// Span-based renaming over the whole labelled corpus: renaming every table of every file to `<name>_v2`
 mod sql_rewrite;
 /// Throughput of `sql::analyze` on 20,000 small DDL/DML files (~30 lines each), as the project scan runs

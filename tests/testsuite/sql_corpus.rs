@@ -63,6 +63,9 @@ fn state_name(s: Statefulness) -> &'static str {
         Statefulness::None => "none",
         Statefulness::Stateless => "stateless",
         Statefulness::Stateful => "stateful",
+        // Never a label: a fallback statement whose state could not be told; counted as a miss, but one
+        // the front end says (it is not a silent wrong answer).
+        Statefulness::Unknown => "unknown",
     }
 }
 

@@ -154,3 +154,55 @@ fn statements() {
         assert_parses(s);
     }
 }
+
+/// Flink built-ins whose syntax sqlparser does not know (Flink SQL reference, System (Built-in) Functions):
+/// each once parsed through the token-level fallback with a warning, although valid.
+#[test]
+fn built_ins_with_their_own_syntax() {
+    let exprs = [
+        "JSON_OBJECTAGG(KEY k VALUE v)",
+        "JSON_OBJECTAGG(k VALUE v NULL ON NULL)",
+        "JSON_ARRAYAGG(x ABSENT ON NULL)",
+        "JSON_ARRAYAGG(x ORDER BY y)",
+        "JSON_ARRAY(a, b NULL ON NULL)",
+        "JSON_OBJECT()",
+        "JSON_QUERY(p, '$.a' RETURNING ARRAY<STRING> EMPTY ARRAY ON EMPTY)",
+        "JSON_VALUE(x, 'lax $.a' NULL ON ERROR)",
+        "JSON_EXISTS(x, '$.a' FALSE ON ERROR)",
+        "x BETWEEN SYMMETRIC a AND b",
+        "x NOT BETWEEN ASYMMETRIC a AND b",
+        "x BETWEEN ASYMMETRIC a AND b AND y",
+        "TRIM(BOTH FROM s)",
+        "TRIM(LEADING FROM s)",
+        "TRIM(TRAILING FROM s)",
+        "TRIM(LEADING 'x' FROM s)",
+        "OVERLAY(s PLACING 'x' FROM 2 FOR 3)",
+        "SUBSTRING(s FROM 2 FOR 3)",
+        "EXTRACT(DOW FROM ts)",
+        "INTERVAL '1-2' YEAR TO MONTH",
+        "x IS JSON SCALAR",
+        "x IS NOT JSON OBJECT",
+        "a SIMILAR TO b ESCAPE 'c'",
+        "a ILIKE b",
+        "SUM(x) OVER (PARTITION BY a ORDER BY ts RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW)",
+        "GROUPING_ID(a, b)",
+        "CURRENT_ROW_TIMESTAMP()",
+        "TYPEOF(x, TRUE)",
+        "CAST(x AS ARRAY<INT NOT NULL>)",
+        "CURRENT_TIMESTAMP AT TIME ZONE 'UTC'",
+    ];
+    for e in exprs {
+        assert_parses(&format!("INSERT INTO o SELECT {e} AS c FROM t"));
+    }
+    for s in [
+        "REPLACE TABLE r WITH ('connector' = 'kafka') AS SELECT * FROM s",
+        "CREATE OR REPLACE TABLE r AS SELECT * FROM s",
+        "ALTER VIEW v AS SELECT * FROM s",
+        "ALTER MATERIALIZED TABLE m AS SELECT * FROM s",
+        "SHOW CREATE TABLE t",
+        "STOP JOB 'abc' WITH SAVEPOINT",
+        "COMPILE PLAN 'p.json' FOR INSERT INTO a SELECT * FROM b",
+    ] {
+        assert_parses(s);
+    }
+}

@@ -123,3 +123,69 @@ fn analyze_one_thread() {
         .sum();
     println!("analyze (1 thread): {:?} {n}", start.elapsed());
 }
+
+/// The pathological shapes of issue #14 at the sizes the issue reports (and the two files over the size
+/// limit), each analysed once: time, statements and warnings. Linear time is checked at smaller sizes by
+/// `tests/testsuite/sql_fuzz.rs`; BENCHMARKS.md has the `sql refs` figures with peak memory.
+#[test]
+#[ignore = "benchmark: run in release mode"]
+fn pathological_sizes() {
+    let terms = |n: usize, sep: &str, f: &dyn Fn(usize) -> String| {
+        (0..n).map(f).collect::<Vec<_>>().join(sep)
+    };
+    let shapes: Vec<(&str, String)> = vec![
+        (
+            "OR chain, 131,316 terms",
+            format!(
+                "INSERT INTO t SELECT * FROM s WHERE {};",
+                terms(131_316, " OR ", &|i| format!("a = {}", i % 10))
+            ),
+        ),
+        (
+            "+ chain, 200,000 terms",
+            format!(
+                "INSERT INTO t SELECT {} FROM s;",
+                terms(200_000, " + ", &|i| format!("a{}", i % 10))
+            ),
+        ),
+        (
+            "20,000 statements on one line",
+            (0..20_000)
+                .map(|i| format!("INSERT INTO t{i} SELECT a FROM s{i};"))
+                .collect(),
+        ),
+        ("30,000 nested WITH", {
+            let mut s = String::from("INSERT INTO t ");
+            (0..30_000).for_each(|i| s.push_str(&format!("WITH c{i} AS (")));
+            s.push_str("SELECT 1");
+            (0..30_000)
+                .rev()
+                .for_each(|i| s.push_str(&format!(") SELECT * FROM c{i}")));
+            s
+        }),
+        ("100,000 CTEs", {
+            let mut s = String::from("INSERT INTO t WITH c0 AS (SELECT * FROM s)");
+            (1..100_000).for_each(|i| s.push_str(&format!(", c{i} AS (SELECT * FROM c{})", i - 1)));
+            s.push_str(" SELECT * FROM c99999;");
+            s
+        }),
+        (
+            "6,000,000 columns (53 MB, over the limit)",
+            format!(
+                "INSERT INTO t SELECT {} FROM s;",
+                terms(6_000_000, ", ", &|i| format!("c{i}"))
+            ),
+        ),
+    ];
+    for (name, sql) in shapes {
+        let start = Instant::now();
+        let a = flinkpipe::sql::analyze(&sql);
+        println!(
+            "{name}: {} bytes, {:?}, {} statements, {} warnings",
+            sql.len(),
+            start.elapsed(),
+            a.statements.len(),
+            a.warnings.len()
+        );
+    }
+}

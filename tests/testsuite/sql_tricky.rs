@@ -7,6 +7,7 @@
 
 use flinkpipe::sql::{
     self, FileAnalysis, SessionChange, StateReason, Statefulness, StatementKind, TableName,
+    WarningKind,
 };
 
 use Statefulness::{None as NoState, Stateful, Stateless};
@@ -1072,4 +1073,486 @@ fn crlf_line_endings() {
         (span.start.line, span.start.column, span.end.column),
         (2, 13, 18)
     );
+}
+
+// ---------- I. SQL as real repositories hold it: broken, templated, migrated (issue #14) ----------
+
+/// Analyses `sql` and checks the file-level answer without requiring a clean parse; returns the analysis.
+fn answer(sql: &str, sinks: &[&str], sources: &[&str], state: Statefulness) -> FileAnalysis {
+    let a = sql::analyze(sql);
+    let got_sinks: Vec<String> = a.sinks().iter().map(TableName::dotted).collect();
+    let got_sources: Vec<String> = a.sources().iter().map(TableName::dotted).collect();
+    assert_eq!(got_sinks, sinks, "sinks of {sql:?}");
+    assert_eq!(got_sources, sources, "sources of {sql:?}");
+    assert_eq!(a.statefulness(), state, "statefulness of {sql:?}");
+    a
+}
+
+fn warned(a: &FileAnalysis, kind: WarningKind, line: usize) -> bool {
+    a.warnings.iter().any(|w| w.kind == kind && w.line == line)
+}
+
+#[test]
+fn i01_missing_semicolon_keeps_the_insert_and_its_state() {
+    let a = answer(
+        "SELECT * FROM src_a WHERE id = 'x'\nINSERT INTO int_b SELECT id, SUM(v) FROM src_a GROUP BY id;",
+        &["int_b"],
+        &["src_a"],
+        Stateful,
+    );
+    assert_eq!(a.statements.len(), 2);
+    assert_eq!(a.statements[0].kind, StatementKind::Select);
+    assert_eq!(a.statements[1].kind, StatementKind::Insert);
+    assert_eq!(a.statements[1].line, 2);
+    // Both pieces parsed: the answer is the parser's, and the missing `;` is reported where it bites.
+    assert!(a.statements.iter().all(|s| !s.fallback));
+    assert!(
+        warned(&a, WarningKind::MissingSemicolon, 2),
+        "{:?}",
+        a.warnings
+    );
+    // CREATE TABLE, then an INSERT with a join.
+    answer(
+        "CREATE TABLE t (id INT) WITH ('connector' = 'datagen')\nINSERT INTO u SELECT * FROM t JOIN s ON t.id = s.id",
+        &["t", "u"],
+        &["s", "t"],
+        Stateful,
+    );
+    // INSERT … VALUES, then an INSERT of a query.
+    answer(
+        "INSERT INTO t VALUES (1)\nINSERT INTO u SELECT DISTINCT a FROM s",
+        &["t", "u"],
+        &["s"],
+        Stateful,
+    );
+}
+
+/// Every pair of statements written without `;` between them gives the answer the two give with it: the
+/// union of sinks and sources and the larger statefulness. A property over statements of every kind.
+#[test]
+fn i01_any_two_statements_without_semicolon_read_as_with_it() {
+    let statements = [
+        "SELECT * FROM a WHERE x = 1",
+        "SELECT a, COUNT(*) FROM a GROUP BY a",
+        "INSERT INTO b SELECT * FROM a",
+        "INSERT INTO b SELECT id, SUM(v) FROM a GROUP BY id",
+        "INSERT INTO b (x, y) SELECT x, y FROM a UNION ALL SELECT x, y FROM c",
+        "INSERT INTO b VALUES (1, 'x')",
+        "INSERT INTO b WITH w AS (SELECT * FROM a) SELECT * FROM w",
+        "CREATE TABLE c (x INT) WITH ('connector' = 'datagen')",
+        "CREATE TABLE d WITH ('connector' = 'kafka') AS SELECT x, COUNT(*) AS n FROM a GROUP BY x",
+        "CREATE TEMPORARY VIEW v AS SELECT * FROM a WHERE x > 0",
+        "CREATE TABLE e (x INT) LIKE c",
+        "DROP TABLE IF EXISTS z",
+        "SET 'parallelism.default' = '2'",
+        "USE CATALOG cat",
+        "ALTER TABLE a SET ('k' = 'v')",
+        "EXECUTE INSERT INTO f SELECT * FROM a",
+        "WITH w AS (SELECT * FROM a) SELECT * FROM w",
+        "CREATE FUNCTION fn AS 'com.example.Fn'",
+        "REPLACE TABLE r AS SELECT * FROM a",
+    ];
+    for first in statements {
+        for second in statements {
+            let joined = sql::analyze(&format!("{first}\n{second}"));
+            let apart = sql::analyze(&format!("{first};\n{second};"));
+            assert!(
+                apart.warnings.is_empty(),
+                "{first} / {second}: {:?}",
+                apart.warnings
+            );
+            assert_eq!(joined.sinks(), apart.sinks(), "sinks of {first} / {second}");
+            assert_eq!(
+                joined.sources(),
+                apart.sources(),
+                "sources of {first} / {second}"
+            );
+            assert_eq!(
+                joined.statefulness(),
+                apart.statefulness(),
+                "statefulness of {first} / {second}"
+            );
+            assert_eq!(joined.statements.len(), 2, "{first} / {second}");
+            assert!(
+                warned(&joined, WarningKind::MissingSemicolon, 2),
+                "{first} / {second}: {:?}",
+                joined.warnings
+            );
+        }
+    }
+}
+
+#[test]
+fn i02_every_create_of_a_chunk_is_kept() {
+    let a = answer(
+        "CREATE TABLE a (x INT) WITH ('connector'='datagen')\nCREATE TABLE c (x INT) WITH ('connector'='datagen')",
+        &["a", "c"],
+        &[],
+        NoState,
+    );
+    assert_eq!(a.statements.len(), 2);
+    // After a SELECT, a DROP, a shell line and a `##` heading.
+    answer(
+        "SELECT 1\nCREATE TABLE a (x INT)\nDROP TABLE b\nCREATE VIEW c AS SELECT * FROM a",
+        &["a", "c"],
+        &["a"],
+        Stateless,
+    );
+    let a = answer(
+        "$ ./bin/sql-client.sh -f job.sql\nCREATE TABLE a (x INT) WITH ('connector' = 'datagen');\n## Sink\nCREATE TABLE c (x INT) WITH ('connector' = 'print');\nINSERT INTO c SELECT * FROM a;",
+        &["a", "c"],
+        &["a"],
+        Stateless,
+    );
+    // The shell line and the heading are reported, each at its own line.
+    assert!(warned(&a, WarningKind::Fallback, 1), "{:?}", a.warnings);
+    assert!(warned(&a, WarningKind::Fallback, 3), "{:?}", a.warnings);
+}
+
+#[test]
+fn i03_with_before_insert_is_read_and_reported() {
+    let a = answer(
+        "WITH x AS (SELECT * FROM a) INSERT INTO t SELECT * FROM x;",
+        &["t"],
+        &["a"],
+        Stateless,
+    );
+    assert_eq!(a.statements[0].kind, StatementKind::Insert);
+    assert!(!a.statements[0].fallback);
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert_eq!(a.warnings[0].kind, WarningKind::Syntax);
+    assert!(
+        a.warnings[0].message.contains("INSERT INTO t WITH"),
+        "{:?}",
+        a.warnings[0]
+    );
+    // Siblings: OVERWRITE, a column list, several CTEs, a stateful query, a CTE shadowing a table.
+    answer(
+        "WITH x AS (SELECT * FROM a), y AS (SELECT k, COUNT(*) AS n FROM x GROUP BY k)\nINSERT OVERWRITE t (k, n) SELECT * FROM y",
+        &["t"],
+        &["a"],
+        Stateful,
+    );
+    answer(
+        "WITH a AS (SELECT * FROM a) INSERT INTO `db`.t SELECT * FROM a JOIN b ON a.id = b.id",
+        &["db.t"],
+        &["a", "b"],
+        Stateful,
+    );
+}
+
+#[test]
+fn i04_replace_table_and_alter_as_query() {
+    let a = check(
+        "REPLACE TABLE r WITH ('connector' = 'kafka') AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;",
+        &["r"],
+        &["s"],
+        Stateful,
+    );
+    assert_eq!(a.statements[0].kind, StatementKind::Ctas);
+    check(
+        "CREATE OR REPLACE TABLE r (PRIMARY KEY (id) NOT ENFORCED) AS SELECT id FROM s;",
+        &["r"],
+        &["s"],
+        Stateless,
+    );
+    // ALTER is not a sink (SPEC.md), but the new query reads its sources and its state counts.
+    let a = check(
+        "ALTER VIEW v AS SELECT a.id FROM a JOIN b ON a.id = b.id;",
+        &[],
+        &["a", "b"],
+        Stateful,
+    );
+    assert_eq!(a.statements[0].kind, StatementKind::Alter);
+    check(
+        "ALTER MATERIALIZED TABLE `c`.`d`.m AS SELECT ds, SUM(x) FROM s GROUP BY ds;",
+        &[],
+        &["s"],
+        Stateful,
+    );
+    // Confluent Cloud's form: columns, distribution, options and start mode before the query.
+    check(
+        "ALTER MATERIALIZED TABLE m (PRIMARY KEY (a) NOT ENFORCED) DISTRIBUTED BY (a) INTO 2 BUCKETS WITH ('k' = 'v') START_MODE = RESUME_OR_FROM_BEGINNING AS SELECT a, COUNT(*) FROM s GROUP BY a;",
+        &[],
+        &["s"],
+        Stateful,
+    );
+    // The other ALTER forms stay opaque, a watermark expression in parentheses included.
+    check("ALTER MATERIALIZED TABLE m SUSPEND;", &[], &[], NoState);
+    check(
+        "ALTER MATERIALIZED TABLE m MODIFY WATERMARK FOR ts AS (ts - INTERVAL '1' SECOND);",
+        &[],
+        &[],
+        NoState,
+    );
+    // Without `;`, each of the family starts a statement of its own.
+    answer(
+        "REPLACE TABLE r AS SELECT * FROM s\nREPLACE TABLE q AS SELECT * FROM r",
+        &["q", "r"],
+        &["r", "s"],
+        Stateless,
+    );
+}
+
+#[test]
+fn i05_reserved_words_are_never_tables() {
+    let a = answer(
+        "SELECT a, SUM(b) FROM\n-- t\nGROUP BY a;",
+        &[],
+        &[],
+        NoState,
+    );
+    assert!(warned(&a, WarningKind::Syntax, 3), "{:?}", a.warnings);
+    answer(
+        "INSERT INTO t SELECT * FROM WHERE x = 1",
+        &["t"],
+        &[],
+        Stateless,
+    );
+    answer(
+        "INSERT INTO t SELECT * FROM a JOIN ON a.x = 1",
+        &["t"],
+        &["a"],
+        Stateful,
+    );
+    // The parser itself accepts `FROM ORDER` inside a subquery: still not a table, and said so.
+    let a = answer(
+        "INSERT INTO t SELECT a FROM s WHERE a IN (SELECT b FROM ORDER)",
+        &["t"],
+        &["s"],
+        Stateful,
+    );
+    assert!(!a.statements[0].fallback);
+    assert!(warned(&a, WarningKind::Syntax, 1), "{:?}", a.warnings);
+    // Quoted, a reserved word is a name.
+    check(
+        "INSERT INTO t SELECT * FROM `ORDER`",
+        &["t"],
+        &["ORDER"],
+        Stateless,
+    );
+}
+
+/// No reserved word, in any relation position, is ever reported as a table unquoted.
+#[test]
+fn i05_no_reserved_word_in_any_relation_position_is_a_table() {
+    let words = [
+        "ALL",
+        "AND",
+        "AS",
+        "BETWEEN",
+        "BY",
+        "CASE",
+        "CROSS",
+        "DISTINCT",
+        "ELSE",
+        "END",
+        "EXCEPT",
+        "EXISTS",
+        "FETCH",
+        "FOR",
+        "FROM",
+        "FULL",
+        "GROUP",
+        "HAVING",
+        "IN",
+        "INNER",
+        "INTERSECT",
+        "IS",
+        "JOIN",
+        "LEFT",
+        "LIKE",
+        "LIMIT",
+        "NATURAL",
+        "NOT",
+        "NULL",
+        "OFFSET",
+        "ON",
+        "OR",
+        "ORDER",
+        "OUTER",
+        "OVER",
+        "PARTITION",
+        "RIGHT",
+        "SET",
+        "THEN",
+        "UNION",
+        "USING",
+        "WHEN",
+        "WHERE",
+        "WINDOW",
+        "group",
+        "Order",
+    ];
+    for w in words {
+        for shape in [
+            "INSERT INTO t SELECT * FROM {w}",
+            "INSERT INTO t SELECT * FROM a JOIN {w} ON TRUE",
+            "INSERT INTO t SELECT * FROM a, {w}",
+            "INSERT INTO t SELECT * FROM a WHERE x IN (SELECT y FROM {w})",
+            "SELECT * FROM {w} x",
+        ] {
+            let sql = shape.replace("{w}", w);
+            let a = sql::analyze(&sql);
+            let names: Vec<String> = a.sources().iter().map(TableName::dotted).collect();
+            assert!(
+                !names.iter().any(|n| n.eq_ignore_ascii_case(w)),
+                "{sql}: {names:?}"
+            );
+            assert!(!a.warnings.is_empty(), "{sql}: no warning");
+        }
+    }
+}
+
+#[test]
+fn i06_template_placeholders_are_kept_whole_and_reported() {
+    let a = answer(
+        "INSERT INTO results SELECT * FROM ${NEXMARK_TABLE}",
+        &["results"],
+        &["${NEXMARK_TABLE}"],
+        Stateless,
+    );
+    let w: Vec<_> = a
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Placeholder)
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", a.warnings);
+    assert_eq!((w[0].line, w[0].column), (1, 35));
+    assert!(w[0].message.contains("${NEXMARK_TABLE}"));
+    // Jinja style, placeholders inside names, qualified names, quoted names, options; comments ignored.
+    let a = answer(
+        "-- run with ${ENV} set\nCREATE TABLE `${db}`.orders_${env} (id INT) WITH ('topic' = '${env}.orders');\nINSERT INTO {{ target }} SELECT id, COUNT(*) FROM cat.${db}.orders_${env} GROUP BY id;",
+        &["${db}.orders_${env}", "{{ target }}"],
+        &["cat.${db}.orders_${env}"],
+        Stateful,
+    );
+    let mut names: Vec<&str> = a
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Placeholder)
+        .map(|w| w.message.split_whitespace().nth(3).unwrap_or(""))
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["${db}", "${env}", "{{"]);
+    assert!(a.statements.iter().all(|s| !s.fallback), "{:?}", a.warnings);
+    // Spans still cover the names as written (the rename by span works on templated files).
+    let sink = &a.statements[1].sinks[0];
+    assert_eq!(sink.span.unwrap().start.line, 3);
+    assert_eq!(sink.span.unwrap().start.column, 13);
+}
+
+#[test]
+fn i07_valid_built_ins_do_not_fall_back() {
+    let a = check(
+        "INSERT INTO o SELECT k, JSON_OBJECTAGG(KEY k VALUE v) FROM t WHERE v BETWEEN SYMMETRIC 10 AND 1 GROUP BY k",
+        &["o"],
+        &["t"],
+        Stateful,
+    );
+    assert!(has(&a, StateReason::GroupAggregate));
+    // A JSON aggregate alone is a global aggregate.
+    let a = check(
+        "INSERT INTO o SELECT JSON_ARRAYAGG(v ORDER BY v ABSENT ON NULL) FROM t",
+        &["o"],
+        &["t"],
+        Stateful,
+    );
+    assert!(has(&a, StateReason::GlobalAggregate));
+    check(
+        "INSERT INTO o SELECT TRIM(BOTH FROM a), TRIM(LEADING FROM b) FROM t WHERE x NOT BETWEEN ASYMMETRIC 1 AND 2",
+        &["o"],
+        &["t"],
+        Stateless,
+    );
+}
+
+#[test]
+fn i08_streaming_order_by_is_stateful() {
+    let a = check(
+        "INSERT INTO o SELECT * FROM clicks ORDER BY click_time",
+        &["o"],
+        &["clicks"],
+        Stateful,
+    );
+    assert!(has(&a, StateReason::Sort));
+    check(
+        "INSERT INTO o SELECT * FROM clicks ORDER BY click_time, user_id LIMIT 3",
+        &["o"],
+        &["clicks"],
+        Stateful,
+    );
+    check(
+        "INSERT INTO o SELECT * FROM (SELECT * FROM clicks ORDER BY amount DESC LIMIT 10)",
+        &["o"],
+        &["clicks"],
+        Stateful,
+    );
+    // Not a query's ORDER BY: inside OVER and inside an aggregate call.
+    let a = check(
+        "INSERT INTO o SELECT LAST_VALUE(x) OVER (PARTITION BY k ORDER BY ts) FROM clicks",
+        &["o"],
+        &["clicks"],
+        Stateful,
+    );
+    assert!(!has(&a, StateReason::Sort));
+    // A SELECT alone writes nothing.
+    check(
+        "SELECT * FROM clicks ORDER BY ts",
+        &[],
+        &["clicks"],
+        NoState,
+    );
+    // The fallback says the same of a statement it reads.
+    let a = answer(
+        "INSERT INTO o SELECT a b c FROM clicks ORDER BY ts",
+        &["o"],
+        &["clicks"],
+        Stateful,
+    );
+    assert!(a.statements[0].fallback);
+    assert!(has(&a, StateReason::Sort));
+}
+
+#[test]
+fn i09_limits_are_clear_errors() {
+    let big = format!(
+        "INSERT INTO t SELECT * FROM s;\n{}",
+        "-- padding\n".repeat(sql::limits::MAX_SQL_FILE_BYTES / 11 + 1)
+    );
+    let a = sql::analyze(&big);
+    assert!(a.statements.is_empty());
+    assert_eq!(a.warnings.len(), 1);
+    assert_eq!(a.warnings[0].kind, WarningKind::Limit);
+    assert!(a.warnings[0].kind.is_error());
+    assert!(
+        a.warnings[0].message.contains("8 MiB"),
+        "{:?}",
+        a.warnings[0]
+    );
+    assert!(sql::limits::check_file_size(sql::limits::MAX_SQL_FILE_BYTES).is_ok());
+    // Deeper than the parser's nesting limit: read by the fallback, and the warning names the limit.
+    let deep = format!(
+        "INSERT INTO o SELECT * FROM {}t{}",
+        "(SELECT * FROM ".repeat(60),
+        ")".repeat(60)
+    );
+    let a = answer(&deep, &["o"], &["t"], Stateless);
+    assert!(
+        a.warnings[0].message.contains("50 levels"),
+        "{:?}",
+        a.warnings
+    );
+}
+
+#[test]
+fn i05_reserved_words_are_never_sinks_either() {
+    // A notes line read by the fallback: `create table by pgadmin` names no table `by`.
+    let a = answer(
+        "# create table by pgadmin\nCREATE TABLE t (id INT);\nINSERT INTO `by` SELECT * FROM t;",
+        &["by", "t"],
+        &["t"],
+        Stateless,
+    );
+    assert!(warned(&a, WarningKind::Syntax, 1), "{:?}", a.warnings);
 }

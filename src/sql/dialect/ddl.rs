@@ -3,9 +3,9 @@
 
 use sqlparser::ast::helpers::stmt_create_table::CreateTableBuilder;
 use sqlparser::ast::{
-    ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike, CreateTableLikeKind,
-    CreateTableOptions, CreateView, DataType, Expr, Ident, ObjectName, Query, Reset,
-    ResetStatement, Set, SqlOption, Statement, Use, Value, ViewColumnDef,
+    AlterView, AlterViewOperation, ColumnDef, ColumnOption, ColumnOptionDef, CreateTableLike,
+    CreateTableLikeKind, CreateTableOptions, CreateView, DataType, Expr, Ident, ObjectName, Query,
+    Reset, ResetStatement, Set, SqlOption, Statement, Use, Value, ViewColumnDef,
 };
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -255,6 +255,54 @@ pub(super) fn parse_create_view(
     }))
 }
 
+/// `ALTER VIEW name AS query` / `ALTER MATERIALIZED TABLE name AS query`, after the header (at the name).
+/// Both become sqlparser's `AlterView` with the `As` operation (`materialized` set for the table).
+pub(super) fn parse_alter_as(
+    parser: &mut Parser,
+    materialized: bool,
+) -> Result<Statement, ParserError> {
+    let name = parser.parse_object_name(false)?;
+    parser.expect_keyword(Keyword::AS)?;
+    let query = parser.parse_query()?;
+    Ok(Statement::AlterView(AlterView {
+        materialized,
+        name,
+        if_exists: false,
+        operation: AlterViewOperation::As {
+            columns: vec![],
+            query,
+            with_options: vec![],
+        },
+    }))
+}
+
+/// `ALTER MATERIALIZED TABLE name [(…)] [COMMENT …] [DISTRIBUTED …] [WITH (…)] [START_MODE = …] AS query`,
+/// after `TABLE`: read as the CREATE it resembles, kept as an `AlterView` (materialized) with the query.
+pub(super) fn parse_alter_materialized_as(parser: &mut Parser) -> Result<Statement, ParserError> {
+    let header = CreateHeader {
+        or_replace: false,
+        or_alter: false,
+        temporary: false,
+        materialized: true,
+    };
+    let Statement::CreateTable(ct) = parse_create_table(parser, header)? else {
+        return parser.expected("AS query", parser.peek_token());
+    };
+    let Some(query) = ct.query else {
+        return parser.expected("AS query", parser.peek_token());
+    };
+    Ok(Statement::AlterView(AlterView {
+        materialized: true,
+        name: ct.name,
+        if_exists: false,
+        operation: AlterViewOperation::As {
+            columns: vec![],
+            query,
+            with_options: vec![],
+        },
+    }))
+}
+
 /// `SET ['key' = 'value']` / `RESET ['key']` with quoted or unquoted (`sql.state-ttl`) keys.
 ///
 /// `SET` becomes `Set::SingleAssignment` (no values for a bare `SET`, which lists the properties), `RESET`
@@ -268,6 +316,30 @@ pub(super) fn parse_set(parser: &mut Parser) -> Result<Statement, ParserError> {
         let t = parser.next_token();
         match &t.token {
             Token::EOF | Token::SemiColon => break,
+            // A statement keyword ends the value: the next statement lost its `;` (the caller then
+            // reports it and reads the rest on its own).
+            Token::Word(w)
+                if w.quote_style.is_none()
+                    && matches!(
+                        w.keyword,
+                        Keyword::SELECT
+                            | Keyword::INSERT
+                            | Keyword::CREATE
+                            | Keyword::SET
+                            | Keyword::RESET
+                            | Keyword::USE
+                            | Keyword::DROP
+                            | Keyword::ALTER
+                            | Keyword::EXECUTE
+                            | Keyword::BEGIN
+                            | Keyword::WITH
+                            | Keyword::EXPLAIN
+                            | Keyword::SHOW
+                            | Keyword::REPLACE
+                    ) =>
+            {
+                break;
+            }
             Token::Eq if value.is_none() => value = Some(String::new()),
             tok => {
                 let s = match tok {

@@ -4,7 +4,7 @@
 
 use sqlparser::ast::{
     CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
-    FunctionArguments, Ident, Map, MapEntry, ObjectName, Value,
+    FunctionArguments, Ident, Map, MapEntry, ObjectName, TrimWhereField, Value,
 };
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -76,6 +76,27 @@ pub(super) fn parse_cast(parser: &mut Parser) -> Result<Expr, ParserError> {
         expr: Box::new(expr),
         data_type,
         format: None,
+    })
+}
+
+/// `TRIM(BOTH | LEADING | TRAILING FROM s)`, at `TRIM` (the form without characters to trim).
+pub(super) fn parse_trim_side_only(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.next_token(); // TRIM
+    parser.expect_token(&Token::LParen)?;
+    let side = parser.next_token();
+    let trim_where = match &side.token {
+        Token::Word(w) if w.keyword == Keyword::LEADING => TrimWhereField::Leading,
+        Token::Word(w) if w.keyword == Keyword::TRAILING => TrimWhereField::Trailing,
+        _ => TrimWhereField::Both,
+    };
+    parser.expect_keyword(Keyword::FROM)?;
+    let expr = parser.parse_expr()?;
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Trim {
+        trim_where: Some(trim_where),
+        trim_what: None,
+        expr: Box::new(expr),
+        trim_characters: None,
     })
 }
 

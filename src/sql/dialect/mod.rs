@@ -34,10 +34,13 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
-use ddl::{CreateHeader, parse_create_table, parse_create_view, parse_set, parse_use};
+use ddl::{
+    CreateHeader, parse_alter_as, parse_alter_materialized_as, parse_create_table,
+    parse_create_view, parse_set, parse_use,
+};
 use expr::{
     parse_cast, parse_flink_type, parse_json_function, parse_map_constructor, parse_table_argument,
-    timestamp_has_local_tz,
+    parse_trim_side_only, timestamp_has_local_tz,
 };
 
 use super::model::StatementKind;
@@ -199,16 +202,37 @@ impl Dialect for FlinkDialect {
             if w.keyword == Keyword::MAP && *next == Token::LBracket {
                 return Some(parse_map_constructor(parser));
             }
+            // `TRIM(BOTH | LEADING | TRAILING FROM s)`: the characters to trim are optional in Flink
+            // (default: spaces; Flink SQL reference, String Functions › TRIM); sqlparser requires them.
+            if w.keyword == Keyword::TRIM
+                && *next == Token::LParen
+                && ["BOTH", "LEADING", "TRAILING"]
+                    .iter()
+                    .any(|k| peek_is(parser, 2, k))
+                && peek_is(parser, 3, "FROM")
+            {
+                return Some(parse_trim_side_only(parser));
+            }
             // Flink types may carry nullability inside CAST (`CAST(x AS INT NOT NULL)`).
             if matches!(w.keyword, Keyword::CAST | Keyword::TRY_CAST) && *next == Token::LParen {
                 return Some(parse_cast(parser));
             }
             // SQL/JSON functions take clauses sqlparser does not know (`RETURNING t DEFAULT x ON EMPTY`,
-            // `WITH CONDITIONAL ARRAY WRAPPER`, `ERROR ON ERROR`, `JSON_OBJECT(KEY 'k' VALUE v)`).
+            // `WITH CONDITIONAL ARRAY WRAPPER`, `ERROR ON ERROR`, `JSON_OBJECT(KEY 'k' VALUE v)`,
+            // `JSON_OBJECTAGG(KEY k VALUE v NULL ON NULL)`, `JSON_ARRAYAGG(x ORDER BY y ABSENT ON NULL)`;
+            // Flink SQL reference, System (Built-in) Functions › JSON Functions).
             if *next == Token::LParen
-                && ["JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_OBJECT"]
-                    .iter()
-                    .any(|f| w.value.eq_ignore_ascii_case(f))
+                && [
+                    "JSON_VALUE",
+                    "JSON_QUERY",
+                    "JSON_EXISTS",
+                    "JSON_OBJECT",
+                    "JSON_OBJECTAGG",
+                    "JSON_ARRAY",
+                    "JSON_ARRAYAGG",
+                ]
+                .iter()
+                .any(|f| w.value.eq_ignore_ascii_case(f))
             {
                 return Some(parse_json_function(parser));
             }
@@ -323,6 +347,33 @@ impl Dialect for FlinkDialect {
                 }
                 None
             }
+            // `REPLACE TABLE t … AS query` (Flink 1.18+ RTAS; `CREATE OR REPLACE TABLE` is read above).
+            Keyword::REPLACE if peek_is(parser, 1, "TABLE") => {
+                parser.next_token();
+                parser.next_token();
+                let header = CreateHeader {
+                    or_replace: true,
+                    or_alter: false,
+                    temporary: false,
+                    materialized: false,
+                };
+                Some(parse_create_table(parser, header))
+            }
+            // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m AS query`: the only ALTER forms with a
+            // query (others are classified without parsing, see `opaque_statement_kind`).
+            // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m […] AS query`: the only ALTER forms with
+            // a query; `opaque_statement_kind` classifies the others without parsing.
+            Keyword::ALTER if peek_is(parser, 1, "VIEW") => {
+                parser.next_token();
+                parser.next_token();
+                Some(parse_alter_as(parser, false))
+            }
+            Keyword::ALTER if peek_is(parser, 1, "MATERIALIZED") && peek_is(parser, 2, "TABLE") => {
+                for _ in 0..3 {
+                    parser.next_token();
+                }
+                Some(parse_alter_materialized_as(parser))
+            }
             Keyword::EXECUTE if peek_is(parser, 1, "INSERT") => {
                 // `EXECUTE INSERT …` is the INSERT itself, run as its own job.
                 parser.next_token();
@@ -333,6 +384,44 @@ impl Dialect for FlinkDialect {
             _ => None,
         }
     }
+}
+
+/// Whether tokens hold `ALTER VIEW name AS query` or `ALTER MATERIALIZED TABLE name […] AS query` (Flink
+/// 2.0, FLINK-36994; Confluent Cloud also allows columns, `COMMENT`, `DISTRIBUTED BY`, `WITH` and
+/// `START_MODE` before `AS`): the ALTER forms that carry a query, parsed like a CREATE. One pass.
+fn alter_as_query(tokens: &[TokenWithSpan]) -> bool {
+    let is = |i: usize, k: &str| tokens.get(i).is_some_and(|t| is_word(t, k));
+    let query_at = |i: usize| {
+        is(i, "SELECT")
+            || is(i, "WITH")
+            || (tokens.get(i).is_some_and(|t| t.token == Token::LParen)
+                && (is(i + 1, "SELECT") || is(i + 1, "WITH")))
+    };
+    if is(1, "VIEW") {
+        let mut n = 2;
+        while tokens.get(n).and_then(word).is_some() {
+            if tokens.get(n + 1).is_some_and(|t| t.token == Token::Period) {
+                n += 2;
+            } else {
+                n += 1;
+                break;
+            }
+        }
+        return is(n, "AS") && query_at(n + 1);
+    }
+    if !(is(1, "MATERIALIZED") && is(2, "TABLE")) {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, t) in tokens.iter().enumerate().skip(3) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ if depth == 0 && is_word(t, "AS") && query_at(i + 1) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Kinds of statements that read and write no relation (SPEC.md: ALTER, DROP, SET, USE, CREATE
@@ -373,6 +462,7 @@ pub fn opaque_statement_kind(tokens: &[TokenWithSpan]) -> Option<StatementKind> 
                 _ => None,
             }
         }
+        Keyword::ALTER if alter_as_query(tokens) => None,
         Keyword::ALTER => Some(StatementKind::Alter),
         Keyword::DROP => Some(StatementKind::Drop),
         Keyword::SHOW

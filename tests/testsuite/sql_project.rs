@@ -1,0 +1,137 @@
+//! The SQL front end's answers as a project sees them (issue #14): what a statement the parser rejected,
+//! a missing `;`, a Spark-order `WITH … INSERT`, a template placeholder or an oversized file becomes in the
+//! inventory, the metadata and the diagnostics (file and line), and that an unknown statefulness is
+//! treated as stateful.
+
+use crate::support::*;
+use flinkpipe::config::Config;
+use flinkpipe::diagnostics::Severity;
+use flinkpipe::lineage::{self, LoadOptions, Project};
+use flinkpipe::metadata;
+use flinkpipe::sql::Statefulness;
+
+const SRC: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";
+
+fn ddl(name: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {name} (id STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka');\n"
+    )
+}
+
+/// A project with `src_a` and one fact table `f` whose DML is `dml`.
+fn load(dml: &str) -> (tempfile::TempDir, Project) {
+    let (tmp, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        ("facts/f/sql-scripts/dml.f.sql", dml),
+    ]);
+    let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    (tmp, p)
+}
+
+/// `(severity, code, line)` of every diagnostic on `dml.f.sql`.
+fn diags(p: &Project) -> Vec<(Severity, &'static str, Option<usize>)> {
+    p.diagnostics
+        .iter()
+        .filter(|d| d.file.as_deref().is_some_and(|f| f.ends_with("dml.f.sql")))
+        .map(|d| (d.severity, d.code, d.line))
+        .collect()
+}
+
+#[test]
+fn missing_semicolon_keeps_the_group_by_state() {
+    let (_t, p) = load(
+        "SELECT * FROM src_a WHERE id = 'x'\nINSERT INTO f SELECT id, SUM(v) FROM src_a GROUP BY id;\n",
+    );
+    let f = &p.inventory.tables["f"];
+    assert_eq!(f.statefulness, Statefulness::Stateful);
+    assert!(!f.state_from_fallback);
+    assert_eq!(p.graph.parents("f"), vec!["src_a"]);
+    assert_eq!(
+        diags(&p),
+        vec![(Severity::Warning, "sql-missing-semicolon", Some(2))]
+    );
+    let def = metadata::definition(&p, "f").unwrap();
+    assert_eq!(def.complexity.state_form, "Stateful");
+}
+
+#[test]
+fn a_statefulness_read_by_the_fallback_is_unknown_marked_and_counts_as_stateful() {
+    let (_t, p) = load("INSERT INTO f\nSELECT id,, v FROM src_a;\n");
+    let f = &p.inventory.tables["f"];
+    assert_eq!(f.statefulness, Statefulness::Unknown);
+    assert!(f.state_from_fallback);
+    assert!(f.statefulness.may_hold_state());
+    assert_eq!(
+        diags(&p),
+        vec![(Severity::Warning, "sql-fallback", Some(2))]
+    );
+    let def = metadata::definition(&p, "f").unwrap();
+    assert_eq!(def.complexity.state_form, "Stateful");
+    let json = serde_json::to_value(&def).unwrap();
+    assert_eq!(json["complexity"]["state_from_fallback"], true);
+    let graph = serde_json::to_value(metadata::graph_file(&p)).unwrap();
+    let entry = graph["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["table_name"] == "f")
+        .unwrap()
+        .clone();
+    assert_eq!(entry["state_from_fallback"], true);
+    assert_eq!(entry["state_form"], "Stateful");
+    // A parsed table carries no mark at all (shift_left's shape is unchanged).
+    let src = serde_json::to_value(metadata::definition(&p, "src_a").unwrap()).unwrap();
+    assert!(src["complexity"].get("state_from_fallback").is_none());
+
+    // A stateful operator seen by the fallback keeps the table stateful, still marked.
+    let (_t, p) = load("INSERT INTO f\nSELECT id,, SUM(v) FROM src_a GROUP BY id;\n");
+    let f = &p.inventory.tables["f"];
+    assert_eq!(f.statefulness, Statefulness::Stateful);
+    assert!(f.state_from_fallback);
+}
+
+#[test]
+fn with_before_insert_is_the_table_s_query_with_a_warning() {
+    let (_t, p) = load(
+        "WITH x AS (SELECT * FROM src_a)\nINSERT INTO f SELECT id, COUNT(*) FROM x GROUP BY id;\n",
+    );
+    assert_eq!(p.inventory.tables["f"].statefulness, Statefulness::Stateful);
+    assert_eq!(p.graph.parents("f"), vec!["src_a"]);
+    assert_eq!(diags(&p), vec![(Severity::Warning, "sql-syntax", Some(1))]);
+}
+
+#[test]
+fn placeholders_are_reported_with_file_and_line() {
+    let (_t, p) = load("INSERT INTO f\nSELECT * FROM src_a WHERE v > ${MIN_V};\n");
+    assert_eq!(
+        diags(&p),
+        vec![(Severity::Warning, "sql-placeholder", Some(2))]
+    );
+    let d = p
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "sql-placeholder")
+        .unwrap();
+    assert_eq!(d.column, Some(31));
+    assert!(d.message.contains("${MIN_V}"), "{d}");
+}
+
+#[test]
+fn an_oversized_file_is_an_error_naming_the_limit() {
+    let mut dml = String::from("INSERT INTO f SELECT * FROM src_a;\n");
+    while dml.len() <= flinkpipe::sql::limits::MAX_SQL_FILE_BYTES {
+        dml.push_str("-- generated padding line of a very large file\n");
+    }
+    let (_t, p) = load(&dml);
+    let d: Vec<_> = p
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "sql-limit")
+        .collect();
+    assert_eq!(d.len(), 1, "{:?}", p.diagnostics);
+    assert!(d[0].is_error());
+    assert!(d[0].file.as_deref().unwrap().ends_with("dml.f.sql"));
+    assert!(d[0].message.contains("8 MiB"), "{}", d[0]);
+    assert!(p.has_errors());
+}
