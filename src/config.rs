@@ -174,6 +174,11 @@ pub struct FlinkpipeConfig {
     pub gateway: GatewayConfig,
     /// Unit tests (`table run-unit-tests`): where test tables live on a local Kafka broker, timeouts.
     pub unit_tests: UnitTestsConfig,
+    /// Values of the template placeholders the SQL files use (`${env}`, `{{ env }}` → `dev`): names are
+    /// resolved with them when the project is read, and the SQL sent to a target has them substituted.
+    /// One value per name; environments keep their own `config.yaml` (as shift_left's
+    /// `SL_CONFIG_FILE` per environment).
+    pub sql_variables: BTreeMap<String, String>,
 }
 
 /// `flinkpipe.unit_tests.*`: the unit-test runner's settings.
@@ -304,6 +309,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "naming",
             "gateway",
             "unit_tests",
+            "sql_variables",
         ],
     ),
     ("registry", &[]),

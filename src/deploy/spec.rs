@@ -264,6 +264,15 @@ fn read(path: &Path) -> Result<String, SpecError> {
     })
 }
 
+/// A SQL file of the project as it is deployed: its template placeholders substituted with
+/// `flinkpipe.sql_variables` (the files are never changed).
+fn read_sql(project: &Project, path: &Path) -> Result<String, SpecError> {
+    Ok(crate::sql::placeholders::substitute(
+        &read(path)?,
+        &project.inventory.sql_variables,
+    ))
+}
+
 /// The steps of one node (see module docs): none for a skipped node, the DDL only when the plan runs
 /// it.
 pub fn node_steps(project: &Project, node: &PlanNode) -> Result<Vec<Step>, SpecError> {
@@ -333,13 +342,13 @@ fn table_statements(
         .map(folder_properties)
         .unwrap_or_default();
     if let (Some(r), Some(name)) = (&t.ddl_ref, ddl_name) {
-        let text = read(&resolve(project, r))?;
+        let text = read_sql(project, &resolve(project, r))?;
         steps.extend(steps_from_sql(&text, name, StatementKind::Ddl, ddl_props));
     }
     if t.written_by.is_none()
         && let (Some(r), Some(name)) = (&t.dml_ref, dml_name)
     {
-        let text = read(&resolve(project, r))?;
+        let text = read_sql(project, &resolve(project, r))?;
         steps.extend(steps_from_sql(&text, name, StatementKind::Dml, dml_props));
     }
     Ok(steps)

@@ -129,13 +129,35 @@ pub struct Inventory {
     pub root: PathBuf,
     pub tables: BTreeMap<String, Table>,
     pub diagnostics: Vec<Diagnostic>,
+    /// `flinkpipe.sql_variables` the names were resolved with: what is deployed has them substituted.
+    pub sql_variables: BTreeMap<String, String>,
 }
 
 /// Resolves a name as written to an inventory key: qualifiers equal to the configured default catalog
 /// (`flink.catalog_name`) and database (`flink.database_name`) are dropped; other qualifiers are kept
 /// (dotted), so `other_db.t` never silently matches the local `t` (Flink name resolution:
 /// `catalog.db.table`, 2 parts = `db.table` in the current catalog).
+///
+/// Template placeholders in the name (`${env}_orders`) are replaced by `flinkpipe.sql_variables` first.
 pub fn resolve_name(name: &TableName, config: &Config) -> String {
+    let vars = &config.flinkpipe.sql_variables;
+    let substituted;
+    let name = if !vars.is_empty()
+        && name
+            .parts
+            .iter()
+            .any(|p| p.contains("${") || p.contains("{{"))
+    {
+        substituted = TableName::new(
+            name.parts
+                .iter()
+                .map(|p| crate::sql::placeholders::substitute(p, vars))
+                .collect::<Vec<String>>(),
+        );
+        &substituted
+    } else {
+        name
+    };
     let parts = &name.parts;
     let cat = config.flink.catalog_name.as_deref();
     let db = config.flink.database_name.as_deref();
@@ -166,6 +188,16 @@ impl Inventory {
     /// a table written by two DMLs, an unreadable `external_tables.json`.
     pub fn build(scan: &ScanResult, config: &Config) -> Inventory {
         let mut diagnostics = scan.diagnostics.clone();
+        // A placeholder the configuration gives a value to is resolved, not a warning.
+        let vars = &config.flinkpipe.sql_variables;
+        diagnostics.retain(|d| {
+            d.code != "sql-placeholder"
+                || !d
+                    .message
+                    .strip_prefix("unresolved template placeholder ")
+                    .and_then(|m| m.split(" (").next())
+                    .is_some_and(|p| vars.contains_key(crate::sql::placeholders::name_of(p)))
+        });
         // A first folder that maps to no layer makes every table under it `unknown-type`: say so once.
         let unknown_layers: BTreeSet<String> = scan
             .folders
@@ -264,6 +296,7 @@ impl Inventory {
             root: scan.root.clone(),
             tables,
             diagnostics,
+            sql_variables: config.flinkpipe.sql_variables.clone(),
         }
     }
 

@@ -133,6 +133,46 @@ fn find_from(s: &str, from: usize, pat: &str) -> Option<usize> {
     s.get(from..)?.find(pat).map(|p| from + p)
 }
 
+/// The variable name of a placeholder as written: `${env}` → `env`, `{{ env }}` → `env`.
+pub fn name_of(placeholder: &str) -> &str {
+    placeholder
+        .strip_prefix("${")
+        .and_then(|p| p.strip_suffix('}'))
+        .or_else(|| {
+            placeholder
+                .strip_prefix("{{")
+                .and_then(|p| p.strip_suffix("}}"))
+        })
+        .unwrap_or(placeholder)
+        .trim()
+}
+
+/// `text` with every placeholder whose name `vars` defines replaced by its value (in names, strings
+/// and option values alike: what the deploying tool would send); other placeholders stay as written.
+pub fn substitute(text: &str, vars: &std::collections::BTreeMap<String, String>) -> String {
+    if vars.is_empty() || (!text.contains("${") && !text.contains("{{")) {
+        return text.to_string();
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if let Some(end) = placeholder_end(b, i)
+            && let Some(v) = vars.get(name_of(&text[i..end]))
+        {
+            out.push_str(&text[copied..i]);
+            out.push_str(v);
+            i = end;
+            copied = end;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 /// Each distinct placeholder text with the byte offset of its first use and its number of uses, in order
 /// of first use.
 pub fn distinct(found: &[Placeholder]) -> Vec<(&str, usize, usize)> {

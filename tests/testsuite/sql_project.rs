@@ -135,3 +135,67 @@ fn an_oversized_file_is_an_error_naming_the_limit() {
     assert!(d[0].message.contains("8 MiB"), "{}", d[0]);
     assert!(p.has_errors());
 }
+
+/// Placeholders resolved from `flinkpipe.sql_variables`: the graph uses the resolved names, the
+/// placeholder is no warning any more, and what is deployed has the value (the files keep the
+/// placeholder); an unconfigured placeholder is still reported with file and line.
+#[test]
+fn configured_placeholders_resolve_names_and_the_deployed_sql() {
+    let (_t, root) = project(&[
+        (
+            "sources/src_o/sql-scripts/ddl.src_o.sql",
+            "CREATE TABLE IF NOT EXISTS ${env}_orders (id STRING, v INT) WITH ('connector' = 'kafka', 'topic' = '{{ env }}.orders');\n",
+        ),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f SELECT id, SUM(v) FROM ${env}_orders WHERE region = '${region}' GROUP BY id;\n",
+        ),
+    ]);
+    let mut cfg = Config::default();
+    cfg.flinkpipe
+        .sql_variables
+        .insert("env".to_string(), "dev".to_string());
+    let p = lineage::load(&root, &cfg, LoadOptions::default()).unwrap();
+    assert!(!p.has_errors(), "{:?}", p.diagnostics);
+    assert!(
+        p.inventory.tables.contains_key("dev_orders"),
+        "{:?}",
+        p.inventory.tables.keys()
+    );
+    assert_eq!(p.graph.parents("f"), ["dev_orders"]);
+    // `${env}` is resolved; `${region}` (no value) is still reported where it is used.
+    let placeholders: Vec<(String, Option<usize>)> = p
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "sql-placeholder")
+        .map(|d| (d.file.clone().unwrap_or_default(), d.line))
+        .collect();
+    assert_eq!(placeholders.len(), 1, "{placeholders:?}");
+    assert!(placeholders[0].0.ends_with("dml.f.sql"));
+    assert!(
+        p.diagnostics
+            .iter()
+            .any(|d| d.code == "sql-placeholder" && d.message.contains("${region}"))
+    );
+    // The SQL sent: substituted; the files: unchanged.
+    let naming = flinkpipe::plan::StatementNaming::from_config(&cfg);
+    let specs = flinkpipe::deploy::spec::project_statements(&p, &naming).unwrap();
+    let ddl = specs
+        .iter()
+        .find(|s| s.sql.contains("CREATE TABLE"))
+        .unwrap();
+    assert!(
+        ddl.sql.contains("dev_orders") && ddl.sql.contains("'dev.orders'"),
+        "{}",
+        ddl.sql
+    );
+    let dml = specs.iter().find(|s| s.sql.contains("INSERT")).unwrap();
+    assert!(dml.sql.contains("FROM dev_orders") && dml.sql.contains("'${region}'"));
+    let on_disk =
+        std::fs::read_to_string(root.join("sources/src_o/sql-scripts/ddl.src_o.sql")).unwrap();
+    assert!(on_disk.contains("${env}_orders"));
+    // Without the variable, the name is kept as written and reported.
+    let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    assert!(p.inventory.tables.contains_key("${env}_orders"));
+}
