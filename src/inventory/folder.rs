@@ -1,0 +1,345 @@
+//! One table folder read into a [`Table`]: which statement defines the table (the DML's first INSERT
+//! target, else the DDL's first persistent CREATE), what its DDL and DML read, its statefulness and
+//! reasons, join counts, primary key and `WITH` options, with a diagnostic (file and line) for every
+//! mismatch between the folder's files.
+
+use super::*;
+
+pub(super) fn table_from_folder(
+    folder: &TableFolder,
+    config: &Config,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Table> {
+    let dml_target = folder
+        .dml
+        .as_ref()
+        .and_then(|f| first_insert_target(&f.analysis))
+        .map(|r| (resolve_name(&r.name, config), r));
+    let ddl_target = folder
+        .ddl
+        .as_ref()
+        .and_then(|f| first_created(&f.analysis))
+        .map(|(r, k)| (resolve_name(&r.name, config), r, k));
+    // One table per folder: a second persistent CREATE in the DDL is not a table of the project.
+    if let (Some(ddl), Some((first, _, _))) = (folder.ddl.as_ref(), &ddl_target) {
+        for st in ddl
+            .analysis
+            .statements
+            .iter()
+            .filter(|s| s.kind.creates_relation() && !s.temporary)
+        {
+            let Some(r) = st.sinks.first() else { continue };
+            let other = resolve_name(&r.name, config);
+            if &other != first {
+                diags.push(
+                    Diagnostic::warning(
+                        "several-tables-in-ddl",
+                        format!(
+                            "the DDL also creates '{other}': one table per folder, so only '{first}' is a table of the project (give '{other}' its own folder)"
+                        ),
+                    )
+                    .at(
+                        ddl.rel.clone(),
+                        Some(r.span.map_or(st.line, |s| s.start.line)),
+                        r.span.map(|s| s.start.column),
+                    ),
+                );
+            }
+        }
+    }
+
+    if let (Some((dml_name, dml_ref)), Some((ddl_name, ddl_ref, _))) = (&dml_target, &ddl_target)
+        && dml_name != ddl_name
+    {
+        let (dml_file, ddl_file) = (folder.dml.as_ref().unwrap(), folder.ddl.as_ref().unwrap());
+        let line = |r: &TableRef| r.span.map(|s| s.start.line);
+        diags.push(
+            Diagnostic::error(
+                "dml-target-mismatch",
+                format!(
+                    "the DML inserts into '{dml_name}' but the DDL creates '{ddl_name}' ({}:{})",
+                    ddl_file.rel,
+                    line(ddl_ref)
+                        .map(|l| l.to_string())
+                        .unwrap_or_else(|| "?".into())
+                ),
+            )
+            .at(
+                dml_file.rel.clone(),
+                line(dml_ref),
+                dml_ref.span.map(|s| s.start.column),
+            ),
+        );
+    }
+    // A DML whose statements write nothing (only `EXPLAIN INSERT …`, a bare SELECT, …) would leave the
+    // table without its query; one the parser could not read is already a `sql-fallback` warning and its
+    // references still count.
+    if dml_target.is_none()
+        && ddl_target.is_some()
+        && let Some(dml) = folder.dml.as_ref().filter(|f| f.readable)
+        && !dml.analysis.statements.is_empty()
+        && !dml.analysis.statements.iter().any(|st| {
+            matches!(
+                st.kind,
+                StatementKind::Insert
+                    | StatementKind::StatementSet
+                    | StatementKind::Ctas
+                    | StatementKind::CreateMaterializedTable
+                    | StatementKind::CreateView
+            ) || (st.fallback && !st.sinks.is_empty())
+        })
+    {
+        let first = dml
+            .analysis
+            .statements
+            .iter()
+            .find(|st| !matches!(st.kind, StatementKind::Set | StatementKind::Use))
+            .unwrap_or(&dml.analysis.statements[0]);
+        diags.push(
+            Diagnostic::error(
+                "dml-without-insert",
+                format!(
+                    "the DML has no INSERT INTO (its first statement is {}): the table's query would never run",
+                    serde_json::to_value(first.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                ),
+            )
+            .at(dml.rel.clone(), Some(first.line), None),
+        );
+    }
+    let name = match (&dml_target, &ddl_target) {
+        (Some((n, _)), _) => n.clone(),
+        (None, Some((n, _, _))) => n.clone(),
+        (None, None) => {
+            // Unreadable files already have their own error; readable ones that name no table (or hold
+            // no statement at all) would make the table vanish silently.
+            let readable = folder
+                .ddl
+                .iter()
+                .chain(folder.dml.iter())
+                .all(|f| f.readable);
+            if let Some(file) = folder
+                .dml
+                .as_ref()
+                .or(folder.ddl.as_ref())
+                .filter(|_| readable)
+            {
+                diags.push(
+                    Diagnostic::error(
+                        "no-table",
+                        "neither an INSERT INTO in the DML nor a CREATE TABLE/VIEW/MATERIALIZED TABLE in the DDL names the table",
+                    )
+                    .at(file.rel.clone(), None, None),
+                );
+            }
+            return None;
+        }
+    };
+
+    let mut reads: Vec<Reference> = Vec::new();
+    let mut set_member_writes: Vec<SetMemberWrite> = Vec::new();
+    let mut extra_sinks = BTreeSet::new();
+    let mut joins = JoinCounts::default();
+    let mut statefulness = Statefulness::None;
+    let mut state_from_fallback = false;
+    let mut reasons = BTreeSet::new();
+    let mut temporal = BTreeSet::new();
+    let files = folder
+        .ddl
+        .iter()
+        .map(|f| (f, false))
+        .chain(folder.dml.iter().map(|f| (f, true)));
+    for (file, is_dml) in files {
+        let temporaries = temporary_sinks(&file.analysis);
+        for st in &file.analysis.statements {
+            let writes = !matches!(
+                st.kind,
+                StatementKind::CreateTable
+                    | StatementKind::Set
+                    | StatementKind::Use
+                    | StatementKind::Alter
+                    | StatementKind::Drop
+                    | StatementKind::CreateFunction
+                    | StatementKind::Select
+                    | StatementKind::Other
+            ) || !st.like_sources.is_empty()
+                // The token-level fallback found a write (`INSRT INTO t SELECT … FROM s`): its
+                // references count, never dropped (the sql-fallback warning says why).
+                || (st.fallback && !st.sinks.is_empty());
+            if !writes {
+                continue;
+            }
+            let reference = |src: &TableRef| {
+                let (line, column) = src
+                    .span
+                    .map(|s| (s.start.line, s.start.column))
+                    .unwrap_or((st.line, 1));
+                (resolve_name(&src.name, config), line, column)
+            };
+            // Each INSERT of a DML — a statement-set member or a plain INSERT — writes one sink: its reads
+            // are the table's own when it writes the table, else they go to that sink
+            // (attach_statement_set_sinks). An INSERT into a file-local temporary table is read as the
+            // table's own; a statement-set member writing one is left out.
+            let writers: Vec<(&TableRef, &[TableRef], usize)> = match st.kind {
+                StatementKind::StatementSet if is_dml => st
+                    .members
+                    .iter()
+                    .filter(|m| !temporaries.contains(&m.sink.name))
+                    .map(|m| (&m.sink, m.sources.as_slice(), m.line))
+                    .collect(),
+                StatementKind::Insert if is_dml => st
+                    .sinks
+                    .first()
+                    .filter(|k| !temporaries.contains(&k.name))
+                    .map(|k| (k, st.sources.as_slice(), st.line))
+                    .into_iter()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let per_writer = !writers.is_empty() || (is_dml && !st.members.is_empty());
+            for &(sink_ref, sources, member_line) in &writers {
+                let member_reads = sources
+                    .iter()
+                    .filter(|src| !temporaries.contains(&src.name))
+                    .map(|src| {
+                        let (key, line, column) = reference(src);
+                        Reference {
+                            name: key,
+                            kind: ReadKind::Data,
+                            file: file.rel.clone(),
+                            line,
+                            column,
+                        }
+                    });
+                let (sink, line, column) = reference(sink_ref);
+                if sink == name {
+                    reads.extend(member_reads);
+                } else {
+                    set_member_writes.push(SetMemberWrite {
+                        sink,
+                        reads: member_reads.collect(),
+                        file: file.rel.clone(),
+                        line: if sink_ref.span.is_some() {
+                            line
+                        } else {
+                            member_line
+                        },
+                        column,
+                    });
+                }
+            }
+            for src in st.sources.iter().filter(|_| !per_writer) {
+                if temporaries.contains(&src.name) {
+                    continue;
+                }
+                let kind = if st.like_sources.contains(&src.name) {
+                    ReadKind::Like
+                } else {
+                    ReadKind::Data
+                };
+                let (key, line, column) = reference(src);
+                reads.push(Reference {
+                    name: key,
+                    kind,
+                    file: file.rel.clone(),
+                    line,
+                    column,
+                });
+            }
+            if is_dml && matches!(st.kind, StatementKind::Insert | StatementKind::StatementSet) {
+                for sink in st.sinks.iter().filter(|s| !temporaries.contains(&s.name)) {
+                    let key = resolve_name(&sink.name, config);
+                    if key != name {
+                        extra_sinks.insert(key);
+                    }
+                }
+            }
+            for t in &st.temporal_join_sources {
+                temporal.insert(resolve_name(t, config));
+            }
+            joins.regular += st.joins.regular;
+            joins.left += st.joins.left;
+            joins.right += st.joins.right;
+            joins.inner += st.joins.inner;
+            joins.outer += st.joins.outer;
+            statefulness = statefulness.max(st.statefulness);
+            state_from_fallback |= st.fallback;
+            reasons.extend(st.state_reasons.iter().copied());
+        }
+    }
+    // The fallback's keyword-level estimate cannot vouch that a query it could not read keeps no state.
+    if state_from_fallback && statefulness != Statefulness::Stateful {
+        statefulness = Statefulness::Unknown;
+    }
+    // One entry per (name, kind), keeping the first location; Data wins over Like for the same name.
+    reads.sort_by(|a, b| {
+        (&a.name, a.kind, &a.file, a.line).cmp(&(&b.name, b.kind, &b.file, b.line))
+    });
+    reads.dedup_by(|b, a| a.name == b.name);
+
+    let ddl_stmt = folder
+        .ddl
+        .as_ref()
+        .and_then(|f| first_created_statement(&f.analysis));
+    Some(Table {
+        name,
+        product: folder.product.clone(),
+        table_type: folder.table_type.clone(),
+        folder: folder.rel.clone(),
+        ddl_ref: folder.ddl.as_ref().map(|f| f.rel.clone()),
+        dml_ref: folder.dml.as_ref().map(|f| f.rel.clone()),
+        kafka_topic: ddl_stmt.and_then(|s| {
+            s.with_options
+                .iter()
+                .find(|(k, _)| k == "topic")
+                .map(|(_, v)| v.clone())
+        }),
+        external: false,
+        unknown: false,
+        manifest: None,
+        reads,
+        extra_sinks: extra_sinks.into_iter().collect(),
+        written_by: None,
+        set_member_writes,
+        statefulness,
+        state_from_fallback,
+        state_reasons: reasons.into_iter().collect(),
+        joins,
+        primary_key: ddl_stmt.map(|s| s.primary_key.clone()).unwrap_or_default(),
+        with_options: ddl_stmt.map(|s| s.with_options.clone()).unwrap_or_default(),
+        ddl_kind: ddl_stmt.map(|s| s.kind),
+        temporal_join_sources: temporal.into_iter().collect(),
+    })
+}
+
+/// The first INSERT target of a file (the first sink of a statement set counts).
+pub fn first_insert_target(a: &FileAnalysis) -> Option<&TableRef> {
+    a.statements
+        .iter()
+        .filter(|s| matches!(s.kind, StatementKind::Insert | StatementKind::StatementSet))
+        .find_map(|s| s.sinks.first())
+}
+
+/// The statement that defines a DDL file's table: the first persistent CREATE that names a relation.
+pub fn first_created_statement(a: &FileAnalysis) -> Option<&crate::sql::StatementInfo> {
+    a.statements
+        .iter()
+        .find(|s| s.kind.creates_relation() && !s.temporary && !s.sinks.is_empty())
+}
+
+/// The first persistent relation a DDL file creates, with the creating statement's kind.
+pub fn first_created(a: &FileAnalysis) -> Option<(&TableRef, StatementKind)> {
+    first_created_statement(a).and_then(|s| s.sinks.first().map(|r| (r, s.kind)))
+}
+
+/// Names of `TEMPORARY` tables and views a file creates: they resolve inside the file only
+/// (tricky-flink-sql.md §27).
+fn temporary_sinks(a: &FileAnalysis) -> BTreeSet<TableName> {
+    a.statements
+        .iter()
+        .filter(|s| s.temporary)
+        .flat_map(|s| s.sinks.iter().map(|r| r.name.clone()))
+        .collect()
+}
