@@ -3,7 +3,7 @@
 //! Cloud for Apache Flink or an Apache Flink SQL Gateway.
 //!
 //! The modules read as the pipeline of the work:
-//! [`project`] (layout, scan, analysis cache) → [`sql`] (split, dialect, extract, state, rewrite) →
+//! [`project`] (layout, scan, analysis cache, `load` → [`project::Project`]) → [`sql`] (split, dialect, extract, state, rewrite) →
 //! [`inventory`] (tables, name resolution, shift_left's `inventory.json`) → [`lineage`] (references →
 //! graph) → [`graph`] (model, select, export) → [`metadata`] (shift_left's `pipeline_definition.json`)
 //! → [`changes`] (git diffs, classification, impact) → [`versioning`] (blue-green rewrite, release

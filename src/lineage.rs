@@ -6,62 +6,10 @@
 //! parents, defect 6). Cycles are errors naming the cycle; a table reading itself is a self-loop, reported
 //! as a warning and kept out of the ordering.
 
-use crate::config::Config;
 use crate::diagnostics::{self, Diagnostic};
 use crate::graph::{EdgeKind, NodeInfo, PipelineGraph};
 use crate::inventory::{self, Inventory, ReadKind};
-use crate::project::{self, Layout, ScanError};
-use std::path::Path;
-
-/// Options of the commands that build the graph.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LoadOptions {
-    /// Keep unknown references as external nodes (warning) instead of failing (error).
-    pub allow_unknown: bool,
-}
-
-/// A loaded project: its inventory, its graph and every diagnostic found on the way.
-#[derive(Debug, Clone)]
-pub struct Project {
-    pub inventory: Inventory,
-    pub graph: PipelineGraph,
-    /// Scan, inventory and lineage diagnostics, errors first.
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl Project {
-    /// Whether any diagnostic is an error.
-    pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-}
-
-/// Scans `root`, builds the inventory and the graph.
-///
-/// Errors: only when `root` is not a folder; everything else is in [`Project::diagnostics`].
-pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Project, ScanError> {
-    let started = std::time::Instant::now();
-    let layout = Layout::with_overrides(&config.flinkpipe.layers);
-    let scan = project::scan(root, &layout)?;
-    tracing::info!(
-        folders = scan.folders.len(),
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "scanned and parsed"
-    );
-    let inventory = Inventory::build(&scan, config);
-    tracing::info!(
-        tables = inventory.tables.len(),
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "inventory built"
-    );
-    let project = link(inventory, options);
-    tracing::info!(
-        edges = project.graph.edges().count(),
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "graph built"
-    );
-    Ok(project)
-}
+use crate::project::{LoadOptions, Project};
 
 /// Resolves the inventory's references into a graph.
 pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {

@@ -12,7 +12,7 @@
 
 use crate::fsutil::to_json_pretty;
 use crate::inventory::{Inventory, Table};
-use crate::lineage::Project;
+use crate::project::Project;
 use crate::sql::Statefulness;
 use rayon::prelude::*;
 use serde::Serialize;

@@ -14,8 +14,8 @@ use super::{
     ChangeError, ChangeKind, ChangeOptions, ExternalTableChange, FileChange, HeadGraph, git,
 };
 use crate::config::Config;
-use crate::lineage::{self, LoadOptions};
 use crate::metadata::GRAPH_FILE;
+use crate::project::LoadOptions;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -42,7 +42,7 @@ pub fn load_head_graph(
     externals: &[ExternalTableChange],
 ) -> Result<(HeadGraph, HeadSource), ChangeError> {
     let load = |dir: &Path| -> Result<HeadGraph, ChangeError> {
-        let project = lineage::load(
+        let project = crate::project::load(
             dir,
             config,
             LoadOptions {

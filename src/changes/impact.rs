@@ -20,7 +20,7 @@
 use super::{
     ChangeError, ChangeKind, ExternalTableChange, FileChange, FileRole, ModifiedFiles, Orphan,
 };
-use crate::lineage::Project;
+use crate::project::Project;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;

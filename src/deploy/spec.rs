@@ -12,9 +12,9 @@
 //!   (shift_left dropped every table it redeployed, defect 10).
 
 use super::target::{StatementKind, StatementSpec};
-use crate::lineage::Project;
 use crate::plan::naming::fit_length;
 use crate::plan::{Action, PlanNode};
+use crate::project::Project;
 use crate::sql::{SessionChange, StatementKind as SqlKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 use super::{Context, OpsError};
 use crate::fsutil::to_json_pretty;
 use crate::inventory::shift_left::{INVENTORY_FILE, to_inventory_file};
-use crate::lineage::Project;
 use crate::metadata::{self, GraphFile};
+use crate::project::Project;
 use std::path::{Path, PathBuf};
 
 /// What was written.

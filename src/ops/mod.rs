@@ -57,7 +57,7 @@ pub use error::OpsError;
 
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
-use crate::lineage::{self, LoadOptions, Project};
+use crate::project::{LoadOptions, Project};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -153,7 +153,7 @@ impl<'a> Context<'a> {
         pipelines: &Path,
         allow_unknown: bool,
     ) -> Result<Project, OpsError> {
-        let project = lineage::load(pipelines, cfg, LoadOptions { allow_unknown })?;
+        let project = crate::project::load(pipelines, cfg, LoadOptions { allow_unknown })?;
         self.console
             .diagnostics(&project.diagnostics, source_base(pipelines).as_deref());
         Ok(project)

@@ -5,8 +5,8 @@ use super::scope::{self, PlanRequest};
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::config::Config;
-use crate::lineage::Project;
 use crate::plan::{self, StatementNaming, StatementStatus};
+use crate::project::Project;
 use std::path::{Path, PathBuf};
 
 pub use crate::plan::{Action, ExecutionPlan, PlanNode};

@@ -9,8 +9,8 @@
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::deploy::{StatementKind, StatementSpec};
-use crate::lineage::{self, LoadOptions, Project};
 use crate::plan::StatementNaming;
+use crate::project::{LoadOptions, Project};
 use crate::results::read::{self, QueryResult};
 
 pub use crate::results::read::{ReadObserver, ReadOptions, StopReason};
@@ -73,7 +73,7 @@ pub fn query(
         None => ctx.config()?,
     };
     let project = match &req.pipelines {
-        Some(p) if TargetKind::of(&cfg) == TargetKind::SqlGateway => Some(lineage::load(
+        Some(p) if TargetKind::of(&cfg) == TargetKind::SqlGateway => Some(crate::project::load(
             p,
             &cfg,
             LoadOptions {

@@ -6,7 +6,7 @@ use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::deploy::executor;
 use crate::deploy::{Phase, StatementState, Target};
-use crate::lineage::{self, LoadOptions};
+use crate::project::LoadOptions;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -89,7 +89,7 @@ pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, Op
     };
     let project = match &req.pipelines {
         Some(d) if target::TargetKind::of(&cfg) == target::TargetKind::SqlGateway => Some(
-            lineage::load(
+            crate::project::load(
                 d,
                 &cfg,
                 LoadOptions {

@@ -209,7 +209,7 @@ pub fn blue_green_statements(
 
 /// Live statements under `naming`'s prefix that no table of the project owns, sorted by name.
 pub fn orphans(
-    project: &crate::lineage::Project,
+    project: &crate::project::Project,
     naming: &StatementNaming,
     live: &BTreeMap<String, StatementState>,
 ) -> Vec<Orphan> {

@@ -9,8 +9,8 @@ use crate::deploy::spec;
 use crate::deploy::{
     ConfluentTarget, GatewayTarget, Scrubber, StatementSpec, StatementState, Target,
 };
-use crate::lineage::Project;
 use crate::plan::{StatementNaming, StatementStatus};
+use crate::project::Project;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

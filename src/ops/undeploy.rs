@@ -8,8 +8,8 @@ use super::statement::{self, StatementVerb};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::deploy::{Phase, StatementKind, StatementSpec};
-use crate::lineage::Project;
 use crate::plan::{StatementNaming, StatementStatus};
+use crate::project::Project;
 use serde::Serialize;
 use std::time::Duration;
 

@@ -5,8 +5,8 @@
 use super::{Context, OpsError};
 use crate::changes;
 use crate::config::Config;
-use crate::lineage::Project;
 use crate::plan::StatementNaming;
+use crate::project::Project;
 use crate::versioning::record::{
     BlueGreenRecord, GreenTable, RecordedStatement, Release, StatementRole,
 };

@@ -33,7 +33,7 @@ pub use status::StatementStatus;
 
 use crate::graph::PipelineGraph;
 use crate::inventory::Table;
-use crate::lineage::Project;
+use crate::project::Project;
 use crate::sql::{Statefulness, StatementKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

@@ -137,7 +137,7 @@ impl StatementNaming {
 
     /// The statements a table of the project owns, DML first: the DML that writes it (its own, or the
     /// statement set of the table that writes it), then its DDL. External tables own none.
-    pub fn table_statements(&self, project: &crate::lineage::Project, table: &str) -> Vec<String> {
+    pub fn table_statements(&self, project: &crate::project::Project, table: &str) -> Vec<String> {
         let Some(tb) = project.inventory.tables.get(table) else {
             return Vec::new();
         };
@@ -162,7 +162,7 @@ impl StatementNaming {
     /// `<ddl name>-drop` for an allowed drop).
     pub fn owned_statements(
         &self,
-        project: &crate::lineage::Project,
+        project: &crate::project::Project,
     ) -> std::collections::BTreeMap<String, String> {
         let mut owned = std::collections::BTreeMap::new();
         for t in project.inventory.tables.keys() {
@@ -185,7 +185,7 @@ impl StatementNaming {
 /// so a deploy would adopt or replace the other table's statement. One error per colliding name, naming
 /// every table and its folder. Tables written by another table's statement set share its DML on purpose.
 pub fn collisions(
-    project: &crate::lineage::Project,
+    project: &crate::project::Project,
     naming: &StatementNaming,
 ) -> Vec<crate::diagnostics::Diagnostic> {
     use std::collections::BTreeMap;

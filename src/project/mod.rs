@@ -1,5 +1,7 @@
-//! The project on disk: where the pipelines tree is, how its folders map to layers and products, and the
-//! scan that reads and parses every table folder.
+//! The project: where the pipelines tree is, how its folders map to layers and products
+//! ([`layout`]), the scan that reads and parses every table folder ([`scan`], with its analysis
+//! [`cache`]), and [`load`], which turns a tree into a [`Project`] — inventory, graph
+//! ([`crate::lineage`]) and every diagnostic.
 
 pub mod cache;
 pub mod layout;
@@ -7,3 +9,59 @@ pub mod scan;
 
 pub use layout::Layout;
 pub use scan::{ScanError, ScanResult, SqlFile, TableFolder, scan};
+
+use crate::config::Config;
+use crate::diagnostics::Diagnostic;
+use crate::graph::PipelineGraph;
+use crate::inventory::Inventory;
+use std::path::Path;
+
+/// Options of the commands that build the graph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Keep unknown references as external nodes (warning) instead of failing (error).
+    pub allow_unknown: bool,
+}
+
+/// A loaded project: its inventory, its graph and every diagnostic found on the way.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub inventory: Inventory,
+    pub graph: PipelineGraph,
+    /// Scan, inventory and lineage diagnostics, errors first.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Project {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Scans `root`, builds the inventory and the graph.
+///
+/// Errors: only when `root` is not a folder; everything else is in [`Project::diagnostics`].
+pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Project, ScanError> {
+    let started = std::time::Instant::now();
+    let layout = Layout::with_overrides(&config.flinkpipe.layers);
+    let scan = scan(root, &layout)?;
+    tracing::info!(
+        folders = scan.folders.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "scanned and parsed"
+    );
+    let inventory = Inventory::build(&scan, config);
+    tracing::info!(
+        tables = inventory.tables.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "inventory built"
+    );
+    let project = crate::lineage::link(inventory, options);
+    tracing::info!(
+        edges = project.graph.edges().count(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "graph built"
+    );
+    Ok(project)
+}

@@ -21,7 +21,7 @@ use super::definitions::{self, FileType, Foundation, TestCase, TestData, TestDef
 use super::{Suffix, UnitTestError};
 use crate::config::Config;
 use crate::inventory::resolve_name;
-use crate::lineage::Project;
+use crate::project::Project;
 use crate::sql::{self, Column as DdlColumn, StatementKind};
 use serde::Serialize;
 use std::collections::BTreeSet;

@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::deploy::StatementKind as SpecKind;
 use crate::deploy::spec::{parse_properties, steps_from_sql};
 use crate::inventory::resolve_name;
-use crate::lineage::Project;
+use crate::project::Project;
 use crate::sql::{self, Column as DdlColumn, StatementKind, TableName};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

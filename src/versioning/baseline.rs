@@ -4,7 +4,7 @@
 use crate::changes::ChangeError;
 use crate::config::Config;
 use crate::inventory::{first_created, first_insert_target, resolve_name};
-use crate::lineage::Project;
+use crate::project::Project;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -497,10 +497,10 @@ fn a_node_the_plan_keeps_carries_the_statements_to_await() {
     use flinkpipe::plan::{self, Scope, StatementNaming, StatementStatus};
     let (_tmp, pipelines) = crate::support::our_fixture();
     let cfg = flinkpipe::config::Config::default();
-    let project = flinkpipe::lineage::load(
+    let project = flinkpipe::project::load(
         &pipelines,
         &cfg,
-        flinkpipe::lineage::LoadOptions {
+        flinkpipe::project::LoadOptions {
             allow_unknown: true,
         },
     )

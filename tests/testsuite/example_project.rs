@@ -4,13 +4,14 @@
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::graph::canonical_layer;
-use flinkpipe::lineage::{self, LoadOptions, Project};
+use flinkpipe::project::{LoadOptions, Project};
 use flinkpipe::sql::Statefulness;
 use std::path::Path;
 
 fn load() -> (tempfile::TempDir, Project) {
     let (tmp, root) = our_fixture();
-    let project = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    let project =
+        flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
     (tmp, project)
 }
 

@@ -3,10 +3,10 @@
 
 use crate::support::{flinkpipe, project, stderr, stdout};
 use flinkpipe::config::Config;
-use flinkpipe::lineage::{self, LoadOptions, Project};
 use flinkpipe::plan::{
     Action, ExecutionPlan, PlanOptions, Scope, StatementNaming, StatementStatus, build_plan,
 };
+use flinkpipe::project::{LoadOptions, Project};
 use std::collections::BTreeMap;
 
 fn ddl(t: &str) -> String {
@@ -51,7 +51,7 @@ fn fixture() -> (tempfile::TempDir, Project) {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     let (tmp, root) = project(&refs);
-    let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
     assert!(!p.has_errors(), "{:?}", p.diagnostics);
     (tmp, p)
 }
@@ -429,7 +429,8 @@ fn a_started_child_gets_its_non_running_parents_whatever_their_product_and_name_
             .map(|(a, b)| (a.as_str(), b.as_str()))
             .collect();
         let (_tmp, root) = project(&refs);
-        let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+        let p =
+            flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
         assert!(!p.has_errors(), "{:?}", p.diagnostics);
         let opts = PlanOptions {
             may_start_descendants: true,

@@ -5,11 +5,11 @@
 
 use crate::support::{flinkpipe, our_fixture, project, stdout};
 use flinkpipe::config::Config;
-use flinkpipe::lineage::{self, LoadOptions, Project};
 use flinkpipe::plan::{
     Action, Cause, ExecutionPlan, Origin, PlanOptions, Scope, StatementNaming, StatementStatus,
     build_plan,
 };
+use flinkpipe::project::{LoadOptions, Project};
 use flinkpipe::sql::StatementKind;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +18,7 @@ fn naming() -> StatementNaming {
 }
 
 fn load(root: &std::path::Path) -> Project {
-    let p = lineage::load(root, &Config::default(), LoadOptions::default()).unwrap();
+    let p = flinkpipe::project::load(root, &Config::default(), LoadOptions::default()).unwrap();
     assert!(!p.has_errors(), "{:?}", p.diagnostics);
     p
 }

@@ -3,13 +3,13 @@
 
 use crate::support::*;
 use flinkpipe::config::Config;
-use flinkpipe::lineage::{self, LoadOptions, Project};
 use flinkpipe::plan::{Action, PlanOptions, Scope, StatementNaming, StatementStatus, build_plan};
+use flinkpipe::project::{LoadOptions, Project};
 use std::collections::BTreeMap;
 
 fn load() -> (tempfile::TempDir, Project) {
     let (tmp, root) = shift_left_fixture();
-    let project = lineage::load(
+    let project = flinkpipe::project::load(
         &root,
         &Config::default(),
         LoadOptions {

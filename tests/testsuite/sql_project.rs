@@ -6,8 +6,8 @@
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::diagnostics::Severity;
-use flinkpipe::lineage::{self, LoadOptions, Project};
 use flinkpipe::metadata;
+use flinkpipe::project::{LoadOptions, Project};
 use flinkpipe::sql::Statefulness;
 
 const SRC: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";
@@ -25,7 +25,7 @@ fn load(dml: &str) -> (tempfile::TempDir, Project) {
         ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
         ("facts/f/sql-scripts/dml.f.sql", dml),
     ]);
-    let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
     (tmp, p)
 }
 
@@ -156,7 +156,7 @@ fn configured_placeholders_resolve_names_and_the_deployed_sql() {
     cfg.flinkpipe
         .sql_variables
         .insert("env".to_string(), "dev".to_string());
-    let p = lineage::load(&root, &cfg, LoadOptions::default()).unwrap();
+    let p = flinkpipe::project::load(&root, &cfg, LoadOptions::default()).unwrap();
     assert!(!p.has_errors(), "{:?}", p.diagnostics);
     assert!(
         p.inventory.tables.contains_key("dev_orders"),
@@ -196,6 +196,6 @@ fn configured_placeholders_resolve_names_and_the_deployed_sql() {
         std::fs::read_to_string(root.join("sources/src_o/sql-scripts/ddl.src_o.sql")).unwrap();
     assert!(on_disk.contains("${env}_orders"));
     // Without the variable, the name is kept as written and reported.
-    let p = lineage::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
     assert!(p.inventory.tables.contains_key("${env}_orders"));
 }

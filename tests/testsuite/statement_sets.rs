@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use flinkpipe::config::Config;
-use flinkpipe::lineage::{self, LoadOptions, Project};
+use flinkpipe::project::{LoadOptions, Project};
 use flinkpipe::sql::{StatementKind, analyze};
 
 fn ddl(name: &str) -> String {
@@ -13,7 +13,7 @@ fn ddl(name: &str) -> String {
 }
 
 fn load(root: &std::path::Path) -> Project {
-    lineage::load(root, &Config::default(), LoadOptions::default()).unwrap()
+    flinkpipe::project::load(root, &Config::default(), LoadOptions::default()).unwrap()
 }
 
 fn diags(p: &Project) -> Vec<String> {
@@ -259,10 +259,10 @@ fn plain_inserts_in_one_dml_keep_their_own_lineage() {
         ),
         ("intermediates/b/sql-scripts/ddl.b.sql", &ddl("b")),
     ]);
-    let p = flinkpipe::lineage::load(
+    let p = flinkpipe::project::load(
         &root,
         &flinkpipe::config::Config::default(),
-        flinkpipe::lineage::LoadOptions::default(),
+        flinkpipe::project::LoadOptions::default(),
     )
     .unwrap();
     assert_eq!(p.graph.parents("a"), ["s1"]);
