@@ -174,7 +174,7 @@ pub enum TableCommand {
         dir: PipelinesDir,
     },
     /// Write a tests/ folder for TABLE from its SQL (shift_left's files): foundation DDLs renamed to
-    /// <parent>_ut, typed sample inputs, a validation SQL and an expected-rows CSV per test case.
+    /// `<parent>_ut`, typed sample inputs, a validation SQL and an expected-rows CSV per test case.
     /// Never overwrites a file.
     InitUnitTests(InitUnitTestsArgs),
     /// Run TABLE's unit tests on the configured target (local Flink SQL Gateway + Kafka, or Confluent

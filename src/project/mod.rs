@@ -1,5 +1,5 @@
 //! The project: where the pipelines tree is, how its folders map to layers and products
-//! ([`layout`]), the scan that reads and parses every table folder ([`scan`], with its analysis
+//! ([`layout`]), the scan that reads and parses every table folder ([`scan()`], with its analysis
 //! [`cache`]), and [`load`], which turns a tree into a [`Project`] — inventory, graph
 //! ([`crate::lineage`]) and every diagnostic.
 

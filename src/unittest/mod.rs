@@ -10,7 +10,7 @@
 //! [`prepare`] (a whole suite checked and built before anything is created) → [`run`] (statements on a
 //! [`crate::deploy::Target`], outputs read through [`crate::results`]) → [`compare`] (expected rows vs the
 //! folded snapshot) → [`junit`] (JUnit XML). [`generate`] writes new test folders (`init-unit-tests`),
-//! [`kafka`] creates and deletes the topics of the `_ut` tables on a Kafka broker, [`naming`] holds the
+//! [`crate::deploy::kafka`] creates and deletes the topics of the `_ut` tables on a Kafka broker, [`naming`] holds the
 //! suffix rule and the statement names.
 //!
 //! Safety: every object a run creates carries the suffix (tables, topics, statements); production
