@@ -530,6 +530,10 @@ pub fn query_outcome(
         eprintln!("warning[changelog]: {i}");
     }
     let names = unique_names(&r.columns);
+    if json && args.follow {
+        // One JSON line per snapshot was printed as they came; the last one is the result.
+        return;
+    }
     if json {
         let rows: Vec<NamedRow> = r
             .rows

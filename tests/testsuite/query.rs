@@ -394,3 +394,51 @@ fn writing_sql_and_several_statements_are_refused_before_any_server_is_contacted
     }
     assert_eq!(fake.request_count(), 0);
 }
+
+/// `--follow` prints a snapshot each time the result changes (one JSON line each with
+/// `--output json`), never the same one twice, until the timeout; the query is then deleted.
+#[test]
+fn follow_prints_each_changed_snapshot_once() {
+    use crate::support::Test;
+    let fake = FakeConfluent::start();
+    let mut script = counts();
+    script.bounded = false;
+    fake.add_query("FROM live_counts", script);
+    let t = Test::fixture()
+        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
+        .env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .args(&[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM live_counts",
+            "--follow",
+            "--timeout",
+            "4",
+        ]);
+    let out = t.run().success().stdout();
+    let snapshots: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // After the first page (two stores), then after the updates (store 1 at 2 orders, store 2 at 2).
+    assert_eq!(snapshots.len(), 2, "{out}");
+    assert_eq!(
+        snapshots[0]["rows"],
+        json!([
+            {"store_id": 1, "orders": 1, "amount": 10.5},
+            {"store_id": 2, "orders": 1, "amount": 3.0}
+        ])
+    );
+    assert_eq!(
+        snapshots[1]["rows"],
+        json!([
+            {"store_id": 1, "orders": 2, "amount": 21.0},
+            {"store_id": 2, "orders": 2, "amount": 6.25}
+        ])
+    );
+    assert!(queries_deleted(&fake));
+}

@@ -114,3 +114,6 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     (tmp, root)
 }
 pub mod repo;
+pub mod test;
+
+pub use test::Test;
