@@ -2,13 +2,19 @@
 //!
 //! - `pipeline_definition.json` in every table folder, in shift_left's shape
 //!   (`shift-left-compatibility.md` §3.2): the table, its `complexity` block, and its parents and children as
-//!   embedded objects (embedded parents carry their own flat `children`, embedded children are flat).
+//!   embedded objects. Embedded children are flat; an embedded parent carries, as shift_left's do, a
+//!   `children` list with this table in it — but only this table, not the parent's other children, so a
+//!   file's size is proportional to the table's own parents and children. (With every sibling embedded,
+//!   one source read by 1,000 tables made each reader's file ~1 MB and the tree ~1 GB: quadratic in the
+//!   fan-out.) shift_left's readers use only `table_name`, `path` and `type` of embedded entries and
+//!   re-read `<path>/pipeline_definition.json` to navigate, where the parent's full children are.
 //!   Files are rewritten whole from the current graph, so a rebuild never keeps stale edges (shift_left
 //!   merged old and new edges forever, defect 20).
 //! - `pipeline_graph.json` at the pipelines root: the whole graph for flinkpipe's own use (one file,
 //!   read once, instead of walking every folder).
 //!
-//! Building is O(N + E) plus the size of the embedded objects; writing is parallel and atomic per file.
+//! Building is O(N + E) in all (every file is O(its own parents + children)); writing is parallel and
+//! all or nothing.
 
 use crate::fsutil::to_json_pretty;
 use crate::inventory::{Inventory, Table};
@@ -88,7 +94,8 @@ fn flat(t: &Table) -> PipelineDefinition {
     }
 }
 
-/// The definition of `name` with embedded parents (each with its flat children) and flat children.
+/// The definition of `name`: its flat children, and its parents, each embedded with `children` holding
+/// only `name` (flat). Size: O(parents + children of `name`).
 pub fn definition(project: &Project, name: &str) -> Option<PipelineDefinition> {
     let inv = &project.inventory;
     let table = inv.tables.get(name)?;
@@ -100,12 +107,7 @@ pub fn definition(project: &Project, name: &str) -> Option<PipelineDefinition> {
         .filter_map(|p| inv.tables.get(p))
         .map(|p| {
             let mut pd = flat(p);
-            pd.children = g
-                .children(&p.name)
-                .into_iter()
-                .filter_map(|c| inv.tables.get(c))
-                .map(flat)
-                .collect();
+            pd.children = vec![flat(table)];
             pd
         })
         .collect();
