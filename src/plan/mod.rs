@@ -36,6 +36,7 @@ use crate::lineage::Project;
 use crate::metadata::state_form;
 use crate::sql::{Statefulness, StatementKind};
 use serde::Serialize;
+use petgraph::Direction::Incoming;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What the plan starts from.
@@ -163,6 +164,10 @@ struct Planner<'a> {
     status: &'a StatementStatus,
     options: &'a PlanOptions,
     decisions: BTreeMap<String, Decision>,
+    /// Tables whose ancestors [`Planner::add_ancestors`] has already handled (by graph index): a later
+    /// call does not walk through them again, so the cascade costs O(N + E) in all instead of one
+    /// ancestor walk per cascading table (O(N²) on a chain).
+    ancestors_done: Vec<bool>,
 }
 
 impl Planner<'_> {
@@ -273,7 +278,23 @@ impl Planner<'_> {
             of: of.map(str::to_string),
         };
         let mut cascading = Vec::new();
-        for a in self.graph.ancestors(names) {
+        // Only ancestors not handled by an earlier call: handling one again would change nothing (it is
+        // decided, and an `OutsideProducts` skip was upgraded the first time if it ever could be).
+        let starts: Vec<_> = names
+            .iter()
+            .filter_map(|n| self.graph.index_of(n))
+            .collect();
+        let mut new: Vec<String> = self
+            .graph
+            .reach_unseen(&starts, Incoming, &mut self.ancestors_done)
+            .into_iter()
+            .map(|i| self.graph.name(i).to_string())
+            .collect();
+        for s in starts {
+            self.ancestors_done[s.index()] = true;
+        }
+        new.sort();
+        for a in new {
             if let Some(d) = self.decisions.get(&a) {
                 let t = self.table(&a);
                 if matches!(d.cause, Cause::OutsideProducts { .. })
@@ -419,6 +440,7 @@ pub fn build_plan(
         status,
         options,
         decisions: BTreeMap::new(),
+        ancestors_done: vec![false; project.graph.len()],
     };
     let start_products: BTreeSet<String> =
         start.iter().map(|s| p.table(s).product.clone()).collect();
