@@ -280,7 +280,7 @@ impl Config {
         let Some(path) = path else {
             return Ok(Config::default());
         };
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = crate::fsutil::read_data_file(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
@@ -562,9 +562,11 @@ impl Config {
         let known = serde_yaml_ng::to_value(self).expect("plain data serialises");
         let mut value = match &self.source {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                    path: path.clone(),
-                    source,
+                let text = crate::fsutil::read_data_file(path).map_err(|source| {
+                    ConfigError::Read {
+                        path: path.clone(),
+                        source,
+                    }
                 })?;
                 serde_yaml_ng::from_str(&text).map_err(|e| ConfigError::Parse {
                     path: path.clone(),

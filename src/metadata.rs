@@ -16,7 +16,7 @@
 //! Building is O(N + E) in all (every file is O(its own parents + children)); writing is parallel and
 //! all or nothing.
 
-use crate::fsutil::to_json_pretty;
+use crate::fsutil::{Batch, BatchError, Staged, to_json_pretty};
 use crate::inventory::{Inventory, Table};
 use crate::lineage::Project;
 use crate::sql::Statefulness;
@@ -200,36 +200,43 @@ pub const GRAPH_FILE: &str = "pipeline_graph.json";
 pub const DEFINITION_FILE: &str = "pipeline_definition.json";
 
 /// Writes every table folder's `pipeline_definition.json` and the root's `pipeline_graph.json`, all or
-/// nothing: every new content is first written to a temporary file beside its target (in parallel, one
-/// file in memory per worker thread); only when all are staged are they renamed over the targets. If
-/// staging fails (a target that is a folder, a read-only file system), the temporaries are removed and
-/// no file has changed. Files whose content is already identical are left untouched.
+/// nothing, as one [`Batch`] under the pipelines root: every new content is first written to a temporary
+/// file beside its target (in parallel, one file in memory per worker thread); only when all are staged
+/// are they renamed over the targets. If staging fails (a target that is a folder, a read-only file
+/// system) or SIGINT arrives, the temporaries are removed and no file has changed; a SIGINT during the
+/// renames lets them finish. Files whose content is already identical are left untouched.
 ///
 /// Returns the number of metadata files (tables + the graph file). Errors: the first failure, naming
-/// the file.
-pub fn write_all(project: &Project) -> Result<usize, crate::fsutil::PathError> {
-    write_all_with(project, Vec::new())
+/// the file, or the interrupt.
+pub fn write_all(project: &Project) -> Result<usize, BatchError> {
+    let batch = Batch::begin(&project.inventory.root, WRITER, REPAIR)?;
+    write_all_with(project, batch, Vec::new())
 }
 
-/// [`write_all`], with more files already staged by the caller (`inventory.json`) committed in the same
-/// all-or-nothing batch; they are discarded when staging fails.
+/// What writes the metadata, as a batch marker says it.
+const WRITER: &str = "flinkpipe pipeline build-all-metadata";
+/// The command that rewrites every metadata file (and so repairs an interrupted batch).
+pub const REPAIR: &str = "flinkpipe pipeline build-all-metadata";
+
+/// [`write_all`] in a batch the caller opened, with more files it already staged in it
+/// (`inventory.json`) committed together; they are discarded when staging fails.
 pub fn write_all_with(
     project: &Project,
-    extra: Vec<crate::fsutil::Staged>,
-) -> Result<usize, crate::fsutil::PathError> {
-    use crate::fsutil::{commit, discard, stage};
+    batch: Batch,
+    extra: Vec<Staged>,
+) -> Result<usize, BatchError> {
     let inv: &Inventory = &project.inventory;
     let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
-    let results: Vec<Result<Option<crate::fsutil::Staged>, crate::fsutil::PathError>> = tables
+    let results: Vec<Result<Option<Staged>, BatchError>> = tables
         .par_iter()
         .filter_map(|t| definition(project, &t.name).map(|d| (t, d)))
         .map(|(t, d)| {
-            stage(
+            batch.stage(
                 &inv.disk_path(&t.folder).join(DEFINITION_FILE),
                 to_json_pretty(&d).as_bytes(),
             )
         })
-        .chain(rayon::iter::once(stage(
+        .chain(rayon::iter::once(batch.stage(
             &inv.root.join(GRAPH_FILE),
             to_json_pretty(&graph_file(project)).as_bytes(),
         )))
@@ -246,9 +253,15 @@ pub fn write_all_with(
         }
     }
     if let Some(e) = first_error {
-        discard(staged);
+        // An interrupt wins over the files it made fail.
+        let e = if batch.interrupted() {
+            BatchError::Interrupted { committed: false }
+        } else {
+            e
+        };
+        batch.abandon(staged);
         return Err(e);
     }
-    commit(staged)?;
+    batch.commit(staged)?;
     Ok(tables.len() + 1)
 }

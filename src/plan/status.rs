@@ -54,7 +54,7 @@ impl StatementStatus {
     /// Reads a status file (see module docs).
     pub fn read(path: &Path) -> Result<Self, StatusError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| StatusError::Read {
+        let text = crate::fsutil::read_data_file(path).map_err(|source| StatusError::Read {
             path: p.clone(),
             source,
         })?;

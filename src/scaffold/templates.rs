@@ -98,7 +98,7 @@ impl Templates {
             let path = dir.join(rel);
             if path.is_file() {
                 let text =
-                    std::fs::read_to_string(&path).map_err(|source| TemplateError::Read {
+                    crate::fsutil::read_user_text(&path, crate::fsutil::MAX_DATA_FILE_BYTES).map_err(|source| TemplateError::Read {
                         path: path.clone(),
                         source,
                     })?;
