@@ -564,12 +564,11 @@ impl Config {
         let known = serde_yaml_ng::to_value(self).expect("plain data serialises");
         let mut value = match &self.source {
             Some(path) => {
-                let text = crate::fsutil::read_data_file(path).map_err(|source| {
-                    ConfigError::Read {
+                let text =
+                    crate::fsutil::read_data_file(path).map_err(|source| ConfigError::Read {
                         path: path.clone(),
                         source,
-                    }
-                })?;
+                    })?;
                 serde_yaml_ng::from_str(&text).map_err(|e| ConfigError::Parse {
                     path: path.clone(),
                     message: e.to_string(),

@@ -103,7 +103,9 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\0' => out.push_str("\\0"),
-            c if (c as u32) < 0x80 && c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
@@ -219,8 +221,11 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped_in_text() {
-        let d = Diagnostic::error("e", "folder 'a\u{1b}[31mred' and\nfake\0")
-            .at("pipelines/x\ty\u{9b}", None, None);
+        let d = Diagnostic::error("e", "folder 'a\u{1b}[31mred' and\nfake\0").at(
+            "pipelines/x\ty\u{9b}",
+            None,
+            None,
+        );
         assert_eq!(
             d.to_string(),
             "error[e]: pipelines/x\\ty\\u{9b}: folder 'a\\x1b[31mred' and\\nfake\\0"

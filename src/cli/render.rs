@@ -57,7 +57,8 @@ pub fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
                 .entry(f.as_str())
                 .or_insert_with(|| {
                     // Bounded and regular files only: the file may be the FIFO or device refused.
-                    crate::fsutil::read_user_text(&b.join(f), crate::fsutil::MAX_DATA_FILE_BYTES).ok()
+                    crate::fsutil::read_user_text(&b.join(f), crate::fsutil::MAX_DATA_FILE_BYTES)
+                        .ok()
                 })
                 .as_deref(),
             _ => None,

@@ -239,9 +239,11 @@ pub fn deploy_nodes(
 }
 
 fn read(path: &Path) -> Result<String, SpecError> {
-    crate::fsutil::read_user_text(path, crate::fsutil::MAX_SQL_FILE_BYTES).map_err(|source| SpecError {
-        path: path.to_path_buf(),
-        source,
+    crate::fsutil::read_user_text(path, crate::fsutil::MAX_SQL_FILE_BYTES).map_err(|source| {
+        SpecError {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

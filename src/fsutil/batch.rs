@@ -206,7 +206,11 @@ pub fn interrupted_batches(root: &Path) -> Vec<InterruptedBatch> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name();
-            let pid: u32 = name.to_str()?.strip_prefix(BATCH_MARKER_PREFIX)?.parse().ok()?;
+            let pid: u32 = name
+                .to_str()?
+                .strip_prefix(BATCH_MARKER_PREFIX)?
+                .parse()
+                .ok()?;
             let path = e.path();
             let marker: Option<Marker> = super::read_user_file(&path, 1 << 20)
                 .ok()
@@ -500,7 +504,10 @@ mod tests {
     #[test]
     fn leftover_names_parse() {
         let l = Leftover::parse(".pipeline_definition.json.flinkpipe-tmp-123").unwrap();
-        assert_eq!((l.target, l.pid, l.backup), ("pipeline_definition.json", 123, false));
+        assert_eq!(
+            (l.target, l.pid, l.backup),
+            ("pipeline_definition.json", 123, false)
+        );
         let l = Leftover::parse(".a.sql.flinkpipe-old-9").unwrap();
         assert_eq!((l.target, l.pid, l.backup), ("a.sql", 9, true));
         assert!(Leftover::parse("a.flinkpipe-tmp-1").is_none());

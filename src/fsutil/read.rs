@@ -134,7 +134,12 @@ pub fn read_diagnostic(e: &std::io::Error) -> crate::diagnostics::Diagnostic {
 pub fn utf8_error_position(bytes: &[u8], pos: usize) -> (usize, usize) {
     let before = &bytes[..pos.min(bytes.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column = before.len() - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+    let column = before.len()
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1)
+        + 1;
     (line, column)
 }
 
@@ -169,7 +174,7 @@ pub fn byte_size(n: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (unit, name) in UNITS {
         if n >= unit {
-            return if n % unit == 0 {
+            return if n.is_multiple_of(unit) {
                 format!("{} {name}", n / unit)
             } else {
                 format!("{:.1} {name}", n as f64 / unit as f64)

@@ -195,10 +195,8 @@ impl<'a> Context<'a> {
                 }
                 _ => "before replacing any file: its temporary files were removed",
             };
-            self.console.note(&format!(
-                "note: {what} (pid {}) was killed {state}",
-                b.pid
-            ));
+            self.console
+                .note(&format!("note: {what} (pid {}) was killed {state}", b.pid));
         }
         if rec.batches.is_empty() && rec.removed > 0 {
             self.console.note(&format!(

@@ -66,7 +66,10 @@ fn interrupted_batch(
         format!("`{}`", b.command)
     };
     let when = if b.started_at > 0 {
-        format!(", started {}", crate::changes::utc_timestamp(b.started_at as i64))
+        format!(
+            ", started {}",
+            crate::changes::utc_timestamp(b.started_at as i64)
+        )
     } else {
         String::new()
     };

@@ -35,8 +35,8 @@ use crate::inventory::Table;
 use crate::lineage::Project;
 use crate::metadata::state_form;
 use crate::sql::{Statefulness, StatementKind};
-use serde::Serialize;
 use petgraph::Direction::Incoming;
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What the plan starts from.

@@ -73,8 +73,10 @@ impl StatementStatus {
             path: p.clone(),
             source,
         })?;
-        let status =
-            Self::parse(&text).map_err(|message| StatusError::Parse { path: p.clone(), message })?;
+        let status = Self::parse(&text).map_err(|message| StatusError::Parse {
+            path: p.clone(),
+            message,
+        })?;
         let unknown: Vec<(String, String)> = status
             .unknown_phases()
             .into_iter()

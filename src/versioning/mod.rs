@@ -218,10 +218,11 @@ pub fn plan_versions(
             }
         }
         for (rel, path) in files {
-            let before = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_SQL_FILE_BYTES).map_err(|e| VersionError::Io {
-                file: rel.clone(),
-                message: e.to_string(),
-            })?;
+            let before = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_SQL_FILE_BYTES)
+                .map_err(|e| VersionError::Io {
+                    file: rel.clone(),
+                    message: e.to_string(),
+                })?;
             let out = rename_tables_with(&before, &rename, &moves_storage).map_err(|source| {
                 VersionError::Rewrite {
                     file: rel.clone(),

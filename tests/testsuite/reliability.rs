@@ -64,7 +64,10 @@ fn graph_walks_on_a_100000_table_chain_do_not_recurse() {
     assert!(g.cycles().is_empty());
     let selected = graph::select(&g, &format!("+{last}")).unwrap();
     assert_eq!(selected.len(), CHAIN);
-    assert_eq!(graph::to_json(&g, None)["edges"].as_array().unwrap().len(), CHAIN - 1);
+    assert_eq!(
+        graph::to_json(&g, None)["edges"].as_array().unwrap().len(),
+        CHAIN - 1
+    );
     assert!(graph::to_dot(&g, Some(&selected)).contains(&format!("\"{last}\"")));
     assert!(graph::to_mermaid(&g, None).lines().count() > CHAIN);
 
@@ -75,7 +78,8 @@ fn graph_walks_on_a_100000_table_chain_do_not_recurse() {
     assert_eq!(text.lines().count(), CHAIN);
     let deepest = text.lines().last().unwrap();
     assert!(
-        deepest.starts_with(&format!("[depth {}] ", CHAIN - 1)) && deepest.ends_with("└── src_c_0 (source, c)"),
+        deepest.starts_with(&format!("[depth {}] ", CHAIN - 1))
+            && deepest.ends_with("└── src_c_0 (source, c)"),
         "{deepest}"
     );
     // Indentation stops growing at TEXT_INDENT_LIMIT levels: the text is linear in its lines.
@@ -90,7 +94,10 @@ fn graph_walks_on_a_100000_table_chain_do_not_recurse() {
     let ring = chain_graph(CHAIN, true);
     let cycles = ring.cycles();
     assert_eq!((cycles.len(), cycles[0].len()), (1, CHAIN));
-    assert!(matches!(ring.topo_order(None), Err(GraphError::Cycle { .. })));
+    assert!(matches!(
+        ring.topo_order(None),
+        Err(GraphError::Cycle { .. })
+    ));
 }
 
 #[test]
@@ -130,7 +137,11 @@ fn chain_project(n: usize) -> Project {
         diagnostics: Vec::new(),
     };
     let p = lineage::link(inv, LoadOptions::default());
-    assert!(!p.has_errors(), "{:?}", &p.diagnostics[..3.min(p.diagnostics.len())]);
+    assert!(
+        !p.has_errors(),
+        "{:?}",
+        &p.diagnostics[..3.min(p.diagnostics.len())]
+    );
     p
 }
 
@@ -200,7 +211,12 @@ fn fanout_on_disk(n: usize) -> (tempfile::TempDir, PathBuf) {
     let (tmp, root) = project(&[]);
     table(&root, "sources", "src_f_hub", None);
     for i in 0..n {
-        table(&root, "intermediates", &format!("int_f_{i}"), Some("src_f_hub"));
+        table(
+            &root,
+            "intermediates",
+            &format!("int_f_{i}"),
+            Some("src_f_hub"),
+        );
     }
     (tmp, root)
 }
@@ -244,7 +260,11 @@ fn a_deep_report_prints_as_text_and_json_is_refused_past_its_depth_limit() {
     let o = run_bounded(&["pipeline", "report", &last, r], 120);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert_eq!(text.lines().count(), n + 1, "a title line, then one line per table");
+    assert_eq!(
+        text.lines().count(),
+        n + 1,
+        "a title line, then one line per table"
+    );
     assert!(text.contains(&format!("[depth {}] ", n - 1)));
     let o = run_bounded(&["pipeline", "report", &last, r, "--output", "json"], 120);
     assert_eq!(o.status.code(), Some(1));
@@ -259,7 +279,15 @@ fn a_deep_report_prints_as_text_and_json_is_refused_past_its_depth_limit() {
     );
     // One level is fine.
     let o = run_bounded(
-        &["pipeline", "report", &last, r, "--parent-only", "--output", "json"],
+        &[
+            "pipeline",
+            "report",
+            &last,
+            r,
+            "--parent-only",
+            "--output",
+            "json",
+        ],
         120,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -285,7 +313,11 @@ fn metadata_files_grow_with_their_own_edges_not_with_their_siblings() {
             .iter()
             .map(|c| c["table_name"].as_str().unwrap())
             .collect();
-        assert_eq!(siblings, ["int_f_0"], "the embedded parent lists this table only");
+        assert_eq!(
+            siblings,
+            ["int_f_0"],
+            "the embedded parent lists this table only"
+        );
         let hub: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(root.join("sources/c/src_f_hub/pipeline_definition.json"))
                 .unwrap(),
@@ -302,7 +334,12 @@ fn metadata_files_grow_with_their_own_edges_not_with_their_siblings() {
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo {}", path.display());
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
 }
 
 /// A small valid project: a source and a reader.
@@ -324,7 +361,12 @@ fn fifos_and_devices_are_refused_by_name_never_read() {
             vec!["pipeline", "build-all-metadata"],
         ]
         .into_iter()
-        .map(|c| c.into_iter().map(str::to_string).chain([r.clone()]).collect())
+        .map(|c| {
+            c.into_iter()
+                .map(str::to_string)
+                .chain([r.clone()])
+                .collect()
+        })
         .chain([vec![
             "pipeline".into(),
             "build-execution-plan".into(),
@@ -371,7 +413,11 @@ fn fifos_and_devices_are_refused_by_name_never_read() {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let o = run_bounded(&args, 120);
             assert_eq!(o.status.code(), Some(1), "{what}: {args:?}: {}", stderr(&o));
-            assert!(stderr(&o).contains(want), "{what}: {args:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(want),
+                "{what}: {args:?}: {}",
+                stderr(&o)
+            );
         }
     }
     // A FIFO given as --statement-status.
@@ -407,7 +453,8 @@ fn files_over_the_size_limit_are_refused_with_their_size() {
     let dir = root.join("intermediates/c/int_big/sql-scripts");
     std::fs::create_dir_all(&dir).unwrap();
     let f = std::fs::File::create(dir.join("dml.int_big.sql")).unwrap();
-    f.set_len(flinkpipe::fsutil::MAX_SQL_FILE_BYTES + 1).unwrap();
+    f.set_len(flinkpipe::fsutil::MAX_SQL_FILE_BYTES + 1)
+        .unwrap();
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -471,7 +518,13 @@ fn small_input_mistakes_are_reported_not_skipped() {
     let cfg = t.path().join("config.yaml");
     std::fs::write(&cfg, "kafka: {}\nflinkpipe:\n  layers: 5\n").unwrap();
     let o = run_bounded(
-        &["--config", path_str(&cfg), "pipeline", "validate", path_str(&root)],
+        &[
+            "--config",
+            path_str(&cfg),
+            "pipeline",
+            "validate",
+            path_str(&root),
+        ],
         120,
     );
     assert_eq!(o.status.code(), Some(1));
@@ -499,7 +552,11 @@ fn control_characters_in_folder_names_are_escaped_in_text() {
         &["pipeline", "validate", path_str(&root), "--output", "json"],
         120,
     );
-    assert!(stdout(&o).contains("int_\\u001b[31mred\\tx"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("int_\\u001b[31mred\\tx"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 // ---- interrupted builds ------------------------------------------------------------------------
@@ -524,7 +581,9 @@ fn leftovers(root: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok())
         .filter(|e| {
             let n = e.file_name().to_string_lossy();
-            n.contains(".flinkpipe-tmp-") || n.contains(".flinkpipe-old-") || n.starts_with(".flinkpipe-batch-")
+            n.contains(".flinkpipe-tmp-")
+                || n.contains(".flinkpipe-old-")
+                || n.starts_with(".flinkpipe-batch-")
         })
         .map(|e| e.into_path())
         .collect()
@@ -552,7 +611,12 @@ fn all_old_or_all_new(root: &Path, new: &BTreeMap<PathBuf, String>) -> &'static 
         "old"
     } else {
         let mixed = now.iter().filter(|(p, t)| new[*p] != **t).count();
-        assert_eq!(mixed, 0, "{mixed} of {} files neither new nor all old", now.len());
+        assert_eq!(
+            mixed,
+            0,
+            "{mixed} of {} files neither new nor all old",
+            now.len()
+        );
         "new"
     }
 }
@@ -569,7 +633,10 @@ fn signal_build(root: &Path, signal: libc::c_int, delay: Duration) -> std::proce
     let marker = root.join(format!(".flinkpipe-batch-{}", child.id()));
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
     while !marker.exists() && child.try_wait().unwrap().is_none() {
-        assert!(std::time::Instant::now() < deadline, "the batch never began");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the batch never began"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     std::thread::sleep(delay);
@@ -598,7 +665,11 @@ fn sigint_finishes_or_abandons_the_batch_and_exits_130() {
             (Some(0), _) | (None, Some(libc::SIGINT)) => assert_eq!(state, "new"),
             other => panic!("exit status {other:?}"),
         }
-        assert_eq!(leftovers(&root), Vec::<PathBuf>::new(), "nothing left after SIGINT");
+        assert_eq!(
+            leftovers(&root),
+            Vec::<PathBuf>::new(),
+            "nothing left after SIGINT"
+        );
         seen.insert((status.code(), state));
     }
     // At least one interrupt landed inside the batch.
@@ -631,7 +702,11 @@ fn a_killed_build_is_completed_or_undone_by_the_next_command() {
         // The next command that writes the tree (here the inventory) cleans up first.
         let o = run_bounded(&["table", "build-inventory", path_str(&root)], 300);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(leftovers(&root), Vec::<PathBuf>::new(), "no temporary file survives");
+        assert_eq!(
+            leftovers(&root),
+            Vec::<PathBuf>::new(),
+            "no temporary file survives"
+        );
         all_old_or_all_new(&root, &new);
     }
     assert!(killed_mid_batch > 0, "no kill landed inside a batch");
@@ -656,7 +731,8 @@ fn temporary_files_of_dead_processes_are_reported_and_removed_by_the_next_writer
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("warning[stale-temporary-files]: ") && stderr(&o).contains("3 temporary file(s)"),
+        stderr(&o).contains("warning[stale-temporary-files]: ")
+            && stderr(&o).contains("3 temporary file(s)"),
         "{}",
         stderr(&o)
     );
@@ -673,7 +749,11 @@ fn project_init_ignores_temporary_files() {
     let o = run_bounded(&["project", "init", "shop", path_str(t.path())], 60);
     assert!(o.status.success(), "{}", stderr(&o));
     let gi = std::fs::read_to_string(t.path().join("shop/.gitignore")).unwrap();
-    for want in [".*.flinkpipe-tmp-*", ".*.flinkpipe-old-*", ".flinkpipe-batch-*"] {
+    for want in [
+        ".*.flinkpipe-tmp-*",
+        ".*.flinkpipe-old-*",
+        ".flinkpipe-batch-*",
+    ] {
         assert!(gi.lines().any(|l| l == want), "{want} missing in:\n{gi}");
     }
 }
