@@ -6,7 +6,7 @@ DEMO_DIR := target/demo
 # The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/flinkpipe
 
-.PHONY: build test test-offline demo up down bench lint clean
+.PHONY: build test test-offline demo up down bench bench-shapes lint clean
 
 # The local Apache Flink 2.2 + SQL Gateway + Kafka stack (scripts/local-flink.sh; Java 17, PyPI, Maven Central).
 STACK := scripts/local-flink.sh
@@ -70,6 +70,10 @@ demo: build
 
 bench:
 	bash scripts/bench.sh
+
+# A 1,000,000-table chain and one source read by 10,000 tables (≈ 20 GB of scratch disk, ≈ 30 min).
+bench-shapes:
+	bash scripts/bench-shapes.sh
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -339,7 +339,7 @@ impl Config {
         let Some(path) = path else {
             return Ok(Config::default());
         };
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = crate::fsutil::read_data_file(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
@@ -373,10 +373,12 @@ impl Config {
                 }
             }
         }
+        // Typed from the text, not from `value`: the error then has the key path and the line
+        // (`flinkpipe.layers: invalid type: integer `5`, expected a map at line 2 column 11`).
         let mut cfg: Config = if value.is_null() {
             Config::default()
         } else {
-            serde_yaml_ng::from_value(value).map_err(perr)?
+            serde_yaml_ng::from_str(text).map_err(perr)?
         };
         for (folder, table_type) in &cfg.flinkpipe.layers {
             if !crate::project::layout::TABLE_TYPES.contains(&table_type.as_str()) {
@@ -637,10 +639,11 @@ impl Config {
         let known = serde_yaml_ng::to_value(self).expect("plain data serialises");
         let mut value = match &self.source {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
+                let text =
+                    crate::fsutil::read_data_file(path).map_err(|source| ConfigError::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
                 serde_yaml_ng::from_str(&text).map_err(|e| ConfigError::Parse {
                     path: path.clone(),
                     message: e.to_string(),
@@ -741,6 +744,14 @@ mod tests {
     fn layer_mappings_must_name_a_table_type() {
         let p = Path::new("c.yaml");
         assert!(Config::from_yaml("flinkpipe:\n  layers:\n    bronze: source\n", p).is_ok());
+        // A value of the wrong type names its key and line.
+        let err = Config::from_yaml("kafka: {}\nflinkpipe:\n  layers: 5\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("flinkpipe.layers") && err.contains("line 3"),
+            "{err}"
+        );
         let err = Config::from_yaml("flinkpipe:\n  layers:\n    bronze: gold\n", p)
             .unwrap_err()
             .to_string();

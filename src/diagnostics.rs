@@ -66,6 +66,10 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     /// `error[unknown-table]: pipelines/facts/p1/x/sql-scripts/dml.x.sql:12:8: message`
+    ///
+    /// Control characters in the file and the message (a folder named with an escape sequence, a tab
+    /// or a newline) are shown escaped (`\x1b`, `\t`, `\n`, `\0`), so a name cannot restyle the terminal
+    /// or fake another line. `--output json` keeps the exact text (JSON escapes them itself).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sev = match self.severity {
             Severity::Warning => "warning",
@@ -73,7 +77,7 @@ impl fmt::Display for Diagnostic {
         };
         write!(f, "{sev}[{}]: ", self.code)?;
         if let Some(file) = &self.file {
-            write!(f, "{file}")?;
+            write!(f, "{}", escape_controls(file))?;
             if let Some(line) = self.line {
                 write!(f, ":{line}")?;
                 if let Some(col) = self.column {
@@ -82,8 +86,31 @@ impl fmt::Display for Diagnostic {
             }
             write!(f, ": ")?;
         }
-        f.write_str(&self.message)
+        f.write_str(&escape_controls(&self.message))
     }
+}
+
+/// `text` with its control characters (C0, DEL, C1) escaped: `\t`, `\n`, `\r`, `\0`, else `\x1b` /
+/// `\u{9b}`. Other characters, accented letters included, are kept.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 impl Diagnostic {
@@ -131,17 +158,22 @@ pub fn snippet(source: &str, line: usize, column: Option<usize>) -> Option<Strin
         if from > 0 { "…" } else { "" },
         if to < chars.len() { "…" } else { "" },
     );
-    let shown: String = chars[from..to]
-        .iter()
-        .collect::<String>()
-        .replace('\t', "    ");
+    // Tabs as four spaces, other control characters escaped (as in the message line).
+    let show = |c: char| -> std::borrow::Cow<'static, str> {
+        match c {
+            '\t' => "    ".into(),
+            c if c.is_control() => escape_controls(&c.to_string()).into_owned().into(),
+            c => c.to_string().into(),
+        }
+    };
+    let shown: String = chars[from..to].iter().map(|&c| show(c)).collect();
     let mut out = format!("{pad} |\n{num} | {lead}{}{tail}", shown.trim_end());
     if col.is_some() {
         let width = construct_width(&chars[at..to.max(at)]).max(1);
         let indent: usize = lead.chars().count()
             + chars[from..at]
                 .iter()
-                .map(|c| if *c == '\t' { 4 } else { 1 })
+                .map(|&c| show(c).chars().count())
                 .sum::<usize>();
         out.push_str(&format!(
             "\n{pad} | {}{}",
@@ -186,6 +218,20 @@ pub fn normalize(diags: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_in_text() {
+        let d = Diagnostic::error("e", "folder 'a\u{1b}[31mred' and\nfake\0").at(
+            "pipelines/x\ty\u{9b}",
+            None,
+            None,
+        );
+        assert_eq!(
+            d.to_string(),
+            "error[e]: pipelines/x\\ty\\u{9b}: folder 'a\\x1b[31mred' and\\nfake\\0"
+        );
+        assert_eq!(escape_controls("café"), "café");
+    }
 
     #[test]
     fn snippet_points_at_the_construct() {

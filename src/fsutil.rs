@@ -1,8 +1,27 @@
-//! File-system helpers shared by every command that writes: atomic writes and path display.
+//! File-system helpers shared by every command:
+//!
+//! - [`read_user_file`] and friends (`read`): regular files only, with a documented maximum size;
+//! - atomic writes: [`write_atomic`] for one file, [`stage`] / [`commit`] for an all-or-nothing batch;
+//! - [`Batch`] (`batch`): a batch announced by a marker file at the root of the tree, interrupted
+//!   cleanly by SIGINT, and [`recover`], which finishes what a killed process left;
+//! - path display ([`slash_path`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+
+mod batch;
+mod read;
+
+pub use batch::{
+    BATCH_MARKER_PREFIX, Batch, BatchError, BatchPhase, InterruptedBatch, Recovery, SigintScope,
+    catch_sigint, interrupted_batches, is_stale_leftover, recover,
+};
+pub use read::{
+    MAX_DATA_FILE_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES, byte_size, is_refusal,
+    max_bytes_for, read_data_file, read_diagnostic, read_project_file, read_user_file,
+    read_user_text, utf8_error_position,
+};
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then renamed over the
 /// target. Readers see the old file or the new one, never half of it; on error the target is untouched
@@ -12,9 +31,8 @@ use std::path::{Path, PathBuf};
 /// The temporary file is `.<name>.flinkpipe-tmp-<pid>` next to the target, created with `create_new`
 /// (never follows or reuses an existing file) and the target's mode, or 0644 (less the umask) for a new
 /// file. The pid makes the name unique between concurrent flinkpipe processes; within one process each
-/// target is written by one thread at a time. A temporary left by a killed process is replaced by
-/// the next write of the same target from a process with the same pid, or is harmless (hidden, ignored
-/// by the scan).
+/// target is written by one thread at a time. A temporary left by a killed process is removed by
+/// [`recover`], which every command that writes the tree runs first.
 ///
 /// Errors: the folder does not exist or is not writable, or the rename fails (the target is untouched).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
@@ -113,6 +131,15 @@ pub fn discard(staged: Vec<Staged>) {
 /// rename. If a rename still fails, the targets already replaced get their previous file back (or are
 /// removed if they did not exist), and the remaining temporaries are removed. The error names the file.
 pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
+    commit_with(staged, || {})
+}
+
+/// [`commit`], calling `on_rollback` before putting back the files already replaced (a [`Batch`]
+/// records it in its marker).
+pub(crate) fn commit_with(
+    staged: Vec<Staged>,
+    mut on_rollback: impl FnMut(),
+) -> Result<(), PathError> {
     let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(staged.len());
     for s in &staged {
         match backup(&s.target) {
@@ -133,6 +160,7 @@ pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
     while let Some((s, b)) = it.next() {
         let target = s.target.clone();
         if let Err(e) = s.persist() {
+            on_rollback();
             for (t, old) in done.into_iter().rev() {
                 match old {
                     Some(old) => {
@@ -172,7 +200,7 @@ fn backup(target: &Path) -> std::io::Result<Option<PathBuf>> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let old = target.with_file_name(format!(".{name}.flinkpipe-old-{}", std::process::id()));
+    let old = target.with_file_name(format!(".{name}{}{}", batch::OLD_TAG, std::process::id()));
     let _ = std::fs::remove_file(&old);
     // Without hard links (vfat, some network file systems, protected_hardlinks): a copy. An immutable
     // file fails here or at its rename, which is then undone.
@@ -208,7 +236,7 @@ fn temp_path(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = format!(".{name}.flinkpipe-tmp-{}", std::process::id());
+    let tmp = format!(".{name}{}{}", batch::TMP_TAG, std::process::id());
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.join(tmp),
         _ => PathBuf::from(tmp),

@@ -2,15 +2,21 @@
 //!
 //! - `pipeline_definition.json` in every table folder, in shift_left's shape
 //!   (`shift-left-compatibility.md` §3.2): the table, its `complexity` block, and its parents and children as
-//!   embedded objects (embedded parents carry their own flat `children`, embedded children are flat).
+//!   embedded objects. Embedded children are flat; an embedded parent carries, as shift_left's do, a
+//!   `children` list with this table in it — but only this table, not the parent's other children, so a
+//!   file's size is proportional to the table's own parents and children. (With every sibling embedded,
+//!   one source read by 1,000 tables made each reader's file ~1 MB and the tree ~1 GB: quadratic in the
+//!   fan-out.) shift_left's readers use only `table_name`, `path` and `type` of embedded entries and
+//!   re-read `<path>/pipeline_definition.json` to navigate, where the parent's full children are.
 //!   Files are rewritten whole from the current graph, so a rebuild never keeps stale edges (shift_left
 //!   merged old and new edges forever, defect 20).
 //! - `pipeline_graph.json` at the pipelines root: the whole graph for flinkpipe's own use (one file,
 //!   read once, instead of walking every folder).
 //!
-//! Building is O(N + E) plus the size of the embedded objects; writing is parallel and atomic per file.
+//! Building is O(N + E) in all (every file is O(its own parents + children)); writing is parallel and
+//! all or nothing.
 
-use crate::fsutil::to_json_pretty;
+use crate::fsutil::{Batch, BatchError, Staged, to_json_pretty};
 use crate::inventory::{Inventory, Table};
 use crate::project::Project;
 use crate::sql::Statefulness;
@@ -96,7 +102,8 @@ fn flat(t: &Table) -> PipelineDefinition {
     }
 }
 
-/// The definition of `name` with embedded parents (each with its flat children) and flat children.
+/// The definition of `name`: its flat children, and its parents, each embedded with `children` holding
+/// only `name` (flat). Size: O(parents + children of `name`).
 pub fn definition(project: &Project, name: &str) -> Option<PipelineDefinition> {
     let inv = &project.inventory;
     let table = inv.tables.get(name)?;
@@ -108,12 +115,7 @@ pub fn definition(project: &Project, name: &str) -> Option<PipelineDefinition> {
         .filter_map(|p| inv.tables.get(p))
         .map(|p| {
             let mut pd = flat(p);
-            pd.children = g
-                .children(&p.name)
-                .into_iter()
-                .filter_map(|c| inv.tables.get(c))
-                .map(flat)
-                .collect();
+            pd.children = vec![flat(table)];
             pd
         })
         .collect();
@@ -210,36 +212,43 @@ pub const GRAPH_FILE: &str = "pipeline_graph.json";
 pub const DEFINITION_FILE: &str = "pipeline_definition.json";
 
 /// Writes every table folder's `pipeline_definition.json` and the root's `pipeline_graph.json`, all or
-/// nothing: every new content is first written to a temporary file beside its target (in parallel, one
-/// file in memory per worker thread); only when all are staged are they renamed over the targets. If
-/// staging fails (a target that is a folder, a read-only file system), the temporaries are removed and
-/// no file has changed. Files whose content is already identical are left untouched.
+/// nothing, as one [`Batch`] under the pipelines root: every new content is first written to a temporary
+/// file beside its target (in parallel, one file in memory per worker thread); only when all are staged
+/// are they renamed over the targets. If staging fails (a target that is a folder, a read-only file
+/// system) or SIGINT arrives, the temporaries are removed and no file has changed; a SIGINT during the
+/// renames lets them finish. Files whose content is already identical are left untouched.
 ///
 /// Returns the number of metadata files (tables + the graph file). Errors: the first failure, naming
-/// the file.
-pub fn write_all(project: &Project) -> Result<usize, crate::fsutil::PathError> {
-    write_all_with(project, Vec::new())
+/// the file, or the interrupt.
+pub fn write_all(project: &Project) -> Result<usize, BatchError> {
+    let batch = Batch::begin(&project.inventory.root, WRITER, REPAIR)?;
+    write_all_with(project, batch, Vec::new())
 }
 
-/// [`write_all`], with more files already staged by the caller (`inventory.json`) committed in the same
-/// all-or-nothing batch; they are discarded when staging fails.
+/// What writes the metadata, as a batch marker says it.
+const WRITER: &str = "flinkpipe pipeline build-all-metadata";
+/// The command that rewrites every metadata file (and so repairs an interrupted batch).
+pub const REPAIR: &str = "flinkpipe pipeline build-all-metadata";
+
+/// [`write_all`] in a batch the caller opened, with more files it already staged in it
+/// (`inventory.json`) committed together; they are discarded when staging fails.
 pub fn write_all_with(
     project: &Project,
-    extra: Vec<crate::fsutil::Staged>,
-) -> Result<usize, crate::fsutil::PathError> {
-    use crate::fsutil::{commit, discard, stage};
+    batch: Batch,
+    extra: Vec<Staged>,
+) -> Result<usize, BatchError> {
     let inv: &Inventory = &project.inventory;
     let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
-    let results: Vec<Result<Option<crate::fsutil::Staged>, crate::fsutil::PathError>> = tables
+    let results: Vec<Result<Option<Staged>, BatchError>> = tables
         .par_iter()
         .filter_map(|t| definition(project, &t.name).map(|d| (t, d)))
         .map(|(t, d)| {
-            stage(
+            batch.stage(
                 &inv.disk_path(&t.folder).join(DEFINITION_FILE),
                 to_json_pretty(&d).as_bytes(),
             )
         })
-        .chain(rayon::iter::once(stage(
+        .chain(rayon::iter::once(batch.stage(
             &inv.root.join(GRAPH_FILE),
             to_json_pretty(&graph_file(project)).as_bytes(),
         )))
@@ -256,9 +265,15 @@ pub fn write_all_with(
         }
     }
     if let Some(e) = first_error {
-        discard(staged);
+        // An interrupt wins over the files it made fail.
+        let e = if batch.interrupted() {
+            BatchError::Interrupted { committed: false }
+        } else {
+            e
+        };
+        batch.abandon(staged);
         return Err(e);
     }
-    commit(staged)?;
+    batch.commit(staged)?;
     Ok(tables.len() + 1)
 }

@@ -556,9 +556,11 @@ impl Side<'_> {
             Side::Tree(_) => read_blob(repo, oid, repo_path),
             Side::Workdir(w) => {
                 let p = w.join(repo_path);
-                std::fs::read(&p).map_err(|e| ChangeError::Io {
-                    path: p,
-                    message: e.to_string(),
+                crate::fsutil::read_user_file(&p, crate::fsutil::max_bytes_for(&p)).map_err(|e| {
+                    ChangeError::Io {
+                        path: p,
+                        message: e.to_string(),
+                    }
                 })
             }
         }
@@ -589,7 +591,11 @@ impl Side<'_> {
                 rd.filter_map(|e| {
                     let e = e.ok()?;
                     let name = e.file_name().to_str()?.to_string();
-                    Some((name, std::fs::read(e.path()).ok()))
+                    let bytes = crate::fsutil::read_user_file(
+                        &e.path(),
+                        crate::fsutil::max_bytes_for(&e.path()),
+                    );
+                    Some((name, bytes.ok()))
                 })
                 .collect()
             }

@@ -91,10 +91,11 @@ impl HeadGraph {
             #[serde(default)]
             children: Vec<String>,
         }
-        let text = std::fs::read(path).map_err(|e| ChangeError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let text = crate::fsutil::read_user_file(path, crate::fsutil::MAX_GENERATED_FILE_BYTES)
+            .map_err(|e| ChangeError::Io {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         let file: File = serde_json::from_slice(&text).map_err(|e| ChangeError::BadFile {
             path: path.to_path_buf(),
             what: "pipeline_graph.json",
@@ -422,11 +423,11 @@ impl ModifiedFiles {
     ///
     /// Errors: unreadable file or not the expected shape.
     pub fn read(path: &Path) -> Result<ModifiedFiles, ChangeError> {
-        let text = std::fs::read(path).map_err(|e| ChangeError::Io {
+        let text = crate::fsutil::read_data_file(path).map_err(|e| ChangeError::Io {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        serde_json::from_slice(&text).map_err(|e| ChangeError::BadFile {
+        serde_json::from_str(&text).map_err(|e| ChangeError::BadFile {
             path: path.to_path_buf(),
             what: "modified_flink_files.json",
             message: e.to_string(),

@@ -2,7 +2,8 @@
 //! command (`commands`, one file per command, mirroring `flinkpipe <group> <command>`) and renders
 //! its report ([`render`]). No business logic lives here.
 //!
-//! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors.
+//! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors,
+//! 130 interrupted by SIGINT while writing files (the batch was finished or undone first).
 
 pub mod args;
 mod commands;
@@ -24,6 +25,8 @@ pub struct Failure {
     pub usage: bool,
     /// Print the message as it is, without `error: ` (the errors were reported above it).
     pub plain: bool,
+    /// Interrupted by SIGINT: exit with status 130 (128 + SIGINT, what a shell reports).
+    pub interrupted: bool,
 }
 
 impl Failure {
@@ -33,6 +36,7 @@ impl Failure {
             message: message.into(),
             usage: false,
             plain: false,
+            interrupted: false,
         }
     }
 
@@ -42,6 +46,7 @@ impl Failure {
             message: message.into(),
             usage: true,
             plain: false,
+            interrupted: false,
         }
     }
 }
@@ -52,6 +57,7 @@ impl From<OpsError> for Failure {
             message: e.to_string(),
             usage: e.is_usage(),
             plain: e.is_reported(),
+            interrupted: e.is_interrupted(),
         }
     }
 }
@@ -115,13 +121,18 @@ pub fn main() -> i32 {
             message,
             usage,
             plain,
+            interrupted,
         }) => {
             if plain {
                 eprintln!("{message}");
             } else {
                 eprintln!("error: {message}");
             }
-            if usage { 2 } else { 1 }
+            match (interrupted, usage) {
+                (true, _) => 130,
+                (false, true) => 2,
+                (false, false) => 1,
+            }
         }
     }
 }

@@ -55,7 +55,11 @@ pub fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
         let source = match (&d.file, base, d.line) {
             (Some(f), Some(b), Some(_)) => cache
                 .entry(f.as_str())
-                .or_insert_with(|| std::fs::read_to_string(b.join(f)).ok())
+                .or_insert_with(|| {
+                    // Bounded and regular files only: the file may be the FIFO or device refused.
+                    crate::fsutil::read_user_text(&b.join(f), crate::fsutil::MAX_DATA_FILE_BYTES)
+                        .ok()
+                })
                 .as_deref(),
             _ => None,
         };

@@ -110,7 +110,7 @@ fn folder_properties(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, 
         .collect();
     files.sort();
     for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        let Ok(text) = crate::fsutil::read_user_text(&f, crate::fsutil::MAX_SQL_FILE_BYTES) else {
             continue;
         };
         let props = parse_properties(&text);
@@ -258,9 +258,11 @@ pub fn deploy_nodes(
 }
 
 fn read(path: &Path) -> Result<String, SpecError> {
-    std::fs::read_to_string(path).map_err(|source| SpecError {
-        path: path.to_path_buf(),
-        source,
+    crate::fsutil::read_user_text(path, crate::fsutil::MAX_SQL_FILE_BYTES).map_err(|source| {
+        SpecError {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

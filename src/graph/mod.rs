@@ -23,4 +23,6 @@ pub use html::to_html;
 pub use model::{EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank};
 pub use select::{SelectError, closest, select};
 pub use svg::to_svg;
-pub use tree::{TreeNode, child_tree, parent_tree, render_tree_text};
+pub use tree::{
+    MAX_JSON_DEPTH, TEXT_INDENT_LIMIT, TreeNode, child_tree, parent_tree, render_tree_text,
+};

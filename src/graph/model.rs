@@ -326,9 +326,11 @@ impl PipelineGraph {
     /// Sorted by first name. A component with more edges than that cycle still yields one entry; its
     /// other cycles share its tables. Self-loops are not cycles (see [`Self::self_loops`]).
     pub fn cycles(&self) -> Vec<Vec<String>> {
+        // Kosaraju's algorithm: petgraph's is iterative (two DFS passes with explicit stacks), where its
+        // Tarjan recursed once per node of a path and overflowed the stack near 87,500 chained tables.
         let mut component = vec![usize::MAX; self.len()];
         let mut starts = Vec::new();
-        for (id, scc) in petgraph::algo::tarjan_scc(&self.graph)
+        for (id, scc) in petgraph::algo::kosaraju_scc(&self.graph)
             .into_iter()
             .filter(|scc| scc.len() > 1)
             .enumerate()
@@ -425,6 +427,30 @@ impl PipelineGraph {
             }
         }
         seen
+    }
+
+    /// The nodes reachable from `starts` in `dir` through at least one edge and not yet in `seen`, in
+    /// the order met; each is marked in `seen`. Nodes already in `seen` are neither returned nor walked
+    /// through, so a caller that keeps `seen` between queries walks each node once over all of them.
+    /// BFS, O(nodes and edges met).
+    pub(crate) fn reach_unseen(
+        &self,
+        starts: &[NodeIndex],
+        dir: Direction,
+        seen: &mut [bool],
+    ) -> Vec<NodeIndex> {
+        let mut found = Vec::new();
+        let mut queue: VecDeque<NodeIndex> = starts.iter().copied().collect();
+        while let Some(i) = queue.pop_front() {
+            for j in self.graph.neighbors_directed(i, dir) {
+                if !seen[j.index()] {
+                    seen[j.index()] = true;
+                    found.push(j);
+                    queue.push_back(j);
+                }
+            }
+        }
+        found
     }
 
     /// The names of the nodes set in `mask`, sorted.

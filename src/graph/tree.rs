@@ -2,8 +2,15 @@
 //! rendering in the style of `cargo tree`.
 //!
 //! A DAG unrolled into a tree can grow exponentially, so, as `cargo tree` does, a table whose subtree was
-//! already shown higher up appears again only as a leaf marked repeated (`(*)`). Trees are built
-//! recursively: their depth is the longest path from the table, which pipelines keep small.
+//! already shown higher up appears again only as a leaf marked repeated (`(*)`): a tree has at most one
+//! expanded entry per table, so its size is O(N + E).
+//!
+//! Depth: a chain of N tables gives a tree N levels deep (1,000,000 in the scale tests). Building,
+//! rendering and dropping a tree use explicit stacks, never one call frame per level. The text
+//! indents at most [`TEXT_INDENT_LIMIT`] levels (deeper lines say their depth), so its size stays
+//! linear in the number of lines. Serialising a tree (`--output json`) nests one object per level, which
+//! recurses in the serialiser and in every JSON reader: callers check [`TreeNode::depth`] against
+//! [`MAX_JSON_DEPTH`] first.
 
 use petgraph::Direction::{self, Incoming, Outgoing};
 use petgraph::graph::NodeIndex;
@@ -11,7 +18,22 @@ use serde::Serialize;
 
 use super::model::{EdgeKind, GraphError, PipelineGraph};
 
+/// The deepest tree (in levels below the root) that `pipeline report --output json` writes: 1,000.
+/// Each level is an object inside a `children` array, so JSON readers need twice that nesting: Python's
+/// `json` stops near 1,000 levels, serde_json at 128 by default, jq at 10,000. Real pipelines are a few
+/// dozen levels deep; a deeper tree is refused with its depth (the flat form is
+/// `pipeline graph --select +TABLE --format json`).
+pub const MAX_JSON_DEPTH: usize = 1_000;
+
+/// The deepest level the text rendering indents: 64. A line deeper than that starts with its depth
+/// (`[depth 65] `) and shows the guide lines of its 64 nearest levels only, so a 1,000,000-level chain
+/// prints 1,000,000 lines of bounded width instead of terabytes of indentation.
+pub const TEXT_INDENT_LIMIT: usize = 64;
+
 /// One table in a parent or child tree. In a parent tree `children` are the table's parents.
+///
+/// Dropping a tree is iterative (any depth). `Clone`, `==` and `Serialize` recurse once per level:
+/// use them on trees of bounded depth (see [`MAX_JSON_DEPTH`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TreeNode {
     /// The table name.
@@ -31,6 +53,29 @@ pub struct TreeNode {
     pub repeated: bool,
     /// Parents (parent tree) or children (child tree), sorted by name.
     pub children: Vec<TreeNode>,
+}
+
+impl TreeNode {
+    /// The number of levels below this node (0 for a leaf). Iterative.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack: Vec<(&TreeNode, usize)> = vec![(self, 0)];
+        while let Some((node, depth)) = stack.pop() {
+            deepest = deepest.max(depth);
+            stack.extend(node.children.iter().map(|c| (c, depth + 1)));
+        }
+        deepest
+    }
+}
+
+impl Drop for TreeNode {
+    /// Frees the subtree level by level: the default drop recurses once per level.
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.children);
+        while let Some(mut node) = stack.pop() {
+            stack.append(&mut node.children);
+        }
+    }
 }
 
 /// The tree of `name`'s ancestors: its parents, their parents, and so on, at most `max_depth` levels
@@ -65,63 +110,38 @@ pub fn child_tree(
 /// ```
 pub fn render_tree_text(root: &TreeNode) -> String {
     let mut out = String::new();
-    render(root, "", "", &mut out);
+    // (node, depth, last among its siblings); `last_at[d]` is whether the open node at depth d is the
+    // last of its siblings, which decides the guide line drawn below it.
+    let mut stack: Vec<(&TreeNode, usize, bool)> = vec![(root, 0, true)];
+    let mut last_at: Vec<bool> = Vec::new();
+    while let Some((node, depth, last)) = stack.pop() {
+        last_at.truncate(depth);
+        last_at.push(last);
+        if depth > 0 {
+            if depth > TEXT_INDENT_LIMIT {
+                out.push_str(&format!("[depth {depth}] "));
+            }
+            let first_shown = depth.saturating_sub(TEXT_INDENT_LIMIT).max(1);
+            for &open_last in &last_at[first_shown..depth] {
+                out.push_str(if open_last { "    " } else { "│   " });
+            }
+            out.push_str(if last { "└── " } else { "├── " });
+        }
+        line(node, &mut out);
+        let n = node.children.len();
+        stack.extend(
+            node.children
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(k, c)| (c, depth + 1, k + 1 == n)),
+        );
+    }
     out
 }
 
-fn tree(
-    graph: &PipelineGraph,
-    name: &str,
-    max_depth: Option<usize>,
-    dir: Direction,
-) -> Result<TreeNode, GraphError> {
-    let root = graph
-        .index_of(name)
-        .ok_or_else(|| GraphError::UnknownTable {
-            name: name.to_string(),
-        })?;
-    let mut expanded = vec![false; graph.len()];
-    Ok(grow(graph, root, None, 0, max_depth, dir, &mut expanded))
-}
-
-fn grow(
-    graph: &PipelineGraph,
-    i: NodeIndex,
-    edge: Option<EdgeKind>,
-    depth: usize,
-    max_depth: Option<usize>,
-    dir: Direction,
-    expanded: &mut [bool],
-) -> TreeNode {
-    let info = graph.info(i);
-    let next = if max_depth.is_some_and(|max| depth >= max) {
-        Vec::new()
-    } else {
-        graph.neighbors_sorted(i, dir)
-    };
-    let repeated = !next.is_empty() && expanded[i.index()];
-    let children = if repeated {
-        Vec::new()
-    } else {
-        expanded[i.index()] = true;
-        next.into_iter()
-            .map(|(j, kind)| grow(graph, j, Some(kind), depth + 1, max_depth, dir, expanded))
-            .collect()
-    };
-    TreeNode {
-        name: info.name.clone(),
-        layer: info.layer.clone(),
-        product: info.product.clone(),
-        path: info.path.clone(),
-        external: info.external,
-        edge,
-        repeated,
-        children,
-    }
-}
-
-fn render(node: &TreeNode, first: &str, rest: &str, out: &mut String) {
-    out.push_str(first);
+/// `name (layer, product) [LIKE] [external] (*)` and a newline.
+fn line(node: &TreeNode, out: &mut String) {
     out.push_str(&node.name);
     match &node.product {
         Some(p) => out.push_str(&format!(" ({}, {p})", node.layer)),
@@ -137,18 +157,103 @@ fn render(node: &TreeNode, first: &str, rest: &str, out: &mut String) {
         out.push_str(" (*)");
     }
     out.push('\n');
-    let last = node.children.len().saturating_sub(1);
-    for (k, child) in node.children.iter().enumerate() {
-        let (branch, indent) = if k == last {
-            ("└── ", "    ")
+}
+
+fn tree(
+    graph: &PipelineGraph,
+    name: &str,
+    max_depth: Option<usize>,
+    dir: Direction,
+) -> Result<TreeNode, GraphError> {
+    let root = graph
+        .index_of(name)
+        .ok_or_else(|| GraphError::UnknownTable {
+            name: name.to_string(),
+        })?;
+    let mut expanded = vec![false; graph.len()];
+    // Depth-first, children in name order, exactly as a recursive walk would (a table is expanded
+    // where it is met first), with an explicit stack: a chain of a million tables is a million levels.
+    let mut stack = vec![Frame::open(
+        graph,
+        root,
+        None,
+        0,
+        max_depth,
+        dir,
+        &mut expanded,
+    )];
+    loop {
+        let top = stack.last_mut().expect("the root frame is popped last");
+        if let Some((j, kind)) = top.next.pop() {
+            let depth = top.depth + 1;
+            let frame = Frame::open(graph, j, Some(kind), depth, max_depth, dir, &mut expanded);
+            stack.push(frame);
+            continue;
+        }
+        let done = stack.pop().expect("not empty").finish(graph);
+        match stack.last_mut() {
+            Some(parent) => parent.built.push(done),
+            None => return Ok(done),
+        }
+    }
+}
+
+/// A node being built: its table, its neighbours still to visit and the subtrees built so far.
+struct Frame {
+    i: NodeIndex,
+    edge: Option<EdgeKind>,
+    depth: usize,
+    repeated: bool,
+    /// Neighbours not visited yet, in reverse name order (visited by popping).
+    next: Vec<(NodeIndex, EdgeKind)>,
+    built: Vec<TreeNode>,
+}
+
+impl Frame {
+    /// Opens `i`: the neighbours to expand, unless the depth limit is reached or `i` was expanded
+    /// already (then it is a repeated leaf).
+    fn open(
+        graph: &PipelineGraph,
+        i: NodeIndex,
+        edge: Option<EdgeKind>,
+        depth: usize,
+        max_depth: Option<usize>,
+        dir: Direction,
+        expanded: &mut [bool],
+    ) -> Frame {
+        let mut next = if max_depth.is_some_and(|max| depth >= max) {
+            Vec::new()
         } else {
-            ("├── ", "│   ")
+            graph.neighbors_sorted(i, dir)
         };
-        render(
-            child,
-            &format!("{rest}{branch}"),
-            &format!("{rest}{indent}"),
-            out,
-        );
+        let repeated = !next.is_empty() && expanded[i.index()];
+        if repeated {
+            next.clear();
+        } else {
+            expanded[i.index()] = true;
+        }
+        next.reverse();
+        Frame {
+            i,
+            edge,
+            depth,
+            repeated,
+            built: Vec::with_capacity(next.len()),
+            next,
+        }
+    }
+
+    fn finish(self, graph: &PipelineGraph) -> TreeNode {
+        let info = graph.info(self.i);
+        TreeNode {
+            name: info.name.clone(),
+            layer: info.layer.clone(),
+            product: info.product.clone(),
+            path: info.path.clone(),
+            external: info.external,
+            edge: self.edge,
+            repeated: self.repeated,
+            children: self.built,
+        }
     }
 }

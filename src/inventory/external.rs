@@ -84,7 +84,8 @@ pub(super) fn read_external_manifests(
             "{root_name}/{}",
             crate::fsutil::slash_path(path.strip_prefix(root).unwrap_or(path))
         );
-        let tables = match std::fs::read_to_string(path)
+        // Regular files only, bounded; a UTF-8 byte order mark is dropped (read_data_file).
+        let tables = match crate::fsutil::read_data_file(path)
             .map_err(|e| (e.to_string(), None))
             .and_then(|t| {
                 parse_external_manifest(&t)

@@ -77,6 +77,14 @@ pub enum OpsError {
     Scaffold(#[from] crate::scaffold::ScaffoldError),
     #[error(transparent)]
     Files(#[from] crate::fsutil::PathError),
+    /// SIGINT arrived while files were being written: with `committed`, the renames were under way
+    /// and were finished (every file is new); otherwise nothing was changed. Exit status 130.
+    #[error("interrupted: {}", if *committed {
+        "the files were being replaced and were all written first"
+    } else {
+        "no file was changed"
+    })]
+    Interrupted { committed: bool },
     #[error(transparent)]
     Record(#[from] crate::versioning::record::RecordError),
     #[error(transparent)]
@@ -87,6 +95,17 @@ pub enum OpsError {
     Yaml(#[from] serde_yaml_ng::Error),
     #[error(transparent)]
     UnitTest(#[from] crate::unittest::UnitTestError),
+}
+
+impl From<crate::fsutil::BatchError> for OpsError {
+    fn from(e: crate::fsutil::BatchError) -> Self {
+        match e {
+            crate::fsutil::BatchError::File(e) => OpsError::Files(e),
+            crate::fsutil::BatchError::Interrupted { committed } => {
+                OpsError::Interrupted { committed }
+            }
+        }
+    }
 }
 
 impl OpsError {
@@ -103,6 +122,12 @@ impl OpsError {
             ),
             _ => false,
         }
+    }
+
+    /// Whether the operation was interrupted by SIGINT (exit status 130, as for any command a shell
+    /// interrupts).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, OpsError::Interrupted { .. })
     }
 
     /// Whether the message was already shown (diagnostics through the console) and only a closing

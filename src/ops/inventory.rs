@@ -24,6 +24,7 @@ pub struct Written {
 /// written.
 pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
+    ctx.recover_tree(pipelines, None)?;
     let scanned = scan(pipelines, &Layout::with_overrides(&cfg.flinkpipe.layers))?;
     let inv = Inventory::build(&scanned, &cfg);
     let mut diags = inv.diagnostics.clone();
@@ -35,6 +36,7 @@ pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsEr
             "inventory not written: fix the errors above",
         ));
     }
+    ctx.recover_tree(pipelines, Some(&diags))?;
     let inventory = to_inventory_file(&inv);
     let path = pipelines.join(INVENTORY_FILE);
     write_atomic(&path, to_json_pretty(&inventory).as_bytes()).map_err(|source| {

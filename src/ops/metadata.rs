@@ -2,7 +2,7 @@
 //! `DIR/pipeline_graph.json` and `DIR/inventory.json` as one all-or-nothing batch.
 
 use super::{Context, OpsError};
-use crate::fsutil::to_json_pretty;
+use crate::fsutil::{Batch, to_json_pretty};
 use crate::inventory::shift_left::{INVENTORY_FILE, to_inventory_file};
 use crate::metadata::{self, GraphFile};
 use crate::project::Project;
@@ -31,12 +31,14 @@ pub fn build_all_metadata(
     allow_unknown: bool,
 ) -> Result<MetadataWritten, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
+    ctx.recover_tree(pipelines, None)?;
     let project = ctx.load_valid_project(
         &cfg,
         pipelines,
         allow_unknown,
         "metadata not written: fix the errors above (no file was changed)",
     )?;
+    ctx.recover_tree(pipelines, Some(&project.diagnostics))?;
     let written = write_metadata(&project, pipelines)?;
     Ok(MetadataWritten {
         tables: project.inventory.tables.len(),
@@ -51,25 +53,40 @@ pub fn build_all_metadata(
 /// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json` of a loaded
 /// project in one batch; returns the number of metadata files written (definitions and the graph).
 pub fn write_metadata(project: &Project, pipelines: &Path) -> Result<usize, OpsError> {
-    write_metadata_with(project, pipelines, Vec::new())
+    write_metadata_with(
+        project,
+        pipelines,
+        "flinkpipe pipeline build-all-metadata",
+        Vec::new(),
+    )
 }
 
-/// [`write_metadata`] with more files staged by the caller in the same all-or-nothing batch.
+/// [`write_metadata`] with more files (path, content) written in the same all-or-nothing batch;
+/// `command` is what runs, for the batch marker (see [`crate::fsutil::Batch`]).
+///
+/// Errors: a file that cannot be written (every file is as it was), SIGINT
+/// ([`OpsError::Interrupted`]).
 pub fn write_metadata_with(
     project: &Project,
     pipelines: &Path,
-    mut extra: Vec<crate::fsutil::Staged>,
+    command: &str,
+    extra: Vec<(PathBuf, String)>,
 ) -> Result<usize, OpsError> {
-    // inventory.json is staged first and committed with the metadata files.
-    match crate::fsutil::stage(
-        &pipelines.join(INVENTORY_FILE),
-        to_json_pretty(&to_inventory_file(&project.inventory)).as_bytes(),
-    ) {
-        Ok(inventory) => extra.extend(inventory),
-        Err(e) => {
-            crate::fsutil::discard(extra);
-            return Err(e.into());
+    let batch = Batch::begin(pipelines, command, metadata::REPAIR)?;
+    // inventory.json and the caller's files are staged first and committed with the metadata files.
+    let inventory = (
+        pipelines.join(INVENTORY_FILE),
+        to_json_pretty(&to_inventory_file(&project.inventory)),
+    );
+    let mut staged = Vec::new();
+    for (path, text) in std::iter::once(inventory).chain(extra) {
+        match batch.stage(&path, text.as_bytes()) {
+            Ok(s) => staged.extend(s),
+            Err(e) => {
+                batch.abandon(staged);
+                return Err(e.into());
+            }
         }
     }
-    Ok(metadata::write_all_with(project, extra)?)
+    Ok(metadata::write_all_with(project, batch, staged)?)
 }

@@ -159,6 +159,56 @@ impl<'a> Context<'a> {
         Ok(project)
     }
 
+    /// Before an operation writes into the tree at `pipelines`: finishes the batches of flinkpipe
+    /// processes that died while writing there and removes their temporary files
+    /// ([`crate::fsutil::recover`]), and says so on the console. With `loaded`, the project the
+    /// operation loaded, by its diagnostics: the whole tree is walked when its scan saw such files
+    /// ([`crate::project::scan::STALE_FILES`]); without, only the root and the trees of interrupted
+    /// batches are.
+    ///
+    /// Errors: a temporary file that cannot be put into place (nothing is lost: the next command
+    /// tries again).
+    pub fn recover_tree(
+        &self,
+        pipelines: &Path,
+        loaded: Option<&[Diagnostic]>,
+    ) -> Result<(), OpsError> {
+        let walk = loaded.is_some_and(|diagnostics| {
+            diagnostics
+                .iter()
+                .any(|d| d.code == crate::project::scan::STALE_FILES)
+        });
+        if loaded.is_some() && !walk {
+            return Ok(());
+        }
+        let rec = crate::fsutil::recover(pipelines, walk)?;
+        for b in &rec.batches {
+            let what = if b.command.is_empty() {
+                "a flinkpipe command".to_string()
+            } else {
+                format!("`{}`", b.command)
+            };
+            let state = match b.phase {
+                Some(crate::fsutil::BatchPhase::Committing) => {
+                    "while replacing files: its remaining files were put into place"
+                }
+                Some(crate::fsutil::BatchPhase::RollingBack) => {
+                    "while putting files back: the previous files were restored"
+                }
+                _ => "before replacing any file: its temporary files were removed",
+            };
+            self.console
+                .note(&format!("note: {what} (pid {}) was killed {state}", b.pid));
+        }
+        if rec.batches.is_empty() && rec.removed > 0 {
+            self.console.note(&format!(
+                "note: removed {} temporary file(s) left by killed flinkpipe runs",
+                rec.removed
+            ));
+        }
+        Ok(())
+    }
+
     /// [`Context::load_project`] for operations that cannot go on with errors in the project: those
     /// errors end the operation with [`OpsError::ProjectHasErrors`] and `what` (`nothing deployed`).
     pub fn load_valid_project(

@@ -76,9 +76,9 @@ pub fn plan_with(
     )?)
 }
 
-/// Warnings about a `--statement-status` file that would silently plan the wrong actions: phases that
-/// are not statement phases (a typo counts as not running, so the statement would be restarted), and a
-/// file none of whose statements this project names (another prefix, region or environment).
+/// Warnings about a `--statement-status` file that would silently plan the wrong actions: a file none of
+/// whose statements this project names (another prefix, region or environment). (Phases that are not
+/// statement phases are refused by [`StatementStatus::read`].)
 fn warn_status_file(
     ctx: &Context,
     file: &Path,
@@ -86,13 +86,6 @@ fn warn_status_file(
     project: &Project,
     naming: &StatementNaming,
 ) {
-    for (statement, phase) in status.unknown_phases() {
-        ctx.console.warn(&format!(
-            "warning[statement-status]: {}: '{statement}' has phase '{phase}', which is not a statement phase ({}); it counts as not running",
-            file.display(),
-            crate::plan::status::PHASES.join(", ")
-        ));
-    }
     if status.phases.is_empty() {
         return;
     }

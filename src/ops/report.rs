@@ -18,6 +18,33 @@ pub struct TableReport {
     pub project_has_errors: bool,
 }
 
+impl TableReport {
+    /// Whether the report can be written as nested JSON: each tree at most [`graph::MAX_JSON_DEPTH`]
+    /// levels deep (one nested object per level; serialisers and JSON readers recurse per level).
+    ///
+    /// Errors: [`OpsError::Refused`] naming the tree, its depth, the limit and the flat alternatives.
+    pub fn check_json_depth(&self) -> Result<(), OpsError> {
+        let trees = [
+            ("parent", Some(&self.parents)),
+            ("child", self.children.as_ref()),
+        ];
+        for (kind, tree) in trees {
+            let Some(depth) = tree.map(TreeNode::depth) else {
+                continue;
+            };
+            if depth > graph::MAX_JSON_DEPTH {
+                let (t, sel) = (&self.table_name, if kind == "parent" { "+" } else { "" });
+                let sel_after = if kind == "child" { "+" } else { "" };
+                return Err(OpsError::Refused(format!(
+                    "the {kind} tree of '{t}' is {depth} levels deep; --output json nests one object per level and writes at most {} (JSON readers stop far earlier): use the text report, or `flinkpipe pipeline graph --select '{sel}{t}{sel_after}' --format json` for the same tables and edges as a flat list",
+                    graph::MAX_JSON_DEPTH
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The parent tree of `table` (and its child tree with `children_too`); `parent_only` keeps one level.
 ///
 /// Errors: an unknown table (with a suggestion), the tree cannot be read.

@@ -133,7 +133,7 @@ pub fn scope_dir(pipelines: &Path, d: &str) -> String {
 ///
 /// Errors: an unreadable file, invalid JSON (with serde's line and column), JSON of another shape.
 pub fn read_table_list(path: &Path) -> Result<Vec<String>, OpsError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::fsutil::read_data_file(path).map_err(|e| {
         OpsError::TableList(format!("cannot read table list {}: {e}", path.display()))
     })?;
     let trimmed = text.trim_start();

@@ -127,11 +127,13 @@ fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, OpsError> {
     }
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|source| OpsError::Read {
-            what: WHAT,
-            path: f.clone(),
-            source,
-        })?;
+        let text = crate::fsutil::read_user_text(&f, crate::fsutil::MAX_SQL_FILE_BYTES).map_err(
+            |source| OpsError::Read {
+                what: WHAT,
+                path: f.clone(),
+                source,
+            },
+        )?;
         let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("ddl");
         let base = crate::plan::naming::fit_length(format!(
             "external-{}",

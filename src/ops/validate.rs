@@ -35,15 +35,79 @@ pub fn validate(
 ) -> Result<Validation, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
     let mut project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
-    let collisions = crate::plan::naming::collisions(&project, &StatementNaming::from_config(&cfg));
+    let mut more = crate::plan::naming::collisions(&project, &StatementNaming::from_config(&cfg));
+    more.extend(
+        crate::fsutil::interrupted_batches(pipelines)
+            .iter()
+            .map(|b| interrupted_batch(b, pipelines, &project.inventory.root_name)),
+    );
     ctx.console
-        .diagnostics(&collisions, super::source_base(pipelines).as_deref());
-    project.diagnostics.extend(collisions);
+        .diagnostics(&more, super::source_base(pipelines).as_deref());
+    project.diagnostics.extend(more);
     Ok(Validation {
         tables: project.inventory.tables.len(),
         edges: project.graph.edges().count(),
         diagnostics: project.diagnostics,
     })
+}
+
+/// The diagnostic for a batch of files whose writer was killed (see [`crate::fsutil::Batch`]): an error
+/// when the tree is part old, part new (killed while replacing files or putting them back), a warning
+/// when only temporary files remain; each names the command that repairs the tree.
+fn interrupted_batch(
+    b: &crate::fsutil::InterruptedBatch,
+    pipelines: &Path,
+    root_name: &str,
+) -> Diagnostic {
+    use crate::fsutil::BatchPhase;
+    let what = if b.command.is_empty() {
+        "a flinkpipe command".to_string()
+    } else {
+        format!("`{}`", b.command)
+    };
+    let when = if b.started_at > 0 {
+        format!(
+            ", started {}",
+            crate::changes::utc_timestamp(b.started_at as i64)
+        )
+    } else {
+        String::new()
+    };
+    let repair = if b.repair.is_empty() {
+        crate::metadata::REPAIR
+    } else {
+        b.repair.as_str()
+    };
+    let repair = format!("{repair} {}", pipelines.display());
+    let file = format!(
+        "{root_name}/{}",
+        b.marker
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
+    let killed = format!("{what} (pid {}{when}) was killed", b.pid);
+    let d = match b.phase {
+        Some(BatchPhase::Committing) => Diagnostic::error(
+            "interrupted-write",
+            format!(
+                "{killed} while replacing files: the tree is part old, part new; run `{repair}` to complete it (any command that writes the tree finishes the interrupted batch first)"
+            ),
+        ),
+        Some(BatchPhase::RollingBack) => Diagnostic::error(
+            "interrupted-write",
+            format!(
+                "{killed} while putting files back after a failed write: the tree is part old, part new; run `{repair}` to repair it"
+            ),
+        ),
+        _ => Diagnostic::warning(
+            "interrupted-write",
+            format!(
+                "{killed} before replacing any file (every file is as it was); its temporary files are removed by the next command that writes the tree, e.g. `{repair}`"
+            ),
+        ),
+    };
+    d.at(file, None, None)
 }
 
 /// The result of `table validate-table-names`.

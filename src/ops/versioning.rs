@@ -44,7 +44,7 @@ pub fn blue_green(
 ) -> Result<Versioned, OpsError> {
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
-    let project = loaded(ctx, &cfg, pipelines, allow_unknown)?;
+    let project = loaded(ctx, &cfg, pipelines, allow_unknown, apply)?;
     let set = changes::list_changes(pipelines, &super::changes::change_options(changes)?, &cfg)?;
     let req = versioning::blue_green_request(&project, &cfg, pipelines, &set, default_version)?;
     run(
@@ -75,7 +75,7 @@ pub fn update_tables_version(
 ) -> Result<Versioned, OpsError> {
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
-    let project = loaded(ctx, &cfg, pipelines, allow_unknown)?;
+    let project = loaded(ctx, &cfg, pipelines, allow_unknown, apply)?;
     let seeds = super::scope::read_table_list(table_list)?;
     let req = VersionRequest {
         seed_reasons: seeds
@@ -105,17 +105,26 @@ fn check_suffix(suffix: &str) -> Result<(), OpsError> {
         .map_err(OpsError::Usage)
 }
 
+/// The project, checked for errors; with `apply`, what killed runs left in the tree is cleaned up
+/// first ([`Context::recover_tree`]), since the files are about to be rewritten.
 fn loaded(
     ctx: &Context,
     cfg: &Config,
     pipelines: &Path,
     allow_unknown: bool,
+    apply: bool,
 ) -> Result<Project, OpsError> {
+    if apply {
+        ctx.recover_tree(pipelines, None)?;
+    }
     let project = ctx.load_project(cfg, pipelines, allow_unknown)?;
     if project.has_errors() {
         return Err(OpsError::Refused(
             "the project has errors (above): fix them before versioning".into(),
         ));
+    }
+    if apply {
+        ctx.recover_tree(pipelines, Some(&project.diagnostics))?;
     }
     Ok(project)
 }
@@ -142,12 +151,27 @@ fn run(
     let applied = apply && !plan.edits.is_empty();
     let mut recorded = None;
     if applied {
-        versioning::apply(&plan)?;
+        // SIGINT from here on is caught: the SQL files and the metadata change together or not at all.
+        let sigint = crate::fsutil::catch_sigint();
+        let command = if baseline.is_some() {
+            "flinkpipe pipeline blue-green --apply"
+        } else {
+            "flinkpipe project update-tables-version"
+        };
+        versioning::apply(&plan, pipelines, command).map_err(|e| match e {
+            versioning::VersionError::Interrupted { committed } => {
+                OpsError::Interrupted { committed }
+            }
+            e => e.into(),
+        })?;
         // The SQL files, the metadata and the blue-green record change together: if the rebuild
         // fails, the files go back.
         let rebuilt = ctx
             .load_project(cfg, pipelines, allow_unknown)
             .and_then(|p| {
+                if sigint.received() {
+                    return Err(OpsError::Interrupted { committed: false });
+                }
                 if p.has_errors() {
                     return Err(OpsError::Refused(
                         "the rewritten project has errors (above); nothing was changed".into(),
@@ -155,15 +179,18 @@ fn run(
                 }
                 let (record, release) =
                     record_release(pipelines, &p, &naming, &plan, baseline.as_ref())?;
-                let staged = crate::fsutil::stage(
-                    &BlueGreenRecord::path(pipelines),
-                    record.to_text().as_bytes(),
+                super::metadata::write_metadata_with(
+                    &p,
+                    pipelines,
+                    command,
+                    vec![(BlueGreenRecord::path(pipelines), record.to_text())],
                 )?;
-                super::metadata::write_metadata_with(&p, pipelines, staged.into_iter().collect())?;
                 Ok(release)
             });
         match rebuilt {
             Ok(release) => recorded = Some(release),
+            // Interrupted while the metadata was being replaced: it was finished, with the record.
+            Err(e @ OpsError::Interrupted { committed: true }) => return Err(e),
             Err(e) => {
                 let stuck = versioning::restore(&plan);
                 if !stuck.is_empty() {

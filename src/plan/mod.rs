@@ -35,6 +35,7 @@ use crate::graph::PipelineGraph;
 use crate::inventory::Table;
 use crate::project::Project;
 use crate::sql::{Statefulness, StatementKind};
+use petgraph::Direction::Incoming;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -197,6 +198,10 @@ struct Planner<'a> {
     status: &'a StatementStatus,
     options: &'a PlanOptions,
     decisions: BTreeMap<String, Decision>,
+    /// Tables whose ancestors [`Planner::add_ancestors`] has already handled (by graph index): a later
+    /// call does not walk through them again, so the cascade costs O(N + E) in all instead of one
+    /// ancestor walk per cascading table (O(N²) on a chain).
+    ancestors_done: Vec<bool>,
 }
 
 impl Planner<'_> {
@@ -307,7 +312,23 @@ impl Planner<'_> {
             of: of.map(str::to_string),
         };
         let mut cascading = Vec::new();
-        for a in self.graph.ancestors(names) {
+        // Only ancestors not handled by an earlier call: handling one again would change nothing (it is
+        // decided, and an `OutsideProducts` skip was upgraded the first time if it ever could be).
+        let starts: Vec<_> = names
+            .iter()
+            .filter_map(|n| self.graph.index_of(n))
+            .collect();
+        let mut new: Vec<String> = self
+            .graph
+            .reach_unseen(&starts, Incoming, &mut self.ancestors_done)
+            .into_iter()
+            .map(|i| self.graph.name(i).to_string())
+            .collect();
+        for s in starts {
+            self.ancestors_done[s.index()] = true;
+        }
+        new.sort();
+        for a in new {
             if let Some(d) = self.decisions.get(&a) {
                 let t = self.table(&a);
                 if matches!(d.cause, Cause::OutsideProducts { .. })
@@ -453,6 +474,7 @@ pub fn build_plan(
         status,
         options,
         decisions: BTreeMap::new(),
+        ancestors_done: vec![false; project.graph.len()],
     };
     let start_products: BTreeSet<String> =
         start.iter().map(|s| p.table(s).product.clone()).collect();

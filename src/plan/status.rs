@@ -48,17 +48,44 @@ pub enum StatusError {
         "invalid statement status file {path}: {message} (expected {{\"<statement name>\": \"RUNNING\", …}})"
     )]
     Parse { path: String, message: String },
+    /// Phases that are none of [`PHASES`] (a typo would count as not running and restart the
+    /// statement): `(statement, phase)`, sorted by statement.
+    #[error(
+        "invalid statement status file {path}: {}: not a statement phase (valid phases: {})",
+        unknown.iter().map(|(s, p)| format!("'{s}' has phase '{p}'")).collect::<Vec<_>>().join(", "),
+        PHASES.join(", ")
+    )]
+    UnknownPhase {
+        path: String,
+        unknown: Vec<(String, String)>,
+    },
 }
 
 impl StatementStatus {
-    /// Reads a status file (see module docs).
+    /// Reads a status file (see module docs): a regular file of at most
+    /// [`crate::fsutil::MAX_DATA_FILE_BYTES`], every phase one of [`PHASES`] (any case).
+    ///
+    /// Errors: an unreadable or refused file, invalid JSON, a phase that is not a statement phase
+    /// ([`StatusError::UnknownPhase`], naming every such statement and the valid phases).
     pub fn read(path: &Path) -> Result<Self, StatusError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| StatusError::Read {
+        let text = crate::fsutil::read_data_file(path).map_err(|source| StatusError::Read {
             path: p.clone(),
             source,
         })?;
-        Self::parse(&text).map_err(|message| StatusError::Parse { path: p, message })
+        let status = Self::parse(&text).map_err(|message| StatusError::Parse {
+            path: p.clone(),
+            message,
+        })?;
+        let unknown: Vec<(String, String)> = status
+            .unknown_phases()
+            .into_iter()
+            .map(|(s, ph)| (s.to_string(), ph.to_string()))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(StatusError::UnknownPhase { path: p, unknown });
+        }
+        Ok(status)
     }
 
     /// Parses status JSON text; the error is serde's message with line and column.
@@ -78,7 +105,8 @@ impl StatementStatus {
     }
 
     /// Entries whose phase is none of Confluent Cloud's statement phases ([`PHASES`]), e.g. a typo such
-    /// as `RUNNIN`: `(statement, phase)`, sorted. They count as not running.
+    /// as `RUNNIN`: `(statement, phase)`, sorted. They count as not running. A status file with any is
+    /// refused ([`Self::read`]); a live target may report phases newer than this list.
     pub fn unknown_phases(&self) -> Vec<(&str, &str)> {
         self.phases
             .iter()

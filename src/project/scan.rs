@@ -13,6 +13,10 @@ use crate::sql::{self, FileAnalysis};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// The code of the warning about temporary files of killed flinkpipe runs found in the tree: commands
+/// that write the tree remove them when they see it ([`crate::fsutil::recover`]).
+pub const STALE_FILES: &str = "stale-temporary-files";
+
 /// A SQL file of a table folder, read and analysed.
 #[derive(Debug, Clone)]
 pub struct SqlFile {
@@ -131,6 +135,8 @@ fn scan_with_cache(
     let mut external_manifests: Vec<PathBuf> = Vec::new();
     // Symlinked folders are followed (teams link shared tables in); walkdir detects loops.
     let mut walk_diagnostics: Vec<Diagnostic> = Vec::new();
+    // Temporary files and backups of flinkpipe processes that died while writing (reported once).
+    let mut stale: Vec<PathBuf> = Vec::new();
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
@@ -178,6 +184,8 @@ fn scan_with_cache(
         if entry.depth() > 0 && name.as_encoded_bytes().starts_with(b".") {
             if entry.file_type().is_dir() {
                 walker.skip_current_dir();
+            } else if crate::fsutil::is_stale_leftover(name) {
+                stale.push(entry.path().to_path_buf());
             }
             continue;
         }
@@ -189,6 +197,16 @@ fn scan_with_cache(
                 folder_paths.push(parent.to_path_buf());
             }
             walker.skip_current_dir();
+        } else if name == "sql-scripts" && entry.depth() >= 2 {
+            // Not a folder (a file, a FIFO, a dangling link): the table would be lost silently.
+            let rel = slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()));
+            walk_diagnostics.push(
+                Diagnostic::error(
+                    "sql-scripts-not-a-folder",
+                    "sql-scripts is not a folder: this table folder is not read (sql-scripts/ must be a folder holding ddl.<table>.sql and dml.<table>.sql)",
+                )
+                .at(format!("{root_name}/{rel}"), None, None),
+            );
         } else if name == "external_tables.json"
             && entry.depth() > 0
             && entry
@@ -220,6 +238,19 @@ fn scan_with_cache(
         }
     }
 
+    if let Some(first) = stale.first() {
+        let rel = slash_path(first.strip_prefix(root).unwrap_or(first));
+        walk_diagnostics.push(
+            Diagnostic::warning(
+                STALE_FILES,
+                format!(
+                    "{} temporary file(s) left by flinkpipe runs that were killed while writing (this one and others); the next command that writes the tree removes them (e.g. `flinkpipe pipeline build-all-metadata`)",
+                    stale.len()
+                ),
+            )
+            .at(format!("{root_name}/{rel}"), None, None),
+        );
+    }
     tracing::debug!(
         folders = folder_paths.len(),
         cached = cache.len(),
@@ -385,16 +416,11 @@ fn read_sql_cached(
     diags: &mut Vec<Diagnostic>,
     cache: &AnalysisCache,
 ) -> (SqlFile, Option<Key>) {
-    let bytes = match std::fs::read(path) {
+    // Regular files only, at most MAX_SQL_FILE_BYTES: a FIFO would block forever, /dev/zero never end.
+    let bytes = match crate::fsutil::read_user_file(path, crate::fsutil::MAX_SQL_FILE_BYTES) {
         Ok(b) => b,
         Err(e) => {
-            diags.push(
-                Diagnostic::error("unreadable-file", format!("cannot read file: {e}")).at(
-                    rel.clone(),
-                    None,
-                    None,
-                ),
-            );
+            diags.push(crate::fsutil::read_diagnostic(&e).at(rel.clone(), None, None));
             return (SqlFile::unreadable(rel, path), None);
         }
     };

@@ -97,8 +97,8 @@ impl Templates {
         if let Some(dir) = &self.override_dir {
             let path = dir.join(rel);
             if path.is_file() {
-                let text =
-                    std::fs::read_to_string(&path).map_err(|source| TemplateError::Read {
+                let text = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_DATA_FILE_BYTES)
+                    .map_err(|source| TemplateError::Read {
                         path: path.clone(),
                         source,
                     })?;

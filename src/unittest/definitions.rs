@@ -260,7 +260,7 @@ impl TestDefinitions {
     ///
     /// Errors: a missing or unreadable file, and those of [`TestDefinitions::parse`].
     pub fn load(path: &Path, file: &str) -> Result<TestDefinitions, UnitTestError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::fsutil::read_project_file(path).map_err(|e| {
             UnitTestError::in_file(
                 file,
                 if e.kind() == std::io::ErrorKind::NotFound {

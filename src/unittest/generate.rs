@@ -166,8 +166,8 @@ fn writable(cols: &[DdlColumn]) -> Vec<&DdlColumn> {
 fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, String), String> {
     let inv = &project.inventory;
     if let Some(rel) = inv.tables.get(table).and_then(|t| t.ddl_ref.clone()) {
-        let text =
-            std::fs::read_to_string(inv.disk_path(&rel)).map_err(|e| format!("{rel}: {e}"))?;
+        let text = crate::fsutil::read_project_file(inv.disk_path(&rel))
+            .map_err(|e| format!("{rel}: {e}"))?;
         return Ok((text, rel));
     }
     for f in cfg.gateway_external_ddl() {
@@ -179,7 +179,7 @@ fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, Strin
             vec![f]
         };
         for p in files {
-            let Ok(text) = std::fs::read_to_string(&p) else {
+            let Ok(text) = crate::fsutil::read_project_file(&p) else {
                 continue;
             };
             let a = sql::analyze(&text);
@@ -221,7 +221,7 @@ pub fn generate(
             ));
         }
     };
-    let text = std::fs::read_to_string(inv.disk_path(&tested_rel))
+    let text = crate::fsutil::read_project_file(inv.disk_path(&tested_rel))
         .map_err(|e| UnitTestError::in_file(&tested_rel, format!("cannot read: {e}")))?;
     let a = sql::analyze(&text);
     let sinks: BTreeSet<String> = a.sinks().iter().map(|n| resolve_name(n, cfg)).collect();
@@ -275,7 +275,7 @@ pub fn generate(
     let out_cols: Vec<String> = t
         .ddl_ref
         .as_ref()
-        .and_then(|r| std::fs::read_to_string(inv.disk_path(r)).ok())
+        .and_then(|r| crate::fsutil::read_project_file(inv.disk_path(r)).ok())
         .map(|d| {
             sql::analyze(&d)
                 .statements

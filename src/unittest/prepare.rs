@@ -131,7 +131,7 @@ pub struct PrepareOptions {
 }
 
 fn read(project: &Project, rel: &str) -> Result<String, UnitTestError> {
-    std::fs::read_to_string(project.inventory.disk_path(rel))
+    crate::fsutil::read_project_file(project.inventory.disk_path(rel))
         .map_err(|e| UnitTestError::in_file(rel, format!("cannot read: {e}")))
 }
 
@@ -248,7 +248,7 @@ pub fn prepare(
                 ),
             )
         })?;
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::fsutil::read_project_file(&path).map_err(|e| {
             UnitTestError::at(
                 &defs_rel,
                 f.line,
@@ -402,7 +402,7 @@ pub fn prepare(
                 ));
             };
             let (path, rel) = data_file(&folder, &t.folder, &defs_rel, input)?;
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = crate::fsutil::read_project_file(&path).map_err(|e| {
                 UnitTestError::at(&defs_rel, input.line, format!("{}: {e}", input.file_name))
             })?;
             match input.file_type {
@@ -431,7 +431,7 @@ pub fn prepare(
                 ));
             };
             let (path, rel) = data_file(&folder, &t.folder, &defs_rel, out)?;
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = crate::fsutil::read_project_file(&path).map_err(|e| {
                 UnitTestError::at(&defs_rel, out.line, format!("{}: {e}", out.file_name))
             })?;
             let kind = match out.file_type {
@@ -489,7 +489,7 @@ fn properties(dir: &Path, ctas: bool) -> BTreeMap<String, String> {
         let wanted = if ctas { "ddl." } else { "dml." };
         if name.ends_with(".properties")
             && (name.starts_with(wanted) || !(name.starts_with("ddl.") || name.starts_with("dml.")))
-            && let Ok(text) = std::fs::read_to_string(&f)
+            && let Ok(text) = crate::fsutil::read_project_file(&f)
         {
             out.extend(parse_properties(&text));
         }

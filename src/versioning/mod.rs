@@ -29,7 +29,7 @@ use crate::sql::rewrite::{RewriteError, rename_tables_with};
 use crate::sql::{StatementKind, TableName};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use names::{next_version, split_version};
 
@@ -60,6 +60,14 @@ pub enum VersionError {
         /// What went wrong.
         source: RewriteError,
     },
+    /// SIGINT arrived while the files were written: with `committed` they were all replaced first,
+    /// otherwise none was.
+    #[error("interrupted: {}", if *committed {
+        "the files were being replaced and were all written first"
+    } else {
+        "no file was changed"
+    })]
+    Interrupted { committed: bool },
     /// A file could not be read or written; already replaced files were restored.
     #[error("{file}: {message}")]
     Io {
@@ -210,10 +218,11 @@ pub fn plan_versions(
             }
         }
         for (rel, path) in files {
-            let before = std::fs::read_to_string(&path).map_err(|e| VersionError::Io {
-                file: rel.clone(),
-                message: e.to_string(),
-            })?;
+            let before = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_SQL_FILE_BYTES)
+                .map_err(|e| VersionError::Io {
+                    file: rel.clone(),
+                    message: e.to_string(),
+                })?;
             let out = rename_tables_with(&before, &rename, &moves_storage).map_err(|source| {
                 VersionError::Rewrite {
                     file: rel.clone(),
@@ -316,19 +325,22 @@ pub fn unified_diff(plan: &VersionPlan) -> String {
     out
 }
 
-/// Writes every edit, all or nothing: each new content is staged in a temporary file beside its target,
-/// then the temporaries are renamed over the targets; if anything fails, the targets already replaced get
-/// their previous content back and the remaining temporaries are removed.
+/// Writes every edit, all or nothing, as one [`crate::fsutil::Batch`] under `pipelines` (`command` is
+/// what runs, for its marker): each new content is staged in a temporary file beside its target, then
+/// the temporaries are renamed over the targets; if anything fails, the targets already replaced get
+/// their previous content back and the remaining temporaries are removed. SIGINT while staging leaves
+/// every file as it was.
 ///
-/// Errors: [`VersionError::Io`] naming the file (after the restore).
-pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
+/// Errors: [`VersionError::Io`] naming the file (after the restore), [`VersionError::Interrupted`].
+pub fn apply(plan: &VersionPlan, pipelines: &Path, command: &str) -> Result<(), VersionError> {
     let io = |file: &str, message: String| VersionError::Io {
         file: file.to_string(),
         message,
     };
     // Refuse if a file changed since it was planned: the user edited it in between.
     for e in &plan.edits {
-        let now = std::fs::read_to_string(&e.path).map_err(|err| io(&e.file, err.to_string()))?;
+        let now = crate::fsutil::read_user_text(&e.path, crate::fsutil::MAX_SQL_FILE_BYTES)
+            .map_err(|err| io(&e.file, err.to_string()))?;
         if now != e.before {
             return Err(VersionError::Io {
                 file: e.file.clone(),
@@ -336,25 +348,34 @@ pub fn apply(plan: &VersionPlan) -> Result<(), VersionError> {
             });
         }
     }
+    let batch_err = |err: crate::fsutil::BatchError| match err {
+        crate::fsutil::BatchError::Interrupted { committed } => {
+            VersionError::Interrupted { committed }
+        }
+        crate::fsutil::BatchError::File(err) => {
+            let file = plan
+                .edits
+                .iter()
+                .find(|e| e.path == err.path)
+                .map_or_else(|| err.path.display().to_string(), |e| e.file.clone());
+            io(&file, err.source.to_string())
+        }
+    };
+    // The SQL files change first; rebuilding the metadata repairs the rest if this batch is killed.
+    let batch = crate::fsutil::Batch::begin(pipelines, command, crate::metadata::REPAIR)
+        .map_err(|e| batch_err(e.into()))?;
     let mut staged = Vec::with_capacity(plan.edits.len());
     for e in &plan.edits {
-        match crate::fsutil::stage(&e.path, e.after.as_bytes()) {
+        match batch.stage(&e.path, e.after.as_bytes()) {
             Ok(s) => staged.extend(s),
             Err(err) => {
-                crate::fsutil::discard(staged);
-                return Err(io(&e.file, err.source.to_string()));
+                batch.abandon(staged);
+                return Err(batch_err(err));
             }
         }
     }
     // All or nothing (fsutil::commit puts back the files already replaced if a rename fails).
-    crate::fsutil::commit(staged).map_err(|err| {
-        let file = plan
-            .edits
-            .iter()
-            .find(|e| e.path == err.path)
-            .map_or_else(|| err.path.display().to_string(), |e| e.file.clone());
-        io(&file, err.source.to_string())
-    })
+    batch.commit(staged).map_err(batch_err)
 }
 
 /// Undoes an [`apply`]: every edited file that still holds what `apply` wrote gets its content from

@@ -149,7 +149,7 @@ impl BlueGreenRecord {
     /// Errors: an unreadable file, or one that is not a record (with line and column).
     pub fn read(pipelines: &Path) -> Result<BlueGreenRecord, RecordError> {
         let path = Self::path(pipelines);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::fsutil::read_data_file(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(BlueGreenRecord {

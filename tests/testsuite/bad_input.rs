@@ -540,7 +540,7 @@ fn table_files_the_scan_cannot_use_are_reported() {
     for want in [
         "warning[file-outside-sql-scripts]: pipelines/facts/fct_x/ddl.fct_x.sql: not read: table files belong in the table folder's sql-scripts/ folder",
         "warning[several-tables-in-ddl]: pipelines/facts/fct_y/sql-scripts/ddl.fct_y.sql:3:28: the DDL also creates 'fct_z': one table per folder, so only 'fct_y' is a table of the project (give 'fct_z' its own folder)",
-        "error[unreadable-file]: pipelines/sources/src_a/sql-scripts/dml.src_a.sql: cannot read file: Is a directory",
+        "error[file-refused]: pipelines/sources/src_a/sql-scripts/dml.src_a.sql: not a regular file but a folder: refused (flinkpipe reads only regular files)",
     ] {
         assert!(err.contains(want), "missing {want:?} in:\n{err}");
     }

@@ -54,6 +54,9 @@ mod plan_cascade;
 /// Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
 /// `sql query` and `table preview` against the Confluent fake.
 mod query;
+/// Reliability at scale and under abuse: 100,000-table chains, metadata size on fan-outs, special and
+/// oversized files, builds killed or interrupted mid-batch, small input mistakes.
+mod reliability;
 /// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 mod scaffold;
 /// The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):

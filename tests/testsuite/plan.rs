@@ -315,7 +315,9 @@ fn cli_reads_status_file_and_table_list_files() {
             ("b".into(), "create".into())
         ]
     );
-    // A typo in a phase, and a file of another environment: warnings (the plan still runs).
+    // A typo in a phase: an error naming the file, the statement and the valid phases (a phase that
+    // is not one would count as not running and restart the statement). A file of another
+    // environment: a warning (the plan still runs).
     let plan_with = |text: &str| {
         std::fs::write(&status, text).unwrap();
         flinkpipe(&[
@@ -329,11 +331,11 @@ fn cli_reads_status_file_and_table_list_files() {
         ])
     };
     let o = plan_with(r#"{"dev-usw2-p1-dml-a": "RUNNIN", "dev-usw2-p1-ddl-src": "COMPLETED"}"#);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         stderr(&o),
         format!(
-            "warning[statement-status]: {}: 'dev-usw2-p1-dml-a' has phase 'RUNNIN', which is not a statement phase (PENDING, RUNNING, COMPLETED, DELETING, FAILING, FAILED, STOPPING, STOPPED, DEGRADED); it counts as not running\n",
+            "error: invalid statement status file {}: 'dev-usw2-p1-dml-a' has phase 'RUNNIN': not a statement phase (valid phases: PENDING, RUNNING, COMPLETED, DELETING, FAILING, FAILED, STOPPING, STOPPED, DEGRADED)\n",
             status.display()
         )
     );

@@ -22,6 +22,7 @@ pub fn exec(
         allow_unknown,
     )?;
     if inv.json() {
+        r.check_json_depth()?;
         print_json(&r);
     } else {
         println!("Parents of {table}:");

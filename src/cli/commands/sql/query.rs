@@ -9,7 +9,7 @@ pub fn exec(inv: &Invocation, args: &QueryArgs) -> CmdResult {
     let (sql, origin) = match (&args.sql, &args.file) {
         (Some(s), _) => (s.clone(), "command line".to_string()),
         (None, Some(f)) => (
-            std::fs::read_to_string(f)
+            crate::fsutil::read_user_text(f, crate::fsutil::MAX_SQL_FILE_BYTES)
                 .map_err(|e| Failure::new(format!("cannot read {}: {e}", f.display())))?,
             f.display().to_string(),
         ),

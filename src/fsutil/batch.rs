@@ -1,0 +1,578 @@
+//! Batches of files written all or nothing under one root, and what happens when the process writing
+//! them is interrupted.
+//!
+//! A [`Batch`] announces itself with a marker file at the root of the tree it writes,
+//! `<root>/.flinkpipe-batch-<pid>` (JSON: pid, process start time, command, the command that repairs
+//! it, phase), before its first temporary file exists, and removes it after the last rename:
+//!
+//! - phase `staging`: new contents are written to temporary files beside their targets
+//!   (`.<name>.flinkpipe-tmp-<pid>`); no target has changed;
+//! - phase `committing`: every temporary is complete; targets are linked to backups
+//!   (`.<name>.flinkpipe-old-<pid>`) and the temporaries renamed over them;
+//! - phase `rolling-back`: a rename failed and the replaced targets are getting their backups back.
+//!
+//! **SIGINT** while a batch is open does not kill the process: during staging the batch stops at the
+//! next file, removes its temporaries and reports [`BatchError::Interrupted`] (every file is as it
+//! was); during the commit the renames (fast, no data written) are finished first, and the interrupt is
+//! reported after (every file is new). The command then exits with status 130, as a shell expects.
+//!
+//! **SIGKILL** (or a crash, a power cut) cannot be caught: the marker stays. [`recover`], which every
+//! command that writes the tree runs first, finds markers whose process is gone and finishes their
+//! work — a batch killed while staging loses its temporaries (all old), one killed while committing
+//! has its remaining temporaries renamed into place (all new: every temporary was complete), one
+//! killed while rolling back gets its backups back (all old). It also removes any leftover temporary
+//! or backup of a dead process. [`interrupted_batches`] lets `pipeline validate` report such a batch,
+//! with the command that repairs it, without writing anything.
+//!
+//! A process counts as gone when no process has its pid, or when the process with that pid started at
+//! another time than the one recorded (Linux `/proc/<pid>/stat`), so a reused pid is not mistaken for
+//! the writer.
+
+use super::{PathError, Staged, discard};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The name of a batch marker at the root of the tree, before the pid: `.flinkpipe-batch-<pid>`.
+pub const BATCH_MARKER_PREFIX: &str = ".flinkpipe-batch-";
+/// In the name of a temporary file: `.<name>.flinkpipe-tmp-<pid>`.
+pub(super) const TMP_TAG: &str = ".flinkpipe-tmp-";
+/// In the name of a backup: `.<name>.flinkpipe-old-<pid>`.
+pub(super) const OLD_TAG: &str = ".flinkpipe-old-";
+
+/// Where a batch was when its marker was last written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BatchPhase {
+    /// Writing temporary files; no target changed.
+    Staging,
+    /// Every temporary is complete; they are being renamed over their targets.
+    Committing,
+    /// A rename failed; replaced targets are getting their previous content back.
+    RollingBack,
+}
+
+/// The marker file's content.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Marker {
+    format: u32,
+    pid: u32,
+    /// The writer's start time (clock ticks since boot, `/proc/<pid>/stat` field 22), when known.
+    process_start: Option<u64>,
+    /// What was running, e.g. `flinkpipe pipeline build-all-metadata`.
+    command: String,
+    /// The command that repairs the tree if this batch was interrupted.
+    repair: String,
+    phase: BatchPhase,
+    /// Seconds since the Unix epoch.
+    started_at: u64,
+}
+
+/// Why a batch did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// A file could not be staged or replaced; every file is as it was.
+    #[error(transparent)]
+    File(#[from] PathError),
+    /// SIGINT arrived. `committed`: the batch was committing and was finished first (every file is
+    /// new); otherwise it was abandoned (every file is as it was).
+    #[error("interrupted (SIGINT): {}", if *committed {
+        "the files were being replaced and were all written first"
+    } else {
+        "no file was changed"
+    })]
+    Interrupted { committed: bool },
+}
+
+/// An all-or-nothing write of many files under one root (see the module docs). Dropping it (on any
+/// error path) removes its marker and gives SIGINT its previous disposition back.
+#[derive(Debug)]
+pub struct Batch {
+    path: PathBuf,
+    marker: Marker,
+    _sigint: SigintGuard,
+}
+
+impl Batch {
+    /// Opens a batch under `root`: SIGINT is caught from now on, then the marker is written.
+    /// `command` is what runs (`flinkpipe pipeline build-all-metadata`), `repair` the command that
+    /// completes the tree if this batch is killed (given to the user by `pipeline validate`).
+    ///
+    /// Errors: the marker cannot be written (the root is not writable).
+    pub fn begin(root: &Path, command: &str, repair: &str) -> Result<Batch, PathError> {
+        let sigint = SigintGuard::install();
+        let pid = std::process::id();
+        let batch = Batch {
+            path: root.join(format!("{BATCH_MARKER_PREFIX}{pid}")),
+            marker: Marker {
+                format: 1,
+                pid,
+                process_start: process_start(pid),
+                command: command.to_string(),
+                repair: repair.to_string(),
+                phase: BatchPhase::Staging,
+                started_at: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            },
+            _sigint: sigint,
+        };
+        batch.write_marker()?;
+        Ok(batch)
+    }
+
+    /// Whether SIGINT arrived since the batch began: staging should stop.
+    pub fn interrupted(&self) -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
+    }
+
+    /// Stages one file (see [`super::stage`]) unless SIGINT arrived.
+    pub fn stage(&self, path: &Path, contents: &[u8]) -> Result<Option<Staged>, BatchError> {
+        if self.interrupted() {
+            return Err(BatchError::Interrupted { committed: false });
+        }
+        Ok(super::stage(path, contents)?)
+    }
+
+    /// Commits `staged` (every temporary complete) as [`super::commit`] does, the marker saying so,
+    /// then removes the marker. A SIGINT that arrived before the commit abandons the batch instead.
+    ///
+    /// Errors: [`BatchError::File`] (every file put back), [`BatchError::Interrupted`] (before: nothing
+    /// changed; during: every file was replaced first).
+    pub fn commit(mut self, staged: Vec<Staged>) -> Result<(), BatchError> {
+        if self.interrupted() {
+            discard(staged);
+            return Err(BatchError::Interrupted { committed: false });
+        }
+        self.marker.phase = BatchPhase::Committing;
+        if let Err(e) = self.write_marker() {
+            discard(staged);
+            return Err(e.into());
+        }
+        let result = super::commit_with(staged, || {
+            self.marker.phase = BatchPhase::RollingBack;
+            let _ = self.write_marker();
+        });
+        result?;
+        if self.interrupted() {
+            return Err(BatchError::Interrupted { committed: true });
+        }
+        Ok(())
+    }
+
+    /// Gives up: removes the staged temporaries (and, when dropped, the marker).
+    pub fn abandon(self, staged: Vec<Staged>) {
+        discard(staged);
+    }
+
+    fn write_marker(&self) -> Result<(), PathError> {
+        let text = serde_json::to_string(&self.marker).expect("plain data serialises");
+        super::write_atomic(&self.path, text.as_bytes()).map_err(|source| PathError {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A batch whose process is gone, as its marker describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InterruptedBatch {
+    /// The marker file.
+    pub marker: PathBuf,
+    pub pid: u32,
+    /// What was running (`flinkpipe pipeline build-all-metadata`); empty for an unreadable marker.
+    pub command: String,
+    /// The command that completes the tree.
+    pub repair: String,
+    /// `None` for an unreadable marker (treated as staging: its temporaries are removed).
+    pub phase: Option<BatchPhase>,
+    /// Seconds since the Unix epoch; 0 when unknown.
+    pub started_at: u64,
+}
+
+/// The batches under `root` whose process is gone, by pid. Reads the root folder only; writes
+/// nothing.
+pub fn interrupted_batches(root: &Path) -> Vec<InterruptedBatch> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut found: Vec<InterruptedBatch> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name();
+            let pid: u32 = name
+                .to_str()?
+                .strip_prefix(BATCH_MARKER_PREFIX)?
+                .parse()
+                .ok()?;
+            let path = e.path();
+            let marker: Option<Marker> = super::read_user_file(&path, 1 << 20)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            let start = marker.as_ref().and_then(|m| m.process_start);
+            if process_alive(pid, start) {
+                return None;
+            }
+            Some(match marker {
+                Some(m) => InterruptedBatch {
+                    marker: path,
+                    pid,
+                    command: m.command,
+                    repair: m.repair,
+                    phase: Some(m.phase),
+                    started_at: m.started_at,
+                },
+                None => InterruptedBatch {
+                    marker: path,
+                    pid,
+                    command: String::new(),
+                    repair: String::new(),
+                    phase: None,
+                    started_at: 0,
+                },
+            })
+        })
+        .collect();
+    found.sort_by_key(|b| b.pid);
+    found
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// The interrupted batches found (their markers are removed).
+    pub batches: Vec<InterruptedBatch>,
+    /// Temporaries of a committing batch renamed over their targets.
+    pub completed: usize,
+    /// Backups of a batch that was rolling back put back over their targets.
+    pub restored: usize,
+    /// Temporaries and backups removed.
+    pub removed: usize,
+}
+
+impl Recovery {
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.batches.is_empty() && self.completed == 0 && self.restored == 0 && self.removed == 0
+    }
+}
+
+/// Finishes what flinkpipe processes that died while writing under `root` left behind (see the module
+/// docs): interrupted batches are completed or undone, and temporaries and backups of dead processes
+/// are removed. The root folder is always checked; the whole tree is walked (hidden folders excepted)
+/// when an interrupted batch is found or `walk_tree` is set (the scan saw leftovers).
+///
+/// Errors: a temporary that cannot be renamed into place (the tree stays as it was found, and the
+/// marker stays, so the next command tries again).
+pub fn recover(root: &Path, walk_tree: bool) -> Result<Recovery, PathError> {
+    let batches = interrupted_batches(root);
+    let mut rec = Recovery::default();
+    let phase_of = |pid: u32| {
+        batches
+            .iter()
+            .find(|b| b.pid == pid)
+            .map(|b| b.phase.unwrap_or(BatchPhase::Staging))
+    };
+    let handle = |path: &Path, rec: &mut Recovery| -> Result<(), PathError> {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return Ok(());
+        };
+        let Some(left) = Leftover::parse(name) else {
+            return Ok(());
+        };
+        let phase = phase_of(left.pid);
+        if phase.is_none() && process_alive(left.pid, None) {
+            return Ok(()); // a concurrent flinkpipe's file
+        }
+        let target = path.with_file_name(left.target);
+        let err = |source| PathError {
+            path: target.clone(),
+            source,
+        };
+        match (left.backup, phase) {
+            (false, Some(BatchPhase::Committing)) => {
+                std::fs::rename(path, &target).map_err(err)?;
+                rec.completed += 1;
+            }
+            (true, Some(BatchPhase::RollingBack)) => {
+                std::fs::rename(path, &target).map_err(err)?;
+                rec.restored += 1;
+            }
+            _ => {
+                if std::fs::remove_file(path).is_ok() {
+                    rec.removed += 1;
+                }
+            }
+        }
+        Ok(())
+    };
+    if walk_tree || !batches.is_empty() {
+        let walker = walkdir::WalkDir::new(root)
+            .follow_links(true)
+            .into_iter()
+            .filter_entry(|e| {
+                e.depth() == 0
+                    || !e.file_type().is_dir()
+                    || !e.file_name().as_encoded_bytes().starts_with(b".")
+            });
+        for entry in walker.filter_map(|e| e.ok()) {
+            if !entry.file_type().is_dir() {
+                handle(entry.path(), &mut rec)?;
+            }
+        }
+    } else if let Ok(rd) = std::fs::read_dir(root) {
+        for e in rd.filter_map(|e| e.ok()) {
+            handle(&e.path(), &mut rec)?;
+        }
+    }
+    for b in &batches {
+        let _ = std::fs::remove_file(&b.marker);
+    }
+    rec.batches = batches;
+    Ok(rec)
+}
+
+/// Whether a file name is a temporary or backup of a flinkpipe process that is gone (for the scan,
+/// which reports them).
+pub fn is_stale_leftover(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .and_then(Leftover::parse)
+        .is_some_and(|l| !process_alive(l.pid, None))
+}
+
+/// A temporary (`.<target>.flinkpipe-tmp-<pid>`) or backup (`.<target>.flinkpipe-old-<pid>`).
+struct Leftover<'a> {
+    target: &'a str,
+    pid: u32,
+    backup: bool,
+}
+
+impl<'a> Leftover<'a> {
+    fn parse(name: &'a str) -> Option<Leftover<'a>> {
+        let rest = name.strip_prefix('.')?;
+        let (target, pid, backup) = if let Some((t, p)) = rest.rsplit_once(TMP_TAG) {
+            (t, p, false)
+        } else {
+            let (t, p) = rest.rsplit_once(OLD_TAG)?;
+            (t, p, true)
+        };
+        if target.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(Leftover {
+            target,
+            pid: pid.parse().ok()?,
+            backup,
+        })
+    }
+}
+
+/// Whether process `pid` still runs (and, when `start` is known, is the same process). This process
+/// counts as gone: a leftover with its pid was left by an earlier process with the same pid.
+fn process_alive(pid: u32, start: Option<u64>) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        let Ok(p) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists and may be signalled.
+        let r = unsafe { libc::kill(p, 0) };
+        if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+            return false;
+        }
+        match (start, process_start(pid)) {
+            (Some(recorded), Some(now)) => recorded == now,
+            _ => true,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = start;
+        true
+    }
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22); `None` where
+/// there is no `/proc`.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so count after the last `)`.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+// ---- SIGINT while a batch is open ---------------------------------------------------------------
+
+/// SIGINT caught for a span longer than one batch (several batches that belong together, and the
+/// work between them): until the scope is dropped, SIGINT only sets a flag that [`Batch`]es and
+/// [`SigintScope::received`] see.
+#[derive(Debug)]
+pub struct SigintScope {
+    _guard: SigintGuard,
+}
+
+impl SigintScope {
+    /// Whether SIGINT arrived since the scope began.
+    pub fn received(&self) -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
+    }
+}
+
+/// Catches SIGINT until the returned scope is dropped (see [`SigintScope`]).
+pub fn catch_sigint() -> SigintScope {
+    SigintScope {
+        _guard: SigintGuard::install(),
+    }
+}
+
+/// Set by the SIGINT handler while a batch is open.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Open batches (the handler is installed by the first, restored by the last).
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Catches SIGINT while it lives (it only sets [`INTERRUPTED`], which is async-signal-safe) and puts
+/// the previous disposition back when dropped.
+#[derive(Debug)]
+struct SigintGuard {
+    #[cfg(unix)]
+    previous: Option<Box<libc::sigaction>>,
+}
+
+#[cfg(unix)]
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+impl SigintGuard {
+    fn install() -> SigintGuard {
+        if OPEN.fetch_add(1, Ordering::SeqCst) > 0 {
+            #[cfg(unix)]
+            return SigintGuard { previous: None };
+            #[cfg(not(unix))]
+            return SigintGuard {};
+        }
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        #[cfg(unix)]
+        {
+            // SAFETY: a zeroed sigaction is a valid starting value; the handler only stores to an
+            // atomic; `previous` receives the old disposition.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_sigint as *const () as libc::sighandler_t;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut previous: Box<libc::sigaction> = Box::new(std::mem::zeroed());
+                if libc::sigaction(libc::SIGINT, &action, &mut *previous) != 0 {
+                    return SigintGuard { previous: None };
+                }
+                SigintGuard {
+                    previous: Some(previous),
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        SigintGuard {}
+    }
+}
+
+impl Drop for SigintGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(previous) = self.previous.take() {
+            // SAFETY: restores the disposition saved by `install`.
+            unsafe {
+                libc::sigaction(libc::SIGINT, &*previous, std::ptr::null_mut());
+            }
+        }
+        OPEN.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftover_names_parse() {
+        let l = Leftover::parse(".pipeline_definition.json.flinkpipe-tmp-123").unwrap();
+        assert_eq!(
+            (l.target, l.pid, l.backup),
+            ("pipeline_definition.json", 123, false)
+        );
+        let l = Leftover::parse(".a.sql.flinkpipe-old-9").unwrap();
+        assert_eq!((l.target, l.pid, l.backup), ("a.sql", 9, true));
+        assert!(Leftover::parse("a.flinkpipe-tmp-1").is_none());
+        assert!(Leftover::parse(".a.flinkpipe-tmp-x1").is_none());
+        assert!(Leftover::parse(".flinkpipe-tmp-1").is_none());
+    }
+
+    #[test]
+    fn this_process_counts_as_gone_and_a_running_one_as_alive() {
+        assert!(!process_alive(std::process::id(), None));
+        let parent = std::os::unix::process::parent_id();
+        assert!(process_alive(parent, process_start(parent)));
+        assert!(!process_alive(parent, process_start(parent).map(|s| s + 1)));
+    }
+
+    /// A committing batch killed midway: the next recovery renames the remaining temporaries into
+    /// place and removes the backups; the tree is all new.
+    #[test]
+    fn a_killed_commit_is_completed_and_a_killed_staging_is_undone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("t")).unwrap();
+        let (a, b) = (root.join("t/a.json"), root.join("b.json"));
+        std::fs::write(&a, "old a").unwrap();
+        std::fs::write(&b, "old b").unwrap();
+        // As a process with our pid left it (this pid counts as gone).
+        let pid = std::process::id();
+        let mut batch = Batch::begin(root, "flinkpipe test", "flinkpipe repair").unwrap();
+        let staged = vec![
+            batch.stage(&a, b"new a").unwrap().unwrap(),
+            batch.stage(&b, b"new b").unwrap().unwrap(),
+        ];
+        batch.marker.phase = BatchPhase::Committing;
+        batch.write_marker().unwrap();
+        // b was replaced (its backup kept), a not yet.
+        std::fs::hard_link(&b, root.join(format!(".b.json{OLD_TAG}{pid}"))).unwrap();
+        let mut staged = staged.into_iter();
+        let _a = staged.next().unwrap();
+        staged.next().unwrap().persist().unwrap();
+        std::mem::forget(batch); // killed: the marker stays
+        assert_eq!(interrupted_batches(root).len(), 1);
+        let rec = recover(root, false).unwrap();
+        assert_eq!((rec.completed, rec.removed), (1, 1));
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        assert!(interrupted_batches(root).is_empty());
+        let names = |d: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(root), ["b.json", "t"]);
+        assert_eq!(names(&root.join("t")), ["a.json"]);
+
+        // Killed while staging: temporaries go, targets stay as they were.
+        let batch = Batch::begin(root, "flinkpipe test", "flinkpipe repair").unwrap();
+        batch.stage(&a, b"newer a").unwrap().unwrap();
+        std::mem::forget(batch);
+        let rec = recover(root, false).unwrap();
+        assert_eq!((rec.completed, rec.removed), (0, 1));
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(names(&root.join("t")), ["a.json"]);
+        assert_eq!(names(root), ["b.json", "t"]);
+    }
+}
