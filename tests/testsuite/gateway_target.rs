@@ -206,6 +206,7 @@ fn spec(name: &str, sql: &str, kind: StatementKind) -> StatementSpec {
         sql: sql.into(),
         properties: BTreeMap::new(),
         kind,
+        compute_pool: None,
     }
 }
 
