@@ -13,6 +13,16 @@
 //! benchmark uses 1 s). Scripts: DDL → COMPLETED; INSERT / CTAS / STATEMENT SET → RUNNING; `FAIL_ME` in
 //! the SQL → FAILED with a detail; carry-over (`sql.tables.initial-offset-from`) waits for the old
 //! statement to be STOPPED; per-name outcomes ([`Outcome`]) override.
+//!
+//! Also (§14): dry runs (`sql.dry-run=true`) answered COMPLETED or FAILED in the POST and never
+//! stored; `EXPLAIN` statements completing with a one-row plan; `spec.compute_pool_id` and
+//! `metadata.created_at` per statement and the list's `spec.compute_pool_id` filter; compute pools
+//! on the same port (`fcpm/v2`: list, get, create PROVISIONING → PROVISIONED, delete; a missing pool
+//! answers 403 "was not found"; `current_cfu` = its other workloads plus one per running statement,
+//! and at the cap new statements stay PENDING with `POOL_EXHAUSTED`); the Metrics API
+//! (`POST /v2/metrics/cloud/query`, grouped by statement, a resource filter required). Both take the
+//! Cloud API key ([`CLOUD_KEY`]) and refuse the Flink key with 401, as the statements API refuses
+//! the Cloud key.
 
 #![allow(dead_code)]
 
@@ -452,6 +462,16 @@ impl FakeConfluent {
             .statements
             .get(name)
             .map(|s| s.sql.clone())
+    }
+
+    /// `spec.compute_pool_id` of a stored statement.
+    pub fn statement_pool(&self, name: &str) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .get(name)
+            .map(|s| s.pool.clone())
     }
 
     /// Properties of a stored statement.
@@ -1402,11 +1422,8 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
             if !env_ok {
                 return err(400, "environment query parameter is required");
             }
-            let size = query
-                .get("page_size")
-                .and_then(|v| v.parse::<usize>().ok())
-                .unwrap_or(2)
-                .clamp(1, 100);
+            // One pool per page, whatever is asked: the client must follow `metadata.next`.
+            let size = 1;
             let start = query
                 .get("page_token")
                 .and_then(|t| t.strip_prefix("pt"))
