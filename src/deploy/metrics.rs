@@ -9,7 +9,7 @@
 //!   window), `io.confluent.flink/pending_records` is the source backlog (the newest point is the
 //!   current value). Points lag about 3 minutes behind (the API's documented data latency).
 //! - **SQL Gateway**: the JobManager REST API of the job named after the statement: its source
-//!   operators' `numRecordsIn` and `pendingRecords` (the Kafka source's backlog), its sink operators'
+//!   operators' `numRecordsOut` and `pendingRecords` (the Kafka source's backlog), its sink operators'
 //!   `numRecordsIn` (records that reached the sinks), the sink vertex's input watermark and the worst
 //!   backpressure level of its vertices — counters since the job started.
 

@@ -487,12 +487,12 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
                 id: "v1",
                 name: "Source: src[1] -> Calc[2]",
                 metrics: vec![
-                    ("0.Source__src[1].numRecordsIn", "100"),
-                    ("1.Source__src[1].numRecordsIn", "50"),
-                    ("0.Source__src[1].numRecordsOut", "150"),
+                    ("0.Source__src[1].numRecordsIn", "0"),
+                    ("0.Source__src[1].numRecordsOut", "100"),
+                    ("1.Source__src[1].numRecordsOut", "50"),
                     ("0.Source__src[1].pendingRecords", "7"),
                     ("1.Source__src[1].pendingRecords", "3"),
-                    ("0.numRecordsIn", "0"),
+                    ("0.numRecordsOut", "150"),
                     ("0.Calc[2].numRecordsIn", "150"),
                 ],
                 backpressure: "high",
@@ -500,11 +500,11 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
             },
             Vertex {
                 id: "v2",
-                name: "Sink: snk[3]",
+                name: "snk[3]: Writer",
                 metrics: vec![
-                    ("0.Sink__snk[3].numRecordsIn", "90"),
-                    ("1.Sink__snk[3].numRecordsIn", "50"),
-                    ("0.Sink__snk[3].numRecordsOut", "0"),
+                    ("0.snk[3]__Writer.numRecordsIn", "90"),
+                    ("1.snk[3]__Writer.numRecordsIn", "50"),
+                    ("0.snk[3]__Writer.numRecordsSend", "140"),
                 ],
                 backpressure: "ok",
                 watermarks: vec!["1700000005000", "1700000000000"],
@@ -523,7 +523,7 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
         "only running jobs"
     );
     let snk = &m["dev-dml-snk"];
-    assert_eq!(snk.records_in, Some(150), "sources' numRecordsIn, both subtasks");
+    assert_eq!(snk.records_in, Some(150), "sources' numRecordsOut, both subtasks");
     assert_eq!(snk.records_out, Some(140), "records that reached the sink");
     assert_eq!(snk.pending_records, Some(10));
     assert_eq!(snk.watermark_ms, Some(1_700_000_000_000), "the slowest subtask");
@@ -540,8 +540,8 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
     assert_eq!(
         gets[0],
         vec![
-            "0.Source__src[1].numRecordsIn",
-            "1.Source__src[1].numRecordsIn",
+            "0.Source__src[1].numRecordsOut",
+            "1.Source__src[1].numRecordsOut",
             "0.Source__src[1].pendingRecords",
             "1.Source__src[1].pendingRecords"
         ]

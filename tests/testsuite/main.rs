@@ -38,6 +38,8 @@ mod deploy_decide;
 mod deploy_executor;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
 mod e2e_gateway;
+/// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
+mod e2e_gateway_ops;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
 mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in

@@ -5,11 +5,14 @@
 //! sampled (`status: ok`); `GET /jobs/{id}/vertices/{v}/watermarks` the input watermark of each
 //! subtask (`Long.MIN_VALUE` before the first one).
 //!
-//! What is read: records in = the source operators' `numRecordsIn` (read from their topics);
-//! records out = the sink operators' `numRecordsIn` (records that reached the sinks); pending =
-//! the source operators' `pendingRecords` (the Kafka source's backlog, FLIP-33); the watermark =
-//! the smallest input watermark of the vertices holding a sink; backpressure = the worst level of
-//! any vertex. All counters since the job started, summed over subtasks.
+//! What is read: records in = the source operators' (`Source__<table>[n]`) `numRecordsOut`, the
+//! records they read and emitted (a Kafka source also counts them as `numRecordsIn`, a `datagen`
+//! source does not: observed); records out = the sink operators' `numRecordsIn`, the records that
+//! reached them (a chained sink is `Sink__<table>[n]`, a Sink V2 writer on its own vertex
+//! `<table>[n]__Writer`: observed); pending = the source operators' `pendingRecords` (the Kafka
+//! source's backlog, FLIP-33); the watermark = the smallest input watermark of the vertices holding
+//! a sink; backpressure = the worst level of any vertex. All counters since the job started, summed
+//! over subtasks.
 
 use super::GatewayTarget;
 use crate::deploy::metrics::{Backpressure, Counted, RuntimeMetrics};
@@ -19,17 +22,21 @@ use serde_json::Value;
 /// What one metric id stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Wanted {
-    SourceIn,
+    /// Records a source read (its `numRecordsOut`).
+    SourceOut,
+    /// Records that reached a sink (its `numRecordsIn`).
     SinkIn,
+    /// A source's backlog.
     Pending,
 }
 
-/// Which of our metrics a JobManager metric id is (`0.Source__orders[12].numRecordsIn`).
+/// Which of our metrics a JobManager metric id is (`0.Source__orders[12].numRecordsOut`,
+/// `0.orders_out[13]__Writer.numRecordsIn`).
 pub(super) fn wanted(id: &str) -> Option<Wanted> {
-    let source = id.contains(".Source__") || id.contains(".Source:_");
-    let sink = id.contains(".Sink__") || id.contains(".Sink:_");
-    if source && id.ends_with(".numRecordsIn") {
-        Some(Wanted::SourceIn)
+    let source = id.contains(".Source__");
+    let sink = id.contains(".Sink__") || id.contains("__Writer.");
+    if source && id.ends_with(".numRecordsOut") {
+        Some(Wanted::SourceOut)
     } else if source && id.ends_with(".pendingRecords") {
         Some(Wanted::Pending)
     } else if sink && id.ends_with(".numRecordsIn") {
@@ -37,6 +44,11 @@ pub(super) fn wanted(id: &str) -> Option<Wanted> {
     } else {
         None
     }
+}
+
+/// Whether a vertex holds a sink (`… -> Sink: orders_out[13]`, `orders_out[13]: Writer`).
+fn holds_sink(vertex_name: &str) -> bool {
+    vertex_name.contains("Sink:") || vertex_name.contains(": Writer")
 }
 
 fn add(slot: &mut Option<u64>, v: u64) {
@@ -76,7 +88,7 @@ impl GatewayTarget {
                         continue;
                     };
                     match wanted(id) {
-                        Some(Wanted::SourceIn) => add(&mut m.records_in, n as u64),
+                        Some(Wanted::SourceOut) => add(&mut m.records_in, n as u64),
                         Some(Wanted::SinkIn) => add(&mut m.records_out, n as u64),
                         Some(Wanted::Pending) => add(&mut m.pending_records, n as u64),
                         None => {}
@@ -100,7 +112,7 @@ impl GatewayTarget {
                     m.backpressure = Some(m.backpressure.map_or(l, |b| b.max(l)));
                 }
             }
-            if vname.contains("Sink:")
+            if holds_sink(vname)
                 && let Ok(w) = self
                     .http
                     .get(self.http.jm(&format!("{base}/watermarks")))
@@ -129,9 +141,17 @@ mod tests {
     #[test]
     fn metric_ids() {
         assert_eq!(
-            wanted("0.Source__orders[12].numRecordsIn"),
-            Some(Wanted::SourceIn)
+            wanted("0.Source__orders[12].numRecordsOut"),
+            Some(Wanted::SourceOut)
         );
+        assert_eq!(wanted("0.Source__orders[12].numRecordsIn"), None);
+        assert_eq!(
+            wanted("0.orders_out[13]__Writer.numRecordsIn"),
+            Some(Wanted::SinkIn)
+        );
+        assert_eq!(wanted("0.orders_out[13]__Committer.numRecordsIn"), None);
+        assert!(holds_sink("orders_out[13]: Writer") && holds_sink("Calc[2] -> Sink: x[3]"));
+        assert!(!holds_sink("Source: src[1] -> Calc[2]"));
         assert_eq!(
             wanted("1.Source__orders[12].pendingRecords"),
             Some(Wanted::Pending)
@@ -142,6 +162,6 @@ mod tests {
         );
         assert_eq!(wanted("0.Sink__fct_orders[20].numRecordsOut"), None);
         assert_eq!(wanted("0.numRecordsIn"), None);
-        assert_eq!(wanted("0.Source__orders[12].numRecordsInErrors"), None);
+        assert_eq!(wanted("0.Source__orders[12].numRecordsOutPerSecond"), None);
     }
 }
