@@ -189,7 +189,12 @@ pub struct ComputePool {
 
 impl ComputePool {
     fn from_wire(v: &Value) -> Option<ComputePool> {
-        let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+        let s = |p: &str| {
+            v.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         let n = |p: &str| {
             v.pointer(p)
                 .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f as u64)))
@@ -514,7 +519,8 @@ impl CloudClient {
     ) -> Result<BTreeMap<String, RuntimeMetrics>, TargetError> {
         if pools.is_empty() {
             return Err(TargetError::Config(
-                "the Metrics API needs a compute pool to filter on: set flink.compute_pool_id".into(),
+                "the Metrics API needs a compute pool to filter on: set flink.compute_pool_id"
+                    .into(),
             ));
         }
         let end = std::time::SystemTime::now()
@@ -677,7 +683,10 @@ mod tests {
             parse_rfc3339("2025-11-07T18:45:05.102478Z"),
             Some(1_762_541_105)
         );
-        assert_eq!(parse_rfc3339("2025-11-07T20:45:05+02:00"), Some(1_762_541_105));
+        assert_eq!(
+            parse_rfc3339("2025-11-07T20:45:05+02:00"),
+            Some(1_762_541_105)
+        );
         assert_eq!(parse_rfc3339("yesterday"), None);
         assert_eq!(iso_minute(1_762_541_100), "2025-11-07T18:45:00Z");
     }

@@ -586,7 +586,11 @@ impl Target for ConfluentTarget {
             "properties": properties,
             "stopped": false,
         });
-        if let Some(p) = spec.compute_pool.as_ref().or(self.settings.compute_pool_id.as_ref()) {
+        if let Some(p) = spec
+            .compute_pool
+            .as_ref()
+            .or(self.settings.compute_pool_id.as_ref())
+        {
             s["compute_pool_id"] = p.clone().into();
         }
         if let Some(p) = &self.settings.principal {
@@ -665,7 +669,10 @@ impl Target for ConfluentTarget {
         let mut state = self.create_statement(&dry).await?;
         let deadline = tokio::time::Instant::now() + DRY_RUN_WAIT;
         let mut polled = false;
-        while !matches!(state.phase, Phase::Completed | Phase::Failed | Phase::Failing) {
+        while !matches!(
+            state.phase,
+            Phase::Completed | Phase::Failed | Phase::Failing
+        ) {
             if tokio::time::Instant::now() >= deadline {
                 break;
             }
@@ -682,11 +689,13 @@ impl Target for ConfluentTarget {
         }
         match state.phase {
             Phase::Completed => Ok(Checked::Valid),
-            Phase::Failed | Phase::Failing => Err(TargetError::Invalid(if state.detail.is_empty() {
-                format!("the dry run of {} FAILED without a detail", spec.name)
-            } else {
-                state.detail
-            })),
+            Phase::Failed | Phase::Failing => {
+                Err(TargetError::Invalid(if state.detail.is_empty() {
+                    format!("the dry run of {} FAILED without a detail", spec.name)
+                } else {
+                    state.detail
+                }))
+            }
             other => Err(TargetError::Config(format!(
                 "the dry run of {} did not end (phase {other}); it was not checked",
                 spec.name

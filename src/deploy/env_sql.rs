@@ -536,7 +536,9 @@ fn rule_line_prefix(text: &str, environment: &str, index: usize, field: &str) ->
         }
         if item == index
             && item_start.is_some()
-            && trimmed.trim_start_matches("- ").starts_with(&format!("{field}:"))
+            && trimmed
+                .trim_start_matches("- ")
+                .starts_with(&format!("{field}:"))
         {
             return format!("line {}: ", n + 1);
         }
@@ -585,10 +587,7 @@ mod tests {
             vec![
                 ("topic".to_string(), "clone.dev.t".to_string()),
                 ("k".to_string(), "it's".to_string()),
-                (
-                    "scan.startup.mode".to_string(),
-                    "latest-offset".to_string()
-                ),
+                ("scan.startup.mode".to_string(), "latest-offset".to_string()),
             ]
         );
     }
@@ -609,7 +608,10 @@ mod tests {
             s.sql,
             "INSERT INTO `orders_out` SELECT id, 'clone.dev.keep' AS note FROM `orders` /*+ OPTIONS('topic'='prod.orders') */"
         );
-        assert_eq!(s.properties["sql.tables.scan.startup.mode"], "latest-offset");
+        assert_eq!(
+            s.properties["sql.tables.scan.startup.mode"],
+            "latest-offset"
+        );
         assert_eq!(applied, vec!["prod[0]", "prod[1]", "prod[2]"]);
     }
 

@@ -237,7 +237,10 @@ mod tests {
         let two = vec!["a".to_string(), "b".to_string()];
         let p = pool(2, 5, PoolPhase::Provisioned);
         // 2 + 2 = 4 ≤ 4.0 (80 % of 5): fits; 3 + 2 = 5 > 4.0: over.
-        assert_eq!(check_pool("lfcp-1", Some(&p), &two, 0.8).verdict, Verdict::Fits);
+        assert_eq!(
+            check_pool("lfcp-1", Some(&p), &two, 0.8).verdict,
+            Verdict::Fits
+        );
         let full = pool(3, 5, PoolPhase::Provisioned);
         let c = check_pool("lfcp-1", Some(&full), &two, 0.8);
         assert_eq!(c.verdict, Verdict::OverLimit);
@@ -248,8 +251,14 @@ mod tests {
             c.describe(0.8)
         );
         // Nothing to start: never over.
-        assert_eq!(check_pool("lfcp-1", Some(&full), &[], 0.8).verdict, Verdict::Fits);
-        assert_eq!(check_pool("lfcp-9", None, &two, 0.8).verdict, Verdict::Missing);
+        assert_eq!(
+            check_pool("lfcp-1", Some(&full), &[], 0.8).verdict,
+            Verdict::Fits
+        );
+        assert_eq!(
+            check_pool("lfcp-9", None, &two, 0.8).verdict,
+            Verdict::Missing
+        );
         let new = pool(0, 5, PoolPhase::Provisioning);
         assert_eq!(
             check_pool("lfcp-1", Some(&new), &two, 0.8).verdict,

@@ -2,9 +2,9 @@
 //! tables in parallel), recording each step in the journal; or, with `dry_run`, reads the target and
 //! reports what each statement would get, changing nothing.
 
-use super::scope::PlanRequest;
 use super::capacity::Capacity;
 use super::preflight::{self, ServerCheck};
+use super::scope::PlanRequest;
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::config::process_env;
@@ -406,22 +406,22 @@ fn dry_run(
                     let what = match decided {
                         None => "skip".to_string(),
                         Some(d) => match d {
-                        StepPlan::SkipDrop => "drop (needs --allow-drop)".to_string(),
-                        StepPlan::FinishHandover => "finish the carry-over".into(),
-                        StepPlan::Create => "create".into(),
-                        StepPlan::Adopt { keep: true } => "keep".into(),
-                        StepPlan::Adopt { keep: false } => "adopt".into(),
-                        StepPlan::CarryOver => "carry offsets over".into(),
-                        StepPlan::StopResume { stop_first: true } => "stop and resume".into(),
-                        StepPlan::StopResume { stop_first: false } => "resume".into(),
-                        StepPlan::Refuse(Refusal::DdlChanged) => {
-                            "refuse (DDL changed: needs --allow-drop)".into()
-                        }
-                        StepPlan::Refuse(Refusal::SqlChanged { .. }) => {
-                            "refuse (different SQL, not restarted)".into()
-                        }
-                        StepPlan::DropAndRecreate => "drop and recreate".into(),
-                        StepPlan::Recreate { .. } => "delete and recreate".into(),
+                            StepPlan::SkipDrop => "drop (needs --allow-drop)".to_string(),
+                            StepPlan::FinishHandover => "finish the carry-over".into(),
+                            StepPlan::Create => "create".into(),
+                            StepPlan::Adopt { keep: true } => "keep".into(),
+                            StepPlan::Adopt { keep: false } => "adopt".into(),
+                            StepPlan::CarryOver => "carry offsets over".into(),
+                            StepPlan::StopResume { stop_first: true } => "stop and resume".into(),
+                            StepPlan::StopResume { stop_first: false } => "resume".into(),
+                            StepPlan::Refuse(Refusal::DdlChanged) => {
+                                "refuse (DDL changed: needs --allow-drop)".into()
+                            }
+                            StepPlan::Refuse(Refusal::SqlChanged { .. }) => {
+                                "refuse (different SQL, not restarted)".into()
+                            }
+                            StepPlan::DropAndRecreate => "drop and recreate".into(),
+                            StepPlan::Recreate { .. } => "delete and recreate".into(),
                         },
                     };
                     DryRunStatement {

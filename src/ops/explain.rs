@@ -80,10 +80,7 @@ pub fn explain_sql(spec: &StatementSpec, kind: TargetKind) -> Option<String> {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    if upper.starts_with("INSERT ")
-        || upper.starts_with("SELECT ")
-        || upper.starts_with("WITH ")
-    {
+    if upper.starts_with("INSERT ") || upper.starts_with("SELECT ") || upper.starts_with("WITH ") {
         Some(format!("EXPLAIN {text}"))
     } else if upper.starts_with("EXECUTE STATEMENT SET") {
         Some(format!("EXPLAIN {}", text["EXECUTE".len()..].trim_start()))
@@ -182,7 +179,10 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
                     .filter_map(|row| row.first().map(plain))
                     .collect();
                 if text.is_empty() {
-                    (None, Some(format!("no plan came back ({:?})", r.stopped_by)))
+                    (
+                        None,
+                        Some(format!("no plan came back ({:?})", r.stopped_by)),
+                    )
                 } else {
                     (Some(text.join("\n")), None)
                 }

@@ -12,8 +12,8 @@
 use super::statement::{self, StatementVerb};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
-use crate::deploy::cloud::parse_rfc3339;
 pub use crate::deploy::Phase;
+use crate::deploy::cloud::parse_rfc3339;
 use crate::plan::StatementNaming;
 use serde::Serialize;
 use std::collections::BTreeSet;

@@ -53,8 +53,7 @@ pub fn collect(
         }
         TargetKind::ConfluentCloud => {
             let settings = cloud::settings(cfg, &crate::config::process_env)?;
-            let client =
-                CloudClient::new(settings).map_err(|e| c.error("the Metrics API", e))?;
+            let client = CloudClient::new(settings).map_err(|e| c.error("the Metrics API", e))?;
             let mut pools: BTreeSet<String> = names
                 .iter()
                 .filter_map(|n| live.get(n).and_then(|s| s.meta.compute_pool_id.clone()))

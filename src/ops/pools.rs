@@ -10,9 +10,9 @@
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::config::{Config, process_env};
+use crate::deploy::Phase;
 use crate::deploy::Scrubber;
 use crate::deploy::cloud::{self, CloudClient, ComputePool, MAX_CFU_VALUES, PoolPhase};
-use crate::deploy::Phase;
 use crate::plan::StatementNaming;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -27,8 +27,8 @@ fn client(cfg: &Config) -> Result<(CloudClient, Scrubber), OpsError> {
     }
     let scrubber = target::secrets_scrubber(&process_env);
     let settings = cloud::settings(cfg, &process_env)?;
-    let client = CloudClient::new(settings)
-        .map_err(|e| OpsError::Target(scrubber.scrub(&e.to_string())))?;
+    let client =
+        CloudClient::new(settings).map_err(|e| OpsError::Target(scrubber.scrub(&e.to_string())))?;
     Ok((client, scrubber))
 }
 
@@ -161,7 +161,11 @@ pub fn create(ctx: &Context, req: &CreatePoolRequest) -> Result<ComputePool, Ops
     let deadline = std::time::Instant::now() + wait;
     let mut n = 0;
     while pool.phase == PoolPhase::Provisioning && std::time::Instant::now() < deadline {
-        std::thread::sleep(crate::deploy::Backoff::POLL.delay(n, 7).min(Duration::from_secs(10)));
+        std::thread::sleep(
+            crate::deploy::Backoff::POLL
+                .delay(n, 7)
+                .min(Duration::from_secs(10)),
+        );
         n += 1;
         if let Some(p) = rt
             .block_on(client.get_pool(&pool.id))
@@ -231,7 +235,9 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
     let rt = target::runtime()?;
     let pool = rt
         .block_on(client.get_pool(&req.id))
-        .map_err(|e| OpsError::Target(scrubber.scrub(&format!("reading compute pool {}: {e}", req.id))))?
+        .map_err(|e| {
+            OpsError::Target(scrubber.scrub(&format!("reading compute pool {}: {e}", req.id)))
+        })?
         .ok_or_else(|| {
             OpsError::Refused(format!(
                 "compute pool {} does not exist in environment {}",
@@ -284,13 +290,11 @@ impl PreparedDelete {
     /// Deletes the pool. `Ok(false)`: it was gone already.
     pub fn execute(self) -> Result<bool, OpsError> {
         let id = self.plan.pool.id.clone();
-        self.rt
-            .block_on(self.client.delete_pool(&id))
-            .map_err(|e| {
-                OpsError::Target(
-                    self.scrubber
-                        .scrub(&format!("deleting compute pool {id}: {e}")),
-                )
-            })
+        self.rt.block_on(self.client.delete_pool(&id)).map_err(|e| {
+            OpsError::Target(
+                self.scrubber
+                    .scrub(&format!("deleting compute pool {id}: {e}")),
+            )
+        })
     }
 }

@@ -167,14 +167,8 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
             names.insert(b.blue_statement.clone());
             names.extend(b.green_statement.clone());
         }
-        let (metrics, source) = lag::collect(
-            &cfg,
-            &c,
-            &rt,
-            &live,
-            &names,
-            request.lag_minutes.max(1),
-        )?;
+        let (metrics, source) =
+            lag::collect(&cfg, &c, &rt, &live, &names, request.lag_minutes.max(1))?;
         for s in &mut statements {
             s.lag = metrics.get(&s.statement).cloned();
         }

@@ -48,11 +48,23 @@ mod tests {
             ]),
             default: Some("lfcp-default".into()),
         };
-        assert_eq!(a.pool_for("sales_fct_x", "sales").as_deref(), Some("lfcp-x"));
-        assert_eq!(a.pool_for("sales_dim_y", "sales").as_deref(), Some("lfcp-sales"));
-        assert_eq!(a.pool_for("c360_z", "c360").as_deref(), Some("lfcp-default"));
+        assert_eq!(
+            a.pool_for("sales_fct_x", "sales").as_deref(),
+            Some("lfcp-x")
+        );
+        assert_eq!(
+            a.pool_for("sales_dim_y", "sales").as_deref(),
+            Some("lfcp-sales")
+        );
+        assert_eq!(
+            a.pool_for("c360_z", "c360").as_deref(),
+            Some("lfcp-default")
+        );
         a.run = Some("lfcp-run".into());
-        assert_eq!(a.pool_for("sales_fct_x", "sales").as_deref(), Some("lfcp-run"));
+        assert_eq!(
+            a.pool_for("sales_fct_x", "sales").as_deref(),
+            Some("lfcp-run")
+        );
         assert_eq!(PoolAssignment::default().pool_for("t", "p"), None);
     }
 }

@@ -46,7 +46,10 @@ fn run_with(r: &Repo, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)])
         .unwrap();
     let all = format!("{}{}", stdout(&o), stderr(&o));
     assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
-    assert!(!all.contains(CLOUD_SECRET) && !all.contains(CLOUD_KEY), "{all}");
+    assert!(
+        !all.contains(CLOUD_SECRET) && !all.contains(CLOUD_KEY),
+        "{all}"
+    );
     o
 }
 
@@ -196,8 +199,16 @@ fn runbook_deploy_green_validate_decommission_blue() {
         .unwrap();
     assert_eq!(row["blue_lag"]["records_out"], 4900, "{row:#}");
     assert_eq!(row["green_lag"]["records_out"], 3000);
-    assert_eq!(row["green_lag"]["pending_records"], 1200, "green has not caught up");
-    let text = ok(&run_with(&r, &fake, &["pipeline", "status", "--lag"], &cloud));
+    assert_eq!(
+        row["green_lag"]["pending_records"], 1200,
+        "green has not caught up"
+    );
+    let text = ok(&run_with(
+        &r,
+        &fake,
+        &["pipeline", "status", "--lag"],
+        &cloud,
+    ));
     assert!(
         text.contains("Blue next to green")
             && text.contains("in 5000 / out 4900 / pending 0")

@@ -20,7 +20,8 @@ const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organizat
 const TABLE: &str = "sales_fct_order_payments";
 const DDL: &str = "dev-usw2-sales-ddl-sales-fct-order-payments";
 const DML: &str = "dev-usw2-sales-dml-sales-fct-order-payments";
-const DML_FILE: &str = "facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql";
+const DML_FILE: &str =
+    "facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql";
 
 struct Project {
     _tmp: tempfile::TempDir,
@@ -131,18 +132,31 @@ fn statement<'a>(v: &'a Value, name: &str) -> &'a Value {
 fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     let p = project("");
     let fake = fake();
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
     let old_sql = fake.sql(DML).unwrap();
     // A column the table does not have: the server rejects the new text in its dry run.
     edit(&p, DML_FILE, |t| {
-        t.replace("  p.seconds_to_pay,", "  p.seconds_to_pay + p.no_such_column,")
+        t.replace(
+            "  p.seconds_to_pay,",
+            "  p.seconds_to_pay + p.no_such_column,",
+        )
     });
     let detail = "SQL validation failed. Error while validating statement: Column 'no_such_column' not found in any table";
     fake.fail_dry_run("no_such_column", detail);
     let (posts, deletes) = (fake.posts(), fake.deletes());
 
-    let o = run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
     assert!(
@@ -166,7 +180,10 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     let dry = fake.dry_runs();
     let failed: Vec<_> = dry.iter().filter(|d| d.phase == "FAILED").collect();
     assert_eq!(failed.len(), 1, "{dry:?}");
-    assert!(failed[0].name.starts_with(&format!("{DML}-dry-")), "{dry:?}");
+    assert!(
+        failed[0].name.starts_with(&format!("{DML}-dry-")),
+        "{dry:?}"
+    );
     assert!(failed[0].sql.contains("no_such_column"));
     assert_eq!(failed[0].properties["sql.dry-run"], "true");
     assert!(!fake.names().iter().any(|n| n.contains("-dry-")));
@@ -178,7 +195,12 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
             "  p.seconds_to_pay, -- checked",
         )
     });
-    let o = run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
     ok(&o);
     assert!(fake.sql(DML).unwrap().contains("-- checked"));
     assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
@@ -238,14 +260,25 @@ fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
     );
     let checked: Vec<String> = fake.dry_runs().into_iter().map(|d| d.name).collect();
     assert!(
-        checked.iter().any(|n| n.starts_with(&format!("{DDL}-dry-"))),
+        checked
+            .iter()
+            .any(|n| n.starts_with(&format!("{DDL}-dry-"))),
         "{checked:?}"
     );
-    assert!(!checked.iter().any(|n| n.starts_with(&format!("{DML}-dry-"))));
+    assert!(
+        !checked
+            .iter()
+            .any(|n| n.starts_with(&format!("{DML}-dry-")))
+    );
 
     // Deployed, then changed: the replacement's text is checked, and a rejection fails the dry run
     // (exit 1) with the server's message, leaving everything as it was.
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     edit(&p, DML_FILE, |t| t.replace("p.channel,", "p.bad_channel,"));
     fake.fail_dry_run("bad_channel", "Column 'bad_channel' not found in table 'p'");
     let before = fake.requests().len();
@@ -281,7 +314,14 @@ fn explain_prints_the_engines_plan_of_each_statement() {
     let o = run(
         &p,
         &fake,
-        &["pipeline", "explain", "--table-name", TABLE, "--output", "json"],
+        &[
+            "pipeline",
+            "explain",
+            "--table-name",
+            TABLE,
+            "--output",
+            "json",
+        ],
         &[],
     );
     let v = json(&o);
@@ -316,17 +356,32 @@ fn explain_prints_the_engines_plan_of_each_statement() {
     );
 
     // Text, and a statement the engine rejects: its message, exit 1.
-    let o = run(&p, &fake, &["pipeline", "explain", "--table-name", TABLE], &[]);
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "explain", "--table-name", TABLE],
+        &[],
+    );
     let out = ok(&o);
     assert!(
         out.contains(&format!("== {DML} ({TABLE})")) && out.contains("StreamSink"),
         "{out}"
     );
-    edit(&p, DML_FILE, |t| t.replace("p.channel,", "p.channel, FAIL_ME,"));
-    let o = run(&p, &fake, &["pipeline", "explain", "--table-name", TABLE], &[]);
+    edit(&p, DML_FILE, |t| {
+        t.replace("p.channel,", "p.channel, FAIL_ME,")
+    });
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "explain", "--table-name", TABLE],
+        &[],
+    );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
-    assert!(out.contains("FAILED: ") && out.contains("Object 'FAIL_ME' not found"), "{out}");
+    assert!(
+        out.contains("FAILED: ") && out.contains("Object 'FAIL_ME' not found"),
+        "{out}"
+    );
     assert!(live_names(&fake).is_empty(), "{:?}", fake.phases());
 }
 
@@ -364,14 +419,26 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
         })
         .collect();
     assert_eq!(pool_of[TABLE], "lfcp-facts", "a table's entry wins");
-    assert_eq!(pool_of["int_sales_paid_orders"], "lfcp-sales", "its product's");
+    assert_eq!(
+        pool_of["int_sales_paid_orders"], "lfcp-sales",
+        "its product's"
+    );
     let text = ok(&run(
         &p,
         &fake,
-        &["pipeline", "build-execution-plan", "--table-name", TABLE, "--offline"],
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--table-name",
+            TABLE,
+            "--offline",
+        ],
         &[],
     ));
-    assert!(text.contains("pool") && text.contains("lfcp-facts"), "{text}");
+    assert!(
+        text.contains("pool") && text.contains("lfcp-facts"),
+        "{text}"
+    );
     // --compute-pool-id wins for the run.
     let plan = json(&run(
         &p,
@@ -396,9 +463,17 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
         .map(|n| &n["compute_pool_id"])
         .filter(|p| !p.is_null())
         .collect();
-    assert!(pools.len() > 3 && pools.iter().all(|p| **p == "lfcp-sales"), "{plan:#}");
+    assert!(
+        pools.len() > 3 && pools.iter().all(|p| **p == "lfcp-sales"),
+        "{plan:#}"
+    );
     // The deploy sends each statement to its pool.
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     assert_eq!(fake.statement_pool(DML).as_deref(), Some("lfcp-facts"));
     assert_eq!(
         fake.statement_pool("dev-usw2-sales-dml-int-sales-paid-orders")
@@ -421,7 +496,12 @@ fn a_full_pool_stops_the_deploy_before_anything_is_created() {
     let fake = fake();
     // 4 of 5 CFUs used elsewhere: the limit is 80 % of 5 = 4.0.
     fake.add_pool("lfcp-sales", "sales", 5, 4);
-    let o = run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{}\n{err}", stdout(&o));
     assert!(
@@ -452,7 +532,10 @@ fn a_full_pool_stops_the_deploy_before_anything_is_created() {
     );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
-    assert!(out.contains("STOP: compute pool lfcp-sales (sales): 4 of 5 CFUs in use"), "{out}");
+    assert!(
+        out.contains("STOP: compute pool lfcp-sales (sales): 4 of 5 CFUs in use"),
+        "{out}"
+    );
 
     // A higher share lets it through; statements that find the pool at its cap wait with
     // POOL_EXHAUSTED and are reported as such, not as a timeout.
@@ -528,7 +611,10 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
     );
     assert_eq!(default["configured_for"][0], "flink.compute_pool_id");
     let text = ok(&run(&p, &fake, &["project", "list-compute-pools"], &[]));
-    assert!(text.contains("lfcp-sales") && text.contains("flinkpipe.compute_pools: sales"), "{text}");
+    assert!(
+        text.contains("lfcp-sales") && text.contains("flinkpipe.compute_pools: sales"),
+        "{text}"
+    );
 
     // The Flink key is refused by the control plane, and the error says which key is needed.
     let o = run(
@@ -554,18 +640,32 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
         &[("SL_CONFLUENT_CLOUD_API_KEY", "")],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"),
+        "{}",
+        stderr(&o)
+    );
 
     // Create: checked before anything is sent, then PROVISIONING → PROVISIONED.
     let before = fake.request_count();
     let o = run(
         &p,
         &fake,
-        &["project", "create-compute-pool", "analytics", "--max-cfu", "7"],
+        &[
+            "project",
+            "create-compute-pool",
+            "analytics",
+            "--max-cfu",
+            "7",
+        ],
         &[],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("5, 10, 20, 30, 40, 50"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("5, 10, 20, 30, 40, 50"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(fake.request_count(), before, "nothing sent");
     let v = json(&run(
         &p,
@@ -595,7 +695,12 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
     assert_eq!(body["spec"]["region"], "us-west-2");
 
     // Delete: refused while a statement of the project runs in the pool.
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     assert_eq!(fake.statement_pool(DML).as_deref(), Some("lfcp-sales"));
     let o = run(
         &p,
@@ -668,19 +773,44 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
     let v = json(&run(
         &p,
         &fake,
-        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run", "--output", "json"],
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--dry-run",
+            "--output",
+            "json",
+        ],
         &[],
     ));
     assert_eq!(v["environment"], "prod");
     let d = statement(&v, dml);
-    assert_eq!(d["rewritten_by"], serde_json::json!(["prod[0]", "prod[2]", "prod[3]"]));
+    assert_eq!(
+        d["rewritten_by"],
+        serde_json::json!(["prod[0]", "prod[2]", "prod[3]"])
+    );
     let sql = d["sql"].as_str().unwrap();
-    assert!(sql.contains("FROM int_sales_prod_paid_orders AS p"), "{sql}");
+    assert!(
+        sql.contains("FROM int_sales_prod_paid_orders AS p"),
+        "{sql}"
+    );
 
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     let sent = fake.sql(dml).unwrap();
-    assert!(sent.contains("FROM int_sales_prod_paid_orders AS p"), "{sent}");
-    assert!(sent.contains("/*+ OPTIONS('sink.parallelism' = '4') */"), "{sent}");
+    assert!(
+        sent.contains("FROM int_sales_prod_paid_orders AS p"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("/*+ OPTIONS('sink.parallelism' = '4') */"),
+        "{sent}"
+    );
     assert!(
         sent.contains("ON p.store_id = d.store_id AND d.region <> 'test'"),
         "{sent}"
@@ -688,7 +818,10 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
     // Names in comments and strings are not table names.
     assert!(sent.contains("'paid from gift_card_balances'"), "{sent}");
     let ddl_sent = fake.sql(ddl).unwrap();
-    assert!(ddl_sent.contains("'topic' = 'prod.sales_fct_order_payments'"), "{ddl_sent}");
+    assert!(
+        ddl_sent.contains("'topic' = 'prod.sales_fct_order_payments'"),
+        "{ddl_sent}"
+    );
     let parent = fake
         .sql("prod-usw2-sales-ddl-int-sales-paid-orders")
         .unwrap();
@@ -707,17 +840,34 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
     let st = json(&run(
         &p,
         &fake,
-        &["pipeline", "status", "--table-name", TABLE, "--output", "json"],
+        &[
+            "pipeline",
+            "status",
+            "--table-name",
+            TABLE,
+            "--output",
+            "json",
+        ],
         &[],
     ));
     let row = statement(&st, dml);
     assert_eq!(row["sql_drift"], false, "{row}");
-    assert_eq!(row["rewritten_by"], serde_json::json!(["prod[0]", "prod[2]", "prod[3]"]));
+    assert_eq!(
+        row["rewritten_by"],
+        serde_json::json!(["prod[0]", "prod[2]", "prod[3]"])
+    );
     // ... and under another environment's rules (none for stage) the prod text differs.
     let st = json(&run(
         &p,
         &fake,
-        &["pipeline", "status", "--table-name", TABLE, "--output", "json"],
+        &[
+            "pipeline",
+            "status",
+            "--table-name",
+            TABLE,
+            "--output",
+            "json",
+        ],
         &[("FLINKPIPE_ENVIRONMENT", "stage")],
     ));
     assert_eq!(st["environment"], "stage");
@@ -754,10 +904,27 @@ fn sql_content_modifier_is_refused_with_the_equivalent_rules_before_anything_is_
 fn housekeeping_never_touches_a_running_statement_of_the_project() {
     let p = project("");
     let fake = fake();
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     let project_statements = fake.names();
-    fake.seed_in_pool("workspace-2025-old", "SELECT 1", "COMPLETED", DEFAULT_POOL, 9);
-    fake.seed_in_pool("workspace-2026-failed", "SELECT 2", "FAILED", DEFAULT_POOL, 0);
+    fake.seed_in_pool(
+        "workspace-2025-old",
+        "SELECT 1",
+        "COMPLETED",
+        DEFAULT_POOL,
+        9,
+    );
+    fake.seed_in_pool(
+        "workspace-2026-failed",
+        "SELECT 2",
+        "FAILED",
+        DEFAULT_POOL,
+        0,
+    );
     fake.seed_in_pool(
         "workspace-2026-running",
         "INSERT INTO x SELECT 1",
@@ -765,7 +932,13 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
         DEFAULT_POOL,
         30,
     );
-    fake.seed_in_pool("dev-usw2-scratch", "INSERT INTO y SELECT 1", "RUNNING", DEFAULT_POOL, 3);
+    fake.seed_in_pool(
+        "dev-usw2-scratch",
+        "INSERT INTO y SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        3,
+    );
     fake.seed_in_pool("other-team-done", "SELECT 3", "COMPLETED", DEFAULT_POOL, 40);
 
     // shift_left's defaults: 'workspace' statements that COMPLETED or FAILED; one listing.
@@ -773,7 +946,13 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
     let v = json(&run(
         &p,
         &fake,
-        &["project", "housekeep-statements", "--dry-run", "--output", "json"],
+        &[
+            "project",
+            "housekeep-statements",
+            "--dry-run",
+            "--output",
+            "json",
+        ],
         &[],
     ));
     assert_eq!(list_calls(&fake) - lists_before, 1, "one paginated listing");
@@ -785,33 +964,66 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
     let v = json(&run(
         &p,
         &fake,
-        &["project", "housekeep-statements", "--age", "5", "--dry-run", "--output", "json"],
+        &[
+            "project",
+            "housekeep-statements",
+            "--age",
+            "5",
+            "--dry-run",
+            "--output",
+            "json",
+        ],
         &[],
     ));
-    assert_eq!(names_of(&v["plan"]["statements"]), vec!["workspace-2025-old"]);
+    assert_eq!(
+        names_of(&v["plan"]["statements"]),
+        vec!["workspace-2025-old"]
+    );
     assert!(fake.deletes().is_empty(), "a dry run");
 
     // Stopping everything under the project's prefix leaves its running pipeline alone.
     let out = ok(&run(
         &p,
         &fake,
-        &["project", "housekeep-statements", "--starts-with", "dev-usw2", "--action", "stop", "--no-ack"],
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2",
+            "--action",
+            "stop",
+            "--no-ack",
+        ],
         &[],
     ));
-    assert!(out.contains(&format!("{DML} (RUNNING): a running statement of the project's pipeline (table {TABLE})")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{DML} (RUNNING): a running statement of the project's pipeline (table {TABLE})"
+        )),
+        "{out}"
+    );
     assert_eq!(fake.phase("dev-usw2-scratch").as_deref(), Some("STOPPED"));
     for s in &project_statements {
         assert_ne!(fake.phase(s).as_deref(), Some("STOPPED"), "{s} stopped");
     }
     assert!(
-        !fake.requests().iter().any(|r| r.method == "PATCH" && project_statements.iter().any(|s| r.path.ends_with(s.as_str()))),
+        !fake.requests().iter().any(|r| r.method == "PATCH"
+            && project_statements
+                .iter()
+                .any(|s| r.path.ends_with(s.as_str()))),
         "a PATCH of a project statement"
     );
     // Deleting COMPLETED and FAILED ones under the prefix: the project's running DML stays.
     ok(&run(
         &p,
         &fake,
-        &["project", "housekeep-statements", "--starts-with", "dev-usw2", "--no-ack"],
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2",
+            "--no-ack",
+        ],
         &[],
     ));
     assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
@@ -820,21 +1032,44 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
     ok(&run(
         &p,
         &fake,
-        &["project", "housekeep-statements", "--statement-name", DML, "--action", "stop", "--no-ack"],
+        &[
+            "project",
+            "housekeep-statements",
+            "--statement-name",
+            DML,
+            "--action",
+            "stop",
+            "--no-ack",
+        ],
         &[],
     ));
     assert_eq!(fake.phase(DML).as_deref(), Some("STOPPED"));
     // The defaults delete what they list, and nothing else.
-    ok(&run(&p, &fake, &["project", "housekeep-statements", "--no-ack"], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["project", "housekeep-statements", "--no-ack"],
+        &[],
+    ));
     assert!(fake.phase("workspace-2025-old").is_none());
     assert!(fake.phase("workspace-2026-failed").is_none());
-    assert_eq!(fake.phase("workspace-2026-running").as_deref(), Some("RUNNING"));
+    assert_eq!(
+        fake.phase("workspace-2026-running").as_deref(),
+        Some("RUNNING")
+    );
     assert_eq!(fake.phase("other-team-done").as_deref(), Some("COMPLETED"));
     // A status the action cannot apply to is a usage error.
     let o = run(
         &p,
         &fake,
-        &["project", "housekeep-statements", "--action", "resume", "--status", "FAILED"],
+        &[
+            "project",
+            "housekeep-statements",
+            "--action",
+            "resume",
+            "--status",
+            "FAILED",
+        ],
         &[],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -862,19 +1097,38 @@ fn names_of(v: &Value) -> Vec<String> {
 fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
     let p = project("");
     let fake = fake();
-    ok(&run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]));
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
     fake.set_metrics(DML, 1200, 1100, 35);
     let v = json(&run(
         &p,
         &fake,
-        &["pipeline", "status", "--table-name", TABLE, "--lag", "--output", "json"],
+        &[
+            "pipeline",
+            "status",
+            "--table-name",
+            TABLE,
+            "--lag",
+            "--output",
+            "json",
+        ],
         &[],
     ));
     let lag = &statement(&v, DML)["lag"];
     assert_eq!(lag["records_in"], 1200, "{v:#}");
     assert_eq!(lag["records_out"], 1100);
-    assert_eq!(lag["pending_records"], 35, "the newest point of the backlog");
-    assert_eq!(lag["counted"], serde_json::json!({"kind": "last_minutes", "minutes": 10}));
+    assert_eq!(
+        lag["pending_records"], 35,
+        "the newest point of the backlog"
+    );
+    assert_eq!(
+        lag["counted"],
+        serde_json::json!({"kind": "last_minutes", "minutes": 10})
+    );
     assert_eq!(statement(&v, DDL)["lag"], Value::Null);
     assert!(v["lag_source"].as_str().unwrap().contains("Metrics API"));
     // One query per metric, filtered by the statements' pool, grouped by statement.
@@ -896,7 +1150,10 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
             q["filter"],
             serde_json::json!({"field": "resource.compute_pool.id", "op": "EQ", "value": DEFAULT_POOL})
         );
-        assert_eq!(q["group_by"], serde_json::json!(["resource.flink_statement.name"]));
+        assert_eq!(
+            q["group_by"],
+            serde_json::json!(["resource.flink_statement.name"])
+        );
         assert_eq!(q["granularity"], "PT1M");
         assert_eq!(q["format"], "GROUPED");
     }
@@ -906,7 +1163,10 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
         &["pipeline", "status", "--table-name", TABLE, "--lag"],
         &[],
     ));
-    assert!(out.contains("Runtime metrics") && out.contains("1200 (last 10 min)"), "{out}");
+    assert!(
+        out.contains("Runtime metrics") && out.contains("1200 (last 10 min)"),
+        "{out}"
+    );
     // Without the Cloud key, --lag says which key it needs.
     let o = run(
         &p,
@@ -915,5 +1175,9 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
         &[("SL_CONFLUENT_CLOUD_API_SECRET", "")],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("SL_CONFLUENT_CLOUD_API_SECRET"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_SECRET"),
+        "{}",
+        stderr(&o)
+    );
 }

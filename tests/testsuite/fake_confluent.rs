@@ -1399,7 +1399,12 @@ fn filtered_pools(f: &serde_json::Value, out: &mut Vec<String>) {
     {
         out.push(v.to_string());
     }
-    for sub in f.get("filters").and_then(|x| x.as_array()).into_iter().flatten() {
+    for sub in f
+        .get("filters")
+        .and_then(|x| x.as_array())
+        .into_iter()
+        .flatten()
+    {
         filtered_pools(sub, out);
     }
 }
@@ -1429,11 +1434,8 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
                 .and_then(|t| t.strip_prefix("pt"))
                 .and_then(|t| t.parse::<usize>().ok())
                 .unwrap_or(0);
-            let all: Vec<serde_json::Value> = s
-                .pools
-                .values()
-                .map(|p| pool_view(&s, p, host))
-                .collect();
+            let all: Vec<serde_json::Value> =
+                s.pools.values().map(|p| pool_view(&s, p, host)).collect();
             let next = if start + size < all.len() {
                 format!(
                     "http://{host}/fcpm/v2/compute-pools?environment={ENV}&page_size={size}&page_token=pt{}",
@@ -1468,9 +1470,15 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
             if !valid_name {
                 return err(422, "spec.display_name is invalid");
             }
-            let max = v.pointer("/spec/max_cfu").and_then(|x| x.as_u64()).unwrap_or(0);
+            let max = v
+                .pointer("/spec/max_cfu")
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0);
             if ![5, 10, 20, 30, 40, 50].contains(&max) {
-                return err(422, &format!("spec.max_cfu {max} is not one of 5, 10, 20, 30, 40, 50"));
+                return err(
+                    422,
+                    &format!("spec.max_cfu {max} is not one of 5, 10, 20, 30, 40, 50"),
+                );
             }
             if v.pointer("/spec/environment/id").and_then(|x| x.as_str()) != Some(ENV) {
                 return err(400, "spec.environment.id is required");
@@ -1512,7 +1520,9 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
             let grouped = v["format"].as_str() == Some("GROUPED");
             let mut data = Vec::new();
             for (name, (rin, rout, pending)) in &s.metrics {
-                let Some(x) = s.statements.get(name) else { continue };
+                let Some(x) = s.statements.get(name) else {
+                    continue;
+                };
                 if !pools.contains(&x.pool) {
                     continue;
                 }

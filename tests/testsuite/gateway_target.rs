@@ -89,7 +89,10 @@ fn server_error(cause: &str) -> Value {
 /// Answers one request; `None` drops the connection.
 fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, Value)> {
     st.log.push(format!("{method} {path}"));
-    let query = path.split_once('?').map(|(_, q)| q.to_string()).unwrap_or_default();
+    let query = path
+        .split_once('?')
+        .map(|(_, q)| q.to_string())
+        .unwrap_or_default();
     let path = path.split('?').next().unwrap_or(path);
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
@@ -523,18 +526,23 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
         "only running jobs"
     );
     let snk = &m["dev-dml-snk"];
-    assert_eq!(snk.records_in, Some(150), "sources' numRecordsOut, both subtasks");
+    assert_eq!(
+        snk.records_in,
+        Some(150),
+        "sources' numRecordsOut, both subtasks"
+    );
     assert_eq!(snk.records_out, Some(140), "records that reached the sink");
     assert_eq!(snk.pending_records, Some(10));
-    assert_eq!(snk.watermark_ms, Some(1_700_000_000_000), "the slowest subtask");
+    assert_eq!(
+        snk.watermark_ms,
+        Some(1_700_000_000_000),
+        "the slowest subtask"
+    );
     assert_eq!(
         snk.backpressure,
         Some(flinkpipe::deploy::metrics::Backpressure::High)
     );
-    assert_eq!(
-        snk.counted,
-        flinkpipe::deploy::metrics::Counted::SinceStart
-    );
+    assert_eq!(snk.counted, flinkpipe::deploy::metrics::Counted::SinceStart);
     // Only the metrics it uses are asked for, by their exact ids.
     let gets = fake.state.lock().unwrap().metric_gets.clone();
     assert_eq!(

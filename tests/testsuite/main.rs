@@ -25,10 +25,10 @@ mod changelog;
 mod changes;
 /// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
 mod cli_everyday;
-/// Deploy speed against the fake (run with `scripts/bench-deploy.sh`, or
-mod deploy_bench;
 /// Confluent Cloud day-2 operations against the fake: dry runs, explain, pools, capacity, per-environment SQL, housekeeping, lag.
 mod confluent_ops;
+/// Deploy speed against the fake (run with `scripts/bench-deploy.sh`, or
+mod deploy_bench;
 /// The real binary against the fake Confluent server, on a copy of the example project:
 mod deploy_cli;
 /// The Confluent Cloud client against the in-process fake: lifecycle, pagination, errors, retries,

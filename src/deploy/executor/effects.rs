@@ -208,9 +208,9 @@ async fn apply(
         StepPlan::CarryOver => {
             // The old statement keeps running until the new one has its offsets: a new text that
             // does not validate must not even start the handover.
-            let live = existing
-                .as_ref()
-                .is_some_and(|s| matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded));
+            let live = existing.as_ref().is_some_and(|s| {
+                matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
+            });
             if live && let Err(error) = validate(ctx, spec).await {
                 return Err(failure(
                     spec,

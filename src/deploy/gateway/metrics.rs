@@ -67,7 +67,10 @@ impl GatewayTarget {
             };
             let vname = v["name"].as_str().unwrap_or("");
             let base = format!("jobs/{jid}/vertices/{vid}");
-            let ids = self.http.get(self.http.jm(&format!("{base}/metrics"))).await?;
+            let ids = self
+                .http
+                .get(self.http.jm(&format!("{base}/metrics")))
+                .await?;
             let want: Vec<String> = ids
                 .as_array()
                 .into_iter()

@@ -19,7 +19,10 @@ use std::collections::BTreeMap;
 /// stands for), so that the tables it reads are declared; any other text as it is.
 fn explained(sql: &str) -> String {
     let t = sql.trim_start();
-    if !t.get(..7).is_some_and(|h| h.eq_ignore_ascii_case("EXPLAIN")) {
+    if !t
+        .get(..7)
+        .is_some_and(|h| h.eq_ignore_ascii_case("EXPLAIN"))
+    {
         return sql.to_string();
     }
     let rest = t[7..].trim_start();

@@ -5,7 +5,6 @@
 use crate::cli::args::DeployArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::capacity::Verdict;
 use crate::ops::deploy::{self, DeployOutcome, DeployRequest, Deployed, DryRun, Outcome};
 use crate::ops::preflight::ServerCheck;
 use std::time::Duration;
@@ -90,9 +89,7 @@ fn dry_run(json: bool, d: &DryRun) {
     let mut details = Vec::new();
     for s in &d.statements {
         match &s.check {
-            Some(ServerCheck::Invalid(m)) => {
-                details.push(format!("INVALID {}: {m}", s.statement))
-            }
+            Some(ServerCheck::Invalid(m)) => details.push(format!("INVALID {}: {m}", s.statement)),
             Some(ServerCheck::Error(m)) => details.push(format!("ERROR {}: {m}", s.statement)),
             Some(ServerCheck::NotChecked(m)) => {
                 details.push(format!("not checked {}: {m}", s.statement))
@@ -122,8 +119,9 @@ fn dry_run(json: bool, d: &DryRun) {
     );
     if let Some(cap) = &d.capacity {
         println!();
+        let blocking = cap.blocking(d.allow_pool_overcommit);
         for p in &cap.pools {
-            let blocks = p.blocks() && !(d.allow_pool_overcommit && !matches!(p.verdict, Verdict::Missing));
+            let blocks = blocking.iter().any(|b| b.pool == p.pool);
             println!(
                 "{}{}",
                 if blocks { "STOP: " } else { "" },

@@ -140,7 +140,10 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
                     ]
                 })
                 .collect();
-            print!("{}", table(&["blue", "blue lag", "green", "green lag"], &rows));
+            print!(
+                "{}",
+                table(&["blue", "blue lag", "green", "green lag"], &rows)
+            );
         }
         println!("(validate the green tables, then: flinkpipe pipeline decommission --delete)");
     }

@@ -42,7 +42,9 @@ pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
     let plan = plan.clone();
     let deleted = prepared.execute()?;
     if inv.json() {
-        print_json(&serde_json::json!({"pool": plan.pool, "statements": plan.statements, "deleted": deleted}));
+        print_json(
+            &serde_json::json!({"pool": plan.pool, "statements": plan.statements, "deleted": deleted}),
+        );
     } else if deleted {
         println!("deleted compute pool {pool}");
     } else {

@@ -35,7 +35,15 @@ pub fn exec(inv: &Invocation, pipelines: &Path) -> CmdResult {
     print!(
         "{}",
         table(
-            &["pool", "name", "phase", "CFU", "used", "region", "configured for"],
+            &[
+                "pool",
+                "name",
+                "phase",
+                "CFU",
+                "used",
+                "region",
+                "configured for"
+            ],
             &rows
         )
     );
