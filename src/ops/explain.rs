@@ -212,3 +212,51 @@ fn plain(v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn spec(sql: &str, kind: StatementKind) -> StatementSpec {
+        StatementSpec {
+            name: "dev-x".into(),
+            sql: sql.into(),
+            properties: BTreeMap::new(),
+            kind,
+            compute_pool: None,
+        }
+    }
+
+    #[test]
+    fn what_explain_takes_on_each_target() {
+        let c = TargetKind::ConfluentCloud;
+        let g = TargetKind::SqlGateway;
+        let insert = spec("INSERT INTO a SELECT * FROM b", StatementKind::Dml);
+        assert_eq!(
+            explain_sql(&insert, c).as_deref(),
+            Some("EXPLAIN INSERT INTO a SELECT * FROM b")
+        );
+        assert_eq!(explain_sql(&insert, g), explain_sql(&insert, c));
+        let set = spec(
+            "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END",
+            StatementKind::Dml,
+        );
+        assert_eq!(
+            explain_sql(&set, c).as_deref(),
+            Some("EXPLAIN STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END")
+        );
+        let ctas = spec("CREATE TABLE t AS SELECT id FROM b", StatementKind::Dml);
+        assert_eq!(
+            explain_sql(&ctas, c).as_deref(),
+            Some("EXPLAIN CREATE TABLE t AS SELECT id FROM b")
+        );
+        assert_eq!(
+            explain_sql(&ctas, g).as_deref(),
+            Some("EXPLAIN SELECT id FROM b")
+        );
+        let ddl = spec("CREATE TABLE t (id INT)", StatementKind::Ddl);
+        assert_eq!(explain_sql(&ddl, c), None);
+        assert_eq!(explain_sql(&ddl, g), None);
+    }
+}

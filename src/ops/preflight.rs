@@ -17,7 +17,8 @@ use super::{Context, OpsError};
 use crate::deploy::cloud::{self, CloudClient};
 use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
 use crate::deploy::retry::{Backoff, Limit, retry, seed_of};
-use crate::deploy::{Checked, DeployNode, StatementKind, StatementState, TargetError};
+use crate::deploy::gateway::catalog;
+use crate::deploy::{Checked, DeployNode, StatementState, TargetError};
 use crate::plan::{Action, Cause, ExecutionPlan};
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -54,7 +55,8 @@ impl ServerCheck {
     }
 }
 
-/// What the executor would do with a statement, for a dry run (from the same pure decision).
+/// What the executor would do with a statement, for a dry run and the capacity estimate (from the
+/// same pure decision).
 pub fn intended(
     existing: Option<&StatementState>,
     node: &DeployNode,
@@ -90,26 +92,28 @@ pub fn server_checks(
     let carry_over = c.target.supports_carry_over();
     // Tables this deploy defines for the first time (their DDL statement is absent and no statement
     // proves the table exists): on Confluent, what reads or writes them cannot be checked yet.
-    let mut created: BTreeSet<String> = BTreeSet::new();
+    // Tables this deploy defines for the first time: created by a statement it creates (CREATE
+    // TABLE/VIEW, CTAS, materialized table) of a table not known to exist (a re-declared table exists).
+    // Keyed as the gateway's catalog keys them (last name part, lower case), from the SQL sent.
+    let mut created: BTreeMap<String, String> = BTreeMap::new();
     for (pn, n) in plan.nodes.iter().zip(nodes) {
         if n.action == Action::Skip || matches!(pn.cause, Cause::Redeclared { .. }) {
             continue;
         }
-        if n.steps.iter().any(|s| {
-            s.spec.kind == StatementKind::Ddl
-                && !s.is_drop
-                && !live.contains_key(&s.spec.name)
-                && matches!(
-                    intended(live.get(&s.spec.name), n, s, options, carry_over),
-                    StepPlan::Create
-                )
-        }) {
-            created.insert(n.table.clone());
+        for s in n.steps.iter().filter(|s| !s.is_drop) {
+            if matches!(
+                intended(live.get(&s.spec.name), n, s, options, carry_over),
+                StepPlan::Create
+            ) {
+                for (key, name) in catalog::created_tables(&s.spec.sql) {
+                    created.insert(key, name);
+                }
+            }
         }
     }
     let mut out = BTreeMap::new();
     let mut to_check = Vec::new();
-    for (pn, n) in plan.nodes.iter().zip(nodes) {
+    for n in nodes {
         if n.action == Action::Skip {
             continue;
         }
@@ -127,20 +131,23 @@ pub fn server_checks(
             if !creates(&decided) {
                 continue;
             }
-            if c.kind == TargetKind::ConfluentCloud && s.spec.kind == StatementKind::Dml {
-                let mut needs: Vec<&String> = pn
-                    .parents
-                    .iter()
-                    .chain(std::iter::once(&pn.table_name))
-                    .filter(|t| created.contains(*t))
+            if c.kind == TargetKind::ConfluentCloud {
+                // What it reads or writes besides what it creates itself (a CTAS).
+                let own: BTreeSet<String> = catalog::created_tables(&s.spec.sql)
+                    .into_iter()
+                    .map(|(k, _)| k)
                     .collect();
-                needs.dedup();
+                let needs: Vec<&str> = catalog::referenced_tables(&s.spec.sql)
+                    .into_iter()
+                    .filter(|k| !own.contains(k))
+                    .filter_map(|k| created.get(&k).map(String::as_str))
+                    .collect();
                 if !needs.is_empty() {
                     out.insert(
                         s.spec.name.clone(),
                         ServerCheck::NotChecked(format!(
                             "reads or writes {}, which this deploy creates first: checked once it exists (a running statement is never replaced by SQL that does not validate)",
-                            needs.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ")
+                            needs.join(", ")
                         )),
                     );
                     continue;
