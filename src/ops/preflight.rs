@@ -146,7 +146,7 @@ pub fn server_checks(
                     out.insert(
                         s.spec.name.clone(),
                         ServerCheck::NotChecked(format!(
-                            "reads or writes {}, which this deploy creates first: checked once it exists (a running statement is never replaced by SQL that does not validate)",
+                            "reads or writes {}, which this deploy creates first: the server checks it when the deploy creates it",
                             needs.join(", ")
                         )),
                     );

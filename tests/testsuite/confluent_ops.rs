@@ -1181,3 +1181,4 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
         stderr(&o)
     );
 }
+

@@ -77,10 +77,17 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
     }
     if let Some(source) = &r.lag {
         println!("\nRuntime metrics ({}):\n", source.source);
+        // Statements with a job: metrics, or a phase in which a job runs (a COMPLETED DDL has none).
         let rows: Vec<Vec<String>> = r
             .statements
             .iter()
-            .filter(|s| s.phase.is_some())
+            .filter(|s| {
+                s.lag.is_some()
+                    || matches!(
+                        s.phase.as_deref(),
+                        Some("RUNNING" | "PENDING" | "DEGRADED" | "FAILING")
+                    )
+            })
             .map(|s| {
                 let mut row = vec![s.statement.clone()];
                 row.extend(lag_cells(s.lag.as_ref()));
