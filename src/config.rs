@@ -143,6 +143,8 @@ pub struct FlinkConfig {
     /// Default database (`sql.current-database`): stripped from 2- and 3-part names.
     pub database_name: Option<String>,
     pub max_cfu: Option<f64>,
+    /// shift_left's key: the share of a compute pool's `max_cfu` a deploy may fill (default 0.8).
+    pub max_cfu_percent_before_allocation: Option<f64>,
     pub poll_timer: Option<u64>,
     pub submission_timeout_seconds: Option<u64>,
     pub sql_endpoint: Option<String>,
@@ -156,6 +158,9 @@ pub struct AppConfig {
     pub accepted_common_products: Vec<String>,
     pub post_fix_unit_test: Option<String>,
     pub timezone: Option<String>,
+    /// shift_left's SQL rewriting plugin (a Python class): refused where SQL is sent, with the
+    /// equivalent `flinkpipe.sql_rewrites` rules ([`crate::deploy::env_sql`]).
+    pub sql_content_modifier: Option<String>,
 }
 
 /// `flinkpipe.*`: settings shift_left does not have.
@@ -179,6 +184,27 @@ pub struct FlinkpipeConfig {
     /// One value per name; environments keep their own `config.yaml` (as shift_left's
     /// `SL_CONFIG_FILE` per environment).
     pub sql_variables: BTreeMap<String, String>,
+    /// Compute pool per table or product (table name or product name → `lfcp-…`), over
+    /// `flink.compute_pool_id`; a table's entry wins over its product's.
+    pub compute_pools: BTreeMap<String, String>,
+    /// The environment whose `sql_rewrites` apply (`$FLINKPIPE_ENVIRONMENT` wins); default
+    /// `kafka.cluster_type`.
+    pub environment: Option<String>,
+    /// Ordered SQL rewrite rules per environment ([`crate::deploy::env_sql`]).
+    pub sql_rewrites: BTreeMap<String, Vec<crate::deploy::env_sql::RuleConfig>>,
+    /// Confluent Cloud endpoints besides the Flink one ([`ConfluentExtraConfig`]).
+    pub confluent: ConfluentExtraConfig,
+}
+
+/// `flinkpipe.confluent.*`: the control plane and Metrics API base URLs (tests and private networks
+/// override them).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ConfluentExtraConfig {
+    /// Default `https://api.confluent.cloud` (`$FLINKPIPE_CLOUD_API_URL` wins).
+    pub cloud_api_url: Option<String>,
+    /// Default `https://api.telemetry.confluent.cloud` (`$FLINKPIPE_METRICS_URL` wins).
+    pub metrics_url: Option<String>,
 }
 
 /// `flinkpipe.unit_tests.*`: the unit-test runner's settings.
@@ -310,6 +336,10 @@ const KNOWN: &[(&str, &[&str])] = &[
             "gateway",
             "unit_tests",
             "sql_variables",
+            "compute_pools",
+            "environment",
+            "sql_rewrites",
+            "confluent",
         ],
     ),
     ("registry", &[]),

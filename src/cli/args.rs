@@ -135,6 +135,114 @@ pub enum ProjectCommand {
     /// Give the listed tables and all their descendants their next version (`t` → `t_v2`, `t_v2` → `t_v3`),
     /// rewriting DDL and DML by token spans, then rebuild the inventory and metadata.
     UpdateTablesVersion(UpdateTablesVersionArgs),
+    /// List the compute pools of the Confluent Cloud environment: phase, CFUs in use and maximum,
+    /// and what of the configuration sends statements there (a Cloud API key:
+    /// SL_CONFLUENT_CLOUD_API_KEY / SL_CONFLUENT_CLOUD_API_SECRET).
+    ListComputePools {
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
+    /// Create a compute pool in the environment's cloud and region and wait until it is
+    /// PROVISIONED (a Cloud API key).
+    CreateComputePool(CreateComputePoolArgs),
+    /// Delete a compute pool; refused while statements of the project run in it (a Cloud API key).
+    DeleteComputePool(DeleteComputePoolArgs),
+    /// Delete (or stop, or resume) statements that pile up: by name prefix (default 'workspace'),
+    /// phase (default COMPLETED and FAILED), age and compute pool, from one listing; never a running
+    /// statement of the project unless named with --statement-name.
+    HousekeepStatements(HousekeepArgs),
+}
+
+/// Options of `project create-compute-pool`.
+#[derive(Debug, Args, Clone)]
+pub struct CreateComputePoolArgs {
+    /// The pool's display name (letters, digits, '_', '.', '-'; at most 64).
+    pub name: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// The pool's maximum CFUs: 5, 10, 20, 30, 40 or 50.
+    #[arg(long, value_name = "N")]
+    pub max_cfu: u32,
+    /// Longest wait for PROVISIONED, in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Return as soon as the pool is requested (PROVISIONING).
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+/// Options of `project delete-compute-pool`.
+#[derive(Debug, Args, Clone)]
+pub struct DeleteComputePoolArgs {
+    /// The pool id (`lfcp-…`).
+    pub id: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// Statement phases `housekeep-statements` filters on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "UPPER")]
+pub enum StatusArg {
+    Completed,
+    Failed,
+    Stopped,
+    Running,
+    Degraded,
+    Pending,
+}
+
+/// What `housekeep-statements` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HousekeepAction {
+    Delete,
+    Stop,
+    Resume,
+}
+
+/// Options of `project housekeep-statements`.
+#[derive(Debug, Args, Clone)]
+pub struct HousekeepArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Statements whose name starts with this [default: workspace, unless --statement-name is given].
+    #[arg(long, value_name = "PREFIX")]
+    pub starts_with: Option<String>,
+    /// Statements in this phase (repeatable) [default: COMPLETED and FAILED to delete, RUNNING and
+    /// DEGRADED to stop, STOPPED to resume].
+    #[arg(long, value_enum, ignore_case = true, value_name = "PHASE")]
+    pub status: Vec<StatusArg>,
+    /// Statements created at least this many days ago.
+    #[arg(long, default_value_t = 0, value_name = "DAYS")]
+    pub age: u64,
+    /// What to do with them.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = HousekeepAction::Delete)]
+    pub action: HousekeepAction,
+    /// A statement to act on whatever its prefix, phase or age, even a running one of the project
+    /// (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub statement_name: Vec<String>,
+    /// Only statements in this compute pool.
+    #[arg(long, value_name = "POOL_ID")]
+    pub compute_pool_id: Option<String>,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Which commits to compare (`project list-modified-files`, `project list-impacted-tables`).
@@ -381,6 +489,34 @@ pub enum PipelineCommand {
     /// pipelines/blue_green.json (children first), and with --orphans every statement under the
     /// statement-name prefix that no table owns; never a statement of a table of the tree.
     Decommission(DecommissionArgs),
+    /// Print the engine's plan (EXPLAIN) of each statement of the scope's tables, as they would be
+    /// sent (the environment's rewrite rules applied).
+    Explain(ExplainArgs),
+}
+
+/// Options of `pipeline explain`.
+#[derive(Debug, Args, Clone)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Explain this table (repeatable).
+    #[arg(long, group = "explain_scope")]
+    pub table_name: Vec<String>,
+    /// Explain every table of this product.
+    #[arg(long, group = "explain_scope")]
+    pub product_name: Option<String>,
+    /// Explain every table under this folder (relative to the pipelines folder).
+    #[arg(long = "dir", group = "explain_scope", value_name = "D")]
+    pub scope_dir: Option<String>,
+    /// Explain the tables listed in this file.
+    #[arg(long, group = "explain_scope", value_name = "FILE")]
+    pub table_list_file_name: Option<PathBuf>,
+    /// Longest wait for one plan, in seconds.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of `pipeline decommission`.
@@ -438,6 +574,10 @@ pub struct DeployArgs {
     /// (and their non-running ancestors), instead of a scope.
     #[arg(long, conflicts_with = "scope")]
     pub blue_green: bool,
+    /// Deploy even when the statements would push a compute pool past
+    /// flink.max_cfu_percent_before_allocation.
+    #[arg(long)]
+    pub allow_pool_overcommit: bool,
 }
 
 /// Options of `pipeline undeploy`.
@@ -461,6 +601,13 @@ pub struct UndeployArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
+    /// Also show runtime metrics: records in and out, pending records (consumer lag), watermark and
+    /// backpressure (Confluent Cloud: the Metrics API, a Cloud API key; SQL Gateway: the JobManager).
+    #[arg(long)]
+    pub lag: bool,
+    /// Window of the Metrics API record counts, in minutes (Confluent Cloud).
+    #[arg(long, default_value_t = 10, value_name = "MINUTES", requires = "lag")]
+    pub lag_minutes: u32,
 }
 
 /// `statement …`: one statement on the configured target.
@@ -552,6 +699,10 @@ pub struct PlanArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Run every statement of the plan in this compute pool (over flinkpipe.compute_pools and
+    /// flink.compute_pool_id); build-execution-plan and deploy only.
+    #[arg(long, value_name = "POOL_ID")]
+    pub compute_pool_id: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -780,12 +931,23 @@ impl PlanArgs {
             dml_only: self.dml_only,
             exclude_file: self.exclude_table_file_name.clone(),
             allow_unknown: self.allow_unknown,
+            compute_pool_id: self.compute_pool_id.clone(),
         }
     }
 
     /// The plan request of `deploy`, `undeploy` and `status`, which always read the live phases: the
     /// offline planning options are refused (usage error) rather than ignored.
     pub fn live_request(&self) -> Result<PlanRequest, super::Failure> {
+        if self.compute_pool_id.is_some() {
+            return Err(super::Failure::usage(
+                "--compute-pool-id is an option of build-execution-plan and deploy: undeploy and status act on the statements where they run",
+            ));
+        }
+        self.deploy_request()
+    }
+
+    /// The plan request of `deploy`: as [`PlanArgs::live_request`], with `--compute-pool-id`.
+    pub fn deploy_request(&self) -> Result<PlanRequest, super::Failure> {
         if self.offline || self.statement_status.is_some() {
             return Err(super::Failure::usage(
                 "--offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target",
@@ -801,6 +963,29 @@ impl PlanArgs {
             None if self.live => PhaseSource::Live,
             None if self.offline => PhaseSource::Offline,
             None => PhaseSource::Auto,
+        }
+    }
+}
+
+impl ExplainArgs {
+    /// The plan request of the scope.
+    pub fn request(&self) -> PlanRequest {
+        let scope = if !self.table_name.is_empty() {
+            ScopeRequest::Tables(self.table_name.clone())
+        } else if let Some(p) = &self.product_name {
+            ScopeRequest::Product(p.clone())
+        } else if let Some(d) = &self.scope_dir {
+            ScopeRequest::Dir(d.clone())
+        } else if let Some(f) = &self.table_list_file_name {
+            ScopeRequest::TableList(f.clone())
+        } else {
+            ScopeRequest::None
+        };
+        PlanRequest {
+            pipelines: self.dir.pipelines.clone(),
+            scope,
+            allow_unknown: self.allow_unknown,
+            ..PlanRequest::default()
         }
     }
 }

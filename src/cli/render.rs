@@ -79,13 +79,15 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
     );
 }
 
-/// The plan as an aligned text table followed by a one-line summary.
+/// The plan as an aligned text table followed by a one-line summary; a `pool` column when any table
+/// has a compute pool.
 pub fn plan(plan: &ExecutionPlan) -> String {
+    let pools = plan.nodes.iter().any(|n| n.compute_pool_id.is_some());
     let rows: Vec<Vec<String>> = plan
         .nodes
         .iter()
         .map(|n| {
-            vec![
+            let mut row = vec![
                 n.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
                 n.action.as_str().to_string(),
                 n.table_name.clone(),
@@ -96,24 +98,29 @@ pub fn plan(plan: &ExecutionPlan) -> String {
                     .clone()
                     .or(n.ddl_statement_name.clone())
                     .unwrap_or_else(|| "-".into()),
-                n.reason.clone(),
-            ]
+            ];
+            if pools {
+                row.push(n.compute_pool_id.clone().unwrap_or_else(|| "-".into()));
+            }
+            row.push(n.reason.clone());
+            row
         })
         .collect();
+    let mut header = vec![
+        "wave",
+        "action",
+        "table",
+        "product",
+        "type",
+        "mode",
+        "statement",
+    ];
+    if pools {
+        header.push("pool");
+    }
+    header.push("reason");
     let mut out = format!("Execution plan for {}\n\n", plan.scope);
-    out.push_str(&table(
-        &[
-            "wave",
-            "action",
-            "table",
-            "product",
-            "type",
-            "mode",
-            "statement",
-            "reason",
-        ],
-        &rows,
-    ));
+    out.push_str(&table(&header, &rows));
     let count = |a: Action| plan.nodes.iter().filter(|n| n.action == a).count();
     out.push_str(&format!(
         "\n{} table{}: {} to create, {} to restart, {} to skip; {} wave(s)\n",

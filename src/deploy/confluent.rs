@@ -16,7 +16,9 @@
 
 use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
 use super::secrets::{Credentials, Scrubber};
-use super::target::{ErrorKind, Phase, StatementSpec, StatementState, Target, TargetError};
+use super::target::{
+    Checked, ErrorKind, Phase, StatementMeta, StatementSpec, StatementState, Target, TargetError,
+};
 use async_trait::async_trait;
 use reqwest::{Method, StatusCode, Url};
 use serde::Deserialize;
@@ -27,6 +29,25 @@ mod query;
 
 /// Maximum redirect hops re-issued by hand (§9).
 pub const MAX_REDIRECTS: usize = 5;
+
+/// The statement property of a dry run: parsed and validated, not executed (§3.1).
+pub const DRY_RUN_PROPERTY: &str = "sql.dry-run";
+
+/// Longest wait for a dry run whose POST answer was not final.
+const DRY_RUN_WAIT: Duration = Duration::from_secs(60);
+
+/// A fresh name for the dry run of `name`: `<name>-dry-<8 hex digits>` (shortened to 100 characters
+/// by [`crate::plan::naming::fit_length`]), so that a dry run never meets an existing statement.
+pub fn dry_run_name(name: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (name, nanos, std::process::id()).hash(&mut h);
+    crate::plan::naming::fit_length(format!("{name}-dry-{:08x}", h.finish() as u32))
+}
 
 /// Everything the Confluent target needs. Built from `config.yaml` and the environment by
 /// [`crate::config::Config::confluent_settings`].
@@ -68,9 +89,17 @@ pub struct ConfluentTarget {
 struct WireStatement {
     name: String,
     #[serde(default)]
+    metadata: WireMetadata,
+    #[serde(default)]
     spec: WireSpec,
     #[serde(default)]
     status: WireStatus,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WireMetadata {
+    #[serde(default)]
+    created_at: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -81,6 +110,8 @@ struct WireSpec {
     properties: Option<BTreeMap<String, String>>,
     #[serde(default)]
     stopped: Option<bool>,
+    #[serde(default)]
+    compute_pool_id: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -89,6 +120,14 @@ struct WireStatus {
     phase: Option<String>,
     #[serde(default)]
     detail: Option<String>,
+    #[serde(default)]
+    scaling_status: Option<WireScaling>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WireScaling {
+    #[serde(default)]
+    scaling_state: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +153,15 @@ impl From<WireStatement> for StatementState {
             sql: w.spec.statement.unwrap_or_default(),
             properties: w.spec.properties.unwrap_or_default(),
             stopped: w.spec.stopped.unwrap_or(false),
+            meta: StatementMeta {
+                compute_pool_id: w.spec.compute_pool_id.filter(|p| !p.is_empty()),
+                created_at: w.metadata.created_at.filter(|t| !t.is_empty()),
+                pool_exhausted: w
+                    .status
+                    .scaling_status
+                    .and_then(|s| s.scaling_state)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("POOL_EXHAUSTED")),
+            },
         }
     }
 }
@@ -538,7 +586,11 @@ impl Target for ConfluentTarget {
             "properties": properties,
             "stopped": false,
         });
-        if let Some(p) = &self.settings.compute_pool_id {
+        if let Some(p) = spec
+            .compute_pool
+            .as_ref()
+            .or(self.settings.compute_pool_id.as_ref())
+        {
             s["compute_pool_id"] = p.clone().into();
         }
         if let Some(p) = &self.settings.principal {
@@ -566,6 +618,13 @@ impl Target for ConfluentTarget {
                         sql: spec.sql.clone(),
                         properties: spec.properties.clone(),
                         stopped: false,
+                        meta: StatementMeta {
+                            compute_pool_id: spec
+                                .compute_pool
+                                .clone()
+                                .or(self.settings.compute_pool_id.clone()),
+                            ..StatementMeta::default()
+                        },
                     })
                 } else {
                     self.parse_statement(&Method::POST, &url, &a)
@@ -590,6 +649,57 @@ impl Target for ConfluentTarget {
             StatusCode::NOT_FOUND => Ok(false),
             s if s.is_success() => Ok(true),
             _ => Err(self.fail(&Method::DELETE, &url, &a)),
+        }
+    }
+
+    async fn validate_statement(&self, spec: &StatementSpec) -> Result<(), TargetError> {
+        self.dry_run_statement(spec).await.map(|_| ())
+    }
+
+    /// `spec` submitted under a throw-away name (`<name>-dry-<8 hex>`) with `sql.dry-run=true`: the
+    /// statement is parsed and validated, not executed (https://docs.confluent.io/cloud/current/flink/reference/statements/set.html,
+    /// `sql.dry-run`), and the POST's answer is final — COMPLETED (valid) or FAILED with the
+    /// server's detail — with nothing stored (`uid` is empty, §3.2). An answer in another phase
+    /// (never observed) is polled until it ends, up to [`DRY_RUN_WAIT`], and the statement deleted.
+    async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {
+        let mut dry = spec.clone();
+        dry.name = dry_run_name(&spec.name);
+        dry.properties
+            .insert(DRY_RUN_PROPERTY.to_string(), "true".to_string());
+        let mut state = self.create_statement(&dry).await?;
+        let deadline = tokio::time::Instant::now() + DRY_RUN_WAIT;
+        let mut polled = false;
+        while !matches!(
+            state.phase,
+            Phase::Completed | Phase::Failed | Phase::Failing
+        ) {
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            polled = true;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            match self.get_statement(&dry.name).await? {
+                Some(s) => state = s,
+                None => break,
+            }
+        }
+        if polled {
+            // Best effort: a dry run the server kept is not left behind.
+            let _ = self.delete_statement(&dry.name).await;
+        }
+        match state.phase {
+            Phase::Completed => Ok(Checked::Valid),
+            Phase::Failed | Phase::Failing => {
+                Err(TargetError::Invalid(if state.detail.is_empty() {
+                    format!("the dry run of {} FAILED without a detail", spec.name)
+                } else {
+                    state.detail
+                }))
+            }
+            other => Err(TargetError::Config(format!(
+                "the dry run of {} did not end (phase {other}); it was not checked",
+                spec.name
+            ))),
         }
     }
 

@@ -4,9 +4,14 @@
 //! - [`target`]: the [`Target`] trait (statements by name, phases, typed retryable/permanent errors)
 //!   that every place statements run implements.
 //! - [`confluent`]: Confluent Cloud for Apache Flink over its REST API (`sql/v1`).
+//! - [`cloud`]: Confluent Cloud's control plane (`fcpm/v2` compute pools) and Metrics API, with a
+//!   Cloud API key.
+//! - [`env_sql`]: per-environment rewrite rules applied to what is sent, never to the files.
 //! - [`gateway`]: an Apache Flink SQL Gateway (REST `/v2`) plus the JobManager REST API; jobs are
 //!   named after statements, tables are declared in the gateway session from the project's DDL
 //!   (`http`, `session`, `jobs`, [`gateway::catalog`], [`gateway::wire`]).
+//! - [`metrics`]: runtime metrics of running statements (records in/out, backlog, watermark,
+//!   backpressure) in one shape for both targets.
 //! - [`retry`]: backoff policies (pure) and the one retry loop of both targets and the executor, by
 //!   attempts or until a deadline, honouring `Retry-After`.
 //! - [`secrets`]: credentials from the environment only, masked in every output (encoded forms too).
@@ -22,8 +27,11 @@
 //!
 //! Side effects (HTTP, files, the clock) sit here; the plan stays pure.
 
+pub mod cloud;
 pub mod confluent;
+pub mod env_sql;
 pub mod gateway;
+pub mod metrics;
 pub mod retry;
 pub mod secrets;
 pub mod target;
@@ -33,7 +41,8 @@ pub use gateway::{GatewaySettings, GatewayTarget};
 pub use retry::Backoff;
 pub use secrets::{Credentials, Masked, Scrubber};
 pub use target::{
-    ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
+    Checked, ErrorKind, Phase, StatementKind, StatementMeta, StatementSpec, StatementState, Target,
+    TargetError,
 };
 pub mod executor;
 pub mod journal;

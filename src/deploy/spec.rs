@@ -10,7 +10,11 @@
 //!   `dml.*.properties` to the DML, any other to both. Values are sent as written.
 //! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
 //!   (shift_left dropped every table it redeployed, defect 10).
+//! - Every statement goes to its node's compute pool (the plan's `compute_pool_id`) and gets the
+//!   rewrite rules of the environment in effect ([`super::env_sql`]): what is sent and what `status`
+//!   compares are the same text; the files never change.
 
+use super::env_sql::{EnvSql, RewriteError};
 use super::target::{StatementKind, StatementSpec};
 use crate::plan::naming::fit_length;
 use crate::plan::{Action, PlanNode};
@@ -22,10 +26,12 @@ use std::path::{Path, PathBuf};
 /// One statement to run for a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
-    /// What to send.
+    /// What to send (after the environment's rewrite rules).
     pub spec: StatementSpec,
     /// The statement drops something (`DROP TABLE …`): needs `--allow-drop`.
     pub is_drop: bool,
+    /// Labels of the per-environment rules that changed what is sent (`prod[0]`), in order.
+    pub rewritten_by: Vec<String>,
 }
 
 /// A plan node with its statements, ready for the executor.
@@ -47,14 +53,25 @@ pub struct DeployNode {
     pub steps: Vec<Step>,
 }
 
-/// A SQL file that cannot be read.
+/// Why the statements of a node cannot be built: nothing of it is sent.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read {path}: {source}")]
-pub struct SpecError {
-    /// The file.
-    pub path: PathBuf,
-    /// The I/O error.
-    pub source: std::io::Error,
+pub enum SpecError {
+    /// A SQL file that cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A per-environment rewrite rule could not be applied to a statement of the file.
+    #[error("{path}: {source}")]
+    Rewrite {
+        /// The file.
+        path: PathBuf,
+        /// The rule, the statement and why.
+        source: RewriteError,
+    },
 }
 
 /// Resolves a stored file reference (`pipelines/facts/p1/t/sql-scripts/dml.t.sql`) against the project.
@@ -184,8 +201,10 @@ pub fn steps_from_sql(
                         sql: text,
                         properties: props.clone(),
                         kind,
+                        compute_pool: None,
                     },
                     is_drop: matches!(k, SqlKind::Drop),
+                    rewritten_by: Vec::new(),
                 });
             }
         }
@@ -200,6 +219,7 @@ pub fn steps_from_sql(
 pub fn deploy_nodes(
     project: &Project,
     plan: &crate::plan::ExecutionPlan,
+    env: &EnvSql,
 ) -> Result<Vec<DeployNode>, SpecError> {
     let in_plan: std::collections::BTreeSet<&str> =
         plan.nodes.iter().map(|n| n.table_name.as_str()).collect();
@@ -207,9 +227,9 @@ pub fn deploy_nodes(
         .iter()
         .map(|n| {
             let steps = if n.action == Action::Skip {
-                statements_of(project, n, true).unwrap_or_default()
+                statements_of(project, n, true, env).unwrap_or_default()
             } else {
-                node_steps(project, n)?
+                node_steps(project, n, env)?
             };
             let mut parents: Vec<String> = n
                 .parents
@@ -259,7 +279,7 @@ pub fn deploy_nodes(
 
 fn read(path: &Path) -> Result<String, SpecError> {
     crate::fsutil::read_user_text(path, crate::fsutil::MAX_SQL_FILE_BYTES).map_err(|source| {
-        SpecError {
+        SpecError::Read {
             path: path.to_path_buf(),
             source,
         }
@@ -277,19 +297,25 @@ fn read_sql(project: &Project, path: &Path) -> Result<String, SpecError> {
 
 /// The steps of one node (see module docs): none for a skipped node, the DDL only when the plan runs
 /// it.
-pub fn node_steps(project: &Project, node: &PlanNode) -> Result<Vec<Step>, SpecError> {
+pub fn node_steps(
+    project: &Project,
+    node: &PlanNode,
+    env: &EnvSql,
+) -> Result<Vec<Step>, SpecError> {
     if node.action == Action::Skip {
         return Ok(Vec::new());
     }
-    statements_of(project, node, node.run_ddl)
+    statements_of(project, node, node.run_ddl, env)
 }
 
-/// Every statement a node's files define (DDL when `with_ddl`, then DML), whatever the plan's action:
-/// what `pipeline status` compares with the deployed SQL.
+/// Every statement a node's files define (DDL when `with_ddl`, then DML), whatever the plan's action,
+/// as sent (the environment's rules applied, in the node's compute pool): what `pipeline status`
+/// compares with the deployed SQL.
 pub fn statements_of(
     project: &Project,
     node: &PlanNode,
     with_ddl: bool,
+    env: &EnvSql,
 ) -> Result<Vec<Step>, SpecError> {
     let ddl_name = if with_ddl {
         node.ddl_statement_name.as_deref()
@@ -301,6 +327,8 @@ pub fn statements_of(
         &node.table_name,
         ddl_name,
         node.dml_statement_name.as_deref(),
+        node.compute_pool_id.as_deref(),
+        env,
     )
 }
 
@@ -309,12 +337,13 @@ pub fn statements_of(
 pub fn project_statements(
     project: &Project,
     naming: &crate::plan::StatementNaming,
+    env: &EnvSql,
 ) -> Result<Vec<StatementSpec>, SpecError> {
     let mut out = Vec::new();
     for t in project.inventory.tables.values().filter(|t| !t.external) {
         let ddl = t.ddl_ref.as_ref().map(|_| naming.ddl(&t.product, &t.name));
         let dml = t.dml_ref.as_ref().map(|_| naming.dml(&t.product, &t.name));
-        for step in table_statements(project, &t.name, ddl.as_deref(), dml.as_deref())? {
+        for step in table_statements(project, &t.name, ddl.as_deref(), dml.as_deref(), None, env)? {
             out.push(step.spec);
         }
     }
@@ -322,12 +351,15 @@ pub fn project_statements(
 }
 
 /// The statements of one table: its DDL file's (named `ddl_name`, when given) and its DML file's
-/// (named `dml_name`), unless another table's statement set writes it.
+/// (named `dml_name`), unless another table's statement set writes it; each in `pool`, with the
+/// environment's rules applied.
 fn table_statements(
     project: &Project,
     table: &str,
     ddl_name: Option<&str>,
     dml_name: Option<&str>,
+    pool: Option<&str>,
+    env: &EnvSql,
 ) -> Result<Vec<Step>, SpecError> {
     let Some(t) = project.inventory.tables.get(table) else {
         return Ok(Vec::new());
@@ -343,15 +375,35 @@ fn table_statements(
         .as_deref()
         .map(folder_properties)
         .unwrap_or_default();
+    let finish = |path: &Path, mut new: Vec<Step>| -> Result<Vec<Step>, SpecError> {
+        for step in &mut new {
+            step.spec.compute_pool = pool.map(str::to_string);
+            step.rewritten_by = env
+                .apply(&mut step.spec)
+                .map_err(|source| SpecError::Rewrite {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+        }
+        Ok(new)
+    };
     if let (Some(r), Some(name)) = (&t.ddl_ref, ddl_name) {
-        let text = read_sql(project, &resolve(project, r))?;
-        steps.extend(steps_from_sql(&text, name, StatementKind::Ddl, ddl_props));
+        let path = resolve(project, r);
+        let text = read_sql(project, &path)?;
+        steps.extend(finish(
+            &path,
+            steps_from_sql(&text, name, StatementKind::Ddl, ddl_props),
+        )?);
     }
     if t.written_by.is_none()
         && let (Some(r), Some(name)) = (&t.dml_ref, dml_name)
     {
-        let text = read_sql(project, &resolve(project, r))?;
-        steps.extend(steps_from_sql(&text, name, StatementKind::Dml, dml_props));
+        let path = resolve(project, r);
+        let text = read_sql(project, &path)?;
+        steps.extend(finish(
+            &path,
+            steps_from_sql(&text, name, StatementKind::Dml, dml_props),
+        )?);
     }
     Ok(steps)
 }

@@ -38,6 +38,11 @@ pub struct StatementSpec {
     pub properties: BTreeMap<String, String>,
     /// DDL or DML: decides what "done" means.
     pub kind: StatementKind,
+    /// The compute pool it runs in (`lfcp-…`; `--compute-pool-id`, `flinkpipe.compute_pools`, shown in
+    /// the plan); `None`: the target's default (`flink.compute_pool_id`, else the environment's
+    /// default pool). Targets without pools ignore it.
+    #[serde(default)]
+    pub compute_pool: Option<String>,
 }
 
 pub use crate::plan::status::Phase;
@@ -57,6 +62,33 @@ pub struct StatementState {
     pub properties: BTreeMap<String, String>,
     /// `spec.stopped`: a stop (or resume) was requested.
     pub stopped: bool,
+    /// What only some targets report (pool, creation time, pool exhaustion).
+    #[serde(default)]
+    pub meta: StatementMeta,
+}
+
+/// Facts about a statement beyond its phase that Confluent Cloud reports and the SQL Gateway does not
+/// (`confluent-cloud-flink-api.md` §3.2); empty on targets that cannot tell.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementMeta {
+    /// `spec.compute_pool_id`: the pool it runs in.
+    pub compute_pool_id: Option<String>,
+    /// `metadata.created_at` (RFC 3339, UTC), for housekeeping by age.
+    pub created_at: Option<String>,
+    /// `status.scaling_status.scaling_state` is `POOL_EXHAUSTED`: PENDING because its compute pool has
+    /// no CFU left (§3.2: "PENDING + POOL_EXHAUSTED = the pool is full").
+    pub pool_exhausted: bool,
+}
+
+/// What a dry run ([`Target::dry_run_statement`]) says about a statement the target accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "detail", rename_all = "snake_case")]
+pub enum Checked {
+    /// The server parsed and validated it (Confluent: `sql.dry-run=true` answered COMPLETED; gateway:
+    /// `EXPLAIN` planned it).
+    Valid,
+    /// The target has no way to check this statement without running it; the text says why.
+    NotChecked(String),
 }
 
 /// Whether an error is worth retrying.
@@ -210,9 +242,33 @@ pub trait Target: Send + Sync {
         Ok(())
     }
 
+    /// Checks a statement without running it and without touching any statement: Confluent Cloud
+    /// submits it with `sql.dry-run=true` under a throw-away name (§3.1; the answer to the POST is
+    /// final, nothing is stored), the SQL Gateway plans it with `EXPLAIN`. Errors:
+    /// [`TargetError::Invalid`] with the server's cause when it cannot run; the target's errors.
+    /// Default: [`Target::validate_statement`].
+    async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {
+        self.validate_statement(spec).await.map(|()| Checked::Valid)
+    }
+
     /// Checks that the configured compute pool (or equivalent capacity) exists and can take
     /// statements. Targets without pools return `Ok(())`.
     async fn check_compute_pool(&self) -> Result<(), TargetError>;
+
+    /// Runtime metrics of running statements, by name (records in and out, backlog, watermark,
+    /// backpressure): the SQL Gateway reads them from the JobManager. Statements without a running
+    /// job are left out. Targets whose metrics live elsewhere (Confluent Cloud: the Metrics API, with a
+    /// Cloud API key, see [`crate::deploy::cloud`]) refuse with [`TargetError::Config`] (the default).
+    async fn runtime_metrics(
+        &self,
+        names: &[String],
+    ) -> Result<BTreeMap<String, crate::deploy::metrics::RuntimeMetrics>, TargetError> {
+        let _ = names;
+        Err(TargetError::Config(format!(
+            "{}: runtime metrics are not read through this target",
+            self.describe()
+        )))
+    }
 
     /// Whether the target can carry offsets over from an old statement
     /// (`sql.tables.initial-offset-from`, Confluent only).

@@ -2,9 +2,13 @@
 //! tables in parallel), recording each step in the journal; or, with `dry_run`, reads the target and
 //! reports what each statement would get, changing nothing.
 
+use super::capacity::Capacity;
+use super::preflight::{self, ServerCheck};
 use super::scope::PlanRequest;
 use super::target::{self, Connected};
 use super::{Context, OpsError};
+use crate::config::process_env;
+use crate::deploy::env_sql::EnvSql;
 use crate::deploy::executor::{self, Cancel, DeployOptions, Session};
 use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
@@ -38,25 +42,56 @@ pub struct DeployRequest {
     /// Deploy the green tables of the newest open release of `pipelines/blue_green.json` (the scope
     /// must then be empty).
     pub blue_green: bool,
+    /// Deploy even when a compute pool would go past `flink.max_cfu_percent_before_allocation`.
+    pub allow_pool_overcommit: bool,
 }
 
 /// One statement of a dry run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DryRunStatement {
     pub table_name: String,
-    /// `create (now absent)`, `restart (now RUNNING)`, `drop (needs --allow-drop)`, `skip`.
+    /// What the executor would do and the phase now: `create (now absent)`, `delete and recreate
+    /// (now RUNNING)`, `keep (now RUNNING)`, `drop (needs --allow-drop)`, `skip`.
     pub action: String,
     /// The statement name, `-` for a node without statements.
     pub statement: String,
     /// The plan's reason.
     pub reason: String,
+    /// The server's dry run of the text it would send (statements it would create only).
+    pub check: Option<ServerCheck>,
+    /// The compute pool it would run in (`None`: the target's default).
+    pub compute_pool: Option<String>,
+    /// The per-environment rules that change what is sent (`prod[0]`).
+    pub rewritten_by: Vec<String>,
+    /// The SQL that would be sent (after those rules).
+    pub sql: Option<String>,
 }
 
 /// What a dry run found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DryRun {
     pub scope: String,
+    /// The environment whose rewrite rules apply (`kafka.cluster_type` or `flinkpipe.environment`).
+    pub environment: String,
     pub statements: Vec<DryRunStatement>,
+    /// The compute pool check (Confluent Cloud; `None` when nothing starts or on the SQL Gateway).
+    pub capacity: Option<Capacity>,
+    /// `--allow-pool-overcommit` was given.
+    pub allow_pool_overcommit: bool,
+}
+
+impl DryRun {
+    /// Whether the real deploy would get past its checks: every server check passes and no pool
+    /// blocks.
+    pub fn success(&self) -> bool {
+        self.statements
+            .iter()
+            .all(|s| s.check.as_ref().is_none_or(|c| !c.fails()))
+            && self
+                .capacity
+                .as_ref()
+                .is_none_or(|c| c.blocking(self.allow_pool_overcommit).is_empty())
+    }
 }
 
 /// What a deploy did.
@@ -96,8 +131,9 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     }
     // Every input is checked before any server is contacted: the scope (unknown tables, products,
     // folders, table lists), the SQL files of the plan, and the journal to resume from.
+    let env = EnvSql::from_config(&cfg, &process_env)?;
     let offline = super::plan::plan_with(&cfg, &project, &plan_req, &StatementStatus::default())?;
-    spec::deploy_nodes(&project, &offline)?;
+    spec::deploy_nodes(&project, &offline, &env)?;
     let jpath = req
         .journal
         .clone()
@@ -117,10 +153,40 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         target::live_statements(&c).await
     })?;
     let plan = super::plan::plan_with(&cfg, &project, &plan_req, &target::status_of(&live))?;
-    let nodes = spec::deploy_nodes(&project, &plan)?;
-    warn_skipped_drift(ctx, &project, &plan, &live);
+    let nodes = spec::deploy_nodes(&project, &plan, &env)?;
+    warn_skipped_drift(ctx, &project, &plan, &live, &env);
+    let options = DeployOptions {
+        max_parallel: req.max_parallel.max(1),
+        statement_timeout: req.timeout,
+        allow_drop: req.allow_drop,
+        ..DeployOptions::default()
+    };
+    let capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
     if req.dry_run {
-        return Ok(DeployOutcome::DryRun(dry_run(&plan, &nodes, &live)));
+        let checks = preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options);
+        return Ok(DeployOutcome::DryRun(dry_run(
+            &plan,
+            &nodes,
+            &live,
+            &options,
+            c.target.supports_carry_over(),
+            DryRunExtras {
+                checks,
+                capacity,
+                environment: env.environment.clone(),
+                allow_pool_overcommit: req.allow_pool_overcommit,
+            },
+        )));
+    }
+    if let Some(cap) = &capacity {
+        let blocking = cap.blocking(req.allow_pool_overcommit);
+        if !blocking.is_empty() {
+            let lines: Vec<String> = blocking.iter().map(|p| p.describe(cap.ratio)).collect();
+            return Err(OpsError::Refused(format!(
+                "{}; nothing was created: free capacity, give the tables another pool (flinkpipe.compute_pools or --compute-pool-id), or rerun with --allow-pool-overcommit",
+                lines.join("; ")
+            )));
+        }
     }
     let mut j = if req.resume {
         Journal::append(&jpath)?
@@ -133,12 +199,6 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         at: journal::now_secs(),
     })?;
     let journal = Mutex::new(j);
-    let options = DeployOptions {
-        max_parallel: req.max_parallel.max(1),
-        statement_timeout: req.timeout,
-        allow_drop: req.allow_drop,
-        ..DeployOptions::default()
-    };
     let report = run(
         ctx,
         &c,
@@ -322,10 +382,11 @@ fn warn_skipped_drift(
     project: &Project,
     plan: &ExecutionPlan,
     live: &BTreeMap<String, StatementState>,
+    env: &EnvSql,
 ) {
     for n in plan.nodes.iter().filter(|n| n.action == plan::Action::Skip) {
         // A file that cannot be read is reported by the operations that use it, not here.
-        let Ok(steps) = spec::statements_of(project, n, false) else {
+        let Ok(steps) = spec::statements_of(project, n, false, env) else {
             continue;
         };
         for st in steps {
@@ -341,11 +402,23 @@ fn warn_skipped_drift(
     }
 }
 
+/// What a dry run found besides the plan.
+struct DryRunExtras {
+    checks: BTreeMap<String, ServerCheck>,
+    capacity: Option<Capacity>,
+    environment: String,
+    allow_pool_overcommit: bool,
+}
+
 fn dry_run(
     plan: &ExecutionPlan,
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
+    options: &DeployOptions,
+    carry_over: bool,
+    extras: DryRunExtras,
 ) -> DryRun {
+    use crate::deploy::executor::{Refusal, StepPlan};
     let statements = nodes
         .iter()
         .flat_map(|n| {
@@ -355,25 +428,51 @@ fn dry_run(
                     action: n.action.as_str().to_string(),
                     statement: "-".into(),
                     reason: n.reason.clone(),
+                    check: None,
+                    compute_pool: None,
+                    rewritten_by: Vec::new(),
+                    sql: None,
                 }];
             }
             n.steps
                 .iter()
                 .map(|s| {
-                    let now = live
-                        .get(&s.spec.name)
+                    let existing = live.get(&s.spec.name);
+                    let now = existing
                         .map(|l| l.phase.to_string())
                         .unwrap_or_else(|| "absent".into());
-                    let action = if s.is_drop {
-                        "drop (needs --allow-drop)".to_string()
-                    } else {
-                        format!("{} (now {now})", n.action.as_str())
+                    let decided = (n.action != plan::Action::Skip)
+                        .then(|| preflight::intended(existing, n, s, options, carry_over));
+                    let what = match decided {
+                        None => "skip".to_string(),
+                        Some(d) => match d {
+                            StepPlan::SkipDrop => "drop (needs --allow-drop)".to_string(),
+                            StepPlan::FinishHandover => "finish the carry-over".into(),
+                            StepPlan::Create => "create".into(),
+                            StepPlan::Adopt { keep: true } => "keep".into(),
+                            StepPlan::Adopt { keep: false } => "adopt".into(),
+                            StepPlan::CarryOver => "carry offsets over".into(),
+                            StepPlan::StopResume { stop_first: true } => "stop and resume".into(),
+                            StepPlan::StopResume { stop_first: false } => "resume".into(),
+                            StepPlan::Refuse(Refusal::DdlChanged) => {
+                                "refuse (DDL changed: needs --allow-drop)".into()
+                            }
+                            StepPlan::Refuse(Refusal::SqlChanged { .. }) => {
+                                "refuse (different SQL, not restarted)".into()
+                            }
+                            StepPlan::DropAndRecreate => "drop and recreate".into(),
+                            StepPlan::Recreate { .. } => "delete and recreate".into(),
+                        },
                     };
                     DryRunStatement {
                         table_name: n.table.clone(),
-                        action,
+                        action: format!("{what} (now {now})"),
                         statement: s.spec.name.clone(),
                         reason: n.reason.clone(),
+                        check: extras.checks.get(&s.spec.name).cloned(),
+                        compute_pool: s.spec.compute_pool.clone(),
+                        rewritten_by: s.rewritten_by.clone(),
+                        sql: Some(s.spec.sql.clone()),
                     }
                 })
                 .collect()
@@ -381,6 +480,9 @@ fn dry_run(
         .collect();
     DryRun {
         scope: plan.scope.clone(),
+        environment: extras.environment,
         statements,
+        capacity: extras.capacity,
+        allow_pool_overcommit: extras.allow_pool_overcommit,
     }
 }

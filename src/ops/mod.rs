@@ -17,6 +17,9 @@
 //! | [`undeploy`] | `pipeline undeploy` |
 //! | [`status`] | `pipeline status` |
 //! | [`decommission`] | `pipeline decommission` |
+//! | [`explain`] | `pipeline explain` |
+//! | [`pools`] | `project list-compute-pools`, `project create-compute-pool`, `project delete-compute-pool` |
+//! | [`housekeep`] | `project housekeep-statements` |
 //! | [`statement`] | `statement stop\|resume\|delete` |
 //! | [`changes`] | `project list-modified-files`, `project list-impacted-tables` |
 //! | [`versioning`] | `pipeline blue-green`, `project update-tables-version` |
@@ -28,15 +31,22 @@
 //!
 //! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
 //! (the one place where the deploy target is chosen and connected), [`scope`] (plan scopes from their
-//! command-line forms, table lists).
+//! command-line forms, table lists), [`preflight`] (a deploy's server-side dry runs and its pool
+//! check), [`capacity`] (compute pool arithmetic), [`lag`] (runtime metrics for `status --lag`).
 
+pub mod capacity;
 pub mod changes;
 pub mod decommission;
 pub mod deploy;
+pub mod explain;
 pub mod graph;
+pub mod housekeep;
 pub mod inventory;
+pub mod lag;
 pub mod metadata;
 pub mod plan;
+pub mod pools;
+pub mod preflight;
 pub mod query;
 pub mod refs;
 pub mod report;

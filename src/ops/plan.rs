@@ -42,7 +42,8 @@ pub fn build_execution_plan(
         req.allow_unknown,
         "no plan: fix the errors above",
     )?;
-    let (scope, options) = scope::resolve(req)?;
+    let (scope, mut options) = scope::resolve(req)?;
+    options.pools = pools_of(&cfg, req);
     let naming = StatementNaming::from_config(&cfg);
     let status = match phases {
         PhaseSource::File(f) => {
@@ -69,11 +70,25 @@ pub fn plan_with(
     req: &PlanRequest,
     status: &StatementStatus,
 ) -> Result<ExecutionPlan, OpsError> {
-    let (scope, options) = scope::resolve(req)?;
+    let (scope, mut options) = scope::resolve(req)?;
+    options.pools = pools_of(cfg, req);
     let naming = StatementNaming::from_config(cfg);
     Ok(plan::build_plan(
         project, &naming, status, &scope, &options,
     )?)
+}
+
+/// The compute pools of a plan: `--compute-pool-id`, `flinkpipe.compute_pools` (table, then
+/// product), `flink.compute_pool_id` (with `$SL_FLINK_COMPUTE_POOL_ID`); none on the SQL Gateway.
+pub fn pools_of(cfg: &Config, req: &PlanRequest) -> plan::PoolAssignment {
+    if TargetKind::of(cfg) == TargetKind::SqlGateway {
+        return plan::PoolAssignment::default();
+    }
+    plan::PoolAssignment {
+        run: req.compute_pool_id.clone(),
+        by_name: cfg.flinkpipe.compute_pools.clone(),
+        default: cfg.flink.compute_pool_id.clone(),
+    }
 }
 
 /// Warnings about a `--statement-status` file that would silently plan the wrong actions: a file none of

@@ -278,6 +278,7 @@ fn run(
         sql: sql.to_string(),
         properties,
         kind: StatementKind::Dml,
+        compute_pool: None,
     };
     let result = rt.block_on(async {
         let mut stream = c

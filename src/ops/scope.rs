@@ -45,6 +45,9 @@ pub struct PlanRequest {
     pub exclude_file: Option<PathBuf>,
     /// Keep unknown references as external tables (warning) instead of failing.
     pub allow_unknown: bool,
+    /// `--compute-pool-id`: the pool of every statement of this run (over `flinkpipe.compute_pools`
+    /// and `flink.compute_pool_id`).
+    pub compute_pool_id: Option<String>,
 }
 
 /// The library's scope and options for a request.
@@ -74,6 +77,7 @@ pub fn resolve(req: &PlanRequest) -> Result<(Scope, PlanOptions), OpsError> {
         cross_product: req.cross_product,
         dml_only: req.dml_only,
         exclude,
+        pools: Default::default(),
     };
     Ok((scope, options))
 }

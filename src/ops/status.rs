@@ -1,10 +1,14 @@
 //! `pipeline status`: the live phase of every statement of a scope (default: every table), the plan's
 //! action for its table, and whether the deployed SQL differs from the files (drift).
 
+use super::lag::{self, LagSource};
 use super::scope::{PlanRequest, ScopeRequest};
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
+use crate::config::process_env;
 use crate::deploy::StatementState;
+use crate::deploy::env_sql::EnvSql;
+pub use crate::deploy::metrics::{RuntimeMetrics, watermark_text};
 use crate::deploy::spec::{self, normalize_sql};
 use crate::plan::{Action, StatementNaming};
 use crate::versioning::record::{BlueGreenRecord, GreenTable, RecordedStatement, StatementRole};
@@ -24,6 +28,13 @@ pub struct StatementRow {
     pub plan_action: Action,
     /// The target's detail; `None`: absent.
     pub detail: Option<String>,
+    /// The per-environment rules that change what is sent for it (`prod[0]`): drift compares the
+    /// deployed text with the files after them.
+    pub rewritten_by: Vec<String>,
+    /// The compute pool it runs in (Confluent Cloud), `None`: absent or not reported.
+    pub compute_pool: Option<String>,
+    /// Runtime metrics (`--lag`), `None`: not asked, or no metrics for it.
+    pub lag: Option<RuntimeMetrics>,
 }
 
 /// A blue statement of an open blue-green release next to its green successor.
@@ -37,6 +48,10 @@ pub struct BlueGreenRow {
     pub green_statement: Option<String>,
     /// `None`: absent.
     pub green_phase: Option<String>,
+    /// The blue statement's runtime metrics (`--lag`).
+    pub blue_lag: Option<RuntimeMetrics>,
+    /// The green statement's runtime metrics (`--lag`).
+    pub green_lag: Option<RuntimeMetrics>,
 }
 
 /// A statement under the project's statement-name prefix that no table of the tree owns (a blue
@@ -62,6 +77,21 @@ pub struct StatusReport {
     pub blue_green: Vec<BlueGreenRow>,
     /// Statements under the prefix that no table owns.
     pub orphans: Vec<Orphan>,
+    /// The environment whose rewrite rules apply.
+    pub environment: String,
+    /// Where the runtime metrics come from (`--lag`); `None`: not asked.
+    pub lag: Option<LagSource>,
+}
+
+/// What `pipeline status` shows.
+#[derive(Debug, Clone, Default)]
+pub struct StatusRequest {
+    pub plan: PlanRequest,
+    /// Read runtime metrics (records in/out, backlog, watermark, backpressure) of the statements
+    /// and of open blue-green releases.
+    pub lag: bool,
+    /// Window of the Metrics API counters, minutes (Confluent Cloud; default 10).
+    pub lag_minutes: u32,
 }
 
 impl StatusReport {
@@ -74,10 +104,14 @@ impl StatusReport {
     }
 }
 
-/// The status of `req`'s scope; with no scope, of every table.
+/// The status of `req`'s scope; with no scope, of every table; with `lag`, the runtime metrics of
+/// each statement and of the blue and green statements of open releases, side by side.
 ///
-/// Errors: errors in the project, a target that cannot be listed, unreadable SQL files.
-pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError> {
+/// Errors: errors in the project, a target that cannot be listed, unreadable SQL files, an invalid
+/// rewrite rule (or `app.sql_content_modifier`); with `lag`, metrics that cannot be read (on
+/// Confluent Cloud: no Cloud API key).
+pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, OpsError> {
+    let req = &request.plan;
     let cfg = ctx.project_config(&req.pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
@@ -96,8 +130,9 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
         &req,
         &crate::plan::StatementStatus::default(),
     )?;
+    let env = EnvSql::from_config(&cfg, &process_env)?;
     for n in &offline.nodes {
-        spec::statements_of(&project, n, true)?;
+        spec::statements_of(&project, n, true, &env)?;
     }
     let record = BlueGreenRecord::read(&req.pipelines)?;
     let c = target::connect(&cfg, Some(&project))?;
@@ -106,7 +141,7 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
     let plan = super::plan::plan_with(&cfg, &project, &req, &target::status_of(&live))?;
     let mut statements = Vec::new();
     for n in &plan.nodes {
-        for st in spec::statements_of(&project, n, true)? {
+        for st in spec::statements_of(&project, n, true, &env)? {
             let l = live.get(&st.spec.name);
             statements.push(StatementRow {
                 table_name: n.table_name.clone(),
@@ -115,11 +150,37 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
                 sql_drift: l.map(|l| normalize_sql(&l.sql) != normalize_sql(&st.spec.sql)),
                 plan_action: n.action,
                 detail: l.map(|l| l.detail.clone()),
+                rewritten_by: st.rewritten_by.clone(),
+                compute_pool: l.and_then(|l| l.meta.compute_pool_id.clone()),
+                lag: None,
             });
         }
     }
     let naming = StatementNaming::from_config(&cfg);
-    let blue_green = blue_green_rows(&record, &naming, &live);
+    let mut blue_green = blue_green_rows(&record, &naming, &live);
+    let mut lag_source = None;
+    if request.lag {
+        // DDL statements have no job and no metrics: they are simply absent from the answer.
+        let mut names: std::collections::BTreeSet<String> =
+            statements.iter().map(|s| s.statement.clone()).collect();
+        for b in &blue_green {
+            names.insert(b.blue_statement.clone());
+            names.extend(b.green_statement.clone());
+        }
+        let (metrics, source) =
+            lag::collect(&cfg, &c, &rt, &live, &names, request.lag_minutes.max(1))?;
+        for s in &mut statements {
+            s.lag = metrics.get(&s.statement).cloned();
+        }
+        for b in &mut blue_green {
+            b.blue_lag = metrics.get(&b.blue_statement).cloned();
+            b.green_lag = b
+                .green_statement
+                .as_ref()
+                .and_then(|g| metrics.get(g).cloned());
+        }
+        lag_source = Some(source);
+    }
     // Blue statements of an open release are shown with their green successors, not as orphans.
     let orphans = orphans(&project, &naming, &live)
         .into_iter()
@@ -132,6 +193,8 @@ pub fn status(ctx: &Context, req: &PlanRequest) -> Result<StatusReport, OpsError
         statements,
         blue_green,
         orphans,
+        environment: env.environment,
+        lag: lag_source,
     })
 }
 
@@ -158,6 +221,8 @@ pub fn blue_green_rows(
                     green_phase: green.as_deref().and_then(phase),
                     blue_statement: blue.name,
                     green_statement: green,
+                    blue_lag: None,
+                    green_lag: None,
                 });
             }
         }

@@ -4,6 +4,7 @@
 
 use super::OpsError;
 use crate::config::{Config, ConfigError, process_env};
+use crate::deploy::env_sql::EnvSql;
 use crate::deploy::gateway::catalog::Definitions;
 use crate::deploy::spec;
 use crate::deploy::{
@@ -74,7 +75,11 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
         settings.deleted_jobs_file =
             project.map(|p| super::state_dir(&p.inventory.root).join("gateway-deleted-jobs.json"));
         let mut specs = match project {
-            Some(p) => spec::project_statements(p, &StatementNaming::from_config(cfg))?,
+            Some(p) => spec::project_statements(
+                p,
+                &StatementNaming::from_config(cfg),
+                &EnvSql::from_config(cfg, &process_env)?,
+            )?,
             None => Vec::new(),
         };
         specs.extend(external_ddl(cfg)?);
@@ -83,7 +88,7 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
         tracing::info!("target: {}", target.describe());
         return Ok(Connected {
             target: Box::new(target),
-            scrubber: Scrubber::default(),
+            scrubber: secrets_scrubber(&process_env),
             kind: TargetKind::SqlGateway,
         });
     }
@@ -93,7 +98,7 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
         )),
         e => e.into(),
     })?;
-    let scrubber = settings.credentials.scrubber();
+    let scrubber = secrets_scrubber(&process_env);
     let target = ConfluentTarget::new(settings)
         .map_err(|e| OpsError::Target(scrubber.scrub(&e.to_string())))?;
     tracing::info!("target: {}", target.describe());
@@ -102,6 +107,25 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
         scrubber,
         kind: TargetKind::ConfluentCloud,
     })
+}
+
+/// A scrubber for every secret flinkpipe reads from the environment — the Flink API key and secret
+/// and the Cloud API key and secret — so that none of them shows in any output, whichever the
+/// command uses.
+pub fn secrets_scrubber(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
+    use crate::deploy::secrets::{
+        CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, FLINK_API_KEY_VAR, FLINK_API_SECRET_VAR,
+    };
+    Scrubber::new(
+        [
+            FLINK_API_KEY_VAR,
+            FLINK_API_SECRET_VAR,
+            CLOUD_API_KEY_VAR,
+            CLOUD_API_SECRET_VAR,
+        ]
+        .into_iter()
+        .filter_map(env),
+    )
 }
 
 /// The DDL statements of `flinkpipe.gateway.external_ddl` (files, or folders of `*.sql`, sorted).

@@ -175,6 +175,7 @@ impl Prepared {
                     sql: format!("DROP TABLE IF EXISTS {}", crate::sql::quote_identifier(t)),
                     properties: Default::default(),
                     kind: StatementKind::Ddl,
+                    compute_pool: None,
                 };
                 let target = c.target.as_ref();
                 let r = async {

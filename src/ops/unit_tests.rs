@@ -583,6 +583,7 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
                 sql: format!("DROP TABLE IF EXISTS {}", crate::sql::quote_identifier(&ut)),
                 properties: Default::default(),
                 kind: StatementKind::Ddl,
+                compute_pool: None,
             };
             let st = c
                 .target

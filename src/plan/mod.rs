@@ -24,10 +24,12 @@
 
 pub mod decision;
 pub mod naming;
+pub mod pools;
 pub mod status;
 
 pub use decision::{Cause, Decision, Origin};
 pub use naming::StatementNaming;
+pub use pools::PoolAssignment;
 pub use status::Phase;
 pub use status::StatementStatus;
 
@@ -62,6 +64,8 @@ pub struct PlanOptions {
     pub dml_only: bool,
     /// Tables never touched (`--exclude-table-file-name`).
     pub exclude: BTreeSet<String>,
+    /// The compute pool of each table's statements ([`PoolAssignment`]).
+    pub pools: PoolAssignment,
 }
 
 /// What happens to a table's statements.
@@ -107,6 +111,10 @@ pub struct PlanNode {
     pub upgrade_mode: UpgradeMode,
     /// Current phase of the DML (else DDL) statement, if known.
     pub current_phase: Option<Phase>,
+    /// The compute pool its statements run in (`--compute-pool-id`, `flinkpipe.compute_pools`,
+    /// `flink.compute_pool_id`); `None`: the environment's default pool, an external table, or a
+    /// target without pools.
+    pub compute_pool_id: Option<String>,
     pub product_name: String,
     #[serde(rename = "type")]
     pub table_type: String,
@@ -601,6 +609,9 @@ pub fn build_plan(
             PlanNode {
                 wave: wave_of.get(&name).copied(),
                 current_phase: p.phase(t).map(Phase::parse),
+                compute_pool_id: (!t.external)
+                    .then(|| options.pools.pool_for(&t.name, &t.product))
+                    .flatten(),
                 table_name: name.clone(),
                 action,
                 reason,

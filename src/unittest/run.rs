@@ -250,6 +250,7 @@ impl Runner<'_> {
             sql,
             properties,
             kind,
+            compute_pool: None,
         }
     }
 

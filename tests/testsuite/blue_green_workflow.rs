@@ -4,7 +4,7 @@
 //! `decommission --delete --no-ack` → no blue, no orphan, the record says so. Also orphans of a deleted
 //! table, `--stop`, `--dry-run`, and that a statement owned by a table of the tree is never touched.
 
-use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, SECRET};
+use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, ORG, SECRET};
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{our_fixture, stderr, stdout};
 use serde_json::Value;
@@ -28,6 +28,11 @@ fn repo() -> Repo {
 
 /// Runs `flinkpipe ARGS… PIPELINES` against the fake from the repository's root.
 fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
+    run_with(r, fake, args, &[])
+}
+
+/// [`run`] with more environment variables.
+fn run_with(r: &Repo, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
     let o = crate::support::command()
         .args(args)
         .arg(&r.pipelines)
@@ -35,11 +40,16 @@ fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
         .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
         .env("SL_FLINK_API_KEY", KEY)
         .env("SL_FLINK_API_SECRET", SECRET)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let all = format!("{}{}", stdout(&o), stderr(&o));
     assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
+    assert!(
+        !all.contains(CLOUD_SECRET) && !all.contains(CLOUD_KEY),
+        "{all}"
+    );
     o
 }
 
@@ -168,6 +178,46 @@ fn runbook_deploy_green_validate_decommission_blue() {
     assert_eq!(s["orphans"], serde_json::json!([]));
     let text = ok(&run(&r, &fake, &["pipeline", "status"]));
     assert!(text.contains("Blue-green"), "{text}");
+    // Lag and freshness before consumers move: blue and green side by side (Metrics API).
+    let green_dml = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
+    fake.set_metrics(blue_dml, 5000, 4900, 0);
+    fake.set_metrics(green_dml, 5000, 3000, 1200);
+    let endpoint = fake.endpoint();
+    let cloud = [
+        ("FLINKPIPE_METRICS_URL", endpoint.as_str()),
+        ("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY),
+        ("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET),
+    ];
+    let s = json(&run_with(
+        &r,
+        &fake,
+        &["--output", "json", "pipeline", "status", "--lag"],
+        &cloud,
+    ));
+    let row = s["blue_green"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["blue_statement"] == blue_dml)
+        .unwrap();
+    assert_eq!(row["blue_lag"]["records_out"], 4900, "{row:#}");
+    assert_eq!(row["green_lag"]["records_out"], 3000);
+    assert_eq!(
+        row["green_lag"]["pending_records"], 1200,
+        "green has not caught up"
+    );
+    let text = ok(&run_with(
+        &r,
+        &fake,
+        &["pipeline", "status", "--lag"],
+        &cloud,
+    ));
+    assert!(
+        text.contains("Blue next to green")
+            && text.contains("in 5000 / out 4900 / pending 0")
+            && text.contains("in 5000 / out 3000 / pending 1200"),
+        "{text}"
+    );
 
     // 5. Decommission blue. Stopping would stop every blue job, the materialized table's too (its
     // DDL runs its job), and no table declaration.

@@ -49,8 +49,10 @@ fn node(table: &str, parents: Vec<String>) -> DeployNode {
             sql,
             properties: BTreeMap::new(),
             kind,
+            compute_pool: None,
         },
         is_drop: false,
+        rewritten_by: Vec::new(),
     };
     let from = if parents.is_empty() {
         "src_topic".to_string()

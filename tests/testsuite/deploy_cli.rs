@@ -300,9 +300,17 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
         &[],
     );
     let (out, _) = text(&o);
-    assert!(o.status.success());
+    assert!(o.status.success(), "{out}");
     assert!(out.contains("Dry run"), "{out}");
-    assert!(fake.requests().iter().all(|r| r.method == "GET"));
+    // Only reads and server-side dry runs (never stored): nothing created, changed or deleted.
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.method == "GET" || r.is_dry_run()),
+        "{:?}",
+        fake.requests()
+    );
+    assert!(fake.names().is_empty(), "{:?}", fake.names());
 
     let o = run(
         &p,

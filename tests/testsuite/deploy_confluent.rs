@@ -37,6 +37,7 @@ fn spec(name: &str, sql: &str) -> StatementSpec {
         sql: sql.into(),
         properties: BTreeMap::new(),
         kind: StatementKind::Dml,
+        compute_pool: None,
     }
 }
 

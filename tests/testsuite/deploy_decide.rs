@@ -31,8 +31,10 @@ fn step(name: &str, sql: &str, kind: StatementKind) -> Step {
             sql: sql.into(),
             properties: BTreeMap::new(),
             kind,
+            compute_pool: None,
         },
         is_drop: false,
+        rewritten_by: Vec::new(),
     }
 }
 
@@ -526,7 +528,12 @@ fn a_node_the_plan_keeps_carries_the_statements_to_await() {
             .collect(),
     };
     let plan = plan::build_plan(&project, &naming, &status, &scope, &Default::default()).unwrap();
-    let nodes = flinkpipe::deploy::deploy_nodes(&project, &plan).unwrap();
+    let nodes = flinkpipe::deploy::deploy_nodes(
+        &project,
+        &plan,
+        &flinkpipe::deploy::env_sql::EnvSql::none(),
+    )
+    .unwrap();
     let mut kept = 0;
     for (p, n) in plan.nodes.iter().zip(&nodes) {
         if p.action != Action::Skip {

@@ -58,8 +58,10 @@ fn step(name: &str, sql: &str, kind: StatementKind) -> Step {
             sql: sql.into(),
             properties: BTreeMap::new(),
             kind,
+            compute_pool: None,
         },
         is_drop: sql.starts_with("DROP"),
+        rewritten_by: Vec::new(),
     }
 }
 
@@ -383,7 +385,7 @@ async fn plan_skips_never_block_children_whatever_their_reason() {
 }
 
 #[tokio::test]
-async fn stuck_pending_times_out_with_the_phase() {
+async fn a_full_pool_is_reported_as_pool_exhausted_not_as_a_timeout() {
     let fake = FakeConfluent::start();
     fake.set_outcome("dev-dml-a", Outcome::PoolExhausted);
     let mut opts = options();
@@ -396,10 +398,12 @@ async fn stuck_pending_times_out_with_the_phase() {
     let NodeOutcome::Failed(r) = &report.nodes[0].outcome else {
         panic!("{report:#?}")
     };
+    // Reported as a full pool, not as a generic timeout.
     assert!(
-        r.contains("timed out") && r.contains("PENDING") && r.contains("POOL_EXHAUSTED"),
+        r.contains("compute pool lfcp-fake is exhausted (POOL_EXHAUSTED): still PENDING after"),
         "{r}"
     );
+    assert!(!r.contains("timed out"), "{r}");
     assert!(matches!(&report.nodes[1].outcome, NodeOutcome::Skipped(_)));
 }
 
@@ -625,16 +629,28 @@ async fn stateless_restart_with_new_properties_carries_offsets_over_under_the_sa
     assert_eq!(props["sql.state-ttl"], "1 h");
     assert_eq!(fake.phase("dev-dml-a").as_deref(), Some("RUNNING"));
     assert_eq!(fake.phase("dev-dml-a-co"), None);
-    // Each handover stopped the old statement before deleting it.
+    // The new text was checked on the server first (a dry run, never stored), then each handover
+    // stopped the old statement before deleting it.
     let reqs: Vec<String> = fake
         .requests()
         .into_iter()
         .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.body_name.unwrap_or(r.path)))
+        .map(|r| {
+            if r.is_dry_run() {
+                "DRY RUN".to_string()
+            } else {
+                format!("{} {}", r.method, r.body_name.unwrap_or(r.path))
+            }
+        })
         .collect();
+    let dry = fake.dry_runs();
+    assert_eq!(dry.len(), 1, "{dry:?}");
+    assert!(dry[0].name.starts_with("dev-dml-a-dry-"), "{dry:?}");
+    assert_eq!(dry[0].properties["sql.state-ttl"], "1 h");
     assert_eq!(
         reqs,
         vec![
+            "DRY RUN",
             "POST dev-dml-a-co",
             "PATCH /statements/dev-dml-a",
             "DELETE /statements/dev-dml-a",

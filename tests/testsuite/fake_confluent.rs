@@ -13,6 +13,16 @@
 //! benchmark uses 1 s). Scripts: DDL → COMPLETED; INSERT / CTAS / STATEMENT SET → RUNNING; `FAIL_ME` in
 //! the SQL → FAILED with a detail; carry-over (`sql.tables.initial-offset-from`) waits for the old
 //! statement to be STOPPED; per-name outcomes ([`Outcome`]) override.
+//!
+//! Also (§14): dry runs (`sql.dry-run=true`) answered COMPLETED or FAILED in the POST and never
+//! stored; `EXPLAIN` statements completing with a one-row plan; `spec.compute_pool_id` and
+//! `metadata.created_at` per statement and the list's `spec.compute_pool_id` filter; compute pools
+//! on the same port (`fcpm/v2`: list, get, create PROVISIONING → PROVISIONED, delete; a missing pool
+//! answers 403 "was not found"; `current_cfu` = its other workloads plus one per running statement,
+//! and at the cap new statements stay PENDING with `POOL_EXHAUSTED`); the Metrics API
+//! (`POST /v2/metrics/cloud/query`, grouped by statement, a resource filter required). Both take the
+//! Cloud API key ([`CLOUD_KEY`]) and refuse the Flink key with 401, as the statements API refuses
+//! the Cloud key.
 
 #![allow(dead_code)]
 
@@ -27,6 +37,12 @@ pub const ORG: &str = "1111aaaa-11aa-11aa-11aa-111111aaaaaa";
 pub const ENV: &str = "env-abc123";
 pub const KEY: &str = "FAKEKEY7Q2ZLMN0P";
 pub const SECRET: &str = "fake-secret-Zx9vB3nQ8wLk2Jr5";
+/// The Cloud API key of the control plane (`fcpm/v2`) and the Metrics API; the Flink key is refused
+/// there with 401, as on the real service (`confluent-cloud-flink-api.md` §1).
+pub const CLOUD_KEY: &str = "CLOUDKEY4R7T2WQ9X";
+pub const CLOUD_SECRET: &str = "cloud-secret-Pq7mW2xZ9sLk4Nv8";
+/// The pool every statement runs in unless its POST names another.
+pub const DEFAULT_POOL: &str = "lfcp-fake";
 
 /// One recorded request.
 #[derive(Debug, Clone)]
@@ -45,6 +61,21 @@ pub struct Recorded {
     pub authorized: bool,
     /// Whether any header value contained the secret in clear (must never happen).
     pub secret_in_clear: bool,
+}
+
+impl Recorded {
+    /// A statement POST with `sql.dry-run=true`.
+    pub fn is_dry_run(&self) -> bool {
+        self.method == "POST"
+            && serde_json::from_str::<serde_json::Value>(&self.body)
+                .ok()
+                .and_then(|v| {
+                    v.pointer("/spec/properties/sql.dry-run")
+                        .and_then(|x| x.as_str())
+                        .map(|x| x == "true")
+                })
+                .unwrap_or(false)
+    }
 }
 
 /// What a fault does to the matching request.
@@ -151,6 +182,34 @@ struct Stmt {
     carry_from: Option<String>,
     /// A query's canned result (SELECT statements matched by [`FakeConfluent::add_query`]).
     results: Option<QueryScript>,
+    /// `spec.compute_pool_id`.
+    pool: String,
+    /// `metadata.created_at` (RFC 3339).
+    created_at: String,
+    /// `status.scaling_status.scaling_state` is `POOL_EXHAUSTED`.
+    pool_exhausted: bool,
+}
+
+/// A compute pool of `fcpm/v2` (§12).
+#[derive(Debug, Clone)]
+pub struct Pool {
+    pub id: String,
+    pub display_name: String,
+    pub max_cfu: u32,
+    /// PROVISIONING → PROVISIONED after one read.
+    pub phase: String,
+    /// CFUs used by statements outside the fake's own (another team's): added to the count.
+    pub extra_cfu: u32,
+}
+
+/// A dry run the fake answered (never stored as a statement).
+#[derive(Debug, Clone)]
+pub struct DryRun {
+    pub name: String,
+    pub sql: String,
+    pub properties: BTreeMap<String, String>,
+    /// COMPLETED or FAILED.
+    pub phase: String,
 }
 
 /// The canned result of a query: the schema, the upsert key, pages of `(op, row)` (`op` `None` is
@@ -178,6 +237,17 @@ struct State {
     /// SELECTs whose SQL contains the text get the script.
     queries: Vec<(String, QueryScript)>,
     chaos: Option<Chaos>,
+    /// Compute pools by id.
+    pools: BTreeMap<String, Pool>,
+    pool_seq: u64,
+    /// Dry runs answered, in order.
+    dry_runs: Vec<DryRun>,
+    /// Dry runs of SQL containing the text FAIL with the detail.
+    dry_run_failures: Vec<(String, String)>,
+    /// Metrics API values by statement: (records in, records out, pending records).
+    metrics: BTreeMap<String, (u64, u64, u64)>,
+    /// Bodies of the Metrics API queries received.
+    metric_queries: Vec<serde_json::Value>,
 }
 
 /// Random faults on a share of all requests ([`FakeConfluent::set_chaos`]).
@@ -350,11 +420,12 @@ impl FakeConfluent {
         self.state.lock().unwrap().requests.clone()
     }
 
-    /// Names of the POSTed statements, in order (duplicates included).
+    /// Names of the POSTed statements, in order (duplicates included); dry runs
+    /// (`sql.dry-run=true`, never stored) are not creates and are left out ([`FakeConfluent::dry_runs`]).
     pub fn posts(&self) -> Vec<String> {
         self.requests()
             .into_iter()
-            .filter(|r| r.method == "POST")
+            .filter(|r| r.method == "POST" && !r.is_dry_run())
             .filter_map(|r| r.body_name)
             .collect()
     }
@@ -391,6 +462,16 @@ impl FakeConfluent {
             .statements
             .get(name)
             .map(|s| s.sql.clone())
+    }
+
+    /// `spec.compute_pool_id` of a stored statement.
+    pub fn statement_pool(&self, name: &str) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .get(name)
+            .map(|s| s.pool.clone())
     }
 
     /// Properties of a stored statement.
@@ -434,8 +515,73 @@ impl FakeConfluent {
                 deleting_reads: 0,
                 carry_from: None,
                 results: None,
+                pool: DEFAULT_POOL.to_string(),
+                created_at: rfc3339_days_ago(0),
+                pool_exhausted: false,
             },
         );
+    }
+
+    /// Stores a statement as [`FakeConfluent::seed`] does, in `pool`, created `age_days` ago.
+    pub fn seed_in_pool(&self, name: &str, sql: &str, phase: &str, pool: &str, age_days: u64) {
+        self.seed(name, sql, phase);
+        let mut st = self.state.lock().unwrap();
+        let s = st.statements.get_mut(name).unwrap();
+        s.pool = pool.to_string();
+        s.created_at = rfc3339_days_ago(age_days);
+    }
+
+    /// Adds a PROVISIONED compute pool of `max_cfu`, `extra_cfu` of which other workloads use.
+    pub fn add_pool(&self, id: &str, display_name: &str, max_cfu: u32, extra_cfu: u32) {
+        self.state.lock().unwrap().pools.insert(
+            id.to_string(),
+            Pool {
+                id: id.to_string(),
+                display_name: display_name.to_string(),
+                max_cfu,
+                phase: "PROVISIONED".into(),
+                extra_cfu,
+            },
+        );
+    }
+
+    /// A compute pool and its `status.current_cfu`.
+    pub fn pool(&self, id: &str) -> Option<(Pool, u32)> {
+        let st = self.state.lock().unwrap();
+        st.pools.get(id).map(|p| (p.clone(), current_cfu(&st, p)))
+    }
+
+    /// Ids of the compute pools.
+    pub fn pool_ids(&self) -> Vec<String> {
+        self.state.lock().unwrap().pools.keys().cloned().collect()
+    }
+
+    /// Every dry run answered so far.
+    pub fn dry_runs(&self) -> Vec<DryRun> {
+        self.state.lock().unwrap().dry_runs.clone()
+    }
+
+    /// Dry runs of SQL containing `needle` answer FAILED with `detail`.
+    pub fn fail_dry_run(&self, needle: &str, detail: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .dry_run_failures
+            .push((needle.to_string(), detail.to_string()));
+    }
+
+    /// What the Metrics API reports for a statement.
+    pub fn set_metrics(&self, name: &str, records_in: u64, records_out: u64, pending: u64) {
+        self.state
+            .lock()
+            .unwrap()
+            .metrics
+            .insert(name.to_string(), (records_in, records_out, pending));
+    }
+
+    /// Bodies of the Metrics API queries received.
+    pub fn metric_queries(&self) -> Vec<serde_json::Value> {
+        self.state.lock().unwrap().metric_queries.clone()
     }
 
     /// Gives the next SELECT statements whose SQL contains `sql_contains` this result.
@@ -646,8 +792,19 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     };
     let base = format!("/sql/v1/organizations/{ORG}/environments/{ENV}");
     let rel = req.path.strip_prefix(&base).map(str::to_string);
-    let auth_ok = req.header("authorization") == Some(&format!("Basic {}", basic(KEY, SECRET)));
-    let secret_in_clear = req.headers.iter().any(|(_, v)| v.contains(SECRET));
+    // The control plane (`fcpm/v2`) and the Metrics API take a Cloud API key, the statements API
+    // the Flink key; each refuses the other (§1).
+    let control = req.path.starts_with("/fcpm/") || req.path.starts_with("/v2/metrics/");
+    let (key, secret) = if control {
+        (CLOUD_KEY, CLOUD_SECRET)
+    } else {
+        (KEY, SECRET)
+    };
+    let auth_ok = req.header("authorization") == Some(&format!("Basic {}", basic(key, secret)));
+    let secret_in_clear = req
+        .headers
+        .iter()
+        .any(|(_, v)| v.contains(SECRET) || v.contains(CLOUD_SECRET));
     let body_name = serde_json::from_str::<serde_json::Value>(&req.body)
         .ok()
         .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
@@ -739,6 +896,7 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
         let host = req.header("host").unwrap_or("127.0.0.1").to_string();
         match rel {
             Some(rel) => route(&st, &opts, &req, &rel, &host, &base),
+            None if control => route_control(&st, &req, &host),
             None => err(404, &format!("no route {}", req.path)),
         }
     };
@@ -766,9 +924,10 @@ fn view(s: &Stmt) -> serde_json::Value {
     serde_json::json!({
         "api_version": "sql/v1", "kind": "Statement", "name": s.name,
         "organization_id": ORG, "environment_id": ENV,
-        "metadata": {"resource_version": s.version.to_string(), "uid": format!("uid-{}", s.name), "labels": {}},
-        "spec": {"statement": s.sql, "properties": s.properties, "compute_pool_id": "lfcp-fake", "principal": "sa-fake", "stopped": s.stopped},
-        "status": {"phase": s.phase, "detail": s.detail, "traits": traits}
+        "metadata": {"resource_version": s.version.to_string(), "uid": format!("uid-{}", s.name), "labels": {}, "created_at": s.created_at},
+        "spec": {"statement": s.sql, "properties": s.properties, "compute_pool_id": s.pool, "principal": "sa-fake", "stopped": s.stopped},
+        "status": {"phase": s.phase, "detail": s.detail, "traits": traits,
+                   "scaling_status": {"scaling_state": if s.pool_exhausted && s.phase == "PENDING" { "POOL_EXHAUSTED" } else { "OK" }}}
     })
 }
 
@@ -845,7 +1004,7 @@ fn route(
             let all: Vec<&Stmt> = s
                 .statements
                 .values()
-                .filter(|_| pool.is_none_or(|p| p == "lfcp-fake"))
+                .filter(|x| pool.is_none_or(|p| *p == x.pool))
                 .collect();
             let page: Vec<serde_json::Value> =
                 all.iter().skip(start).take(size).map(|x| view(x)).collect();
@@ -896,6 +1055,52 @@ fn route(
                     props.insert(k.clone(), val.to_string());
                 }
             }
+            let pool = v
+                .pointer("/spec/compute_pool_id")
+                .and_then(|x| x.as_str())
+                .unwrap_or(DEFAULT_POOL)
+                .to_string();
+            if pool != DEFAULT_POOL && !s.pools.contains_key(&pool) {
+                return err(400, &format!("logical compute pool={pool} not found"));
+            }
+            if props.get("sql.dry-run").is_some_and(|v| v == "true") {
+                // Parsed and validated, not executed: the POST's answer is final, nothing is stored.
+                let failure = s
+                    .dry_run_failures
+                    .iter()
+                    .find(|(needle, _)| sql.contains(needle.as_str()))
+                    .map(|(_, d)| d.clone())
+                    .or_else(|| {
+                        (sql.contains("FAIL_ME")
+                            || props.get("fake.outcome").is_some_and(|o| o == "fail"))
+                        .then(|| "SQL validation failed. Error while validating the statement: Object 'FAIL_ME' not found".to_string())
+                    });
+                let (phase, detail) = match &failure {
+                    Some(d) => ("FAILED", d.clone()),
+                    None => ("COMPLETED", String::new()),
+                };
+                s.dry_runs.push(DryRun {
+                    name: name.clone(),
+                    sql: sql.clone(),
+                    properties: props.clone(),
+                    phase: phase.to_string(),
+                });
+                let traits = if failure.is_none() {
+                    serde_json::json!({"sql_kind": if is_ddl(&sql) { "CREATE_TABLE" } else { "INSERT_INTO" }, "is_bounded": is_ddl(&sql), "is_append_only": true, "upsert_columns": null, "schema": null})
+                } else {
+                    serde_json::json!({})
+                };
+                return json(
+                    201,
+                    serde_json::json!({
+                        "api_version": "sql/v1", "kind": "Statement", "name": name,
+                        "organization_id": ORG, "environment_id": ENV,
+                        "metadata": {"resource_version": "1", "uid": "", "labels": {}},
+                        "spec": {"statement": sql, "properties": props, "compute_pool_id": pool, "principal": "sa-fake", "stopped": false},
+                        "status": {"phase": phase, "detail": detail, "traits": traits}
+                    }),
+                );
+            }
             if s.statements.contains_key(&name) {
                 let mut r = json(
                     409,
@@ -909,14 +1114,25 @@ fn route(
             }
             let is_dml = !is_ddl(&sql);
             let mut script = VecDeque::new();
-            let outcome = s.outcomes.get(&name).cloned();
+            let mut outcome = s.outcomes.get(&name).cloned();
+            // A pool at its cap starts nothing new (§14).
+            if outcome.is_none()
+                && is_dml
+                && s.pools
+                    .get(&pool)
+                    .is_some_and(|p| current_cfu(&s, p) >= p.max_cfu)
+            {
+                outcome = Some(Outcome::PoolExhausted);
+            }
             let scripted = outcome.is_some();
             let mut detail = String::new();
+            let mut pool_exhausted = false;
             match outcome {
                 Some(Outcome::Fail(d)) => script.push_back(("FAILED".into(), d)),
                 Some(Outcome::StuckPending) => {}
                 Some(Outcome::PoolExhausted) => {
-                    detail = "POOL_EXHAUSTED: the compute pool is full".into()
+                    detail = "POOL_EXHAUSTED: the compute pool is full".into();
+                    pool_exhausted = true;
                 }
                 Some(Outcome::Degraded) => {
                     script.push_back(("RUNNING".into(), String::new()));
@@ -939,7 +1155,29 @@ fn route(
             let upper = strip_leading_comments(&sql)
                 .trim_start()
                 .to_ascii_uppercase();
-            let results = if upper.starts_with("SELECT") || upper.starts_with("WITH") {
+            let results = if upper.starts_with("EXPLAIN") {
+                // A plan of one row, as Confluent's EXPLAIN answers (its text names what it explains).
+                if !scripted && !sql.contains("FAIL_ME") {
+                    script.clear();
+                    script.push_back(("COMPLETED".into(), String::new()));
+                }
+                let what: String = sql["EXPLAIN".len()..]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some(QueryScript {
+                    columns: serde_json::json!([{"name": "plan", "type": {"type": "VARCHAR", "nullable": false, "length": 2147483647}}]),
+                    upsert_columns: None,
+                    pages: vec![vec![(
+                        None,
+                        serde_json::json!([format!(
+                            "== Physical Plan ==\n\nStreamSink [3]\n  +- StreamCalc [2]\n    +- StreamTableSourceScan [1]\n\n-- of: {what}"
+                        )]),
+                    )]],
+                    bounded: true,
+                    not_ready_reads: 0,
+                })
+            } else if upper.starts_with("SELECT") || upper.starts_with("WITH") {
                 let found = s
                     .queries
                     .iter()
@@ -967,6 +1205,9 @@ fn route(
                 deleting_reads: 0,
                 carry_from,
                 results,
+                pool,
+                created_at: rfc3339_days_ago(0),
+                pool_exhausted,
             };
             let body = view(&stmt);
             s.statements.insert(name.clone(), stmt);
@@ -1109,6 +1350,227 @@ fn route(
                         x.version += 1;
                     }
                     json(200, view(x))
+                }
+                _ => err(405, "method not allowed"),
+            }
+        }
+        _ => err(404, &format!("no route {}", req.path)),
+    }
+}
+
+/// RFC 3339 (`2025-11-07T18:45:05.000000Z`) of now minus `days`.
+fn rfc3339_days_ago(days: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let t = flinkpipe::changes::utc_timestamp(now - days as i64 * 86_400);
+    format!("{}.000000Z", t.trim_end_matches(" UTC").replace(' ', "T"))
+}
+
+/// `status.current_cfu` of a pool: its other workloads plus one per running statement of the fake in
+/// it, capped at `max_cfu` (§14).
+fn current_cfu(st: &State, p: &Pool) -> u32 {
+    let running = st
+        .statements
+        .values()
+        .filter(|s| s.pool == p.id && s.is_dml)
+        .filter(|s| matches!(s.phase.as_str(), "RUNNING" | "DEGRADED" | "STOPPING"))
+        .count() as u32;
+    (p.extra_cfu + running).min(p.max_cfu)
+}
+
+fn pool_view(st: &State, p: &Pool, host: &str) -> serde_json::Value {
+    serde_json::json!({
+        "api_version": "fcpm/v2", "kind": "ComputePool", "id": p.id,
+        "metadata": {"self": format!("http://{host}/fcpm/v2/compute-pools/{}", p.id),
+                     "resource_name": format!("crn://confluent.cloud/organization={ORG}/environment={ENV}/flink-region=aws.us-west-2/compute-pool={}", p.id),
+                     "created_at": rfc3339_days_ago(1), "updated_at": rfc3339_days_ago(0)},
+        "spec": {"display_name": p.display_name, "cloud": "AWS", "region": "us-west-2", "max_cfu": p.max_cfu,
+                 "enable_ai": false, "default_pool": false, "environment": {"id": ENV}},
+        "status": {"phase": p.phase, "current_cfu": current_cfu(st, p)}
+    })
+}
+
+/// Every `resource.compute_pool.id` a Metrics API filter names (EQ leaves of AND/OR trees).
+fn filtered_pools(f: &serde_json::Value, out: &mut Vec<String>) {
+    if f.get("field").and_then(|x| x.as_str()) == Some("resource.compute_pool.id")
+        && let Some(v) = f.get("value").and_then(|x| x.as_str())
+    {
+        out.push(v.to_string());
+    }
+    for sub in f
+        .get("filters")
+        .and_then(|x| x.as_array())
+        .into_iter()
+        .flatten()
+    {
+        filtered_pools(sub, out);
+    }
+}
+
+/// The control plane (`fcpm/v2` compute pools, §12) and the Metrics API
+/// (`POST /v2/metrics/cloud/query`).
+fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
+    let mut s = st.lock().unwrap();
+    let query: BTreeMap<String, String> = req
+        .query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let env_ok = query.get("environment").is_some_and(|e| e == ENV);
+    let not_found = |id: &str| err(403, &format!("The compute pool {id} was not found."));
+    let path = req.path.as_str();
+    match (req.method.as_str(), path) {
+        ("GET", "/fcpm/v2/compute-pools") => {
+            if !env_ok {
+                return err(400, "environment query parameter is required");
+            }
+            // One pool per page, whatever is asked: the client must follow `metadata.next`.
+            let size = 1;
+            let start = query
+                .get("page_token")
+                .and_then(|t| t.strip_prefix("pt"))
+                .and_then(|t| t.parse::<usize>().ok())
+                .unwrap_or(0);
+            let all: Vec<serde_json::Value> =
+                s.pools.values().map(|p| pool_view(&s, p, host)).collect();
+            let next = if start + size < all.len() {
+                format!(
+                    "http://{host}/fcpm/v2/compute-pools?environment={ENV}&page_size={size}&page_token=pt{}",
+                    start + size
+                )
+            } else {
+                String::new()
+            };
+            let page: Vec<_> = all.into_iter().skip(start).take(size).collect();
+            json(
+                200,
+                serde_json::json!({"api_version": "fcpm/v2", "kind": "ClusterList", "metadata": {"next": next}, "data": page}),
+            )
+        }
+        ("POST", "/fcpm/v2/compute-pools") => {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                return err(400, "body must be JSON");
+            };
+            let name = v
+                .pointer("/spec/display_name")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string();
+            let valid_name = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            if !valid_name {
+                return err(422, "spec.display_name is invalid");
+            }
+            let max = v
+                .pointer("/spec/max_cfu")
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0);
+            if ![5, 10, 20, 30, 40, 50].contains(&max) {
+                return err(
+                    422,
+                    &format!("spec.max_cfu {max} is not one of 5, 10, 20, 30, 40, 50"),
+                );
+            }
+            if v.pointer("/spec/environment/id").and_then(|x| x.as_str()) != Some(ENV) {
+                return err(400, "spec.environment.id is required");
+            }
+            if s.pools.values().any(|p| p.display_name == name) {
+                return err(409, &format!("compute pool {name} already exists"));
+            }
+            s.pool_seq += 1;
+            let id = format!("lfcp-new{}", s.pool_seq);
+            let p = Pool {
+                id: id.clone(),
+                display_name: name,
+                max_cfu: max as u32,
+                phase: "PROVISIONING".into(),
+                extra_cfu: 0,
+            };
+            let body = pool_view(&s, &p, host);
+            s.pools.insert(id, p);
+            json(202, body)
+        }
+        ("POST", "/v2/metrics/cloud/query") => {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                return err(400, "body must be JSON");
+            };
+            s.metric_queries.push(v.clone());
+            let metric = v
+                .pointer("/aggregations/0/metric")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string();
+            let mut pools = Vec::new();
+            filtered_pools(&v["filter"], &mut pools);
+            if pools.is_empty() {
+                return err(400, "a resource filter is required for the cloud dataset");
+            }
+            if v["intervals"].as_array().is_none_or(|i| i.is_empty()) {
+                return err(400, "intervals are required");
+            }
+            let grouped = v["format"].as_str() == Some("GROUPED");
+            let mut data = Vec::new();
+            for (name, (rin, rout, pending)) in &s.metrics {
+                let Some(x) = s.statements.get(name) else {
+                    continue;
+                };
+                if !pools.contains(&x.pool) {
+                    continue;
+                }
+                // Two one-minute points: counters split in two (their sum is the value), the gauge
+                // going down to the value (the newest point is the current backlog).
+                let values: [u64; 2] = match metric.as_str() {
+                    "io.confluent.flink/num_records_in" => [rin / 2, rin - rin / 2],
+                    "io.confluent.flink/num_records_out" => [rout / 2, rout - rout / 2],
+                    "io.confluent.flink/pending_records" => [pending + 7, *pending],
+                    _ => continue,
+                };
+                let stamps = ["2026-01-01T10:00:00Z", "2026-01-01T10:01:00Z"];
+                if grouped {
+                    data.push(serde_json::json!({"resource.flink_statement.name": name,
+                        "points": stamps.iter().zip(values).map(|(t, v)| serde_json::json!({"timestamp": t, "value": v as f64})).collect::<Vec<_>>()}));
+                } else {
+                    for (t, val) in stamps.iter().zip(values) {
+                        data.push(serde_json::json!({"timestamp": t, "value": val as f64, "resource.flink_statement.name": name}));
+                    }
+                }
+            }
+            json(200, serde_json::json!({"data": data}))
+        }
+        (m, p) if p.starts_with("/fcpm/v2/compute-pools/") => {
+            let id = p.trim_start_matches("/fcpm/v2/compute-pools/").to_string();
+            if !env_ok {
+                return err(400, "environment query parameter is required");
+            }
+            match m {
+                "GET" => {
+                    let Some(pool) = s.pools.get_mut(&id) else {
+                        return not_found(&id);
+                    };
+                    if pool.phase == "PROVISIONING" {
+                        pool.phase = "PROVISIONED".into();
+                    }
+                    let pool = pool.clone();
+                    json(200, pool_view(&s, &pool, host))
+                }
+                "DELETE" => {
+                    if s.pools.remove(&id).is_none() {
+                        return not_found(&id);
+                    }
+                    Resp {
+                        status: 204,
+                        headers: vec![],
+                        body: String::new(),
+                    }
                 }
                 _ => err(405, "method not allowed"),
             }

@@ -31,6 +31,41 @@ struct State {
     expired: Vec<String>,
     /// Jobs: (jid, name, state, start time).
     jobs: Vec<(String, String, String, i64)>,
+    /// JobManager vertices of a job: jid → [(vertex id, name, metric id → value, backpressure level,
+    /// input watermarks)].
+    vertices: BTreeMap<String, Vec<Vertex>>,
+    /// Metric values asked for with `?get=` (decoded), per request.
+    metric_gets: Vec<Vec<String>>,
+}
+
+/// A JobManager vertex with its metrics.
+#[derive(Clone)]
+struct Vertex {
+    id: &'static str,
+    name: &'static str,
+    metrics: Vec<(&'static str, &'static str)>,
+    backpressure: &'static str,
+    watermarks: Vec<&'static str>,
+}
+
+/// `%5B` → `[`, `%2C` → `,`, … (the fake reads query values as a server would).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(if b[i] == b'+' { b' ' } else { b[i] });
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 struct Fake {
@@ -54,6 +89,10 @@ fn server_error(cause: &str) -> Value {
 /// Answers one request; `None` drops the connection.
 fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, Value)> {
     st.log.push(format!("{method} {path}"));
+    let query = path
+        .split_once('?')
+        .map(|(_, q)| q.to_string())
+        .unwrap_or_default();
     let path = path.split('?').next().unwrap_or(path);
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
@@ -118,6 +157,48 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
             200,
             json!({"jobs": st.jobs.iter().map(|(j, n, s, t)| json!({"jid": j, "name": n, "state": s, "start-time": t})).collect::<Vec<_>>()}),
         )),
+        ("GET", ["jobs", jid]) if st.vertices.contains_key(*jid) => Some((
+            200,
+            json!({"jid": jid, "state": "RUNNING", "vertices": st.vertices[*jid].iter().map(|v| json!({"id": v.id, "name": v.name, "parallelism": 2, "status": "RUNNING"})).collect::<Vec<_>>()}),
+        )),
+        ("GET", ["jobs", jid, "vertices", vid, what]) => {
+            let v = st
+                .vertices
+                .get(*jid)
+                .and_then(|vs| vs.iter().find(|v| v.id == *vid))
+                .cloned()?;
+            match *what {
+                "metrics" => {
+                    let get = query
+                        .split('&')
+                        .find_map(|kv| kv.strip_prefix("get="))
+                        .map(percent_decoded);
+                    match get {
+                        None => Some((
+                            200,
+                            json!(v.metrics.iter().map(|(id, _)| json!({"id": id})).collect::<Vec<_>>()),
+                        )),
+                        Some(ids) => {
+                            let ids: Vec<String> = ids.split(',').map(str::to_string).collect();
+                            st.metric_gets.push(ids.clone());
+                            Some((
+                                200,
+                                json!(v.metrics.iter().filter(|(id, _)| ids.iter().any(|i| i == id)).map(|(id, val)| json!({"id": id, "value": val})).collect::<Vec<_>>()),
+                            ))
+                        }
+                    }
+                }
+                "backpressure" => Some((
+                    200,
+                    json!({"status": "ok", "backpressureLevel": v.backpressure, "end-timestamp": 1, "subtasks": []}),
+                )),
+                "watermarks" => Some((
+                    200,
+                    json!(v.watermarks.iter().enumerate().map(|(i, w)| json!({"id": format!("{i}.currentInputWatermark"), "value": w})).collect::<Vec<_>>()),
+                )),
+                _ => Some((404, json!({"errors": ["Not found"]}))),
+            }
+        }
         ("GET", ["jobs", jid, "config"]) => {
             let name = st
                 .jobs
@@ -206,6 +287,7 @@ fn spec(name: &str, sql: &str, kind: StatementKind) -> StatementSpec {
         sql: sql.into(),
         properties: BTreeMap::new(),
         kind,
+        compute_pool: None,
     }
 }
 
@@ -390,4 +472,86 @@ async fn a_deleted_finished_job_stays_deleted_across_runs() {
     );
     let ids: Vec<String> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(ids, vec![format!("{:032x}", 7)]);
+}
+
+#[tokio::test]
+async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
+    let fake = Fake::start().await;
+    let specs = project();
+    let t = fake.target(specs.clone());
+    for s in &specs {
+        t.create_statement(s).await.unwrap();
+    }
+    let jid = fake.state.lock().unwrap().jobs[0].0.clone();
+    fake.state.lock().unwrap().vertices.insert(
+        jid,
+        vec![
+            Vertex {
+                id: "v1",
+                name: "Source: src[1] -> Calc[2]",
+                metrics: vec![
+                    ("0.Source__src[1].numRecordsIn", "0"),
+                    ("0.Source__src[1].numRecordsOut", "100"),
+                    ("1.Source__src[1].numRecordsOut", "50"),
+                    ("0.Source__src[1].pendingRecords", "7"),
+                    ("1.Source__src[1].pendingRecords", "3"),
+                    ("0.numRecordsOut", "150"),
+                    ("0.Calc[2].numRecordsIn", "150"),
+                ],
+                backpressure: "high",
+                watermarks: vec![],
+            },
+            Vertex {
+                id: "v2",
+                name: "snk[3]: Writer",
+                metrics: vec![
+                    ("0.snk[3]__Writer.numRecordsIn", "90"),
+                    ("1.snk[3]__Writer.numRecordsIn", "50"),
+                    ("0.snk[3]__Writer.numRecordsSend", "140"),
+                ],
+                backpressure: "ok",
+                watermarks: vec!["1700000005000", "1700000000000"],
+            },
+        ],
+    );
+    let names = vec![
+        "dev-dml-snk".to_string(),
+        "dev-ddl-snk".to_string(),
+        "dev-dml-absent".to_string(),
+    ];
+    let m = t.runtime_metrics(&names).await.unwrap();
+    assert_eq!(
+        m.keys().collect::<Vec<_>>(),
+        vec!["dev-dml-snk"],
+        "only running jobs"
+    );
+    let snk = &m["dev-dml-snk"];
+    assert_eq!(
+        snk.records_in,
+        Some(150),
+        "sources' numRecordsOut, both subtasks"
+    );
+    assert_eq!(snk.records_out, Some(140), "records that reached the sink");
+    assert_eq!(snk.pending_records, Some(10));
+    assert_eq!(
+        snk.watermark_ms,
+        Some(1_700_000_000_000),
+        "the slowest subtask"
+    );
+    assert_eq!(
+        snk.backpressure,
+        Some(flinkpipe::deploy::metrics::Backpressure::High)
+    );
+    assert_eq!(snk.counted, flinkpipe::deploy::metrics::Counted::SinceStart);
+    // Only the metrics it uses are asked for, by their exact ids.
+    let gets = fake.state.lock().unwrap().metric_gets.clone();
+    assert_eq!(
+        gets[0],
+        vec![
+            "0.Source__src[1].numRecordsOut",
+            "1.Source__src[1].numRecordsOut",
+            "0.Source__src[1].pendingRecords",
+            "1.Source__src[1].pendingRecords"
+        ]
+    );
 }

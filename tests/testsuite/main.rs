@@ -25,6 +25,8 @@ mod changelog;
 mod changes;
 /// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
 mod cli_everyday;
+/// Confluent Cloud day-2 operations against the fake: dry runs, explain, pools, capacity, per-environment SQL, housekeeping, lag.
+mod confluent_ops;
 /// Deploy speed against the fake (run with `scripts/bench-deploy.sh`, or
 mod deploy_bench;
 /// The real binary against the fake Confluent server, on a copy of the example project:
@@ -36,6 +38,8 @@ mod deploy_decide;
 mod deploy_executor;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
 mod e2e_gateway;
+/// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
+mod e2e_gateway_ops;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
 mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in

@@ -123,6 +123,7 @@ impl MemoryTarget {
                 state: StatementState {
                     name: name.to_string(),
                     stopped: phase == Phase::Stopped,
+                    meta: Default::default(),
                     phase,
                     detail: String::new(),
                     sql: sql.to_string(),
@@ -336,6 +337,7 @@ impl Target for MemoryTarget {
             sql: spec.sql.clone(),
             properties: spec.properties.clone(),
             stopped: false,
+            meta: Default::default(),
         };
         st.statements.insert(
             spec.name.clone(),

@@ -180,7 +180,12 @@ fn configured_placeholders_resolve_names_and_the_deployed_sql() {
     );
     // The SQL sent: substituted; the files: unchanged.
     let naming = flinkpipe::plan::StatementNaming::from_config(&cfg);
-    let specs = flinkpipe::deploy::spec::project_statements(&p, &naming).unwrap();
+    let specs = flinkpipe::deploy::spec::project_statements(
+        &p,
+        &naming,
+        &flinkpipe::deploy::env_sql::EnvSql::none(),
+    )
+    .unwrap();
     let ddl = specs
         .iter()
         .find(|s| s.sql.contains("CREATE TABLE"))

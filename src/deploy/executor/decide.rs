@@ -189,8 +189,10 @@ mod tests {
                 sql: sql.into(),
                 properties: BTreeMap::new(),
                 kind,
+                compute_pool: None,
             },
             is_drop: sql.starts_with("DROP"),
+            rewritten_by: Vec::new(),
         }
     }
 
@@ -209,6 +211,7 @@ mod tests {
         StatementState {
             name: "dev-x-a".into(),
             stopped: phase == Phase::Stopped,
+            meta: Default::default(),
             phase,
             detail: String::new(),
             sql: sql.into(),

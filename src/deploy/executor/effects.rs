@@ -205,7 +205,22 @@ async fn apply(
             ctx.progress.statement(table, &spec.name, what.as_str());
             return wait(ctx, table, spec, what).await;
         }
-        StepPlan::CarryOver => return carry_over(ctx, table, spec, existing).await,
+        StepPlan::CarryOver => {
+            // The old statement keeps running until the new one has its offsets: a new text that
+            // does not validate must not even start the handover.
+            let live = existing.as_ref().is_some_and(|s| {
+                matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
+            });
+            if live && let Err(error) = validate(ctx, spec).await {
+                return Err(failure(
+                    spec,
+                    StatementAction::Refused,
+                    existing.as_ref(),
+                    error,
+                ));
+            }
+            return carry_over(ctx, table, spec, existing).await;
+        }
         StepPlan::StopResume { stop_first } => {
             let s = existing.as_ref();
             let request = |source| StepError::Request {
@@ -309,6 +324,7 @@ async fn carry_over(
             sql: spec.sql.clone(),
             properties,
             kind: StatementKind::Dml,
+            compute_pool: spec.compute_pool.clone(),
         }
     };
     let temp = with_ref(temp_name.clone(), &spec.name);
@@ -576,6 +592,7 @@ async fn drop_table(
         ),
         properties: spec.properties.clone(),
         kind: StatementKind::Ddl,
+        compute_pool: spec.compute_pool.clone(),
     };
     // A leftover helper from an earlier run is removed first.
     if let Ok(Some(_)) = ctx.get(&drop.name, ctx.deadline()).await {
@@ -655,6 +672,12 @@ pub(super) async fn settle(
     }
 }
 
+/// Whether a PENDING statement waits for its compute pool: `status.scaling_status.scaling_state` is
+/// `POOL_EXHAUSTED` (`confluent-cloud-flink-api.md` §3.2), or its detail says so.
+fn pool_exhausted(s: &StatementState) -> bool {
+    s.meta.pool_exhausted || s.detail.contains("POOL_EXHAUSTED")
+}
+
 /// Polls the statement until it reaches a phase of `goal`; FAILED/FAILING, DEGRADED past the grace
 /// period, a requested stop, its disappearance and the statement timeout end the wait.
 async fn wait_phase(
@@ -726,6 +749,13 @@ async fn wait_phase(
             _ => degraded_since = None,
         }
         let now = Instant::now();
+        if now >= deadline && s.phase == Phase::Pending && pool_exhausted(&s) {
+            return stop(StepError::PoolExhausted {
+                statement: statement(),
+                after: ctx.options.statement_timeout,
+                pool: s.meta.compute_pool_id.clone(),
+            });
+        }
         if now >= deadline {
             return stop(StepError::TimedOut {
                 statement: statement(),

@@ -128,6 +128,20 @@ pub enum StepError {
         /// `status.detail` at the end.
         detail: String,
     },
+    /// Still PENDING at the statement timeout because its compute pool has no CFU left
+    /// (`POOL_EXHAUSTED`): not a generic timeout, the pool is full.
+    #[error(
+        "{statement}: compute pool {} is exhausted (POOL_EXHAUSTED): still PENDING after {after:.0?}, waiting for a free CFU; free capacity in the pool, raise its max CFU, or give the table another pool (flinkpipe.compute_pools), then deploy again",
+        pool.as_deref().unwrap_or("(the environment's default pool)")
+    )]
+    PoolExhausted {
+        /// The statement.
+        statement: String,
+        /// The statement timeout.
+        after: Duration,
+        /// Its pool (`spec.compute_pool_id`), when the target says.
+        pool: Option<String>,
+    },
     /// Transient errors (429, 5xx, no answer) lasted until the statement timeout.
     #[error("{statement}: {what} kept failing for {after:.0?}, {log}; last error: {source}")]
     GaveUp {

@@ -294,6 +294,7 @@ mod tests {
             sql: sql.into(),
             properties: BTreeMap::new(),
             kind,
+            compute_pool: None,
         }
     }
 

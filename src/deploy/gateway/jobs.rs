@@ -224,6 +224,7 @@ impl GatewayTarget {
         Ok(Some(StatementState {
             name: name.to_string(),
             stopped: phase == Phase::Stopped,
+            meta: Default::default(),
             phase,
             detail,
             sql,

@@ -29,19 +29,21 @@
 //! writers); jobs then start and are watched in parallel.
 //!
 //! Layout: `http` (requests, error classes), `session` (the session, operations, declarations),
-//! `jobs` (JobManager jobs, savepoints, deleted jobs), [`catalog`] (what the project defines),
+//! `jobs` (JobManager jobs, savepoints, deleted jobs), `metrics` (a job's records, backlog,
+//! watermark and backpressure), [`catalog`] (what the project defines),
 //! [`wire`] (pure parsing of answers); this module maps them onto [`Target`].
 
 pub mod catalog;
 mod http;
 mod jobs;
+mod metrics;
 mod query;
 mod session;
 pub mod wire;
 
 use super::retry::Backoff;
 use super::target::{
-    ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
+    Checked, ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
 use async_trait::async_trait;
 use catalog::{Definitions, referenced_tables};
@@ -106,6 +108,32 @@ struct Local {
 }
 
 /// A statement the gateway rejected, as a permanent error (for calls that return no state).
+/// The `EXPLAIN` that checks a statement on the gateway: `EXPLAIN <insert>`, `EXPLAIN STATEMENT SET
+/// BEGIN … END` for a statement set, `EXPLAIN <query>` for a CTAS or materialized table (its query
+/// must plan); `None` for what `EXPLAIN` does not take (DDL).
+pub fn explain_sql(spec: &StatementSpec) -> Option<String> {
+    let converted = catalog::execute_statement_set(&spec.sql);
+    let text = converted.as_deref().unwrap_or(&spec.sql).trim_start();
+    let upper: String = text
+        .chars()
+        .take(40)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    let upper = upper.split_whitespace().collect::<Vec<_>>().join(" ");
+    if upper.starts_with("INSERT ") {
+        Some(format!("EXPLAIN {text}"))
+    } else if upper.starts_with("EXECUTE STATEMENT SET") {
+        // `EXECUTE STATEMENT SET BEGIN … END` is explained as `EXPLAIN STATEMENT SET BEGIN … END`.
+        let rest = text["EXECUTE".len()..].trim_start();
+        Some(format!("EXPLAIN {rest}"))
+    } else {
+        catalog::created_tables(&spec.sql)
+            .first()
+            .and_then(|_| catalog::query_after_as(text))
+            .map(|query| format!("EXPLAIN {query}"))
+    }
+}
+
 fn rejected(what: String) -> TargetError {
     TargetError::Http {
         method: "POST".into(),
@@ -210,6 +238,7 @@ impl GatewayTarget {
                     sql: spec.sql.clone(),
                     properties: spec.properties.clone(),
                     stopped: false,
+                    meta: Default::default(),
                 };
                 self.local()
                     .rejected
@@ -230,6 +259,7 @@ impl GatewayTarget {
                     sql: spec.sql.clone(),
                     properties: spec.properties.clone(),
                     stopped: false,
+                    meta: Default::default(),
                 })
             }
         }
@@ -249,6 +279,7 @@ impl GatewayTarget {
             sql: spec.sql.clone(),
             properties: spec.properties.clone(),
             stopped: false,
+            meta: Default::default(),
         };
         self.local().ddl.insert(spec.name.clone(), state.clone());
         Ok(state)
@@ -437,27 +468,7 @@ impl Target for GatewayTarget {
     /// the query of a CTAS or materialized table: the planner validates it without starting a job. DDL
     /// is not checked.
     async fn validate_statement(&self, spec: &StatementSpec) -> Result<(), TargetError> {
-        let converted = catalog::execute_statement_set(&spec.sql);
-        let text = converted.as_deref().unwrap_or(&spec.sql).trim_start();
-        let upper: String = text
-            .chars()
-            .take(40)
-            .collect::<String>()
-            .to_ascii_uppercase();
-        let upper = upper.split_whitespace().collect::<Vec<_>>().join(" ");
-        let explain = if upper.starts_with("INSERT ") {
-            format!("EXPLAIN {text}")
-        } else if upper.starts_with("EXECUTE STATEMENT SET") {
-            // `EXECUTE STATEMENT SET BEGIN … END` is explained as `EXPLAIN STATEMENT SET BEGIN … END`.
-            let rest = text["EXECUTE".len()..].trim_start();
-            format!("EXPLAIN {rest}")
-        } else if let Some(query) = catalog::created_tables(&spec.sql)
-            .first()
-            .and_then(|_| catalog::query_after_as(text))
-        {
-            // A CTAS or materialized table: its query must plan.
-            format!("EXPLAIN {query}")
-        } else {
+        let Some(explain) = explain_sql(spec) else {
             return Ok(());
         };
         let refs = referenced_tables(&spec.sql);
@@ -471,6 +482,38 @@ impl Target for GatewayTarget {
             Executed::Ok { .. } => Ok(()),
             Executed::Rejected(r) => Err(TargetError::Invalid(r.cause)),
         }
+    }
+
+    /// `EXPLAIN` in the session for what can be explained (INSERT, statement sets, the query of a
+    /// CTAS or materialized table); a DDL statement has no dry run on the gateway.
+    async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {
+        if explain_sql(spec).is_none() {
+            return Ok(Checked::NotChecked(
+                "the SQL Gateway cannot check a DDL statement without running it (the deploy runs it in its session before any job)".into(),
+            ));
+        }
+        self.validate_statement(spec).await.map(|()| Checked::Valid)
+    }
+
+    /// The metrics of each statement's RUNNING job (`metrics`); DDL statements and statements
+    /// without a running job are left out.
+    async fn runtime_metrics(
+        &self,
+        names: &[String],
+    ) -> Result<BTreeMap<String, crate::deploy::metrics::RuntimeMetrics>, TargetError> {
+        let jobs = self.jobs().await?;
+        let mut out = BTreeMap::new();
+        for name in names {
+            if self.defs.is_ddl(name) {
+                continue;
+            }
+            if let Some(job) = self.newest(&jobs, name).await
+                && job.state == "RUNNING"
+            {
+                out.insert(name.clone(), self.job_metrics(&job.jid).await?);
+            }
+        }
+        Ok(out)
     }
 
     async fn check_compute_pool(&self) -> Result<(), TargetError> {

@@ -15,6 +15,27 @@ use reqwest::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The statement an `EXPLAIN` is about (`EXPLAIN STATEMENT SET …` as the `EXECUTE STATEMENT SET …` it
+/// stands for), so that the tables it reads are declared; any other text as it is.
+fn explained(sql: &str) -> String {
+    let t = sql.trim_start();
+    if !t
+        .get(..7)
+        .is_some_and(|h| h.eq_ignore_ascii_case("EXPLAIN"))
+    {
+        return sql.to_string();
+    }
+    let rest = t[7..].trim_start();
+    if rest
+        .get(..13)
+        .is_some_and(|h| h.eq_ignore_ascii_case("STATEMENT SET"))
+    {
+        format!("EXECUTE {rest}")
+    } else {
+        rest.to_string()
+    }
+}
+
 pub(super) struct GatewayQuery {
     http: Http,
     name: String,
@@ -33,7 +54,7 @@ impl GatewayTarget {
         &self,
         spec: &StatementSpec,
     ) -> Result<GatewayQuery, TargetError> {
-        let refs = catalog::referenced_tables(&spec.sql);
+        let refs = catalog::referenced_tables(&explained(&spec.sql));
         let mut config: BTreeMap<String, String> = spec.properties.clone();
         config.insert("pipeline.name".into(), spec.name.clone());
         config.insert(

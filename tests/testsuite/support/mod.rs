@@ -68,6 +68,11 @@ pub const CONFIG_ENV: &[&str] = &[
     "FLINKPIPE_GATEWAY_URL",
     "FLINKPIPE_JOBMANAGER_URL",
     "FLINKPIPE_OUTPUT_DIR",
+    "SL_CONFLUENT_CLOUD_API_KEY",
+    "SL_CONFLUENT_CLOUD_API_SECRET",
+    "FLINKPIPE_CLOUD_API_URL",
+    "FLINKPIPE_METRICS_URL",
+    "FLINKPIPE_ENVIRONMENT",
 ];
 
 /// A command for the binary with [`CONFIG_ENV`] removed. Files that default to the user's

@@ -1,15 +1,17 @@
 //! `flinkpipe pipeline deploy [DIR] SCOPE`: executes the plan on the configured target and prints a
-//! summary table (`--dry-run`: what each statement would get).
+//! summary table (`--dry-run`: what each statement would get, the server's dry run of what it would
+//! create and the compute pool check; exit 1 when the real deploy would stop).
 
 use crate::cli::args::DeployArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::deploy::{self, DeployOutcome, DeployRequest, Deployed, DryRun, Outcome};
+use crate::ops::preflight::ServerCheck;
 use std::time::Duration;
 
 pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
     let req = DeployRequest {
-        plan: args.plan.live_request()?,
+        plan: args.plan.deploy_request()?,
         max_parallel: args.max_parallel,
         dry_run: args.dry_run,
         timeout: Duration::from_secs(args.timeout),
@@ -17,11 +19,12 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         allow_drop: args.allow_drop,
         journal: args.journal.clone(),
         blue_green: args.blue_green,
+        allow_pool_overcommit: args.allow_pool_overcommit,
     };
     match deploy::deploy(&inv.ctx, &req)? {
         DeployOutcome::DryRun(d) => {
             dry_run(inv.json(), &d);
-            Ok(true)
+            Ok(d.success())
         }
         DeployOutcome::Deployed(d) => {
             report(inv.json(), &d);
@@ -32,12 +35,20 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
 
 fn dry_run(json: bool, d: &DryRun) {
     if json {
-        print_json(
-            &serde_json::json!({"scope": d.scope, "dry_run": true, "statements": d.statements}),
-        );
+        print_json(&serde_json::json!({
+            "scope": d.scope,
+            "dry_run": true,
+            "success": d.success(),
+            "environment": d.environment,
+            "statements": d.statements,
+            "capacity": d.capacity,
+        }));
         return;
     }
-    println!("Dry run for {}: nothing is sent to the target\n", d.scope);
+    println!(
+        "Dry run for {}: nothing is created, changed or deleted (server-side dry runs only)\n",
+        d.scope
+    );
     let rows: Vec<Vec<String>> = d
         .statements
         .iter()
@@ -46,14 +57,84 @@ fn dry_run(json: bool, d: &DryRun) {
                 s.table_name.clone(),
                 s.action.clone(),
                 s.statement.clone(),
+                s.check
+                    .as_ref()
+                    .map(|c| c.label().to_string())
+                    .unwrap_or_else(|| "-".into()),
+                s.compute_pool.clone().unwrap_or_else(|| "-".into()),
+                if s.rewritten_by.is_empty() {
+                    "-".into()
+                } else {
+                    s.rewritten_by.join(" ")
+                },
                 s.reason.clone(),
             ]
         })
         .collect();
     print!(
         "{}",
-        table(&["table", "action", "statement", "reason"], &rows)
+        table(
+            &[
+                "table",
+                "action",
+                "statement",
+                "server check",
+                "pool",
+                "rewritten by",
+                "reason"
+            ],
+            &rows
+        )
     );
+    let mut details = Vec::new();
+    for s in &d.statements {
+        match &s.check {
+            Some(ServerCheck::Invalid(m)) => details.push(format!("INVALID {}: {m}", s.statement)),
+            Some(ServerCheck::Error(m)) => details.push(format!("ERROR {}: {m}", s.statement)),
+            Some(ServerCheck::NotChecked(m)) => {
+                details.push(format!("not checked {}: {m}", s.statement))
+            }
+            _ => {}
+        }
+    }
+    if !details.is_empty() {
+        println!();
+        for l in details {
+            println!("{l}");
+        }
+    }
+    let count = |f: fn(&ServerCheck) -> bool| {
+        d.statements
+            .iter()
+            .filter(|s| s.check.as_ref().is_some_and(f))
+            .count()
+    };
+    println!(
+        "\nServer checks ({} environment): {} valid, {} invalid, {} not checked, {} errors",
+        d.environment,
+        count(|c| matches!(c, ServerCheck::Valid)),
+        count(|c| matches!(c, ServerCheck::Invalid(_))),
+        count(|c| matches!(c, ServerCheck::NotChecked(_))),
+        count(|c| matches!(c, ServerCheck::Error(_))),
+    );
+    if let Some(cap) = &d.capacity {
+        println!();
+        let blocking = cap.blocking(d.allow_pool_overcommit);
+        for p in &cap.pools {
+            let blocks = blocking.iter().any(|b| b.pool == p.pool);
+            println!(
+                "{}{}",
+                if blocks { "STOP: " } else { "" },
+                p.describe(cap.ratio)
+            );
+        }
+        for n in &cap.notes {
+            println!("note: {n}");
+        }
+    }
+    if !d.success() {
+        println!("\nThe deploy would stop: fix the above first.");
+    }
 }
 
 fn outcome_text(o: &Outcome) -> (String, String) {

@@ -1,11 +1,12 @@
 //! `flinkpipe pipeline …`: metadata, validation, reports, graph export, execution plans, blue-green,
-//! deploy, undeploy and status.
+//! deploy, undeploy, status and explain.
 
 mod blue_green;
 mod build_all_metadata;
 mod build_execution_plan;
 mod decommission;
 mod deploy;
+mod explain;
 mod graph;
 mod report;
 mod status;
@@ -55,5 +56,6 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::Undeploy(args) => undeploy::exec(inv, args),
         PipelineCommand::Status(args) => status::exec(inv, args),
         PipelineCommand::Decommission(args) => decommission::exec(inv, args),
+        PipelineCommand::Explain(args) => explain::exec(inv, args),
     }
 }

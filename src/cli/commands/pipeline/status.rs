@@ -4,18 +4,30 @@
 use crate::cli::args::StatusArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::status;
+use crate::ops::status::{self, RuntimeMetrics, StatusRequest};
 use crate::ops::target::TargetKind;
 
 pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
-    let r = status::status(&inv.ctx, &args.plan.live_request()?)?;
+    let r = status::status(
+        &inv.ctx,
+        &StatusRequest {
+            plan: args.plan.live_request()?,
+            lag: args.lag,
+            lag_minutes: args.lag_minutes,
+        },
+    )?;
     if inv.json() {
-        print_json(&serde_json::json!({
+        let mut v = serde_json::json!({
             "scope": r.scope,
+            "environment": r.environment,
             "statements": r.statements,
             "blue_green": r.blue_green,
             "orphans": r.orphans,
-        }));
+        });
+        if let Some(l) = &r.lag {
+            v["lag_source"] = serde_json::Value::String(l.source.clone());
+        }
+        print_json(&v);
         return Ok(true);
     }
     println!("Status of {} on {}\n", r.scope, r.target);
@@ -50,6 +62,53 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         rows.len(),
         r.drifted()
     );
+    let rewritten: Vec<String> = r
+        .statements
+        .iter()
+        .filter(|s| !s.rewritten_by.is_empty())
+        .map(|s| format!("{} ({})", s.statement, s.rewritten_by.join(" ")))
+        .collect();
+    if !rewritten.is_empty() {
+        println!(
+            "compared after the rewrite rules of environment {}: {}",
+            r.environment,
+            rewritten.join(", ")
+        );
+    }
+    if let Some(source) = &r.lag {
+        println!("\nRuntime metrics ({}):\n", source.source);
+        // Statements with a job: metrics, or a phase in which a job runs (a COMPLETED DDL has none).
+        let rows: Vec<Vec<String>> = r
+            .statements
+            .iter()
+            .filter(|s| {
+                s.lag.is_some()
+                    || matches!(
+                        s.phase.as_deref(),
+                        Some("RUNNING" | "PENDING" | "DEGRADED" | "FAILING")
+                    )
+            })
+            .map(|s| {
+                let mut row = vec![s.statement.clone()];
+                row.extend(lag_cells(s.lag.as_ref()));
+                row
+            })
+            .collect();
+        print!(
+            "{}",
+            table(
+                &[
+                    "statement",
+                    "records in",
+                    "records out",
+                    "pending",
+                    "watermark",
+                    "backpressure"
+                ],
+                &rows
+            )
+        );
+    }
     if !r.blue_green.is_empty() {
         println!(
             "\nBlue-green (pipelines/blue_green.json), blue statements next to their green successors:\n"
@@ -74,6 +133,25 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
                 &rows
             )
         );
+        if r.lag.is_some() {
+            println!("\nBlue next to green (records in / out / pending, watermark):\n");
+            let rows: Vec<Vec<String>> = r
+                .blue_green
+                .iter()
+                .map(|b| {
+                    vec![
+                        b.blue_statement.clone(),
+                        lag_summary(b.blue_lag.as_ref()),
+                        b.green_statement.clone().unwrap_or_else(|| "-".into()),
+                        lag_summary(b.green_lag.as_ref()),
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                table(&["blue", "blue lag", "green", "green lag"], &rows)
+            );
+        }
         println!("(validate the green tables, then: flinkpipe pipeline decommission --delete)");
     }
     if !r.orphans.is_empty() {
@@ -92,4 +170,44 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         );
     }
     Ok(true)
+}
+
+fn count(v: Option<u64>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// records in, records out (with what they count over), pending, watermark, backpressure.
+fn lag_cells(m: Option<&RuntimeMetrics>) -> Vec<String> {
+    let Some(m) = m else {
+        return vec!["-".into(); 5];
+    };
+    let over = m.counted.describe();
+    vec![
+        format!("{} ({over})", count(m.records_in)),
+        count(m.records_out),
+        count(m.pending_records),
+        m.watermark_ms
+            .and_then(status::watermark_text)
+            .unwrap_or_else(|| "-".into()),
+        m.backpressure
+            .map(|b| b.as_str().to_string())
+            .unwrap_or_else(|| "-".into()),
+    ]
+}
+
+/// `in 1200 / out 1100 / pending 3, 2026-01-01T10:00:00.000Z`.
+fn lag_summary(m: Option<&RuntimeMetrics>) -> String {
+    match m {
+        None => "-".into(),
+        Some(m) => format!(
+            "in {} / out {} / pending {}{}",
+            count(m.records_in),
+            count(m.records_out),
+            count(m.pending_records),
+            m.watermark_ms
+                .and_then(status::watermark_text)
+                .map(|w| format!(", {w}"))
+                .unwrap_or_default()
+        ),
+    }
 }

@@ -1,6 +1,11 @@
-//! `flinkpipe project …`: projects, project-wide reports, changes since a git ref.
+//! `flinkpipe project …`: projects, project-wide reports, changes since a git ref, compute pools and
+//! statement housekeeping.
 
+mod create_compute_pool;
+mod delete_compute_pool;
+mod housekeep_statements;
 mod init;
+mod list_compute_pools;
 mod list_impacted_tables;
 mod list_modified_files;
 mod list_tables_with_one_child;
@@ -40,5 +45,9 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
         ),
         ProjectCommand::UpdateTablesVersion(args) => update_tables_version::exec(inv, args),
         ProjectCommand::RunUnitTests(args) => run_unit_tests::exec(inv, args),
+        ProjectCommand::ListComputePools { dir } => list_compute_pools::exec(inv, &dir.pipelines),
+        ProjectCommand::CreateComputePool(args) => create_compute_pool::exec(inv, args),
+        ProjectCommand::DeleteComputePool(args) => delete_compute_pool::exec(inv, args),
+        ProjectCommand::HousekeepStatements(args) => housekeep_statements::exec(inv, args),
     }
 }

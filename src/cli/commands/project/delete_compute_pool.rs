@@ -1,0 +1,54 @@
+//! `flinkpipe project delete-compute-pool ID [DIR] [--no-ack]`: deletes a compute pool after
+//! listing what runs in it and asking; refused while statements of the project run there.
+
+use crate::cli::args::DeleteComputePoolArgs;
+use crate::cli::render::{confirm, print_json};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::pools::{self, DeletePoolRequest};
+
+pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
+    let prepared = pools::prepare_delete(
+        &inv.ctx,
+        &DeletePoolRequest {
+            pipelines: args.dir.pipelines.clone(),
+            id: args.id.clone(),
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    let plan = &prepared.plan;
+    if !inv.json() {
+        println!(
+            "Compute pool {} ({}): {}, {} of {} CFUs in use",
+            plan.pool.id,
+            plan.pool.display_name,
+            plan.pool.phase.as_str(),
+            plan.pool.current_cfu,
+            plan.pool.max_cfu
+        );
+        if plan.statements.is_empty() {
+            println!("No statement runs in it.");
+        } else {
+            println!("Statements of other projects run in it and will stop with it:");
+            for s in &plan.statements {
+                println!("  {} ({})", s.statement, s.phase);
+            }
+        }
+    }
+    if !args.no_ack && !confirm(&format!("Delete compute pool {}?", plan.pool.id))? {
+        println!("nothing deleted");
+        return Ok(false);
+    }
+    let pool = plan.pool.id.clone();
+    let plan = plan.clone();
+    let deleted = prepared.execute()?;
+    if inv.json() {
+        print_json(
+            &serde_json::json!({"pool": plan.pool, "statements": plan.statements, "deleted": deleted}),
+        );
+    } else if deleted {
+        println!("deleted compute pool {pool}");
+    } else {
+        println!("compute pool {pool} was already gone");
+    }
+    Ok(true)
+}

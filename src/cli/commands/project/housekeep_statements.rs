@@ -1,0 +1,143 @@
+//! `flinkpipe project housekeep-statements [DIR] [--starts-with P] [--status S] [--age DAYS]
+//! [--action delete|stop|resume] [--statement-name N] [--dry-run] [--no-ack]`: cleans up statements
+//! chosen from one listing; never a running statement of the project unless named.
+
+use crate::cli::args::{HousekeepAction, HousekeepArgs, StatusArg};
+use crate::cli::render::{confirm, print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::housekeep::{self, HousekeepPlan, HousekeepRequest, Phase};
+use crate::ops::statement::StatementVerb;
+use std::time::Duration;
+
+pub fn exec(inv: &Invocation, args: &HousekeepArgs) -> CmdResult {
+    let prepared = housekeep::prepare(
+        &inv.ctx,
+        &HousekeepRequest {
+            pipelines: args.dir.pipelines.clone(),
+            starts_with: args.starts_with.clone(),
+            status: args
+                .status
+                .iter()
+                .map(|s| match s {
+                    StatusArg::Completed => Phase::Completed,
+                    StatusArg::Failed => Phase::Failed,
+                    StatusArg::Stopped => Phase::Stopped,
+                    StatusArg::Running => Phase::Running,
+                    StatusArg::Degraded => Phase::Degraded,
+                    StatusArg::Pending => Phase::Pending,
+                })
+                .collect(),
+            age_days: args.age,
+            action: match args.action {
+                HousekeepAction::Delete => StatementVerb::Delete,
+                HousekeepAction::Stop => StatementVerb::Stop,
+                HousekeepAction::Resume => StatementVerb::Resume,
+            },
+            statement_names: args.statement_name.clone(),
+            compute_pool_id: args.compute_pool_id.clone(),
+            timeout: Duration::from_secs(args.timeout),
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    let plan = &prepared.plan;
+    if args.dry_run || plan.statements.is_empty() {
+        if inv.json() {
+            print_json(&serde_json::json!({"dry_run": args.dry_run, "plan": plan}));
+        } else {
+            print!("{}", plan_text(plan));
+            println!(
+                "{}",
+                if plan.statements.is_empty() {
+                    format!("nothing to {}", plan.action)
+                } else {
+                    "dry run: nothing was changed".to_string()
+                }
+            );
+        }
+        return Ok(true);
+    }
+    if !inv.json() {
+        print!("{}", plan_text(plan));
+    }
+    if !args.no_ack
+        && !confirm(&format!(
+            "{} these {} statement(s)?",
+            capitalised(plan.action),
+            plan.statements.len()
+        ))?
+    {
+        println!("nothing changed");
+        return Ok(false);
+    }
+    let report = prepared.execute();
+    if inv.json() {
+        print_json(&report);
+        return Ok(report.success());
+    }
+    for r in &report.results {
+        match &r.error {
+            None => println!(
+                "{} {} (phase {})",
+                past(report.plan.action),
+                r.statement,
+                r.phase.as_deref().unwrap_or("-")
+            ),
+            Some(e) => eprintln!("error: {e}"),
+        }
+    }
+    println!(
+        "{} of {} statement(s) {}",
+        report.results.iter().filter(|r| r.error.is_none()).count(),
+        report.results.len(),
+        past(report.plan.action)
+    );
+    Ok(report.success())
+}
+
+fn capitalised(v: StatementVerb) -> &'static str {
+    match v {
+        StatementVerb::Stop => "Stop",
+        StatementVerb::Resume => "Resume",
+        StatementVerb::Delete => "Delete",
+    }
+}
+
+fn past(v: StatementVerb) -> &'static str {
+    match v {
+        StatementVerb::Stop => "stopped",
+        StatementVerb::Resume => "resumed",
+        StatementVerb::Delete => "deleted",
+    }
+}
+
+fn plan_text(plan: &HousekeepPlan) -> String {
+    let mut out = format!(
+        "Housekeeping: {} statements where {} ({} listed)\n",
+        plan.action, plan.filters, plan.listed
+    );
+    if !plan.statements.is_empty() {
+        out.push('\n');
+        let rows: Vec<Vec<String>> = plan
+            .statements
+            .iter()
+            .map(|c| {
+                vec![
+                    c.statement.clone(),
+                    c.phase.clone(),
+                    c.age_days
+                        .map(|a| format!("{a} d"))
+                        .unwrap_or_else(|| "-".into()),
+                    c.table_name.clone().unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        out.push_str(&table(&["statement", "phase", "age", "table"], &rows));
+    }
+    if !plan.left_alone.is_empty() {
+        out.push_str("\nLeft alone:\n");
+        for k in &plan.left_alone {
+            out.push_str(&format!("  {} ({}): {}\n", k.statement, k.phase, k.reason));
+        }
+    }
+    out
+}

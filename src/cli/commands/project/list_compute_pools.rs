@@ -1,0 +1,57 @@
+//! `flinkpipe project list-compute-pools [DIR]`: the compute pools of the Confluent Cloud
+//! environment, with their capacity and what of the configuration uses each.
+
+use crate::cli::render::{print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::pools;
+use std::path::Path;
+
+pub fn exec(inv: &Invocation, pipelines: &Path) -> CmdResult {
+    let r = pools::list(&inv.ctx, pipelines)?;
+    if inv.json() {
+        print_json(&r);
+        return Ok(r.missing.is_empty());
+    }
+    println!("Compute pools of environment {}\n", r.environment);
+    let rows: Vec<Vec<String>> = r
+        .pools
+        .iter()
+        .map(|p| {
+            vec![
+                p.pool.id.clone(),
+                p.pool.display_name.clone(),
+                p.pool.phase.as_str().to_string(),
+                format!("{}/{}", p.pool.current_cfu, p.pool.max_cfu),
+                format!("{:.0} %", p.usage_percent),
+                format!("{} {}", p.pool.cloud, p.pool.region),
+                if p.configured_for.is_empty() {
+                    "-".into()
+                } else {
+                    p.configured_for.join("; ")
+                },
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(
+            &[
+                "pool",
+                "name",
+                "phase",
+                "CFU",
+                "used",
+                "region",
+                "configured for"
+            ],
+            &rows
+        )
+    );
+    println!("\n{} pool(s)", rows.len());
+    for m in &r.missing {
+        eprintln!(
+            "error: the configuration names compute pool {m}, which this environment does not have"
+        );
+    }
+    Ok(r.missing.is_empty())
+}

@@ -1,0 +1,270 @@
+//! Compute pool capacity before a deploy: how many statements the plan will start in each pool,
+//! against each pool's `status.current_cfu` and `spec.max_cfu` (`confluent-cloud-flink-api.md` §12),
+//! so that a deploy that would push a pool past `flink.max_cfu_percent_before_allocation` (shift_left's
+//! key, default 0.8) stops before it creates anything.
+//!
+//! **The estimate**: one CFU per statement that will start running — a DML, statement set, CTAS or
+//! materialized table that is absent, stopped or failed now, or that a carry-over starts beside the
+//! running one. A DDL completes at once (0), a statement that replaces a running one in place needs
+//! nothing more (0). Confluent does not say what a statement will use before it runs (statements
+//! scale with their load), so this is a floor, not a forecast.
+
+use crate::deploy::cloud::{ComputePool, PoolPhase};
+use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
+use crate::deploy::{DeployNode, Phase, StatementKind, StatementState};
+use crate::plan::Action;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// shift_left's default share of a pool a deploy may fill.
+pub const DEFAULT_MAX_CFU_RATIO: f64 = 0.8;
+
+/// The statements a plan starts, by pool (`None`: the environment's default pool).
+pub fn starts_by_pool(
+    nodes: &[DeployNode],
+    live: &BTreeMap<String, StatementState>,
+    options: &DeployOptions,
+    carry_over: bool,
+) -> BTreeMap<Option<String>, Vec<String>> {
+    let mut out: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+    let known = Known {
+        carry_over,
+        ..Known::default()
+    };
+    for n in nodes.iter().filter(|n| n.action != Action::Skip) {
+        for step in n.steps.iter().filter(|s| s.spec.kind == StatementKind::Dml) {
+            let existing = live.get(&step.spec.name);
+            let is_live = existing.is_some_and(|s| {
+                matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
+            });
+            let starts = match decide::decide(existing, step, n, options, known) {
+                StepPlan::Create | StepPlan::DropAndRecreate | StepPlan::FinishHandover => true,
+                StepPlan::Recreate { .. } => !is_live,
+                StepPlan::CarryOver => true,
+                StepPlan::StopResume { stop_first } => !stop_first,
+                StepPlan::Adopt { .. } | StepPlan::Refuse(_) | StepPlan::SkipDrop => false,
+            };
+            if starts {
+                out.entry(step.spec.compute_pool.clone())
+                    .or_default()
+                    .push(step.spec.name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// What a pool can take.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum Verdict {
+    /// The new statements fit under the limit.
+    Fits,
+    /// They would push the pool past the limit.
+    OverLimit,
+    /// The pool does not exist in the environment.
+    Missing,
+    /// The pool exists but is not PROVISIONED (its phase): statements wait until it is.
+    NotReady { phase: String },
+}
+
+/// One pool's check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolCheck {
+    /// `lfcp-…`.
+    pub pool: String,
+    /// `spec.display_name` (empty when the pool is missing).
+    pub display_name: String,
+    /// `status.current_cfu`.
+    pub current_cfu: u32,
+    /// `spec.max_cfu`.
+    pub max_cfu: u32,
+    /// CFUs the deploy adds (one per statement it starts, an estimate).
+    pub needed_cfu: u32,
+    /// The limit: `max_cfu × ratio`.
+    pub limit_cfu: f64,
+    /// The statements it starts there.
+    pub statements: Vec<String>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+impl PoolCheck {
+    /// Whether the deploy must stop here (unless `--allow-pool-overcommit` for [`Verdict::OverLimit`]).
+    pub fn blocks(&self) -> bool {
+        matches!(self.verdict, Verdict::OverLimit | Verdict::Missing)
+    }
+
+    /// One line for the user.
+    pub fn describe(&self, ratio: f64) -> String {
+        let name = if self.display_name.is_empty() {
+            self.pool.clone()
+        } else {
+            format!("{} ({})", self.pool, self.display_name)
+        };
+        match &self.verdict {
+            Verdict::Fits => format!(
+                "compute pool {name}: {} of {} CFUs in use, this deploy starts {} statement(s) needing about {} more: fits under {:.1} ({:.0} % of {})",
+                self.current_cfu,
+                self.max_cfu,
+                self.statements.len(),
+                self.needed_cfu,
+                self.limit_cfu,
+                ratio * 100.0,
+                self.max_cfu
+            ),
+            Verdict::OverLimit => format!(
+                "compute pool {name}: {} of {} CFUs in use, and this deploy starts {} statement(s) needing about {} more (one CFU per running statement, an estimate): {} > {:.1} ({:.0} % of {}, flink.max_cfu_percent_before_allocation)",
+                self.current_cfu,
+                self.max_cfu,
+                self.statements.len(),
+                self.needed_cfu,
+                self.current_cfu + self.needed_cfu,
+                self.limit_cfu,
+                ratio * 100.0,
+                self.max_cfu
+            ),
+            Verdict::Missing => format!(
+                "compute pool {} does not exist in this environment ({} statement(s) would go there)",
+                self.pool,
+                self.statements.len()
+            ),
+            Verdict::NotReady { phase } => format!(
+                "compute pool {name} is {phase}, not PROVISIONED: its {} statement(s) wait until it is",
+                self.statements.len()
+            ),
+        }
+    }
+}
+
+/// Checks one pool (`None`: it does not exist) against the statements a deploy starts in it.
+pub fn check_pool(
+    id: &str,
+    pool: Option<&ComputePool>,
+    statements: &[String],
+    ratio: f64,
+) -> PoolCheck {
+    let needed = statements.len() as u32;
+    let Some(p) = pool else {
+        return PoolCheck {
+            pool: id.to_string(),
+            display_name: String::new(),
+            current_cfu: 0,
+            max_cfu: 0,
+            needed_cfu: needed,
+            limit_cfu: 0.0,
+            statements: statements.to_vec(),
+            verdict: Verdict::Missing,
+        };
+    };
+    let limit = f64::from(p.max_cfu) * ratio;
+    let verdict = if needed > 0 && f64::from(p.current_cfu + needed) > limit + 1e-9 {
+        Verdict::OverLimit
+    } else if p.phase != PoolPhase::Provisioned {
+        Verdict::NotReady {
+            phase: p.phase.as_str().to_string(),
+        }
+    } else {
+        Verdict::Fits
+    };
+    PoolCheck {
+        pool: id.to_string(),
+        display_name: p.display_name.clone(),
+        current_cfu: p.current_cfu,
+        max_cfu: p.max_cfu,
+        needed_cfu: needed,
+        limit_cfu: limit,
+        statements: statements.to_vec(),
+        verdict,
+    }
+}
+
+/// The capacity check of a deploy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    /// `flink.max_cfu_percent_before_allocation`.
+    pub ratio: f64,
+    /// Each pool the deploy starts statements in.
+    pub pools: Vec<PoolCheck>,
+    /// Why (part of) the check was not made: no Cloud API key, statements in the environment's
+    /// default pool.
+    pub notes: Vec<String>,
+}
+
+impl Capacity {
+    /// The pools that stop the deploy (over the limit unless `allow_overcommit`, or missing).
+    pub fn blocking(&self, allow_overcommit: bool) -> Vec<&PoolCheck> {
+        self.pools
+            .iter()
+            .filter(|p| {
+                matches!(p.verdict, Verdict::Missing)
+                    || (!allow_overcommit && matches!(p.verdict, Verdict::OverLimit))
+            })
+            .collect()
+    }
+}
+
+/// `flink.max_cfu_percent_before_allocation` as a ratio. Errors: a value outside (0, 1].
+pub fn ratio_of(cfg: &crate::config::Config) -> Result<f64, String> {
+    match cfg.flink.max_cfu_percent_before_allocation {
+        None => Ok(DEFAULT_MAX_CFU_RATIO),
+        Some(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        Some(r) => Err(format!(
+            "flink.max_cfu_percent_before_allocation: {r} is not a share of the pool between 0 and 1 (0.8 = 80 %)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(current: u32, max: u32, phase: PoolPhase) -> ComputePool {
+        ComputePool {
+            id: "lfcp-1".into(),
+            display_name: "sales".into(),
+            cloud: "AWS".into(),
+            region: "us-west-2".into(),
+            max_cfu: max,
+            current_cfu: current,
+            phase,
+            default_pool: false,
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        let two = vec!["a".to_string(), "b".to_string()];
+        let p = pool(2, 5, PoolPhase::Provisioned);
+        // 2 + 2 = 4 ≤ 4.0 (80 % of 5): fits; 3 + 2 = 5 > 4.0: over.
+        assert_eq!(
+            check_pool("lfcp-1", Some(&p), &two, 0.8).verdict,
+            Verdict::Fits
+        );
+        let full = pool(3, 5, PoolPhase::Provisioned);
+        let c = check_pool("lfcp-1", Some(&full), &two, 0.8);
+        assert_eq!(c.verdict, Verdict::OverLimit);
+        assert!(c.blocks());
+        assert!(
+            c.describe(0.8).contains("3 of 5 CFUs in use") && c.describe(0.8).contains("5 > 4.0"),
+            "{}",
+            c.describe(0.8)
+        );
+        // Nothing to start: never over.
+        assert_eq!(
+            check_pool("lfcp-1", Some(&full), &[], 0.8).verdict,
+            Verdict::Fits
+        );
+        assert_eq!(
+            check_pool("lfcp-9", None, &two, 0.8).verdict,
+            Verdict::Missing
+        );
+        let new = pool(0, 5, PoolPhase::Provisioning);
+        assert_eq!(
+            check_pool("lfcp-1", Some(&new), &two, 0.8).verdict,
+            Verdict::NotReady {
+                phase: "PROVISIONING".into()
+            }
+        );
+    }
+}

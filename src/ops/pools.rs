@@ -1,0 +1,300 @@
+//! `project list-compute-pools`, `project create-compute-pool NAME --max-cfu N`, `project
+//! delete-compute-pool ID`: Confluent Cloud compute pools of the configured environment, through the
+//! control plane (`fcpm/v2`, a Cloud API key: [`crate::deploy::cloud`]). Planning never creates a
+//! pool (shift_left did, defect 14); these commands are the explicit way.
+//!
+//! Deleting is two steps, so that the caller can show what runs there and ask first: [`prepare_delete`]
+//! reads the pool and the statements in it (one listing of the data plane), [`PreparedDelete::execute`]
+//! deletes. A pool where statements of the project run is never deleted: they are named instead.
+
+use super::target::{self, TargetKind};
+use super::{Context, OpsError};
+use crate::config::{Config, process_env};
+use crate::deploy::Phase;
+use crate::deploy::Scrubber;
+use crate::deploy::cloud::{self, CloudClient, ComputePool, MAX_CFU_VALUES, PoolPhase};
+use crate::plan::StatementNaming;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A client of the control plane and the scrubber of every secret.
+fn client(cfg: &Config) -> Result<(CloudClient, Scrubber), OpsError> {
+    if TargetKind::of(cfg) == TargetKind::SqlGateway {
+        return Err(OpsError::Refused(
+            "compute pools are Confluent Cloud's: the configured target is an Apache Flink SQL Gateway (flinkpipe.gateway.url)".into(),
+        ));
+    }
+    let scrubber = target::secrets_scrubber(&process_env);
+    let settings = cloud::settings(cfg, &process_env)?;
+    let client =
+        CloudClient::new(settings).map_err(|e| OpsError::Target(scrubber.scrub(&e.to_string())))?;
+    Ok((client, scrubber))
+}
+
+/// A pool and what of the configuration sends statements there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolRow {
+    #[serde(flatten)]
+    pub pool: ComputePool,
+    /// `current_cfu / max_cfu`, percent.
+    pub usage_percent: f64,
+    /// What of the configuration points at it: `flink.compute_pool_id`, `flinkpipe.compute_pools: sales`.
+    pub configured_for: Vec<String>,
+}
+
+/// The pools of the environment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolList {
+    pub environment: String,
+    pub pools: Vec<PoolRow>,
+    /// Pools the configuration names that the environment does not have.
+    pub missing: Vec<String>,
+}
+
+/// Every compute pool of the environment (one paginated listing), with what of the configuration
+/// uses each.
+///
+/// Errors: no environment id or Cloud API key (named), the control plane's errors (401 with a Flink
+/// key: says a Cloud key is needed).
+pub fn list(ctx: &Context, pipelines: &std::path::Path) -> Result<PoolList, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let (client, scrubber) = client(&cfg)?;
+    let rt = target::runtime()?;
+    let pools = rt
+        .block_on(client.list_pools())
+        .map_err(|e| OpsError::Target(scrubber.scrub(&format!("listing compute pools: {e}"))))?;
+    let mut uses: Vec<(String, String)> = Vec::new();
+    if let Some(p) = &cfg.flink.compute_pool_id {
+        uses.push((p.clone(), "flink.compute_pool_id".into()));
+    }
+    for (name, p) in &cfg.flinkpipe.compute_pools {
+        uses.push((p.clone(), format!("flinkpipe.compute_pools: {name}")));
+    }
+    let rows = pools
+        .into_iter()
+        .map(|p| PoolRow {
+            usage_percent: if p.max_cfu == 0 {
+                0.0
+            } else {
+                f64::from(p.current_cfu) * 100.0 / f64::from(p.max_cfu)
+            },
+            configured_for: uses
+                .iter()
+                .filter(|(id, _)| *id == p.id)
+                .map(|(_, what)| what.clone())
+                .collect(),
+            pool: p,
+        })
+        .collect::<Vec<_>>();
+    let mut missing: Vec<String> = uses
+        .iter()
+        .map(|(id, _)| id.clone())
+        .filter(|id| !rows.iter().any(|r| r.pool.id == *id))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    Ok(PoolList {
+        environment: client.environment_id().to_string(),
+        pools: rows,
+        missing,
+    })
+}
+
+/// A pool to create.
+#[derive(Debug, Clone)]
+pub struct CreatePoolRequest {
+    pub pipelines: PathBuf,
+    /// `spec.display_name`: `^(?:[0-9A-Za-z\-])[\w\.-]{0,63}$` (§12).
+    pub name: String,
+    /// One of [`MAX_CFU_VALUES`].
+    pub max_cfu: u32,
+    /// Wait until PROVISIONED, at most this long (`None`: return at once).
+    pub wait: Option<Duration>,
+}
+
+/// Creates a pool in the environment's cloud and region and waits until it is PROVISIONED.
+///
+/// Errors (before anything is sent): a name or `max_cfu` the API refuses, no cloud or region
+/// configured; then the control plane's errors (409: the name is taken), a pool that FAILED or is
+/// still PROVISIONING when the wait ends.
+pub fn create(ctx: &Context, req: &CreatePoolRequest) -> Result<ComputePool, OpsError> {
+    let valid_name = req
+        .name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+        && req.name.chars().count() <= 64
+        && req
+            .name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if !valid_name {
+        return Err(OpsError::Usage(format!(
+            "'{}' is not a compute pool name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter, a digit or '-'",
+            req.name
+        )));
+    }
+    if !MAX_CFU_VALUES.contains(&req.max_cfu) {
+        return Err(OpsError::Usage(format!(
+            "--max-cfu {}: Confluent Cloud takes {}",
+            req.max_cfu,
+            MAX_CFU_VALUES
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let (client, scrubber) = client(&cfg)?;
+    let rt = target::runtime()?;
+    let fail = |doing: &str, e: crate::deploy::TargetError| {
+        OpsError::Target(scrubber.scrub(&format!("{doing}: {e}")))
+    };
+    let mut pool = rt
+        .block_on(client.create_pool(&req.name, req.max_cfu))
+        .map_err(|e| fail(&format!("creating compute pool {}", req.name), e))?;
+    let Some(wait) = req.wait else {
+        return Ok(pool);
+    };
+    let deadline = std::time::Instant::now() + wait;
+    let mut n = 0;
+    while pool.phase == PoolPhase::Provisioning && std::time::Instant::now() < deadline {
+        std::thread::sleep(
+            crate::deploy::Backoff::POLL
+                .delay(n, 7)
+                .min(Duration::from_secs(10)),
+        );
+        n += 1;
+        if let Some(p) = rt
+            .block_on(client.get_pool(&pool.id))
+            .map_err(|e| fail(&format!("reading compute pool {}", pool.id), e))?
+        {
+            pool = p;
+        }
+    }
+    match &pool.phase {
+        PoolPhase::Provisioned => Ok(pool),
+        PoolPhase::Provisioning => Err(OpsError::Target(format!(
+            "compute pool {} ({}) was created but is still PROVISIONING after {}s",
+            pool.id,
+            pool.display_name,
+            wait.as_secs()
+        ))),
+        other => Err(OpsError::Target(format!(
+            "compute pool {} ({}) was created but is {}",
+            pool.id,
+            pool.display_name,
+            other.as_str()
+        ))),
+    }
+}
+
+/// A pool to delete.
+#[derive(Debug, Clone)]
+pub struct DeletePoolRequest {
+    pub pipelines: PathBuf,
+    /// `lfcp-…`.
+    pub id: String,
+    pub allow_unknown: bool,
+}
+
+/// A statement that runs in the pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InPool {
+    pub statement: String,
+    pub phase: String,
+    /// The table of the project that owns it, `None`: not the project's.
+    pub table_name: Option<String>,
+}
+
+/// What deleting the pool touches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeletePlan {
+    pub pool: ComputePool,
+    /// Statements in it that are not stopped, failed or completed, the project's first.
+    pub statements: Vec<InPool>,
+}
+
+/// A delete ready to run (after the caller asked).
+pub struct PreparedDelete {
+    client: CloudClient,
+    scrubber: Scrubber,
+    rt: tokio::runtime::Runtime,
+    pub plan: DeletePlan,
+}
+
+/// Reads the pool and the statements running in it.
+///
+/// Errors: the pool does not exist, statements of the project run in it (refused, named: stop or
+/// move them first), the targets' errors.
+pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<PreparedDelete, OpsError> {
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let (client, scrubber) = client(&cfg)?;
+    let rt = target::runtime()?;
+    let pool = rt
+        .block_on(client.get_pool(&req.id))
+        .map_err(|e| {
+            OpsError::Target(scrubber.scrub(&format!("reading compute pool {}: {e}", req.id)))
+        })?
+        .ok_or_else(|| {
+            OpsError::Refused(format!(
+                "compute pool {} does not exist in environment {}",
+                req.id,
+                client.environment_id()
+            ))
+        })?;
+    // The statements in it: one listing of the data plane, filtered by `spec.compute_pool_id`.
+    let owned = if req.pipelines.is_dir() {
+        let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
+        StatementNaming::from_config(&cfg).owned_statements(&project)
+    } else {
+        Default::default()
+    };
+    let c = target::connect(&cfg, None)?;
+    let live = rt.block_on(target::live_statements(&c))?;
+    let mut statements: Vec<InPool> = live
+        .values()
+        .filter(|s| s.meta.compute_pool_id.as_deref() == Some(req.id.as_str()))
+        .filter(|s| !matches!(s.phase, Phase::Stopped | Phase::Failed | Phase::Completed))
+        .map(|s| InPool {
+            statement: s.name.clone(),
+            phase: s.phase.to_string(),
+            table_name: owned.get(&s.name).cloned(),
+        })
+        .collect();
+    statements.sort_by_key(|s| (s.table_name.is_none(), s.statement.clone()));
+    let ours: Vec<String> = statements
+        .iter()
+        .filter(|s| s.table_name.is_some())
+        .map(|s| format!("{} ({})", s.statement, s.phase))
+        .collect();
+    if !ours.is_empty() {
+        return Err(OpsError::Refused(format!(
+            "compute pool {} ({}) runs statements of this project: {}; stop or move them first (pipeline undeploy, or flinkpipe.compute_pools and a redeploy)",
+            pool.id,
+            pool.display_name,
+            ours.join(", ")
+        )));
+    }
+    Ok(PreparedDelete {
+        client,
+        scrubber,
+        rt,
+        plan: DeletePlan { pool, statements },
+    })
+}
+
+impl PreparedDelete {
+    /// Deletes the pool. `Ok(false)`: it was gone already.
+    pub fn execute(self) -> Result<bool, OpsError> {
+        let id = self.plan.pool.id.clone();
+        self.rt.block_on(self.client.delete_pool(&id)).map_err(|e| {
+            OpsError::Target(
+                self.scrubber
+                    .scrub(&format!("deleting compute pool {id}: {e}")),
+            )
+        })
+    }
+}

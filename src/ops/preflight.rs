@@ -1,0 +1,260 @@
+//! What a deploy checks before it creates anything: the server-side dry run of every statement it
+//! would create (`deploy --dry-run`), and the capacity of the compute pools it starts statements in.
+//!
+//! - **Dry runs.** Each statement the executor would create — absent, or replacing one whose SQL or
+//!   properties changed — is submitted to the target's dry run ([`crate::deploy::Target::dry_run_statement`]:
+//!   Confluent Cloud `sql.dry-run=true`, SQL Gateway `EXPLAIN`), up to `max_parallel` at once. On
+//!   Confluent Cloud a statement is checked against the catalog as it is now, so a DML that reads or
+//!   writes a table this deploy creates first cannot be checked before that table exists; it is
+//!   reported as not checked, with the table (the SQL Gateway declares every table of the project in
+//!   its session, so it checks them all).
+//! - **Capacity** ([`super::capacity`]): each pool's `current_cfu`/`max_cfu` read from the control
+//!   plane with the Cloud API key; without that key the check is skipped with a note.
+
+use super::capacity::{self, Capacity};
+use super::target::{Connected, TargetKind};
+use super::{Context, OpsError};
+use crate::deploy::cloud::{self, CloudClient};
+use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
+use crate::deploy::gateway::catalog;
+use crate::deploy::retry::{Backoff, Limit, retry, seed_of};
+use crate::deploy::{Checked, DeployNode, StatementState, TargetError};
+use crate::plan::{Action, Cause, ExecutionPlan};
+use futures_util::StreamExt;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The server's verdict on one statement of a dry run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "detail", rename_all = "snake_case")]
+pub enum ServerCheck {
+    /// The server parsed and validated it.
+    Valid,
+    /// The server rejects it: its message.
+    Invalid(String),
+    /// Not checked, and why (a DDL on the SQL Gateway, a table this deploy creates first, …).
+    NotChecked(String),
+    /// The check itself failed (the target's error, secrets masked).
+    Error(String),
+}
+
+impl ServerCheck {
+    /// Whether this check fails the dry run.
+    pub fn fails(&self) -> bool {
+        matches!(self, ServerCheck::Invalid(_) | ServerCheck::Error(_))
+    }
+
+    /// `valid`, `INVALID`, `not checked`, `ERROR`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ServerCheck::Valid => "valid",
+            ServerCheck::Invalid(_) => "INVALID",
+            ServerCheck::NotChecked(_) => "not checked",
+            ServerCheck::Error(_) => "ERROR",
+        }
+    }
+}
+
+/// What the executor would do with a statement, for a dry run and the capacity estimate (from the
+/// same pure decision).
+pub fn intended(
+    existing: Option<&StatementState>,
+    node: &DeployNode,
+    step: &crate::deploy::Step,
+    options: &DeployOptions,
+    carry_over: bool,
+) -> StepPlan {
+    let known = Known {
+        carry_over,
+        ..Known::default()
+    };
+    decide::decide(existing, step, node, options, known)
+}
+
+/// Whether a decision creates a statement whose text the server should check first.
+fn creates(plan: &StepPlan) -> bool {
+    matches!(
+        plan,
+        StepPlan::Create | StepPlan::Recreate { .. } | StepPlan::CarryOver
+    )
+}
+
+/// The server-side dry runs of a deploy: statement name → verdict, for every statement it would
+/// create; statements it keeps, resumes or refuses get no entry.
+pub fn server_checks(
+    c: &Connected,
+    rt: &tokio::runtime::Runtime,
+    plan: &ExecutionPlan,
+    nodes: &[DeployNode],
+    live: &BTreeMap<String, StatementState>,
+    options: &DeployOptions,
+) -> BTreeMap<String, ServerCheck> {
+    let carry_over = c.target.supports_carry_over();
+    // Tables this deploy defines for the first time (their DDL statement is absent and no statement
+    // proves the table exists): on Confluent, what reads or writes them cannot be checked yet.
+    // Tables this deploy defines for the first time: created by a statement it creates (CREATE
+    // TABLE/VIEW, CTAS, materialized table) of a table not known to exist (a re-declared table exists).
+    // Keyed as the gateway's catalog keys them (last name part, lower case), from the SQL sent.
+    let mut created: BTreeMap<String, String> = BTreeMap::new();
+    for (pn, n) in plan.nodes.iter().zip(nodes) {
+        if n.action == Action::Skip || matches!(pn.cause, Cause::Redeclared { .. }) {
+            continue;
+        }
+        for s in n.steps.iter().filter(|s| !s.is_drop) {
+            if matches!(
+                intended(live.get(&s.spec.name), n, s, options, carry_over),
+                StepPlan::Create
+            ) {
+                for (key, name) in catalog::created_tables(&s.spec.sql) {
+                    created.insert(key, name);
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    let mut to_check = Vec::new();
+    for n in nodes {
+        if n.action == Action::Skip {
+            continue;
+        }
+        for s in &n.steps {
+            let decided = intended(live.get(&s.spec.name), n, s, options, carry_over);
+            if matches!(decided, StepPlan::DropAndRecreate) {
+                out.insert(
+                    s.spec.name.clone(),
+                    ServerCheck::NotChecked(
+                        "the table is dropped first (--allow-drop): its new definition is checked when it runs".into(),
+                    ),
+                );
+                continue;
+            }
+            if !creates(&decided) {
+                continue;
+            }
+            if c.kind == TargetKind::ConfluentCloud {
+                // What it reads or writes besides what it creates itself (a CTAS).
+                let own: BTreeSet<String> = catalog::created_tables(&s.spec.sql)
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect();
+                let needs: Vec<&str> = catalog::referenced_tables(&s.spec.sql)
+                    .into_iter()
+                    .filter(|k| !own.contains(k))
+                    .filter_map(|k| created.get(&k).map(String::as_str))
+                    .collect();
+                if !needs.is_empty() {
+                    out.insert(
+                        s.spec.name.clone(),
+                        ServerCheck::NotChecked(format!(
+                            "reads or writes {}, which this deploy creates first: the server checks it when the deploy creates it",
+                            needs.join(", ")
+                        )),
+                    );
+                    continue;
+                }
+            }
+            to_check.push(s.spec.clone());
+        }
+    }
+    let results: Vec<(String, ServerCheck)> = rt.block_on(async {
+        futures_util::stream::iter(to_check)
+            .map(|spec| async move {
+                let r = retry(&Backoff::HTTP, Limit::Attempts, seed_of(&spec.name), || {
+                    c.target.dry_run_statement(&spec)
+                })
+                .await
+                .map_err(|g| g.error);
+                let check = match r {
+                    Ok(Checked::Valid) => ServerCheck::Valid,
+                    Ok(Checked::NotChecked(why)) => ServerCheck::NotChecked(why),
+                    Err(TargetError::Invalid(cause)) => {
+                        ServerCheck::Invalid(c.scrubber.scrub(&cause))
+                    }
+                    Err(e) => ServerCheck::Error(c.scrubber.scrub(&e.to_string())),
+                };
+                (spec.name, check)
+            })
+            .buffer_unordered(options.max_parallel.max(1))
+            .collect()
+            .await
+    });
+    out.extend(results);
+    out
+}
+
+/// The capacity check of a deploy on Confluent Cloud: `None` on the SQL Gateway, or when the plan
+/// starts nothing. Without a Cloud API key the pools are not read (a note says so).
+///
+/// Errors: `flink.max_cfu_percent_before_allocation` outside (0, 1]; the control plane's errors
+/// (a Flink key given as the Cloud key: 401, named).
+pub fn capacity(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    c: &Connected,
+    rt: &tokio::runtime::Runtime,
+    nodes: &[DeployNode],
+    live: &BTreeMap<String, StatementState>,
+    options: &DeployOptions,
+) -> Result<Option<Capacity>, OpsError> {
+    if c.kind != TargetKind::ConfluentCloud {
+        return Ok(None);
+    }
+    let ratio = capacity::ratio_of(cfg).map_err(|m| crate::config::ConfigError::Parse {
+        path: cfg
+            .source
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("config.yaml")),
+        message: m,
+    })?;
+    let starts = capacity::starts_by_pool(nodes, live, options, c.target.supports_carry_over());
+    if starts.is_empty() {
+        return Ok(None);
+    }
+    let mut notes = Vec::new();
+    if let Some(default) = starts.get(&None) {
+        notes.push(format!(
+            "{} statement(s) go to the environment's default pool (no flink.compute_pool_id): its capacity is not checked",
+            default.len()
+        ));
+    }
+    let pools: Vec<(&String, &Vec<String>)> = starts
+        .iter()
+        .filter_map(|(p, s)| p.as_ref().map(|p| (p, s)))
+        .collect();
+    if pools.is_empty() {
+        return Ok(Some(Capacity {
+            ratio,
+            pools: Vec::new(),
+            notes,
+        }));
+    }
+    let client = match cloud::settings(cfg, &crate::config::process_env) {
+        Ok(s) => CloudClient::new(s).map_err(|e| c.error("the control plane", e))?,
+        Err(_) => {
+            let note = format!(
+                "compute pool capacity not checked: set {} and {} (a Cloud API key) to check it before deploying",
+                crate::deploy::secrets::CLOUD_API_KEY_VAR,
+                crate::deploy::secrets::CLOUD_API_SECRET_VAR
+            );
+            ctx.console.warn(&format!("warning[capacity]: {note}"));
+            notes.push(note);
+            return Ok(Some(Capacity {
+                ratio,
+                pools: Vec::new(),
+                notes,
+            }));
+        }
+    };
+    let mut checks = Vec::new();
+    for (id, statements) in pools {
+        let pool = rt
+            .block_on(client.get_pool(id))
+            .map_err(|e| c.error(&format!("reading compute pool {id}"), e))?;
+        checks.push(capacity::check_pool(id, pool.as_ref(), statements, ratio));
+    }
+    Ok(Some(Capacity {
+        ratio,
+        pools: checks,
+        notes,
+    }))
+}

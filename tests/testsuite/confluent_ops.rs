@@ -1,0 +1,1183 @@
+//! Confluent Cloud day-2 operations (#13), the real binary against the fake on a copy of the example
+//! project: a replacement whose server-side dry run fails leaves the running statement alone;
+//! `deploy --dry-run` checks what it would create on the server; `pipeline explain`; a compute pool
+//! per table; a full pool stops the deploy before any create; `project list|create|delete-compute-pool`
+//! with the Cloud API key (the Flink key refused, and said so); per-environment rewrite rules change
+//! what is sent and nothing on disk (and `app.sql_content_modifier` is refused); housekeeping never
+//! touches a running statement of the project; `status --lag` from the Metrics API.
+
+use crate::fake_confluent::{
+    CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET,
+};
+use crate::support::{stderr, stdout};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
+
+const TABLE: &str = "sales_fct_order_payments";
+const DDL: &str = "dev-usw2-sales-ddl-sales-fct-order-payments";
+const DML: &str = "dev-usw2-sales-dml-sales-fct-order-payments";
+const DML_FILE: &str =
+    "facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql";
+
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    pipelines: PathBuf,
+}
+
+/// The example project with `config.yaml` = [`CONFIG`] followed by `extra`.
+fn project(extra: &str) -> Project {
+    let (tmp, pipelines) = crate::support::our_fixture();
+    let root = tmp.path().to_path_buf();
+    std::fs::write(
+        root.join("config.yaml"),
+        format!("{}{extra}", CONFIG.replace("ORG", ORG).replace("ENV", ENV)),
+    )
+    .unwrap();
+    Project {
+        _tmp: tmp,
+        root,
+        pipelines,
+    }
+}
+
+/// The binary with `args` then the pipelines folder, against the fake; the Cloud API key is set
+/// (and both planes point at the fake) unless `env` clears it.
+fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = crate::support::command();
+    c.args(args)
+        .arg(&p.pipelines)
+        .current_dir(&p.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        if v.is_empty() {
+            c.env_remove(k);
+        } else {
+            c.env(k, v);
+        }
+    }
+    let o = c.output().unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!all.contains(secret), "a secret in the output:\n{all}");
+    }
+    o
+}
+
+/// The fake with the default pool (`flink.compute_pool_id` of [`CONFIG`]) on its control plane.
+fn fake() -> FakeConfluent {
+    let f = FakeConfluent::start();
+    f.add_pool(DEFAULT_POOL, "default", 50, 0);
+    f
+}
+
+/// Statements stored and not being deleted.
+fn live_names(fake: &FakeConfluent) -> Vec<String> {
+    fake.phases()
+        .into_iter()
+        .filter(|(_, p)| p != "DELETING")
+        .map(|(n, _)| n)
+        .collect()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    stdout(o)
+}
+
+fn json(o: &Output) -> Value {
+    let out = stdout(o);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{}", stderr(o)))
+}
+
+/// Every file under `dir`, path → bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+fn edit(p: &Project, rel: &str, f: impl Fn(&str) -> String) {
+    let path = p.pipelines.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let new = f(&text);
+    assert_ne!(new, text, "the edit of {rel} changed nothing");
+    std::fs::write(&path, new).unwrap();
+}
+
+fn statement<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["statement"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {v:#}"))
+}
+
+#[test]
+fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
+    let p = project("");
+    let fake = fake();
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
+    let old_sql = fake.sql(DML).unwrap();
+    // A column the table does not have: the server rejects the new text in its dry run.
+    edit(&p, DML_FILE, |t| {
+        t.replace(
+            "  p.seconds_to_pay,",
+            "  p.seconds_to_pay + p.no_such_column,",
+        )
+    });
+    let detail = "SQL validation failed. Error while validating statement: Column 'no_such_column' not found in any table";
+    fake.fail_dry_run("no_such_column", detail);
+    let (posts, deletes) = (fake.posts(), fake.deletes());
+
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(
+        out.contains("the new SQL does not validate, so the running statement was left alone")
+            && out.contains("Column 'no_such_column' not found in any table"),
+        "{out}"
+    );
+    // The running statement is untouched: same SQL, RUNNING, never deleted or stopped; nothing
+    // was created but the dry run, which the server does not keep.
+    assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
+    assert_eq!(fake.sql(DML).unwrap(), old_sql);
+    assert_eq!(fake.deletes(), deletes);
+    assert_eq!(fake.posts(), posts);
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|r| r.method == "PATCH" && r.path.ends_with(DML)),
+        "the running statement was stopped"
+    );
+    let dry = fake.dry_runs();
+    let failed: Vec<_> = dry.iter().filter(|d| d.phase == "FAILED").collect();
+    assert_eq!(failed.len(), 1, "{dry:?}");
+    assert!(
+        failed[0].name.starts_with(&format!("{DML}-dry-")),
+        "{dry:?}"
+    );
+    assert!(failed[0].sql.contains("no_such_column"));
+    assert_eq!(failed[0].properties["sql.dry-run"], "true");
+    assert!(!fake.names().iter().any(|n| n.contains("-dry-")));
+
+    // A text that validates replaces it: checked first, then deleted and created again.
+    edit(&p, DML_FILE, |t| {
+        t.replace(
+            "  p.seconds_to_pay + p.no_such_column,",
+            "  p.seconds_to_pay, -- checked",
+        )
+    });
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
+    ok(&o);
+    assert!(fake.sql(DML).unwrap().contains("-- checked"));
+    assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
+    let last = fake.dry_runs().last().cloned().unwrap();
+    assert_eq!(last.phase, "COMPLETED");
+    assert!(last.sql.contains("-- checked"));
+    let reqs = fake.requests();
+    let dry_at = reqs.iter().rposition(|r| r.is_dry_run()).unwrap();
+    let delete_at = reqs
+        .iter()
+        .rposition(|r| r.method == "DELETE" && r.path.ends_with(DML))
+        .unwrap();
+    assert!(dry_at < delete_at, "validated before the delete");
+}
+
+#[test]
+fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
+    let p = project("");
+    let fake = fake();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--dry-run",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    let v = json(&o);
+    assert!(o.status.success(), "{v:#}");
+    assert_eq!(v["success"], true);
+    // The DDL is checked on the server; the DML writes a table this deploy creates first, so the
+    // server cannot check it yet, and says so.
+    assert_eq!(statement(&v, DDL)["check"]["status"], "valid", "{v:#}");
+    let dml = statement(&v, DML);
+    assert_eq!(dml["check"]["status"], "not_checked", "{v:#}");
+    assert!(
+        dml["check"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("which this deploy creates first"),
+        "{dml}"
+    );
+    assert_eq!(dml["compute_pool"], DEFAULT_POOL);
+    assert_eq!(dml["action"], "create (now absent)");
+    // Nothing was created: reads and dry runs only.
+    assert!(fake.names().is_empty(), "{:?}", fake.names());
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.method == "GET" || r.is_dry_run())
+    );
+    let checked: Vec<String> = fake.dry_runs().into_iter().map(|d| d.name).collect();
+    assert!(
+        checked
+            .iter()
+            .any(|n| n.starts_with(&format!("{DDL}-dry-"))),
+        "{checked:?}"
+    );
+    assert!(
+        !checked
+            .iter()
+            .any(|n| n.starts_with(&format!("{DML}-dry-")))
+    );
+
+    // Deployed, then changed: the replacement's text is checked, and a rejection fails the dry run
+    // (exit 1) with the server's message, leaving everything as it was.
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    edit(&p, DML_FILE, |t| t.replace("p.channel,", "p.bad_channel,"));
+    fake.fail_dry_run("bad_channel", "Column 'bad_channel' not found in table 'p'");
+    let before = fake.requests().len();
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("INVALID")
+            && out.contains(&format!(
+                "INVALID {DML}: Column 'bad_channel' not found in table 'p'"
+            ))
+            && out.contains("The deploy would stop"),
+        "{out}"
+    );
+    assert!(out.contains("delete and recreate (now RUNNING)"), "{out}");
+    assert!(
+        fake.requests()[before..]
+            .iter()
+            .all(|r| r.method == "GET" || r.is_dry_run())
+    );
+    assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
+}
+
+#[test]
+fn explain_prints_the_engines_plan_of_each_statement() {
+    let p = project("");
+    let fake = fake();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "explain",
+            "--table-name",
+            TABLE,
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    let v = json(&o);
+    assert!(o.status.success(), "{v:#}");
+    assert_eq!(v["success"], true);
+    let ddl = statement(&v, DDL);
+    assert_eq!(ddl["plan"], Value::Null);
+    assert_eq!(ddl["failed"], false);
+    assert!(ddl["error"].as_str().unwrap().contains("a DDL statement"));
+    let dml = statement(&v, DML);
+    let plan = dml["plan"].as_str().unwrap();
+    assert!(plan.starts_with("== Physical Plan =="), "{plan}");
+    assert!(
+        plan.contains(&format!("-- of: INSERT INTO {TABLE}")),
+        "the plan of this statement: {plan}"
+    );
+    assert!(
+        dml["explain"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("EXPLAIN INSERT INTO {TABLE}")),
+        "{dml}"
+    );
+    // Each EXPLAIN ran as a query and was removed.
+    assert!(live_names(&fake).is_empty(), "{:?}", fake.phases());
+    assert!(
+        fake.deletes()
+            .iter()
+            .all(|d| d.starts_with("dev-usw2-query-")),
+        "{:?}",
+        fake.deletes()
+    );
+
+    // Text, and a statement the engine rejects: its message, exit 1.
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "explain", "--table-name", TABLE],
+        &[],
+    );
+    let out = ok(&o);
+    assert!(
+        out.contains(&format!("== {DML} ({TABLE})")) && out.contains("StreamSink"),
+        "{out}"
+    );
+    edit(&p, DML_FILE, |t| {
+        t.replace("p.channel,", "p.channel, FAIL_ME,")
+    });
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "explain", "--table-name", TABLE],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("FAILED: ") && out.contains("Object 'FAIL_ME' not found"),
+        "{out}"
+    );
+    assert!(live_names(&fake).is_empty(), "{:?}", fake.phases());
+}
+
+#[test]
+fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
+    let p = project(
+        "flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n    sales_fct_order_payments: lfcp-facts\n",
+    );
+    let fake = fake();
+    fake.add_pool("lfcp-sales", "sales", 10, 0);
+    fake.add_pool("lfcp-facts", "facts", 10, 0);
+    let plan = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--table-name",
+            TABLE,
+            "--offline",
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    let pool_of: BTreeMap<String, Value> = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["table_name"].as_str().unwrap().to_string(),
+                n["compute_pool_id"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(pool_of[TABLE], "lfcp-facts", "a table's entry wins");
+    assert_eq!(
+        pool_of["int_sales_paid_orders"], "lfcp-sales",
+        "its product's"
+    );
+    let text = ok(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--table-name",
+            TABLE,
+            "--offline",
+        ],
+        &[],
+    ));
+    assert!(
+        text.contains("pool") && text.contains("lfcp-facts"),
+        "{text}"
+    );
+    // --compute-pool-id wins for the run.
+    let plan = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "build-execution-plan",
+            "--table-name",
+            TABLE,
+            "--offline",
+            "--output",
+            "json",
+            "--compute-pool-id",
+            "lfcp-sales",
+        ],
+        &[],
+    ));
+    let pools: Vec<&Value> = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["compute_pool_id"])
+        .filter(|p| !p.is_null())
+        .collect();
+    assert!(
+        pools.len() > 3 && pools.iter().all(|p| **p == "lfcp-sales"),
+        "{plan:#}"
+    );
+    // The deploy sends each statement to its pool.
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    assert_eq!(fake.statement_pool(DML).as_deref(), Some("lfcp-facts"));
+    assert_eq!(
+        fake.statement_pool("dev-usw2-sales-dml-int-sales-paid-orders")
+            .as_deref(),
+        Some("lfcp-sales")
+    );
+    // undeploy and status act where statements run: --compute-pool-id is refused there.
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "status", "--compute-pool-id", "lfcp-x"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_full_pool_stops_the_deploy_before_anything_is_created() {
+    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
+    let fake = fake();
+    // 4 of 5 CFUs used elsewhere: the limit is 80 % of 5 = 4.0.
+    fake.add_pool("lfcp-sales", "sales", 5, 4);
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{}\n{err}", stdout(&o));
+    assert!(
+        err.contains("compute pool lfcp-sales (sales): 4 of 5 CFUs in use")
+            && err.contains("needing about")
+            && err.contains("(80 % of 5, flink.max_cfu_percent_before_allocation)")
+            && err.contains("nothing was created")
+            && err.contains("--allow-pool-overcommit"),
+        "{err}"
+    );
+    assert!(fake.posts().is_empty(), "{:?}", fake.posts());
+    assert!(fake.names().is_empty());
+    // The pool was read from the control plane, with the Cloud API key.
+    let pool_reads: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/fcpm/v2/compute-pools/lfcp-sales"))
+        .collect();
+    assert!(!pool_reads.is_empty() && pool_reads.iter().all(|r| r.authorized));
+    assert!(pool_reads[0].query.contains(&format!("environment={ENV}")));
+
+    // The dry run says the same and exits 1.
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("STOP: compute pool lfcp-sales (sales): 4 of 5 CFUs in use"),
+        "{out}"
+    );
+
+    // A higher share lets it through; statements that find the pool at its cap wait with
+    // POOL_EXHAUSTED and are reported as such, not as a timeout.
+    std::fs::write(
+        p.root.join("config.yaml"),
+        format!(
+            "{}  max_cfu_percent_before_allocation: 1.0\nflinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
+            CONFIG.replace("ORG", ORG).replace("ENV", ENV)
+        ),
+    )
+    .unwrap();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--allow-pool-overcommit",
+            "--timeout",
+            "2",
+        ],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("compute pool lfcp-sales is exhausted (POOL_EXHAUSTED): still PENDING"),
+        "{out}"
+    );
+    assert!(!out.contains("timed out after"), "{out}");
+
+    // Without a Cloud API key the check is skipped with a warning, never silently.
+    let other = FakeConfluent::start();
+    let p = project("");
+    let o = run(
+        &p,
+        &other,
+        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[
+            ("SL_CONFLUENT_CLOUD_API_KEY", ""),
+            ("SL_CONFLUENT_CLOUD_API_SECRET", ""),
+        ],
+    );
+    ok(&o);
+    assert!(
+        stderr(&o).contains("warning[capacity]: compute pool capacity not checked: set SL_CONFLUENT_CLOUD_API_KEY and SL_CONFLUENT_CLOUD_API_SECRET"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_project_runs_in() {
+    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
+    let fake = fake();
+    fake.add_pool("lfcp-fake", "default", 10, 3);
+    fake.add_pool("lfcp-sales", "sales", 20, 0);
+    let v = json(&run(
+        &p,
+        &fake,
+        &["project", "list-compute-pools", "--output", "json"],
+        &[],
+    ));
+    assert_eq!(v["environment"], ENV);
+    let pools = v["pools"].as_array().unwrap();
+    assert_eq!(pools.len(), 2, "every page of the listing: {v:#}");
+    let default = pools.iter().find(|x| x["id"] == "lfcp-fake").unwrap();
+    assert_eq!(
+        (default["current_cfu"].as_u64(), default["max_cfu"].as_u64()),
+        (Some(3), Some(10))
+    );
+    assert_eq!(default["configured_for"][0], "flink.compute_pool_id");
+    let text = ok(&run(&p, &fake, &["project", "list-compute-pools"], &[]));
+    assert!(
+        text.contains("lfcp-sales") && text.contains("flinkpipe.compute_pools: sales"),
+        "{text}"
+    );
+
+    // The Flink key is refused by the control plane, and the error says which key is needed.
+    let o = run(
+        &p,
+        &fake,
+        &["project", "list-compute-pools"],
+        &[
+            ("SL_CONFLUENT_CLOUD_API_KEY", KEY),
+            ("SL_CONFLUENT_CLOUD_API_SECRET", SECRET),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("HTTP 401")
+            && stderr(&o).contains("take a Cloud API key: check SL_CONFLUENT_CLOUD_API_KEY / SL_CONFLUENT_CLOUD_API_SECRET"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["project", "list-compute-pools"],
+        &[("SL_CONFLUENT_CLOUD_API_KEY", "")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Create: checked before anything is sent, then PROVISIONING → PROVISIONED.
+    let before = fake.request_count();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "create-compute-pool",
+            "analytics",
+            "--max-cfu",
+            "7",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("5, 10, 20, 30, 40, 50"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fake.request_count(), before, "nothing sent");
+    let v = json(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "create-compute-pool",
+            "analytics",
+            "--max-cfu",
+            "10",
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    assert_eq!(v["phase"], "PROVISIONED", "{v:#}");
+    assert_eq!(v["max_cfu"], 10);
+    let id = v["id"].as_str().unwrap().to_string();
+    let create = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST" && r.path == "/fcpm/v2/compute-pools")
+        .unwrap();
+    let body: Value = serde_json::from_str(&create.body).unwrap();
+    assert_eq!(body["spec"]["environment"]["id"], ENV);
+    assert_eq!(body["spec"]["cloud"], "AWS");
+    assert_eq!(body["spec"]["region"], "us-west-2");
+
+    // Delete: refused while a statement of the project runs in the pool.
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    assert_eq!(fake.statement_pool(DML).as_deref(), Some("lfcp-sales"));
+    let o = run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-sales", "--no-ack"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("compute pool lfcp-sales (sales) runs statements of this project")
+            && stderr(&o).contains(DML),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.pool("lfcp-sales").is_some());
+    // An unused pool goes (asked first: without --no-ack and no answer, nothing happens).
+    let o = run(&p, &fake, &["project", "delete-compute-pool", &id], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(fake.pool(&id).is_some());
+    ok(&run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", &id, "--no-ack"],
+        &[],
+    ));
+    assert!(fake.pool(&id).is_none());
+}
+
+const RULES: &str = r#"flinkpipe:
+  sql_rewrites:
+    prod:
+      - in: table_names
+        regex: '^int_sales_'
+        replace: int_sales_prod_
+      - in: option_values
+        option: topic
+        regex: '^(.*)$'
+        replace: prod.$1
+      - in: option_values
+        option: sink.parallelism
+        literal: '1'
+        replace: '4'
+      - in: statements
+        kind: dml
+        literal: 'ON p.store_id = d.store_id'
+        replace: "ON p.store_id = d.store_id AND d.region <> 'test'"
+"#;
+
+#[test]
+fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
+    let p = project(RULES);
+    std::fs::write(
+        p.root.join("config.yaml"),
+        format!(
+            "{}{RULES}",
+            CONFIG
+                .replace("ORG", ORG)
+                .replace("ENV", ENV)
+                .replace("cluster_type: dev", "cluster_type: prod")
+        ),
+    )
+    .unwrap();
+    let fake = fake();
+    let before = files(&p.pipelines);
+    let config = std::fs::read_to_string(p.root.join("config.yaml")).unwrap();
+    let dml = "prod-usw2-sales-dml-sales-fct-order-payments";
+    let ddl = "prod-usw2-sales-ddl-sales-fct-order-payments";
+
+    // The dry run shows what would be sent and which rules changed it.
+    let v = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--dry-run",
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    assert_eq!(v["environment"], "prod");
+    let d = statement(&v, dml);
+    assert_eq!(
+        d["rewritten_by"],
+        serde_json::json!(["prod[0]", "prod[2]", "prod[3]"])
+    );
+    let sql = d["sql"].as_str().unwrap();
+    assert!(
+        sql.contains("FROM int_sales_prod_paid_orders AS p"),
+        "{sql}"
+    );
+
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    let sent = fake.sql(dml).unwrap();
+    assert!(
+        sent.contains("FROM int_sales_prod_paid_orders AS p"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("/*+ OPTIONS('sink.parallelism' = '4') */"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("ON p.store_id = d.store_id AND d.region <> 'test'"),
+        "{sent}"
+    );
+    // Names in comments and strings are not table names.
+    assert!(sent.contains("'paid from gift_card_balances'"), "{sent}");
+    let ddl_sent = fake.sql(ddl).unwrap();
+    assert!(
+        ddl_sent.contains("'topic' = 'prod.sales_fct_order_payments'"),
+        "{ddl_sent}"
+    );
+    let parent = fake
+        .sql("prod-usw2-sales-ddl-int-sales-paid-orders")
+        .unwrap();
+    assert!(
+        parent.contains("CREATE TABLE IF NOT EXISTS int_sales_prod_paid_orders"),
+        "{parent}"
+    );
+    // Nothing on disk changed (the deploy journal aside, in .flinkpipe/).
+    assert_eq!(files(&p.pipelines), before, "the pipelines folder changed");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("config.yaml")).unwrap(),
+        config
+    );
+
+    // status compares the deployed text with the files after the same rules: no drift ...
+    let st = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "status",
+            "--table-name",
+            TABLE,
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    let row = statement(&st, dml);
+    assert_eq!(row["sql_drift"], false, "{row}");
+    assert_eq!(
+        row["rewritten_by"],
+        serde_json::json!(["prod[0]", "prod[2]", "prod[3]"])
+    );
+    // ... and under another environment's rules (none for stage) the prod text differs.
+    let st = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "status",
+            "--table-name",
+            TABLE,
+            "--output",
+            "json",
+        ],
+        &[("FLINKPIPE_ENVIRONMENT", "stage")],
+    ));
+    assert_eq!(st["environment"], "stage");
+    assert_eq!(statement(&st, dml)["sql_drift"], true);
+}
+
+#[test]
+fn sql_content_modifier_is_refused_with_the_equivalent_rules_before_anything_is_sent() {
+    let p = project(
+        "app:\n  sql_content_modifier: shift_left.core.utils.table_worker.ReplaceEnvInSqlContent\n",
+    );
+    let fake = fake();
+    for args in [
+        &["pipeline", "deploy", "--table-name", TABLE][..],
+        &["pipeline", "status"][..],
+        &["pipeline", "explain", "--table-name", TABLE][..],
+    ] {
+        let o = run(&p, &fake, args, &[]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("config.yaml: line 11: app.sql_content_modifier: 'shift_left.core.utils.table_worker.ReplaceEnvInSqlContent' is a Python class")
+                && err.contains("flinkpipe:\n    sql_rewrites:")
+                && err.contains("- in: table_names"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+    // Offline commands are not concerned.
+    ok(&run(&p, &fake, &["pipeline", "validate"], &[]));
+}
+
+#[test]
+fn housekeeping_never_touches_a_running_statement_of_the_project() {
+    let p = project("");
+    let fake = fake();
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    let project_statements = fake.names();
+    fake.seed_in_pool(
+        "workspace-2025-old",
+        "SELECT 1",
+        "COMPLETED",
+        DEFAULT_POOL,
+        9,
+    );
+    fake.seed_in_pool(
+        "workspace-2026-failed",
+        "SELECT 2",
+        "FAILED",
+        DEFAULT_POOL,
+        0,
+    );
+    fake.seed_in_pool(
+        "workspace-2026-running",
+        "INSERT INTO x SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        30,
+    );
+    fake.seed_in_pool(
+        "dev-usw2-scratch",
+        "INSERT INTO y SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        3,
+    );
+    fake.seed_in_pool("other-team-done", "SELECT 3", "COMPLETED", DEFAULT_POOL, 40);
+
+    // shift_left's defaults: 'workspace' statements that COMPLETED or FAILED; one listing.
+    let lists_before = list_calls(&fake);
+    let v = json(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--dry-run",
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    assert_eq!(list_calls(&fake) - lists_before, 1, "one paginated listing");
+    assert_eq!(
+        names_of(&v["plan"]["statements"]),
+        vec!["workspace-2025-old", "workspace-2026-failed"]
+    );
+    assert_eq!(v["plan"]["action"], "delete");
+    let v = json(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--age",
+            "5",
+            "--dry-run",
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    assert_eq!(
+        names_of(&v["plan"]["statements"]),
+        vec!["workspace-2025-old"]
+    );
+    assert!(fake.deletes().is_empty(), "a dry run");
+
+    // Stopping everything under the project's prefix leaves its running pipeline alone.
+    let out = ok(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2",
+            "--action",
+            "stop",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert!(
+        out.contains(&format!(
+            "{DML} (RUNNING): a running statement of the project's pipeline (table {TABLE})"
+        )),
+        "{out}"
+    );
+    assert_eq!(fake.phase("dev-usw2-scratch").as_deref(), Some("STOPPED"));
+    for s in &project_statements {
+        assert_ne!(fake.phase(s).as_deref(), Some("STOPPED"), "{s} stopped");
+    }
+    assert!(
+        !fake.requests().iter().any(|r| r.method == "PATCH"
+            && project_statements
+                .iter()
+                .any(|s| r.path.ends_with(s.as_str()))),
+        "a PATCH of a project statement"
+    );
+    // Deleting COMPLETED and FAILED ones under the prefix: the project's running DML stays.
+    ok(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
+    assert!(!fake.deletes().iter().any(|d| d == DML));
+    // Named explicitly, it is acted on.
+    ok(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--statement-name",
+            DML,
+            "--action",
+            "stop",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert_eq!(fake.phase(DML).as_deref(), Some("STOPPED"));
+    // The defaults delete what they list, and nothing else.
+    ok(&run(
+        &p,
+        &fake,
+        &["project", "housekeep-statements", "--no-ack"],
+        &[],
+    ));
+    assert!(fake.phase("workspace-2025-old").is_none());
+    assert!(fake.phase("workspace-2026-failed").is_none());
+    assert_eq!(
+        fake.phase("workspace-2026-running").as_deref(),
+        Some("RUNNING")
+    );
+    assert_eq!(fake.phase("other-team-done").as_deref(), Some("COMPLETED"));
+    // A status the action cannot apply to is a usage error.
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--action",
+            "resume",
+            "--status",
+            "FAILED",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+fn list_calls(fake: &FakeConfluent) -> usize {
+    fake.requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == "/statements")
+        .count()
+}
+
+fn names_of(v: &Value) -> Vec<String> {
+    let mut n: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["statement"].as_str().unwrap().to_string())
+        .collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
+    let p = project("");
+    let fake = fake();
+    ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    ));
+    fake.set_metrics(DML, 1200, 1100, 35);
+    let v = json(&run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "status",
+            "--table-name",
+            TABLE,
+            "--lag",
+            "--output",
+            "json",
+        ],
+        &[],
+    ));
+    let lag = &statement(&v, DML)["lag"];
+    assert_eq!(lag["records_in"], 1200, "{v:#}");
+    assert_eq!(lag["records_out"], 1100);
+    assert_eq!(
+        lag["pending_records"], 35,
+        "the newest point of the backlog"
+    );
+    assert_eq!(
+        lag["counted"],
+        serde_json::json!({"kind": "last_minutes", "minutes": 10})
+    );
+    assert_eq!(statement(&v, DDL)["lag"], Value::Null);
+    assert!(v["lag_source"].as_str().unwrap().contains("Metrics API"));
+    // One query per metric, filtered by the statements' pool, grouped by statement.
+    let queries = fake.metric_queries();
+    let metrics: Vec<&str> = queries
+        .iter()
+        .map(|q| q["aggregations"][0]["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        metrics,
+        vec![
+            "io.confluent.flink/num_records_in",
+            "io.confluent.flink/num_records_out",
+            "io.confluent.flink/pending_records"
+        ]
+    );
+    for q in &queries {
+        assert_eq!(
+            q["filter"],
+            serde_json::json!({"field": "resource.compute_pool.id", "op": "EQ", "value": DEFAULT_POOL})
+        );
+        assert_eq!(
+            q["group_by"],
+            serde_json::json!(["resource.flink_statement.name"])
+        );
+        assert_eq!(q["granularity"], "PT1M");
+        assert_eq!(q["format"], "GROUPED");
+    }
+    let out = ok(&run(
+        &p,
+        &fake,
+        &["pipeline", "status", "--table-name", TABLE, "--lag"],
+        &[],
+    ));
+    assert!(
+        out.contains("Runtime metrics") && out.contains("1200 (last 10 min)"),
+        "{out}"
+    );
+    // Without the Cloud key, --lag says which key it needs.
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "status", "--table-name", TABLE, "--lag"],
+        &[("SL_CONFLUENT_CLOUD_API_SECRET", "")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_SECRET"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,265 @@
+//! Day-2 operations on a real Apache Flink 2.2 + SQL Gateway (`scripts/local-flink.sh up`), on a
+//! two-table project that needs no Kafka (a `datagen` source, a `blackhole` sink): `deploy --dry-run`
+//! plans the DML with `EXPLAIN`, `status --lag` reads the job's records and backpressure from the
+//! JobManager, `pipeline explain` prints Flink's plan, a restart with SQL the planner rejects leaves
+//! the running job alone, and `undeploy` removes everything.
+//!
+//! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
+
+use crate::support::{stderr, stdout};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const GATEWAY: &str = "http://127.0.0.1:8083";
+const JOBMANAGER: &str = "http://127.0.0.1:8081";
+
+fn http_get(url: &str) -> Option<Value> {
+    let out = Command::new("curl")
+        .args(["-fsS", "--max-time", "10", url])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).ok())
+        .flatten()
+}
+
+fn stack_available() -> bool {
+    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
+    let up = http_get(&format!("{GATEWAY}/v1/info")).is_some()
+        && http_get(&format!("{JOBMANAGER}/overview")).is_some();
+    if !up {
+        assert!(
+            !required,
+            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY} / JobManager at {JOBMANAGER}"
+        );
+        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
+    }
+    up
+}
+
+const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_p_numbers (\n  id BIGINT,\n  v INT\n) WITH (\n  'connector' = 'datagen',\n  'rows-per-second' = '20'\n);\n";
+const INT_DDL: &str = "CREATE TABLE IF NOT EXISTS int_p_numbers (\n  id BIGINT,\n  v INT\n) WITH (\n  'connector' = 'blackhole'\n);\n";
+const INT_DML: &str = "INSERT INTO int_p_numbers\nSELECT id, v FROM src_p_numbers;\n";
+const INT_DML_FILE: &str = "intermediates/p/int_numbers/sql-scripts/dml.int_p_numbers.sql";
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    pipelines: PathBuf,
+    config: PathBuf,
+    prefix: String,
+}
+
+impl Env {
+    fn run(&self, args: &[&str]) -> Output {
+        crate::support::command()
+            .arg("--config")
+            .arg(&self.config)
+            .args(args)
+            .arg(&self.pipelines)
+            .current_dir(&self.root)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> (Value, Output) {
+        let mut all = args.to_vec();
+        all.extend(["--output", "json"]);
+        let out = self.run(&all);
+        let v = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+            panic!(
+                "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
+                out.status.code(),
+                stdout(&out),
+                stderr(&out)
+            )
+        });
+        (v, out)
+    }
+
+    fn dml(&self) -> String {
+        format!("{}-p-dml-int-p-numbers", self.prefix)
+    }
+}
+
+/// Cancels this run's jobs whatever happened (best effort), so the shared cluster keeps its slots.
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = self.run(&["pipeline", "undeploy", "--dir", "pipelines", "--no-ack"]);
+        let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) else {
+            return;
+        };
+        for j in v["jobs"].as_array().into_iter().flatten() {
+            let (id, name, state) = (
+                j["jid"].as_str().unwrap_or(""),
+                j["name"].as_str().unwrap_or(""),
+                j["state"].as_str().unwrap_or(""),
+            );
+            if name.starts_with(&self.prefix) && state == "RUNNING" {
+                let _ = Command::new("curl")
+                    .args([
+                        "-fsS",
+                        "-X",
+                        "PATCH",
+                        &format!("{JOBMANAGER}/jobs/{id}?mode=cancel"),
+                    ])
+                    .output();
+            }
+        }
+    }
+}
+
+fn job_of(name: &str) -> Option<(String, String)> {
+    let v = http_get(&format!("{JOBMANAGER}/jobs/overview"))?;
+    let mut jobs: Vec<&Value> = v["jobs"]
+        .as_array()?
+        .iter()
+        .filter(|j| j["name"] == name)
+        .collect();
+    jobs.sort_by_key(|j| std::cmp::Reverse(j["start-time"].as_i64().unwrap_or(0)));
+    jobs.first().map(|j| {
+        (
+            j["jid"].as_str().unwrap_or("").to_string(),
+            j["state"].as_str().unwrap_or("").to_string(),
+        )
+    })
+}
+
+#[test]
+fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    let (tmp, pipelines) = crate::support::project(&[
+        (
+            "sources/p/src_numbers/sql-scripts/ddl.src_p_numbers.sql",
+            SRC_DDL,
+        ),
+        (
+            "intermediates/p/int_numbers/sql-scripts/ddl.int_p_numbers.sql",
+            INT_DDL,
+        ),
+        (INT_DML_FILE, INT_DML),
+    ]);
+    let root = tmp.path().to_path_buf();
+    let prefix = format!("e2eops{:x}", std::process::id());
+    let config = root.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let env = Env {
+        _tmp: tmp,
+        root,
+        pipelines,
+        config,
+        prefix,
+    };
+    let dml = env.dml();
+
+    // 1. The dry run plans the DML with EXPLAIN in the session; DDL cannot be checked there.
+    let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines", "--dry-run"]);
+    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    let rows = v["statements"].as_array().unwrap();
+    let check = |name: &str| {
+        rows.iter()
+            .find(|s| s["statement"] == name)
+            .unwrap_or_else(|| panic!("{name}: {v:#}"))["check"]
+            .clone()
+    };
+    assert_eq!(check(&dml)["status"], "valid", "{v:#}");
+    assert_eq!(
+        check(&format!("{}-p-ddl-int-p-numbers", env.prefix))["status"],
+        "not_checked"
+    );
+    assert!(job_of(&dml).is_none(), "a dry run starts nothing");
+
+    // 2. Deploy, then the job's runtime metrics from the JobManager.
+    let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines"]);
+    assert_eq!(v["success"], true, "{v:#}\n{}", stderr(&out));
+    let (jid, state) = job_of(&dml).unwrap();
+    assert_eq!(state, "RUNNING");
+    let start = Instant::now();
+    let lag = loop {
+        let (v, out) = env.json(&["pipeline", "status", "--lag"]);
+        assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+        let lag = v["statements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["statement"] == dml.as_str())
+            .unwrap()["lag"]
+            .clone();
+        if lag["records_in"].as_u64().unwrap_or(0) > 0
+            && lag["records_out"].as_u64().unwrap_or(0) > 0
+        {
+            break lag;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "no records counted after 90 s: {v:#}"
+        );
+        std::thread::sleep(Duration::from_secs(3));
+    };
+    assert_eq!(lag["counted"]["kind"], "since_start", "{lag}");
+    assert!(
+        matches!(lag["backpressure"].as_str(), Some("ok" | "low" | "high")),
+        "{lag}"
+    );
+    // A datagen source has no Kafka backlog, and no watermark is defined.
+    assert_eq!(lag["pending_records"], Value::Null, "{lag}");
+    assert_eq!(lag["watermark_ms"], Value::Null, "{lag}");
+
+    // 3. Flink's plan of the DML.
+    let (v, out) = env.json(&["pipeline", "explain", "--dir", "pipelines"]);
+    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    let plan = v["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["statement"] == dml.as_str())
+        .unwrap()["plan"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v:#}"))
+        .to_string();
+    assert!(
+        plan.contains("Physical Plan ==") && plan.contains("int_p_numbers"),
+        "{plan}"
+    );
+
+    // 4. A restart with SQL the planner rejects leaves the running job alone.
+    std::fs::write(
+        env.pipelines.join(INT_DML_FILE),
+        "INSERT INTO int_p_numbers\nSELECT id, no_such_column FROM src_p_numbers;\n",
+    )
+    .unwrap();
+    let (v, _) = env.json(&["pipeline", "deploy", "--table-name", "int_p_numbers"]);
+    assert_eq!(v["success"], false, "{v:#}");
+    let reason = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == "int_p_numbers")
+        .unwrap()["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.contains("does not validate, so the running statement was left alone")
+            && reason.contains("no_such_column"),
+        "{reason}"
+    );
+    assert_eq!(job_of(&dml), Some((jid, "RUNNING".to_string())));
+
+    // 5. Undeploy: nothing of this run keeps running.
+    let out = env.run(&["pipeline", "undeploy", "--dir", "pipelines", "--no-ack"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ne!(job_of(&dml).map(|j| j.1).as_deref(), Some("RUNNING"));
+}
