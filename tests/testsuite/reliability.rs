@@ -380,7 +380,9 @@ fn fifos_and_devices_are_refused_by_name_never_read() {
         .collect()
     };
     // A FIFO named like a DML, a SQL file linked to /dev/zero, a FIFO as external_tables.json.
-    let cases: [(&str, &dyn Fn(&Path), &str); 3] = [
+    /// What the file is, how to make it in a project root, the error that names it.
+    type Case<'a> = (&'a str, &'a dyn Fn(&Path), &'a str);
+    let cases: [Case; 3] = [
         (
             "pipelines/intermediates/c/int_x/sql-scripts/dml.int_x.sql",
             &|root| {
