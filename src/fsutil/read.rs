@@ -77,7 +77,13 @@ pub fn read_user_file(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
         )
     };
     if meta.len() > max_bytes {
-        return Err(too_large(byte_size(meta.len())));
+        // Just over the limit, a rounded size would read as the limit itself: give the bytes.
+        let size = if meta.len() < max_bytes + max_bytes / 10 {
+            format!("{} bytes", meta.len())
+        } else {
+            byte_size(meta.len())
+        };
+        return Err(too_large(size));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max_bytes.saturating_add(1))

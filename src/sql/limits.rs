@@ -25,7 +25,7 @@
 //! [`WarningKind::Limit`]: super::WarningKind::Limit
 
 /// Largest SQL file analysed, in bytes (8 MiB).
-pub const MAX_SQL_FILE_BYTES: usize = 8 << 20;
+pub const MAX_SQL_FILE_BYTES: usize = crate::fsutil::MAX_SQL_FILE_BYTES as usize;
 
 /// Most significant tokens (words, literals, punctuation; not whitespace or comments) in one statement
 /// given to the parser. A longer statement is read by the token-level fallback.

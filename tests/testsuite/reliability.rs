@@ -462,7 +462,7 @@ fn files_over_the_size_limit_are_refused_with_their_size() {
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("error[file-refused]: pipelines/intermediates/c/int_big/sql-scripts/dml.int_big.sql: too large (8.0 MiB, over the limit of 8 MiB for this kind of file): refused"),
+        stderr(&o).contains("error[file-refused]: pipelines/intermediates/c/int_big/sql-scripts/dml.int_big.sql: too large (8388609 bytes, over the limit of 8 MiB for this kind of file): refused"),
         "{}",
         stderr(&o)
     );
