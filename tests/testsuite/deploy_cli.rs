@@ -806,3 +806,75 @@ fn plan_help_says_when_a_server_is_read() {
     assert!(help.contains("--offline"), "{help}");
     assert!(help.contains("configured target"), "{help}");
 }
+
+/// #15, "concurrent deploys never tear the journal": two `pipeline deploy` processes on one project at
+/// once. Exactly one runs; the other is refused before it sends anything, naming the holder (its pid);
+/// the journal is whole (every line parses) and no statement is created twice. Repeated to catch the
+/// race of both starting at the same moment.
+#[test]
+fn two_deploys_at_once_one_runs_the_other_is_refused_naming_it() {
+    for round in 0..3 {
+        let p = project();
+        let fake = FakeConfluent::start_with(crate::fake_confluent::FakeOptions {
+            step: std::time::Duration::from_millis(100),
+            ..Default::default()
+        });
+        let spawn = || {
+            let mut c = crate::support::command();
+            c.args(["pipeline", "deploy", "--product-name", "sales"])
+                .arg(&p.pipelines)
+                .current_dir(&p.root)
+                .env_remove("PIPELINES")
+                .env_remove("SL_CONFIG_FILE")
+                .env_remove("CONFIG_FILE")
+                .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+                .env("SL_FLINK_API_KEY", KEY)
+                .env("SL_FLINK_API_SECRET", SECRET)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            c.spawn().unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let pids = [a.id(), b.id()];
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let ok: Vec<_> = outs.iter().filter(|o| o.status.success()).collect();
+        let refused: Vec<_> = outs.iter().filter(|o| !o.status.success()).collect();
+        let all = || {
+            outs.iter()
+                .map(|o| format!("{:?}\n{}\n{}", o.status, text(o).0, text(o).1))
+                .collect::<Vec<_>>()
+                .join("\n---\n")
+        };
+        assert_eq!(
+            (ok.len(), refused.len()),
+            (1, 1),
+            "round {round}: {}",
+            all()
+        );
+        let (_, err) = text(refused[0]);
+        assert_eq!(refused[0].status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("another deploy of this project is running"),
+            "round {round}: {err}"
+        );
+        let winner = pids[outs.iter().position(|o| o.status.success()).unwrap()];
+        assert!(
+            err.contains(&format!("pid {winner}")),
+            "round {round}: {err}"
+        );
+        // The journal is whole and no statement was created twice.
+        let journal =
+            std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
+        for line in journal.lines() {
+            serde_json::from_str::<serde_json::Value>(line)
+                .unwrap_or_else(|e| panic!("round {round}: {e}: {line}"));
+        }
+        let created = fake.created();
+        let mut uniq = created.clone();
+        uniq.sort();
+        uniq.dedup();
+        assert_eq!(uniq.len(), created.len(), "round {round}: {created:?}");
+        assert!(!created.is_empty());
+    }
+}
