@@ -36,6 +36,8 @@ struct State {
     vertices: BTreeMap<String, Vec<Vertex>>,
     /// Metric values asked for with `?get=` (decoded), per request.
     metric_gets: Vec<Vec<String>>,
+    /// A job's root exception (`GET /jobs/{jid}/exceptions`), by jid.
+    exceptions: BTreeMap<String, String>,
 }
 
 /// A JobManager vertex with its metrics.
@@ -199,6 +201,10 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                 _ => Some((404, json!({"errors": ["Not found"]}))),
             }
         }
+        ("GET", ["jobs", jid, "exceptions"]) => Some((
+            200,
+            json!({"root-exception": st.exceptions.get(*jid), "exceptionHistory": {"entries": []}}),
+        )),
         ("GET", ["jobs", jid, "config"]) => {
             let name = st
                 .jobs
@@ -554,4 +560,43 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
             "1.Source__src[1].pendingRecords"
         ]
     );
+}
+
+/// A query whose job fails (a missing topic): the gateway's result read says only "Failed to fetch
+/// next result"; the error also gives the job's own failure from the JobManager (found by the query's
+/// job name, as no result page named the job yet).
+#[tokio::test]
+async fn a_failed_query_names_its_jobs_failure() {
+    let fake = Fake::start().await;
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.reject.push((
+            "FROM orders".into(),
+            "java.lang.RuntimeException: Failed to fetch next result".into(),
+        ));
+        let jid = format!("{:032x}", 77);
+        st.jobs
+            .push((jid.clone(), "dev-query-1".into(), "FAILED".into(), 5));
+        st.jobs
+            .push((format!("{:032x}", 78), "other".into(), "FAILED".into(), 9));
+        st.exceptions.insert(
+            jid,
+            "org.apache.flink.runtime.JobException: Recovery is suppressed\n\tat a\nCaused by: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition. [orders_v2]\n\tat b".to_string(),
+        );
+    }
+    let t = fake.target(Vec::new());
+    let mut q = t
+        .start_query(&spec(
+            "dev-query-1",
+            "SELECT * FROM orders",
+            StatementKind::Dml,
+        ))
+        .await
+        .unwrap();
+    let err = q.next_page().await.unwrap_err().to_string();
+    assert!(
+        err.contains("RuntimeException: Failed to fetch next result; the job failed: UnknownTopicOrPartitionException: This server does not host this topic-partition. [orders_v2]"),
+        "{err}"
+    );
+    q.close().await.unwrap();
 }

@@ -96,6 +96,29 @@ impl GatewayTarget {
 }
 
 impl GatewayQuery {
+    /// The root exception of this query's job (`GET /jobs/{id}/exceptions`), when the job failed:
+    /// the job is the one learnt from a result page, else the newest job named after the query.
+    async fn job_failure(&self) -> Option<String> {
+        let jid = match &self.job {
+            Some(j) => j.clone(),
+            None => {
+                let v = self.http.get(self.http.jm("jobs/overview")).await.ok()?;
+                let jobs: Vec<wire::JobOverview> =
+                    serde_json::from_value(v.get("jobs")?.clone()).ok()?;
+                jobs.into_iter()
+                    .filter(|j| j.name == self.name)
+                    .max_by_key(|j| j.start_time)?
+                    .jid
+            }
+        };
+        let ex = self
+            .http
+            .get(self.http.jm(&format!("jobs/{jid}/exceptions")))
+            .await
+            .ok()?;
+        wire::job_failure(&ex).filter(|c| !c.is_empty())
+    }
+
     fn learn_columns(&mut self, page: &Value) {
         if self.columns.is_some() {
             return;
@@ -160,7 +183,13 @@ impl ResultStream for GatewayQuery {
             Ok(p) => p,
             // An error answer on a result is the query's failure (§5): the root cause.
             Err(e) if matches!(e.class, ErrorClass::ServerError | ErrorClass::SessionLost) => {
-                return Err(TargetError::Invalid(e.cause()));
+                // The gateway often says only "Failed to fetch next result": the job's own failure
+                // (a missing topic, a bad record) is on the JobManager.
+                let cause = e.cause();
+                return Err(TargetError::Invalid(match self.job_failure().await {
+                    Some(job) if !cause.contains(&job) => format!("{cause}; the job failed: {job}"),
+                    _ => cause,
+                }));
             }
             Err(e) => return Err(e.error),
         };
