@@ -849,6 +849,9 @@ pub struct VersionArgs {
     /// Print the effective configuration (YAML, secrets masked). `version --config [FILE]` means the same.
     #[arg(long)]
     pub show_config: bool,
+    /// The project whose `config.yaml` is shown when no other is found.
+    #[command(flatten)]
+    pub dir: PipelinesDir,
 }
 
 /// Options of `man`.

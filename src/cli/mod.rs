@@ -95,8 +95,28 @@ impl ops::Console for Stderr {
     }
 }
 
+/// Commands run inside a project without DIR and without `$PIPELINES` use that project
+/// ([`crate::project::discover_pipelines`]): `$PIPELINES` is set to it for the argument parser, so
+/// every command's DIR default (and the project's `config.yaml` beside it) follows. Called first,
+/// before any thread starts.
+fn find_project() {
+    if crate::config::process_env("PIPELINES").is_some() || Path::new("pipelines").is_dir() {
+        return;
+    }
+    let Some(found) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| crate::project::discover_pipelines(&cwd))
+    else {
+        return;
+    };
+    // SAFETY: no other thread exists yet (this runs first in `main`), so nothing reads the
+    // environment concurrently.
+    unsafe { std::env::set_var("PIPELINES", &found) };
+}
+
 /// Parses the process arguments, runs the command and returns the exit status.
 pub fn main() -> i32 {
+    find_project();
     restore_sigpipe();
     exit_cleanly_when_output_fails();
     // Deeply nested or very long SQL (20,000 UNION ALL branches) recurses deep in the parser; the scan parses

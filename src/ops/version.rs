@@ -21,11 +21,13 @@ pub struct ShownConfig {
     pub target: TargetKind,
 }
 
-/// The effective configuration (file and environment overrides), secrets masked.
+/// The effective configuration (file and environment overrides), secrets masked: the one every
+/// command on `pipelines` uses ([`Context::project_config`]: `--config`, `$SL_CONFIG_FILE`,
+/// `$CONFIG_FILE`, `./config.yaml`, else the project's `config.yaml` beside `pipelines`).
 ///
 /// Errors: an unreadable or invalid configuration file.
-pub fn show_config(ctx: &Context) -> Result<ShownConfig, OpsError> {
-    let cfg = ctx.config()?;
+pub fn show_config(ctx: &Context, pipelines: &std::path::Path) -> Result<ShownConfig, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
     let yaml = cfg.effective_yaml()?;
     Ok(ShownConfig {
         source: cfg

@@ -65,3 +65,24 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
     );
     Ok(project)
 }
+
+/// The pipelines folder of the project the current folder `cwd` is in, for commands run without DIR
+/// or `$PIPELINES`: `cwd/pipelines` when it is a folder, else the nearest ancestor folder named
+/// `pipelines` (`cwd` is inside the tree, for example a table folder), else the nearest ancestor that
+/// holds a `pipelines` folder (`cwd` is elsewhere in the project, for example `docs/`). `None` when
+/// no ancestor qualifies.
+pub fn discover_pipelines(cwd: &Path) -> Option<std::path::PathBuf> {
+    if cwd.join("pipelines").is_dir() {
+        return Some(cwd.join("pipelines"));
+    }
+    cwd.ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "pipelines") && a.is_dir())
+        .or_else(|| cwd.ancestors().find(|a| a.join("pipelines").is_dir()))
+        .map(|a| {
+            if a.file_name().is_some_and(|n| n == "pipelines") {
+                a.to_path_buf()
+            } else {
+                a.join("pipelines")
+            }
+        })
+}

@@ -80,9 +80,18 @@ pub struct ScanResult {
 }
 
 /// Errors that stop a scan before it starts.
+/// A relative path as given and where it points (`pipelines (/home/me/pipelines)`).
+fn shown(p: &Path) -> String {
+    match std::path::absolute(p) {
+        Ok(abs) if p.is_relative() => format!("{} ({})", p.display(), abs.display()),
+        _ => p.display().to_string(),
+    }
+}
+
+/// Why a pipelines folder could not be scanned.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
-    #[error("pipelines folder {0} does not exist or is not a folder (pass DIR or set $PIPELINES)")]
+    #[error("pipelines folder {} does not exist or is not a folder (pass DIR, set $PIPELINES, or run the command inside a project: a folder with pipelines/ or below it)", shown(.0))]
     NotADirectory(PathBuf),
 }
 

@@ -427,13 +427,49 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
     ok(&o);
     let o = flinkpipe_env(&["pipeline", "validate"], elsewhere.path(), &[]);
     assert_eq!(o.status.code(), Some(1));
+    let tried = std::path::absolute(elsewhere.path().join("pipelines")).unwrap();
     assert!(
-        stderr(&o).contains(
-            "pipelines folder pipelines does not exist or is not a folder (pass DIR or set $PIPELINES)"
-        ),
+        stderr(&o).contains(&format!(
+            "pipelines folder pipelines ({}) does not exist or is not a folder (pass DIR, set $PIPELINES, or run the command inside a project: a folder with pipelines/ or below it)",
+            tried.display()
+        )),
         "{}",
         stderr(&o)
     );
+    // Inside the project: from a table folder deep in the tree, and from a folder beside pipelines/.
+    let deep = root.join("facts/c360/fct_customer_orders/sql-scripts");
+    assert!(deep.is_dir(), "{}", deep.display());
+    let o = flinkpipe_env(&["pipeline", "validate"], &deep, &[]);
+    ok(&o);
+    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    let docs = project_dir.join("docs/notes");
+    std::fs::create_dir_all(&docs).unwrap();
+    let o = flinkpipe_env(&["pipeline", "validate"], &docs, &[]);
+    ok(&o);
+    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    // `version --config` shows the configuration those commands use: the project's config.yaml.
+    std::fs::write(
+        project_dir.join("config.yaml"),
+        "flinkpipe:\n  gateway:\n    url: http://project-gw:8083\n",
+    )
+    .unwrap();
+    for (cwd, env) in [
+        (deep.as_path(), vec![]),
+        (
+            elsewhere.path(),
+            vec![("PIPELINES", root.to_str().unwrap())],
+        ),
+    ] {
+        let o = flinkpipe_env(&["version", "--config"], cwd, &env);
+        ok(&o);
+        let out = stdout(&o);
+        assert!(
+            out.contains("target: Apache Flink SQL Gateway")
+                && out.contains("url: http://project-gw:8083"),
+            "{out}"
+        );
+        assert!(out.contains("config.yaml (secrets masked)"), "{out}");
+    }
 }
 
 #[test]

@@ -15,7 +15,7 @@ pub fn exec(inv: &Invocation, args: &VersionArgs) -> CmdResult {
         }
         return Ok(true);
     }
-    let shown = version::show_config(&inv.ctx)?;
+    let shown = version::show_config(&inv.ctx, &args.dir.pipelines)?;
     if inv.json() {
         let value: serde_json::Value =
             serde_yaml_ng::from_str(&shown.yaml).map_err(|e| Failure::new(e.to_string()))?;
