@@ -670,12 +670,15 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
                     o.expected_rows.map_or("-".into(), |n| n.to_string()),
                     o.actual_rows.map_or("-".into(), |n| n.to_string())
                 );
-                let first = o
-                    .differences
-                    .first()
-                    .cloned()
-                    .or_else(|| o.detail.clone())
-                    .unwrap_or_default();
+                // Kept short in the table: the notes below give every difference in full.
+                let first = truncate_chars(
+                    &o.differences
+                        .first()
+                        .cloned()
+                        .or_else(|| o.detail.clone())
+                        .unwrap_or_default(),
+                    80,
+                );
                 rows.push(vec![
                     c.name.clone(),
                     format!(
@@ -689,12 +692,20 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
                     format!("{:.1}s", o.seconds),
                 ]);
                 if o.result != Verdict::Pass
-                    && (o.differences.len() > 1 || o.difference_count > o.differences.len())
+                    && (o.differences.len() > 1
+                        || o.difference_count > o.differences.len()
+                        || o.detail.is_some()
+                        || o.differences
+                            .first()
+                            .is_some_and(|d| d.chars().count() > 80))
                 {
                     let mut n = format!(
                         "{} / {}: {} difference(s)",
                         c.name, o.file, o.difference_count
                     );
+                    if let Some(d) = &o.detail {
+                        n.push_str(&format!("\n    {d}"));
+                    }
                     for d in &o.differences {
                         n.push_str(&format!("\n    {d}"));
                     }
@@ -743,4 +754,14 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
         "{pass} passed, {fail} failed, {error} error(s) in {:.1}s",
         r.seconds
     );
+}
+
+/// `text` cut to `max` characters, with `…` when it was longer.
+fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }

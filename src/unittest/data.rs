@@ -58,7 +58,16 @@ pub struct CsvData {
     /// 1-based line of the header.
     pub header_line: usize,
     pub rows: Vec<CsvRow>,
+    /// The file still holds the [`NOT_FILLED_IN`] line `init-unit-tests` writes: its rows are not
+    /// an expectation yet, so the check fails (showing what the output holds) until it is removed.
+    pub not_filled_in: bool,
 }
+
+/// The comment line `table init-unit-tests` writes into a new `expected_<table>_<i>.csv`: while it
+/// is there the check fails and prints the rows the output holds (an empty list of rows would
+/// otherwise pass on an empty output). Deleting it makes the rows below it, none included, the
+/// expectation.
+pub const NOT_FILLED_IN: &str = "# flinkpipe: not filled in yet: write the expected rows below the header, then delete this line";
 
 /// What a Flink type is for reading and comparing values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +124,7 @@ pub fn read_csv(text: &str, file: &str) -> Result<CsvData, UnitTestError> {
         .from_reader(text.as_bytes());
     let mut header: Option<(usize, Vec<String>)> = None;
     let mut rows = Vec::new();
+    let not_filled_in = text.lines().any(|l| l.trim() == NOT_FILLED_IN);
     for rec in reader.records() {
         let rec = rec.map_err(|e| {
             let line = e.position().map(|p| p.line() as usize).unwrap_or(1);
@@ -188,6 +198,7 @@ pub fn read_csv(text: &str, file: &str) -> Result<CsvData, UnitTestError> {
         columns,
         header_line,
         rows,
+        not_filled_in,
     })
 }
 

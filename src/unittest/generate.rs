@@ -12,8 +12,9 @@
 //!   only on the column name and the row number, so parents joined on equal or same-named columns
 //!   match.
 //! - **Outputs**: `validate_<table>_<i>.sql` (a query returning `'PASS'` when the output has rows: edit
-//!   it) and `expected_<table>_<i>.csv`, a header of the output's columns and no row yet: the first run
-//!   fails and prints the rows the output holds, to check and paste.
+//!   it) and `expected_<table>_<i>.csv`, a header of the output's columns, no row yet and the
+//!   [`super::data::NOT_FILLED_IN`] line: until that line is deleted the check fails and prints the
+//!   rows the output holds, to check and paste.
 //!
 //! Never overwrites a file: existing ones are kept and listed.
 
@@ -238,7 +239,8 @@ pub fn generate(
     let tests_rel = format!("{}/tests", t.folder);
     let tests_dir = inv.disk_path(&t.folder).join("tests");
     let mut files: Vec<(String, String)> = Vec::new();
-    let mut structs: Vec<(String, Vec<DdlColumn>, Vec<String>)> = Vec::new();
+    let mut structs: Vec<(String, Vec<DdlColumn>, Vec<String>, Vec<(String, String)>)> = Vec::new();
+    let filters = filter_literals(&text);
     for input in &inputs {
         let (ddl, rel) =
             ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(&tested_rel, m))?;
@@ -270,6 +272,7 @@ pub fn generate(
             input.clone(),
             create.columns.clone(),
             create.primary_key.clone(),
+            create.with_options.clone(),
         ));
     }
     let out_cols: Vec<String> = t
@@ -300,13 +303,19 @@ pub fn generate(
             outputs: Vec::new(),
             line: 0,
         };
-        for (input, cols, pk) in &structs {
+        for (input, cols, pk, options) in &structs {
             let cols = writable(cols);
             let rows: Vec<Vec<String>> = (1..=ROWS)
                 .map(|r| {
                     let n = (i - 1) * ROWS + r;
                     cols.iter()
-                        .map(|c| sample(&c.name, &c.data_type, n, key_like(&c.name, pk)))
+                        .map(|c| {
+                            let key = key_like(&c.name, pk);
+                            (!key)
+                                .then(|| hinted(c, n, &filters, options))
+                                .flatten()
+                                .unwrap_or_else(|| sample(&c.name, &c.data_type, n, key))
+                        })
                         .collect()
                 })
                 .collect();
@@ -350,8 +359,9 @@ pub fn generate(
         files.push((
             expected.clone(),
             format!(
-                "# The rows {table} must hold at the end of {}: one line per row, in any order (see README: unit tests).\n{}\n",
+                "# The rows {table} must hold at the end of {}: one line per row, in any order (see README: unit tests).\n{}\n{}\n",
                 case.name,
+                super::data::NOT_FILLED_IN,
                 out_cols.join(",")
             ),
         ));
@@ -410,6 +420,116 @@ pub fn generate(
     Ok(out)
 }
 
+/// Literals the SQL under test compares columns with (`col = 'X'`, `t.col = 5`, `col IN ('A', 'B')`;
+/// not `<>`, `NOT IN` or ranges), by lower-case column name, in order of appearance: sample rows use
+/// them so that they pass the query's filters. Comments are ignored.
+pub fn filter_literals(sql: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    use regex::Regex;
+    use std::sync::LazyLock;
+    const LIT: &str = r"'(?:[^']|'')*'|-?\d+(?:\.\d+)?";
+    static EQ: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"(?i)(?:^|[^\w.`])(?:[A-Za-z_]\w*\.)?`?([A-Za-z_]\w*)`?\s*=\s*({LIT})"
+        ))
+        .expect("valid")
+    });
+    static IN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)(?:^|[^\w.`])(?:[A-Za-z_]\w*\.)?`?([A-Za-z_]\w*)`?\s+(NOT\s+)?IN\s*\(([^()]*)\)",
+        )
+        .expect("valid")
+    });
+    static ONE: LazyLock<Regex> = LazyLock::new(|| Regex::new(LIT).expect("valid"));
+    let text: String = sql
+        .lines()
+        .map(|l| match l.find("--") {
+            Some(i) if l[..i].matches('\'').count() % 2 == 0 => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut add = |col: &str, lit: &str| {
+        let v = out.entry(col.to_ascii_lowercase()).or_default();
+        if !v.iter().any(|x| x == lit) {
+            v.push(lit.to_string());
+        }
+    };
+    for c in EQ.captures_iter(&text) {
+        add(&c[1], &c[2]);
+    }
+    for c in IN.captures_iter(&text) {
+        if c.get(2).is_some() {
+            continue;
+        }
+        for l in ONE.find_iter(&c[3]) {
+            add(&c[1], l.as_str());
+        }
+    }
+    out
+}
+
+/// A sample value for a column that is not a key, from what the project says about its domain:
+/// a literal the SQL under test compares it with ([`filter_literals`]; text literals for text
+/// columns, numbers for numeric ones), else for an integer column the range of a `datagen`
+/// production DDL (`'fields.<col>.min'` / `'fields.<col>.max'`). `None`: no hint, the generic sample.
+fn hinted(
+    c: &DdlColumn,
+    r: usize,
+    filters: &std::collections::BTreeMap<String, Vec<String>>,
+    options: &[(String, String)],
+) -> Option<String> {
+    use super::data::{TypeClass, class_of};
+    let class = class_of(&c.data_type);
+    if let Some(lits) = filters.get(&c.name.to_ascii_lowercase()) {
+        let fits: Vec<&String> = lits
+            .iter()
+            .filter(|l| match class {
+                TypeClass::Text => l.starts_with('\''),
+                TypeClass::Integer => !l.starts_with('\'') && !l.contains('.'),
+                TypeClass::Decimal | TypeClass::Float => !l.starts_with('\''),
+                _ => false,
+            })
+            .collect();
+        if !fits.is_empty() {
+            let l = fits[(r - 1) % fits.len()];
+            let upper = c.data_type.to_ascii_uppercase();
+            let plain = matches!(class, TypeClass::Text | TypeClass::Decimal)
+                || (class == TypeClass::Integer
+                    && !upper.starts_with("TINYINT")
+                    && !upper.starts_with("SMALLINT"));
+            return Some(if plain {
+                l.clone()
+            } else {
+                format!("CAST({l} AS {})", c.data_type)
+            });
+        }
+    }
+    if class == TypeClass::Integer {
+        let opt = |k: &str| {
+            options
+                .iter()
+                .find(|(o, _)| o.eq_ignore_ascii_case(&format!("fields.{}.{k}", c.name)))
+                .and_then(|(_, v)| v.trim().parse::<i64>().ok())
+        };
+        if let (Some(min), Some(max)) = (opt("min"), opt("max"))
+            && max >= min
+        {
+            let span = (max - min).saturating_add(1).max(1);
+            let v = min + ((r as i64 - 1) % span);
+            let upper = c.data_type.to_ascii_uppercase();
+            return Some(
+                if upper.starts_with("TINYINT") || upper.starts_with("SMALLINT") {
+                    format!("CAST({v} AS {})", c.data_type)
+                } else {
+                    v.to_string()
+                },
+            );
+        }
+    }
+    None
+}
+
 /// A sample literal as a CSV cell: strings as `'…'` SQL literals, typed literals as their text.
 fn csv_cell(v: &str) -> String {
     for p in ["TIMESTAMP '", "DATE '", "TIME '"] {
@@ -437,6 +557,64 @@ fn csv_cell(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filter_literals_are_equalities_and_in_lists_outside_comments() {
+        let f = filter_literals(
+            "INSERT INTO t SELECT * FROM a JOIN b ON a.id = b.id\n\
+             -- WHERE x = 'commented'\n\
+             WHERE b.status = 'CAPTURED' AND `kind` IN ('A', 'B''s') AND n = 5\n\
+             AND m <> 3 AND q != 'no' AND r >= 2 AND s NOT IN ('Z') AND t.v=-1.5",
+        );
+        let got: Vec<(&str, Vec<&str>)> = f
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("kind", vec!["'A'", "'B''s'"]),
+                ("n", vec!["5"]),
+                ("status", vec!["'CAPTURED'"]),
+                ("v", vec!["-1.5"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn hints_follow_filters_then_datagen_ranges() {
+        let col = |name: &str, ty: &str| DdlColumn {
+            name: name.into(),
+            data_type: ty.into(),
+            nullable: true,
+            computed: false,
+            metadata: false,
+        };
+        let filters = filter_literals("SELECT * FROM p WHERE status = 'OK' AND code IN (7, 9)");
+        let opts = vec![
+            ("fields.level.min".to_string(), "0".to_string()),
+            ("fields.level.max".to_string(), "2".to_string()),
+        ];
+        assert_eq!(
+            hinted(&col("status", "STRING"), 1, &filters, &opts).as_deref(),
+            Some("'OK'")
+        );
+        assert_eq!(
+            hinted(&col("code", "INT"), 2, &filters, &opts).as_deref(),
+            Some("9")
+        );
+        assert_eq!(
+            hinted(&col("code", "SMALLINT"), 1, &filters, &opts).as_deref(),
+            Some("CAST(7 AS SMALLINT)")
+        );
+        // A text literal does not fit a numeric column, nor a number a text one.
+        assert_eq!(hinted(&col("status", "INT"), 1, &filters, &opts), None);
+        let levels: Vec<String> = (1..=4)
+            .map(|r| hinted(&col("level", "BIGINT"), r, &filters, &opts).unwrap())
+            .collect();
+        assert_eq!(levels, ["0", "1", "2", "0"]);
+        assert_eq!(hinted(&col("other", "BIGINT"), 1, &filters, &opts), None);
+    }
 
     #[test]
     fn samples_follow_types_and_keys() {

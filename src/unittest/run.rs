@@ -454,7 +454,7 @@ impl Runner<'_> {
                     .await?;
                 let c =
                     compare::compare(data, &r.columns, &r.rows, &key).map_err(|e| e.to_string())?;
-                out.result = if c.passed {
+                out.result = if c.passed && !data.not_filled_in {
                     Verdict::Pass
                 } else {
                     Verdict::Fail
@@ -463,7 +463,18 @@ impl Runner<'_> {
                 out.actual_rows = Some(c.actual_rows);
                 out.differences = c.differences.iter().map(Difference::to_string).collect();
                 out.difference_count = c.difference_count;
-                if !r.inconsistencies.is_empty() {
+                if data.not_filled_in {
+                    out.detail = Some(format!(
+                        "{} is not filled in yet: the output holds {} row(s){}; write the expected rows and delete its `# flinkpipe: not filled in yet` line",
+                        check.file,
+                        r.rows.len(),
+                        if r.rows.is_empty() {
+                            " (are the input rows filtered out by the SQL? edit the insert files)"
+                        } else {
+                            ", listed as differences"
+                        }
+                    ));
+                } else if !r.inconsistencies.is_empty() {
                     out.detail = Some(format!(
                         "{} retraction(s) of rows not in the output: {}",
                         r.inconsistencies.len(),

@@ -407,6 +407,20 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
         orders.contains("\n  (1, ") && ins.contains("(1, 1, "),
         "{orders}\n{ins}"
     );
+    // Sample rows pass the query's filters where the project says how: status_code within the
+    // datagen range of the production DDL (0..3), so `status` (a computed CASE on it) is CAPTURED
+    // for rows 1..3.
+    let pay = std::fs::read_to_string(tests.join("insert_src_sales_payments_1.sql")).unwrap();
+    assert!(
+        pay.contains("(1, 1, 10.50, 0, 0, ") && pay.contains("(3, 3, 30.50, 2, 2, "),
+        "{pay}"
+    );
+    // The expected rows are not an expectation until the marker line is deleted.
+    let exp = std::fs::read_to_string(tests.join("expected_int_sales_paid_orders_1.csv")).unwrap();
+    assert!(
+        exp.contains(flinkpipe::unittest::data::NOT_FILLED_IN),
+        "{exp}"
+    );
     // Again: every file kept.
     let o = run(
         &p,
