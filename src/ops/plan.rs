@@ -52,11 +52,21 @@ pub fn build_execution_plan(
             status
         }
         PhaseSource::Live => target::live_status(&cfg, &project)?,
-        PhaseSource::Offline => StatementStatus::default(),
+        PhaseSource::Offline => {
+            ctx.console.note(
+                "note: --offline: no target was read, so every statement counts as not deployed (a running one is planned as `create`)",
+            );
+            StatementStatus::default()
+        }
         PhaseSource::Auto if TargetKind::is_configured(&cfg) => {
             target::live_status(&cfg, &project)?
         }
-        PhaseSource::Auto => StatementStatus::default(),
+        PhaseSource::Auto => {
+            ctx.console.note(
+                "note: no target is configured, so no statement phase was read: every statement counts as not deployed (configure a target, see `flinkpipe version --config`, or pass --statement-status FILE)",
+            );
+            StatementStatus::default()
+        }
     };
     Ok(plan::build_plan(
         &project, &naming, &status, &scope, &options,

@@ -600,3 +600,17 @@ async fn a_failed_query_names_its_jobs_failure() {
     );
     q.close().await.unwrap();
 }
+
+/// A wrong gateway address with a JobManager that answers: listing statements (what `pipeline
+/// status` and plans read) is a connection error naming the gateway, not a status that looks fine.
+#[tokio::test]
+async fn listing_statements_checks_the_gateway_not_only_the_jobmanager() {
+    let fake = Fake::start().await;
+    let mut s = GatewaySettings::new("http://127.0.0.1:9", &fake.url);
+    s.retry.max_attempts = 1;
+    let t = GatewayTarget::new(s, Definitions::default()).unwrap();
+    let e = t.list_statements().await.unwrap_err().to_string();
+    assert!(e.contains("connection failed (http://127.0.0.1:9)"), "{e}");
+    // With the right address it lists.
+    assert!(fake.target(Vec::new()).list_statements().await.is_ok());
+}

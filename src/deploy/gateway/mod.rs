@@ -312,6 +312,9 @@ impl Target for GatewayTarget {
     }
 
     async fn list_statements(&self) -> Result<Vec<StatementState>, TargetError> {
+        // The phases come from the JobManager, but the target is the gateway: one that does not
+        // answer is an error here, not a status that looks fine until the next deploy.
+        self.http.get(self.http.gw("v1/info")).await?;
         let jobs = self.jobs().await?;
         let mut out: BTreeMap<String, StatementState> = BTreeMap::new();
         let mut names: BTreeSet<String> = jobs.iter().map(|j| j.name.clone()).collect();
