@@ -596,7 +596,7 @@ pub fn query_outcome(
     }
     let why = match r.stopped_by {
         StopReason::End => "complete".to_string(),
-        StopReason::MaxRows => "stopped at --max-rows".to_string(),
+        StopReason::MaxRows => "stopped at the row limit (--max-rows / --limit)".to_string(),
         StopReason::Idle => format!(
             "stopped after {}s without new rows (the stream may go on)",
             args.idle

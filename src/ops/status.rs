@@ -199,7 +199,8 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
 }
 
 /// Blue statements of the releases still open for `naming`'s prefix, each with its green successor
-/// (DML to DML, DDL to DDL), names recomputed with `naming`.
+/// (DML to DML, DDL to DDL), names recomputed with `naming`; one row per blue statement (the tables
+/// of a statement set are named together, `a, b`).
 pub fn blue_green_rows(
     record: &BlueGreenRecord,
     naming: &StatementNaming,
@@ -214,6 +215,18 @@ pub fn blue_green_rows(
     {
         for t in &release.tables {
             for (blue, green) in blue_green_statements(naming, &release.statement_prefix, t) {
+                // A statement set writes several tables with one statement: one row, its tables
+                // named together.
+                if let Some(row) = rows
+                    .iter_mut()
+                    .find(|r: &&mut BlueGreenRow| r.blue_statement == blue.name)
+                {
+                    row.blue_table_name
+                        .push_str(&format!(", {}", t.blue_table_name));
+                    row.green_table_name
+                        .push_str(&format!(", {}", t.green_table_name));
+                    continue;
+                }
                 rows.push(BlueGreenRow {
                     blue_table_name: t.blue_table_name.clone(),
                     green_table_name: t.green_table_name.clone(),

@@ -176,6 +176,23 @@ fn runbook_deploy_green_validate_decommission_blue() {
     );
     assert_eq!(row["green_phase"], "RUNNING");
     assert_eq!(s["orphans"], serde_json::json!([]));
+    // One row per blue statement: a statement set writing two tables is one row naming both.
+    let blues: Vec<&str> = bg
+        .iter()
+        .map(|b| b["blue_statement"].as_str().unwrap())
+        .collect();
+    let unique: BTreeSet<&str> = blues.iter().copied().collect();
+    assert_eq!(blues.len(), unique.len(), "{blues:?}");
+    let set_rows: Vec<&Value> = bg
+        .iter()
+        .filter(|b| b["blue_table_name"].as_str().unwrap().contains(", "))
+        .collect();
+    assert!(
+        set_rows
+            .iter()
+            .all(|b| b["green_table_name"].as_str().unwrap().contains(", ")),
+        "{set_rows:#?}"
+    );
     let text = ok(&run(&r, &fake, &["pipeline", "status"]));
     assert!(text.contains("Blue-green"), "{text}");
     // Lag and freshness before consumers move: blue and green side by side (Metrics API).
