@@ -504,11 +504,13 @@ impl Config {
             .external_ddl
             .iter()
             .map(|p| {
-                if p.is_absolute() {
+                let p = if p.is_absolute() {
                     p.clone()
                 } else {
                     base.join(p)
-                }
+                };
+                // Absolute, so that a message about it says where it was looked for.
+                std::path::absolute(&p).unwrap_or(p)
             })
             .collect()
     }
