@@ -27,9 +27,10 @@
 //!   FROM/JOIN items, …), by the SQL front end's token spans ([`crate::sql::rewrite::rename_tables_with`]),
 //!   verified by re-parsing; columns, strings and comments are never touched, storage options stay
 //!   (rewrite them with an `option_values` rule).
-//! - `option_values`: the value of every `'key' = 'value'` pair of the statement (`WITH (…)` options
-//!   and `/*+ OPTIONS(…) */` hints) and of every statement property (`SET`, `.properties` files),
-//!   restricted to one key with `option`.
+//! - `option_values`: the value of every `'key' = 'value'` pair of the statement's option lists
+//!   (`WITH (…)`, `/*+ OPTIONS(…) */` hints, `ALTER TABLE … SET (…)`, `SET 'k' = 'v'`; a comparison
+//!   of two strings in a query is data and never matches) and of every statement property (`.properties`
+//!   files), restricted to one key with `option`.
 //! - `statements`: the whole statement text.
 //!
 //! The environment is `flinkpipe.environment` (or `$FLINKPIPE_ENVIRONMENT`), else `kafka.cluster_type`;
@@ -374,6 +375,10 @@ fn option_pairs(sql: &str) -> Vec<OptionPair> {
     enum Tok {
         Str(String, std::ops::Range<usize>),
         Eq,
+        /// A keyword or identifier, upper-cased.
+        Word(String),
+        Open,
+        Close,
         Other,
     }
     let b = sql.as_bytes();
@@ -434,22 +439,62 @@ fn option_pairs(sql: &str) -> Vec<OptionPair> {
                 i += 1;
             }
             c if c.is_ascii_whitespace() => i += 1,
+            b'(' => {
+                toks.push(Tok::Open);
+                i += 1;
+            }
+            b')' => {
+                toks.push(Tok::Close);
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                toks.push(Tok::Word(sql[start..i].to_ascii_uppercase()));
+            }
             _ => {
                 toks.push(Tok::Other);
                 i += 1;
             }
         }
     }
-    toks.windows(3)
-        .filter_map(|w| match w {
-            [Tok::Str(k, _), Tok::Eq, Tok::Str(v, r)] => Some(OptionPair {
-                key: k.clone(),
-                value: v.clone(),
-                value_range: r.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
+    // Only pairs directly inside an options list — `WITH (…)`, `OPTIONS(…)` (hints), `SET (…)`
+    // (ALTER TABLE) — or right after `SET` (a SET statement): a `'a' = 'b'` comparison in a
+    // WHERE clause is data, not an option.
+    let mut lists: Vec<bool> = Vec::new();
+    let mut out = Vec::new();
+    for (n, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Open => lists.push(matches!(
+                n.checked_sub(1).map(|p| &toks[p]),
+                Some(Tok::Word(w)) if w == "WITH" || w == "OPTIONS" || w == "SET"
+            )),
+            Tok::Close => {
+                lists.pop();
+            }
+            Tok::Str(k, _) => {
+                let in_list = lists.last() == Some(&true);
+                let after_set = matches!(
+                    n.checked_sub(1).map(|p| &toks[p]),
+                    Some(Tok::Word(w)) if w == "SET"
+                );
+                if (in_list || after_set)
+                    && let (Some(Tok::Eq), Some(Tok::Str(v, r))) =
+                        (toks.get(n + 1), toks.get(n + 2))
+                {
+                    out.push(OptionPair {
+                        key: k.clone(),
+                        value: v.clone(),
+                        value_range: r.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The rules equivalent to shift_left's `ReplaceEnvInSqlContent` (`core/utils/table_worker.py`) for
@@ -590,6 +635,17 @@ mod tests {
                 ("scan.startup.mode".to_string(), "latest-offset".to_string()),
             ]
         );
+    }
+
+    /// Comparisons of string literals are data: only option lists and SET statements hold options.
+    #[test]
+    fn option_pairs_are_only_in_option_lists_and_set_statements() {
+        let sql = "INSERT INTO s SELECT * FROM t /*+ OPTIONS('topic'='a') */ WHERE 'x' = 'y' OR (c = 'z' AND 'p' = 'q');\n\
+                   SET 'table.exec.state.ttl' = '1 h';\n\
+                   ALTER TABLE t SET ('scan.startup.mode' = 'earliest-offset');\n\
+                   WITH w AS (SELECT 'k' = 'v' AS b FROM t) SELECT * FROM w";
+        let keys: Vec<String> = option_pairs(sql).into_iter().map(|p| p.key).collect();
+        assert_eq!(keys, ["topic", "table.exec.state.ttl", "scan.startup.mode"]);
     }
 
     #[test]
