@@ -7,8 +7,9 @@
 //!
 //! - phase `staging`: new contents are written to temporary files beside their targets
 //!   (`.<name>.flinkpipe-tmp-<pid>`); no target has changed;
-//! - phase `committing`: every temporary is complete and flushed to the disk (`fsync`, and their
-//!   folders where the platform allows) before the marker says so; targets are linked to backups
+//! - phase `committing`: every temporary is complete and flushed to the disk (one `syncfs` per file
+//!   system on Linux, else an `fsync` of each and of their folders where the platform allows) before
+//!   the marker says so; targets are linked to backups
 //!   (`.<name>.flinkpipe-old-<pid>`) and the temporaries renamed over them;
 //! - phase `rolling-back`: a rename failed and the replaced targets are getting their backups back.
 //!   The rollback starts only once the marker says `rolling-back`; if that cannot be written, nothing
