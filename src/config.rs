@@ -426,6 +426,14 @@ impl Config {
         Ok(cfg)
     }
 
+    /// The line (1-based) of a dotted key (`flink.max_cfu_percent_before_allocation`) in the file the
+    /// configuration was read from, for errors about a value that parsed but is not allowed; `None`
+    /// for the defaults, an unreadable file or a key not written as a block mapping entry.
+    pub fn line_of(&self, dotted: &str) -> Option<usize> {
+        let text = crate::fsutil::read_data_file(self.source.as_ref()?).ok()?;
+        line_of_key(&text, dotted)
+    }
+
     /// The Flink REST endpoint: `$SL_FLINK_SQL_ENDPOINT`, else `flink.sql_endpoint`, else
     /// `https://flink.<cloud_region>.<cloud_provider>.confluent.cloud` (`confluent-cloud-flink-api.md` §1;
     /// provider lower-cased). Errors: provider or region missing when no override is given.
@@ -738,8 +746,54 @@ fn mask_secrets(value: &mut serde_yaml_ng::Value, secret: bool) {
     }
 }
 
+/// The line (1-based) of a dotted key in YAML text written as nested block mappings (`flink:` then
+/// an indented `max_cfu_percent_before_allocation: …`). Comments and blank lines are skipped.
+pub fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
+    let parts: Vec<&str> = dotted.split('.').collect();
+    let mut depth = 0;
+    // The indentation of the mapping that holds the key searched, and of its entries.
+    let mut parent: Option<usize> = None;
+    let mut entries: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - trimmed.len();
+        if parent.is_some_and(|p| indent <= p) {
+            return None; // left the mapping without finding the key
+        }
+        if indent != *entries.get_or_insert(indent) {
+            continue; // deeper: inside another entry
+        }
+        let key = trimmed
+            .split_once(':')
+            .map(|(k, _)| k.trim().trim_matches(['"', '\'']));
+        if key == Some(parts[depth]) {
+            if depth + 1 == parts.len() {
+                return Some(i + 1);
+            }
+            parent = Some(indent);
+            entries = None;
+            depth += 1;
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_of_dotted_keys() {
+        let text = "kafka:\n  flink: x\n# c\nflink:\n  compute_pool_id: p\n  nested:\n    max_cfu_percent_before_allocation: 2\n\n  max_cfu_percent_before_allocation: 1.5\nother: 1\n";
+        assert_eq!(
+            super::line_of_key(text, "flink.max_cfu_percent_before_allocation"),
+            Some(9)
+        );
+        assert_eq!(super::line_of_key(text, "flink.missing"), None);
+        assert_eq!(super::line_of_key(text, "other"), Some(10));
+    }
+
     use super::*;
 
     #[test]

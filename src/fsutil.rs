@@ -54,7 +54,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
     };
     let tmp = temp_path(path);
-    let result = write_new(&tmp, contents, mode).and_then(|()| std::fs::rename(&tmp, path));
+    let result = write_new(&tmp, contents, mode, false).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -106,7 +106,7 @@ pub fn stage(path: &Path, contents: &[u8]) -> Result<Option<Staged>, PathError> 
         Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
     };
     let tmp = temp_path(path);
-    match write_new(&tmp, contents, mode) {
+    match write_new(&tmp, contents, mode, false) {
         Ok(()) => Ok(Some(Staged {
             tmp,
             target: path.to_path_buf(),
@@ -131,14 +131,17 @@ pub fn discard(staged: Vec<Staged>) {
 /// rename. If a rename still fails, the targets already replaced get their previous file back (or are
 /// removed if they did not exist), and the remaining temporaries are removed. The error names the file.
 pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
-    commit_with(staged, || {})
+    commit_with(staged, || true)
 }
 
 /// [`commit`], calling `on_rollback` before putting back the files already replaced (a [`Batch`]
-/// records it in its marker).
+/// records it in its marker). When `on_rollback` answers `false` (the rollback could not be
+/// recorded), nothing is put back and nothing is removed: the temporaries not yet renamed (the failed
+/// one included) and the backups stay, so that a later [`recover`] completes the commit as the marker
+/// still says; the error says so.
 pub(crate) fn commit_with(
     staged: Vec<Staged>,
-    mut on_rollback: impl FnMut(),
+    mut on_rollback: impl FnMut() -> bool,
 ) -> Result<(), PathError> {
     let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(staged.len());
     for s in &staged {
@@ -159,8 +162,19 @@ pub(crate) fn commit_with(
     let mut it = staged.into_iter().zip(backups);
     while let Some((s, b)) = it.next() {
         let target = s.target.clone();
-        if let Err(e) = s.persist() {
-            on_rollback();
+        if let Err(source) = std::fs::rename(&s.tmp, &s.target) {
+            if !on_rollback() {
+                return Err(PathError {
+                    path: target,
+                    source: std::io::Error::new(
+                        source.kind(),
+                        format!(
+                            "{source}; the batch could not be marked as rolling back, so the files already replaced were left new and the rest staged: the next flinkpipe command that writes this tree completes the batch"
+                        ),
+                    ),
+                });
+            }
+            let _ = std::fs::remove_file(&s.tmp);
             for (t, old) in done.into_iter().rev() {
                 match old {
                     Some(old) => {
@@ -175,12 +189,101 @@ pub(crate) fn commit_with(
             discard(rest);
             remove_backups(&rest_backups);
             remove_backups(&[b]);
-            return Err(e);
+            return Err(PathError {
+                path: target,
+                source,
+            });
         }
         done.push((target, b));
     }
     remove_backups(&done.into_iter().map(|(_, b)| b).collect::<Vec<_>>());
     Ok(())
+}
+
+/// Flushes every staged temporary to the disk, then the folders that hold them, before a [`Batch`]'s
+/// marker says `committing`, so that a power cut cannot leave a committing marker over temporaries
+/// that are not all on the disk.
+///
+/// On Linux one `syncfs` per file system the temporaries are on does it (thousands of `fsync`s cost
+/// seconds: about 4 ms each on a shared disk, against under a second for one `syncfs` after 2,000
+/// files); elsewhere, or if `syncfs` fails, each temporary is `fsync`ed and each folder synced where
+/// the platform allows (a folder that cannot be opened or synced is skipped).
+///
+/// Errors: a temporary that cannot be opened or synced (named).
+pub(crate) fn sync_staged(staged: &[Staged]) -> Result<(), PathError> {
+    let mut rest: Vec<&Staged> = staged.iter().collect();
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let mut synced: Vec<u64> = Vec::new();
+        let mut failed: Vec<u64> = Vec::new();
+        rest.retain(|s| {
+            let Ok(f) = File::open(&s.tmp) else {
+                return true;
+            };
+            let Ok(dev) = f.metadata().map(|m| m.dev()) else {
+                return true;
+            };
+            if synced.contains(&dev) {
+                return false;
+            }
+            if failed.contains(&dev) {
+                return true;
+            }
+            // SAFETY: `f` is an open file descriptor for the duration of the call.
+            if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
+                synced.push(dev);
+                false
+            } else {
+                failed.push(dev);
+                true
+            }
+        });
+    }
+    for s in &rest {
+        File::open(&s.tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|source| PathError {
+                path: s.tmp.clone(),
+                source,
+            })?;
+    }
+    sync_dirs(rest.iter().map(|s| s.target.as_path()));
+    Ok(())
+}
+
+/// `fsync`s the folders holding `files`, once each; best effort (not every platform or file system
+/// lets a folder be synced).
+pub(crate) fn sync_dirs<'a>(files: impl IntoIterator<Item = &'a Path>) {
+    let mut dirs: Vec<&Path> = files
+        .into_iter()
+        .map(|f| match f.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    for d in dirs {
+        if let Ok(f) = File::open(d) {
+            let _ = f.sync_all();
+        }
+    }
+}
+
+/// [`write_atomic`] made durable: the temporary is synced before the rename and the folder after it,
+/// so that after a crash the file holds the old content or the new one, whole. Used for batch markers.
+pub(crate) fn write_atomic_synced(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let mode = std::fs::metadata(path).ok().and_then(|m| file_mode(&m));
+    let tmp = temp_path(path);
+    let result = write_new(&tmp, contents, mode, true).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    } else {
+        sync_dirs([path]);
+    }
+    result
 }
 
 /// Keeps the current file at `target` under `.<name>.flinkpipe-old-<pid>` (hard link, else copy);
@@ -219,6 +322,7 @@ fn remove_backups(backups: &[Option<PathBuf>]) {
 impl Staged {
     /// Renames this temporary over its target (one step of [`commit`]). On error the temporary is
     /// removed.
+    #[cfg(test)]
     fn persist(self) -> Result<(), PathError> {
         std::fs::rename(&self.tmp, &self.target).map_err(|source| {
             let _ = std::fs::remove_file(&self.tmp);
@@ -254,8 +358,9 @@ fn file_mode(_meta: &std::fs::Metadata) -> Option<u32> {
     None
 }
 
-/// Creates `tmp` (which must not exist: a leftover of this pid is removed first) and writes `contents`.
-fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+/// Creates `tmp` (which must not exist: a leftover of this pid is removed first) and writes `contents`;
+/// `sync`: flushes it to the disk too.
+fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>, sync: bool) -> std::io::Result<()> {
     let open = || {
         let mut o = OpenOptions::new();
         o.write(true).create_new(true);
@@ -282,9 +387,13 @@ fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<
             f.set_permissions(std::fs::Permissions::from_mode(m))?;
         }
     }
-    // No fsync: the rename makes the switch atomic for every reader, which is the guarantee promised here;
-    // syncing each of 10,000 metadata files would cost seconds for crash durability nobody asked for.
-    f.write_all(contents)
+    // No fsync here by default: the rename makes the switch atomic for every reader. A [`Batch`] syncs
+    // its temporaries once they are all written ([`sync_staged`]), before its marker says committing.
+    f.write_all(contents)?;
+    if sync {
+        f.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Serialises `value` as pretty JSON (4-space indent, as shift_left writes its files) with a final newline.

@@ -7,8 +7,8 @@
 //! Rules followed:
 //! - Compute pools (§12): base `https://api.confluent.cloud`; `GET /fcpm/v2/compute-pools?environment=…`
 //!   (required; paginated, only `metadata.next` is populated; `kind` not checked), `GET
-//!   /fcpm/v2/compute-pools/{id}?environment=…` (a missing pool answers 403 `The compute pool … was not
-//!   found.` as observed, or 404 as the spec says: both read as absent), `POST /fcpm/v2/compute-pools`
+//!   /fcpm/v2/compute-pools/{id}?environment=…` (404: absent; a 403 is a permission error whatever its
+//!   body says — `was not found` included — and names the key used, masked), `POST /fcpm/v2/compute-pools`
 //!   (202, PROVISIONING; `max_cfu` one of 5, 10, 20, 30, 40, 50), `DELETE
 //!   /fcpm/v2/compute-pools/{id}?environment=…` (204). `status.current_cfu` and `spec.max_cfu` give
 //!   the capacity.
@@ -179,8 +179,9 @@ pub struct ComputePool {
     pub region: String,
     /// `spec.max_cfu`: the pool's capacity in CFUs.
     pub max_cfu: u32,
-    /// `status.current_cfu`: CFUs in use now.
-    pub current_cfu: u32,
+    /// `status.current_cfu`: CFUs in use now; `None` when the control plane does not say (never read
+    /// as 0: an unknown use is not an empty pool).
+    pub current_cfu: Option<u32>,
     /// `status.phase`.
     pub phase: PoolPhase,
     /// `spec.default_pool`.
@@ -197,8 +198,8 @@ impl ComputePool {
         };
         let n = |p: &str| {
             v.pointer(p)
-                .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f as u64)))
-                .unwrap_or(0) as u32
+                .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
+                .map(|x| u32::try_from(x).unwrap_or(u32::MAX))
         };
         let id = s("/id");
         if id.is_empty() {
@@ -209,7 +210,7 @@ impl ComputePool {
             display_name: s("/spec/display_name"),
             cloud: s("/spec/cloud"),
             region: s("/spec/region"),
-            max_cfu: n("/spec/max_cfu"),
+            max_cfu: n("/spec/max_cfu").unwrap_or(0),
             current_cfu: n("/status/current_cfu"),
             phase: PoolPhase::parse(&s("/status/phase")),
             default_pool: v
@@ -377,6 +378,13 @@ impl CloudClient {
                 " — the control plane (compute pools) and the Metrics API take a Cloud API key: check {CLOUD_API_KEY_VAR} / {CLOUD_API_SECRET_VAR} (a Flink API key, SL_FLINK_API_KEY, is refused there)"
             ));
         }
+        if a.status == StatusCode::FORBIDDEN {
+            message.push_str(&format!(
+                " — permission denied for the Cloud API key {} ({CLOUD_API_KEY_VAR}) in environment {}: give its account a role there that manages compute pools (FlinkAdmin or EnvironmentAdmin), or use another key",
+                self.settings.credentials.key_hint(),
+                self.settings.environment_id
+            ));
+        }
         let retryable = matches!(a.status.as_u16(), 429 | 500 | 502 | 503 | 504);
         TargetError::Http {
             method: method.to_string(),
@@ -440,15 +448,14 @@ impl CloudClient {
         Ok(out)
     }
 
-    /// One compute pool; `Ok(None)` when it does not exist (403 "was not found", as observed, or 404).
+    /// One compute pool; `Ok(None)` when it does not exist (404). Decided on the HTTP status only: a
+    /// 403 is a permission error (naming the key used, masked), whatever its body says.
     pub async fn get_pool(&self, id: &str) -> Result<Option<ComputePool>, TargetError> {
         let mut url = self.pools_url(Some(id));
         url.query_pairs_mut()
             .append_pair("environment", &self.settings.environment_id);
         let a = self.send_retrying(Method::GET, &url, None).await?;
-        if a.status == StatusCode::NOT_FOUND
-            || (a.status == StatusCode::FORBIDDEN && a.body.contains("not found"))
-        {
+        if a.status == StatusCode::NOT_FOUND {
             return Ok(None);
         }
         if !a.status.is_success() {
@@ -490,15 +497,13 @@ impl CloudClient {
         })
     }
 
-    /// Deletes a pool; `Ok(false)` when it did not exist.
+    /// Deletes a pool; `Ok(false)` when it did not exist (404; a 403 is a permission error).
     pub async fn delete_pool(&self, id: &str) -> Result<bool, TargetError> {
         let mut url = self.pools_url(Some(id));
         url.query_pairs_mut()
             .append_pair("environment", &self.settings.environment_id);
         let a = self.send_once(&Method::DELETE, &url, None).await?;
-        if a.status == StatusCode::NOT_FOUND
-            || (a.status == StatusCode::FORBIDDEN && a.body.contains("not found"))
-        {
+        if a.status == StatusCode::NOT_FOUND {
             return Ok(false);
         }
         if !a.status.is_success() {
@@ -695,8 +700,14 @@ mod tests {
     fn pools_from_the_wire() {
         let v: Value = serde_json::from_str(r#"{"api_version":"fcpm/v2","kind":"ComputePool","id":"lfcp-abc123","spec":{"display_name":"p","cloud":"AWS","region":"us-east-2","max_cfu":5,"default_pool":false,"environment":{"id":"env-gz903"}},"status":{"phase":"PROVISIONED","current_cfu":2}}"#).unwrap();
         let p = ComputePool::from_wire(&v).unwrap();
-        assert_eq!((p.max_cfu, p.current_cfu), (5, 2));
+        assert_eq!((p.max_cfu, p.current_cfu), (5, Some(2)));
         assert_eq!(p.phase, PoolPhase::Provisioned);
         assert!(ComputePool::from_wire(&json!({"spec": {}})).is_none());
+        // No `status.current_cfu`: unknown, not 0.
+        let p = ComputePool::from_wire(
+            &json!({"id": "lfcp-1", "spec": {"max_cfu": 5}, "status": {"phase": "PROVISIONED"}}),
+        )
+        .unwrap();
+        assert_eq!(p.current_cfu, None);
     }
 }

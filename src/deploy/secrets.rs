@@ -90,6 +90,17 @@ impl Credentials {
         base64(format!("{}:{}", self.key.expose(), self.secret.expose()).as_bytes())
     }
 
+    /// The key as it may be shown in an error: its first four characters and `…` for a key of 12
+    /// characters or more (Confluent's keys have 16), else `****`.
+    pub fn key_hint(&self) -> String {
+        let k = self.key.expose();
+        if k.chars().count() >= 12 {
+            format!("{}…", k.chars().take(4).collect::<String>())
+        } else {
+            "****".into()
+        }
+    }
+
     /// A scrubber that hides these credentials.
     pub fn scrubber(&self) -> Scrubber {
         Scrubber::new([

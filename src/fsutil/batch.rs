@@ -7,9 +7,16 @@
 //!
 //! - phase `staging`: new contents are written to temporary files beside their targets
 //!   (`.<name>.flinkpipe-tmp-<pid>`); no target has changed;
-//! - phase `committing`: every temporary is complete; targets are linked to backups
+//! - phase `committing`: every temporary is complete and flushed to the disk (one `syncfs` per file
+//!   system on Linux, else an `fsync` of each and of their folders where the platform allows) before
+//!   the marker says so; targets are linked to backups
 //!   (`.<name>.flinkpipe-old-<pid>`) and the temporaries renamed over them;
 //! - phase `rolling-back`: a rename failed and the replaced targets are getting their backups back.
+//!   The rollback starts only once the marker says `rolling-back`; if that cannot be written, nothing
+//!   is put back, the marker stays `committing` and the next command completes the batch (all new).
+//!
+//! The marker itself is written durably (synced before its rename, its folder after), and the
+//! folders of the targets are synced after the last rename, before the marker is removed.
 //!
 //! **SIGINT** while a batch is open does not kill the process: during staging the batch stops at the
 //! next file, removes its temporaries and reports [`BatchError::Interrupted`] (every file is as it
@@ -90,6 +97,9 @@ pub enum BatchError {
 pub struct Batch {
     path: PathBuf,
     marker: Marker,
+    /// The marker stays when the batch ends: a rollback could not be recorded, so recovery must
+    /// complete the commit.
+    keep_marker: bool,
     _sigint: SigintGuard,
 }
 
@@ -115,6 +125,7 @@ impl Batch {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
             },
+            keep_marker: false,
             _sigint: sigint,
         };
         batch.write_marker()?;
@@ -144,16 +155,42 @@ impl Batch {
             discard(staged);
             return Err(BatchError::Interrupted { committed: false });
         }
+        // Every temporary on the disk before the marker says so: after a power cut a committing
+        // marker never stands over a temporary that is not whole.
+        if let Err(e) = super::sync_staged(&staged) {
+            discard(staged);
+            return Err(e.into());
+        }
         self.marker.phase = BatchPhase::Committing;
         if let Err(e) = self.write_marker() {
             discard(staged);
             return Err(e.into());
         }
+        self.rename_all(staged)
+    }
+
+    /// The renames of [`Batch::commit`] (its marker already says committing), then the folders
+    /// synced. A failed rename rolls back only once the marker says `rolling-back`; if that cannot be
+    /// written, nothing is put back and the marker stays (`committing`), so that the next
+    /// [`recover`] completes the batch, as the marker says.
+    fn rename_all(mut self, staged: Vec<Staged>) -> Result<(), BatchError> {
+        let targets: Vec<PathBuf> = staged.iter().map(|s| s.target.clone()).collect();
+        let mut unrecorded = false;
         let result = super::commit_with(staged, || {
             self.marker.phase = BatchPhase::RollingBack;
-            let _ = self.write_marker();
+            match self.write_marker() {
+                Ok(()) => true,
+                Err(_) => {
+                    unrecorded = true;
+                    false
+                }
+            }
         });
+        if unrecorded {
+            self.keep_marker = true;
+        }
         result?;
+        super::sync_dirs(targets.iter().map(PathBuf::as_path));
         if self.interrupted() {
             return Err(BatchError::Interrupted { committed: true });
         }
@@ -165,9 +202,18 @@ impl Batch {
         discard(staged);
     }
 
+    /// Writes the marker durably (synced before and after its rename): its phase is what recovery
+    /// acts on.
     fn write_marker(&self) -> Result<(), PathError> {
         let text = serde_json::to_string(&self.marker).expect("plain data serialises");
-        super::write_atomic(&self.path, text.as_bytes()).map_err(|source| PathError {
+        #[cfg(test)]
+        if FAIL_MARKER_WRITES.with(|f| f.get()) {
+            return Err(PathError {
+                path: self.path.clone(),
+                source: std::io::Error::other("marker write refused (test)"),
+            });
+        }
+        super::write_atomic_synced(&self.path, text.as_bytes()).map_err(|source| PathError {
             path: self.path.clone(),
             source,
         })
@@ -176,8 +222,16 @@ impl Batch {
 
 impl Drop for Batch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if !self.keep_marker {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Makes [`Batch::write_marker`] fail (tests of a marker that cannot be written).
+    static FAIL_MARKER_WRITES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A batch whose process is gone, as its marker describes it.
@@ -313,8 +367,10 @@ pub fn recover(root: &Path, walk_tree: bool) -> Result<Recovery, PathError> {
         Ok(())
     };
     if walk_tree || !batches.is_empty() {
+        // Symbolic links are not followed: a leftover-named file reached through a link lies outside
+        // the tree (or is another path to a file of it) and is not this batch's to rename or remove.
         let walker = walkdir::WalkDir::new(root)
-            .follow_links(true)
+            .follow_links(false)
             .into_iter()
             .filter_entry(|e| {
                 e.depth() == 0
@@ -513,6 +569,85 @@ mod tests {
         assert!(Leftover::parse("a.flinkpipe-tmp-1").is_none());
         assert!(Leftover::parse(".a.flinkpipe-tmp-x1").is_none());
         assert!(Leftover::parse(".flinkpipe-tmp-1").is_none());
+    }
+
+    /// A rename fails during the commit and the `rolling-back` marker cannot be written: nothing is
+    /// put back (a kill now would be recovered as committing, which must then be true), the marker
+    /// stays, and the next recovery completes the batch — every file new.
+    #[test]
+    fn a_rollback_that_cannot_be_recorded_is_not_started_and_recovery_completes_the_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let (a, b, c) = (
+            root.join("a.json"),
+            root.join("b.json"),
+            root.join("c.json"),
+        );
+        for (p, t) in [(&a, "old a"), (&b, "old b"), (&c, "old c")] {
+            std::fs::write(p, t).unwrap();
+        }
+        let mut batch = Batch::begin(root, "flinkpipe test", "flinkpipe repair").unwrap();
+        let staged = vec![
+            batch.stage(&a, b"new a").unwrap().unwrap(),
+            batch.stage(&b, b"new b").unwrap().unwrap(),
+            batch.stage(&c, b"new c").unwrap().unwrap(),
+        ];
+        batch.marker.phase = BatchPhase::Committing;
+        batch.write_marker().unwrap();
+        // b's rename fails: its temporary is moved away for the rename, and put back after.
+        let b_tmp = staged[1].tmp.clone();
+        let aside = root.join("b-aside");
+        std::fs::rename(&b_tmp, &aside).unwrap();
+        FAIL_MARKER_WRITES.with(|f| f.set(true));
+        let err = batch.rename_all(staged).unwrap_err();
+        FAIL_MARKER_WRITES.with(|f| f.set(false));
+        assert!(
+            err.to_string()
+                .contains("could not be marked as rolling back"),
+            "{err}"
+        );
+        // Not rolled back: a is new, c's temporary and the backups are still there.
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), "old c");
+        let found = interrupted_batches(root);
+        assert_eq!(found.len(), 1, "the marker stays");
+        assert_eq!(found[0].phase, Some(BatchPhase::Committing));
+        std::fs::rename(&aside, &b_tmp).unwrap();
+        let rec = recover(root, false).unwrap();
+        assert_eq!(rec.completed, 2, "{rec:?}");
+        for (p, t) in [(&a, "new a"), (&b, "new b"), (&c, "new c")] {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), t);
+        }
+        let mut names: Vec<String> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.json", "b.json", "c.json"]);
+    }
+
+    /// A rename fails and the marker can be written: the marker says rolling-back before anything is
+    /// put back, and every file is old afterwards.
+    #[test]
+    fn a_recorded_rollback_puts_every_file_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let (a, b) = (root.join("a.json"), root.join("b.json"));
+        std::fs::write(&a, "old a").unwrap();
+        std::fs::write(&b, "old b").unwrap();
+        let mut batch = Batch::begin(root, "flinkpipe test", "flinkpipe repair").unwrap();
+        let staged = vec![
+            batch.stage(&a, b"new a").unwrap().unwrap(),
+            batch.stage(&b, b"new b").unwrap().unwrap(),
+        ];
+        batch.marker.phase = BatchPhase::Committing;
+        batch.write_marker().unwrap();
+        std::fs::remove_file(&staged[1].tmp).unwrap();
+        assert!(batch.rename_all(staged).is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "old b");
+        assert!(interrupted_batches(root).is_empty());
+        assert_eq!(std::fs::read_dir(root).unwrap().count(), 2);
     }
 
     #[test]

@@ -64,8 +64,12 @@ pub enum Verdict {
     OverLimit,
     /// The pool does not exist in the environment.
     Missing,
-    /// The pool exists but is not PROVISIONED (its phase): statements wait until it is.
+    /// The pool exists but is not PROVISIONED (its phase: PROVISIONING, FAILED, DEPROVISIONING…):
+    /// statements sent there would not run. Blocks unless `--allow-pool-overcommit`.
     NotReady { phase: String },
+    /// The pool does not say how many CFUs it uses (no `status.current_cfu`): capacity not checked.
+    /// Does not block; never reported as fitting.
+    UsageUnknown,
 }
 
 /// One pool's check.
@@ -75,8 +79,8 @@ pub struct PoolCheck {
     pub pool: String,
     /// `spec.display_name` (empty when the pool is missing).
     pub display_name: String,
-    /// `status.current_cfu`.
-    pub current_cfu: u32,
+    /// `status.current_cfu`; `None` when the pool is missing or does not say.
+    pub current_cfu: Option<u32>,
     /// `spec.max_cfu`.
     pub max_cfu: u32,
     /// CFUs the deploy adds (one per statement it starts, an estimate).
@@ -90,9 +94,20 @@ pub struct PoolCheck {
 }
 
 impl PoolCheck {
-    /// Whether the deploy must stop here (unless `--allow-pool-overcommit` for [`Verdict::OverLimit`]).
+    /// Whether the deploy must stop here (unless `--allow-pool-overcommit` for
+    /// [`Verdict::OverLimit`] and [`Verdict::NotReady`]).
     pub fn blocks(&self) -> bool {
-        matches!(self.verdict, Verdict::OverLimit | Verdict::Missing)
+        matches!(
+            self.verdict,
+            Verdict::OverLimit | Verdict::Missing | Verdict::NotReady { .. }
+        )
+    }
+
+    /// CFUs in use after the deploy, as estimated (`current + needed`, never overflowing); `None`
+    /// when the current use is unknown.
+    pub fn after_deploy(&self) -> Option<u64> {
+        self.current_cfu
+            .map(|c| u64::from(c).saturating_add(u64::from(self.needed_cfu)))
     }
 
     /// One line for the user.
@@ -105,7 +120,7 @@ impl PoolCheck {
         match &self.verdict {
             Verdict::Fits => format!(
                 "compute pool {name}: {} of {} CFUs in use, this deploy starts {} statement(s) needing about {} more: fits under {:.1} ({:.0} % of {})",
-                self.current_cfu,
+                self.current_cfu.unwrap_or(0),
                 self.max_cfu,
                 self.statements.len(),
                 self.needed_cfu,
@@ -115,11 +130,11 @@ impl PoolCheck {
             ),
             Verdict::OverLimit => format!(
                 "compute pool {name}: {} of {} CFUs in use, and this deploy starts {} statement(s) needing about {} more (one CFU per running statement, an estimate): {} > {:.1} ({:.0} % of {}, flink.max_cfu_percent_before_allocation)",
-                self.current_cfu,
+                self.current_cfu.unwrap_or(0),
                 self.max_cfu,
                 self.statements.len(),
                 self.needed_cfu,
-                self.current_cfu + self.needed_cfu,
+                self.after_deploy().unwrap_or(0),
                 self.limit_cfu,
                 ratio * 100.0,
                 self.max_cfu
@@ -130,8 +145,15 @@ impl PoolCheck {
                 self.statements.len()
             ),
             Verdict::NotReady { phase } => format!(
-                "compute pool {name} is {phase}, not PROVISIONED: its {} statement(s) wait until it is",
+                "compute pool {name} is {phase}, not PROVISIONED: the {} statement(s) this deploy starts there would not run (wait until it is PROVISIONED, or give the tables another pool)",
                 self.statements.len()
+            ),
+            Verdict::UsageUnknown => format!(
+                "compute pool {name}: its use is unknown (the control plane gives no status.current_cfu), so whether the {} statement(s) this deploy starts fit under {:.1} CFUs ({:.0} % of {}) is not checked",
+                self.statements.len(),
+                self.limit_cfu,
+                ratio * 100.0,
+                self.max_cfu
             ),
         }
     }
@@ -144,12 +166,12 @@ pub fn check_pool(
     statements: &[String],
     ratio: f64,
 ) -> PoolCheck {
-    let needed = statements.len() as u32;
+    let needed = u32::try_from(statements.len()).unwrap_or(u32::MAX);
     let Some(p) = pool else {
         return PoolCheck {
             pool: id.to_string(),
             display_name: String::new(),
-            current_cfu: 0,
+            current_cfu: None,
             max_cfu: 0,
             needed_cfu: needed,
             limit_cfu: 0.0,
@@ -158,14 +180,19 @@ pub fn check_pool(
         };
     };
     let limit = f64::from(p.max_cfu) * ratio;
-    let verdict = if needed > 0 && f64::from(p.current_cfu + needed) > limit + 1e-9 {
-        Verdict::OverLimit
-    } else if p.phase != PoolPhase::Provisioned {
+    let verdict = if p.phase != PoolPhase::Provisioned {
         Verdict::NotReady {
             phase: p.phase.as_str().to_string(),
         }
     } else {
-        Verdict::Fits
+        match p.current_cfu {
+            None if needed > 0 => Verdict::UsageUnknown,
+            // u64: `current + needed` cannot overflow; exact in an f64 at these sizes.
+            Some(c) if needed > 0 && (u64::from(c) + u64::from(needed)) as f64 > limit + 1e-9 => {
+                Verdict::OverLimit
+            }
+            _ => Verdict::Fits,
+        }
     };
     PoolCheck {
         pool: id.to_string(),
@@ -192,26 +219,40 @@ pub struct Capacity {
 }
 
 impl Capacity {
-    /// The pools that stop the deploy (over the limit unless `allow_overcommit`, or missing).
+    /// The pools that stop the deploy: missing, or over the limit or not ready unless
+    /// `allow_overcommit`.
     pub fn blocking(&self, allow_overcommit: bool) -> Vec<&PoolCheck> {
         self.pools
             .iter()
             .filter(|p| {
                 matches!(p.verdict, Verdict::Missing)
-                    || (!allow_overcommit && matches!(p.verdict, Verdict::OverLimit))
+                    || (!allow_overcommit
+                        && matches!(p.verdict, Verdict::OverLimit | Verdict::NotReady { .. }))
             })
             .collect()
     }
 }
 
-/// `flink.max_cfu_percent_before_allocation` as a ratio. Errors: a value outside (0, 1].
-pub fn ratio_of(cfg: &crate::config::Config) -> Result<f64, String> {
+/// `flink.max_cfu_percent_before_allocation` as a ratio.
+///
+/// Errors: a value outside (0, 1], naming the config file and the key's line when it can be found.
+pub fn ratio_of(cfg: &crate::config::Config) -> Result<f64, crate::config::ConfigError> {
+    const KEY: &str = "flink.max_cfu_percent_before_allocation";
     match cfg.flink.max_cfu_percent_before_allocation {
         None => Ok(DEFAULT_MAX_CFU_RATIO),
         Some(r) if r > 0.0 && r <= 1.0 => Ok(r),
-        Some(r) => Err(format!(
-            "flink.max_cfu_percent_before_allocation: {r} is not a share of the pool between 0 and 1 (0.8 = 80 %)"
-        )),
+        Some(r) => Err(crate::config::ConfigError::Parse {
+            path: cfg
+                .source
+                .clone()
+                .unwrap_or_else(|| std::path::PathBuf::from("config.yaml")),
+            message: format!(
+                "{}{KEY}: {r} is not a share of the pool between 0 and 1 (0.8 = 80 %)",
+                cfg.line_of(KEY)
+                    .map(|l| format!("line {l}: "))
+                    .unwrap_or_default()
+            ),
+        }),
     }
 }
 
@@ -220,6 +261,10 @@ mod tests {
     use super::*;
 
     fn pool(current: u32, max: u32, phase: PoolPhase) -> ComputePool {
+        pool_using(Some(current), max, phase)
+    }
+
+    fn pool_using(current: Option<u32>, max: u32, phase: PoolPhase) -> ComputePool {
         ComputePool {
             id: "lfcp-1".into(),
             display_name: "sales".into(),
@@ -266,5 +311,54 @@ mod tests {
                 phase: "PROVISIONING".into()
             }
         );
+    }
+
+    /// Every pool that is not PROVISIONED blocks (even with room), unless overcommit is allowed; a
+    /// pool that does not say its use is never reported as fitting; huge numbers do not overflow.
+    #[test]
+    fn pools_not_ready_block_unknown_use_is_not_a_fit_and_sums_saturate() {
+        let one = vec!["a".to_string()];
+        for phase in [
+            PoolPhase::Provisioning,
+            PoolPhase::Failed,
+            PoolPhase::Deprovisioning,
+            PoolPhase::Unknown("PAUSED".into()),
+        ] {
+            let c = check_pool("lfcp-1", Some(&pool(0, 50, phase.clone())), &one, 0.8);
+            assert!(c.blocks(), "{phase:?}");
+            assert!(
+                c.describe(0.8).contains("not PROVISIONED"),
+                "{}",
+                c.describe(0.8)
+            );
+            let cap = Capacity {
+                ratio: 0.8,
+                pools: vec![c],
+                notes: Vec::new(),
+            };
+            assert_eq!(cap.blocking(false).len(), 1);
+            assert!(
+                cap.blocking(true).is_empty(),
+                "--allow-pool-overcommit proceeds"
+            );
+        }
+        let unknown = check_pool(
+            "lfcp-1",
+            Some(&pool_using(None, 5, PoolPhase::Provisioned)),
+            &one,
+            0.8,
+        );
+        assert_eq!(unknown.verdict, Verdict::UsageUnknown);
+        assert!(!unknown.blocks());
+        let text = unknown.describe(0.8);
+        assert!(text.contains("unknown") && !text.contains("fits"), "{text}");
+        let full = check_pool(
+            "lfcp-1",
+            Some(&pool(u32::MAX, u32::MAX, PoolPhase::Provisioned)),
+            &one,
+            0.8,
+        );
+        assert_eq!(full.verdict, Verdict::OverLimit);
+        assert_eq!(full.after_deploy(), Some(u64::from(u32::MAX) + 1));
     }
 }

@@ -3,20 +3,31 @@
 //! **one** paginated listing by name prefix, phase, age (`metadata.created_at`) and compute pool.
 //! shift_left's command, with its defaults (`--starts-with workspace`, COMPLETED and FAILED, delete),
 //! and a safer guard: where shift_left refused prefixes starting with `dev`/`stage`/`prod`, flinkpipe
-//! never touches a **running** statement of the project's own pipeline (owned by a table of the
-//! tree: PENDING, RUNNING, DEGRADED or STOPPING) unless it is named with `--statement-name`.
+//! never touches, unless it is named with `--statement-name`:
+//! - a **running** statement of the project's own pipeline (owned by a table of the tree: PENDING,
+//!   RUNNING, DEGRADED or STOPPING);
+//! - any live statement at all when there is no pipelines folder (the project's cannot be told apart);
+//! - a blue or green statement of a blue-green release still open in this environment
+//!   (`pipelines/blue_green.json`), whatever its phase: the blue ones serve production until
+//!   decommissioned.
+//!
+//! Each statement is read again right before it is acted on (the listing may be minutes old after
+//! the confirmation prompt); one the filters no longer select is skipped and reported.
 //!
 //! Two steps, so that the caller can list and ask first: [`prepare`] reads the target,
 //! [`Prepared::execute`] acts, one statement at a time, each waited for.
 
 use super::statement::{self, StatementVerb};
+use super::status::blue_green_statements;
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 pub use crate::deploy::Phase;
+use crate::deploy::StatementState;
 use crate::deploy::cloud::parse_rfc3339;
 use crate::plan::StatementNaming;
+use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -85,8 +96,11 @@ pub struct Done {
     pub statement: String,
     /// The phase reached, `absent` once deleted.
     pub phase: Option<String>,
-    /// `None`: done; else the (masked) error.
+    /// `None`: done (or skipped); else the (masked) error.
     pub error: Option<String>,
+    /// Why it was not acted on after all (read again right before acting: gone, or no longer
+    /// selected); `None` when it was acted on or failed.
+    pub skipped: Option<String>,
 }
 
 /// What housekeeping did.
@@ -107,6 +121,7 @@ pub struct Prepared {
     connected: Connected,
     rt: tokio::runtime::Runtime,
     timeout: Duration,
+    selector: Selector,
     pub plan: HousekeepPlan,
 }
 
@@ -140,11 +155,145 @@ fn is_running(p: &Phase) -> bool {
     )
 }
 
+/// The statements of the releases still open in this environment (`pipelines/blue_green.json`): the
+/// blue ones still serve production until decommissioned, the green ones replace them. Name →
+/// why it is protected.
+pub fn open_release_statements(
+    record: &BlueGreenRecord,
+    naming: &StatementNaming,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for release in record
+        .releases
+        .iter()
+        .filter(|r| !r.decommissioned_in(&naming.prefix))
+    {
+        for t in &release.tables {
+            for (blue, green) in blue_green_statements(naming, &release.statement_prefix, t) {
+                out.entry(blue.name).or_insert_with(|| {
+                    format!(
+                        "a blue statement of table {} in the open blue-green release of {} ({})",
+                        t.blue_table_name, release.created_at, BLUE_GREEN_FILE
+                    )
+                });
+                if let Some(g) = green {
+                    out.entry(g).or_insert_with(|| {
+                        format!(
+                            "a green statement of table {} in the open blue-green release of {} ({})",
+                            t.green_table_name, release.created_at, BLUE_GREEN_FILE
+                        )
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What the filters say of one statement.
+enum Judged {
+    /// Act on it.
+    Act(Candidate),
+    /// The filters do not select it.
+    Ignore,
+    /// The filters select it but it is protected (why).
+    Keep(Kept),
+}
+
+/// The filters and protections, applied to the listing and again to each statement right before
+/// acting on it.
+struct Selector {
+    action: StatementVerb,
+    named: BTreeSet<String>,
+    prefix: Option<String>,
+    phases: Vec<Phase>,
+    age_days: u64,
+    compute_pool_id: Option<String>,
+    /// Statement → table of the project.
+    owned: BTreeMap<String, String>,
+    /// Statements of open blue-green releases → why.
+    releases: BTreeMap<String, String>,
+    /// Whether a project was read: without one, no live statement can be told apart from the
+    /// project's, so none is touched unless named.
+    has_project: bool,
+    /// Seconds since the epoch.
+    now: i64,
+}
+
+impl Selector {
+    fn judge(&self, s: &StatementState) -> Judged {
+        let age = s
+            .meta
+            .created_at
+            .as_deref()
+            .and_then(parse_rfc3339)
+            .map(|t| ((self.now - t).max(0) / 86_400) as u64);
+        let candidate = Candidate {
+            statement: s.name.clone(),
+            phase: s.phase.to_string(),
+            created_at: s.meta.created_at.clone(),
+            age_days: age,
+            table_name: self.owned.get(&s.name).cloned(),
+        };
+        if self.named.contains(&s.name) {
+            return Judged::Act(candidate);
+        }
+        let Some(prefix) = &self.prefix else {
+            return Judged::Ignore;
+        };
+        if !s.name.starts_with(prefix.as_str())
+            || !self.phases.contains(&s.phase)
+            || self
+                .compute_pool_id
+                .as_ref()
+                .is_some_and(|p| s.meta.compute_pool_id.as_ref() != Some(p))
+        {
+            return Judged::Ignore;
+        }
+        let keep = |reason: String| {
+            Judged::Keep(Kept {
+                statement: s.name.clone(),
+                phase: s.phase.to_string(),
+                reason,
+            })
+        };
+        let verb = self.action.as_str();
+        match age {
+            Some(a) if a < self.age_days => return Judged::Ignore,
+            None if self.age_days > 0 => {
+                return keep(format!(
+                    "its age is unknown (the target gives no creation time), --age {} asks for older ones",
+                    self.age_days
+                ));
+            }
+            _ => {}
+        }
+        if let Some(why) = self.releases.get(&s.name) {
+            return keep(format!(
+                "{why}: decommission it with `pipeline decommission`, or name it with --statement-name to {verb} it"
+            ));
+        }
+        if is_running(&s.phase) {
+            if let Some(table) = &candidate.table_name {
+                return keep(format!(
+                    "a running statement of the project's pipeline (table {table}): name it with --statement-name to {verb} it"
+                ));
+            }
+            if !self.has_project {
+                return keep(format!(
+                    "a live statement, and without a pipelines folder the project's statements cannot be told apart: name it with --statement-name to {verb} it"
+                ));
+            }
+        }
+        Judged::Act(candidate)
+    }
+}
+
 /// Works out what to act on, from one listing of the target.
 ///
 /// Errors (before any server is contacted): a status the action cannot apply to (`--action resume
-/// --status FAILED`); then errors in the project, a target that cannot be listed, a named statement
-/// the target does not know.
+/// --status FAILED`); then errors in the project or its blue-green record, a target that cannot be
+/// listed, a named statement the target does not know.
 pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsError> {
     let (defaults, possible) = phases_for(req.action);
     for p in &req.status {
@@ -171,17 +320,23 @@ pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsErr
             .then(|| DEFAULT_PREFIX.to_string())
     });
     let cfg = ctx.project_config(&req.pipelines)?;
-    let owned = if req.pipelines.is_dir() {
+    let has_project = req.pipelines.is_dir();
+    let (owned, releases) = if has_project {
         let project = ctx.load_valid_project(
             &cfg,
             &req.pipelines,
             req.allow_unknown,
             "nothing housekept: fix the errors above",
         )?;
-        StatementNaming::from_config(&cfg).owned_statements(&project)
+        let naming = StatementNaming::from_config(&cfg);
+        let record = BlueGreenRecord::read(&req.pipelines)?;
+        (
+            naming.owned_statements(&project),
+            open_release_statements(&record, &naming),
+        )
     } else {
         ctx.console.note(&format!(
-            "note: no pipelines folder at {}: the project's statements cannot be recognised, so no running statement is touched unless named",
+            "note: no pipelines folder at {}: the project's statements cannot be recognised, so no live (PENDING, RUNNING, DEGRADED or STOPPING) statement is touched unless named with --statement-name",
             req.pipelines.display()
         ));
         Default::default()
@@ -198,69 +353,29 @@ pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsErr
             });
         }
     }
-    let named: BTreeSet<&String> = req.statement_names.iter().collect();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let selector = Selector {
+        action: req.action,
+        named: req.statement_names.iter().cloned().collect(),
+        prefix: prefix.clone(),
+        phases: phases.clone(),
+        age_days: req.age_days,
+        compute_pool_id: req.compute_pool_id.clone(),
+        owned,
+        releases,
+        has_project,
+        now: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    };
     let mut statements = Vec::new();
     let mut left_alone = Vec::new();
     for s in live.values() {
-        let age = s
-            .meta
-            .created_at
-            .as_deref()
-            .and_then(parse_rfc3339)
-            .map(|t| ((now - t).max(0) / 86_400) as u64);
-        let candidate = Candidate {
-            statement: s.name.clone(),
-            phase: s.phase.to_string(),
-            created_at: s.meta.created_at.clone(),
-            age_days: age,
-            table_name: owned.get(&s.name).cloned(),
-        };
-        if named.contains(&s.name) {
-            statements.push(candidate);
-            continue;
+        match selector.judge(s) {
+            Judged::Act(c) => statements.push(c),
+            Judged::Keep(k) => left_alone.push(k),
+            Judged::Ignore => {}
         }
-        let Some(prefix) = &prefix else {
-            continue;
-        };
-        if !s.name.starts_with(prefix.as_str())
-            || !phases.contains(&s.phase)
-            || req
-                .compute_pool_id
-                .as_ref()
-                .is_some_and(|p| s.meta.compute_pool_id.as_ref() != Some(p))
-        {
-            continue;
-        }
-        let keep = |reason: String| Kept {
-            statement: s.name.clone(),
-            phase: s.phase.to_string(),
-            reason,
-        };
-        match age {
-            Some(a) if a < req.age_days => continue,
-            None if req.age_days > 0 => {
-                left_alone.push(keep(format!(
-                    "its age is unknown (the target gives no creation time), --age {} asks for older ones",
-                    req.age_days
-                )));
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(table) = &candidate.table_name
-            && is_running(&s.phase)
-        {
-            left_alone.push(keep(format!(
-                "a running statement of the project's pipeline (table {table}): name it with --statement-name to {} it",
-                req.action.as_str()
-            )));
-            continue;
-        }
-        statements.push(candidate);
     }
     let filters = {
         let mut parts = Vec::new();
@@ -287,6 +402,7 @@ pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsErr
         connected,
         rt,
         timeout: req.timeout,
+        selector,
         plan: HousekeepPlan {
             action: req.action,
             filters,
@@ -298,13 +414,64 @@ pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsErr
 }
 
 impl Prepared {
-    /// Acts on every statement in order; a failure is recorded and the next one tried.
+    /// Acts on every statement in order; a failure is recorded and the next one tried. Each
+    /// statement is read again right before acting on it: one that is gone, or that the filters and
+    /// protections no longer select (its phase changed since the listing, say), is skipped and
+    /// reported, never acted on.
     pub fn execute(self) -> HousekeepReport {
         let c = &self.connected;
         let verb = self.plan.action;
+        let selector = &self.selector;
         let results = self.rt.block_on(async {
             let mut out = Vec::new();
             for t in &self.plan.statements {
+                let skip = |phase: Option<String>, why: String| Done {
+                    statement: t.statement.clone(),
+                    phase,
+                    error: None,
+                    skipped: Some(why),
+                };
+                match c.target.get_statement(&t.statement).await {
+                    Err(e) => {
+                        out.push(Done {
+                            statement: t.statement.clone(),
+                            phase: None,
+                            error: Some(c.scrubber.scrub(&format!(
+                                "{verb} {}: reading it again first: {e}",
+                                t.statement
+                            ))),
+                            skipped: None,
+                        });
+                        continue;
+                    }
+                    Ok(None) => {
+                        out.push(skip(
+                            Some("absent".into()),
+                            "it no longer exists".into(),
+                        ));
+                        continue;
+                    }
+                    Ok(Some(now)) => match selector.judge(&now) {
+                        Judged::Act(_) => {}
+                        Judged::Keep(k) => {
+                            out.push(skip(
+                                Some(now.phase.to_string()),
+                                format!("it is {} now: {}", now.phase, k.reason),
+                            ));
+                            continue;
+                        }
+                        Judged::Ignore => {
+                            out.push(skip(
+                                Some(now.phase.to_string()),
+                                format!(
+                                    "it was {} when listed and is {} now, which the filters do not select",
+                                    t.phase, now.phase
+                                ),
+                            ));
+                            continue;
+                        }
+                    },
+                }
                 let r = statement::apply(c, &t.statement, verb, self.timeout).await;
                 out.push(match r {
                     Ok(s) => Done {
@@ -314,11 +481,13 @@ impl Prepared {
                                 .unwrap_or_else(|| "absent".into()),
                         ),
                         error: None,
+                        skipped: None,
                     },
                     Err(e) => Done {
                         statement: t.statement.clone(),
                         phase: None,
                         error: Some(c.scrubber.scrub(&format!("{verb} {}: {e}", t.statement))),
+                        skipped: None,
                     },
                 });
             }

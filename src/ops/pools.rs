@@ -5,7 +5,9 @@
 //!
 //! Deleting is two steps, so that the caller can show what runs there and ask first: [`prepare_delete`]
 //! reads the pool and the statements in it (one listing of the data plane), [`PreparedDelete::execute`]
-//! deletes. A pool where statements of the project run is never deleted: they are named instead.
+//! deletes. A pool where statements of the project run, or statements of a blue-green release still
+//! open, or — without a pipelines folder — any live statement, is never deleted: they are named
+//! instead. The statements are listed again right before the delete.
 
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
@@ -14,6 +16,7 @@ use crate::deploy::Phase;
 use crate::deploy::Scrubber;
 use crate::deploy::cloud::{self, CloudClient, ComputePool, MAX_CFU_VALUES, PoolPhase};
 use crate::plan::StatementNaming;
+use crate::versioning::record::BlueGreenRecord;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,8 +40,9 @@ fn client(cfg: &Config) -> Result<(CloudClient, Scrubber), OpsError> {
 pub struct PoolRow {
     #[serde(flatten)]
     pub pool: ComputePool,
-    /// `current_cfu / max_cfu`, percent.
-    pub usage_percent: f64,
+    /// `current_cfu / max_cfu`, percent; `None` when the pool does not say what it uses (or has no
+    /// capacity).
+    pub usage_percent: Option<f64>,
     /// What of the configuration points at it: `flink.compute_pool_id`, `flinkpipe.compute_pools: sales`.
     pub configured_for: Vec<String>,
 }
@@ -74,11 +78,10 @@ pub fn list(ctx: &Context, pipelines: &std::path::Path) -> Result<PoolList, OpsE
     let rows = pools
         .into_iter()
         .map(|p| PoolRow {
-            usage_percent: if p.max_cfu == 0 {
-                0.0
-            } else {
-                f64::from(p.current_cfu) * 100.0 / f64::from(p.max_cfu)
-            },
+            usage_percent: p
+                .current_cfu
+                .filter(|_| p.max_cfu > 0)
+                .map(|c| f64::from(c) * 100.0 / f64::from(p.max_cfu)),
             configured_for: uses
                 .iter()
                 .filter(|(id, _)| *id == p.id)
@@ -222,13 +225,97 @@ pub struct PreparedDelete {
     client: CloudClient,
     scrubber: Scrubber,
     rt: tokio::runtime::Runtime,
+    guard: PoolGuard,
     pub plan: DeletePlan,
+}
+
+/// What protects the statements of a pool from its deletion: the project's statements, those of
+/// open blue-green releases, and — without a pipelines folder — every live statement.
+struct PoolGuard {
+    cfg: Config,
+    pipelines: PathBuf,
+    /// Statement → table of the project.
+    owned: std::collections::BTreeMap<String, String>,
+    /// Statements of open blue-green releases → why.
+    releases: std::collections::BTreeMap<String, String>,
+    has_project: bool,
+}
+
+impl PoolGuard {
+    /// The live statements in pool `id` (one listing of the data plane), the project's first, or
+    /// the refusal naming those that protect the pool.
+    fn statements_in(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        pool: &ComputePool,
+    ) -> Result<Vec<InPool>, OpsError> {
+        let c = target::connect(&self.cfg, None)?;
+        let live = rt.block_on(target::live_statements(&c))?;
+        let mut statements: Vec<InPool> = live
+            .values()
+            .filter(|s| s.meta.compute_pool_id.as_deref() == Some(pool.id.as_str()))
+            .filter(|s| !matches!(s.phase, Phase::Stopped | Phase::Failed | Phase::Completed))
+            .map(|s| InPool {
+                statement: s.name.clone(),
+                phase: s.phase.to_string(),
+                table_name: self.owned.get(&s.name).cloned(),
+            })
+            .collect();
+        statements.sort_by_key(|s| (s.table_name.is_none(), s.statement.clone()));
+        let ours: Vec<String> = statements
+            .iter()
+            .filter(|s| s.table_name.is_some())
+            .map(|s| format!("{} ({})", s.statement, s.phase))
+            .collect();
+        if !ours.is_empty() {
+            return Err(OpsError::Refused(format!(
+                "compute pool {} ({}) runs statements of this project: {}; stop or move them first (pipeline undeploy, or flinkpipe.compute_pools and a redeploy)",
+                pool.id,
+                pool.display_name,
+                ours.join(", ")
+            )));
+        }
+        // Blue statements of an open release serve production whatever the tree says now.
+        let released: Vec<String> = statements
+            .iter()
+            .filter_map(|s| {
+                self.releases
+                    .get(&s.statement)
+                    .map(|why| format!("{} ({}): {why}", s.statement, s.phase))
+            })
+            .collect();
+        if !released.is_empty() {
+            return Err(OpsError::Refused(format!(
+                "compute pool {} ({}) runs statements of an open blue-green release: {}; decommission the release (pipeline decommission) or move them first",
+                pool.id,
+                pool.display_name,
+                released.join("; ")
+            )));
+        }
+        if !self.has_project && !statements.is_empty() {
+            return Err(OpsError::Refused(format!(
+                "compute pool {} ({}) runs {} live statement(s) ({}), and there is no pipelines folder at {}: the project's statements cannot be told apart from others, so the pool is not deleted; run from the project, or stop or delete those statements first (project housekeep-statements --statement-name …)",
+                pool.id,
+                pool.display_name,
+                statements.len(),
+                statements
+                    .iter()
+                    .map(|s| format!("{} ({})", s.statement, s.phase))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.pipelines.display()
+            )));
+        }
+        Ok(statements)
+    }
 }
 
 /// Reads the pool and the statements running in it.
 ///
-/// Errors: the pool does not exist, statements of the project run in it (refused, named: stop or
-/// move them first), the targets' errors.
+/// Errors: the pool does not exist; statements of the project, or of a blue-green release still
+/// open in this environment (`pipelines/blue_green.json`), run in it; without a pipelines folder,
+/// any live statement runs in it (it cannot be told apart from the project's) — each refused, named;
+/// the targets' errors.
 pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<PreparedDelete, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
     let (client, scrubber) = client(&cfg)?;
@@ -245,51 +332,62 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
                 client.environment_id()
             ))
         })?;
-    // The statements in it: one listing of the data plane, filtered by `spec.compute_pool_id`.
-    let owned = if req.pipelines.is_dir() {
+    let has_project = req.pipelines.is_dir();
+    let (owned, releases) = if has_project {
         let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
-        StatementNaming::from_config(&cfg).owned_statements(&project)
+        let naming = StatementNaming::from_config(&cfg);
+        let record = BlueGreenRecord::read(&req.pipelines)?;
+        (
+            naming.owned_statements(&project),
+            super::housekeep::open_release_statements(&record, &naming),
+        )
     } else {
         Default::default()
     };
-    let c = target::connect(&cfg, None)?;
-    let live = rt.block_on(target::live_statements(&c))?;
-    let mut statements: Vec<InPool> = live
-        .values()
-        .filter(|s| s.meta.compute_pool_id.as_deref() == Some(req.id.as_str()))
-        .filter(|s| !matches!(s.phase, Phase::Stopped | Phase::Failed | Phase::Completed))
-        .map(|s| InPool {
-            statement: s.name.clone(),
-            phase: s.phase.to_string(),
-            table_name: owned.get(&s.name).cloned(),
-        })
-        .collect();
-    statements.sort_by_key(|s| (s.table_name.is_none(), s.statement.clone()));
-    let ours: Vec<String> = statements
-        .iter()
-        .filter(|s| s.table_name.is_some())
-        .map(|s| format!("{} ({})", s.statement, s.phase))
-        .collect();
-    if !ours.is_empty() {
-        return Err(OpsError::Refused(format!(
-            "compute pool {} ({}) runs statements of this project: {}; stop or move them first (pipeline undeploy, or flinkpipe.compute_pools and a redeploy)",
-            pool.id,
-            pool.display_name,
-            ours.join(", ")
-        )));
-    }
+    let guard = PoolGuard {
+        cfg,
+        pipelines: req.pipelines.clone(),
+        owned,
+        releases,
+        has_project,
+    };
+    let statements = guard.statements_in(&rt, &pool)?;
     Ok(PreparedDelete {
         client,
         scrubber,
         rt,
+        guard,
         plan: DeletePlan { pool, statements },
     })
 }
 
 impl PreparedDelete {
     /// Deletes the pool. `Ok(false)`: it was gone already.
+    ///
+    /// The statements in the pool are listed again right before the delete (the caller may have
+    /// asked in between): the same protections apply, and a live statement that was not in the plan
+    /// the caller saw stops the delete (named).
     pub fn execute(self) -> Result<bool, OpsError> {
         let id = self.plan.pool.id.clone();
+        let now = self.guard.statements_in(&self.rt, &self.plan.pool)?;
+        let new: Vec<String> = now
+            .iter()
+            .filter(|s| {
+                !self
+                    .plan
+                    .statements
+                    .iter()
+                    .any(|p| p.statement == s.statement)
+            })
+            .map(|s| format!("{} ({})", s.statement, s.phase))
+            .collect();
+        if !new.is_empty() {
+            return Err(OpsError::Refused(format!(
+                "compute pool {id} ({}): statement(s) started there since it was read: {}; nothing deleted, run the command again to see them",
+                self.plan.pool.display_name,
+                new.join(", ")
+            )));
+        }
         self.rt.block_on(self.client.delete_pool(&id)).map_err(|e| {
             OpsError::Target(
                 self.scrubber

@@ -182,11 +182,26 @@ pub fn server_checks(
     out
 }
 
+/// Whether a control-plane settings error is only the Cloud API key (or secret) not being set: the
+/// one case where the capacity check is skipped with a warning rather than failing.
+fn is_missing_cloud_key(e: &crate::config::ConfigError) -> bool {
+    use crate::config::ConfigError;
+    match e {
+        ConfigError::Missing {
+            settings, secrets, ..
+        } => settings.is_empty() && !secrets.is_empty(),
+        ConfigError::Secret(_) => true,
+        _ => false,
+    }
+}
+
 /// The capacity check of a deploy on Confluent Cloud: `None` on the SQL Gateway, or when the plan
-/// starts nothing. Without a Cloud API key the pools are not read (a note says so).
+/// starts nothing. Without a Cloud API key the pools are not read (a note says so); a pool that does
+/// not say what it uses is warned about, never counted as fitting.
 ///
-/// Errors: `flink.max_cfu_percent_before_allocation` outside (0, 1]; the control plane's errors
-/// (a Flink key given as the Cloud key: 401, named).
+/// Errors: `flink.max_cfu_percent_before_allocation` outside (0, 1] (file and line named); other
+/// control-plane settings errors (an environment id missing, an invalid URL); the control plane's
+/// errors (a Flink key given as the Cloud key: 401, a key without permission: 403, both named).
 pub fn capacity(
     ctx: &Context,
     cfg: &crate::config::Config,
@@ -199,13 +214,7 @@ pub fn capacity(
     if c.kind != TargetKind::ConfluentCloud {
         return Ok(None);
     }
-    let ratio = capacity::ratio_of(cfg).map_err(|m| crate::config::ConfigError::Parse {
-        path: cfg
-            .source
-            .clone()
-            .unwrap_or_else(|| std::path::PathBuf::from("config.yaml")),
-        message: m,
-    })?;
+    let ratio = capacity::ratio_of(cfg)?;
     let starts = capacity::starts_by_pool(nodes, live, options, c.target.supports_carry_over());
     if starts.is_empty() {
         return Ok(None);
@@ -230,7 +239,8 @@ pub fn capacity(
     }
     let client = match cloud::settings(cfg, &crate::config::process_env) {
         Ok(s) => CloudClient::new(s).map_err(|e| c.error("the control plane", e))?,
-        Err(_) => {
+        // Only a Cloud API key that is not set skips the check; any other settings error surfaces.
+        Err(e) if is_missing_cloud_key(&e) => {
             let note = format!(
                 "compute pool capacity not checked: set {} and {} (a Cloud API key) to check it before deploying",
                 crate::deploy::secrets::CLOUD_API_KEY_VAR,
@@ -244,17 +254,53 @@ pub fn capacity(
                 notes,
             }));
         }
+        Err(e) => return Err(e.into()),
     };
     let mut checks = Vec::new();
     for (id, statements) in pools {
         let pool = rt
             .block_on(client.get_pool(id))
             .map_err(|e| c.error(&format!("reading compute pool {id}"), e))?;
-        checks.push(capacity::check_pool(id, pool.as_ref(), statements, ratio));
+        let check = capacity::check_pool(id, pool.as_ref(), statements, ratio);
+        if check.verdict == capacity::Verdict::UsageUnknown {
+            ctx.console
+                .warn(&format!("warning[capacity]: {}", check.describe(ratio)));
+        }
+        checks.push(check);
     }
     Ok(Some(Capacity {
         ratio,
         pools: checks,
         notes,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_missing_cloud_key;
+    use crate::config::{Config, ConfigError};
+
+    /// Only the Cloud API key not being set skips the capacity check; a missing environment id (or any
+    /// other settings error) surfaces.
+    #[test]
+    fn only_a_missing_cloud_key_skips_the_capacity_check() {
+        let cfg = Config::default();
+        let no_key = crate::deploy::cloud::settings(&cfg, &|v| {
+            (v == "SL_FLINK_ENV_ID").then(|| "env-1".to_string())
+        })
+        .unwrap_err();
+        assert!(is_missing_cloud_key(&no_key), "{no_key}");
+        let no_env = crate::deploy::cloud::settings(&cfg, &|v| {
+            v.starts_with("SL_CONFLUENT_CLOUD_API")
+                .then(|| "x".to_string())
+        })
+        .unwrap_err();
+        assert!(!is_missing_cloud_key(&no_env), "{no_env}");
+        let both = crate::deploy::cloud::settings(&cfg, &|_| None).unwrap_err();
+        assert!(!is_missing_cloud_key(&both), "{both}");
+        assert!(!is_missing_cloud_key(&ConfigError::Parse {
+            path: "config.yaml".into(),
+            message: "bad".into()
+        }));
+    }
 }

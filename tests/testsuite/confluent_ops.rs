@@ -1181,3 +1181,557 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
         stderr(&o)
     );
 }
+
+/// [`run`] with `dir` in place of the pipelines folder (a folder that does not exist: no project).
+fn run_in(
+    p: &Project,
+    fake: &FakeConfluent,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut c = crate::support::command();
+    c.args(args)
+        .arg(dir)
+        .current_dir(&p.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!all.contains(secret), "a secret in the output:\n{all}");
+    }
+    o
+}
+
+/// Runs the binary on the project without `--no-ack`: once it asks its question, `meanwhile` changes
+/// the world, then the answer `y` is given. Returns the output.
+fn run_confirming(
+    p: &Project,
+    fake: &FakeConfluent,
+    args: &[&str],
+    meanwhile: impl FnOnce(),
+) -> Output {
+    use std::io::{Read, Write};
+    let mut c = crate::support::command();
+    c.args(args)
+        .arg(&p.pipelines)
+        .current_dir(&p.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("[y/N]") {
+        let n = out.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "no question asked: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    meanwhile();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"y\n").unwrap();
+    drop(stdin);
+    out.read_to_end(&mut seen).unwrap();
+    let mut o = child.wait_with_output().unwrap();
+    o.stdout = seen;
+    o
+}
+
+/// Writes `pipelines/blue_green.json` with one release of `int_x` → `int_x_v2` under the `dev-usw2`
+/// prefix; `decommissioned`: its blue statements were deleted in that environment.
+fn write_release(p: &Project, decommissioned: bool) {
+    let done = if decommissioned {
+        r#"[{"statement_prefix": "dev-usw2", "at": "2026-12-02T09:00:00Z", "action": "delete", "statements": ["dev-usw2-sales-dml-int-x"]}]"#
+    } else {
+        "[]"
+    };
+    std::fs::write(
+        p.pipelines.join("blue_green.json"),
+        format!(
+            r#"{{"format": 1, "releases": [{{"created_at": "2026-12-01T10:00:00Z", "base_ref": "main", "base_commit": null, "statement_prefix": "dev-usw2",
+  "tables": [{{"blue_table_name": "int_x", "green_table_name": "int_x_v2", "product_name": "sales",
+    "blue_statements": [{{"name": "dev-usw2-sales-dml-int-x", "role": "job"}}, {{"name": "dev-usw2-sales-ddl-int-x", "role": "declaration"}}],
+    "green_statements": [{{"name": "dev-usw2-sales-ddl-int-x-v2", "role": "declaration"}}, {{"name": "dev-usw2-sales-dml-int-x-v2", "role": "job"}}],
+    "reason": "logic change"}}],
+  "decommissioned": {done}}}]}}
+"#
+        ),
+    )
+    .unwrap();
+}
+
+/// Without a pipelines folder the project's statements cannot be recognised: no live statement is
+/// touched unless named, and the note says so truthfully.
+#[test]
+fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
+    let p = project("");
+    let fake = fake();
+    fake.seed_in_pool(
+        "workspace-live",
+        "INSERT INTO x SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        3,
+    );
+    fake.seed_in_pool(
+        "workspace-pending",
+        "INSERT INTO y SELECT 1",
+        "PENDING",
+        DEFAULT_POOL,
+        3,
+    );
+    fake.seed_in_pool("workspace-done", "SELECT 1", "COMPLETED", DEFAULT_POOL, 3);
+    let nowhere = p.root.join("no-such-pipelines");
+    let o = run_in(
+        &p,
+        &fake,
+        &nowhere,
+        &[
+            "project",
+            "housekeep-statements",
+            "--status",
+            "RUNNING",
+            "--status",
+            "PENDING",
+            "--status",
+            "COMPLETED",
+            "--no-ack",
+        ],
+        &[],
+    );
+    let out = ok(&o);
+    assert!(
+        stderr(&o).contains(
+            "no live (PENDING, RUNNING, DEGRADED or STOPPING) statement is touched unless named"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("workspace-live (RUNNING): a live statement, and without a pipelines folder"),
+        "{out}"
+    );
+    assert_eq!(fake.phase("workspace-live").as_deref(), Some("RUNNING"));
+    assert!(fake.phase("workspace-pending").is_some());
+    assert!(
+        fake.phase("workspace-done").is_none(),
+        "a COMPLETED one goes"
+    );
+    assert!(
+        !fake
+            .deletes()
+            .iter()
+            .any(|d| d.starts_with("workspace-live"))
+    );
+    // Named, it is acted on.
+    ok(&run_in(
+        &p,
+        &fake,
+        &nowhere,
+        &[
+            "project",
+            "housekeep-statements",
+            "--statement-name",
+            "workspace-live",
+            "--action",
+            "stop",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert_eq!(fake.phase("workspace-live").as_deref(), Some("STOPPED"));
+}
+
+/// The blue and green statements of a blue-green release still open in this environment are not the
+/// tree's, yet serve production: housekeeping leaves them alone, in any phase, until decommissioned.
+#[test]
+fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
+    let p = project("");
+    let fake = fake();
+    write_release(&p, false);
+    let blue = "dev-usw2-sales-dml-int-x";
+    let green = "dev-usw2-sales-dml-int-x-v2";
+    fake.seed_in_pool(
+        blue,
+        "INSERT INTO int_x SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        3,
+    );
+    fake.seed_in_pool(
+        green,
+        "INSERT INTO int_x_v2 SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        1,
+    );
+    fake.seed_in_pool(
+        "dev-usw2-sales-ddl-int-x",
+        "CREATE TABLE int_x (a INT)",
+        "STOPPED",
+        DEFAULT_POOL,
+        3,
+    );
+    fake.seed_in_pool(
+        "dev-usw2-scratch",
+        "INSERT INTO y SELECT 1",
+        "RUNNING",
+        DEFAULT_POOL,
+        3,
+    );
+    let out = ok(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2",
+            "--action",
+            "stop",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert!(
+        out.contains(&format!(
+            "{blue} (RUNNING): a blue statement of table int_x in the open blue-green release"
+        )) && out.contains(&format!(
+            "{green} (RUNNING): a green statement of table int_x_v2"
+        )),
+        "{out}"
+    );
+    assert_eq!(fake.phase(blue).as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase(green).as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase("dev-usw2-scratch").as_deref(), Some("STOPPED"));
+    // A stopped blue statement is not deleted either: it can still be resumed.
+    ok(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2",
+            "--status",
+            "STOPPED",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert!(fake.phase("dev-usw2-sales-ddl-int-x").is_some());
+    assert!(fake.phase("dev-usw2-scratch").is_none());
+    // Once the release is decommissioned here, the blue statements are housekept like any other.
+    write_release(&p, true);
+    ok(&run(
+        &p,
+        &fake,
+        &[
+            "project",
+            "housekeep-statements",
+            "--starts-with",
+            "dev-usw2-sales-ddl-int-x",
+            "--status",
+            "STOPPED",
+            "--no-ack",
+        ],
+        &[],
+    ));
+    assert!(fake.phase("dev-usw2-sales-ddl-int-x").is_none());
+}
+
+/// The listing is taken before the question; each statement is read again right before it is acted
+/// on, and one whose phase no longer matches is skipped and reported.
+#[test]
+fn housekeeping_rereads_each_statement_before_acting() {
+    let p = project("");
+    let fake = fake();
+    fake.seed_in_pool(
+        "workspace-paused",
+        "INSERT INTO x SELECT 1",
+        "STOPPED",
+        DEFAULT_POOL,
+        3,
+    );
+    fake.seed_in_pool(
+        "workspace-resumed",
+        "INSERT INTO y SELECT 1",
+        "STOPPED",
+        DEFAULT_POOL,
+        3,
+    );
+    let o = run_confirming(
+        &p,
+        &fake,
+        &["project", "housekeep-statements", "--status", "STOPPED"],
+        || fake.force_phase("workspace-resumed", "RUNNING", ""),
+    );
+    let out = ok(&o);
+    assert!(
+        out.contains("skipped workspace-resumed: it was STOPPED when listed and is RUNNING now, which the filters do not select")
+            && out.contains("1 of 2 statement(s) deleted, 1 skipped"),
+        "{out}"
+    );
+    assert!(fake.phase("workspace-paused").is_none());
+    assert_eq!(fake.phase("workspace-resumed").as_deref(), Some("RUNNING"));
+    assert!(!fake.deletes().iter().any(|d| d == "workspace-resumed"));
+}
+
+/// delete-compute-pool protects what housekeeping protects: without a project, any live statement in
+/// the pool; the statements of an open blue-green release; and a statement started between the
+/// question and the answer.
+#[test]
+fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks() {
+    let p = project("");
+    let fake = fake();
+    fake.add_pool("lfcp-old", "old", 10, 0);
+    fake.seed_in_pool(
+        "someones-job",
+        "INSERT INTO x SELECT 1",
+        "RUNNING",
+        "lfcp-old",
+        3,
+    );
+    let nowhere = p.root.join("no-such-pipelines");
+    let o = run_in(
+        &p,
+        &fake,
+        &nowhere,
+        &["project", "delete-compute-pool", "lfcp-old", "--no-ack"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "runs 1 live statement(s) (someones-job (RUNNING)), and there is no pipelines folder"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.pool("lfcp-old").is_some());
+
+    // An open release's blue statement in the pool.
+    write_release(&p, false);
+    fake.add_pool("lfcp-blue", "blue", 10, 0);
+    fake.seed_in_pool(
+        "dev-usw2-sales-dml-int-x",
+        "INSERT INTO int_x SELECT 1",
+        "RUNNING",
+        "lfcp-blue",
+        3,
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-blue", "--no-ack"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "runs statements of an open blue-green release: dev-usw2-sales-dml-int-x (RUNNING)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.pool("lfcp-blue").is_some());
+
+    // A statement started in the pool while the question was asked: nothing deleted.
+    fake.add_pool("lfcp-idle", "idle", 10, 0);
+    let o = run_confirming(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-idle"],
+        || {
+            fake.seed_in_pool(
+                "late-job",
+                "INSERT INTO z SELECT 1",
+                "RUNNING",
+                "lfcp-idle",
+                0,
+            )
+        },
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("statement(s) started there since it was read: late-job (RUNNING)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.pool("lfcp-idle").is_some());
+}
+
+/// Pools that are not ready block the deploy (unless --allow-pool-overcommit); a pool that does not
+/// say what it uses is never reported as fitting; a bad share names its file and line.
+#[test]
+fn pools_not_ready_block_the_deploy_and_unknown_use_is_not_a_fit() {
+    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
+    let fake = fake();
+    fake.add_pool("lfcp-sales", "sales", 50, 0);
+    // (The fake turns PROVISIONING into PROVISIONED on the first read: the unit tests cover it.)
+    for phase in ["FAILED", "DEPROVISIONING"] {
+        fake.set_pool_phase("lfcp-sales", phase);
+        let o = run(
+            &p,
+            &fake,
+            &["pipeline", "deploy", "--table-name", TABLE],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(1), "{phase}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "compute pool lfcp-sales (sales) is {phase}, not PROVISIONED"
+            )) && stderr(&o).contains("nothing was created"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(fake.posts().is_empty(), "{:?}", fake.posts());
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "pipeline",
+                "deploy",
+                "--table-name",
+                TABLE,
+                "--dry-run",
+                "--allow-pool-overcommit",
+            ],
+            &[],
+        );
+        let out = ok(&o);
+        assert!(!out.contains("STOP:"), "{out}");
+    }
+    fake.set_pool_phase("lfcp-sales", "PROVISIONED");
+    fake.hide_pool_usage("lfcp-sales");
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[],
+    );
+    let out = ok(&o);
+    assert!(
+        out.contains("compute pool lfcp-sales (sales): its use is unknown (the control plane gives no status.current_cfu)")
+            && !out
+                .lines()
+                .any(|l| l.contains("lfcp-sales") && l.contains("fits under")),
+        "{out}"
+    );
+    assert!(
+        stderr(&o)
+            .contains("warning[capacity]: compute pool lfcp-sales (sales): its use is unknown"),
+        "{}",
+        stderr(&o)
+    );
+    let v = json(&run(
+        &p,
+        &fake,
+        &["project", "list-compute-pools", "--output", "json"],
+        &[],
+    ));
+    let sales = v["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "lfcp-sales")
+        .unwrap();
+    assert!(
+        sales["current_cfu"].is_null() && sales["usage_percent"].is_null(),
+        "{v:#}"
+    );
+
+    // A share outside (0, 1]: the file and the line of the key.
+    let p = project(
+        "  max_cfu_percent_before_allocation: 1.5\nflinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains(
+            "config.yaml: line 10: flink.max_cfu_percent_before_allocation: 1.5 is not a share"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A 403 is a permission error naming the key (masked), whatever its body says — never "the pool is
+/// missing"; only a 404 is.
+#[test]
+fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
+    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
+    let fake = fake();
+    fake.add_pool("lfcp-sales", "sales", 50, 0);
+    fake.deny_pool("lfcp-sales");
+    let o = run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-sales", "--no-ack"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("HTTP 403")
+            && err.contains(
+                "permission denied for the Cloud API key CLOU… (SL_CONFLUENT_CLOUD_API_KEY)"
+            )
+            && !err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(fake.pool("lfcp-sales").is_some());
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("permission denied for the Cloud API key")
+            && !stderr(&o).contains("does not exist in this environment"),
+        "{}",
+        stderr(&o)
+    );
+    // A pool that is really gone (404) is still read as missing.
+    let o = run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-nothere", "--no-ack"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("compute pool lfcp-nothere does not exist"),
+        "{}",
+        stderr(&o)
+    );
+}

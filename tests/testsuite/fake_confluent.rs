@@ -18,7 +18,9 @@
 //! stored; `EXPLAIN` statements completing with a one-row plan; `spec.compute_pool_id` and
 //! `metadata.created_at` per statement and the list's `spec.compute_pool_id` filter; compute pools
 //! on the same port (`fcpm/v2`: list, get, create PROVISIONING → PROVISIONED, delete; a missing pool
-//! answers 403 "was not found"; `current_cfu` = its other workloads plus one per running statement,
+//! answers 404; a pool the key may not see ([`FakeConfluent::deny_pool`]) answers 403 "was not
+//! found", as the real service does; `current_cfu` = its other workloads plus one per running statement
+//! (left out for [`FakeConfluent::hide_pool_usage`]),
 //! and at the cap new statements stay PENDING with `POOL_EXHAUSTED`); the Metrics API
 //! (`POST /v2/metrics/cloud/query`, grouped by statement, a resource filter required). Both take the
 //! Cloud API key ([`CLOUD_KEY`]) and refuse the Flink key with 401, as the statements API refuses
@@ -200,6 +202,8 @@ pub struct Pool {
     pub phase: String,
     /// CFUs used by statements outside the fake's own (another team's): added to the count.
     pub extra_cfu: u32,
+    /// `status.current_cfu` is left out of the answers.
+    pub usage_hidden: bool,
 }
 
 /// A dry run the fake answered (never stored as a statement).
@@ -239,6 +243,8 @@ struct State {
     chaos: Option<Chaos>,
     /// Compute pools by id.
     pools: BTreeMap<String, Pool>,
+    /// Pools the Cloud API key may not see (403).
+    denied_pools: Vec<String>,
     pool_seq: u64,
     /// Dry runs answered, in order.
     dry_runs: Vec<DryRun>,
@@ -541,8 +547,29 @@ impl FakeConfluent {
                 max_cfu,
                 phase: "PROVISIONED".into(),
                 extra_cfu,
+                usage_hidden: false,
             },
         );
+    }
+
+    /// Sets a pool's `status.phase` (`FAILED`, `DEPROVISIONING`, …).
+    pub fn set_pool_phase(&self, id: &str, phase: &str) {
+        if let Some(p) = self.state.lock().unwrap().pools.get_mut(id) {
+            p.phase = phase.to_string();
+        }
+    }
+
+    /// Leaves `status.current_cfu` out of the pool's answers.
+    pub fn hide_pool_usage(&self, id: &str) {
+        if let Some(p) = self.state.lock().unwrap().pools.get_mut(id) {
+            p.usage_hidden = true;
+        }
+    }
+
+    /// The Cloud API key may not see pool `id`: reads and deletes of it answer 403 "The compute pool
+    /// … was not found." (the real service's answer to a key without permission).
+    pub fn deny_pool(&self, id: &str) {
+        self.state.lock().unwrap().denied_pools.push(id.to_string());
     }
 
     /// A compute pool and its `status.current_cfu`.
@@ -1381,6 +1408,14 @@ fn current_cfu(st: &State, p: &Pool) -> u32 {
 }
 
 fn pool_view(st: &State, p: &Pool, host: &str) -> serde_json::Value {
+    let mut v = pool_view_full(st, p, host);
+    if p.usage_hidden {
+        v["status"].as_object_mut().unwrap().remove("current_cfu");
+    }
+    v
+}
+
+fn pool_view_full(st: &State, p: &Pool, host: &str) -> serde_json::Value {
     serde_json::json!({
         "api_version": "fcpm/v2", "kind": "ComputePool", "id": p.id,
         "metadata": {"self": format!("http://{host}/fcpm/v2/compute-pools/{}", p.id),
@@ -1420,7 +1455,8 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let env_ok = query.get("environment").is_some_and(|e| e == ENV);
-    let not_found = |id: &str| err(403, &format!("The compute pool {id} was not found."));
+    let not_found = |id: &str| err(404, &format!("The compute pool {id} does not exist."));
+    let denied = |id: &str| err(403, &format!("The compute pool {id} was not found."));
     let path = req.path.as_str();
     match (req.method.as_str(), path) {
         ("GET", "/fcpm/v2/compute-pools") => {
@@ -1494,6 +1530,7 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
                 max_cfu: max as u32,
                 phase: "PROVISIONING".into(),
                 extra_cfu: 0,
+                usage_hidden: false,
             };
             let body = pool_view(&s, &p, host);
             s.pools.insert(id, p);
@@ -1550,6 +1587,9 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
             let id = p.trim_start_matches("/fcpm/v2/compute-pools/").to_string();
             if !env_ok {
                 return err(400, "environment query parameter is required");
+            }
+            if s.denied_pools.contains(&id) {
+                return denied(&id);
             }
             match m {
                 "GET" => {

@@ -783,3 +783,38 @@ fn bench_commands_on_a_generated_tree() {
         assert!(o.status.success(), "{a:?}: {}", stderr(&o));
     }
 }
+
+/// The leftover walk of recovery does not follow symbolic links: leftover-named files reached through
+/// a link (outside the project, or a second path into it) are neither renamed nor removed.
+#[cfg(unix)]
+#[test]
+fn recovery_does_not_follow_symbolic_links_out_of_the_tree() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("pipelines");
+    let outside = t.path().join("elsewhere");
+    std::fs::create_dir_all(root.join("facts")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    // A pid that has just ended.
+    let mut c = std::process::Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    let foreign = [
+        outside.join(format!(".secret.json.flinkpipe-tmp-{pid}")),
+        outside.join(format!(".secret.json.flinkpipe-old-{pid}")),
+    ];
+    for f in &foreign {
+        std::fs::write(f, "not the project's").unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, root.join("facts/linked")).unwrap();
+    // A leftover inside the tree is still cleaned up.
+    let own = root.join(format!("facts/.a.sql.flinkpipe-tmp-{pid}"));
+    std::fs::write(&own, "junk").unwrap();
+    let rec = flinkpipe::fsutil::recover(&root, true).unwrap();
+    assert_eq!(rec.removed, 1, "{rec:?}");
+    assert!(!own.exists());
+    assert!(
+        foreign.iter().all(|f| f.exists()),
+        "files outside the tree are untouched"
+    );
+    assert!(!outside.join("secret.json").exists());
+}

@@ -22,7 +22,9 @@ pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
             plan.pool.id,
             plan.pool.display_name,
             plan.pool.phase.as_str(),
-            plan.pool.current_cfu,
+            plan.pool
+                .current_cfu
+                .map_or_else(|| "?".to_string(), |c| c.to_string()),
             plan.pool.max_cfu
         );
         if plan.statements.is_empty() {

@@ -1,6 +1,7 @@
 //! `flinkpipe project housekeep-statements [DIR] [--starts-with P] [--status S] [--age DAYS]
 //! [--action delete|stop|resume] [--statement-name N] [--dry-run] [--no-ack]`: cleans up statements
-//! chosen from one listing; never a running statement of the project unless named.
+//! chosen from one listing; never a running statement of the project, a statement of an open
+//! blue-green release, or (without a pipelines folder) any live statement, unless named.
 
 use crate::cli::args::{HousekeepAction, HousekeepArgs, StatusArg};
 use crate::cli::render::{confirm, print_json, table};
@@ -75,6 +76,10 @@ pub fn exec(inv: &Invocation, args: &HousekeepArgs) -> CmdResult {
         return Ok(report.success());
     }
     for r in &report.results {
+        if let Some(why) = &r.skipped {
+            println!("skipped {}: {why}", r.statement);
+            continue;
+        }
         match &r.error {
             None => println!(
                 "{} {} (phase {})",
@@ -85,11 +90,25 @@ pub fn exec(inv: &Invocation, args: &HousekeepArgs) -> CmdResult {
             Some(e) => eprintln!("error: {e}"),
         }
     }
+    let skipped = report
+        .results
+        .iter()
+        .filter(|r| r.skipped.is_some())
+        .count();
     println!(
-        "{} of {} statement(s) {}",
-        report.results.iter().filter(|r| r.error.is_none()).count(),
+        "{} of {} statement(s) {}{}",
+        report
+            .results
+            .iter()
+            .filter(|r| r.error.is_none() && r.skipped.is_none())
+            .count(),
         report.results.len(),
-        past(report.plan.action)
+        past(report.plan.action),
+        if skipped > 0 {
+            format!(", {skipped} skipped (changed since the listing)")
+        } else {
+            String::new()
+        }
     );
     Ok(report.success())
 }

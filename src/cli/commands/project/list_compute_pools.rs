@@ -21,8 +21,15 @@ pub fn exec(inv: &Invocation, pipelines: &Path) -> CmdResult {
                 p.pool.id.clone(),
                 p.pool.display_name.clone(),
                 p.pool.phase.as_str().to_string(),
-                format!("{}/{}", p.pool.current_cfu, p.pool.max_cfu),
-                format!("{:.0} %", p.usage_percent),
+                format!(
+                    "{}/{}",
+                    p.pool
+                        .current_cfu
+                        .map_or_else(|| "?".to_string(), |c| c.to_string()),
+                    p.pool.max_cfu
+                ),
+                p.usage_percent
+                    .map_or_else(|| "unknown".to_string(), |u| format!("{u:.0} %")),
                 format!("{} {}", p.pool.cloud, p.pool.region),
                 if p.configured_for.is_empty() {
                     "-".into()
