@@ -380,7 +380,7 @@ impl CloudClient {
         }
         if a.status == StatusCode::FORBIDDEN {
             message.push_str(&format!(
-                " — permission denied for the Cloud API key {} ({CLOUD_API_KEY_VAR}) in environment {}: give its account a role there that manages compute pools (FlinkAdmin or EnvironmentAdmin), or use another key",
+                " — Confluent Cloud answers 403 both for a compute pool that does not exist in environment {1} and for one the Cloud API key {0} ({CLOUD_API_KEY_VAR}) may not use: check the pool id, or give the key's account a role there that manages compute pools (FlinkAdmin or EnvironmentAdmin)",
                 self.settings.credentials.key_hint(),
                 self.settings.environment_id
             ));

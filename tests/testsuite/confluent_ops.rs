@@ -1702,9 +1702,9 @@ fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
     assert!(
         err.contains("HTTP 403")
             && err.contains(
-                "permission denied for the Cloud API key CLOU… (SL_CONFLUENT_CLOUD_API_KEY)"
+                "a compute pool that does not exist in environment env-abc123 and for one the Cloud API key CLOU… (SL_CONFLUENT_CLOUD_API_KEY) may not use"
             )
-            && !err.contains("does not exist"),
+            && !err.contains("lfcp-sales does not exist"),
         "{err}"
     );
     assert!(fake.pool("lfcp-sales").is_some());
@@ -1716,7 +1716,7 @@ fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("permission denied for the Cloud API key")
+        stderr(&o).contains("may not use: check the pool id")
             && !stderr(&o).contains("does not exist in this environment"),
         "{}",
         stderr(&o)
