@@ -352,6 +352,10 @@ pub struct RunUnitTestsArgs {
     /// Run every test case (the default; shift_left's option).
     #[arg(long)]
     pub run_all: bool,
+    /// Check the suite (test definitions, every file they name, the SQL under test) as a run does
+    /// first, and stop there: nothing is contacted.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub run: UnitTestRunOptions,
     /// Keep unknown references as external tables (warning) instead of failing.

@@ -21,7 +21,7 @@ pub mod tree;
 pub use export::{to_dot, to_json, to_mermaid};
 pub use html::to_html;
 pub use model::{EdgeKind, GraphError, NodeInfo, PipelineGraph, canonical_layer, layer_rank};
-pub use select::{SelectError, closest, select};
+pub use select::{SelectError, closest, select, select_noting};
 pub use svg::to_svg;
 pub use tree::{
     MAX_JSON_DEPTH, TEXT_INDENT_LIMIT, TreeNode, child_tree, parent_tree, render_tree_text,

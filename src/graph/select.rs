@@ -46,6 +46,16 @@ pub enum SelectError {
         column: usize,
         suggestion: Option<String>,
     },
+    /// A table name (without wildcard) that two or more tables match ignoring case.
+    #[error(
+        "table name '{name}' at column {column} is ambiguous: it matches {}; give the exact name",
+        candidates.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")
+    )]
+    AmbiguousTable {
+        name: String,
+        column: usize,
+        candidates: Vec<String>,
+    },
     /// A wildcard, product, layer or path selector that matches no table (a typo, most likely).
     #[error(
         "'{selector}' at column {column} matches no table{}{}",
@@ -74,6 +84,18 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 /// does not parse, [`SelectError::UnknownTable`] / [`SelectError::NoMatch`] for one that matches nothing.
 /// An intersection that ends up empty is not an error.
 pub fn select(graph: &PipelineGraph, expr: &str) -> Result<BTreeSet<String>, SelectError> {
+    select_noting(graph, expr, &mut Vec::new())
+}
+
+/// [`select`], with a note in `notes` for each table name that resolved to another table (names
+/// resolve as everywhere: [`crate::project::names`]; `int_b` selects `int_b_v2` after a blue-green).
+///
+/// Errors: those of [`select`], and [`SelectError::AmbiguousTable`].
+pub fn select_noting(
+    graph: &PipelineGraph,
+    expr: &str,
+    notes: &mut Vec<String>,
+) -> Result<BTreeSet<String>, SelectError> {
     let words = split_words(expr);
     if words.is_empty() {
         return Err(SelectError::Empty);
@@ -82,7 +104,7 @@ pub fn select(graph: &PipelineGraph, expr: &str) -> Result<BTreeSet<String>, Sel
     for word in words {
         let mut intersection = vec![true; graph.len()];
         for (column, token) in word {
-            let mask = Selector::parse(token, column)?.eval(graph)?;
+            let mask = Selector::parse(token, column)?.eval(graph, notes)?;
             for (i, m) in intersection.iter_mut().zip(mask) {
                 *i &= m;
             }
@@ -190,8 +212,12 @@ impl<'a> Selector<'a> {
     }
 
     /// The mask of the selected nodes.
-    fn eval(&self, graph: &PipelineGraph) -> Result<Vec<bool>, SelectError> {
-        let base = self.base(graph)?;
+    fn eval(
+        &self,
+        graph: &PipelineGraph,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<bool>, SelectError> {
+        let base = self.base(graph, notes)?;
         let starts: Vec<NodeIndex> = graph.indices_all().filter(|i| base[i.index()]).collect();
         let mut mask = base;
         if self.at {
@@ -209,14 +235,34 @@ impl<'a> Selector<'a> {
     }
 
     /// The nodes the selector names before graph operators; never empty.
-    fn base(&self, graph: &PipelineGraph) -> Result<Vec<bool>, SelectError> {
+    fn base(
+        &self,
+        graph: &PipelineGraph,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<bool>, SelectError> {
         if self.method == Method::Table && !self.value.contains('*') {
-            let Some(i) = graph.index_of(self.value) else {
-                return Err(SelectError::UnknownTable {
-                    name: self.value.to_string(),
-                    column: self.column,
-                    suggestion: closest(self.value, graph.nodes().map(|n| n.name.as_str())),
-                });
+            use crate::project::NameError;
+            let resolved =
+                crate::project::names::resolve(self.value, graph.nodes().map(|n| n.name.as_str()))
+                    .map_err(|e| match e {
+                        NameError::Unknown { name, suggestion } => SelectError::UnknownTable {
+                            name,
+                            column: self.column,
+                            suggestion,
+                        },
+                        NameError::Ambiguous { name, candidates } => SelectError::AmbiguousTable {
+                            name,
+                            column: self.column,
+                            candidates,
+                        },
+                    })?;
+            if let Some(note) = resolved.note()
+                && !notes.contains(&note)
+            {
+                notes.push(note);
+            }
+            let Some(i) = graph.index_of(&resolved.name) else {
+                unreachable!("a resolved name is a node of the graph");
             };
             let mut mask = vec![false; graph.len()];
             mask[i.index()] = true;

@@ -132,7 +132,13 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     // Every input is checked before any server is contacted: the scope (unknown tables, products,
     // folders, table lists), the SQL files of the plan, and the journal to resume from.
     let env = EnvSql::from_config(&cfg, &process_env)?;
-    let offline = super::plan::plan_with(&cfg, &project, &plan_req, &StatementStatus::default())?;
+    let offline = super::plan::plan_with(
+        &cfg,
+        &project,
+        &plan_req,
+        &StatementStatus::default(),
+        ctx.console,
+    )?;
     spec::deploy_nodes(&project, &offline, &env)?;
     let jpath = req
         .journal
@@ -152,7 +158,13 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
             .map_err(|e| c.error(&format!("checking the target ({})", c.target.describe()), e))?;
         target::live_statements(&c).await
     })?;
-    let plan = super::plan::plan_with(&cfg, &project, &plan_req, &target::status_of(&live))?;
+    let plan = super::plan::plan_with(
+        &cfg,
+        &project,
+        &plan_req,
+        &target::status_of(&live),
+        &super::Silent,
+    )?;
     let nodes = spec::deploy_nodes(&project, &plan, &env)?;
     warn_skipped_drift(ctx, &project, &plan, &live, &env);
     let options = DeployOptions {

@@ -17,6 +17,12 @@ pub enum OpsError {
     /// A table name that the project does not define, with a suggestion (` (did you mean 'x'?)`).
     #[error("unknown table '{name}'{hint}")]
     UnknownTable { name: String, hint: String },
+    /// A table name that two or more tables match ignoring case ([`crate::project::names`]).
+    #[error("table name '{name}' is ambiguous: it matches {}; give the exact name", candidates.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", "))]
+    AmbiguousTable {
+        name: String,
+        candidates: Vec<String>,
+    },
     /// A statement name the target does not know, with a suggestion.
     #[error("statement '{name}' not found on {target}{hint}")]
     StatementNotFound {
@@ -95,6 +101,20 @@ pub enum OpsError {
     Yaml(#[from] serde_yaml_ng::Error),
     #[error(transparent)]
     UnitTest(#[from] crate::unittest::UnitTestError),
+}
+
+impl From<crate::project::NameError> for OpsError {
+    fn from(e: crate::project::NameError) -> Self {
+        let hint = e.hint();
+        match e {
+            crate::project::NameError::Unknown { name, .. } => {
+                OpsError::UnknownTable { name, hint }
+            }
+            crate::project::NameError::Ambiguous { name, candidates } => {
+                OpsError::AmbiguousTable { name, candidates }
+            }
+        }
+    }
 }
 
 impl From<crate::fsutil::BatchError> for OpsError {

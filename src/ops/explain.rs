@@ -108,7 +108,13 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
         "nothing explained: fix the errors above",
     )?;
     let env = EnvSql::from_config(&cfg, &process_env)?;
-    let plan = super::plan::plan_with(&cfg, &project, &req.plan, &StatementStatus::default())?;
+    let plan = super::plan::plan_with(
+        &cfg,
+        &project,
+        &req.plan,
+        &StatementStatus::default(),
+        ctx.console,
+    )?;
     let kind = TargetKind::of(&cfg);
     let mut work: Vec<(String, StatementSpec, Option<String>)> = Vec::new();
     for n in plan

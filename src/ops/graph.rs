@@ -41,10 +41,18 @@ pub fn export(
     let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     let subset = match select {
-        Some(expr) => Some(graph::select(
-            &project.graph,
-            &super::scope::select_paths(pipelines, expr),
-        )?),
+        Some(expr) => {
+            let mut notes = Vec::new();
+            let set = graph::select_noting(
+                &project.graph,
+                &super::scope::select_paths(pipelines, expr),
+                &mut notes,
+            )?;
+            for n in &notes {
+                ctx.console.note(n);
+            }
+            Some(set)
+        }
         None => None,
     };
     let subset = subset.as_ref();

@@ -219,6 +219,37 @@ impl<'a> Context<'a> {
         Ok(())
     }
 
+    /// Resolves a table name the user gave ([`crate::project::names`]: exact, else ignoring case, else
+    /// its newest `_vN` version) and notes on the console when it names another table
+    /// (`note: 'int_b' is 'int_b_v2' (its newest version)`).
+    ///
+    /// Errors: an unknown name (with the closest one), an ambiguous one (with its candidates).
+    pub fn resolve_table(&self, project: &Project, given: &str) -> Result<String, OpsError> {
+        let r = project.resolve_table(given)?;
+        if let Some(note) = r.note() {
+            self.console.note(&note);
+        }
+        Ok(r.name)
+    }
+
+    /// [`Context::resolve_table`] for each name, in order, without duplicates.
+    ///
+    /// Errors: the first name that does not resolve.
+    pub fn resolve_tables(
+        &self,
+        project: &Project,
+        given: &[String],
+    ) -> Result<Vec<String>, OpsError> {
+        let mut out: Vec<String> = Vec::with_capacity(given.len());
+        for g in given {
+            let n = self.resolve_table(project, g)?;
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        Ok(out)
+    }
+
     /// [`Context::load_project`] for operations that cannot go on with errors in the project: those
     /// errors end the operation with [`OpsError::ProjectHasErrors`] and `what` (`nothing deployed`).
     pub fn load_valid_project(

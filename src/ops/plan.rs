@@ -42,7 +42,7 @@ pub fn build_execution_plan(
         req.allow_unknown,
         "no plan: fix the errors above",
     )?;
-    let (scope, mut options) = scope::resolve(req)?;
+    let (scope, mut options) = scope::resolve(req, &project, ctx.console)?;
     options.pools = pools_of(&cfg, req);
     let naming = StatementNaming::from_config(&cfg);
     let status = match phases {
@@ -73,14 +73,16 @@ pub fn build_execution_plan(
     )?)
 }
 
-/// The plan of `req` on a loaded project with known phases (deploy, status, undeploy).
+/// The plan of `req` on a loaded project with known phases (deploy, status, undeploy); notes on
+/// resolved table names go to `console`.
 pub fn plan_with(
     cfg: &Config,
     project: &Project,
     req: &PlanRequest,
     status: &StatementStatus,
+    console: &dyn super::Console,
 ) -> Result<ExecutionPlan, OpsError> {
-    let (scope, mut options) = scope::resolve(req)?;
+    let (scope, mut options) = scope::resolve(req, project, console)?;
     options.pools = pools_of(cfg, req);
     let naming = StatementNaming::from_config(cfg);
     Ok(plan::build_plan(

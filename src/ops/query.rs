@@ -118,7 +118,7 @@ pub fn preview(
         req.allow_unknown,
         "no preview: fix the errors above",
     )?;
-    let name = resolve_table(&project, &req.table)?;
+    let name = ctx.resolve_table(&project, &req.table)?;
     let table = &project.inventory.tables[&name];
     let kind = TargetKind::of(&cfg);
     let kafka = matches!(table.connector(), Some("kafka" | "upsert-kafka"));
@@ -168,32 +168,6 @@ pub fn preview(
         sql,
         table: Some(name),
         result,
-    })
-}
-
-/// A table of the project by name: exact, else case-insensitive, else its newest version (`int_x` →
-/// `int_x_v3` after blue-greens), else an error with the closest names.
-pub fn resolve_table(project: &Project, name: &str) -> Result<String, OpsError> {
-    let tables = &project.inventory.tables;
-    if tables.contains_key(name) {
-        return Ok(name.to_string());
-    }
-    if let Some(t) = tables.keys().find(|t| t.eq_ignore_ascii_case(name)) {
-        return Ok(t.clone());
-    }
-    let newest = tables
-        .keys()
-        .filter_map(|t| {
-            let (base, v) = crate::versioning::split_version(t);
-            (base.eq_ignore_ascii_case(name)).then_some((v, t))
-        })
-        .max();
-    if let Some((_, t)) = newest {
-        return Ok(t.clone());
-    }
-    Err(OpsError::UnknownTable {
-        name: name.to_string(),
-        hint: crate::plan::suggest(name, tables.keys()),
     })
 }
 

@@ -58,12 +58,12 @@ pub fn table_report(
 ) -> Result<TableReport, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
-    if project.graph.node(table).is_none() {
-        return Err(OpsError::UnknownTable {
-            name: table.to_string(),
-            hint: crate::plan::suggest(table, project.inventory.tables.keys()),
-        });
+    let resolved =
+        crate::project::names::resolve(table, project.graph.nodes().map(|n| n.name.as_str()))?;
+    if let Some(note) = resolved.note() {
+        ctx.console.note(&note);
     }
+    let table = resolved.name.as_str();
     let depth = parent_only.then_some(1);
     let parents = graph::parent_tree(&project.graph, table, depth)?;
     let children = if children_too {

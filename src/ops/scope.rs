@@ -2,8 +2,9 @@
 //! `--table-list-file-name` (shift_left's table-list formats), `--exclude-table-file-name`, and the
 //! folder arguments (`--dir D`, `--select path:D`) made relative to the pipelines folder.
 
-use super::OpsError;
+use super::{Console, OpsError};
 use crate::plan::{PlanOptions, Scope};
+use crate::project::Project;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -50,15 +51,35 @@ pub struct PlanRequest {
     pub compute_pool_id: Option<String>,
 }
 
-/// The library's scope and options for a request.
+/// The library's scope and options for a request on `project`. Table names (`--table-name`, a table
+/// list, the exclude list) are resolved as everywhere ([`crate::project::names`]); a name resolved to
+/// another table is noted on `console`. An excluded name that names no table is kept as written.
 ///
-/// Errors (usage): no scope; (input) a table list that cannot be read or parsed.
-pub fn resolve(req: &PlanRequest) -> Result<(Scope, PlanOptions), OpsError> {
+/// Errors (usage): no scope; (input) a table list that cannot be read or parsed, an unknown or
+/// ambiguous table name.
+pub fn resolve(
+    req: &PlanRequest,
+    project: &Project,
+    console: &dyn Console,
+) -> Result<(Scope, PlanOptions), OpsError> {
+    let names = |given: &[String]| -> Result<Vec<String>, OpsError> {
+        let mut out: Vec<String> = Vec::with_capacity(given.len());
+        for g in given {
+            let r = project.resolve_table(g)?;
+            if let Some(note) = r.note() {
+                console.note(&note);
+            }
+            if !out.contains(&r.name) {
+                out.push(r.name);
+            }
+        }
+        Ok(out)
+    };
     let scope = match &req.scope {
-        ScopeRequest::Tables(t) => Scope::Tables(t.clone()),
+        ScopeRequest::Tables(t) => Scope::Tables(names(t)?),
         ScopeRequest::Product(p) => Scope::Product(p.clone()),
         ScopeRequest::Dir(d) => Scope::Dir(scope_dir(&req.pipelines, d)),
-        ScopeRequest::TableList(f) => Scope::Tables(read_table_list(f)?),
+        ScopeRequest::TableList(f) => Scope::Tables(names(&read_table_list(f)?)?),
         ScopeRequest::Green(t) => Scope::Green(t.clone()),
         ScopeRequest::None => {
             return Err(OpsError::Usage(
@@ -68,7 +89,18 @@ pub fn resolve(req: &PlanRequest) -> Result<(Scope, PlanOptions), OpsError> {
         }
     };
     let exclude: BTreeSet<String> = match &req.exclude_file {
-        Some(f) => read_table_list(f)?.into_iter().collect(),
+        Some(f) => read_table_list(f)?
+            .into_iter()
+            .map(|g| match project.resolve_table(&g) {
+                Ok(r) => {
+                    if let Some(note) = r.note() {
+                        console.note(&note);
+                    }
+                    r.name
+                }
+                Err(_) => g,
+            })
+            .collect(),
         None => BTreeSet::new(),
     };
     let options = PlanOptions {

@@ -129,6 +129,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         &project,
         &req,
         &crate::plan::StatementStatus::default(),
+        ctx.console,
     )?;
     let env = EnvSql::from_config(&cfg, &process_env)?;
     for n in &offline.nodes {
@@ -138,7 +139,13 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
     let c = target::connect(&cfg, Some(&project))?;
     let rt = target::runtime()?;
     let live = rt.block_on(target::live_statements(&c))?;
-    let plan = super::plan::plan_with(&cfg, &project, &req, &target::status_of(&live))?;
+    let plan = super::plan::plan_with(
+        &cfg,
+        &project,
+        &req,
+        &target::status_of(&live),
+        &super::Silent,
+    )?;
     let mut statements = Vec::new();
     for n in &plan.nodes {
         for st in spec::statements_of(&project, n, true, &env)? {

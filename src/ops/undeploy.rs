@@ -97,7 +97,13 @@ pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsErro
         exclude_file: None,
         ..req.plan.clone()
     };
-    let plan = super::plan::plan_with(&cfg, &project, &scope_only, &StatementStatus::default())?;
+    let plan = super::plan::plan_with(
+        &cfg,
+        &project,
+        &scope_only,
+        &StatementStatus::default(),
+        ctx.console,
+    )?;
     let connected = target::connect(&cfg, Some(&project))?;
     let naming = StatementNaming::from_config(&cfg);
     // The scope's tables (not their ancestors) and every descendant: a child reads its parent.

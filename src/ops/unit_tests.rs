@@ -52,16 +52,6 @@ fn storage_of(kind: TargetKind, cfg: &Config) -> Storage {
     }
 }
 
-fn check_table(project: &Project, table: &str) -> Result<(), OpsError> {
-    if project.inventory.tables.contains_key(table) {
-        return Ok(());
-    }
-    Err(OpsError::UnknownTable {
-        name: table.to_string(),
-        hint: crate::plan::suggest(table, project.inventory.tables.keys()),
-    })
-}
-
 /// `table init-unit-tests`.
 #[derive(Debug, Clone)]
 pub struct InitRequest {
@@ -85,13 +75,13 @@ pub fn init(ctx: &Context, req: &InitRequest) -> Result<Generated, OpsError> {
         req.allow_unknown,
         "no test written: fix the errors above",
     )?;
-    check_table(&project, &req.table)?;
+    let table = ctx.resolve_table(&project, &req.table)?;
     let opts = GenerateOptions {
         nb_test_cases: req.nb_test_cases,
         create_csv: req.create_csv,
         suffix: suffix(&cfg, req.suffix.as_deref())?,
     };
-    Ok(generate::generate(&project, &cfg, &req.table, &opts)?)
+    Ok(generate::generate(&project, &cfg, &table, &opts)?)
 }
 
 /// `table run-unit-tests` / `project run-unit-tests` options.
@@ -210,6 +200,50 @@ fn write_junit(path: &Path, suites: &[SuiteResult]) -> Result<(), OpsError> {
     )
 }
 
+/// What `table run-unit-tests --dry-run` found: the suite is valid and would run these cases.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRun {
+    pub table_name: String,
+    /// `tests/test_definitions.yaml`, relative.
+    pub definitions_file: String,
+    /// The test tables the run would create (foundations first, then outputs).
+    pub test_tables: Vec<String>,
+    /// The test cases that would run.
+    pub cases: Vec<String>,
+}
+
+/// Checks the suite of `req.table` as a run would before contacting anything (the test definitions,
+/// every file they name, the SQL under test: [`prepare::prepare`]) and contacts nothing.
+///
+/// Errors: errors in the project, an unknown table, a test folder that breaks a rule of
+/// [`prepare::prepare`] (with file and line).
+pub fn dry_run_table(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError> {
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no test run: fix the errors above",
+    )?;
+    let table = ctx.resolve_table(&project, &req.table)?;
+    let suite = prepare::prepare(
+        &project,
+        &cfg,
+        &table,
+        &PrepareOptions {
+            suffix: suffix(&cfg, req.settings.suffix.as_deref())?,
+            storage: storage_of(TargetKind::of(&cfg), &cfg),
+            case: req.settings.case.clone(),
+        },
+    )?;
+    Ok(DryRun {
+        table_name: table,
+        definitions_file: suite.definitions_file.clone(),
+        test_tables: suite.ut_names(),
+        cases: suite.cases.iter().map(|c| c.name.clone()).collect(),
+    })
+}
+
 /// Runs the unit tests of one table on the configured target.
 ///
 /// Errors: errors in the project, an unknown table, a test folder that breaks a rule of
@@ -223,13 +257,13 @@ pub fn run_table(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError>
         req.allow_unknown,
         "no test run: fix the errors above",
     )?;
-    check_table(&project, &req.table)?;
+    let table = ctx.resolve_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.settings.suffix.as_deref())?;
     let kind = TargetKind::of(&cfg);
     let suite = prepare::prepare(
         &project,
         &cfg,
-        &req.table,
+        &table,
         &PrepareOptions {
             suffix: suffix.clone(),
             storage: storage_of(kind, &cfg),
@@ -341,12 +375,7 @@ fn scope_tables(
             }
             v
         }
-        ProjectScope::Tables(list) => {
-            for t in list {
-                check_table(project, t)?;
-            }
-            list.clone()
-        }
+        ProjectScope::Tables(list) => ctx.resolve_tables(project, list)?,
         ProjectScope::Impacted(change) => {
             let opts = super::changes::change_options(change)?;
             let set = crate::changes::list_changes(&req.pipelines, &opts, cfg)?;
@@ -502,9 +531,9 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
         req.allow_unknown,
         "nothing deleted: fix the errors above",
     )?;
-    check_table(&project, &req.table)?;
+    let table = ctx.resolve_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.suffix.as_deref())?;
-    let t = &project.inventory.tables[&req.table];
+    let t = &project.inventory.tables[&table];
     let defs_rel = format!("{}/tests/{}", t.folder, definitions::FILE_NAME);
     let defs = definitions::TestDefinitions::load(
         &project
@@ -526,8 +555,8 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
             }
         }
     }
-    if !tables.contains(&req.table) {
-        tables.push(req.table.clone());
+    if !tables.contains(&table) {
+        tables.push(table.clone());
     }
     for tt in &tables {
         if project.inventory.tables.contains_key(&suffix.table(tt)) {
@@ -615,7 +644,7 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
             topics = names;
         }
         Ok(Deleted {
-            table_name: req.table.clone(),
+            table_name: table.clone(),
             statements,
             tables: dropped,
             topics,

@@ -76,7 +76,7 @@ pub fn update_tables_version(
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
     let project = loaded(ctx, &cfg, pipelines, allow_unknown, apply)?;
-    let seeds = super::scope::read_table_list(table_list)?;
+    let seeds = ctx.resolve_tables(&project, &super::scope::read_table_list(table_list)?)?;
     let req = VersionRequest {
         seed_reasons: seeds
             .iter()

@@ -1,13 +1,15 @@
 //! The project: where the pipelines tree is, how its folders map to layers and products
 //! ([`layout`]), the scan that reads and parses every table folder ([`scan()`], with its analysis
 //! [`cache`]), and [`load`], which turns a tree into a [`Project`] — inventory, graph
-//! ([`crate::lineage`]) and every diagnostic.
+//! ([`crate::lineage`]) and every diagnostic; [`names`] resolves the table names users give.
 
 pub mod cache;
 pub mod layout;
+pub mod names;
 pub mod scan;
 
 pub use layout::Layout;
+pub use names::{NameError, Resolved};
 pub use scan::{ScanError, ScanResult, SqlFile, TableFolder, scan};
 
 use crate::config::Config;

@@ -11,6 +11,8 @@
 //! - statement names are never written in files: they derive from the new table names, so the blue
 //!   statements (`…-dml-t`) stay alive next to the green ones (`…-dml-t-v2`) until the user decommissions
 //!   them;
+//! - the `tests/` folders that name a renamed table (`test_definitions.yaml`, the test SQL files) are
+//!   rewritten too ([`tests_folder`]), so the unit tests run on the new names;
 //! - writes are all-or-nothing: every new file is staged first; if any step fails, files already replaced
 //!   are restored and nothing is left changed.
 //!
@@ -19,6 +21,7 @@
 pub mod baseline;
 pub mod names;
 pub mod record;
+pub mod tests_folder;
 
 use crate::config::Config;
 use crate::graph::GraphError;
@@ -239,6 +242,9 @@ pub fn plan_versions(
                 });
             }
         }
+        // The unit tests that name a renamed table move with it.
+        edits.extend(tests_folder::test_edits(project, config, &renames)?);
+        edits.sort_by(|a, b| a.file.cmp(&b.file));
     }
 
     // The green deployment: renamed tables in waves, parents first.

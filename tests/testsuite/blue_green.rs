@@ -142,6 +142,9 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
             "facts/inventory/fct_sku_demand/sql-scripts/dml.inventory_fct_sku_demand.sql",
             "facts/sales/fct_store_revenue_1m/sql-scripts/ddl.sales_fct_store_revenue_1m.sql",
             "facts/sales/fct_store_revenue_1m/sql-scripts/dml.sales_fct_store_revenue_1m.sql",
+            // The unit tests move with the tables they name (`<t>_ut` → `<t>_v2_ut`).
+            "facts/sales/fct_store_revenue_1m/tests/ddl_int_sales_order_lines.sql",
+            "facts/sales/fct_store_revenue_1m/tests/validate_sales_fct_store_revenue_1m_1.sql",
             "intermediates/sales/int_order_lines/sql-scripts/ddl.int_sales_order_lines.sql",
             "intermediates/sales/int_order_lines/sql-scripts/dml.int_sales_order_lines.sql",
             "intermediates/sales/int_orders_enriched/sql-scripts/ddl.int_sales_orders_enriched.sql",
@@ -317,4 +320,79 @@ fn a_failed_metadata_rebuild_puts_the_sql_files_back() {
         .filter(|n| n.contains(".flinkpipe-tmp-") || n.contains(".flinkpipe-old-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn apply_rewrites_the_unit_tests_that_name_versioned_tables() {
+    let r = changed_repo();
+    let defs = "facts/sales/fct_store_revenue_1m/tests/test_definitions.yaml";
+    let original = fs::read_to_string(r.pipelines.join(defs)).unwrap();
+    // The dry run lists the test files with the SQL files.
+    let o = run(&r, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("--- a/pipelines/{defs}")),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        fs::read_to_string(r.pipelines.join(defs)).unwrap(),
+        original
+    );
+    let o = run(&r, &["--apply"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // test_definitions.yaml: only the table_name values changed (comments and layout kept).
+    let yaml = fs::read_to_string(r.pipelines.join(defs)).unwrap();
+    insta::assert_snapshot!("blue_green_tests_fct_store_revenue_1m_definitions", yaml);
+    assert_eq!(
+        yaml,
+        original
+            .replace(
+                "table_name: int_sales_order_lines\n",
+                "table_name: int_sales_order_lines_v2\n"
+            )
+            .replace(
+                "table_name: sales_fct_store_revenue_1m\n",
+                "table_name: sales_fct_store_revenue_1m_v2\n"
+            )
+    );
+    let enriched = fs::read_to_string(
+        r.pipelines
+            .join("intermediates/sales/int_orders_enriched/tests/test_definitions.yaml"),
+    )
+    .unwrap();
+    assert!(
+        enriched.contains("table_name: int_sales_orders_enriched_v2\n")
+            && enriched.contains("table_name: src_sales_orders\n"),
+        "{enriched}"
+    );
+    // Test SQL: `<old>_ut` → `<new>_ut`; file names stay.
+    let tests = r.pipelines.join("facts/sales/fct_store_revenue_1m/tests");
+    let ddl = fs::read_to_string(tests.join("ddl_int_sales_order_lines.sql")).unwrap();
+    assert!(
+        ddl.contains("CREATE TABLE IF NOT EXISTS int_sales_order_lines_v2_ut ("),
+        "{ddl}"
+    );
+    let validate =
+        fs::read_to_string(tests.join("validate_sales_fct_store_revenue_1m_1.sql")).unwrap();
+    assert!(
+        validate.contains("FROM sales_fct_store_revenue_1m_v2_ut;"),
+        "{validate}"
+    );
+    // The suites of the versioned table and of its versioned descendant check on the new names
+    // (everything a run checks before contacting a server).
+    for t in [
+        "int_sales_orders_enriched_v2",
+        "sales_fct_store_revenue_1m_v2",
+    ] {
+        let o = flinkpipe(&[
+            "table",
+            "run-unit-tests",
+            t,
+            r.pipelines.to_str().unwrap(),
+            "--dry-run",
+        ]);
+        assert!(o.status.success(), "{t}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("nothing was run"), "{}", stdout(&o));
+    }
 }

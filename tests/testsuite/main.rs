@@ -83,6 +83,8 @@ mod sql_speed;
 mod sql_tricky;
 /// Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
 mod statement_sets;
+/// One resolver of user-given table names behind every command: a pre-version and a case-changed name.
+mod table_names;
 /// Unit tests of one table's SQL: init, run on the Confluent fake (pass, a wrong expectation's diff, JUnit),
 /// bad input refused with file and line before anything is sent, cleanup after a killed run.
 mod unit_tests;

@@ -1,5 +1,6 @@
 //! `flinkpipe table run-unit-tests TABLE [DIR]` (and shift_left's `run-validation-tests`): the table's
-//! unit tests on the configured target, a result table, exit 1 when any fails.
+//! unit tests on the configured target, a result table, exit 1 when any fails; `--dry-run` only checks
+//! the suite (nothing contacted).
 
 use crate::cli::args::RunUnitTestsArgs;
 use crate::cli::render::unit_test_report;
@@ -8,21 +9,34 @@ use crate::ops::unit_tests::{self, RunRequest, RunSettings};
 use std::time::Duration;
 
 pub fn exec(inv: &Invocation, args: &RunUnitTestsArgs) -> CmdResult {
-    let report = unit_tests::run_table(
-        &inv.ctx,
-        &RunRequest {
-            pipelines: args.dir.pipelines.clone(),
-            table: args.table.clone(),
-            allow_unknown: args.allow_unknown,
-            settings: RunSettings {
-                case: args.test_case_name.clone(),
-                keep: args.run.keep,
-                timeout: args.run.timeout.map(Duration::from_secs),
-                suffix: args.run.post_fix_unit_test.clone(),
-                junit: args.run.junit.clone(),
-            },
+    let req = RunRequest {
+        pipelines: args.dir.pipelines.clone(),
+        table: args.table.clone(),
+        allow_unknown: args.allow_unknown,
+        settings: RunSettings {
+            case: args.test_case_name.clone(),
+            keep: args.run.keep,
+            timeout: args.run.timeout.map(Duration::from_secs),
+            suffix: args.run.post_fix_unit_test.clone(),
+            junit: args.run.junit.clone(),
         },
-    )?;
+    };
+    if args.dry_run {
+        let d = unit_tests::dry_run_table(&inv.ctx, &req)?;
+        if inv.json() {
+            println!("{}", serde_json::to_string_pretty(&d).expect("plain data"));
+        } else {
+            println!(
+                "{}: {} test case(s) ready ({}); test tables: {}; nothing was run (--dry-run)",
+                d.table_name,
+                d.cases.len(),
+                d.cases.join(", "),
+                d.test_tables.join(", ")
+            );
+        }
+        return Ok(true);
+    }
+    let report = unit_tests::run_table(&inv.ctx, &req)?;
     unit_test_report(inv.json(), &report);
     Ok(report.passed())
 }
