@@ -14,7 +14,7 @@
 //!   with user-info (`https://user:pw@host`) is refused: the API key comes from the environment only.
 //! - §13 every response field optional except name, `spec.statement`, `status.phase`; any 2xx accepted.
 
-use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
+use super::retry::{Backoff, Limit, Retryable, parse_retry_after, retry, seed_of};
 use super::secrets::{Credentials, Scrubber};
 use super::target::{
     Checked, ErrorKind, Phase, StatementMeta, StatementSpec, StatementState, Target, TargetError,
@@ -419,6 +419,64 @@ impl ConfluentTarget {
             })
     }
 
+    /// Polls a dry run whose answer was not final until it ends or `deadline`; transient read errors
+    /// are retried until `deadline`, a permanent one is returned (the caller still cleans up).
+    async fn finish_dry_run(
+        &self,
+        name: &str,
+        state: &mut StatementState,
+        deadline: tokio::time::Instant,
+    ) -> Result<(), TargetError> {
+        while !matches!(
+            state.phase,
+            Phase::Completed | Phase::Failed | Phase::Failing
+        ) {
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            match self.get_statement(name).await {
+                Ok(Some(s)) => *state = s,
+                Ok(None) => return Ok(()),
+                Err(e) if e.transient().is_some() && tokio::time::Instant::now() < deadline => {
+                    tracing::info!("reading the dry run {name}: {e}; retrying");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a throw-away statement (a dry run), retrying transient failures until `deadline`
+    /// (at least a few attempts); a delete that fails for good is [`TargetError::Leftover`].
+    async fn delete_throw_away(
+        &self,
+        name: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<(), TargetError> {
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            match self.delete_statement(name).await {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if e.transient().is_some()
+                        && (tokio::time::Instant::now() < deadline || attempt < 3) =>
+                {
+                    tracing::info!("deleting the dry run {name}: {e}; retrying");
+                    let delay = self.settings.retry.delay(attempt - 1, seed_of(name));
+                    tokio::time::sleep(delay).await;
+                }
+                Err(e) => {
+                    return Err(TargetError::Leftover {
+                        name: name.to_string(),
+                        cause: e.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
     async fn patch_stopped(&self, name: &str, stopped: bool) -> Result<(), TargetError> {
         let url = self.statement_url(name);
         let body =
@@ -660,33 +718,39 @@ impl Target for ConfluentTarget {
     /// statement is parsed and validated, not executed (https://docs.confluent.io/cloud/current/flink/reference/statements/set.html,
     /// `sql.dry-run`), and the POST's answer is final — COMPLETED (valid) or FAILED with the
     /// server's detail — with nothing stored (`uid` is empty, §3.2). An answer in another phase
-    /// (never observed) is polled until it ends, up to [`DRY_RUN_WAIT`], and the statement deleted.
+    /// (never observed) is polled until it ends, up to [`DRY_RUN_WAIT`], transient read errors
+    /// retried within that time.
+    ///
+    /// **Clean-up is guaranteed**: whenever the server may have kept the throw-away statement (the
+    /// answer was not final, the POST's outcome is unknown, a read failed), it is deleted on every
+    /// path, the delete retried within [`DRY_RUN_WAIT`]; a delete that fails for good is a
+    /// [`TargetError::Leftover`] naming the statement left behind (permanent: the caller does not
+    /// retry under a new name).
     async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {
         let mut dry = spec.clone();
         dry.name = dry_run_name(&spec.name);
         dry.properties
             .insert(DRY_RUN_PROPERTY.to_string(), "true".to_string());
-        let mut state = self.create_statement(&dry).await?;
         let deadline = tokio::time::Instant::now() + DRY_RUN_WAIT;
-        let mut polled = false;
-        while !matches!(
+        let mut state = match self.create_statement(&dry).await {
+            Ok(s) => s,
+            Err(e) if e.transient().is_some() => {
+                // The outcome is unknown: the statement may exist.
+                self.delete_throw_away(&dry.name, deadline).await?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
+        let polled = !matches!(
             state.phase,
             Phase::Completed | Phase::Failed | Phase::Failing
-        ) {
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            polled = true;
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            match self.get_statement(&dry.name).await? {
-                Some(s) => state = s,
-                None => break,
-            }
-        }
+        );
+        let read = self.finish_dry_run(&dry.name, &mut state, deadline).await;
         if polled {
-            // Best effort: a dry run the server kept is not left behind.
-            let _ = self.delete_statement(&dry.name).await;
+            // Deleted on every path, whatever the polls said.
+            self.delete_throw_away(&dry.name, deadline).await?;
         }
+        read?;
         match state.phase {
             Phase::Completed => Ok(Checked::Valid),
             Phase::Failed | Phase::Failing => {

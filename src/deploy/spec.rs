@@ -114,12 +114,17 @@ pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Properties from the `.properties` files of a `sql-scripts/` folder: (for DDL, for DML).
-fn folder_properties(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+/// The properties of a `sql-scripts/` folder: (for DDL, for DML).
+type FolderProperties = (BTreeMap<String, String>, BTreeMap<String, String>);
+
+/// Properties from the `.properties` files of a `sql-scripts/` folder: (for DDL, for DML). A file that
+/// is refused (not a regular file, over the size limit, not UTF-8) or cannot be read is an error
+/// naming it: a property file skipped silently would deploy the statements without its settings.
+fn folder_properties(dir: &Path) -> Result<FolderProperties, SpecError> {
     let mut ddl = BTreeMap::new();
     let mut dml = BTreeMap::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return (ddl, dml);
+        return Ok((ddl, dml));
     };
     let mut files: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -127,9 +132,7 @@ fn folder_properties(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, 
         .collect();
     files.sort();
     for f in files {
-        let Ok(text) = crate::fsutil::read_user_text(&f, crate::fsutil::MAX_SQL_FILE_BYTES) else {
-            continue;
-        };
+        let text = read(&f)?;
         let props = parse_properties(&text);
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.starts_with("ddl.") {
@@ -141,7 +144,7 @@ fn folder_properties(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, 
             dml.extend(props);
         }
     }
-    (ddl, dml)
+    Ok((ddl, dml))
 }
 
 /// Splits one SQL text into steps named `base`, `base-2`, …; `SET`/`RESET`/`USE` become properties.
@@ -371,10 +374,10 @@ fn table_statements(
         .or(t.dml_ref.as_ref())
         .map(|r| resolve(project, r))
         .and_then(|p| p.parent().map(Path::to_path_buf));
-    let (ddl_props, dml_props) = scripts
-        .as_deref()
-        .map(folder_properties)
-        .unwrap_or_default();
+    let (ddl_props, dml_props) = match scripts.as_deref() {
+        Some(dir) => folder_properties(dir)?,
+        None => Default::default(),
+    };
     let finish = |path: &Path, mut new: Vec<Step>| -> Result<Vec<Step>, SpecError> {
         for step in &mut new {
             step.spec.compute_pool = pool.map(str::to_string);

@@ -142,6 +142,16 @@ pub enum TargetError {
     /// The target's planner rejects the statement ([`Target::validate_statement`]): the cause.
     #[error("{0}")]
     Invalid(String),
+    /// A throw-away statement (a dry run) could not be deleted: it is left behind under `name`.
+    #[error(
+        "the throw-away statement {name} could not be deleted and is left behind ({cause}); delete it with `flinkpipe statement delete {name}`"
+    )]
+    Leftover {
+        /// The statement left behind.
+        name: String,
+        /// Why the delete failed.
+        cause: String,
+    },
     /// A statement that was waited for ([`crate::deploy::executor::wait_until`]) FAILED.
     #[error("{name}: {phase}: {detail}")]
     Failed {

@@ -5,8 +5,8 @@
 //!
 //! **The estimate**: one CFU per statement that will start running — a DML, statement set, CTAS or
 //! materialized table that is absent, stopped or failed now, or that a carry-over starts beside the
-//! running one. A DDL completes at once (0), a statement that replaces a running one in place needs
-//! nothing more (0). Confluent does not say what a statement will use before it runs (statements
+//! running one, or that moves to another pool (it starts in the new one). A DDL completes at once
+//! (0), a statement that replaces a running one in place, in the same pool, needs nothing more (0). Confluent does not say what a statement will use before it runs (statements
 //! scale with their load), so this is a floor, not a forecast.
 
 use crate::deploy::cloud::{ComputePool, PoolPhase};
@@ -39,7 +39,12 @@ pub fn starts_by_pool(
             });
             let starts = match decide::decide(existing, step, n, options, known) {
                 StepPlan::Create | StepPlan::DropAndRecreate | StepPlan::FinishHandover => true,
-                StepPlan::Recreate { .. } => !is_live,
+                // In place it needs nothing more; moved to another pool, it starts in the new
+                // one (and frees a CFU in the old one, which this floor does not count).
+                StepPlan::Recreate { .. } => {
+                    !is_live
+                        || existing.is_some_and(|s| decide::pool_moved(s, &step.spec).is_some())
+                }
                 StepPlan::CarryOver => true,
                 StepPlan::StopResume { stop_first } => !stop_first,
                 StepPlan::Adopt { .. } | StepPlan::Refuse(_) | StepPlan::SkipDrop => false,

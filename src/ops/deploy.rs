@@ -410,6 +410,18 @@ fn warn_skipped_drift(
                     st.spec.name, l.phase, n.table_name, n.table_name
                 ));
             }
+            // A statement stays in its pool until it is recreated: a new pool for a table the plan
+            // keeps is said, not done silently.
+            if let Some(l) = live.get(&st.spec.name)
+                && st.spec.kind == crate::deploy::StatementKind::Dml
+                && l.phase != crate::deploy::Phase::Completed
+                && let Some((from, to)) = crate::deploy::executor::decide::pool_moved(l, &st.spec)
+            {
+                ctx.console.warn(&format!(
+                    "warning[pool]: {} runs in compute pool {from}, but the configuration now gives {} compute pool {to}; the plan keeps it, so it stays in {from} (restart it with --table-name {} to move it)",
+                    st.spec.name, n.table_name, n.table_name
+                ));
+            }
         }
     }
 }
@@ -430,7 +442,7 @@ fn dry_run(
     carry_over: bool,
     extras: DryRunExtras,
 ) -> DryRun {
-    use crate::deploy::executor::{Refusal, StepPlan};
+    use crate::deploy::executor::{Refusal, StepPlan, decide};
     let statements = nodes
         .iter()
         .flat_map(|n| {
@@ -463,7 +475,6 @@ fn dry_run(
                             StepPlan::Create => "create".into(),
                             StepPlan::Adopt { keep: true } => "keep".into(),
                             StepPlan::Adopt { keep: false } => "adopt".into(),
-                            StepPlan::CarryOver => "carry offsets over".into(),
                             StepPlan::StopResume { stop_first: true } => "stop and resume".into(),
                             StepPlan::StopResume { stop_first: false } => "resume".into(),
                             StepPlan::Refuse(Refusal::DdlChanged) => {
@@ -472,8 +483,26 @@ fn dry_run(
                             StepPlan::Refuse(Refusal::SqlChanged { .. }) => {
                                 "refuse (different SQL, not restarted)".into()
                             }
+                            StepPlan::Refuse(Refusal::PoolChanged { from, to }) => format!(
+                                "refuse (runs in compute pool {from}, the plan gives it {to}: restart the table to move it)"
+                            ),
                             StepPlan::DropAndRecreate => "drop and recreate".into(),
-                            StepPlan::Recreate { .. } => "delete and recreate".into(),
+                            StepPlan::Recreate { .. } => match existing
+                                .and_then(|l| decide::pool_moved(l, &s.spec))
+                            {
+                                Some((from, to)) => format!(
+                                    "delete and recreate (moves from compute pool {from} to {to})"
+                                ),
+                                None => "delete and recreate".into(),
+                            },
+                            StepPlan::CarryOver => match existing
+                                .and_then(|l| decide::pool_moved(l, &s.spec))
+                            {
+                                Some((from, to)) => format!(
+                                    "carry offsets over (moves from compute pool {from} to {to})"
+                                ),
+                                None => "carry offsets over".into(),
+                            },
                         },
                     };
                     DryRunStatement {

@@ -75,7 +75,10 @@ pub fn intended(
 fn creates(plan: &StepPlan) -> bool {
     matches!(
         plan,
-        StepPlan::Create | StepPlan::Recreate { .. } | StepPlan::CarryOver
+        StepPlan::Create
+            | StepPlan::Recreate { .. }
+            | StepPlan::CarryOver
+            | StepPlan::DropAndRecreate
     )
 }
 

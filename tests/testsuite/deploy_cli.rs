@@ -878,3 +878,60 @@ fn two_deploys_at_once_one_runs_the_other_is_refused_naming_it() {
         assert!(!created.is_empty());
     }
 }
+
+/// A `.properties` file the file reader refuses (a FIFO, over the size limit, not UTF-8) fails the
+/// deploy before any server is contacted, naming the file: its settings are never dropped silently.
+#[cfg(unix)]
+#[test]
+fn a_refused_properties_file_fails_the_deploy_naming_it() {
+    let rel =
+        "intermediates/sales/int_order_lines/sql-scripts/dml.int_sales_order_lines.properties";
+    type Plant = fn(&Path);
+    let cases: [(&str, Plant, &str); 3] = [
+        (
+            "FIFO",
+            |f| {
+                let c = std::ffi::CString::new(f.as_os_str().as_encoded_bytes()).unwrap();
+                // SAFETY: a valid NUL-terminated path.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            },
+            "FIFO",
+        ),
+        (
+            "oversized",
+            |f| {
+                let file = std::fs::File::create(f).unwrap();
+                file.set_len(64 * 1024 * 1024).unwrap();
+            },
+            "too large",
+        ),
+        (
+            "not UTF-8",
+            |f| std::fs::write(f, b"sql.state-ttl=\xff\xfe 1 h\n").unwrap(),
+            "not valid UTF-8",
+        ),
+    ];
+    for (what, plant, why) in cases {
+        let p = project();
+        let fake = FakeConfluent::start();
+        plant(&p.pipelines.join(rel));
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "pipeline",
+                "deploy",
+                "--table-name",
+                "int_sales_order_lines",
+            ],
+            &[],
+        );
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{what}: {out}{err}");
+        assert!(
+            err.contains("dml.int_sales_order_lines.properties") && err.contains(why),
+            "{what}: {err}"
+        );
+        assert!(fake.posts().is_empty(), "{what}: nothing is sent");
+    }
+}

@@ -364,3 +364,97 @@ async fn encoded_secrets_in_server_echoes_are_masked() {
     // The key's own characters inside the longer base64 text are masked as well.
     assert!(!e.contains(&b64_key[4..b64_key.len() - 4]), "{e}");
 }
+
+/// A dry run the server keeps (answered PENDING, not final) is deleted on every path: after read
+/// errors that outlast the client's own retries, after a POST whose outcome is unknown, and with a
+/// delete that fails transiently at first; a delete that fails for good is a permanent error naming
+/// the statement left behind — never a silent leftover, never a retry under a new name.
+#[tokio::test]
+async fn a_kept_dry_run_is_always_cleaned_up_or_named() {
+    let dry_left = |fake: &FakeConfluent| -> Vec<String> {
+        // A deleted statement reads DELETING for a while, then is gone.
+        fake.names()
+            .into_iter()
+            .filter(|n| n.contains("-dry-") && fake.phase(n).as_deref() != Some("DELETING"))
+            .collect()
+    };
+    let burst = |method: &str, status: u16, times: usize| {
+        Fault::new(
+            Some(method),
+            Some("-dry-"),
+            FaultAction::Status {
+                status,
+                headers: vec![],
+                body: String::new(),
+            },
+            times,
+        )
+    };
+    let sql = "INSERT INTO a SELECT * FROM b";
+
+    // Reads fail (503) more often than one call retries: polled again within the wait, then deleted.
+    let fake = FakeConfluent::start();
+    fake.keep_dry_runs();
+    fake.add_fault(burst("GET", 503, 10));
+    let t = target(&fake);
+    let checked = t.dry_run_statement(&spec("dev-dml-a", sql)).await;
+    assert_eq!(checked, Ok(flinkpipe::deploy::Checked::Valid));
+    assert!(dry_left(&fake).is_empty(), "{:?}", fake.names());
+    assert_eq!(fake.deletes().len(), 1, "{:?}", fake.deletes());
+
+    // A permanent read error still deletes the throw-away statement before answering.
+    let fake = FakeConfluent::start();
+    fake.keep_dry_runs();
+    fake.add_fault(burst("GET", 403, 1));
+    let t = target(&fake);
+    let e = t
+        .dry_run_statement(&spec("dev-dml-a", sql))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, TargetError::Http { status: 403, .. }), "{e}");
+    assert!(dry_left(&fake).is_empty(), "{:?}", fake.names());
+
+    // The POST's answer is lost (the server stored it): deleted before the error is returned.
+    let fake = FakeConfluent::start();
+    fake.keep_dry_runs();
+    fake.add_fault(Fault::new(Some("POST"), None, FaultAction::DropAfter, 1));
+    let t = target(&fake);
+    let e = t
+        .dry_run_statement(&spec("dev-dml-a", sql))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, TargetError::Transport { .. }), "{e}");
+    assert!(dry_left(&fake).is_empty(), "{:?}", fake.names());
+
+    // Deletes fail transiently more often than one call retries: retried within the wait.
+    let fake = FakeConfluent::start();
+    fake.keep_dry_runs();
+    fake.add_fault(burst("DELETE", 503, 9));
+    let t = target(&fake);
+    let checked = t.dry_run_statement(&spec("dev-dml-a", sql)).await;
+    assert_eq!(checked, Ok(flinkpipe::deploy::Checked::Valid));
+    assert!(dry_left(&fake).is_empty(), "{:?}", fake.names());
+
+    // A delete refused for good: an error naming the leftover, permanent (not retried elsewhere).
+    let fake = FakeConfluent::start();
+    fake.keep_dry_runs();
+    fake.add_fault(burst("DELETE", 403, 100));
+    let t = target(&fake);
+    let e = t
+        .dry_run_statement(&spec("dev-dml-a", sql))
+        .await
+        .unwrap_err();
+    let left = dry_left(&fake);
+    assert_eq!(left.len(), 1, "{:?}", fake.names());
+    assert!(
+        matches!(&e, TargetError::Leftover { name, .. } if *name == left[0]),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains(&left[0]), "{e}");
+    assert!(!e.is_retryable());
+    assert_eq!(
+        fake.dry_runs().len(),
+        1,
+        "no second dry run under a new name"
+    );
+}

@@ -549,3 +549,425 @@ fn a_node_the_plan_keeps_carries_the_statements_to_await() {
     }
     assert!(kept > 0, "{:?}", plan.nodes);
 }
+
+/// Every phase a statement about to be replaced can be in (the API calls the list extensible, so
+/// unknown ones too): the new text is checked first unless the old statement has ended (FAILED,
+/// STOPPED, COMPLETED), and a text that does not validate leaves it alone — nothing deleted, nothing
+/// created. (DELETING is left out: the in-memory target answers it absent on the next read.)
+#[tokio::test(start_paused = true)]
+async fn a_replacement_is_checked_first_in_every_phase_that_may_still_run() {
+    use flinkpipe::deploy::TargetError;
+    let phases = [
+        Phase::Pending,
+        Phase::Running,
+        Phase::Completed,
+        Phase::Degraded,
+        Phase::Failing,
+        Phase::Failed,
+        Phase::Stopping,
+        Phase::Stopped,
+        Phase::Unknown("RESTARTING".into()),
+        Phase::Unknown("SUSPENDED".into()),
+    ];
+    for phase in phases {
+        let ended = matches!(phase, Phase::Failed | Phase::Stopped | Phase::Completed);
+        assert_eq!(
+            flinkpipe::deploy::executor::decide::must_validate(&phase),
+            !ended,
+            "{phase}"
+        );
+        let t = MemoryTarget::new();
+        t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+        t.seed(
+            "dml-a",
+            "INSERT INTO a SELECT 0 FROM src",
+            phase.clone(),
+            &[],
+        );
+        t.fail(
+            Op::Validate,
+            Some("dml-a"),
+            TargetError::Invalid("Object 'src' not found".into()),
+            1,
+        );
+        let r = run(
+            &t,
+            &[node("a", &[], Action::Restart)],
+            JournalState::default(),
+        )
+        .await;
+        let validated = t.log().contains(&Call::Validate("dml-a".into()));
+        assert_eq!(validated, !ended, "{phase}: {:?}", t.log());
+        if ended {
+            assert_eq!(t.deletes(), ["dml-a"], "{phase}");
+            assert_eq!(t.created(), ["dml-a"], "{phase}");
+        } else {
+            assert!(
+                t.deletes().is_empty() && t.creates().is_empty(),
+                "{phase}: {:?}",
+                t.log()
+            );
+            assert!(
+                matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("does not validate") && w.contains("Object 'src' not found")),
+                "{phase}: {r:#?}"
+            );
+            assert_eq!(r.nodes[0].statements[1].action, StatementAction::Refused);
+        }
+    }
+}
+
+/// The position of the first call matching `c` in the log.
+fn at(t: &MemoryTarget, c: &Call) -> usize {
+    t.log()
+        .iter()
+        .position(|x| x == c)
+        .unwrap_or_else(|| panic!("{c:?} not in {:?}", t.log()))
+}
+
+/// A carry-over never stops the running statement on the strength of a temporary statement (`-co`)
+/// it has not checked: the new text passes the dry run first; a `-co` left by an earlier run that is
+/// FAILED, has older SQL or other properties is deleted and created again before the stop; a live,
+/// up-to-date one is reused; a text that does not validate stops, deletes and creates nothing.
+#[tokio::test(start_paused = true)]
+async fn a_carry_over_checks_its_temporary_statement_before_any_stop() {
+    use flinkpipe::deploy::TargetError;
+    const FROM: &str = "sql.tables.initial-offset-from";
+    let restart = || {
+        let mut a = node("a", &[], Action::Restart);
+        a.stateless = true;
+        a.steps[1]
+            .spec
+            .properties
+            .insert("sql.state-ttl".into(), "1 h".into());
+        a
+    };
+    let target = || {
+        let t = MemoryTarget::new();
+        t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+        t.seed("dml-a", &dml_sql("a"), Phase::Running, &[]);
+        t
+    };
+    let stop_a = Call::Stop("dml-a".into());
+    // Leftovers that must be replaced: FAILED; live with older SQL; live with older properties.
+    for (phase, sql, props) in [
+        (
+            Phase::Failed,
+            dml_sql("a"),
+            vec![(FROM, "dml-a"), ("sql.state-ttl", "1 h")],
+        ),
+        (
+            Phase::Pending,
+            "INSERT INTO a SELECT 0 FROM src".to_string(),
+            vec![(FROM, "dml-a"), ("sql.state-ttl", "1 h")],
+        ),
+        (Phase::Pending, dml_sql("a"), vec![(FROM, "dml-a")]),
+    ] {
+        let t = target();
+        t.seed("dml-a-co", &sql, phase.clone(), &[]);
+        t.set_properties("dml-a-co", &props);
+        let r = run(&t, &[restart()], JournalState::default()).await;
+        assert!(r.success(), "{phase} {sql} {props:?}: {r:#?}");
+        assert_eq!(
+            r.nodes[0].statements[1].action,
+            StatementAction::CarriedOver
+        );
+        let validate = at(&t, &Call::Validate("dml-a".into()));
+        let delete_co = at(&t, &Call::Delete("dml-a-co".into()));
+        let create_co = at(&t, &Call::Create("dml-a-co".into()));
+        let stop = at(&t, &stop_a);
+        assert!(
+            validate < delete_co && delete_co < create_co && create_co < stop,
+            "{phase}: {:?}",
+            t.log()
+        );
+        let end = t.state("dml-a").unwrap();
+        assert_eq!(end.phase, Phase::Running);
+        assert_eq!(end.properties["sql.state-ttl"], "1 h");
+        assert_eq!(end.properties[FROM], "dml-a-co");
+        assert!(t.state("dml-a-co").is_none());
+    }
+    // A live, up-to-date leftover is reused: checked, not replaced.
+    let t = target();
+    t.seed("dml-a-co", &dml_sql("a"), Phase::Pending, &[Phase::Running]);
+    t.set_properties("dml-a-co", &[(FROM, "dml-a"), ("sql.state-ttl", "1 h")]);
+    let r = run(&t, &[restart()], JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert!(at(&t, &Call::Validate("dml-a".into())) < at(&t, &stop_a));
+    assert!(
+        !t.creates().contains(&"dml-a-co".to_string()),
+        "{:?}",
+        t.log()
+    );
+    // A new text that does not validate: nothing stopped, deleted or created.
+    for leftover in [None, Some(Phase::Failed)] {
+        let t = target();
+        if let Some(p) = &leftover {
+            t.seed(
+                "dml-a-co",
+                "INSERT INTO a SELECT 0 FROM src",
+                p.clone(),
+                &[],
+            );
+            t.set_properties("dml-a-co", &[(FROM, "dml-a")]);
+        }
+        t.fail(
+            Op::Validate,
+            Some("dml-a"),
+            TargetError::Invalid("Object 'src' not found".into()),
+            1,
+        );
+        let r = run(&t, &[restart()], JournalState::default()).await;
+        assert!(
+            matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("does not validate")),
+            "{leftover:?}: {r:#?}"
+        );
+        let writes: Vec<Call> = t
+            .log()
+            .into_iter()
+            .filter(|c| !matches!(c, Call::Get(..) | Call::Validate(_)))
+            .collect();
+        assert!(writes.is_empty(), "{leftover:?}: {writes:?}");
+        assert_eq!(t.phase("dml-a"), Some(Phase::Running));
+    }
+}
+
+/// `--resume` after a carry-over was interrupted between its handovers (`<name>` gone, `-co` running
+/// with the offsets): the new text is checked before `<name>` is created again, and a text that does
+/// not validate leaves `-co` running.
+#[tokio::test(start_paused = true)]
+async fn finishing_an_interrupted_carry_over_checks_the_new_text_first() {
+    use flinkpipe::deploy::TargetError;
+    for valid in [true, false] {
+        let t = MemoryTarget::new();
+        t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+        t.seed("dml-a-co", &dml_sql("a"), Phase::Running, &[]);
+        t.set_properties("dml-a-co", &[("sql.tables.initial-offset-from", "dml-a")]);
+        if !valid {
+            t.fail(
+                Op::Validate,
+                Some("dml-a"),
+                TargetError::Invalid("Object 'src' not found".into()),
+                1,
+            );
+        }
+        let mut resume = JournalState::default();
+        resume
+            .ours
+            .extend(["ddl-a".to_string(), "dml-a-co".to_string()]);
+        let mut a = node("a", &[], Action::Restart);
+        a.stateless = true;
+        let r = run(&t, &[a], resume).await;
+        let validate = at(&t, &Call::Validate("dml-a".into()));
+        if valid {
+            assert!(r.success(), "{r:#?}");
+            assert!(validate < at(&t, &Call::Create("dml-a".into())));
+            assert_eq!(t.phase("dml-a"), Some(Phase::Running));
+        } else {
+            assert!(matches!(outcome(&r, "a"), Outcome::Failed(_)), "{r:#?}");
+            assert!(!t.creates().contains(&"dml-a".to_string()), "{:?}", t.log());
+            assert!(!t.log().contains(&Call::Stop("dml-a-co".into())));
+            assert_eq!(t.phase("dml-a-co"), Some(Phase::Running));
+        }
+    }
+}
+
+/// A target that cannot check a job's new text (the SQL Gateway for a text its EXPLAIN does not
+/// take) never replaces a running job with it: the node fails saying so, nothing is deleted.
+#[tokio::test(start_paused = true)]
+async fn a_job_that_cannot_be_checked_does_not_replace_a_running_one() {
+    let t = MemoryTarget::without_carry_over();
+    t.cannot_check_dml();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed(
+        "dml-a",
+        "INSERT INTO a SELECT 0 FROM src",
+        Phase::Running,
+        &[],
+    );
+    let r = run(
+        &t,
+        &[node("a", &[], Action::Restart)],
+        JournalState::default(),
+    )
+    .await;
+    assert!(
+        matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("cannot be checked")),
+        "{r:#?}"
+    );
+    assert!(
+        t.deletes().is_empty() && t.creates().is_empty(),
+        "{:?}",
+        t.log()
+    );
+    // Nothing runs to protect: a FAILED one is replaced without a check.
+    let t = MemoryTarget::without_carry_over();
+    t.cannot_check_dml();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed(
+        "dml-a",
+        "INSERT INTO a SELECT 0 FROM src",
+        Phase::Failed,
+        &[],
+    );
+    let r = run(
+        &t,
+        &[node("a", &[], Action::Restart)],
+        JournalState::default(),
+    )
+    .await;
+    assert!(r.success(), "{r:#?}");
+}
+
+/// `--allow-drop` on a changed DDL: the new DDL is checked before anything is dropped, and the DROP
+/// names the table of the text actually sent (after the environment's rewrite rules: here qualified
+/// and renamed), not the plan's table name. A DDL the server rejects drops nothing and fails the node
+/// with the server's message.
+#[tokio::test(start_paused = true)]
+async fn allow_drop_checks_the_new_ddl_and_drops_what_it_recreates() {
+    use flinkpipe::deploy::TargetError;
+    let options = DeployOptions {
+        allow_drop: true,
+        ..options()
+    };
+    let sent = "CREATE TABLE `prod_cat`.`sales`.`a_v2` (id BIGINT)";
+    for valid in [true, false] {
+        let t = MemoryTarget::new();
+        t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+        t.seed("dml-a", &dml_sql("a"), Phase::Running, &[]);
+        if !valid {
+            t.fail(
+                Op::Validate,
+                Some("ddl-a"),
+                TargetError::Invalid("Unknown type 'BIGINTT'".into()),
+                1,
+            );
+        }
+        let mut a = node("a", &[], Action::Restart);
+        a.steps[0].spec.sql = sent.into();
+        let r = deploy(&t, &[a], &options, &Session::quiet()).await;
+        if valid {
+            assert_eq!(
+                r.nodes[0].statements[0].action,
+                StatementAction::Recreated,
+                "{r:#?}"
+            );
+            let validate = at(&t, &Call::Validate("ddl-a".into()));
+            let drop = at(&t, &Call::Create("ddl-a-drop".into()));
+            assert!(validate < drop, "{:?}", t.log());
+            let sqls = t.created_sql();
+            let (_, drop_sql) = sqls.iter().find(|(n, _)| n == "ddl-a-drop").unwrap();
+            assert_eq!(drop_sql, "DROP TABLE IF EXISTS `prod_cat`.`sales`.`a_v2`");
+        } else {
+            assert!(
+                matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("Unknown type 'BIGINTT'") && w.contains("not dropped")),
+                "{r:#?}"
+            );
+            assert!(
+                t.creates().is_empty() && t.deletes().is_empty(),
+                "{:?}",
+                t.log()
+            );
+        }
+    }
+}
+
+/// A statement whose compute pool changed (`--compute-pool-id`, `flinkpipe.compute_pools`) is a
+/// changed statement: a restart recreates it in the new pool after checking it (or carries its
+/// offsets over into the new pool when stateless); without a restart it is left where it runs and the
+/// node fails saying so, never adopted silently in the old pool. The capacity estimate counts it in
+/// the new pool.
+#[tokio::test(start_paused = true)]
+async fn a_statement_moved_to_another_pool_is_recreated_there_or_reported() {
+    let in_pool = |action: Action, stateless: bool| {
+        let mut a = node("a", &[], action);
+        a.stateless = stateless;
+        for s in &mut a.steps {
+            s.spec.compute_pool = Some("lfcp-new".into());
+        }
+        a
+    };
+    let target = || {
+        let t = MemoryTarget::new();
+        t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+        t.seed("dml-a", &dml_sql("a"), Phase::Running, &[]);
+        t.set_pool("dml-a", "lfcp-old");
+        t
+    };
+    // A stateful restart: checked, deleted, created in the new pool.
+    let t = target();
+    let r = run(
+        &t,
+        &[in_pool(Action::Restart, false)],
+        JournalState::default(),
+    )
+    .await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(r.nodes[0].statements[1].action, StatementAction::Recreated);
+    assert!(at(&t, &Call::Validate("dml-a".into())) < at(&t, &Call::Delete("dml-a".into())));
+    assert_eq!(
+        t.state("dml-a").unwrap().meta.compute_pool_id.as_deref(),
+        Some("lfcp-new")
+    );
+    // A stateless restart: offsets carried over into the new pool.
+    let t = target();
+    let r = run(
+        &t,
+        &[in_pool(Action::Restart, true)],
+        JournalState::default(),
+    )
+    .await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(
+        r.nodes[0].statements[1].action,
+        StatementAction::CarriedOver
+    );
+    assert_eq!(
+        t.state("dml-a").unwrap().meta.compute_pool_id.as_deref(),
+        Some("lfcp-new")
+    );
+    // Not restarted: left alone, the node fails naming both pools.
+    let t = target();
+    let r = run(
+        &t,
+        &[in_pool(Action::Create, false)],
+        JournalState::default(),
+    )
+    .await;
+    assert!(
+        matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("lfcp-old") && w.contains("lfcp-new")),
+        "{r:#?}"
+    );
+    assert_eq!(r.nodes[0].statements[1].action, StatementAction::Refused);
+    assert!(t.deletes().is_empty() && t.creates().is_empty());
+    // Capacity: the recreated statement starts in the new pool.
+    let mut live = BTreeMap::new();
+    let mut old = flinkpipe::deploy::StatementState {
+        name: "dml-a".into(),
+        phase: Phase::Running,
+        detail: String::new(),
+        sql: dml_sql("a"),
+        properties: BTreeMap::new(),
+        stopped: false,
+        meta: Default::default(),
+    };
+    old.meta.compute_pool_id = Some("lfcp-old".into());
+    live.insert("dml-a".to_string(), old.clone());
+    let starts = flinkpipe::ops::capacity::starts_by_pool(
+        &[in_pool(Action::Restart, false)],
+        &live,
+        &options(),
+        true,
+    );
+    assert_eq!(
+        starts.get(&Some("lfcp-new".to_string())),
+        Some(&vec!["dml-a".to_string()]),
+        "{starts:?}"
+    );
+    // In the same pool, replacing it in place needs nothing more.
+    old.meta.compute_pool_id = Some("lfcp-new".into());
+    live.insert("dml-a".to_string(), old);
+    let mut n = in_pool(Action::Restart, false);
+    n.steps[1].spec.sql = "INSERT INTO a SELECT 1 FROM src".into();
+    let starts = flinkpipe::ops::capacity::starts_by_pool(&[n], &live, &options(), true);
+    assert!(starts.is_empty(), "{starts:?}");
+}

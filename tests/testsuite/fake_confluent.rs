@@ -250,6 +250,9 @@ struct State {
     dry_runs: Vec<DryRun>,
     /// Dry runs of SQL containing the text FAIL with the detail.
     dry_run_failures: Vec<(String, String)>,
+    /// Dry runs are stored as statements answered PENDING, ending (COMPLETED or FAILED) on the
+    /// next read, and kept until deleted ([`FakeConfluent::keep_dry_runs`]).
+    keep_dry_runs: bool,
     /// Metrics API values by statement: (records in, records out, pending records).
     metrics: BTreeMap<String, (u64, u64, u64)>,
     /// Bodies of the Metrics API queries received.
@@ -581,6 +584,12 @@ impl FakeConfluent {
     /// Ids of the compute pools.
     pub fn pool_ids(&self) -> Vec<String> {
         self.state.lock().unwrap().pools.keys().cloned().collect()
+    }
+
+    /// From now on, dry runs are answered PENDING and stored until deleted (the answer the API
+    /// allows but the service has not been seen to give): the client must poll and clean up.
+    pub fn keep_dry_runs(&self) {
+        self.state.lock().unwrap().keep_dry_runs = true;
     }
 
     /// Every dry run answered so far.
@@ -1090,8 +1099,10 @@ fn route(
             if pool != DEFAULT_POOL && !s.pools.contains_key(&pool) {
                 return err(400, &format!("logical compute pool={pool} not found"));
             }
+            let mut kept_dry_run: Option<(String, String)> = None;
             if props.get("sql.dry-run").is_some_and(|v| v == "true") {
-                // Parsed and validated, not executed: the POST's answer is final, nothing is stored.
+                // Parsed and validated, not executed: the POST's answer is final, nothing is stored
+                // (unless `keep_dry_runs`: stored, answered PENDING, ending on the next read).
                 let failure = s
                     .dry_run_failures
                     .iter()
@@ -1112,21 +1123,25 @@ fn route(
                     properties: props.clone(),
                     phase: phase.to_string(),
                 });
-                let traits = if failure.is_none() {
-                    serde_json::json!({"sql_kind": if is_ddl(&sql) { "CREATE_TABLE" } else { "INSERT_INTO" }, "is_bounded": is_ddl(&sql), "is_append_only": true, "upsert_columns": null, "schema": null})
+                if s.keep_dry_runs {
+                    kept_dry_run = Some((phase.to_string(), detail));
                 } else {
-                    serde_json::json!({})
-                };
-                return json(
-                    201,
-                    serde_json::json!({
-                        "api_version": "sql/v1", "kind": "Statement", "name": name,
-                        "organization_id": ORG, "environment_id": ENV,
-                        "metadata": {"resource_version": "1", "uid": "", "labels": {}},
-                        "spec": {"statement": sql, "properties": props, "compute_pool_id": pool, "principal": "sa-fake", "stopped": false},
-                        "status": {"phase": phase, "detail": detail, "traits": traits}
-                    }),
-                );
+                    let traits = if failure.is_none() {
+                        serde_json::json!({"sql_kind": if is_ddl(&sql) { "CREATE_TABLE" } else { "INSERT_INTO" }, "is_bounded": is_ddl(&sql), "is_append_only": true, "upsert_columns": null, "schema": null})
+                    } else {
+                        serde_json::json!({})
+                    };
+                    return json(
+                        201,
+                        serde_json::json!({
+                            "api_version": "sql/v1", "kind": "Statement", "name": name,
+                            "organization_id": ORG, "environment_id": ENV,
+                            "metadata": {"resource_version": "1", "uid": "", "labels": {}},
+                            "spec": {"statement": sql, "properties": props, "compute_pool_id": pool, "principal": "sa-fake", "stopped": false},
+                            "status": {"phase": phase, "detail": detail, "traits": traits}
+                        }),
+                    );
+                }
             }
             if s.statements.contains_key(&name) {
                 let mut r = json(
@@ -1177,6 +1192,10 @@ fn route(
                 }
                 None if is_dml => script.push_back(("RUNNING".into(), String::new())),
                 None => script.push_back(("COMPLETED".into(), String::new())),
+            }
+            if let Some(end) = kept_dry_run {
+                script.clear();
+                script.push_back(end);
             }
             let carry_from = props.get("sql.tables.initial-offset-from").cloned();
             let upper = strip_leading_comments(&sql)

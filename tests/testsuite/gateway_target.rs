@@ -6,7 +6,7 @@
 
 use flinkpipe::deploy::gateway::catalog::Definitions;
 use flinkpipe::deploy::{
-    GatewaySettings, GatewayTarget, Phase, StatementKind, StatementSpec, Target,
+    GatewaySettings, GatewayTarget, Phase, StatementKind, StatementSpec, Target, TargetError,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -613,4 +613,67 @@ async fn listing_statements_checks_the_gateway_not_only_the_jobmanager() {
     assert!(e.contains("connection failed (http://127.0.0.1:9)"), "{e}");
     // With the right address it lists.
     assert!(fake.target(Vec::new()).list_statements().await.is_ok());
+}
+
+/// Every statement shape that can replace a running job is checked with `EXPLAIN` (chosen by the SQL
+/// front end's statement kind, not a text prefix): INSERT INTO / OVERWRITE, `EXECUTE INSERT`, the
+/// Spark order `WITH … INSERT`, both statement-set forms, CTAS, a leading comment. A job text the
+/// gateway cannot check is never reported as checked: the dry run says "not checked" and the
+/// validation the executor relies on fails.
+#[tokio::test]
+async fn every_job_shape_is_explained_and_what_cannot_be_is_not_passed() {
+    use flinkpipe::deploy::Checked;
+    use flinkpipe::deploy::gateway::explain_sql;
+    let shapes = [
+        "INSERT INTO snk SELECT a FROM src",
+        "INSERT OVERWRITE snk SELECT a FROM src",
+        "EXECUTE INSERT INTO snk SELECT a FROM src",
+        "WITH x AS (SELECT a FROM src) INSERT INTO snk SELECT a FROM x",
+        "INSERT INTO snk WITH x AS (SELECT a FROM src) SELECT a FROM x",
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO snk SELECT a FROM src; END",
+        "BEGIN STATEMENT SET;\nINSERT INTO snk SELECT a FROM src;\nEND;",
+        "CREATE TABLE snk2 AS SELECT a FROM src",
+        "-- the sink\nINSERT INTO snk SELECT a FROM src",
+    ];
+    for sql in shapes {
+        let s = spec("dev-dml-x", sql, StatementKind::Dml);
+        let explain = explain_sql(&s).unwrap_or_else(|| panic!("not explained: {sql}"));
+        assert!(
+            explain.starts_with("EXPLAIN ") && !explain.contains("EXPLAIN EXECUTE"),
+            "{sql}: {explain}"
+        );
+        let fake = Fake::start().await;
+        let t = fake.target(project());
+        assert_eq!(t.dry_run_statement(&s).await, Ok(Checked::Valid), "{sql}");
+        t.validate_statement(&s).await.unwrap();
+        let sent = fake.state.lock().unwrap().statements.clone();
+        assert!(
+            sent.last().is_some_and(|l| l.starts_with("EXPLAIN")),
+            "{sql}: {sent:?}"
+        );
+        // The planner's rejection is the check's answer.
+        fake.state.lock().unwrap().reject.push((
+            "EXPLAIN".into(),
+            "org.apache.flink.table.api.ValidationException: Object 'nope' not found".into(),
+        ));
+        assert!(
+            matches!(t.validate_statement(&s).await, Err(TargetError::Invalid(c)) if c.contains("Object 'nope' not found")),
+            "{sql}"
+        );
+    }
+    // Job texts EXPLAIN does not take: not checked, and validation fails instead of passing.
+    for sql in ["SELECT a FROM src", "CALL `sys`.`compact`('snk')"] {
+        let s = spec("dev-dml-x", sql, StatementKind::Dml);
+        assert_eq!(explain_sql(&s), None, "{sql}");
+        let fake = Fake::start().await;
+        let t = fake.target(project());
+        assert!(
+            matches!(t.dry_run_statement(&s).await, Ok(Checked::NotChecked(_))),
+            "{sql}"
+        );
+        assert!(t.validate_statement(&s).await.is_err(), "{sql}");
+    }
+    // A DDL has nothing to explain and replaces no job.
+    let ddl = spec("dev-ddl-x", "CREATE TABLE x (a INT)", StatementKind::Ddl);
+    assert_eq!(explain_sql(&ddl), None);
 }

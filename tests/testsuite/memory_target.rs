@@ -70,6 +70,10 @@ struct State {
     log: Vec<Call>,
     /// Statements actually created, in order.
     created: Vec<String>,
+    /// (name, SQL) of every statement actually created, in order.
+    created_sql: Vec<(String, String)>,
+    /// Dry runs answer "not checked" for DML (as the SQL Gateway for a text EXPLAIN does not take).
+    cannot_check: bool,
 }
 
 /// The in-memory target.
@@ -113,6 +117,28 @@ impl MemoryTarget {
 
     fn st(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap()
+    }
+
+    /// Sets the properties of a seeded statement.
+    pub fn set_properties(&self, name: &str, properties: &[(&str, &str)]) {
+        let mut st = self.st();
+        let s = st.statements.get_mut(name).expect("seeded");
+        s.state.properties = properties
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    }
+
+    /// Sets the compute pool a seeded statement runs in.
+    pub fn set_pool(&self, name: &str, pool: &str) {
+        let mut st = self.st();
+        let s = st.statements.get_mut(name).expect("seeded");
+        s.state.meta.compute_pool_id = Some(pool.to_string());
+    }
+
+    /// From now on, dry runs of DML answer "not checked" (the target has no way to check them).
+    pub fn cannot_check_dml(&self) {
+        self.st().cannot_check = true;
     }
 
     /// A statement deployed earlier, in `phase`, with `then` transitions still to come (one per read).
@@ -184,6 +210,16 @@ impl MemoryTarget {
         self.st().created.clone()
     }
 
+    /// (name, SQL) of the statements actually created, in order.
+    pub fn created_sql(&self) -> Vec<(String, String)> {
+        self.st().created_sql.clone()
+    }
+
+    /// A statement's state now, without a read (no transition applied).
+    pub fn state(&self, name: &str) -> Option<StatementState> {
+        self.st().statements.get(name).map(|s| s.state.clone())
+    }
+
     /// Names of every create call, in order (failed ones included).
     pub fn creates(&self) -> Vec<String> {
         self.log()
@@ -252,6 +288,20 @@ impl MemoryTarget {
                 .get("sql.tables.initial-offset-from")
                 .cloned()
         });
+        // The old statement stops meanwhile, whether or not it is read (as on the service): a read
+        // of the waiting one applies one pending transition of its old one too.
+        if let Some(o) = &from
+            && st
+                .statements
+                .get(name)
+                .is_some_and(|s| s.state.phase == Phase::Pending)
+            && let Some(old) = st.statements.get_mut(o)
+            && old.state.stopped
+            && let Some((p, d)) = old.next.pop_front()
+        {
+            old.state.phase = p;
+            old.state.detail = d;
+        }
         let old_stopped = from.as_ref().is_none_or(|o| {
             st.statements
                 .get(o)
@@ -337,7 +387,10 @@ impl Target for MemoryTarget {
             sql: spec.sql.clone(),
             properties: spec.properties.clone(),
             stopped: false,
-            meta: Default::default(),
+            meta: flinkpipe::deploy::StatementMeta {
+                compute_pool_id: spec.compute_pool.clone(),
+                ..Default::default()
+            },
         };
         st.statements.insert(
             spec.name.clone(),
@@ -348,6 +401,7 @@ impl Target for MemoryTarget {
             },
         );
         st.created.push(spec.name.clone());
+        st.created_sql.push((spec.name.clone(), spec.sql.clone()));
         match lost {
             Some(e) => Err(e),
             None => Ok(state),
@@ -423,6 +477,21 @@ impl Target for MemoryTarget {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    async fn dry_run_statement(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<flinkpipe::deploy::Checked, TargetError> {
+        if spec.kind == StatementKind::Dml && self.st().cannot_check {
+            self.st().log.push(Call::Validate(spec.name.clone()));
+            return Ok(flinkpipe::deploy::Checked::NotChecked(
+                "this target cannot check it".into(),
+            ));
+        }
+        self.validate_statement(spec)
+            .await
+            .map(|()| flinkpipe::deploy::Checked::Valid)
     }
 
     async fn check_compute_pool(&self) -> Result<(), TargetError> {

@@ -42,6 +42,14 @@ pub enum Refusal {
         /// Its phase.
         phase: Phase,
     },
+    /// The statement runs in another compute pool than the plan gives it, and the plan does not
+    /// restart it: moving it means recreating it in the new pool.
+    PoolChanged {
+        /// The pool it runs in.
+        from: String,
+        /// The pool the plan gives it.
+        to: String,
+    },
 }
 
 /// What to do with one statement.
@@ -116,23 +124,36 @@ pub fn decide(
     let dml = spec.kind == StatementKind::Dml;
     let live = matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded);
     let failed = matches!(s.phase, Phase::Failed | Phase::Failing);
+    // A DML that runs (or would resume) in another pool than the plan's: a change of the statement,
+    // like new properties — it cannot move in place. A COMPLETED (bounded) one runs nowhere.
+    let moved = dml && s.phase != Phase::Completed && pool_moved(s, spec).is_some();
     if same {
-        if (live || s.phase == Phase::Completed) && (!restart || !dml) {
+        if (live || s.phase == Phase::Completed) && (!restart || !dml) && !moved {
             return StepPlan::Adopt { keep: restart };
         }
         if (live || s.phase == Phase::Stopped)
             && dml
             && restart
             && node.stateless
-            && !same_properties(s, spec)
+            && (!same_properties(s, spec) || moved)
             && known.carry_over
         {
-            // Properties cannot change in place: hand the offsets over (§10).
+            // Properties and pools cannot change in place: hand the offsets over (§10) to a
+            // statement created with the new ones.
             return StepPlan::CarryOver;
         }
         if (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
             && dml
+            && !restart
+            && let Some((from, to)) = moved.then(|| pool_moved(s, spec)).flatten()
+        {
+            // Left where it runs: moving it is a restart the plan did not ask for.
+            return StepPlan::Refuse(Refusal::PoolChanged { from, to });
+        }
+        if (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
+            && dml
             && (node.stateless || !restart)
+            && !moved
         {
             return StepPlan::StopResume {
                 stop_first: s.phase != Phase::Stopped,
@@ -149,11 +170,29 @@ pub fn decide(
             phase: s.phase.clone(),
         });
     }
-    // Restart of a DML (stateful, or SQL changed), or a FAILED/STOPPED statement: the SQL of a
-    // statement cannot change in place (§11). A live statement is deleted only once the new text
-    // validates, so a broken file never takes a running job down.
+    // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
+    // statement cannot change in place (§11). A statement that may still run is deleted only once the
+    // new text validates, so a broken file never takes a running job down.
     StepPlan::Recreate {
-        validate_first: live,
+        validate_first: must_validate(&s.phase),
+    }
+}
+
+/// Whether the new text must validate before a statement in `phase` is replaced: always, except
+/// when it has ended (FAILED, STOPPED, COMPLETED) — nothing runs that a broken text could take down.
+/// PENDING, RUNNING, DEGRADED, FAILING, STOPPING, DELETING and any phase this version does not know
+/// ([`Phase::Unknown`]) may still run, or run again: they are checked first.
+pub fn must_validate(phase: &Phase) -> bool {
+    !matches!(phase, Phase::Failed | Phase::Stopped | Phase::Completed)
+}
+
+/// The move of a statement to another compute pool, `(from, to)`: the pool it runs in
+/// (`spec.compute_pool_id` as the target reports it) differs from the pool the plan gives it. `None`
+/// when they agree or either is unknown (a target without pools, the environment's default pool).
+pub fn pool_moved(s: &StatementState, spec: &StatementSpec) -> Option<(String, String)> {
+    match (&s.meta.compute_pool_id, &spec.compute_pool) {
+        (Some(from), Some(to)) if from != to => Some((from.clone(), to.clone())),
+        _ => None,
     }
 }
 
@@ -249,11 +288,14 @@ mod tests {
             Deleting,
             Unknown("X".into()),
         ];
-        let recreate = |live| P::Recreate {
-            validate_first: live,
-        };
         for phase in phases {
             let live = matches!(phase, Running | Pending | Degraded);
+            // Checked first unless it has ended: FAILING, STOPPING, DELETING and unknown phases may
+            // still run.
+            let checked = !matches!(phase, Failed | Stopped | Completed);
+            let recreate = |_: bool| P::Recreate {
+                validate_first: checked,
+            };
             let ddl = step(StatementKind::Ddl, DDL);
             let dml = step(StatementKind::Dml, DML);
             let e = state(DDL, phase.clone());
@@ -412,18 +454,19 @@ mod tests {
                 }
             );
         }
-        // Failed or stopped with new SQL: recreated, nothing live to protect.
+        // Failed or stopped with new SQL: recreated, nothing live to protect; FAILING may still
+        // run, so it is checked first.
         for phase in [Failed, Failing, Stopped] {
             assert_eq!(
                 decide(
-                    Some(&state(DML, phase)),
+                    Some(&state(DML, phase.clone())),
                     &dml,
                     &create,
                     &opts(false),
                     CONFLUENT
                 ),
                 StepPlan::Recreate {
-                    validate_first: false
+                    validate_first: phase == Failing
                 }
             );
         }

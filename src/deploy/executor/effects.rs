@@ -17,7 +17,7 @@ use crate::deploy::retry::{Limit, RetryLog, Retryable, retry, seed_of};
 use crate::deploy::secrets::Scrubber;
 use crate::deploy::spec::{DeployNode, Step, normalize_sql};
 use crate::deploy::target::{
-    Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
+    Checked, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
 use std::future::Future;
 use std::sync::Mutex;
@@ -205,22 +205,10 @@ async fn apply(
             ctx.progress.statement(table, &spec.name, what.as_str());
             return wait(ctx, table, spec, what).await;
         }
-        StepPlan::CarryOver => {
-            // The old statement keeps running until the new one has its offsets: a new text that
-            // does not validate must not even start the handover.
-            let live = existing.as_ref().is_some_and(|s| {
-                matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
-            });
-            if live && let Err(error) = validate(ctx, spec).await {
-                return Err(failure(
-                    spec,
-                    StatementAction::Refused,
-                    existing.as_ref(),
-                    error,
-                ));
-            }
-            return carry_over(ctx, table, spec, existing).await;
-        }
+        // The old statement keeps running until the new one has its offsets: a new text that
+        // does not validate never starts the handover (checked in `carry_over`, before anything is
+        // created or deleted).
+        StepPlan::CarryOver => return carry_over(ctx, table, spec, existing).await,
         StepPlan::StopResume { stop_first } => {
             let s = existing.as_ref();
             let request = |source| StepError::Request {
@@ -259,6 +247,11 @@ async fn apply(
                     statement: name(),
                     phase,
                 },
+                Refusal::PoolChanged { from, to } => StepError::PoolChanged {
+                    statement: name(),
+                    from,
+                    to,
+                },
             };
             return Err(failure(
                 spec,
@@ -268,6 +261,16 @@ async fn apply(
             ));
         }
         StepPlan::DropAndRecreate => {
+            // The new definition is checked before the table is dropped: a DDL the server rejects
+            // drops nothing.
+            if let Err(error) = check_ddl(ctx, spec).await {
+                return Err(failure(
+                    spec,
+                    StatementAction::Refused,
+                    existing.as_ref(),
+                    error,
+                ));
+            }
             drop_table(ctx, table, spec).await?;
             delete_and_wait(ctx, table, spec).await?;
             action = StatementAction::Recreated;
@@ -306,9 +309,11 @@ async fn apply(
 /// Restarts a stateless DML under the same name without losing its place in the sources, with
 /// Confluent's carry-over offsets (`sql.tables.initial-offset-from`, `confluent-cloud-flink-api.md` §10):
 /// the new statement must have a new name and waits PENDING until the old one is STOPPED. Two
-/// handovers keep the name: `<name>` → `<name>-co` → `<name>` (each: create the new one, stop the old,
-/// wait for the new RUNNING, delete the old). Re-entrant after an interruption: each step looks at
-/// what exists first. `existing`: the old statement, `None` when it is already gone.
+/// handovers keep the name: `<name>` → `<name>-co` → `<name>` (each: make sure the new one exists,
+/// live, with the files' SQL and properties ([`successor`]), stop the old, wait for the new RUNNING,
+/// delete the old). Re-entrant after an interruption (`--resume`): each step looks at what exists
+/// first. The new text is checked on the server (dry run) before any statement is created, deleted
+/// or stopped. `existing`: the old statement, `None` when it is already gone.
 async fn carry_over(
     ctx: &Ctx<'_>,
     table: &str,
@@ -336,15 +341,15 @@ async fn carry_over(
             source,
         }))
     };
+    let mut checked = false;
     if let Some(old) = &existing {
-        // First handover: <name> → <name>-co.
-        let temp_state = ctx
-            .get(&temp_name, ctx.deadline())
+        // First handover: <name> → <name>-co. The new text is checked before anything else, even
+        // when a temporary statement of an earlier run is reused.
+        validate(ctx, spec)
             .await
-            .map_err(|e| read(&temp_name, e))?;
-        if temp_state.is_none() {
-            create(ctx, table, &temp).await.map_err(fail)?;
-        }
+            .map_err(|error| failure(spec, StatementAction::Refused, Some(old), error))?;
+        checked = true;
+        successor(ctx, table, spec, &temp, true, &mut checked).await?;
         ctx.progress.statement(
             table,
             &temp_name,
@@ -353,30 +358,115 @@ async fn carry_over(
         handover(ctx, table, old.phase.clone(), spec, &temp).await?;
     }
     // Second handover: <name>-co → <name> (GET first: after an interruption it may exist already).
+    let temp_state = ctx
+        .get(&temp_name, ctx.deadline())
+        .await
+        .map_err(|e| read(&temp_name, e))?;
     match ctx.get(&spec.name, ctx.deadline()).await {
-        Ok(None) => {
-            create(ctx, table, &target_spec).await.map_err(fail)?;
-        }
-        Ok(Some(c)) if c.properties.get(OFFSET_FROM) == Some(&temp_name) => {}
-        Ok(Some(c)) => {
+        Ok(Some(c)) if c.properties.get(OFFSET_FROM) != Some(&temp_name) => {
             return Err(fail(StepError::HandoverConflict {
                 statement: spec.name.clone(),
                 phase: c.phase,
                 temp: temp_name.clone(),
             }));
         }
+        Ok(_) => {}
         Err(e) => return Err(read(&spec.name, e)),
     }
-    let temp_phase = match ctx.get(&temp_name, ctx.deadline()).await {
-        Ok(Some(t)) => t.phase,
-        Ok(None) => Phase::Stopped,
-        Err(e) => return Err(read(&temp_name, e)),
-    };
+    successor(
+        ctx,
+        table,
+        spec,
+        &target_spec,
+        temp_state.is_some(),
+        &mut checked,
+    )
+    .await?;
+    let temp_phase = temp_state.map(|t| t.phase).unwrap_or(Phase::Stopped);
     handover(ctx, table, temp_phase, &temp, &target_spec).await?;
     wait(ctx, table, &target_spec, StatementAction::CarriedOver).await
 }
 
-/// Stops `old` (unless already stopped), waits for `new` to run, deletes `old`.
+/// Whether `s` is what the files ask `new` to be: the same (normalised) SQL, the same properties
+/// (those the target adds itself aside, the carry-over source included) and no other compute pool.
+fn is_successor(s: &StatementState, new: &StatementSpec) -> bool {
+    normalize_sql(&s.sql) == normalize_sql(&new.sql)
+        && decide::same_properties(s, new)
+        && s.properties.get(OFFSET_FROM) == new.properties.get(OFFSET_FROM)
+        && decide::pool_moved(s, new).is_none()
+}
+
+/// Makes sure the statement `new` that takes over in a carry-over handover exists, live (PENDING or
+/// RUNNING), with the files' SQL and properties ([`is_successor`]). One left by an earlier run that is
+/// FAILED, stopped, or has other SQL, properties or pool is deleted and created again — but only
+/// while the statement it carries offsets from is present (`from_present`), and only after the new
+/// text passed the server's dry run (`spec`; once per handover, `checked`). Nothing is stopped here.
+async fn successor(
+    ctx: &Ctx<'_>,
+    table: &str,
+    spec: &StatementSpec,
+    new: &StatementSpec,
+    from_present: bool,
+    checked: &mut bool,
+) -> Result<(), Box<StepFailure>> {
+    let live = |s: &StatementState| matches!(s.phase, Phase::Pending | Phase::Running);
+    let state = ctx.get(&new.name, ctx.deadline()).await.map_err(|e| {
+        let error = e.or(|source| StepError::Read {
+            statement: new.name.clone(),
+            source,
+        });
+        failure(new, StatementAction::Read, None, error)
+    })?;
+    if let Some(s) = &state {
+        if live(s) && is_successor(s, new) {
+            return Ok(());
+        }
+        if !from_present {
+            return Err(failure(
+                new,
+                StatementAction::Refused,
+                Some(s),
+                StepError::StaleSuccessor {
+                    statement: new.name.clone(),
+                    phase: s.phase.clone(),
+                    from: new.properties.get(OFFSET_FROM).cloned().unwrap_or_default(),
+                },
+            ));
+        }
+    }
+    if !*checked {
+        validate(ctx, spec)
+            .await
+            .map_err(|error| failure(spec, StatementAction::Refused, state.as_ref(), error))?;
+        *checked = true;
+    }
+    if state.is_some() {
+        // A leftover of an earlier run: replaced before anything is stopped.
+        ctx.progress.statement(
+            table,
+            &new.name,
+            "carry-over: replacing a leftover that is not live or not up to date",
+        );
+        delete_and_wait(ctx, table, new).await?;
+    }
+    match create(ctx, table, new).await {
+        Ok(Created::New) => Ok(()),
+        Ok(Created::Existing(s)) if live(&s) && is_successor(&s, new) => Ok(()),
+        Ok(Created::Existing(s)) => Err(failure(
+            new,
+            StatementAction::Refused,
+            Some(&s),
+            StepError::AppearedDifferent {
+                statement: new.name.clone(),
+            },
+        )),
+        Err(error) => Err(failure(new, StatementAction::CarriedOver, None, error)),
+    }
+}
+
+/// Stops `old` (unless already stopped), waits for `new` to run, deletes `old`. `old` is stopped only
+/// while `new` reads as live (PENDING or RUNNING): a FAILED or missing successor never takes the
+/// running statement down.
 async fn handover(
     ctx: &Ctx<'_>,
     table: &str,
@@ -385,6 +475,29 @@ async fn handover(
     new: &StatementSpec,
 ) -> Result<(), Box<StepFailure>> {
     if old_phase != Phase::Stopped {
+        let now = ctx.get(&new.name, ctx.deadline()).await.map_err(|e| {
+            let error = e.or(|source| StepError::Read {
+                statement: new.name.clone(),
+                source,
+            });
+            failure(new, StatementAction::Read, None, error)
+        })?;
+        match &now {
+            Some(s) if matches!(s.phase, Phase::Pending | Phase::Running) => {}
+            other => {
+                return Err(failure(
+                    new,
+                    StatementAction::Refused,
+                    other.as_ref(),
+                    StepError::SuccessorNotLive {
+                        statement: old.name.clone(),
+                        successor: new.name.clone(),
+                        phase: other.as_ref().map(|s| s.phase.clone()),
+                        detail: other.as_ref().map(|s| s.detail.clone()).unwrap_or_default(),
+                    },
+                ));
+            }
+        }
         let stopped = ctx
             .call(&old.name, "stop", ctx.deadline(), || {
                 ctx.target.stop_statement(&old.name)
@@ -501,17 +614,32 @@ async fn create(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> Result<Crea
     }
 }
 
-/// Validates the new text of a statement about to replace a live one: its planner's rejection, or a
-/// check that kept failing (transient errors until the statement timeout), leaves the live statement
-/// alone.
+/// Validates the new text of a statement about to replace one that may still run, with the target's
+/// dry run ([`Target::dry_run_statement`]: Confluent `sql.dry-run=true`, SQL Gateway `EXPLAIN`): its
+/// planner's rejection, a check that kept failing (transient errors until the statement timeout), or
+/// a job the target cannot check at all leaves the running statement alone.
 async fn validate(ctx: &Ctx<'_>, spec: &StatementSpec) -> Result<(), StepError> {
+    match dry_run(ctx, spec).await? {
+        Checked::Valid => Ok(()),
+        // A DDL replaces no job; a job that cannot be checked must not replace a running one.
+        Checked::NotChecked(_) if spec.kind == StatementKind::Ddl => Ok(()),
+        Checked::NotChecked(why) => Err(StepError::Unchecked {
+            statement: spec.name.clone(),
+            why,
+        }),
+    }
+}
+
+/// The target's dry run of `spec`, retried on transient errors until the statement timeout; the
+/// planner's rejection is [`StepError::Invalid`], any other failure [`StepError::Unvalidated`].
+async fn dry_run(ctx: &Ctx<'_>, spec: &StatementSpec) -> Result<Checked, StepError> {
     let checked = ctx
         .call(&spec.name, "validate", ctx.deadline(), || {
-            ctx.target.validate_statement(spec)
+            ctx.target.dry_run_statement(spec)
         })
         .await;
     match checked {
-        Ok(()) => Ok(()),
+        Ok(c) => Ok(c),
         Err(CallError::Permanent(TargetError::Invalid(cause))) => Err(StepError::Invalid {
             statement: spec.name.clone(),
             cause,
@@ -524,6 +652,23 @@ async fn validate(ctx: &Ctx<'_>, spec: &StatementSpec) -> Result<(), StepError> 
             })
         }
         Err(CallError::Exhausted(e)) => Err(e),
+    }
+}
+
+/// Checks the changed DDL of a table about to be dropped and recreated: the server's rejection drops
+/// nothing ([`StepError::InvalidDdl`] with its message). A target that cannot check a DDL (the SQL
+/// Gateway runs DDL in its session) lets it through: no job depends on the check.
+async fn check_ddl(ctx: &Ctx<'_>, spec: &StatementSpec) -> Result<(), StepError> {
+    match dry_run(ctx, spec).await {
+        Ok(Checked::Valid) => Ok(()),
+        Ok(Checked::NotChecked(why)) => {
+            tracing::info!("{}: not checked before the drop: {why}", spec.name);
+            Ok(())
+        }
+        Err(StepError::Invalid { statement, cause }) => {
+            Err(StepError::InvalidDdl { statement, cause })
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -578,18 +723,59 @@ async fn wait_gone(ctx: &Ctx<'_>, name: &str) -> Result<(), StepError> {
     }
 }
 
-/// Runs `DROP TABLE IF EXISTS` for the table of a changed DDL (only with `--allow-drop` on a restart).
+/// The `DROP … IF EXISTS` of what a (rewritten) DDL text creates: built from the text that is sent,
+/// after the environment's rewrite rules, so the drop names the table the DDL recreates (a rule that
+/// renames or qualifies the table applies to both). `None` when the text creates no table or view the
+/// SQL front end can name.
+pub(super) fn drop_sql(ddl: &str) -> Option<String> {
+    use crate::sql::StatementKind as SqlKind;
+    let analysis = crate::sql::analyze(ddl);
+    let st = analysis.statements.iter().find(|st| {
+        matches!(
+            st.kind,
+            SqlKind::CreateTable
+                | SqlKind::CreateView
+                | SqlKind::Ctas
+                | SqlKind::CreateMaterializedTable
+        )
+    })?;
+    let name = st.sinks.first()?;
+    let quoted = name
+        .name
+        .parts
+        .iter()
+        .map(|p| crate::sql::quote_identifier(p))
+        .collect::<Vec<_>>()
+        .join(".");
+    let what = match st.kind {
+        SqlKind::CreateView => "VIEW",
+        SqlKind::CreateMaterializedTable => "MATERIALIZED TABLE",
+        _ => "TABLE",
+    };
+    let temporary = if st.temporary { "TEMPORARY " } else { "" };
+    Some(format!("DROP {temporary}{what} IF EXISTS {quoted}"))
+}
+
+/// Runs the `DROP … IF EXISTS` of what a changed DDL creates ([`drop_sql`]; only with `--allow-drop`
+/// on a restart, after the new DDL was checked).
 async fn drop_table(
     ctx: &Ctx<'_>,
     table: &str,
     spec: &StatementSpec,
 ) -> Result<(), Box<StepFailure>> {
+    let Some(sql) = drop_sql(&spec.sql) else {
+        return Err(failure(
+            spec,
+            StatementAction::Refused,
+            None,
+            StepError::NothingToDrop {
+                statement: spec.name.clone(),
+            },
+        ));
+    };
     let drop = StatementSpec {
         name: crate::plan::naming::fit_length(format!("{}-drop", spec.name)),
-        sql: format!(
-            "DROP TABLE IF EXISTS {}",
-            crate::sql::quote_identifier(table)
-        ),
+        sql,
         properties: spec.properties.clone(),
         kind: StatementKind::Ddl,
         compute_pool: spec.compute_pool.clone(),

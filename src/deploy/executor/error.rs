@@ -68,6 +68,75 @@ pub enum StepError {
         /// The target's error.
         source: TargetError,
     },
+    /// The target has no way to check the new text of a job about to replace a running one, so the
+    /// running one was kept: replacing it unchecked could take it down for good.
+    #[error(
+        "{statement}: the new SQL cannot be checked on this target, so the running statement was left alone ({why}); stop or delete it yourself to replace it"
+    )]
+    Unchecked {
+        /// The statement.
+        statement: String,
+        /// Why the target cannot check it.
+        why: String,
+    },
+    /// The changed DDL of a table to drop and recreate does not validate: nothing was dropped.
+    #[error("{statement}: the new DDL does not validate, so the table was not dropped: {cause}")]
+    InvalidDdl {
+        /// The statement.
+        statement: String,
+        /// The server's cause.
+        cause: String,
+    },
+    /// The DDL of a table to drop and recreate creates no table the SQL front end can name.
+    #[error(
+        "{statement}: cannot tell which table the new DDL creates, so nothing was dropped (only CREATE TABLE and CREATE VIEW are dropped and recreated)"
+    )]
+    NothingToDrop {
+        /// The statement.
+        statement: String,
+    },
+    /// The statement that should take a carry-over handover is not live (or was replaced by
+    /// someone), so the running statement was not stopped.
+    #[error(
+        "{statement}: the carry-over statement {successor} is {}{}, so {statement} was not stopped",
+        phase.as_ref().map(Phase::as_str).unwrap_or("absent"),
+        if detail.is_empty() { String::new() } else { format!(" ({detail})") }
+    )]
+    SuccessorNotLive {
+        /// The statement being replaced.
+        statement: String,
+        /// The statement that should take over.
+        successor: String,
+        /// Its phase (`None`: absent).
+        phase: Option<Phase>,
+        /// Its `status.detail`.
+        detail: String,
+    },
+    /// A leftover carry-over statement cannot be replaced because the statement it would carry
+    /// offsets from is gone.
+    #[error(
+        "{statement}: exists (phase {phase}) with other SQL, properties or pool than the files, and {from} it would carry offsets from is gone; left alone: delete it and deploy again"
+    )]
+    StaleSuccessor {
+        /// The statement.
+        statement: String,
+        /// Its phase.
+        phase: Phase,
+        /// The statement it carried offsets from.
+        from: String,
+    },
+    /// The statement runs in another compute pool and the plan does not restart it.
+    #[error(
+        "statement {statement} runs in compute pool {from} but the plan gives it {to}; the plan does not restart it, so it was left alone: restart the table (--table-name) to move it"
+    )]
+    PoolChanged {
+        /// The statement.
+        statement: String,
+        /// Its pool.
+        from: String,
+        /// The plan's pool.
+        to: String,
+    },
     /// A deleted statement did not go away in time.
     #[error("{statement}: still present {}s after the delete request", after.as_secs())]
     StillPresent {

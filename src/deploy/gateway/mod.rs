@@ -108,29 +108,66 @@ struct Local {
 }
 
 /// A statement the gateway rejected, as a permanent error (for calls that return no state).
-/// The `EXPLAIN` that checks a statement on the gateway: `EXPLAIN <insert>`, `EXPLAIN STATEMENT SET
-/// BEGIN … END` for a statement set, `EXPLAIN <query>` for a CTAS or materialized table (its query
-/// must plan); `None` for what `EXPLAIN` does not take (DDL).
+/// The `EXPLAIN` that checks a statement on the gateway, chosen by the SQL front end's statement kind
+/// ([`crate::sql::StatementKind`], never a text prefix): `EXPLAIN <insert>` for every INSERT shape
+/// (`INSERT INTO|OVERWRITE`, `EXECUTE INSERT`, the Spark order `WITH … INSERT`, which the planner
+/// then judges), `EXPLAIN STATEMENT SET BEGIN … END` for a statement set (either form), `EXPLAIN
+/// <query>` for a CTAS or materialized table (its query must plan); `None` for what `EXPLAIN` does not
+/// take (DDL, and any text the front end cannot classify).
 pub fn explain_sql(spec: &StatementSpec) -> Option<String> {
+    use crate::sql::StatementKind as SqlKind;
     let converted = catalog::execute_statement_set(&spec.sql);
-    let text = converted.as_deref().unwrap_or(&spec.sql).trim_start();
-    let upper: String = text
-        .chars()
-        .take(40)
-        .collect::<String>()
-        .to_ascii_uppercase();
-    let upper = upper.split_whitespace().collect::<Vec<_>>().join(" ");
-    if upper.starts_with("INSERT ") {
-        Some(format!("EXPLAIN {text}"))
-    } else if upper.starts_with("EXECUTE STATEMENT SET") {
-        // `EXECUTE STATEMENT SET BEGIN … END` is explained as `EXPLAIN STATEMENT SET BEGIN … END`.
-        let rest = text["EXECUTE".len()..].trim_start();
-        Some(format!("EXPLAIN {rest}"))
-    } else {
-        catalog::created_tables(&spec.sql)
-            .first()
-            .and_then(|_| catalog::query_after_as(text))
-            .map(|query| format!("EXPLAIN {query}"))
+    let text = converted.as_deref().unwrap_or(&spec.sql);
+    let analysis = crate::sql::analyze(text);
+    let mut runs = analysis
+        .statements
+        .iter()
+        .filter(|st| !matches!(st.kind, SqlKind::Set | SqlKind::Use));
+    let st = runs.next()?;
+    if runs.next().is_some() {
+        // One statement per spec; several cannot be checked as one.
+        return None;
+    }
+    match st.kind {
+        SqlKind::Insert | SqlKind::StatementSet => {
+            // `EXECUTE INSERT …` / `EXECUTE STATEMENT SET …` are explained without `EXECUTE`.
+            Some(format!("EXPLAIN {}", without_execute(&st.text)))
+        }
+        SqlKind::Ctas | SqlKind::CreateMaterializedTable => {
+            catalog::query_after_as(&st.text).map(|query| format!("EXPLAIN {query}"))
+        }
+        _ => None,
+    }
+}
+
+/// `text` without a leading `EXECUTE` keyword (comments before it kept out).
+fn without_execute(text: &str) -> String {
+    use crate::sql::dialect::FlinkDialect;
+    use crate::sql::split::{self, LineIndex};
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let file = split::split(&FlinkDialect, text);
+    let lines = LineIndex::new(text);
+    let starts_with_execute = matches!(
+        file.tokens.first().map(|t| &t.token),
+        Some(Token::Word(w)) if w.quote_style.is_none() && w.keyword == Keyword::EXECUTE
+    );
+    match file.tokens.get(1) {
+        Some(next) if starts_with_execute => {
+            text[lines.offset(next.span.start)..].trim().to_string()
+        }
+        _ => text.trim().to_string(),
+    }
+}
+
+/// Why a statement of this kind cannot be checked on the gateway.
+fn not_checkable(spec: &StatementSpec) -> String {
+    match spec.kind {
+        StatementKind::Ddl => "the SQL Gateway cannot check a DDL statement without running it (the deploy runs it in its session before any job)".into(),
+        StatementKind::Dml => format!(
+            "the SQL Gateway cannot check {} with EXPLAIN (not an INSERT, statement set, CTAS or materialized table the SQL front end can read)",
+            spec.name
+        ),
     }
 }
 
@@ -472,7 +509,11 @@ impl Target for GatewayTarget {
     /// is not checked.
     async fn validate_statement(&self, spec: &StatementSpec) -> Result<(), TargetError> {
         let Some(explain) = explain_sql(spec) else {
-            return Ok(());
+            // A job that cannot be checked must not pass as checked.
+            return match spec.kind {
+                StatementKind::Ddl => Ok(()),
+                StatementKind::Dml => Err(TargetError::Config(not_checkable(spec))),
+            };
         };
         let refs = referenced_tables(&spec.sql);
         match self
@@ -491,9 +532,7 @@ impl Target for GatewayTarget {
     /// CTAS or materialized table); a DDL statement has no dry run on the gateway.
     async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {
         if explain_sql(spec).is_none() {
-            return Ok(Checked::NotChecked(
-                "the SQL Gateway cannot check a DDL statement without running it (the deploy runs it in its session before any job)".into(),
-            ));
+            return Ok(Checked::NotChecked(not_checkable(spec)));
         }
         self.validate_statement(spec).await.map(|()| Checked::Valid)
     }
