@@ -27,6 +27,9 @@ use crate::sql::{self, Column as DdlColumn, StatementKind};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
+/// An input of the SQL under test: its name, columns, primary key and `WITH` options.
+type Input = (String, Vec<DdlColumn>, Vec<String>, Vec<(String, String)>);
+
 /// Rows per input file (shift_left's `DEFAULT_TEST_DATA_ROWS`).
 pub const ROWS: usize = 3;
 
@@ -239,7 +242,7 @@ pub fn generate(
     let tests_rel = format!("{}/tests", t.folder);
     let tests_dir = inv.disk_path(&t.folder).join("tests");
     let mut files: Vec<(String, String)> = Vec::new();
-    let mut structs: Vec<(String, Vec<DdlColumn>, Vec<String>, Vec<(String, String)>)> = Vec::new();
+    let mut structs: Vec<Input> = Vec::new();
     let filters = filter_literals(&text);
     for input in &inputs {
         let (ddl, rel) =
