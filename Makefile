@@ -71,7 +71,7 @@ demo: build
 bench:
 	bash scripts/bench.sh
 
-# A 1,000,000-table chain and one source read by 10,000 tables (≈ 20 GB of scratch disk, ≈ 30 min).
+# A 1,000,000-table chain and one source read by 10,000 tables (≈ 20 GB of scratch disk, 1–2 hours on 2 cores).
 bench-shapes:
 	bash scripts/bench-shapes.sh
 
