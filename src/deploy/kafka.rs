@@ -158,45 +158,7 @@ impl KafkaAdmin {
         let mut todo: Vec<String> = topics.to_vec();
         let mut conn = self.connect().await?;
         while !todo.is_empty() {
-            let req = CreateTopicsRequest::default()
-                .with_topics(
-                    todo.iter()
-                        .map(|t| {
-                            CreatableTopic::default()
-                                .with_name(TopicName(StrBytes::from_string(t.clone())))
-                                .with_num_partitions(1)
-                                .with_replication_factor(1)
-                        })
-                        .collect(),
-                )
-                .with_timeout_ms(self.timeout.as_millis() as i32);
-            let resp: CreateTopicsResponse = self
-                .call(
-                    &mut conn,
-                    ApiKey::CreateTopics,
-                    CREATE_VERSION,
-                    &req,
-                    CreateTopicsRequest::header_version(CREATE_VERSION),
-                    CreateTopicsResponse::header_version(CREATE_VERSION),
-                )
-                .await?;
-            let mut again = Vec::new();
-            for r in resp.topics {
-                let name = r.name.0.as_str().to_string();
-                match r.error_code {
-                    NONE => {}
-                    TOPIC_ALREADY_EXISTS => again.push(name),
-                    code => {
-                        return Err(format!(
-                            "creating topic {name}: Kafka error {code}{}",
-                            r.error_message
-                                .as_ref()
-                                .map(|m| format!(": {}", m.as_str()))
-                                .unwrap_or_default()
-                        ));
-                    }
-                }
-            }
+            let (_, again) = self.create_topics(&mut conn, &todo).await?;
             if !again.is_empty() && Instant::now() >= deadline {
                 return Err(format!(
                     "topics {} still exist {:?} after their deletion",
@@ -218,6 +180,17 @@ impl KafkaAdmin {
     /// Errors: the broker cannot be reached or refuses.
     pub async fn ensure(&self, topics: &[String]) -> Result<Vec<String>, String> {
         let mut conn = self.connect().await?;
+        let (created, _) = self.create_topics(&mut conn, topics).await?;
+        Ok(created)
+    }
+
+    /// One CreateTopics request for `topics` (1 partition, replication factor 1): `(created, already
+    /// existing)`. Errors: the broker's error for any other topic, with its message.
+    async fn create_topics(
+        &self,
+        conn: &mut TcpStream,
+        topics: &[String],
+    ) -> Result<(Vec<String>, Vec<String>), String> {
         let req = CreateTopicsRequest::default()
             .with_topics(
                 topics
@@ -233,7 +206,7 @@ impl KafkaAdmin {
             .with_timeout_ms(self.timeout.as_millis() as i32);
         let resp: CreateTopicsResponse = self
             .call(
-                &mut conn,
+                conn,
                 ApiKey::CreateTopics,
                 CREATE_VERSION,
                 &req,
@@ -241,12 +214,12 @@ impl KafkaAdmin {
                 CreateTopicsResponse::header_version(CREATE_VERSION),
             )
             .await?;
-        let mut created = Vec::new();
+        let (mut created, mut existing) = (Vec::new(), Vec::new());
         for r in resp.topics {
             let name = r.name.0.as_str().to_string();
             match r.error_code {
                 NONE => created.push(name),
-                TOPIC_ALREADY_EXISTS => {}
+                TOPIC_ALREADY_EXISTS => existing.push(name),
                 code => {
                     return Err(format!(
                         "creating topic {name}: Kafka error {code}{}",
@@ -258,7 +231,7 @@ impl KafkaAdmin {
                 }
             }
         }
-        Ok(created)
+        Ok((created, existing))
     }
 
     /// Deletes then creates `topics`: empty topics of those names.
