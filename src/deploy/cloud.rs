@@ -258,13 +258,7 @@ impl CloudClient {
                 )));
             }
         }
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(settings.request_timeout)
-            .connect_timeout(settings.request_timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("flinkpipe/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| TargetError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let client = super::secrets::cloud_http_client(settings.request_timeout)?;
         let scrubber = settings.credentials.scrubber();
         Ok(CloudClient {
             settings,

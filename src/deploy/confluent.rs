@@ -201,13 +201,7 @@ impl ConfluentTarget {
                 "the Flink endpoint '{shown}' contains credentials (user:password@): remove them from flink.sql_endpoint / SL_FLINK_SQL_ENDPOINT; the API key and secret are read from SL_FLINK_API_KEY / SL_FLINK_API_SECRET only"
             )));
         }
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(settings.request_timeout)
-            .connect_timeout(settings.request_timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("flinkpipe/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| TargetError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let client = super::secrets::cloud_http_client(settings.request_timeout)?;
         let scrubber = settings.credentials.scrubber();
         Ok(ConfluentTarget {
             settings,

@@ -265,6 +265,22 @@ pub fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// The HTTP client of the Confluent Cloud APIs (Flink, control plane, Metrics): `timeout` per request
+/// (connecting within at most 10 s of it), our user agent, and **no automatic redirects** — reqwest
+/// would carry the `Authorization` header along; callers re-issue a redirect by hand, to the configured
+/// host only. Errors: a client that cannot be built.
+pub fn cloud_http_client(
+    timeout: std::time::Duration,
+) -> Result<reqwest::Client, super::TargetError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
+        .connect_timeout(timeout.min(std::time::Duration::from_secs(10)))
+        .user_agent(concat!("flinkpipe/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| super::TargetError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
