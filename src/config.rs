@@ -194,6 +194,10 @@ pub struct FlinkpipeConfig {
     pub sql_rewrites: BTreeMap<String, Vec<crate::deploy::env_sql::RuleConfig>>,
     /// Confluent Cloud endpoints besides the Flink one ([`ConfluentExtraConfig`]).
     pub confluent: ConfluentExtraConfig,
+    /// Tables (inventory names) that are deliberately fed by more than one statement (two jobs
+    /// appending to one topic): the one-writer rule ([`crate::inventory::writers`]) accepts them. Every other
+    /// table, and its storage (topic, path, JDBC table, index), has one writer.
+    pub multi_writer_tables: Vec<String>,
 }
 
 /// `flinkpipe.confluent.*`: the control plane and Metrics API base URLs (tests and private networks
@@ -340,6 +344,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "environment",
             "sql_rewrites",
             "confluent",
+            "multi_writer_tables",
         ],
     ),
     ("registry", &[]),

@@ -9,6 +9,10 @@
 //! - every other change impacts all descendants at the head, each with the reason
 //!   `descendant of X (K change)` (shift_left impacted only the children of DDL changes, §3.5; a query
 //!   change alters the rows children read, so flinkpipe follows every non-cosmetic change);
+//! - a statement is what runs: a change to a table whose statement writes other tables too (a statement
+//!   set, changed in any of its INSERTs) impacts **every** table that statement writes and all their
+//!   descendants, and so on to a fixpoint ([`crate::graph::StatementIndex::closure`]), with the reason
+//!   `written by the same statement as X (K change)`;
 //! - a file that now names another table (a committed blue-green: `orders` → `orders_v2`) counts as the
 //!   old table deleted and the new one added;
 //! - `seeds/external_tables.json` changes ([`super::external`]): an external table whose topic or product
@@ -20,6 +24,7 @@
 use super::{
     ChangeError, ChangeKind, ExternalTableChange, FileChange, FileRole, ModifiedFiles, Orphan,
 };
+use crate::graph::{Reached, StatementIndex};
 use crate::project::Project;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -36,6 +41,8 @@ pub struct HeadGraph {
     /// Tables a `seeds/external_tables.json` manifest declares at the head (known from a full load only;
     /// empty from the graph file, which a removed external table never uses).
     declared_externals: BTreeSet<String>,
+    /// Which statement writes which tables (statement sets write several).
+    statements: StatementIndex,
 }
 
 impl HeadGraph {
@@ -68,6 +75,7 @@ impl HeadGraph {
                 g.defined.insert(t.name.clone(), files);
             }
         }
+        g.statements = StatementIndex::from_inventory(inv);
         g
     }
 
@@ -90,6 +98,10 @@ impl HeadGraph {
             external: bool,
             #[serde(default)]
             children: Vec<String>,
+            #[serde(default)]
+            written_by: Option<String>,
+            #[serde(default)]
+            extra_sinks: Vec<String>,
         }
         let text = crate::fsutil::read_user_file(path, crate::fsutil::MAX_GENERATED_FILE_BYTES)
             .map_err(|e| ChangeError::Io {
@@ -106,7 +118,13 @@ impl HeadGraph {
             None => p.clone(),
         };
         let mut g = HeadGraph::default();
+        let mut statements: Vec<(String, Vec<String>)> = Vec::new();
         for t in file.tables {
+            if let Some(w) = &t.written_by {
+                statements.push((w.clone(), vec![t.table_name.clone()]));
+            } else if t.dml_ref.is_some() || !t.extra_sinks.is_empty() {
+                statements.push((t.table_name.clone(), t.extra_sinks.clone()));
+            }
             if !t.children.is_empty() {
                 g.children
                     .insert(t.table_name.clone(), t.children.into_iter().collect());
@@ -121,6 +139,7 @@ impl HeadGraph {
                 g.defined.insert(t.table_name, files);
             }
         }
+        g.statements = StatementIndex::from_statements(statements);
         Ok(g)
     }
 
@@ -135,6 +154,26 @@ impl HeadGraph {
             .get(name)
             .map(|c| c.iter().map(String::as_str).collect())
             .unwrap_or_default()
+    }
+
+    /// Declares that the statement owned by `owner` writes `sinks` too (tests and callers building a
+    /// graph by hand).
+    pub fn add_statement(&mut self, owner: &str, sinks: &[&str]) {
+        self.statements
+            .add(owner, sinks.iter().map(|s| s.to_string()));
+    }
+
+    /// Which statement writes which tables at the head.
+    pub fn statements(&self) -> &StatementIndex {
+        &self.statements
+    }
+
+    /// What a change to `name` impacts: its descendants and every other table written by a statement
+    /// that writes a table reached, to a fixpoint (not `name` itself), each with how it was reached.
+    pub fn impacted_by(&self, name: &str) -> BTreeMap<String, Reached> {
+        let mut all = self.statements.closure(&[name], |t| self.children(t));
+        all.remove(name);
+        all
     }
 
     /// All descendants of `name` (not itself), sorted; breadth-first, O(descendants + their edges).
@@ -304,6 +343,49 @@ fn defined_children(head: &HeadGraph, name: &str) -> Vec<(String, Vec<String>)> 
         .collect()
 }
 
+/// Why `table` is impacted by the `kind` change of `changed`, from the way the closure reached it: the
+/// nearest statement-set step on its path from `changed` is named, else it is a plain descendant.
+fn impact_reason(
+    reached: &BTreeMap<String, Reached>,
+    table: &str,
+    changed: &str,
+    kind: ChangeKind,
+) -> String {
+    // Walk back to the seed; remember the statement-set step closest to the seed.
+    let mut step: Option<(&str, &str)> = None; // (co-sink, sibling)
+    let mut at = table;
+    while let Some(r) = reached.get(at) {
+        match r {
+            Reached::Seed => break,
+            Reached::Child { parent } => at = parent,
+            Reached::SameStatement { sibling, .. } => {
+                step = Some((at, sibling));
+                at = sibling;
+            }
+        }
+        if at == changed {
+            break;
+        }
+    }
+    match step {
+        None => format!("descendant of {changed} ({kind} change)"),
+        Some((co, sibling)) if co == table && sibling == changed => {
+            format!("written by the same statement as {changed} ({kind} change)")
+        }
+        Some((co, sibling)) if co == table => {
+            format!(
+                "written by the same statement as {sibling}, descendant of {changed} ({kind} change)"
+            )
+        }
+        Some((co, sibling)) if sibling == changed => format!(
+            "descendant of {co}, written by the same statement as {changed} ({kind} change)"
+        ),
+        Some((co, sibling)) => format!(
+            "descendant of {co}, written by the same statement as {sibling} ({kind} change of {changed})"
+        ),
+    }
+}
+
 /// Computes the impact of `files` (table files; tests in `tests`) and of the external tables'
 /// manifest changes (`externals`) on the head graph.
 ///
@@ -378,11 +460,12 @@ pub fn impacted_tables(
                 }
             }
             k => {
-                for d in head.descendants(&name) {
+                let reached = head.impacted_by(&name);
+                for d in reached.keys() {
                     all.insert(d.clone());
                     descendants.push(ImpactedTable {
-                        table_name: d,
-                        reason: format!("descendant of {name} ({k} change)"),
+                        table_name: d.clone(),
+                        reason: impact_reason(&reached, d, &name, k),
                     });
                 }
             }

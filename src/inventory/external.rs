@@ -139,6 +139,7 @@ pub fn external_table(
         manifest: None,
         reads: Vec::new(),
         extra_sinks: Vec::new(),
+        sink_at: None,
         written_by: None,
         set_member_writes: Vec::new(),
         statefulness: Statefulness::None,

@@ -141,6 +141,7 @@ pub(super) fn table_from_folder(
     let mut reads: Vec<Reference> = Vec::new();
     let mut set_member_writes: Vec<SetMemberWrite> = Vec::new();
     let mut extra_sinks = BTreeSet::new();
+    let mut sink_at: Option<(usize, usize)> = None;
     let mut joins = JoinCounts::default();
     let mut statefulness = Statefulness::None;
     let mut state_from_fallback = false;
@@ -215,6 +216,12 @@ pub(super) fn table_from_folder(
                     });
                 let (sink, line, column) = reference(sink_ref);
                 if sink == name {
+                    let line = if sink_ref.span.is_some() {
+                        line
+                    } else {
+                        member_line
+                    };
+                    sink_at.get_or_insert((line, column));
                     reads.extend(member_reads);
                 } else {
                     set_member_writes.push(SetMemberWrite {
@@ -301,6 +308,7 @@ pub(super) fn table_from_folder(
         manifest: None,
         reads,
         extra_sinks: extra_sinks.into_iter().collect(),
+        sink_at,
         written_by: None,
         set_member_writes,
         statefulness,

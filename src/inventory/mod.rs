@@ -9,6 +9,7 @@
 mod external;
 mod folder;
 pub mod shift_left;
+pub mod writers;
 
 use external::read_external_manifests;
 pub use external::{ExternalDeclaration, ManifestError, external_table, parse_external_manifest};
@@ -94,6 +95,9 @@ pub struct Table {
     pub reads: Vec<Reference>,
     /// Other tables written by the same DML (the other INSERTs of a statement set).
     pub extra_sinks: Vec<String>,
+    /// Line and column, in the DML, of the first INSERT that writes this table (its own statement).
+    #[serde(skip)]
+    pub sink_at: Option<(usize, usize)>,
     /// For a table without DML of its own that another table's statement set writes: that table.
     pub written_by: Option<String>,
     /// The members of this table's statement set(s) that write other tables, each with its own reads
@@ -258,7 +262,13 @@ impl Inventory {
             &mut diagnostics,
         );
         let external_names: BTreeSet<&str> = externals.iter().map(|t| t.name.as_str()).collect();
-        attach_statement_set_sinks(&mut tables, &external_names, &mut diagnostics);
+        let multi_writer = writers::allowed(config);
+        attach_statement_set_sinks(
+            &mut tables,
+            &external_names,
+            &multi_writer,
+            &mut diagnostics,
+        );
         for ext in externals {
             let declared_at = ext
                 .manifest
@@ -298,6 +308,7 @@ impl Inventory {
             }
         }
         classify_lookup_joins(&mut tables);
+        shared_storage(&tables, &multi_writer, &mut diagnostics);
         Inventory {
             root_name: scan.root_name.clone(),
             root: scan.root.clone(),
@@ -316,9 +327,14 @@ impl Inventory {
 /// Tables written by another table's DML take, as their own reads, what the statement-set members writing
 /// them read (for sinks of other statements: that DML's reads). A statement-set sink that no table folder
 /// defines (nor `seeds/external_tables.json` declares) is an error: its writes would be invisible.
+///
+/// A table written by two statements is an error (`table-written-twice`, naming both), unless
+/// `flinkpipe.multi_writer_tables` lists it: then it keeps its own writer and takes the other
+/// statement's reads as well.
 fn attach_statement_set_sinks(
     tables: &mut BTreeMap<String, Table>,
     externals: &BTreeSet<&str>,
+    multi_writer: &BTreeSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let writers: Vec<Table> = tables
@@ -340,6 +356,21 @@ fn attach_statement_set_sinks(
                 .iter()
                 .filter(|m| m.sink == sink)
                 .collect();
+            // Where the table's other writer writes it: its own DML, or the member of the statement
+            // set that claimed it first.
+            let other_at = tables.get(&sink).and_then(|t| match &t.written_by {
+                Some(w) => tables.get(w).and_then(|wt| {
+                    wt.set_member_writes
+                        .iter()
+                        .find(|m| m.sink == sink)
+                        .map(|m| format!("{}:{}", m.file, m.line))
+                        .or_else(|| wt.dml_ref.clone())
+                }),
+                None => t.dml_ref.as_ref().map(|d| match t.sink_at {
+                    Some((line, _)) => format!("{d}:{line}"),
+                    None => d.clone(),
+                }),
+            });
             let Some(target) = tables.get_mut(&sink) else {
                 if let Some(m) = members.first()
                     && !externals.contains(sink.as_str())
@@ -357,7 +388,8 @@ fn attach_statement_set_sinks(
                 }
                 continue;
             };
-            if target.dml_ref.is_some() || target.written_by.is_some() {
+            let written_twice = target.dml_ref.is_some() || target.written_by.is_some();
+            if written_twice && !multi_writer.contains(&sink) {
                 let other = target
                     .written_by
                     .clone()
@@ -365,7 +397,14 @@ fn attach_statement_set_sinks(
                 diagnostics.push(
                     Diagnostic::error(
                         "table-written-twice",
-                        format!("table '{sink}' is written by the DML of '{writer}' and by the DML of '{other}'"),
+                        format!(
+                            "table '{sink}' is written by the DML of '{writer}'{} and by the DML of '{other}'{}: two running jobs would interleave their rows; give each its own table, or list '{sink}' in flinkpipe.multi_writer_tables if two jobs feed it on purpose",
+                            members
+                                .first()
+                                .map(|m| format!(" ({}:{})", m.file, m.line))
+                                .unwrap_or_default(),
+                            other_at.map(|a| format!(" ({a})")).unwrap_or_default()
+                        ),
                     )
                     .at(
                         members
@@ -379,7 +418,9 @@ fn attach_statement_set_sinks(
                 );
                 continue;
             }
-            target.written_by = Some(writer.clone());
+            if !written_twice {
+                target.written_by = Some(writer.clone());
+            }
             // A statement-set sink reads what its own members read (a member reading its own sink is a
             // genuine self-reference); another statement's sink keeps the whole DML's reads.
             let given: Vec<&Reference> = if members.is_empty() {
@@ -398,6 +439,39 @@ fn attach_statement_set_sinks(
             }
             target.reads.sort();
         }
+    }
+}
+
+/// Two statements of the tree that write one storage location (a topic, path, JDBC table or index)
+/// through different tables: an error (`storage-written-twice`) naming both INSERTs, unless every table
+/// involved is in `flinkpipe.multi_writer_tables`. (One table written twice is `table-written-twice`.)
+fn shared_storage(
+    tables: &BTreeMap<String, Table>,
+    multi_writer: &BTreeSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let label =
+        |t: &Table, dml: bool| format!("the {} of '{}'", if dml { "DML" } else { "CTAS" }, t.name);
+    let writes = writers::tree_writes(tables, label);
+    for c in writers::conflicts(&writes, multi_writer) {
+        if !matches!(c.on, writers::Collision::Storage(_)) {
+            continue;
+        }
+        let (file, line) = c
+            .writes
+            .first()
+            .and_then(|w| w.at.rsplit_once(':'))
+            .map(|(f, l)| (f.to_string(), l.parse().ok()))
+            .unwrap_or_default();
+        diagnostics.push(
+            Diagnostic::error(
+                "storage-written-twice",
+                format!(
+                    "{c}: two running jobs would interleave their rows; give each table its own location, or list the tables in flinkpipe.multi_writer_tables if they are fed together on purpose"
+                ),
+            )
+            .at(file, line, None),
+        );
     }
 }
 

@@ -106,15 +106,16 @@ pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsErro
     )?;
     let connected = target::connect(&cfg, Some(&project))?;
     let naming = StatementNaming::from_config(&cfg);
-    // The scope's tables (not their ancestors) and every descendant: a child reads its parent.
+    // The scope's tables (not their ancestors) and every descendant: a child reads its parent. A
+    // statement set is deleted whole, so every table it writes goes too, with its descendants.
     let start: Vec<&str> = plan
         .nodes
         .iter()
         .filter(|n| n.origin.is_start())
         .map(|n| n.table_name.as_str())
         .collect();
-    let mut set = project.graph.descendants(&start);
-    set.extend(start.iter().map(|s| s.to_string()));
+    let mut set = crate::graph::StatementIndex::from_inventory(&project.inventory)
+        .closure_set(&start, |t| project.graph.children(t));
     set.retain(|t| project.inventory.tables.get(t).is_some_and(|t| !t.external));
     let mut order: Vec<String> = project.graph.topo_order(Some(&set))?;
     order.reverse();

@@ -15,6 +15,9 @@ pub enum Origin {
     Ancestor { of: Option<String> },
     /// A child reached by the `--may-start-descendants` cascade from `of`.
     Descendant { of: String },
+    /// Written by the same statement (a statement set) as `of`, which the plan (re)starts: the
+    /// statement runs as one job, so this table (re)starts with it.
+    SameStatement { of: String },
 }
 
 impl Origin {
@@ -60,6 +63,8 @@ pub enum Cause {
     },
     /// A running stateless child of a restarted stateless parent: keeps running.
     StatelessChain,
+    /// Its statement (a statement set) is (re)started for another table it writes.
+    SameStatement,
 }
 
 /// The decision for one table.
@@ -96,7 +101,7 @@ impl Decision {
         match (&self.origin, &self.cause) {
             (_, Cause::Redeclared { .. }) => false,
             (Origin::Start, _) => true,
-            (Origin::Descendant { .. }, _) => true,
+            (Origin::Descendant { .. } | Origin::SameStatement { .. }, _) => true,
             (Origin::Ancestor { .. }, Cause::NotRunning | Cause::ForcedAncestor) => self.has_job,
             (Origin::Ancestor { .. }, _) => false,
         }
@@ -113,6 +118,7 @@ impl Decision {
             Origin::Ancestor { of: None } => Some("ancestor".to_string()),
             Origin::Ancestor { of: Some(c) } => Some(format!("ancestor of {c}")),
             Origin::Descendant { of } => Some(format!("child of {of}")),
+            Origin::SameStatement { of } => Some(format!("written by the same statement as {of}")),
         };
         let mut text = match (&self.cause, &self.origin) {
             (Cause::External, _) => "external table: not deployed by this project".to_string(),
@@ -144,6 +150,10 @@ impl Decision {
                 format!("stateless child of stateless {of}: keeps running")
             }
             (Cause::StatelessChain, _) => "stateless: keeps running".to_string(),
+            (Cause::SameStatement, Origin::SameStatement { of }) => {
+                format!("(re)started with {of}: one statement; {phase}")
+            }
+            (Cause::SameStatement, _) => format!("(re)started with its statement set; {phase}"),
         };
         if self.dml_only_kept {
             text.push_str("; --dml-only: a DDL-only table is left as it is");

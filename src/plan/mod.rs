@@ -206,6 +206,8 @@ struct Planner<'a> {
     status: &'a StatementStatus,
     options: &'a PlanOptions,
     decisions: BTreeMap<String, Decision>,
+    /// Which statement writes which tables (a statement set restarts all of them).
+    statements: crate::graph::StatementIndex,
     /// Tables whose ancestors [`Planner::add_ancestors`] has already handled (by graph index): a later
     /// call does not walk through them again, so the cascade costs O(N + E) in all instead of one
     /// ancestor walk per cascading table (O(N²) on a chain).
@@ -298,6 +300,46 @@ impl Planner<'_> {
 
     fn decide(&mut self, name: &str, d: Decision) {
         self.decisions.entry(name.to_string()).or_insert(d);
+    }
+
+    /// Gives every other table written by a statement that the plan (re)starts the same action
+    /// ([`Origin::SameStatement`]): a statement set restarts as one job. Tables already planned to
+    /// start, external or excluded ones are left as they are. Returns the tables added or upgraded,
+    /// sorted; call until it returns nothing.
+    fn add_statement_siblings(&mut self) -> Vec<String> {
+        let mut changed = Vec::new();
+        let starting: Vec<(String, Action)> = self
+            .decisions
+            .iter()
+            .filter(|(_, d)| d.action != Action::Skip && d.has_job)
+            .map(|(n, d)| (n.clone(), d.action))
+            .collect();
+        for (name, action) in starting {
+            for sibling in self.statements.co_sinks(&name) {
+                let t = self.table(sibling);
+                if self.skip_cause(t).is_some() {
+                    continue;
+                }
+                if self
+                    .decisions
+                    .get(sibling)
+                    .is_some_and(|d| d.action != Action::Skip)
+                {
+                    continue;
+                }
+                let d = self.decision(
+                    t,
+                    action,
+                    Origin::SameStatement { of: name.clone() },
+                    Cause::SameStatement,
+                );
+                self.decisions.insert(sibling.to_string(), d);
+                changed.push(sibling.to_string());
+            }
+        }
+        changed.sort();
+        changed.dedup();
+        changed
     }
 
     fn skip_cause(&self, t: &Table) -> Option<Cause> {
@@ -482,6 +524,7 @@ pub fn build_plan(
         status,
         options,
         decisions: BTreeMap::new(),
+        statements: crate::graph::StatementIndex::from_inventory(&project.inventory),
         ancestors_done: vec![false; project.graph.len()],
     };
     let start_products: BTreeSet<String> =
@@ -505,15 +548,30 @@ pub fn build_plan(
     let start_refs: Vec<&str> = start.iter().map(String::as_str).collect();
     p.add_ancestors(&start_refs, None);
 
-    // 3. Descendant cascade, filters applied at every level.
-    if options.may_start_descendants {
-        // Every table whose start cascades (see `Decision::cascades`) restarts its children as needed.
-        let mut queue: VecDeque<String> = p
-            .decisions
+    // 3. Statement sets and the descendant cascade, filters applied at every level, to a fixpoint: a
+    // statement that (re)starts for one of its tables (re)starts every table it writes (those tables
+    // get the same action, with their ancestors), and with --may-start-descendants every table whose
+    // start cascades (see `Decision::cascades`) restarts its children as needed.
+    let mut queue: VecDeque<String> = if options.may_start_descendants {
+        p.decisions
             .iter()
             .filter(|(_, d)| d.cascades())
             .map(|(n, _)| n.clone())
-            .collect();
+            .collect()
+    } else {
+        VecDeque::new()
+    };
+    loop {
+        for sibling in p.add_statement_siblings() {
+            let added = p.add_ancestors(&[sibling.as_str()], Some(&sibling));
+            if options.may_start_descendants {
+                queue.extend(added);
+                queue.push_back(sibling);
+            }
+        }
+        if queue.is_empty() {
+            break;
+        }
         while let Some(parent) = queue.pop_front() {
             let parent_stateful = p.table(&parent).statefulness.may_hold_state();
             let origin = Origin::Descendant { of: parent.clone() };

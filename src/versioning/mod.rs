@@ -3,7 +3,10 @@
 //! token spans, [`crate::sql::rewrite`]), and plan the green deployment.
 //!
 //! Rules (`shift-left-compatibility.md` §6, with shift_left's defect 17 fixed):
-//! - the subgraph is the seed tables (those with a `logic` or `schema` change) and all their descendants;
+//! - the subgraph is the seed tables (those with a `logic` or `schema` change) and all their descendants,
+//!   closed under statements: every table written by a statement that writes a table of the subgraph is
+//!   in it too, with its descendants ([`crate::graph::StatementIndex::closure`]), so a statement set is
+//!   versioned whole and no green statement writes a blue table;
 //! - every file that mentions a renamed table in a table position is rewritten, not only the renamed
 //!   tables' own files (a statement set that writes a renamed table, a view that reads one);
 //! - a table already carrying the next version against the same base (its name at the base was `t` and it
@@ -167,8 +170,9 @@ pub fn plan_versions(
         }
     }
     let seeds: Vec<&str> = req.seeds.iter().map(String::as_str).collect();
-    let mut subgraph: BTreeSet<String> = project.graph.descendants(&seeds);
-    subgraph.extend(req.seeds.iter().cloned());
+    let statements = crate::graph::StatementIndex::from_inventory(inv);
+    let reached = statements.closure(&seeds, |t| project.graph.children(t));
+    let mut subgraph: BTreeSet<String> = reached.keys().cloned().collect();
     subgraph.retain(|t| !inv.tables[t].external);
 
     let mut renames = BTreeMap::new();
@@ -256,9 +260,16 @@ pub fn plan_versions(
                 let t = &inv.tables[&blue];
                 let new = renames[&blue].clone();
                 let owner_has_dml = t.dml_ref.is_some();
-                let reason = match req.seed_reasons.get(&blue) {
-                    Some(r) => r.clone(),
-                    None => {
+                let reason = match (req.seed_reasons.get(&blue), reached.get(&blue)) {
+                    (Some(r), _) => r.clone(),
+                    (None, Some(crate::graph::Reached::SameStatement { sibling, owner })) => {
+                        let t = &inv.tables[owner];
+                        format!(
+                            "written by the same statement as {sibling} ({})",
+                            t.dml_ref.as_deref().unwrap_or(owner)
+                        )
+                    }
+                    (None, _) => {
                         let ancestors = project.graph.ancestors(&[blue.as_str()]);
                         let via: Vec<&str> = req
                             .seeds
@@ -422,8 +433,8 @@ pub fn blue_green_request(
         }
     }
     let seed_refs: Vec<&str> = seeds.iter().map(String::as_str).collect();
-    let mut subgraph = project.graph.descendants(&seed_refs);
-    subgraph.extend(seeds.iter().cloned());
+    let subgraph = crate::graph::StatementIndex::from_inventory(&project.inventory)
+        .closure_set(&seed_refs, |t| project.graph.children(t));
     let base = baseline::base_names(
         pipelines_dir,
         &changes.base_commit,

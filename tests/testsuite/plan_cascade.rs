@@ -65,13 +65,14 @@ fn start_set(plan: &ExecutionPlan) -> Vec<String> {
         .collect()
 }
 
-/// The rule of the cascade: with every job running, no job outside the start tables and their
-/// descendants is started or restarted. Returns the offending tables with their reasons.
+/// The rule of the cascade: with every job running, no job outside the start tables, their
+/// descendants and the other tables of the statements that write them (a statement set restarts as one
+/// job) is started or restarted. Returns the offending tables with their reasons.
 fn jobs_started_outside(p: &Project, plan: &ExecutionPlan) -> Vec<String> {
     let start = start_set(plan);
     let refs: Vec<&str> = start.iter().map(String::as_str).collect();
-    let mut allowed: BTreeSet<String> = p.graph.descendants(&refs).into_iter().collect();
-    allowed.extend(start.iter().cloned());
+    let allowed: BTreeSet<String> = flinkpipe::graph::StatementIndex::from_inventory(&p.inventory)
+        .closure_set(&refs, |t| p.graph.children(t));
     plan.nodes
         .iter()
         .filter(|n| n.action != Action::Skip && has_job(p, &n.table_name))
