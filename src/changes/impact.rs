@@ -351,22 +351,7 @@ fn impact_reason(
     changed: &str,
     kind: ChangeKind,
 ) -> String {
-    // Walk back to the seed; remember the statement-set step closest to the seed.
-    let mut step: Option<(&str, &str)> = None; // (co-sink, sibling)
-    let mut at = table;
-    while let Some(r) = reached.get(at) {
-        match r {
-            Reached::Seed => break,
-            Reached::Child { parent } => at = parent,
-            Reached::SameStatement { sibling, .. } => {
-                step = Some((at, sibling));
-                at = sibling;
-            }
-        }
-        if at == changed {
-            break;
-        }
-    }
+    let step = crate::graph::statements::via(reached, table).and_then(|v| v.statement_step);
     match step {
         None => format!("descendant of {changed} ({kind} change)"),
         Some((co, sibling)) if co == table && sibling == changed => {

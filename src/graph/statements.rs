@@ -163,6 +163,41 @@ impl StatementIndex {
     }
 }
 
+/// How a table of a [`StatementIndex::closure`] comes from its seeds, read back along the way it was
+/// reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Via {
+    /// The seed it comes from.
+    pub seed: String,
+    /// The statement-set step nearest the seed on the way, if any: `(co_sink, sibling)`, the table
+    /// reached because the statement writing `sibling` writes it too.
+    pub statement_step: Option<(String, String)>,
+}
+
+/// Reads back how `table` was reached in `reached` (a [`StatementIndex::closure`]); `None` for a table
+/// it does not hold.
+pub fn via(reached: &BTreeMap<String, Reached>, table: &str) -> Option<Via> {
+    let mut step = None;
+    let mut at = table;
+    // Each step goes to a table reached earlier, so this ends; the bound guards a hand-made map.
+    for _ in 0..=reached.len() {
+        match reached.get(at)? {
+            Reached::Seed => {
+                return Some(Via {
+                    seed: at.to_string(),
+                    statement_step: step,
+                });
+            }
+            Reached::Child { parent } => at = parent,
+            Reached::SameStatement { sibling, .. } => {
+                step = Some((at.to_string(), sibling.clone()));
+                at = sibling;
+            }
+        }
+    }
+    None
+}
+
 /// Whether a table's own folder holds a statement that runs a job: a DML, or a CTAS / materialized
 /// table DDL.
 pub fn owns_statement(t: &Table) -> bool {

@@ -283,6 +283,19 @@ pub fn sql_writes(
     storage: &BTreeMap<String, Storage>,
     at: &str,
 ) -> Vec<Write> {
+    sql_writes_at(statement, sql, config, storage, |line| {
+        format!("{at}:{line}")
+    })
+}
+
+/// [`sql_writes`] with `at(line)` saying where each sink is written.
+pub fn sql_writes_at(
+    statement: &str,
+    sql: &FileAnalysis,
+    config: &Config,
+    storage: &BTreeMap<String, Storage>,
+    at: impl Fn(usize) -> String,
+) -> Vec<Write> {
     let created = created_storage(sql, config);
     let mut out = Vec::new();
     for st in &sql.statements {
@@ -303,7 +316,7 @@ pub fn sql_writes(
                 statement: statement.to_string(),
                 storage: storage.get(&table).or_else(|| created.get(&table)).cloned(),
                 table,
-                at: format!("{at}:{line}"),
+                at: at(line),
             });
         }
     }

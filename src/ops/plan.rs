@@ -45,13 +45,15 @@ pub fn build_execution_plan(
     let (scope, mut options) = scope::resolve(req, &project, ctx.console)?;
     options.pools = pools_of(&cfg, req);
     let naming = StatementNaming::from_config(&cfg);
+    // The live statements, when a target is read: their phases plan, their SQL is checked below.
+    let mut live = None;
     let status = match phases {
         PhaseSource::File(f) => {
             let status = StatementStatus::read(f)?;
             warn_status_file(ctx, f, &status, &project, &naming);
             status
         }
-        PhaseSource::Live => target::live_status(&cfg, &project)?,
+        PhaseSource::Live => target::status_of(live.insert(target::live_map(&cfg, &project)?)),
         PhaseSource::Offline => {
             ctx.console.note(
                 "note: --offline: no target was read, so every statement counts as not deployed (a running one is planned as `create`)",
@@ -59,7 +61,7 @@ pub fn build_execution_plan(
             StatementStatus::default()
         }
         PhaseSource::Auto if TargetKind::is_configured(&cfg) => {
-            target::live_status(&cfg, &project)?
+            target::status_of(live.insert(target::live_map(&cfg, &project)?))
         }
         PhaseSource::Auto => {
             ctx.console.note(
@@ -68,9 +70,14 @@ pub fn build_execution_plan(
             StatementStatus::default()
         }
     };
-    Ok(plan::build_plan(
-        &project, &naming, &status, &scope, &options,
-    )?)
+    let plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
+    if let Some(live) = &live {
+        // The deploy of this plan would be refused for two writers of a table: say it now.
+        let env = crate::deploy::env_sql::EnvSql::from_config(&cfg, &crate::config::process_env)?;
+        let nodes = crate::deploy::spec::deploy_nodes(&project, &plan, &env)?;
+        super::preflight::one_writer(&cfg, &project, &nodes, live)?;
+    }
+    Ok(plan)
 }
 
 /// The plan of `req` on a loaded project with known phases (deploy, status, undeploy); notes on

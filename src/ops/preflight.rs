@@ -8,6 +8,9 @@
 //!   writes a table this deploy creates first cannot be checked before that table exists; it is
 //!   reported as not checked, with the table (the SQL Gateway declares every table of the project in
 //!   its session, so it checks them all).
+//! - **One writer per table** ([`one_writer`], [`crate::inventory::writers`]): the statements that will
+//!   run once the deploy is done — the live ones it keeps and the ones it sends — are checked before
+//!   anything is created; a table or storage location written by two of them refuses the deploy.
 //! - **Capacity** ([`super::capacity`]): each pool's `current_cfu`/`max_cfu` read from the control
 //!   plane with the Cloud API key; without that key the check is skipped with a note.
 
@@ -306,4 +309,70 @@ mod tests {
             message: "bad".into()
         }));
     }
+}
+
+/// The one-writer rule on the state after a deploy: every statement the plan sends (the nodes it
+/// creates or restarts, with the SQL of the tree) and every live statement that is still running
+/// (PENDING, RUNNING, DEGRADED, FAILING) and that the deploy does not replace (with the SQL it runs
+/// now). Storage comes from the tree's DDLs, else from the live `CREATE` statements the target lists.
+///
+/// Errors: [`OpsError::Refused`] naming every table or storage written by two of them, with the
+/// file:line of each INSERT of the tree and the line of the live statement's SQL; tables of
+/// `flinkpipe.multi_writer_tables` are accepted.
+pub fn one_writer(
+    cfg: &crate::config::Config,
+    project: &crate::project::Project,
+    nodes: &[DeployNode],
+    live: &BTreeMap<String, StatementState>,
+) -> Result<(), OpsError> {
+    use crate::deploy::Phase;
+    use crate::inventory::writers;
+    let naming = crate::plan::StatementNaming::from_config(cfg);
+    let sent: BTreeSet<&str> = nodes
+        .iter()
+        .filter(|n| n.action != Action::Skip)
+        .flat_map(|n| n.steps.iter().map(|s| s.spec.name.as_str()))
+        .collect();
+    let inv = &project.inventory;
+    // Storage: live CREATEs first, the tree's DDLs over them.
+    let mut storage = BTreeMap::new();
+    for st in live.values() {
+        storage.extend(writers::created_storage(&crate::sql::analyze(&st.sql), cfg));
+    }
+    storage.extend(writers::inventory_storage(&inv.tables));
+    let mut writes: Vec<writers::Write> = writers::tree_writes(&inv.tables, |t, dml| {
+        if dml {
+            naming.dml(&t.product, &t.name)
+        } else {
+            naming.ddl(&t.product, &t.name)
+        }
+    })
+    .into_iter()
+    .filter(|w| sent.contains(w.statement.as_str()))
+    .collect();
+    for st in live.values() {
+        let running = matches!(
+            st.phase,
+            Phase::Pending | Phase::Running | Phase::Degraded | Phase::Failing
+        );
+        if !running || sent.contains(st.name.as_str()) {
+            continue;
+        }
+        writes.extend(writers::sql_writes_at(
+            &st.name,
+            &crate::sql::analyze(&st.sql),
+            cfg,
+            &storage,
+            |line| format!("running on the target, line {line} of its SQL"),
+        ));
+    }
+    let found = writers::conflicts(&writes, &writers::allowed(cfg));
+    if found.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = found.iter().map(|c| format!("  {c}")).collect();
+    Err(OpsError::Refused(format!(
+        "one writer per table: after this deploy\n{}\nnothing was created: stop or version the other writer first (blue-green versions every sink of a statement set), or list a table fed by two jobs on purpose in flinkpipe.multi_writer_tables",
+        lines.join("\n")
+    )))
 }

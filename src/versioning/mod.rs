@@ -85,6 +85,10 @@ pub enum VersionError {
     /// The subgraph cannot be ordered.
     #[error(transparent)]
     Graph(#[from] GraphError),
+    /// After the rewrite a green statement would write a table or storage that a blue (or unchanged)
+    /// statement still writes: both would run at once.
+    #[error("after versioning, {}; give each green table a location of its own (a 'topic', 'path', 'table-name' or 'index' that contains the table's name moves with it), then run again; nothing was written", .0.join("; "))]
+    SharedWriters(Vec<String>),
 }
 
 /// One file to rewrite.
@@ -246,6 +250,7 @@ pub fn plan_versions(
                 });
             }
         }
+        check_one_writer(project, config, naming, &renames, &edits)?;
         // The unit tests that name a renamed table move with it.
         edits.extend(tests_folder::test_edits(project, config, &renames)?);
         edits.sort_by(|a, b| a.file.cmp(&b.file));
@@ -260,25 +265,9 @@ pub fn plan_versions(
                 let t = &inv.tables[&blue];
                 let new = renames[&blue].clone();
                 let owner_has_dml = t.dml_ref.is_some();
-                let reason = match (req.seed_reasons.get(&blue), reached.get(&blue)) {
-                    (Some(r), _) => r.clone(),
-                    (None, Some(crate::graph::Reached::SameStatement { sibling, owner })) => {
-                        let t = &inv.tables[owner];
-                        format!(
-                            "written by the same statement as {sibling} ({})",
-                            t.dml_ref.as_deref().unwrap_or(owner)
-                        )
-                    }
-                    (None, _) => {
-                        let ancestors = project.graph.ancestors(&[blue.as_str()]);
-                        let via: Vec<&str> = req
-                            .seeds
-                            .iter()
-                            .filter(|s| ancestors.contains(*s))
-                            .map(String::as_str)
-                            .collect();
-                        format!("descendant of {}", via.join(", "))
-                    }
+                let reason = match req.seed_reasons.get(&blue) {
+                    Some(r) => r.clone(),
+                    None => green_reason(&reached, &blue, inv),
                 };
                 green.push(GreenNode {
                     table_name: new.clone(),
@@ -313,6 +302,125 @@ pub fn plan_versions(
         edits,
         green,
     })
+}
+
+/// Why a table that is not a seed is versioned: `descendant of S`, `written by the same statement as X
+/// (its DML file)`, or `descendant of C, written by the same statement as X`.
+fn green_reason(
+    reached: &BTreeMap<String, crate::graph::Reached>,
+    table: &str,
+    inv: &crate::inventory::Inventory,
+) -> String {
+    let Some(v) = crate::graph::statements::via(reached, table) else {
+        return "versioned".into();
+    };
+    let dml_of = |sibling: &str| {
+        let owner = inv.tables.get(sibling).map_or(sibling, |t| {
+            t.written_by.as_deref().unwrap_or(t.name.as_str())
+        });
+        inv.tables
+            .get(owner)
+            .and_then(|t| t.dml_ref.clone())
+            .unwrap_or_else(|| owner.to_string())
+    };
+    match v.statement_step {
+        None => format!("descendant of {}", v.seed),
+        Some((co, sibling)) if co == table => {
+            format!(
+                "written by the same statement as {sibling} ({})",
+                dml_of(&sibling)
+            )
+        }
+        Some((co, sibling)) => {
+            format!("descendant of {co}, written by the same statement as {sibling}")
+        }
+    }
+}
+
+/// The one-writer rule over blue ∪ green ([`crate::inventory::writers`]): while a release is open, every
+/// statement of the tree keeps running (the blue ones included) and the green statements of the renamed
+/// tables start beside them, with the SQL of the rewritten files. A table or storage location written by
+/// a green statement and by any other statement refuses the versioning (tables of
+/// `flinkpipe.multi_writer_tables` are accepted).
+///
+/// Errors: [`VersionError::SharedWriters`] with one line per collision; [`VersionError::Io`] when a file
+/// of a renamed statement cannot be read.
+fn check_one_writer(
+    project: &Project,
+    config: &Config,
+    naming: &StatementNaming,
+    renames: &BTreeMap<String, String>,
+    edits: &[FileEdit],
+) -> Result<(), VersionError> {
+    use crate::inventory::writers;
+    let inv = &project.inventory;
+    let blue = writers::tree_writes(&inv.tables, |t, dml| {
+        if dml {
+            naming.dml(&t.product, &t.name)
+        } else {
+            naming.ddl(&t.product, &t.name)
+        }
+    });
+    // Storage after the rewrite: the rewritten DDLs' own, else the tree's.
+    let mut storage = writers::inventory_storage(&inv.tables);
+    for e in edits {
+        storage.extend(writers::created_storage(
+            &crate::sql::analyze(&e.after),
+            config,
+        ));
+    }
+    let mut all = blue;
+    for (old, new) in renames {
+        let t = &inv.tables[old];
+        if !crate::graph::statements::owns_statement(t) {
+            continue;
+        }
+        let (file, statement) = match &t.dml_ref {
+            Some(dml) => (dml, naming.dml(&t.product, new)),
+            None => match &t.ddl_ref {
+                Some(ddl) => (ddl, naming.ddl(&t.product, new)),
+                None => continue,
+            },
+        };
+        let text = match edits.iter().find(|e| &e.file == file) {
+            Some(e) => e.after.clone(),
+            None => crate::fsutil::read_user_text(
+                &inv.disk_path(file),
+                crate::fsutil::MAX_SQL_FILE_BYTES,
+            )
+            .map_err(|e| VersionError::Io {
+                file: file.clone(),
+                message: e.to_string(),
+            })?,
+        };
+        let analysis = crate::sql::analyze(&text);
+        all.extend(writers::sql_writes(
+            &statement, &analysis, config, &storage, file,
+        ));
+    }
+    let green: BTreeSet<String> = renames
+        .iter()
+        .filter_map(|(old, new)| {
+            let t = &inv.tables[old];
+            crate::graph::statements::owns_statement(t).then(|| {
+                if t.dml_ref.is_some() {
+                    naming.dml(&t.product, new)
+                } else {
+                    naming.ddl(&t.product, new)
+                }
+            })
+        })
+        .collect();
+    let found: Vec<String> = writers::conflicts(&all, &writers::allowed(config))
+        .into_iter()
+        .filter(|c| c.writes.iter().any(|w| green.contains(&w.statement)))
+        .map(|c| c.to_string())
+        .collect();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(VersionError::SharedWriters(found))
+    }
 }
 
 /// The new last part for a reference whose resolved key is being renamed: the key's own new name when the
