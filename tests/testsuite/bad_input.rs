@@ -609,7 +609,7 @@ fn a_table_written_by_two_dmls_is_named_with_the_line() {
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("error[table-written-twice]: pipelines/facts/g/sql-scripts/dml.g.sql:3:15: table 'f' is written by the DML of 'g' and by the DML of 'f'"),
+        err.contains("error[table-written-twice]: pipelines/facts/g/sql-scripts/dml.g.sql:3:15: table 'f' is written by the DML of 'g' (pipelines/facts/g/sql-scripts/dml.g.sql:3) and by the DML of 'f' (pipelines/facts/f/sql-scripts/dml.f.sql:1)"),
         "{err}"
     );
 }

@@ -82,6 +82,7 @@ mod sql_speed;
 /// One test per entry of `shared/reference/tricky-flink-sql.md` (numbered as there): exact sinks, sources
 mod sql_tricky;
 /// Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
+mod statement_set_release;
 mod statement_sets;
 /// One resolver of user-given table names behind every command: a pre-version and a case-changed name.
 mod table_names;
