@@ -391,3 +391,211 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
     let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
     assert_eq!(s["orphans"], serde_json::json!([]));
 }
+
+const WEB_ORDERS_DML: &str =
+    "intermediates/sales/int_web_orders/sql-scripts/dml.int_sales_web_orders.sql";
+
+/// Every table written by a RUNNING statement of the fake → the statements writing it (by the
+/// statement's SQL, read with flinkpipe's own front end).
+fn writers_of_running(
+    fake: &FakeConfluent,
+) -> std::collections::BTreeMap<String, BTreeSet<String>> {
+    let mut out: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for name in running(fake) {
+        let sql = fake.sql(&name).unwrap_or_default();
+        for st in flinkpipe::sql::analyze(&sql).statements {
+            if matches!(
+                st.kind,
+                flinkpipe::sql::StatementKind::Insert | flinkpipe::sql::StatementKind::StatementSet
+            ) {
+                for s in st.sinks {
+                    out.entry(s.name.dotted()).or_default().insert(name.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The walkthrough of the statement-set defect: the second INSERT of the example's statement set
+/// changes; impact, blue-green and the green deploy cover both sinks and their readers, and no table is
+/// written by two running statements.
+#[test]
+fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writes_only_green() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "deploy", "--dir", "pipelines"],
+    ));
+    let blue_set = "dev-usw2-sales-dml-int-sales-web-orders";
+    assert!(running(&fake).contains(blue_set));
+
+    r.branch("feature");
+    r.edit(WEB_ORDERS_DML, |t| {
+        t.replace(
+            "WHERE channel = 'store';",
+            "WHERE channel = 'store' AND amount >= 5;",
+        )
+    });
+    r.commit("store orders of 5 or more", T_CHANGE);
+    let impact = json(&run(
+        &r,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "list-impacted-tables",
+            "--since",
+            "main",
+            "--output-dir",
+            r.root.join("out").to_str().unwrap(),
+        ],
+    ));
+    let impacted: BTreeSet<&str> = impact["impacted_tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for t in [
+        "int_sales_store_orders",
+        "sales_mv_top_stores",
+        "c360_fct_engagement",
+        "c360_mv_customer_360",
+    ] {
+        assert!(impacted.contains(t), "{t} not impacted: {impacted:?}");
+    }
+
+    let v = json(&run(
+        &r,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "blue-green",
+            "--since",
+            "main",
+            "--apply",
+        ],
+    ));
+    assert_eq!(v["applied"], true);
+    let dml = std::fs::read_to_string(r.path(WEB_ORDERS_DML)).unwrap();
+    assert!(
+        dml.contains("INSERT INTO int_sales_web_orders_v2")
+            && dml.contains("INSERT INTO int_sales_store_orders_v2"),
+        "{dml}"
+    );
+    let top = std::fs::read_to_string(
+        r.path("views/sales/mv_top_stores/sql-scripts/dml.sales_mv_top_stores.sql"),
+    )
+    .unwrap();
+    assert!(top.contains("int_sales_store_orders_v2"), "{top}");
+    ok(&run(&r, &fake, &["pipeline", "validate"]));
+    r.commit("blue-green", T_CHANGE + 60);
+
+    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let live = running(&fake);
+    assert!(live.contains(blue_set), "blue keeps running: {live:?}");
+    assert!(
+        live.contains("dev-usw2-sales-dml-int-sales-web-orders-v2"),
+        "{live:?}"
+    );
+    let green_sql = fake
+        .sql("dev-usw2-sales-dml-int-sales-web-orders-v2")
+        .unwrap();
+    assert!(
+        !green_sql.contains("int_sales_store_orders\n"),
+        "{green_sql}"
+    );
+    for (table, statements) in writers_of_running(&fake) {
+        assert_eq!(statements.len(), 1, "{table} is written by {statements:?}");
+    }
+    assert_eq!(
+        writers_of_running(&fake)["int_sales_store_orders"],
+        BTreeSet::from([blue_set.to_string()])
+    );
+    assert_eq!(
+        writers_of_running(&fake)["int_sales_store_orders_v2"],
+        BTreeSet::from(["dev-usw2-sales-dml-int-sales-web-orders-v2".to_string()])
+    );
+}
+
+/// A green statement set that still writes a blue sink (renamed by hand, one INSERT of two) is refused
+/// before anything is created — by `build-execution-plan`, `deploy --dry-run` and `deploy` — naming
+/// both statements and where each writes the table.
+#[test]
+fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_anything_starts() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "deploy", "--dir", "pipelines"],
+    ));
+    // The old defect, by hand: only the first sink is versioned.
+    r.edit(WEB_ORDERS_DML, |t| {
+        t.replace(
+            "INSERT INTO int_sales_web_orders\n",
+            "INSERT INTO int_sales_web_orders_v2\n",
+        )
+    });
+    let ddl = "intermediates/sales/int_web_orders/sql-scripts/ddl.int_sales_web_orders.sql";
+    r.edit(ddl, |t| {
+        t.replace("int_sales_web_orders", "int_sales_web_orders_v2")
+    });
+    r.edit(
+        "facts/c360/fct_engagement/sql-scripts/dml.c360_fct_engagement.sql",
+        |t| {
+            t.replace(
+                "FROM int_sales_web_orders ",
+                "FROM int_sales_web_orders_v2 ",
+            )
+        },
+    );
+    ok(&run(&r, &fake, &["pipeline", "validate"]));
+    let created_before = fake.created().len();
+    for args in [
+        vec![
+            "pipeline",
+            "build-execution-plan",
+            "--table-name",
+            "int_sales_web_orders_v2",
+        ],
+        vec![
+            "pipeline",
+            "deploy",
+            "--table-name",
+            "int_sales_web_orders_v2",
+            "--dry-run",
+        ],
+        vec![
+            "pipeline",
+            "deploy",
+            "--table-name",
+            "int_sales_web_orders_v2",
+        ],
+    ] {
+        let o = run(&r, &fake, &args);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?} passed: {}", stdout(&o));
+        assert!(
+            err.contains("table 'int_sales_store_orders' would be written by 2 statements")
+                && err.contains("dev-usw2-sales-dml-int-sales-web-orders (running on the target, line")
+                && err.contains("dev-usw2-sales-dml-int-sales-web-orders-v2 (pipelines/intermediates/sales/int_web_orders/sql-scripts/dml.int_sales_web_orders.sql:11)"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        fake.created().len(),
+        created_before,
+        "something was created"
+    );
+    assert!(
+        fake.phase("dev-usw2-sales-dml-int-sales-web-orders-v2")
+            .is_none()
+    );
+}
