@@ -77,7 +77,14 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
             external: t.external,
         })
         .collect();
-    let graph = PipelineGraph::build(nodes, edges).expect("every edge end is an inventory table");
+    let graph = PipelineGraph::build(nodes, edges)
+        .expect("every edge end is an inventory table")
+        .with_statement_sets(
+            crate::graph::StatementIndex::from_inventory(&inventory)
+                .statement_sets()
+                .map(|(o, s)| (o.to_string(), s.iter().cloned().collect()))
+                .collect::<Vec<_>>(),
+        );
     for cycle in graph.cycles() {
         let first = inventory.tables.get(&cycle[0]);
         let file = first

@@ -318,6 +318,10 @@ pub struct ModifiedFileRow {
     /// `same_sql_content`).
     #[serde(default)]
     pub change_kind: Option<ChangeKind>,
+    /// flinkpipe: when the table's statement writes more than this table (a statement set), every
+    /// table it writes, sorted: a change to any of its INSERTs changes them all. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statement_sinks: Vec<String>,
 }
 
 /// `modified_flink_files.json`: shift_left's shape plus flinkpipe's `tests` list and refs.
@@ -357,6 +361,7 @@ impl ChangeSet {
                 schema_diff: f.schema_diff.clone(),
                 base_table_name: f.base_table_name.clone(),
                 change_kind: Some(f.change_kind),
+                statement_sinks: Vec::new(),
             })
             .collect();
         let description = format!(

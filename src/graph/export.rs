@@ -3,7 +3,9 @@
 //! Every output is deterministic: tables sorted by name, edges by parent then child. A subset keeps the
 //! edges between its own tables (self-loops included) and ignores names that are not in the graph.
 //! Styling is the same in DOT and Mermaid: tables grouped by product, filled by layer, external tables
-//! dashed and unfilled, `LIKE` edges dashed and labelled.
+//! dashed and unfilled, `LIKE` edges dashed and labelled. A statement that writes several tables (a
+//! statement set) is drawn as a node of its own, `statement set: <owner>`, with a bold `writes` edge to
+//! each table it writes that is drawn; in JSON it is a `statement_sets` entry.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -83,6 +85,24 @@ impl<'g> Selection<'g> {
         groups
     }
 
+    /// The statement sets with at least two of their tables drawn: owner → those tables, in name
+    /// order.
+    fn statement_sets(&self) -> Vec<(&'g str, Vec<NodeIndex>)> {
+        let drawn: BTreeSet<NodeIndex> = self.nodes.iter().copied().collect();
+        self.graph
+            .statement_sets()
+            .iter()
+            .filter_map(|(owner, sinks)| {
+                let shown: Vec<NodeIndex> = sinks
+                    .iter()
+                    .filter_map(|s| self.graph.index_of(s))
+                    .filter(|i| drawn.contains(i))
+                    .collect();
+                (shown.len() > 1).then_some((owner.as_str(), shown))
+            })
+            .collect()
+    }
+
     /// The style class of a table: `external`, or its layer's entry in [`CLASSES`].
     fn class(&self, i: NodeIndex) -> &'static str {
         let info = self.graph.info(i);
@@ -148,9 +168,27 @@ pub fn to_dot(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> Strin
             dot_quote(graph.name(c))
         );
     }
+    for (owner, sinks) in sel.statement_sets() {
+        let id = dot_quote(&format!("statement set: {owner}"));
+        let _ = writeln!(
+            out,
+            "  {id} [shape=cds, style=filled, fillcolor=\"{STATEMENT_FILL}\", color=\"{STATEMENT_STROKE}\", tooltip=\"one statement writes these tables\"];"
+        );
+        for i in sinks {
+            let _ = writeln!(
+                out,
+                "  {id} -> {} [style=bold, color=\"{STATEMENT_STROKE}\", label=\"writes\"];",
+                dot_quote(graph.name(i))
+            );
+        }
+    }
     out.push_str("}\n");
     out
 }
+
+/// Fill and stroke of a statement-set node.
+const STATEMENT_FILL: &str = "#ede7f6";
+const STATEMENT_STROKE: &str = "#5e35b1";
 
 /// The graph as a Mermaid `flowchart LR`: tables get ids `n0, n1, …` (in name order) and their names as
 /// quoted labels, so no name can break the syntax; one `subgraph` per product; a `classDef` per layer
@@ -189,6 +227,13 @@ pub fn to_mermaid(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> S
         };
         let _ = writeln!(out, "  n{} {arrow} n{}", id[&p], id[&c]);
     }
+    let sets = sel.statement_sets();
+    for (k, (owner, sinks)) in sets.iter().enumerate() {
+        let _ = writeln!(out, "  s{k}[[\"statement set: {}\"]]", mermaid_text(owner));
+        for i in sinks {
+            let _ = writeln!(out, "  s{k} ==>|writes| n{}", id[i]);
+        }
+    }
     let mut members: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for &i in &sel.nodes {
         members
@@ -209,11 +254,20 @@ pub fn to_mermaid(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> S
             let _ = writeln!(out, "  class {} {class}", ids.join(","));
         }
     }
+    if !sets.is_empty() {
+        let ids: Vec<String> = (0..sets.len()).map(|k| format!("s{k}")).collect();
+        let _ = writeln!(
+            out,
+            "  classDef statementset fill:{STATEMENT_FILL},stroke:{STATEMENT_STROKE}"
+        );
+        let _ = writeln!(out, "  class {} statementset", ids.join(","));
+    }
     out
 }
 
 /// The graph as JSON: `{"nodes": [NodeInfo…], "edges": [{"parent", "child", "kind"}…]}`, nodes sorted by
-/// name, edges by parent then child, `kind` being `"data"` or `"like"`. Self-loops appear as edges whose
+/// name, edges by parent then child, `kind` being `"data"` or `"like"`; with
+/// `"statement_sets": [{"statement": owner, "tables": […]}…]` when statement sets are drawn. Self-loops appear as edges whose
 /// parent is their child.
 pub fn to_json(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> Value {
     let sel = Selection::new(graph, subset);
@@ -227,7 +281,21 @@ pub fn to_json(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> Valu
         .iter()
         .map(|&(p, c, kind)| json!({"parent": graph.name(p), "child": graph.name(c), "kind": kind}))
         .collect();
-    json!({ "nodes": nodes, "edges": edges })
+    let sets: Vec<Value> = sel
+        .statement_sets()
+        .into_iter()
+        .map(|(owner, sinks)| {
+            json!({
+                "statement": owner,
+                "tables": sinks.iter().map(|&i| graph.name(i)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    if sets.is_empty() {
+        json!({ "nodes": nodes, "edges": edges })
+    } else {
+        json!({ "nodes": nodes, "edges": edges, "statement_sets": sets })
+    }
 }
 
 /// A DOT quoted ID: `"` and `\` escaped, line breaks as `\n`.

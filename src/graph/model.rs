@@ -117,6 +117,9 @@ pub struct PipelineGraph {
     rank: Vec<u8>,
     /// Tables that read themselves, kept out of `graph` so they never count as cycles.
     self_loops: BTreeMap<NodeIndex, EdgeKind>,
+    /// Statements that write more than one table (statement sets): owner → every table it writes,
+    /// sorted. Drawn by the exporters; empty unless [`PipelineGraph::with_statement_sets`] set it.
+    statement_sets: BTreeMap<String, Vec<String>>,
 }
 
 /// The outcome of ordering a subset: every node that matters for it, parents first.
@@ -186,7 +189,31 @@ impl PipelineGraph {
             index,
             rank,
             self_loops,
+            statement_sets: BTreeMap::new(),
         })
+    }
+
+    /// The graph with its statement sets: for each statement that writes several tables, its owner
+    /// (the table of the folder holding the DML) and every table it writes. Names that are not nodes
+    /// are dropped; a set left with fewer than two tables is not kept.
+    pub fn with_statement_sets<I>(mut self, sets: I) -> Self
+    where
+        I: IntoIterator<Item = (String, Vec<String>)>,
+    {
+        for (owner, mut sinks) in sets {
+            sinks.retain(|s| self.index.contains_key(s));
+            sinks.sort();
+            sinks.dedup();
+            if sinks.len() > 1 {
+                self.statement_sets.insert(owner, sinks);
+            }
+        }
+        self
+    }
+
+    /// Statements that write several tables: owner → the tables it writes (sorted), by owner.
+    pub fn statement_sets(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.statement_sets
     }
 
     /// The number of tables.

@@ -74,6 +74,8 @@ pub(crate) struct Layout {
     pub lanes: Vec<Vec<(f64, f64, f64)>>,
     pub columns: Vec<(f64, &'static str)>,
     pub products: Vec<String>,
+    /// Statement sets: the statement's owner and the indices of the tables it writes.
+    pub statement_sets: Vec<(String, Vec<usize>)>,
     pub width: f64,
     pub height: f64,
 }
@@ -278,12 +280,31 @@ impl Layout {
         let legend_rows = products.len() + 3;
         let width = (x - COL_GAP + MARGIN).max(320.0);
         let height = bottom + 10.0 + legend_rows as f64 * LEGEND_ROW + MARGIN;
+        let statement_sets = json["statement_sets"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|set| {
+                let owner = set["statement"].as_str()?.to_string();
+                let tables: Vec<usize> = set["tables"]
+                    .as_array()?
+                    .iter()
+                    .filter_map(|t| {
+                        nodes
+                            .iter()
+                            .position(|n| Some(n.name.as_str()) == t.as_str())
+                    })
+                    .collect();
+                (tables.len() > 1).then_some((owner, tables))
+            })
+            .collect();
         Layout {
             nodes,
             edges,
             lanes,
             columns: headers,
             products,
+            statement_sets,
             width,
             height,
         }
@@ -395,6 +416,30 @@ impl Layout {
             );
         }
         s.push_str("</g>\n");
+        // Statement sets: a bracket joining the tables one statement writes, labelled with its owner.
+        for (owner, tables) in &self.statement_sets {
+            let mut placed: Vec<&PlacedNode> = tables.iter().map(|&i| &self.nodes[i]).collect();
+            placed.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x.total_cmp(&b.x)));
+            let x = placed.iter().map(|t| t.x).fold(f64::INFINITY, f64::min) - 8.0;
+            let mut d = String::new();
+            for (k, t) in placed.iter().enumerate() {
+                let y = t.y + NODE_H / 2.0;
+                if k == 0 {
+                    let _ = write!(d, "M {:.1} {y:.1} L {x:.1} {y:.1}", t.x);
+                } else {
+                    let _ = write!(d, " L {x:.1} {y:.1} L {:.1} {y:.1} M {x:.1} {y:.1}", t.x);
+                }
+            }
+            let names: Vec<String> = placed.iter().map(|t| xml(&t.name)).collect();
+            let _ = writeln!(
+                s,
+                "<g class=\"statement-set\" data-statement=\"{o}\"><title>one statement (the DML of {o}) writes {}</title><path d=\"{d}\" fill=\"none\" stroke=\"#5e35b1\" stroke-width=\"2.5\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#5e35b1\">statement set: {o}</text></g>",
+                names.join(", "),
+                placed[0].x,
+                placed[0].y - 3.0,
+                o = xml(owner),
+            );
+        }
         // Legend: products, then external tables and LIKE edges.
         let mut y = self.height - MARGIN - (self.products.len() + 3) as f64 * LEGEND_ROW + 10.0;
         let _ = writeln!(

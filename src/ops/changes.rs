@@ -4,11 +4,11 @@
 //! §3.4–3.5).
 
 use super::{Context, OpsError};
-use crate::changes::{self, ChangeOptions, ModifiedFiles};
+use crate::changes::{self, ChangeOptions};
 use crate::fsutil::{to_json_pretty, write_atomic};
 use std::path::{Path, PathBuf};
 
-pub use crate::changes::{ChangeKind, ChangeSet, ImpactedTables};
+pub use crate::changes::{ChangeKind, ChangeSet, ImpactedTables, ModifiedFiles};
 
 /// Which commits to compare.
 #[derive(Debug, Clone, Default)]
@@ -142,6 +142,21 @@ pub fn list_modified_files(
         .as_deref()
         .map(|f| format!(".{}", f.trim_start_matches('.')));
     let mut modified = set.to_modified_files(filter.as_deref(), &super::now_utc());
+    if !set.files.is_empty() {
+        // A statement set changes as a whole: name every table its statement writes.
+        let opts = change_options(req)?;
+        let (graph, _) =
+            changes::load_head_graph(pipelines, &cfg, &opts, &set.files, &set.external_tables)?;
+        for row in &mut modified.file_list {
+            let statements = graph.statements();
+            if let Some(owner) = statements.writer(&row.new_table_name) {
+                let sinks = statements.sinks(owner);
+                if sinks.len() > 1 {
+                    row.statement_sinks = sinks.into_iter().map(str::to_string).collect();
+                }
+            }
+        }
+    }
     if req.running_from_target && super::target::TargetKind::is_configured(&cfg) {
         fill_running(&cfg, &set, &mut modified)?;
     }

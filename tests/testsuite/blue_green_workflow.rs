@@ -440,6 +440,25 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
         )
     });
     r.commit("store orders of 5 or more", T_CHANGE);
+    let modified = json(&run(
+        &r,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "list-modified-files",
+            "--since",
+            "main",
+            "--output-dir",
+            r.root.join("out").to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(
+        modified["file_list"][0]["statement_sinks"],
+        serde_json::json!(["int_sales_store_orders", "int_sales_web_orders"]),
+        "{modified:#}"
+    );
     let impact = json(&run(
         &r,
         &fake,

@@ -4,7 +4,7 @@
 use crate::cli::args::ChangeRefs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::changes::{self, ChangeSet};
+use crate::ops::changes::{self, ChangeSet, ModifiedFiles};
 use std::path::Path;
 
 pub fn exec(
@@ -22,18 +22,25 @@ pub fn exec(
     if inv.json() {
         print_json(&r.modified);
     } else {
-        print!("{}", text(&r.set));
+        print!("{}", text(&r.set, &r.modified));
     }
     Ok(true)
 }
 
 /// One row per file, then the test files and the external tables.
-fn text(set: &ChangeSet) -> String {
+fn text(set: &ChangeSet, modified: &ModifiedFiles) -> String {
     let body: Vec<Vec<String>> = set
         .files
         .iter()
-        .map(|f| {
+        .zip(&modified.file_list)
+        .map(|(f, row)| {
             let mut details = Vec::new();
+            if !row.statement_sinks.is_empty() {
+                details.push(format!(
+                    "statement set: writes {}",
+                    row.statement_sinks.join(", ")
+                ));
+            }
             if let Some(old) = &f.old_path {
                 details.push(format!("from {old}"));
                 if f.table_name != f.new_table_name {
