@@ -541,6 +541,21 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
         writers_of_running(&fake)["int_sales_store_orders_v2"],
         BTreeSet::from(["dev-usw2-sales-dml-int-sales-web-orders-v2".to_string()])
     );
+
+    // Decommission removes the blue statement set once, as one statement, and keeps green.
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    ));
+    let deletes: Vec<String> = fake
+        .deletes()
+        .into_iter()
+        .filter(|d| d == blue_set)
+        .collect();
+    assert_eq!(deletes.len(), 1, "{:?}", fake.deletes());
+    assert!(fake.phase(blue_set).is_none());
+    assert!(running(&fake).contains("dev-usw2-sales-dml-int-sales-web-orders-v2"));
 }
 
 /// A green statement set that still writes a blue sink (renamed by hand, one INSERT of two) is refused
