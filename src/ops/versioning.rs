@@ -45,7 +45,20 @@ pub fn blue_green(
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
     let project = loaded(ctx, &cfg, pipelines, allow_unknown, apply)?;
-    let set = changes::list_changes(pipelines, &super::changes::change_options(changes)?, &cfg)?;
+    let mut opts = super::changes::change_options(changes)?;
+    let mut set = changes::list_changes(pipelines, &opts, &cfg)?;
+    // The work tree no longer has a table the commits changed: it was rewritten since (a versioning
+    // not committed yet, perhaps killed before it recorded its release). Compare the base with the
+    // work tree, which is what is versioned.
+    let moved_on = set.files.iter().any(|f| {
+        f.change_kind != changes::ChangeKind::Deleted
+            && !f.new_table_name.is_empty()
+            && !project.inventory.tables.contains_key(&f.new_table_name)
+    });
+    if moved_on && !opts.include_uncommitted {
+        opts.include_uncommitted = true;
+        set = changes::list_changes(pipelines, &opts, &cfg)?;
+    }
     let req = versioning::blue_green_request(&project, &cfg, pipelines, &set, default_version)?;
     run(
         ctx,
@@ -158,14 +171,39 @@ fn run(
         } else {
             "flinkpipe project update-tables-version"
         };
-        versioning::apply(&plan, pipelines, command).map_err(|e| match e {
+        // The SQL files and the blue-green record change in one batch (a kill leaves both old or both
+        // new); the record is computed from the blue project and the renames, before any write.
+        let record_path = BlueGreenRecord::path(pipelines);
+        let record_before = match std::fs::read_to_string(&record_path) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(OpsError::Refused(format!(
+                    "cannot read {}: {e}; nothing was changed",
+                    record_path.display()
+                )));
+            }
+        };
+        let (record, release) = record_release(
+            pipelines,
+            &|g| facts_from_blue(project, &plan, g),
+            &naming,
+            &plan,
+            baseline.as_ref(),
+        )?;
+        versioning::apply(
+            &plan,
+            pipelines,
+            command,
+            &[(record_path.clone(), record.to_text())],
+        )
+        .map_err(|e| match e {
             versioning::VersionError::Interrupted { committed } => {
                 OpsError::Interrupted { committed }
             }
             e => e.into(),
         })?;
-        // The SQL files, the metadata and the blue-green record change together: if the rebuild
-        // fails, the files go back.
+        // The metadata follows: if the rebuild fails, the SQL files and the record go back.
         let rebuilt = ctx
             .load_project(cfg, pipelines, allow_unknown)
             .and_then(|p| {
@@ -177,22 +215,24 @@ fn run(
                         "the rewritten project has errors (above); nothing was changed".into(),
                     ));
                 }
-                let (record, release) =
-                    record_release(pipelines, &p, &naming, &plan, baseline.as_ref())?;
-                super::metadata::write_metadata_with(
-                    &p,
-                    pipelines,
-                    command,
-                    vec![(BlueGreenRecord::path(pipelines), record.to_text())],
-                )?;
-                Ok(release)
+                super::metadata::write_metadata_with(&p, pipelines, command, Vec::new())?;
+                Ok(())
             });
         match rebuilt {
-            Ok(release) => recorded = Some(release),
-            // Interrupted while the metadata was being replaced: it was finished, with the record.
-            Err(e @ OpsError::Interrupted { committed: true }) => return Err(e),
+            Ok(()) => recorded = Some(release),
+            // Interrupted while the metadata was being replaced: it was finished.
+            Err(e @ OpsError::Interrupted { committed: true }) => {
+                return Err(e);
+            }
             Err(e) => {
-                let stuck = versioning::restore(&plan);
+                let mut stuck = versioning::restore(&plan);
+                let put_back = match &record_before {
+                    Some(text) => crate::fsutil::write_atomic(&record_path, text.as_bytes()),
+                    None => std::fs::remove_file(&record_path),
+                };
+                if put_back.is_err() {
+                    stuck.push(record_path.display().to_string());
+                }
                 if !stuck.is_empty() {
                     return Err(OpsError::RestoreFailed {
                         cause: e.to_string(),
@@ -202,6 +242,16 @@ fn run(
                 return Err(e);
             }
         }
+    } else if apply && plan.edits.is_empty() && !plan.unchanged.is_empty() {
+        recorded = rebuild_missing_record(
+            ctx,
+            project,
+            &naming,
+            req,
+            &plan,
+            pipelines,
+            baseline.as_ref(),
+        )?;
     }
     Ok(Versioned {
         plan,
@@ -212,6 +262,77 @@ fn run(
     })
 }
 
+/// A tree whose tables already carry their next version against the base (a `blue-green --apply`
+/// was killed before it recorded its release, by a version of flinkpipe that wrote the record apart,
+/// or the record was lost) and no release of `pipelines/blue_green.json` names them: the release is
+/// rebuilt from the tree (green tables) and the base names, and written (atomically). Returns it, or
+/// `None` when a release already names them.
+///
+/// Errors: the record cannot be read or written; a cycle among the green tables.
+fn rebuild_missing_record(
+    ctx: &Context,
+    project: &Project,
+    naming: &StatementNaming,
+    req: &VersionRequest,
+    plan: &VersionPlan,
+    pipelines: &Path,
+    baseline: Option<&Baseline>,
+) -> Result<Option<Release>, OpsError> {
+    if req.base_of.is_empty() {
+        return Ok(None);
+    }
+    let record = BlueGreenRecord::read(pipelines)?;
+    let recorded = record.releases.iter().any(|r| {
+        r.tables
+            .iter()
+            .any(|t| req.base_of.contains_key(&t.green_table_name))
+    });
+    if recorded {
+        return Ok(None);
+    }
+    let green: std::collections::BTreeSet<String> = req.base_of.keys().cloned().collect();
+    let mut rebuilt = VersionPlan {
+        renames: req
+            .base_of
+            .iter()
+            .map(|(head, base)| (base.clone(), head.clone()))
+            .collect(),
+        unchanged: plan.unchanged.clone(),
+        edits: Vec::new(),
+        green: Vec::new(),
+    };
+    for (wave, names) in project.graph.waves(Some(&green))?.into_iter().enumerate() {
+        for name in names {
+            rebuilt.green.push(versioning::GreenNode {
+                blue_table_name: req.base_of[&name].clone(),
+                table_name: name,
+                wave,
+                ddl_statement_name: None,
+                dml_statement_name: None,
+                blue_dml_statement_name: None,
+                parents: Vec::new(),
+                reason: "already versioned against the base; release record rebuilt".into(),
+            });
+        }
+    }
+    let (record, release) = record_release(
+        pipelines,
+        &|g| facts_from_green(project, g),
+        naming,
+        &rebuilt,
+        baseline,
+    )?;
+    let path = BlueGreenRecord::path(pipelines);
+    crate::fsutil::write_atomic(&path, record.to_text().as_bytes())
+        .map_err(|e| OpsError::Refused(format!("cannot write {}: {e}", path.display())))?;
+    ctx.console.note(&format!(
+        "note: the tables were already versioned against the base but {} recorded no release for them: rebuilt it ({} table(s))",
+        path.display(),
+        release.tables.len()
+    ));
+    Ok(Some(release))
+}
+
 /// The base of a blue-green versioning.
 #[derive(Debug, Clone)]
 struct Baseline {
@@ -219,11 +340,72 @@ struct Baseline {
     base_commit: String,
 }
 
+/// What the record needs to know of a green table: its product, the owner of the statement that writes
+/// it (green name), and which of its statements exist.
+struct GreenFacts {
+    product: String,
+    /// The table whose folder holds the DML that writes it (itself, or a statement set's owner).
+    owner: String,
+    owner_product: String,
+    /// A DML writes it (its own or its owner's).
+    dml: bool,
+    has_ddl: bool,
+    /// Its DDL runs the job (CTAS, materialized table) and no DML writes it.
+    ddl_runs_job: bool,
+}
+
+fn facts_of(
+    t: &crate::inventory::Table,
+    owner: Option<&crate::inventory::Table>,
+    owner_name: String,
+) -> GreenFacts {
+    let dml = t.written_by.is_some() || owner.is_some_and(|o| o.dml_ref.is_some());
+    let ddl_runs_job = matches!(
+        t.ddl_kind,
+        Some(crate::sql::StatementKind::Ctas | crate::sql::StatementKind::CreateMaterializedTable)
+    ) && !dml;
+    GreenFacts {
+        product: t.product.clone(),
+        owner_product: owner.map_or(t.product.clone(), |o| o.product.clone()),
+        owner: owner_name,
+        dml,
+        has_ddl: t.ddl_ref.is_some(),
+        ddl_runs_job,
+    }
+}
+
+/// The facts of green table `green`, read from the blue project before the rewrite (the green table is
+/// the blue one renamed, its owner renamed too when it is versioned).
+fn facts_from_blue(project: &Project, plan: &VersionPlan, green: &str) -> Option<GreenFacts> {
+    let blue = plan
+        .renames
+        .iter()
+        .find(|(_, g)| g.as_str() == green)
+        .map(|(b, _)| b.as_str())?;
+    let t = project.inventory.tables.get(blue)?;
+    let owner_blue = t.written_by.as_deref().unwrap_or(&t.name);
+    let owner = project.inventory.tables.get(owner_blue);
+    let owner_green = plan
+        .renames
+        .get(owner_blue)
+        .cloned()
+        .unwrap_or_else(|| owner_blue.to_string());
+    Some(facts_of(t, owner, owner_green))
+}
+
+/// The facts of green table `green`, read from the rewritten (green) project.
+fn facts_from_green(project: &Project, green: &str) -> Option<GreenFacts> {
+    let t = project.inventory.tables.get(green)?;
+    let owner_name = t.written_by.as_deref().unwrap_or(&t.name);
+    let owner = project.inventory.tables.get(owner_name);
+    Some(facts_of(t, owner, owner_name.to_string()))
+}
+
 /// The record with a new release for `plan` appended, and that release. Statement names are those of
-/// the configuration in effect; green tables are read from the rebuilt project.
+/// the configuration in effect; `facts(green table)` tells what each green table has.
 fn record_release(
     pipelines: &Path,
-    project: &Project,
+    facts: &dyn Fn(&str) -> Option<GreenFacts>,
     naming: &StatementNaming,
     plan: &VersionPlan,
     baseline: Option<&Baseline>,
@@ -241,42 +423,31 @@ fn record_release(
         .green
         .iter()
         .filter_map(|g| {
-            let t = project.inventory.tables.get(&g.table_name)?;
+            let f = facts(&g.table_name)?;
             // The blue table had the same files: its statements carry the blue names (a statement set
             // that writes it is named after its writer's blue name). A CTAS or materialized table's
             // DDL runs its job.
-            let owner = t.written_by.as_deref().unwrap_or(&t.name);
-            let owner_table = project.inventory.tables.get(owner);
-            let owner_product = owner_table.map_or(t.product.as_str(), |o| o.product.as_str());
-            let dml = t.written_by.is_some() || owner_table.is_some_and(|o| o.dml_ref.is_some());
-            let ddl_runs_job = matches!(
-                t.ddl_kind,
-                Some(
-                    crate::sql::StatementKind::Ctas
-                        | crate::sql::StatementKind::CreateMaterializedTable
-                )
-            );
-            let ddl_role = if ddl_runs_job && !dml {
+            let ddl_role = if f.ddl_runs_job {
                 StatementRole::Job
             } else {
                 StatementRole::Declaration
             };
             let statements = |blue: bool| -> Vec<RecordedStatement> {
                 let (table, writer) = if blue {
-                    (g.blue_table_name.clone(), blue_of(owner))
+                    (g.blue_table_name.clone(), blue_of(&f.owner))
                 } else {
-                    (g.table_name.clone(), owner.to_string())
+                    (g.table_name.clone(), f.owner.clone())
                 };
                 let mut v = Vec::new();
-                if dml {
+                if f.dml {
                     v.push(RecordedStatement {
-                        name: naming.dml(owner_product, &writer),
+                        name: naming.dml(&f.owner_product, &writer),
                         role: StatementRole::Job,
                     });
                 }
-                if t.ddl_ref.is_some() {
+                if f.has_ddl {
                     v.push(RecordedStatement {
-                        name: naming.ddl(&t.product, &table),
+                        name: naming.ddl(&f.product, &table),
                         role: ddl_role,
                     });
                 }
@@ -288,7 +459,7 @@ fn record_release(
             Some(GreenTable {
                 blue_table_name: g.blue_table_name.clone(),
                 green_table_name: g.table_name.clone(),
-                product_name: t.product.clone(),
+                product_name: f.product.clone(),
                 blue_statements,
                 green_statements,
                 reason: g.reason.clone(),

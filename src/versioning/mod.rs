@@ -151,6 +151,9 @@ pub struct VersionRequest {
     pub seeds: Vec<String>,
     /// Tables already carrying their next version against the base: kept as they are.
     pub already_versioned: BTreeSet<String>,
+    /// For those: head name → name at the base (`orders_v2` → `orders`), to rebuild a lost release
+    /// record.
+    pub base_of: BTreeMap<String, String>,
     /// Suffix for unversioned names (`_v2`).
     pub default_suffix: String,
     /// Why each seed is one (e.g. `logic change`), shown in the plan.
@@ -450,14 +453,20 @@ pub fn unified_diff(plan: &VersionPlan) -> String {
     out
 }
 
-/// Writes every edit, all or nothing, as one [`crate::fsutil::Batch`] under `pipelines` (`command` is
-/// what runs, for its marker): each new content is staged in a temporary file beside its target, then
+/// Writes every edit and the `extra` files (path, new text: the blue-green record, which the user
+/// cannot rebuild, so it changes with the SQL it describes), all or nothing, as one
+/// [`crate::fsutil::Batch`] under `pipelines` (`command` is what runs, for its marker): each new content is staged in a temporary file beside its target, then
 /// the temporaries are renamed over the targets; if anything fails, the targets already replaced get
 /// their previous content back and the remaining temporaries are removed. SIGINT while staging leaves
 /// every file as it was.
 ///
 /// Errors: [`VersionError::Io`] naming the file (after the restore), [`VersionError::Interrupted`].
-pub fn apply(plan: &VersionPlan, pipelines: &Path, command: &str) -> Result<(), VersionError> {
+pub fn apply(
+    plan: &VersionPlan,
+    pipelines: &Path,
+    command: &str,
+    extra: &[(PathBuf, String)],
+) -> Result<(), VersionError> {
     let io = |file: &str, message: String| VersionError::Io {
         file: file.to_string(),
         message,
@@ -489,9 +498,14 @@ pub fn apply(plan: &VersionPlan, pipelines: &Path, command: &str) -> Result<(), 
     // The SQL files change first; rebuilding the metadata repairs the rest if this batch is killed.
     let batch = crate::fsutil::Batch::begin(pipelines, command, crate::metadata::REPAIR)
         .map_err(|e| batch_err(e.into()))?;
-    let mut staged = Vec::with_capacity(plan.edits.len());
-    for e in &plan.edits {
-        match batch.stage(&e.path, e.after.as_bytes()) {
+    let mut staged = Vec::with_capacity(plan.edits.len() + extra.len());
+    let files = plan
+        .edits
+        .iter()
+        .map(|e| (&e.path, e.after.as_str()))
+        .chain(extra.iter().map(|(p, t)| (p, t.as_str())));
+    for (path, text) in files {
+        match batch.stage(path, text.as_bytes()) {
             Ok(s) => staged.extend(s),
             Err(err) => {
                 batch.abandon(staged);
@@ -550,17 +564,18 @@ pub fn blue_green_request(
         config,
         &subgraph,
     )?;
-    let already_versioned = base
+    let base_of: BTreeMap<String, String> = base
         .iter()
         .filter(|(head_name, base_name)| {
             *head_name != *base_name
                 && next_version(base_name, default_suffix).is_ok_and(|n| &n == *head_name)
         })
-        .map(|(h, _)| h.clone())
+        .map(|(h, b)| (h.clone(), b.clone()))
         .collect();
     Ok(VersionRequest {
         seeds,
-        already_versioned,
+        already_versioned: base_of.keys().cloned().collect(),
+        base_of,
         default_suffix: default_suffix.to_string(),
         seed_reasons,
     })

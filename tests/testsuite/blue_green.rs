@@ -396,3 +396,135 @@ fn apply_rewrites_the_unit_tests_that_name_versioned_tables() {
         assert!(stdout(&o).contains("nothing was run"), "{}", stdout(&o));
     }
 }
+
+/// The SQL files of the tree with a flag: true when it is the `--apply` result, false when the base.
+fn state_of(r: &Repo, old: &[(String, String)], new: &[(String, String)]) -> &'static str {
+    let now = snapshot_tree(r);
+    let record = r.pipelines.join("blue_green.json").exists();
+    if now == old && !record {
+        "old"
+    } else if now == new && record {
+        "new"
+    } else {
+        let differs: Vec<&String> = now
+            .iter()
+            .filter(|f| !old.contains(f) && !new.contains(f))
+            .map(|(p, _)| p)
+            .collect();
+        panic!(
+            "neither all old nor all new: record {record}, {} file(s) match old, {} new, others {differs:?}",
+            now.iter().filter(|f| old.contains(f)).count(),
+            now.iter().filter(|f| new.contains(f)).count()
+        );
+    }
+}
+
+/// Issue: a kill during `blue-green --apply` left every file rewritten and no release record. SIGKILL
+/// and SIGINT at many points: the next command finds the SQL files and `pipelines/blue_green.json`
+/// all old or all new, and a rerun ends with the release recorded once.
+#[cfg(unix)]
+#[test]
+fn a_killed_apply_leaves_sql_and_release_record_all_old_or_all_new() {
+    use std::process::Stdio;
+    let r = changed_repo();
+    let old = snapshot_tree(&r);
+    // The result of an undisturbed run, to compare with.
+    let done = changed_repo();
+    assert!(run(&done, &["--apply"]).status.success());
+    let new = snapshot_tree(&done);
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, delay_us) in [
+        0u64, 500, 2_000, 5_000, 10_000, 20_000, 40_000, 80_000, 160_000,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for signal in [libc::SIGKILL, libc::SIGINT] {
+            let child = crate::support::command()
+                .args([
+                    "pipeline",
+                    "blue-green",
+                    r.pipelines.to_str().unwrap(),
+                    "--since",
+                    "main",
+                    "--apply",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_micros(delay_us + k as u64 * 97));
+            // SAFETY: our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+            let mut child = child;
+            child.wait().unwrap();
+            // The next command that writes the tree completes or undoes what the killed one began.
+            let o = flinkpipe(&["table", "build-inventory", r.pipelines.to_str().unwrap()]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let state = state_of(&r, &old, &new);
+            seen.insert(state);
+            // Back to the base for the next try.
+            if state == "new" {
+                for (rel, text) in &old {
+                    fs::write(r.pipelines.join(rel), text).unwrap();
+                }
+                fs::remove_file(r.pipelines.join("blue_green.json")).unwrap();
+            }
+        }
+    }
+    assert!(seen.contains("old"), "{seen:?}");
+    // A rerun after all that records the release once.
+    assert!(run(&r, &["--apply"]).status.success());
+    let record: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["releases"].as_array().unwrap().len(), 1);
+}
+
+/// A tree whose tables are already the next version of the base but whose release record is gone
+/// (lost, or written apart by an older version and killed): a rerun rebuilds the release from the tree
+/// and the base names, with the same tables and statements.
+#[test]
+fn a_rerun_rebuilds_a_missing_release_record() {
+    let r = changed_repo();
+    assert!(run(&r, &["--apply"]).status.success());
+    let path = r.pipelines.join("blue_green.json");
+    let original: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    fs::remove_file(&path).unwrap();
+    let o = run(&r, &["--apply"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("recorded no release for them: rebuilt it"),
+        "{}",
+        stderr(&o)
+    );
+    let rebuilt: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let tables = |v: &serde_json::Value| -> Vec<(String, String, String, String)> {
+        let mut t: Vec<_> = v["releases"][0]["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["blue_table_name"].as_str().unwrap().to_string(),
+                    t["green_table_name"].as_str().unwrap().to_string(),
+                    t["blue_statements"].to_string(),
+                    t["green_statements"].to_string(),
+                )
+            })
+            .collect();
+        t.sort();
+        t
+    };
+    assert_eq!(tables(&rebuilt), tables(&original));
+    assert_eq!(rebuilt["releases"][0]["base_ref"], "main");
+    // A third run has nothing to do.
+    let o = run(&r, &["--apply"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(again["releases"].as_array().unwrap().len(), 1);
+    let _ = stdout(&o);
+}
