@@ -576,6 +576,85 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     assert_eq!(mv_jobs(&j, "c360_mv_customer_360"), 0, "blue MV stopped");
     assert_eq!(mv_jobs(&j, "c360_mv_customer_360_v2"), 1, "green MV runs");
 
+    // ---- 4b. a statement set changed in its second INSERT: both sinks go green ---------------
+    // (issue: green wrote the blue `int_sales_store_orders` topic beside blue, doubling its rows.)
+    let set_dml = "intermediates/sales/int_web_orders/sql-scripts/dml.int_sales_web_orders.sql";
+    env.repo.edit(set_dml, |s| {
+        s.replace(
+            "WHERE channel = 'store';",
+            "WHERE channel = 'store' AND amount >= 5;",
+        )
+    });
+    env.repo.commit("store orders of 5 or more", T_CHANGE + 120);
+    let bg = env.json(&[
+        "pipeline",
+        "blue-green",
+        env.pipelines(),
+        "--since",
+        "HEAD~1",
+        "--apply",
+    ]);
+    assert_eq!(bg["applied"], true, "{bg:#}");
+    let set_green: Vec<String> = bg["green"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["table_name"].as_str().unwrap().to_string())
+        .collect();
+    for t in [
+        "int_sales_web_orders_v2",
+        "int_sales_store_orders_v2",
+        "sales_mv_top_stores_v2",
+        "c360_fct_engagement_v2",
+    ] {
+        assert!(set_green.contains(&t.to_string()), "{t}: {set_green:?}");
+    }
+    env.repo.commit("version the statement set", T_CHANGE + 180);
+    let blue_set = env.dml("sales", "int_sales_web_orders");
+    let green_set = env.dml("sales", "int_sales_web_orders_v2");
+    let before_green = offsets(&["int_sales_store_orders_v2", "int_sales_web_orders_v2"]);
+    let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--blue-green"]);
+    assert_eq!(deployed["success"], true, "{deployed:#}");
+    let j = jobs();
+    assert_eq!(running(&j, &blue_set), 1, "blue set keeps running beside green");
+    assert_eq!(running(&j, &green_set), 1, "green set runs: {:?}", j.get(&green_set));
+    wait_for_rows(
+        &["int_sales_store_orders_v2", "int_sales_web_orders_v2"],
+        &before_green,
+        Duration::from_secs(120),
+    );
+    let out = env.run(&[
+        "pipeline",
+        "decommission",
+        env.pipelines(),
+        "--delete",
+        "--no-ack",
+    ]);
+    assert!(
+        out.status.success(),
+        "decommission: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let j = jobs();
+    assert_eq!(running(&j, &blue_set), 0, "blue set deleted");
+    assert_eq!(running(&j, &green_set), 1, "green set runs");
+    // No job writes the blue topic any more, while green keeps writing its own: had green kept the
+    // blue sink, the blue topic would still grow.
+    let quiet_from = offsets(&["int_sales_store_orders", "int_sales_store_orders_v2"]);
+    let grown = wait_for_rows(
+        &["int_sales_store_orders_v2"],
+        &quiet_from,
+        Duration::from_secs(120),
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    let after = offsets(&["int_sales_store_orders"]);
+    assert_eq!(
+        after["int_sales_store_orders"], quiet_from["int_sales_store_orders"],
+        "the blue topic still receives records (green {:?})",
+        grown
+    );
+
     // ---- 5. a broken DML fails with the gateway's message; its descendants are skipped --------
     let stock = env.dml("inventory", "inventory_fct_stock_alerts");
     let child = env.dml("inventory", "inventory_mv_replenishment");
