@@ -549,6 +549,10 @@ pub struct DecommissionArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Also stop or delete a blue statement whose green successor is not RUNNING (a declaration:
+    /// COMPLETED); what was ignored is printed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `pipeline deploy`.
