@@ -65,6 +65,7 @@ fn node(table: &str, parents: Vec<String>) -> DeployNode {
         reason: "bench".into(),
         parents,
         stateless: true,
+        kept_live: false,
         steps: vec![
             spec(
                 StatementKind::Ddl,

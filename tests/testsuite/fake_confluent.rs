@@ -640,6 +640,18 @@ impl FakeConfluent {
             .collect()
     }
 
+    /// Replaces the pending transitions of a stored statement: each read (GET or list) applies the
+    /// next `(phase, detail)` (no sooner than `step`), as for a statement just created.
+    pub fn script(&self, name: &str, steps: &[(&str, &str)]) {
+        let mut st = self.state.lock().unwrap();
+        if let Some(s) = st.statements.get_mut(name) {
+            s.script = steps
+                .iter()
+                .map(|(p, d)| (p.to_string(), d.to_string()))
+                .collect();
+        }
+    }
+
     /// Forces a phase now (e.g. FAILED with a detail, or DEGRADED after RUNNING).
     pub fn force_phase(&self, name: &str, phase: &str, detail: &str) {
         let mut st = self.state.lock().unwrap();

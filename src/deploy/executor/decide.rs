@@ -243,6 +243,7 @@ mod tests {
             parents: vec![],
             stateless,
             steps: vec![],
+            kept_live: false,
         }
     }
 
