@@ -180,7 +180,7 @@ impl fmt::Display for Holder {
 }
 
 /// The host name (`gethostname`), or `unknown host`.
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     #[cfg(unix)]
     {
         let mut buf = [0u8; 256];
@@ -258,7 +258,7 @@ fn take_lock(journal: &Path) -> Result<File, JournalError> {
 
 /// `flock(LOCK_EX | LOCK_NB)`: `Ok(false)` when another open file holds the lock.
 #[cfg(unix)]
-fn try_lock(file: &File) -> std::io::Result<bool> {
+pub(crate) fn try_lock(file: &File) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
     // SAFETY: the descriptor is open for the lifetime of `file`.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -275,7 +275,7 @@ fn try_lock(file: &File) -> std::io::Result<bool> {
 
 /// No advisory locks here: a second deploy is not detected.
 #[cfg(not(unix))]
-fn try_lock(_file: &File) -> std::io::Result<bool> {
+pub(crate) fn try_lock(_file: &File) -> std::io::Result<bool> {
     Ok(true)
 }
 

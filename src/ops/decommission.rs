@@ -150,6 +150,8 @@ impl DecommissionReport {
 
 /// A decommission ready to run.
 pub struct Prepared {
+    /// This project's target lock, held from [`prepare`] to the end of [`Prepared::execute`].
+    _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
     pipelines: PathBuf,
@@ -172,6 +174,12 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let naming = StatementNaming::from_config(&cfg);
     let record = BlueGreenRecord::read(&req.pipelines)?;
     let connected = target::connect(&cfg, Some(&project))?;
+    let lock = super::lock::lock_target(
+        &req.pipelines,
+        &connected,
+        &naming.prefix,
+        "pipeline decommission",
+    )?;
     let rt = target::runtime()?;
     let live = rt.block_on(target::live_statements(&connected))?;
     let owned = naming.owned_statements(&project);
@@ -311,6 +319,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         }
     }
     Ok(Prepared {
+        _lock: lock,
         connected,
         rt,
         pipelines: req.pipelines.clone(),

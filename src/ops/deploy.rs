@@ -150,6 +150,14 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         JournalState::default()
     };
     let c = target::connect(&cfg, Some(&project))?;
+    // One command at a time changes this project's target, whatever journal it writes (#29): taken
+    // before the target is read, held until the run ends. A dry run changes nothing and takes none.
+    let _lock = if req.dry_run {
+        None
+    } else {
+        let prefix = crate::plan::StatementNaming::from_config(&cfg).prefix;
+        super::lock::lock_target(&plan_req.pipelines, &c, &prefix, "pipeline deploy")?
+    };
     let rt = target::runtime()?;
     let live = rt.block_on(async {
         c.target

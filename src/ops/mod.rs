@@ -43,6 +43,7 @@ pub mod graph;
 pub mod housekeep;
 pub mod inventory;
 pub mod lag;
+pub mod lock;
 pub mod metadata;
 pub mod plan;
 pub mod pools;

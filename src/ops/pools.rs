@@ -222,6 +222,8 @@ pub struct DeletePlan {
 
 /// A delete ready to run (after the caller asked).
 pub struct PreparedDelete {
+    /// This project's target lock, held until the delete ends.
+    _lock: Option<super::lock::TargetLock>,
     client: CloudClient,
     scrubber: Scrubber,
     rt: tokio::runtime::Runtime,
@@ -333,6 +335,12 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
             ))
         })?;
     let has_project = req.pipelines.is_dir();
+    let lock = super::lock::lock_target(
+        &req.pipelines,
+        &target::connect(&cfg, None)?,
+        &StatementNaming::from_config(&cfg).prefix,
+        "project delete-compute-pool",
+    )?;
     let (owned, releases) = if has_project {
         let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
         let naming = StatementNaming::from_config(&cfg);
@@ -353,6 +361,7 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
     };
     let statements = guard.statements_in(&rt, &pool)?;
     Ok(PreparedDelete {
+        _lock: lock,
         client,
         scrubber,
         rt,

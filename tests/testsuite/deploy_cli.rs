@@ -855,7 +855,9 @@ fn two_deploys_at_once_one_runs_the_other_is_refused_naming_it() {
         let (_, err) = text(refused[0]);
         assert_eq!(refused[0].status.code(), Some(1), "{err}");
         assert!(
-            err.contains("another deploy of this project is running"),
+            err.contains(
+                "another command is changing this project's target: `pipeline deploy` (pid "
+            ),
             "round {round}: {err}"
         );
         let winner = pids[outs.iter().position(|o| o.status.success()).unwrap()];
