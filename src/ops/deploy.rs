@@ -377,18 +377,21 @@ pub(super) fn run(
         cancel: Cancel::default(),
     };
     rt.block_on(async {
+        // SIGINT, SIGTERM and SIGHUP alike: the run ends cleanly, its journal whole.
+        let mut signals = super::signals::Interrupts::listen();
         let run = executor::deploy(c.target.as_ref(), nodes, options, &session);
         tokio::pin!(run);
         let mut interrupted = false;
         loop {
             tokio::select! {
                 report = &mut run => break report,
-                r = tokio::signal::ctrl_c(), if !interrupted => {
+                which = signals.recv(), if !interrupted => {
                     interrupted = true;
-                    if r.is_ok() {
-                        ctx.console.note("\ninterrupted: no new statement will start; finishing cleanly");
-                        session.cancel.cancel();
-                    }
+                    ctx.console.note(&format!(
+                        "\ninterrupted ({}): no new statement will start; finishing cleanly",
+                        which.as_str()
+                    ));
+                    session.cancel.cancel();
                 }
             }
         }

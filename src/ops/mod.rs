@@ -53,6 +53,7 @@ pub mod refs;
 pub mod report;
 pub mod scaffold;
 pub mod scope;
+pub mod signals;
 pub mod statement;
 pub mod status;
 pub mod target;

@@ -142,14 +142,18 @@ fn run_options(cfg: &Config, s: &RunSettings, naming: TestNaming) -> RunOptions 
     }
 }
 
-/// A Ctrl-C watcher for the run: the first Ctrl-C cancels (cleanup still runs).
+/// A watcher for the run: the first SIGINT, SIGTERM or SIGHUP cancels (cleanup still runs). The
+/// listeners are registered before this returns.
 fn on_ctrl_c(ctx: &Context, rt: &tokio::runtime::Runtime) -> Cancel {
     let cancel = Cancel::default();
     let c = cancel.clone();
+    let mut signals = {
+        let _entered = rt.enter();
+        super::signals::Interrupts::listen()
+    };
     rt.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            c.cancel();
-        }
+        signals.recv().await;
+        c.cancel();
     });
     let _ = ctx;
     cancel

@@ -222,12 +222,25 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Deletes a statement and waits until it is gone.
+    /// Deletes a statement and waits until it is gone. The delete is retried through 429s, 5xx and
+    /// dropped connections for up to the run's timeout (a clean-up that gives up at the first 429
+    /// leaves test statements behind).
     async fn remove(&self, name: &str) -> Result<(), String> {
-        self.target
-            .delete_statement(name)
-            .await
-            .map_err(|e| format!("deleting {name}: {e}"))?;
+        let deadline = tokio::time::Instant::now() + self.opts.timeout;
+        crate::deploy::retry::retry(
+            &crate::deploy::Backoff::HTTP,
+            crate::deploy::retry::Limit::Until(deadline),
+            crate::deploy::retry::seed_of(name),
+            || self.target.delete_statement(name),
+        )
+        .await
+        .map_err(|g| {
+            if g.log.is_empty() {
+                format!("deleting {name}: {}", g.error)
+            } else {
+                format!("deleting {name}: {} ({})", g.error, g.log)
+            }
+        })?;
         wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| {
             s.is_none()
         })
