@@ -184,6 +184,10 @@ pub struct DeleteComputePoolArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Delete it although statements of the project or of an open blue-green release are in it
+    /// (in any phase); what was ignored is printed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Statement phases `housekeep-statements` filters on.

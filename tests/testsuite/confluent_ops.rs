@@ -722,7 +722,7 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("compute pool lfcp-sales (sales) runs statements of this project")
+        stderr(&o).contains("compute pool lfcp-sales (sales) holds statements of this project")
             && stderr(&o).contains(DML),
         "{}",
         stderr(&o)
@@ -1563,7 +1563,7 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stderr(&o).contains(
-            "runs statements of an open blue-green release: dev-usw2-sales-dml-int-x (RUNNING)"
+            "holds statements of an open blue-green release: dev-usw2-sales-dml-int-x (RUNNING)"
         ),
         "{}",
         stderr(&o)
@@ -1904,4 +1904,98 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
         &[],
     ));
     assert!(fake.pool("lfcp-spare").is_none());
+}
+
+/// Issue #29 item 6: a pool holding statements of the project or of an open release is not deleted
+/// whatever their phase (a STOPPED statement can be resumed, a FAILED one restarted: they go with the
+/// pool); another project's STOPPED statement does not protect it (it is listed); `--force` deletes
+/// it and says what it ignored.
+#[test]
+fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases() {
+    let p = project("");
+    let fake = fake();
+    write_release(&p, false);
+    for (phase, name, why) in [
+        ("STOPPED", DML, "holds statements of this project"),
+        ("FAILED", DDL, "holds statements of this project"),
+        (
+            "STOPPED",
+            "dev-usw2-sales-dml-int-x",
+            "holds statements of an open blue-green release",
+        ),
+        (
+            "COMPLETED",
+            "dev-usw2-sales-ddl-int-x-v2",
+            "holds statements of an open blue-green release",
+        ),
+    ] {
+        let pool = format!("lfcp-{}", phase.to_ascii_lowercase());
+        fake.add_pool(&pool, "p", 10, 0);
+        fake.seed_in_pool(name, "INSERT INTO a SELECT 1", phase, &pool, 3);
+        fake.seed_in_pool(
+            "other-team-paused",
+            "INSERT INTO b SELECT 1",
+            "STOPPED",
+            &pool,
+            3,
+        );
+        let o = run(
+            &p,
+            &fake,
+            &["project", "delete-compute-pool", &pool, "--no-ack"],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
+        let want = format!("compute pool {pool} (p) {why}: {name} ({phase})");
+        assert!(stderr(&o).contains(&want), "{want}\n{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--force deletes it anyway"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(fake.pool(&pool).is_some());
+        // --force: deleted, and it says what it ignored.
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "project",
+                "delete-compute-pool",
+                &pool,
+                "--no-ack",
+                "--force",
+            ],
+            &[],
+        );
+        let out = ok(&o);
+        assert!(
+            stderr(&o).contains(&format!("warning: --force: {want}")),
+            "{}",
+            stderr(&o)
+        );
+        assert!(
+            out.contains(&format!("  {name} ({phase})"))
+                && out.contains("  other-team-paused (STOPPED)"),
+            "{out}"
+        );
+        assert!(fake.pool(&pool).is_none());
+        fake.force_phase(name, "DELETING", "");
+    }
+    // Only another project's stopped statement: listed, not protected.
+    fake.add_pool("lfcp-others", "o", 10, 0);
+    fake.seed_in_pool(
+        "other-team-stopped",
+        "INSERT INTO c SELECT 1",
+        "STOPPED",
+        "lfcp-others",
+        3,
+    );
+    let out = ok(&run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-others", "--no-ack"],
+        &[],
+    ));
+    assert!(out.contains("  other-team-stopped (STOPPED)"), "{out}");
+    assert!(fake.pool("lfcp-others").is_none());
 }
