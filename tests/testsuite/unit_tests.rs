@@ -690,3 +690,72 @@ fn run_unit_tests_stopped_by_sigterm_or_sighup_cleans_up_through_429s() {
         assert!(left.is_empty(), "{name}: left behind: {left:?}\n{o}\n{e}");
     }
 }
+
+/// Issue #29 item 6: a table name used in a test file name is validated as a name first — a
+/// backquoted `q/../../PWNED` (or one with `..`, or a backslash) writes nothing anywhere, and the
+/// error names the file it comes from; the tree is as it was.
+#[test]
+fn init_unit_tests_refuses_table_names_that_are_paths_and_writes_nothing() {
+    for bad in ["q/../../PWNED", "a..b", "x\\\\y"] {
+        let p = project();
+        let dml = p
+            .pipelines
+            .join("intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql");
+        let text = std::fs::read_to_string(&dml).unwrap();
+        std::fs::write(
+            &dml,
+            text.replace("src_sales_payments p", &format!("`{bad}` p")),
+        )
+        .unwrap();
+        let before = tree(&p.root);
+        let fake = FakeConfluent::start();
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "table",
+                "init-unit-tests",
+                "int_sales_paid_orders",
+                "--allow-unknown",
+            ],
+        );
+        let (out, err) = texts(&o);
+        assert_eq!(o.status.code(), Some(1), "{bad}: {out}\n{err}");
+        assert!(
+            err.contains("pipelines/intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql")
+                && err.contains(&format!("table name `{bad}` cannot name a test file"))
+                && err.contains("nothing was written"),
+            "{bad}: {err}"
+        );
+        assert_eq!(tree(&p.root), before, "{bad}: files were written");
+    }
+}
+
+/// Every file under `root` (relative path → content).
+fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walk(root)
+        .into_iter()
+        .map(|f| {
+            (
+                f.strip_prefix(root).unwrap().to_path_buf(),
+                std::fs::read(&f).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let path = e.path();
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() != ".flinkpipe" {
+                out.extend(walk(&path));
+            }
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
