@@ -613,3 +613,46 @@ fn a_table_written_by_two_dmls_is_named_with_the_line() {
         "{err}"
     );
 }
+
+/// Issue #29 item 6: an unclosed `/*` (which hid the statements after it), a NUL byte, and a byte
+/// order mark inside the text (a doubled BOM at the start) are errors with file:line:column — not a
+/// warning and exit 0 — so nothing of the project is deployed while the file holds them.
+#[test]
+fn unclosed_comment_nul_and_inner_bom_are_errors_with_file_and_line() {
+    let file = "intermediates/int_b/sql-scripts/dml.int_b.sql";
+    for (dml, want) in [
+        (
+            "INSERT INTO int_b SELECT id FROM src_a;\n/* unfinished\nINSERT INTO int_b SELECT id FROM src_a;\n".to_string(),
+            format!("error[sql-tokenizer]: pipelines/{file}:"),
+        ),
+        (
+            "INSERT INTO int_b\nSELECT id FROM src_a\u{0};\n".to_string(),
+            format!("error[sql-character]: pipelines/{file}:2:21: a NUL character"),
+        ),
+        (
+            "\u{feff}\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n".to_string(),
+            format!("error[sql-character]: pipelines/{file}:1:2: a byte order mark (U+FEFF) inside the SQL text"),
+        ),
+        (
+            "INSERT INTO int_b SELECT id FROM src_a;\n\u{feff};\n".to_string(),
+            format!("error[sql-character]: pipelines/{file}:2:1: a byte order mark"),
+        ),
+    ] {
+        let (_t, root) = project(&[
+            ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+            ("intermediates/int_b/sql-scripts/ddl.int_b.sql", &ddl("int_b")),
+            (file, &dml),
+        ]);
+        let (code, err) = validate(&root);
+        assert_eq!(code, 1, "{dml:?}: {err}");
+        assert!(err.contains(&want), "{dml:?}: want {want}\n{err}");
+    }
+    // One BOM at the start is fine (Windows editors write one).
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("intermediates/int_b/sql-scripts/ddl.int_b.sql", &ddl("int_b")),
+        (file, "\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n"),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 0, "{err}");
+}

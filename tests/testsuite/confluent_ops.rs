@@ -1999,3 +1999,26 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
     assert!(out.contains("  other-team-stopped (STOPPED)"), "{out}");
     assert!(fake.pool("lfcp-others").is_none());
 }
+
+/// Issue #29 item 6: a DML with an unclosed `/*` before its second statement is an error before
+/// anything is sent: the deploy contacts no server and exits 1, naming the file and line.
+#[test]
+fn an_unclosed_comment_deploys_nothing() {
+    let p = project("");
+    let fake = fake();
+    let path = p.pipelines.join(DML_FILE);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n/* the new logic\nINSERT INTO sales_fct_order_payments SELECT * FROM x;\n"),
+    )
+    .unwrap();
+    let o = run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!("error[sql-tokenizer]: pipelines/{DML_FILE}:")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fake.request_count(), 0, "nothing sent");
+}
