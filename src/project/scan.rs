@@ -462,13 +462,11 @@ fn read_sql_cached(
     // order mark anywhere but at the very start (a doubled BOM sent "\u{feff}" as a statement).
     if let Some((at, what)) = forbidden_character(&text) {
         let (line, col) = line_col(&text, at);
-        diags.push(
-            Diagnostic::error("sql-character", what.to_string()).at(
-                rel.clone(),
-                Some(line),
-                Some(col),
-            ),
-        );
+        diags.push(Diagnostic::error("sql-character", what.to_string()).at(
+            rel.clone(),
+            Some(line),
+            Some(col),
+        ));
     }
     // A hit is the stored result of `sql::analyze` on these exact bytes (see `cache` for why that holds).
     let key = cache.enabled().then(|| cache::key(text.as_bytes()));
@@ -539,6 +537,9 @@ fn forbidden_character(text: &str) -> Option<(usize, &'static str)> {
 fn line_col(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at];
     let line = before.matches('\n').count() + 1;
-    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
     (line, col)
 }

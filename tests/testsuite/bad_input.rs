@@ -650,9 +650,60 @@ fn unclosed_comment_nul_and_inner_bom_are_errors_with_file_and_line() {
     // One BOM at the start is fine (Windows editors write one).
     let (_t, root) = project(&[
         ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
-        ("intermediates/int_b/sql-scripts/ddl.int_b.sql", &ddl("int_b")),
+        (
+            "intermediates/int_b/sql-scripts/ddl.int_b.sql",
+            &ddl("int_b"),
+        ),
         (file, "\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n"),
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 0, "{err}");
+}
+
+/// Issue #29 item 6: every config error names file:line:column, also those the YAML parser gives
+/// without a position (a repeated key, a second document, a control character, an alias bomb).
+#[test]
+fn every_config_error_names_its_line_and_column() {
+    let (tmp, root) = project(&[("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL)]);
+    let bomb = (b'a'..=b'h')
+        .map(|c| {
+            let name = c as char;
+            if c == b'a' {
+                "a: &a [x, x, x, x, x, x, x, x, x]\n".to_string()
+            } else {
+                let prev = (c - 1) as char;
+                format!(
+                    "{name}: &{name} [{}]\n",
+                    vec![format!("*{prev}"); 9].join(", ")
+                )
+            }
+        })
+        .collect::<String>();
+    for (text, want) in [
+        (
+            "kafka:\n  cluster_type: dev\nkafka:\n  cluster_type: prod\n".to_string(),
+            "config.yaml:3:1: duplicate entry with key \"kafka\"",
+        ),
+        (
+            "kafka:\n  cluster_type: dev\n---\nflink: {}\n".to_string(),
+            "config.yaml:3:1: deserializing from YAML containing more than one document",
+        ),
+        (
+            "kafka:\n  cluster_type: d\u{1}ev\n".to_string(),
+            "config.yaml:2:18: control characters are not allowed",
+        ),
+        (bomb, "config.yaml:2:8: repetition limit exceeded"),
+    ] {
+        let config = tmp.path().join("config.yaml");
+        std::fs::write(&config, &text).unwrap();
+        let o = command()
+            .args(["pipeline", "validate", root.to_str().unwrap()])
+            .env("SL_CONFIG_FILE", &config)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_ne!(o.status.code(), Some(0), "{text}: {err}");
+        assert!(err.contains(want), "want {want}\ngot {err}");
+    }
 }

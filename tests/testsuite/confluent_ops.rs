@@ -2010,10 +2010,17 @@ fn an_unclosed_comment_deploys_nothing() {
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
         &path,
-        format!("{text}\n/* the new logic\nINSERT INTO sales_fct_order_payments SELECT * FROM x;\n"),
+        format!(
+            "{text}\n/* the new logic\nINSERT INTO sales_fct_order_payments SELECT * FROM x;\n"
+        ),
     )
     .unwrap();
-    let o = run(&p, &fake, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stderr(&o).contains(&format!("error[sql-tokenizer]: pipelines/{DML_FILE}:")),
