@@ -707,3 +707,55 @@ fn every_config_error_names_its_line_and_column() {
         assert!(err.contains(want), "want {want}\ngot {err}");
     }
 }
+
+/// Issue #29 item 6: an `external_tables.json` manifest is bounded so that memory stays in check
+/// (each declaration costs some 35 bytes per byte of the manifest): one over 8 MiB is refused with
+/// its size before it is parsed; one just under is read.
+#[test]
+fn an_external_tables_manifest_over_8_mib_is_refused_with_its_size() {
+    let entry = |i: usize| format!("{{\"table_name\": \"ext_{i:07}\"}}");
+    let manifest = |bytes: usize| {
+        let mut s = String::from("{\"tables\": [\n");
+        let mut i = 0;
+        while s.len() + 64 < bytes {
+            if i > 0 {
+                s.push_str(",\n");
+            }
+            s.push_str(&entry(i));
+            i += 1;
+        }
+        s.push_str("\n]}\n");
+        while s.len() < bytes {
+            s.push(' ');
+        }
+        s
+    };
+    let big = manifest((8 << 20) + 1);
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("seeds/external_tables.json", &big),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error[bad-external-tables]:")
+            && err.contains("seeds/external_tables.json")
+            && err.contains(&format!(
+                "too large ({} bytes, over the limit of 8 MiB",
+                (8 << 20) + 1
+            )),
+        "{err}"
+    );
+    let ok = manifest((8 << 20) - 1024);
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("seeds/external_tables.json", &ok),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(
+        code,
+        0,
+        "{}",
+        err.lines().take(5).collect::<Vec<_>>().join("\n")
+    );
+}
