@@ -56,6 +56,10 @@ pub struct DeployNode {
     /// to show it in its goal phase (a PENDING one is waited for), and fails the node when it reads
     /// FAILED, STOPPED or absent instead.
     pub kept_live: bool,
+    /// A plan skip whose statement the plan read PENDING: it is checked (and waited for) before
+    /// anything below it starts — whenever any descendant in the plan runs, not only a child — since
+    /// a statement that never starts takes every reader below it down too.
+    pub kept_pending: bool,
 }
 
 /// Why the statements of a node cannot be built: nothing of it is sent.
@@ -281,6 +285,9 @@ pub fn deploy_nodes(
                 stateless: n.upgrade_mode == crate::plan::UpgradeMode::Stateless,
                 steps,
                 kept_live: n.action == Action::Skip && n.cause == crate::plan::Cause::Running,
+                kept_pending: n.action == Action::Skip
+                    && n.cause == crate::plan::Cause::Running
+                    && n.current_phase == Some(crate::plan::status::Phase::Pending),
             })
         })
         .collect()

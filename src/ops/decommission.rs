@@ -3,7 +3,7 @@
 //! environment (children first), and with `orphans` every statement under the project's
 //! statement-name prefix that no table of the tree owns. Never a statement that a table of the tree
 //! owns. A blue statement is stopped or deleted only when every green successor of its tables is
-//! ready (a job RUNNING, a declaration COMPLETED): otherwise it is refused ([`Refused`]), the release
+//! ready (the green jobs RUNNING; a green table without a job: its declaration COMPLETED): otherwise it is refused ([`Refused`]), the release
 //! stays open and the command fails, unless `force`. Two steps, so that the caller can show the list and ask first: [`prepare`] reads the target,
 //! [`Prepared::execute`] acts and records the decommission in the file.
 
@@ -67,7 +67,8 @@ pub struct LeftAlone {
 }
 
 /// A green successor of a blue statement and the phase it must reach before the blue statement may
-/// go: a job RUNNING, a declaration COMPLETED (`README.md`, "Decommission").
+/// go: each job of the green table RUNNING; for a green table without a job, its declaration
+/// COMPLETED (`README.md`, "Blue-green").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GreenSuccessor {
     pub statement: String,
@@ -197,7 +198,13 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let mut successors: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
     for release in &open {
         for t in &release.tables {
-            let greens = green_statements(&naming, &release.statement_prefix, t);
+            let mut greens = green_statements(&naming, &release.statement_prefix, t);
+            // A green table with a job is ready when its jobs run (its declaration may have been
+            // deleted once COMPLETED, as Confluent users do); one without a job needs its
+            // declaration COMPLETED.
+            if greens.iter().any(|g| g.role == StatementRole::Job) {
+                greens.retain(|g| g.role == StatementRole::Job);
+            }
             for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
                 let list = successors.entry(blue.name).or_default();
                 if greens.is_empty() {

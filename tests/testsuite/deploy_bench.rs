@@ -66,6 +66,7 @@ fn node(table: &str, parents: Vec<String>) -> DeployNode {
         parents,
         stateless: true,
         kept_live: false,
+        kept_pending: false,
         steps: vec![
             spec(
                 StatementKind::Ddl,

@@ -78,6 +78,7 @@ fn node(table: &str, parents: &[&str], action: Action) -> DeployNode {
         parents: parents.iter().map(|s| s.to_string()).collect(),
         stateless: true,
         kept_live: false,
+        kept_pending: false,
         steps: vec![
             step(
                 &format!("dev-ddl-{table}"),
@@ -1013,4 +1014,39 @@ async fn a_kept_parent_no_longer_running_fails_and_other_skips_do_not() {
         let report = run(&fake, &nodes, &options()).await;
         assert!(report.success(), "{report:#?}");
     }
+}
+
+/// A PENDING ancestor two levels up — its child kept running, its grandchild to be created — is
+/// waited for too: when it goes FAILED, nothing below it starts.
+#[tokio::test]
+async fn a_pending_grandparent_that_fails_starts_nothing_below_it() {
+    let fake = FakeConfluent::start();
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "PENDING",
+    );
+    fake.script("dev-dml-a", &[("PENDING", ""), ("FAILED", "boom")]);
+    fake.seed("dev-ddl-b", "CREATE TABLE b (id INT)", "COMPLETED");
+    fake.seed("dev-dml-b", "INSERT INTO b SELECT * FROM a", "RUNNING");
+    let mut a = node("a", &[], Action::Skip);
+    a.kept_live = true;
+    a.kept_pending = true;
+    let mut b = node("b", &["a"], Action::Skip);
+    b.kept_live = true;
+    let nodes = vec![a, b, node("c", &["b"], Action::Create)];
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(!report.success(), "{report:#?}");
+    assert!(
+        matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.contains("dev-dml-a: FAILED: boom")),
+        "{:?}",
+        report.nodes[0].outcome
+    );
+    assert!(
+        !fake.created().iter().any(|c| c.ends_with("-c")),
+        "{:?}",
+        fake.created()
+    );
+    assert!(matches!(report.nodes[2].outcome, NodeOutcome::Skipped(_)));
 }

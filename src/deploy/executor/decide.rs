@@ -244,6 +244,7 @@ mod tests {
             stateless,
             steps: vec![],
             kept_live: false,
+            kept_pending: false,
         }
     }
 

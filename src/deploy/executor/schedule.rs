@@ -180,11 +180,26 @@ impl<'n> Sched<'n> {
         }
     }
 
-    /// Whether a child of node `i` in the plan is not a plan skip (it will run, or be checked).
+    /// Whether a child of node `i` in the plan is not a plan skip (it will run, or be checked); for
+    /// a node the plan read PENDING ([`DeployNode::kept_pending`]), whether any descendant is not.
     fn feeds_a_run(&self, i: usize) -> bool {
-        self.children[i]
-            .iter()
-            .any(|&c| self.nodes[c].action != Action::Skip)
+        if !self.nodes[i].kept_pending {
+            return self.children[i]
+                .iter()
+                .any(|&c| self.nodes[c].action != Action::Skip);
+        }
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = self.children[i].clone();
+        while let Some(c) = stack.pop() {
+            if std::mem::replace(&mut seen[c], true) {
+                continue;
+            }
+            if self.nodes[c].action != Action::Skip {
+                return true;
+            }
+            stack.extend(self.children[c].iter().copied());
+        }
+        false
     }
 
     /// Marks node `i` finished and releases its children, or skips them (recursively) when it failed.
