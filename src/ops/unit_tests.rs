@@ -592,10 +592,9 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
         let live = target::live_statements(&c).await?;
         let mut statements = Vec::new();
         for name in live.keys().filter(|n| naming.owns(n, &tables)) {
-            c.target
-                .delete_statement(name)
+            crate::deploy::executor::delete_within(c.target.as_ref(), name, poll.timeout)
                 .await
-                .map_err(|e| c.error(&format!("deleting {name}"), e))?;
+                .map_err(|g| c.error(&format!("deleting {name}"), g.error))?;
             crate::deploy::executor::wait_until(
                 c.target.as_ref(),
                 name,
@@ -635,7 +634,9 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
             )
             .await
             .map_err(|e| c.error(&format!("dropping {ut}"), e))?;
-            let _ = c.target.delete_statement(&name).await;
+            crate::deploy::executor::delete_within(c.target.as_ref(), &name, poll.timeout)
+                .await
+                .map_err(|g| c.error(&format!("deleting {name}"), g.error))?;
             dropped.push(ut);
         }
         let mut topics = Vec::new();

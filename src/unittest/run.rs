@@ -226,21 +226,15 @@ impl Runner<'_> {
     /// dropped connections for up to the run's timeout (a clean-up that gives up at the first 429
     /// leaves test statements behind).
     async fn remove(&self, name: &str) -> Result<(), String> {
-        let deadline = tokio::time::Instant::now() + self.opts.timeout;
-        crate::deploy::retry::retry(
-            &crate::deploy::Backoff::HTTP,
-            crate::deploy::retry::Limit::Until(deadline),
-            crate::deploy::retry::seed_of(name),
-            || self.target.delete_statement(name),
-        )
-        .await
-        .map_err(|g| {
-            if g.log.is_empty() {
-                format!("deleting {name}: {}", g.error)
-            } else {
-                format!("deleting {name}: {} ({})", g.error, g.log)
-            }
-        })?;
+        crate::deploy::executor::delete_within(self.target, name, self.opts.timeout)
+            .await
+            .map_err(|g| {
+                if g.log.is_empty() {
+                    format!("deleting {name}: {}", g.error)
+                } else {
+                    format!("deleting {name}: {} ({})", g.error, g.log)
+                }
+            })?;
         wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| {
             s.is_none()
         })
