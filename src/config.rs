@@ -860,7 +860,7 @@ fn yaml_position(text: &str, message: &str) -> Option<(usize, usize)> {
         // The first alias (`*name`) outside quotes and comments.
         for (i, l) in lines.iter().enumerate() {
             let code = l.split(" #").next().unwrap_or(l);
-            if let Some(c) = code.find(|c| c == '*').filter(|&c| {
+            if let Some(c) = code.find('*').filter(|&c| {
                 code[c + 1..].starts_with(|x: char| x.is_alphanumeric() || x == '_')
                     && code[..c].matches(['\'', '"']).count() % 2 == 0
             }) {

@@ -61,7 +61,7 @@ pub enum OpsError {
         /// The lock file.
         lock: PathBuf,
         /// Who holds it (`None`: it did not say).
-        holder: Option<super::lock::LockHolder>,
+        holder: Option<Box<super::lock::LockHolder>>,
         /// The command that was refused.
         command: String,
     },

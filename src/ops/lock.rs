@@ -124,7 +124,7 @@ pub fn lock(
         .map_err(werr)?;
     if !try_lock(&file).map_err(werr)? {
         return Err(OpsError::Busy {
-            holder: read_holder(&mut file),
+            holder: read_holder(&mut file).map(Box::new),
             lock: path,
             command: command.to_string(),
         });
