@@ -3,9 +3,10 @@
 //! environment (children first), and with `orphans` every statement under the project's
 //! statement-name prefix that no table of the tree owns. Never a statement that a table of the tree
 //! owns. A blue statement is stopped or deleted only when every green successor of its tables is
-//! ready (the green jobs RUNNING; a green table without a job: its declaration COMPLETED): otherwise it is refused ([`Refused`]), the release
-//! stays open and the command fails, unless `force`. Two steps, so that the caller can show the list and ask first: [`prepare`] reads the target,
-//! [`Prepared::execute`] acts and records the decommission in the file.
+//! ready (the green jobs RUNNING; a green table without a job: its declaration COMPLETED):
+//! otherwise it is refused ([`Refused`]), the release stays open and the command fails, unless
+//! `force` (issue #29). Two steps, so that the caller can show the list and ask first: [`prepare`]
+//! reads the target, [`Prepared::execute`] acts and records the decommission in the file.
 
 use super::statement::{self, StatementVerb};
 use super::status::{blue_green_statements, green_statements, orphans};
@@ -73,15 +74,20 @@ pub struct LeftAlone {
 pub struct GreenSuccessor {
     pub statement: String,
     /// Its phase now; `None` when the target does not have it (never deployed, deleted).
-    pub phase: Option<String>,
-    /// The phase it needs: `RUNNING` (a job) or `COMPLETED` (a declaration).
-    pub needed: String,
+    pub phase: Option<Phase>,
+    /// The phase it needs: RUNNING (a job) or COMPLETED (a declaration).
+    pub needed: Phase,
 }
 
 impl GreenSuccessor {
     /// Its phase, `absent` when the target does not have it.
     pub fn phase_text(&self) -> &str {
-        self.phase.as_deref().unwrap_or("absent")
+        self.phase.as_ref().map_or("absent", Phase::as_str)
+    }
+
+    /// Whether it is in the phase it needs.
+    pub fn ready(&self) -> bool {
+        self.phase.as_ref() == Some(&self.needed)
     }
 }
 
@@ -211,7 +217,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     list.push(GreenSuccessor {
                         statement: String::new(),
                         phase: None,
-                        needed: Phase::Running.to_string(),
+                        needed: Phase::Running,
                     });
                 }
                 for g in &greens {
@@ -224,8 +230,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     };
                     list.push(GreenSuccessor {
                         statement: g.name.clone(),
-                        phase: live.get(&g.name).map(|s| s.phase.to_string()),
-                        needed: needed.to_string(),
+                        phase: live.get(&g.name).map(|s| s.phase.clone()),
+                        needed,
                     });
                 }
             }
@@ -284,7 +290,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     .get(&target.statement)
                     .into_iter()
                     .flatten()
-                    .filter(|g| g.phase.as_deref() != Some(g.needed.as_str()))
+                    .filter(|g| !g.ready())
                     .cloned()
                     .collect();
                 if !not_ready.is_empty() {
