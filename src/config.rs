@@ -422,7 +422,10 @@ impl Config {
                 return Err(ConfigError::Parse {
                     path: path.to_path_buf(),
                     message: format!(
-                        "flinkpipe.layers.{folder}: '{table_type}' is not a table type (one of {})",
+                        "{}flinkpipe.layers.{folder}: '{table_type}' is not a table type (one of {})",
+                        line_of_key(text, &format!("flinkpipe.layers.{folder}"))
+                            .map(|l| format!("line {l}: "))
+                            .unwrap_or_default(),
                         crate::project::layout::TABLE_TYPES.join(", ")
                     ),
                 });
@@ -966,7 +969,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "invalid config file c.yaml: flinkpipe.layers.bronze: 'gold' is not a table type (one of source, intermediate, dimension, fact, view, seed, dead_letter)"
+            "invalid config file c.yaml: line 3: flinkpipe.layers.bronze: 'gold' is not a table type (one of source, intermediate, dimension, fact, view, seed, dead_letter)"
         );
     }
 
