@@ -514,8 +514,15 @@ fn plan_reads_a_configured_target_unless_offline() {
     let _ = Path::new("");
 }
 
+/// SIGINT (Ctrl-C), and SIGTERM (`kill`, `timeout`, CI cancellation) and SIGHUP alike (#29).
 #[test]
 fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
+    for signal in ["-INT", "-TERM", "-HUP"] {
+        stops_cleanly_on(signal);
+    }
+}
+
+fn stops_cleanly_on(signal: &str) {
     let p = project();
     let fake = FakeConfluent::start_with(crate::fake_confluent::FakeOptions {
         step: std::time::Duration::from_millis(300),
@@ -548,14 +555,14 @@ fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
-    assert!(out.contains("--resume"), "{out}");
+    assert_eq!(o.status.code(), Some(1), "{signal}: {out}\n{err}");
+    assert!(out.contains("--resume"), "{signal}: {out}");
     // The journal is whole: every line parses and the run's end is recorded.
     let journal = std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
     for line in journal.lines() {
