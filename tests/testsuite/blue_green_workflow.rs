@@ -572,3 +572,34 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
             .contains(&Value::from(blue_dml))
     );
 }
+
+/// A green table whose job runs is ready even when its COMPLETED declaration was deleted (as
+/// Confluent users do with finished DDL statements): its blue statements go, the release closes.
+#[test]
+fn decommission_needs_the_green_jobs_running_not_their_finished_declarations() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    applied_release(&r, &fake);
+    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let green_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
+    let o = crate::support::command()
+        .args(["statement", "delete", green_ddl])
+        .current_dir(&r.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    ));
+    assert!(
+        out.contains("deleted dev-usw2-sales-dml-int-sales-orders-enriched "),
+        "{out}"
+    );
+    assert_eq!(decommissions(&r)[0]["action"], "delete");
+}
