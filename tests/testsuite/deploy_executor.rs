@@ -914,6 +914,10 @@ async fn a_pending_parent_that_fails_fails_the_deploy_and_starts_no_child() {
                 let mut a = node("a", &[], action);
                 a.kept_live = action == Action::Skip;
                 a.reason = "in scope; statement is PENDING".into();
+                // A failing DDL: a table without a job (its DDL is the statement the plan read).
+                if kind == StatementKind::Ddl {
+                    a.steps.retain(|s| s.spec.kind == StatementKind::Ddl);
+                }
                 let nodes = vec![a, node("b", &["a"], Action::Create)];
                 let t = target(&fake);
                 let mut resume = JournalState::default();
@@ -1049,4 +1053,26 @@ async fn a_pending_grandparent_that_fails_starts_nothing_below_it() {
         fake.created()
     );
     assert!(matches!(report.nodes[2].outcome, NodeOutcome::Skipped(_)));
+}
+
+/// A table kept running whose COMPLETED DDL statement was deleted (as Confluent users do): its job
+/// runs, so the table exists — its children start, nothing fails.
+#[tokio::test]
+async fn a_kept_parent_whose_finished_ddl_statement_was_deleted_still_releases_its_children() {
+    let fake = FakeConfluent::start();
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "RUNNING",
+    );
+    let mut a = node("a", &[], Action::Skip);
+    a.kept_live = true;
+    let nodes = vec![a, node("b", &["a"], Action::Create)];
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[1].outcome, NodeOutcome::Done);
+    assert!(
+        fake.phase("dev-ddl-a").is_none(),
+        "nothing sent for the kept table"
+    );
 }

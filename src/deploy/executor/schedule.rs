@@ -15,7 +15,7 @@ use super::{
 };
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;
-use crate::deploy::target::{Phase, Target};
+use crate::deploy::target::{Phase, StatementKind, Target};
 use crate::plan::Action;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -246,13 +246,21 @@ impl<'n> Sched<'n> {
 /// they are done. A journal-done node whose statement the target does not show done (absent, FAILED,
 /// STOPPED, …) runs again. A plan skip of a statement that ran when planned
 /// ([`DeployNode::kept_live`]) that reads FAILED, STOPPED, absent… now fails (its children are not
-/// started on it: #29); DEGRADED still runs and counts as done. For other plan skips (out of scope,
-/// excluded) the plan's decision stands.
+/// started on it: #29); DEGRADED still runs and counts as done. That holds for the statement the
+/// plan read — the table's job (its DML), else its DDL —: the DDL statement of a table whose job
+/// runs may be gone (users delete COMPLETED DDL statements) without the table being. For other plan
+/// skips (out of scope, excluded) the plan's decision stands.
 async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: bool) -> NodeResult {
     let start = Instant::now();
     let mut statements = Vec::new();
     let mut outcome = Outcome::Skipped(reason);
-    for step in node.steps.iter().filter(|s| !s.is_drop) {
+    let steps: Vec<_> = node.steps.iter().filter(|s| !s.is_drop).collect();
+    // The statement whose phase the plan read: the job (DML) when there is one, else the DDL.
+    let read_by_plan = steps
+        .iter()
+        .rposition(|s| s.spec.kind == StatementKind::Dml)
+        .or_else(|| steps.len().checked_sub(1));
+    for (i, step) in steps.into_iter().enumerate() {
         let failed = match settle(ctx, &node.table, &step.spec).await {
             Ok(Settled::Done) => None,
             Ok(Settled::Awaited(r)) => {
@@ -269,6 +277,7 @@ async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: boo
             }
             Ok(Settled::NotDone(state))
                 if !node.kept_live
+                    || read_by_plan != Some(i)
                     || state.as_ref().is_some_and(|s| s.phase == Phase::Degraded) =>
             {
                 None
