@@ -26,6 +26,16 @@ pub enum ConfigError {
     },
     #[error("invalid config file {path}: {message}")]
     Parse { path: PathBuf, message: String },
+    /// The YAML parser rejected the file, at `line`:`column` (1-based; where the parser gives no
+    /// position, the place the message points at: the repeated key, the second document, the
+    /// control character, the first alias).
+    #[error("invalid config file {}:{line}:{column}: {message}", path.display())]
+    ParseAt {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// Settings the deploy needs are absent from both the file and the environment: all of them are
     /// named at once, each with the variable that may supply it.
     #[error("{}", missing_text(settings, secrets, file, purpose))]
@@ -383,10 +393,7 @@ impl Config {
 
     /// Parses YAML text; `path` is used in messages only.
     pub fn from_yaml(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let perr = |e: serde_yaml_ng::Error| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
+        let perr = |e: serde_yaml_ng::Error| yaml_error(path, text, &e);
         let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(perr)?;
         let mut unknown = Vec::new();
         if let serde_yaml_ng::Value::Mapping(map) = &value {
@@ -420,7 +427,10 @@ impl Config {
                 return Err(ConfigError::Parse {
                     path: path.to_path_buf(),
                     message: format!(
-                        "flinkpipe.layers.{folder}: '{table_type}' is not a table type (one of {})",
+                        "{}flinkpipe.layers.{folder}: '{table_type}' is not a table type (one of {})",
+                        line_of_key(text, &format!("flinkpipe.layers.{folder}"))
+                            .map(|l| format!("line {l}: "))
+                            .unwrap_or_default(),
                         crate::project::layout::TABLE_TYPES.join(", ")
                     ),
                 });
@@ -689,10 +699,7 @@ impl Config {
                         path: path.clone(),
                         source,
                     })?;
-                serde_yaml_ng::from_str(&text).map_err(|e| ConfigError::Parse {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?
+                serde_yaml_ng::from_str(&text).map_err(|e| yaml_error(path, &text, &e))?
             }
             None => serde_yaml_ng::Value::Null,
         };
@@ -786,8 +793,127 @@ pub fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
     None
 }
 
+/// A YAML error of the file at `path` whose text is `text`, always with a line and column: the
+/// parser's, or — for the errors that come without one (a repeated key, a second document, a control
+/// character, an alias bomb) — the place the message points at, else 1:1.
+pub fn yaml_error(path: &Path, text: &str, e: &serde_yaml_ng::Error) -> ConfigError {
+    let message = e.to_string();
+    // Some errors come with the position of the enclosing node (1:1 for a repeated top-level key):
+    // the place the message points at is better.
+    let (line, column) = match (yaml_position(text, &message), e.location()) {
+        (Some(p), _) => p,
+        (None, Some(l)) => (l.line(), l.column()),
+        (None, None) => (1, 1),
+    };
+    ConfigError::ParseAt {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message,
+    }
+}
+
+/// Where a YAML error without a location points (see [`yaml_error`]): 1-based line and column.
+fn yaml_position(text: &str, message: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at_line = |i: usize, l: &str| (i + 1, l.len() - l.trim_start().len() + 1);
+    if let Some(rest) = message.strip_prefix("duplicate entry with key ") {
+        // `duplicate entry with key "kafka"`: the second line declaring that key.
+        let key = rest.trim().trim_matches('"');
+        let declares = |l: &str| {
+            let t = l.trim_start().trim_start_matches("- ");
+            [
+                format!("{key}:"),
+                format!("\"{key}\":"),
+                format!("'{key}':"),
+            ]
+            .iter()
+            .any(|k| t.starts_with(k.as_str()))
+        };
+        return lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| declares(l))
+            .nth(1)
+            .map(|(i, l)| at_line(i, l));
+    }
+    if message.contains("more than one document") {
+        // The separator that starts the second document.
+        let mut content = false;
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_end();
+            if (t == "---" || t.starts_with("--- ")) && content {
+                return Some((i + 1, 1));
+            }
+            if t == "..." && content {
+                return Some((i + 1, 1));
+            }
+            if !t.is_empty() && !t.starts_with('#') && t != "---" {
+                content = true;
+            }
+        }
+        return None;
+    }
+    if message.contains("control characters are not allowed") {
+        let (i, l) = lines
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.chars().any(|c| c.is_control() && c != '\t' && c != '\r'))?;
+        let col = l
+            .chars()
+            .position(|c| c.is_control() && c != '\t' && c != '\r')?;
+        return Some((i + 1, col + 1));
+    }
+    if message.contains("repetition limit exceeded") || message.contains("recursion limit") {
+        // The first alias (`*name`) outside quotes and comments.
+        for (i, l) in lines.iter().enumerate() {
+            let code = l.split(" #").next().unwrap_or(l);
+            if let Some(c) = code.find('*').filter(|&c| {
+                code[c + 1..].starts_with(|x: char| x.is_alphanumeric() || x == '_')
+                    && code[..c].matches(['\'', '"']).count() % 2 == 0
+            }) {
+                return Some((i + 1, code[..c].chars().count() + 1));
+            }
+        }
+        return None;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    /// Issue #29 item 6: every YAML error of the configuration names file:line:column, those the
+    /// parser gives without a position too.
+    #[test]
+    fn every_yaml_error_has_a_line_and_column() {
+        let path = std::path::Path::new("config.yaml");
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+        for (text, want) in [
+            (
+                "kafka:\n  cluster_type: dev\nflink:\n  compute_pool_id: p\nkafka:\n  cluster_type: prod\n",
+                "invalid config file config.yaml:5:1: duplicate entry with key \"kafka\"",
+            ),
+            (
+                "kafka:\n  cluster_type: dev\n---\nflink: {}\n",
+                "invalid config file config.yaml:3:1: deserializing from YAML containing more than one document is not supported",
+            ),
+            (
+                "kafka:\n  cluster_type: d\u{7}ev\n",
+                "invalid config file config.yaml:2:18: control characters are not allowed",
+            ),
+            (
+                bomb,
+                "invalid config file config.yaml:2:8: repetition limit exceeded",
+            ),
+            ("kafka: [1\n", "invalid config file config.yaml:2:1: "),
+        ] {
+            let e = super::Config::from_yaml(text, path)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "want {want}\ngot  {e}");
+        }
+    }
+
     #[test]
     fn lines_of_dotted_keys() {
         let text = "kafka:\n  flink: x\n# c\nflink:\n  compute_pool_id: p\n  nested:\n    max_cfu_percent_before_allocation: 2\n\n  max_cfu_percent_before_allocation: 1.5\nother: 1\n";
@@ -848,7 +974,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "invalid config file c.yaml: flinkpipe.layers.bronze: 'gold' is not a table type (one of source, intermediate, dimension, fact, view, seed, dead_letter)"
+            "invalid config file c.yaml: line 3: flinkpipe.layers.bronze: 'gold' is not a table type (one of source, intermediate, dimension, fact, view, seed, dead_letter)"
         );
     }
 

@@ -18,9 +18,9 @@ pub use batch::{
     catch_sigint, interrupted_batches, is_stale_leftover, recover,
 };
 pub use read::{
-    MAX_DATA_FILE_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES, byte_size, is_refusal,
-    max_bytes_for, read_data_file, read_diagnostic, read_project_file, read_user_file,
-    read_user_text, utf8_error_position,
+    MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
+    byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,
+    read_project_file, read_user_file, read_user_text, utf8_error_position,
 };
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then renamed over the

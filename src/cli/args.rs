@@ -184,6 +184,10 @@ pub struct DeleteComputePoolArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Delete it although statements of the project or of an open blue-green release are in it
+    /// (in any phase); what was ignored is printed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Statement phases `housekeep-statements` filters on.
@@ -549,6 +553,10 @@ pub struct DecommissionArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Also stop or delete a blue statement whose green successor is not RUNNING (a declaration:
+    /// COMPLETED); what was ignored is printed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `pipeline deploy`.

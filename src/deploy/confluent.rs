@@ -34,6 +34,10 @@ pub const MAX_REDIRECTS: usize = 5;
 pub const DRY_RUN_PROPERTY: &str = "sql.dry-run";
 
 /// Longest wait for a dry run whose POST answer was not final.
+/// How long the clean-up of a query (or of a create whose answer was lost) retries its delete
+/// through 429s, 5xx and dropped connections before it gives up and says so.
+pub const CLEANUP_WITHIN: Duration = Duration::from_secs(60);
+
 const DRY_RUN_WAIT: Duration = Duration::from_secs(60);
 
 /// A fresh name for the dry run of `name`: `<name>-dry-<8 hex digits>` (shortened to 100 characters
@@ -334,6 +338,23 @@ impl ConfluentTarget {
         .map_err(|g| g.error)
     }
 
+    /// Deletes statement `name` if it exists, retrying transient errors (429, 5xx, no answer) for
+    /// up to `within`: the clean-up of a query or of a lost create. `Ok(false)`: it did not exist.
+    ///
+    /// Errors: a permanent error, or transient ones until `within` is up (the last one).
+    pub async fn remove_within(&self, name: &str, within: Duration) -> Result<bool, TargetError> {
+        use crate::deploy::Target;
+        let deadline = tokio::time::Instant::now() + within;
+        retry(
+            &self.settings.retry,
+            Limit::Until(deadline),
+            seed_of(name),
+            || self.delete_statement(name),
+        )
+        .await
+        .map_err(|g| g.error)
+    }
+
     fn transport(&self, method: &Method, url: &Url, e: &reqwest::Error) -> TargetError {
         let what = if e.is_timeout() {
             "timed out".to_string()
@@ -564,7 +585,25 @@ impl Target for ConfluentTarget {
         &self,
         spec: &StatementSpec,
     ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
-        self.create_statement(spec).await?;
+        if let Err(e) = self.create_statement(spec).await {
+            // The answer may be lost after the server stored the statement (connection dropped, a
+            // 5xx from a proxy): look it up by name and delete it, so no query is left running. A
+            // 409 means the name belongs to a statement this call did not create: left alone.
+            if matches!(e, TargetError::AlreadyExists(_)) {
+                return Err(e);
+            }
+            return Err(match self.remove_within(&spec.name, CLEANUP_WITHIN).await {
+                Ok(_) => e,
+                Err(cleanup) => TargetError::Transport {
+                    method: "POST".into(),
+                    path: self.statements_url().path().to_string(),
+                    message: format!(
+                        "{e}; the statement {} may have been stored and could not be deleted ({cleanup}): `flinkpipe pipeline decommission --orphans --delete` removes it",
+                        spec.name
+                    ),
+                },
+            });
+        }
         Ok(Box::new(query::ConfluentQuery::new(
             self.clone(),
             &spec.name,

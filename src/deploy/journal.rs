@@ -133,7 +133,7 @@ pub enum JournalError {
     },
     /// Another deploy holds the journal's lock.
     #[error(
-        "another deploy of this project is running: the deploy journal {path} is locked by {}; wait for it to finish (or stop it) before deploying again",
+        "another deploy is writing the deploy journal {path}: it is locked by {}; wait for it to finish (or stop it), or give this deploy its own --journal",
         holder.as_ref().map_or_else(|| "a process that did not say who it is".to_string(), Holder::to_string)
     )]
     Locked {
@@ -180,7 +180,7 @@ impl fmt::Display for Holder {
 }
 
 /// The host name (`gethostname`), or `unknown host`.
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     #[cfg(unix)]
     {
         let mut buf = [0u8; 256];
@@ -241,11 +241,23 @@ fn take_lock(journal: &Path) -> Result<File, JournalError> {
         .open(&path)
         .map_err(werr)?;
     if !try_lock(&file).map_err(werr)? {
-        let mut text = String::new();
-        let _ = file.read_to_string(&mut text);
+        // The holder writes itself just after taking the lock: an empty file is read again for a
+        // moment before the holder counts as unknown.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let holder = loop {
+            let mut text = String::new();
+            let _ = file.rewind().and_then(|_| file.read_to_string(&mut text));
+            if let Ok(h) = serde_json::from_str(&text) {
+                break Some(h);
+            }
+            if std::time::Instant::now() >= until {
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
         return Err(JournalError::Locked {
             path: journal.to_path_buf(),
-            holder: serde_json::from_str(&text).ok(),
+            holder,
         });
     }
     let me = serde_json::to_string(&Holder::me()).expect("plain data serialises");
@@ -258,7 +270,7 @@ fn take_lock(journal: &Path) -> Result<File, JournalError> {
 
 /// `flock(LOCK_EX | LOCK_NB)`: `Ok(false)` when another open file holds the lock.
 #[cfg(unix)]
-fn try_lock(file: &File) -> std::io::Result<bool> {
+pub(crate) fn try_lock(file: &File) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
     // SAFETY: the descriptor is open for the lifetime of `file`.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -275,7 +287,7 @@ fn try_lock(file: &File) -> std::io::Result<bool> {
 
 /// No advisory locks here: a second deploy is not detected.
 #[cfg(not(unix))]
-fn try_lock(_file: &File) -> std::io::Result<bool> {
+pub(crate) fn try_lock(_file: &File) -> std::io::Result<bool> {
     Ok(true)
 }
 

@@ -51,6 +51,15 @@ pub struct DeployNode {
     /// keeps, which the executor never sends but waits for while they are still starting (PENDING)
     /// before the node's children start.
     pub steps: Vec<Step>,
+    /// A plan skip because its statement ran when the plan read it (RUNNING, PENDING, COMPLETED:
+    /// [`crate::plan::Cause::Running`]): before its children start, the executor requires the target
+    /// to show it in its goal phase (a PENDING one is waited for), and fails the node when it reads
+    /// FAILED, STOPPED or absent instead.
+    pub kept_live: bool,
+    /// A plan skip whose statement the plan read PENDING: it is checked (and waited for) before
+    /// anything below it starts — whenever any descendant in the plan runs, not only a child — since
+    /// a statement that never starts takes every reader below it down too.
+    pub kept_pending: bool,
 }
 
 /// Why the statements of a node cannot be built: nothing of it is sent.
@@ -275,6 +284,10 @@ pub fn deploy_nodes(
                 parents,
                 stateless: n.upgrade_mode == crate::plan::UpgradeMode::Stateless,
                 steps,
+                kept_live: n.action == Action::Skip && n.cause == crate::plan::Cause::Running,
+                kept_pending: n.action == Action::Skip
+                    && n.cause == crate::plan::Cause::Running
+                    && n.current_phase == Some(crate::plan::status::Phase::Pending),
             })
         })
         .collect()

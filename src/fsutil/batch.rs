@@ -468,8 +468,8 @@ fn process_start(pid: u32) -> Option<u64> {
 
 // ---- SIGINT while a batch is open ---------------------------------------------------------------
 
-/// SIGINT caught for a span longer than one batch (several batches that belong together, and the
-/// work between them): until the scope is dropped, SIGINT only sets a flag that [`Batch`]es and
+/// SIGINT (and SIGTERM, SIGHUP) caught for a span longer than one batch (several batches that
+/// belong together, and the work between them): until the scope is dropped, they only set a flag that [`Batch`]es and
 /// [`SigintScope::received`] see.
 #[derive(Debug)]
 pub struct SigintScope {
@@ -495,12 +495,17 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Open batches (the handler is installed by the first, restored by the last).
 static OPEN: AtomicUsize = AtomicUsize::new(0);
 
-/// Catches SIGINT while it lives (it only sets [`INTERRUPTED`], which is async-signal-safe) and puts
-/// the previous disposition back when dropped.
+/// The signals a batch catches: SIGINT, and SIGTERM and SIGHUP alike (`kill`, `timeout`, CI
+/// cancellation, a closed terminal ask a command to stop just as Ctrl-C does, #29).
+#[cfg(unix)]
+const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Catches SIGINT, SIGTERM and SIGHUP while it lives (the handler only sets [`INTERRUPTED`], which
+/// is async-signal-safe) and puts the previous dispositions back when dropped.
 #[derive(Debug)]
 struct SigintGuard {
     #[cfg(unix)]
-    previous: Option<Box<libc::sigaction>>,
+    previous: Vec<(libc::c_int, Box<libc::sigaction>)>,
 }
 
 #[cfg(unix)]
@@ -512,28 +517,31 @@ impl SigintGuard {
     fn install() -> SigintGuard {
         if OPEN.fetch_add(1, Ordering::SeqCst) > 0 {
             #[cfg(unix)]
-            return SigintGuard { previous: None };
+            return SigintGuard {
+                previous: Vec::new(),
+            };
             #[cfg(not(unix))]
             return SigintGuard {};
         }
         INTERRUPTED.store(false, Ordering::SeqCst);
         #[cfg(unix)]
         {
-            // SAFETY: a zeroed sigaction is a valid starting value; the handler only stores to an
-            // atomic; `previous` receives the old disposition.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_sigint as *const () as libc::sighandler_t;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                let mut previous: Box<libc::sigaction> = Box::new(std::mem::zeroed());
-                if libc::sigaction(libc::SIGINT, &action, &mut *previous) != 0 {
-                    return SigintGuard { previous: None };
-                }
-                SigintGuard {
-                    previous: Some(previous),
+            let mut previous = Vec::new();
+            for signal in CAUGHT {
+                // SAFETY: a zeroed sigaction is a valid starting value; the handler only stores to
+                // an atomic; `old` receives the old disposition.
+                unsafe {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = on_sigint as *const () as libc::sighandler_t;
+                    action.sa_flags = libc::SA_RESTART;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    let mut old: Box<libc::sigaction> = Box::new(std::mem::zeroed());
+                    if libc::sigaction(signal, &action, &mut *old) == 0 {
+                        previous.push((signal, old));
+                    }
                 }
             }
+            SigintGuard { previous }
         }
         #[cfg(not(unix))]
         SigintGuard {}
@@ -543,10 +551,10 @@ impl SigintGuard {
 impl Drop for SigintGuard {
     fn drop(&mut self) {
         #[cfg(unix)]
-        if let Some(previous) = self.previous.take() {
+        for (signal, previous) in self.previous.drain(..) {
             // SAFETY: restores the disposition saved by `install`.
             unsafe {
-                libc::sigaction(libc::SIGINT, &*previous, std::ptr::null_mut());
+                libc::sigaction(signal, &*previous, std::ptr::null_mut());
             }
         }
         OPEN.fetch_sub(1, Ordering::SeqCst);

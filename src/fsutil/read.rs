@@ -20,6 +20,12 @@ pub const MAX_SQL_FILE_BYTES: u64 = 8 << 20;
 /// 64 MiB, a hundred times what 10,000 tables need.
 pub const MAX_DATA_FILE_BYTES: u64 = 64 << 20;
 
+/// The largest `seeds/external_tables.json` manifest: 8 MiB (about 125,000 declarations, over ten
+/// times what 10,000 tables need). Each declaration becomes a table of the inventory and a node of the
+/// graph, some 35 bytes of memory per byte of the manifest: at 64 MiB a manifest took 2.2 GB (#29);
+/// at 8 MiB it stays under 300 MB. A larger manifest is refused with its size.
+pub const MAX_EXTERNAL_MANIFEST_BYTES: u64 = 8 << 20;
+
 /// The largest file flinkpipe reads back among those it writes itself (`pipeline_graph.json`): 4 GiB
 /// (the graph file of a 1,000,000-table chain is 790 MB).
 pub const MAX_GENERATED_FILE_BYTES: u64 = 4 << 30;
@@ -98,7 +104,13 @@ pub fn read_user_file(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
 /// table list, `blue_green.json`) as text: [`read_user_text`] with [`MAX_DATA_FILE_BYTES`], and a UTF-8
 /// byte order mark at the start dropped (editors on Windows write one; JSON parsers reject it).
 pub fn read_data_file(path: &Path) -> std::io::Result<String> {
-    let mut text = read_user_text(path, MAX_DATA_FILE_BYTES)?;
+    read_data_file_within(path, MAX_DATA_FILE_BYTES)
+}
+
+/// [`read_data_file`] with another limit (`seeds/external_tables.json`:
+/// [`MAX_EXTERNAL_MANIFEST_BYTES`]).
+pub fn read_data_file_within(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    let mut text = read_user_text(path, max_bytes)?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }

@@ -84,13 +84,17 @@ pub(super) fn read_external_manifests(
             "{root_name}/{}",
             crate::fsutil::slash_path(path.strip_prefix(root).unwrap_or(path))
         );
-        // Regular files only, bounded; a UTF-8 byte order mark is dropped (read_data_file).
-        let tables = match crate::fsutil::read_data_file(path)
-            .map_err(|e| (e.to_string(), None))
-            .and_then(|t| {
-                parse_external_manifest(&t)
-                    .map_err(|e| (e.message, Some((e.line, e.column)).filter(|p| p.0 > 0)))
-            }) {
+        // Regular files only, bounded (memory grows ~35× the manifest); a UTF-8 byte order mark is
+        // dropped.
+        let tables = match crate::fsutil::read_data_file_within(
+            path,
+            crate::fsutil::MAX_EXTERNAL_MANIFEST_BYTES,
+        )
+        .map_err(|e| (e.to_string(), None))
+        .and_then(|t| {
+            parse_external_manifest(&t)
+                .map_err(|e| (e.message, Some((e.line, e.column)).filter(|p| p.0 > 0)))
+        }) {
             Ok(m) => m,
             Err((message, at)) => {
                 diags.push(

@@ -2,18 +2,21 @@
 //! deletes the blue statements of every release of `pipelines/blue_green.json` still open in this
 //! environment (children first), and with `orphans` every statement under the project's
 //! statement-name prefix that no table of the tree owns. Never a statement that a table of the tree
-//! owns. Two steps, so that the caller can show the list and ask first: [`prepare`] reads the target,
-//! [`Prepared::execute`] acts and records the decommission in the file.
+//! owns. A blue statement is stopped or deleted only when every green successor of its tables is
+//! ready (the green jobs RUNNING; a green table without a job: its declaration COMPLETED):
+//! otherwise it is refused ([`Refused`]), the release stays open and the command fails, unless
+//! `force` (issue #29). Two steps, so that the caller can show the list and ask first: [`prepare`]
+//! reads the target, [`Prepared::execute`] acts and records the decommission in the file.
 
 use super::statement::{self, StatementVerb};
-use super::status::{blue_green_statements, orphans};
+use super::status::{blue_green_statements, green_statements, orphans};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::deploy::Phase;
 use crate::plan::StatementNaming;
 use crate::versioning::record::{BlueGreenRecord, Decommission, StatementRole};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -28,6 +31,9 @@ pub struct DecommissionRequest {
     /// Longest wait for one statement to reach the goal.
     pub timeout: Duration,
     pub allow_unknown: bool,
+    /// Act on blue statements whose green successors are not ready (each one is reported in
+    /// [`DecommissionPlan::refused`] and [`DecommissionPlan::forced`]).
+    pub force: bool,
 }
 
 /// Why a statement is decommissioned.
@@ -61,6 +67,42 @@ pub struct LeftAlone {
     pub reason: String,
 }
 
+/// A green successor of a blue statement and the phase it must reach before the blue statement may
+/// go: each job of the green table RUNNING; for a green table without a job, its declaration
+/// COMPLETED (`README.md`, "Blue-green").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GreenSuccessor {
+    pub statement: String,
+    /// Its phase now; `None` when the target does not have it (never deployed, deleted).
+    pub phase: Option<Phase>,
+    /// The phase it needs: RUNNING (a job) or COMPLETED (a declaration).
+    pub needed: Phase,
+}
+
+impl GreenSuccessor {
+    /// Its phase, `absent` when the target does not have it.
+    pub fn phase_text(&self) -> &str {
+        self.phase.as_ref().map_or("absent", Phase::as_str)
+    }
+
+    /// Whether it is in the phase it needs.
+    pub fn ready(&self) -> bool {
+        self.phase.as_ref() == Some(&self.needed)
+    }
+}
+
+/// A blue statement that may not go yet: a green successor of one of its tables is not ready.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refused {
+    pub statement: String,
+    /// Its phase now.
+    pub phase: String,
+    pub why: Why,
+    /// The green successors that are not ready (at least one). A table whose release records no
+    /// green statement has one with an empty name: nothing replaces it.
+    pub not_ready: Vec<GreenSuccessor>,
+}
+
 /// What a decommission will do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DecommissionPlan {
@@ -73,6 +115,18 @@ pub struct DecommissionPlan {
     pub statements: Vec<Target>,
     /// Blue statements not acted on (owned by a table of the tree, absent, already stopped).
     pub left_alone: Vec<LeftAlone>,
+    /// Blue statements whose green successors are not ready. Without `force` they are not acted
+    /// on, the command fails and the releases stay open; with `force` they are in `statements` too.
+    pub refused: Vec<Refused>,
+    /// Whether `force` was given: `refused` lists what it ignored.
+    pub forced: bool,
+}
+
+impl DecommissionPlan {
+    /// Whether blue statements are refused and not acted on (the command fails).
+    pub fn blocked(&self) -> bool {
+        !self.forced && !self.refused.is_empty()
+    }
 }
 
 /// The result of one statement.
@@ -95,13 +149,16 @@ pub struct DecommissionReport {
 }
 
 impl DecommissionReport {
+    /// Every statement reached its goal and none was refused (or `force` was given).
     pub fn success(&self) -> bool {
-        self.results.iter().all(|r| r.error.is_none())
+        !self.plan.blocked() && self.results.iter().all(|r| r.error.is_none())
     }
 }
 
 /// A decommission ready to run.
 pub struct Prepared {
+    /// This project's target lock, held from [`prepare`] to the end of [`Prepared::execute`].
+    _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
     pipelines: PathBuf,
@@ -124,6 +181,12 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let naming = StatementNaming::from_config(&cfg);
     let record = BlueGreenRecord::read(&req.pipelines)?;
     let connected = target::connect(&cfg, Some(&project))?;
+    let lock = super::lock::lock_target(
+        &req.pipelines,
+        &connected,
+        &naming.prefix,
+        "pipeline decommission",
+    )?;
     let rt = target::runtime()?;
     let live = rt.block_on(target::live_statements(&connected))?;
     let owned = naming.owned_statements(&project);
@@ -131,11 +194,51 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let mut left_alone = Vec::new();
     let mut seen = BTreeSet::new();
     let mut releases = Vec::new();
-    for release in record
+    let open: Vec<_> = record
         .releases
         .iter()
         .filter(|r| !r.decommissioned_in(&naming.prefix))
-    {
+        .collect();
+    // The green successors of each blue statement, over every table (of every open release) whose
+    // blue statements include it: a statement set writing two tables has the greens of both.
+    let mut successors: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
+    for release in &open {
+        for t in &release.tables {
+            let mut greens = green_statements(&naming, &release.statement_prefix, t);
+            // A green table with a job is ready when its jobs run (its declaration may have been
+            // deleted once COMPLETED, as Confluent users do); one without a job needs its
+            // declaration COMPLETED.
+            if greens.iter().any(|g| g.role == StatementRole::Job) {
+                greens.retain(|g| g.role == StatementRole::Job);
+            }
+            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                let list = successors.entry(blue.name).or_default();
+                if greens.is_empty() {
+                    list.push(GreenSuccessor {
+                        statement: String::new(),
+                        phase: None,
+                        needed: Phase::Running,
+                    });
+                }
+                for g in &greens {
+                    if list.iter().any(|s| s.statement == g.name) {
+                        continue;
+                    }
+                    let needed = match g.role {
+                        StatementRole::Job => Phase::Running,
+                        StatementRole::Declaration => Phase::Completed,
+                    };
+                    list.push(GreenSuccessor {
+                        statement: g.name.clone(),
+                        phase: live.get(&g.name).map(|s| s.phase.clone()),
+                        needed,
+                    });
+                }
+            }
+        }
+    }
+    let mut refused = Vec::new();
+    for release in &open {
         releases.push(release.created_at.clone());
         // Children first: the release lists parents first; DML before DDL within a table.
         for t in release.tables.iter().rev() {
@@ -167,21 +270,41 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                         Some(_) => None,
                     }
                 };
-                match reason {
-                    Some(reason) => left_alone.push(LeftAlone {
+                if let Some(reason) = reason {
+                    left_alone.push(LeftAlone {
                         statement: blue,
                         reason,
-                    }),
-                    None => statements.push(Target {
-                        phase: live[&blue].phase.to_string(),
-                        statement: blue,
-                        why: Why::Blue {
-                            blue_table_name: t.blue_table_name.clone(),
-                            green_table_name: t.green_table_name.clone(),
-                            release: release.created_at.clone(),
-                        },
-                    }),
+                    });
+                    continue;
                 }
+                let target = Target {
+                    phase: live[&blue].phase.to_string(),
+                    why: Why::Blue {
+                        blue_table_name: t.blue_table_name.clone(),
+                        green_table_name: t.green_table_name.clone(),
+                        release: release.created_at.clone(),
+                    },
+                    statement: blue,
+                };
+                let not_ready: Vec<GreenSuccessor> = successors
+                    .get(&target.statement)
+                    .into_iter()
+                    .flatten()
+                    .filter(|g| !g.ready())
+                    .cloned()
+                    .collect();
+                if !not_ready.is_empty() {
+                    refused.push(Refused {
+                        statement: target.statement.clone(),
+                        phase: target.phase.clone(),
+                        why: target.why.clone(),
+                        not_ready,
+                    });
+                    if !req.force {
+                        continue;
+                    }
+                }
+                statements.push(target);
             }
         }
     }
@@ -209,6 +332,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         }
     }
     Ok(Prepared {
+        _lock: lock,
         connected,
         rt,
         pipelines: req.pipelines.clone(),
@@ -220,13 +344,15 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             releases,
             statements,
             left_alone,
+            refused,
+            forced: req.force,
         },
     })
 }
 
 impl Prepared {
     /// Acts on every statement in order (a failure is recorded and the next one tried), then, when
-    /// every blue statement reached its goal, records the open releases as decommissioned in this
+    /// every blue statement reached its goal and none was refused (or `force` was given), records the open releases as decommissioned in this
     /// environment (`pipelines/blue_green.json`, written atomically).
     ///
     /// Errors: the record cannot be written (the statements were acted on; the report says which).
@@ -260,7 +386,8 @@ impl Prepared {
             .zip(&self.plan.statements)
             .any(|(r, t)| r.error.is_some() && matches!(t.why, Why::Blue { .. }));
         let mut recorded = false;
-        if !blue_failed && !self.plan.releases.is_empty() {
+        // A refused blue statement keeps its release open (unless forced).
+        if !blue_failed && !self.plan.blocked() && !self.plan.releases.is_empty() {
             let mut record = self.record.clone();
             let at = super::now_utc();
             for release in record

@@ -150,6 +150,14 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         JournalState::default()
     };
     let c = target::connect(&cfg, Some(&project))?;
+    // One command at a time changes this project's target, whatever journal it writes (#29): taken
+    // before the target is read, held until the run ends. A dry run changes nothing and takes none.
+    let _lock = if req.dry_run {
+        None
+    } else {
+        let prefix = crate::plan::StatementNaming::from_config(&cfg).prefix;
+        super::lock::lock_target(&plan_req.pipelines, &c, &prefix, "pipeline deploy")?
+    };
     let rt = target::runtime()?;
     let live = rt.block_on(async {
         c.target
@@ -370,18 +378,21 @@ pub(super) fn run(
         cancel: Cancel::default(),
     };
     rt.block_on(async {
+        // SIGINT, SIGTERM and SIGHUP alike: the run ends cleanly, its journal whole.
+        let mut signals = super::signals::Interrupts::listen();
         let run = executor::deploy(c.target.as_ref(), nodes, options, &session);
         tokio::pin!(run);
         let mut interrupted = false;
         loop {
             tokio::select! {
                 report = &mut run => break report,
-                r = tokio::signal::ctrl_c(), if !interrupted => {
+                which = signals.recv(), if !interrupted => {
                     interrupted = true;
-                    if r.is_ok() {
-                        ctx.console.note("\ninterrupted: no new statement will start; finishing cleanly");
-                        session.cancel.cancel();
-                    }
+                    ctx.console.note(&format!(
+                        "\ninterrupted ({}): no new statement will start; finishing cleanly",
+                        which.as_str()
+                    ));
+                    session.cancel.cancel();
                 }
             }
         }

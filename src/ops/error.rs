@@ -51,6 +51,20 @@ pub enum OpsError {
     /// `--resume` without a journal, or with the journal of another scope).
     #[error("{0}")]
     Refused(String),
+    /// Another command holds the lock of this project and target ([`super::lock`]).
+    #[error(
+        "another command is changing this project's target: {} holds the lock {}; `{command}` did nothing: wait for it to finish (or stop it), then run it again",
+        holder.as_ref().map_or_else(|| "a process that did not say who it is".to_string(), |h| format!("{h}, on {} with statement prefix '{}',", h.target, h.statement_prefix)),
+        lock.display()
+    )]
+    Busy {
+        /// The lock file.
+        lock: PathBuf,
+        /// Who holds it (`None`: it did not say).
+        holder: Option<Box<super::lock::LockHolder>>,
+        /// The command that was refused.
+        command: String,
+    },
     /// The deploy target failed or refused; the message has its secrets masked already.
     #[error("{0}")]
     Target(String),

@@ -164,9 +164,11 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
             compute_pool: spec.compute_pool.clone(),
         };
         let outcome = rt.block_on(async {
+            // Listening before the create: a signal during it still lets the query be removed.
+            let mut signals = super::signals::Interrupts::listen();
             let mut stream = c.target.start_query(&query).await?;
-            read::read(stream.as_mut(), &options, false, &Quiet, async {
-                let _ = tokio::signal::ctrl_c().await;
+            read::read(stream.as_mut(), &options, false, &Quiet, async move {
+                signals.recv().await;
             })
             .await
         });

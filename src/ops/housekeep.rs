@@ -118,6 +118,8 @@ impl HousekeepReport {
 
 /// Housekeeping ready to run.
 pub struct Prepared {
+    /// This project's target lock ([`super::lock`]), held until the run ends.
+    _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
     timeout: Duration,
@@ -342,6 +344,12 @@ pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsErr
         Default::default()
     };
     let connected = target::connect(&cfg, None)?;
+    let lock = super::lock::lock_target(
+        &req.pipelines,
+        &connected,
+        &StatementNaming::from_config(&cfg).prefix,
+        "project housekeep-statements",
+    )?;
     let rt = target::runtime()?;
     let live = rt.block_on(target::live_statements(&connected))?;
     for n in &req.statement_names {
@@ -399,6 +407,7 @@ pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsErr
         parts.join(", ")
     };
     Ok(Prepared {
+        _lock: lock,
         connected,
         rt,
         timeout: req.timeout,

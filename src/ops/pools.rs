@@ -201,9 +201,12 @@ pub struct DeletePoolRequest {
     /// `lfcp-…`.
     pub id: String,
     pub allow_unknown: bool,
+    /// Delete it although statements of the project or of an open release are in it (each one is
+    /// named in [`DeletePlan::ignored`]).
+    pub force: bool,
 }
 
-/// A statement that runs in the pool.
+/// A statement that is in the pool (any phase but DELETING).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InPool {
     pub statement: String,
@@ -216,12 +219,16 @@ pub struct InPool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeletePlan {
     pub pool: ComputePool,
-    /// Statements in it that are not stopped, failed or completed, the project's first.
+    /// Every statement in it, in any phase but DELETING (they go with the pool), the project's first.
     pub statements: Vec<InPool>,
+    /// With `force`: the refusals it overrode, one line each.
+    pub ignored: Vec<String>,
 }
 
 /// A delete ready to run (after the caller asked).
 pub struct PreparedDelete {
+    /// This project's target lock, held until the delete ends.
+    _lock: Option<super::lock::TargetLock>,
     client: CloudClient,
     scrubber: Scrubber,
     rt: tokio::runtime::Runtime,
@@ -239,22 +246,26 @@ struct PoolGuard {
     /// Statements of open blue-green releases → why.
     releases: std::collections::BTreeMap<String, String>,
     has_project: bool,
+    force: bool,
 }
 
 impl PoolGuard {
-    /// The live statements in pool `id` (one listing of the data plane), the project's first, or
-    /// the refusal naming those that protect the pool.
+    /// The statements in pool `id` (one listing of the data plane; any phase but DELETING), the
+    /// project's first, and — with `force` — the refusals it overrode; or the refusal naming those
+    /// that protect the pool: a statement of the project or of an open release in **any** phase (a
+    /// STOPPED one can be resumed, a FAILED one restarted: deleting the pool deletes them), and,
+    /// without a pipelines folder, any live one.
     fn statements_in(
         &self,
         rt: &tokio::runtime::Runtime,
         pool: &ComputePool,
-    ) -> Result<Vec<InPool>, OpsError> {
+    ) -> Result<(Vec<InPool>, Vec<String>), OpsError> {
         let c = target::connect(&self.cfg, None)?;
         let live = rt.block_on(target::live_statements(&c))?;
         let mut statements: Vec<InPool> = live
             .values()
             .filter(|s| s.meta.compute_pool_id.as_deref() == Some(pool.id.as_str()))
-            .filter(|s| !matches!(s.phase, Phase::Stopped | Phase::Failed | Phase::Completed))
+            .filter(|s| s.phase != Phase::Deleting)
             .map(|s| InPool {
                 statement: s.name.clone(),
                 phase: s.phase.to_string(),
@@ -262,18 +273,19 @@ impl PoolGuard {
             })
             .collect();
         statements.sort_by_key(|s| (s.table_name.is_none(), s.statement.clone()));
+        let mut refusals = Vec::new();
         let ours: Vec<String> = statements
             .iter()
             .filter(|s| s.table_name.is_some())
             .map(|s| format!("{} ({})", s.statement, s.phase))
             .collect();
         if !ours.is_empty() {
-            return Err(OpsError::Refused(format!(
-                "compute pool {} ({}) runs statements of this project: {}; stop or move them first (pipeline undeploy, or flinkpipe.compute_pools and a redeploy)",
+            refusals.push(format!(
+                "compute pool {} ({}) holds statements of this project: {}; delete or move them first (pipeline undeploy, or flinkpipe.compute_pools and a redeploy)",
                 pool.id,
                 pool.display_name,
                 ours.join(", ")
-            )));
+            ));
         }
         // Blue statements of an open release serve production whatever the tree says now.
         let released: Vec<String> = statements
@@ -285,35 +297,50 @@ impl PoolGuard {
             })
             .collect();
         if !released.is_empty() {
-            return Err(OpsError::Refused(format!(
-                "compute pool {} ({}) runs statements of an open blue-green release: {}; decommission the release (pipeline decommission) or move them first",
+            refusals.push(format!(
+                "compute pool {} ({}) holds statements of an open blue-green release: {}; decommission the release (pipeline decommission) or move them first",
                 pool.id,
                 pool.display_name,
                 released.join("; ")
-            )));
+            ));
         }
-        if !self.has_project && !statements.is_empty() {
-            return Err(OpsError::Refused(format!(
+        let running: Vec<&InPool> = statements
+            .iter()
+            .filter(|s| {
+                !matches!(
+                    live[&s.statement].phase,
+                    Phase::Stopped | Phase::Failed | Phase::Completed
+                )
+            })
+            .collect();
+        if !self.has_project && !running.is_empty() {
+            refusals.push(format!(
                 "compute pool {} ({}) runs {} live statement(s) ({}), and there is no pipelines folder at {}: the project's statements cannot be told apart from others, so the pool is not deleted; run from the project, or stop or delete those statements first (project housekeep-statements --statement-name …)",
                 pool.id,
                 pool.display_name,
-                statements.len(),
-                statements
+                running.len(),
+                running
                     .iter()
                     .map(|s| format!("{} ({})", s.statement, s.phase))
                     .collect::<Vec<_>>()
                     .join(", "),
                 self.pipelines.display()
+            ));
+        }
+        if !refusals.is_empty() && !self.force {
+            return Err(OpsError::Refused(format!(
+                "{}; nothing deleted (--force deletes it anyway)",
+                refusals.join("; ")
             )));
         }
-        Ok(statements)
+        Ok((statements, refusals))
     }
 }
 
 /// Reads the pool and the statements running in it.
 ///
 /// Errors: the pool does not exist; statements of the project, or of a blue-green release still
-/// open in this environment (`pipelines/blue_green.json`), run in it; without a pipelines folder,
+/// open in this environment (`pipelines/blue_green.json`), are in it in any phase (unless `force`); without a pipelines folder,
 /// any live statement runs in it (it cannot be told apart from the project's) — each refused, named;
 /// the targets' errors.
 pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<PreparedDelete, OpsError> {
@@ -333,6 +360,12 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
             ))
         })?;
     let has_project = req.pipelines.is_dir();
+    let lock = super::lock::lock_target(
+        &req.pipelines,
+        &target::connect(&cfg, None)?,
+        &StatementNaming::from_config(&cfg).prefix,
+        "project delete-compute-pool",
+    )?;
     let (owned, releases) = if has_project {
         let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
         let naming = StatementNaming::from_config(&cfg);
@@ -350,14 +383,20 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
         owned,
         releases,
         has_project,
+        force: req.force,
     };
-    let statements = guard.statements_in(&rt, &pool)?;
+    let (statements, ignored) = guard.statements_in(&rt, &pool)?;
     Ok(PreparedDelete {
+        _lock: lock,
         client,
         scrubber,
         rt,
         guard,
-        plan: DeletePlan { pool, statements },
+        plan: DeletePlan {
+            pool,
+            statements,
+            ignored,
+        },
     })
 }
 
@@ -369,7 +408,7 @@ impl PreparedDelete {
     /// the caller saw stops the delete (named).
     pub fn execute(self) -> Result<bool, OpsError> {
         let id = self.plan.pool.id.clone();
-        let now = self.guard.statements_in(&self.rt, &self.plan.pool)?;
+        let (now, _) = self.guard.statements_in(&self.rt, &self.plan.pool)?;
         let new: Vec<String> = now
             .iter()
             .filter(|s| {

@@ -255,13 +255,16 @@ fn run(
         compute_pool: None,
     };
     let result = rt.block_on(async {
+        // SIGINT, SIGTERM and SIGHUP alike, listened for before the create: whichever arrives, even
+        // during the create, the query's statement is deleted before the command ends.
+        let mut signals = super::signals::Interrupts::listen();
         let mut stream = c
             .target
             .start_query(&spec)
             .await
             .map_err(|e| c.error(&format!("query {}", spec.name), e))?;
-        let cancel = async {
-            let _ = tokio::signal::ctrl_c().await;
+        let cancel = async move {
+            signals.recv().await;
         };
         read::read(stream.as_mut(), options, follow, observer, cancel)
             .await

@@ -103,6 +103,15 @@ pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, Op
         _ => None,
     };
     let c = target::connect(&cfg, project.as_ref())?;
+    let _lock = match &req.pipelines {
+        Some(d) => super::lock::lock_target(
+            d,
+            &c,
+            &crate::plan::StatementNaming::from_config(&cfg).prefix,
+            &format!("statement {}", req.verb),
+        )?,
+        None => None,
+    };
     let rt = target::runtime()?;
     // A name that does not exist is an error, not a success: a typo while decommissioning must show.
     let existing = rt

@@ -260,19 +260,6 @@ pub fn blue_green_statements(
     release_prefix: &str,
     t: &GreenTable,
 ) -> Vec<(RecordedStatement, Option<String>)> {
-    use crate::plan::naming::{MAX_STATEMENT_NAME, fit_length};
-    let here = |recorded: &RecordedStatement, table: &str| -> String {
-        match recorded.name.strip_prefix(release_prefix) {
-            Some(rest) if rest.starts_with('-') && recorded.name.len() < MAX_STATEMENT_NAME => {
-                fit_length(format!("{}{rest}", naming.prefix))
-            }
-            // The DDL of a CTAS or materialized table runs its job: recomputed as a DDL name.
-            _ if recorded.role == StatementRole::Job && !recorded.name.contains("-ddl-") => {
-                naming.dml(&t.product_name, table)
-            }
-            _ => naming.ddl(&t.product_name, table),
-        }
-    };
     t.blue_statements
         .iter()
         .map(|b| {
@@ -280,16 +267,74 @@ pub fn blue_green_statements(
                 .green_statements
                 .iter()
                 .find(|g| g.role == b.role)
-                .map(|g| here(g, &t.green_table_name));
+                .map(|g| {
+                    name_here(
+                        naming,
+                        release_prefix,
+                        &t.product_name,
+                        g,
+                        &t.green_table_name,
+                    )
+                });
             (
                 RecordedStatement {
-                    name: here(b, &t.blue_table_name),
+                    name: name_here(
+                        naming,
+                        release_prefix,
+                        &t.product_name,
+                        b,
+                        &t.blue_table_name,
+                    ),
                     role: b.role,
                 },
                 green,
             )
         })
         .collect()
+}
+
+/// Every green statement of a versioned table (its declaration first), as named in the environment
+/// of `naming` (the same renaming as [`blue_green_statements`]).
+pub fn green_statements(
+    naming: &StatementNaming,
+    release_prefix: &str,
+    t: &GreenTable,
+) -> Vec<RecordedStatement> {
+    t.green_statements
+        .iter()
+        .map(|g| RecordedStatement {
+            name: name_here(
+                naming,
+                release_prefix,
+                &t.product_name,
+                g,
+                &t.green_table_name,
+            ),
+            role: g.role,
+        })
+        .collect()
+}
+
+/// A recorded statement name of `table` (recorded under `release_prefix`) as named in the
+/// environment of `naming`.
+fn name_here(
+    naming: &StatementNaming,
+    release_prefix: &str,
+    product_name: &str,
+    recorded: &RecordedStatement,
+    table: &str,
+) -> String {
+    use crate::plan::naming::{MAX_STATEMENT_NAME, fit_length};
+    match recorded.name.strip_prefix(release_prefix) {
+        Some(rest) if rest.starts_with('-') && recorded.name.len() < MAX_STATEMENT_NAME => {
+            fit_length(format!("{}{rest}", naming.prefix))
+        }
+        // The DDL of a CTAS or materialized table runs its job: recomputed as a DDL name.
+        _ if recorded.role == StatementRole::Job && !recorded.name.contains("-ddl-") => {
+            naming.dml(product_name, table)
+        }
+        _ => naming.ddl(product_name, table),
+    }
 }
 
 /// Live statements under `naming`'s prefix that no table of the project owns, sorted by name.

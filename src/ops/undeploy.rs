@@ -69,6 +69,8 @@ impl UndeployReport {
 
 /// An undeploy ready to run: the target, the project and the list.
 pub struct Prepared {
+    /// This project's target lock ([`super::lock`]), held until the run ends.
+    _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
     project: Project,
@@ -106,6 +108,12 @@ pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsErro
     )?;
     let connected = target::connect(&cfg, Some(&project))?;
     let naming = StatementNaming::from_config(&cfg);
+    let lock = super::lock::lock_target(
+        &req.plan.pipelines,
+        &connected,
+        &naming.prefix,
+        "pipeline undeploy",
+    )?;
     // The scope's tables (not their ancestors) and every descendant: a child reads its parent. A
     // statement set is deleted whole, so every table it writes goes too, with its descendants.
     let start: Vec<&str> = plan
@@ -133,6 +141,7 @@ pub fn prepare(ctx: &Context, req: &UndeployRequest) -> Result<Prepared, OpsErro
         }
     }
     Ok(Prepared {
+        _lock: lock,
         connected,
         rt,
         project,

@@ -142,14 +142,18 @@ fn run_options(cfg: &Config, s: &RunSettings, naming: TestNaming) -> RunOptions 
     }
 }
 
-/// A Ctrl-C watcher for the run: the first Ctrl-C cancels (cleanup still runs).
+/// A watcher for the run: the first SIGINT, SIGTERM or SIGHUP cancels (cleanup still runs). The
+/// listeners are registered before this returns.
 fn on_ctrl_c(ctx: &Context, rt: &tokio::runtime::Runtime) -> Cancel {
     let cancel = Cancel::default();
     let c = cancel.clone();
+    let mut signals = {
+        let _entered = rt.enter();
+        super::signals::Interrupts::listen()
+    };
     rt.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            c.cancel();
-        }
+        signals.recv().await;
+        c.cancel();
     });
     let _ = ctx;
     cancel
@@ -588,10 +592,9 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
         let live = target::live_statements(&c).await?;
         let mut statements = Vec::new();
         for name in live.keys().filter(|n| naming.owns(n, &tables)) {
-            c.target
-                .delete_statement(name)
+            crate::deploy::executor::delete_within(c.target.as_ref(), name, poll.timeout)
                 .await
-                .map_err(|e| c.error(&format!("deleting {name}"), e))?;
+                .map_err(|g| c.error(&format!("deleting {name}"), g.error))?;
             crate::deploy::executor::wait_until(
                 c.target.as_ref(),
                 name,
@@ -631,7 +634,9 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
             )
             .await
             .map_err(|e| c.error(&format!("dropping {ut}"), e))?;
-            let _ = c.target.delete_statement(&name).await;
+            crate::deploy::executor::delete_within(c.target.as_ref(), &name, poll.timeout)
+                .await
+                .map_err(|g| c.error(&format!("deleting {name}"), g.error))?;
             dropped.push(ut);
         }
         let mut topics = Vec::new();

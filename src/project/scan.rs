@@ -458,6 +458,16 @@ fn read_sql_cached(
             return (SqlFile::unreadable(rel, path), None);
         }
     };
+    // Characters no SQL file holds, which would be sent as they are (#29): a NUL byte, and a byte
+    // order mark anywhere but at the very start (a doubled BOM sent "\u{feff}" as a statement).
+    if let Some((at, what)) = forbidden_character(&text) {
+        let (line, col) = line_col(&text, at);
+        diags.push(Diagnostic::error("sql-character", what.to_string()).at(
+            rel.clone(),
+            Some(line),
+            Some(col),
+        ));
+    }
     // A hit is the stored result of `sql::analyze` on these exact bytes (see `cache` for why that holds).
     let key = cache.enabled().then(|| cache::key(text.as_bytes()));
     let analysis = key
@@ -498,4 +508,38 @@ fn read_sql_cached(
         },
         key,
     )
+}
+
+/// The first character of `text` that no SQL file may hold — a NUL byte, or a byte order mark
+/// (U+FEFF) other than one at the very start — as its byte offset and what to say about it.
+fn forbidden_character(text: &str) -> Option<(usize, &'static str)> {
+    let start = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
+    text[start..]
+        .char_indices()
+        .find_map(|(i, c)| match c {
+            '\0' => Some((
+                start + i,
+                "a NUL character in the SQL text: remove it (nothing is sent while the file holds it)",
+            )),
+            '\u{feff}' => Some((
+                start + i,
+                "a byte order mark (U+FEFF) inside the SQL text (a second one at the start?): remove it (nothing is sent while the file holds it)",
+            )),
+            _ => None,
+        })
+}
+
+/// The 1-based line and column (in characters) of byte offset `at` of `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    (line, col)
 }

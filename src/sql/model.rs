@@ -328,7 +328,8 @@ pub enum WarningKind {
     #[default]
     Fallback,
     /// The tokenizer stopped (unterminated string, comment or quoted identifier): the text after it is not
-    /// analysed.
+    /// analysed. An error for the project: a statement after an unclosed `/*` would silently not be
+    /// deployed (#29).
     Tokenizer,
     /// A `;` is missing between two statements: each was read on its own, as Flink would not.
     MissingSemicolon,
@@ -338,7 +339,7 @@ pub enum WarningKind {
     /// kept whole, as written.
     Placeholder,
     /// The text exceeds a documented limit ([`crate::sql::limits`]): the file or statement is not (fully)
-    /// analysed. The only kind that is an error: the file's references are not known.
+    /// analysed. An error: the file's references are not known.
     Limit,
 }
 
@@ -355,9 +356,10 @@ impl WarningKind {
         }
     }
 
-    /// Whether the answer for the file cannot be used at all (its references are unknown).
+    /// Whether the answer for the file cannot be used at all (its references, or the statements
+    /// after a tokenizer error, are unknown): a limit or a tokenizer error.
     pub fn is_error(self) -> bool {
-        self == WarningKind::Limit
+        matches!(self, WarningKind::Limit | WarningKind::Tokenizer)
     }
 }
 

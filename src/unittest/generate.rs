@@ -238,6 +238,18 @@ pub fn generate(
             }
         }
     }
+    // Names become file names (`ddl_<input>.sql`, `expected_<table>_1.csv`): each must be a name,
+    // not a path, before anything is written (a backquoted `q/../../x` would write elsewhere).
+    for name in std::iter::once(table).chain(inputs.iter().map(String::as_str)) {
+        if let Some(why) = not_a_file_name(name) {
+            return Err(UnitTestError::in_file(
+                &tested_rel,
+                format!(
+                    "table name `{name}` cannot name a test file: it {why}; nothing was written"
+                ),
+            ));
+        }
+    }
     let suffix = &opts.suffix;
     let tests_rel = format!("{}/tests", t.folder);
     let tests_dir = inv.disk_path(&t.folder).join("tests");
@@ -400,6 +412,7 @@ pub fn generate(
         test_suite: cases,
     };
     files.push((definitions::FILE_NAME.to_string(), defs.to_yaml()));
+    let created_dir = !tests_dir.exists();
     std::fs::create_dir_all(&tests_dir)
         .map_err(|e| UnitTestError::in_file(&tests_rel, format!("cannot create: {e}")))?;
     let mut out = Generated {
@@ -409,18 +422,60 @@ pub fn generate(
         written: Vec::new(),
         kept: Vec::new(),
     };
+    // All or nothing: every new file is staged, then renamed into place together (a batch, so that
+    // an interrupt or a failed write leaves none of them).
+    let fail = |e: crate::fsutil::BatchError| {
+        if created_dir {
+            let _ = std::fs::remove_dir(&tests_dir);
+        }
+        UnitTestError::in_file(
+            &tests_rel,
+            format!("cannot write the test files: {e}; none was written"),
+        )
+    };
+    let batch = crate::fsutil::Batch::begin(
+        &inv.root,
+        "flinkpipe table init-unit-tests",
+        "flinkpipe table init-unit-tests (again)",
+    )
+    .map_err(|e| fail(e.into()))?;
+    let mut staged = Vec::new();
     for (name, content) in files {
+        debug_assert!(not_a_file_name(&name).is_none(), "{name}");
         let rel = format!("{tests_rel}/{name}");
         let path = tests_dir.join(&name);
         if path.exists() {
             out.kept.push(rel);
             continue;
         }
-        crate::fsutil::write_atomic(&path, content.as_bytes())
-            .map_err(|e| UnitTestError::in_file(&rel, format!("cannot write: {e}")))?;
+        match batch.stage(&path, content.as_bytes()) {
+            Ok(Some(s)) => staged.push(s),
+            Ok(None) => {}
+            Err(e) => {
+                batch.abandon(staged);
+                return Err(fail(e));
+            }
+        }
         out.written.push(rel);
     }
+    batch.commit(staged).map_err(fail)?;
     Ok(out)
+}
+
+/// Why `name` cannot be used as (part of) a file name — a path separator, `..`, a NUL, or nothing
+/// at all — or `None` when it can.
+pub fn not_a_file_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name.contains(['/', '\\']) {
+        Some("holds a path separator")
+    } else if name.contains("..") {
+        Some("holds `..`")
+    } else if name.contains('\0') {
+        Some("holds a NUL character")
+    } else {
+        None
+    }
 }
 
 /// Literals the SQL under test compares columns with (`col = 'X'`, `t.col = 5`, `col IN ('A', 'B')`;

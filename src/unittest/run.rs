@@ -222,12 +222,19 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Deletes a statement and waits until it is gone.
+    /// Deletes a statement and waits until it is gone. The delete is retried through 429s, 5xx and
+    /// dropped connections for up to the run's timeout (a clean-up that gives up at the first 429
+    /// leaves test statements behind).
     async fn remove(&self, name: &str) -> Result<(), String> {
-        self.target
-            .delete_statement(name)
+        crate::deploy::executor::delete_within(self.target, name, self.opts.timeout)
             .await
-            .map_err(|e| format!("deleting {name}: {e}"))?;
+            .map_err(|g| {
+                if g.log.is_empty() {
+                    format!("deleting {name}: {}", g.error)
+                } else {
+                    format!("deleting {name}: {} ({})", g.error, g.log)
+                }
+            })?;
         wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| {
             s.is_none()
         })

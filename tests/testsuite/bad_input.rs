@@ -613,3 +613,149 @@ fn a_table_written_by_two_dmls_is_named_with_the_line() {
         "{err}"
     );
 }
+
+/// Issue #29 item 6: an unclosed `/*` (which hid the statements after it), a NUL byte, and a byte
+/// order mark inside the text (a doubled BOM at the start) are errors with file:line:column — not a
+/// warning and exit 0 — so nothing of the project is deployed while the file holds them.
+#[test]
+fn unclosed_comment_nul_and_inner_bom_are_errors_with_file_and_line() {
+    let file = "intermediates/int_b/sql-scripts/dml.int_b.sql";
+    for (dml, want) in [
+        (
+            "INSERT INTO int_b SELECT id FROM src_a;\n/* unfinished\nINSERT INTO int_b SELECT id FROM src_a;\n".to_string(),
+            format!("error[sql-tokenizer]: pipelines/{file}:"),
+        ),
+        (
+            "INSERT INTO int_b\nSELECT id FROM src_a\u{0};\n".to_string(),
+            format!("error[sql-character]: pipelines/{file}:2:21: a NUL character"),
+        ),
+        (
+            "\u{feff}\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n".to_string(),
+            format!("error[sql-character]: pipelines/{file}:1:2: a byte order mark (U+FEFF) inside the SQL text"),
+        ),
+        (
+            "INSERT INTO int_b SELECT id FROM src_a;\n\u{feff};\n".to_string(),
+            format!("error[sql-character]: pipelines/{file}:2:1: a byte order mark"),
+        ),
+    ] {
+        let (_t, root) = project(&[
+            ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+            ("intermediates/int_b/sql-scripts/ddl.int_b.sql", &ddl("int_b")),
+            (file, &dml),
+        ]);
+        let (code, err) = validate(&root);
+        assert_eq!(code, 1, "{dml:?}: {err}");
+        assert!(err.contains(&want), "{dml:?}: want {want}\n{err}");
+    }
+    // One BOM at the start is fine (Windows editors write one).
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        (
+            "intermediates/int_b/sql-scripts/ddl.int_b.sql",
+            &ddl("int_b"),
+        ),
+        (file, "\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n"),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Issue #29 item 6: every config error names file:line:column, also those the YAML parser gives
+/// without a position (a repeated key, a second document, a control character, an alias bomb).
+#[test]
+fn every_config_error_names_its_line_and_column() {
+    let (tmp, root) = project(&[("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL)]);
+    let bomb = (b'a'..=b'h')
+        .map(|c| {
+            let name = c as char;
+            if c == b'a' {
+                "a: &a [x, x, x, x, x, x, x, x, x]\n".to_string()
+            } else {
+                let prev = (c - 1) as char;
+                format!(
+                    "{name}: &{name} [{}]\n",
+                    vec![format!("*{prev}"); 9].join(", ")
+                )
+            }
+        })
+        .collect::<String>();
+    for (text, want) in [
+        (
+            "kafka:\n  cluster_type: dev\nkafka:\n  cluster_type: prod\n".to_string(),
+            "config.yaml:3:1: duplicate entry with key \"kafka\"",
+        ),
+        (
+            "kafka:\n  cluster_type: dev\n---\nflink: {}\n".to_string(),
+            "config.yaml:3:1: deserializing from YAML containing more than one document",
+        ),
+        (
+            "kafka:\n  cluster_type: d\u{1}ev\n".to_string(),
+            "config.yaml:2:18: control characters are not allowed",
+        ),
+        (bomb, "config.yaml:2:8: repetition limit exceeded"),
+    ] {
+        let config = tmp.path().join("config.yaml");
+        std::fs::write(&config, &text).unwrap();
+        let o = command()
+            .args(["pipeline", "validate", root.to_str().unwrap()])
+            .env("SL_CONFIG_FILE", &config)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_ne!(o.status.code(), Some(0), "{text}: {err}");
+        assert!(err.contains(want), "want {want}\ngot {err}");
+    }
+}
+
+/// Issue #29 item 6: an `external_tables.json` manifest is bounded so that memory stays in check
+/// (each declaration costs some 35 bytes per byte of the manifest): one over 8 MiB is refused with
+/// its size before it is parsed; one just under is read.
+#[test]
+fn an_external_tables_manifest_over_8_mib_is_refused_with_its_size() {
+    let entry = |i: usize| format!("{{\"table_name\": \"ext_{i:07}\"}}");
+    let manifest = |bytes: usize| {
+        let mut s = String::from("{\"tables\": [\n");
+        let mut i = 0;
+        while s.len() + 64 < bytes {
+            if i > 0 {
+                s.push_str(",\n");
+            }
+            s.push_str(&entry(i));
+            i += 1;
+        }
+        s.push_str("\n]}\n");
+        while s.len() < bytes {
+            s.push(' ');
+        }
+        s
+    };
+    let big = manifest((8 << 20) + 1);
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("seeds/external_tables.json", &big),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error[bad-external-tables]:")
+            && err.contains("seeds/external_tables.json")
+            && err.contains(&format!(
+                "too large ({} bytes, over the limit of 8 MiB",
+                (8 << 20) + 1
+            )),
+        "{err}"
+    );
+    let ok = manifest((8 << 20) - 1024);
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("seeds/external_tables.json", &ok),
+    ]);
+    let (code, err) = validate(&root);
+    assert_eq!(
+        code,
+        0,
+        "{}",
+        err.lines().take(5).collect::<Vec<_>>().join("\n")
+    );
+}

@@ -392,6 +392,218 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
     assert_eq!(s["orphans"], serde_json::json!([]));
 }
 
+/// Blue deployed, versioned and committed: `deploy --blue-green` not run yet.
+fn applied_release(r: &Repo, fake: &FakeConfluent) {
+    ok(&run(r, fake, &["pipeline", "deploy", "--dir", "pipelines"]));
+    r.branch("feature");
+    r.edit(ENRICHED_DML, |t| {
+        t.replace(
+            "  ON o.currency = r.currency;",
+            "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
+        )
+    });
+    r.commit("filter test orders", T_CHANGE);
+    ok(&run(
+        r,
+        fake,
+        &["pipeline", "blue-green", "--since", "main", "--apply"],
+    ));
+    r.commit("version the impacted tables", T_CHANGE + 60);
+}
+
+/// The line of `text` that starts with `start` (empty when none).
+fn line_of(text: &str, start: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn decommissions(r: &Repo) -> Value {
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap(),
+    )
+    .unwrap();
+    record["releases"][0]["decommissioned"].clone()
+}
+
+/// Issue #29 item 1, every kind of green that is not ready — absent (never deployed), FAILED,
+/// STOPPED, PENDING — with `--delete` and `--stop`: the blue statement is refused (named with its
+/// green and the green's phase), nothing of it is stopped or deleted, the command exits 1 and the
+/// release stays open; `--force` acts and says what it ignored.
+#[test]
+fn decommission_refuses_blue_whose_green_is_not_running() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    applied_release(&r, &fake);
+    let blue_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
+    let green_dml = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
+    let before = fake.phases();
+
+    // No green at all: every blue statement is refused, nothing is touched.
+    for verb in ["--delete", "--stop"] {
+        let o = run(&r, &fake, &["pipeline", "decommission", verb, "--no-ack"]);
+        assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        let action = verb.trim_start_matches("--");
+        assert!(
+            line_of(&err, &format!("error: refused to {action} {blue_dml}: ")).contains(&format!(
+                "green statement {green_dml} is absent (needs RUNNING)"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("the release stays open"), "{err}");
+        assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
+        assert_eq!(fake.phases(), before, "nothing stopped");
+        assert_eq!(decommissions(&r), serde_json::json!([]));
+    }
+    // The dry run says the same and fails too.
+    let dry = run(
+        &r,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "decommission",
+            "--delete",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(dry.status.code(), Some(1));
+    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let refused: BTreeSet<&str> = plan["plan"]["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["statement"].as_str().unwrap())
+        .collect();
+    // The 8 versioned tables' blue statements, jobs and declarations.
+    assert!(refused.len() >= 8, "{plan:#}");
+    assert!(refused.contains(blue_dml), "{plan:#}");
+    assert!(
+        refused.contains("dev-usw2-sales-ddl-int-sales-orders-enriched"),
+        "{plan:#}"
+    );
+    let first = &plan["plan"]["refused"][0]["not_ready"][0];
+    assert_eq!(first["phase"], Value::Null, "{first:#}");
+    assert_eq!(plan["plan"]["statements"], serde_json::json!([]));
+
+    // Green deployed, then one green job FAILED, STOPPED or PENDING: that blue job is refused and
+    // kept, the others go; the release stays open.
+    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    for phase in ["FAILED", "STOPPED", "PENDING"] {
+        fake.force_phase(green_dml, phase, "forced by the test");
+        let o = run(
+            &r,
+            &fake,
+            &["pipeline", "decommission", "--stop", "--no-ack"],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+        assert_eq!(
+            line_of(&stderr(&o), &format!("error: refused to stop {blue_dml}: ")),
+            format!(
+                "error: refused to stop {blue_dml}: green statement {green_dml} is {phase} (needs RUNNING)"
+            ),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(fake.phase(blue_dml).as_deref(), Some("RUNNING"));
+        assert_eq!(decommissions(&r), serde_json::json!([]), "{phase}");
+    }
+    // Others whose green runs were stopped.
+    assert_eq!(
+        fake.phase("dev-usw2-sales-dml-int-sales-order-lines")
+            .as_deref(),
+        Some("STOPPED")
+    );
+    fake.force_phase(green_dml, "FAILED", "forced by the test");
+    let o = run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!fake.deletes().contains(&blue_dml.to_string()));
+    assert!(
+        fake.deletes()
+            .contains(&"dev-usw2-sales-dml-int-sales-order-lines".to_string()),
+        "{:?}",
+        fake.deletes()
+    );
+    assert_eq!(decommissions(&r), serde_json::json!([]));
+
+    // --force deletes it, says what it ignored, and closes the release.
+    let o = run(
+        &r,
+        &fake,
+        &[
+            "pipeline",
+            "decommission",
+            "--delete",
+            "--no-ack",
+            "--force",
+        ],
+    );
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        line_of(
+            &stderr(&o),
+            &format!("warning: --force: deleted {blue_dml} ")
+        ),
+        format!(
+            "warning: --force: deleted {blue_dml} although green statement {green_dml} is FAILED (needs RUNNING)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.deletes().contains(&blue_dml.to_string()));
+    assert_eq!(
+        fake.phase(green_dml).as_deref(),
+        Some("FAILED"),
+        "green untouched"
+    );
+    let dec = decommissions(&r);
+    assert_eq!(dec[0]["action"], "delete", "{dec:#}");
+    assert!(
+        dec[0]["statements"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from(blue_dml))
+    );
+}
+
+/// A green table whose job runs is ready even when its COMPLETED declaration was deleted (as
+/// Confluent users do with finished DDL statements): its blue statements go, the release closes.
+#[test]
+fn decommission_needs_the_green_jobs_running_not_their_finished_declarations() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    applied_release(&r, &fake);
+    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let green_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
+    let o = crate::support::command()
+        .args(["statement", "delete", green_ddl])
+        .current_dir(&r.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    ));
+    assert!(
+        out.contains("deleted dev-usw2-sales-dml-int-sales-orders-enriched "),
+        "{out}"
+    );
+    assert_eq!(decommissions(&r)[0]["action"], "delete");
+}
+
 const WEB_ORDERS_DML: &str =
     "intermediates/sales/int_web_orders/sql-scripts/dml.int_sales_web_orders.sql";
 

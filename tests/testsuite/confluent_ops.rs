@@ -7,7 +7,7 @@
 //! touches a running statement of the project; `status --lag` from the Metrics API.
 
 use crate::fake_confluent::{
-    CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET,
+    CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, Outcome, SECRET,
 };
 use crate::support::{stderr, stdout};
 use serde_json::Value;
@@ -48,9 +48,26 @@ fn project(extra: &str) -> Project {
 /// The binary with `args` then the pipelines folder, against the fake; the Cloud API key is set
 /// (and both planes point at the fake) unless `env` clears it.
 fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = cmd(p, fake, args, env);
+    c.arg(&p.pipelines);
+    let o = c.output().unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!all.contains(secret), "a secret in the output:\n{all}");
+    }
+    o
+}
+
+/// The command of [`run`] without the pipelines folder (from the project's root, where
+/// `./pipelines` is found).
+fn cmd(
+    p: &Project,
+    fake: &FakeConfluent,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Command {
     let mut c = crate::support::command();
     c.args(args)
-        .arg(&p.pipelines)
         .current_dir(&p.root)
         .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
         .env("SL_FLINK_API_KEY", KEY)
@@ -67,12 +84,7 @@ fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -
             c.env(k, v);
         }
     }
-    let o = c.output().unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
-        assert!(!all.contains(secret), "a secret in the output:\n{all}");
-    }
-    o
+    c
 }
 
 /// The fake with the default pool (`flink.compute_pool_id` of [`CONFIG`]) on its control plane.
@@ -710,7 +722,7 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("compute pool lfcp-sales (sales) runs statements of this project")
+        stderr(&o).contains("compute pool lfcp-sales (sales) holds statements of this project")
             && stderr(&o).contains(DML),
         "{}",
         stderr(&o)
@@ -1551,7 +1563,7 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stderr(&o).contains(
-            "runs statements of an open blue-green release: dev-usw2-sales-dml-int-x (RUNNING)"
+            "holds statements of an open blue-green release: dev-usw2-sales-dml-int-x (RUNNING)"
         ),
         "{}",
         stderr(&o)
@@ -1734,4 +1746,286 @@ fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Issue #29 item 4: "one command at a time" belongs to the project and target, not to a flag. While
+/// a deploy runs (held up by a statement stuck PENDING), every command that changes the target — a
+/// deploy writing another journal (`--journal`), a `--resume`, undeploy, decommission, housekeeping,
+/// `statement stop|delete`, pool deletion, and the project reached through another spelling of its
+/// folder — is refused before it changes anything, naming the first's command and pid; once the
+/// first ends, the next one runs.
+#[test]
+fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
+    let p = project("");
+    let fake = fake();
+    fake.add_pool("lfcp-spare", "spare", 10, 0);
+    fake.set_outcome(DML, Outcome::StuckPending);
+    let journal_a = p.root.join("journal-a.jsonl");
+    let mut first = cmd(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--timeout",
+            "8",
+            "--journal",
+            journal_a.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let first = first
+        .arg(&p.pipelines)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    // Wait until it holds the lock (it writes itself into the lock file).
+    let state = p.root.join(".flinkpipe");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let held = std::fs::read_dir(&state)
+            .ok()
+            .into_iter()
+            .flatten()
+            .any(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().to_string();
+                name.starts_with("target-")
+                    && std::fs::read_to_string(e.path())
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                        .is_some_and(|v| v["pid"] == pid && v["command"] == "pipeline deploy")
+            });
+        if held && fake.created().iter().any(|c| c == DML) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first deploy never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let requests_before = fake.request_count();
+    let deletes_before = fake.deletes().len();
+    let journal_b = p.root.join("elsewhere/journal-b.jsonl");
+    let other_spelling = p.root.join("pipelines/../pipelines");
+    let refused_commands: Vec<(Vec<&str>, bool)> = vec![
+        (
+            vec![
+                "pipeline",
+                "deploy",
+                "--table-name",
+                TABLE,
+                "--journal",
+                journal_b.to_str().unwrap(),
+            ],
+            true,
+        ),
+        (
+            vec![
+                "pipeline",
+                "deploy",
+                "--table-name",
+                TABLE,
+                "--resume",
+                "--journal",
+                journal_a.to_str().unwrap(),
+            ],
+            true,
+        ),
+        (
+            vec!["pipeline", "undeploy", "--table-name", TABLE, "--no-ack"],
+            true,
+        ),
+        (
+            vec!["pipeline", "decommission", "--delete", "--no-ack"],
+            true,
+        ),
+        (vec!["project", "housekeep-statements", "--no-ack"], true),
+        (
+            vec!["project", "delete-compute-pool", "lfcp-spare", "--no-ack"],
+            true,
+        ),
+        (vec!["statement", "stop", DML], false),
+        (vec!["statement", "delete", DDL], false),
+    ];
+    for (args, with_dir) in &refused_commands {
+        let mut c = cmd(&p, &fake, args, &[]);
+        if *with_dir {
+            c.arg(&p.pipelines);
+        }
+        let o = c.output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "another command is changing this project's target: `pipeline deploy` (pid "
+            ) && err.contains(&format!("(pid {pid} on host ")),
+            "{args:?}: {err}"
+        );
+    }
+    // The same folder through another spelling is the same project.
+    let o = cmd(
+        &p,
+        &fake,
+        &["pipeline", "undeploy", "--table-name", TABLE, "--no-ack"],
+        &[],
+    )
+    .arg(&other_spelling)
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("(pid {pid} on host ")),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing was changed by the refused commands: no create, stop or delete.
+    let changes: Vec<_> = fake.requests()[requests_before..]
+        .iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(changes, Vec::<String>::new());
+    assert_eq!(fake.deletes().len(), deletes_before);
+    assert!(fake.pool("lfcp-spare").is_some());
+    assert!(!journal_b.exists(), "the refused deploy wrote no journal");
+    // The first ends (its statement never runs: timeout); the lock goes with it.
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    ok(&run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-spare", "--no-ack"],
+        &[],
+    ));
+    assert!(fake.pool("lfcp-spare").is_none());
+}
+
+/// Issue #29 item 6: a pool holding statements of the project or of an open release is not deleted
+/// whatever their phase (a STOPPED statement can be resumed, a FAILED one restarted: they go with the
+/// pool); another project's STOPPED statement does not protect it (it is listed); `--force` deletes
+/// it and says what it ignored.
+#[test]
+fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases() {
+    let p = project("");
+    let fake = fake();
+    write_release(&p, false);
+    for (phase, name, why) in [
+        ("STOPPED", DML, "holds statements of this project"),
+        ("FAILED", DDL, "holds statements of this project"),
+        (
+            "STOPPED",
+            "dev-usw2-sales-dml-int-x",
+            "holds statements of an open blue-green release",
+        ),
+        (
+            "COMPLETED",
+            "dev-usw2-sales-ddl-int-x-v2",
+            "holds statements of an open blue-green release",
+        ),
+    ] {
+        let pool = format!("lfcp-{}", phase.to_ascii_lowercase());
+        fake.add_pool(&pool, "p", 10, 0);
+        fake.seed_in_pool(name, "INSERT INTO a SELECT 1", phase, &pool, 3);
+        fake.seed_in_pool(
+            "other-team-paused",
+            "INSERT INTO b SELECT 1",
+            "STOPPED",
+            &pool,
+            3,
+        );
+        let o = run(
+            &p,
+            &fake,
+            &["project", "delete-compute-pool", &pool, "--no-ack"],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
+        let want = format!("compute pool {pool} (p) {why}: {name} ({phase})");
+        assert!(stderr(&o).contains(&want), "{want}\n{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--force deletes it anyway"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(fake.pool(&pool).is_some());
+        // --force: deleted, and it says what it ignored.
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "project",
+                "delete-compute-pool",
+                &pool,
+                "--no-ack",
+                "--force",
+            ],
+            &[],
+        );
+        let out = ok(&o);
+        assert!(
+            stderr(&o).contains(&format!("warning: --force: {want}")),
+            "{}",
+            stderr(&o)
+        );
+        assert!(
+            out.contains(&format!("  {name} ({phase})"))
+                && out.contains("  other-team-paused (STOPPED)"),
+            "{out}"
+        );
+        assert!(fake.pool(&pool).is_none());
+        fake.force_phase(name, "DELETING", "");
+    }
+    // Only another project's stopped statement: listed, not protected.
+    fake.add_pool("lfcp-others", "o", 10, 0);
+    fake.seed_in_pool(
+        "other-team-stopped",
+        "INSERT INTO c SELECT 1",
+        "STOPPED",
+        "lfcp-others",
+        3,
+    );
+    let out = ok(&run(
+        &p,
+        &fake,
+        &["project", "delete-compute-pool", "lfcp-others", "--no-ack"],
+        &[],
+    ));
+    assert!(out.contains("  other-team-stopped (STOPPED)"), "{out}");
+    assert!(fake.pool("lfcp-others").is_none());
+}
+
+/// Issue #29 item 6: a DML with an unclosed `/*` before its second statement is an error before
+/// anything is sent: the deploy contacts no server and exits 1, naming the file and line.
+#[test]
+fn an_unclosed_comment_deploys_nothing() {
+    let p = project("");
+    let fake = fake();
+    let path = p.pipelines.join(DML_FILE);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}\n/* the new logic\nINSERT INTO sales_fct_order_payments SELECT * FROM x;\n"
+        ),
+    )
+    .unwrap();
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!("error[sql-tokenizer]: pipelines/{DML_FILE}:")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fake.request_count(), 0, "nothing sent");
 }

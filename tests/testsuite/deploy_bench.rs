@@ -65,6 +65,8 @@ fn node(table: &str, parents: Vec<String>) -> DeployNode {
         reason: "bench".into(),
         parents,
         stateless: true,
+        kept_live: false,
+        kept_pending: false,
         steps: vec![
             spec(
                 StatementKind::Ddl,

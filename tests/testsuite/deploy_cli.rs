@@ -514,8 +514,15 @@ fn plan_reads_a_configured_target_unless_offline() {
     let _ = Path::new("");
 }
 
+/// SIGINT (Ctrl-C), and SIGTERM (`kill`, `timeout`, CI cancellation) and SIGHUP alike (#29).
 #[test]
 fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
+    for signal in ["-INT", "-TERM", "-HUP"] {
+        stops_cleanly_on(signal);
+    }
+}
+
+fn stops_cleanly_on(signal: &str) {
     let p = project();
     let fake = FakeConfluent::start_with(crate::fake_confluent::FakeOptions {
         step: std::time::Duration::from_millis(300),
@@ -548,14 +555,14 @@ fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
-    assert!(out.contains("--resume"), "{out}");
+    assert_eq!(o.status.code(), Some(1), "{signal}: {out}\n{err}");
+    assert!(out.contains("--resume"), "{signal}: {out}");
     // The journal is whole: every line parses and the run's end is recorded.
     let journal = std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
     for line in journal.lines() {
@@ -855,7 +862,9 @@ fn two_deploys_at_once_one_runs_the_other_is_refused_naming_it() {
         let (_, err) = text(refused[0]);
         assert_eq!(refused[0].status.code(), Some(1), "{err}");
         assert!(
-            err.contains("another deploy of this project is running"),
+            err.contains(
+                "another command is changing this project's target: `pipeline deploy` (pid "
+            ),
             "round {round}: {err}"
         );
         let winner = pids[outs.iter().position(|o| o.status.success()).unwrap()];
@@ -934,4 +943,89 @@ fn a_refused_properties_file_fails_the_deploy_naming_it() {
         );
         assert!(fake.posts().is_empty(), "{what}: nothing is sent");
     }
+}
+
+/// Issue #29 item 3 through the binary: a parent DML left PENDING (a kill right after its create)
+/// that goes FAILED while the next deploy waits for it: the deploy fails, counts it failed, exits 1,
+/// and creates none of its children.
+#[test]
+fn a_pending_parent_that_fails_fails_the_deploy_and_its_children_are_not_created() {
+    // The deploy's plan reads it PENDING; then it reads FAILED on the executor's first read (0 more
+    // PENDING reads), or after more PENDING reads while it is waited for (3).
+    for pending_reads in [0, 3] {
+        pending_parent_fails(pending_reads);
+    }
+}
+
+fn pending_parent_fails(pending_reads: usize) {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let parent = "dev-usw2-sales-dml-int-sales-orders-enriched";
+    let o = run(
+        &p,
+        &fake,
+        &["pipeline", "deploy", "--product-name", "sales"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(fake.phase(parent).as_deref(), Some("RUNNING"));
+    // Its child is gone (deleted): the next deploy creates it again.
+    for child in [
+        "dev-usw2-sales-dml-int-sales-order-lines",
+        "dev-usw2-sales-ddl-int-sales-order-lines",
+    ] {
+        let o = run(&p, &fake, &["statement", "delete", child], &[]);
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    let before = fake.created().len();
+    fake.force_phase(parent, "PENDING", "");
+    let mut script = vec![("PENDING", ""); pending_reads];
+    script.push(("FAILED", "Table 'src_sales_orders' was dropped"));
+    fake.script(parent, &script);
+    // The deploy's listing (its plan) reads it PENDING; only its reads of the statement move it on.
+    fake.advance_on_get_only(parent);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "deploy",
+            "--product-name",
+            "sales",
+        ],
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["success"], false);
+    let node = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == "int_sales_orders_enriched")
+        .unwrap();
+    assert_eq!(node["status"], "failed", "{node:#}");
+    assert!(
+        node["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Table 'src_sales_orders' was dropped"),
+        "{node:#}"
+    );
+    // Its children (the order lines read the enriched orders) were not created.
+    let new: Vec<String> = fake.created()[before..].to_vec();
+    assert!(
+        !new.iter().any(|c| c.contains("order-lines")),
+        "a child was created: {new:?}"
+    );
+    let lines = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == "int_sales_order_lines")
+        .unwrap();
+    assert_eq!(lines["status"], "skipped", "{lines:#}");
 }

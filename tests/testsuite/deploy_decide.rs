@@ -53,6 +53,8 @@ fn node(table: &str, parents: &[&str], action: Action) -> DeployNode {
         reason: format!("in scope; action {}", action.as_str()),
         parents: parents.iter().map(|p| p.to_string()).collect(),
         stateless: false,
+        kept_live: false,
+        kept_pending: false,
         steps: vec![
             step(&format!("ddl-{table}"), &ddl_sql(table), StatementKind::Ddl),
             step(&format!("dml-{table}"), &dml_sql(table), StatementKind::Dml),

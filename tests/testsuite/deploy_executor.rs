@@ -77,6 +77,8 @@ fn node(table: &str, parents: &[&str], action: Action) -> DeployNode {
         reason: "test".into(),
         parents: parents.iter().map(|s| s.to_string()).collect(),
         stateless: true,
+        kept_live: false,
+        kept_pending: false,
         steps: vec![
             step(
                 &format!("dev-ddl-{table}"),
@@ -863,4 +865,214 @@ async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_
         assert!(fake.deletes().is_empty(), "nothing deleted");
         assert_eq!(fake.phase("dev-dml-b").as_deref(), Some("RUNNING"));
     }
+}
+
+/// Issue #29 item 3, the whole kind: a parent that is PENDING when the deploy reads it and then goes
+/// FAILED — a DML or a DDL, failing on the next read or after some more PENDING reads, kept by the
+/// plan (a rerun), adopted by a run that creates (a fresh deploy or `--resume` of a run that created
+/// it) — fails the deploy: its children are never created and the report counts the parent failed.
+#[tokio::test]
+async fn a_pending_parent_that_fails_fails_the_deploy_and_starts_no_child() {
+    for kind in [StatementKind::Dml, StatementKind::Ddl] {
+        for pending_reads in 0..3 {
+            for (path, action, ours) in [
+                ("rerun (plan skip)", Action::Skip, false),
+                ("fresh deploy (adopted)", Action::Create, false),
+                ("--resume (ours)", Action::Create, true),
+            ] {
+                // The plan read it PENDING earlier; a run that creates reads it itself first
+                // (FAILED on that read is simply recreated, as any FAILED statement).
+                if action != Action::Skip && pending_reads == 0 {
+                    continue;
+                }
+                let case = format!("{kind:?} {path}, {pending_reads} more PENDING reads");
+                let fake = FakeConfluent::start();
+                let (failing, other) = match kind {
+                    StatementKind::Dml => ("dev-dml-a", "dev-ddl-a"),
+                    StatementKind::Ddl => ("dev-ddl-a", "dev-dml-a"),
+                };
+                let sql_of = |n: &str| {
+                    if n.contains("-ddl-") {
+                        "CREATE TABLE a (id INT)".to_string()
+                    } else {
+                        "INSERT INTO a SELECT * FROM src_topic".to_string()
+                    }
+                };
+                fake.seed(failing, &sql_of(failing), "PENDING");
+                let mut script = vec![("PENDING", ""); pending_reads];
+                script.push(("FAILED", "Table 'src_topic' does not exist"));
+                fake.script(failing, &script);
+                let other_phase = if other.contains("-ddl-") {
+                    "COMPLETED"
+                } else {
+                    "RUNNING"
+                };
+                // A failing DDL: its DML is not there yet.
+                if kind == StatementKind::Dml {
+                    fake.seed(other, &sql_of(other), other_phase);
+                }
+                let mut a = node("a", &[], action);
+                a.kept_live = action == Action::Skip;
+                a.reason = "in scope; statement is PENDING".into();
+                // A failing DDL: a table without a job (its DDL is the statement the plan read).
+                if kind == StatementKind::Ddl {
+                    a.steps.retain(|s| s.spec.kind == StatementKind::Ddl);
+                }
+                let nodes = vec![a, node("b", &["a"], Action::Create)];
+                let t = target(&fake);
+                let mut resume = JournalState::default();
+                if ours {
+                    resume.ours.insert(failing.to_string());
+                }
+                let session = Session {
+                    resume,
+                    ..Session::quiet()
+                };
+                let report = deploy(&t, &nodes, &options(), &session).await;
+                assert!(!report.success(), "{case}: {report:#?}");
+                assert!(
+                    matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r)
+                        if r.contains(failing) && r.contains("FAILED")
+                            && r.contains("Table 'src_topic' does not exist")),
+                    "{case}: {:?}",
+                    report.nodes[0].outcome
+                );
+                assert_eq!(
+                    report.nodes[1].outcome,
+                    NodeOutcome::Skipped("parent a failed".into()),
+                    "{case}"
+                );
+                let created = fake.created();
+                assert!(
+                    !created.iter().any(|c| c.ends_with("-b")),
+                    "{case}: a child was created: {created:?}"
+                );
+                assert!(fake.deletes().is_empty(), "{case}: {:?}", fake.deletes());
+            }
+        }
+    }
+}
+
+/// The other side: a PENDING parent that reaches its goal (RUNNING; a DDL: COMPLETED) is waited for,
+/// and only then are its children created.
+#[tokio::test]
+async fn a_pending_parent_is_waited_for_before_its_children_start() {
+    for kind in [StatementKind::Dml, StatementKind::Ddl] {
+        let fake = FakeConfluent::start();
+        fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+        fake.seed(
+            "dev-dml-a",
+            "INSERT INTO a SELECT * FROM src_topic",
+            "RUNNING",
+        );
+        let (pending, goal) = match kind {
+            StatementKind::Dml => ("dev-dml-a", "RUNNING"),
+            StatementKind::Ddl => ("dev-ddl-a", "COMPLETED"),
+        };
+        fake.force_phase(pending, "PENDING", "");
+        fake.script(pending, &[("PENDING", ""), ("PENDING", ""), (goal, "")]);
+        let mut a = node("a", &[], Action::Skip);
+        a.kept_live = true;
+        let nodes = vec![a, node("b", &["a"], Action::Create)];
+        let report = run(&fake, &nodes, &options()).await;
+        assert!(report.success(), "{kind:?}: {report:#?}");
+        assert_eq!(fake.phase(pending).as_deref(), Some(goal));
+        assert_eq!(report.nodes[1].outcome, NodeOutcome::Done);
+        assert_eq!(
+            report.nodes[0].statements[0].action.as_str(),
+            "awaited",
+            "{:?}",
+            report.nodes[0].statements
+        );
+    }
+}
+
+/// A parent the plan kept as running that reads STOPPED or absent when its children are about to
+/// start fails too (nothing is started on it); a plan skip of another kind (out of scope) does not.
+#[tokio::test]
+async fn a_kept_parent_no_longer_running_fails_and_other_skips_do_not() {
+    for phase in [Some("STOPPED"), None] {
+        let fake = FakeConfluent::start();
+        fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+        if let Some(p) = phase {
+            fake.seed("dev-dml-a", "INSERT INTO a SELECT * FROM src_topic", p);
+        }
+        let mut a = node("a", &[], Action::Skip);
+        a.kept_live = true;
+        let nodes = vec![a.clone(), node("b", &["a"], Action::Create)];
+        let report = run(&fake, &nodes, &options()).await;
+        let want = match phase {
+            Some(p) => format!("dev-dml-a: phase {p} when its children were about to start"),
+            None => "dev-dml-a: absent when its children were about to start".to_string(),
+        };
+        assert!(
+            matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.starts_with(&want)),
+            "{phase:?}: {:?}",
+            report.nodes[0].outcome
+        );
+        assert!(!fake.created().iter().any(|c| c.ends_with("-b")));
+        // Not kept as running (e.g. excluded): the plan's decision stands.
+        let fake = FakeConfluent::start();
+        a.kept_live = false;
+        let nodes = vec![a.clone(), node("b", &["a"], Action::Create)];
+        let report = run(&fake, &nodes, &options()).await;
+        assert!(report.success(), "{report:#?}");
+    }
+}
+
+/// A PENDING ancestor two levels up — its child kept running, its grandchild to be created — is
+/// waited for too: when it goes FAILED, nothing below it starts.
+#[tokio::test]
+async fn a_pending_grandparent_that_fails_starts_nothing_below_it() {
+    let fake = FakeConfluent::start();
+    fake.seed("dev-ddl-a", "CREATE TABLE a (id INT)", "COMPLETED");
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "PENDING",
+    );
+    fake.script("dev-dml-a", &[("PENDING", ""), ("FAILED", "boom")]);
+    fake.seed("dev-ddl-b", "CREATE TABLE b (id INT)", "COMPLETED");
+    fake.seed("dev-dml-b", "INSERT INTO b SELECT * FROM a", "RUNNING");
+    let mut a = node("a", &[], Action::Skip);
+    a.kept_live = true;
+    a.kept_pending = true;
+    let mut b = node("b", &["a"], Action::Skip);
+    b.kept_live = true;
+    let nodes = vec![a, b, node("c", &["b"], Action::Create)];
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(!report.success(), "{report:#?}");
+    assert!(
+        matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.contains("dev-dml-a: FAILED: boom")),
+        "{:?}",
+        report.nodes[0].outcome
+    );
+    assert!(
+        !fake.created().iter().any(|c| c.ends_with("-c")),
+        "{:?}",
+        fake.created()
+    );
+    assert!(matches!(report.nodes[2].outcome, NodeOutcome::Skipped(_)));
+}
+
+/// A table kept running whose COMPLETED DDL statement was deleted (as Confluent users do): its job
+/// runs, so the table exists — its children start, nothing fails.
+#[tokio::test]
+async fn a_kept_parent_whose_finished_ddl_statement_was_deleted_still_releases_its_children() {
+    let fake = FakeConfluent::start();
+    fake.seed(
+        "dev-dml-a",
+        "INSERT INTO a SELECT * FROM src_topic",
+        "RUNNING",
+    );
+    let mut a = node("a", &[], Action::Skip);
+    a.kept_live = true;
+    let nodes = vec![a, node("b", &["a"], Action::Create)];
+    let report = run(&fake, &nodes, &options()).await;
+    assert!(report.success(), "{report:#?}");
+    assert_eq!(report.nodes[1].outcome, NodeOutcome::Done);
+    assert!(
+        fake.phase("dev-ddl-a").is_none(),
+        "nothing sent for the kept table"
+    );
 }

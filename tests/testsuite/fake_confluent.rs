@@ -253,6 +253,9 @@ struct State {
     /// Dry runs are stored as statements answered PENDING, ending (COMPLETED or FAILED) on the
     /// next read, and kept until deleted ([`FakeConfluent::keep_dry_runs`]).
     keep_dry_runs: bool,
+    /// Statements whose transitions a list does not apply (only a GET of the statement does):
+    /// "the plan read it PENDING, the deploy's next read found it FAILED".
+    get_only: std::collections::BTreeSet<String>,
     /// Metrics API values by statement: (records in, records out, pending records).
     metrics: BTreeMap<String, (u64, u64, u64)>,
     /// Bodies of the Metrics API queries received.
@@ -640,6 +643,23 @@ impl FakeConfluent {
             .collect()
     }
 
+    /// Replaces the pending transitions of a stored statement: each read (GET or list) applies the
+    /// next `(phase, detail)` (no sooner than `step`), as for a statement just created.
+    pub fn script(&self, name: &str, steps: &[(&str, &str)]) {
+        let mut st = self.state.lock().unwrap();
+        if let Some(s) = st.statements.get_mut(name) {
+            s.script = steps
+                .iter()
+                .map(|(p, d)| (p.to_string(), d.to_string()))
+                .collect();
+        }
+    }
+
+    /// From now on, listings do not move `name` along its script; only a GET of it does.
+    pub fn advance_on_get_only(&self, name: &str) {
+        self.state.lock().unwrap().get_only.insert(name.to_string());
+    }
+
     /// Forces a phase now (e.g. FAILED with a detail, or DEGRADED after RUNNING).
     pub fn force_phase(&self, name: &str, phase: &str, detail: &str) {
         let mut st = self.state.lock().unwrap();
@@ -1022,7 +1042,12 @@ fn route(
         .collect();
     match (req.method.as_str(), rel) {
         ("GET", "/statements") => {
-            let names: Vec<String> = s.statements.keys().cloned().collect();
+            let names: Vec<String> = s
+                .statements
+                .keys()
+                .filter(|n| !s.get_only.contains(*n))
+                .cloned()
+                .collect();
             for n in &names {
                 advance(&mut s, n, opts.step);
             }

@@ -442,3 +442,142 @@ fn follow_prints_each_changed_snapshot_once() {
     );
     assert!(queries_deleted(&fake));
 }
+
+/// Spawns `flinkpipe ARGS` against the fake from the project's root.
+fn spawn(p: &Project, fake: &FakeConfluent, args: &[&str]) -> std::process::Child {
+    crate::support::command()
+        .args(args)
+        .current_dir(&p.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to 20 s) until `ready` holds.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Issue #29 item 5: `sql query` and `table preview` stopped by SIGTERM (`kill`, `timeout`, CI
+/// cancellation), SIGHUP (a closed terminal) or SIGINT while their query runs: the query statement is
+/// deleted before the process ends, whichever signal it was.
+#[test]
+fn a_query_stopped_by_any_signal_deletes_its_statement() {
+    let p = project();
+    let endless = |fake: &FakeConfluent, from: &str| {
+        let mut script = counts();
+        script.bounded = false;
+        script.pages.push(vec![]);
+        fake.add_query(from, script);
+    };
+    for (signal, name) in [
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+    ] {
+        for preview in [false, true] {
+            let case = format!("{name} {}", if preview { "preview" } else { "query" });
+            let fake = FakeConfluent::start();
+            endless(&fake, "FROM endless");
+            endless(&fake, "FROM `c360_fct_customer_orders`");
+            let args: Vec<&str> = if preview {
+                vec![
+                    "table",
+                    "preview",
+                    "c360_fct_customer_orders",
+                    "pipelines",
+                    "--idle",
+                    "60",
+                    "--timeout",
+                    "60",
+                ]
+            } else {
+                vec![
+                    "sql",
+                    "query",
+                    "SELECT * FROM endless",
+                    "--idle",
+                    "60",
+                    "--timeout",
+                    "60",
+                ]
+            };
+            let child = spawn(&p, &fake, &args);
+            // Its results are being read: the query runs.
+            wait_for(&format!("{case}: reading results"), || {
+                fake.requests()
+                    .iter()
+                    .any(|r| r.method == "GET" && r.path.ends_with("/results"))
+            });
+            // SAFETY: our own child, still running (it reads until 60 s).
+            unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.code().is_some(),
+                "{case}: killed by the signal instead of handling it: {:?}",
+                out.status
+            );
+            assert!(queries_deleted(&fake), "{case}: {:?}", fake.phases());
+        }
+    }
+}
+
+/// A query whose create answer is lost (the server stored the statement, the connection dropped):
+/// the command fails, and the stored statement is looked up by name and deleted.
+#[test]
+fn a_query_whose_create_answer_is_lost_is_deleted() {
+    use crate::fake_confluent::{Fault, FaultAction};
+    let p = project();
+    let fake = FakeConfluent::start();
+    let mut script = counts();
+    script.bounded = false;
+    fake.add_query("FROM endless", script);
+    fake.add_fault(Fault::new(Some("POST"), None, FaultAction::DropAfter, 1));
+    let o = run(&p, &fake, &["sql", "query", "SELECT * FROM endless"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let stored: Vec<String> = fake
+        .created()
+        .into_iter()
+        .filter(|n| n.contains("-query-"))
+        .collect();
+    assert_eq!(stored.len(), 1, "the POST was processed: {stored:?}");
+    assert!(queries_deleted(&fake), "{:?}", fake.phases());
+}
+
+/// The clean-up of a query retries its delete through a burst of 429s longer than one request's
+/// own retries (bounded in time), instead of giving up and leaving the query running.
+#[test]
+fn a_query_clean_up_retries_through_429s() {
+    use crate::fake_confluent::Fault;
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query("FROM bounded", counts());
+    fake.add_fault(Fault::too_many(Some("DELETE"), 1, 7));
+    let o = run(
+        &p,
+        &fake,
+        &["--output", "json", "sql", "query", "SELECT * FROM bounded"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("could not be stopped"),
+        "{}",
+        stderr(&o)
+    );
+    let deletes = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "DELETE")
+        .count();
+    assert_eq!(deletes, 8, "7 answered 429, the 8th deleted it");
+    assert!(queries_deleted(&fake), "{:?}", fake.phases());
+}

@@ -650,34 +650,41 @@ fn signal_build(root: &Path, signal: libc::c_int, delay: Duration) -> std::proce
     child.wait().unwrap()
 }
 
+/// SIGINT, and SIGTERM and SIGHUP alike (#29): the batch is finished or abandoned, never torn.
 #[cfg(unix)]
 #[test]
 fn sigint_finishes_or_abandons_the_batch_and_exits_130() {
     use std::os::unix::process::ExitStatusExt;
     let (_t, root, new) = built_chain(1_000);
-    let mut seen = std::collections::BTreeSet::new();
-    for delay_ms in [0, 10, 50, 200] {
-        for p in new.keys() {
-            std::fs::write(p, "OLD").unwrap();
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let mut seen = std::collections::BTreeSet::new();
+        for delay_ms in [0, 10, 50, 200] {
+            for p in new.keys() {
+                std::fs::write(p, "OLD").unwrap();
+            }
+            let status = signal_build(&root, signal, Duration::from_millis(delay_ms));
+            let state = all_old_or_all_new(&root, &new);
+            match (status.code(), status.signal()) {
+                // Interrupted in the batch: abandoned (all old) or finished first (all new).
+                (Some(130), _) => {}
+                // The batch had ended: the signal came after it (default action) or after the exit.
+                (Some(0), _) => assert_eq!(state, "new"),
+                (None, Some(s)) if s == signal => assert_eq!(state, "new"),
+                other => panic!("signal {signal}: exit status {other:?}"),
+            }
+            assert_eq!(
+                leftovers(&root),
+                Vec::<PathBuf>::new(),
+                "nothing left after signal {signal}"
+            );
+            seen.insert((status.code(), state));
         }
-        let status = signal_build(&root, libc::SIGINT, Duration::from_millis(delay_ms));
-        let state = all_old_or_all_new(&root, &new);
-        match (status.code(), status.signal()) {
-            // Interrupted in the batch: abandoned (all old) or finished first (all new).
-            (Some(130), _) => {}
-            // The batch had ended: the signal came after it (default action) or after the exit.
-            (Some(0), _) | (None, Some(libc::SIGINT)) => assert_eq!(state, "new"),
-            other => panic!("exit status {other:?}"),
-        }
-        assert_eq!(
-            leftovers(&root),
-            Vec::<PathBuf>::new(),
-            "nothing left after SIGINT"
+        // At least one interrupt landed inside the batch.
+        assert!(
+            seen.iter().any(|(c, _)| *c == Some(130)),
+            "signal {signal}: {seen:?}"
         );
-        seen.insert((status.code(), state));
     }
-    // At least one interrupt landed inside the batch.
-    assert!(seen.iter().any(|(c, _)| *c == Some(130)), "{seen:?}");
 }
 
 #[cfg(unix)]

@@ -627,3 +627,135 @@ fn project_run_unit_tests_runs_several_suites_with_one_summary() {
         );
     }
 }
+
+/// Issue #29 item 5: `run-unit-tests` stopped by SIGTERM or SIGHUP while its check query runs — and
+/// with its clean-up answered 429 more often than one request retries — ends by itself (not killed)
+/// and leaves no statement of the run behind: the query and every test statement are deleted.
+#[test]
+fn run_unit_tests_stopped_by_sigterm_or_sighup_cleans_up_through_429s() {
+    use crate::fake_confluent::Fault;
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        let p = project();
+        let fake = FakeConfluent::start();
+        let mut script = stock_levels_script();
+        script.bounded = false;
+        script.pages.push(vec![]);
+        fake.add_query("int_inventory_stock_levels_ut`", script);
+        let child = crate::support::command()
+            .args(["table", "run-unit-tests", "int_inventory_stock_levels"])
+            .arg(&p.pipelines)
+            .args(["--timeout", "60"])
+            .current_dir(&p.root)
+            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+            .env("SL_FLINK_API_KEY", KEY)
+            .env("SL_FLINK_API_SECRET", SECRET)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !fake
+            .requests()
+            .iter()
+            .any(|r| r.method == "GET" && r.path.ends_with("/results"))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name}: never queried"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let before: Vec<String> = fake
+            .names()
+            .into_iter()
+            .filter(|n| n.ends_with("-ut"))
+            .collect();
+        assert!(before.len() >= 4, "{name}: {before:?}");
+        fake.add_fault(Fault::too_many(Some("DELETE"), 1, 7));
+        // SAFETY: our own child, still running (its query reads until 60 s).
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let out = child.wait_with_output().unwrap();
+        let (o, e) = texts(&out);
+        assert!(
+            out.status.code().is_some(),
+            "{name}: killed by the signal: {:?}\n{o}\n{e}",
+            out.status
+        );
+        let left: Vec<String> = fake
+            .names()
+            .into_iter()
+            .filter(|n| n.ends_with("-ut"))
+            .collect();
+        assert!(left.is_empty(), "{name}: left behind: {left:?}\n{o}\n{e}");
+    }
+}
+
+/// Issue #29 item 6: a table name used in a test file name is validated as a name first — a
+/// backquoted `q/../../PWNED` (or one with `..`, or a backslash) writes nothing anywhere, and the
+/// error names the file it comes from; the tree is as it was.
+#[test]
+fn init_unit_tests_refuses_table_names_that_are_paths_and_writes_nothing() {
+    for bad in ["q/../../PWNED", "a..b", "x\\\\y"] {
+        let p = project();
+        let dml = p
+            .pipelines
+            .join("intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql");
+        let text = std::fs::read_to_string(&dml).unwrap();
+        std::fs::write(
+            &dml,
+            text.replace("src_sales_payments p", &format!("`{bad}` p")),
+        )
+        .unwrap();
+        let before = tree(&p.root);
+        let fake = FakeConfluent::start();
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "table",
+                "init-unit-tests",
+                "int_sales_paid_orders",
+                "--allow-unknown",
+            ],
+        );
+        let (out, err) = texts(&o);
+        assert_eq!(o.status.code(), Some(1), "{bad}: {out}\n{err}");
+        assert!(
+            err.contains("pipelines/intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql")
+                && err.contains(&format!("table name `{bad}` cannot name a test file"))
+                && err.contains("nothing was written"),
+            "{bad}: {err}"
+        );
+        assert_eq!(tree(&p.root), before, "{bad}: files were written");
+    }
+}
+
+/// Every file under `root` (relative path → content).
+fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walk(root)
+        .into_iter()
+        .map(|f| {
+            (
+                f.strip_prefix(root).unwrap().to_path_buf(),
+                std::fs::read(&f).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let path = e.path();
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() != ".flinkpipe" {
+                out.extend(walk(&path));
+            }
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

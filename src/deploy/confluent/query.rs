@@ -209,7 +209,10 @@ impl ResultStream for ConfluentQuery {
             return Ok(());
         }
         self.closed = true;
-        use crate::deploy::Target;
-        self.target.delete_statement(&self.name).await.map(|_| ())
+        // Retried through 429s and 5xx for a bounded time: a query left running costs money.
+        self.target
+            .remove_within(&self.name, super::CLEANUP_WITHIN)
+            .await
+            .map(|_| ())
     }
 }

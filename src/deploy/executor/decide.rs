@@ -243,6 +243,8 @@ mod tests {
             parents: vec![],
             stateless,
             steps: vec![],
+            kept_live: false,
+            kept_pending: false,
         }
     }
 

@@ -823,13 +823,16 @@ pub(super) enum Settled {
     Done,
     /// It was still starting (PENDING) and has reached its goal phase since.
     Awaited(StatementResult),
-    /// Neither done nor starting (the phase; `None`: absent).
-    NotDone(Option<Phase>),
+    /// Neither done nor starting (its state; `None`: absent).
+    NotDone(Option<StatementState>),
 }
 
 /// Checks a statement that should be running already; one still starting (PENDING) is waited for
 /// until its goal phase, within the statement timeout: PENDING is not done, and a child started on a
 /// PENDING parent reads from a statement that may never run (#15).
+///
+/// Errors: the statement cannot be read, or it was PENDING and did not reach its goal phase (FAILED,
+/// timed out, …).
 pub(super) async fn settle(
     ctx: &Ctx<'_>,
     table: &str,
@@ -844,6 +847,7 @@ pub(super) async fn settle(
     })?;
     match s {
         Some(s) if goal_of(spec.kind).contains(&s.phase) => Ok(Settled::Done),
+        // Still starting: waited for; one that goes FAILED meanwhile fails the wait.
         Some(s) if s.phase == Phase::Pending => {
             ctx.progress.statement(
                 table,
@@ -854,7 +858,7 @@ pub(super) async fn settle(
                 .await
                 .map(Settled::Awaited)
         }
-        s => Ok(Settled::NotDone(s.map(|s| s.phase))),
+        s => Ok(Settled::NotDone(s)),
     }
 }
 

@@ -164,6 +164,19 @@ pub enum StepError {
         /// `status.detail`.
         detail: String,
     },
+    /// A statement the plan kept because it ran (RUNNING, PENDING or COMPLETED when the plan read it)
+    /// reads otherwise when its children are about to start (STOPPED, absent, …): they are not
+    /// started on it. (FAILED and FAILING are [`StepError::Failed`].)
+    #[error(
+        "{statement}: {} when its children were about to start, although the plan kept it as running: its children are not started; plan again",
+        .phase.as_ref().map_or("absent".to_string(), |p| format!("phase {p}"))
+    )]
+    NoLongerRunning {
+        /// The statement.
+        statement: String,
+        /// The phase read (`None`: absent).
+        phase: Option<Phase>,
+    },
     /// DEGRADED for longer than the grace period.
     #[error("{statement}: DEGRADED for more than {grace:.0?}: {detail}")]
     Degraded {

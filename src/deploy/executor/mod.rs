@@ -378,6 +378,25 @@ pub async fn wait_until(
     }
 }
 
+/// Deletes `name` (a clean-up: a query, a test statement), retrying transient errors (429, 5xx, no
+/// answer) for up to `timeout` rather than a number of times: a burst of 429s outlasts any attempt
+/// count, and a clean-up that gives up leaves the statement running. `Ok(false)`: it did not exist.
+///
+/// Errors: a permanent error, or the last transient one once `timeout` is up, with what was retried.
+pub async fn delete_within(
+    target: &dyn Target,
+    name: &str,
+    timeout: Duration,
+) -> Result<bool, super::retry::GaveUp<TargetError>> {
+    retry(
+        &Backoff::HTTP,
+        Limit::Until(Instant::now() + timeout),
+        seed_of(name),
+        || target.delete_statement(name),
+    )
+    .await
+}
+
 /// The temporary statement of a carry-over handover: `<name>-co`.
 pub fn carry_temp_name(name: &str) -> String {
     crate::plan::naming::fit_length(format!("{name}-co"))

@@ -9,10 +9,13 @@
 //! plan skip none of whose children runs is not read at all (nothing waits on it).
 
 use super::effects::{Ctx, Settled, run_step, settle};
-use super::{DeployOptions, DeployReport, NodeResult, Outcome, Session};
+use super::{
+    DeployOptions, DeployReport, NodeResult, Outcome, Session, StatementAction, StatementResult,
+    StepError,
+};
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;
-use crate::deploy::target::Target;
+use crate::deploy::target::{Phase, StatementKind, Target};
 use crate::plan::Action;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -177,11 +180,26 @@ impl<'n> Sched<'n> {
         }
     }
 
-    /// Whether a child of node `i` in the plan is not a plan skip (it will run, or be checked).
+    /// Whether a child of node `i` in the plan is not a plan skip (it will run, or be checked); for
+    /// a node the plan read PENDING ([`DeployNode::kept_pending`]), whether any descendant is not.
     fn feeds_a_run(&self, i: usize) -> bool {
-        self.children[i]
-            .iter()
-            .any(|&c| self.nodes[c].action != Action::Skip)
+        if !self.nodes[i].kept_pending {
+            return self.children[i]
+                .iter()
+                .any(|&c| self.nodes[c].action != Action::Skip);
+        }
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = self.children[i].clone();
+        while let Some(c) = stack.pop() {
+            if std::mem::replace(&mut seen[c], true) {
+                continue;
+            }
+            if self.nodes[c].action != Action::Skip {
+                return true;
+            }
+            stack.extend(self.children[c].iter().copied());
+        }
+        false
     }
 
     /// Marks node `i` finished and releases its children, or skips them (recursively) when it failed.
@@ -226,34 +244,76 @@ impl<'n> Sched<'n> {
 /// A node the plan keeps (skip), or that the interrupted run finished (`journal`): its statements
 /// are checked and a PENDING one is waited for ([`settle`]); the node is skipped with `reason` once
 /// they are done. A journal-done node whose statement the target does not show done (absent, FAILED,
-/// STOPPED, …) runs again; for a plan skip the plan's decision stands.
+/// STOPPED, …) runs again. A plan skip of a statement that ran when planned
+/// ([`DeployNode::kept_live`]) that reads FAILED, STOPPED, absent… now fails (its children are not
+/// started on it: #29); DEGRADED still runs and counts as done. That holds for the statement the
+/// plan read — the table's job (its DML), else its DDL —: the DDL statement of a table whose job
+/// runs may be gone (users delete COMPLETED DDL statements) without the table being. For other plan
+/// skips (out of scope, excluded) the plan's decision stands.
 async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: bool) -> NodeResult {
     let start = Instant::now();
     let mut statements = Vec::new();
     let mut outcome = Outcome::Skipped(reason);
-    for step in node.steps.iter().filter(|s| !s.is_drop) {
-        match settle(ctx, &node.table, &step.spec).await {
-            Ok(Settled::Done) => {}
-            Ok(Settled::Awaited(r)) => statements.push(r),
-            Ok(Settled::NotDone(phase)) if journal => {
+    let steps: Vec<_> = node.steps.iter().filter(|s| !s.is_drop).collect();
+    // The statement whose phase the plan read: the job (DML) when there is one, else the DDL.
+    let read_by_plan = steps
+        .iter()
+        .rposition(|s| s.spec.kind == StatementKind::Dml)
+        .or_else(|| steps.len().checked_sub(1));
+    for (i, step) in steps.into_iter().enumerate() {
+        let failed = match settle(ctx, &node.table, &step.spec).await {
+            Ok(Settled::Done) => None,
+            Ok(Settled::Awaited(r)) => {
+                statements.push(r);
+                None
+            }
+            Ok(Settled::NotDone(state)) if journal => {
                 tracing::info!(
                     "{}: the journal says done, the target says {}: running it again",
                     step.spec.name,
-                    phase.map_or("absent".to_string(), |p| p.to_string())
+                    state.map_or("absent".to_string(), |s| s.phase.to_string())
                 );
                 return run_node(ctx, node).await;
             }
-            Ok(Settled::NotDone(_)) => {}
-            Err(f) => {
-                statements.push(f.result);
-                let r = ctx.scrubber.scrub(&f.error.to_string());
-                ctx.record(Entry::NodeFailed {
-                    table: node.table.clone(),
-                    reason: r.clone(),
-                });
-                outcome = Outcome::Failed(r);
-                break;
+            Ok(Settled::NotDone(state))
+                if !node.kept_live
+                    || read_by_plan != Some(i)
+                    || state.as_ref().is_some_and(|s| s.phase == Phase::Degraded) =>
+            {
+                None
             }
+            Ok(Settled::NotDone(state)) => {
+                let statement = step.spec.name.clone();
+                let error = match &state {
+                    Some(s) if matches!(s.phase, Phase::Failed | Phase::Failing) => {
+                        StepError::Failed {
+                            statement,
+                            phase: s.phase.clone(),
+                            detail: s.detail.clone(),
+                        }
+                    }
+                    s => StepError::NoLongerRunning {
+                        statement,
+                        phase: s.as_ref().map(|s| s.phase.clone()),
+                    },
+                };
+                let result =
+                    StatementResult::new(&step.spec.name, StatementAction::Awaited, state.as_ref());
+                Some((result, error))
+            }
+            Err(f) => Some((f.result, f.error)),
+        };
+        if let Some((result, error)) = failed {
+            statements.push(result);
+            let r = ctx.scrubber.scrub(&error.to_string());
+            ctx.record(Entry::NodeFailed {
+                table: node.table.clone(),
+                reason: r.clone(),
+            });
+            ctx.progress
+                .node_finished(&node.table, &format!("failed: {r}"));
+            outcome = Outcome::Failed(r);
+            break;
         }
     }
     NodeResult {

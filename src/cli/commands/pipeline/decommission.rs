@@ -1,10 +1,11 @@
-//! `flinkpipe pipeline decommission [DIR] [--stop|--delete] [--orphans] [--dry-run] [--no-ack]`: after
-//! a blue-green, stops or deletes the blue statements (and orphans), children first.
+//! `flinkpipe pipeline decommission [DIR] [--stop|--delete] [--orphans] [--dry-run] [--no-ack]
+//! [--force]`: after a blue-green, stops or deletes the blue statements (and orphans), children
+//! first; a blue statement whose green successor is not ready is refused (exit 1) unless `--force`.
 
 use crate::cli::args::DecommissionArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::decommission::{self, DecommissionPlan, DecommissionRequest, Why};
+use crate::ops::decommission::{self, DecommissionPlan, DecommissionRequest, Refused, Why};
 use crate::ops::statement::StatementVerb;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
             orphans: args.orphans,
             timeout: Duration::from_secs(args.timeout),
             allow_unknown: args.allow_unknown,
+            force: args.force,
         },
     )?;
     let plan = &prepared.plan;
@@ -34,8 +36,10 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
             } else {
                 println!("dry run: nothing was changed");
             }
+            print_refusals(plan);
         }
-        return Ok(true);
+        // Refused blue statements fail the command, a dry run too: it would refuse them.
+        return Ok(!plan.blocked());
     }
     if !inv.json() {
         print!("{}", plan_text(plan));
@@ -60,6 +64,7 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
             Some(e) => eprintln!("error: {e}"),
         }
     }
+    print_refusals(&report.plan);
     if report.recorded {
         println!(
             "recorded in blue_green.json: released {} for statement prefix '{}'",
@@ -68,6 +73,51 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
         );
     }
     Ok(report.success())
+}
+
+/// On stderr: each refused blue statement and the green successors that are not ready; with
+/// `--force`, what was ignored.
+fn print_refusals(plan: &DecommissionPlan) {
+    for r in &plan.refused {
+        let greens = not_ready_text(r);
+        if plan.forced {
+            eprintln!(
+                "warning: --force: {} {} although {greens}",
+                past(plan.action),
+                r.statement
+            );
+        } else {
+            eprintln!(
+                "error: refused to {} {}: {greens}",
+                plan.action, r.statement
+            );
+        }
+    }
+    if plan.blocked() {
+        eprintln!(
+            "error: {} blue statement(s) refused: deploy the green set (`pipeline deploy --blue-green`) and wait until it runs, or pass --force; the release stays open",
+            plan.refused.len()
+        );
+    }
+}
+
+fn not_ready_text(r: &Refused) -> String {
+    r.not_ready
+        .iter()
+        .map(|g| {
+            if g.statement.is_empty() {
+                "the release records no green statement for its table".to_string()
+            } else {
+                format!(
+                    "green statement {} is {} (needs {})",
+                    g.statement,
+                    g.phase_text(),
+                    g.needed
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn capitalised(v: StatementVerb) -> &'static str {
@@ -124,6 +174,16 @@ fn plan_text(plan: &DecommissionPlan) -> String {
             })
             .collect();
         out.push_str(&table(&["statement", "phase", "why"], &rows));
+    }
+    if !plan.refused.is_empty() {
+        out.push_str(if plan.forced {
+            "\nGreen not ready, acted on anyway (--force):\n"
+        } else {
+            "\nRefused (green not ready), left running:\n"
+        });
+        for r in &plan.refused {
+            out.push_str(&format!("  {}: {}\n", r.statement, not_ready_text(r)));
+        }
     }
     if !plan.left_alone.is_empty() {
         out.push_str("\nLeft alone:\n");

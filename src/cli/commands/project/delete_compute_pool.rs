@@ -1,5 +1,6 @@
 //! `flinkpipe project delete-compute-pool ID [DIR] [--no-ack]`: deletes a compute pool after
-//! listing what runs in it and asking; refused while statements of the project run there.
+//! listing what is in it and asking; refused while statements of the project or of an open release
+//! are there (any phase), unless `--force`.
 
 use crate::cli::args::DeleteComputePoolArgs;
 use crate::cli::render::{confirm, print_json};
@@ -13,6 +14,7 @@ pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
             pipelines: args.dir.pipelines.clone(),
             id: args.id.clone(),
             allow_unknown: args.allow_unknown,
+            force: args.force,
         },
     )?;
     let plan = &prepared.plan;
@@ -28,13 +30,21 @@ pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
             plan.pool.max_cfu
         );
         if plan.statements.is_empty() {
-            println!("No statement runs in it.");
+            println!("No statement is in it.");
         } else {
-            println!("Statements of other projects run in it and will stop with it:");
+            println!("Statements in it, deleted with it:");
             for s in &plan.statements {
-                println!("  {} ({})", s.statement, s.phase);
+                match &s.table_name {
+                    Some(t) => {
+                        println!("  {} ({}): table {t} of this project", s.statement, s.phase)
+                    }
+                    None => println!("  {} ({})", s.statement, s.phase),
+                }
             }
         }
+    }
+    for i in &plan.ignored {
+        eprintln!("warning: --force: {i}");
     }
     if !args.no_ack && !confirm(&format!("Delete compute pool {}?", plan.pool.id))? {
         println!("nothing deleted");
