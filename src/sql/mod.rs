@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+pub mod columns;
 mod deep;
 pub mod dialect;
 mod extract;
@@ -107,6 +108,43 @@ fn analyze_text(sql: &str, text: &str, lines: &LineIndex) -> FileAnalysis {
     out.statements
         .extend(statements.into_iter().rev().flatten());
     out.warnings.extend(warnings.into_iter().rev().flatten());
+    out
+}
+
+/// Every top-level unit of a SQL text parsed by the Flink dialect, for the analyses that need the syntax
+/// tree itself (column lineage): `(line of the unit, its statements)`, a statement set giving its
+/// members; `Err(message)` for a unit that does not parse or that is classified without parsing. Same
+/// preprocessing as [`analyze`] (placeholders masked, `WITH … INSERT` and `PARTITION` reordered).
+pub(crate) fn parse_units(sql: &str) -> Vec<(usize, Result<Vec<Statement>, String>)> {
+    if limits::check_file_size(sql.len()).is_err() {
+        return vec![(1, Err("the file is over the size limit".into()))];
+    }
+    let sql = sql.strip_prefix('\u{feff}').unwrap_or(sql);
+    let masked = placeholders::mask(sql);
+    let text = masked.text.as_deref().unwrap_or(sql);
+    let lines = LineIndex::new(text);
+    let dialect = FlinkDialect;
+    let file = split::split_indexed(&dialect, text, &lines);
+    let mut out = Vec::with_capacity(file.statements.len());
+    for unit in &file.statements {
+        let mut tokens = file.tokens[unit.tokens.clone()].to_vec();
+        if !unit.statement_set && dialect::opaque_statement_kind(&tokens).is_some() {
+            out.push((
+                unit.line,
+                Err("not parsed (classified by its keywords)".into()),
+            ));
+            continue;
+        }
+        if beyond_parser_limits(&tokens).is_some() {
+            out.push((unit.line, Err("over the parser's limits".into())));
+            continue;
+        }
+        if !unit.statement_set {
+            let _ = reorder_with_insert(&mut tokens);
+        }
+        let (parsed, _) = parse_unit(&dialect, unit.statement_set, tokens);
+        out.push((unit.line, parsed.map_err(|e| error_message(&e))));
+    }
     out
 }
 
