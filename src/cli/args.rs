@@ -477,6 +477,31 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// Column-level lineage: each sink column with the source columns it is computed from (direct)
+    /// and those that shape its rows (indirect: filters, joins, grouping, windows), across the
+    /// project; statements that cannot be resolved with certainty are listed, never guessed.
+    ColumnLineage {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Only the lineage of this table (transitively).
+        #[arg(long)]
+        table: Option<String>,
+        /// With --table: only the lineage of this column.
+        #[arg(long, requires = "table")]
+        column: Option<String>,
+        /// Towards the sources only.
+        #[arg(long, requires = "table", conflicts_with = "downstream")]
+        upstream: bool,
+        /// Towards the readers only.
+        #[arg(long, requires = "table")]
+        downstream: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = LineageFormat::Json)]
+        format: LineageFormat,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
     /// Compute the execution plan of a table, product, folder or table list. Writes nothing anywhere;
     /// the current statement phases come from --statement-status, else from the configured target
     /// (one read-only list call) unless --offline.
@@ -649,6 +674,15 @@ pub enum StatementCommand {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
     },
+}
+
+/// Column lineage formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LineageFormat {
+    /// `{"columns", "edges", "unresolved"}`.
+    Json,
+    Dot,
+    Mermaid,
 }
 
 /// Graph export formats.

@@ -36,6 +36,7 @@
 
 pub mod capacity;
 pub mod changes;
+pub mod column_lineage;
 pub mod decommission;
 pub mod deploy;
 pub mod explain;

@@ -945,10 +945,22 @@ impl Walk<'_> {
                 _ => return None,
             }
         }
-        // `row_col.field`: a qualifier that names no relation may be a ROW column of one.
+        // `alias.row_col.field`: the first part names the relation, the second its column.
         if let Some(q) = qualifier
-            && !q.contains('.')
+            && let Some((first, rest)) = q.split_once('.')
         {
+            let root = rest.split('.').next().unwrap_or(rest);
+            if rels
+                .iter()
+                .chain(outer)
+                .any(|r| r.names.iter().any(|n| same(n, first)))
+            {
+                return self.resolve(Some(first), root, rels, outer);
+            }
+            return self.resolve(None, first, rels, outer);
+        }
+        // `row_col.field`: a qualifier that names no relation may be a ROW column of one.
+        if let Some(q) = qualifier {
             return self.resolve(None, q, rels, outer);
         }
         None
@@ -1096,6 +1108,18 @@ fn is_niladic(i: &Ident) -> bool {
             "LOCALTIMESTAMP",
             "LOCALTIME",
             "CURRENT_ROW_TIMESTAMP",
+            // Time units given as arguments (`TIMESTAMPDIFF(SECOND, a, b)`): reserved words in Flink,
+            // a column of that name must be quoted.
+            "MICROSECOND",
+            "MILLISECOND",
+            "SECOND",
+            "MINUTE",
+            "HOUR",
+            "DAY",
+            "WEEK",
+            "MONTH",
+            "QUARTER",
+            "YEAR",
         ]
         .iter()
         .any(|k| i.value.eq_ignore_ascii_case(k))

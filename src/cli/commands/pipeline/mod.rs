@@ -4,6 +4,7 @@
 mod blue_green;
 mod build_all_metadata;
 mod build_execution_plan;
+mod column_lineage;
 mod decommission;
 mod deploy;
 mod explain;
@@ -49,6 +50,26 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             select.as_deref(),
             *format,
             *allow_unknown,
+        ),
+        PipelineCommand::ColumnLineage {
+            dir,
+            table,
+            column,
+            upstream,
+            downstream,
+            format,
+            allow_unknown,
+        } => column_lineage::exec(
+            inv,
+            &dir.pipelines,
+            &crate::ops::column_lineage::LineageRequest {
+                table: table.clone(),
+                column: column.clone(),
+                upstream: *upstream,
+                downstream: *downstream,
+                allow_unknown: *allow_unknown,
+            },
+            *format,
         ),
         PipelineCommand::BuildExecutionPlan(args) => build_execution_plan::exec(inv, args),
         PipelineCommand::BlueGreen(args) => blue_green::exec(inv, args),

@@ -1,0 +1,359 @@
+//! `pipeline column-lineage`: the column lineage of the whole project ([`crate::sql::columns`] on each
+//! writing statement, with the project's DDLs as schemas), or the upstream / downstream of one table or
+//! column, as JSON (a superset of shift_left's `lineage.json` fields), DOT or Mermaid.
+
+use super::{Context, OpsError};
+use crate::inventory::resolve_name;
+use crate::sql::columns::{self, Schemas};
+use crate::sql::{StatementKind, TableName};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
+
+/// A column of a table of the project.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ColumnInfo {
+    pub table: String,
+    pub column: String,
+    /// The type as the DDL writes it.
+    #[serde(rename = "type")]
+    pub data_type: String,
+}
+
+/// How a column feeds another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EdgeKind {
+    /// Copied, renamed, cast or computed from.
+    Direct,
+    /// Shapes which rows are produced (filter, join, grouping, window, ordering) without being copied.
+    Indirect,
+}
+
+/// One edge: `source_table.source_column` feeds `table.column`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Edge {
+    pub table: String,
+    pub column: String,
+    pub source_table: String,
+    pub source_column: String,
+    pub kind: EdgeKind,
+    /// The statement's file (relative, `pipelines/…`) and 1-based line.
+    pub file: String,
+    pub line: usize,
+}
+
+/// A statement whose lineage is not certain, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unresolved {
+    pub table: String,
+    pub file: String,
+    pub line: usize,
+    pub reasons: Vec<String>,
+}
+
+/// The lineage: `{"columns", "edges", "unresolved"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ColumnLineage {
+    pub columns: Vec<ColumnInfo>,
+    pub edges: Vec<Edge>,
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// Which part of the lineage to keep.
+#[derive(Debug, Clone, Default)]
+pub struct LineageRequest {
+    /// Only the lineage of this table (with `column`: of this column), transitively.
+    pub table: Option<String>,
+    pub column: Option<String>,
+    /// Towards the sources (default with `table`: both directions).
+    pub upstream: bool,
+    /// Towards the readers.
+    pub downstream: bool,
+    pub allow_unknown: bool,
+}
+
+/// Schemas of the project's tables: each DDL's first `CREATE TABLE`'s columns (computed ones marked).
+struct ProjectSchemas(BTreeMap<String, Vec<(String, bool)>>);
+
+impl Schemas for ProjectSchemas {
+    fn columns(&self, table: &str, writable: bool) -> Option<Vec<String>> {
+        self.0.columns(table, writable)
+    }
+}
+
+/// The column lineage of the project at `pipelines`, or of `req.table` (`req.column`).
+///
+/// Errors: errors in the project, an unknown table or column, unreadable SQL files.
+pub fn column_lineage(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &LineageRequest,
+) -> Result<ColumnLineage, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        req.allow_unknown,
+        "no lineage: fix the errors above",
+    )?;
+    let inv = &project.inventory;
+    let read = |rel: &str| -> Result<String, OpsError> {
+        let path = inv.disk_path(rel);
+        let text = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_SQL_FILE_BYTES)
+            .map_err(|e| OpsError::Refused(format!("cannot read {}: {e}", path.display())))?;
+        Ok(crate::sql::placeholders::substitute(
+            &text,
+            &inv.sql_variables,
+        ))
+    };
+    // Schemas and column types from the DDLs.
+    let mut schemas = BTreeMap::new();
+    let mut infos = Vec::new();
+    for t in inv.tables.values().filter(|t| !t.external) {
+        let Some(ddl) = &t.ddl_ref else { continue };
+        let analysis = crate::sql::analyze(&read(ddl)?);
+        let Some(create) = analysis.statements.iter().find(|s| {
+            matches!(
+                s.kind,
+                StatementKind::CreateTable
+                    | StatementKind::Ctas
+                    | StatementKind::CreateMaterializedTable
+            ) && !s.columns.is_empty()
+        }) else {
+            continue;
+        };
+        schemas.insert(
+            t.name.clone(),
+            create
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), c.computed))
+                .collect::<Vec<_>>(),
+        );
+        infos.extend(create.columns.iter().map(|c| ColumnInfo {
+            table: t.name.clone(),
+            column: c.name.clone(),
+            data_type: c.data_type.clone(),
+        }));
+    }
+    let schemas = ProjectSchemas(schemas);
+    let key = |written: &str| -> String { resolve_name(&TableName::new(written.split('.')), &cfg) };
+    let mut edges = BTreeSet::new();
+    let mut unresolved = Vec::new();
+    let mut files: BTreeSet<&String> = BTreeSet::new();
+    for t in inv
+        .tables
+        .values()
+        .filter(|t| !t.external && t.written_by.is_none())
+    {
+        if let Some(dml) = &t.dml_ref {
+            files.insert(dml);
+        } else if let (
+            Some(StatementKind::Ctas | StatementKind::CreateMaterializedTable),
+            Some(ddl),
+        ) = (t.ddl_kind, &t.ddl_ref)
+        {
+            files.insert(ddl);
+        }
+    }
+    for file in files {
+        for st in columns::lineage(&read(file)?, &schemas) {
+            let table = key(&st.sink);
+            if !st.unresolved.is_empty() {
+                unresolved.push(Unresolved {
+                    table: table.clone(),
+                    file: file.clone(),
+                    line: st.line,
+                    reasons: st.unresolved.clone(),
+                });
+            }
+            for c in &st.columns {
+                let feeds = c
+                    .direct
+                    .iter()
+                    .map(|s| (s, EdgeKind::Direct))
+                    .chain(st.indirect.iter().map(|s| (s, EdgeKind::Indirect)));
+                for ((src_table, src_col), kind) in feeds {
+                    edges.insert(Edge {
+                        table: table.clone(),
+                        column: c.name.clone(),
+                        source_table: key(src_table),
+                        source_column: src_col.clone(),
+                        kind,
+                        file: file.clone(),
+                        line: st.line,
+                    });
+                }
+            }
+        }
+    }
+    let mut lineage = ColumnLineage {
+        columns: infos,
+        edges: edges.into_iter().collect(),
+        unresolved,
+    };
+    if let Some(t) = &req.table {
+        let t = ctx
+            .resolve_tables(&project, std::slice::from_ref(t))?
+            .remove(0);
+        if let Some(c) = &req.column
+            && !lineage
+                .columns
+                .iter()
+                .any(|i| i.table == t && &i.column == c)
+            && !lineage.edges.iter().any(|e| e.table == t && &e.column == c)
+        {
+            return Err(OpsError::Usage(format!("table {t} has no column {c}")));
+        }
+        let both = !req.upstream && !req.downstream;
+        lineage = restrict(
+            lineage,
+            &t,
+            req.column.as_deref(),
+            req.upstream || both,
+            req.downstream || both,
+        );
+    }
+    Ok(lineage)
+}
+
+/// The edges reached from `table` (`column`) upstream and/or downstream, transitively, with the
+/// columns they touch and the unresolved statements of the tables reached.
+fn restrict(
+    all: ColumnLineage,
+    table: &str,
+    column: Option<&str>,
+    upstream: bool,
+    downstream: bool,
+) -> ColumnLineage {
+    let start: Vec<(String, String)> = match column {
+        Some(c) => vec![(table.to_string(), c.to_string())],
+        None => {
+            let mut v: BTreeSet<(String, String)> = all
+                .columns
+                .iter()
+                .filter(|c| c.table == table)
+                .map(|c| (c.table.clone(), c.column.clone()))
+                .collect();
+            v.extend(
+                all.edges
+                    .iter()
+                    .filter(|e| e.table == table)
+                    .map(|e| (e.table.clone(), e.column.clone())),
+            );
+            v.into_iter().collect()
+        }
+    };
+    let mut kept: BTreeSet<usize> = BTreeSet::new();
+    for (dir_up, on) in [(true, upstream), (false, downstream)] {
+        if !on {
+            continue;
+        }
+        let mut seen: BTreeSet<(String, String)> = start.iter().cloned().collect();
+        let mut queue: VecDeque<(String, String)> = start.iter().cloned().collect();
+        while let Some((t, c)) = queue.pop_front() {
+            for (i, e) in all.edges.iter().enumerate() {
+                let (here, next) = if dir_up {
+                    ((&e.table, &e.column), (&e.source_table, &e.source_column))
+                } else {
+                    ((&e.source_table, &e.source_column), (&e.table, &e.column))
+                };
+                if *here.0 == t && *here.1 == c {
+                    kept.insert(i);
+                    let n = (next.0.clone(), next.1.clone());
+                    if seen.insert(n.clone()) {
+                        queue.push_back(n);
+                    }
+                }
+            }
+        }
+    }
+    let edges: Vec<Edge> = kept.into_iter().map(|i| all.edges[i].clone()).collect();
+    let touched: BTreeSet<(&str, &str)> = edges
+        .iter()
+        .flat_map(|e| {
+            [
+                (e.table.as_str(), e.column.as_str()),
+                (e.source_table.as_str(), e.source_column.as_str()),
+            ]
+        })
+        .chain(start.iter().map(|(t, c)| (t.as_str(), c.as_str())))
+        .collect();
+    let tables: BTreeSet<&str> = touched.iter().map(|(t, _)| *t).collect();
+    ColumnLineage {
+        columns: all
+            .columns
+            .iter()
+            .filter(|c| touched.contains(&(c.table.as_str(), c.column.as_str())))
+            .cloned()
+            .collect(),
+        unresolved: all
+            .unresolved
+            .iter()
+            .filter(|u| tables.contains(u.table.as_str()))
+            .cloned()
+            .collect(),
+        edges,
+    }
+}
+
+/// DOT: one node per `table.column`, direct edges solid, indirect dashed.
+pub fn to_dot(l: &ColumnLineage) -> String {
+    let mut out = String::from(
+        "digraph column_lineage {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n",
+    );
+    for e in &l.edges {
+        let style = match e.kind {
+            EdgeKind::Direct => "",
+            EdgeKind::Indirect => " [style=dashed]",
+        };
+        out.push_str(&format!(
+            "  \"{}.{}\" -> \"{}.{}\"{style};\n",
+            esc(&e.source_table),
+            esc(&e.source_column),
+            esc(&e.table),
+            esc(&e.column)
+        ));
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Mermaid `flowchart LR`: columns get ids `c0, c1, …`; indirect edges dotted.
+pub fn to_mermaid(l: &ColumnLineage) -> String {
+    let mut ids: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for e in &l.edges {
+        for k in [
+            (e.source_table.clone(), e.source_column.clone()),
+            (e.table.clone(), e.column.clone()),
+        ] {
+            let n = ids.len();
+            ids.entry(k).or_insert(n);
+        }
+    }
+    let mut out = String::from("flowchart LR\n");
+    let mut by_id: Vec<(&(String, String), &usize)> = ids.iter().collect();
+    by_id.sort_by_key(|(_, i)| **i);
+    for ((t, c), i) in by_id {
+        out.push_str(&format!(
+            "  c{i}[\"{}.{}\"]\n",
+            t.replace('"', "#quot;"),
+            c.replace('"', "#quot;")
+        ));
+    }
+    for e in &l.edges {
+        let a = ids[&(e.source_table.clone(), e.source_column.clone())];
+        let b = ids[&(e.table.clone(), e.column.clone())];
+        let arrow = match e.kind {
+            EdgeKind::Direct => "-->",
+            EdgeKind::Indirect => "-.->",
+        };
+        out.push_str(&format!("  c{a} {arrow} c{b}\n"));
+    }
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
