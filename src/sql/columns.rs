@@ -30,6 +30,9 @@ use super::dialect::table_argument;
 /// A column of a table: `(table as written, dotted; column)`.
 pub type SourceColumn = (String, String);
 
+/// An output of a query: its name and direct sources.
+type Out = (String, BTreeSet<SourceColumn>);
+
 /// A table's columns, in order, for the tables whose DDL is known.
 pub trait Schemas {
     /// The columns of `table` (as written, dotted), or `None` when its schema is unknown. `writable`:
@@ -102,8 +105,9 @@ pub fn lineage(sql: &str, schemas: &dyn Schemas) -> Vec<StatementColumns> {
 struct Local<'a> {
     outer: &'a dyn Schemas,
     tables: BTreeMap<String, Vec<(String, bool)>>,
-    /// Views and CTAS of the text: their output columns with sources.
-    views: BTreeMap<String, Vec<(String, BTreeSet<SourceColumn>)>>,
+    /// Views and CTAS of the text: their output columns with sources, and the columns that shape their
+    /// rows (a statement reading the view is shaped by them too).
+    views: BTreeMap<String, (Vec<Out>, BTreeSet<SourceColumn>)>,
 }
 
 impl Local<'_> {
@@ -198,10 +202,13 @@ fn statement(local: &mut Local, st: &Statement, line: usize, out: &mut Vec<State
 fn remember(local: &mut Local, sink: &str, r: &StatementColumns) {
     local.views.insert(
         sink.to_string(),
-        r.columns
-            .iter()
-            .map(|c| (c.name.clone(), c.direct.clone()))
-            .collect(),
+        (
+            r.columns
+                .iter()
+                .map(|c| (c.name.clone(), c.direct.clone()))
+                .collect(),
+            r.indirect.clone(),
+        ),
     );
 }
 
@@ -261,9 +268,6 @@ fn written(
         .collect();
     result
 }
-
-/// An output of a query: its name and direct sources.
-type Out = (String, BTreeSet<SourceColumn>);
 
 /// A relation in the scope of a SELECT.
 #[derive(Debug, Clone)]
@@ -661,7 +665,8 @@ impl Walk<'_> {
                 let table = dotted(name);
                 let kind = if let Some(outs) = self.cte(&table) {
                     RelKind::Derived(outs)
-                } else if let Some(outs) = self.local.views.get(&table) {
+                } else if let Some((outs, shaped)) = self.local.views.get(&table) {
+                    self.indirect.extend(shaped.iter().cloned());
                     RelKind::Derived(outs.clone())
                 } else {
                     RelKind::Base {
@@ -802,7 +807,8 @@ impl Walk<'_> {
                 .join(".");
             let inner = if let Some(outs) = self.cte(&t) {
                 RelKind::Derived(outs)
-            } else if let Some(outs) = self.local.views.get(&t) {
+            } else if let Some((outs, shaped)) = self.local.views.get(&t) {
+                self.indirect.extend(shaped.iter().cloned());
                 RelKind::Derived(outs.clone())
             } else {
                 RelKind::Base {
@@ -885,6 +891,27 @@ impl Walk<'_> {
                 inner.extend(o.1);
             }
             self.indirect.extend(inner);
+        }
+        // The columns of `OVER (PARTITION BY … ORDER BY …)` shape the rows, they are not the value:
+        // one occurrence of each is taken out of the direct references.
+        for spec in &c.windows {
+            let mut inner = Collect {
+                refs: Vec::new(),
+                subqueries: Vec::new(),
+                windows: Vec::new(),
+                unsure: Vec::new(),
+            };
+            for p in &spec.partition_by {
+                let _ = p.visit(&mut inner);
+            }
+            for o in &spec.order_by {
+                let _ = o.expr.visit(&mut inner);
+            }
+            for r in inner.refs {
+                if let Some(at) = c.refs.iter().position(|x| *x == r) {
+                    c.refs.remove(at);
+                }
+            }
         }
         for spec in c.windows {
             self.window_spec(&spec, rels, outer);

@@ -25,6 +25,7 @@ mod changelog;
 mod changes;
 /// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
 mod cli_everyday;
+mod column_lineage;
 /// Confluent Cloud day-2 operations against the fake: dry runs, explain, pools, capacity, per-environment SQL, housekeeping, lag.
 mod confluent_ops;
 /// Deploy speed against the fake (run with `scripts/bench-deploy.sh`, or
