@@ -336,6 +336,37 @@ pub(crate) fn open(pipelines_dir: &Path) -> Result<(Repository, PathBuf, String)
 /// Whether `head_ref` names the same commit as `HEAD` in the repository of `pipelines_dir`.
 ///
 /// Errors: as [`list_changes`] for the folder and the refs.
+/// The text of `rel` (relative to the pipelines folder) at `commit`, `None` when the commit has no such
+/// file (or it is not UTF-8).
+///
+/// Errors: not a git repository, an unknown commit.
+pub fn read_at(
+    pipelines_dir: &Path,
+    commit: &str,
+    rel: &str,
+) -> Result<Option<String>, ChangeError> {
+    let (repo, _, prefix) = open(pipelines_dir)?;
+    let tree = repo
+        .revparse_single(commit)
+        .and_then(|o| o.peel_to_tree())
+        .map_err(|e| ChangeError::BadRef {
+            name: commit.to_string(),
+            message: e.message().to_string(),
+        })?;
+    let path = if prefix.is_empty() {
+        rel.to_string()
+    } else {
+        format!("{prefix}/{rel}")
+    };
+    let Ok(entry) = tree.get_path(Path::new(&path)) else {
+        return Ok(None);
+    };
+    Ok(repo
+        .find_blob(entry.id())
+        .ok()
+        .and_then(|b| String::from_utf8(b.content().to_vec()).ok()))
+}
+
 pub fn is_head_commit(pipelines_dir: &Path, head_ref: &str) -> Result<bool, ChangeError> {
     let (repo, _, _) = open(pipelines_dir)?;
     Ok(commit_of(&repo, head_ref)? == commit_of(&repo, "HEAD")?)

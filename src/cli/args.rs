@@ -445,6 +445,13 @@ pub enum PipelineCommand {
         /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
+        /// Also check the schema changes since this git ref against every downstream reader (column
+        /// lineage): removed and retyped columns, primary-key changes, added columns.
+        #[arg(long, value_name = "REF")]
+        since: Option<String>,
+        /// Fail (exit 1) on these findings: `breaking` = a changed column that a reader uses.
+        #[arg(long, value_enum, requires = "since")]
+        fail_on: Option<FailOn>,
     },
     /// Print a table's parent tree (and child tree with --children-too).
     Report {
@@ -674,6 +681,13 @@ pub enum StatementCommand {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
     },
+}
+
+/// What makes `pipeline validate --since` fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// A removed or retyped column, or a key change, that a downstream statement reads.
+    Breaking,
 }
 
 /// Column lineage formats.

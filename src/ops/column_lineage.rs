@@ -97,6 +97,41 @@ pub fn column_lineage(
         req.allow_unknown,
         "no lineage: fix the errors above",
     )?;
+    let mut lineage = project_lineage(&project, &cfg, &BTreeMap::new())?;
+    if let Some(t) = &req.table {
+        let t = ctx
+            .resolve_tables(&project, std::slice::from_ref(t))?
+            .remove(0);
+        if let Some(c) = &req.column
+            && !lineage
+                .columns
+                .iter()
+                .any(|i| i.table == t && &i.column == c)
+            && !lineage.edges.iter().any(|e| e.table == t && &e.column == c)
+        {
+            return Err(OpsError::Usage(format!("table {t} has no column {c}")));
+        }
+        let both = !req.upstream && !req.downstream;
+        lineage = restrict(
+            lineage,
+            &t,
+            req.column.as_deref(),
+            req.upstream || both,
+            req.downstream || both,
+        );
+    }
+    Ok(lineage)
+}
+
+/// The column lineage of a loaded project. `schema_overrides` replaces tables' columns (in order;
+/// the columns a change removed kept at their place, so that their readers are still bound to them).
+///
+/// Errors: unreadable SQL files.
+pub fn project_lineage(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    schema_overrides: &BTreeMap<String, Vec<String>>,
+) -> Result<ColumnLineage, OpsError> {
     let inv = &project.inventory;
     let read = |rel: &str| -> Result<String, OpsError> {
         let path = inv.disk_path(rel);
@@ -137,8 +172,16 @@ pub fn column_lineage(
             data_type: c.data_type.clone(),
         }));
     }
+    for (table, cols) in schema_overrides {
+        let head = schemas.remove(table).unwrap_or_default();
+        let computed = |c: &String| head.iter().any(|(k, comp)| k == c && *comp);
+        schemas.insert(
+            table.clone(),
+            cols.iter().map(|c| (c.clone(), computed(c))).collect(),
+        );
+    }
     let schemas = ProjectSchemas(schemas);
-    let key = |written: &str| -> String { resolve_name(&TableName::new(written.split('.')), &cfg) };
+    let key = |written: &str| -> String { resolve_name(&TableName::new(written.split('.')), cfg) };
     let mut edges = BTreeSet::new();
     let mut unresolved = Vec::new();
     let mut files: BTreeSet<&String> = BTreeSet::new();
@@ -188,34 +231,11 @@ pub fn column_lineage(
             }
         }
     }
-    let mut lineage = ColumnLineage {
+    Ok(ColumnLineage {
         columns: infos,
         edges: edges.into_iter().collect(),
         unresolved,
-    };
-    if let Some(t) = &req.table {
-        let t = ctx
-            .resolve_tables(&project, std::slice::from_ref(t))?
-            .remove(0);
-        if let Some(c) = &req.column
-            && !lineage
-                .columns
-                .iter()
-                .any(|i| i.table == t && &i.column == c)
-            && !lineage.edges.iter().any(|e| e.table == t && &e.column == c)
-        {
-            return Err(OpsError::Usage(format!("table {t} has no column {c}")));
-        }
-        let both = !req.upstream && !req.downstream;
-        lineage = restrict(
-            lineage,
-            &t,
-            req.column.as_deref(),
-            req.upstream || both,
-            req.downstream || both,
-        );
-    }
-    Ok(lineage)
+    })
 }
 
 /// The edges reached from `table` (`column`) upstream and/or downstream, transitively, with the

@@ -53,6 +53,7 @@ pub mod query;
 pub mod refs;
 pub mod report;
 pub mod scaffold;
+pub mod schema_changes;
 pub mod scope;
 pub mod signals;
 pub mod statement;

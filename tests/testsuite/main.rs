@@ -64,6 +64,7 @@ mod query;
 mod reliability;
 /// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 mod scaffold;
+mod schema_changes;
 /// The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):
 mod shift_left_fixture;
 /// Accuracy of the SQL front end on the labelled corpus (`../shared/corpus`, see its SPEC.md).

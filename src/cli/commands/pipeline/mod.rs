@@ -22,9 +22,18 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::BuildAllMetadata { dir, allow_unknown } => {
             build_all_metadata::exec(inv, &dir.pipelines, *allow_unknown)
         }
-        PipelineCommand::Validate { dir, allow_unknown } => {
-            validate::exec(inv, &dir.pipelines, *allow_unknown)
-        }
+        PipelineCommand::Validate {
+            dir,
+            allow_unknown,
+            since,
+            fail_on,
+        } => validate::exec(
+            inv,
+            &dir.pipelines,
+            *allow_unknown,
+            since.as_deref(),
+            fail_on.is_some(),
+        ),
         PipelineCommand::Report {
             table,
             dir,

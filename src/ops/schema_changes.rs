@@ -1,0 +1,202 @@
+//! Schema changes since a git ref, checked against every downstream reader (`pipeline validate --since
+//! REF [--fail-on breaking]`): each column a DDL removed or retyped, and each primary-key change, with
+//! the statements that read the column (by the project's column lineage, [`super::column_lineage`]),
+//! directly and transitively. A change that a reader uses is `breaking`; a column added is `additive`.
+
+use super::column_lineage::{self, EdgeKind};
+use super::{Context, OpsError};
+use crate::changes::{self, FileRole};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
+
+/// What changed in a column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ColumnChange {
+    /// The column is gone from the DDL.
+    Removed,
+    /// Its type changed.
+    Retyped { old_type: String, new_type: String },
+    /// The primary (upsert) key changed: `[old, new]`; readers of the key columns see another grain.
+    PrimaryKey { old: Vec<String>, new: Vec<String> },
+    /// A column was added.
+    Added,
+}
+
+/// A statement that reads a changed column.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Reader {
+    /// The table the statement writes, and its column that uses the changed one.
+    pub table: String,
+    pub column: String,
+    /// `direct` (the value is computed from it) or `indirect` (filter, join, grouping).
+    pub kind: EdgeKind,
+    pub file: String,
+    pub line: usize,
+    /// For a transitive reader: the column it reads that comes from the changed one (`t.c`); `None`
+    /// for a statement that reads the changed column itself.
+    pub via: Option<String>,
+}
+
+/// A changed column and who reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchemaChange {
+    pub table: String,
+    /// The column (for a key change: the key's columns, comma-separated).
+    pub column: String,
+    pub change: ColumnChange,
+    /// A reader uses what changed.
+    pub breaking: bool,
+    /// The DDL file (`pipelines/…`).
+    pub file: String,
+    pub readers: Vec<Reader>,
+}
+
+/// The schema changes of the DDLs changed since `req`'s ref, with their readers at the head.
+///
+/// Errors: errors in the project, git errors, unreadable SQL files.
+pub fn schema_changes(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &super::changes::ChangeRequest,
+    allow_unknown: bool,
+) -> Result<Vec<SchemaChange>, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        allow_unknown,
+        "no schema check: fix the errors above",
+    )?;
+    let set = changes::list_changes(pipelines, &super::changes::change_options(req)?, &cfg)?;
+    let mut diffs = Vec::new();
+    let mut removed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in set.files.iter().filter(|f| f.role == FileRole::Ddl) {
+        let Some(d) = &f.schema_diff else { continue };
+        if !project.inventory.tables.contains_key(&f.new_table_name) {
+            continue;
+        }
+        // The table's columns for its readers: as at the base (their SQL was written against it),
+        // then those the head adds.
+        let base_cols: Vec<String> = changes::git::read_at(
+            pipelines,
+            &set.base_commit,
+            f.old_path.as_deref().unwrap_or(&f.path),
+        )?
+        .map(|text| crate::sql::analyze(&text))
+        .and_then(|a| {
+            a.statements
+                .into_iter()
+                .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
+        })
+        .map(|s| s.columns.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default();
+        let mut cols = base_cols;
+        for c in &d.added {
+            if !cols.contains(c) {
+                cols.push(c.clone());
+            }
+        }
+        if !cols.is_empty() {
+            removed.insert(f.new_table_name.clone(), cols);
+        }
+        diffs.push((
+            f.new_table_name.clone(),
+            format!("{}/{}", project.inventory.root_name, f.path),
+            d.clone(),
+        ));
+    }
+    if diffs.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The head's lineage, with the changed tables' columns as at the base (removed ones included) so
+    // that their readers bind to them.
+    let lineage = column_lineage::project_lineage(&project, &cfg, &removed)?;
+    let mut out = Vec::new();
+    for (table, file, d) in diffs {
+        let mut push = |column: String, cols: Vec<String>, change: ColumnChange| {
+            let readers = readers_of(&lineage.edges, &table, &cols);
+            let breaking = !matches!(change, ColumnChange::Added) && !readers.is_empty();
+            out.push(SchemaChange {
+                table: table.clone(),
+                column,
+                change,
+                breaking,
+                file: file.clone(),
+                readers,
+            });
+        };
+        for c in &d.removed {
+            push(c.clone(), vec![c.clone()], ColumnChange::Removed);
+        }
+        for m in d.modified.iter().filter(|m| m.old_type != m.new_type) {
+            push(
+                m.name.clone(),
+                vec![m.name.clone()],
+                ColumnChange::Retyped {
+                    old_type: m.old_type.clone(),
+                    new_type: m.new_type.clone(),
+                },
+            );
+        }
+        if let Some([old, new]) = &d.primary_key {
+            let cols: Vec<String> = old
+                .iter()
+                .chain(new)
+                .cloned()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            push(
+                cols.join(", "),
+                cols,
+                ColumnChange::PrimaryKey {
+                    old: old.clone(),
+                    new: new.clone(),
+                },
+            );
+        }
+        for c in &d.added {
+            push(c.clone(), Vec::new(), ColumnChange::Added);
+        }
+    }
+    Ok(out)
+}
+
+/// The statements that read `table`'s `columns`, directly, then transitively through the columns they
+/// compute from them (each reader once, sorted).
+fn readers_of(edges: &[column_lineage::Edge], table: &str, columns: &[String]) -> Vec<Reader> {
+    let mut out: BTreeSet<Reader> = BTreeSet::new();
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut queue: VecDeque<((String, String), Option<String>)> = columns
+        .iter()
+        .map(|c| ((table.to_string(), c.clone()), None))
+        .collect();
+    while let Some(((t, c), via)) = queue.pop_front() {
+        if !seen.insert((t.clone(), c.clone())) {
+            continue;
+        }
+        for e in edges
+            .iter()
+            .filter(|e| e.source_table == t && e.source_column == c)
+        {
+            out.insert(Reader {
+                table: e.table.clone(),
+                column: e.column.clone(),
+                kind: e.kind,
+                file: e.file.clone(),
+                line: e.line,
+                via: via.clone(),
+            });
+            // What the reader computes from it carries the change further down.
+            if e.kind == EdgeKind::Direct {
+                queue.push_back((
+                    (e.table.clone(), e.column.clone()),
+                    Some(format!("{}.{}", e.table, e.column)),
+                ));
+            }
+        }
+    }
+    out.into_iter().collect()
+}

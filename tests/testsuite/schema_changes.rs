@@ -1,0 +1,254 @@
+//! Schema changes checked against every downstream reader (`pipeline validate --since REF --fail-on
+//! breaking`), over generated projects: removing any column of any table is reported as breaking
+//! exactly when some downstream statement reads it (the generator knows who reads what), and the
+//! readers are named with their file:line.
+
+use crate::support::repo::{Repo, T_BASE};
+use crate::support::{flinkpipe, project, stdout};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn ddl(name: &str, cols: &[String]) -> String {
+    let body: Vec<String> = cols.iter().map(|c| format!("  {c} STRING,")).collect();
+    format!(
+        "CREATE TABLE IF NOT EXISTS {name} (\n{}\n  PRIMARY KEY ({}) NOT ENFORCED\n) WITH ('connector' = 'upsert-kafka', 'topic' = '{name}', 'key.format' = 'json', 'value.format' = 'json');\n",
+        body.join("\n"),
+        cols[0]
+    )
+}
+
+/// Files, every table's columns, and who reads each `(table, column)`.
+struct Generated {
+    files: Vec<(String, String)>,
+    columns: BTreeMap<String, Vec<String>>,
+    read: BTreeSet<(String, String)>,
+    folder: BTreeMap<String, String>,
+}
+
+fn generate(rng: &mut Rng) -> Generated {
+    let mut g = Generated {
+        files: Vec::new(),
+        columns: BTreeMap::new(),
+        read: BTreeSet::new(),
+        folder: BTreeMap::new(),
+    };
+    for i in 0..2 {
+        let t = format!("src_{i}");
+        let cols: Vec<String> = (0..4).map(|k| format!("{t}_c{k}")).collect();
+        let dir = format!("sources/{t}");
+        g.files
+            .push((format!("{dir}/sql-scripts/ddl.{t}.sql"), ddl(&t, &cols)));
+        g.columns.insert(t.clone(), cols);
+        g.folder.insert(t, dir);
+    }
+    for k in 0..(3 + rng.below(3)) {
+        let t = format!("t{k}");
+        let tables: Vec<String> = g.columns.keys().cloned().collect();
+        let parent = tables[rng.below(tables.len())].clone();
+        let pcols = g.columns[&parent].clone();
+        // The child keeps the parent's key and a random subset of its other columns; maybe filters on
+        // one more.
+        let mut picked: Vec<String> = vec![pcols[0].clone()];
+        for c in &pcols[1..] {
+            if rng.below(2) == 0 {
+                picked.push(c.clone());
+            }
+        }
+        let filter = (rng.below(2) == 0).then(|| pcols[rng.below(pcols.len())].clone());
+        for c in picked.iter().chain(filter.iter()) {
+            g.read.insert((parent.clone(), c.clone()));
+        }
+        let own: Vec<String> = picked.iter().map(|c| format!("{t}_{c}")).collect();
+        let select: Vec<String> = picked
+            .iter()
+            .zip(&own)
+            .map(|(c, o)| format!("{c} AS {o}"))
+            .collect();
+        let mut dml = format!(
+            "INSERT INTO {t}\nSELECT {}\nFROM {parent}",
+            select.join(", ")
+        );
+        if let Some(f) = &filter {
+            dml.push_str(&format!("\nWHERE {f} <> ''"));
+        }
+        dml.push_str(";\n");
+        let dir = format!("intermediates/{t}");
+        g.files
+            .push((format!("{dir}/sql-scripts/ddl.{t}.sql"), ddl(&t, &own)));
+        g.files
+            .push((format!("{dir}/sql-scripts/dml.{t}.sql"), dml));
+        g.columns.insert(t.clone(), own);
+        g.folder.insert(t, dir);
+    }
+    g
+}
+
+fn check(r: &Repo) -> (Option<i32>, Value) {
+    let o = flinkpipe(&[
+        "pipeline",
+        "validate",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "HEAD~1",
+        "--fail-on",
+        "breaking",
+        "--output",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {}", crate::support::stderr(&o)));
+    (o.status.code(), v)
+}
+
+#[test]
+fn removing_a_column_is_breaking_exactly_when_a_downstream_statement_reads_it() {
+    let mut cases = 0;
+    let mut breaking_cases = 0;
+    for seed in 1..=3u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let g = generate(&mut rng);
+        let refs: Vec<(&str, &str)> = g
+            .files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let r = Repo::new(project(&refs));
+        let mut time = T_BASE;
+        for (table, cols) in &g.columns {
+            // Not the key: removing it would also change the primary key.
+            for c in &cols[1..] {
+                let rel = format!("{}/sql-scripts/ddl.{table}.sql", g.folder[table]);
+                let original = std::fs::read_to_string(r.path(&rel)).unwrap();
+                r.edit(&rel, |t| t.replace(&format!("  {c} STRING,\n"), ""));
+                time += 60;
+                r.commit("drop a column", time);
+                let (code, v) = check(&r);
+                let changes = v["schema_changes"].as_array().unwrap();
+                let change = changes
+                    .iter()
+                    .find(|x| x["table"] == table.as_str() && x["column"] == c.as_str())
+                    .unwrap_or_else(|| panic!("seed {seed}: {table}.{c} not reported: {v:#}"));
+                let expected = g.read.contains(&(table.clone(), c.clone()));
+                assert_eq!(
+                    change["breaking"], expected,
+                    "seed {seed}: removing {table}.{c}: {change:#}"
+                );
+                assert_eq!(
+                    code,
+                    Some(if expected { 1 } else { 0 }),
+                    "seed {seed}: {table}.{c}"
+                );
+                if expected {
+                    breaking_cases += 1;
+                    let readers = change["readers"].as_array().unwrap();
+                    assert!(
+                        readers.iter().any(|x| x["via"].is_null()
+                            && x["file"].as_str().is_some_and(|f| f.ends_with(".sql"))
+                            && x["line"].as_u64().is_some_and(|l| l >= 1)),
+                        "seed {seed}: {change:#}"
+                    );
+                }
+                std::fs::write(r.path(&rel), original).unwrap();
+                time += 60;
+                r.commit("restore", time);
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 20, "{cases}");
+    assert!(
+        breaking_cases > 5 && breaking_cases < cases,
+        "{breaking_cases} of {cases}"
+    );
+}
+
+/// A column used two levels downstream (passed through a middle table by `SELECT *`): removing it is
+/// breaking, naming the direct reader and, through it, the reader two levels down, with file:line.
+#[test]
+fn a_column_used_two_levels_down_is_reported_with_both_readers() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        (
+            "sources/s/sql-scripts/ddl.s.sql".to_string(),
+            ddl("s", &cols(&["id", "x", "y"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
+            ddl("m", &cols(&["id", "x", "y"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/dml.m.sql".to_string(),
+            "INSERT INTO m SELECT * FROM s;\n".to_string(),
+        ),
+        (
+            "facts/f/sql-scripts/ddl.f.sql".to_string(),
+            ddl("f", &cols(&["id", "total"])),
+        ),
+        (
+            "facts/f/sql-scripts/dml.f.sql".to_string(),
+            "-- totals\nINSERT INTO f\nSELECT id, CONCAT(x, '!') AS total\nFROM m;\n".to_string(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("sources/s/sql-scripts/ddl.s.sql", |t| {
+        t.replace("  x STRING,\n", "")
+    });
+    r.commit("drop s.x", T_BASE + 60);
+    let (code, v) = check(&r);
+    assert_eq!(code, Some(1), "{v:#}");
+    let change = &v["schema_changes"][0];
+    assert_eq!(change["table"], "s");
+    assert_eq!(change["column"], "x");
+    assert_eq!(change["breaking"], true);
+    assert_eq!(change["file"], "pipelines/sources/s/sql-scripts/ddl.s.sql");
+    let readers: Vec<(String, String, String)> = change["readers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                format!(
+                    "{}.{}",
+                    x["table"].as_str().unwrap(),
+                    x["column"].as_str().unwrap()
+                ),
+                format!("{}:{}", x["file"].as_str().unwrap(), x["line"]),
+                x["via"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        readers,
+        vec![
+            (
+                "f.total".to_string(),
+                "pipelines/facts/f/sql-scripts/dml.f.sql:2".to_string(),
+                "m.x".to_string()
+            ),
+            (
+                "m.x".to_string(),
+                "pipelines/intermediates/m/sql-scripts/dml.m.sql:1".to_string(),
+                "-".to_string()
+            ),
+        ]
+    );
+}
