@@ -333,9 +333,6 @@ pub(crate) fn open(pipelines_dir: &Path) -> Result<(Repository, PathBuf, String)
     Ok((repo, workdir, prefix))
 }
 
-/// Whether `head_ref` names the same commit as `HEAD` in the repository of `pipelines_dir`.
-///
-/// Errors: as [`list_changes`] for the folder and the refs.
 /// The text of `rel` (relative to the pipelines folder) at `commit`, `None` when the commit has no such
 /// file (or it is not UTF-8).
 ///
@@ -367,6 +364,9 @@ pub fn read_at(
         .and_then(|b| String::from_utf8(b.content().to_vec()).ok()))
 }
 
+/// Whether `head_ref` names the same commit as `HEAD` in the repository of `pipelines_dir`.
+///
+/// Errors: as [`list_changes`] for the folder and the refs.
 pub fn is_head_commit(pipelines_dir: &Path, head_ref: &str) -> Result<bool, ChangeError> {
     let (repo, _, _) = open(pipelines_dir)?;
     Ok(commit_of(&repo, head_ref)? == commit_of(&repo, "HEAD")?)

@@ -292,10 +292,15 @@ enum RelKind {
 
 const WINDOW_COLUMNS: [&str; 3] = ["window_start", "window_end", "window_time"];
 
+/// Confluent Cloud's system column of every table (its Kafka record timestamp).
+const ROWTIME: &str = "$rowtime";
+
 impl RelKind {
     /// Whether the relation has `col` (`None`: unknown).
     fn has(&self, col: &str) -> Option<bool> {
         match self {
+            // Confluent Cloud's system column: every table has it.
+            RelKind::Base { .. } if col == ROWTIME => Some(true),
             RelKind::Base { columns, .. } => columns.as_ref().map(|c| find(c, col).is_some()),
             RelKind::Derived(outs) => Some(outs.iter().any(|(n, _)| same(n, col))),
             RelKind::Window(inner) => {
@@ -311,6 +316,9 @@ impl RelKind {
     /// The sources of `col` of this relation (a base table of unknown schema is taken at its word).
     fn sources(&self, col: &str) -> Option<BTreeSet<SourceColumn>> {
         match self {
+            RelKind::Base { table, .. } if col == ROWTIME => {
+                Some(BTreeSet::from([(table.clone(), col.to_string())]))
+            }
             RelKind::Base { table, columns } => match columns {
                 Some(c) => find(c, col).map(|c| BTreeSet::from([(table.clone(), c.to_string())])),
                 None => Some(BTreeSet::from([(table.clone(), col.to_string())])),
