@@ -198,6 +198,10 @@ pub struct ImpactedTable {
     pub table_name: String,
     /// `descendant of X (logic change)`.
     pub reason: String,
+    /// flinkpipe: for a schema change, this table's columns that read a changed column
+    /// (`total (reads s.x)`), by column lineage; absent when none or not a schema change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub affected_columns: Vec<String>,
 }
 
 /// One changed table and what it impacts.
@@ -419,6 +423,7 @@ pub fn impacted_tables(
                             "descendant of external table {} ({})",
                             x.table_name, x.details
                         ),
+                        affected_columns: Vec::new(),
                     });
                 }
             }
@@ -451,6 +456,7 @@ pub fn impacted_tables(
                     descendants.push(ImpactedTable {
                         table_name: d.clone(),
                         reason: impact_reason(&reached, d, &name, k),
+                        affected_columns: Vec::new(),
                     });
                 }
             }

@@ -203,6 +203,7 @@ pub fn list_impacted_tables(
     let cfg = ctx.project_config(pipelines)?;
     let opts = change_options(req)?;
     let started = std::time::Instant::now();
+    let mut base_commit = None;
     let (files, tests, externals) = match modified_files_path {
         Some(p) => {
             let modified = ModifiedFiles::read(p)?;
@@ -211,6 +212,7 @@ pub fn list_impacted_tables(
         }
         None => {
             let set = changes::list_changes(pipelines, &opts, &cfg)?;
+            base_commit = Some(set.base_commit.clone());
             (set.files, set.tests, set.external_tables)
         }
     };
@@ -226,6 +228,35 @@ pub fn list_impacted_tables(
         "head graph loaded"
     );
     let mut impact = changes::impacted_tables(&files, &tests, &externals, &graph)?;
+    // A schema change: which columns of each impacted table read what changed (column lineage).
+    if let Some(base) = &base_commit
+        && files.iter().any(|f| f.schema_diff.is_some())
+    {
+        let project = ctx.load_project(&cfg, pipelines, true)?;
+        if !project.has_errors() {
+            let found =
+                super::schema_changes::with_readers(&project, &cfg, pipelines, &files, base)?;
+            for i in &mut impact.impacts {
+                for d in &mut i.descendants {
+                    let mut cols: Vec<String> = found
+                        .iter()
+                        .filter(|c| c.table == i.table_name)
+                        .flat_map(|c| {
+                            c.readers
+                                .iter()
+                                .filter(|r| r.table == d.table_name)
+                                .map(move |r| {
+                                    format!("{} (reads {}.{})", r.column, c.table, c.column)
+                                })
+                        })
+                        .collect();
+                    cols.sort();
+                    cols.dedup();
+                    d.affected_columns = cols;
+                }
+            }
+        }
+    }
     // The test folders that use a changed or impacted table as a foundation (shift_left's
     // unit_test_ddl_paths), besides the test files that changed themselves.
     let touched: std::collections::BTreeSet<String> = impact

@@ -70,9 +70,22 @@ pub fn schema_changes(
         "no schema check: fix the errors above",
     )?;
     let set = changes::list_changes(pipelines, &super::changes::change_options(req)?, &cfg)?;
+    with_readers(&project, &cfg, pipelines, &set.files, &set.base_commit)
+}
+
+/// The schema changes of `files` (changed since `base_commit`) with their readers in `project`.
+///
+/// Errors: git errors reading the base, unreadable SQL files.
+pub fn with_readers(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    pipelines: &Path,
+    files: &[changes::FileChange],
+    base_commit: &str,
+) -> Result<Vec<SchemaChange>, OpsError> {
     let mut diffs = Vec::new();
     let mut removed: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for f in set.files.iter().filter(|f| f.role == FileRole::Ddl) {
+    for f in files.iter().filter(|f| f.role == FileRole::Ddl) {
         let Some(d) = &f.schema_diff else { continue };
         if !project.inventory.tables.contains_key(&f.new_table_name) {
             continue;
@@ -81,7 +94,7 @@ pub fn schema_changes(
         // then those the head adds.
         let base_cols: Vec<String> = changes::git::read_at(
             pipelines,
-            &set.base_commit,
+            base_commit,
             f.old_path.as_deref().unwrap_or(&f.path),
         )?
         .map(|text| crate::sql::analyze(&text))
@@ -112,7 +125,7 @@ pub fn schema_changes(
     }
     // The head's lineage, with the changed tables' columns as at the base (removed ones included) so
     // that their readers bind to them.
-    let lineage = column_lineage::project_lineage(&project, &cfg, &removed)?;
+    let lineage = column_lineage::project_lineage(project, cfg, &removed)?;
     let mut out = Vec::new();
     for (table, file, d) in diffs {
         let mut push = |column: String, cols: Vec<String>, change: ColumnChange| {

@@ -251,4 +251,31 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
             ),
         ]
     );
+    // list-impacted-tables says which columns of each impacted table see the change.
+    let out = r.root.join("out");
+    let o = flinkpipe(&[
+        "--output",
+        "json",
+        "project",
+        "list-impacted-tables",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "HEAD~1",
+        "--output-dir",
+        out.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let affected: BTreeMap<String, Value> = v["impacts"][0]["descendants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["table_name"].as_str().unwrap().to_string(),
+                d["affected_columns"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(affected["m"], serde_json::json!(["x (reads s.x)"]));
+    assert_eq!(affected["f"], serde_json::json!(["total (reads s.x)"]));
 }

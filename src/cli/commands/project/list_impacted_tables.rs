@@ -46,7 +46,15 @@ pub fn exec(
                 t.table_name.clone(),
                 t.change_kind.to_string(),
                 d.table_name.clone(),
-                d.reason.clone(),
+                if d.affected_columns.is_empty() {
+                    d.reason.clone()
+                } else {
+                    format!(
+                        "{}; affected columns: {}",
+                        d.reason,
+                        d.affected_columns.join(", ")
+                    )
+                },
             ]);
         }
     }
