@@ -695,6 +695,8 @@ pub enum FailOn {
 pub enum LineageFormat {
     /// `{"columns", "edges", "unresolved"}`.
     Json,
+    /// OpenLineage run events (JSON Lines), one per statement, with the `columnLineage` facet.
+    Openlineage,
     Dot,
     Mermaid,
 }

@@ -175,3 +175,120 @@ fn resolved_statements_match_their_hand_labels_exactly() {
     assert!(right >= 100, "only {right} statements resolved and right");
     let _ = Path::new("");
 }
+
+/// `pipeline column-lineage` on the example project: edges across tables with file:line, the upstream
+/// of one column, and OpenLineage events.
+#[test]
+fn the_command_on_the_example_project() {
+    let (_t, root) = crate::support::our_fixture();
+    let dir = root.to_str().unwrap();
+    let o = crate::support::flinkpipe(&["pipeline", "column-lineage", dir]);
+    assert!(o.status.success(), "{}", crate::support::stderr(&o));
+    let v: Value = serde_json::from_str(&crate::support::stdout(&o)).unwrap();
+    let has = |table: &str, column: &str, source: &str, kind: &str| {
+        v["edges"].as_array().unwrap().iter().any(|e| {
+            e["table"] == table
+                && e["column"] == column
+                && format!(
+                    "{}.{}",
+                    e["source_table"].as_str().unwrap(),
+                    e["source_column"].as_str().unwrap()
+                ) == source
+                && e["kind"] == kind
+                && e["file"]
+                    .as_str()
+                    .is_some_and(|f| f.starts_with("pipelines/") && f.ends_with(".sql"))
+        })
+    };
+    // The second INSERT of the statement set, and a reader of its sink.
+    assert!(has(
+        "int_sales_store_orders",
+        "amount",
+        "int_sales_paid_orders.amount",
+        "direct"
+    ));
+    assert!(has(
+        "int_sales_store_orders",
+        "amount",
+        "int_sales_paid_orders.channel",
+        "indirect"
+    ));
+    assert!(has(
+        "int_sales_web_orders",
+        "pay_method",
+        "int_sales_paid_orders.pay_method",
+        "direct"
+    ));
+    assert!(
+        v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["table"] == "int_sales_paid_orders" && c["column"] == "amount")
+    );
+
+    // The upstream of one column reaches the sources, transitively.
+    let o = crate::support::flinkpipe(&[
+        "pipeline",
+        "column-lineage",
+        dir,
+        "--table",
+        "int_sales_store_orders",
+        "--column",
+        "amount",
+        "--upstream",
+    ]);
+    let up: Value = serde_json::from_str(&crate::support::stdout(&o)).unwrap();
+    let sources: BTreeSet<String> = up["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}.{}",
+                e["source_table"].as_str().unwrap(),
+                e["source_column"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        sources.contains("int_sales_paid_orders.amount"),
+        "{sources:?}"
+    );
+    assert!(
+        sources.iter().any(|s| s.starts_with("src_sales_")),
+        "{sources:?}"
+    );
+    assert!(
+        up["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["table"] != "sales_mv_top_stores")
+    );
+    // An unknown column is a usage error.
+    let o = crate::support::flinkpipe(&[
+        "pipeline",
+        "column-lineage",
+        dir,
+        "--table",
+        "int_sales_store_orders",
+        "--column",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", crate::support::stderr(&o));
+
+    // OpenLineage: one run event per statement, each a JSON object with the column-lineage facet.
+    let o =
+        crate::support::flinkpipe(&["pipeline", "column-lineage", dir, "--format", "openlineage"]);
+    let events: Vec<Value> = crate::support::stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.len() >= 20, "{}", events.len());
+    for e in &events {
+        assert_eq!(e["eventType"], "COMPLETE");
+        assert!(e["eventTime"].as_str().unwrap().ends_with('Z'));
+        assert!(e["outputs"][0]["facets"]["columnLineage"]["fields"].is_object());
+    }
+}

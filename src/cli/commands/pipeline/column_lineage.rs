@@ -1,5 +1,5 @@
 //! `flinkpipe pipeline column-lineage [DIR] [--table T [--column C]] [--upstream|--downstream]
-//! [--format json|dot|mermaid]`.
+//! [--format json|openlineage|dot|mermaid]`.
 
 use crate::cli::args::LineageFormat;
 use crate::cli::render::print_json;
@@ -16,6 +16,15 @@ pub fn exec(
     let l = column_lineage::column_lineage(&inv.ctx, pipelines, req)?;
     match format {
         LineageFormat::Json => print_json(&l),
+        LineageFormat::Openlineage => print!(
+            "{}",
+            column_lineage::to_openlineage(
+                &l,
+                &crate::ops::now_utc()
+                    .replacen(' ', "T", 1)
+                    .replace(" UTC", "Z")
+            )
+        ),
         LineageFormat::Dot => print!("{}", column_lineage::to_dot(&l)),
         LineageFormat::Mermaid => print!("{}", column_lineage::to_mermaid(&l)),
     }
