@@ -1,5 +1,6 @@
 //! Schema changes since a git ref, checked against every downstream reader (`pipeline validate --since
-//! REF [--fail-on breaking]`): each column a DDL removed or retyped, and each primary-key change, with
+//! REF [--fail-on breaking]`): each column a DDL removed, renamed, retyped or made nullable, and each
+//! primary-key change, with
 //! the statements that read the column (by the project's column lineage, [`super::column_lineage`]),
 //! directly and transitively. A change that a reader uses is `breaking`; a column added is `additive`.
 
@@ -16,6 +17,10 @@ use std::path::Path;
 pub enum ColumnChange {
     /// The column is gone from the DDL.
     Removed,
+    /// Renamed to `to`: the column at its place at the head has another name and the same type.
+    Renamed { to: String },
+    /// `NOT NULL` became nullable: a reader writing it into a `NOT NULL` column may fail.
+    Nullable,
     /// Its type changed.
     Retyped { old_type: String, new_type: String },
     /// The primary (upsert) key changed: `[old, new]`; readers of the key columns see another grain.
@@ -92,19 +97,39 @@ pub fn with_readers(
         }
         // The table's columns for its readers: as at the base (their SQL was written against it),
         // then those the head adds.
-        let base_cols: Vec<String> = changes::git::read_at(
+        let columns_of = |text: Option<String>| -> Vec<(String, String)> {
+            text.map(|t| crate::sql::analyze(&t))
+                .and_then(|a| {
+                    a.statements
+                        .into_iter()
+                        .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
+                })
+                .map(|s| {
+                    s.columns
+                        .into_iter()
+                        .map(|c| (c.name, c.data_type))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let base_typed = columns_of(changes::git::read_at(
             pipelines,
             base_commit,
             f.old_path.as_deref().unwrap_or(&f.path),
-        )?
-        .map(|text| crate::sql::analyze(&text))
-        .and_then(|a| {
-            a.statements
-                .into_iter()
-                .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
-        })
-        .map(|s| s.columns.into_iter().map(|c| c.name).collect())
-        .unwrap_or_default();
+        )?);
+        let head_typed = columns_of(std::fs::read_to_string(&f.abs_path).ok());
+        // A column removed where the head has an added column of the same type at the same position
+        // was renamed.
+        let renamed: BTreeMap<String, String> = d
+            .removed
+            .iter()
+            .filter_map(|r| {
+                let i = base_typed.iter().position(|(n, _)| n == r)?;
+                let (new, ty) = head_typed.get(i)?;
+                (d.added.contains(new) && *ty == base_typed[i].1).then(|| (r.clone(), new.clone()))
+            })
+            .collect();
+        let base_cols: Vec<String> = base_typed.into_iter().map(|(n, _)| n).collect();
         let mut cols = base_cols;
         for c in &d.added {
             if !cols.contains(c) {
@@ -118,6 +143,7 @@ pub fn with_readers(
             f.new_table_name.clone(),
             format!("{}/{}", project.inventory.root_name, f.path),
             d.clone(),
+            renamed,
         ));
     }
     if diffs.is_empty() {
@@ -127,7 +153,7 @@ pub fn with_readers(
     // that their readers bind to them.
     let lineage = column_lineage::project_lineage(project, cfg, &removed)?;
     let mut out = Vec::new();
-    for (table, file, d) in diffs {
+    for (table, file, d, renamed) in diffs {
         let mut push = |column: String, cols: Vec<String>, change: ColumnChange| {
             let readers = readers_of(&lineage.edges, &table, &cols);
             let breaking = !matches!(change, ColumnChange::Added) && !readers.is_empty();
@@ -141,7 +167,18 @@ pub fn with_readers(
             });
         };
         for c in &d.removed {
-            push(c.clone(), vec![c.clone()], ColumnChange::Removed);
+            let change = match renamed.get(c) {
+                Some(to) => ColumnChange::Renamed { to: to.clone() },
+                None => ColumnChange::Removed,
+            };
+            push(c.clone(), vec![c.clone()], change);
+        }
+        for m in d
+            .modified
+            .iter()
+            .filter(|m| !m.old_nullable && m.new_nullable)
+        {
+            push(m.name.clone(), vec![m.name.clone()], ColumnChange::Nullable);
         }
         for m in d.modified.iter().filter(|m| m.old_type != m.new_type) {
             push(
@@ -170,7 +207,11 @@ pub fn with_readers(
                 },
             );
         }
-        for c in &d.added {
+        for c in d
+            .added
+            .iter()
+            .filter(|a| !renamed.values().any(|to| to == *a))
+        {
             push(c.clone(), Vec::new(), ColumnChange::Added);
         }
     }

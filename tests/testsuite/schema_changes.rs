@@ -279,3 +279,51 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
     assert_eq!(affected["m"], serde_json::json!(["x (reads s.x)"]));
     assert_eq!(affected["f"], serde_json::json!(["total (reads s.x)"]));
 }
+
+/// A column renamed in place (same position, same type) is reported as renamed, not removed and added,
+/// and is breaking for its readers; an added column alone is additive.
+#[test]
+fn a_renamed_column_is_reported_as_renamed_and_an_added_one_as_additive() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        (
+            "sources/s/sql-scripts/ddl.s.sql".to_string(),
+            ddl("s", &cols(&["id", "x", "y"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
+            ddl("m", &cols(&["id", "y"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/dml.m.sql".to_string(),
+            "INSERT INTO m SELECT id, y FROM s;\n".to_string(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("sources/s/sql-scripts/ddl.s.sql", |t| {
+        t.replace("  y STRING,\n", "  y2 STRING,\n  extra STRING,\n")
+    });
+    r.commit("rename s.y, add s.extra", T_BASE + 60);
+    let (code, v) = check(&r);
+    assert_eq!(code, Some(1), "{v:#}");
+    let changes = v["schema_changes"].as_array().unwrap();
+    let find = |c: &str| {
+        changes
+            .iter()
+            .find(|x| x["column"] == c)
+            .unwrap_or_else(|| panic!("{c}: {v:#}"))
+    };
+    assert_eq!(
+        find("y")["change"],
+        serde_json::json!({"kind": "renamed", "to": "y2"})
+    );
+    assert_eq!(find("y")["breaking"], true);
+    assert_eq!(find("y")["readers"][0]["table"], "m");
+    assert_eq!(find("extra")["change"]["kind"], "added");
+    assert_eq!(find("extra")["breaking"], false);
+    assert!(changes.iter().all(|x| x["column"] != "y2"), "{v:#}");
+}

@@ -41,6 +41,12 @@ pub fn exec(
         for c in changes.iter().flatten() {
             let what = match &c.change {
                 ColumnChange::Removed => format!("column {}.{} removed", c.table, c.column),
+                ColumnChange::Renamed { to } => {
+                    format!("column {}.{} renamed to {to}", c.table, c.column)
+                }
+                ColumnChange::Nullable => {
+                    format!("column {}.{} became nullable", c.table, c.column)
+                }
                 ColumnChange::Retyped { old_type, new_type } => {
                     format!(
                         "column {}.{} retyped {old_type} → {new_type}",
