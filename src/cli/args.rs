@@ -135,6 +135,10 @@ pub enum ProjectCommand {
     /// Give the listed tables and all their descendants their next version (`t` → `t_v2`, `t_v2` → `t_v3`),
     /// rewriting DDL and DML by token spans, then rebuild the inventory and metadata.
     UpdateTablesVersion(UpdateTablesVersionArgs),
+    /// Bring the unit-test folders up to date with their parents' DDLs (shift_left's command): each
+    /// foundation DDL of a changed table gets its column list, each CSV input its columns (added
+    /// ones empty, dropped ones removed); a diff first, written all or nothing unless --dry-run.
+    UpdateUtDdl(UpdateUtDdlArgs),
     /// List the compute pools of the Confluent Cloud environment: phase, CFUs in use and maximum,
     /// and what of the configuration sends statements there (a Cloud API key:
     /// SL_CONFLUENT_CLOUD_API_KEY / SL_CONFLUENT_CLOUD_API_SECRET).
@@ -883,6 +887,40 @@ pub struct BlueGreenArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+}
+
+/// Options of `project update-ut-ddl` (shift_left's names).
+#[derive(Debug, Args, Clone)]
+pub struct UpdateUtDdlArgs {
+    /// Tables whose test copies to update (shift_left's IMPACTED); none: the tables changed since
+    /// --git-branch, those of --modified-files-path, else every table with a DDL.
+    #[arg(value_name = "IMPACTED")]
+    pub impacted: Vec<String>,
+    /// The pipelines folder.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "PIPELINES",
+        default_value = "pipelines"
+    )]
+    pub project_path: PathBuf,
+    /// The tables whose DDL changed since this git ref.
+    #[arg(long, value_name = "REF")]
+    pub git_branch: Option<String>,
+    /// The tables of this file (modified_flink_files.json, impacted_tables.json or a table list).
+    #[arg(long, value_name = "FILE")]
+    pub modified_files_path: Option<PathBuf>,
+    /// shift_left's whole-file replacement: accepted; flinkpipe always replaces the column list and
+    /// keeps the test table's name and WITH options.
+    #[arg(long)]
+    pub full_replace: bool,
+    /// shift_left's git repository root: accepted and not needed (the repository is found from the
+    /// pipelines folder).
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
+    /// Print the diff without writing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Options of `project update-tables-version`.

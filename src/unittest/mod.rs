@@ -20,6 +20,7 @@
 pub mod compare;
 pub mod data;
 pub mod definitions;
+pub mod foundations;
 pub mod generate;
 pub mod junit;
 pub mod naming;

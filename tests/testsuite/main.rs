@@ -91,3 +91,4 @@ mod table_names;
 /// Unit tests of one table's SQL: init, run on the Confluent fake (pass, a wrong expectation's diff, JUnit),
 /// bad input refused with file and line before anything is sent, cleanup after a killed run.
 mod unit_tests;
+mod update_ut_ddl;

@@ -12,6 +12,7 @@ mod list_tables_with_one_child;
 mod report_table_cross_products;
 mod run_unit_tests;
 mod update_tables_version;
+mod update_ut_ddl;
 
 use crate::cli::args::ProjectCommand;
 use crate::cli::{CmdResult, Invocation};
@@ -44,6 +45,7 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
             output_dir.as_deref(),
         ),
         ProjectCommand::UpdateTablesVersion(args) => update_tables_version::exec(inv, args),
+        ProjectCommand::UpdateUtDdl(args) => update_ut_ddl::exec(inv, args),
         ProjectCommand::RunUnitTests(args) => run_unit_tests::exec(inv, args),
         ProjectCommand::ListComputePools { dir } => list_compute_pools::exec(inv, &dir.pipelines),
         ProjectCommand::CreateComputePool(args) => create_compute_pool::exec(inv, args),

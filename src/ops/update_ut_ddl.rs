@@ -1,0 +1,271 @@
+//! `project update-ut-ddl` (shift_left's command): when tables' DDLs change, the unit-test folders of
+//! the tables that read them follow — each foundation DDL of such a table gets its current column list
+//! (name and `WITH` kept) and each CSV input of it the table's writable columns (added ones empty,
+//! dropped ones removed); SQL inputs (`INSERT … VALUES`, positional) are reported for a hand edit. A
+//! unified diff first; with `apply`, every file is written in one all-or-nothing batch.
+
+use super::{Context, OpsError};
+use crate::changes::{self, ChangeKind, FileRole};
+use crate::fsutil::Batch;
+use crate::unittest::definitions::{self, FileType, TestDefinitions};
+use crate::unittest::foundations;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The command, as batch markers name it (it also repairs what a killed run left).
+const COMMAND: &str = "flinkpipe project update-ut-ddl";
+
+/// Which tables' test copies to bring up to date.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateUtDdlRequest {
+    /// Only these tables (shift_left's `IMPACTED`).
+    pub tables: Vec<String>,
+    /// The tables whose DDL changed since this ref (shift_left's `--git-branch`).
+    pub since: Option<String>,
+    /// The tables of this `modified_flink_files.json` / table list (shift_left's
+    /// `--modified-files-path`).
+    pub modified_files: Option<PathBuf>,
+    /// Write the files (otherwise only the diff).
+    pub apply: bool,
+}
+
+/// One file rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UtEdit {
+    /// Relative to the pipelines folder's parent (`pipelines/…/tests/ddl_t.sql`).
+    pub file: String,
+    pub path: PathBuf,
+    pub before: String,
+    pub after: String,
+    /// What changed, in words (`columns added: x; dropped: y`).
+    pub note: String,
+}
+
+/// What `update-ut-ddl` found and did.
+#[derive(Debug, Clone, Default)]
+pub struct UtUpdate {
+    pub edits: Vec<UtEdit>,
+    /// SQL inputs of a changed table that need a hand edit (positional values), with why.
+    pub by_hand: Vec<String>,
+    /// Whether the files were written.
+    pub applied: bool,
+}
+
+impl UtUpdate {
+    /// A unified diff of every edit.
+    pub fn diff(&self) -> String {
+        let mut out = String::new();
+        for e in &self.edits {
+            out.push_str(
+                &similar::TextDiff::from_lines(&e.before, &e.after)
+                    .unified_diff()
+                    .context_radius(2)
+                    .header(&format!("a/{}", e.file), &format!("b/{}", e.file))
+                    .to_string(),
+            );
+        }
+        out
+    }
+}
+
+/// Brings the unit-test copies of the selected tables up to date with their DDLs (all tables with a
+/// DDL when nothing selects).
+///
+/// Errors: errors in the project, git errors, an unreadable list, a file that cannot be read or
+/// rewritten (nothing is written then).
+pub fn update_ut_ddl(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &UpdateUtDdlRequest,
+) -> Result<UtUpdate, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    if req.apply {
+        ctx.recover_tree(pipelines, None)?;
+    }
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        false,
+        "nothing updated: fix the errors above",
+    )?;
+    let inv = &project.inventory;
+    let mut selected: BTreeSet<String> = BTreeSet::new();
+    if !req.tables.is_empty() {
+        selected.extend(ctx.resolve_tables(&project, &req.tables)?);
+    }
+    if let Some(r) = &req.since {
+        let opts = super::changes::change_options(&super::changes::ChangeRequest {
+            since: Some(r.clone()),
+            ..Default::default()
+        })?;
+        let set = changes::list_changes(pipelines, &opts, &cfg)?;
+        selected.extend(
+            set.files
+                .iter()
+                .filter(|f| f.role == FileRole::Ddl && f.change_kind != ChangeKind::Cosmetic)
+                .map(|f| f.new_table_name.clone())
+                .filter(|t| inv.tables.contains_key(t)),
+        );
+    }
+    if let Some(f) = &req.modified_files {
+        let listed = super::scope::read_table_list(f)?;
+        selected.extend(ctx.resolve_tables(&project, &listed)?);
+    }
+    let all = req.tables.is_empty() && req.since.is_none() && req.modified_files.is_none();
+    let read = |p: &Path| -> Result<String, OpsError> {
+        crate::fsutil::read_user_text(p, crate::fsutil::MAX_SQL_FILE_BYTES)
+            .map_err(|e| OpsError::Refused(format!("cannot read {}: {e}", p.display())))
+    };
+    let mut out = UtUpdate::default();
+    let parent = pipelines.parent().unwrap_or(pipelines);
+    let rel =
+        |p: &Path| -> String { crate::fsutil::slash_path(p.strip_prefix(parent).unwrap_or(p)) };
+    for e in walkdir::WalkDir::new(pipelines)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == definitions::FILE_NAME)
+    {
+        let Some(folder) = e.path().parent().and_then(Path::parent) else {
+            continue;
+        };
+        let defs = TestDefinitions::load(e.path(), &rel(e.path()))?;
+        for f in &defs.foundations {
+            let Some(t) = inv.tables.get(&f.table_name) else {
+                continue;
+            };
+            if !(all || selected.contains(&t.name)) {
+                continue;
+            }
+            let Some(ddl_ref) = &t.ddl_ref else { continue };
+            let production = read(&inv.disk_path(ddl_ref))?;
+            let Some(path) = definitions::resolve(folder, &f.ddl_for_test) else {
+                continue;
+            };
+            let before = read(&path)?;
+            // Only a plain CREATE TABLE has a column list to copy (a CTAS's columns come from its
+            // query); and only a change of the columns rewrites the test copy.
+            let schema = |sql: &str| {
+                crate::sql::analyze(sql)
+                    .statements
+                    .into_iter()
+                    .find(|s| s.kind == crate::sql::StatementKind::CreateTable)
+                    .map(|s| {
+                        s.columns
+                            .into_iter()
+                            .map(|c| (c.name, c.data_type, c.nullable, c.computed))
+                            .collect::<Vec<_>>()
+                    })
+            };
+            let Some(wanted) = schema(&production).filter(|c| !c.is_empty()) else {
+                if all {
+                    continue;
+                }
+                out.by_hand.push(format!(
+                    "{}: {} has no CREATE TABLE column list ({ddl_ref}): update its test copy by hand",
+                    rel(&path),
+                    t.name
+                ));
+                continue;
+            };
+            if schema(&before).as_ref() == Some(&wanted) {
+                continue;
+            }
+            let after = foundations::with_columns_of(&before, &production)
+                .map_err(|m| OpsError::Refused(format!("{}: {m}", rel(&path))))?;
+            if after != before {
+                out.edits.push(UtEdit {
+                    file: rel(&path),
+                    path: path.clone(),
+                    before,
+                    after,
+                    note: format!("column list of {} from {ddl_ref}", t.name),
+                });
+            }
+            // Its inputs.
+            let analysis = crate::sql::analyze(&production);
+            let columns: Vec<String> = analysis
+                .statements
+                .iter()
+                .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
+                .map(|s| {
+                    s.columns
+                        .iter()
+                        .filter(|c| !c.computed)
+                        .map(|c| c.name.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if columns.is_empty() {
+                continue;
+            }
+            let mut inputs_done: BTreeSet<PathBuf> = BTreeSet::new();
+            for input in defs
+                .test_suite
+                .iter()
+                .flat_map(|c| &c.inputs)
+                .filter(|i| i.table_name == t.name)
+            {
+                let Some(p) = definitions::resolve(folder, &input.file_name) else {
+                    continue;
+                };
+                if !inputs_done.insert(p.clone()) || !p.is_file() {
+                    continue;
+                }
+                match input.file_type {
+                    FileType::Csv => {
+                        let before = read(&p)?;
+                        let c = foundations::reshape_csv(&before, &columns)
+                            .map_err(|m| OpsError::Refused(format!("{}: {m}", rel(&p))))?;
+                        // Only a change of the set of columns rewrites the file (the runner reads
+                        // the columns by their header, in any order).
+                        if !c.added.is_empty() || !c.dropped.is_empty() {
+                            let mut note = Vec::new();
+                            if !c.added.is_empty() {
+                                note.push(format!("columns added (empty): {}", c.added.join(", ")));
+                            }
+                            if !c.dropped.is_empty() {
+                                note.push(format!("columns dropped: {}", c.dropped.join(", ")));
+                            }
+                            out.edits.push(UtEdit {
+                                file: rel(&p),
+                                path: p.clone(),
+                                before,
+                                after: c.text,
+                                note: note.join("; "),
+                            });
+                        }
+                    }
+                    FileType::Sql => {
+                        let note = format!(
+                            "{}: SQL rows of {} are positional: check them against its new columns ({})",
+                            rel(&p),
+                            t.name,
+                            columns.join(", ")
+                        );
+                        if out.edits.iter().any(|e| e.path == path) && !out.by_hand.contains(&note)
+                        {
+                            out.by_hand.push(note);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if req.apply && !out.edits.is_empty() {
+        let batch = Batch::begin(pipelines, COMMAND, COMMAND)?;
+        let mut staged = Vec::new();
+        for e in &out.edits {
+            match batch.stage(&e.path, e.after.as_bytes()) {
+                Ok(s) => staged.extend(s),
+                Err(err) => {
+                    batch.abandon(staged);
+                    return Err(err.into());
+                }
+            }
+        }
+        batch.commit(staged)?;
+        out.applied = true;
+    }
+    Ok(out)
+}
