@@ -123,31 +123,19 @@ pub fn column_lineage(
     Ok(lineage)
 }
 
-/// The column lineage of a loaded project. `schema_overrides` replaces tables' columns (in order;
-/// the columns a change removed kept at their place, so that their readers are still bound to them).
+/// Schemas of a loaded project (table → its DDL's columns in order, computed ones marked), and the
+/// columns with their types.
 ///
-/// Errors: unreadable SQL files.
-pub fn project_lineage(
+/// Errors: unreadable DDL files.
+pub fn schemas_of(
     project: &crate::project::Project,
-    cfg: &crate::config::Config,
-    schema_overrides: &BTreeMap<String, Vec<String>>,
-) -> Result<ColumnLineage, OpsError> {
+) -> Result<(BTreeMap<String, Vec<(String, bool)>>, Vec<ColumnInfo>), OpsError> {
     let inv = &project.inventory;
-    let read = |rel: &str| -> Result<String, OpsError> {
-        let path = inv.disk_path(rel);
-        let text = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_SQL_FILE_BYTES)
-            .map_err(|e| OpsError::Refused(format!("cannot read {}: {e}", path.display())))?;
-        Ok(crate::sql::placeholders::substitute(
-            &text,
-            &inv.sql_variables,
-        ))
-    };
-    // Schemas and column types from the DDLs.
     let mut schemas = BTreeMap::new();
     let mut infos = Vec::new();
     for t in inv.tables.values().filter(|t| !t.external) {
         let Some(ddl) = &t.ddl_ref else { continue };
-        let analysis = crate::sql::analyze(&read(ddl)?);
+        let analysis = crate::sql::analyze(&read_sql(project, ddl)?);
         let Some(create) = analysis.statements.iter().find(|s| {
             matches!(
                 s.kind,
@@ -172,6 +160,34 @@ pub fn project_lineage(
             data_type: c.data_type.clone(),
         }));
     }
+    Ok((schemas, infos))
+}
+
+/// A SQL file of the project (relative reference), placeholders substituted.
+pub fn read_sql(project: &crate::project::Project, rel: &str) -> Result<String, OpsError> {
+    let inv = &project.inventory;
+    let path = inv.disk_path(rel);
+    let text = crate::fsutil::read_user_text(&path, crate::fsutil::MAX_SQL_FILE_BYTES)
+        .map_err(|e| OpsError::Refused(format!("cannot read {}: {e}", path.display())))?;
+    Ok(crate::sql::placeholders::substitute(
+        &text,
+        &inv.sql_variables,
+    ))
+}
+
+/// The column lineage of a loaded project. `schema_overrides` replaces tables' columns (in order;
+/// the columns a change removed kept at their place, so that their readers are still bound to them).
+///
+/// Errors: unreadable SQL files.
+pub fn project_lineage(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    schema_overrides: &BTreeMap<String, Vec<String>>,
+) -> Result<ColumnLineage, OpsError> {
+    let inv = &project.inventory;
+    let read = |rel: &str| read_sql(project, rel);
+    // Schemas and column types from the DDLs.
+    let (mut schemas, infos) = schemas_of(project)?;
     for (table, cols) in schema_overrides {
         let head = schemas.remove(table).unwrap_or_default();
         let computed = |c: &String| head.iter().any(|(k, comp)| k == c && *comp);

@@ -27,6 +27,10 @@ pub enum ColumnChange {
     PrimaryKey { old: Vec<String>, new: Vec<String> },
     /// A column was added.
     Added,
+    /// The table's grain changed: the source columns of its statement's `GROUP BY` / `PARTITION BY`
+    /// keys (dedup, Top-N) were `old` and are `new` (`table.column`): one row means something else, so
+    /// every reader of the table is affected.
+    Grain { old: Vec<String>, new: Vec<String> },
 }
 
 /// A statement that reads a changed column.
@@ -146,7 +150,8 @@ pub fn with_readers(
             renamed,
         ));
     }
-    if diffs.is_empty() {
+    let grains = grain_changes(project, cfg, pipelines, files, base_commit)?;
+    if diffs.is_empty() && grains.is_empty() {
         return Ok(Vec::new());
     }
     // The head's lineage, with the changed tables' columns as at the base (removed ones included) so
@@ -213,6 +218,91 @@ pub fn with_readers(
             .filter(|a| !renamed.values().any(|to| to == *a))
         {
             push(c.clone(), Vec::new(), ColumnChange::Added);
+        }
+    }
+    for (table, file, old, new) in grains {
+        let mut cols: BTreeSet<String> = lineage
+            .columns
+            .iter()
+            .filter(|c| c.table == table)
+            .map(|c| c.column.clone())
+            .collect();
+        cols.extend(
+            lineage
+                .edges
+                .iter()
+                .filter(|e| e.source_table == table)
+                .map(|e| e.source_column.clone()),
+        );
+        let cols: Vec<String> = cols.into_iter().collect();
+        let readers = readers_of(&lineage.edges, &table, &cols);
+        out.push(SchemaChange {
+            column: new.join(", "),
+            breaking: !readers.is_empty(),
+            change: ColumnChange::Grain { old, new },
+            table,
+            file,
+            readers,
+        });
+    }
+    Ok(out)
+}
+
+/// Statements whose grain (GROUP BY / PARTITION BY source columns) differs between the base and the
+/// head: `(table written, DML file, old grain, new grain)`.
+fn grain_changes(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    pipelines: &Path,
+    files: &[changes::FileChange],
+    base_commit: &str,
+) -> Result<Vec<(String, String, Vec<String>, Vec<String>)>, OpsError> {
+    use crate::sql::columns;
+    let (schemas, _) = column_lineage::schemas_of(project)?;
+    let key = |written: &str| {
+        crate::inventory::resolve_name(&crate::sql::TableName::new(written.split('.')), cfg)
+    };
+    let grain = |st: &columns::StatementColumns| -> Vec<String> {
+        st.grain
+            .iter()
+            .map(|(t, c)| format!("{}.{c}", key(t)))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let mut out = Vec::new();
+    for f in files.iter().filter(|f| {
+        f.role == FileRole::Dml
+            && matches!(
+                f.change_kind,
+                changes::ChangeKind::Logic | changes::ChangeKind::Renamed
+            )
+    }) {
+        let Some(t) = project.inventory.tables.get(&f.new_table_name) else {
+            continue;
+        };
+        let Some(dml) = &t.dml_ref else { continue };
+        let Some(base) = changes::git::read_at(
+            pipelines,
+            base_commit,
+            f.old_path.as_deref().unwrap_or(&f.path),
+        )?
+        else {
+            continue;
+        };
+        let before = columns::lineage(&base, &schemas);
+        let after = columns::lineage(&column_lineage::read_sql(project, dml)?, &schemas);
+        for a in &after {
+            let Some(b) = before.iter().find(|b| key(&b.sink) == key(&a.sink)) else {
+                continue;
+            };
+            if !a.unresolved.is_empty() || !b.unresolved.is_empty() {
+                continue;
+            }
+            let (old, new) = (grain(b), grain(a));
+            if old != new {
+                out.push((key(&a.sink), dml.clone(), old, new));
+            }
         }
     }
     Ok(out)

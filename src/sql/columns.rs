@@ -76,6 +76,9 @@ pub struct StatementColumns {
     pub columns: Vec<OutputColumn>,
     /// Source columns that shape the rows without being copied.
     pub indirect: BTreeSet<SourceColumn>,
+    /// The grain: the source columns of its `GROUP BY` keys and `OVER (PARTITION BY …)` keys (dedup,
+    /// Top-N), statement-wide. A change of it changes what one row means.
+    pub grain: BTreeSet<SourceColumn>,
     /// Why the statement could not be resolved with certainty (empty: resolved).
     pub unresolved: Vec<String>,
 }
@@ -227,6 +230,7 @@ fn written(
         local,
         ctes: Vec::new(),
         indirect: BTreeSet::new(),
+        grain: BTreeSet::new(),
         unresolved: Vec::new(),
     };
     let outputs = w.query(q, &[]);
@@ -235,6 +239,7 @@ fn written(
         line,
         columns: Vec::new(),
         indirect: std::mem::take(&mut w.indirect),
+        grain: std::mem::take(&mut w.grain),
         unresolved: std::mem::take(&mut w.unresolved),
     };
     let Some(outputs) = outputs else {
@@ -377,6 +382,7 @@ struct Walk<'a> {
     /// CTE scopes, innermost last.
     ctes: Vec<BTreeMap<String, Vec<Out>>>,
     indirect: BTreeSet<SourceColumn>,
+    grain: BTreeSet<SourceColumn>,
     unresolved: Vec<String>,
 }
 
@@ -437,23 +443,28 @@ impl Walk<'_> {
 
     /// An ORDER BY / GROUP BY term: an output name or position of the query, else an expression over its
     /// relations; indirect.
-    fn order_term(&mut self, e: &Expr, outs: Option<&[Out]>, rels: &[Rel], outer: &[Rel]) {
-        if let (Expr::Identifier(i), Some(outs)) = (e, outs)
+    fn order_term(
+        &mut self,
+        e: &Expr,
+        outs: Option<&[Out]>,
+        rels: &[Rel],
+        outer: &[Rel],
+    ) -> BTreeSet<SourceColumn> {
+        let s = if let (Expr::Identifier(i), Some(outs)) = (e, outs)
             && rels.iter().all(|r| r.kind.has(&i.value) != Some(true))
             && let Some((_, s)) = outs.iter().find(|(n, _)| same(n, &i.value))
         {
-            self.indirect.extend(s.iter().cloned());
-            return;
-        }
-        if let (Expr::Value(v), Some(outs)) = (e, outs)
+            s.clone()
+        } else if let (Expr::Value(v), Some(outs)) = (e, outs)
             && let Ok(n) = v.value.to_string().parse::<usize>()
             && let Some((_, s)) = outs.get(n.wrapping_sub(1))
         {
-            self.indirect.extend(s.iter().cloned());
-            return;
-        }
-        let s = self.expr(e, rels, outer);
-        self.indirect.extend(s);
+            s.clone()
+        } else {
+            self.expr(e, rels, outer)
+        };
+        self.indirect.extend(s.iter().cloned());
+        s
     }
 
     /// The outputs of a query body, and the relations of its (first) SELECT.
@@ -579,7 +590,8 @@ impl Walk<'_> {
         match &s.group_by {
             GroupByExpr::Expressions(list, _) => {
                 for e in list {
-                    self.order_term(e, Some(&outs), &rels, outer);
+                    let keys = self.order_term(e, Some(&outs), &rels, outer);
+                    self.grain.extend(keys);
                 }
             }
             GroupByExpr::All(_) => {
@@ -942,6 +954,7 @@ impl Walk<'_> {
     fn window_spec(&mut self, spec: &sqlparser::ast::WindowSpec, rels: &[Rel], outer: &[Rel]) {
         for p in &spec.partition_by {
             let s = self.expr(p, rels, outer);
+            self.grain.extend(s.iter().cloned());
             self.indirect.extend(s);
         }
         for o in &spec.order_by {

@@ -327,3 +327,50 @@ fn a_renamed_column_is_reported_as_renamed_and_an_added_one_as_additive() {
     assert_eq!(find("extra")["breaking"], false);
     assert!(changes.iter().all(|x| x["column"] != "y2"), "{v:#}");
 }
+
+/// A statement that now groups by another key changes its table's grain: every reader of the table is
+/// named, and `--fail-on breaking` fails.
+#[test]
+fn a_grain_change_is_breaking_for_the_readers_of_the_table() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        ("sources/s/sql-scripts/ddl.s.sql".to_string(), ddl("s", &cols(&["id", "k", "v"]))),
+        ("facts/a/sql-scripts/ddl.a.sql".to_string(), ddl("a", &cols(&["k", "total"]))),
+        (
+            "facts/a/sql-scripts/dml.a.sql".to_string(),
+            "INSERT INTO a\nSELECT k, CAST(SUM(CAST(v AS INT)) AS STRING) AS total\nFROM s\nGROUP BY k;\n".to_string(),
+        ),
+        ("views/r/sql-scripts/ddl.r.sql".to_string(), ddl("r", &cols(&["k", "total"]))),
+        ("views/r/sql-scripts/dml.r.sql".to_string(), "INSERT INTO r SELECT k, total FROM a;\n".to_string()),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("facts/a/sql-scripts/dml.a.sql", |t| {
+        t.replace("SELECT k,", "SELECT id AS k,")
+            .replace("GROUP BY k", "GROUP BY id")
+    });
+    r.commit("group by id", T_BASE + 60);
+    let (code, v) = check(&r);
+    assert_eq!(code, Some(1), "{v:#}");
+    let change = v["schema_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["change"]["kind"] == "grain")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(change["table"], "a");
+    assert_eq!(change["change"]["old"], serde_json::json!(["s.k"]));
+    assert_eq!(change["change"]["new"], serde_json::json!(["s.id"]));
+    assert_eq!(change["breaking"], true);
+    assert!(
+        change["readers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["table"] == "r"),
+        "{change:#}"
+    );
+}

@@ -60,6 +60,12 @@ pub fn exec(
                     new.join(", ")
                 ),
                 ColumnChange::Added => format!("column {}.{} added", c.table, c.column),
+                ColumnChange::Grain { old, new } => format!(
+                    "grain of {} changed: grouped by ({}) → ({})",
+                    c.table,
+                    old.join(", "),
+                    new.join(", ")
+                ),
             };
             let level = if c.breaking {
                 if fail_on_breaking { "error" } else { "warning" }
