@@ -887,6 +887,9 @@ pub struct BlueGreenArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Refuse (exit 1) when a schema change since the ref is breaking for a downstream reader.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
 }
 
 /// Options of `project update-ut-ddl` (shift_left's names).

@@ -32,8 +32,11 @@ pub struct Versioned {
 /// `pipeline blue-green`: the tables with a `logic` or `schema` change since `changes` and all their
 /// descendants get their next version.
 ///
+/// With `fail_on_breaking`, a schema change that a downstream reader uses refuses the versioning
+/// ([`super::schema_changes`]).
+///
 /// Errors: a bad suffix (usage), errors in the project, git errors, a file that cannot be rewritten
-/// safely (nothing is written).
+/// safely (nothing is written), a breaking change with `fail_on_breaking`.
 pub fn blue_green(
     ctx: &Context,
     pipelines: &Path,
@@ -41,6 +44,7 @@ pub fn blue_green(
     default_version: &str,
     apply: bool,
     allow_unknown: bool,
+    fail_on_breaking: bool,
 ) -> Result<Versioned, OpsError> {
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
@@ -58,6 +62,39 @@ pub fn blue_green(
     if moved_on && !opts.include_uncommitted {
         opts.include_uncommitted = true;
         set = changes::list_changes(pipelines, &opts, &cfg)?;
+    }
+    if fail_on_breaking {
+        let breaking: Vec<String> = super::schema_changes::with_readers(
+            &project,
+            &cfg,
+            pipelines,
+            &set.files,
+            &set.base_commit,
+        )?
+        .into_iter()
+        .filter(|c| c.breaking)
+        .map(|c| {
+            let readers: Vec<String> = c
+                .readers
+                .iter()
+                .map(|r| format!("{}.{} ({}:{})", r.table, r.column, r.file, r.line))
+                .collect();
+            format!(
+                "{}.{} ({}) is read by {}",
+                c.table,
+                c.column,
+                c.file,
+                readers.join(", ")
+            )
+        })
+        .collect();
+        if !breaking.is_empty() {
+            return Err(OpsError::Refused(format!(
+                "--fail-on breaking: {} breaking schema change(s): {}; nothing was versioned (`pipeline validate --since REF` lists them)",
+                breaking.len(),
+                breaking.join("; ")
+            )));
+        }
     }
     let req = versioning::blue_green_request(&project, &cfg, pipelines, &set, default_version)?;
     run(

@@ -374,3 +374,52 @@ fn a_grain_change_is_breaking_for_the_readers_of_the_table() {
         "{change:#}"
     );
 }
+
+/// `blue-green --fail-on breaking` refuses a release whose schema change breaks a reader, naming it,
+/// and writes nothing.
+#[test]
+fn blue_green_fail_on_breaking_refuses_and_writes_nothing() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        (
+            "sources/s/sql-scripts/ddl.s.sql".to_string(),
+            ddl("s", &cols(&["id", "x"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
+            ddl("m", &cols(&["id", "x"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/dml.m.sql".to_string(),
+            "INSERT INTO m SELECT id, x FROM s;\n".to_string(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("sources/s/sql-scripts/ddl.s.sql", |t| {
+        t.replace("  x STRING,\n", "")
+    });
+    r.commit("drop s.x", T_BASE + 60);
+    let o = flinkpipe(&[
+        "pipeline",
+        "blue-green",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "HEAD~1",
+        "--apply",
+        "--fail-on",
+        "breaking",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::support::stderr(&o);
+    assert!(err.contains("s.x (pipelines/sources/s/sql-scripts/ddl.s.sql) is read by m.x (pipelines/intermediates/m/sql-scripts/dml.m.sql:1)"), "{err}");
+    assert!(!r.pipelines.join("blue_green.json").exists());
+    assert!(
+        std::fs::read_to_string(r.path("intermediates/m/sql-scripts/dml.m.sql"))
+            .unwrap()
+            .contains("INSERT INTO m ")
+    );
+}

@@ -14,6 +14,7 @@ pub fn exec(inv: &Invocation, args: &BlueGreenArgs) -> CmdResult {
         &args.default_version,
         args.apply,
         args.allow_unknown,
+        args.fail_on.is_some(),
     )?;
     versioned(inv.json(), &v);
     Ok(true)
