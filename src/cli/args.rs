@@ -703,6 +703,8 @@ pub enum LineageFormat {
     Openlineage,
     Dot,
     Mermaid,
+    /// A self-contained page: click a column to see its upstream and downstream.
+    Html,
 }
 
 /// Graph export formats.

@@ -472,3 +472,79 @@ pub fn to_openlineage(l: &ColumnLineage, event_time: &str) -> String {
     }
     out
 }
+
+/// A self-contained HTML page of the column lineage: one card per table with its columns; clicking a
+/// column highlights its upstream (blue) and downstream (orange) columns, indirect edges dashed in the
+/// list of edges below. Works offline; `page.html#table.column` starts with that column selected.
+pub fn to_html(l: &ColumnLineage) -> String {
+    let mut tables: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for c in &l.columns {
+        tables.entry(&c.table).or_default().insert(&c.column);
+    }
+    for e in &l.edges {
+        tables.entry(&e.table).or_default().insert(&e.column);
+        tables
+            .entry(&e.source_table)
+            .or_default()
+            .insert(&e.source_column);
+    }
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let mut cards = String::new();
+    for (t, cols) in &tables {
+        cards.push_str(&format!("<section class=\"t\"><h2>{}</h2><ul>", esc(t)));
+        for c in cols {
+            cards.push_str(&format!(
+                "<li data-c=\"{}\">{}</li>",
+                esc(&format!("{t}.{c}")),
+                esc(c)
+            ));
+        }
+        cards.push_str("</ul></section>");
+    }
+    let data = serde_json::to_string(&l.edges)
+        .expect("plain data")
+        .replace('<', "\\u003c");
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>flinkpipe column lineage</title>\n<style>{HTML_STYLE}</style>\n</head>\n<body>\n<header><h1>flinkpipe column lineage</h1><span id=\"info\">click a column</span><span class=\"key\"><b class=\"sel\">selected</b><b class=\"up\">upstream</b><b class=\"down\">downstream</b></span></header>\n<main>{cards}</main>\n<pre id=\"edges\"></pre>\n<script id=\"edge-data\" type=\"application/json\">{data}</script>\n<script>{HTML_SCRIPT}</script>\n</body>\n</html>\n"
+    )
+}
+
+const HTML_STYLE: &str = "body{font-family:Menlo,Consolas,monospace;font-size:13px;margin:0}header{padding:8px 12px;border-bottom:1px solid #ccc;display:flex;gap:16px;align-items:center}h1{font-size:15px;margin:0}main{display:flex;flex-wrap:wrap;gap:10px;padding:12px}.t{border:1px solid #bbb;border-radius:6px;padding:4px 8px;min-width:180px}.t h2{font-size:13px;margin:2px 0 4px}ul{list-style:none;margin:0;padding:0}li{cursor:pointer;padding:1px 4px;border-radius:3px}li.sel,b.sel{background:#222;color:#fff}li.up,b.up{background:#cfe2ff}li.down,b.down{background:#ffd8a8}b{font-weight:normal;padding:1px 6px;margin-left:6px;border-radius:3px}#edges{padding:0 12px 12px;white-space:pre-wrap}";
+
+const HTML_SCRIPT: &str = r#"(() => {
+  const edges = JSON.parse(document.getElementById('edge-data').textContent);
+  const key = (t, c) => t + '.' + c;
+  const walk = (start, up) => {
+    const seen = new Set([start]); const queue = [start]; const used = [];
+    while (queue.length) {
+      const at = queue.shift();
+      for (const e of edges) {
+        const [here, next] = up ? [key(e.table, e.column), key(e.source_table, e.source_column)]
+                                : [key(e.source_table, e.source_column), key(e.table, e.column)];
+        if (here === at) { used.push(e); if (!seen.has(next)) { seen.add(next); queue.push(next); } }
+      }
+    }
+    seen.delete(start); return [seen, used];
+  };
+  const items = Array.from(document.querySelectorAll('li[data-c]'));
+  const select = (c) => {
+    const [up, usedUp] = walk(c, true); const [down, usedDown] = walk(c, false);
+    for (const li of items) {
+      const k = li.dataset.c;
+      li.className = k === c ? 'sel' : up.has(k) ? 'up' : down.has(k) ? 'down' : '';
+    }
+    document.getElementById('info').textContent = c + ': ' + up.size + ' upstream, ' + down.size + ' downstream';
+    document.getElementById('edges').textContent = usedUp.concat(usedDown).map(e =>
+      key(e.source_table, e.source_column) + (e.kind === 'direct' ? ' --> ' : ' -.-> ') + key(e.table, e.column) + '   ' + e.file + ':' + e.line).join('\n');
+    history.replaceState(null, '', '#' + encodeURIComponent(c));
+  };
+  for (const li of items) li.addEventListener('click', () => select(li.dataset.c));
+  const start = decodeURIComponent((location.hash || '').slice(1));
+  if (start) select(start);
+})();
+"#;

@@ -278,6 +278,17 @@ fn the_command_on_the_example_project() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", crate::support::stderr(&o));
 
+    // The HTML page: a card per table, a clickable item per column, the edges as data.
+    let o = crate::support::flinkpipe(&["pipeline", "column-lineage", dir, "--format", "html"]);
+    let page = crate::support::stdout(&o);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        page.contains("<li data-c=\"int_sales_store_orders.amount\">amount</li>"),
+        "{}",
+        &page[..500]
+    );
+    assert!(page.contains("id=\"edge-data\""));
+
     // OpenLineage: one run event per statement, each a JSON object with the column-lineage facet.
     let o =
         crate::support::flinkpipe(&["pipeline", "column-lineage", dir, "--format", "openlineage"]);

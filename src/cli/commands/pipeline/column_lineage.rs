@@ -1,5 +1,5 @@
 //! `flinkpipe pipeline column-lineage [DIR] [--table T [--column C]] [--upstream|--downstream]
-//! [--format json|openlineage|dot|mermaid]`.
+//! [--format json|openlineage|dot|mermaid|html]`.
 
 use crate::cli::args::LineageFormat;
 use crate::cli::render::print_json;
@@ -25,6 +25,7 @@ pub fn exec(
                     .replace(" UTC", "Z")
             )
         ),
+        LineageFormat::Html => print!("{}", column_lineage::to_html(&l)),
         LineageFormat::Dot => print!("{}", column_lineage::to_dot(&l)),
         LineageFormat::Mermaid => print!("{}", column_lineage::to_mermaid(&l)),
     }
