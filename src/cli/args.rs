@@ -445,6 +445,14 @@ pub enum PipelineCommand {
         /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
+        /// The CI gate: a statement not read as Flink reads it is an error (exit 1): sql-fallback
+        /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder.
+        #[arg(long)]
+        strict: bool,
+        /// Make the warnings of CLASS errors (exit 1), e.g. `--deny unknown-layer`; repeatable;
+        /// `all` denies every warning.
+        #[arg(long, value_name = "CLASS", value_parser = crate::diagnostics::DeniedClass::parse)]
+        deny: Vec<crate::diagnostics::DeniedClass>,
     },
     /// Print a table's parent tree (and child tree with --children-too).
     Report {

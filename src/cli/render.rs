@@ -93,7 +93,7 @@ pub fn plan(plan: &ExecutionPlan) -> String {
                 n.table_name.clone(),
                 n.product_name.clone(),
                 n.table_type.clone(),
-                n.upgrade_mode.to_string(),
+                crate::plan::mode_text(n.upgrade_mode, n.statefulness).to_string(),
                 n.dml_statement_name
                     .clone()
                     .or(n.ddl_statement_name.clone())
@@ -699,15 +699,22 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
                             .first()
                             .is_some_and(|d| d.chars().count() > 80))
                 {
-                    let mut n = format!(
-                        "{} / {}: {} difference(s)",
-                        c.name, o.file, o.difference_count
-                    );
+                    let mut n = if o.actual_csv.is_empty() {
+                        format!(
+                            "{} / {}: {} difference(s)",
+                            c.name, o.file, o.difference_count
+                        )
+                    } else {
+                        format!("{} / {}: not filled in yet", c.name, o.file)
+                    };
                     if let Some(d) = &o.detail {
                         n.push_str(&format!("\n    {d}"));
                     }
                     for d in &o.differences {
                         n.push_str(&format!("\n    {d}"));
+                    }
+                    for line in &o.actual_csv {
+                        n.push_str(&format!("\n      {line}"));
                     }
                     notes.push(n);
                 }

@@ -21,9 +21,20 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::BuildAllMetadata { dir, allow_unknown } => {
             build_all_metadata::exec(inv, &dir.pipelines, *allow_unknown)
         }
-        PipelineCommand::Validate { dir, allow_unknown } => {
-            validate::exec(inv, &dir.pipelines, *allow_unknown)
-        }
+        PipelineCommand::Validate {
+            dir,
+            allow_unknown,
+            strict,
+            deny,
+        } => validate::exec(
+            inv,
+            &dir.pipelines,
+            *allow_unknown,
+            crate::ops::validate::Gate {
+                strict: *strict,
+                deny: deny.clone(),
+            },
+        ),
         PipelineCommand::Report {
             table,
             dir,
