@@ -89,7 +89,7 @@ pub fn plan(plan: &ExecutionPlan) -> String {
         .map(|n| {
             let mut row = vec![
                 n.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
-                n.action.as_str().to_string(),
+                n.shown_action().to_string(),
                 n.table_name.clone(),
                 n.product_name.clone(),
                 n.table_type.clone(),
@@ -121,14 +121,26 @@ pub fn plan(plan: &ExecutionPlan) -> String {
     header.push("reason");
     let mut out = format!("Execution plan for {}\n\n", plan.scope);
     out.push_str(&table(&header, &rows));
-    let count = |a: Action| plan.nodes.iter().filter(|n| n.action == a).count();
+    // Only what starts or restarts counts as create or restart; re-declarations are said apart.
+    let count = |a: Action| {
+        plan.nodes
+            .iter()
+            .filter(|n| n.action == a && !n.redeclares())
+            .count()
+    };
+    let declared = plan.nodes.iter().filter(|n| n.redeclares()).count();
     out.push_str(&format!(
-        "\n{} table{}: {} to create, {} to restart, {} to skip; {} wave(s)\n",
+        "\n{} table{}: {} to create, {} to restart, {} to skip{}; {} wave(s)\n",
         plan.nodes.len(),
         if plan.nodes.len() == 1 { "" } else { "s" },
         count(Action::Create),
         count(Action::Restart),
         count(Action::Skip),
+        if declared > 0 {
+            format!(", {declared} to declare again (DDL only: nothing starts)")
+        } else {
+            String::new()
+        },
         plan.wave_count()
     ));
     out

@@ -126,6 +126,24 @@ pub struct PlanNode {
     pub children: Vec<String>,
 }
 
+impl PlanNode {
+    /// Whether the node only declares its table again ([`Cause::Redeclared`]): a table without a job
+    /// whose `CREATE … IF NOT EXISTS` runs again (on the SQL Gateway, in the deploy's session). Nothing
+    /// starts or restarts, so plan summaries do not count it as a create.
+    pub fn redeclares(&self) -> bool {
+        self.action != Action::Skip && matches!(self.cause, Cause::Redeclared { .. })
+    }
+
+    /// The action as text plans show it: `declare` for a re-declaration, else [`Action::as_str`].
+    pub fn shown_action(&self) -> &'static str {
+        if self.redeclares() {
+            "declare"
+        } else {
+            self.action.as_str()
+        }
+    }
+}
+
 /// shift_left's upgrade mode of a table (`pipeline_definition.json`'s `state_form`): whether its
 /// statement holds state, so that a restart loses it and its children must follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
