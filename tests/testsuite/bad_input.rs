@@ -821,10 +821,7 @@ fn validate_strict_and_deny_make_warning_classes_errors() {
             "{args:?}: {err}"
         );
         assert!(err.contains(&format!("(an error with {why})")), "{err}");
-        assert!(
-            err.contains("failed: 1 error(s), 2 tables, 1 edges, 0 warning(s)"),
-            "{err}"
-        );
+        assert!(err.ends_with("1 error(s), 0 warning(s)\n"), "{err}");
         assert_eq!(stdout(&o), "", "{args:?}");
     }
     // JSON: the same diagnostic, as an error.

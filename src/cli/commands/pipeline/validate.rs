@@ -24,10 +24,8 @@ pub fn exec(inv: &Invocation, pipelines: &Path, allow_unknown: bool, gate: Gate)
             "not verified: {counts}; {} statement(s) could not be parsed and were read by the token-level fallback (references and statefulness estimated): fix them, or gate with --strict",
             v.unparsed_statements
         ),
-        Verdict::Failed => {
-            let errors = v.diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!("failed: {errors} error(s), {counts}");
-        }
+        // The console's diagnostics end with their count (`1 error(s), 0 warning(s)`).
+        Verdict::Failed => {}
     }
     Ok(!v.has_errors())
 }
