@@ -784,3 +784,80 @@ fn truncate_chars(text: &str, max: usize) -> String {
     out.push('…');
     out
 }
+
+/// Width of the default text views that must fit a terminal (`pipeline status`).
+pub const TEXT_WIDTH: usize = 120;
+
+/// The statements table of `pipeline status` as text: one row per statement, except that the DDL
+/// rows of session-scoped tables (SQL Gateway) are folded into their table's row — a table with a
+/// job shows only its job, a table without one shows its DDL once as `session` (declared in each
+/// deploy's session, never a statement of its own). The plan column says `declare` for a table the
+/// plan only declares again. Unless `verbose`, the detail column is cut with `…` so that each line
+/// fits [`TEXT_WIDTH`] columns; `--output json` and `-v` keep the full text. Returns the text and
+/// the number of rows.
+pub fn status_statements(r: &crate::ops::status::StatusReport, verbose: bool) -> (String, usize) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for s in &r.statements {
+        let has_job = r
+            .statements
+            .iter()
+            .any(|o| o.table_name == s.table_name && !o.session_scoped);
+        if s.session_scoped && has_job {
+            continue;
+        }
+        let (phase, detail) = if s.session_scoped && s.phase.is_none() {
+            (
+                "session".to_string(),
+                "declared from its DDL in each deploy's session".to_string(),
+            )
+        } else {
+            (
+                s.phase.clone().unwrap_or_else(|| "absent".into()),
+                s.detail.clone().unwrap_or_default(),
+            )
+        };
+        rows.push(vec![
+            s.table_name.clone(),
+            s.statement.clone(),
+            phase,
+            match s.sql_drift {
+                None => "-",
+                Some(false) => "no",
+                Some(true) => "yes",
+            }
+            .to_string(),
+            if s.plan_redeclares {
+                "declare".to_string()
+            } else {
+                s.plan_action.as_str().to_string()
+            },
+            detail,
+        ]);
+    }
+    let header = ["table", "statement", "phase", "sql drift", "plan", "detail"];
+    if !verbose {
+        fit_last_column(&header, &mut rows, TEXT_WIDTH);
+    }
+    let n = rows.len();
+    (table(&header, &rows), n)
+}
+
+/// Cuts the last column of `rows` with `…` so that [`table`]'s lines fit `width` columns (at least 12
+/// characters of it are kept).
+fn fit_last_column(header: &[&str], rows: &mut [Vec<String>], width: usize) {
+    let cols = header.len();
+    let before: usize = (0..cols - 1)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+                + 2
+        })
+        .sum();
+    let room = width.saturating_sub(before).max(12);
+    for r in rows.iter_mut() {
+        r[cols - 1] = truncate_chars(&r[cols - 1], room);
+    }
+}

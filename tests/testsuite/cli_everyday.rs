@@ -551,3 +551,98 @@ fn node_count(args: &[&str], cwd: &Path) -> usize {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     v["nodes"].as_array().unwrap().len()
 }
+
+/// #22: `status` on the SQL Gateway after a clean deploy — DDL statements live only in a deploy's
+/// session, so they are folded into their table's row (a source shows `session`, its plan `declare`)
+/// and the default text view fits 120 columns; `-v` keeps the full detail.
+#[test]
+fn gateway_status_folds_session_ddl_and_fits_120_columns() {
+    use flinkpipe::deploy::StatementKind;
+    use flinkpipe::ops::status::{StatementRow, StatusReport};
+    use flinkpipe::ops::target::TargetKind;
+    use flinkpipe::plan::Action;
+    let row = |table: &str, stmt: &str, kind: StatementKind, phase: Option<&str>, plan: Action| {
+        StatementRow {
+            table_name: table.into(),
+            statement: stmt.into(),
+            phase: phase.map(str::to_string),
+            sql_drift: phase.map(|_| false),
+            plan_action: plan,
+            plan_redeclares: kind == StatementKind::Ddl && plan == Action::Create,
+            kind,
+            session_scoped: kind == StatementKind::Ddl,
+            detail: phase.map(|_| format!("job {} runs: {}", "0".repeat(32), "x".repeat(200))),
+            rewritten_by: Vec::new(),
+            compute_pool: None,
+            lag: None,
+        }
+    };
+    let report = StatusReport {
+        scope: "folder pipelines".into(),
+        target: "SQL Gateway http://127.0.0.1:8083".into(),
+        target_kind: TargetKind::SqlGateway,
+        statements: vec![
+            row(
+                "src_sales_orders",
+                "demo-sales-ddl-src-sales-orders",
+                StatementKind::Ddl,
+                None,
+                Action::Create,
+            ),
+            row(
+                "int_sales_orders_enriched",
+                "demo-sales-ddl-int-sales-orders-enriched",
+                StatementKind::Ddl,
+                None,
+                Action::Skip,
+            ),
+            row(
+                "int_sales_orders_enriched",
+                "demo-sales-dml-int-sales-orders-enriched",
+                StatementKind::Dml,
+                Some("RUNNING"),
+                Action::Skip,
+            ),
+        ],
+        blue_green: Vec::new(),
+        orphans: Vec::new(),
+        environment: "dev".into(),
+        lag: None,
+    };
+    let (text, shown) = flinkpipe::cli::render::status_statements(&report, false);
+    assert_eq!(shown, 2, "{text}");
+    assert!(
+        !text.contains("demo-sales-ddl-int-sales-orders-enriched"),
+        "{text}"
+    );
+    assert!(!text.contains("absent"), "{text}");
+    let src = text
+        .lines()
+        .find(|l| l.starts_with("src_sales_orders "))
+        .unwrap();
+    assert_eq!(
+        src.split_whitespace().take(5).collect::<Vec<_>>(),
+        [
+            "src_sales_orders",
+            "demo-sales-ddl-src-sales-orders",
+            "session",
+            "-",
+            "declare"
+        ],
+        "{text}"
+    );
+    let job = text.lines().find(|l| l.contains("-dml-")).unwrap();
+    assert_eq!(job.split_whitespace().nth(2), Some("RUNNING"));
+    assert_eq!(job.split_whitespace().nth(4), Some("skip"));
+    assert!(job.ends_with('…'), "{job}");
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    // -v: the whole detail.
+    let (full, _) = flinkpipe::cli::render::status_statements(&report, true);
+    assert!(full.contains(&"x".repeat(200)), "{full}");
+}
