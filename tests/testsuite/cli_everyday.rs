@@ -472,24 +472,84 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
     }
 }
 
+/// A command lists only the options it accepts (#22): the offline planning options belong to
+/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy; elsewhere clap refuses
+/// them as it refuses any unknown option (exit 2), and --help does not show them.
 #[test]
-fn live_commands_refuse_offline_planning_options() {
+fn live_commands_list_only_the_options_they_accept() {
     let (_t, root) = our_fixture();
-    for cmd in ["status", "deploy", "undeploy"] {
-        let o = flinkpipe(&[
-            "pipeline",
-            cmd,
-            root.to_str().unwrap(),
-            "--product-name",
-            "sales",
-            "--offline",
-        ]);
-        assert_eq!(o.status.code(), Some(2), "{cmd}");
-        assert_eq!(
-            stderr(&o),
-            "error: --offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target\n"
-        );
+    let help = |cmd: &str| stdout(&flinkpipe(&["pipeline", cmd, "--help"]));
+    for (cmd, refused) in [
+        (
+            "status",
+            &[
+                "--offline",
+                "--statement-status",
+                "--live",
+                "--compute-pool-id",
+            ][..],
+        ),
+        (
+            "undeploy",
+            &[
+                "--offline",
+                "--statement-status",
+                "--live",
+                "--compute-pool-id",
+            ][..],
+        ),
+        ("deploy", &["--offline", "--statement-status", "--live"][..]),
+    ] {
+        let text = help(cmd);
+        for opt in refused {
+            assert!(!text.contains(opt), "{cmd} --help lists {opt}: {text}");
+            let mut args = vec![
+                "pipeline",
+                cmd,
+                root.to_str().unwrap(),
+                "--product-name",
+                "sales",
+                opt,
+            ];
+            if *opt == "--statement-status" || *opt == "--compute-pool-id" {
+                args.push("x");
+            }
+            let o = flinkpipe(&args);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {opt}");
+            assert!(
+                stderr(&o).contains(&format!("unexpected argument '{opt}'")),
+                "{cmd} {opt}: {}",
+                stderr(&o)
+            );
+        }
     }
+    assert!(help("deploy").contains("--compute-pool-id"));
+    let plan = help("build-execution-plan");
+    for opt in [
+        "--offline",
+        "--statement-status",
+        "--live",
+        "--compute-pool-id",
+    ] {
+        assert!(plan.contains(opt), "{opt}: {plan}");
+    }
+    // Help texts say what the commands and groups do today.
+    let deploy = help("deploy")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        deploy.contains("Confluent Cloud for Apache Flink, or an Apache Flink SQL Gateway"),
+        "{deploy}"
+    );
+    assert!(!deploy.contains("against Confluent Cloud"), "{deploy}");
+    let top = stdout(&flinkpipe(&["--help"]))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!top.contains("Table inventory"), "{top}");
+    assert!(!top.contains("Project-wide reports"), "{top}");
+    assert!(top.contains("One table: create its folder"), "{top}");
 }
 
 #[test]

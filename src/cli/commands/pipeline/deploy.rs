@@ -11,7 +11,7 @@ use std::time::Duration;
 
 pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
     let req = DeployRequest {
-        plan: args.plan.deploy_request()?,
+        plan: args.plan.request_in(&args.pool),
         max_parallel: args.max_parallel,
         dry_run: args.dry_run,
         timeout: Duration::from_secs(args.timeout),

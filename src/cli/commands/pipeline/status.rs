@@ -11,7 +11,7 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
     let r = status::status(
         &inv.ctx,
         &StatusRequest {
-            plan: args.plan.live_request()?,
+            plan: args.plan.request(),
             lag: args.lag,
             lag_minutes: args.lag_minutes,
         },
