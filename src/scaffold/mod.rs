@@ -201,7 +201,7 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
         .product
         .as_deref()
         .filter(|p| *p != crate::project::layout::NO_PRODUCT);
-    let naming = naming::table_naming(layer, product, &req.name)?;
+    let naming = Convention::from_config(cfg).table_naming(layer, product, &req.name)?;
     if req.sources.is_empty() && !matches!(layer, Layer::Source | Layer::Seed) {
         return Err(ScaffoldError::SourceRequired {
             layer: layer.folder(),

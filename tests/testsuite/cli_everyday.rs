@@ -706,3 +706,70 @@ fn gateway_status_folds_session_ddl_and_fits_120_columns() {
     let (full, _) = flinkpipe::cli::render::status_statements(&report, true);
     assert!(full.contains(&"x".repeat(200)), "{full}");
 }
+
+/// #22: the five keys of shift_left's config.yaml that were warned as unknown are read with
+/// shift_left's meaning (or accepted where they do nothing here); an unknown key gets a "did you mean".
+#[test]
+fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipelines = tmp.path().join("pipelines");
+    std::fs::create_dir_all(pipelines.join("sources")).unwrap();
+    let cfg = tmp.path().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        "kafka:\n  cluster_type: dev\n  sasl.mechanism: PLAIN\nconfluent_cloud:\n  provider: aws\n  cloud_region: us-west-2\nflink:\n  endpoint: https://flink.private.example\n  statement_name_post_fix: None\napp:\n  src_table_name_prefix: raw_\nflinkpipe:\n  gatway:\n    url: http://127.0.0.1:9\n",
+    )
+    .unwrap();
+    let o = flinkpipe(&["--config", cfg.to_str().unwrap(), "version", "--config"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    for key in [
+        "sasl.mechanism",
+        "confluent_cloud.provider",
+        "flink.endpoint",
+        "statement_name_post_fix",
+        "src_table_name_prefix",
+    ] {
+        assert!(!err.contains(key), "{key} warned: {err}");
+    }
+    assert!(
+        err.contains("unknown key 'flinkpipe.gatway' ignored (did you mean 'flinkpipe.gateway'?)"),
+        "{err}"
+    );
+    let out = stdout(&o);
+    // provider is the cloud provider, endpoint the Flink SQL endpoint, as in shift_left.
+    assert!(out.contains("cloud_provider: aws"), "{out}");
+    assert!(
+        out.contains("sql_endpoint: https://flink.private.example"),
+        "{out}"
+    );
+    // src_table_name_prefix names the sources table init creates, and the naming lint follows it.
+    let o = flinkpipe(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "table",
+        "init",
+        "orders",
+        "sources",
+        "--product",
+        "sales",
+        "--pipelines",
+        pipelines.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        pipelines
+            .join("sources/sales/raw_orders/sql-scripts/ddl.raw_sales_orders.sql")
+            .is_file(),
+        "{}",
+        stdout(&o)
+    );
+    let o = flinkpipe(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "table",
+        "validate-table-names",
+        pipelines.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}
