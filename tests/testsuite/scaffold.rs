@@ -639,3 +639,42 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
         "{out}"
     );
 }
+
+/// #22: the generated Makefile finds the binary through `FLINKPIPE ?= flinkpipe` on PATH, and says
+/// clearly what to do when it is absent.
+#[test]
+fn table_makefile_finds_flinkpipe_on_path_or_says_how_to_get_it() {
+    let (_t, root) = shop();
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    let folder = root.join("pipelines/sources/sales/src_orders");
+    let make = |path: &str| {
+        std::process::Command::new("make")
+            .args(["-s", "validate"])
+            .current_dir(&folder)
+            .env("PATH", path)
+            .env_remove("PIPELINES")
+            .env_remove("SL_CONFIG_FILE")
+            .env_remove("CONFIG_FILE")
+            .env_remove("FLINKPIPE")
+            .output()
+            .unwrap()
+    };
+    // Not on PATH: make stops before running anything, naming the fix.
+    let o = make("/usr/bin:/bin");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("'flinkpipe' not found: put flinkpipe on PATH (`make install` in the flinkpipe repository runs `cargo install --path . --locked`), or give its path: make plan FLINKPIPE=/path/to/flinkpipe"),
+        "{err}"
+    );
+    // On PATH (as `make install` puts it): the default FLINKPIPE finds it.
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_flinkpipe"), bin.join("flinkpipe")).unwrap();
+    let o = make(&format!("{}:/usr/bin:/bin", bin.display()));
+    ok(&o);
+    assert_eq!(stdout(&o), "ok: 1 tables, 0 edges, 0 warning(s)\n");
+}
