@@ -450,7 +450,8 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
         /// The CI gate: a statement not read as Flink reads it is an error (exit 1): sql-fallback
-        /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder.
+        /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder, and
+        /// scaffold-todo (a TODO(flinkpipe) that table init left).
         #[arg(long)]
         strict: bool,
         /// Make the warnings of CLASS errors (exit 1), e.g. `--deny unknown-layer`; repeatable;
