@@ -6,7 +6,7 @@ DEMO_DIR := target/demo
 # The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/flinkpipe
 
-.PHONY: build test test-offline demo up down bench bench-shapes lint clean
+.PHONY: build install test test-offline demo up down bench bench-shapes lint clean
 
 # The local Apache Flink 2.2 + SQL Gateway + Kafka stack (scripts/local-flink.sh; Java 17, PyPI, Maven Central).
 STACK := scripts/local-flink.sh
@@ -14,6 +14,11 @@ GATEWAY_CONFIG := $(DEMO_DIR)/config.yaml
 
 build:
 	$(CARGO) build --release
+
+# Puts `flinkpipe` on PATH (~/.cargo/bin), where the examples and the generated table Makefiles
+# expect it.
+install:
+	$(CARGO) install --path . --locked
 
 # Every test, including the end-to-end scenario on a real Flink: the stack is started for the run and
 # stopped afterwards (even when a test fails). It was already running? Then it is left running.
@@ -67,6 +72,7 @@ demo: build
 	@curl -fsS http://127.0.0.1:8081/jobs/overview | python3 -c 'import json,sys; jobs=json.load(sys.stdin)["jobs"]; [print("  %-9s %s" % (j["state"], j["name"])) for j in sorted(jobs, key=lambda j: j["name"]) if j["state"] == "RUNNING"]'
 	@echo; echo "Stop the demo's statements: $(abspath $(BIN)) --config $(abspath $(GATEWAY_CONFIG)) pipeline undeploy $(abspath $(DEMO_DIR))/pipelines --dir pipelines --no-ack"
 	@echo "Stop the whole local stack (Flink, gateway, Kafka; also for anyone else using it): make down"
+	@echo; echo "flinkpipe is at $(abspath $(BIN)); to use it as 'flinkpipe' (the README's examples, the table Makefiles): make install (cargo install --path . --locked, into ~/.cargo/bin)"
 
 bench:
 	bash scripts/bench.sh

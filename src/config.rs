@@ -139,6 +139,10 @@ pub struct ConfluentCloudConfig {
     /// `region`, defect 18).
     pub cloud_region: Option<String>,
     pub region: Option<String>,
+    /// shift_left's other spelling of the cloud provider (its template's key): read as
+    /// `cloud_provider` when that is not set, as shift_left does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     pub service_account_id: Option<String>,
     pub page_size: Option<u32>,
 }
@@ -158,6 +162,11 @@ pub struct FlinkConfig {
     pub poll_timer: Option<u64>,
     pub submission_timeout_seconds: Option<u64>,
     pub sql_endpoint: Option<String>,
+    /// shift_left's other key for the Flink SQL REST endpoint: read as `sql_endpoint` when that is
+    /// not set (shift_left: `$SL_FLINK_SQL_ENDPOINT`, then `flink.sql_endpoint`, then
+    /// `flink.endpoint`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 /// `app.*`.
@@ -171,6 +180,9 @@ pub struct AppConfig {
     /// shift_left's SQL rewriting plugin (a Python class): refused where SQL is sent, with the
     /// equivalent `flinkpipe.sql_rewrites` rules ([`crate::deploy::env_sql`]).
     pub sql_content_modifier: Option<String>,
+    /// shift_left's prefix of source table names (`src_`): `table init` names sources
+    /// `<prefix><product>_<name>` and the naming lint expects it ([`crate::scaffold::naming`]).
+    pub src_table_name_prefix: Option<String>,
 }
 
 /// `flinkpipe.*`: settings shift_left does not have.
@@ -279,6 +291,8 @@ const KNOWN: &[(&str, &[&str])] = &[
             "sasl.password",
             "security.protocol",
             "sasl.mechanisms",
+            // shift_left's spelling (a Kafka client setting, deprecated there): no effect here.
+            "sasl.mechanism",
             "session.timeout.ms",
             "pkafka_cluster",
             "reject_topics_prefixes",
@@ -299,6 +313,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "base_api",
             "glb_name",
             "url_scope",
+            "provider",
         ],
     ),
     (
@@ -315,6 +330,9 @@ const KNOWN: &[(&str, &[&str])] = &[
             "submission_timeout_seconds",
             "sql_endpoint",
             "flink_url",
+            "endpoint",
+            // shift_left's default "None", deprecated there and used by none of its commands.
+            "statement_name_post_fix",
         ],
     ),
     (
@@ -339,6 +357,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "delta_max_time_in_min",
             "translator_to_flink_sql_agent",
             "report_output_dir",
+            "src_table_name_prefix",
         ],
     ),
     (
@@ -359,6 +378,19 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("registry", &[]),
 ];
+
+/// The known key closest to an unknown one (`flinkpipe.gatway` → `flinkpipe.gateway`, `flnk` →
+/// `flink`), for a "did you mean" hint: within its section when the section is known, else among the
+/// sections; `None` when nothing is close ([`crate::graph::closest`]).
+pub fn closest_key(unknown: &str) -> Option<String> {
+    if let Some((section, sub)) = unknown.split_once('.')
+        && let Some((_, subkeys)) = KNOWN.iter().find(|(s, _)| *s == section)
+    {
+        return crate::graph::closest(sub, subkeys.iter().copied())
+            .map(|k| format!("{section}.{k}"));
+    }
+    crate::graph::closest(unknown, KNOWN.iter().map(|(s, _)| *s))
+}
 
 impl Config {
     /// Finds the configuration file: `explicit`, else `$SL_CONFIG_FILE`, `$CONFIG_FILE`, `./config.yaml`.
@@ -435,6 +467,13 @@ impl Config {
                     ),
                 });
             }
+        }
+        // shift_left's alternative keys, read with its meaning where flinkpipe's own is not set.
+        if cfg.confluent_cloud.cloud_provider.is_none() {
+            cfg.confluent_cloud.cloud_provider = cfg.confluent_cloud.provider.clone();
+        }
+        if cfg.flink.sql_endpoint.is_none() {
+            cfg.flink.sql_endpoint = cfg.flink.endpoint.clone();
         }
         cfg.source = Some(path.to_path_buf());
         cfg.unknown_keys = unknown;

@@ -6,6 +6,80 @@
 use serde::Serialize;
 use std::fmt;
 
+/// Every warning class (the `code` of a warning diagnostic) that reading a project can report: what
+/// `pipeline validate --deny CLASS` accepts. A class not listed here is a usage error with the closest
+/// one, so a typo in a CI gate never silently denies nothing.
+pub const WARNING_CLASSES: &[&str] = &[
+    "sql-fallback",
+    "sql-missing-semicolon",
+    "sql-syntax",
+    "sql-placeholder",
+    "scaffold-todo",
+    "empty-file",
+    "self-reference",
+    "unknown-table",
+    "unknown-layer",
+    "several-tables-in-ddl",
+    "external-declared-twice",
+    "external-defined",
+    "file-outside-sql-scripts",
+    "symlink-loop",
+    "stale-temporary-files",
+    "interrupted-write",
+];
+
+/// The warning classes `pipeline validate --strict` makes errors: a statement was not read as Flink
+/// reads it (the parser rejected it and the token-level fallback estimated its references and state; a
+/// `;` is missing; Flink does not accept it as written; a placeholder no variable resolved, so the SQL
+/// sent would hold it), or a decision `table init` left to the user (`TODO(flinkpipe)`).
+pub const STRICT_CLASSES: &[&str] = &[
+    "sql-fallback",
+    "sql-missing-semicolon",
+    "sql-syntax",
+    "sql-placeholder",
+    "scaffold-todo",
+];
+
+/// A warning class the user asked to treat as an error (`pipeline validate --deny CLASS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeniedClass {
+    /// `--deny all`: every warning.
+    All,
+    /// One class of [`WARNING_CLASSES`].
+    Code(&'static str),
+}
+
+impl DeniedClass {
+    /// Parses `all` or a class of [`WARNING_CLASSES`].
+    ///
+    /// Errors: an unknown class, with the closest known one (`did you mean 'sql-fallback'?`) and the
+    /// list.
+    pub fn parse(text: &str) -> Result<DeniedClass, String> {
+        if text == "all" {
+            return Ok(DeniedClass::All);
+        }
+        if let Some(c) = WARNING_CLASSES.iter().find(|c| **c == text) {
+            return Ok(DeniedClass::Code(c));
+        }
+        let hint = crate::graph::select::closest(text, WARNING_CLASSES.iter().copied())
+            .map(|c| format!("did you mean '{c}'? "))
+            .unwrap_or_default();
+        Err(format!(
+            "unknown warning class '{text}': {hint}the classes are all, {}",
+            WARNING_CLASSES.join(", ")
+        ))
+    }
+
+    /// Whether a diagnostic of class `code` is denied.
+    pub fn covers(self, code: &str) -> bool {
+        match self {
+            DeniedClass::All => true,
+            DeniedClass::Code(c) => c == code,
+        }
+    }
+}
+
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

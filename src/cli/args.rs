@@ -9,7 +9,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Manage Apache Flink SQL pipeline projects: inventory, dependency graph, execution plans, scaffolding.
+/// Manage Apache Flink SQL pipeline projects: scaffolding, validation, inventory, dependency graph, unit
+/// tests, execution plans, deploys to Confluent Cloud or an Apache Flink SQL Gateway, blue-green.
 #[derive(Debug, Parser)]
 #[command(name = "flinkpipe", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
@@ -42,13 +43,16 @@ pub enum OutputFormat {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Project-wide reports.
+    /// The project: create one, cross-product reports, changed and impacted tables, the unit tests of
+    /// many tables, table versions, compute pools and statement housekeeping.
     #[command(subcommand)]
     Project(ProjectCommand),
-    /// Table inventory.
+    /// One table: create its folder, the inventory, the naming lint, its unit tests, a preview of its
+    /// rows.
     #[command(subcommand)]
     Table(TableCommand),
-    /// Pipeline metadata, validation, graph and execution plans.
+    /// The pipeline: validation, metadata, graph, execution plans, deploy, status, undeploy,
+    /// blue-green, decommission, explain.
     #[command(subcommand)]
     Pipeline(PipelineCommand),
     /// The Flink SQL front end.
@@ -456,6 +460,15 @@ pub enum PipelineCommand {
         /// Fail (exit 1) on these findings: `breaking` = a changed column that a reader uses.
         #[arg(long, value_enum, requires = "since")]
         fail_on: Option<FailOn>,
+        /// The CI gate: a statement not read as Flink reads it is an error (exit 1): sql-fallback
+        /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder, and
+        /// scaffold-todo (a TODO(flinkpipe) that table init left).
+        #[arg(long)]
+        strict: bool,
+        /// Make the warnings of CLASS errors (exit 1), e.g. `--deny unknown-layer`; repeatable;
+        /// `all` denies every warning.
+        #[arg(long, value_name = "CLASS", value_parser = crate::diagnostics::DeniedClass::parse)]
+        deny: Vec<crate::diagnostics::DeniedClass>,
     },
     /// Print a table's parent tree (and child tree with --children-too).
     Report {
@@ -516,12 +529,14 @@ pub enum PipelineCommand {
     /// Compute the execution plan of a table, product, folder or table list. Writes nothing anywhere;
     /// the current statement phases come from --statement-status, else from the configured target
     /// (one read-only list call) unless --offline.
-    BuildExecutionPlan(PlanArgs),
+    BuildExecutionPlan(BuildPlanArgs),
     /// Version the subgraph impacted since a git ref for a blue-green deploy (`t` → `t_v2`): prints the
     /// diff and the green plan; `--apply` rewrites the files and rebuilds the inventory and metadata.
     BlueGreen(BlueGreenArgs),
-    /// Execute the plan against Confluent Cloud: parents first, independent tables in parallel; a
-    /// failure skips its descendants; a journal makes `--resume` safe after a crash or Ctrl-C.
+    /// Execute the plan on the configured target — Confluent Cloud for Apache Flink, or an Apache
+    /// Flink SQL Gateway when flinkpipe.gateway.url is set: parents first, independent tables in
+    /// parallel; a failure skips its descendants; a journal makes `--resume` safe after a crash or
+    /// Ctrl-C (exit 130).
     Deploy(DeployArgs),
     /// Delete the statements of the scope's tables and their descendants, children first (tables are
     /// dropped only with --allow-drop).
@@ -600,6 +615,8 @@ pub struct DecommissionArgs {
 pub struct DeployArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
+    #[command(flatten)]
+    pub pool: PoolArgs,
     /// Tables deployed at once (each waits for its parents).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub max_parallel: usize,
@@ -751,26 +768,47 @@ pub struct PlanArgs {
     /// Tables to leave untouched (one per line or a JSON list).
     #[arg(long, value_name = "FILE")]
     pub exclude_table_file_name: Option<PathBuf>,
-    /// Current statement phases: JSON map statement name → phase (offline planning;
-    /// build-execution-plan only).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["live", "offline"])]
-    pub statement_status: Option<PathBuf>,
-    /// Read the current phases from the target (one paginated list call); an incomplete target
-    /// configuration is an error. Without `--live`, `build-execution-plan` reads them whenever a target
-    /// is configured; `deploy`, `undeploy` and `status` always do.
-    #[arg(long, conflicts_with = "offline")]
-    pub live: bool,
-    /// Plan without contacting any target, even when one is configured (every statement counts as
-    /// not deployed unless `--statement-status` says otherwise); build-execution-plan only.
-    #[arg(long)]
-    pub offline: bool,
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+}
+
+/// Where `build-execution-plan` takes the current statement phases from (its own options: `deploy`,
+/// `undeploy` and `status` always read the target, so they do not list them).
+#[derive(Debug, Args, Clone)]
+pub struct PhaseArgs {
+    /// Current statement phases: JSON map statement name → phase (offline planning).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["live", "offline"])]
+    pub statement_status: Option<PathBuf>,
+    /// Read the current phases from the target (one paginated list call); an incomplete target
+    /// configuration is an error. Without `--live`, they are read whenever a target is configured.
+    #[arg(long, conflicts_with = "offline")]
+    pub live: bool,
+    /// Plan without contacting any target, even when one is configured (every statement counts as
+    /// not deployed unless `--statement-status` says otherwise).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// `--compute-pool-id` of `build-execution-plan` and `deploy` (`undeploy` and `status` act on the
+/// statements where they run, so they do not list it).
+#[derive(Debug, Args, Clone)]
+pub struct PoolArgs {
     /// Run every statement of the plan in this compute pool (over flinkpipe.compute_pools and
-    /// flink.compute_pool_id); build-execution-plan and deploy only.
+    /// flink.compute_pool_id; Confluent Cloud).
     #[arg(long, value_name = "POOL_ID")]
     pub compute_pool_id: Option<String>,
+}
+
+/// Options of `pipeline build-execution-plan`.
+#[derive(Debug, Args, Clone)]
+pub struct BuildPlanArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub phases: PhaseArgs,
+    #[command(flatten)]
+    pub pool: PoolArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -1017,7 +1055,7 @@ pub struct TableInitArgs {
 }
 
 impl PlanArgs {
-    /// The plan request of these arguments.
+    /// The plan request of these arguments (every statement in its configured pool).
     pub fn request(&self) -> PlanRequest {
         let scope = if !self.table_name.is_empty() {
             ScopeRequest::Tables(self.table_name.clone())
@@ -1039,31 +1077,20 @@ impl PlanArgs {
             dml_only: self.dml_only,
             exclude_file: self.exclude_table_file_name.clone(),
             allow_unknown: self.allow_unknown,
-            compute_pool_id: self.compute_pool_id.clone(),
+            compute_pool_id: None,
         }
     }
 
-    /// The plan request of `deploy`, `undeploy` and `status`, which always read the live phases: the
-    /// offline planning options are refused (usage error) rather than ignored.
-    pub fn live_request(&self) -> Result<PlanRequest, super::Failure> {
-        if self.compute_pool_id.is_some() {
-            return Err(super::Failure::usage(
-                "--compute-pool-id is an option of build-execution-plan and deploy: undeploy and status act on the statements where they run",
-            ));
+    /// The plan request with `--compute-pool-id` (`build-execution-plan`, `deploy`).
+    pub fn request_in(&self, pool: &PoolArgs) -> PlanRequest {
+        PlanRequest {
+            compute_pool_id: pool.compute_pool_id.clone(),
+            ..self.request()
         }
-        self.deploy_request()
     }
+}
 
-    /// The plan request of `deploy`: as [`PlanArgs::live_request`], with `--compute-pool-id`.
-    pub fn deploy_request(&self) -> Result<PlanRequest, super::Failure> {
-        if self.offline || self.statement_status.is_some() {
-            return Err(super::Failure::usage(
-                "--offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target",
-            ));
-        }
-        Ok(self.request())
-    }
-
+impl PhaseArgs {
     /// Where `build-execution-plan` takes the statement phases from.
     pub fn phase_source(&self) -> PhaseSource {
         match &self.statement_status {

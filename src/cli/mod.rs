@@ -3,7 +3,8 @@
 //! its report ([`render`]). No business logic lives here.
 //!
 //! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors,
-//! 130 interrupted by SIGINT while writing files (the batch was finished or undone first).
+//! 130 interrupted cleanly by SIGINT, SIGTERM or SIGHUP (a batch of writes finished or undone first; a
+//! deploy that started nothing new and recorded its end).
 
 pub mod args;
 mod commands;

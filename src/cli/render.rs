@@ -89,11 +89,11 @@ pub fn plan(plan: &ExecutionPlan) -> String {
         .map(|n| {
             let mut row = vec![
                 n.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
-                n.action.as_str().to_string(),
+                n.shown_action().to_string(),
                 n.table_name.clone(),
                 n.product_name.clone(),
                 n.table_type.clone(),
-                n.upgrade_mode.to_string(),
+                crate::plan::mode_text(n.upgrade_mode, n.statefulness).to_string(),
                 n.dml_statement_name
                     .clone()
                     .or(n.ddl_statement_name.clone())
@@ -121,14 +121,26 @@ pub fn plan(plan: &ExecutionPlan) -> String {
     header.push("reason");
     let mut out = format!("Execution plan for {}\n\n", plan.scope);
     out.push_str(&table(&header, &rows));
-    let count = |a: Action| plan.nodes.iter().filter(|n| n.action == a).count();
+    // Only what starts or restarts counts as create or restart; re-declarations are said apart.
+    let count = |a: Action| {
+        plan.nodes
+            .iter()
+            .filter(|n| n.action == a && !n.redeclares())
+            .count()
+    };
+    let declared = plan.nodes.iter().filter(|n| n.redeclares()).count();
     out.push_str(&format!(
-        "\n{} table{}: {} to create, {} to restart, {} to skip; {} wave(s)\n",
+        "\n{} table{}: {} to create, {} to restart, {} to skip{}; {} wave(s)\n",
         plan.nodes.len(),
         if plan.nodes.len() == 1 { "" } else { "s" },
         count(Action::Create),
         count(Action::Restart),
         count(Action::Skip),
+        if declared > 0 {
+            format!(", {declared} to declare again (DDL only: nothing starts)")
+        } else {
+            String::new()
+        },
         plan.wave_count()
     ));
     out
@@ -699,15 +711,22 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
                             .first()
                             .is_some_and(|d| d.chars().count() > 80))
                 {
-                    let mut n = format!(
-                        "{} / {}: {} difference(s)",
-                        c.name, o.file, o.difference_count
-                    );
+                    let mut n = if o.actual_csv.is_empty() {
+                        format!(
+                            "{} / {}: {} difference(s)",
+                            c.name, o.file, o.difference_count
+                        )
+                    } else {
+                        format!("{} / {}: not filled in yet", c.name, o.file)
+                    };
                     if let Some(d) = &o.detail {
                         n.push_str(&format!("\n    {d}"));
                     }
                     for d in &o.differences {
                         n.push_str(&format!("\n    {d}"));
+                    }
+                    for line in &o.actual_csv {
+                        n.push_str(&format!("\n      {line}"));
                     }
                     notes.push(n);
                 }
@@ -764,4 +783,81 @@ fn truncate_chars(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+/// Width of the default text views that must fit a terminal (`pipeline status`).
+pub const TEXT_WIDTH: usize = 120;
+
+/// The statements table of `pipeline status` as text: one row per statement, except that the DDL
+/// rows of session-scoped tables (SQL Gateway) are folded into their table's row — a table with a
+/// job shows only its job, a table without one shows its DDL once as `session` (declared in each
+/// deploy's session, never a statement of its own). The plan column says `declare` for a table the
+/// plan only declares again. Unless `verbose`, the detail column is cut with `…` so that each line
+/// fits [`TEXT_WIDTH`] columns; `--output json` and `-v` keep the full text. Returns the text and
+/// the number of rows.
+pub fn status_statements(r: &crate::ops::status::StatusReport, verbose: bool) -> (String, usize) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for s in &r.statements {
+        let has_job = r
+            .statements
+            .iter()
+            .any(|o| o.table_name == s.table_name && !o.session_scoped);
+        if s.session_scoped && has_job {
+            continue;
+        }
+        let (phase, detail) = if s.session_scoped && s.phase.is_none() {
+            (
+                "session".to_string(),
+                "declared from its DDL in each deploy's session".to_string(),
+            )
+        } else {
+            (
+                s.phase.clone().unwrap_or_else(|| "absent".into()),
+                s.detail.clone().unwrap_or_default(),
+            )
+        };
+        rows.push(vec![
+            s.table_name.clone(),
+            s.statement.clone(),
+            phase,
+            match s.sql_drift {
+                None => "-",
+                Some(false) => "no",
+                Some(true) => "yes",
+            }
+            .to_string(),
+            if s.plan_redeclares {
+                "declare".to_string()
+            } else {
+                s.plan_action.as_str().to_string()
+            },
+            detail,
+        ]);
+    }
+    let header = ["table", "statement", "phase", "sql drift", "plan", "detail"];
+    if !verbose {
+        fit_last_column(&header, &mut rows, TEXT_WIDTH);
+    }
+    let n = rows.len();
+    (table(&header, &rows), n)
+}
+
+/// Cuts the last column of `rows` with `…` so that [`table`]'s lines fit `width` columns (at least 12
+/// characters of it are kept).
+fn fit_last_column(header: &[&str], rows: &mut [Vec<String>], width: usize) {
+    let cols = header.len();
+    let before: usize = (0..cols - 1)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+                + 2
+        })
+        .sum();
+    let room = width.saturating_sub(before).max(12);
+    for r in rows.iter_mut() {
+        r[cols - 1] = truncate_chars(&r[cols - 1], room);
+    }
 }

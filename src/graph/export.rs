@@ -14,6 +14,7 @@ use petgraph::Direction::Outgoing;
 use petgraph::graph::NodeIndex;
 use serde_json::{Value, json};
 
+use super::colours::product_colours;
 use super::model::{EdgeKind, PipelineGraph, layer_rank};
 
 /// Style classes by [`layer_rank`], with their fill and stroke colours.
@@ -144,6 +145,13 @@ pub fn to_dot(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> Strin
             Some(p) => {
                 let _ = writeln!(out, "  subgraph {} {{", dot_quote(&format!("cluster_{p}")));
                 let _ = writeln!(out, "    label={};", dot_quote(p));
+                // The product's stroke as the cluster's border and label (nodes keep their layer
+                // fill, which a filled cluster would hide).
+                let (_, stroke) = product_colours(p);
+                let _ = writeln!(
+                    out,
+                    "    style=\"rounded\"; color=\"{stroke}\"; fontcolor=\"{stroke}\"; penwidth=2;"
+                );
                 for &i in &nodes {
                     out.push_str(&node_line(i, "    "));
                 }
@@ -199,10 +207,15 @@ pub fn to_mermaid(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> S
         sel.nodes.iter().enumerate().map(|(k, &i)| (i, k)).collect();
     let mut out = String::from("flowchart LR\n");
     let mut groups = 0;
+    let mut group_styles = Vec::new();
     for (product, nodes) in sel.by_product() {
         let indent = match product {
             Some(p) => {
                 let _ = writeln!(out, "  subgraph g{groups}[\"{}\"]", mermaid_text(p));
+                let (_, stroke) = product_colours(p);
+                group_styles.push(format!(
+                    "  style g{groups} fill:none,stroke:{stroke},stroke-width:2px,color:{stroke}"
+                ));
                 groups += 1;
                 "    "
             }
@@ -226,6 +239,9 @@ pub fn to_mermaid(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> S
             EdgeKind::Like => "-.->|LIKE|",
         };
         let _ = writeln!(out, "  n{} {arrow} n{}", id[&p], id[&c]);
+    }
+    for style in group_styles {
+        let _ = writeln!(out, "{style}");
     }
     let sets = sel.statement_sets();
     for (k, (owner, sinks)) in sets.iter().enumerate() {
@@ -291,10 +307,22 @@ pub fn to_json(graph: &PipelineGraph, subset: Option<&BTreeSet<String>>) -> Valu
             })
         })
         .collect();
+    let products: BTreeSet<&str> = sel
+        .nodes
+        .iter()
+        .filter_map(|&i| graph.info(i).product.as_deref())
+        .collect();
+    let products: Vec<Value> = products
+        .into_iter()
+        .map(|p| {
+            let (fill, stroke) = product_colours(p);
+            json!({"name": p, "fill": fill, "stroke": stroke})
+        })
+        .collect();
     if sets.is_empty() {
-        json!({ "nodes": nodes, "edges": edges })
+        json!({ "nodes": nodes, "edges": edges, "products": products })
     } else {
-        json!({ "nodes": nodes, "edges": edges, "statement_sets": sets })
+        json!({ "nodes": nodes, "edges": edges, "statement_sets": sets, "products": products })
     }
 }
 

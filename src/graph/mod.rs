@@ -13,6 +13,7 @@
 //! Pure library code: no I/O. The inventory builds the nodes and edges; the planner and the CLI consume the
 //! orderings.
 
+pub mod colours;
 pub mod export;
 pub mod html;
 pub mod model;

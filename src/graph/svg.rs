@@ -16,21 +16,8 @@ use serde_json::Value;
 
 use super::model::{PipelineGraph, layer_rank};
 
-/// Fill and stroke colours of products, assigned in product-name order (then reused).
-const PALETTE: [(&str, &str); 10] = [
-    ("#dae8fc", "#6c8ebf"),
-    ("#d5e8d4", "#82b366"),
-    ("#ffe6cc", "#d79b00"),
-    ("#e1d5e7", "#9673a6"),
-    ("#f8cecc", "#b85450"),
-    ("#fff2cc", "#d6b656"),
-    ("#d0f0f0", "#3f9c9c"),
-    ("#f5e0f0", "#b0609a"),
-    ("#e6f0c8", "#7f9a2e"),
-    ("#e8e0d0", "#8c7350"),
-];
-/// Colours of tables without a product.
-const NO_PRODUCT: (&str, &str) = ("#f5f5f5", "#666666");
+use super::colours::{NO_PRODUCT, product_colours};
+
 /// Layer names of the column headers, by rank.
 const LAYER_NAMES: [&str; 7] = [
     "sources",
@@ -314,10 +301,8 @@ impl Layout {
     fn colours(&self, product: Option<&str>) -> (&'static str, &'static str) {
         match product {
             None => NO_PRODUCT,
-            Some(p) => {
-                let k = self.products.iter().position(|q| q == p).unwrap_or(0);
-                PALETTE[k % PALETTE.len()]
-            }
+            // A function of the name alone: the same colour in every picture (#22).
+            Some(p) => product_colours(p),
         }
     }
 

@@ -272,7 +272,7 @@ pub(super) fn table_from_folder(
             joins.inner += st.joins.inner;
             joins.outer += st.joins.outer;
             statefulness = statefulness.max(st.statefulness);
-            state_from_fallback |= st.fallback;
+            state_from_fallback |= st.state_estimated();
             reasons.extend(st.state_reasons.iter().copied());
         }
     }

@@ -146,8 +146,11 @@ impl<'a> Context<'a> {
         let cfg = Config::load(path)?.with_env(crate::config::process_env);
         self.reported.call_once(|| {
             for k in &cfg.unknown_keys {
+                let hint = crate::config::closest_key(k)
+                    .map(|c| format!(" (did you mean '{c}'?)"))
+                    .unwrap_or_default();
                 self.console.warn(&format!(
-                    "warning[config]: {}: unknown key '{k}' ignored",
+                    "warning[config]: {}: unknown key '{k}' ignored{hint}",
                     cfg.source
                         .as_ref()
                         .map(|p| p.display().to_string())

@@ -22,6 +22,8 @@ pub struct FileRefs {
     pub file: String,
     pub sinks: Vec<String>,
     pub sources: Vec<String>,
+    /// The answer plans and metadata use ([`crate::sql::FileAnalysis::decided_statefulness`]):
+    /// `unknown` where the token-level fallback could not tell, which counts as stateful.
     pub statefulness: Statefulness,
     pub statements: Vec<StatementRefs>,
     /// Warnings (unparseable SQL, …) and errors (an unreadable file).
@@ -58,7 +60,7 @@ pub fn refs(files: &[PathBuf]) -> Vec<FileRefs> {
                 file: shown,
                 sinks: a.sinks().iter().map(|n| n.dotted()).collect(),
                 sources: a.sources().iter().map(|n| n.dotted()).collect(),
-                statefulness: a.statefulness(),
+                statefulness: a.decided_statefulness(),
                 statements: a
                     .statements
                     .iter()

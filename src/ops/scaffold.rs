@@ -52,7 +52,13 @@ pub struct TableCreated {
 /// exists.
 pub fn table_init(ctx: &Context, req: &TableInit) -> Result<TableCreated, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
-    let t = scaffold::init_table(req, &cfg)?;
+    let style = match super::target::TargetKind::of(&cfg) {
+        super::target::TargetKind::SqlGateway => scaffold::DdlStyle::Gateway {
+            bootstrap_servers: super::unit_tests::bootstrap(&cfg),
+        },
+        super::target::TargetKind::ConfluentCloud => scaffold::DdlStyle::Confluent,
+    };
+    let t = scaffold::init_table(req, &cfg, &style)?;
     Ok(TableCreated {
         table_name: t.naming.table.clone(),
         created: t.created,

@@ -26,6 +26,14 @@ pub struct StatementRow {
     pub sql_drift: Option<bool>,
     /// The plan's action for the table.
     pub plan_action: Action,
+    /// The plan only declares the table again (a table without a job whose DDL statement is gone
+    /// while a statement reads it): shown as `declare`, not as a create.
+    pub plan_redeclares: bool,
+    /// DDL or DML.
+    pub kind: crate::deploy::StatementKind,
+    /// A DDL statement that lives only in a deploy's session (SQL Gateway): it is run again by every
+    /// deploy, so being absent is its normal state; the text view folds it into its table's row.
+    pub session_scoped: bool,
     /// The target's detail; `None`: absent.
     pub detail: Option<String>,
     /// The per-environment rules that change what is sent for it (`prod[0]`): drift compares the
@@ -156,6 +164,10 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
                 phase: l.map(|l| l.phase.to_string()),
                 sql_drift: l.map(|l| normalize_sql(&l.sql) != normalize_sql(&st.spec.sql)),
                 plan_action: n.action,
+                plan_redeclares: n.redeclares(),
+                kind: st.spec.kind,
+                session_scoped: c.kind == TargetKind::SqlGateway
+                    && st.spec.kind == crate::deploy::StatementKind::Ddl,
                 detail: l.map(|l| l.detail.clone()),
                 rewritten_by: st.rewritten_by.clone(),
                 compute_pool: l.and_then(|l| l.meta.compute_pool_id.clone()),

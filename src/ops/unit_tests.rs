@@ -214,10 +214,42 @@ pub struct DryRun {
     pub test_tables: Vec<String>,
     /// The test cases that would run.
     pub cases: Vec<String>,
+    /// The checks a real run would fail whatever the output holds; empty when the suite is ready.
+    pub not_ready: Vec<NotReady>,
+}
+
+impl DryRun {
+    /// Whether a real run could pass: nothing in [`DryRun::not_ready`].
+    pub fn ready(&self) -> bool {
+        self.not_ready.is_empty()
+    }
+}
+
+/// A check of the suite that a real run fails before comparing anything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotReady {
+    /// The test case.
+    pub case: String,
+    /// The output table checked.
+    pub output: String,
+    /// The expected-rows file, relative.
+    pub file: String,
+    pub reason: NotReadyReason,
+}
+
+/// Why a check is not ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotReadyReason {
+    /// The expected CSV still holds the `# flinkpipe: not filled in yet` line
+    /// ([`crate::unittest::data::NOT_FILLED_IN`]): a run fails the check and lists the output's rows.
+    NotFilledIn,
 }
 
 /// Checks the suite of `req.table` as a run would before contacting anything (the test definitions,
-/// every file they name, the SQL under test: [`prepare::prepare`]) and contacts nothing.
+/// every file they name, the SQL under test: [`prepare::prepare`]) and contacts nothing. Checks a
+/// real run would fail whatever the output holds (an expected CSV not filled in yet) are listed in
+/// [`DryRun::not_ready`].
 ///
 /// Errors: errors in the project, an unknown table, a test folder that breaks a rule of
 /// [`prepare::prepare`] (with file and line).
@@ -240,11 +272,28 @@ pub fn dry_run_table(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError
             case: req.settings.case.clone(),
         },
     )?;
+    let not_ready = suite
+        .cases
+        .iter()
+        .flat_map(|c| c.checks.iter().map(move |k| (c, k)))
+        .filter_map(|(c, k)| match &k.kind {
+            crate::unittest::prepare::CheckKind::Expected(data) if data.not_filled_in => {
+                Some(NotReady {
+                    case: c.name.clone(),
+                    output: k.table.clone(),
+                    file: k.file.clone(),
+                    reason: NotReadyReason::NotFilledIn,
+                })
+            }
+            _ => None,
+        })
+        .collect();
     Ok(DryRun {
         table_name: table,
         definitions_file: suite.definitions_file.clone(),
         test_tables: suite.ut_names(),
         cases: suite.cases.iter().map(|c| c.name.clone()).collect(),
+        not_ready,
     })
 }
 

@@ -2,52 +2,128 @@
 //! collisions, …) and `table validate-table-names` (the naming convention).
 
 use super::{Context, OpsError};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{DeniedClass, Diagnostic, STRICT_CLASSES, Severity};
 use crate::plan::StatementNaming;
-use crate::project::{Layout, scan};
+use crate::project::{Layout, LoadOptions, scan};
 use crate::scaffold::naming;
+use crate::sql::model::WarningKind;
 use serde::Serialize;
 use std::path::Path;
+
+/// Which warnings `pipeline validate` turns into errors, so that it can gate a merge in CI.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Gate {
+    /// `--strict`: every warning of [`crate::diagnostics::STRICT_CLASSES`] (a statement not read as
+    /// Flink reads it) is an error.
+    pub strict: bool,
+    /// `--deny CLASS`, repeatable: the warnings of these classes are errors.
+    pub deny: Vec<DeniedClass>,
+}
+
+impl Gate {
+    /// Why a warning of class `code` is an error under this gate (`--strict`, `--deny CLASS`), or
+    /// `None` when it stays a warning.
+    pub fn denies(&self, code: &str) -> Option<String> {
+        if let Some(d) = self.deny.iter().find(|d| d.covers(code)) {
+            return Some(match d {
+                DeniedClass::All => "--deny all".to_string(),
+                DeniedClass::Code(c) => format!("--deny {c}"),
+            });
+        }
+        (self.strict && STRICT_CLASSES.contains(&code)).then(|| "--strict".to_string())
+    }
+
+    /// Makes the denied warnings of `diagnostics` errors; the message says which option did
+    /// (`… (an error with --strict)`).
+    pub fn apply(&self, diagnostics: &mut [Diagnostic]) {
+        for d in diagnostics.iter_mut().filter(|d| !d.is_error()) {
+            if let Some(why) = self.denies(d.code) {
+                d.severity = Severity::Error;
+                d.message.push_str(&format!(" (an error with {why})"));
+            }
+        }
+    }
+}
 
 /// The result of `pipeline validate`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Validation {
     pub tables: usize,
     pub edges: usize,
-    /// Every diagnostic: the project's, then statement-name collisions.
+    /// Every diagnostic: the project's, then statement-name collisions; warnings the [`Gate`] denies
+    /// are errors here.
     pub diagnostics: Vec<Diagnostic>,
+    /// Statements the parser rejected (one `sql-fallback` diagnostic each, warning or denied): their
+    /// references and statefulness are the token-level fallback's estimate, so the project is not
+    /// known to be valid even without errors.
+    pub unparsed_statements: usize,
 }
 
 impl Validation {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
+
+    /// The verdict of the summary line.
+    pub fn verdict(&self) -> Verdict {
+        if self.has_errors() {
+            Verdict::Failed
+        } else if self.unparsed_statements > 0 {
+            Verdict::Unverified
+        } else {
+            Verdict::Ok
+        }
+    }
+}
+
+/// What `pipeline validate` concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// No error, and every statement was parsed.
+    Ok,
+    /// No error, but some statement could not be parsed: its references were estimated by the
+    /// fallback (exit 0 unless `--strict`, which makes this [`Verdict::Failed`]).
+    Unverified,
+    /// Errors (exit 1).
+    Failed,
 }
 
 /// Checks the project. The project's diagnostics and the statement-name collisions (which depend on
-/// the configuration) go to the console and into the result.
+/// the configuration), with the warnings `gate` denies made errors, go to the console and into the
+/// result.
 ///
 /// Errors: the tree cannot be read.
 pub fn validate(
     ctx: &Context,
     pipelines: &Path,
     allow_unknown: bool,
+    gate: &Gate,
 ) -> Result<Validation, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
-    let mut project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
+    let mut project = crate::project::load(pipelines, &cfg, LoadOptions { allow_unknown })?;
     let mut more = crate::plan::naming::collisions(&project, &StatementNaming::from_config(&cfg));
     more.extend(
         crate::fsutil::interrupted_batches(pipelines)
             .iter()
             .map(|b| interrupted_batch(b, pipelines, &project.inventory.root_name)),
     );
-    ctx.console
-        .diagnostics(&more, super::source_base(pipelines).as_deref());
     project.diagnostics.extend(more);
+    gate.apply(&mut project.diagnostics);
+    ctx.console.diagnostics(
+        &project.diagnostics,
+        super::source_base(pipelines).as_deref(),
+    );
+    let unparsed_statements = project
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == WarningKind::Fallback.code())
+        .count();
     Ok(Validation {
         tables: project.inventory.tables.len(),
         edges: project.graph.edges().count(),
         diagnostics: project.diagnostics,
+        unparsed_statements,
     })
 }
 

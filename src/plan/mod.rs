@@ -109,6 +109,9 @@ pub struct PlanNode {
     pub run_ddl: bool,
     /// How the table's statement may be restarted: `Stateful` or `Stateless` (shift_left's names).
     pub upgrade_mode: UpgradeMode,
+    /// The table's statefulness as the project analysis records it; `unknown` (SQL read by the
+    /// token-level fallback, which could not tell) gives `upgrade_mode` `Stateful`.
+    pub statefulness: Statefulness,
     /// Current phase of the DML (else DDL) statement, if known.
     pub current_phase: Option<Phase>,
     /// The compute pool its statements run in (`--compute-pool-id`, `flinkpipe.compute_pools`,
@@ -121,6 +124,24 @@ pub struct PlanNode {
     pub path: String,
     pub parents: Vec<String>,
     pub children: Vec<String>,
+}
+
+impl PlanNode {
+    /// Whether the node only declares its table again ([`Cause::Redeclared`]): a table without a job
+    /// whose `CREATE … IF NOT EXISTS` runs again (on the SQL Gateway, in the deploy's session). Nothing
+    /// starts or restarts, so plan summaries do not count it as a create.
+    pub fn redeclares(&self) -> bool {
+        self.action != Action::Skip && matches!(self.cause, Cause::Redeclared { .. })
+    }
+
+    /// The action as text plans show it: `declare` for a re-declaration, else [`Action::as_str`].
+    pub fn shown_action(&self) -> &'static str {
+        if self.redeclares() {
+            "declare"
+        } else {
+            self.action.as_str()
+        }
+    }
 }
 
 /// shift_left's upgrade mode of a table (`pipeline_definition.json`'s `state_form`): whether its
@@ -148,6 +169,16 @@ impl UpgradeMode {
             UpgradeMode::Stateful => "Stateful",
             UpgradeMode::Stateless => "Stateless",
         }
+    }
+}
+
+/// The mode column of a text plan: `Stateful`, `Stateless`, or `unknown (treated as stateful)` for a
+/// table whose SQL the token-level fallback read without telling its state.
+pub fn mode_text(mode: UpgradeMode, statefulness: Statefulness) -> &'static str {
+    if statefulness == Statefulness::Unknown {
+        crate::sql::UNKNOWN_STATE_TEXT
+    } else {
+        mode.as_str()
     }
 }
 
@@ -679,6 +710,7 @@ pub fn build_plan(
                 dml_statement_name: dml,
                 run_ddl,
                 upgrade_mode: UpgradeMode::of(t.statefulness),
+                statefulness: t.statefulness,
                 product_name: t.product.clone(),
                 table_type: t.table_type.clone(),
                 path: t.folder.clone(),

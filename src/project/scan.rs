@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 /// The code of the warning about temporary files of killed flinkpipe runs found in the tree: commands
 /// that write the tree remove them when they see it ([`crate::fsutil::recover`]).
 pub const STALE_FILES: &str = "stale-temporary-files";
+/// The code of a [`crate::scaffold::TODO_MARKER`] left in a SQL file (a warning; an error with
+/// `pipeline validate --strict`).
+pub const TODO_CODE: &str = "scaffold-todo";
 
 /// A SQL file of a table folder, read and analysed.
 #[derive(Debug, Clone)]
@@ -482,6 +485,25 @@ fn read_sql_cached(
                 None,
             ),
         );
+    }
+    // A decision `table init` left to the user (the join condition of sources without a shared key).
+    for (i, l) in text.lines().enumerate() {
+        if let Some(at) = l.find(crate::scaffold::TODO_MARKER) {
+            let col = l[..at].chars().count() + 1;
+            diags.push(
+                Diagnostic::warning(
+                    TODO_CODE,
+                    format!(
+                        "{}: a decision left by `flinkpipe table init`: {}",
+                        crate::scaffold::TODO_MARKER,
+                        l[at + crate::scaffold::TODO_MARKER.len()..]
+                            .trim_start_matches(':')
+                            .trim()
+                    ),
+                )
+                .at(rel.clone(), Some(i + 1), Some(col)),
+            );
+        }
     }
     for w in &analysis.warnings {
         let message = match w.kind {

@@ -164,6 +164,28 @@ pub struct TableInit {
     pub sources: Vec<String>,
 }
 
+/// Which deploy target the DDL of a new table is written for (`table init` follows the project's
+/// target, [`crate::ops::target::TargetKind`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DdlStyle {
+    /// Confluent Cloud: no `'connector'` (a table is its topic), `DISTRIBUTED BY`, `changelog.mode`,
+    /// `kafka.cleanup-policy`, Avro-registry formats with the environment's schema context
+    /// (`templates/table/ddl.sql`).
+    Confluent,
+    /// An Apache Flink SQL Gateway: `upsert-kafka` (a table with a primary key) or `kafka` (a source:
+    /// an append-only topic, no key), `'topic'` = the table name, JSON formats, the broker the cluster
+    /// reaches (`templates/table/ddl_gateway.sql`, `ddl_gateway_source.sql`).
+    Gateway {
+        /// `properties.bootstrap.servers`.
+        bootstrap_servers: String,
+    },
+}
+
+/// The marker a generated file leaves where the user must decide (the DML's join condition when
+/// the sources share no key column): reading the project reports it as `scaffold-todo` with file
+/// and line (a warning; an error with `pipeline validate --strict`).
+pub const TODO_MARKER: &str = "TODO(flinkpipe)";
+
 /// What `table init` created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedTable {
@@ -182,7 +204,11 @@ pub struct CreatedTable {
 /// seed without source gets an `INSERT … VALUES`.
 ///
 /// Errors: no pipelines folder, unknown layer, invalid name, missing or unknown source, existing files.
-pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, ScaffoldError> {
+pub fn init_table(
+    req: &TableInit,
+    cfg: &Config,
+    style: &DdlStyle,
+) -> Result<CreatedTable, ScaffoldError> {
     if !req.pipelines.is_dir() {
         return Err(ScaffoldError::NoPipelines(req.pipelines.clone()));
     }
@@ -201,12 +227,13 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
         .product
         .as_deref()
         .filter(|p| *p != crate::project::layout::NO_PRODUCT);
-    let naming = naming::table_naming(layer, product, &req.name)?;
+    let naming = Convention::from_config(cfg).table_naming(layer, product, &req.name)?;
     if req.sources.is_empty() && !matches!(layer, Layer::Source | Layer::Seed) {
         return Err(ScaffoldError::SourceRequired {
             layer: layer.folder(),
         });
     }
+    let mut source_keys: Vec<SourceKeys> = Vec::new();
     if !req.sources.is_empty() {
         let scanned = scan(&req.pipelines, &layout).map_err(|e| ScaffoldError::Scan {
             path: req.pipelines.clone(),
@@ -219,6 +246,11 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
                 return Err(ScaffoldError::UnknownSource { name: s.clone() });
             }
         }
+        source_keys = req
+            .sources
+            .iter()
+            .map(|s| key_columns_of(&scanned, &inv, s))
+            .collect();
     }
 
     let mut rel = PathBuf::from(&folder);
@@ -230,7 +262,7 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
     let conv = Convention::from_config(cfg);
     let root = req.pipelines.parent().filter(|p| !p.as_os_str().is_empty());
     let tpl = Templates::new(Some(root.unwrap_or(Path::new("."))));
-    let vars = table_vars(
+    let mut vars = table_vars(
         &naming.table,
         layer,
         &folder,
@@ -240,12 +272,26 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
         &conv,
         cfg,
     );
+    if req.sources.len() > 1 {
+        vars.insert("from_clause", join_clause(&req.sources, &source_keys));
+    }
+    let ddl_template = match style {
+        DdlStyle::Confluent => "table/ddl.sql",
+        DdlStyle::Gateway { bootstrap_servers } => {
+            vars.insert("bootstrap_servers", bootstrap_servers.clone());
+            if layer == Layer::Source {
+                "table/ddl_gateway_source.sql"
+            } else {
+                "table/ddl_gateway.sql"
+            }
+        }
+    };
 
     let t = &naming.table;
     let mut files = vec![
         (
             format!("sql-scripts/ddl.{t}.sql"),
-            tpl.render("table/ddl.sql", &vars)?,
+            tpl.render(ddl_template, &vars)?,
         ),
         ("Makefile".to_string(), tpl.render("table/Makefile", &vars)?),
         (
@@ -266,6 +312,88 @@ pub fn init_table(req: &TableInit, cfg: &Config) -> Result<CreatedTable, Scaffol
     }
     let created = write_new(&req.pipelines.join(&rel), files)?;
     Ok(CreatedTable { naming, created })
+}
+
+/// The columns of a source a join may use: its primary key, and its key-like columns (`id`,
+/// `*_id`, `*_key`) in declaration order.
+#[derive(Debug, Clone, Default)]
+struct SourceKeys {
+    primary_key: Vec<String>,
+    key_like: Vec<String>,
+}
+
+/// The key columns of table `name` from its DDL (a table without a readable DDL has none).
+fn key_columns_of(scanned: &crate::project::ScanResult, inv: &Inventory, name: &str) -> SourceKeys {
+    let Some(t) = inv.tables.get(name) else {
+        return SourceKeys::default();
+    };
+    let ddl = scanned
+        .folders
+        .iter()
+        .find(|f| Some(&f.rel) == Some(&t.folder))
+        .and_then(|f| f.ddl.as_ref());
+    let Some(st) = ddl.and_then(|d| {
+        d.analysis
+            .statements
+            .iter()
+            .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
+    }) else {
+        return SourceKeys::default();
+    };
+    let key_like = st
+        .columns
+        .iter()
+        .map(|c| c.name.clone())
+        .filter(|c| {
+            let l = c.to_ascii_lowercase();
+            st.primary_key.contains(c) || l == "id" || l.ends_with("_id") || l.ends_with("_key")
+        })
+        .collect();
+    SourceKeys {
+        primary_key: st.primary_key.clone(),
+        key_like,
+    }
+}
+
+/// The FROM clause joining several sources: on their shared primary key when every source has the
+/// same one, else on the key-like columns every source has (in the first source's order); with
+/// none, on `TRUE` with a [`TODO_MARKER`] comment to replace.
+fn join_clause(sources: &[String], keys: &[SourceKeys]) -> String {
+    let first_pk = keys
+        .first()
+        .map(|k| k.primary_key.clone())
+        .unwrap_or_default();
+    let shared_pk = !first_pk.is_empty() && keys.iter().all(|k| k.primary_key == first_pk);
+    let on: Vec<String> = if shared_pk {
+        first_pk
+    } else {
+        keys.first()
+            .map(|k| {
+                k.key_like
+                    .iter()
+                    .filter(|c| keys.iter().all(|o| o.key_like.contains(c)))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut from = format!("{} AS t1", sources[0]);
+    for (i, s) in sources.iter().enumerate().skip(1) {
+        let a = format!("t{}", i + 1);
+        if on.is_empty() {
+            // The comment comes first: after the condition it would swallow the template's `;`.
+            from.push_str(&format!(
+                "\n  -- {TODO_MARKER}: these sources share no key column; write the join condition\n  LEFT JOIN {s} AS {a} ON TRUE"
+            ));
+        } else {
+            let cond: Vec<String> = on.iter().map(|c| format!("{a}.{c} = t1.{c}")).collect();
+            from.push_str(&format!(
+                "\n  LEFT JOIN {s} AS {a} ON {}",
+                cond.join(" AND ")
+            ));
+        }
+    }
+    from
 }
 
 #[allow(clippy::too_many_arguments)]

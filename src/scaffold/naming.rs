@@ -149,6 +149,9 @@ pub struct Convention {
     cleanup_policy: BTreeMap<Layer, String>,
     /// Accepted products; empty = any.
     products: Vec<String>,
+    /// The marker of source table names (`src`): shift_left's `app.src_table_name_prefix` (`src_`)
+    /// without its trailing `_`.
+    source_marker: String,
 }
 
 impl Default for Convention {
@@ -163,6 +166,7 @@ impl Default for Convention {
                 .map(|l| (*l, l.default_cleanup_policy().to_string()))
                 .collect(),
             products: vec![],
+            source_marker: Layer::Source.marker().to_string(),
         }
     }
 }
@@ -180,6 +184,14 @@ impl Convention {
         for (k, v) in &cfg.flinkpipe.naming.cleanup_policy {
             if let Some(l) = Layer::parse(k) {
                 c.cleanup_policy.insert(l, v.clone());
+            }
+        }
+        // shift_left's prefix of source table names (`src_`); one that is not an identifier
+        // followed by `_` (empty, `-x`) keeps the default.
+        if let Some(prefix) = &cfg.app.src_table_name_prefix {
+            let marker = prefix.trim_end_matches('_');
+            if check_identifier(marker, "table").is_ok() {
+                c.source_marker = marker.to_string();
             }
         }
         if !cfg.app.products.is_empty() {
@@ -204,6 +216,32 @@ impl Convention {
         &self.cleanup_policy[&layer]
     }
 
+    /// The marker of `layer`'s table names: [`Layer::marker`], except for sources, whose marker
+    /// follows `app.src_table_name_prefix`.
+    pub fn marker(&self, layer: Layer) -> &str {
+        match layer {
+            Layer::Source => &self.source_marker,
+            _ => layer.marker(),
+        }
+    }
+
+    /// [`expected_prefix`] with this convention's markers.
+    pub fn expected_prefix(&self, layer: Layer, product: Option<&str>) -> String {
+        prefix_with(self.marker(layer), layer, product)
+    }
+
+    /// [`table_naming`] with this convention's markers.
+    ///
+    /// Errors: an invalid table or product name.
+    pub fn table_naming(
+        &self,
+        layer: Layer,
+        product: Option<&str>,
+        name: &str,
+    ) -> Result<TableNaming, NameError> {
+        naming_with(self.marker(layer), layer, product, name)
+    }
+
     /// Whether `product` is accepted (always, when no products are configured).
     pub fn accepts_product(&self, product: &str) -> bool {
         self.products.is_empty() || self.products.iter().any(|p| p == product)
@@ -213,10 +251,14 @@ impl Convention {
 /// The prefix every table name of `layer` and `product` starts with: `src_p_`, `p_fct_`, or without a
 /// product `src_`, `fct_`.
 pub fn expected_prefix(layer: Layer, product: Option<&str>) -> String {
+    prefix_with(layer.marker(), layer, product)
+}
+
+fn prefix_with(marker: &str, layer: Layer, product: Option<&str>) -> String {
     match product {
-        None => format!("{}_", layer.marker()),
-        Some(p) if layer.product_after_marker() => format!("{}_{p}_", layer.marker()),
-        Some(p) => format!("{p}_{}_", layer.marker()),
+        None => format!("{marker}_"),
+        Some(p) if layer.product_after_marker() => format!("{marker}_{p}_"),
+        Some(p) => format!("{p}_{marker}_"),
     }
 }
 
@@ -275,12 +317,21 @@ pub fn table_naming(
     product: Option<&str>,
     name: &str,
 ) -> Result<TableNaming, NameError> {
+    naming_with(layer.marker(), layer, product, name)
+}
+
+fn naming_with(
+    marker: &str,
+    layer: Layer,
+    product: Option<&str>,
+    name: &str,
+) -> Result<TableNaming, NameError> {
     check_identifier(name, "table")?;
     if let Some(p) = product {
         check_identifier(p, "product")?;
     }
-    let full = expected_prefix(layer, product);
-    let short = format!("{}_", layer.marker());
+    let full = prefix_with(marker, layer, product);
+    let short = format!("{marker}_");
     let base = name
         .strip_prefix(full.as_str())
         .or_else(|| name.strip_prefix(short.as_str()))
@@ -334,7 +385,7 @@ fn lint_folder(f: &TableFolder, conv: &Convention, out: &mut Vec<Diagnostic>) {
                 .map(|(file, r, _)| (*file, r.name.table(), ref_line(r)))
         });
     if let (Some(layer), Some((file, table, line))) = (layer, named) {
-        let prefix = expected_prefix(layer, product);
+        let prefix = conv.expected_prefix(layer, product);
         if !table.starts_with(&prefix) {
             out.push(
                 Diagnostic::error(

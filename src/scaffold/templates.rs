@@ -27,6 +27,14 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../templates/table/ddl.sql"),
     ),
     (
+        "table/ddl_gateway.sql",
+        include_str!("../../templates/table/ddl_gateway.sql"),
+    ),
+    (
+        "table/ddl_gateway_source.sql",
+        include_str!("../../templates/table/ddl_gateway_source.sql"),
+    ),
+    (
         "table/dml.sql",
         include_str!("../../templates/table/dml.sql"),
     ),

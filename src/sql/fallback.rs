@@ -213,6 +213,7 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         {
             // `TABLE t` argument of a window TVF / ML_PREDICT (not `CREATE TABLE`, `LATERAL TABLE(`).
             let prev_create = s.kw(i - 1, Keyword::CREATE)
+                || s.kw(i - 1, Keyword::REPLACE)
                 || s.kw(i - 1, Keyword::TEMPORARY)
                 || s.is(i - 1, "MATERIALIZED")
                 || s.kw(i - 1, Keyword::INTO)
@@ -372,7 +373,8 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             }
         }
     }
-    f.writes_query = has_select
+    // A stateful operator without `SELECT` (`INSERT INTO t SELEC … GROUP BY …`) is a query all the same.
+    f.writes_query = (has_select || !f.reasons.is_empty())
         && matches!(
             f.kind,
             Some(
@@ -604,6 +606,40 @@ mod tests {
         assert_eq!(sources, vec!["base"]);
         assert_eq!(f.like_sources, vec![TableName::new(["base"])]);
         assert_eq!(f.kind, Some(StatementKind::CreateTable));
+    }
+
+    #[test]
+    fn a_created_table_is_only_a_sink_in_every_create_form() {
+        // #22: `CREATE OR REPLACE TABLE cat.db.t` listed `cat.db.t` as a source too.
+        for sql in [
+            "CREATE OR REPLACE TABLE cat.db.t (id INT) WITH ('a' = 'b',, 'c' = 'd')",
+            "CREATE TABLE cat.db.t (id INT) WITH ('a' = 'b',, 'c' = 'd')",
+            "CREATE TEMPORARY TABLE cat.db.t (id INT) WITH ('a' = 'b',, 'c' = 'd')",
+            "CREATE OR REPLACE TEMPORARY TABLE cat.db.t (id INT) WITH ('a' = 'b',, 'c' = 'd')",
+            "CREATE TABLE IF NOT EXISTS cat.db.t (id INT) WITH ('a' = 'b',, 'c' = 'd')",
+        ] {
+            let (sinks, sources, f) = run(sql);
+            assert_eq!(sinks, vec!["cat.db.t"], "{sql}");
+            assert!(sources.is_empty(), "{sql}: {sources:?}");
+            assert_eq!(f.kind, Some(StatementKind::CreateTable), "{sql}");
+            assert!(!f.writes_query, "{sql}");
+        }
+        let (sinks, sources, f) = run("REPLACE TABLE cat.db.t AS SELECT id,, x FROM cat.db.s");
+        assert_eq!(sinks, vec!["cat.db.t"]);
+        assert_eq!(sources, vec!["cat.db.s"]);
+        assert_eq!(f.kind, Some(StatementKind::Ctas));
+    }
+
+    #[test]
+    fn a_group_by_without_select_is_still_a_stateful_query() {
+        let (sinks, sources, f) = run("INSERT INTO f SELEC id, COUNT(*) FROM s GROUP BY id");
+        assert_eq!(sinks, vec!["f"]);
+        assert_eq!(sources, vec!["s"]);
+        assert!(f.writes_query);
+        assert_eq!(
+            crate::sql::state::classify(f.writes_query, &f.reasons),
+            crate::sql::Statefulness::Stateful
+        );
     }
 
     #[test]

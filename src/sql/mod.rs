@@ -970,4 +970,18 @@ impl FileAnalysis {
             .max()
             .unwrap_or(Statefulness::None)
     }
+
+    /// The statefulness decisions use, the answer of the project analysis for the same statements
+    /// (`sql refs`, plans, metadata): [`FileAnalysis::statefulness`], except that a file with a
+    /// statement whose state the fallback only estimated ([`StatementInfo::state_estimated`]) is
+    /// `Unknown` unless a stateful operator was seen — unknown counts as stateful
+    /// ([`Statefulness::may_hold_state`]).
+    pub fn decided_statefulness(&self) -> Statefulness {
+        let s = self.statefulness();
+        if s != Statefulness::Stateful && self.statements.iter().any(|st| st.state_estimated()) {
+            Statefulness::Unknown
+        } else {
+            s
+        }
+    }
 }

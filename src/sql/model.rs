@@ -142,6 +142,10 @@ pub enum Statefulness {
     Stateful,
 }
 
+/// How text output shows [`Statefulness::Unknown`] wherever a decision rests on it (plans, `sql
+/// refs`): the fallback could not tell, and every decision treats it as stateful.
+pub const UNKNOWN_STATE_TEXT: &str = "unknown (treated as stateful)";
+
 impl Statefulness {
     /// Whether a running job of this query may hold state that a restart would lose: `Stateful`, and
     /// `Unknown` (the conservative answer where the SQL could not be read).
@@ -244,6 +248,25 @@ pub struct StatementInfo {
     /// sources (`sinks`/`sources` above are the union over the members). Empty for other statements.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<StatementMember>,
+}
+
+impl StatementInfo {
+    /// Whether this statement's statefulness is the token-level fallback's keyword estimate for a query
+    /// it could not read: the parser rejected it and it writes a query's result (an INSERT, statement
+    /// set, CTAS, view or materialized table, or any statement where the fallback found a sink but no
+    /// plain `CREATE TABLE`). A `CREATE TABLE` without query holds no state, so the fallback can tell.
+    pub fn state_estimated(&self) -> bool {
+        self.fallback
+            && self.kind != StatementKind::CreateTable
+            && (matches!(
+                self.kind,
+                StatementKind::Insert
+                    | StatementKind::StatementSet
+                    | StatementKind::Ctas
+                    | StatementKind::CreateView
+                    | StatementKind::CreateMaterializedTable
+            ) || !self.sinks.is_empty())
+    }
 }
 
 /// One `INSERT` member of a statement set: what it writes and what it reads (CTE names excluded).

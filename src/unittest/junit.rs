@@ -1,10 +1,17 @@
 //! JUnit XML for CI (the format Jenkins, GitLab and GitHub test reporters read): one `<testsuite>` per
 //! table, one `<testcase>` per (test case, output) with `classname` = the table, a `<failure>` with the
 //! differences for FAIL, an `<error>` for ERROR, written with `quick-xml` (escaping included).
+//!
+//! Test case names are unique in the file, as reporters key results by name: `<table>.<test
+//! case>.<output table>` (`<table>.<test case>` for a case that failed before its outputs,
+//! `<table>.setup`); two checks of one output (an expected CSV and a validation query) add the file
+//! name, `<table>.<test case>.<output table>.<file>`, and any remaining repeat (two test cases of
+//! the same name) gets `#2`, `#3`, ….
 
 use super::run::{SuiteResult, Verdict};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use std::collections::{BTreeMap, HashSet};
 
 /// The JUnit XML of `suites`.
 pub fn to_xml(suites: &[SuiteResult]) -> String {
@@ -47,6 +54,16 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
     root.push_attribute(("errors", errors.to_string().as_str()));
     root.push_attribute(("time", format!("{time:.3}").as_str()));
     ev(&mut w, Event::Start(root));
+    let mut used: HashSet<String> = HashSet::new();
+    let mut unique = |name: String| -> String {
+        let mut n = 1;
+        let mut candidate = name.clone();
+        while !used.insert(candidate.clone()) {
+            n += 1;
+            candidate = format!("{name}#{n}");
+        }
+        candidate
+    };
     for s in suites {
         let mut suite = BytesStart::new("testsuite");
         suite.push_attribute(("name", s.table.as_str()));
@@ -90,13 +107,20 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
             ev(w, Event::End(BytesEnd::new("testcase")));
         };
         if let Some(e) = &s.error {
-            case(&mut w, "setup", 0.0, Verdict::Error, e, e);
+            let name = unique(format!("{}.setup", s.table));
+            case(&mut w, &name, 0.0, Verdict::Error, e, e);
         }
         for c in &s.cases {
             if c.outputs.is_empty() {
                 let e = c.error.clone().unwrap_or_default();
-                case(&mut w, &c.name, c.seconds, c.result, &e, &e);
+                let name = unique(format!("{}.{}", s.table, c.name));
+                case(&mut w, &name, c.seconds, c.result, &e, &e);
                 continue;
+            }
+            // Outputs checked more than once in this case (an expected CSV and a validation query).
+            let mut checks: BTreeMap<&str, usize> = BTreeMap::new();
+            for o in &c.outputs {
+                *checks.entry(o.table.as_str()).or_default() += 1;
             }
             for o in &c.outputs {
                 let message = match o.result {
@@ -118,14 +142,17 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
                     body.push_str(d);
                     body.push('\n');
                 }
-                case(
-                    &mut w,
-                    &format!("{} [{}]", c.name, o.table),
-                    o.seconds,
-                    o.result,
-                    &message,
-                    &body,
-                );
+                for line in &o.actual_csv {
+                    body.push_str(line);
+                    body.push('\n');
+                }
+                let mut name = format!("{}.{}.{}", s.table, c.name, o.table);
+                if checks[o.table.as_str()] > 1 {
+                    name.push('.');
+                    name.push_str(o.file.rsplit('/').next().unwrap_or(&o.file));
+                }
+                let name = unique(name);
+                case(&mut w, &name, o.seconds, o.result, &message, &body);
             }
         }
         ev(&mut w, Event::End(BytesEnd::new("testsuite")));

@@ -123,6 +123,11 @@ pub struct OutputResult {
     pub difference_count: usize,
     /// Why ERROR, or a note (retractions of missing rows).
     pub detail: Option<String>,
+    /// For an expected file still marked "not filled in yet": every row the output holds, as CSV
+    /// lines of that file's header (the header first), ready to paste below it
+    /// ([`super::compare::csv_lines`]). Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actual_csv: Vec<String>,
     pub seconds: f64,
 }
 
@@ -373,6 +378,7 @@ impl Runner<'_> {
                     differences: Vec::new(),
                     difference_count: 0,
                     detail: Some(e),
+                    actual_csv: Vec::new(),
                     seconds: 0.0,
                 },
             };
@@ -442,6 +448,7 @@ impl Runner<'_> {
             differences: Vec::new(),
             difference_count: 0,
             detail: None,
+            actual_csv: Vec::new(),
             seconds: 0.0,
         };
         match &check.kind {
@@ -478,9 +485,15 @@ impl Runner<'_> {
                         if r.rows.is_empty() {
                             " (are the input rows filtered out by the SQL? edit the insert files)"
                         } else {
-                            ", listed as differences"
+                            ", below as CSV lines of its header: check them and paste them below the header"
                         }
                     ));
+                    // The rows, not differences against an expectation that does not exist yet.
+                    out.differences.clear();
+                    out.difference_count = 0;
+                    if !r.rows.is_empty() {
+                        out.actual_csv = compare::csv_lines(&data.columns, &r.columns, &r.rows);
+                    }
                 } else if !r.inconsistencies.is_empty() {
                     out.detail = Some(format!(
                         "{} retraction(s) of rows not in the output: {}",

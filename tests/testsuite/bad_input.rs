@@ -759,3 +759,221 @@ fn an_external_tables_manifest_over_8_mib_is_refused_with_its_size() {
         err.lines().take(5).collect::<Vec<_>>().join("\n")
     );
 }
+
+/// The SELEC typo of #22: a DML the parser rejects, read by the fallback.
+fn selec_typo_project() -> (tempfile::TempDir, std::path::PathBuf) {
+    project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f\nSELEC id, COUNT(*) FROM src_a GROUP BY id;\n",
+        ),
+    ])
+}
+
+fn validate_with(root: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["pipeline", "validate", root.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    flinkpipe(&args)
+}
+
+#[test]
+fn validate_never_says_ok_when_a_statement_could_not_be_parsed() {
+    let (_t, root) = selec_typo_project();
+    let o = validate_with(&root, &[]);
+    // The fallback is kept (the reference does not vanish) and the run is not a failure …
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:2"),
+        "{}",
+        stderr(&o)
+    );
+    // … but the summary does not say ok.
+    assert_eq!(
+        stdout(&o),
+        "not verified: 2 tables, 1 edges, 1 warning(s); 1 statement(s) could not be parsed and were read by the token-level fallback (references and statefulness estimated): fix them, or gate with --strict\n"
+    );
+    // Fixed SQL: ok again.
+    std::fs::write(
+        root.join("facts/f/sql-scripts/dml.f.sql"),
+        "INSERT INTO f\nSELECT id FROM src_a;\n",
+    )
+    .unwrap();
+    let o = validate_with(&root, &["--strict"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+}
+
+#[test]
+fn validate_strict_and_deny_make_warning_classes_errors() {
+    let (_t, root) = selec_typo_project();
+    for (args, why) in [
+        (&["--strict"][..], "--strict"),
+        (&["--deny", "sql-fallback"][..], "--deny sql-fallback"),
+        (&["--deny", "all"][..], "--deny all"),
+    ] {
+        let o = validate_with(&root, args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("error[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:2:1:"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains(&format!("(an error with {why})")), "{err}");
+        assert!(err.ends_with("1 error(s), 0 warning(s)\n"), "{err}");
+        assert_eq!(stdout(&o), "", "{args:?}");
+    }
+    // JSON: the same diagnostic, as an error.
+    let o = validate_with(&root, &["--strict", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v[0]["severity"], "error");
+    assert_eq!(v[0]["code"], "sql-fallback");
+    assert_eq!(v[0]["line"], 2);
+
+    // A class outside --strict stays a warning unless denied by name.
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        (
+            "sources/src_a/sql-scripts/dml.src_a.sql",
+            "-- nothing yet\n",
+        ),
+    ]);
+    let o = validate_with(&root, &["--strict"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning[empty-file]"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ok: 1 tables, 0 edges, 1 warning(s)\n");
+    let o = validate_with(&root, &["--strict", "--deny", "empty-file"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[empty-file]: pipelines/sources/src_a/sql-scripts/dml.src_a.sql: file has no SQL statement (an error with --deny empty-file)"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A typo in the gate is a usage error with the closest class, never a gate that denies nothing.
+    let o = validate_with(&root, &["--deny", "sql-falback"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown warning class 'sql-falback': did you mean 'sql-fallback'?"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn validate_strict_passes_on_the_bundled_example() {
+    let (_t, root) = our_fixture();
+    let o = validate_with(&root, &["--strict"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("ok: "), "{}", stdout(&o));
+    assert!(stdout(&o).ends_with(", 0 warning(s)\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn statefulness_read_by_the_fallback_is_one_answer_in_refs_metadata_and_plans() {
+    // Where the fallback cannot tell (no stateful operator seen): unknown everywhere.
+    let (_t, root) = project(&[
+        ("sources/src_a/sql-scripts/ddl.src_a.sql", SRC_DDL),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f\nSELECT id,, v FROM src_a;\n",
+        ),
+    ]);
+    let dml = root.join("facts/f/sql-scripts/dml.f.sql");
+    let o = flinkpipe(&["sql", "refs", dml.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("  statefulness: unknown (treated as stateful)\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = flinkpipe(&["sql", "refs", dml.to_str().unwrap(), "--output", "json"]);
+    let refs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(refs[0]["statefulness"], "unknown");
+    let plan_args = [
+        "pipeline",
+        "build-execution-plan",
+        root.to_str().unwrap(),
+        "--table-name",
+        "f",
+        "--offline",
+    ];
+    let o = flinkpipe(&plan_args);
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.contains(" f "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains("unknown (treated as stateful)"),
+        "{}",
+        stdout(&o)
+    );
+    let mut json_args = plan_args.to_vec();
+    json_args.extend(["--output", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&flinkpipe(&json_args))).unwrap();
+    let node = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == "f")
+        .unwrap();
+    assert_eq!(node["statefulness"], "unknown");
+    assert_eq!(node["upgrade_mode"], "Stateful");
+
+    // A GROUP BY the fallback saw (the SELEC typo) is stateful in refs as in the plan.
+    let (_t, root) = selec_typo_project();
+    let dml = root.join("facts/f/sql-scripts/dml.f.sql");
+    let o = flinkpipe(&["sql", "refs", dml.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("  statefulness: stateful\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = flinkpipe(&[
+        "pipeline",
+        "build-execution-plan",
+        root.to_str().unwrap(),
+        "--table-name",
+        "f",
+        "--offline",
+        "--output",
+        "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let node = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["table_name"] == "f")
+        .unwrap();
+    assert_eq!(node["statefulness"], "stateful");
+    assert_eq!(node["upgrade_mode"], "Stateful");
+}
+
+#[test]
+fn a_create_or_replace_table_read_by_the_fallback_is_only_a_sink() {
+    let (_t, root) = project(&[(
+        "sources/t/sql-scripts/ddl.t.sql",
+        "CREATE OR REPLACE TABLE cat.db.t (\n  id INT\n) WITH (\n  'connector' = 'datagen',,\n  'rows-per-second' = '1'\n);\n",
+    )]);
+    let ddl = root.join("sources/t/sql-scripts/ddl.t.sql");
+    let o = flinkpipe(&["sql", "refs", ddl.to_str().unwrap(), "--output", "json"]);
+    let refs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(refs[0]["sinks"], serde_json::json!(["cat.db.t"]));
+    assert_eq!(refs[0]["sources"], serde_json::json!([]));
+    assert_eq!(refs[0]["statements"][0]["kind"], "create_table");
+    assert_eq!(refs[0]["statefulness"], "none");
+    assert_eq!(refs[0]["warnings"][0]["code"], "sql-fallback");
+    // The project has no self-reference and no unknown table from it.
+    let o = validate_with(&root, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("self-reference"), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("not verified: 1 tables, 0 edges"),
+        "{}",
+        stdout(&o)
+    );
+}

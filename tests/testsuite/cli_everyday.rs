@@ -472,24 +472,84 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
     }
 }
 
+/// A command lists only the options it accepts (#22): the offline planning options belong to
+/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy; elsewhere clap refuses
+/// them as it refuses any unknown option (exit 2), and --help does not show them.
 #[test]
-fn live_commands_refuse_offline_planning_options() {
+fn live_commands_list_only_the_options_they_accept() {
     let (_t, root) = our_fixture();
-    for cmd in ["status", "deploy", "undeploy"] {
-        let o = flinkpipe(&[
-            "pipeline",
-            cmd,
-            root.to_str().unwrap(),
-            "--product-name",
-            "sales",
-            "--offline",
-        ]);
-        assert_eq!(o.status.code(), Some(2), "{cmd}");
-        assert_eq!(
-            stderr(&o),
-            "error: --offline and --statement-status are options of build-execution-plan: deploy, undeploy and status always read the target\n"
-        );
+    let help = |cmd: &str| stdout(&flinkpipe(&["pipeline", cmd, "--help"]));
+    for (cmd, refused) in [
+        (
+            "status",
+            &[
+                "--offline",
+                "--statement-status",
+                "--live",
+                "--compute-pool-id",
+            ][..],
+        ),
+        (
+            "undeploy",
+            &[
+                "--offline",
+                "--statement-status",
+                "--live",
+                "--compute-pool-id",
+            ][..],
+        ),
+        ("deploy", &["--offline", "--statement-status", "--live"][..]),
+    ] {
+        let text = help(cmd);
+        for opt in refused {
+            assert!(!text.contains(opt), "{cmd} --help lists {opt}: {text}");
+            let mut args = vec![
+                "pipeline",
+                cmd,
+                root.to_str().unwrap(),
+                "--product-name",
+                "sales",
+                opt,
+            ];
+            if *opt == "--statement-status" || *opt == "--compute-pool-id" {
+                args.push("x");
+            }
+            let o = flinkpipe(&args);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {opt}");
+            assert!(
+                stderr(&o).contains(&format!("unexpected argument '{opt}'")),
+                "{cmd} {opt}: {}",
+                stderr(&o)
+            );
+        }
     }
+    assert!(help("deploy").contains("--compute-pool-id"));
+    let plan = help("build-execution-plan");
+    for opt in [
+        "--offline",
+        "--statement-status",
+        "--live",
+        "--compute-pool-id",
+    ] {
+        assert!(plan.contains(opt), "{opt}: {plan}");
+    }
+    // Help texts say what the commands and groups do today.
+    let deploy = help("deploy")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        deploy.contains("Confluent Cloud for Apache Flink, or an Apache Flink SQL Gateway"),
+        "{deploy}"
+    );
+    assert!(!deploy.contains("against Confluent Cloud"), "{deploy}");
+    let top = stdout(&flinkpipe(&["--help"]))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!top.contains("Table inventory"), "{top}");
+    assert!(!top.contains("Project-wide reports"), "{top}");
+    assert!(top.contains("One table: create its folder"), "{top}");
 }
 
 #[test]
@@ -550,4 +610,166 @@ fn node_count(args: &[&str], cwd: &Path) -> usize {
     ok(&o);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     v["nodes"].as_array().unwrap().len()
+}
+
+/// #22: `status` on the SQL Gateway after a clean deploy — DDL statements live only in a deploy's
+/// session, so they are folded into their table's row (a source shows `session`, its plan `declare`)
+/// and the default text view fits 120 columns; `-v` keeps the full detail.
+#[test]
+fn gateway_status_folds_session_ddl_and_fits_120_columns() {
+    use flinkpipe::deploy::StatementKind;
+    use flinkpipe::ops::status::{StatementRow, StatusReport};
+    use flinkpipe::ops::target::TargetKind;
+    use flinkpipe::plan::Action;
+    let row = |table: &str, stmt: &str, kind: StatementKind, phase: Option<&str>, plan: Action| {
+        StatementRow {
+            table_name: table.into(),
+            statement: stmt.into(),
+            phase: phase.map(str::to_string),
+            sql_drift: phase.map(|_| false),
+            plan_action: plan,
+            plan_redeclares: kind == StatementKind::Ddl && plan == Action::Create,
+            kind,
+            session_scoped: kind == StatementKind::Ddl,
+            detail: phase.map(|_| format!("job {} runs: {}", "0".repeat(32), "x".repeat(200))),
+            rewritten_by: Vec::new(),
+            compute_pool: None,
+            lag: None,
+        }
+    };
+    let report = StatusReport {
+        scope: "folder pipelines".into(),
+        target: "SQL Gateway http://127.0.0.1:8083".into(),
+        target_kind: TargetKind::SqlGateway,
+        statements: vec![
+            row(
+                "src_sales_orders",
+                "demo-sales-ddl-src-sales-orders",
+                StatementKind::Ddl,
+                None,
+                Action::Create,
+            ),
+            row(
+                "int_sales_orders_enriched",
+                "demo-sales-ddl-int-sales-orders-enriched",
+                StatementKind::Ddl,
+                None,
+                Action::Skip,
+            ),
+            row(
+                "int_sales_orders_enriched",
+                "demo-sales-dml-int-sales-orders-enriched",
+                StatementKind::Dml,
+                Some("RUNNING"),
+                Action::Skip,
+            ),
+        ],
+        blue_green: Vec::new(),
+        orphans: Vec::new(),
+        environment: "dev".into(),
+        lag: None,
+    };
+    let (text, shown) = flinkpipe::cli::render::status_statements(&report, false);
+    assert_eq!(shown, 2, "{text}");
+    assert!(
+        !text.contains("demo-sales-ddl-int-sales-orders-enriched"),
+        "{text}"
+    );
+    assert!(!text.contains("absent"), "{text}");
+    let src = text
+        .lines()
+        .find(|l| l.starts_with("src_sales_orders "))
+        .unwrap();
+    assert_eq!(
+        src.split_whitespace().take(5).collect::<Vec<_>>(),
+        [
+            "src_sales_orders",
+            "demo-sales-ddl-src-sales-orders",
+            "session",
+            "-",
+            "declare"
+        ],
+        "{text}"
+    );
+    let job = text.lines().find(|l| l.contains("-dml-")).unwrap();
+    assert_eq!(job.split_whitespace().nth(2), Some("RUNNING"));
+    assert_eq!(job.split_whitespace().nth(4), Some("skip"));
+    assert!(job.ends_with('…'), "{job}");
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    // -v: the whole detail.
+    let (full, _) = flinkpipe::cli::render::status_statements(&report, true);
+    assert!(full.contains(&"x".repeat(200)), "{full}");
+}
+
+/// #22: the five keys of shift_left's config.yaml that were warned as unknown are read with
+/// shift_left's meaning (or accepted where they do nothing here); an unknown key gets a "did you mean".
+#[test]
+fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipelines = tmp.path().join("pipelines");
+    std::fs::create_dir_all(pipelines.join("sources")).unwrap();
+    let cfg = tmp.path().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        "kafka:\n  cluster_type: dev\n  sasl.mechanism: PLAIN\nconfluent_cloud:\n  provider: aws\n  cloud_region: us-west-2\nflink:\n  endpoint: https://flink.private.example\n  statement_name_post_fix: None\napp:\n  src_table_name_prefix: raw_\nflinkpipe:\n  gatway:\n    url: http://127.0.0.1:9\n",
+    )
+    .unwrap();
+    let o = flinkpipe(&["--config", cfg.to_str().unwrap(), "version", "--config"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    for key in [
+        "sasl.mechanism",
+        "confluent_cloud.provider",
+        "flink.endpoint",
+        "statement_name_post_fix",
+        "src_table_name_prefix",
+    ] {
+        assert!(!err.contains(key), "{key} warned: {err}");
+    }
+    assert!(
+        err.contains("unknown key 'flinkpipe.gatway' ignored (did you mean 'flinkpipe.gateway'?)"),
+        "{err}"
+    );
+    let out = stdout(&o);
+    // provider is the cloud provider, endpoint the Flink SQL endpoint, as in shift_left.
+    assert!(out.contains("cloud_provider: aws"), "{out}");
+    assert!(
+        out.contains("sql_endpoint: https://flink.private.example"),
+        "{out}"
+    );
+    // src_table_name_prefix names the sources table init creates, and the naming lint follows it.
+    let o = flinkpipe(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "table",
+        "init",
+        "orders",
+        "sources",
+        "--product",
+        "sales",
+        "--pipelines",
+        pipelines.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        pipelines
+            .join("sources/sales/raw_orders/sql-scripts/ddl.raw_sales_orders.sql")
+            .is_file(),
+        "{}",
+        stdout(&o)
+    );
+    let o = flinkpipe(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "table",
+        "validate-table-names",
+        pipelines.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }

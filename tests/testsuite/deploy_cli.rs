@@ -561,8 +561,13 @@ fn stops_cleanly_on(signal: &str) {
     assert!(kill.success());
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{signal}: {out}\n{err}");
+    // A clean interruption exits 130, as a shell reports Ctrl-C (#22), for each of the signals.
+    assert_eq!(o.status.code(), Some(130), "{signal}: {out}\n{err}");
     assert!(out.contains("--resume"), "{signal}: {out}");
+    assert!(
+        err.contains("interrupted: the deploy stopped cleanly; run the same command with --resume to continue"),
+        "{signal}: {err}"
+    );
     // The journal is whole: every line parses and the run's end is recorded.
     let journal = std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
     for line in journal.lines() {

@@ -263,3 +263,92 @@ fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_ne!(job_of(&dml).map(|j| j.1).as_deref(), Some("RUNNING"));
 }
+
+/// #22: what `table init` writes in a project that deploys to the SQL Gateway deploys to the real
+/// Flink unchanged — a `kafka` source, an `upsert-kafka` intermediate reading it and a fact joining
+/// two tables on their shared key — every job RUNNING. Skips without the stack.
+#[test]
+fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let product = format!("e2e{:x}", std::process::id());
+    let prefix = format!("e2einit{:x}", std::process::id());
+    let o = crate::support::flinkpipe(&[
+        "project",
+        "init",
+        "shop",
+        tmp.path().to_str().unwrap(),
+        "--project-type",
+        "data_product",
+        "--product",
+        &product,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = tmp.path().join("shop");
+    let pipelines = root.join("pipelines");
+    let config = root.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let init = |args: &[&str]| {
+        let o = crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(["table", "init"])
+            .args(args)
+            .args(["--product", &product, "--pipelines"])
+            .arg(&pipelines)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    };
+    let src = format!("src_{product}_orders");
+    let int = format!("int_{product}_orders");
+    init(&["orders", "sources"]);
+    init(&["orders", "intermediates", "--source", &src]);
+    init(&["orders", "facts", "--source", &int, "--source", &src]);
+    let fct = format!("{product}_fct_orders");
+    let fct_dml = std::fs::read_to_string(pipelines.join(format!(
+        "facts/{product}/fct_orders/sql-scripts/dml.{fct}.sql"
+    )))
+    .unwrap();
+    assert!(fct_dml.contains("ON t2.id = t1.id"), "{fct_dml}");
+    // The topics the DDLs name (the local broker also creates them on first use).
+    let topics = Command::new("bash")
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/local-flink.sh"))
+        .arg("topics")
+        .arg(&pipelines)
+        .output()
+        .unwrap();
+    assert!(topics.status.success(), "{}", stderr(&topics));
+    let env = Env {
+        _tmp: tmp,
+        root,
+        pipelines,
+        config,
+        prefix,
+    };
+    let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines"]);
+    assert_eq!(v["success"], true, "{v:#}\n{}", stderr(&out));
+    for table in [&int, &fct] {
+        let name = format!("{}-{product}-dml-{}", env.prefix, table.replace('_', "-"));
+        let start = Instant::now();
+        loop {
+            let state = job_of(&name).map(|(_, s)| s);
+            if state.as_deref() == Some("RUNNING") {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "{name}: {state:?}"
+            );
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    }
+}

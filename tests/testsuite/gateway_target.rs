@@ -677,3 +677,52 @@ async fn every_job_shape_is_explained_and_what_cannot_be_is_not_passed() {
     let ddl = spec("dev-ddl-x", "CREATE TABLE x (a INT)", StatementKind::Ddl);
     assert_eq!(explain_sql(&ddl), None);
 }
+
+#[tokio::test]
+async fn the_external_ddl_hint_is_given_only_for_a_table_nothing_declares() {
+    // A column typo over a table the session declared (a unit test's `_ut` table, created by its
+    // test DDL, which the project's definitions do not hold): the gateway's cause alone.
+    let fake = Fake::start().await;
+    let column = "ValidationException: SQL validation failed. From line 3, column 8 to line 3, column 13: Column 'regoin' not found in any table";
+    fake.state.lock().unwrap().reject.push((
+        "regoin".into(),
+        format!("org.apache.flink.table.api.{column}"),
+    ));
+    let t = fake.target(project());
+    let ut_ddl = spec(
+        "dev-ut-ddl-src-ut",
+        "CREATE TABLE src_ut (a INT, region STRING) WITH ('connector' = 'datagen')",
+        StatementKind::Ddl,
+    );
+    t.create_statement(&ut_ddl).await.unwrap();
+    let typo = spec(
+        "dev-ut-ins-snk",
+        "INSERT INTO snk\n-- name: dev-ut-ins-snk\nSELECT regoin FROM src_ut",
+        StatementKind::Dml,
+    );
+    let s = t.create_statement(&typo).await.unwrap();
+    assert_eq!(s.phase, Phase::Failed);
+    assert_eq!(s.detail, column);
+
+    // An external table nothing declares (no external_ddl): the hint, naming only that table.
+    let fake = Fake::start().await;
+    let object = "ValidationException: SQL validation failed. From line 3, column 15 to line 3, column 17: Object 'ext' not found";
+    fake.state.lock().unwrap().reject.push((
+        "JOIN ext".into(),
+        format!("org.apache.flink.table.api.{object}"),
+    ));
+    let t = fake.target(project());
+    let reads_ext = spec(
+        "dev-dml-snk",
+        "INSERT INTO snk\n-- name: dev-dml-snk\nSELECT src.a FROM src JOIN ext ON src.a = ext.a",
+        StatementKind::Dml,
+    );
+    let s = t.create_statement(&reads_ext).await.unwrap();
+    assert_eq!(s.phase, Phase::Failed);
+    assert_eq!(
+        s.detail,
+        format!(
+            "{object} (no DDL defines ext: an external table needs its DDL in flinkpipe.gateway.external_ddl)"
+        )
+    );
+}

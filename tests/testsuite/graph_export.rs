@@ -32,6 +32,10 @@ fn small() -> PipelineGraph {
 
 #[test]
 fn dot_clusters_by_product_and_styles_layers_like_edges_and_externals() {
+    let style = |p: &str| {
+        let (_, stroke) = flinkpipe::graph::colours::product_colours(p);
+        format!("    style=\"rounded\"; color=\"{stroke}\"; fontcolor=\"{stroke}\"; penwidth=2;")
+    };
     assert_eq!(
         to_dot(&small(), None),
         r##"digraph pipeline {
@@ -40,6 +44,7 @@ fn dot_clusters_by_product_and_styles_layers_like_edges_and_externals() {
   "cat.db.customers" [fillcolor="#ffffff", color="#666666", style="rounded,dashed", tooltip="external_kafka"];
   subgraph "cluster_p1" {
     label="p1";
+STYLE_P1
     "int_orders" [fillcolor="#dae8fc", color="#6c8ebf", tooltip="intermediate"];
     "p1_fct_order" [fillcolor="#f8cecc", color="#b85450", tooltip="fact"];
     "p1_fct_order_v2" [fillcolor="#f8cecc", color="#b85450", tooltip="fact"];
@@ -47,6 +52,7 @@ fn dot_clusters_by_product_and_styles_layers_like_edges_and_externals() {
   }
   subgraph "cluster_p2" {
     label="p2";
+STYLE_P2
     "odd\"name" [fillcolor="#ffe6cc", color="#d79b00", tooltip="view"];
   }
   "cat.db.customers" -> "p1_fct_order";
@@ -57,11 +63,17 @@ fn dot_clusters_by_product_and_styles_layers_like_edges_and_externals() {
   "src-orders" -> "int_orders";
 }
 "##
+        .replace("STYLE_P1", &style("p1"))
+        .replace("STYLE_P2", &style("p2"))
     );
 }
 
 #[test]
 fn mermaid_uses_generated_ids_and_escaped_labels() {
+    let style = |g: &str, p: &str| {
+        let (_, stroke) = flinkpipe::graph::colours::product_colours(p);
+        format!("  style {g} fill:none,stroke:{stroke},stroke-width:2px,color:{stroke}")
+    };
     assert_eq!(
         to_mermaid(&small(), None),
         r##"flowchart LR
@@ -81,6 +93,8 @@ fn mermaid_uses_generated_ids_and_escaped_labels() {
   n3 --> n2
   n3 -.->|LIKE| n4
   n5 --> n1
+STYLE_G0
+STYLE_G1
   classDef source fill:#d5e8d4,stroke:#82b366
   class n5 source
   classDef intermediate fill:#dae8fc,stroke:#6c8ebf
@@ -92,6 +106,8 @@ fn mermaid_uses_generated_ids_and_escaped_labels() {
   classDef external fill:#ffffff,stroke:#666666,stroke-dasharray:5 5
   class n0 external
 "##
+        .replace("STYLE_G0", &style("g0", "p1"))
+        .replace("STYLE_G1", &style("g1", "p2"))
     );
 }
 
@@ -118,7 +134,12 @@ fn json_lists_sorted_nodes_and_edges() {
                 {"parent": "int_orders", "child": "int_orders", "kind": "data"},
                 {"parent": "int_orders", "child": "p1_fct_order", "kind": "data"},
                 {"parent": "p1_fct_order", "child": "p1_fct_order_v2", "kind": "like"},
-            ]
+            ],
+            "products": [{
+                "name": "p1",
+                "fill": flinkpipe::graph::colours::product_colours("p1").0,
+                "stroke": flinkpipe::graph::colours::product_colours("p1").1,
+            }]
         })
     );
     let all = to_json(&small(), None);
@@ -144,11 +165,16 @@ fn subsets_keep_only_their_edges() {
   end
   n0 --> n1
   n2 --> n0
+STYLE_G0
   classDef intermediate fill:#dae8fc,stroke:#6c8ebf
   class n0,n2 intermediate
   classDef fact fill:#f8cecc,stroke:#b85450
   class n1 fact
 "##
+        .replace("STYLE_G0", &{
+            let (_, stroke) = flinkpipe::graph::colours::product_colours("p2");
+            format!("  style g0 fill:none,stroke:{stroke},stroke-width:2px,color:{stroke}")
+        })
     );
     let dot = to_dot(&p2(), Some(&set(&["src_x", "x", "f"])));
     assert_eq!(
@@ -234,4 +260,81 @@ fn trees_stop_at_cycles() {
         └── a (intermediate) (*)
 "
     );
+}
+
+/// #22: a product's colour is a function of its name, the same in every picture and every format,
+/// whatever other products the picture holds.
+#[test]
+fn product_colours_are_a_stable_function_of_the_name_in_every_format() {
+    use flinkpipe::graph::colours::product_colours;
+    use flinkpipe::graph::{to_html, to_svg};
+    let with = |extra: Option<&str>| {
+        let mut nodes = vec![
+            node("src_a", "source", Some("sales")),
+            node("fct_a", "fact", Some("sales")),
+            node("dim_c", "dimension", Some("customers")),
+        ];
+        if let Some(p) = extra {
+            nodes.push(node("aaa_first", "source", Some(p)));
+        }
+        PipelineGraph::build(nodes, vec![data("src_a", "fct_a")]).unwrap()
+    };
+    let (fill, stroke) = product_colours("sales");
+    // Known values: the function is fixed, not the order of the products.
+    assert_eq!(product_colours("sales"), (fill, stroke));
+    assert_ne!(
+        flinkpipe::graph::colours::PALETTE
+            .iter()
+            .position(|c| *c == (fill, stroke)),
+        None
+    );
+    let only_sales: std::collections::BTreeSet<String> =
+        ["src_a".to_string(), "fct_a".to_string()].into();
+    for g in [with(None), with(Some("aaa")), with(Some("zzz"))] {
+        for subset in [None, Some(&only_sales)] {
+            let svg = to_svg(&g, subset);
+            let sales_node = svg
+                .split("<g")
+                .find(|part| part.contains(">src_a<"))
+                .unwrap_or_else(|| panic!("{svg}"));
+            assert!(
+                sales_node.contains(&format!("fill=\"{fill}\"")),
+                "{sales_node}"
+            );
+            assert!(to_html(&g, subset).contains(&format!("fill=\"{fill}\"")));
+            let dot = to_dot(&g, subset);
+            assert!(
+                dot.contains(&format!(
+                    "  subgraph \"cluster_sales\" {{\n    label=\"sales\";\n    style=\"rounded\"; color=\"{stroke}\"; fontcolor=\"{stroke}\"; penwidth=2;\n"
+                )),
+                "{dot}"
+            );
+            let mermaid = to_mermaid(&g, subset);
+            let group = mermaid
+                .lines()
+                .find(|l| l.contains("[\"sales\"]"))
+                .and_then(|l| l.trim().strip_prefix("subgraph "))
+                .and_then(|l| l.split('[').next())
+                .unwrap()
+                .to_string();
+            assert!(
+                mermaid.contains(&format!(
+                    "  style {group} fill:none,stroke:{stroke},stroke-width:2px,color:{stroke}\n"
+                )),
+                "{mermaid}"
+            );
+            let json = to_json(&g, subset);
+            let sales = json["products"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "sales")
+                .unwrap()
+                .clone();
+            assert_eq!(
+                sales,
+                json!({"name": "sales", "fill": fill, "stroke": stroke})
+            );
+        }
+    }
 }

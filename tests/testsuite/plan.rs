@@ -475,3 +475,48 @@ fn a_started_child_gets_its_non_running_parents_whatever_their_product_and_name_
         assert_eq!(m["skip"], [mid.to_string()], "{mid}: {plan:#?}");
     }
 }
+
+#[test]
+fn a_redeclared_table_is_shown_as_declare_and_not_counted_as_a_create() {
+    let (_t, p) = fixture();
+    let root = p.inventory.root.clone();
+    let status = root.parent().unwrap().join("status.json");
+    // a runs and reads src, whose DDL statement is gone (the gateway's session-scoped DDL, or a
+    // housekept COMPLETED statement): src is declared again, b is the one table created.
+    std::fs::write(&status, r#"{"dev-usw2-p1-dml-a": "RUNNING"}"#).unwrap();
+    let args = [
+        "pipeline",
+        "build-execution-plan",
+        root.to_str().unwrap(),
+        "--table-name",
+        "b",
+        "--statement-status",
+        status.to_str().unwrap(),
+    ];
+    let o = flinkpipe(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let action_of = |t: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(t))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(action_of("src"), "declare", "{out}");
+    assert_eq!(action_of("a"), "skip", "{out}");
+    assert_eq!(action_of("b"), "create", "{out}");
+    assert!(
+        out.contains(
+            "3 tables: 1 to create, 0 to restart, 1 to skip, 1 to declare again (DDL only: nothing starts); "
+        ),
+        "{out}"
+    );
+    // JSON keeps the action the executor runs (its DDL is created) and says why.
+    let mut json = args.to_vec();
+    json.extend(["--output", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&flinkpipe(&json))).unwrap();
+    assert_eq!(v["nodes"][0]["table_name"], "src");
+    assert_eq!(v["nodes"][0]["action"], "create");
+    assert_eq!(v["nodes"][0]["cause"]["kind"], "redeclared");
+}

@@ -639,3 +639,203 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
         "{out}"
     );
 }
+
+/// #22: the generated Makefile finds the binary through `FLINKPIPE ?= flinkpipe` on PATH, and says
+/// clearly what to do when it is absent.
+#[test]
+fn table_makefile_finds_flinkpipe_on_path_or_says_how_to_get_it() {
+    let (_t, root) = shop();
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    let folder = root.join("pipelines/sources/sales/src_orders");
+    let make = |path: &str| {
+        std::process::Command::new("make")
+            .args(["-s", "validate"])
+            .current_dir(&folder)
+            .env("PATH", path)
+            .env_remove("PIPELINES")
+            .env_remove("SL_CONFIG_FILE")
+            .env_remove("CONFIG_FILE")
+            .env_remove("FLINKPIPE")
+            .output()
+            .unwrap()
+    };
+    // Not on PATH: make stops before running anything, naming the fix.
+    let o = make("/usr/bin:/bin");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("'flinkpipe' not found: put flinkpipe on PATH (`make install` in the flinkpipe repository runs `cargo install --path . --locked`), or give its path: make plan FLINKPIPE=/path/to/flinkpipe"),
+        "{err}"
+    );
+    // On PATH (as `make install` puts it): the default FLINKPIPE finds it.
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_flinkpipe"), bin.join("flinkpipe")).unwrap();
+    let o = make(&format!("{}:/usr/bin:/bin", bin.display()));
+    ok(&o);
+    assert_eq!(stdout(&o), "ok: 1 tables, 0 edges, 0 warning(s)\n");
+}
+
+/// #22: `table init` in a project that deploys to the SQL Gateway writes DDL for it — `kafka` for a
+/// source, `upsert-kafka` for a keyed table, `'topic'`, JSON formats, the configured broker — and
+/// nothing Confluent-only.
+#[test]
+fn table_init_follows_a_gateway_target() {
+    let (_t, root) = shop();
+    std::fs::write(
+        root.join("config.yaml"),
+        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:9\n  unit_tests:\n    kafka_bootstrap_servers: broker.local:9092\n",
+    )
+    .unwrap();
+    ok(&table_init(
+        &root,
+        &["orders", "sources", "--product", "sales"],
+    ));
+    ok(&table_init(
+        &root,
+        &[
+            "orders",
+            "intermediates",
+            "--product",
+            "sales",
+            "--source",
+            "src_sales_orders",
+        ],
+    ));
+    let p = root.join("pipelines");
+    let src = read(p.join("sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql"));
+    let int = read(p.join("intermediates/sales/int_orders/sql-scripts/ddl.int_sales_orders.sql"));
+    for (ddl, connector) in [
+        (&src, "'connector' = 'kafka'"),
+        (&int, "'connector' = 'upsert-kafka'"),
+    ] {
+        assert!(ddl.contains(connector), "{ddl}");
+        assert!(
+            ddl.contains("'properties.bootstrap.servers' = 'broker.local:9092'"),
+            "{ddl}"
+        );
+        for confluent_only in [
+            "avro-registry",
+            "DISTRIBUTED BY",
+            "changelog.mode",
+            "kafka.cleanup-policy",
+        ] {
+            assert!(!ddl.contains(confluent_only), "{confluent_only}: {ddl}");
+        }
+    }
+    assert!(
+        src.contains("'topic' = 'src_sales_orders'") && src.contains("'format' = 'json'"),
+        "{src}"
+    );
+    assert!(
+        !src.contains("PRIMARY KEY"),
+        "a kafka source has no key: {src}"
+    );
+    assert!(
+        int.contains("'topic' = 'int_sales_orders'")
+            && int.contains("PRIMARY KEY (id) NOT ENFORCED"),
+        "{int}"
+    );
+    // Every file parses, and the project passes the CI gate and the naming lint.
+    for f in files_under(&p).into_iter().filter(|f| f.ends_with(".sql")) {
+        let a = flinkpipe::sql::analyze(&read(p.join(&f)));
+        assert!(a.warnings.is_empty(), "{f}: {:?}", a.warnings);
+    }
+    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap(), "--strict"]);
+    ok(&o);
+    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+    ok(&flinkpipe(&[
+        "table",
+        "validate-table-names",
+        p.to_str().unwrap(),
+    ]));
+}
+
+/// #22: a DML with several sources joins on their shared primary key, else on the key columns they
+/// all have, else leaves a TODO that `validate --strict` refuses.
+#[test]
+fn table_init_joins_sources_on_their_shared_keys_or_leaves_a_marked_todo() {
+    let (_t, root) = shop();
+    let p = root.join("pipelines");
+    let source = |folder: &str, table: &str, columns: &str| {
+        let dir = p.join(format!("sources/sales/{folder}/sql-scripts"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("ddl.{table}.sql")),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {table} ({columns}) WITH ('connector' = 'datagen');\n"
+            ),
+        )
+        .unwrap();
+    };
+    source(
+        "src_a",
+        "src_sales_a",
+        "id STRING, v INT, PRIMARY KEY (id) NOT ENFORCED",
+    );
+    source(
+        "src_b",
+        "src_sales_b",
+        "id STRING, w INT, PRIMARY KEY (id) NOT ENFORCED",
+    );
+    source(
+        "src_orders",
+        "src_sales_orders",
+        "order_id BIGINT, amount INT, PRIMARY KEY (order_id) NOT ENFORCED",
+    );
+    source(
+        "src_lines",
+        "src_sales_lines",
+        "line_id BIGINT, order_id BIGINT, sku STRING, PRIMARY KEY (line_id) NOT ENFORCED",
+    );
+    source("src_x", "src_sales_x", "x_name STRING");
+    let dml = |name: &str, sources: &[&str]| {
+        let mut args = vec![name, "facts", "--product", "sales"];
+        for s in sources {
+            args.extend(["--source", s]);
+        }
+        ok(&table_init(&root, &args));
+        read(p.join(format!(
+            "facts/sales/fct_{name}/sql-scripts/dml.sales_fct_{name}.sql"
+        )))
+    };
+    // The same primary key.
+    let same = dml("ab", &["src_sales_a", "src_sales_b"]);
+    assert!(
+        same.contains("FROM src_sales_a AS t1\n  LEFT JOIN src_sales_b AS t2 ON t2.id = t1.id;"),
+        "{same}"
+    );
+    // No shared key, but a key column both have.
+    let shared = dml("order_lines", &["src_sales_orders", "src_sales_lines"]);
+    assert!(
+        shared.contains("FROM src_sales_orders AS t1\n  LEFT JOIN src_sales_lines AS t2 ON t2.order_id = t1.order_id;"),
+        "{shared}"
+    );
+    // Nothing in common: a marked TODO, a warning, and an error for the CI gate.
+    let none = dml("ax", &["src_sales_a", "src_sales_x"]);
+    assert!(
+        none.contains("FROM src_sales_a AS t1\n  -- TODO(flinkpipe): these sources share no key column; write the join condition\n  LEFT JOIN src_sales_x AS t2 ON TRUE;"),
+        "{none}"
+    );
+    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap()]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains(
+            "warning[scaffold-todo]: pipelines/facts/sales/fct_ax/sql-scripts/dml.sales_fct_ax.sql:"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap(), "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "error[scaffold-todo]: pipelines/facts/sales/fct_ax/sql-scripts/dml.sales_fct_ax.sql:"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

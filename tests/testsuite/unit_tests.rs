@@ -182,7 +182,7 @@ fn suite_passes_on_confluent_and_leaves_nothing_behind() {
         ),
         "{xml}"
     );
-    assert!(xml.contains(r#"<testcase classname="int_inventory_stock_levels" name="on_hand_after_receipts_and_sales [int_inventory_stock_levels]""#), "{xml}");
+    assert!(xml.contains(r#"<testcase classname="int_inventory_stock_levels" name="int_inventory_stock_levels.on_hand_after_receipts_and_sales.int_inventory_stock_levels""#), "{xml}");
 }
 
 #[test]
@@ -758,4 +758,205 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn a_dry_run_refuses_what_a_run_fails_and_an_unfilled_case_prints_csv_to_paste() {
+    let p = project();
+    let file = p
+        .pipelines
+        .join(LEVELS)
+        .join("expected_int_inventory_stock_levels_1.csv");
+    let header = "sku_id,warehouse_id,on_hand,movements,last_movement_at";
+    std::fs::write(
+        &file,
+        format!("{header}\n{}\n", flinkpipe::unittest::data::NOT_FILLED_IN),
+    )
+    .unwrap();
+    let fake = FakeConfluent::start();
+    // The dry run says "not ready", names the file, exits 1 and contacts nothing.
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "table",
+            "run-unit-tests",
+            "int_inventory_stock_levels",
+            "--dry-run",
+        ],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(!out.contains(" ready ("), "{out}");
+    assert!(
+        out.contains("1 test case(s) checked (on_hand_after_receipts_and_sales), 1 check(s) not ready: a run would fail them"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  on_hand_after_receipts_and_sales / int_inventory_stock_levels (pipelines/intermediates/inventory/int_stock_levels/tests/expected_int_inventory_stock_levels_1.csv): not filled in yet"),
+        "{out}"
+    );
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "run-unit-tests",
+            "int_inventory_stock_levels",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&texts(&o).0).unwrap();
+    assert_eq!(v["not_ready"][0]["reason"], "not_filled_in");
+    assert_eq!(v["not_ready"][0]["output"], "int_inventory_stock_levels");
+    assert_eq!(fake.request_count(), 0);
+
+    // The real run fails the check and prints the rows as CSV lines of the file's header.
+    fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
+    let o = run(
+        &p,
+        &fake,
+        &["table", "run-unit-tests", "int_inventory_stock_levels"],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(!out.contains("{sku_id="), "{out}");
+    let csv_block = [
+        header,
+        "10,1,42,3,2025-01-01 10:02:00.000",
+        "11,1,20,1,2025-01-01 10:00:00.000",
+        "10,2,7,1,2025-01-01 10:03:00.000",
+    ]
+    .map(|l| format!("      {l}\n"))
+    .concat();
+    assert!(out.contains(&csv_block), "{out}");
+    // Pasted as printed (the marker line deleted), they are the expectation and the run passes.
+    let pasted: String = csv_block
+        .lines()
+        .map(|l| format!("{}\n", l.trim()))
+        .collect();
+    std::fs::write(&file, pasted).unwrap();
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "table",
+            "run-unit-tests",
+            "int_inventory_stock_levels",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", texts(&o).0);
+    assert!(
+        texts(&o).0.contains("1 test case(s) ready"),
+        "{}",
+        texts(&o).0
+    );
+    fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
+    let o = run(
+        &p,
+        &fake,
+        &["table", "run-unit-tests", "int_inventory_stock_levels"],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn junit_test_case_names_are_unique() {
+    use flinkpipe::unittest::run::{CaseResult, CheckMode, OutputResult, SuiteResult, Verdict};
+    let output = |table: &str, file: &str, check: CheckMode| OutputResult {
+        table: table.into(),
+        file: file.into(),
+        check,
+        result: Verdict::Pass,
+        expected_rows: None,
+        actual_rows: None,
+        differences: Vec::new(),
+        difference_count: 0,
+        detail: None,
+        actual_csv: Vec::new(),
+        seconds: 0.0,
+    };
+    let case = |name: &str, outputs: Vec<OutputResult>| CaseResult {
+        name: name.into(),
+        result: Verdict::Pass,
+        outputs,
+        error: None,
+        seconds: 0.0,
+    };
+    let suite = |table: &str, cases: Vec<CaseResult>| SuiteResult {
+        table: table.into(),
+        target: "fake".into(),
+        cases,
+        error: None,
+        cleanup_errors: Vec::new(),
+        kept: false,
+        interrupted: false,
+        seconds: 0.0,
+    };
+    let suites = vec![
+        suite(
+            "fct",
+            vec![
+                // One output checked twice (rows and a validation query), a second output, and a
+                // test case name used twice.
+                case(
+                    "c1",
+                    vec![
+                        output("fct", "tests/expected_fct_1.csv", CheckMode::ExpectedRows),
+                        output("fct", "tests/validate_fct_1.sql", CheckMode::ValidationSql),
+                        output(
+                            "other",
+                            "tests/expected_other_1.csv",
+                            CheckMode::ExpectedRows,
+                        ),
+                    ],
+                ),
+                case(
+                    "c1",
+                    vec![output(
+                        "other",
+                        "tests/expected_other_2.csv",
+                        CheckMode::ExpectedRows,
+                    )],
+                ),
+            ],
+        ),
+        suite(
+            "dim",
+            vec![case(
+                "c1",
+                vec![output(
+                    "other",
+                    "tests/expected_other_1.csv",
+                    CheckMode::ExpectedRows,
+                )],
+            )],
+        ),
+    ];
+    let xml = flinkpipe::unittest::junit::to_xml(&suites);
+    let names: Vec<&str> = xml
+        .match_indices(" name=\"")
+        .map(|(i, m)| {
+            let rest = &xml[i + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .filter(|n| n.contains('.'))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "fct.c1.fct.expected_fct_1.csv",
+            "fct.c1.fct.validate_fct_1.sql",
+            "fct.c1.other",
+            "fct.c1.other#2",
+            "dim.c1.other",
+        ],
+        "{xml}"
+    );
 }

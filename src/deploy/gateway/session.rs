@@ -412,7 +412,8 @@ impl GatewayTarget {
             .await?
         {
             Executed::Rejected(r) if r.kind == RejectionKind::NotFound => {
-                Executed::Rejected(Rejection::new(self.undefined_hint(r.cause, refs, own)))
+                let hint = self.undefined_hint(s, &r, refs, own);
+                Executed::Rejected(Rejection::new(hint))
             }
             other => other,
         };
@@ -425,12 +426,24 @@ impl GatewayTarget {
         Ok(out)
     }
 
-    /// Adds to a "not found" cause the tables the statement uses that nothing defines.
-    fn undefined_hint(&self, cause: String, refs: &[String], own: Option<(&str, &str)>) -> String {
+    /// Adds to a "not found" cause the tables the statement uses that nothing defines: no DDL of
+    /// the project or of `external_ddl`, and not declared in this session either (a unit test's
+    /// `_ut` tables are created there by their test DDL). When the cause names the missing object,
+    /// the hint is given only when that object is such a table, so a table that exists never gets it.
+    fn undefined_hint(
+        &self,
+        s: &SessionState,
+        rejection: &Rejection,
+        refs: &[String],
+        own: Option<(&str, &str)>,
+    ) -> String {
+        let cause = rejection.cause.clone();
+        let missing = rejection.missing_object().map(catalog::table_key);
         let undefined: Vec<&str> = refs
             .iter()
             .filter(|k| own.is_none_or(|(o, _)| o != k.as_str()))
-            .filter(|k| self.defs.definition_of(k).is_none())
+            .filter(|k| self.defs.definition_of(k).is_none() && !s.declared.contains_key(*k))
+            .filter(|k| missing.as_ref().is_none_or(|m| m == *k))
             .map(String::as_str)
             .collect();
         if undefined.is_empty() {

@@ -155,7 +155,8 @@ pub enum RejectionKind {
     /// done before is not a failure.
     AlreadyExists,
     /// An object the statement uses is unknown (`Object 'x' not found`, `Table … not found`): the
-    /// target adds which tables no DDL defines.
+    /// target adds which tables no DDL defines. A column that is not found (`Column 'x' not found in
+    /// any table`, a typo in the query) is [`RejectionKind::Other`]: no DDL would help.
     NotFound,
     /// Any other failure.
     Other,
@@ -169,12 +170,25 @@ impl Rejection {
             || cause.contains(" already exists")
         {
             RejectionKind::AlreadyExists
-        } else if cause.contains("not found") {
+        } else if cause.contains("not found") && !cause.contains("Column '") {
             RejectionKind::NotFound
         } else {
             RejectionKind::Other
         };
         Rejection { kind, cause }
+    }
+
+    /// The object a [`RejectionKind::NotFound`] cause names, when it says (`Object 'x' not found`
+    /// → `x`, `Table 'c.d.x' not found` → `c.d.x`).
+    pub fn missing_object(&self) -> Option<&str> {
+        ["Object '", "Table '", "Table (or view) '"]
+            .iter()
+            .find_map(|lead| {
+                let at = self.cause.find(lead)? + lead.len();
+                let rest = &self.cause[at..];
+                let end = rest.find('\'')?;
+                rest[end..].starts_with("' not found").then(|| &rest[..end])
+            })
     }
 }
 
@@ -469,6 +483,18 @@ mod tests {
         assert_eq!(
             Rejection::new("SqlParserException: SQL parse failed. Encountered \"one\"").kind,
             RejectionKind::Other
+        );
+        let column = Rejection::new(
+            "ValidationException: SQL validation failed. From line 1, column 8 to line 1, column 9: Column 'regoin' not found in any table",
+        );
+        assert_eq!(column.kind, RejectionKind::Other);
+        let object = Rejection::new(
+            "ValidationException: SQL validation failed. From line 1, column 15 to line 1, column 25: Object 'nosuchtable' not found",
+        );
+        assert_eq!(object.missing_object(), Some("nosuchtable"));
+        assert_eq!(
+            Rejection::new("ValidationException: Table 'cat.db.x' not found").missing_object(),
+            Some("cat.db.x")
         );
     }
 

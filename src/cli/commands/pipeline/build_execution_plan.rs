@@ -1,12 +1,16 @@
 //! `flinkpipe pipeline build-execution-plan [DIR] SCOPE`: the execution plan, as a table or JSON.
 
-use crate::cli::args::PlanArgs;
+use crate::cli::args::BuildPlanArgs;
 use crate::cli::render::{self, print_json};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::plan;
 
-pub fn exec(inv: &Invocation, args: &PlanArgs) -> CmdResult {
-    let p = plan::build_execution_plan(&inv.ctx, &args.request(), &args.phase_source())?;
+pub fn exec(inv: &Invocation, args: &BuildPlanArgs) -> CmdResult {
+    let p = plan::build_execution_plan(
+        &inv.ctx,
+        &args.plan.request_in(&args.pool),
+        &args.phases.phase_source(),
+    )?;
     if inv.json() {
         print_json(&p);
     } else {

@@ -4,14 +4,14 @@
 
 use crate::cli::args::DeployArgs;
 use crate::cli::render::{print_json, table};
-use crate::cli::{CmdResult, Invocation};
+use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::deploy::{self, DeployOutcome, DeployRequest, Deployed, DryRun, Outcome};
 use crate::ops::preflight::ServerCheck;
 use std::time::Duration;
 
 pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
     let req = DeployRequest {
-        plan: args.plan.deploy_request()?,
+        plan: args.plan.request_in(&args.pool),
         max_parallel: args.max_parallel,
         dry_run: args.dry_run,
         timeout: Duration::from_secs(args.timeout),
@@ -28,6 +28,16 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         }
         DeployOutcome::Deployed(d) => {
             report(inv.json(), &d);
+            if d.report.interrupted {
+                // A clean interruption (Ctrl-C, SIGTERM, SIGHUP): nothing new started and the
+                // journal records the run's end; 130 is what a shell reports for Ctrl-C.
+                return Err(Failure {
+                    message: "interrupted: the deploy stopped cleanly; run the same command with --resume to continue".into(),
+                    usage: false,
+                    plain: true,
+                    interrupted: true,
+                });
+            }
             Ok(d.report.success())
         }
     }

@@ -27,10 +27,16 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             allow_unknown,
             since,
             fail_on,
+            strict,
+            deny,
         } => validate::exec(
             inv,
             &dir.pipelines,
             *allow_unknown,
+            crate::ops::validate::Gate {
+                strict: *strict,
+                deny: deny.clone(),
+            },
             since.as_deref(),
             fail_on.is_some(),
         ),

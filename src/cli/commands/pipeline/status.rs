@@ -11,7 +11,7 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
     let r = status::status(
         &inv.ctx,
         &StatusRequest {
-            plan: args.plan.live_request()?,
+            plan: args.plan.request(),
             lag: args.lag,
             lag_minutes: args.lag_minutes,
         },
@@ -31,36 +31,20 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         return Ok(true);
     }
     println!("Status of {} on {}\n", r.scope, r.target);
-    let rows: Vec<Vec<String>> = r
-        .statements
-        .iter()
-        .map(|s| {
-            vec![
-                s.table_name.clone(),
-                s.statement.clone(),
-                s.phase.clone().unwrap_or_else(|| "absent".into()),
-                match s.sql_drift {
-                    None => "-",
-                    Some(false) => "no",
-                    Some(true) => "yes",
-                }
-                .to_string(),
-                s.plan_action.as_str().to_string(),
-                s.detail.clone().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    print!(
-        "{}",
-        table(
-            &["table", "statement", "phase", "sql drift", "plan", "detail"],
-            &rows
-        )
-    );
+    let (text, shown) = crate::cli::render::status_statements(&r, inv.global.verbose > 0);
+    print!("{text}");
+    let folded = r.statements.len() - shown;
     println!(
-        "\n{} statement(s), {} with SQL that differs from the files",
-        rows.len(),
-        r.drifted()
+        "\n{} statement(s), {} with SQL that differs from the files{}",
+        r.statements.len(),
+        r.drifted(),
+        if folded > 0 {
+            format!(
+                "; {folded} DDL statement(s) declared in each deploy's session folded into their table's row"
+            )
+        } else {
+            String::new()
+        }
     );
     let rewritten: Vec<String> = r
         .statements

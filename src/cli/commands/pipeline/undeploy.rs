@@ -11,7 +11,7 @@ pub fn exec(inv: &Invocation, args: &UndeployArgs) -> CmdResult {
     let prepared = undeploy::prepare(
         &inv.ctx,
         &UndeployRequest {
-            plan: args.plan.live_request()?,
+            plan: args.plan.request(),
             allow_drop: args.allow_drop,
             timeout: Duration::from_secs(args.timeout),
         },

@@ -1,21 +1,23 @@
-//! `flinkpipe pipeline validate [DIR] [--since REF [--fail-on breaking]]`: the project's errors and
-//! warnings, each with file and line; with `--since`, the schema changes since REF and the downstream
+//! `flinkpipe pipeline validate [DIR] [--strict] [--deny CLASS …] [--since REF [--fail-on breaking]]`:
+//! the project's errors and warnings, each with file and line, and one summary line that says `ok` only
+//! when every statement was parsed; with `--since`, the schema changes since REF and the downstream
 //! statements that read what changed.
 
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::schema_changes::{self, ColumnChange};
-use crate::ops::validate;
+use crate::ops::schema_changes::{self, ColumnChange, SchemaChange};
+use crate::ops::validate::{self, Gate, Verdict};
 use std::path::Path;
 
 pub fn exec(
     inv: &Invocation,
     pipelines: &Path,
     allow_unknown: bool,
+    gate: Gate,
     since: Option<&str>,
     fail_on_breaking: bool,
 ) -> CmdResult {
-    let v = validate::validate(&inv.ctx, pipelines, allow_unknown)?;
+    let v = validate::validate(&inv.ctx, pipelines, allow_unknown, &gate)?;
     let changes = match since {
         Some(r) if !v.has_errors() => Some(schema_changes::schema_changes(
             &inv.ctx,
@@ -29,6 +31,7 @@ pub fn exec(
         _ => None,
     };
     let breaking = changes.iter().flatten().filter(|c| c.breaking).count();
+    let failed = v.has_errors() || (fail_on_breaking && breaking > 0);
     if inv.json() {
         match &changes {
             Some(c) => print_json(&serde_json::json!({
@@ -37,80 +40,82 @@ pub fn exec(
             })),
             None => print_json(&v.diagnostics),
         }
-    } else {
-        for c in changes.iter().flatten() {
-            let what = match &c.change {
-                ColumnChange::Removed => format!("column {}.{} removed", c.table, c.column),
-                ColumnChange::Renamed { to } => {
-                    format!("column {}.{} renamed to {to}", c.table, c.column)
-                }
-                ColumnChange::Nullable => {
-                    format!("column {}.{} became nullable", c.table, c.column)
-                }
-                ColumnChange::Retyped { old_type, new_type } => {
-                    format!(
-                        "column {}.{} retyped {old_type} → {new_type}",
-                        c.table, c.column
-                    )
-                }
-                ColumnChange::PrimaryKey { old, new } => format!(
-                    "primary key of {} changed ({}) → ({})",
-                    c.table,
-                    old.join(", "),
-                    new.join(", ")
-                ),
-                ColumnChange::Added => format!("column {}.{} added", c.table, c.column),
-                ColumnChange::Grain { old, new } => format!(
-                    "grain of {} changed: grouped by ({}) → ({})",
-                    c.table,
-                    old.join(", "),
-                    new.join(", ")
-                ),
-            };
-            let level = if c.breaking {
-                if fail_on_breaking { "error" } else { "warning" }
-            } else {
-                "note"
-            };
-            let class = if c.breaking {
-                "breaking"
-            } else if c.change == ColumnChange::Added {
-                "additive"
-            } else {
-                "unread"
-            };
-            eprintln!("{level}[{class}]: {}: {what}", c.file);
-            for r in &c.readers {
-                eprintln!(
-                    "  read by {}.{} ({}:{}{})",
-                    r.table,
-                    r.column,
-                    r.file,
-                    r.line,
-                    r.via
-                        .as_ref()
-                        .map(|v| format!(", through {v}"))
-                        .unwrap_or_default()
-                );
-            }
-        }
-        if !v.has_errors() {
-            println!(
-                "{}: {} tables, {} edges, {} warning(s){}",
-                if fail_on_breaking && breaking > 0 {
-                    "breaking"
-                } else {
-                    "ok"
-                },
-                v.tables,
-                v.edges,
-                v.diagnostics.len(),
-                changes
-                    .as_ref()
-                    .map(|c| format!(", {} schema change(s), {breaking} breaking", c.len()))
-                    .unwrap_or_default()
-            );
-        }
+        return Ok(!failed);
     }
-    Ok(!v.has_errors() && !(fail_on_breaking && breaking > 0))
+    for c in changes.iter().flatten() {
+        print_change(c, fail_on_breaking);
+    }
+    let counts = format!(
+        "{} tables, {} edges, {} warning(s){}",
+        v.tables,
+        v.edges,
+        v.diagnostics.iter().filter(|d| !d.is_error()).count(),
+        changes
+            .as_ref()
+            .map(|c| format!(", {} schema change(s), {breaking} breaking", c.len()))
+            .unwrap_or_default()
+    );
+    match v.verdict() {
+        Verdict::Ok if fail_on_breaking && breaking > 0 => println!("breaking: {counts}"),
+        Verdict::Ok => println!("ok: {counts}"),
+        Verdict::Unverified => println!(
+            "not verified: {counts}; {} statement(s) could not be parsed and were read by the token-level fallback (references and statefulness estimated): fix them, or gate with --strict",
+            v.unparsed_statements
+        ),
+        // The console's diagnostics end with their count (`1 error(s), 0 warning(s)`).
+        Verdict::Failed => {}
+    }
+    Ok(!failed)
+}
+
+/// One schema change and its readers, on stderr: `error[breaking]: FILE: column t.c removed`.
+fn print_change(c: &SchemaChange, fail_on_breaking: bool) {
+    let what = match &c.change {
+        ColumnChange::Removed => format!("column {}.{} removed", c.table, c.column),
+        ColumnChange::Renamed { to } => format!("column {}.{} renamed to {to}", c.table, c.column),
+        ColumnChange::Nullable => format!("column {}.{} became nullable", c.table, c.column),
+        ColumnChange::Retyped { old_type, new_type } => format!(
+            "column {}.{} retyped {old_type} → {new_type}",
+            c.table, c.column
+        ),
+        ColumnChange::PrimaryKey { old, new } => format!(
+            "primary key of {} changed ({}) → ({})",
+            c.table,
+            old.join(", "),
+            new.join(", ")
+        ),
+        ColumnChange::Added => format!("column {}.{} added", c.table, c.column),
+        ColumnChange::Grain { old, new } => format!(
+            "grain of {} changed: grouped by ({}) → ({})",
+            c.table,
+            old.join(", "),
+            new.join(", ")
+        ),
+    };
+    let level = match (c.breaking, fail_on_breaking) {
+        (true, true) => "error",
+        (true, false) => "warning",
+        (false, _) => "note",
+    };
+    let class = if c.breaking {
+        "breaking"
+    } else if c.change == ColumnChange::Added {
+        "additive"
+    } else {
+        "unread"
+    };
+    eprintln!("{level}[{class}]: {}: {what}", c.file);
+    for r in &c.readers {
+        eprintln!(
+            "  read by {}.{} ({}:{}{})",
+            r.table,
+            r.column,
+            r.file,
+            r.line,
+            r.via
+                .as_ref()
+                .map(|v| format!(", through {v}"))
+                .unwrap_or_default()
+        );
+    }
 }

@@ -23,13 +23,15 @@ pub fn exec(inv: &Invocation, files: &[PathBuf]) -> CmdResult {
         println!("{}", f.file);
         println!("  sinks:        {}", f.sinks.join(", "));
         println!("  sources:      {}", f.sources.join(", "));
-        println!(
-            "  statefulness: {}",
-            serde_json::to_value(f.statefulness)
+        let state = match f.statefulness {
+            crate::sql::Statefulness::Unknown => crate::sql::UNKNOWN_STATE_TEXT.to_string(),
+            s => serde_json::to_value(s)
                 .unwrap()
                 .as_str()
                 .unwrap_or("")
-        );
+                .to_string(),
+        };
+        println!("  statefulness: {state}");
         for s in &f.statements {
             println!(
                 "  line {:>4}  {:<26} sinks [{}] sources [{}]",
