@@ -20,9 +20,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// the tables its statement writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatementIndex {
-    /// Written table → the owner of the statement that writes it (itself for a table whose own DML
-    /// writes it).
-    writer: BTreeMap<String, String>,
+    /// Written table → the owners of the statements that write it (itself for a table whose own DML
+    /// writes it; several only for a table of `flinkpipe.multi_writer_tables`).
+    writer: BTreeMap<String, BTreeSet<String>>,
     /// Owner → every table its statement writes (the owner included), sorted.
     sinks: BTreeMap<String, BTreeSet<String>>,
 }
@@ -52,8 +52,9 @@ impl StatementIndex {
         idx
     }
 
-    /// Records that the statement owned by `owner` writes `sinks` (and `owner`). A table already
-    /// recorded with another writer keeps its first one (the inventory reports the second writer).
+    /// Records that the statement owned by `owner` writes `sinks` (and `owner`). A table written by
+    /// several statements (accepted by `flinkpipe.multi_writer_tables`, else an inventory error) has
+    /// them all.
     pub fn add<S: IntoIterator<Item = String>>(&mut self, owner: &str, sinks: S) {
         let set = self.sinks.entry(owner.to_string()).or_default();
         set.insert(owner.to_string());
@@ -61,8 +62,18 @@ impl StatementIndex {
         for s in set.iter() {
             self.writer
                 .entry(s.clone())
-                .or_insert_with(|| owner.to_string());
+                .or_default()
+                .insert(owner.to_string());
         }
+    }
+
+    /// The owners of every statement that writes `table` (sorted; several only for a table fed by
+    /// more than one statement).
+    pub fn writers(&self, table: &str) -> Vec<&str> {
+        self.writer
+            .get(table)
+            .map(|w| w.iter().map(String::as_str).collect())
+            .unwrap_or_default()
     }
 
     /// From the inventory: a table with a DML owns a statement writing itself and its `extra_sinks`; a
@@ -77,9 +88,11 @@ impl StatementIndex {
         )
     }
 
-    /// The owner of the statement that writes `table`, if a statement of the project writes it.
+    /// The owner of the statement that writes `table`, if a statement of the project writes it (its
+    /// own, when it has one; else the first by name).
     pub fn writer(&self, table: &str) -> Option<&str> {
-        self.writer.get(table).map(String::as_str)
+        let w = self.writer.get(table)?;
+        w.get(table).or_else(|| w.iter().next()).map(String::as_str)
     }
 
     /// Every table the statement owned by `owner` writes (sorted, the owner included); empty for a
@@ -91,16 +104,13 @@ impl StatementIndex {
             .unwrap_or_default()
     }
 
-    /// The other tables written by the statement that writes `table` (sorted, `table` left out).
+    /// The other tables written by the statements that write `table` (sorted, `table` left out).
     pub fn co_sinks(&self, table: &str) -> Vec<&str> {
-        match self.writer(table) {
-            Some(owner) => self
-                .sinks(owner)
-                .into_iter()
-                .filter(|s| *s != table)
-                .collect(),
-            None => Vec::new(),
+        let mut out: BTreeSet<&str> = BTreeSet::new();
+        for owner in self.writers(table) {
+            out.extend(self.sinks(owner).into_iter().filter(|s| *s != table));
         }
+        out.into_iter().collect()
     }
 
     /// Statements that write more than one table: owner → its sinks.
@@ -130,7 +140,7 @@ impl StatementIndex {
             }
         }
         while let Some(t) = queue.pop_front() {
-            if let Some(owner) = self.writer(&t) {
+            for owner in self.writers(&t) {
                 for s in self.sinks(owner) {
                     if !reached.contains_key(s) {
                         reached.insert(

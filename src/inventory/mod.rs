@@ -389,7 +389,7 @@ fn attach_statement_set_sinks(
                 continue;
             };
             let written_twice = target.dml_ref.is_some() || target.written_by.is_some();
-            if written_twice && !multi_writer.contains(&sink) {
+            if written_twice && !writers::is_allowed(multi_writer, &sink) {
                 let other = target
                     .written_by
                     .clone()

@@ -25,9 +25,10 @@ use std::fmt;
 /// Where a table's rows are stored, as far as two writers can collide there.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Storage {
-    /// A Kafka topic (`'topic'` of the `kafka`/`upsert-kafka` connectors; a Confluent Cloud table's own
-    /// name).
-    Topic(String),
+    /// A Kafka topic of a cluster: `'topic'` of the `kafka`/`upsert-kafka` connectors on the
+    /// `'properties.bootstrap.servers'` they name; a Confluent Cloud table's own name in its database
+    /// (the Kafka cluster; empty: the configured one).
+    Topic { cluster: String, topic: String },
     /// A filesystem location (`'path'`, trailing `/` removed).
     Path(String),
     /// A JDBC table (`'url'`, `'table-name'`).
@@ -39,7 +40,8 @@ pub enum Storage {
 impl fmt::Display for Storage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Storage::Topic(t) => write!(f, "topic '{t}'"),
+            Storage::Topic { cluster, topic } if cluster.is_empty() => write!(f, "topic '{topic}'"),
+            Storage::Topic { cluster, topic } => write!(f, "topic '{topic}' of {cluster}"),
             Storage::Path(p) => write!(f, "path '{p}'"),
             Storage::JdbcTable { url, table } => write!(f, "JDBC table '{table}' of {url}"),
             Storage::Index { hosts, index } => write!(f, "index '{index}' on {hosts}"),
@@ -57,14 +59,21 @@ pub fn storage_of(name: &str, with_options: &[(String, String)]) -> Option<Stora
             .map(|(_, v)| v.trim().to_string())
     };
     let Some(connector) = opt("connector") else {
-        // A Confluent Cloud table is its topic; its name may be qualified (`env.cluster.t`).
-        let last = name.rsplit('.').next().unwrap_or(name);
-        return Some(Storage::Topic(last.to_string()));
+        // A Confluent Cloud table is its topic in its database (the Kafka cluster); its name may be
+        // qualified (`env.cluster.t`).
+        let (cluster, topic) = match name.rsplit_once('.') {
+            Some((q, t)) => (q.to_string(), t.to_string()),
+            None => (String::new(), name.to_string()),
+        };
+        return Some(Storage::Topic { cluster, topic });
     };
     match connector.as_str() {
         "kafka" | "upsert-kafka" => opt("topic")
             .filter(|t| !t.is_empty() && !t.contains(';'))
-            .map(Storage::Topic),
+            .map(|topic| Storage::Topic {
+                cluster: opt("properties.bootstrap.servers").unwrap_or_default(),
+                topic,
+            }),
         "filesystem" => opt("path").map(|p| Storage::Path(p.trim_end_matches('/').to_string())),
         "jdbc" => Some(Storage::JdbcTable {
             url: opt("url").unwrap_or_default(),
@@ -163,7 +172,7 @@ pub fn conflicts(writes: &[Write], allowed: &BTreeSet<String>) -> Vec<Conflict> 
     let mut out = Vec::new();
     let mut reported: BTreeSet<BTreeSet<&str>> = BTreeSet::new();
     for (table, ws) in by_table {
-        if ws.len() > 1 && !allowed.contains(table) {
+        if ws.len() > 1 && !is_allowed(allowed, table) {
             reported.insert(ws.keys().copied().collect());
             out.push(Conflict {
                 on: Collision::Table(table.to_string()),
@@ -172,7 +181,7 @@ pub fn conflicts(writes: &[Write], allowed: &BTreeSet<String>) -> Vec<Conflict> 
         }
     }
     for (storage, ws) in by_storage {
-        if ws.len() < 2 || ws.values().all(|w| allowed.contains(&w.table)) {
+        if ws.len() < 2 || ws.values().all(|w| is_allowed(allowed, &w.table)) {
             continue;
         }
         let tables: BTreeSet<&str> = ws.values().map(|w| w.table.as_str()).collect();
@@ -185,6 +194,15 @@ pub fn conflicts(writes: &[Write], allowed: &BTreeSet<String>) -> Vec<Conflict> 
         });
     }
     out
+}
+
+/// Whether `table` is listed in `allowed` (`flinkpipe.multi_writer_tables`), itself or as the table it
+/// is a blue-green version of (`t_v2` is allowed when `t` is).
+pub fn is_allowed(allowed: &BTreeSet<String>, table: &str) -> bool {
+    allowed.contains(table) || {
+        let (base, version) = crate::versioning::split_version(table);
+        version.is_some() && allowed.contains(base)
+    }
 }
 
 /// The tables of `config.flinkpipe.multi_writer_tables`.
@@ -207,7 +225,10 @@ pub fn inventory_storage(tables: &BTreeMap<String, Table>) -> BTreeMap<String, S
                 return None;
             }
             let storage = if t.external && t.with_options.is_empty() {
-                t.kafka_topic.clone().map(Storage::Topic)
+                t.kafka_topic.clone().map(|topic| Storage::Topic {
+                    cluster: String::new(),
+                    topic,
+                })
             } else {
                 storage_of(&t.name, &t.with_options)
             };
@@ -357,7 +378,10 @@ mod tests {
         Write {
             statement: statement.into(),
             table: table.into(),
-            storage: topic.map(|t| Storage::Topic(t.into())),
+            storage: topic.map(|t| Storage::Topic {
+                cluster: String::new(),
+                topic: t.into(),
+            }),
             at: format!("{statement}.sql:1"),
         }
     }
@@ -370,10 +394,19 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        assert_eq!(storage_of("env.k.t", &[]), Some(Storage::Topic("t".into())));
+        assert_eq!(
+            storage_of("env.k.t", &[]),
+            Some(Storage::Topic {
+                cluster: "env.k".into(),
+                topic: "t".into()
+            })
+        );
         assert_eq!(
             storage_of("t", &o(&[("connector", "kafka"), ("topic", "x")])),
-            Some(Storage::Topic("x".into()))
+            Some(Storage::Topic {
+                cluster: String::new(),
+                topic: "x".into()
+            })
         );
         assert_eq!(
             storage_of("t", &o(&[("connector", "kafka"), ("topic", "a;b")])),
@@ -412,7 +445,13 @@ mod tests {
             got[0].to_string(),
             "table 'b' would be written by 2 statements: blue (blue.sql:1) and green (green.sql:1)"
         );
-        assert_eq!(got[1].on, Collision::Storage(Storage::Topic("a_v2".into())));
+        assert_eq!(
+            got[1].on,
+            Collision::Storage(Storage::Topic {
+                cluster: String::new(),
+                topic: "a_v2".into()
+            })
+        );
         // Allowed tables are accepted.
         let allowed: BTreeSet<String> = ["b".to_string(), "a_v2".into(), "c".into()].into();
         assert!(conflicts(&writes, &allowed).is_empty());

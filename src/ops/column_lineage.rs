@@ -73,12 +73,18 @@ pub struct LineageRequest {
     pub allow_unknown: bool,
 }
 
-/// Schemas of the project's tables: each DDL's first `CREATE TABLE`'s columns (computed ones marked).
-struct ProjectSchemas(BTreeMap<String, Vec<(String, bool)>>);
+/// Schemas of the project's tables: each DDL's first `CREATE TABLE`'s columns (computed ones marked),
+/// looked up by the name as the inventory resolves it (the configured catalog and database dropped,
+/// other qualifiers kept: `other_db.t` is not the project's `t`).
+struct ProjectSchemas<'c> {
+    tables: BTreeMap<String, Vec<(String, bool)>>,
+    cfg: &'c crate::config::Config,
+}
 
-impl Schemas for ProjectSchemas {
+impl Schemas for ProjectSchemas<'_> {
     fn columns(&self, table: &str, writable: bool) -> Option<Vec<String>> {
-        self.0.columns(table, writable)
+        let key = resolve_name(&TableName::new(table.split('.')), self.cfg);
+        self.tables.columns(&key, writable)
     }
 }
 
@@ -196,7 +202,10 @@ pub fn project_lineage(
             cols.iter().map(|c| (c.clone(), computed(c))).collect(),
         );
     }
-    let schemas = ProjectSchemas(schemas);
+    let schemas = ProjectSchemas {
+        tables: schemas,
+        cfg,
+    };
     let key = |written: &str| -> String { resolve_name(&TableName::new(written.split('.')), cfg) };
     let mut edges = BTreeSet::new();
     let mut unresolved = Vec::new();
@@ -208,10 +217,17 @@ pub fn project_lineage(
     {
         if let Some(dml) = &t.dml_ref {
             files.insert(dml);
-        } else if let (
-            Some(StatementKind::Ctas | StatementKind::CreateMaterializedTable),
+        }
+        // A CTAS, a materialized table or a view: its DDL holds its query.
+        if let (
+            Some(
+                StatementKind::Ctas
+                | StatementKind::CreateMaterializedTable
+                | StatementKind::CreateView,
+            ),
             Some(ddl),
         ) = (t.ddl_kind, &t.ddl_ref)
+            && t.dml_ref.is_none()
         {
             files.insert(ddl);
         }
@@ -220,12 +236,14 @@ pub fn project_lineage(
         for st in columns::lineage(&read(file)?, &schemas) {
             let table = key(&st.sink);
             if !st.unresolved.is_empty() {
+                // Listed as unresolved, with no edge: an edge of an unsure statement may be wrong.
                 unresolved.push(Unresolved {
                     table: table.clone(),
                     file: file.clone(),
                     line: st.line,
                     reasons: st.unresolved.clone(),
                 });
+                continue;
             }
             for c in &st.columns {
                 let feeds = c

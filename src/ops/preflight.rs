@@ -312,9 +312,11 @@ mod tests {
 }
 
 /// The one-writer rule on the state after a deploy: every statement the plan sends (the nodes it
-/// creates or restarts, with the SQL of the tree) and every live statement that is still running
-/// (PENDING, RUNNING, DEGRADED, FAILING) and that the deploy does not replace (with the SQL it runs
-/// now). Storage comes from the tree's DDLs, else from the live `CREATE` statements the target lists.
+/// creates or restarts, with the SQL of the tree) and every live statement of the project's
+/// statement-name prefix that is still running (PENDING, RUNNING, DEGRADED, FAILING) and that the
+/// deploy does not replace (with the SQL it runs now; a carry-over's `<name>-co` counts as `<name>`;
+/// statements of other prefixes — other environments or projects — resolve their names in their own
+/// catalog and are left out). Storage comes from the tree's DDLs, else from the live `CREATE` statements the target lists.
 ///
 /// Errors: [`OpsError::Refused`] naming every table or storage written by two of them, with the
 /// file:line of each INSERT of the tree and the line of the live statement's SQL; tables of
@@ -333,6 +335,18 @@ pub fn one_writer(
         .filter(|n| n.action != Action::Skip)
         .flat_map(|n| n.steps.iter().map(|s| s.spec.name.as_str()))
         .collect();
+    // A carry-over's temporary statement (`<name>-co`) is the same writer as `<name>`: the executor's
+    // handover owns it (and a resume finishes it).
+    let carried: BTreeSet<String> = sent
+        .iter()
+        .copied()
+        .chain(live.keys().map(String::as_str))
+        .map(crate::deploy::executor::carry_temp_name)
+        .collect();
+    // Statements of other projects or environments (another statement-name prefix) may share the
+    // Confluent environment: their names resolve in their own catalog and database, not ours.
+    let ours =
+        |name: &str| name.starts_with(&format!("{}-", naming.prefix)) || name == naming.prefix;
     let inv = &project.inventory;
     // Storage: live CREATEs first, the tree's DDLs over them.
     let mut storage = BTreeMap::new();
@@ -355,7 +369,11 @@ pub fn one_writer(
             st.phase,
             Phase::Pending | Phase::Running | Phase::Degraded | Phase::Failing
         );
-        if !running || sent.contains(st.name.as_str()) {
+        if !running
+            || sent.contains(st.name.as_str())
+            || carried.contains(&st.name)
+            || !ours(&st.name)
+        {
             continue;
         }
         writes.extend(writers::sql_writes_at(
@@ -366,7 +384,12 @@ pub fn one_writer(
             |line| format!("running on the target, line {line} of its SQL"),
         ));
     }
-    let found = writers::conflicts(&writes, &writers::allowed(cfg));
+    // Only what this deploy causes: a collision that involves a statement it sends (two live
+    // statements it leaves alone were there before and stay whatever it does).
+    let found: Vec<writers::Conflict> = writers::conflicts(&writes, &writers::allowed(cfg))
+        .into_iter()
+        .filter(|c| c.writes.iter().any(|w| sent.contains(w.statement.as_str())))
+        .collect();
     if found.is_empty() {
         return Ok(());
     }

@@ -46,6 +46,10 @@ pub struct Reader {
     /// For a transitive reader: the column it reads that comes from the changed one (`t.c`); `None`
     /// for a statement that reads the changed column itself.
     pub via: Option<String>,
+    /// The reader reads the changed table but its column lineage is unresolved: it may read the
+    /// column (`column` is `?`); counted as a reader.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unsure: bool,
 }
 
 /// A changed column and who reads it.
@@ -159,8 +163,12 @@ pub fn with_readers(
     let lineage = column_lineage::project_lineage(project, cfg, &removed)?;
     let mut out = Vec::new();
     for (table, file, d, renamed) in diffs {
+        let unsure = unsure_readers(project, &lineage, &table);
         let mut push = |column: String, cols: Vec<String>, change: ColumnChange| {
-            let readers = readers_of(&lineage.edges, &table, &cols);
+            let mut readers = readers_of(&lineage.edges, &table, &cols);
+            if !matches!(change, ColumnChange::Added) {
+                readers.extend(unsure.iter().cloned());
+            }
             let breaking = !matches!(change, ColumnChange::Added) && !readers.is_empty();
             out.push(SchemaChange {
                 table: table.clone(),
@@ -235,7 +243,8 @@ pub fn with_readers(
                 .map(|e| e.source_column.clone()),
         );
         let cols: Vec<String> = cols.into_iter().collect();
-        let readers = readers_of(&lineage.edges, &table, &cols);
+        let mut readers = readers_of(&lineage.edges, &table, &cols);
+        readers.extend(unsure_readers(project, &lineage, &table));
         out.push(SchemaChange {
             column: new.join(", "),
             breaking: !readers.is_empty(),
@@ -259,6 +268,8 @@ fn grain_changes(
 ) -> Result<Vec<(String, String, Vec<String>, Vec<String>)>, OpsError> {
     use crate::sql::columns;
     let (schemas, _) = column_lineage::schemas_of(project)?;
+    // By the name as written in these SQL texts resolved as the inventory does.
+    let schemas: BTreeMap<String, Vec<(String, bool)>> = schemas;
     let key = |written: &str| {
         crate::inventory::resolve_name(&crate::sql::TableName::new(written.split('.')), cfg)
     };
@@ -308,6 +319,33 @@ fn grain_changes(
     Ok(out)
 }
 
+/// The statements whose column lineage is unresolved and that read `table` (a child in the graph):
+/// they may read any of its columns.
+fn unsure_readers(
+    project: &crate::project::Project,
+    lineage: &column_lineage::ColumnLineage,
+    table: &str,
+) -> Vec<Reader> {
+    let children: BTreeSet<&str> = project.graph.children(table).into_iter().collect();
+    lineage
+        .unresolved
+        .iter()
+        .filter(|u| children.contains(u.table.as_str()))
+        .map(|u| Reader {
+            table: u.table.clone(),
+            column: "?".into(),
+            kind: EdgeKind::Indirect,
+            file: u.file.clone(),
+            line: u.line,
+            via: Some(format!(
+                "column lineage unresolved: {}",
+                u.reasons.join("; ")
+            )),
+            unsure: true,
+        })
+        .collect()
+}
+
 /// The statements that read `table`'s `columns`, directly, then transitively through the columns they
 /// compute from them (each reader once, sorted).
 fn readers_of(edges: &[column_lineage::Edge], table: &str, columns: &[String]) -> Vec<Reader> {
@@ -332,6 +370,7 @@ fn readers_of(edges: &[column_lineage::Edge], table: &str, columns: &[String]) -
                 file: e.file.clone(),
                 line: e.line,
                 via: via.clone(),
+                unsure: false,
             });
             // What the reader computes from it carries the change further down.
             if e.kind == EdgeKind::Direct {

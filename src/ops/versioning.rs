@@ -60,6 +60,9 @@ pub fn blue_green(
             && !project.inventory.tables.contains_key(&f.new_table_name)
     });
     if moved_on && !opts.include_uncommitted {
+        ctx.console.note(
+            "note: the work tree no longer has a table the commits changed (a versioning not committed yet?): comparing the base with the work tree, uncommitted changes included",
+        );
         opts.include_uncommitted = true;
         set = changes::list_changes(pipelines, &opts, &cfg)?;
     }

@@ -593,7 +593,11 @@ pub fn build_plan(
         VecDeque::new()
     };
     loop {
-        for sibling in p.add_statement_siblings() {
+        // Siblings of every statement (re)started so far, including the ancestors just added (an
+        // ancestor started for a sibling may itself write a statement set): until none is added.
+        let siblings = p.add_statement_siblings();
+        let found = !siblings.is_empty();
+        for sibling in siblings {
             let added = p.add_ancestors(&[sibling.as_str()], Some(&sibling));
             if options.may_start_descendants {
                 queue.extend(added);
@@ -601,6 +605,9 @@ pub fn build_plan(
             }
         }
         if queue.is_empty() {
+            if found {
+                continue;
+            }
             break;
         }
         while let Some(parent) = queue.pop_front() {

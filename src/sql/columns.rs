@@ -40,12 +40,11 @@ pub trait Schemas {
     fn columns(&self, table: &str, writable: bool) -> Option<Vec<String>>;
 }
 
+/// Tables by their name as written (`db.t` and `t` are different tables: which database a bare name
+/// means is the caller's to say, as the project does with its configured catalog and database).
 impl Schemas for BTreeMap<String, Vec<(String, bool)>> {
     fn columns(&self, table: &str, writable: bool) -> Option<Vec<String>> {
-        let cols = self.get(table).or_else(|| {
-            let last = table.rsplit('.').next().unwrap_or(table);
-            self.get(last)
-        })?;
+        let cols = self.get(table)?;
         Some(
             cols.iter()
                 .filter(|(_, computed)| !writable || !computed)
@@ -232,6 +231,7 @@ fn written(
         indirect: BTreeSet::new(),
         grain: BTreeSet::new(),
         unresolved: Vec::new(),
+        using_join: false,
     };
     let outputs = w.query(q, &[]);
     let mut result = StatementColumns {
@@ -260,11 +260,14 @@ fn written(
         outputs.iter().map(|o| o.0.clone()).collect()
     };
     if names.len() != outputs.len() {
+        // Positions cannot be matched (a static PARTITION column, a DDL out of step): no column is
+        // named rather than a wrong one.
         result.unresolved.push(format!(
             "{} output column(s) for {} column(s) of {sink}",
             outputs.len(),
             names.len()
         ));
+        return result;
     }
     result.columns = names
         .into_iter()
@@ -384,6 +387,8 @@ struct Walk<'a> {
     indirect: BTreeSet<SourceColumn>,
     grain: BTreeSet<SourceColumn>,
     unresolved: Vec<String>,
+    /// A `JOIN … USING` was met in the current SELECT.
+    using_join: bool,
 }
 
 /// Where a column reference is read: into the value (direct) or into the row set's shape (indirect).
@@ -434,7 +439,7 @@ impl Walk<'_> {
             && let OrderByKind::Expressions(list) = &order.kind
         {
             for o in list {
-                self.order_term(&o.expr, outs.as_deref(), &rels, outer);
+                self.order_term(&o.expr, outs.as_deref(), &rels, outer, true);
             }
         }
         self.ctes.pop();
@@ -443,15 +448,18 @@ impl Walk<'_> {
 
     /// An ORDER BY / GROUP BY term: an output name or position of the query, else an expression over its
     /// relations; indirect.
+    /// `outputs_first`: a bare name binds to an output alias before a relation's column (ORDER BY, as
+    /// Calcite binds it); otherwise to a relation's column first (GROUP BY).
     fn order_term(
         &mut self,
         e: &Expr,
         outs: Option<&[Out]>,
         rels: &[Rel],
         outer: &[Rel],
+        outputs_first: bool,
     ) -> BTreeSet<SourceColumn> {
         let s = if let (Expr::Identifier(i), Some(outs)) = (e, outs)
-            && rels.iter().all(|r| r.kind.has(&i.value) != Some(true))
+            && (outputs_first || rels.iter().all(|r| r.kind.has(&i.value) != Some(true)))
             && let Some((_, s)) = outs.iter().find(|(n, _)| same(n, &i.value))
         {
             s.clone()
@@ -512,6 +520,13 @@ impl Walk<'_> {
     }
 
     fn select(&mut self, s: &Select, outer: &[Rel]) -> (Option<Vec<Out>>, Vec<Rel>) {
+        let saved_using = std::mem::take(&mut self.using_join);
+        let result = self.select_inner(s, outer);
+        self.using_join = saved_using;
+        result
+    }
+
+    fn select_inner(&mut self, s: &Select, outer: &[Rel]) -> (Option<Vec<Out>>, Vec<Rel>) {
         let mut rels: Vec<Rel> = Vec::new();
         let mut conditions: Vec<&Expr> = Vec::new();
         for twj in &s.from {
@@ -554,6 +569,9 @@ impl Walk<'_> {
                     let src = self.expr(expr, &rels, outer);
                     outs.push((alias.value.clone(), src));
                 }
+                SelectItem::Wildcard(_) if self.using_join => {
+                    self.unsure("* over a JOIN … USING (the shared columns once)");
+                }
                 SelectItem::Wildcard(_) => {
                     if rels.is_empty() {
                         self.unsure("* without a relation");
@@ -590,7 +608,7 @@ impl Walk<'_> {
         match &s.group_by {
             GroupByExpr::Expressions(list, _) => {
                 for e in list {
-                    let keys = self.order_term(e, Some(&outs), &rels, outer);
+                    let keys = self.order_term(e, Some(&outs), &rels, outer, false);
                     self.grain.extend(keys);
                 }
             }
@@ -640,6 +658,8 @@ impl Walk<'_> {
             match constraint {
                 Some(JoinConstraint::On(e)) => conditions.push(e),
                 Some(JoinConstraint::Using(cols)) => {
+                    // `SELECT *` over a USING join lists the shared columns once: not expanded here.
+                    self.using_join = true;
                     for c in cols {
                         let col =
                             c.0.last()
@@ -726,9 +746,19 @@ impl Walk<'_> {
                 rels.push(Rel { names, kind });
             }
             TableFactor::Derived {
-                subquery, alias, ..
+                lateral,
+                subquery,
+                alias,
+                ..
             } => {
-                let outs = self.query(subquery, outer);
+                // A LATERAL subquery sees the relations before it.
+                let outs = if *lateral {
+                    let mut scope: Vec<Rel> = rels.clone();
+                    scope.extend(outer.iter().cloned());
+                    self.query(subquery, &scope)
+                } else {
+                    self.query(subquery, outer)
+                };
                 let kind = match outs {
                     Some(mut outs) => {
                         if let Some(a) = alias {
@@ -1251,6 +1281,39 @@ mod tests {
         // * over an unknown schema.
         let r = &lineage("INSERT INTO s SELECT * FROM t1;", &none())[0];
         assert!(!r.unresolved.is_empty());
+    }
+
+    #[test]
+    fn lateral_using_order_by_and_partition_columns() {
+        // A LATERAL subquery sees the relations before it.
+        let sql = "INSERT INTO s SELECT l.v FROM t, LATERAL (SELECT u.name AS v FROM users u WHERE u.id = t.a) AS l;";
+        let r = &lineage(sql, &none())[0];
+        assert!(r.unresolved.is_empty(), "{:?}", r.unresolved);
+        assert_eq!(
+            cols(r),
+            vec![("v".to_string(), vec!["users.name".to_string()])]
+        );
+        assert_eq!(ind(r), vec!["t.a", "users.id"]);
+        // SELECT * over JOIN … USING: not expanded (the shared columns once), unresolved.
+        let sql = "CREATE TABLE a (id INT, x INT);\nCREATE TABLE b (id INT, y INT);\nINSERT INTO t SELECT * FROM a JOIN b USING (id);";
+        assert!(!lineage(sql, &none())[0].unresolved.is_empty());
+        // ORDER BY binds an output alias first.
+        let sql = "INSERT INTO t SELECT b AS a, a AS b FROM s ORDER BY a;";
+        let r = &lineage(sql, &none())[0];
+        assert_eq!(ind(r), vec!["s.b"]);
+        // Outputs that cannot be matched to the sink's columns by position: no column at all.
+        let sql = "CREATE TABLE t (x INT, y INT, dt STRING);\nINSERT INTO t PARTITION (dt = '2024') SELECT a, b, c, d FROM s;";
+        let r = &lineage(sql, &none())[0];
+        assert!(!r.unresolved.is_empty());
+        assert!(r.columns.is_empty());
+        // `other_db.t` is not the local `t`.
+        let mut schemas = none();
+        schemas.insert(
+            "src".to_string(),
+            vec![("id".to_string(), false), ("n".to_string(), false)],
+        );
+        let r = &lineage("INSERT INTO s SELECT * FROM other_db.src;", &schemas)[0];
+        assert!(!r.unresolved.is_empty(), "{:?}", r.columns);
     }
 
     #[test]

@@ -414,6 +414,28 @@ fn check_one_writer(
             })
         })
         .collect();
+    // A statement of the tree whose file the rewrite edits but whose owner is not versioned would keep
+    // its name with new SQL: it would be restarted in place, and blue would lose what it writes.
+    let mut found_in_place = Vec::new();
+    for t in inv.tables.values().filter(|t| {
+        !t.external && crate::graph::statements::owns_statement(t) && !renames.contains_key(&t.name)
+    }) {
+        let file = t
+            .dml_ref
+            .as_ref()
+            .or(t.ddl_ref.as_ref().filter(|_| t.dml_ref.is_none()));
+        if let Some(file) = file
+            && edits.iter().any(|e| &e.file == file)
+        {
+            found_in_place.push(format!(
+                "the statement of {} ({file}) would keep its name with rewritten SQL (restarted in place, not beside blue): it writes or reads a versioned table and must be versioned too",
+                t.name
+            ));
+        }
+    }
+    if !found_in_place.is_empty() {
+        return Err(VersionError::SharedWriters(found_in_place));
+    }
     let found: Vec<String> = writers::conflicts(&all, &writers::allowed(config))
         .into_iter()
         .filter(|c| c.writes.iter().any(|w| green.contains(&w.statement)))

@@ -845,3 +845,48 @@ fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_
             .is_none()
     );
 }
+
+/// The one-writer check counts only what a deploy causes among the project's statements: a statement
+/// of another prefix (another environment in the same Confluent environment) and a carry-over's
+/// `<name>-co` are not second writers.
+#[test]
+fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "deploy", "--dir", "pipelines"],
+    ));
+    let sql = fake
+        .sql("dev-usw2-sales-dml-sales-fct-order-payments")
+        .expect("deployed");
+    fake.seed(
+        "stg-usw2-sales-dml-sales-fct-order-payments",
+        &sql,
+        "RUNNING",
+    );
+    fake.seed(
+        "dev-usw2-sales-dml-sales-fct-order-payments-co",
+        &sql,
+        "RUNNING",
+    );
+    for args in [
+        vec![
+            "pipeline",
+            "deploy",
+            "--table-name",
+            "sales_fct_order_payments",
+            "--dry-run",
+        ],
+        vec![
+            "pipeline",
+            "build-execution-plan",
+            "--table-name",
+            "sales_fct_order_payments",
+        ],
+    ] {
+        let o = run(&r, &fake, &args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+}

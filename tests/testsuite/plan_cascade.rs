@@ -521,3 +521,52 @@ fn table_names_and_a_table_list_give_the_same_plan() {
     assert_eq!(a["nodes"], b["nodes"]);
     assert!(!a["nodes"].as_array().unwrap().is_empty());
 }
+
+/// A statement set started as the ancestor of another statement set's sibling: its own siblings are
+/// planned too, without --may-start-descendants (the sibling rule runs to a fixpoint).
+#[test]
+fn siblings_of_ancestors_added_for_a_sibling_are_planned() {
+    let ddl = |n: &str| {
+        format!(
+            "CREATE TABLE IF NOT EXISTS {n} (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = '{n}', 'key.format' = 'json', 'value.format' = 'json');\n"
+        )
+    };
+    let (_t, root) = project(&[
+        ("sources/s/sql-scripts/ddl.s.sql", &ddl("s")),
+        ("sources/s2/sql-scripts/ddl.s2.sql", &ddl("s2")),
+        ("intermediates/p/sql-scripts/ddl.p.sql", &ddl("p")),
+        (
+            "intermediates/p/sql-scripts/dml.p.sql",
+            "EXECUTE STATEMENT SET\nBEGIN\n  INSERT INTO p SELECT id FROM s2;\n  INSERT INTO r SELECT id FROM s2;\nEND;\n",
+        ),
+        ("intermediates/r/sql-scripts/ddl.r.sql", &ddl("r")),
+        ("facts/x/sql-scripts/ddl.x.sql", &ddl("x")),
+        (
+            "facts/x/sql-scripts/dml.x.sql",
+            "EXECUTE STATEMENT SET\nBEGIN\n  INSERT INTO x SELECT id FROM p;\n  INSERT INTO y SELECT id FROM s;\nEND;\n",
+        ),
+        ("facts/y/sql-scripts/ddl.y.sql", &ddl("y")),
+    ]);
+    let p = load(&root);
+    let plan = plan(
+        &p,
+        &StatementStatus::default(),
+        Scope::Tables(vec!["y".into()]),
+        &PlanOptions::default(),
+    );
+    let action = |t: &str| {
+        plan.nodes
+            .iter()
+            .find(|n| n.table_name == t)
+            .map(|n| n.action)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{t} not planned: {:?}",
+                    plan.nodes.iter().map(|n| &n.table_name).collect::<Vec<_>>()
+                )
+            })
+    };
+    assert_eq!(action("p"), Action::Create);
+    assert_eq!(action("r"), Action::Create, "r is written by p's statement");
+    assert_eq!(action("x"), Action::Create);
+}

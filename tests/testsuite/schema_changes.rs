@@ -423,3 +423,54 @@ fn blue_green_fail_on_breaking_refuses_and_writes_nothing() {
             .contains("INSERT INTO m ")
     );
 }
+
+/// A view of the project (its DDL holds its query) is a reader like a DML: dropping a column it reads
+/// is breaking, and its own readers follow through it.
+#[test]
+fn a_view_reading_a_removed_column_is_a_breaking_reader() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        (
+            "sources/s/sql-scripts/ddl.s.sql".to_string(),
+            ddl("s", &cols(&["id", "label", "qty"])),
+        ),
+        (
+            "views/v/sql-scripts/ddl.v.sql".to_string(),
+            "CREATE VIEW v AS\nSELECT id, UPPER(label) AS name FROM s;\n".to_string(),
+        ),
+        (
+            "facts/f/sql-scripts/ddl.f.sql".to_string(),
+            ddl("f", &cols(&["id", "name"])),
+        ),
+        (
+            "facts/f/sql-scripts/dml.f.sql".to_string(),
+            "INSERT INTO f SELECT id, name FROM v;\n".to_string(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("sources/s/sql-scripts/ddl.s.sql", |t| {
+        t.replace("  label STRING,\n", "")
+    });
+    r.commit("drop s.label", T_BASE + 60);
+    let (code, v) = check(&r);
+    assert_eq!(code, Some(1), "{v:#}");
+    let change = &v["schema_changes"][0];
+    assert_eq!(change["column"], "label");
+    let readers: Vec<String> = change["readers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            format!(
+                "{}.{}",
+                x["table"].as_str().unwrap(),
+                x["column"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(readers, vec!["f.name", "v.name"], "{v:#}");
+}

@@ -365,3 +365,62 @@ fn validate_names_both_writers_of_a_table_or_topic() {
         "{err}"
     );
 }
+
+/// A table fed by two statements on purpose (`flinkpipe.multi_writer_tables`): a change to either
+/// versions both statements whatever the names' order, and the rewritten tree still validates (the
+/// green version of an allowed table is allowed).
+#[test]
+fn a_multi_writer_table_versions_every_statement_that_writes_it() {
+    for owner in ["a_owner", "z_owner"] {
+        let files = vec![
+            ("sources/s/sql-scripts/ddl.s.sql".to_string(), ddl("s")),
+            (
+                "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
+                ddl("m"),
+            ),
+            (
+                "intermediates/m/sql-scripts/dml.m.sql".to_string(),
+                "INSERT INTO m SELECT id, v FROM s WHERE v < 0;\n".to_string(),
+            ),
+            (
+                format!("intermediates/{owner}/sql-scripts/ddl.{owner}.sql"),
+                ddl(owner),
+            ),
+            (
+                format!("intermediates/{owner}/sql-scripts/dml.{owner}.sql"),
+                format!(
+                    "EXECUTE STATEMENT SET\nBEGIN\n  INSERT INTO {owner} SELECT id, v FROM s;\n  INSERT INTO m SELECT id, v FROM s WHERE v >= 0;\nEND;\n"
+                ),
+            ),
+        ];
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let (tmp, root) = project(&refs);
+        let mut cfg = Config::default();
+        cfg.flinkpipe.multi_writer_tables = vec!["m".into()];
+        let p = flinkpipe::project::load(&root, &cfg, LoadOptions::default()).unwrap();
+        assert!(!p.has_errors(), "{owner}: {:?}", p.diagnostics);
+        let naming = StatementNaming::from_config(&cfg);
+        let plan = plan_versions(
+            &p,
+            &cfg,
+            &naming,
+            &VersionRequest {
+                seeds: vec!["m".into()],
+                default_suffix: "_v2".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{owner}: {e}"));
+        let renamed: BTreeSet<&str> = plan.renames.keys().map(String::as_str).collect();
+        assert_eq!(renamed, BTreeSet::from(["m", owner]), "{owner}");
+        for e in &plan.edits {
+            std::fs::write(&e.path, &e.after).unwrap();
+        }
+        let green = flinkpipe::project::load(&root, &cfg, LoadOptions::default()).unwrap();
+        assert!(!green.has_errors(), "{owner}: {:?}", green.diagnostics);
+        drop(tmp);
+    }
+}
