@@ -20,17 +20,35 @@ pub struct Gate {
     pub deny: Vec<DeniedClass>,
 }
 
-impl Gate {
-    /// Why a warning of class `code` is an error under this gate (`--strict`, `--deny CLASS`), or
-    /// `None` when it stays a warning.
-    pub fn denies(&self, code: &str) -> Option<String> {
-        if let Some(d) = self.deny.iter().find(|d| d.covers(code)) {
-            return Some(match d {
-                DeniedClass::All => "--deny all".to_string(),
-                DeniedClass::Code(c) => format!("--deny {c}"),
-            });
+/// The option of a [`Gate`] that makes a warning an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeniedBy {
+    /// `--strict`.
+    Strict,
+    /// `--deny CLASS` (or `--deny all`).
+    Deny(DeniedClass),
+}
+
+impl std::fmt::Display for DeniedBy {
+    /// `--strict`, `--deny all`, `--deny sql-fallback`: the option as the user wrote it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeniedBy::Strict => f.write_str("--strict"),
+            DeniedBy::Deny(DeniedClass::All) => f.write_str("--deny all"),
+            DeniedBy::Deny(DeniedClass::Code(c)) => write!(f, "--deny {c}"),
         }
-        (self.strict && STRICT_CLASSES.contains(&code)).then(|| "--strict".to_string())
+    }
+}
+
+impl Gate {
+    /// The option that makes a warning of class `code` an error under this gate (a `--deny`
+    /// first, then `--strict`), or `None` when it stays a warning.
+    pub fn denies(&self, code: &str) -> Option<DeniedBy> {
+        if let Some(d) = self.deny.iter().find(|d| d.covers(code)) {
+            return Some(DeniedBy::Deny(*d));
+        }
+        (self.strict && STRICT_CLASSES.contains(&code)).then_some(DeniedBy::Strict)
     }
 
     /// Makes the denied warnings of `diagnostics` errors; the message says which option did

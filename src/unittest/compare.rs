@@ -251,6 +251,67 @@ pub fn compare(
     })
 }
 
+/// The rows of an output as CSV lines of `header` (the columns of an expected file, in its order),
+/// the header first: what to paste into the expected file once checked. Each value is written so that
+/// [`super::data::read_csv`] reads it back as the same typed value: NULL as `NULL`, a text that is
+/// empty, `NULL`, or starts with `'` or `#` as a `'…'` SQL literal, timestamps with a space between
+/// date and time, nested values as their JSON text; the CSV quoting is the `csv` crate's. A header
+/// column the output lacks gives `NULL` (the comparison names the column).
+pub fn csv_lines(header: &[String], columns: &[Column], rows: &[Row]) -> Vec<String> {
+    let pos: Vec<Option<usize>> = header
+        .iter()
+        .map(|h| columns.iter().position(|c| c.name.eq_ignore_ascii_case(h)))
+        .collect();
+    let line = |cells: Vec<String>| -> String {
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        w.write_record(&cells).expect("writing to memory");
+        let bytes = w.into_inner().expect("writing to memory");
+        String::from_utf8_lossy(&bytes)
+            .trim_end_matches('\n')
+            .to_string()
+    };
+    let mut out = vec![line(header.to_vec())];
+    for row in rows {
+        let cells = pos
+            .iter()
+            .map(|p| match p {
+                None => "NULL".to_string(),
+                Some(i) => csv_cell(
+                    row.get(*i).unwrap_or(&Value::Null),
+                    class_of(&columns[*i].type_name),
+                ),
+            })
+            .collect();
+        out.push(line(cells));
+    }
+    out
+}
+
+/// One value as a cell [`super::data::read_csv`] reads back by the column's class.
+fn csv_cell(v: &Value, class: TypeClass) -> String {
+    match v {
+        Value::Null => "NULL".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => match class {
+            TypeClass::Timestamp | TypeClass::TimestampLtz => s.replacen('T', " ", 1),
+            TypeClass::Text | TypeClass::Binary | TypeClass::Nested
+                if s.is_empty()
+                    || s.eq_ignore_ascii_case("null")
+                    || s.starts_with('\'')
+                    || s.starts_with('#') =>
+            {
+                format!("'{}'", s.replace('\'', "''"))
+            }
+            _ => s.clone(),
+        },
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,66 +389,5 @@ mod tests {
         assert!(cell_equals(&Cell::Null, &Value::Null, "INT"));
         assert!(!cell_equals(&Cell::Bare("0".into()), &Value::Null, "INT"));
         assert!(!cell_equals(&Cell::Null, &json!(""), "STRING"));
-    }
-}
-
-/// The rows of an output as CSV lines of `header` (the columns of an expected file, in its order),
-/// the header first: what to paste into the expected file once checked. Each value is written so that
-/// [`super::data::read_csv`] reads it back as the same typed value: NULL as `NULL`, a text that is
-/// empty, `NULL`, or starts with `'` or `#` as a `'…'` SQL literal, timestamps with a space between
-/// date and time, nested values as their JSON text; the CSV quoting is the `csv` crate's. A header
-/// column the output lacks gives `NULL` (the comparison names the column).
-pub fn csv_lines(header: &[String], columns: &[Column], rows: &[Row]) -> Vec<String> {
-    let pos: Vec<Option<usize>> = header
-        .iter()
-        .map(|h| columns.iter().position(|c| c.name.eq_ignore_ascii_case(h)))
-        .collect();
-    let line = |cells: Vec<String>| -> String {
-        let mut w = csv::WriterBuilder::new()
-            .has_headers(false)
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
-        w.write_record(&cells).expect("writing to memory");
-        let bytes = w.into_inner().expect("writing to memory");
-        String::from_utf8_lossy(&bytes)
-            .trim_end_matches('\n')
-            .to_string()
-    };
-    let mut out = vec![line(header.to_vec())];
-    for row in rows {
-        let cells = pos
-            .iter()
-            .map(|p| match p {
-                None => "NULL".to_string(),
-                Some(i) => csv_cell(
-                    row.get(*i).unwrap_or(&Value::Null),
-                    class_of(&columns[*i].type_name),
-                ),
-            })
-            .collect();
-        out.push(line(cells));
-    }
-    out
-}
-
-/// One value as a cell [`super::data::read_csv`] reads back by the column's class.
-fn csv_cell(v: &Value, class: TypeClass) -> String {
-    match v {
-        Value::Null => "NULL".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => match class {
-            TypeClass::Timestamp | TypeClass::TimestampLtz => s.replacen('T', " ", 1),
-            TypeClass::Text | TypeClass::Binary | TypeClass::Nested
-                if s.is_empty()
-                    || s.eq_ignore_ascii_case("null")
-                    || s.starts_with('\'')
-                    || s.starts_with('#') =>
-            {
-                format!("'{}'", s.replace('\'', "''"))
-            }
-            _ => s.clone(),
-        },
-        other => other.to_string(),
     }
 }
