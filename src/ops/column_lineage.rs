@@ -129,13 +129,16 @@ pub fn column_lineage(
     Ok(lineage)
 }
 
+/// Table → its columns in order, each with whether it is computed (not written by an INSERT).
+pub type TableColumns = BTreeMap<String, Vec<(String, bool)>>;
+
 /// Schemas of a loaded project (table → its DDL's columns in order, computed ones marked), and the
 /// columns with their types.
 ///
 /// Errors: unreadable DDL files.
 pub fn schemas_of(
     project: &crate::project::Project,
-) -> Result<(BTreeMap<String, Vec<(String, bool)>>, Vec<ColumnInfo>), OpsError> {
+) -> Result<(TableColumns, Vec<ColumnInfo>), OpsError> {
     let inv = &project.inventory;
     let mut schemas = BTreeMap::new();
     let mut infos = Vec::new();

@@ -257,6 +257,9 @@ pub fn with_readers(
     Ok(out)
 }
 
+/// `(table written, DML file, old grain, new grain)`.
+type GrainChange = (String, String, Vec<String>, Vec<String>);
+
 /// Statements whose grain (GROUP BY / PARTITION BY source columns) differs between the base and the
 /// head: `(table written, DML file, old grain, new grain)`.
 fn grain_changes(
@@ -265,7 +268,7 @@ fn grain_changes(
     pipelines: &Path,
     files: &[changes::FileChange],
     base_commit: &str,
-) -> Result<Vec<(String, String, Vec<String>, Vec<String>)>, OpsError> {
+) -> Result<Vec<GrainChange>, OpsError> {
     use crate::sql::columns;
     let (schemas, _) = column_lineage::schemas_of(project)?;
     // By the name as written in these SQL texts resolved as the inventory does.

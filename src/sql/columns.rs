@@ -530,7 +530,7 @@ impl Walk<'_> {
         let mut rels: Vec<Rel> = Vec::new();
         let mut conditions: Vec<&Expr> = Vec::new();
         for twj in &s.from {
-            self.from_item(twj, &mut rels, &mut conditions, outer);
+            self.walk_from_item(twj, &mut rels, &mut conditions, outer);
         }
         if !s.lateral_views.is_empty() {
             self.unsure("LATERAL VIEW");
@@ -627,7 +627,7 @@ impl Walk<'_> {
     }
 
     /// A FROM item and its joins: relations added to `rels`, join conditions to `conditions`.
-    fn from_item<'q>(
+    fn walk_from_item<'q>(
         &mut self,
         twj: &'q TableWithJoins,
         rels: &mut Vec<Rel>,
@@ -820,7 +820,7 @@ impl Walk<'_> {
             }
             TableFactor::NestedJoin {
                 table_with_joins, ..
-            } => self.from_item(table_with_joins, rels, conditions, outer),
+            } => self.walk_from_item(table_with_joins, rels, conditions, outer),
             TableFactor::MatchRecognize { .. } => self.unsure("MATCH_RECOGNIZE"),
             TableFactor::JsonTable { .. } => self.unsure("JSON_TABLE"),
             _ => self.unsure("a FROM item column lineage does not read"),
@@ -1108,10 +1108,8 @@ impl Visitor for Collect {
 
     fn pre_visit_expr(&mut self, e: &Expr) -> std::ops::ControlFlow<()> {
         match e {
-            Expr::Identifier(i) => {
-                if !is_niladic(i) {
-                    self.refs.push((None, i.value.clone()));
-                }
+            Expr::Identifier(i) if !is_niladic(i) => {
+                self.refs.push((None, i.value.clone()));
             }
             Expr::CompoundIdentifier(parts) => {
                 let (last, rest) = parts.split_last().expect("a compound identifier");

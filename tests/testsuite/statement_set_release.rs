@@ -372,7 +372,7 @@ fn validate_names_both_writers_of_a_table_or_topic() {
 #[test]
 fn a_multi_writer_table_versions_every_statement_that_writes_it() {
     for owner in ["a_owner", "z_owner"] {
-        let files = vec![
+        let files = [
             ("sources/s/sql-scripts/ddl.s.sql".to_string(), ddl("s")),
             (
                 "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
