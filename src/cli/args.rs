@@ -151,6 +151,34 @@ pub enum ProjectCommand {
     /// phase (default COMPLETED and FAILED), age and compute pool, from one listing; never a running
     /// statement of the project unless named with --statement-name.
     HousekeepStatements(HousekeepArgs),
+    /// Check every key of the configuration file (type, allowed values, required for the target) and
+    /// print all problems at once with their line numbers; exit 1 when there is one.
+    ValidateConfig {
+        /// Check what this target needs [default: gateway when flinkpipe.gateway.url (or
+        /// FLINKPIPE_GATEWAY_URL) is set, else confluent].
+        #[arg(long, value_enum)]
+        target: Option<ConfigTarget>,
+    },
+    /// Every statement on a compute pool: phase, the table of the project that owns it (or none: not
+    /// ours) and its age (a Flink API key).
+    GetStatementList {
+        /// The compute pool id (`lfcp-…`).
+        compute_pool_id: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+}
+
+/// The deploy target `project validate-config` checks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigTarget {
+    /// An Apache Flink SQL Gateway (flinkpipe.gateway.*).
+    Gateway,
+    /// Confluent Cloud for Apache Flink.
+    Confluent,
 }
 
 /// Options of `project create-compute-pool`.
@@ -296,6 +324,29 @@ pub enum TableCommand {
     /// shift_left's name for running the validation of the unit tests: the same as run-unit-tests
     /// (every run checks the outputs).
     RunValidationTests(RunUnitTestsArgs),
+    /// shift_left's other name for running the validation of the unit tests: the same as
+    /// run-unit-tests.
+    ValidateUnitTests(RunUnitTestsArgs),
+    /// Regenerate TABLE's Makefile from the current template (`templates/table/Makefile`, or the
+    /// project's override); targets written below the line `# --- flinkpipe: your targets below ---`
+    /// are kept.
+    UpdateMakefile {
+        /// The table whose folder's Makefile is regenerated.
+        table: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Regenerate the Makefile of every table folder under DIR (as update-makefile), all or nothing.
+    UpdateAllMakefiles {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
     /// Remove every statement, test table and topic that runs of TABLE's unit tests create (also after
     /// a killed run).
     DeleteUnitTests(DeleteUnitTestsArgs),
@@ -438,6 +489,30 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// Write the metadata of the one table whose DML (or DDL) is DML_FILE: its
+    /// pipeline_definition.json, and those of its parents and children, which name it (shift_left's
+    /// `build-metadata`).
+    BuildMetadata {
+        /// The table's DML file (`…/sql-scripts/dml.<table>.sql`); a DDL file for a table without DML.
+        dml_file: PathBuf,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Delete every pipeline_definition.json under DIR (and DIR/pipeline_graph.json): lists them, asks,
+    /// then removes all of them or none.
+    DeleteAllMetadata {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        no_ack: bool,
+        /// List what would be deleted, delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Check the project: duplicate tables, empty folders, DDL/DML mismatches, unknown references, cycles.
     Validate {
         #[command(flatten)]
@@ -458,6 +533,13 @@ pub enum PipelineCommand {
         /// Print only the direct parents (and children with --children-too).
         #[arg(long)]
         parent_only: bool,
+        /// shift_left's negations (its defaults), accepted and ignored.
+        #[arg(long, hide = true)]
+        no_parent_only: bool,
+        #[arg(long, hide = true)]
+        no_children_too: bool,
+        #[command(flatten)]
+        formats: ReportFormats,
         /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
@@ -500,6 +582,25 @@ pub enum PipelineCommand {
     /// Print the engine's plan (EXPLAIN) of each statement of the scope's tables, as they would be
     /// sent (the environment's rewrite rules applied).
     Explain(ExplainArgs),
+}
+
+/// shift_left's output options of `pipeline report`.
+#[derive(Debug, Args, Clone)]
+pub struct ReportFormats {
+    /// Print the report as YAML (shift_left's `--yaml`).
+    #[arg(long, conflicts_with = "json")]
+    pub yaml: bool,
+    /// Print the report as JSON (shift_left's `--json`; the same as `--output json`).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report to this file (YAML with --yaml, else JSON), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub output_file_name: Option<PathBuf>,
+    /// Write the lineage page of the report's tables to `<table>_pipeline_graph.html` (in
+    /// $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left) and print its path; open it when a browser is
+    /// configured ($BROWSER).
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// Options of `pipeline explain`.

@@ -36,6 +36,7 @@
 
 pub mod capacity;
 pub mod changes;
+pub mod config_check;
 pub mod decommission;
 pub mod deploy;
 pub mod explain;
@@ -44,6 +45,7 @@ pub mod housekeep;
 pub mod inventory;
 pub mod lag;
 pub mod lock;
+pub mod makefiles;
 pub mod metadata;
 pub mod plan;
 pub mod pools;

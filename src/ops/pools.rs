@@ -435,3 +435,70 @@ impl PreparedDelete {
         })
     }
 }
+
+/// One statement on a compute pool (`project get-statement-list POOL`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolStatement {
+    pub statement: String,
+    pub phase: String,
+    /// The table of the project that owns it; `None`: not ours.
+    pub table_name: Option<String>,
+    /// `metadata.created_at`, when the target says.
+    pub created_at: Option<String>,
+    /// Whole days since it was created.
+    pub age_days: Option<u64>,
+}
+
+/// Every statement on a pool, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolStatements {
+    pub compute_pool_id: String,
+    pub statements: Vec<PoolStatement>,
+}
+
+/// shift_left's `project get-statement-list POOL`: every statement on compute pool `pool_id` (one
+/// listing of the data plane), with its phase, the project's table that owns it (by statement name,
+/// [`StatementNaming::owned_statements`]) and its age. Without a pipelines folder every owner is
+/// `None`. Read-only; a Flink API key is enough.
+///
+/// Errors: errors in the project's configuration, the target's errors.
+pub fn statements_on_pool(
+    ctx: &Context,
+    pipelines: &std::path::Path,
+    pool_id: &str,
+    allow_unknown: bool,
+) -> Result<PoolStatements, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let owned = if pipelines.is_dir() {
+        let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
+        StatementNaming::from_config(&cfg).owned_statements(&project)
+    } else {
+        Default::default()
+    };
+    let c = target::connect(&cfg, None)?;
+    let rt = target::runtime()?;
+    let live = rt.block_on(target::live_statements(&c))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let statements = live
+        .values()
+        .filter(|s| s.meta.compute_pool_id.as_deref() == Some(pool_id))
+        .map(|s| PoolStatement {
+            statement: s.name.clone(),
+            phase: s.phase.to_string(),
+            table_name: owned.get(&s.name).cloned(),
+            created_at: s.meta.created_at.clone(),
+            age_days: s
+                .meta
+                .created_at
+                .as_deref()
+                .and_then(cloud::parse_rfc3339)
+                .map(|t| ((now - t).max(0) / 86_400) as u64),
+        })
+        .collect();
+    Ok(PoolStatements {
+        compute_pool_id: pool_id.to_string(),
+        statements,
+    })
+}

@@ -617,8 +617,17 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--blue-green"]);
     assert_eq!(deployed["success"], true, "{deployed:#}");
     let j = jobs();
-    assert_eq!(running(&j, &blue_set), 1, "blue set keeps running beside green");
-    assert_eq!(running(&j, &green_set), 1, "green set runs: {:?}", j.get(&green_set));
+    assert_eq!(
+        running(&j, &blue_set),
+        1,
+        "blue set keeps running beside green"
+    );
+    assert_eq!(
+        running(&j, &green_set),
+        1,
+        "green set runs: {:?}",
+        j.get(&green_set)
+    );
     wait_for_rows(
         &["int_sales_store_orders_v2", "int_sales_web_orders_v2"],
         &before_green,

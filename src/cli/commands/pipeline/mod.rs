@@ -4,7 +4,9 @@
 mod blue_green;
 mod build_all_metadata;
 mod build_execution_plan;
+mod build_metadata;
 mod decommission;
+mod delete_all_metadata;
 mod deploy;
 mod explain;
 mod graph;
@@ -29,15 +31,28 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             dir,
             children_too,
             parent_only,
+            formats,
             allow_unknown,
+            ..
         } => report::exec(
             inv,
             &dir.pipelines,
             table,
             *children_too,
             *parent_only,
+            formats,
             *allow_unknown,
         ),
+        PipelineCommand::BuildMetadata {
+            dml_file,
+            dir,
+            allow_unknown,
+        } => build_metadata::exec(inv, &dir.pipelines, dml_file, *allow_unknown),
+        PipelineCommand::DeleteAllMetadata {
+            dir,
+            no_ack,
+            dry_run,
+        } => delete_all_metadata::exec(inv, &dir.pipelines, *no_ack, *dry_run),
         PipelineCommand::Graph {
             dir,
             select,

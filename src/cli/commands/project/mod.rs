@@ -3,6 +3,7 @@
 
 mod create_compute_pool;
 mod delete_compute_pool;
+mod get_statement_list;
 mod housekeep_statements;
 mod init;
 mod list_compute_pools;
@@ -12,6 +13,7 @@ mod list_tables_with_one_child;
 mod report_table_cross_products;
 mod run_unit_tests;
 mod update_tables_version;
+mod validate_config;
 
 use crate::cli::args::ProjectCommand;
 use crate::cli::{CmdResult, Invocation};
@@ -49,5 +51,11 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
         ProjectCommand::CreateComputePool(args) => create_compute_pool::exec(inv, args),
         ProjectCommand::DeleteComputePool(args) => delete_compute_pool::exec(inv, args),
         ProjectCommand::HousekeepStatements(args) => housekeep_statements::exec(inv, args),
+        ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
+        ProjectCommand::GetStatementList {
+            compute_pool_id,
+            dir,
+            allow_unknown,
+        } => get_statement_list::exec(inv, &dir.pipelines, compute_pool_id, *allow_unknown),
     }
 }

@@ -1,0 +1,530 @@
+//! shift_left's remaining commands (#28), the real binary on a copy of the example project (and,
+//! where they talk to Confluent Cloud, against the fake): `table validate-unit-tests`, `pipeline
+//! build-metadata`, `pipeline delete-all-metadata`, `pipeline report --yaml|--json|--output-file-name
+//! |--open`, `table update-makefile` / `update-all-makefiles`, `project validate-config`, `project
+//! get-statement-list`, and a shift_left-style Makefile run with `shift_left` replaced by `flinkpipe`.
+
+use crate::fake_confluent::{DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET};
+use crate::support::{Test, stderr, stdout};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+
+const TABLE: &str = "sales_fct_order_payments";
+const TABLE_DIR: &str = "facts/sales/fct_order_payments";
+const DML_FILE: &str =
+    "facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql";
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn names(v: &Value, key: &str) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[key].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn validate_unit_tests_is_shift_lefts_name_for_run_validation_tests() {
+    let help = Test::new()
+        .args(&["table", "validate-unit-tests", "--help"])
+        .run()
+        .success()
+        .stdout();
+    for opt in [
+        "--test-case-name",
+        "--run-all",
+        "--post-fix-unit-test",
+        "--dry-run",
+    ] {
+        assert!(
+            help.contains(opt),
+            "validate-unit-tests --help lacks {opt}:\n{help}"
+        );
+    }
+    // The same offline checks of the suite as run-unit-tests --dry-run, the same report.
+    let one = |cmd: &str| {
+        Test::fixture()
+            .args(&[
+                "--output",
+                "json",
+                "table",
+                cmd,
+                TABLE,
+                "[PIPELINES]",
+                "--dry-run",
+            ])
+            .run()
+            .success()
+            .stdout()
+    };
+    let validate = one("validate-unit-tests");
+    assert_eq!(validate, one("run-unit-tests"));
+    assert!(validate.contains(TABLE), "{validate}");
+}
+
+#[test]
+fn build_metadata_writes_the_tables_definition_and_its_neighbours_only() {
+    let dml = format!("[PIPELINES]/{DML_FILE}");
+    let t = Test::fixture().args(&[
+        "--output",
+        "json",
+        "pipeline",
+        "build-metadata",
+        &dml,
+        "[PIPELINES]",
+    ]);
+    let out = t.run().success().json();
+    assert_eq!(out["table_name"], TABLE);
+    let files: Vec<String> = out["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        files[0].ends_with(&format!("{TABLE_DIR}/pipeline_definition.json")),
+        "{files:?}"
+    );
+    // Its parents: int_sales_paid_orders and sales_dim_stores (the fixture's truth).
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("int_paid_orders/pipeline_definition.json")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("dim_stores/pipeline_definition.json")),
+        "{files:?}"
+    );
+    for f in &files {
+        assert!(Path::new(f).is_file(), "{f} was not written");
+    }
+    // Only those: every other folder has no metadata, and no inventory or graph file was written.
+    let all: Vec<_> = walkdir::WalkDir::new(&t.pipelines)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() == "pipeline_definition.json")
+        .collect();
+    assert_eq!(all.len(), files.len());
+    assert!(!t.pipelines.join("pipeline_graph.json").exists());
+    // Each file is byte for byte what build-all-metadata writes for that table.
+    let mine: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let o = crate::support::command()
+        .args(["pipeline", "build-all-metadata"])
+        .arg(&t.pipelines)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (f, before) in files.iter().zip(mine) {
+        assert_eq!(
+            std::fs::read(f).unwrap(),
+            before,
+            "{f} differs from build-all-metadata's"
+        );
+    }
+    let def = json_of(&std::fs::read_to_string(&files[0]).unwrap());
+    assert_eq!(def["table_name"], TABLE);
+    assert_eq!(def["dml_ref"], format!("pipelines/{DML_FILE}"));
+
+    // A file that is no table's DML.
+    Test::fixture()
+        .file("notes/x.sql", "SELECT 1;")
+        .args(&[
+            "pipeline",
+            "build-metadata",
+            "[PIPELINES]/notes/x.sql",
+            "[PIPELINES]",
+        ])
+        .run()
+        .status(1)
+        .stderr_has("is the DML or DDL of no table");
+}
+
+#[test]
+fn delete_all_metadata_lists_asks_and_deletes_all_of_them() {
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
+    let build = crate::support::command()
+        .args(["pipeline", "build-all-metadata"])
+        .arg(&pipelines)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", stderr(&build));
+    let count = || {
+        walkdir::WalkDir::new(&pipelines)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name() == "pipeline_definition.json"
+                    || e.file_name() == "pipeline_graph.json"
+            })
+            .count()
+    };
+    let before = count();
+    assert!(before > 20, "{before}");
+    // No answer (stdin is empty): nothing deleted, exit 1.
+    let t = t.args(&["pipeline", "delete-all-metadata", "[PIPELINES]"]);
+    let o = t.run().status(1);
+    assert!(
+        o.stdout()
+            .contains(&format!("{before} metadata file(s) under")),
+        "{}",
+        o.stdout()
+    );
+    assert!(o.stdout().contains("nothing deleted"));
+    assert_eq!(count(), before);
+    // --dry-run lists and deletes nothing; --no-ack deletes every one, and the SQL stays.
+    let t = t.args(&["--dry-run", "--output", "json"]);
+    let dry = t.run().success().json();
+    assert_eq!(dry["files"].as_array().unwrap().len(), before);
+    assert_eq!(dry["deleted"], 0);
+    assert_eq!(count(), before);
+    let t2 = Test::fixture();
+    let o = crate::support::command()
+        .args(["pipeline", "build-all-metadata"])
+        .arg(&t2.pipelines)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let t2 = t2.args(&[
+        "--output",
+        "json",
+        "pipeline",
+        "delete-all-metadata",
+        "[PIPELINES]",
+        "--no-ack",
+    ]);
+    let v = t2.run().success().json();
+    assert_eq!(v["deleted"], before);
+    let left = walkdir::WalkDir::new(&t2.pipelines)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy();
+            n.contains("pipeline_definition") || n.contains("pipeline_graph")
+        })
+        .count();
+    assert_eq!(left, 0, "no metadata file nor temporary left");
+    assert!(t2.pipelines.join(DML_FILE).is_file());
+}
+
+#[test]
+fn report_in_shift_lefts_formats_and_its_page() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let t = Test::fixture().env("FLINKPIPE_OUTPUT_DIR", out_dir.path().to_str().unwrap());
+    let json = t
+        .args(&["pipeline", "report", TABLE, "[PIPELINES]", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(json["table_name"], TABLE);
+    let parents = names(&json["parents"]["children"], "name");
+    assert_eq!(parents, ["int_sales_paid_orders", "sales_dim_stores"]);
+    let t = Test::fixture().env("FLINKPIPE_OUTPUT_DIR", out_dir.path().to_str().unwrap());
+    let file = out_dir.path().join("report.yaml");
+    let yaml = t
+        .args(&[
+            "pipeline",
+            "report",
+            TABLE,
+            "[PIPELINES]",
+            "--yaml",
+            "--children-too",
+            "--output-file-name",
+            file.to_str().unwrap(),
+            "--open",
+        ])
+        .env("BROWSER", "")
+        .run()
+        .success();
+    let text = yaml.stdout();
+    assert!(
+        text.starts_with(&format!("table_name: {TABLE}\n")),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        text,
+        "the file is the printed report"
+    );
+    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    assert_eq!(v["children"]["name"].as_str(), Some(TABLE));
+    let page = out_dir.path().join(format!("{TABLE}_pipeline_graph.html"));
+    assert!(
+        yaml.stderr().contains(&page.display().to_string()),
+        "{}",
+        yaml.stderr()
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<html") && html.contains("int_sales_paid_orders"),
+        "the lineage page"
+    );
+    // --yaml and --json together are a usage error.
+    Test::fixture()
+        .args(&[
+            "pipeline",
+            "report",
+            TABLE,
+            "[PIPELINES]",
+            "--yaml",
+            "--json",
+        ])
+        .run()
+        .status(2);
+}
+
+#[test]
+fn update_makefiles_regenerate_from_the_template_and_keep_the_users_targets() {
+    let t = Test::fixture();
+    let mk = t.pipelines.join(TABLE_DIR).join("Makefile");
+    // A shift_left Makefile (no marker): replaced.
+    std::fs::write(&mk, "include ../../../common.mk\n").unwrap();
+    let t = t.args(&[
+        "--output",
+        "json",
+        "table",
+        "update-makefile",
+        TABLE,
+        "[PIPELINES]",
+    ]);
+    let v = t.run().success().json();
+    assert_eq!(v["makefiles"][0]["change"], "replaced");
+    let text = std::fs::read_to_string(&mk).unwrap();
+    assert!(text.contains(&format!("TABLE := {TABLE}")), "{text}");
+    assert!(text.contains("PIPELINES := $(abspath ../../..)"), "{text}");
+    assert!(!text.contains("common.mk"));
+    // A target of the user's below the marker survives an update of every Makefile.
+    let t = Test::fixture();
+    let pipelines = t.pipelines.canonicalize().unwrap();
+    let mk2 = t.pipelines.join(TABLE_DIR).join("Makefile");
+    std::fs::write(&mk2, format!("{text}\nsmoke:\n\techo smoke\n")).unwrap();
+    let t = t.args(&[
+        "--output",
+        "json",
+        "table",
+        "update-all-makefiles",
+        "[PIPELINES]",
+    ]);
+    let v = t.run().success().json();
+    let all = v["makefiles"].as_array().unwrap();
+    assert!(all.len() > 20, "every table folder");
+    let mine = all.iter().find(|m| m["table_name"] == TABLE).unwrap();
+    assert_eq!(mine["change"], "unchanged");
+    assert_eq!(mine["kept_lines"], 3);
+    assert!(all.iter().filter(|m| m["change"] == "created").count() > 20);
+    let after = std::fs::read_to_string(&mk2).unwrap();
+    assert!(after.ends_with("smoke:\n\techo smoke\n"), "{after}");
+    // The regenerated Makefile works: `make -n plan` calls flinkpipe on this table.
+    let o = std::process::Command::new("make")
+        .args(["-n", "plan"])
+        .current_dir(mk2.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains(&format!(
+            "pipeline build-execution-plan {} --table-name {TABLE}",
+            pipelines.display()
+        )),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    // An unknown table: error, nothing written.
+    Test::fixture()
+        .args(&["table", "update-makefile", "nope_table", "[PIPELINES]"])
+        .run()
+        .status(1)
+        .stderr_has("unknown table 'nope_table'");
+}
+
+#[test]
+fn validate_config_reports_every_problem_at_once_with_its_line() {
+    let bad = "kafka:\n  cluster_type: dev\n  bogus: 1\nconfluent_cloud:\n  cloud_provider: ibm\n  page_size: 500\nflink:\n  max_cfu: 7\n  max_cfu_percent_before_allocation: 1.5\n  poll_timer: soon\napp:\n  products: sales\n  post_fix_unit_test: ut\nflinkpipe:\n  layers:\n    bronze: sourcey\nextra: 1\n";
+    let t = Test::new().config(bad);
+    let v = t
+        .args(&[
+            "--output",
+            "json",
+            "project",
+            "validate-config",
+            "--target",
+            "confluent",
+        ])
+        .run()
+        .status(1)
+        .json();
+    let got: Vec<(String, String, Option<u64>)> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap().into(),
+                p["key"].as_str().unwrap().into(),
+                p["line"].as_u64(),
+            )
+        })
+        .collect();
+    let has = |kind: &str, key: &str, line: Option<u64>| {
+        assert!(
+            got.contains(&(kind.to_string(), key.to_string(), line)),
+            "no {kind} {key} at {line:?} in {got:#?}"
+        );
+    };
+    has("unknown_key", "kafka.bogus", Some(3));
+    has("not_allowed", "confluent_cloud.cloud_provider", Some(5));
+    has("not_allowed", "confluent_cloud.page_size", Some(6));
+    has("not_allowed", "flink.max_cfu", Some(8));
+    has(
+        "not_allowed",
+        "flink.max_cfu_percent_before_allocation",
+        Some(9),
+    );
+    has("wrong_type", "flink.poll_timer", Some(10));
+    has("wrong_type", "app.products", Some(12));
+    has("not_allowed", "app.post_fix_unit_test", Some(13));
+    has("not_allowed", "flinkpipe.layers", Some(15));
+    has("unknown_key", "extra", Some(17));
+    // Required for Confluent Cloud, neither in the file nor the environment: each named.
+    has("missing", "confluent_cloud.environment_id", None);
+    has("missing", "confluent_cloud.organization_id", None);
+    has("missing", "SL_FLINK_API_KEY", None);
+    // Text: one line per problem, file:line first.
+    let o = Test::new()
+        .config(bad)
+        .args(&["project", "validate-config"])
+        .run()
+        .status(1);
+    assert!(
+        o.stderr().contains(
+            "config.yaml:5: confluent_cloud.cloud_provider: 'ibm' is not aws, gcp or azure"
+        ),
+        "{}",
+        o.stderr()
+    );
+
+    // A good file for the gateway target, and for Confluent with the secrets in the environment.
+    Test::new()
+        .config(
+            "kafka:\n  cluster_type: dev\nflinkpipe:\n  gateway:\n    url: http://127.0.0.1:8083\n",
+        )
+        .args(&["project", "validate-config", "--target", "gateway"])
+        .run()
+        .success()
+        .stdout_has("is valid for a Flink SQL Gateway");
+    Test::new()
+        .config("confluent_cloud:\n  organization_id: o\n  environment_id: env-1\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-1\n")
+        .env("SL_FLINK_API_KEY", "k")
+        .env("SL_FLINK_API_SECRET", "s")
+        .args(&["project", "validate-config"])
+        .run()
+        .success()
+        .stdout_has("is valid for Confluent Cloud");
+    // The gateway target needs its URL.
+    let v = Test::new()
+        .config("kafka:\n  cluster_type: dev\n")
+        .args(&[
+            "--output",
+            "json",
+            "project",
+            "validate-config",
+            "--target",
+            "gateway",
+        ])
+        .run()
+        .status(1)
+        .json();
+    assert_eq!(v["problems"][0]["key"], "flinkpipe.gateway.url");
+}
+
+/// The example project with a Confluent configuration, run against the fake.
+fn confluent_run(t: &Test, fake: &FakeConfluent, args: &[&str]) -> Output {
+    let mut c = crate::support::command();
+    c.args(args)
+        .current_dir(&t.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .stdin(std::process::Stdio::null());
+    let o = c.output().unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        !all.contains(KEY) && !all.contains(SECRET),
+        "a secret in the output"
+    );
+    o
+}
+
+fn confluent_project() -> Test {
+    Test::fixture().config(&format!(
+        "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n"
+    ))
+}
+
+#[test]
+fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    fake.seed_in_pool("workspace-old", "SELECT 1", "COMPLETED", DEFAULT_POOL, 9);
+    fake.seed_in_pool(
+        "other-team",
+        "INSERT INTO y SELECT 1",
+        "RUNNING",
+        "lfcp-other",
+        3,
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "get-statement-list",
+            DEFAULT_POOL,
+            "pipelines",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["compute_pool_id"], DEFAULT_POOL);
+    let rows = v["statements"].as_array().unwrap();
+    let row = |n: &str| {
+        rows.iter()
+            .find(|r| r["statement"] == n)
+            .unwrap_or_else(|| panic!("{n} not in {rows:#?}"))
+    };
+    let dml = row("dev-usw2-sales-dml-sales-fct-order-payments");
+    assert_eq!(dml["phase"], "RUNNING");
+    assert_eq!(dml["table_name"], TABLE);
+    let old = row("workspace-old");
+    assert_eq!(old["table_name"], Value::Null);
+    assert_eq!(old["age_days"], 9);
+    assert_eq!(old["phase"], "COMPLETED");
+    assert!(
+        rows.iter().all(|r| r["statement"] != "other-team"),
+        "another pool's statement"
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["project", "get-statement-list", DEFAULT_POOL, "pipelines"],
+    );
+    let text = stdout(&o);
+    assert!(text.contains("(not ours)") && text.contains("9d"), "{text}");
+}
