@@ -159,6 +159,17 @@ pub enum ProjectCommand {
         #[arg(long, value_enum)]
         target: Option<ConfigTarget>,
     },
+    /// Delete every compute pool whose display name contains PRODUCT (or those listed in
+    /// --compute-pool-list-file): lists them with what is in them, keeps protected ones (statements
+    /// of the project or of an open release, pools the configuration uses), asks, then deletes (a
+    /// Cloud API key).
+    DeleteAllComputePools(DeleteAllComputePoolsArgs),
+    /// List the environments of the Confluent Cloud organization, the configured one marked (a Cloud
+    /// API key).
+    ListEnvironments {
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
     /// Every statement on a compute pool: phase, the table of the project that owns it (or none: not
     /// ours) and its age (a Flink API key).
     GetStatementList {
@@ -197,6 +208,41 @@ pub struct CreateComputePoolArgs {
     /// Return as soon as the pool is requested (PROVISIONING).
     #[arg(long)]
     pub no_wait: bool,
+}
+
+/// Options of `project delete-all-compute-pools`.
+#[derive(Debug, Args, Clone)]
+pub struct DeleteAllComputePoolsArgs {
+    /// Delete the pools whose display name contains this.
+    #[arg(
+        value_name = "PRODUCT",
+        required_unless_present = "compute_pool_list_file"
+    )]
+    pub product: Option<String>,
+    /// A file with one compute pool id per line: only these pools are deleted.
+    #[arg(long, value_name = "FILE")]
+    pub compute_pool_list_file: Option<PathBuf>,
+    /// The pipelines folder (the project whose statements protect a pool) [default: $PIPELINES, else
+    /// ./pipelines].
+    #[arg(
+        long = "pipelines",
+        value_name = "DIR",
+        env = "PIPELINES",
+        default_value = "pipelines"
+    )]
+    pub pipelines: PathBuf,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// List what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete protected pools too (what was overridden is printed).
+    #[arg(long)]
+    pub force: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of `project delete-compute-pool`.

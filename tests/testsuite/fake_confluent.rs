@@ -260,6 +260,8 @@ struct State {
     metrics: BTreeMap<String, (u64, u64, u64)>,
     /// Bodies of the Metrics API queries received.
     metric_queries: Vec<serde_json::Value>,
+    /// Environments of the organization besides [`ENV`] (`org/v2/environments`).
+    environments: Vec<(String, String)>,
 }
 
 /// Random faults on a share of all requests ([`FakeConfluent::set_chaos`]).
@@ -541,6 +543,16 @@ impl FakeConfluent {
         let s = st.statements.get_mut(name).unwrap();
         s.pool = pool.to_string();
         s.created_at = rfc3339_days_ago(age_days);
+    }
+
+    /// Adds an environment to the organization's (`GET /org/v2/environments` lists [`ENV`], named
+    /// `dev`, then these, one per page).
+    pub fn add_environment(&self, id: &str, display_name: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .environments
+            .push((id.to_string(), display_name.to_string()));
     }
 
     /// Adds a PROVISIONED compute pool of `max_cfu`, `extra_cfu` of which other workloads use.
@@ -850,7 +862,9 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     let rel = req.path.strip_prefix(&base).map(str::to_string);
     // The control plane (`fcpm/v2`) and the Metrics API take a Cloud API key, the statements API
     // the Flink key; each refuses the other (§1).
-    let control = req.path.starts_with("/fcpm/") || req.path.starts_with("/v2/metrics/");
+    let control = req.path.starts_with("/fcpm/")
+        || req.path.starts_with("/v2/metrics/")
+        || req.path.starts_with("/org/");
     let (key, secret) = if control {
         (CLOUD_KEY, CLOUD_SECRET)
     } else {
@@ -1503,6 +1517,34 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
     let denied = |id: &str| err(403, &format!("The compute pool {id} was not found."));
     let path = req.path.as_str();
     match (req.method.as_str(), path) {
+        ("GET", "/org/v2/environments") => {
+            // One environment per page: the client must follow `metadata.next`.
+            let start = query
+                .get("page_token")
+                .and_then(|t| t.strip_prefix("et"))
+                .and_then(|t| t.parse::<usize>().ok())
+                .unwrap_or(0);
+            let all: Vec<serde_json::Value> = std::iter::once((ENV.to_string(), "dev".to_string()))
+                .chain(s.environments.iter().cloned())
+                .map(|(id, name)| {
+                    serde_json::json!({"api_version": "org/v2", "kind": "Environment", "id": id, "display_name": name,
+                        "metadata": {"created_at": "2025-01-02T03:04:05Z"}, "stream_governance_config": {"package": "ESSENTIALS"}})
+                })
+                .collect();
+            let next = if start + 1 < all.len() {
+                format!(
+                    "http://{host}/org/v2/environments?page_size=1&page_token=et{}",
+                    start + 1
+                )
+            } else {
+                String::new()
+            };
+            let page: Vec<_> = all.into_iter().skip(start).take(1).collect();
+            json(
+                200,
+                serde_json::json!({"api_version": "org/v2", "kind": "EnvironmentList", "metadata": {"next": next}, "data": page}),
+            )
+        }
         ("GET", "/fcpm/v2/compute-pools") => {
             if !env_ok {
                 return err(400, "environment query parameter is required");

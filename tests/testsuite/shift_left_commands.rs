@@ -4,7 +4,9 @@
 //! |--open`, `table update-makefile` / `update-all-makefiles`, `project validate-config`, `project
 //! get-statement-list`, and a shift_left-style Makefile run with `shift_left` replaced by `flinkpipe`.
 
-use crate::fake_confluent::{DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET};
+use crate::fake_confluent::{
+    CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET,
+};
 use crate::support::{Test, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
@@ -453,13 +455,14 @@ fn confluent_run(t: &Test, fake: &FakeConfluent, args: &[&str]) -> Output {
         .env("SL_FLINK_API_KEY", KEY)
         .env("SL_FLINK_API_SECRET", SECRET)
         .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
         .stdin(std::process::Stdio::null());
     let o = c.output().unwrap();
     let all = format!("{}{}", stdout(&o), stderr(&o));
-    assert!(
-        !all.contains(KEY) && !all.contains(SECRET),
-        "a secret in the output"
-    );
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!all.contains(secret), "a secret in the output:\n{all}");
+    }
     o
 }
 
@@ -527,4 +530,127 @@ fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
     );
     let text = stdout(&o);
     assert!(text.contains("(not ours)") && text.contains("9d"), "{text}");
+}
+
+#[test]
+fn list_environments_reads_every_page_of_the_org_api_with_the_cloud_key() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_environment("env-prod9", "prod");
+    fake.add_environment("env-stage3", "stage");
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["--output", "json", "project", "list-environments"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["configured"], ENV);
+    assert_eq!(
+        names(&v["environments"], "id"),
+        [ENV, "env-prod9", "env-stage3"]
+    );
+    assert_eq!(v["environments"][1]["display_name"], "prod");
+    assert_eq!(v["environments"][0]["stream_governance"], "ESSENTIALS");
+    let text = stdout(&confluent_run(&t, &fake, &["project", "list-environments"]));
+    let mine = text.lines().find(|l| l.contains(ENV)).unwrap();
+    assert!(
+        mine.starts_with('*'),
+        "the configured one is marked: {text}"
+    );
+    // The Flink key is not enough: the Cloud key is named.
+    let mut c = crate::support::command();
+    let o = c
+        .args(["project", "list-environments"])
+        .current_dir(&t.root)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_rest() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "sales-default", 50, 0);
+    fake.add_pool("lfcp-sales1", "sales-adhoc", 10, 0);
+    fake.add_pool("lfcp-sales2", "sales-etl", 10, 0);
+    fake.add_pool("lfcp-c360", "c360-etl", 10, 0);
+    // A statement of the project (by its name) in lfcp-sales2, another team's in lfcp-sales1.
+    fake.seed_in_pool(
+        "dev-usw2-sales-dml-sales-fct-order-payments",
+        "INSERT INTO x SELECT 1",
+        "STOPPED",
+        "lfcp-sales2",
+        1,
+    );
+    fake.seed_in_pool("workspace-1", "SELECT 1", "COMPLETED", "lfcp-sales1", 2);
+    // No answer: listed, nothing deleted, exit 1.
+    let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools", "sales"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("delete lfcp-sales1 (sales-adhoc)"), "{text}");
+    assert!(text.contains("workspace-1 (COMPLETED)"), "{text}");
+    assert!(
+        text.contains("keep   lfcp-sales2 (sales-etl)")
+            && text.contains("holds statements of this project"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("keep   {DEFAULT_POOL} (sales-default): the configuration sends statements there (flink.compute_pool_id)")), "{text}");
+    assert!(!text.contains("lfcp-c360"), "not selected: {text}");
+    assert!(text.contains("nothing deleted"));
+    assert_eq!(fake.pool_ids().len(), 4);
+    // --no-ack: the unprotected one goes; exit 1 because some were kept.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "delete-all-compute-pools",
+            "sales",
+            "--no-ack",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["deleted"][0]["id"], "lfcp-sales1");
+    assert_eq!(v["deleted"][0]["deleted"], true);
+    assert_eq!(v["plan"]["kept"].as_array().unwrap().len(), 2);
+    let mut left = fake.pool_ids();
+    left.sort();
+    assert!(!left.contains(&"lfcp-sales1".to_string()), "{left:?}");
+    assert!(left.contains(&"lfcp-sales2".to_string()) && left.contains(&DEFAULT_POOL.to_string()));
+    // A list file: only those; an id that does not exist is named.
+    let list = t.root.join("pools.txt");
+    std::fs::write(&list, "# pools to drop\nlfcp-c360\nlfcp-gone\n").unwrap();
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "delete-all-compute-pools",
+            "--compute-pool-list-file",
+            list.to_str().unwrap(),
+            "--no-ack",
+        ],
+    );
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["deleted"][0]["id"], "lfcp-c360");
+    assert_eq!(v["plan"]["kept"][0]["id"], "lfcp-gone");
+    assert!(!fake.pool_ids().contains(&"lfcp-c360".to_string()));
+    // Neither a product nor a list: a usage error.
+    let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools"]);
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -2,11 +2,13 @@
 //! statement housekeeping.
 
 mod create_compute_pool;
+mod delete_all_compute_pools;
 mod delete_compute_pool;
 mod get_statement_list;
 mod housekeep_statements;
 mod init;
 mod list_compute_pools;
+mod list_environments;
 mod list_impacted_tables;
 mod list_modified_files;
 mod list_tables_with_one_child;
@@ -51,6 +53,8 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
         ProjectCommand::CreateComputePool(args) => create_compute_pool::exec(inv, args),
         ProjectCommand::DeleteComputePool(args) => delete_compute_pool::exec(inv, args),
         ProjectCommand::HousekeepStatements(args) => housekeep_statements::exec(inv, args),
+        ProjectCommand::DeleteAllComputePools(args) => delete_all_compute_pools::exec(inv, args),
+        ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
         ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
         ProjectCommand::GetStatementList {
             compute_pool_id,
