@@ -373,6 +373,9 @@ pub enum TableCommand {
     /// shift_left's other name for running the validation of the unit tests: the same as
     /// run-unit-tests.
     ValidateUnitTests(RunUnitTestsArgs),
+    /// Replace a string in the names of the SQL files under FOLDER (DML by default): identifiers only,
+    /// never strings or comments; prints the diff, then rewrites every file or none.
+    UpdateTables(UpdateTablesArgs),
     /// Regenerate TABLE's Makefile from the current template (`templates/table/Makefile`, or the
     /// project's override); targets written below the line `# --- flinkpipe: your targets below ---`
     /// are kept.
@@ -399,6 +402,31 @@ pub enum TableCommand {
     /// Print the rows of a table of the project, read from the configured target (from the start of
     /// its topic to its current end where the connector allows; folded by its primary key).
     Preview(PreviewArgs),
+}
+
+/// Options of `table update-tables`.
+#[derive(Debug, Args, Clone)]
+pub struct UpdateTablesArgs {
+    /// The folder whose `sql-scripts/` files are edited (the pipelines folder or one below).
+    pub folder: PathBuf,
+    /// shift_left's SQL processor class: only its default (a string replacement) is accepted.
+    #[arg(value_name = "CLASS")]
+    pub class_to_use: Option<String>,
+    /// Edit the DDL files instead of the DML files.
+    #[arg(long, conflicts_with = "both_ddl_dml")]
+    pub ddl: bool,
+    /// Edit both DDL and DML files.
+    #[arg(long)]
+    pub both_ddl_dml: bool,
+    /// The text to replace in names.
+    #[arg(long, value_name = "A")]
+    pub string_to_change_from: String,
+    /// Its replacement [default: empty: remove it].
+    #[arg(long, value_name = "B")]
+    pub string_to_change_to: Option<String>,
+    /// Print the diff, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `table init-unit-tests`.

@@ -61,6 +61,7 @@ pub mod status;
 pub mod target;
 pub mod undeploy;
 pub mod unit_tests;
+pub mod update_tables;
 pub mod validate;
 pub mod version;
 pub mod versioning;

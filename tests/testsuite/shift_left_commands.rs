@@ -654,3 +654,136 @@ fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_res
     let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn update_tables_rewrites_names_only_with_a_diff_first_and_all_files_or_none() {
+    let dml = "-- reads int_sales_orders\nINSERT INTO sales_fct_x\nSELECT o.id, 'int_sales_orders' AS origin\nFROM clone.dev.int_sales_orders AS o\nJOIN `int_sales_stores` s ON o.id = s.id;\n";
+    let ddl =
+        "CREATE TABLE IF NOT EXISTS sales_fct_x (id INT) WITH ('topic' = 'int_sales_orders');\n";
+    let mk = || {
+        Test::new()
+            .file("facts/sales/fct_x/sql-scripts/dml.sales_fct_x.sql", dml)
+            .file("facts/sales/fct_x/sql-scripts/ddl.sales_fct_x.sql", ddl)
+            .file(
+                "facts/sales/fct_x/tests/insert_int_sales_orders_1.sql",
+                "INSERT INTO int_sales_orders_ut VALUES (1);\n",
+            )
+    };
+    let path = |t: &Test, f: &str| t.pipelines.join("facts/sales/fct_x/sql-scripts").join(f);
+    // --dry-run: the diff, nothing written.
+    let t = mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "--string-to-change-from",
+        "int_sales_",
+        "--string-to-change-to",
+        "int_shop_",
+        "--dry-run",
+    ]);
+    let out = t.run().success().stdout();
+    assert!(out.contains("-FROM clone.dev.int_sales_orders AS o\n-JOIN `int_sales_stores` s ON o.id = s.id;\n+FROM clone.dev.int_shop_orders AS o\n+JOIN `int_shop_stores` s ON o.id = s.id;\n"), "{out}");
+    assert!(out.contains("1 of 1 file(s) to rewrite"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        dml
+    );
+    // Applied to DML and DDL: names change; the comment, the string, the topic and tests/ do not.
+    let t = mk().args(&[
+        "--output",
+        "json",
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "--string-to-change-from",
+        "int_sales_",
+        "--string-to-change-to",
+        "int_shop_",
+        "--both-ddl-dml",
+    ]);
+    let v = t.run().success().json();
+    assert_eq!(v["files_seen"], 2);
+    assert_eq!(v["applied"], true);
+    assert_eq!(v["changed"][0]["edits"], 2);
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        "-- reads int_sales_orders\nINSERT INTO sales_fct_x\nSELECT o.id, 'int_sales_orders' AS origin\nFROM clone.dev.int_shop_orders AS o\nJOIN `int_shop_stores` s ON o.id = s.id;\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "ddl.sales_fct_x.sql")).unwrap(),
+        ddl
+    );
+    assert!(
+        std::fs::read_to_string(
+            t.pipelines
+                .join("facts/sales/fct_x/tests/insert_int_sales_orders_1.sql")
+        )
+        .unwrap()
+        .contains("int_sales_orders_ut")
+    );
+    // A qualifier prefix removed (shift_left's common use), DDL only leaves the DML alone.
+    let t = mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "--string-to-change-from",
+        "clone.dev.",
+        "--string-to-change-to",
+        "",
+    ]);
+    t.run().success();
+    assert!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql"))
+            .unwrap()
+            .contains("FROM int_sales_orders AS o\n")
+    );
+    // A processor class is refused, naming the rule to write; nothing changed.
+    let t = mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "my.module.Worker",
+        "--string-to-change-from",
+        "int_sales_",
+    ]);
+    t.run()
+        .status(1)
+        .stderr_has("  sql_rewrites:\n    <environment>:");
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        dml
+    );
+    // shift_left's default class is its plain replacement: accepted.
+    mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "shift_left.core.utils.table_worker.TableWorker",
+        "--string-to-change-from",
+        "int_sales_",
+        "--string-to-change-to",
+        "x_",
+    ])
+    .run()
+    .success();
+    // A file that does not tokenize stops the whole run: the good file is not written either.
+    let t = mk()
+        .file(
+            "facts/sales/fct_y/sql-scripts/dml.sales_fct_y.sql",
+            "INSERT INTO int_sales_y SELECT 'unterminated FROM int_sales_orders;\n",
+        )
+        .args(&[
+            "table",
+            "update-tables",
+            "[PIPELINES]",
+            "--string-to-change-from",
+            "int_sales_",
+            "--string-to-change-to",
+            "int_shop_",
+        ]);
+    t.run().status(1).stderr_has("does not tokenize");
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        dml
+    );
+}

@@ -7,6 +7,7 @@ mod init_unit_tests;
 mod preview;
 mod run_unit_tests;
 mod update_makefiles;
+mod update_tables;
 mod validate_table_names;
 
 use crate::cli::args::TableCommand;
@@ -23,6 +24,7 @@ pub fn run(inv: &Invocation, cmd: &TableCommand) -> CmdResult {
         | TableCommand::ValidateUnitTests(args) => run_unit_tests::exec(inv, args),
         TableCommand::DeleteUnitTests(args) => delete_unit_tests::exec(inv, args),
         TableCommand::Preview(args) => preview::exec(inv, args),
+        TableCommand::UpdateTables(args) => update_tables::exec(inv, args),
         TableCommand::UpdateMakefile {
             table,
             dir,
