@@ -642,6 +642,8 @@ pub enum PipelineCommand {
     BlueGreen(BlueGreenArgs),
     /// Execute the plan against Confluent Cloud: parents first, independent tables in parallel; a
     /// failure skips its descendants; a journal makes `--resume` safe after a crash or Ctrl-C.
+    /// (`--version` here is shift_left's: a release version, not flinkpipe's.)
+    #[command(disable_version_flag = true)]
     Deploy(DeployArgs),
     /// Delete the statements of the scope's tables and their descendants, children first (tables are
     /// dropped only with --allow-drop).
@@ -739,9 +741,21 @@ pub struct DecommissionArgs {
 pub struct DeployArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
-    /// Tables deployed at once (each waits for its parents).
-    #[arg(long, default_value_t = 4, value_name = "N")]
+    /// Tables deployed at once (each waits for its parents); `--max-thread` is shift_left's name.
+    #[arg(
+        long,
+        visible_alias = "max-thread",
+        default_value_t = 4,
+        value_name = "N"
+    )]
     pub max_parallel: usize,
+    /// shift_left's flag, accepted: a deploy is parallel whenever --max-parallel is above 1.
+    #[arg(long, hide = true)]
+    pub parallel: bool,
+    /// Deploy the tables recorded at version V (`_v2`, `v2` or `2`) by blue-green releases in
+    /// pipelines/blue_green.json (and their non-running ancestors), instead of a scope.
+    #[arg(long = "version", value_name = "V", conflicts_with_all = ["scope", "blue_green"])]
+    pub release_version: Option<String>,
     /// Print what would be sent, contact the target read-only, change nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -42,6 +42,9 @@ pub struct DeployRequest {
     /// Deploy the green tables of the newest open release of `pipelines/blue_green.json` (the scope
     /// must then be empty).
     pub blue_green: bool,
+    /// Deploy the tables recorded at this version (`_v2`) by the releases of `pipelines/blue_green.json`
+    /// for this statement prefix (the scope must then be empty).
+    pub version: Option<String>,
     /// Deploy even when a compute pool would go past `flink.max_cfu_percent_before_allocation`.
     pub allow_pool_overcommit: bool,
 }
@@ -128,6 +131,8 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     let mut plan_req = req.plan.clone();
     if req.blue_green {
         plan_req = green_scope(ctx, &cfg, &project, &plan_req, req.dry_run)?;
+    } else if let Some(v) = &req.version {
+        plan_req = version_scope(ctx, &cfg, &project, &plan_req, v, req.dry_run)?;
     }
     // Every input is checked before any server is contacted: the scope (unknown tables, products,
     // folders, table lists), the SQL files of the plan, and the journal to resume from.
@@ -274,6 +279,71 @@ fn green_scope(
             )));
         }
         tables.push(t.green_table_name.clone());
+    }
+    if super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway {
+        green_topics(ctx, project, &tables, dry_run);
+    }
+    Ok(PlanRequest {
+        scope: super::scope::ScopeRequest::Green(tables),
+        ..req.clone()
+    })
+}
+
+/// The scope of `deploy --version V`: every green table that the releases of
+/// `pipelines/blue_green.json` for this statement prefix recorded at version `V` (its name ends with
+/// `_vN`), as a table scope. shift_left stored `--version` and never used it.
+///
+/// Errors: a scope given as well (usage), a version that is not `_vN`/`vN`/`N`, no table recorded at
+/// it, a recorded table the tree no longer has.
+fn version_scope(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    req: &PlanRequest,
+    version: &str,
+    dry_run: bool,
+) -> Result<PlanRequest, OpsError> {
+    use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord};
+    if !req.scope.is_none() {
+        return Err(OpsError::Usage(
+            "--version deploys the tables recorded at that version: give no other scope".into(),
+        ));
+    }
+    let digits = version
+        .trim_start_matches('_')
+        .trim_start_matches(['v', 'V']);
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(OpsError::Usage(format!(
+            "--version {version}: expected a version such as _v2 (or v2, 2)"
+        )));
+    }
+    let suffix = format!("_v{digits}");
+    let naming = crate::plan::StatementNaming::from_config(cfg);
+    let record = BlueGreenRecord::read(&req.pipelines)?;
+    let mut tables: Vec<String> = Vec::new();
+    for release in record
+        .releases
+        .iter()
+        .filter(|r| r.statement_prefix == naming.prefix)
+    {
+        for t in &release.tables {
+            if t.green_table_name.ends_with(&suffix) && !tables.contains(&t.green_table_name) {
+                if !project.inventory.tables.contains_key(&t.green_table_name) {
+                    return Err(OpsError::Refused(format!(
+                        "--version {version}: the table '{}' recorded by the release of {} is not in the tree any more",
+                        t.green_table_name, release.created_at
+                    )));
+                }
+                tables.push(t.green_table_name.clone());
+            }
+        }
+    }
+    if tables.is_empty() {
+        return Err(OpsError::Refused(format!(
+            "--version {version}: {} records no table at version {suffix} for statement prefix '{}'",
+            req.pipelines.join(BLUE_GREEN_FILE).display(),
+            naming.prefix
+        )));
     }
     if super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway {
         green_topics(ctx, project, &tables, dry_run);

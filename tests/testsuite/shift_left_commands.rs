@@ -787,3 +787,215 @@ fn update_tables_rewrites_names_only_with_a_diff_first_and_all_files_or_none() {
         dml
     );
 }
+
+/// A team's Makefile written for shift_left 0.1.52 (its command names, arguments and environment:
+/// `$PIPELINES`, `$CONFIG_FILE`, the `SL_*` variables), run with `shift_left` replaced by the path of
+/// `flinkpipe` and nothing else changed.
+const SHIFT_LEFT_MAKEFILE: &str = r#"export PIPELINES := $(CURDIR)/pipelines
+export CONFIG_FILE := $(CURDIR)/config.yaml
+TABLE := sales_fct_order_payments
+DML := $(PIPELINES)/facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql
+
+.PHONY: all check inventory metadata one-table report names cross one-child makefiles plan deploy envs statements update
+
+all: check inventory metadata one-table report names cross one-child makefiles plan deploy statements envs update
+
+check:
+	shift_left version
+	shift_left project validate-config
+
+inventory:
+	shift_left table build-inventory $(PIPELINES)
+
+metadata:
+	shift_left pipeline delete-all-metadata $(PIPELINES) --no-ack
+	shift_left pipeline build-all-metadata $(PIPELINES)
+
+one-table:
+	shift_left pipeline build-metadata $(DML) $(PIPELINES)
+
+report:
+	shift_left pipeline report $(TABLE) $(PIPELINES) --json --output-file-name $(CURDIR)/report.json
+	shift_left pipeline report $(TABLE) $(PIPELINES) --yaml --children-too
+
+names:
+	shift_left table validate-table-names $(PIPELINES)
+
+cross:
+	shift_left project report-table-cross-products
+
+one-child:
+	shift_left project list-tables-with-one-child
+
+makefiles:
+	shift_left table update-makefile $(TABLE) $(PIPELINES)
+	shift_left table update-all-makefiles $(PIPELINES)
+
+plan:
+	shift_left pipeline build-execution-plan $(PIPELINES) --table-name $(TABLE) --may-start-descendants
+
+deploy:
+	shift_left pipeline deploy $(PIPELINES) --table-name $(TABLE) --max-thread 2
+
+statements:
+	shift_left project get-statement-list $(SL_FLINK_COMPUTE_POOL_ID)
+
+envs:
+	shift_left project list-environments
+
+update:
+	shift_left table update-tables $(PIPELINES) --string-to-change-from clone.dev. --string-to-change-to "" --both-ddl-dml
+"#;
+
+#[test]
+fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let bin = env!("CARGO_BIN_EXE_flinkpipe");
+    // The only change: the program's name.
+    let makefile = SHIFT_LEFT_MAKEFILE.replace("shift_left ", &format!("{bin} "));
+    assert_eq!(
+        makefile.matches(bin).count(),
+        SHIFT_LEFT_MAKEFILE.matches("shift_left ").count()
+    );
+    std::fs::write(t.root.join("Makefile"), makefile).unwrap();
+    let mut make = std::process::Command::new("make");
+    for v in crate::support::CONFIG_ENV {
+        make.env_remove(v);
+    }
+    let o = make
+        .args(["-s", "all"])
+        .current_dir(&t.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("SL_FLINK_COMPUTE_POOL_ID", DEFAULT_POOL)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        .env("FLINKPIPE_OUTPUT_DIR", t.root.join("out"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "make failed:\n{out}");
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!out.contains(secret), "a secret in the output");
+    }
+    // What the targets wrote and did.
+    assert!(t.pipelines.join("inventory.json").is_file());
+    assert!(t.pipelines.join("pipeline_graph.json").is_file());
+    assert!(
+        t.pipelines
+            .join(TABLE_DIR)
+            .join("pipeline_definition.json")
+            .is_file()
+    );
+    let report = json_of(&std::fs::read_to_string(t.root.join("report.json")).unwrap());
+    assert_eq!(report["table_name"], TABLE);
+    assert!(
+        std::fs::read_to_string(t.pipelines.join(TABLE_DIR).join("Makefile"))
+            .unwrap()
+            .contains(&format!("TABLE := {TABLE}"))
+    );
+    assert!(out.contains("is valid for Confluent Cloud"), "{out}");
+    assert!(
+        out.contains("dev-usw2-sales-dml-sales-fct-order-payments  "),
+        "get-statement-list lists the deployed DML:\n{out}"
+    );
+    assert!(
+        fake.names()
+            .contains(&"dev-usw2-sales-dml-sales-fct-order-payments".to_string())
+    );
+    assert!(out.contains(ENV), "list-environments:\n{out}");
+}
+
+#[test]
+fn deploy_version_deploys_the_tables_recorded_at_that_version() {
+    let t = Test::new()
+        .config(&format!(
+            "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n"
+        ))
+        .file("sources/sales/src_x/sql-scripts/ddl.src_sales_x.sql", "CREATE TABLE IF NOT EXISTS src_sales_x (id INT, PRIMARY KEY (id) NOT ENFORCED);\n")
+        .file("intermediates/sales/int_x/sql-scripts/ddl.int_x_v2.sql", "CREATE TABLE IF NOT EXISTS int_x_v2 (id INT, PRIMARY KEY (id) NOT ENFORCED);\n")
+        .file("intermediates/sales/int_x/sql-scripts/dml.int_x_v2.sql", "INSERT INTO int_x_v2 SELECT id FROM src_sales_x;\n")
+        .file("intermediates/sales/int_y/sql-scripts/ddl.int_y.sql", "CREATE TABLE IF NOT EXISTS int_y (id INT, PRIMARY KEY (id) NOT ENFORCED);\n")
+        .file("intermediates/sales/int_y/sql-scripts/dml.int_y.sql", "INSERT INTO int_y SELECT id FROM src_sales_x;\n")
+        .file(
+            "blue_green.json",
+            r#"{"format": 1, "releases": [{"created_at": "2026-12-01T10:00:00Z", "base_ref": "main", "base_commit": null, "statement_prefix": "dev-usw2",
+  "tables": [{"blue_table_name": "int_x", "green_table_name": "int_x_v2", "product_name": "sales",
+    "blue_statements": [{"name": "dev-usw2-sales-dml-int-x", "role": "job"}],
+    "green_statements": [{"name": "dev-usw2-sales-ddl-int-x-v2", "role": "declaration"}, {"name": "dev-usw2-sales-dml-int-x-v2", "role": "job"}],
+    "reason": "logic change"}], "decommissioned": []}]}
+"#,
+        );
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--version", "_v2"],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let names = fake.names();
+    assert!(
+        names.contains(&"dev-usw2-sales-dml-int-x-v2".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"dev-usw2-sales-ddl-src-sales-x".to_string()),
+        "its ancestor: {names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.contains("int-y")),
+        "not recorded at _v2: {names:?}"
+    );
+    // A version nothing was recorded at, and a version with a scope.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--version", "3"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("records no table at version _v3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--version",
+            "2",
+            "--table-name",
+            "int_y",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // shift_left's --max-thread and --parallel are accepted.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--table-name",
+            "int_y",
+            "--max-thread",
+            "2",
+            "--parallel",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        fake.names()
+            .contains(&"dev-usw2-sales-dml-int-y".to_string())
+    );
+}

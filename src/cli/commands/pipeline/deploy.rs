@@ -19,6 +19,7 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         allow_drop: args.allow_drop,
         journal: args.journal.clone(),
         blue_green: args.blue_green,
+        version: args.release_version.clone(),
         allow_pool_overcommit: args.allow_pool_overcommit,
     };
     match deploy::deploy(&inv.ctx, &req)? {
