@@ -219,6 +219,9 @@ pub struct ConfluentExtraConfig {
     pub cloud_api_url: Option<String>,
     /// Default `https://api.telemetry.confluent.cloud` (`$FLINKPIPE_METRICS_URL` wins).
     pub metrics_url: Option<String>,
+    /// The Kafka cluster's REST endpoint (`https://lkc-….confluent.cloud`) for `project list-topics`;
+    /// default: derived from `kafka.bootstrap.servers` (`$FLINKPIPE_KAFKA_REST_URL` wins).
+    pub kafka_rest_url: Option<String>,
 }
 
 /// `flinkpipe.unit_tests.*`: the unit-test runner's settings.

@@ -164,6 +164,22 @@ pub enum ProjectCommand {
     /// of the project or of an open release, pools the configuration uses), asks, then deletes (a
     /// Cloud API key).
     DeleteAllComputePools(DeleteAllComputePoolsArgs),
+    /// List the topics of the configured Kafka (the SQL Gateway's broker, or the Confluent Cloud
+    /// cluster's Kafka REST API with a Kafka API key: SL_KAFKA_API_KEY / SL_KAFKA_API_SECRET), each
+    /// with the table that owns it, and write PATH/topic_list.txt (shift_left's format).
+    ListTopics {
+        /// The folder where topic_list.txt is written.
+        #[arg(value_name = "PATH")]
+        project_path: PathBuf,
+        /// The pipelines folder (to name each topic's table) [default: $PIPELINES, else ./pipelines].
+        #[arg(
+            long = "pipelines",
+            value_name = "DIR",
+            env = "PIPELINES",
+            default_value = "pipelines"
+        )]
+        pipelines: PathBuf,
+    },
     /// List the environments of the Confluent Cloud organization, the configured one marked (a Cloud
     /// API key).
     ListEnvironments {

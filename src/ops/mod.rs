@@ -59,6 +59,7 @@ pub mod signals;
 pub mod statement;
 pub mod status;
 pub mod target;
+pub mod topics;
 pub mod undeploy;
 pub mod unit_tests;
 pub mod update_tables;

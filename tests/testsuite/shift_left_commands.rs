@@ -999,3 +999,197 @@ fn deploy_version_deploys_the_tables_recorded_at_that_version() {
             .contains(&"dev-usw2-sales-dml-int-y".to_string())
     );
 }
+
+#[test]
+fn list_topics_on_confluent_reads_the_kafka_rest_api_with_the_kafka_key() {
+    use crate::fake_confluent::{KAFKA_CLUSTER, KAFKA_KEY, KAFKA_SECRET};
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_topic("sales_fct_order_payments", 6);
+    fake.add_topic("int_sales_paid_orders", 3);
+    fake.add_topic("other_team_topic", 1);
+    fake.add_topic("__consumer_offsets", 50);
+    fake.add_topic("zz_scratch", 1);
+    let out = tempfile::tempdir().unwrap();
+    let run = |extra: &[(&str, &str)], json: bool| {
+        let mut c = crate::support::command();
+        if json {
+            c.args(["--output", "json"]);
+        }
+        c.args(["project", "list-topics"])
+            .arg(out.path())
+            .current_dir(&t.root)
+            .env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint())
+            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+            .stdin(std::process::Stdio::null());
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            !all.contains(KAFKA_SECRET) && !all.contains(KAFKA_KEY),
+            "a secret in the output:\n{all}"
+        );
+        o
+    };
+    let key = [
+        ("SL_KAFKA_API_KEY", KAFKA_KEY),
+        ("SL_KAFKA_API_SECRET", KAFKA_SECRET),
+    ];
+    // The cluster id comes from the configuration.
+    std::fs::write(
+        t.root.join("config.yaml"),
+        format!(
+            "{}kafka:\n  cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\n",
+            std::fs::read_to_string(t.root.join("config.yaml"))
+                .unwrap()
+                .replace("kafka:\n  cluster_type: dev\n", "")
+        ),
+    )
+    .unwrap();
+    let o = run(&key, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["source"], "kafka_rest");
+    assert_eq!(v["cluster_id"], KAFKA_CLUSTER);
+    // Every page (two per page), sorted, each with its table.
+    assert_eq!(
+        names(&v["topics"], "topic_name"),
+        [
+            "__consumer_offsets",
+            "int_sales_paid_orders",
+            "other_team_topic",
+            "sales_fct_order_payments",
+            "zz_scratch"
+        ]
+    );
+    let row = |n: &str| {
+        v["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["topic_name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("sales_fct_order_payments")["table_name"], TABLE);
+    assert_eq!(row("sales_fct_order_payments")["partitions_count"], 6);
+    assert_eq!(row("other_team_topic")["table_name"], Value::Null);
+    assert_eq!(row("__consumer_offsets")["is_internal"], true);
+    // shift_left's file.
+    let file = std::fs::read_to_string(out.path().join("topic_list.txt")).unwrap();
+    assert!(
+        file.contains(&format!("{KAFKA_CLUSTER},sales_fct_order_payments,6\n")),
+        "{file}"
+    );
+    assert_eq!(file.lines().count(), 5);
+    // Without the Kafka key: both variables named; with the Flink key only: refused by the API.
+    let o = run(&[], false);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SL_KAFKA_API_KEY") && stderr(&o).contains("SL_KAFKA_API_SECRET"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        &[("SL_KAFKA_API_KEY", KEY), ("SL_KAFKA_API_SECRET", SECRET)],
+        false,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("401") && stderr(&o).contains("Kafka API key"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A broker that answers one `Metadata` v1 request with `topics` (name, partitions), encoded by hand
+/// from Kafka's schema (`MetadataResponse.json`, v1: no tagged fields, no cluster id).
+fn fake_broker(topics: &[(&str, usize)]) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let topics: Vec<(String, usize)> = topics.iter().map(|(n, p)| (n.to_string(), *p)).collect();
+    std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut len = [0u8; 4];
+        sock.read_exact(&mut len).unwrap();
+        let mut req = vec![0u8; i32::from_be_bytes(len) as usize];
+        sock.read_exact(&mut req).unwrap();
+        // api key 3 (Metadata), version 1.
+        assert_eq!(&req[..4], &[0, 3, 0, 1]);
+        let correlation = &req[4..8];
+        let string = |b: &mut Vec<u8>, s: &str| {
+            b.extend((s.len() as i16).to_be_bytes());
+            b.extend(s.as_bytes());
+        };
+        let mut b: Vec<u8> = correlation.to_vec();
+        b.extend(1i32.to_be_bytes()); // one broker
+        b.extend(0i32.to_be_bytes());
+        string(&mut b, "127.0.0.1");
+        b.extend(9092i32.to_be_bytes());
+        b.extend((-1i16).to_be_bytes()); // rack: null
+        b.extend(0i32.to_be_bytes()); // controller id
+        b.extend((topics.len() as i32).to_be_bytes());
+        for (name, partitions) in &topics {
+            b.extend(0i16.to_be_bytes());
+            string(&mut b, name);
+            b.push(u8::from(name.starts_with("__")));
+            b.extend((*partitions as i32).to_be_bytes());
+            for i in 0..*partitions {
+                b.extend(0i16.to_be_bytes());
+                b.extend((i as i32).to_be_bytes());
+                b.extend(0i32.to_be_bytes()); // leader
+                b.extend(1i32.to_be_bytes()); // replicas: [0]
+                b.extend(0i32.to_be_bytes());
+                b.extend(1i32.to_be_bytes()); // isr: [0]
+                b.extend(0i32.to_be_bytes());
+            }
+        }
+        sock.write_all(&(b.len() as i32).to_be_bytes()).unwrap();
+        sock.write_all(&b).unwrap();
+    });
+    addr
+}
+
+#[test]
+fn list_topics_on_the_gateway_target_asks_the_broker_over_the_kafka_protocol() {
+    // The local stack is not used: an in-process broker answers the Metadata request the way Kafka
+    // does (tests/testsuite/e2e_gateway.rs runs against the real one).
+    let broker = fake_broker(&[
+        ("src_orders", 1),
+        ("int_orders", 2),
+        ("__consumer_offsets", 50),
+    ]);
+    let t = Test::new()
+        .config(&format!(
+            "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:9\n  unit_tests:\n    kafka_bootstrap_servers: {broker}\n"
+        ))
+        .file(
+            "sources/src_orders/sql-scripts/ddl.src_orders.sql",
+            "CREATE TABLE src_orders (id INT) WITH ('connector' = 'kafka', 'topic' = 'src_orders', 'properties.bootstrap.servers' = 'localhost:9092', 'format' = 'json');\n",
+        );
+    let out = t.root.join("out");
+    let t = t.args(&[
+        "--output",
+        "json",
+        "project",
+        "list-topics",
+        out.to_str().unwrap(),
+    ]);
+    let v = t.run().success().json();
+    assert_eq!(v["source"], "broker");
+    assert_eq!(v["cluster"], broker);
+    assert_eq!(
+        names(&v["topics"], "topic_name"),
+        ["__consumer_offsets", "int_orders", "src_orders"]
+    );
+    assert_eq!(v["topics"][2]["table_name"], "src_orders");
+    assert_eq!(v["topics"][1]["table_name"], Value::Null);
+    assert_eq!(v["topics"][1]["partitions_count"], 2);
+    assert_eq!(
+        std::fs::read_to_string(out.join("topic_list.txt")).unwrap(),
+        ",__consumer_offsets,50\n,int_orders,2\n,src_orders,1\n"
+    );
+}

@@ -12,6 +12,7 @@ mod list_environments;
 mod list_impacted_tables;
 mod list_modified_files;
 mod list_tables_with_one_child;
+mod list_topics;
 mod report_table_cross_products;
 mod run_unit_tests;
 mod update_tables_version;
@@ -54,6 +55,10 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
         ProjectCommand::DeleteComputePool(args) => delete_compute_pool::exec(inv, args),
         ProjectCommand::HousekeepStatements(args) => housekeep_statements::exec(inv, args),
         ProjectCommand::DeleteAllComputePools(args) => delete_all_compute_pools::exec(inv, args),
+        ProjectCommand::ListTopics {
+            project_path,
+            pipelines,
+        } => list_topics::exec(inv, project_path, pipelines),
         ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
         ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
         ProjectCommand::GetStatementList {
