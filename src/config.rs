@@ -208,6 +208,9 @@ pub struct FlinkpipeConfig {
     /// appending to one topic): the one-writer rule ([`crate::inventory::writers`]) accepts them. Every other
     /// table, and its storage (topic, path, JDBC table, index), has one writer.
     pub multi_writer_tables: Vec<String>,
+    /// The products' declared sink tables (what other teams or applications read outside the
+    /// project): `project assess-unused-tables` never offers them for deletion, running or not.
+    pub sink_tables: Vec<String>,
 }
 
 /// `flinkpipe.confluent.*`: the control plane and Metrics API base URLs (tests and private networks
@@ -358,6 +361,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "sql_rewrites",
             "confluent",
             "multi_writer_tables",
+            "sink_tables",
         ],
     ),
     ("registry", &[]),

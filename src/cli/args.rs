@@ -180,6 +180,49 @@ pub enum ProjectCommand {
         )]
         pipelines: PathBuf,
     },
+    /// Tables of the tree that no running statement reads or writes (from the SQL the target runs),
+    /// and with topics the Kafka topics nobody uses; writes shift_left's unused_tables_<time>.txt.
+    AssessUnusedTables {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Also assess the Kafka topics (the default; `--no-topics` skips them).
+        #[arg(long, overrides_with = "no_topics")]
+        include_topics: bool,
+        /// Do not assess the Kafka topics.
+        #[arg(long)]
+        no_topics: bool,
+        /// The report file [default: unused_tables_<time>.txt in $FLINKPIPE_OUTPUT_DIR, else
+        /// ~/.shift_left].
+        #[arg(long, value_name = "FILE")]
+        output_file: Option<PathBuf>,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Drop the tables listed in FILE (one per line, or the report of assess-unused-tables) after
+    /// checking each is still unused, not read in the tree and not a declared sink; lists and asks
+    /// first.
+    DeleteUnusedTables {
+        /// The table list.
+        table_list_file: PathBuf,
+        /// The pipelines folder [default: $PIPELINES, else ./pipelines].
+        #[arg(
+            long = "pipelines",
+            value_name = "DIR",
+            env = "PIPELINES",
+            default_value = "pipelines"
+        )]
+        pipelines: PathBuf,
+        /// List what would be dropped, drop nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        no_ack: bool,
+        /// Longest wait for one DROP, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
     /// List the environments of the Confluent Cloud organization, the configured one marked (a Cloud
     /// API key).
     ListEnvironments {

@@ -160,6 +160,7 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
             ("sql_rewrites", Kind::Any),
             ("confluent", Kind::Any),
             ("multi_writer_tables", Kind::StrList),
+            ("sink_tables", Kind::StrList),
         ],
     ),
     ("registry", &[]),

@@ -1193,3 +1193,195 @@ fn list_topics_on_the_gateway_target_asks_the_broker_over_the_kafka_protocol() {
         ",__consumer_offsets,50\n,int_orders,2\n,src_orders,1\n"
     );
 }
+
+#[test]
+fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_table() {
+    use crate::fake_confluent::{KAFKA_CLUSTER, KAFKA_KEY, KAFKA_SECRET};
+    let t = Test::fixture().config(&format!(
+        "kafka:\n  cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\nflinkpipe:\n  sink_tables: [c360_mv_customer_360]\n"
+    ));
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Another team's running job reads one of our leaves.
+    fake.seed_in_pool(
+        "other-team-dml",
+        "INSERT INTO their_sink SELECT * FROM sales_mv_top_stores",
+        "RUNNING",
+        "lfcp-other",
+        1,
+    );
+    for (topic, p) in [
+        ("sales_mv_revenue_export", 1),
+        ("orphan_topic", 2),
+        (TABLE, 6),
+        ("__consumer_offsets", 50),
+    ] {
+        fake.add_topic(topic, p);
+    }
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("unused.txt");
+    let kafka = |c: &mut std::process::Command| {
+        c.env("SL_KAFKA_API_KEY", KAFKA_KEY)
+            .env("SL_KAFKA_API_SECRET", KAFKA_SECRET)
+            .env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint());
+    };
+    let run = |args: &[&str]| {
+        let mut c = crate::support::command();
+        c.args(args)
+            .current_dir(&t.root)
+            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+            .env("SL_FLINK_API_KEY", KEY)
+            .env("SL_FLINK_API_SECRET", SECRET)
+            .stdin(std::process::Stdio::null());
+        kafka(&mut c);
+        c.output().unwrap()
+    };
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "assess-unused-tables",
+        "pipelines",
+        "--output-file",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    let unused: Vec<&Value> = v["unused_tables"].as_array().unwrap().iter().collect();
+    let find = |n: &str| unused.iter().find(|u| u["table_name"] == n).copied();
+    // What runs, what it reads, and what another team's job reads are used.
+    for used in [
+        TABLE,
+        "int_sales_paid_orders",
+        "sales_dim_stores",
+        "sales_mv_top_stores",
+    ] {
+        assert!(find(used).is_none(), "{used} is used: {v:#}");
+    }
+    assert_eq!(find("sales_mv_revenue_export").unwrap()["deletable"], true);
+    assert_eq!(
+        find("inventory_mv_replenishment").unwrap()["deletable"],
+        true
+    );
+    let sink = find("c360_mv_customer_360").unwrap();
+    assert_eq!(sink["deletable"], false);
+    assert!(
+        sink["kept_because"]
+            .as_str()
+            .unwrap()
+            .contains("declared sink")
+    );
+    let read = find("c360_fct_customer_orders").unwrap();
+    assert_eq!(read["deletable"], false);
+    assert!(
+        read["kept_because"]
+            .as_str()
+            .unwrap()
+            .contains("c360_mv_customer_360")
+    );
+    let topics: Vec<(String, Value)> = v["unused_topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["topic_name"].as_str().unwrap().to_string(),
+                t["table_name"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        topics,
+        [
+            ("orphan_topic".to_string(), Value::Null),
+            (
+                "sales_mv_revenue_export".to_string(),
+                Value::from("sales_mv_revenue_export")
+            )
+        ]
+    );
+    assert_eq!(v["total_topics"], 4);
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains("\nsales_mv_revenue_export\n  Type: view\n"),
+        "{text}"
+    );
+    // --no-topics: no Kafka call needed.
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "assess-unused-tables",
+        "pipelines",
+        "--no-topics",
+        "--output-file",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(json_of(&stdout(&o))["unused_topics"], Value::Null);
+
+    // Dropping: the report is the list. Without an answer nothing happens.
+    let o = run(&["project", "delete-unused-tables", report.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("nothing dropped"));
+    let drops = || {
+        fake.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST" && r.body.contains("DROP TABLE IF EXISTS"))
+            .map(|r| r.body_name.unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    assert!(drops().is_empty());
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "delete-unused-tables",
+        report.to_str().unwrap(),
+        "--no-ack",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dropped = names(&json_of(&stdout(&o))["dropped"], "table_name");
+    assert!(
+        dropped.contains(&"sales_mv_revenue_export".to_string()),
+        "{dropped:?}"
+    );
+    assert!(!dropped.contains(&"c360_mv_customer_360".to_string()));
+    assert_eq!(drops().len(), dropped.len());
+    assert!(
+        drops().contains(&"dev-usw2-sales-ddl-sales-mv-revenue-export-drop".to_string()),
+        "{:?}",
+        drops()
+    );
+    // A list naming a used table or a sink: refused whole, each named; nothing dropped.
+    let list = out.path().join("list.txt");
+    std::fs::write(
+        &list,
+        format!("{TABLE}\nc360_mv_customer_360\ninventory_mv_replenishment\nno_such_table\n"),
+    )
+    .unwrap();
+    let before = drops().len();
+    let o = run(&[
+        "project",
+        "delete-unused-tables",
+        list.to_str().unwrap(),
+        "--no-ack",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{TABLE}: a running statement reads or writes it")),
+        "{err}"
+    );
+    assert!(
+        err.contains("c360_mv_customer_360: a declared sink"),
+        "{err}"
+    );
+    assert!(err.contains("no_such_table: no table of the tree"), "{err}");
+    assert_eq!(drops().len(), before);
+}

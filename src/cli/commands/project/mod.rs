@@ -1,9 +1,11 @@
 //! `flinkpipe project …`: projects, project-wide reports, changes since a git ref, compute pools and
 //! statement housekeeping.
 
+mod assess_unused_tables;
 mod create_compute_pool;
 mod delete_all_compute_pools;
 mod delete_compute_pool;
+mod delete_unused_tables;
 mod get_statement_list;
 mod housekeep_statements;
 mod init;
@@ -59,6 +61,28 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
             project_path,
             pipelines,
         } => list_topics::exec(inv, project_path, pipelines),
+        ProjectCommand::AssessUnusedTables {
+            dir,
+            no_topics,
+            output_file,
+            allow_unknown,
+            ..
+        } => assess_unused_tables::exec(
+            inv,
+            &dir.pipelines,
+            !*no_topics,
+            output_file.as_deref(),
+            *allow_unknown,
+        ),
+        ProjectCommand::DeleteUnusedTables {
+            table_list_file,
+            pipelines,
+            dry_run,
+            no_ack,
+            timeout,
+        } => {
+            delete_unused_tables::exec(inv, table_list_file, pipelines, *dry_run, *no_ack, *timeout)
+        }
         ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
         ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
         ProjectCommand::GetStatementList {
