@@ -634,6 +634,20 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// Run one-off SQL (ALTERs, …) on the configured target with the project's catalog and database:
+    /// statement by statement, each waited for until COMPLETED and removed; the first failure stops.
+    Prepare {
+        /// The SQL file.
+        sql_file: PathBuf,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// The compute pool to run them in [default: flink.compute_pool_id].
+        #[arg(long, value_name = "POOL_ID")]
+        compute_pool_id: Option<String>,
+        /// Longest wait for one statement, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
     /// Delete every pipeline_definition.json under DIR (and DIR/pipeline_graph.json): lists them, asks,
     /// then removes all of them or none.
     DeleteAllMetadata {

@@ -51,6 +51,7 @@ pub mod oneoff;
 pub mod plan;
 pub mod pools;
 pub mod preflight;
+pub mod prepare;
 pub mod query;
 pub mod refs;
 pub mod report;
@@ -299,4 +300,18 @@ pub fn now_utc() -> String {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     crate::changes::utc_timestamp(secs)
+}
+
+/// The current time as `YYYYMMDD_HHMMSS` (UTC), for file and statement names.
+pub fn now_compact() -> String {
+    let digits: String = now_utc()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .take(14)
+        .collect();
+    if digits.len() == 14 {
+        format!("{}_{}", &digits[..8], &digits[8..])
+    } else {
+        digits
+    }
 }

@@ -1,6 +1,7 @@
 //! One-off statements that must finish (COMPLETED) and are then removed: a `DROP TABLE` of
 //! `project delete-unused-tables`, the ALTERs of `pipeline prepare`. The statement is created unless
-//! one of that name exists (a rerun after a crash), waited for, then deleted: nothing is left behind.
+//! one of that name exists (a rerun after a crash: adopted; one being deleted or FAILED: waited out,
+//! then created again), waited for, then deleted: nothing is left behind.
 
 use super::target::Connected;
 use crate::deploy::{Phase, StatementKind, StatementSpec};
@@ -24,9 +25,30 @@ pub async fn run_to_completion(
         compute_pool,
     };
     let target = c.target.as_ref();
+    let gone = |s: Option<&crate::deploy::StatementState>| s.is_none();
     let r = async {
-        if target.get_statement(name).await?.is_none() {
-            target.create_statement(&spec).await?;
+        match target.get_statement(name).await? {
+            None => {
+                target.create_statement(&spec).await?;
+            }
+            // A statement of that name on its way out (an earlier run's), or one that failed: it
+            // goes first, then this one is created.
+            Some(s) if matches!(s.phase, Phase::Deleting | Phase::Failed) => {
+                if s.phase == Phase::Failed {
+                    target.delete_statement(name).await?;
+                }
+                crate::deploy::executor::wait_until(
+                    target,
+                    name,
+                    timeout,
+                    crate::deploy::Backoff::POLL,
+                    gone,
+                )
+                .await?;
+                target.create_statement(&spec).await?;
+            }
+            // The same statement from a run that died before removing it: adopted.
+            Some(_) => {}
         }
         crate::deploy::executor::wait_until(
             target,

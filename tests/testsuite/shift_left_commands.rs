@@ -1385,3 +1385,98 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
     assert!(err.contains("no_such_table: no table of the tree"), "{err}");
     assert_eq!(drops().len(), before);
 }
+
+#[test]
+fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_failure() {
+    let t = Test::fixture().config(&format!(
+        "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n  catalog_name: shop-dev\n  database_name: sales-cluster\n"
+    ));
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let sql = t.root.join("alter.sql");
+    std::fs::write(
+        &sql,
+        "-- widen the key\nALTER TABLE src_sales_orders SET ('changelog.mode' = 'upsert');\nALTER TABLE int_sales_paid_orders SET ('kafka.retention.time' = '7 d');\n",
+    )
+    .unwrap();
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "prepare",
+            sql.to_str().unwrap(),
+            "pipelines",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let v = json_of(&stdout(&o));
+    let stmts = names(&v["statements"], "statement");
+    assert_eq!(stmts.len(), 2);
+    assert!(
+        stmts[0].starts_with("dev-usw2-prepare-alter-1-")
+            && stmts[1].starts_with("dev-usw2-prepare-alter-2-"),
+        "{stmts:?}"
+    );
+    assert_eq!(v["statements"][0]["line"], 2);
+    assert_eq!(v["statements"][1]["outcome"], "done");
+    let posts: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    assert!(
+        posts[0].body.contains("ALTER TABLE src_sales_orders"),
+        "{}",
+        posts[0].body
+    );
+    assert!(
+        posts[0]
+            .body
+            .contains("\"sql.current-catalog\":\"shop-dev\""),
+        "{}",
+        posts[0].body
+    );
+    assert!(
+        posts[0]
+            .body
+            .contains("\"sql.current-database\":\"sales-cluster\"")
+    );
+    // Nothing left behind.
+    let deleted = fake.deletes();
+    for n in &stmts {
+        assert!(deleted.iter().any(|d| d == n), "{n} deleted: {deleted:?}");
+        assert!(
+            fake.phase(n).is_none_or(|p| p == "DELETING"),
+            "{n} left behind"
+        );
+    }
+    // A failure stops the run: the next statement is not sent; exit 1.
+    std::fs::write(
+        &sql,
+        "ALTER TABLE FAIL_ME SET ('a' = 'b');\nALTER TABLE src_sales_orders SET ('a' = 'b');\n",
+    )
+    .unwrap();
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "prepare",
+            sql.to_str().unwrap(),
+            "pipelines",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["statements"][0]["outcome"], "failed");
+    assert_eq!(v["statements"][1]["outcome"], "not_run");
+}

@@ -10,6 +10,7 @@ mod delete_all_metadata;
 mod deploy;
 mod explain;
 mod graph;
+mod prepare;
 mod report;
 mod status;
 mod undeploy;
@@ -48,6 +49,18 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             dir,
             allow_unknown,
         } => build_metadata::exec(inv, &dir.pipelines, dml_file, *allow_unknown),
+        PipelineCommand::Prepare {
+            sql_file,
+            dir,
+            compute_pool_id,
+            timeout,
+        } => prepare::exec(
+            inv,
+            sql_file,
+            &dir.pipelines,
+            compute_pool_id.as_deref(),
+            *timeout,
+        ),
         PipelineCommand::DeleteAllMetadata {
             dir,
             no_ack,
