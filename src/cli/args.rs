@@ -634,6 +634,44 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// A health verdict per table of PRODUCT from its statements' live phases, SQL drift and
+    /// backlog (shift_left's healthcheck); exit 1 when a table is not running, degraded or failed.
+    Healthcheck {
+        /// The product.
+        product_name: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
+    /// The running statements of the scope (default: every table) with records in and out and
+    /// pending records since --from-date (default: the last 10 minutes).
+    ReportRunningStatements {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Only this table.
+        #[arg(long, group = "running_scope", value_name = "T")]
+        table_name: Option<String>,
+        /// Only the tables of this product.
+        #[arg(long, group = "running_scope", value_name = "P")]
+        product_name: Option<String>,
+        /// Only the tables under this folder.
+        #[arg(long = "dir", group = "running_scope", value_name = "D")]
+        scope_dir: Option<String>,
+        /// Metrics from this time on (UTC).
+        #[arg(long, value_name = "YYYY-MM-DDThh:mm:ss")]
+        from_date: Option<String>,
+    },
+    /// CFUs per compute pool, the project's running statements in each, and consolidation advice
+    /// (a Cloud API key).
+    AnalyzePoolUsage {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Count only the statements of this product.
+        #[arg(short = 'p', long = "product-name", value_name = "P")]
+        product_name: Option<String>,
+        /// Count only the statements of tables under this folder.
+        #[arg(short = 'd', long = "directory", value_name = "D")]
+        directory: Option<String>,
+    },
     /// Run one-off SQL (ALTERs, …) on the configured target with the project's catalog and database:
     /// statement by statement, each waited for until COMPLETED and removed; the first failure stops.
     Prepare {

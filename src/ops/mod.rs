@@ -41,6 +41,7 @@ pub mod decommission;
 pub mod deploy;
 pub mod explain;
 pub mod graph;
+pub mod health;
 pub mod housekeep;
 pub mod inventory;
 pub mod lag;

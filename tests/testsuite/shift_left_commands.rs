@@ -455,6 +455,7 @@ fn confluent_run(t: &Test, fake: &FakeConfluent, args: &[&str]) -> Output {
         .env("SL_FLINK_API_KEY", KEY)
         .env("SL_FLINK_API_SECRET", SECRET)
         .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
         .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
         .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
         .stdin(std::process::Stdio::null());
@@ -1479,4 +1480,189 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
     let v = json_of(&stdout(&o));
     assert_eq!(v["statements"][0]["outcome"], "failed");
     assert_eq!(v["statements"][1]["outcome"], "not_run");
+}
+
+#[test]
+fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    fake.add_pool("lfcp-idle", "idle", 10, 0);
+    fake.add_pool("lfcp-small", "small", 20, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dml = "dev-usw2-sales-dml-sales-fct-order-payments";
+    fake.set_metrics(dml, 1000, 990, 7);
+    fake.force_phase(
+        "dev-usw2-sales-dml-int-sales-paid-orders",
+        "FAILED",
+        "Table 'x' not found",
+    );
+    fake.seed_in_pool(
+        "other-team-job",
+        "INSERT INTO y SELECT * FROM z",
+        "RUNNING",
+        "lfcp-small",
+        1,
+    );
+
+    // healthcheck: a verdict per table of the product, with the failure's detail and the backlog.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "healthcheck",
+            "sales",
+            "pipelines",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "a failed table: {}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    let table = |n: &str| {
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["table_name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {v:#}"))
+            .clone()
+    };
+    assert_eq!(table(TABLE)["health"], "healthy");
+    assert_eq!(table(TABLE)["pending_records"], 7);
+    assert_eq!(table("int_sales_paid_orders")["health"], "failed");
+    assert_eq!(
+        table("int_sales_paid_orders")["detail"],
+        "Table 'x' not found"
+    );
+    assert_eq!(table("sales_mv_top_stores")["health"], "not_running");
+    assert!(
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| !x["table_name"].as_str().unwrap().starts_with("c360")),
+        "only the product"
+    );
+    assert_eq!(v["metrics_skipped"], Value::Null);
+
+    // report-running-statements since a date: the window follows it; only RUNNING ones.
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 30 * 60;
+    let date = {
+        let o = std::process::Command::new("date")
+            .args(["-u", "-d", &format!("@{since}"), "+%Y-%m-%dT%H:%M:%S"])
+            .output()
+            .unwrap();
+        stdout(&o).trim().to_string()
+    };
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "report-running-statements",
+            "pipelines",
+            "--product-name",
+            "sales",
+            "--from-date",
+            &date,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert!(
+        (30..=31).contains(&v["window_minutes"].as_u64().unwrap()),
+        "{}",
+        v["window_minutes"]
+    );
+    let rows = v["statements"].as_array().unwrap();
+    let mine = rows.iter().find(|r| r["statement"] == dml).unwrap();
+    assert_eq!(mine["metrics"]["records_in"], 1000);
+    assert_eq!(mine["metrics"]["pending_records"], 7);
+    assert!(rows.iter().all(|r| r["phase"] == "RUNNING"), "{rows:#?}");
+    assert!(
+        rows.iter()
+            .all(|r| r["statement"] != "dev-usw2-sales-dml-int-sales-paid-orders")
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "report-running-statements",
+            "pipelines",
+            "--from-date",
+            "yesterday",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+
+    // analyze-pool-usage: CFUs and statements per pool, the idle pool and the small one advised.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "analyze-pool-usage",
+            "pipelines",
+            "-p",
+            "sales",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    let pool = |id: &str| {
+        v["pools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let default = pool(DEFAULT_POOL);
+    assert!(
+        default["project_statements"]["sales"].as_u64().unwrap() >= 2,
+        "{default:#}"
+    );
+    assert_eq!(default["running_statements"], default["current_cfu"]);
+    assert_eq!(pool("lfcp-idle")["running_statements"], 0);
+    assert_eq!(pool("lfcp-small")["running_statements"], 1);
+    assert_eq!(
+        pool("lfcp-small")["project_statements"],
+        serde_json::json!({})
+    );
+    let advice: Vec<&str> = v["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        advice
+            .iter()
+            .any(|a| a.starts_with("lfcp-idle (idle) runs no statement")),
+        "{advice:#?}"
+    );
+    assert!(
+        advice
+            .iter()
+            .any(|a| a.starts_with("lfcp-small (small) uses 1 of 20 CFUs")
+                && a.contains(&format!("fit in {DEFAULT_POOL}"))),
+        "{advice:#?}"
+    );
 }

@@ -10,6 +10,7 @@ mod delete_all_metadata;
 mod deploy;
 mod explain;
 mod graph;
+mod health;
 mod prepare;
 mod report;
 mod status;
@@ -49,6 +50,33 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             dir,
             allow_unknown,
         } => build_metadata::exec(inv, &dir.pipelines, dml_file, *allow_unknown),
+        PipelineCommand::Healthcheck { product_name, dir } => {
+            health::healthcheck(inv, &dir.pipelines, product_name)
+        }
+        PipelineCommand::ReportRunningStatements {
+            dir,
+            table_name,
+            product_name,
+            scope_dir,
+            from_date,
+        } => health::running(
+            inv,
+            &dir.pipelines,
+            table_name.as_deref(),
+            product_name.as_deref(),
+            scope_dir.as_deref(),
+            from_date.as_deref(),
+        ),
+        PipelineCommand::AnalyzePoolUsage {
+            dir,
+            product_name,
+            directory,
+        } => health::pool_usage(
+            inv,
+            &dir.pipelines,
+            product_name.as_deref(),
+            directory.as_deref(),
+        ),
         PipelineCommand::Prepare {
             sql_file,
             dir,
