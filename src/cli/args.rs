@@ -223,6 +223,17 @@ pub enum ProjectCommand {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
     },
+    /// Copy one product's tables and every ancestor they read into TARGET_FOLDER/pipelines (external
+    /// tables declared in its seeds/external_tables.json, config.yaml copied): a project that
+    /// validates on its own, or nothing is written.
+    IsolateDataProduct {
+        /// The product to isolate.
+        product_name: String,
+        /// The source project's pipelines folder.
+        source_folder: PathBuf,
+        /// The new project's folder (its pipelines/ must not exist).
+        target_folder: PathBuf,
+    },
     /// List the environments of the Confluent Cloud organization, the configured one marked (a Cloud
     /// API key).
     ListEnvironments {

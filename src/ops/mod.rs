@@ -44,6 +44,7 @@ pub mod graph;
 pub mod health;
 pub mod housekeep;
 pub mod inventory;
+pub mod isolate;
 pub mod lag;
 pub mod lock;
 pub mod makefiles;

@@ -1666,3 +1666,86 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
         "{advice:#?}"
     );
 }
+
+#[test]
+fn isolate_data_product_copies_a_product_and_what_it_reads_into_a_tree_that_validates() {
+    let t = Test::fixture().config("kafka:\n  cluster_type: dev\n");
+    let dest = t.root.join("c360-only");
+    let t = t.args(&[
+        "--output",
+        "json",
+        "project",
+        "isolate-data-product",
+        "c360",
+        "[PIPELINES]",
+        dest.to_str().unwrap(),
+    ]);
+    let v = t.run().success().json();
+    let tables: Vec<String> = v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        tables
+            .iter()
+            .all(|t| t.starts_with("c360_") || t.contains("_c360_")),
+        "{tables:?}"
+    );
+    let ancestors: Vec<&str> = v["ancestors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(ancestors.contains(&"src_sales_orders"), "{ancestors:?}");
+    // Written by the same statement set as an ancestor: its folder comes too.
+    assert!(
+        ancestors.contains(&"int_sales_store_orders"),
+        "{ancestors:?}"
+    );
+    assert!(
+        !ancestors.iter().any(|a| a.starts_with("inventory_")),
+        "nothing it does not read"
+    );
+    assert_eq!(
+        v["external"],
+        serde_json::json!(["ext_c360_loyalty_members"])
+    );
+    let new = dest.join("pipelines");
+    assert!(new.join("seeds/external_tables.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(dest.join("config.yaml")).unwrap(),
+        "kafka:\n  cluster_type: dev\n"
+    );
+    assert!(
+        !new.join("facts/sales").exists(),
+        "no other product's facts"
+    );
+    // The new tree validates on its own.
+    let o = crate::support::command()
+        .args(["pipeline", "validate"])
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    // Again into the same folder: refused, nothing changed; an unknown product lists the products.
+    let again = t.run().status(1);
+    assert!(
+        again.stderr().contains("exists already"),
+        "{}",
+        again.stderr()
+    );
+    Test::fixture()
+        .args(&[
+            "project",
+            "isolate-data-product",
+            "nope",
+            "[PIPELINES]",
+            "[ROOT]/x",
+        ])
+        .run()
+        .status(1)
+        .stderr_has("products: c360, inventory, sales");
+}

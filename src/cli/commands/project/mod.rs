@@ -9,6 +9,7 @@ mod delete_unused_tables;
 mod get_statement_list;
 mod housekeep_statements;
 mod init;
+mod isolate_data_product;
 mod list_compute_pools;
 mod list_environments;
 mod list_impacted_tables;
@@ -83,6 +84,11 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
         } => {
             delete_unused_tables::exec(inv, table_list_file, pipelines, *dry_run, *no_ack, *timeout)
         }
+        ProjectCommand::IsolateDataProduct {
+            product_name,
+            source_folder,
+            target_folder,
+        } => isolate_data_product::exec(inv, product_name, source_folder, target_folder),
         ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
         ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
         ProjectCommand::GetStatementList {
