@@ -223,6 +223,29 @@ pub enum ProjectCommand {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
     },
+    /// shift_left's update of the unit tests' DDLs after changes: not available yet (it has an issue
+    /// of its own); the name and arguments exist so scripts fail clearly.
+    UpdateUtDdl {
+        /// impacted_tables.json from list-impacted-tables.
+        impacted: Option<PathBuf>,
+        #[arg(long, value_name = "B")]
+        git_branch: Option<String>,
+        #[arg(long, value_name = "FILE")]
+        modified_files_path: Option<PathBuf>,
+        #[arg(long)]
+        full_replace: bool,
+        #[arg(long, value_name = "DIR", env = "PIPELINES")]
+        project_path: Option<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        repo_root: Option<PathBuf>,
+    },
+    /// shift_left's integration-test scaffold for SINK_TABLE: not available yet (integration tests
+    /// have an issue of their own).
+    InitIntegrationTests(IntegrationTestArgs),
+    /// shift_left's integration-test run for SINK_TABLE: not available yet.
+    RunIntegrationTests(IntegrationTestArgs),
+    /// shift_left's removal of SINK_TABLE's integration-test artefacts: not available yet.
+    DeleteIntegrationTests(IntegrationTestArgs),
     /// Copy one product's tables and every ancestor they read into TARGET_FOLDER/pipelines (external
     /// tables declared in its seeds/external_tables.json, config.yaml copied): a project that
     /// validates on its own, or nothing is written.
@@ -251,6 +274,28 @@ pub enum ProjectCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+}
+
+/// shift_left's options of `project init|run|delete-integration-tests` (accepted; the commands are
+/// not available yet).
+#[derive(Debug, Args, Clone)]
+pub struct IntegrationTestArgs {
+    /// The sink table.
+    pub sink_table_name: String,
+    #[arg(long, value_name = "DIR", env = "PIPELINES")]
+    pub project_path: Option<PathBuf>,
+    #[arg(long, value_name = "NAME")]
+    pub scenario_name: Option<String>,
+    #[arg(long, value_name = "POOL_ID")]
+    pub compute_pool_id: Option<String>,
+    #[arg(long, overrides_with = "no_measure_latency")]
+    pub measure_latency: bool,
+    #[arg(long)]
+    pub no_measure_latency: bool,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    #[arg(long)]
+    pub no_confirm: bool,
 }
 
 /// The deploy target `project validate-config` checks for.
@@ -682,6 +727,20 @@ pub enum PipelineCommand {
         /// Count only the statements of tables under this folder.
         #[arg(short = 'd', long = "directory", value_name = "D")]
         directory: Option<String>,
+    },
+    /// shift_left's column lineage of TABLE (lineage.json): not available yet (column lineage has an
+    /// issue of its own); the name and arguments exist so scripts fail clearly.
+    FieldLineage {
+        /// The table.
+        table_name: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Output folder for the lineage JSON and HTML page.
+        #[arg(short = 'o', long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        /// Open the HTML page.
+        #[arg(long)]
+        open: bool,
     },
     /// Run one-off SQL (ALTERs, …) on the configured target with the project's catalog and database:
     /// statement by statement, each waited for until COMPLETED and removed; the first failure stops.

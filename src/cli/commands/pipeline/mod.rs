@@ -50,6 +50,11 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             dir,
             allow_unknown,
         } => build_metadata::exec(inv, &dir.pipelines, dml_file, *allow_unknown),
+        PipelineCommand::FieldLineage { .. } => Err(crate::ops::OpsError::NotYet {
+            command: "pipeline field-lineage",
+            what: "column lineage",
+        }
+        .into()),
         PipelineCommand::Healthcheck { product_name, dir } => {
             health::healthcheck(inv, &dir.pipelines, product_name)
         }

@@ -89,6 +89,18 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
             source_folder,
             target_folder,
         } => isolate_data_product::exec(inv, product_name, source_folder, target_folder),
+        ProjectCommand::UpdateUtDdl { .. } => Err(crate::ops::OpsError::NotYet {
+            command: "project update-ut-ddl",
+            what: "updating the unit tests' DDLs after a change",
+        }
+        .into()),
+        ProjectCommand::InitIntegrationTests(_)
+        | ProjectCommand::RunIntegrationTests(_)
+        | ProjectCommand::DeleteIntegrationTests(_) => Err(crate::ops::OpsError::NotYet {
+            command: "project init|run|delete-integration-tests",
+            what: "integration tests",
+        }
+        .into()),
         ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
         ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
         ProjectCommand::GetStatementList {
