@@ -933,6 +933,11 @@ pub struct DeployArgs {
     /// shift_left's flag, accepted: a deploy is parallel whenever --max-parallel is above 1.
     #[arg(long, hide = true)]
     pub parallel: bool,
+    /// When a compute pool the statements go to is missing or full, create one they fit in (sized
+    /// under flink.max_cfu_percent_before_allocation; a Cloud API key), wait until it is
+    /// PROVISIONED and send them there; with --dry-run, say which pools it would create.
+    #[arg(long)]
+    pub pool_creation: bool,
     /// Deploy the tables recorded at version V (`_v2`, `v2` or `2`) by blue-green releases in
     /// pipelines/blue_green.json (and their non-running ancestors), instead of a scope.
     #[arg(long = "version", value_name = "V", conflicts_with_all = ["scope", "blue_green"])]

@@ -47,6 +47,10 @@ pub struct DeployRequest {
     pub version: Option<String>,
     /// Deploy even when a compute pool would go past `flink.max_cfu_percent_before_allocation`.
     pub allow_pool_overcommit: bool,
+    /// shift_left's `--pool-creation`: when the capacity check finds a pool missing or full, create
+    /// a pool for the statements that would start there (sized so they fit under the ratio), wait
+    /// until it is PROVISIONED and send them there; a dry run says which pools it would create.
+    pub pool_creation: bool,
 }
 
 /// One statement of a dry run.
@@ -178,7 +182,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         &target::status_of(&live),
         &super::Silent,
     )?;
-    let nodes = spec::deploy_nodes(&project, &plan, &env)?;
+    let mut nodes = spec::deploy_nodes(&project, &plan, &env)?;
     preflight::one_writer(&cfg, &project, &nodes, &live)?;
     warn_skipped_drift(ctx, &project, &plan, &live, &env);
     let options = DeployOptions {
@@ -187,7 +191,55 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         allow_drop: req.allow_drop,
         ..DeployOptions::default()
     };
-    let capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
+    let mut capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
+    if req.pool_creation
+        && let Some(cap) = &capacity
+    {
+        let wanted = pools_to_create(cap);
+        if !wanted.is_empty() {
+            let naming = crate::plan::StatementNaming::from_config(&cfg);
+            for (i, (old, statements, max_cfu)) in wanted.iter().enumerate() {
+                let name = format!(
+                    "{}-{}-{}",
+                    naming.prefix,
+                    super::now_compact().replace('_', "-"),
+                    i + 1
+                );
+                if req.dry_run {
+                    ctx.console.note(&format!(
+                        "note: --pool-creation would create compute pool {name} ({max_cfu} CFUs) for {} statement(s) that do not fit in {old}: {}",
+                        statements.len(),
+                        statements.join(", ")
+                    ));
+                    continue;
+                }
+                let pool = super::pools::create(
+                    ctx,
+                    &super::pools::CreatePoolRequest {
+                        pipelines: plan_req.pipelines.clone(),
+                        name: name.clone(),
+                        max_cfu: *max_cfu,
+                        wait: Some(req.timeout),
+                    },
+                )?;
+                ctx.console.note(&format!(
+                    "created compute pool {} ({name}, {max_cfu} CFUs) for {} statement(s) that did not fit in {old}",
+                    pool.id,
+                    statements.len()
+                ));
+                for n in nodes.iter_mut() {
+                    for step in n.steps.iter_mut() {
+                        if statements.contains(&step.spec.name) {
+                            step.spec.compute_pool = Some(pool.id.clone());
+                        }
+                    }
+                }
+            }
+            if !req.dry_run {
+                capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
+            }
+        }
+    }
     if req.dry_run {
         let checks = preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options);
         return Ok(DeployOutcome::DryRun(dry_run(
@@ -287,6 +339,26 @@ fn green_scope(
         scope: super::scope::ScopeRequest::Green(tables),
         ..req.clone()
     })
+}
+
+/// The pools `--pool-creation` makes: for each pool the capacity check finds missing or over the
+/// limit, (that pool, the statements that would start there, the smallest pool size in which they
+/// fit under the ratio — 50 CFUs at most).
+fn pools_to_create(cap: &super::capacity::Capacity) -> Vec<(String, Vec<String>, u32)> {
+    use super::capacity::Verdict;
+    cap.pools
+        .iter()
+        .filter(|p| matches!(p.verdict, Verdict::Missing | Verdict::OverLimit))
+        .map(|p| {
+            let need = f64::from(p.needed_cfu.max(1));
+            let size = crate::deploy::cloud::MAX_CFU_VALUES
+                .iter()
+                .copied()
+                .find(|v| f64::from(*v) * cap.ratio >= need)
+                .unwrap_or(50);
+            (p.pool.clone(), p.statements.clone(), size)
+        })
+        .collect()
 }
 
 /// The scope of `deploy --version V`: every green table that the releases of

@@ -1904,3 +1904,62 @@ fn every_shift_left_command_exists_with_its_options() {
         stderr(&o)
     );
 }
+
+#[test]
+fn deploy_pool_creation_creates_a_pool_the_statements_fit_in_when_theirs_is_full() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    // 8 of 10 CFUs used by others: at the 0.8 limit, nothing more fits.
+    fake.add_pool(DEFAULT_POOL, "default", 10, 8);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert_eq!(o.status.code(), Some(1), "refused without --pool-creation");
+    assert!(fake.created().is_empty());
+    // A dry run says which pool it would create, and creates nothing.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--table-name",
+            TABLE,
+            "--pool-creation",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        stderr(&o).contains("--pool-creation would create compute pool dev-usw2-"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fake.pool_ids(), [DEFAULT_POOL]);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--table-name",
+            TABLE,
+            "--pool-creation",
+        ],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let pools = fake.pool_ids();
+    assert_eq!(pools.len(), 2, "{pools:?}");
+    let new = pools.iter().find(|p| *p != DEFAULT_POOL).unwrap();
+    assert!(
+        stderr(&o).contains(&format!("created compute pool {new}")),
+        "{}",
+        stderr(&o)
+    );
+    let dml = "dev-usw2-sales-dml-sales-fct-order-payments";
+    assert_eq!(fake.statement_pool(dml).as_deref(), Some(new.as_str()));
+    assert_eq!(fake.phase(dml).as_deref(), Some("RUNNING"));
+}

@@ -21,6 +21,7 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         blue_green: args.blue_green,
         version: args.release_version.clone(),
         allow_pool_overcommit: args.allow_pool_overcommit,
+        pool_creation: args.pool_creation,
     };
     match deploy::deploy(&inv.ctx, &req)? {
         DeployOutcome::DryRun(d) => {
