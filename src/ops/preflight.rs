@@ -281,36 +281,6 @@ pub fn capacity(
     }))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::is_missing_cloud_key;
-    use crate::config::{Config, ConfigError};
-
-    /// Only the Cloud API key not being set skips the capacity check; a missing environment id (or any
-    /// other settings error) surfaces.
-    #[test]
-    fn only_a_missing_cloud_key_skips_the_capacity_check() {
-        let cfg = Config::default();
-        let no_key = crate::deploy::cloud::settings(&cfg, &|v| {
-            (v == "SL_FLINK_ENV_ID").then(|| "env-1".to_string())
-        })
-        .unwrap_err();
-        assert!(is_missing_cloud_key(&no_key), "{no_key}");
-        let no_env = crate::deploy::cloud::settings(&cfg, &|v| {
-            v.starts_with("SL_CONFLUENT_CLOUD_API")
-                .then(|| "x".to_string())
-        })
-        .unwrap_err();
-        assert!(!is_missing_cloud_key(&no_env), "{no_env}");
-        let both = crate::deploy::cloud::settings(&cfg, &|_| None).unwrap_err();
-        assert!(!is_missing_cloud_key(&both), "{both}");
-        assert!(!is_missing_cloud_key(&ConfigError::Parse {
-            path: "config.yaml".into(),
-            message: "bad".into()
-        }));
-    }
-}
-
 /// The one-writer rule on the state after a deploy: every statement the plan sends (the nodes it
 /// creates or restarts, with the SQL of the tree) and every live statement that is still running
 /// (PENDING, RUNNING, DEGRADED, FAILING) and that the deploy does not replace (with the SQL it runs
@@ -375,4 +345,34 @@ pub fn one_writer(
         "one writer per table: after this deploy\n{}\nnothing was created: stop or version the other writer first (blue-green versions every sink of a statement set), or list a table fed by two jobs on purpose in flinkpipe.multi_writer_tables",
         lines.join("\n")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_missing_cloud_key;
+    use crate::config::{Config, ConfigError};
+
+    /// Only the Cloud API key not being set skips the capacity check; a missing environment id (or any
+    /// other settings error) surfaces.
+    #[test]
+    fn only_a_missing_cloud_key_skips_the_capacity_check() {
+        let cfg = Config::default();
+        let no_key = crate::deploy::cloud::settings(&cfg, &|v| {
+            (v == "SL_FLINK_ENV_ID").then(|| "env-1".to_string())
+        })
+        .unwrap_err();
+        assert!(is_missing_cloud_key(&no_key), "{no_key}");
+        let no_env = crate::deploy::cloud::settings(&cfg, &|v| {
+            v.starts_with("SL_CONFLUENT_CLOUD_API")
+                .then(|| "x".to_string())
+        })
+        .unwrap_err();
+        assert!(!is_missing_cloud_key(&no_env), "{no_env}");
+        let both = crate::deploy::cloud::settings(&cfg, &|_| None).unwrap_err();
+        assert!(!is_missing_cloud_key(&both), "{both}");
+        assert!(!is_missing_cloud_key(&ConfigError::Parse {
+            path: "config.yaml".into(),
+            message: "bad".into()
+        }));
+    }
 }

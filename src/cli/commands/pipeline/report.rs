@@ -65,10 +65,8 @@ pub fn exec(
             print!("{}", tree_text(c));
         }
     }
-    if let Some(p) = &page {
-        if !inv.json() {
-            eprintln!("lineage page: {}", p.display());
-        }
+    if let Some(p) = page.as_ref().filter(|_| !inv.json()) {
+        eprintln!("lineage page: {}", p.display());
     }
     Ok(!r.project_has_errors)
 }

@@ -29,10 +29,10 @@ pub fn exec(inv: &Invocation, pipelines: &Path) -> CmdResult {
             e.created_at.as_deref().unwrap_or("-")
         );
     }
-    if let Some(c) = &r.configured {
-        if !r.environments.iter().any(|e| e.id == *c) {
-            eprintln!("warning: the configured environment {c} is not among them");
-        }
+    if let Some(c) = &r.configured
+        && !r.environments.iter().any(|e| e.id == *c)
+    {
+        eprintln!("warning: the configured environment {c} is not among them");
     }
     Ok(true)
 }
