@@ -28,11 +28,22 @@
 //! | [`query`] | `sql query`, `table preview` |
 //! | [`unit_tests`] | `table init-unit-tests`, `table run-unit-tests`, `table delete-unit-tests`, `project run-unit-tests` |
 //! | [`version`] | `version [--config]` |
+//! | [`metadata`] | `pipeline build-metadata`, `pipeline delete-all-metadata` |
+//! | [`makefiles`] | `table update-makefile`, `table update-all-makefiles` |
+//! | [`update_tables`] | `table update-tables` |
+//! | [`config_check`] | `project validate-config` |
+//! | [`pools`] | `project get-statement-list`, `project delete-all-compute-pools`, `project list-environments` |
+//! | [`topics`] | `project list-topics` |
+//! | [`unused`] | `project assess-unused-tables`, `project delete-unused-tables` |
+//! | [`isolate`] | `project isolate-data-product` |
+//! | [`prepare`] | `pipeline prepare` |
+//! | [`health`] | `pipeline healthcheck`, `pipeline report-running-statements`, `pipeline analyze-pool-usage` |
 //!
 //! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
 //! (the one place where the deploy target is chosen and connected), [`scope`] (plan scopes from their
 //! command-line forms, table lists), [`preflight`] (a deploy's server-side dry runs and its pool
-//! check), [`capacity`] (compute pool arithmetic), [`lag`] (runtime metrics for `status --lag`).
+//! check), [`capacity`] (compute pool arithmetic), [`lag`] (runtime metrics for `status --lag`),
+//! [`oneoff`] (a statement run to COMPLETED, then removed).
 
 pub mod capacity;
 pub mod changes;
