@@ -22,6 +22,10 @@ pub enum MakefileChange {
     Replaced,
     /// Already what the template gives.
     Unchanged,
+    /// Not written: the table's type is no layer of the convention (`unknown-type`, a mapped folder
+    /// of another kind), so the template has nothing to say (`update-all-makefiles` only; naming the
+    /// table is an error).
+    Skipped,
 }
 
 /// One table's `Makefile`.
@@ -102,6 +106,15 @@ pub fn update_makefiles(
             &cfg,
         ) {
             Ok(f) => f,
+            Err(scaffold::ScaffoldError::UnknownLayer(_)) if table.is_none() => {
+                out.push(MakefileUpdate {
+                    table_name: name,
+                    path: inv.disk_path(&t.folder).join("Makefile"),
+                    change: MakefileChange::Skipped,
+                    kept_lines: 0,
+                });
+                continue;
+            }
             Err(e) => {
                 batch.abandon(staged);
                 return Err(e.into());

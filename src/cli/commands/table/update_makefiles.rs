@@ -25,6 +25,7 @@ pub fn exec(
                 "replaced (it had no marker line: nothing in it was kept)".into()
             }
             MakefileChange::Unchanged => "unchanged".into(),
+            MakefileChange::Skipped => "skipped (its type is no layer of the template)".into(),
         };
         println!("{}: {} {what}", m.table_name, m.path.display());
     }
