@@ -220,6 +220,9 @@ pub struct FlinkpipeConfig {
     /// appending to one topic): the one-writer rule ([`crate::inventory::writers`]) accepts them. Every other
     /// table, and its storage (topic, path, JDBC table, index), has one writer.
     pub multi_writer_tables: Vec<String>,
+    /// The products' declared sink tables (what other teams or applications read outside the
+    /// project): `project assess-unused-tables` never offers them for deletion, running or not.
+    pub sink_tables: Vec<String>,
 }
 
 /// `flinkpipe.confluent.*`: the control plane and Metrics API base URLs (tests and private networks
@@ -231,6 +234,9 @@ pub struct ConfluentExtraConfig {
     pub cloud_api_url: Option<String>,
     /// Default `https://api.telemetry.confluent.cloud` (`$FLINKPIPE_METRICS_URL` wins).
     pub metrics_url: Option<String>,
+    /// The Kafka cluster's REST endpoint (`https://lkc-….confluent.cloud`) for `project list-topics`;
+    /// default: derived from `kafka.bootstrap.servers` (`$FLINKPIPE_KAFKA_REST_URL` wins).
+    pub kafka_rest_url: Option<String>,
 }
 
 /// `flinkpipe.unit_tests.*`: the unit-test runner's settings.
@@ -374,6 +380,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "sql_rewrites",
             "confluent",
             "multi_writer_tables",
+            "sink_tables",
         ],
     ),
     ("registry", &[]),

@@ -159,6 +159,144 @@ pub enum ProjectCommand {
     /// phase (default COMPLETED and FAILED), age and compute pool, from one listing; never a running
     /// statement of the project unless named with --statement-name.
     HousekeepStatements(HousekeepArgs),
+    /// Check every key of the configuration file (type, allowed values, required for the target) and
+    /// print all problems at once with their line numbers; exit 1 when there is one.
+    ValidateConfig {
+        /// Check what this target needs [default: gateway when flinkpipe.gateway.url (or
+        /// FLINKPIPE_GATEWAY_URL) is set, else confluent].
+        #[arg(long, value_enum)]
+        target: Option<ConfigTarget>,
+    },
+    /// Delete every compute pool whose display name contains PRODUCT (or those listed in
+    /// --compute-pool-list-file): lists them with what is in them, keeps protected ones (statements
+    /// of the project or of an open release, pools the configuration uses), asks, then deletes (a
+    /// Cloud API key).
+    DeleteAllComputePools(DeleteAllComputePoolsArgs),
+    /// List the topics of the configured Kafka (the SQL Gateway's broker, or the Confluent Cloud
+    /// cluster's Kafka REST API with a Kafka API key: SL_KAFKA_API_KEY / SL_KAFKA_API_SECRET), each
+    /// with the table that owns it, and write PATH/topic_list.txt (shift_left's format).
+    ListTopics {
+        /// The folder where topic_list.txt is written.
+        #[arg(value_name = "PATH")]
+        project_path: PathBuf,
+        /// The pipelines folder (to name each topic's table) [default: $PIPELINES, else ./pipelines].
+        #[arg(
+            long = "pipelines",
+            value_name = "DIR",
+            env = "PIPELINES",
+            default_value = "pipelines"
+        )]
+        pipelines: PathBuf,
+    },
+    /// Tables of the tree that no running statement reads or writes (from the SQL the target runs),
+    /// and with topics the Kafka topics nobody uses; writes shift_left's unused_tables_<time>.txt.
+    AssessUnusedTables {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Also assess the Kafka topics (the default; `--no-topics` skips them).
+        #[arg(long, overrides_with = "no_topics")]
+        include_topics: bool,
+        /// Do not assess the Kafka topics.
+        #[arg(long)]
+        no_topics: bool,
+        /// The report file [default: unused_tables_<time>.txt in $FLINKPIPE_OUTPUT_DIR, else
+        /// ~/.shift_left].
+        #[arg(long, value_name = "FILE")]
+        output_file: Option<PathBuf>,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Drop the tables listed in FILE (one per line, or the report of assess-unused-tables) after
+    /// checking each is still unused, not read in the tree and not a declared sink; lists and asks
+    /// first.
+    DeleteUnusedTables {
+        /// The table list.
+        table_list_file: PathBuf,
+        /// The pipelines folder [default: $PIPELINES, else ./pipelines].
+        #[arg(
+            long = "pipelines",
+            value_name = "DIR",
+            env = "PIPELINES",
+            default_value = "pipelines"
+        )]
+        pipelines: PathBuf,
+        /// List what would be dropped, drop nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        no_ack: bool,
+        /// Longest wait for one DROP, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// shift_left's integration-test scaffold for SINK_TABLE: not available yet (integration tests
+    /// have an issue of their own).
+    InitIntegrationTests(IntegrationTestArgs),
+    /// shift_left's integration-test run for SINK_TABLE: not available yet.
+    RunIntegrationTests(IntegrationTestArgs),
+    /// shift_left's removal of SINK_TABLE's integration-test artefacts: not available yet.
+    DeleteIntegrationTests(IntegrationTestArgs),
+    /// Copy one product's tables and every ancestor they read into TARGET_FOLDER/pipelines (external
+    /// tables declared in its seeds/external_tables.json, config.yaml copied): a project that
+    /// validates on its own, or nothing is written.
+    IsolateDataProduct {
+        /// The product to isolate.
+        product_name: String,
+        /// The source project's pipelines folder.
+        source_folder: PathBuf,
+        /// The new project's folder (its pipelines/ must not exist).
+        target_folder: PathBuf,
+    },
+    /// List the environments of the Confluent Cloud organization, the configured one marked (a Cloud
+    /// API key).
+    ListEnvironments {
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
+    /// Every statement on a compute pool: phase, the table of the project that owns it (or none: not
+    /// ours) and its age (a Flink API key).
+    GetStatementList {
+        /// The compute pool id (`lfcp-…`).
+        compute_pool_id: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+}
+
+/// shift_left's options of `project init|run|delete-integration-tests` (accepted; the commands are
+/// not available yet).
+#[derive(Debug, Args, Clone)]
+pub struct IntegrationTestArgs {
+    /// The sink table.
+    pub sink_table_name: String,
+    #[arg(long, value_name = "DIR", env = "PIPELINES")]
+    pub project_path: Option<PathBuf>,
+    #[arg(long, value_name = "NAME")]
+    pub scenario_name: Option<String>,
+    #[arg(long, value_name = "POOL_ID")]
+    pub compute_pool_id: Option<String>,
+    #[arg(long, overrides_with = "no_measure_latency")]
+    pub measure_latency: bool,
+    #[arg(long)]
+    pub no_measure_latency: bool,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    #[arg(long)]
+    pub no_confirm: bool,
+}
+
+/// The deploy target `project validate-config` checks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigTarget {
+    /// An Apache Flink SQL Gateway (flinkpipe.gateway.*).
+    Gateway,
+    /// Confluent Cloud for Apache Flink.
+    Confluent,
 }
 
 /// Options of `project create-compute-pool`.
@@ -177,6 +315,41 @@ pub struct CreateComputePoolArgs {
     /// Return as soon as the pool is requested (PROVISIONING).
     #[arg(long)]
     pub no_wait: bool,
+}
+
+/// Options of `project delete-all-compute-pools`.
+#[derive(Debug, Args, Clone)]
+pub struct DeleteAllComputePoolsArgs {
+    /// Delete the pools whose display name contains this.
+    #[arg(
+        value_name = "PRODUCT",
+        required_unless_present = "compute_pool_list_file"
+    )]
+    pub product: Option<String>,
+    /// A file with one compute pool id per line: only these pools are deleted.
+    #[arg(long, value_name = "FILE")]
+    pub compute_pool_list_file: Option<PathBuf>,
+    /// The pipelines folder (the project whose statements protect a pool) [default: $PIPELINES, else
+    /// ./pipelines].
+    #[arg(
+        long = "pipelines",
+        value_name = "DIR",
+        env = "PIPELINES",
+        default_value = "pipelines"
+    )]
+    pub pipelines: PathBuf,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// List what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete protected pools too (what was overridden is printed).
+    #[arg(long)]
+    pub force: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of `project delete-compute-pool`.
@@ -304,12 +477,63 @@ pub enum TableCommand {
     /// shift_left's name for running the validation of the unit tests: the same as run-unit-tests
     /// (every run checks the outputs).
     RunValidationTests(RunUnitTestsArgs),
+    /// shift_left's other name for running the validation of the unit tests: the same as
+    /// run-unit-tests.
+    ValidateUnitTests(RunUnitTestsArgs),
+    /// Replace a string in the names of the SQL files under FOLDER (DML by default): identifiers only,
+    /// never strings or comments; prints the diff, then rewrites every file or none.
+    UpdateTables(UpdateTablesArgs),
+    /// Regenerate TABLE's Makefile from the current template (`templates/table/Makefile`, or the
+    /// project's override); targets written below the line `# --- flinkpipe: your targets below ---`
+    /// are kept.
+    UpdateMakefile {
+        /// The table whose folder's Makefile is regenerated.
+        table: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Regenerate the Makefile of every table folder under DIR (as update-makefile), all or nothing.
+    UpdateAllMakefiles {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
     /// Remove every statement, test table and topic that runs of TABLE's unit tests create (also after
     /// a killed run).
     DeleteUnitTests(DeleteUnitTestsArgs),
     /// Print the rows of a table of the project, read from the configured target (from the start of
     /// its topic to its current end where the connector allows; folded by its primary key).
     Preview(PreviewArgs),
+}
+
+/// Options of `table update-tables`.
+#[derive(Debug, Args, Clone)]
+pub struct UpdateTablesArgs {
+    /// The folder whose `sql-scripts/` files are edited (the pipelines folder or one below).
+    pub folder: PathBuf,
+    /// shift_left's SQL processor class: only its default (a string replacement) is accepted.
+    #[arg(value_name = "CLASS")]
+    pub class_to_use: Option<String>,
+    /// Edit the DDL files instead of the DML files.
+    #[arg(long, conflicts_with = "both_ddl_dml")]
+    pub ddl: bool,
+    /// Edit both DDL and DML files.
+    #[arg(long)]
+    pub both_ddl_dml: bool,
+    /// The text to replace in names.
+    #[arg(long, value_name = "A")]
+    pub string_to_change_from: String,
+    /// Its replacement [default: empty: remove it].
+    #[arg(long, value_name = "B")]
+    pub string_to_change_to: Option<String>,
+    /// Print the diff, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `table init-unit-tests`.
@@ -446,6 +670,96 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// Write the metadata of the one table whose DML (or DDL) is DML_FILE: its
+    /// pipeline_definition.json, and those of its parents and children, which name it (shift_left's
+    /// `build-metadata`).
+    BuildMetadata {
+        /// The table's DML file (`…/sql-scripts/dml.<table>.sql`); a DDL file for a table without DML.
+        dml_file: PathBuf,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Keep unknown references as external tables (warning) instead of failing.
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// A health verdict per table of PRODUCT from its statements' live phases, SQL drift and
+    /// backlog (shift_left's healthcheck); exit 1 when a table is not running, degraded or failed.
+    Healthcheck {
+        /// The product.
+        product_name: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+    },
+    /// The running statements of the scope (default: every table) with records in and out and
+    /// pending records since --from-date (default: the last 10 minutes).
+    ReportRunningStatements {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Only this table.
+        #[arg(long, group = "running_scope", value_name = "T")]
+        table_name: Option<String>,
+        /// Only the tables of this product.
+        #[arg(long, group = "running_scope", value_name = "P")]
+        product_name: Option<String>,
+        /// Only the tables under this folder.
+        #[arg(long = "dir", group = "running_scope", value_name = "D")]
+        scope_dir: Option<String>,
+        /// Metrics from this time on (UTC).
+        #[arg(long, value_name = "YYYY-MM-DDThh:mm:ss")]
+        from_date: Option<String>,
+    },
+    /// CFUs per compute pool, the project's running statements in each, and consolidation advice
+    /// (a Cloud API key).
+    AnalyzePoolUsage {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Count only the statements of this product.
+        #[arg(short = 'p', long = "product-name", value_name = "P")]
+        product_name: Option<String>,
+        /// Count only the statements of tables under this folder.
+        #[arg(short = 'd', long = "directory", value_name = "D")]
+        directory: Option<String>,
+    },
+    /// shift_left's column lineage of TABLE: its upstream and downstream columns (the JSON of
+    /// `column-lineage`) written as <DIR>/<table>_lineage.json; --open also writes the HTML page.
+    FieldLineage {
+        /// The table.
+        table_name: String,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Output folder for the lineage JSON and HTML page.
+        #[arg(short = 'o', long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        /// Open the HTML page.
+        #[arg(long)]
+        open: bool,
+    },
+    /// Run one-off SQL (ALTERs, …) on the configured target with the project's catalog and database:
+    /// statement by statement, each waited for until COMPLETED and removed; the first failure stops.
+    Prepare {
+        /// The SQL file.
+        sql_file: PathBuf,
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// The compute pool to run them in [default: flink.compute_pool_id].
+        #[arg(long, value_name = "POOL_ID")]
+        compute_pool_id: Option<String>,
+        /// Longest wait for one statement, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Delete every pipeline_definition.json under DIR (and DIR/pipeline_graph.json): lists them, asks,
+    /// then removes all of them or none.
+    DeleteAllMetadata {
+        #[command(flatten)]
+        dir: PipelinesDir,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        no_ack: bool,
+        /// List what would be deleted, delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Check the project: duplicate tables, empty folders, DDL/DML mismatches, unknown references, cycles.
     Validate {
         #[command(flatten)]
@@ -482,6 +796,13 @@ pub enum PipelineCommand {
         /// Print only the direct parents (and children with --children-too).
         #[arg(long)]
         parent_only: bool,
+        /// shift_left's negations (its defaults), accepted and ignored.
+        #[arg(long, hide = true)]
+        no_parent_only: bool,
+        #[arg(long, hide = true)]
+        no_children_too: bool,
+        #[command(flatten)]
+        formats: ReportFormats,
         /// Keep unknown references as external tables (warning) instead of failing.
         #[arg(long)]
         allow_unknown: bool,
@@ -537,6 +858,10 @@ pub enum PipelineCommand {
     /// Flink SQL Gateway when flinkpipe.gateway.url is set: parents first, independent tables in
     /// parallel; a failure skips its descendants; a journal makes `--resume` safe after a crash or
     /// Ctrl-C (exit 130).
+    /// Execute the plan against Confluent Cloud: parents first, independent tables in parallel; a
+    /// failure skips its descendants; a journal makes `--resume` safe after a crash or Ctrl-C.
+    /// (`--version` here is shift_left's: a release version, not flinkpipe's.)
+    #[command(disable_version_flag = true)]
     Deploy(DeployArgs),
     /// Delete the statements of the scope's tables and their descendants, children first (tables are
     /// dropped only with --allow-drop).
@@ -551,6 +876,25 @@ pub enum PipelineCommand {
     /// Print the engine's plan (EXPLAIN) of each statement of the scope's tables, as they would be
     /// sent (the environment's rewrite rules applied).
     Explain(ExplainArgs),
+}
+
+/// shift_left's output options of `pipeline report`.
+#[derive(Debug, Args, Clone)]
+pub struct ReportFormats {
+    /// Print the report as YAML (shift_left's `--yaml`).
+    #[arg(long, conflicts_with = "json")]
+    pub yaml: bool,
+    /// Print the report as JSON (shift_left's `--json`; the same as `--output json`).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report to this file (YAML with --yaml, else JSON), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub output_file_name: Option<PathBuf>,
+    /// Write the lineage page of the report's tables to `<table>_pipeline_graph.html` (in
+    /// $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left) and print its path; open it when a browser is
+    /// configured ($BROWSER).
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// Options of `pipeline explain`.
@@ -619,7 +963,26 @@ pub struct DeployArgs {
     pub pool: PoolArgs,
     /// Tables deployed at once (each waits for its parents).
     #[arg(long, default_value_t = 4, value_name = "N")]
+    /// Tables deployed at once (each waits for its parents); `--max-thread` is shift_left's name.
+    #[arg(
+        long,
+        visible_alias = "max-thread",
+        default_value_t = 4,
+        value_name = "N"
+    )]
     pub max_parallel: usize,
+    /// shift_left's flag, accepted: a deploy is parallel whenever --max-parallel is above 1.
+    #[arg(long, hide = true)]
+    pub parallel: bool,
+    /// When a compute pool the statements go to is missing or full, create one they fit in (sized
+    /// under flink.max_cfu_percent_before_allocation; a Cloud API key), wait until it is
+    /// PROVISIONED and send them there; with --dry-run, say which pools it would create.
+    #[arg(long)]
+    pub pool_creation: bool,
+    /// Deploy the tables recorded at version V (`_v2`, `v2` or `2`) by blue-green releases in
+    /// pipelines/blue_green.json (and their non-running ancestors), instead of a scope.
+    #[arg(long = "version", value_name = "V", conflicts_with_all = ["scope", "blue_green"])]
+    pub release_version: Option<String>,
     /// Print what would be sent, contact the target read-only, change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -935,7 +1298,8 @@ pub struct BlueGreenArgs {
 /// Options of `project update-ut-ddl` (shift_left's names).
 #[derive(Debug, Args, Clone)]
 pub struct UpdateUtDdlArgs {
-    /// Tables whose test copies to update (shift_left's IMPACTED); none: the tables changed since
+    /// Tables whose test copies to update, or files listing them (shift_left's IMPACTED: an
+    /// impacted_tables.json, modified_flink_files.json or table list); none: the tables changed since
     /// --git-branch, those of --modified-files-path, else every table with a DDL.
     #[arg(value_name = "IMPACTED")]
     pub impacted: Vec<String>,

@@ -79,9 +79,29 @@ pub fn settings(
     cfg: &crate::config::Config,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<CloudSettings, crate::config::ConfigError> {
+    settings_with(cfg, env, true)
+}
+
+/// [`settings`] for the organization's API (`org/v2`), which needs no environment id: only the Cloud
+/// API key. `environment_id` is empty when none is configured.
+///
+/// Errors: the Cloud API key or secret missing.
+pub fn org_settings(
+    cfg: &crate::config::Config,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<CloudSettings, crate::config::ConfigError> {
+    settings_with(cfg, env, false)
+}
+
+fn settings_with(
+    cfg: &crate::config::Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    need_environment: bool,
+) -> Result<CloudSettings, crate::config::ConfigError> {
     let environment_id = env("SL_FLINK_ENV_ID")
         .or(cfg.confluent_cloud.environment_id.clone())
-        .filter(|s| !s.trim().is_empty());
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| (!need_environment).then(String::new));
     let secrets: Vec<String> = [CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR]
         .into_iter()
         .filter(|v| env(v).is_none_or(|s| s.is_empty()))
@@ -125,6 +145,18 @@ pub fn settings(
         request_timeout: Duration::from_secs(30),
         retry: Backoff::HTTP,
     })
+}
+
+/// A Confluent Cloud environment (`org/v2` `Environment`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Environment {
+    /// `env-…`.
+    pub id: String,
+    pub display_name: String,
+    /// `metadata.created_at`.
+    pub created_at: Option<String>,
+    /// `stream_governance_config.package` (`ESSENTIALS`, `ADVANCED`).
+    pub stream_governance: Option<String>,
 }
 
 /// A compute pool's phase (§12; unknown values kept).
@@ -433,6 +465,51 @@ impl CloudClient {
                     .flatten()
                     .filter_map(ComputePool::from_wire),
             );
+            let next = v.pointer("/metadata/next").and_then(Value::as_str);
+            match super::confluent::next_page_token(&url, next) {
+                Some(t) if seen.insert(t.clone()) => token = Some(t),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// The organization's environments (`GET /org/v2/environments`, every page), as the API lists
+    /// them.
+    ///
+    /// Errors: the API's (a 401 with a Flink API key: the org API takes a Cloud API key).
+    pub async fn list_environments(&self) -> Result<Vec<Environment>, TargetError> {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        let mut seen = std::collections::BTreeSet::new();
+        loop {
+            let mut url = self.url(&self.settings.api_url, "/org/v2/environments");
+            {
+                let mut q = url.query_pairs_mut();
+                q.append_pair("page_size", "100");
+                if let Some(t) = &token {
+                    q.append_pair("page_token", t);
+                }
+            }
+            let a = self.send_retrying(Method::GET, &url, None).await?;
+            if !a.status.is_success() {
+                return Err(self.fail(&Method::GET, &url, &a));
+            }
+            let v = self.parse(&Method::GET, &url, &a)?;
+            out.extend(v["data"].as_array().into_iter().flatten().filter_map(|e| {
+                Some(Environment {
+                    id: e["id"].as_str()?.to_string(),
+                    display_name: e["display_name"].as_str().unwrap_or_default().to_string(),
+                    created_at: e
+                        .pointer("/metadata/created_at")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    stream_governance: e
+                        .pointer("/stream_governance_config/package")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                })
+            }));
             let next = v.pointer("/metadata/next").and_then(Value::as_str);
             match super::confluent::next_page_token(&url, next) {
                 Some(t) if seen.insert(t.clone()) => token = Some(t),

@@ -11,7 +11,8 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
-    RequestHeader, ResponseHeader, TopicName, create_topics_request::CreatableTopic,
+    MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader, TopicName,
+    create_topics_request::CreatableTopic,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use std::time::{Duration, Instant};
@@ -19,10 +20,22 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const CREATE_VERSION: i16 = 5;
+/// `Metadata` v1: the first version where a null topic list means every topic (served by Kafka 0.10
+/// to 4.x).
+const METADATA_VERSION: i16 = 1;
 const DELETE_VERSION: i16 = 4;
 const TOPIC_ALREADY_EXISTS: i16 = 36;
 const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 const NONE: i16 = 0;
+
+/// A topic as a broker's metadata describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerTopic {
+    pub name: String,
+    pub partitions: usize,
+    /// Kafka's own topics (`__consumer_offsets`, `__transaction_state`).
+    pub internal: bool,
+}
 
 /// A client for topic administration on one broker.
 #[derive(Debug, Clone)]
@@ -104,6 +117,38 @@ impl KafkaAdmin {
             .inspect(|_| {
                 let _ = bytes.remaining();
             })
+    }
+
+    /// Every topic of the cluster (one `Metadata` request): name, number of partitions, and whether it
+    /// is internal (`__consumer_offsets`), sorted by name; and the cluster id when the broker says.
+    ///
+    /// Errors: the broker cannot be reached or its answer cannot be read.
+    pub async fn list_topics(&self) -> Result<(Option<String>, Vec<BrokerTopic>), String> {
+        let mut conn = self.connect().await?;
+        let req = MetadataRequest::default().with_topics(None);
+        let resp: MetadataResponse = self
+            .call(
+                &mut conn,
+                ApiKey::Metadata,
+                METADATA_VERSION,
+                &req,
+                MetadataRequest::header_version(METADATA_VERSION),
+                MetadataResponse::header_version(METADATA_VERSION),
+            )
+            .await?;
+        let mut topics: Vec<BrokerTopic> = resp
+            .topics
+            .iter()
+            .filter_map(|t| {
+                Some(BrokerTopic {
+                    name: t.name.as_ref()?.0.as_str().to_string(),
+                    partitions: t.partitions.len(),
+                    internal: t.is_internal,
+                })
+            })
+            .collect();
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok((resp.cluster_id.map(|c| c.as_str().to_string()), topics))
     }
 
     /// Deletes `topics`; a topic that does not exist is fine.

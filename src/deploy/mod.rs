@@ -47,6 +47,7 @@ pub use target::{
 pub mod executor;
 pub mod journal;
 pub mod kafka;
+pub mod kafka_rest;
 pub mod progress;
 pub mod spec;
 

@@ -42,8 +42,15 @@ pub struct DeployRequest {
     /// Deploy the green tables of the newest open release of `pipelines/blue_green.json` (the scope
     /// must then be empty).
     pub blue_green: bool,
+    /// Deploy the tables recorded at this version (`_v2`) by the releases of `pipelines/blue_green.json`
+    /// for this statement prefix (the scope must then be empty).
+    pub version: Option<String>,
     /// Deploy even when a compute pool would go past `flink.max_cfu_percent_before_allocation`.
     pub allow_pool_overcommit: bool,
+    /// shift_left's `--pool-creation`: when the capacity check finds a pool missing or full, create
+    /// a pool for the statements that would start there (sized so they fit under the ratio), wait
+    /// until it is PROVISIONED and send them there; a dry run says which pools it would create.
+    pub pool_creation: bool,
 }
 
 /// One statement of a dry run.
@@ -128,6 +135,8 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     let mut plan_req = req.plan.clone();
     if req.blue_green {
         plan_req = green_scope(ctx, &cfg, &project, &plan_req, req.dry_run)?;
+    } else if let Some(v) = &req.version {
+        plan_req = version_scope(ctx, &cfg, &project, &plan_req, v, req.dry_run)?;
     }
     // Every input is checked before any server is contacted: the scope (unknown tables, products,
     // folders, table lists), the SQL files of the plan, and the journal to resume from.
@@ -173,7 +182,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         &target::status_of(&live),
         &super::Silent,
     )?;
-    let nodes = spec::deploy_nodes(&project, &plan, &env)?;
+    let mut nodes = spec::deploy_nodes(&project, &plan, &env)?;
     preflight::one_writer(&cfg, &project, &nodes, &live)?;
     warn_skipped_drift(ctx, &project, &plan, &live, &env);
     let options = DeployOptions {
@@ -182,7 +191,55 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         allow_drop: req.allow_drop,
         ..DeployOptions::default()
     };
-    let capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
+    let mut capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
+    if req.pool_creation
+        && let Some(cap) = &capacity
+    {
+        let wanted = pools_to_create(cap);
+        if !wanted.is_empty() {
+            let naming = crate::plan::StatementNaming::from_config(&cfg);
+            for (i, (old, statements, max_cfu)) in wanted.iter().enumerate() {
+                let name = format!(
+                    "{}-{}-{}",
+                    naming.prefix,
+                    super::now_compact().replace('_', "-"),
+                    i + 1
+                );
+                if req.dry_run {
+                    ctx.console.note(&format!(
+                        "note: --pool-creation would create compute pool {name} ({max_cfu} CFUs) for {} statement(s) that do not fit in {old}: {}",
+                        statements.len(),
+                        statements.join(", ")
+                    ));
+                    continue;
+                }
+                let pool = super::pools::create(
+                    ctx,
+                    &super::pools::CreatePoolRequest {
+                        pipelines: plan_req.pipelines.clone(),
+                        name: name.clone(),
+                        max_cfu: *max_cfu,
+                        wait: Some(req.timeout),
+                    },
+                )?;
+                ctx.console.note(&format!(
+                    "created compute pool {} ({name}, {max_cfu} CFUs) for {} statement(s) that did not fit in {old}",
+                    pool.id,
+                    statements.len()
+                ));
+                for n in nodes.iter_mut() {
+                    for step in n.steps.iter_mut() {
+                        if statements.contains(&step.spec.name) {
+                            step.spec.compute_pool = Some(pool.id.clone());
+                        }
+                    }
+                }
+            }
+            if !req.dry_run {
+                capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
+            }
+        }
+    }
     if req.dry_run {
         let checks = preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options);
         return Ok(DeployOutcome::DryRun(dry_run(
@@ -274,6 +331,91 @@ fn green_scope(
             )));
         }
         tables.push(t.green_table_name.clone());
+    }
+    if super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway {
+        green_topics(ctx, project, &tables, dry_run);
+    }
+    Ok(PlanRequest {
+        scope: super::scope::ScopeRequest::Green(tables),
+        ..req.clone()
+    })
+}
+
+/// The pools `--pool-creation` makes: for each pool the capacity check finds missing or over the
+/// limit, (that pool, the statements that would start there, the smallest pool size in which they
+/// fit under the ratio — 50 CFUs at most).
+fn pools_to_create(cap: &super::capacity::Capacity) -> Vec<(String, Vec<String>, u32)> {
+    use super::capacity::Verdict;
+    cap.pools
+        .iter()
+        .filter(|p| matches!(p.verdict, Verdict::Missing | Verdict::OverLimit))
+        .map(|p| {
+            let need = f64::from(p.needed_cfu.max(1));
+            let size = crate::deploy::cloud::MAX_CFU_VALUES
+                .iter()
+                .copied()
+                .find(|v| f64::from(*v) * cap.ratio >= need)
+                .unwrap_or(50);
+            (p.pool.clone(), p.statements.clone(), size)
+        })
+        .collect()
+}
+
+/// The scope of `deploy --version V`: every green table that the releases of
+/// `pipelines/blue_green.json` for this statement prefix recorded at version `V` (its name ends with
+/// `_vN`), as a table scope. shift_left stored `--version` and never used it.
+///
+/// Errors: a scope given as well (usage), a version that is not `_vN`/`vN`/`N`, no table recorded at
+/// it, a recorded table the tree no longer has.
+fn version_scope(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    req: &PlanRequest,
+    version: &str,
+    dry_run: bool,
+) -> Result<PlanRequest, OpsError> {
+    use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord};
+    if !req.scope.is_none() {
+        return Err(OpsError::Usage(
+            "--version deploys the tables recorded at that version: give no other scope".into(),
+        ));
+    }
+    let digits = version
+        .trim_start_matches('_')
+        .trim_start_matches(['v', 'V']);
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(OpsError::Usage(format!(
+            "--version {version}: expected a version such as _v2 (or v2, 2)"
+        )));
+    }
+    let suffix = format!("_v{digits}");
+    let naming = crate::plan::StatementNaming::from_config(cfg);
+    let record = BlueGreenRecord::read(&req.pipelines)?;
+    let mut tables: Vec<String> = Vec::new();
+    for release in record
+        .releases
+        .iter()
+        .filter(|r| r.statement_prefix == naming.prefix)
+    {
+        for t in &release.tables {
+            if t.green_table_name.ends_with(&suffix) && !tables.contains(&t.green_table_name) {
+                if !project.inventory.tables.contains_key(&t.green_table_name) {
+                    return Err(OpsError::Refused(format!(
+                        "--version {version}: the table '{}' recorded by the release of {} is not in the tree any more",
+                        t.green_table_name, release.created_at
+                    )));
+                }
+                tables.push(t.green_table_name.clone());
+            }
+        }
+    }
+    if tables.is_empty() {
+        return Err(OpsError::Refused(format!(
+            "--version {version}: {} records no table at version {suffix} for statement prefix '{}'",
+            req.pipelines.join(BLUE_GREEN_FILE).display(),
+            naming.prefix
+        )));
     }
     if super::target::TargetKind::of(cfg) == super::target::TargetKind::SqlGateway {
         green_topics(ctx, project, &tables, dry_run);

@@ -74,6 +74,14 @@ pub enum OpsError {
     /// A question the operation needs answered could not be read (`undeploy` without `--no-ack`).
     #[error("cannot read the answer: {0}")]
     Answer(std::io::Error),
+    /// A shift_left command whose name flinkpipe keeps but whose work has an issue of its own
+    /// (column lineage, unit-test DDL updates, integration tests): it exists, takes shift_left's
+    /// arguments, and says so instead of doing something else.
+    #[error("`{command}` is not available yet ({what}: an issue of its own); nothing was done")]
+    NotYet {
+        command: &'static str,
+        what: &'static str,
+    },
     /// Anything else the system refused (`man --out DIR`): the system's reason.
     #[error("{0}")]
     Io(#[from] std::io::Error),

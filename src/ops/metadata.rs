@@ -6,6 +6,7 @@ use crate::fsutil::{Batch, to_json_pretty};
 use crate::inventory::shift_left::{INVENTORY_FILE, to_inventory_file};
 use crate::metadata::{self, GraphFile};
 use crate::project::Project;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// What was written.
@@ -89,4 +90,176 @@ pub fn write_metadata_with(
         }
     }
     Ok(metadata::write_all_with(project, batch, staged)?)
+}
+
+/// What `pipeline build-metadata DML_FILE` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableMetadataWritten {
+    /// The table whose DML (or DDL) the file is.
+    pub table_name: String,
+    /// The `pipeline_definition.json` files written or already up to date: the table's first, then its
+    /// parents' and children's (each of which names the table), sorted.
+    pub files: Vec<PathBuf>,
+}
+
+/// shift_left's `pipeline build-metadata DML_FILE`: the metadata of one table, the same files
+/// `build-all-metadata` writes for it — its `pipeline_definition.json` — and, so that no file
+/// disagrees with it, those of its parents and children (shift_left rewrote only the table's and its
+/// parents' and left the children stale). All of them are written or none.
+///
+/// Errors: errors in the project (no file is changed), a file that is no table's DML or DDL (with
+/// the tables whose folder holds it, if any), a file that cannot be written.
+pub fn build_table_metadata(
+    ctx: &Context,
+    pipelines: &Path,
+    sql_file: &Path,
+    allow_unknown: bool,
+) -> Result<TableMetadataWritten, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    ctx.recover_tree(pipelines, None)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        allow_unknown,
+        "metadata not written: fix the errors above (no file was changed)",
+    )?;
+    let wanted = sql_file.canonicalize().map_err(|source| OpsError::Read {
+        what: "the DML file",
+        path: sql_file.to_path_buf(),
+        source,
+    })?;
+    let inv = &project.inventory;
+    let same = |r: &Option<String>| {
+        r.as_deref()
+            .and_then(|r| inv.disk_path(r).canonicalize().ok())
+            .is_some_and(|p| p == wanted)
+    };
+    let table = inv
+        .tables
+        .values()
+        .filter(|t| !t.external)
+        .find(|t| same(&t.dml_ref))
+        .or_else(|| {
+            inv.tables
+                .values()
+                .filter(|t| !t.external)
+                .find(|t| same(&t.ddl_ref))
+        })
+        .ok_or_else(|| {
+            OpsError::Refused(format!(
+                "{} is the DML or DDL of no table of {} (build-metadata takes a table's sql-scripts/dml.<table>.sql)",
+                sql_file.display(),
+                pipelines.display()
+            ))
+        })?;
+    let name = table.name.clone();
+    let mut names = vec![name.clone()];
+    let mut neighbours: Vec<String> = project
+        .graph
+        .parents(&name)
+        .into_iter()
+        .chain(project.graph.children(&name))
+        .filter(|n| inv.tables.get(*n).is_some_and(|t| !t.external))
+        .map(str::to_string)
+        .collect();
+    neighbours.sort();
+    neighbours.dedup();
+    neighbours.retain(|n| *n != name);
+    names.extend(neighbours);
+    let batch = Batch::begin(
+        pipelines,
+        "flinkpipe pipeline build-metadata",
+        metadata::REPAIR,
+    )?;
+    let mut staged = Vec::new();
+    let mut files = Vec::new();
+    for n in &names {
+        let (Some(t), Some(def)) = (inv.tables.get(n), metadata::definition(&project, n)) else {
+            continue;
+        };
+        let path = inv.disk_path(&t.folder).join(metadata::DEFINITION_FILE);
+        match batch.stage(&path, to_json_pretty(&def).as_bytes()) {
+            Ok(s) => staged.extend(s),
+            Err(e) => {
+                batch.abandon(staged);
+                return Err(e.into());
+            }
+        }
+        files.push(path);
+    }
+    batch.commit(staged)?;
+    Ok(TableMetadataWritten {
+        table_name: name,
+        files,
+    })
+}
+
+/// The metadata files `pipeline delete-all-metadata DIR` removes: every `pipeline_definition.json`
+/// under `dir` and `dir/pipeline_graph.json`, sorted.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetadataFiles {
+    pub dir: PathBuf,
+    pub files: Vec<PathBuf>,
+}
+
+/// Lists the metadata files under `dir` (nothing is changed).
+///
+/// Errors: `dir` is not a folder or cannot be walked.
+pub fn list_metadata_files(dir: &Path) -> Result<MetadataFiles, OpsError> {
+    if !dir.is_dir() {
+        return Err(OpsError::Refused(format!(
+            "{} is not a folder",
+            dir.display()
+        )));
+    }
+    let mut files = Vec::new();
+    for e in walkdir::WalkDir::new(dir).follow_links(false) {
+        let e = e.map_err(|e| OpsError::Io(std::io::Error::other(e.to_string())))?;
+        if e.file_type().is_file() && e.file_name() == metadata::DEFINITION_FILE {
+            files.push(e.path().to_path_buf());
+        }
+    }
+    let graph = dir.join(metadata::GRAPH_FILE);
+    if graph.is_file() {
+        files.push(graph);
+    }
+    files.sort();
+    Ok(MetadataFiles {
+        dir: dir.to_path_buf(),
+        files,
+    })
+}
+
+/// Deletes the listed files, all or none: each is first renamed aside (`.<name>.flinkpipe-delete`),
+/// and only when every rename worked are they removed; a failed rename puts the others back. A file
+/// already gone is skipped. Returns the number removed.
+///
+/// Errors: a file that cannot be moved (naming it; every file is as it was).
+pub fn delete_metadata_files(list: &MetadataFiles) -> Result<usize, OpsError> {
+    let mut moved: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for f in &list.files {
+        if !f.exists() {
+            continue;
+        }
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+        let aside = f.with_file_name(format!(
+            ".{}.flinkpipe-delete-{}",
+            name.unwrap_or_default(),
+            std::process::id()
+        ));
+        if let Err(source) = std::fs::rename(f, &aside) {
+            for (from, to) in moved.iter().rev() {
+                let _ = std::fs::rename(to, from);
+            }
+            return Err(OpsError::Write {
+                path: f.clone(),
+                source,
+            });
+        }
+        moved.push((f.clone(), aside));
+    }
+    for (_, aside) in &moved {
+        let _ = std::fs::remove_file(aside);
+    }
+    Ok(moved.len())
 }

@@ -28,27 +28,44 @@
 //! | [`query`] | `sql query`, `table preview` |
 //! | [`unit_tests`] | `table init-unit-tests`, `table run-unit-tests`, `table delete-unit-tests`, `project run-unit-tests` |
 //! | [`version`] | `version [--config]` |
+//! | [`metadata`] | `pipeline build-metadata`, `pipeline delete-all-metadata` |
+//! | [`makefiles`] | `table update-makefile`, `table update-all-makefiles` |
+//! | [`update_tables`] | `table update-tables` |
+//! | [`config_check`] | `project validate-config` |
+//! | [`pools`] | `project get-statement-list`, `project delete-all-compute-pools`, `project list-environments` |
+//! | [`topics`] | `project list-topics` |
+//! | [`unused`] | `project assess-unused-tables`, `project delete-unused-tables` |
+//! | [`isolate`] | `project isolate-data-product` |
+//! | [`prepare`] | `pipeline prepare` |
+//! | [`health`] | `pipeline healthcheck`, `pipeline report-running-statements`, `pipeline analyze-pool-usage` |
 //!
 //! Shared parts: [`Context`] (configuration lookup, loading the project, the console), [`target`]
 //! (the one place where the deploy target is chosen and connected), [`scope`] (plan scopes from their
 //! command-line forms, table lists), [`preflight`] (a deploy's server-side dry runs and its pool
-//! check), [`capacity`] (compute pool arithmetic), [`lag`] (runtime metrics for `status --lag`).
+//! check), [`capacity`] (compute pool arithmetic), [`lag`] (runtime metrics for `status --lag`),
+//! [`oneoff`] (a statement run to COMPLETED, then removed).
 
 pub mod capacity;
 pub mod changes;
 pub mod column_lineage;
+pub mod config_check;
 pub mod decommission;
 pub mod deploy;
 pub mod explain;
 pub mod graph;
+pub mod health;
 pub mod housekeep;
 pub mod inventory;
+pub mod isolate;
 pub mod lag;
 pub mod lock;
+pub mod makefiles;
 pub mod metadata;
+pub mod oneoff;
 pub mod plan;
 pub mod pools;
 pub mod preflight;
+pub mod prepare;
 pub mod query;
 pub mod refs;
 pub mod report;
@@ -59,9 +76,12 @@ pub mod signals;
 pub mod statement;
 pub mod status;
 pub mod target;
+pub mod topics;
 pub mod undeploy;
 pub mod unit_tests;
 pub mod update_ut_ddl;
+pub mod unused;
+pub mod update_tables;
 pub mod validate;
 pub mod version;
 pub mod versioning;
@@ -299,4 +319,18 @@ pub fn now_utc() -> String {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     crate::changes::utc_timestamp(secs)
+}
+
+/// The current time as `YYYYMMDD_HHMMSS` (UTC), for file and statement names.
+pub fn now_compact() -> String {
+    let digits: String = now_utc()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .take(14)
+        .collect();
+    if digits.len() == 14 {
+        format!("{}_{}", &digits[..8], &digits[8..])
+    } else {
+        digits
+    }
 }

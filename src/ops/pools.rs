@@ -435,3 +435,356 @@ impl PreparedDelete {
         })
     }
 }
+
+/// One statement on a compute pool (`project get-statement-list POOL`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolStatement {
+    pub statement: String,
+    pub phase: String,
+    /// The table of the project that owns it; `None`: not ours.
+    pub table_name: Option<String>,
+    /// `metadata.created_at`, when the target says.
+    pub created_at: Option<String>,
+    /// Whole days since it was created.
+    pub age_days: Option<u64>,
+}
+
+/// Every statement on a pool, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolStatements {
+    pub compute_pool_id: String,
+    pub statements: Vec<PoolStatement>,
+}
+
+/// shift_left's `project get-statement-list POOL`: every statement on compute pool `pool_id` (one
+/// listing of the data plane), with its phase, the project's table that owns it (by statement name,
+/// [`StatementNaming::owned_statements`]) and its age. Without a pipelines folder every owner is
+/// `None`. Read-only; a Flink API key is enough.
+///
+/// Errors: errors in the project's configuration, the target's errors.
+pub fn statements_on_pool(
+    ctx: &Context,
+    pipelines: &std::path::Path,
+    pool_id: &str,
+    allow_unknown: bool,
+) -> Result<PoolStatements, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let owned = if pipelines.is_dir() {
+        let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
+        StatementNaming::from_config(&cfg).owned_statements(&project)
+    } else {
+        Default::default()
+    };
+    let c = target::connect(&cfg, None)?;
+    let rt = target::runtime()?;
+    let live = rt.block_on(target::live_statements(&c))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let statements = live
+        .values()
+        .filter(|s| s.meta.compute_pool_id.as_deref() == Some(pool_id))
+        .map(|s| PoolStatement {
+            statement: s.name.clone(),
+            phase: s.phase.to_string(),
+            table_name: owned.get(&s.name).cloned(),
+            created_at: s.meta.created_at.clone(),
+            age_days: s
+                .meta
+                .created_at
+                .as_deref()
+                .and_then(cloud::parse_rfc3339)
+                .map(|t| ((now - t).max(0) / 86_400) as u64),
+        })
+        .collect();
+    Ok(PoolStatements {
+        compute_pool_id: pool_id.to_string(),
+        statements,
+    })
+}
+
+/// The environments of the organization (`project list-environments`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvironmentList {
+    /// The configured `confluent_cloud.environment_id` (or `SL_FLINK_ENV_ID`), if any.
+    pub configured: Option<String>,
+    pub environments: Vec<cloud::Environment>,
+}
+
+/// shift_left's `project list-environments`: every environment of the organization, through the org
+/// API (`org/v2/environments`, every page), with the configured one marked. A Cloud API key.
+///
+/// Errors: no Cloud API key (named), the API's errors (secrets masked).
+pub fn list_environments(
+    ctx: &Context,
+    pipelines: &std::path::Path,
+) -> Result<EnvironmentList, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let scrubber = target::secrets_scrubber(&process_env);
+    let settings = cloud::org_settings(&cfg, &process_env)?;
+    let configured = Some(settings.environment_id.clone()).filter(|e| !e.is_empty());
+    let client =
+        CloudClient::new(settings).map_err(|e| OpsError::Target(scrubber.scrub(&e.to_string())))?;
+    let rt = target::runtime()?;
+    let environments = rt
+        .block_on(client.list_environments())
+        .map_err(|e| OpsError::Target(scrubber.scrub(&format!("listing environments: {e}"))))?;
+    Ok(EnvironmentList {
+        configured,
+        environments,
+    })
+}
+
+/// Which pools `project delete-all-compute-pools` deletes.
+#[derive(Debug, Clone)]
+pub struct DeleteAllPoolsRequest {
+    pub pipelines: PathBuf,
+    /// Pools whose display name contains this (shift_left's rule).
+    pub product: Option<String>,
+    /// A file with one pool id per line (`#` comments and blank lines ignored): only these pools
+    /// (shift_left's `--compute-pool-list-file`; it wins over `product`).
+    pub list_file: Option<PathBuf>,
+    pub allow_unknown: bool,
+    /// Delete pools the configuration names, or that hold statements of the project or of an open
+    /// release, all the same.
+    pub force: bool,
+}
+
+/// A selected pool that is not deleted, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeptPool {
+    pub id: String,
+    pub display_name: Option<String>,
+    pub reason: String,
+}
+
+/// What `delete-all-compute-pools` would do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeleteAllPlan {
+    pub environment: String,
+    /// The selection in words (`display name contains 'sales'`).
+    pub selection: String,
+    /// The pools to delete, each with the statements that go with it.
+    pub pools: Vec<DeletePlan>,
+    /// Selected pools that are protected (or do not exist), not deleted.
+    pub kept: Vec<KeptPool>,
+}
+
+/// One pool's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolDeleteOutcome {
+    pub id: String,
+    /// `true`: deleted; `false`: it was gone already, or `error` says why it was not.
+    pub deleted: bool,
+    pub error: Option<String>,
+}
+
+/// The deletes ready to run (after the caller asked).
+pub struct PreparedDeleteAll {
+    _lock: Option<super::lock::TargetLock>,
+    client: CloudClient,
+    scrubber: Scrubber,
+    rt: tokio::runtime::Runtime,
+    guard: PoolGuard,
+    pub plan: DeleteAllPlan,
+}
+
+/// Reads the environment's pools, selects them (by display name or list file) and checks each as
+/// `delete-compute-pool` does: a pool holding statements of the project or of an open release (any
+/// phase), or — without a pipelines folder — any live statement, is kept, named with its reason; so
+/// is a pool the configuration sends statements to (`flink.compute_pool_id`,
+/// `flinkpipe.compute_pools`), unless `force`. Nothing is deleted here.
+///
+/// Errors: neither a product nor a list file (deleting every pool of an environment is not offered),
+/// an unreadable list file, the targets' errors.
+pub fn prepare_delete_all(
+    ctx: &Context,
+    req: &DeleteAllPoolsRequest,
+) -> Result<PreparedDeleteAll, OpsError> {
+    let listed: Option<Vec<String>> = match &req.list_file {
+        Some(f) => {
+            let text = crate::fsutil::read_data_file(f).map_err(|source| OpsError::Read {
+                what: "--compute-pool-list-file",
+                path: f.clone(),
+                source,
+            })?;
+            Some(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_string)
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let selection = match (&listed, &req.product) {
+        (Some(ids), _) => format!("the {} pool(s) listed in the file", ids.len()),
+        (None, Some(p)) if !p.is_empty() => format!("display name contains '{p}'"),
+        _ => {
+            return Err(OpsError::Usage(
+                "name the pools: PRODUCT (pools whose display name contains it) or --compute-pool-list-file F; every pool of the environment is never deleted at once".into(),
+            ));
+        }
+    };
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let (client, scrubber) = client(&cfg)?;
+    let rt = target::runtime()?;
+    let pools = rt
+        .block_on(client.list_pools())
+        .map_err(|e| OpsError::Target(scrubber.scrub(&format!("listing compute pools: {e}"))))?;
+    let has_project = req.pipelines.is_dir();
+    let lock = super::lock::lock_target(
+        &req.pipelines,
+        &target::connect(&cfg, None)?,
+        &StatementNaming::from_config(&cfg).prefix,
+        "project delete-all-compute-pools",
+    )?;
+    let (owned, releases) = if has_project {
+        let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
+        let naming = StatementNaming::from_config(&cfg);
+        let record = BlueGreenRecord::read(&req.pipelines)?;
+        (
+            naming.owned_statements(&project),
+            super::housekeep::open_release_statements(&record, &naming),
+        )
+    } else {
+        Default::default()
+    };
+    let mut configured: Vec<(String, String)> = Vec::new();
+    if let Some(p) = &cfg.flink.compute_pool_id {
+        configured.push((p.clone(), "flink.compute_pool_id".into()));
+    }
+    for (name, p) in &cfg.flinkpipe.compute_pools {
+        configured.push((p.clone(), format!("flinkpipe.compute_pools: {name}")));
+    }
+    let guard = PoolGuard {
+        cfg,
+        pipelines: req.pipelines.clone(),
+        owned,
+        releases,
+        has_project,
+        force: req.force,
+    };
+    let mut kept = Vec::new();
+    let selected: Vec<ComputePool> = match &listed {
+        Some(ids) => {
+            for id in ids {
+                if !pools.iter().any(|p| p.id == *id) {
+                    kept.push(KeptPool {
+                        id: id.clone(),
+                        display_name: None,
+                        reason: format!(
+                            "no such compute pool in environment {}",
+                            client.environment_id()
+                        ),
+                    });
+                }
+            }
+            pools.into_iter().filter(|p| ids.contains(&p.id)).collect()
+        }
+        None => {
+            let product = req.product.as_deref().unwrap_or_default();
+            pools
+                .into_iter()
+                .filter(|p| p.display_name.contains(product))
+                .collect()
+        }
+    };
+    let mut plans = Vec::new();
+    for pool in selected {
+        let uses: Vec<&str> = configured
+            .iter()
+            .filter(|(id, _)| *id == pool.id)
+            .map(|(_, w)| w.as_str())
+            .collect();
+        if !uses.is_empty() && !req.force {
+            kept.push(KeptPool {
+                id: pool.id.clone(),
+                display_name: Some(pool.display_name.clone()),
+                reason: format!(
+                    "the configuration sends statements there ({}); --force deletes it anyway",
+                    uses.join(", ")
+                ),
+            });
+            continue;
+        }
+        match guard.statements_in(&rt, &pool) {
+            Ok((statements, ignored)) => plans.push(DeletePlan {
+                pool,
+                statements,
+                ignored,
+            }),
+            Err(OpsError::Refused(reason)) => kept.push(KeptPool {
+                id: pool.id.clone(),
+                display_name: Some(pool.display_name.clone()),
+                reason,
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(PreparedDeleteAll {
+        _lock: lock,
+        plan: DeleteAllPlan {
+            environment: client.environment_id().to_string(),
+            selection,
+            pools: plans,
+            kept,
+        },
+        client,
+        scrubber,
+        rt,
+        guard,
+    })
+}
+
+impl PreparedDeleteAll {
+    /// Deletes the planned pools one by one. Each pool's statements are listed again right before
+    /// its delete: a pool that became protected, or where a statement started that was not in the
+    /// plan, is not deleted (its `error` says why) and the others go on.
+    pub fn execute(self) -> Vec<PoolDeleteOutcome> {
+        let mut out = Vec::new();
+        for plan in &self.plan.pools {
+            let id = plan.pool.id.clone();
+            let checked = self
+                .guard
+                .statements_in(&self.rt, &plan.pool)
+                .and_then(|(now, _)| {
+                    let new: Vec<String> = now
+                        .iter()
+                        .filter(|s| !plan.statements.iter().any(|p| p.statement == s.statement))
+                        .map(|s| format!("{} ({})", s.statement, s.phase))
+                        .collect();
+                    if new.is_empty() {
+                        Ok(())
+                    } else {
+                        Err(OpsError::Refused(format!(
+                            "statement(s) started there since it was read: {}; not deleted",
+                            new.join(", ")
+                        )))
+                    }
+                });
+            let result = checked.and_then(|()| {
+                self.rt.block_on(self.client.delete_pool(&id)).map_err(|e| {
+                    OpsError::Target(
+                        self.scrubber
+                            .scrub(&format!("deleting compute pool {id}: {e}")),
+                    )
+                })
+            });
+            out.push(match result {
+                Ok(deleted) => PoolDeleteOutcome {
+                    id,
+                    deleted,
+                    error: None,
+                },
+                Err(e) => PoolDeleteOutcome {
+                    id,
+                    deleted: false,
+                    error: Some(e.to_string()),
+                },
+            });
+        }
+        out
+    }
+}

@@ -169,3 +169,61 @@ pub fn tables_with_one_child(
         project_has_errors: project.has_errors(),
     })
 }
+
+/// The report as shift_left's `--yaml` / `--json` print it (the same [`TableReport`] as `--output
+/// json`): YAML when `yaml`, else pretty JSON; ends with a newline.
+///
+/// Errors: a tree deeper than [`graph::MAX_JSON_DEPTH`] ([`TableReport::check_json_depth`]).
+pub fn report_document(r: &TableReport, yaml: bool) -> Result<String, OpsError> {
+    r.check_json_depth()?;
+    if yaml {
+        Ok(serde_yaml_ng::to_string(r)?)
+    } else {
+        Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(r).expect("plain data serialises")
+        ))
+    }
+}
+
+/// Writes a report document to `path` atomically (shift_left's `--output-file-name`).
+///
+/// Errors: the file cannot be written (the previous one, if any, is left as it was).
+pub fn write_report_file(path: &Path, text: &str) -> Result<(), OpsError> {
+    crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|source| OpsError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// shift_left's `report --open` page: the lineage page ([`crate::graph::to_html`]) of `table` and
+/// its ancestors (and descendants with `children_too`), written to `<table>_pipeline_graph.html` in
+/// `out_dir`, else `$FLINKPIPE_OUTPUT_DIR`, else `~/.shift_left/` (shift_left's folder). Returns the
+/// file's path.
+///
+/// Errors: an unknown table, a folder or file that cannot be written.
+pub fn write_report_page(
+    ctx: &Context,
+    pipelines: &Path,
+    table: &str,
+    children_too: bool,
+    allow_unknown: bool,
+    out_dir: Option<&Path>,
+) -> Result<std::path::PathBuf, OpsError> {
+    let select = if children_too {
+        format!("+{table}+")
+    } else {
+        format!("+{table}")
+    };
+    let page = super::graph::export(
+        ctx,
+        pipelines,
+        Some(&select),
+        super::graph::GraphFormat::Html,
+        allow_unknown,
+    )?;
+    let dir = super::changes::output_dir_or_default(out_dir)?;
+    let path = dir.join(format!("{table}_pipeline_graph.html"));
+    write_report_file(&path, &page.text)?;
+    Ok(path)
+}

@@ -90,8 +90,15 @@ pub fn update_ut_ddl(
     )?;
     let inv = &project.inventory;
     let mut selected: BTreeSet<String> = BTreeSet::new();
-    if !req.tables.is_empty() {
-        selected.extend(ctx.resolve_tables(&project, &req.tables)?);
+    // Each IMPACTED is a table, or a file listing tables (shift_left passes impacted_tables.json).
+    for given in &req.tables {
+        let path = Path::new(given);
+        if path.is_file() {
+            let listed = super::scope::read_table_list(path)?;
+            selected.extend(ctx.resolve_tables(&project, &listed)?);
+        } else {
+            selected.extend(ctx.resolve_tables(&project, std::slice::from_ref(given))?);
+        }
     }
     if let Some(r) = &req.since {
         let opts = super::changes::change_options(&super::changes::ChangeRequest {

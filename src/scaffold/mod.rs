@@ -396,6 +396,52 @@ fn join_clause(sources: &[String], keys: &[SourceKeys]) -> String {
     from
 }
 
+/// The line below which a table `Makefile`'s own targets live: `table update-makefile` regenerates
+/// everything above it from the template and keeps everything below it.
+pub const USER_TARGETS_MARKER: &str =
+    "# --- flinkpipe: your targets below (kept by table update-makefile) ---";
+
+/// The `Makefile` of an existing table folder, rendered from the current `table/Makefile` template
+/// (the project's override under `<project>/templates/` wins), for `table update-makefile`.
+/// `folder_rel` is the table folder relative to the pipelines folder (`facts/p1/fct_order`); its
+/// first component is the layer folder. `table_type` and `product` are the inventory's (`"None"`: no
+/// product). `sources` fill the template's `{{sources}}` (the table's parents).
+///
+/// Errors: a table type that is no layer of the convention, a template that is unreadable or has an
+/// unknown placeholder.
+pub fn table_makefile(
+    pipelines: &Path,
+    folder_rel: &Path,
+    table: &str,
+    table_type: &str,
+    product: &str,
+    sources: &[String],
+    cfg: &Config,
+) -> Result<String, ScaffoldError> {
+    let layer =
+        Layer::parse(table_type).ok_or_else(|| ScaffoldError::UnknownLayer(table_type.into()))?;
+    let folder = folder_rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_else(|| layer.folder().to_string());
+    let product = Some(product).filter(|p| *p != crate::project::layout::NO_PRODUCT);
+    let conv = Convention::from_config(cfg);
+    let root = pipelines.parent().filter(|p| !p.as_os_str().is_empty());
+    let tpl = Templates::new(Some(root.unwrap_or(Path::new("."))));
+    let vars = table_vars(
+        table,
+        layer,
+        &folder,
+        product,
+        sources,
+        folder_rel.components().count(),
+        &conv,
+        cfg,
+    );
+    Ok(tpl.render("table/Makefile", &vars)?)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn table_vars(
     table: &str,

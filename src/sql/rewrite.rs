@@ -827,3 +827,124 @@ mod tests {
         assert!(matches!(err, RewriteError::TemporalAlias { .. }), "{err}");
     }
 }
+
+/// What [`replace_in_identifiers`] did to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentifierEdit {
+    /// The rewritten text (equal to the input when nothing matched).
+    pub text: String,
+    /// Number of replacements.
+    pub edits: usize,
+}
+
+/// Why [`replace_in_identifiers`] refused a file (it is then left as it was).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplaceError {
+    /// The text does not tokenize (an unterminated string or comment): where identifiers end is not
+    /// known.
+    #[error("the SQL does not tokenize ({0}); edit it by hand")]
+    Tokenize(String),
+    /// The rewritten text has another number of statements, or a statement the parser read before
+    /// no longer parses.
+    #[error("the rewritten SQL no longer reads the same: {0}")]
+    Verification(String),
+}
+
+/// shift_left's `table update-tables --string-to-change-from A --string-to-change-to B`, token-aware:
+/// `from` is replaced by `to` only inside names — an identifier (quoted, or a word that is not a SQL
+/// keyword) and the dotted names it starts (`clone.dev.orders`, so that a qualifier prefix such as
+/// `clone.dev.` can be changed or removed) — never in string literals (topics, option values),
+/// comments or keywords. shift_left's `TableWorker` replaced the string anywhere in the text.
+///
+/// The result is re-analysed: it must have as many statements as before, and every statement the
+/// parser read before must still parse.
+///
+/// Errors: [`ReplaceError`]; the caller leaves the file unchanged.
+pub fn replace_in_identifiers(
+    sql: &str,
+    from: &str,
+    to: &str,
+) -> Result<IdentifierEdit, ReplaceError> {
+    if from.is_empty() {
+        return Ok(IdentifierEdit {
+            text: sql.to_string(),
+            edits: 0,
+        });
+    }
+    let lines = LineIndex::new(sql);
+    let mut raw: Vec<TokenWithSpan> = Vec::new();
+    Tokenizer::new(&FlinkDialect, sql)
+        .tokenize_with_location_into_buf(&mut raw)
+        .map_err(|e| ReplaceError::Tokenize(e.to_string()))?;
+    let toks: Vec<Tok> = raw
+        .into_iter()
+        .map(|t| Tok {
+            range: lines.range(t.span),
+            token: t.token,
+        })
+        .collect();
+    let is_word = |t: &Tok| matches!(t.token, Token::Word(_));
+    let is_period = |t: &Tok| matches!(t.token, Token::Period);
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut count = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        if !is_word(&toks[i]) {
+            i += 1;
+            continue;
+        }
+        // A dotted run: word (. word)*, adjacent tokens only.
+        let mut j = i;
+        while j + 2 < toks.len()
+            && is_period(&toks[j + 1])
+            && is_word(&toks[j + 2])
+            && toks[j].range.end == toks[j + 1].range.start
+            && toks[j + 1].range.end == toks[j + 2].range.start
+        {
+            j += 2;
+        }
+        let single_keyword = j == i
+            && matches!(&toks[i].token, Token::Word(w) if w.quote_style.is_none() && w.keyword != Keyword::NoKeyword);
+        if !single_keyword {
+            let range = toks[i].range.start..toks[j].range.end;
+            let slice = &sql[range.clone()];
+            let n = slice.matches(from).count();
+            if n > 0 {
+                count += n;
+                edits.push(Edit {
+                    range,
+                    text: slice.replace(from, to),
+                });
+            }
+        }
+        i = j + 1;
+    }
+    if edits.is_empty() {
+        return Ok(IdentifierEdit {
+            text: sql.to_string(),
+            edits: 0,
+        });
+    }
+    let mut text = sql.to_string();
+    for e in edits.iter().rev() {
+        text.replace_range(e.range.clone(), &e.text);
+    }
+    let before = super::analyze(sql);
+    let after = super::analyze(&text);
+    if before.statements.len() != after.statements.len() {
+        return Err(ReplaceError::Verification(format!(
+            "{} statement(s) before, {} after",
+            before.statements.len(),
+            after.statements.len()
+        )));
+    }
+    for (b, a) in before.statements.iter().zip(&after.statements) {
+        if !b.fallback && a.fallback {
+            return Err(ReplaceError::Verification(format!(
+                "the statement of line {} no longer parses",
+                b.line
+            )));
+        }
+    }
+    Ok(IdentifierEdit { text, edits: count })
+}

@@ -45,6 +45,11 @@ pub const CLOUD_KEY: &str = "CLOUDKEY4R7T2WQ9X";
 pub const CLOUD_SECRET: &str = "cloud-secret-Pq7mW2xZ9sLk4Nv8";
 /// The pool every statement runs in unless its POST names another.
 pub const DEFAULT_POOL: &str = "lfcp-fake";
+/// The Kafka API key the fake's Kafka REST API (`/kafka/v3/`) accepts (and no other plane).
+pub const KAFKA_KEY: &str = "KAFKAKEY8M3N5BV2";
+pub const KAFKA_SECRET: &str = "kafka-secret-Hj6tR1yU4iO9pL3k";
+/// The Kafka cluster the fake's REST API serves.
+pub const KAFKA_CLUSTER: &str = "lkc-fake01";
 
 /// One recorded request.
 #[derive(Debug, Clone)]
@@ -260,6 +265,10 @@ struct State {
     metrics: BTreeMap<String, (u64, u64, u64)>,
     /// Bodies of the Metrics API queries received.
     metric_queries: Vec<serde_json::Value>,
+    /// Environments of the organization besides [`ENV`] (`org/v2/environments`).
+    environments: Vec<(String, String)>,
+    /// Topics of [`KAFKA_CLUSTER`] (name, partitions), for the Kafka REST API.
+    topics: Vec<(String, u64)>,
 }
 
 /// Random faults on a share of all requests ([`FakeConfluent::set_chaos`]).
@@ -541,6 +550,26 @@ impl FakeConfluent {
         let s = st.statements.get_mut(name).unwrap();
         s.pool = pool.to_string();
         s.created_at = rfc3339_days_ago(age_days);
+    }
+
+    /// Adds a topic to [`KAFKA_CLUSTER`] (listed by `GET /kafka/v3/clusters/<id>/topics`, two per
+    /// page).
+    pub fn add_topic(&self, name: &str, partitions: u64) {
+        self.state
+            .lock()
+            .unwrap()
+            .topics
+            .push((name.to_string(), partitions));
+    }
+
+    /// Adds an environment to the organization's (`GET /org/v2/environments` lists [`ENV`], named
+    /// `dev`, then these, one per page).
+    pub fn add_environment(&self, id: &str, display_name: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .environments
+            .push((id.to_string(), display_name.to_string()));
     }
 
     /// Adds a PROVISIONED compute pool of `max_cfu`, `extra_cfu` of which other workloads use.
@@ -850,8 +879,13 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     let rel = req.path.strip_prefix(&base).map(str::to_string);
     // The control plane (`fcpm/v2`) and the Metrics API take a Cloud API key, the statements API
     // the Flink key; each refuses the other (§1).
-    let control = req.path.starts_with("/fcpm/") || req.path.starts_with("/v2/metrics/");
-    let (key, secret) = if control {
+    let control = req.path.starts_with("/fcpm/")
+        || req.path.starts_with("/v2/metrics/")
+        || req.path.starts_with("/org/");
+    let kafka = req.path.starts_with("/kafka/v3/");
+    let (key, secret) = if kafka {
+        (KAFKA_KEY, KAFKA_SECRET)
+    } else if control {
         (CLOUD_KEY, CLOUD_SECRET)
     } else {
         (KEY, SECRET)
@@ -860,7 +894,7 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     let secret_in_clear = req
         .headers
         .iter()
-        .any(|(_, v)| v.contains(SECRET) || v.contains(CLOUD_SECRET));
+        .any(|(_, v)| v.contains(SECRET) || v.contains(CLOUD_SECRET) || v.contains(KAFKA_SECRET));
     let body_name = serde_json::from_str::<serde_json::Value>(&req.body)
         .ok()
         .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
@@ -952,6 +986,7 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
         let host = req.header("host").unwrap_or("127.0.0.1").to_string();
         match rel {
             Some(rel) => route(&st, &opts, &req, &rel, &host, &base),
+            None if kafka => route_kafka(&st, &req, &host),
             None if control => route_control(&st, &req, &host),
             None => err(404, &format!("no route {}", req.path)),
         }
@@ -1490,6 +1525,41 @@ fn filtered_pools(f: &serde_json::Value, out: &mut Vec<String>) {
 
 /// The control plane (`fcpm/v2` compute pools, §12) and the Metrics API
 /// (`POST /v2/metrics/cloud/query`).
+/// The Kafka REST API v3: the topics of [`KAFKA_CLUSTER`], two per page (`metadata.next`).
+fn route_kafka(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
+    let s = st.lock().unwrap();
+    let list = format!("/kafka/v3/clusters/{KAFKA_CLUSTER}/topics");
+    if req.method != "GET" || req.path != list {
+        return err(404, &format!("no route {} {}", req.method, req.path));
+    }
+    let start = req
+        .query
+        .split('&')
+        .find_map(|p| p.strip_prefix("page_token=tp"))
+        .and_then(|t| t.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut all = s.topics.clone();
+    all.sort();
+    let page: Vec<serde_json::Value> = all
+        .iter()
+        .skip(start)
+        .take(2)
+        .map(|(name, partitions)| {
+            serde_json::json!({"kind": "KafkaTopic", "cluster_id": KAFKA_CLUSTER, "topic_name": name,
+                "is_internal": name.starts_with("__"), "replication_factor": 3, "partitions_count": partitions})
+        })
+        .collect();
+    let next = if start + 2 < all.len() {
+        format!("http://{host}{list}?page_token=tp{}", start + 2)
+    } else {
+        String::new()
+    };
+    json(
+        200,
+        serde_json::json!({"kind": "KafkaTopicList", "metadata": {"self": format!("http://{host}{list}"), "next": next}, "data": page}),
+    )
+}
+
 fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
     let mut s = st.lock().unwrap();
     let query: BTreeMap<String, String> = req
@@ -1503,6 +1573,34 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
     let denied = |id: &str| err(403, &format!("The compute pool {id} was not found."));
     let path = req.path.as_str();
     match (req.method.as_str(), path) {
+        ("GET", "/org/v2/environments") => {
+            // One environment per page: the client must follow `metadata.next`.
+            let start = query
+                .get("page_token")
+                .and_then(|t| t.strip_prefix("et"))
+                .and_then(|t| t.parse::<usize>().ok())
+                .unwrap_or(0);
+            let all: Vec<serde_json::Value> = std::iter::once((ENV.to_string(), "dev".to_string()))
+                .chain(s.environments.iter().cloned())
+                .map(|(id, name)| {
+                    serde_json::json!({"api_version": "org/v2", "kind": "Environment", "id": id, "display_name": name,
+                        "metadata": {"created_at": "2025-01-02T03:04:05Z"}, "stream_governance_config": {"package": "ESSENTIALS"}})
+                })
+                .collect();
+            let next = if start + 1 < all.len() {
+                format!(
+                    "http://{host}/org/v2/environments?page_size=1&page_token=et{}",
+                    start + 1
+                )
+            } else {
+                String::new()
+            };
+            let page: Vec<_> = all.into_iter().skip(start).take(1).collect();
+            json(
+                200,
+                serde_json::json!({"api_version": "org/v2", "kind": "EnvironmentList", "metadata": {"next": next}, "data": page}),
+            )
+        }
         ("GET", "/fcpm/v2/compute-pools") => {
             if !env_ok {
                 return err(400, "environment query parameter is required");

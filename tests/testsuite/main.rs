@@ -65,6 +65,9 @@ mod reliability;
 /// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 mod scaffold;
 mod schema_changes;
+/// shift_left's remaining commands (#28): metadata per table, report formats, Makefiles, config
+/// validation, statements per pool, and a shift_left-style Makefile run with flinkpipe.
+mod shift_left_commands;
 /// The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):
 mod shift_left_fixture;
 /// Accuracy of the SQL front end on the labelled corpus (`../shared/corpus`, see its SPEC.md).

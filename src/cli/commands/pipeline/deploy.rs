@@ -19,7 +19,9 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         allow_drop: args.allow_drop,
         journal: args.journal.clone(),
         blue_green: args.blue_green,
+        version: args.release_version.clone(),
         allow_pool_overcommit: args.allow_pool_overcommit,
+        pool_creation: args.pool_creation,
     };
     match deploy::deploy(&inv.ctx, &req)? {
         DeployOutcome::DryRun(d) => {

@@ -5,10 +5,14 @@ mod blue_green;
 mod build_all_metadata;
 mod build_execution_plan;
 mod column_lineage;
+mod build_metadata;
 mod decommission;
+mod delete_all_metadata;
 mod deploy;
 mod explain;
 mod graph;
+mod health;
+mod prepare;
 mod report;
 mod status;
 mod undeploy;
@@ -45,15 +49,79 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             dir,
             children_too,
             parent_only,
+            formats,
             allow_unknown,
+            ..
         } => report::exec(
             inv,
             &dir.pipelines,
             table,
             *children_too,
             *parent_only,
+            formats,
             *allow_unknown,
         ),
+        PipelineCommand::BuildMetadata {
+            dml_file,
+            dir,
+            allow_unknown,
+        } => build_metadata::exec(inv, &dir.pipelines, dml_file, *allow_unknown),
+        PipelineCommand::FieldLineage {
+            table_name,
+            dir,
+            output_dir,
+            open,
+        } => column_lineage::field_lineage(
+            inv,
+            &dir.pipelines,
+            table_name,
+            output_dir.as_deref(),
+            *open,
+        ),
+        PipelineCommand::Healthcheck { product_name, dir } => {
+            health::healthcheck(inv, &dir.pipelines, product_name)
+        }
+        PipelineCommand::ReportRunningStatements {
+            dir,
+            table_name,
+            product_name,
+            scope_dir,
+            from_date,
+        } => health::running(
+            inv,
+            &dir.pipelines,
+            table_name.as_deref(),
+            product_name.as_deref(),
+            scope_dir.as_deref(),
+            from_date.as_deref(),
+        ),
+        PipelineCommand::AnalyzePoolUsage {
+            dir,
+            product_name,
+            directory,
+        } => health::pool_usage(
+            inv,
+            &dir.pipelines,
+            product_name.as_deref(),
+            directory.as_deref(),
+        ),
+        PipelineCommand::Prepare {
+            sql_file,
+            dir,
+            compute_pool_id,
+            timeout,
+        } => prepare::exec(
+            inv,
+            sql_file,
+            &dir.pipelines,
+            compute_pool_id.as_deref(),
+            *timeout,
+        ),
+        PipelineCommand::DeleteAllMetadata {
+            dir,
+            no_ack,
+            dry_run,
+        } => delete_all_metadata::exec(inv, &dir.pipelines, *no_ack, *dry_run),
         PipelineCommand::Graph {
             dir,
             select,

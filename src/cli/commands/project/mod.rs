@@ -1,18 +1,26 @@
 //! `flinkpipe project …`: projects, project-wide reports, changes since a git ref, compute pools and
 //! statement housekeeping.
 
+mod assess_unused_tables;
 mod create_compute_pool;
+mod delete_all_compute_pools;
 mod delete_compute_pool;
+mod delete_unused_tables;
+mod get_statement_list;
 mod housekeep_statements;
 mod init;
+mod isolate_data_product;
 mod list_compute_pools;
+mod list_environments;
 mod list_impacted_tables;
 mod list_modified_files;
 mod list_tables_with_one_child;
+mod list_topics;
 mod report_table_cross_products;
 mod run_unit_tests;
 mod update_tables_version;
 mod update_ut_ddl;
+mod validate_config;
 
 use crate::cli::args::ProjectCommand;
 use crate::cli::{CmdResult, Invocation};
@@ -51,5 +59,51 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
         ProjectCommand::CreateComputePool(args) => create_compute_pool::exec(inv, args),
         ProjectCommand::DeleteComputePool(args) => delete_compute_pool::exec(inv, args),
         ProjectCommand::HousekeepStatements(args) => housekeep_statements::exec(inv, args),
+        ProjectCommand::DeleteAllComputePools(args) => delete_all_compute_pools::exec(inv, args),
+        ProjectCommand::ListTopics {
+            project_path,
+            pipelines,
+        } => list_topics::exec(inv, project_path, pipelines),
+        ProjectCommand::AssessUnusedTables {
+            dir,
+            no_topics,
+            output_file,
+            allow_unknown,
+            ..
+        } => assess_unused_tables::exec(
+            inv,
+            &dir.pipelines,
+            !*no_topics,
+            output_file.as_deref(),
+            *allow_unknown,
+        ),
+        ProjectCommand::DeleteUnusedTables {
+            table_list_file,
+            pipelines,
+            dry_run,
+            no_ack,
+            timeout,
+        } => {
+            delete_unused_tables::exec(inv, table_list_file, pipelines, *dry_run, *no_ack, *timeout)
+        }
+        ProjectCommand::IsolateDataProduct {
+            product_name,
+            source_folder,
+            target_folder,
+        } => isolate_data_product::exec(inv, product_name, source_folder, target_folder),
+        ProjectCommand::InitIntegrationTests(_)
+        | ProjectCommand::RunIntegrationTests(_)
+        | ProjectCommand::DeleteIntegrationTests(_) => Err(crate::ops::OpsError::NotYet {
+            command: "project init|run|delete-integration-tests",
+            what: "integration tests",
+        }
+        .into()),
+        ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
+        ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
+        ProjectCommand::GetStatementList {
+            compute_pool_id,
+            dir,
+            allow_unknown,
+        } => get_statement_list::exec(inv, &dir.pipelines, compute_pool_id, *allow_unknown),
     }
 }

@@ -1,0 +1,168 @@
+//! The topics of a Confluent Cloud Kafka cluster, through the Kafka REST API v3
+//! (`GET <rest endpoint>/kafka/v3/clusters/<cluster id>/topics`, a Kafka API key:
+//! `SL_KAFKA_API_KEY` / `SL_KAFKA_API_SECRET`, shift_left's variables; never read from the file).
+//!
+//! The REST endpoint is `flinkpipe.confluent.kafka_rest_url` (`$FLINKPIPE_KAFKA_REST_URL` wins), else
+//! derived from `kafka.bootstrap.servers` as shift_left does: `lkc-abc-xyz.us-west-2.aws.confluent.cloud:9092`
+//! → `https://lkc-abc-xyz.us-west-2.aws.confluent.cloud`, `pkc-n9k.us-west-2.aws.confluent.cloud:9092`
+//! → `https://pkc-n9k.us-west-2.aws.confluent.cloud`. The cluster id is `kafka.cluster_id`, else the
+//! bootstrap host's first label up to its second `-` (`lkc-abc`).
+
+use crate::deploy::secrets::Credentials;
+use serde::Serialize;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The Kafka API key's variables.
+pub const KAFKA_API_KEY_VAR: &str = "SL_KAFKA_API_KEY";
+pub const KAFKA_API_SECRET_VAR: &str = "SL_KAFKA_API_SECRET";
+
+/// Where and how to list.
+#[derive(Debug, Clone)]
+pub struct KafkaRestSettings {
+    /// `https://lkc-…confluent.cloud` (no trailing slash).
+    pub url: String,
+    /// `lkc-…`.
+    pub cluster_id: String,
+    pub credentials: Credentials,
+}
+
+/// One topic as the REST API lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RestTopic {
+    pub cluster_id: String,
+    pub topic_name: String,
+    pub partitions_count: u64,
+    pub is_internal: bool,
+}
+
+/// The settings from the configuration and the environment.
+///
+/// Errors: no REST endpoint and no bootstrap servers to derive it from, no cluster id, the Kafka API
+/// key or secret not set — all named at once.
+pub fn settings(
+    cfg: &crate::config::Config,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<KafkaRestSettings, crate::config::ConfigError> {
+    let bootstrap = cfg
+        .kafka
+        .bootstrap_servers
+        .as_deref()
+        .and_then(|b| b.split(',').next())
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty());
+    let host = bootstrap.as_deref().map(|b| {
+        b.trim_start_matches("SASL_SSL://")
+            .split(':')
+            .next()
+            .unwrap_or(b)
+            .to_string()
+    });
+    let url = env("FLINKPIPE_KAFKA_REST_URL")
+        .or(cfg.flinkpipe.confluent.kafka_rest_url.clone())
+        .or_else(|| host.as_ref().map(|h| format!("https://{h}")))
+        .map(|u| u.trim_end_matches('/').to_string());
+    let cluster_id = cfg.kafka.cluster_id.clone().or_else(|| {
+        let label = host.as_deref()?.split('.').next()?;
+        let mut parts = label.splitn(3, '-');
+        let (a, b) = (parts.next()?, parts.next()?);
+        Some(format!("{a}-{b}"))
+    });
+    let mut missing: Vec<(&'static str, &'static str)> = Vec::new();
+    if url.is_none() {
+        missing.push(("kafka.bootstrap.servers", "FLINKPIPE_KAFKA_REST_URL"));
+    }
+    if cluster_id.is_none() {
+        missing.push(("kafka.cluster_id", "FLINKPIPE_KAFKA_REST_URL"));
+    }
+    let secrets: Vec<String> = [KAFKA_API_KEY_VAR, KAFKA_API_SECRET_VAR]
+        .into_iter()
+        .filter(|v| env(v).is_none_or(|s| s.is_empty()))
+        .map(str::to_string)
+        .collect();
+    if !missing.is_empty() || !secrets.is_empty() {
+        return Err(crate::config::ConfigError::Missing {
+            settings: missing,
+            secrets,
+            file: cfg
+                .source
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "config.yaml".into()),
+            purpose: "list the topics of the Confluent Cloud Kafka cluster (its REST API, a Kafka API key)",
+        });
+    }
+    let credentials = Credentials::from_env_with(KAFKA_API_KEY_VAR, KAFKA_API_SECRET_VAR, env)?;
+    Ok(KafkaRestSettings {
+        url: url.unwrap_or_default(),
+        cluster_id: cluster_id.unwrap_or_default(),
+        credentials,
+    })
+}
+
+/// Every topic of the cluster, following `metadata.next` (each page once), sorted by name.
+///
+/// Errors: the request fails or is refused (the status and the API's message; the key is never in
+/// it), an answer that is not the API's JSON.
+pub async fn list_topics(s: &KafkaRestSettings) -> Result<Vec<RestTopic>, String> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut url = format!("{}/kafka/v3/clusters/{}/topics", s.url, s.cluster_id);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    loop {
+        if !seen.insert(url.clone()) {
+            break;
+        }
+        let resp = client
+            .get(&url)
+            .header(
+                reqwest::header::AUTHORIZATION,
+                format!("Basic {}", s.credentials.basic_token()),
+            )
+            .send()
+            .await
+            .map_err(|e| format!("GET {url}: {}", e.without_url()))?;
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| e.without_url().to_string())?;
+        if !status.is_success() {
+            let msg = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(str::to_string))
+                .unwrap_or_else(|| text.chars().take(200).collect());
+            let hint = if status.as_u16() == 401 {
+                " (the Kafka REST API takes a Kafka API key: SL_KAFKA_API_KEY / SL_KAFKA_API_SECRET)"
+            } else {
+                ""
+            };
+            return Err(s
+                .credentials
+                .scrubber()
+                .scrub(&format!("GET {url}: {status}: {msg}{hint}")));
+        }
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("GET {url}: not the Kafka REST API's JSON: {e}"))?;
+        for t in v["data"].as_array().into_iter().flatten() {
+            let Some(name) = t["topic_name"].as_str() else {
+                continue;
+            };
+            out.push(RestTopic {
+                cluster_id: t["cluster_id"]
+                    .as_str()
+                    .unwrap_or(&s.cluster_id)
+                    .to_string(),
+                topic_name: name.to_string(),
+                partitions_count: t["partitions_count"].as_u64().unwrap_or(0),
+                is_internal: t["is_internal"].as_bool().unwrap_or(false),
+            });
+        }
+        match v.pointer("/metadata/next").and_then(Value::as_str) {
+            Some(next) if !next.is_empty() => url = next.to_string(),
+            _ => break,
+        }
+    }
+    out.sort_by(|a, b| a.topic_name.cmp(&b.topic_name));
+    Ok(out)
+}

@@ -1,0 +1,385 @@
+//! shift_left's reports over the live pipeline, built from [`super::status`] (and `status --lag`):
+//! `pipeline healthcheck PRODUCT` (a verdict per table of the product), `pipeline
+//! report-running-statements` (the running statements of a scope with their records and backlog
+//! since a date), and `pipeline analyze-pool-usage` (CFUs per compute pool, the project's statements
+//! in each, and consolidation advice; the control plane, a Cloud API key).
+
+use super::scope::{PlanRequest, ScopeRequest};
+use super::status::{self, RuntimeMetrics, StatusRequest};
+use super::{Context, OpsError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A table's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Health {
+    /// Every statement of the table runs (or completed, for a DDL) and runs the SQL of the files.
+    Healthy,
+    /// It runs, but the deployed SQL differs from the files.
+    Drifted,
+    /// DEGRADED, or PENDING.
+    Degraded,
+    /// A statement is absent or STOPPED.
+    NotRunning,
+    /// A statement FAILED.
+    Failed,
+}
+
+/// One table of the product.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableHealth {
+    pub table_name: String,
+    pub health: Health,
+    /// Each statement: name and phase (`None`: absent).
+    pub statements: Vec<(String, Option<String>)>,
+    /// Pending records (consumer lag) of its job, when metrics could be read.
+    pub pending_records: Option<u64>,
+    /// The first problem's detail (the FAILED statement's error).
+    pub detail: Option<String>,
+}
+
+/// `pipeline healthcheck PRODUCT`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HealthReport {
+    pub product_name: String,
+    pub target: String,
+    pub tables: Vec<TableHealth>,
+    /// Tables per verdict.
+    pub summary: BTreeMap<String, usize>,
+    /// Why metrics were not read (no Cloud API key), when they were not.
+    pub metrics_skipped: Option<String>,
+}
+
+impl HealthReport {
+    /// Whether every table is healthy (drift alone is not a failure of the pipeline).
+    pub fn healthy(&self) -> bool {
+        self.tables
+            .iter()
+            .all(|t| matches!(t.health, Health::Healthy | Health::Drifted))
+    }
+}
+
+/// The status of `req` with metrics when they can be read; without them (and why) otherwise.
+fn status_with_lag(
+    ctx: &Context,
+    plan: PlanRequest,
+    lag_minutes: u32,
+) -> Result<(status::StatusReport, Option<String>), OpsError> {
+    let with = StatusRequest {
+        plan: plan.clone(),
+        lag: true,
+        lag_minutes,
+    };
+    match status::status(ctx, &with) {
+        Ok(r) => Ok((r, None)),
+        Err(OpsError::ProjectHasErrors(w)) => Err(OpsError::ProjectHasErrors(w)),
+        Err(e) => {
+            let why = e.to_string();
+            let r = status::status(
+                ctx,
+                &StatusRequest {
+                    plan,
+                    lag: false,
+                    lag_minutes,
+                },
+            )?;
+            Ok((r, Some(why)))
+        }
+    }
+}
+
+/// shift_left's `pipeline healthcheck PRODUCT`: every table of the product with a verdict from its
+/// statements' live phases, drift and backlog.
+///
+/// Errors: errors in the project, an unknown product, the target's.
+pub fn healthcheck(
+    ctx: &Context,
+    pipelines: &Path,
+    product: &str,
+) -> Result<HealthReport, OpsError> {
+    let plan = PlanRequest {
+        pipelines: pipelines.to_path_buf(),
+        scope: ScopeRequest::Product(product.to_string()),
+        ..PlanRequest::default()
+    };
+    let (r, metrics_skipped) = status_with_lag(ctx, plan, 10)?;
+    let mut by_table: BTreeMap<String, Vec<&status::StatementRow>> = BTreeMap::new();
+    for s in &r.statements {
+        by_table.entry(s.table_name.clone()).or_default().push(s);
+    }
+    let mut tables = Vec::new();
+    for (table, rows) in by_table {
+        let phase_health = |p: Option<&str>| match p {
+            None | Some("STOPPED") | Some("STOPPING") | Some("DELETING") => Health::NotRunning,
+            Some("FAILED") => Health::Failed,
+            Some("DEGRADED") | Some("PENDING") => Health::Degraded,
+            _ => Health::Healthy,
+        };
+        let mut health = rows
+            .iter()
+            .map(|s| phase_health(s.phase.as_deref()))
+            .max()
+            .unwrap_or(Health::NotRunning);
+        if health == Health::Healthy && rows.iter().any(|s| s.sql_drift == Some(true)) {
+            health = Health::Drifted;
+        }
+        let pending_records = rows
+            .iter()
+            .filter_map(|s| {
+                s.lag
+                    .as_ref()
+                    .and_then(|l: &RuntimeMetrics| l.pending_records)
+            })
+            .max();
+        tables.push(TableHealth {
+            table_name: table,
+            health,
+            statements: rows
+                .iter()
+                .map(|s| (s.statement.clone(), s.phase.clone()))
+                .collect(),
+            pending_records,
+            detail: rows
+                .iter()
+                .find_map(|s| s.detail.clone().filter(|d| !d.is_empty())),
+        });
+    }
+    let mut summary = BTreeMap::new();
+    for t in &tables {
+        let key = serde_json::to_value(t.health)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *summary.entry(key).or_insert(0) += 1;
+    }
+    Ok(HealthReport {
+        product_name: product.to_string(),
+        target: r.target,
+        tables,
+        summary,
+        metrics_skipped,
+    })
+}
+
+/// One running statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunningStatement {
+    pub table_name: String,
+    pub statement: String,
+    pub phase: String,
+    pub compute_pool: Option<String>,
+    pub metrics: Option<RuntimeMetrics>,
+}
+
+/// `pipeline report-running-statements`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunningReport {
+    pub scope: String,
+    /// The metrics window: from `--from-date` (whole minutes, at least 1), else the last 10 minutes.
+    pub window_minutes: u32,
+    pub statements: Vec<RunningStatement>,
+    pub metrics_skipped: Option<String>,
+}
+
+/// shift_left's `pipeline report-running-statements`: the RUNNING (and DEGRADED) statements of the
+/// scope (default: every table) with records in and out and pending records since `from_date`
+/// (`YYYY-MM-DDThh:mm:ss`, UTC).
+///
+/// Errors: a date that does not parse or lies ahead (usage), errors in the project, the target's.
+pub fn report_running_statements(
+    ctx: &Context,
+    plan: PlanRequest,
+    from_date: Option<&str>,
+) -> Result<RunningReport, OpsError> {
+    let window_minutes = match from_date {
+        None => 10,
+        Some(d) => {
+            let text = if d.ends_with('Z') {
+                d.to_string()
+            } else {
+                format!("{d}Z")
+            };
+            let at = crate::deploy::cloud::parse_rfc3339(&text).ok_or_else(|| {
+                OpsError::Usage(format!(
+                    "--from-date {d}: expected YYYY-MM-DDThh:mm:ss (UTC)"
+                ))
+            })?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |x| x.as_secs() as i64);
+            if at > now {
+                return Err(OpsError::Usage(format!("--from-date {d} is in the future")));
+            }
+            (((now - at) / 60).max(1)).min(u32::MAX as i64) as u32
+        }
+    };
+    let (r, metrics_skipped) = status_with_lag(ctx, plan, window_minutes)?;
+    let statements = r
+        .statements
+        .iter()
+        .filter(|s| matches!(s.phase.as_deref(), Some("RUNNING" | "DEGRADED")))
+        .map(|s| RunningStatement {
+            table_name: s.table_name.clone(),
+            statement: s.statement.clone(),
+            phase: s.phase.clone().unwrap_or_default(),
+            compute_pool: s.compute_pool.clone(),
+            metrics: s.lag.clone(),
+        })
+        .collect();
+    Ok(RunningReport {
+        scope: r.scope,
+        window_minutes,
+        statements,
+        metrics_skipped,
+    })
+}
+
+/// One compute pool's use.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolUsage {
+    pub id: String,
+    pub display_name: String,
+    pub max_cfu: u32,
+    pub current_cfu: Option<u32>,
+    /// `current_cfu / max_cfu`, percent.
+    pub usage_percent: Option<f64>,
+    /// Statements running there (RUNNING, PENDING, DEGRADED), any owner.
+    pub running_statements: usize,
+    /// The project's running statements there (of the product or folder when one is given), by
+    /// product.
+    pub project_statements: BTreeMap<String, usize>,
+}
+
+/// `pipeline analyze-pool-usage`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolUsageReport {
+    pub environment: String,
+    /// The share of a pool a deploy may fill (`flink.max_cfu_percent_before_allocation`).
+    pub ratio: f64,
+    pub pools: Vec<PoolUsage>,
+    /// Consolidation advice, one sentence each.
+    pub advice: Vec<String>,
+}
+
+/// shift_left's `pipeline analyze-pool-usage [-p PRODUCT] [-d DIR]`: every compute pool of the
+/// environment with its CFUs and running statements (one pool listing, one statement listing), and
+/// advice: idle pools to delete, and small pools whose CFUs fit in another pool's free share (below
+/// the ratio) to merge there. Read-only.
+///
+/// Errors: no Cloud API key (named), errors in the project, the targets'.
+pub fn analyze_pool_usage(
+    ctx: &Context,
+    pipelines: &Path,
+    product: Option<&str>,
+    directory: Option<&str>,
+) -> Result<PoolUsageReport, OpsError> {
+    let list = super::pools::list(ctx, pipelines)?;
+    let cfg = ctx.project_config(pipelines)?;
+    let ratio = super::capacity::ratio_of(&cfg)?;
+    let project = ctx.load_project(&cfg, pipelines, true)?;
+    let owned = crate::plan::StatementNaming::from_config(&cfg).owned_statements(&project);
+    let in_scope = |table: &str| {
+        let Some(t) = project.inventory.tables.get(table) else {
+            return false;
+        };
+        product.is_none_or(|p| t.product == p)
+            && directory.is_none_or(|d| {
+                let rel = project.inventory.rel_to_root(&t.folder);
+                let d = d.trim_end_matches('/');
+                rel == d || rel.starts_with(&format!("{d}/")) || t.folder.starts_with(d)
+            })
+    };
+    let c = super::target::connect(&cfg, Some(&project))?;
+    let rt = super::target::runtime()?;
+    let live = rt.block_on(super::target::live_statements(&c))?;
+    let running = |p: &crate::deploy::Phase| {
+        matches!(
+            p,
+            crate::deploy::Phase::Running
+                | crate::deploy::Phase::Pending
+                | crate::deploy::Phase::Degraded
+        )
+    };
+    let mut pools: Vec<PoolUsage> = list
+        .pools
+        .iter()
+        .map(|row| {
+            let p = &row.pool;
+            let here: Vec<&crate::deploy::StatementState> = live
+                .values()
+                .filter(|s| s.meta.compute_pool_id.as_deref() == Some(p.id.as_str()))
+                .filter(|s| running(&s.phase))
+                .collect();
+            let mut project_statements = BTreeMap::new();
+            for s in &here {
+                if let Some(t) = owned.get(&s.name).filter(|t| in_scope(t)) {
+                    let product = project.inventory.tables[t].product.clone();
+                    *project_statements.entry(product).or_insert(0) += 1;
+                }
+            }
+            PoolUsage {
+                id: p.id.clone(),
+                display_name: p.display_name.clone(),
+                max_cfu: p.max_cfu,
+                current_cfu: p.current_cfu,
+                usage_percent: row.usage_percent,
+                running_statements: here.len(),
+                project_statements,
+            }
+        })
+        .collect();
+    pools.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut advice = Vec::new();
+    for p in pools.iter().filter(|p| p.running_statements == 0) {
+        advice.push(format!(
+            "{} ({}) runs no statement: delete it (flinkpipe project delete-compute-pool {}) unless a deploy is about to use it",
+            p.id, p.display_name, p.id
+        ));
+    }
+    // Greedy: the smallest users first, into the pool with the most room below the ratio.
+    let mut free: BTreeMap<String, f64> = pools
+        .iter()
+        .filter_map(|p| {
+            p.current_cfu
+                .map(|c| (p.id.clone(), f64::from(p.max_cfu) * ratio - f64::from(c)))
+        })
+        .collect();
+    let mut small: Vec<&PoolUsage> = pools
+        .iter()
+        .filter(|p| p.running_statements > 0 && p.usage_percent.is_some_and(|u| u < 50.0))
+        .collect();
+    small.sort_by_key(|p| p.current_cfu.unwrap_or(0));
+    let mut emptied: Vec<String> = Vec::new();
+    for p in small {
+        let need = f64::from(p.current_cfu.unwrap_or(0));
+        let target = free
+            .iter()
+            .filter(|(id, room)| **id != p.id && !emptied.contains(id) && **room >= need)
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(id, _)| id.clone());
+        if let Some(t) = target {
+            advice.push(format!(
+                "{} ({}) uses {} of {} CFUs for {} statement(s): they fit in {t} ({:.0} CFUs free below {:.0}%): move them there (flinkpipe.compute_pools) and delete {}",
+                p.id,
+                p.display_name,
+                need,
+                p.max_cfu,
+                p.running_statements,
+                free[&t],
+                ratio * 100.0,
+                p.id
+            ));
+            *free.get_mut(&t).expect("listed") -= need;
+            free.remove(&p.id);
+            emptied.push(p.id.clone());
+        }
+    }
+    Ok(PoolUsageReport {
+        environment: list.environment,
+        ratio,
+        pools,
+        advice,
+    })
+}

@@ -1,0 +1,1977 @@
+//! shift_left's remaining commands (#28), the real binary on a copy of the example project (and,
+//! where they talk to Confluent Cloud, against the fake): `table validate-unit-tests`, `pipeline
+//! build-metadata`, `pipeline delete-all-metadata`, `pipeline report --yaml|--json|--output-file-name
+//! |--open`, `table update-makefile` / `update-all-makefiles`, `project validate-config`, `project
+//! get-statement-list`, and a shift_left-style Makefile run with `shift_left` replaced by `flinkpipe`.
+
+use crate::fake_confluent::{
+    CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET,
+};
+use crate::support::{Test, stderr, stdout};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+
+const TABLE: &str = "sales_fct_order_payments";
+const TABLE_DIR: &str = "facts/sales/fct_order_payments";
+const DML_FILE: &str =
+    "facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql";
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn names(v: &Value, key: &str) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[key].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn validate_unit_tests_is_shift_lefts_name_for_run_validation_tests() {
+    let help = Test::new()
+        .args(&["table", "validate-unit-tests", "--help"])
+        .run()
+        .success()
+        .stdout();
+    for opt in [
+        "--test-case-name",
+        "--run-all",
+        "--post-fix-unit-test",
+        "--dry-run",
+    ] {
+        assert!(
+            help.contains(opt),
+            "validate-unit-tests --help lacks {opt}:\n{help}"
+        );
+    }
+    // The same offline checks of the suite as run-unit-tests --dry-run, the same report.
+    let one = |cmd: &str| {
+        Test::fixture()
+            .args(&[
+                "--output",
+                "json",
+                "table",
+                cmd,
+                TABLE,
+                "[PIPELINES]",
+                "--dry-run",
+            ])
+            .run()
+            .success()
+            .stdout()
+    };
+    let validate = one("validate-unit-tests");
+    assert_eq!(validate, one("run-unit-tests"));
+    assert!(validate.contains(TABLE), "{validate}");
+}
+
+#[test]
+fn build_metadata_writes_the_tables_definition_and_its_neighbours_only() {
+    let dml = format!("[PIPELINES]/{DML_FILE}");
+    let t = Test::fixture().args(&[
+        "--output",
+        "json",
+        "pipeline",
+        "build-metadata",
+        &dml,
+        "[PIPELINES]",
+    ]);
+    let out = t.run().success().json();
+    assert_eq!(out["table_name"], TABLE);
+    let files: Vec<String> = out["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        files[0].ends_with(&format!("{TABLE_DIR}/pipeline_definition.json")),
+        "{files:?}"
+    );
+    // Its parents: int_sales_paid_orders and sales_dim_stores (the fixture's truth).
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("int_paid_orders/pipeline_definition.json")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("dim_stores/pipeline_definition.json")),
+        "{files:?}"
+    );
+    for f in &files {
+        assert!(Path::new(f).is_file(), "{f} was not written");
+    }
+    // Only those: every other folder has no metadata, and no inventory or graph file was written.
+    let all: Vec<_> = walkdir::WalkDir::new(&t.pipelines)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() == "pipeline_definition.json")
+        .collect();
+    assert_eq!(all.len(), files.len());
+    assert!(!t.pipelines.join("pipeline_graph.json").exists());
+    // Each file is byte for byte what build-all-metadata writes for that table.
+    let mine: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let o = crate::support::command()
+        .args(["pipeline", "build-all-metadata"])
+        .arg(&t.pipelines)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (f, before) in files.iter().zip(mine) {
+        assert_eq!(
+            std::fs::read(f).unwrap(),
+            before,
+            "{f} differs from build-all-metadata's"
+        );
+    }
+    let def = json_of(&std::fs::read_to_string(&files[0]).unwrap());
+    assert_eq!(def["table_name"], TABLE);
+    assert_eq!(def["dml_ref"], format!("pipelines/{DML_FILE}"));
+
+    // A file that is no table's DML.
+    Test::fixture()
+        .file("notes/x.sql", "SELECT 1;")
+        .args(&[
+            "pipeline",
+            "build-metadata",
+            "[PIPELINES]/notes/x.sql",
+            "[PIPELINES]",
+        ])
+        .run()
+        .status(1)
+        .stderr_has("is the DML or DDL of no table");
+}
+
+#[test]
+fn delete_all_metadata_lists_asks_and_deletes_all_of_them() {
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
+    let build = crate::support::command()
+        .args(["pipeline", "build-all-metadata"])
+        .arg(&pipelines)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", stderr(&build));
+    let count = || {
+        walkdir::WalkDir::new(&pipelines)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name() == "pipeline_definition.json"
+                    || e.file_name() == "pipeline_graph.json"
+            })
+            .count()
+    };
+    let before = count();
+    assert!(before > 20, "{before}");
+    // No answer (stdin is empty): nothing deleted, exit 1.
+    let t = t.args(&["pipeline", "delete-all-metadata", "[PIPELINES]"]);
+    let o = t.run().status(1);
+    assert!(
+        o.stdout()
+            .contains(&format!("{before} metadata file(s) under")),
+        "{}",
+        o.stdout()
+    );
+    assert!(o.stdout().contains("nothing deleted"));
+    assert_eq!(count(), before);
+    // --dry-run lists and deletes nothing; --no-ack deletes every one, and the SQL stays.
+    let t = t.args(&["--dry-run", "--output", "json"]);
+    let dry = t.run().success().json();
+    assert_eq!(dry["files"].as_array().unwrap().len(), before);
+    assert_eq!(dry["deleted"], 0);
+    assert_eq!(count(), before);
+    let t2 = Test::fixture();
+    let o = crate::support::command()
+        .args(["pipeline", "build-all-metadata"])
+        .arg(&t2.pipelines)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let t2 = t2.args(&[
+        "--output",
+        "json",
+        "pipeline",
+        "delete-all-metadata",
+        "[PIPELINES]",
+        "--no-ack",
+    ]);
+    let v = t2.run().success().json();
+    assert_eq!(v["deleted"], before);
+    let left = walkdir::WalkDir::new(&t2.pipelines)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy();
+            n.contains("pipeline_definition") || n.contains("pipeline_graph")
+        })
+        .count();
+    assert_eq!(left, 0, "no metadata file nor temporary left");
+    assert!(t2.pipelines.join(DML_FILE).is_file());
+}
+
+#[test]
+fn report_in_shift_lefts_formats_and_its_page() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let t = Test::fixture().env("FLINKPIPE_OUTPUT_DIR", out_dir.path().to_str().unwrap());
+    let json = t
+        .args(&["pipeline", "report", TABLE, "[PIPELINES]", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(json["table_name"], TABLE);
+    let parents = names(&json["parents"]["children"], "name");
+    assert_eq!(parents, ["int_sales_paid_orders", "sales_dim_stores"]);
+    let t = Test::fixture().env("FLINKPIPE_OUTPUT_DIR", out_dir.path().to_str().unwrap());
+    let file = out_dir.path().join("report.yaml");
+    let yaml = t
+        .args(&[
+            "pipeline",
+            "report",
+            TABLE,
+            "[PIPELINES]",
+            "--yaml",
+            "--children-too",
+            "--output-file-name",
+            file.to_str().unwrap(),
+            "--open",
+        ])
+        .env("BROWSER", "")
+        .run()
+        .success();
+    let text = yaml.stdout();
+    assert!(
+        text.starts_with(&format!("table_name: {TABLE}\n")),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        text,
+        "the file is the printed report"
+    );
+    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    assert_eq!(v["children"]["name"].as_str(), Some(TABLE));
+    let page = out_dir.path().join(format!("{TABLE}_pipeline_graph.html"));
+    assert!(
+        yaml.stderr().contains(&page.display().to_string()),
+        "{}",
+        yaml.stderr()
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<html") && html.contains("int_sales_paid_orders"),
+        "the lineage page"
+    );
+    // --yaml and --json together are a usage error.
+    Test::fixture()
+        .args(&[
+            "pipeline",
+            "report",
+            TABLE,
+            "[PIPELINES]",
+            "--yaml",
+            "--json",
+        ])
+        .run()
+        .status(2);
+}
+
+#[test]
+fn update_makefiles_regenerate_from_the_template_and_keep_the_users_targets() {
+    let t = Test::fixture();
+    let mk = t.pipelines.join(TABLE_DIR).join("Makefile");
+    // A shift_left Makefile (no marker): replaced.
+    std::fs::write(&mk, "include ../../../common.mk\n").unwrap();
+    let t = t.args(&[
+        "--output",
+        "json",
+        "table",
+        "update-makefile",
+        TABLE,
+        "[PIPELINES]",
+    ]);
+    let v = t.run().success().json();
+    assert_eq!(v["makefiles"][0]["change"], "replaced");
+    let text = std::fs::read_to_string(&mk).unwrap();
+    assert!(text.contains(&format!("TABLE := {TABLE}")), "{text}");
+    assert!(text.contains("PIPELINES := $(abspath ../../..)"), "{text}");
+    assert!(!text.contains("common.mk"));
+    // A target of the user's below the marker survives an update of every Makefile.
+    let t = Test::fixture();
+    let pipelines = t.pipelines.canonicalize().unwrap();
+    let mk2 = t.pipelines.join(TABLE_DIR).join("Makefile");
+    std::fs::write(&mk2, format!("{text}\nsmoke:\n\techo smoke\n")).unwrap();
+    let t = t.args(&[
+        "--output",
+        "json",
+        "table",
+        "update-all-makefiles",
+        "[PIPELINES]",
+    ]);
+    let v = t.run().success().json();
+    let all = v["makefiles"].as_array().unwrap();
+    assert!(all.len() > 20, "every table folder");
+    let mine = all.iter().find(|m| m["table_name"] == TABLE).unwrap();
+    assert_eq!(mine["change"], "unchanged");
+    assert_eq!(mine["kept_lines"], 3);
+    assert!(all.iter().filter(|m| m["change"] == "created").count() > 20);
+    let after = std::fs::read_to_string(&mk2).unwrap();
+    assert!(after.ends_with("smoke:\n\techo smoke\n"), "{after}");
+    // The regenerated Makefile works: `make -n plan` calls flinkpipe on this table.
+    let o = std::process::Command::new("make")
+        .args(["-n", "plan"])
+        .current_dir(mk2.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains(&format!(
+            "pipeline build-execution-plan {} --table-name {TABLE}",
+            pipelines.display()
+        )),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    // An unknown table: error, nothing written.
+    Test::fixture()
+        .args(&["table", "update-makefile", "nope_table", "[PIPELINES]"])
+        .run()
+        .status(1)
+        .stderr_has("unknown table 'nope_table'");
+}
+
+#[test]
+fn validate_config_reports_every_problem_at_once_with_its_line() {
+    let bad = "kafka:\n  cluster_type: dev\n  bogus: 1\nconfluent_cloud:\n  cloud_provider: ibm\n  page_size: 500\nflink:\n  max_cfu: 7\n  max_cfu_percent_before_allocation: 1.5\n  poll_timer: soon\napp:\n  products: sales\n  post_fix_unit_test: ut\nflinkpipe:\n  layers:\n    bronze: sourcey\nextra: 1\n";
+    let t = Test::new().config(bad);
+    let v = t
+        .args(&[
+            "--output",
+            "json",
+            "project",
+            "validate-config",
+            "--target",
+            "confluent",
+        ])
+        .run()
+        .status(1)
+        .json();
+    let got: Vec<(String, String, Option<u64>)> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap().into(),
+                p["key"].as_str().unwrap().into(),
+                p["line"].as_u64(),
+            )
+        })
+        .collect();
+    let has = |kind: &str, key: &str, line: Option<u64>| {
+        assert!(
+            got.contains(&(kind.to_string(), key.to_string(), line)),
+            "no {kind} {key} at {line:?} in {got:#?}"
+        );
+    };
+    has("unknown_key", "kafka.bogus", Some(3));
+    has("not_allowed", "confluent_cloud.cloud_provider", Some(5));
+    has("not_allowed", "confluent_cloud.page_size", Some(6));
+    has("not_allowed", "flink.max_cfu", Some(8));
+    has(
+        "not_allowed",
+        "flink.max_cfu_percent_before_allocation",
+        Some(9),
+    );
+    has("wrong_type", "flink.poll_timer", Some(10));
+    has("wrong_type", "app.products", Some(12));
+    has("not_allowed", "app.post_fix_unit_test", Some(13));
+    has("not_allowed", "flinkpipe.layers", Some(15));
+    has("unknown_key", "extra", Some(17));
+    // Required for Confluent Cloud, neither in the file nor the environment: each named.
+    has("missing", "confluent_cloud.environment_id", None);
+    has("missing", "confluent_cloud.organization_id", None);
+    has("missing", "SL_FLINK_API_KEY", None);
+    // Text: one line per problem, file:line first.
+    let o = Test::new()
+        .config(bad)
+        .args(&["project", "validate-config"])
+        .run()
+        .status(1);
+    assert!(
+        o.stderr().contains(
+            "config.yaml:5: confluent_cloud.cloud_provider: 'ibm' is not aws, gcp or azure"
+        ),
+        "{}",
+        o.stderr()
+    );
+
+    // A good file for the gateway target, and for Confluent with the secrets in the environment.
+    Test::new()
+        .config(
+            "kafka:\n  cluster_type: dev\nflinkpipe:\n  gateway:\n    url: http://127.0.0.1:8083\n",
+        )
+        .args(&["project", "validate-config", "--target", "gateway"])
+        .run()
+        .success()
+        .stdout_has("is valid for a Flink SQL Gateway");
+    Test::new()
+        .config("confluent_cloud:\n  organization_id: o\n  environment_id: env-1\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-1\n")
+        .env("SL_FLINK_API_KEY", "k")
+        .env("SL_FLINK_API_SECRET", "s")
+        .args(&["project", "validate-config"])
+        .run()
+        .success()
+        .stdout_has("is valid for Confluent Cloud");
+    // The gateway target needs its URL.
+    let v = Test::new()
+        .config("kafka:\n  cluster_type: dev\n")
+        .args(&[
+            "--output",
+            "json",
+            "project",
+            "validate-config",
+            "--target",
+            "gateway",
+        ])
+        .run()
+        .status(1)
+        .json();
+    assert_eq!(v["problems"][0]["key"], "flinkpipe.gateway.url");
+}
+
+/// The example project with a Confluent configuration, run against the fake.
+fn confluent_run(t: &Test, fake: &FakeConfluent, args: &[&str]) -> Output {
+    let mut c = crate::support::command();
+    c.args(args)
+        .current_dir(&t.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        .stdin(std::process::Stdio::null());
+    let o = c.output().unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!all.contains(secret), "a secret in the output:\n{all}");
+    }
+    o
+}
+
+fn confluent_project() -> Test {
+    Test::fixture().config(&format!(
+        "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n"
+    ))
+}
+
+#[test]
+fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    fake.seed_in_pool("workspace-old", "SELECT 1", "COMPLETED", DEFAULT_POOL, 9);
+    fake.seed_in_pool(
+        "other-team",
+        "INSERT INTO y SELECT 1",
+        "RUNNING",
+        "lfcp-other",
+        3,
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "get-statement-list",
+            DEFAULT_POOL,
+            "pipelines",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["compute_pool_id"], DEFAULT_POOL);
+    let rows = v["statements"].as_array().unwrap();
+    let row = |n: &str| {
+        rows.iter()
+            .find(|r| r["statement"] == n)
+            .unwrap_or_else(|| panic!("{n} not in {rows:#?}"))
+    };
+    let dml = row("dev-usw2-sales-dml-sales-fct-order-payments");
+    assert_eq!(dml["phase"], "RUNNING");
+    assert_eq!(dml["table_name"], TABLE);
+    let old = row("workspace-old");
+    assert_eq!(old["table_name"], Value::Null);
+    assert_eq!(old["age_days"], 9);
+    assert_eq!(old["phase"], "COMPLETED");
+    assert!(
+        rows.iter().all(|r| r["statement"] != "other-team"),
+        "another pool's statement"
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["project", "get-statement-list", DEFAULT_POOL, "pipelines"],
+    );
+    let text = stdout(&o);
+    assert!(text.contains("(not ours)") && text.contains("9d"), "{text}");
+}
+
+#[test]
+fn list_environments_reads_every_page_of_the_org_api_with_the_cloud_key() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_environment("env-prod9", "prod");
+    fake.add_environment("env-stage3", "stage");
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["--output", "json", "project", "list-environments"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["configured"], ENV);
+    assert_eq!(
+        names(&v["environments"], "id"),
+        [ENV, "env-prod9", "env-stage3"]
+    );
+    assert_eq!(v["environments"][1]["display_name"], "prod");
+    assert_eq!(v["environments"][0]["stream_governance"], "ESSENTIALS");
+    let text = stdout(&confluent_run(&t, &fake, &["project", "list-environments"]));
+    let mine = text.lines().find(|l| l.contains(ENV)).unwrap();
+    assert!(
+        mine.starts_with('*'),
+        "the configured one is marked: {text}"
+    );
+    // The Flink key is not enough: the Cloud key is named.
+    let mut c = crate::support::command();
+    let o = c
+        .args(["project", "list-environments"])
+        .current_dir(&t.root)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_rest() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "sales-default", 50, 0);
+    fake.add_pool("lfcp-sales1", "sales-adhoc", 10, 0);
+    fake.add_pool("lfcp-sales2", "sales-etl", 10, 0);
+    fake.add_pool("lfcp-c360", "c360-etl", 10, 0);
+    // A statement of the project (by its name) in lfcp-sales2, another team's in lfcp-sales1.
+    fake.seed_in_pool(
+        "dev-usw2-sales-dml-sales-fct-order-payments",
+        "INSERT INTO x SELECT 1",
+        "STOPPED",
+        "lfcp-sales2",
+        1,
+    );
+    fake.seed_in_pool("workspace-1", "SELECT 1", "COMPLETED", "lfcp-sales1", 2);
+    // No answer: listed, nothing deleted, exit 1.
+    let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools", "sales"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("delete lfcp-sales1 (sales-adhoc)"), "{text}");
+    assert!(text.contains("workspace-1 (COMPLETED)"), "{text}");
+    assert!(
+        text.contains("keep   lfcp-sales2 (sales-etl)")
+            && text.contains("holds statements of this project"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("keep   {DEFAULT_POOL} (sales-default): the configuration sends statements there (flink.compute_pool_id)")), "{text}");
+    assert!(!text.contains("lfcp-c360"), "not selected: {text}");
+    assert!(text.contains("nothing deleted"));
+    assert_eq!(fake.pool_ids().len(), 4);
+    // --no-ack: the unprotected one goes; exit 1 because some were kept.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "delete-all-compute-pools",
+            "sales",
+            "--no-ack",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["deleted"][0]["id"], "lfcp-sales1");
+    assert_eq!(v["deleted"][0]["deleted"], true);
+    assert_eq!(v["plan"]["kept"].as_array().unwrap().len(), 2);
+    let mut left = fake.pool_ids();
+    left.sort();
+    assert!(!left.contains(&"lfcp-sales1".to_string()), "{left:?}");
+    assert!(left.contains(&"lfcp-sales2".to_string()) && left.contains(&DEFAULT_POOL.to_string()));
+    // A list file: only those; an id that does not exist is named.
+    let list = t.root.join("pools.txt");
+    std::fs::write(&list, "# pools to drop\nlfcp-c360\nlfcp-gone\n").unwrap();
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "project",
+            "delete-all-compute-pools",
+            "--compute-pool-list-file",
+            list.to_str().unwrap(),
+            "--no-ack",
+        ],
+    );
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["deleted"][0]["id"], "lfcp-c360");
+    assert_eq!(v["plan"]["kept"][0]["id"], "lfcp-gone");
+    assert!(!fake.pool_ids().contains(&"lfcp-c360".to_string()));
+    // Neither a product nor a list: a usage error.
+    let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn update_tables_rewrites_names_only_with_a_diff_first_and_all_files_or_none() {
+    let dml = "-- reads int_sales_orders\nINSERT INTO sales_fct_x\nSELECT o.id, 'int_sales_orders' AS origin\nFROM clone.dev.int_sales_orders AS o\nJOIN `int_sales_stores` s ON o.id = s.id;\n";
+    let ddl =
+        "CREATE TABLE IF NOT EXISTS sales_fct_x (id INT) WITH ('topic' = 'int_sales_orders');\n";
+    let mk = || {
+        Test::new()
+            .file("facts/sales/fct_x/sql-scripts/dml.sales_fct_x.sql", dml)
+            .file("facts/sales/fct_x/sql-scripts/ddl.sales_fct_x.sql", ddl)
+            .file(
+                "facts/sales/fct_x/tests/insert_int_sales_orders_1.sql",
+                "INSERT INTO int_sales_orders_ut VALUES (1);\n",
+            )
+    };
+    let path = |t: &Test, f: &str| t.pipelines.join("facts/sales/fct_x/sql-scripts").join(f);
+    // --dry-run: the diff, nothing written.
+    let t = mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "--string-to-change-from",
+        "int_sales_",
+        "--string-to-change-to",
+        "int_shop_",
+        "--dry-run",
+    ]);
+    let out = t.run().success().stdout();
+    assert!(out.contains("-FROM clone.dev.int_sales_orders AS o\n-JOIN `int_sales_stores` s ON o.id = s.id;\n+FROM clone.dev.int_shop_orders AS o\n+JOIN `int_shop_stores` s ON o.id = s.id;\n"), "{out}");
+    assert!(out.contains("1 of 1 file(s) to rewrite"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        dml
+    );
+    // Applied to DML and DDL: names change; the comment, the string, the topic and tests/ do not.
+    let t = mk().args(&[
+        "--output",
+        "json",
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "--string-to-change-from",
+        "int_sales_",
+        "--string-to-change-to",
+        "int_shop_",
+        "--both-ddl-dml",
+    ]);
+    let v = t.run().success().json();
+    assert_eq!(v["files_seen"], 2);
+    assert_eq!(v["applied"], true);
+    assert_eq!(v["changed"][0]["edits"], 2);
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        "-- reads int_sales_orders\nINSERT INTO sales_fct_x\nSELECT o.id, 'int_sales_orders' AS origin\nFROM clone.dev.int_shop_orders AS o\nJOIN `int_shop_stores` s ON o.id = s.id;\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "ddl.sales_fct_x.sql")).unwrap(),
+        ddl
+    );
+    assert!(
+        std::fs::read_to_string(
+            t.pipelines
+                .join("facts/sales/fct_x/tests/insert_int_sales_orders_1.sql")
+        )
+        .unwrap()
+        .contains("int_sales_orders_ut")
+    );
+    // A qualifier prefix removed (shift_left's common use), DDL only leaves the DML alone.
+    let t = mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "--string-to-change-from",
+        "clone.dev.",
+        "--string-to-change-to",
+        "",
+    ]);
+    t.run().success();
+    assert!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql"))
+            .unwrap()
+            .contains("FROM int_sales_orders AS o\n")
+    );
+    // A processor class is refused, naming the rule to write; nothing changed.
+    let t = mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "my.module.Worker",
+        "--string-to-change-from",
+        "int_sales_",
+    ]);
+    t.run()
+        .status(1)
+        .stderr_has("  sql_rewrites:\n    <environment>:");
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        dml
+    );
+    // shift_left's default class is its plain replacement: accepted.
+    mk().args(&[
+        "table",
+        "update-tables",
+        "[PIPELINES]",
+        "shift_left.core.utils.table_worker.TableWorker",
+        "--string-to-change-from",
+        "int_sales_",
+        "--string-to-change-to",
+        "x_",
+    ])
+    .run()
+    .success();
+    // A file that does not tokenize stops the whole run: the good file is not written either.
+    let t = mk()
+        .file(
+            "facts/sales/fct_y/sql-scripts/dml.sales_fct_y.sql",
+            "INSERT INTO int_sales_y SELECT 'unterminated FROM int_sales_orders;\n",
+        )
+        .args(&[
+            "table",
+            "update-tables",
+            "[PIPELINES]",
+            "--string-to-change-from",
+            "int_sales_",
+            "--string-to-change-to",
+            "int_shop_",
+        ]);
+    t.run().status(1).stderr_has("does not tokenize");
+    assert_eq!(
+        std::fs::read_to_string(path(&t, "dml.sales_fct_x.sql")).unwrap(),
+        dml
+    );
+}
+
+/// A team's Makefile written for shift_left 0.1.52 (its command names, arguments and environment:
+/// `$PIPELINES`, `$CONFIG_FILE`, the `SL_*` variables), run with `shift_left` replaced by the path of
+/// `flinkpipe` and nothing else changed.
+const SHIFT_LEFT_MAKEFILE: &str = r#"export PIPELINES := $(CURDIR)/pipelines
+export CONFIG_FILE := $(CURDIR)/config.yaml
+TABLE := sales_fct_order_payments
+DML := $(PIPELINES)/facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql
+
+.PHONY: all check inventory metadata one-table report names cross one-child makefiles plan deploy envs statements update
+
+all: check inventory metadata one-table report names cross one-child makefiles plan deploy statements envs update
+
+check:
+	shift_left version
+	shift_left project validate-config
+
+inventory:
+	shift_left table build-inventory $(PIPELINES)
+
+metadata:
+	shift_left pipeline delete-all-metadata $(PIPELINES) --no-ack
+	shift_left pipeline build-all-metadata $(PIPELINES)
+
+one-table:
+	shift_left pipeline build-metadata $(DML) $(PIPELINES)
+
+report:
+	shift_left pipeline report $(TABLE) $(PIPELINES) --json --output-file-name $(CURDIR)/report.json
+	shift_left pipeline report $(TABLE) $(PIPELINES) --yaml --children-too
+
+names:
+	shift_left table validate-table-names $(PIPELINES)
+
+cross:
+	shift_left project report-table-cross-products
+
+one-child:
+	shift_left project list-tables-with-one-child
+
+makefiles:
+	shift_left table update-makefile $(TABLE) $(PIPELINES)
+	shift_left table update-all-makefiles $(PIPELINES)
+
+plan:
+	shift_left pipeline build-execution-plan $(PIPELINES) --table-name $(TABLE) --may-start-descendants
+
+deploy:
+	shift_left pipeline deploy $(PIPELINES) --table-name $(TABLE) --max-thread 2
+
+statements:
+	shift_left project get-statement-list $(SL_FLINK_COMPUTE_POOL_ID)
+
+envs:
+	shift_left project list-environments
+
+update:
+	shift_left table update-tables $(PIPELINES) --string-to-change-from clone.dev. --string-to-change-to "" --both-ddl-dml
+"#;
+
+#[test]
+fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let bin = env!("CARGO_BIN_EXE_flinkpipe");
+    // The only change: the program's name.
+    let makefile = SHIFT_LEFT_MAKEFILE.replace("shift_left ", &format!("{bin} "));
+    assert_eq!(
+        makefile.matches(bin).count(),
+        SHIFT_LEFT_MAKEFILE.matches("shift_left ").count()
+    );
+    std::fs::write(t.root.join("Makefile"), makefile).unwrap();
+    let mut make = std::process::Command::new("make");
+    for v in crate::support::CONFIG_ENV {
+        make.env_remove(v);
+    }
+    let o = make
+        .args(["-s", "all"])
+        .current_dir(&t.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .env("SL_FLINK_COMPUTE_POOL_ID", DEFAULT_POOL)
+        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
+        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        .env("FLINKPIPE_OUTPUT_DIR", t.root.join("out"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "make failed:\n{out}");
+    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        assert!(!out.contains(secret), "a secret in the output");
+    }
+    // What the targets wrote and did.
+    assert!(t.pipelines.join("inventory.json").is_file());
+    assert!(t.pipelines.join("pipeline_graph.json").is_file());
+    assert!(
+        t.pipelines
+            .join(TABLE_DIR)
+            .join("pipeline_definition.json")
+            .is_file()
+    );
+    let report = json_of(&std::fs::read_to_string(t.root.join("report.json")).unwrap());
+    assert_eq!(report["table_name"], TABLE);
+    assert!(
+        std::fs::read_to_string(t.pipelines.join(TABLE_DIR).join("Makefile"))
+            .unwrap()
+            .contains(&format!("TABLE := {TABLE}"))
+    );
+    assert!(out.contains("is valid for Confluent Cloud"), "{out}");
+    assert!(
+        out.contains("dev-usw2-sales-dml-sales-fct-order-payments  "),
+        "get-statement-list lists the deployed DML:\n{out}"
+    );
+    assert!(
+        fake.names()
+            .contains(&"dev-usw2-sales-dml-sales-fct-order-payments".to_string())
+    );
+    assert!(out.contains(ENV), "list-environments:\n{out}");
+}
+
+#[test]
+fn deploy_version_deploys_the_tables_recorded_at_that_version() {
+    let t = Test::new()
+        .config(&format!(
+            "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n"
+        ))
+        .file("sources/sales/src_x/sql-scripts/ddl.src_sales_x.sql", "CREATE TABLE IF NOT EXISTS src_sales_x (id INT, PRIMARY KEY (id) NOT ENFORCED);\n")
+        .file("intermediates/sales/int_x/sql-scripts/ddl.int_x_v2.sql", "CREATE TABLE IF NOT EXISTS int_x_v2 (id INT, PRIMARY KEY (id) NOT ENFORCED);\n")
+        .file("intermediates/sales/int_x/sql-scripts/dml.int_x_v2.sql", "INSERT INTO int_x_v2 SELECT id FROM src_sales_x;\n")
+        .file("intermediates/sales/int_y/sql-scripts/ddl.int_y.sql", "CREATE TABLE IF NOT EXISTS int_y (id INT, PRIMARY KEY (id) NOT ENFORCED);\n")
+        .file("intermediates/sales/int_y/sql-scripts/dml.int_y.sql", "INSERT INTO int_y SELECT id FROM src_sales_x;\n")
+        .file(
+            "blue_green.json",
+            r#"{"format": 1, "releases": [{"created_at": "2026-12-01T10:00:00Z", "base_ref": "main", "base_commit": null, "statement_prefix": "dev-usw2",
+  "tables": [{"blue_table_name": "int_x", "green_table_name": "int_x_v2", "product_name": "sales",
+    "blue_statements": [{"name": "dev-usw2-sales-dml-int-x", "role": "job"}],
+    "green_statements": [{"name": "dev-usw2-sales-ddl-int-x-v2", "role": "declaration"}, {"name": "dev-usw2-sales-dml-int-x-v2", "role": "job"}],
+    "reason": "logic change"}], "decommissioned": []}]}
+"#,
+        );
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--version", "_v2"],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let names = fake.names();
+    assert!(
+        names.contains(&"dev-usw2-sales-dml-int-x-v2".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"dev-usw2-sales-ddl-src-sales-x".to_string()),
+        "its ancestor: {names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.contains("int-y")),
+        "not recorded at _v2: {names:?}"
+    );
+    // A version nothing was recorded at, and a version with a scope.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--version", "3"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("records no table at version _v3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--version",
+            "2",
+            "--table-name",
+            "int_y",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // shift_left's --max-thread and --parallel are accepted.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--table-name",
+            "int_y",
+            "--max-thread",
+            "2",
+            "--parallel",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        fake.names()
+            .contains(&"dev-usw2-sales-dml-int-y".to_string())
+    );
+}
+
+#[test]
+fn list_topics_on_confluent_reads_the_kafka_rest_api_with_the_kafka_key() {
+    use crate::fake_confluent::{KAFKA_CLUSTER, KAFKA_KEY, KAFKA_SECRET};
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_topic("sales_fct_order_payments", 6);
+    fake.add_topic("int_sales_paid_orders", 3);
+    fake.add_topic("other_team_topic", 1);
+    fake.add_topic("__consumer_offsets", 50);
+    fake.add_topic("zz_scratch", 1);
+    let out = tempfile::tempdir().unwrap();
+    let run = |extra: &[(&str, &str)], json: bool| {
+        let mut c = crate::support::command();
+        if json {
+            c.args(["--output", "json"]);
+        }
+        c.args(["project", "list-topics"])
+            .arg(out.path())
+            .current_dir(&t.root)
+            .env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint())
+            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+            .stdin(std::process::Stdio::null());
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            !all.contains(KAFKA_SECRET) && !all.contains(KAFKA_KEY),
+            "a secret in the output:\n{all}"
+        );
+        o
+    };
+    let key = [
+        ("SL_KAFKA_API_KEY", KAFKA_KEY),
+        ("SL_KAFKA_API_SECRET", KAFKA_SECRET),
+    ];
+    // The cluster id comes from the configuration.
+    std::fs::write(
+        t.root.join("config.yaml"),
+        format!(
+            "{}kafka:\n  cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\n",
+            std::fs::read_to_string(t.root.join("config.yaml"))
+                .unwrap()
+                .replace("kafka:\n  cluster_type: dev\n", "")
+        ),
+    )
+    .unwrap();
+    let o = run(&key, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["source"], "kafka_rest");
+    assert_eq!(v["cluster_id"], KAFKA_CLUSTER);
+    // Every page (two per page), sorted, each with its table.
+    assert_eq!(
+        names(&v["topics"], "topic_name"),
+        [
+            "__consumer_offsets",
+            "int_sales_paid_orders",
+            "other_team_topic",
+            "sales_fct_order_payments",
+            "zz_scratch"
+        ]
+    );
+    let row = |n: &str| {
+        v["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["topic_name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("sales_fct_order_payments")["table_name"], TABLE);
+    assert_eq!(row("sales_fct_order_payments")["partitions_count"], 6);
+    assert_eq!(row("other_team_topic")["table_name"], Value::Null);
+    assert_eq!(row("__consumer_offsets")["is_internal"], true);
+    // shift_left's file.
+    let file = std::fs::read_to_string(out.path().join("topic_list.txt")).unwrap();
+    assert!(
+        file.contains(&format!("{KAFKA_CLUSTER},sales_fct_order_payments,6\n")),
+        "{file}"
+    );
+    assert_eq!(file.lines().count(), 5);
+    // Without the Kafka key: both variables named; with the Flink key only: refused by the API.
+    let o = run(&[], false);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("SL_KAFKA_API_KEY") && stderr(&o).contains("SL_KAFKA_API_SECRET"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        &[("SL_KAFKA_API_KEY", KEY), ("SL_KAFKA_API_SECRET", SECRET)],
+        false,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("401") && stderr(&o).contains("Kafka API key"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A broker that answers one `Metadata` v1 request with `topics` (name, partitions), encoded by hand
+/// from Kafka's schema (`MetadataResponse.json`, v1: no tagged fields, no cluster id).
+fn fake_broker(topics: &[(&str, usize)]) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let topics: Vec<(String, usize)> = topics.iter().map(|(n, p)| (n.to_string(), *p)).collect();
+    std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut len = [0u8; 4];
+        sock.read_exact(&mut len).unwrap();
+        let mut req = vec![0u8; i32::from_be_bytes(len) as usize];
+        sock.read_exact(&mut req).unwrap();
+        // api key 3 (Metadata), version 1.
+        assert_eq!(&req[..4], &[0, 3, 0, 1]);
+        let correlation = &req[4..8];
+        let string = |b: &mut Vec<u8>, s: &str| {
+            b.extend((s.len() as i16).to_be_bytes());
+            b.extend(s.as_bytes());
+        };
+        let mut b: Vec<u8> = correlation.to_vec();
+        b.extend(1i32.to_be_bytes()); // one broker
+        b.extend(0i32.to_be_bytes());
+        string(&mut b, "127.0.0.1");
+        b.extend(9092i32.to_be_bytes());
+        b.extend((-1i16).to_be_bytes()); // rack: null
+        b.extend(0i32.to_be_bytes()); // controller id
+        b.extend((topics.len() as i32).to_be_bytes());
+        for (name, partitions) in &topics {
+            b.extend(0i16.to_be_bytes());
+            string(&mut b, name);
+            b.push(u8::from(name.starts_with("__")));
+            b.extend((*partitions as i32).to_be_bytes());
+            for i in 0..*partitions {
+                b.extend(0i16.to_be_bytes());
+                b.extend((i as i32).to_be_bytes());
+                b.extend(0i32.to_be_bytes()); // leader
+                b.extend(1i32.to_be_bytes()); // replicas: [0]
+                b.extend(0i32.to_be_bytes());
+                b.extend(1i32.to_be_bytes()); // isr: [0]
+                b.extend(0i32.to_be_bytes());
+            }
+        }
+        sock.write_all(&(b.len() as i32).to_be_bytes()).unwrap();
+        sock.write_all(&b).unwrap();
+    });
+    addr
+}
+
+#[test]
+fn list_topics_on_the_gateway_target_asks_the_broker_over_the_kafka_protocol() {
+    // The local stack is not used: an in-process broker answers the Metadata request the way Kafka
+    // does (tests/testsuite/e2e_gateway.rs runs against the real one).
+    let broker = fake_broker(&[
+        ("src_orders", 1),
+        ("int_orders", 2),
+        ("__consumer_offsets", 50),
+    ]);
+    let t = Test::new()
+        .config(&format!(
+            "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:9\n  unit_tests:\n    kafka_bootstrap_servers: {broker}\n"
+        ))
+        .file(
+            "sources/src_orders/sql-scripts/ddl.src_orders.sql",
+            "CREATE TABLE src_orders (id INT) WITH ('connector' = 'kafka', 'topic' = 'src_orders', 'properties.bootstrap.servers' = 'localhost:9092', 'format' = 'json');\n",
+        );
+    let out = t.root.join("out");
+    let t = t.args(&[
+        "--output",
+        "json",
+        "project",
+        "list-topics",
+        out.to_str().unwrap(),
+    ]);
+    let v = t.run().success().json();
+    assert_eq!(v["source"], "broker");
+    assert_eq!(v["cluster"], broker);
+    assert_eq!(
+        names(&v["topics"], "topic_name"),
+        ["__consumer_offsets", "int_orders", "src_orders"]
+    );
+    assert_eq!(v["topics"][2]["table_name"], "src_orders");
+    assert_eq!(v["topics"][1]["table_name"], Value::Null);
+    assert_eq!(v["topics"][1]["partitions_count"], 2);
+    assert_eq!(
+        std::fs::read_to_string(out.join("topic_list.txt")).unwrap(),
+        ",__consumer_offsets,50\n,int_orders,2\n,src_orders,1\n"
+    );
+}
+
+#[test]
+fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_table() {
+    use crate::fake_confluent::{KAFKA_CLUSTER, KAFKA_KEY, KAFKA_SECRET};
+    let t = Test::fixture().config(&format!(
+        "kafka:\n  cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\nflinkpipe:\n  sink_tables: [c360_mv_customer_360]\n"
+    ));
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Another team's running job reads one of our leaves.
+    fake.seed_in_pool(
+        "other-team-dml",
+        "INSERT INTO their_sink SELECT * FROM sales_mv_top_stores",
+        "RUNNING",
+        "lfcp-other",
+        1,
+    );
+    for (topic, p) in [
+        ("sales_mv_revenue_export", 1),
+        ("orphan_topic", 2),
+        (TABLE, 6),
+        ("__consumer_offsets", 50),
+    ] {
+        fake.add_topic(topic, p);
+    }
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("unused.txt");
+    let kafka = |c: &mut std::process::Command| {
+        c.env("SL_KAFKA_API_KEY", KAFKA_KEY)
+            .env("SL_KAFKA_API_SECRET", KAFKA_SECRET)
+            .env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint());
+    };
+    let run = |args: &[&str]| {
+        let mut c = crate::support::command();
+        c.args(args)
+            .current_dir(&t.root)
+            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+            .env("SL_FLINK_API_KEY", KEY)
+            .env("SL_FLINK_API_SECRET", SECRET)
+            .stdin(std::process::Stdio::null());
+        kafka(&mut c);
+        c.output().unwrap()
+    };
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "assess-unused-tables",
+        "pipelines",
+        "--output-file",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    let unused: Vec<&Value> = v["unused_tables"].as_array().unwrap().iter().collect();
+    let find = |n: &str| unused.iter().find(|u| u["table_name"] == n).copied();
+    // What runs, what it reads, and what another team's job reads are used.
+    for used in [
+        TABLE,
+        "int_sales_paid_orders",
+        "sales_dim_stores",
+        "sales_mv_top_stores",
+    ] {
+        assert!(find(used).is_none(), "{used} is used: {v:#}");
+    }
+    assert_eq!(find("sales_mv_revenue_export").unwrap()["deletable"], true);
+    assert_eq!(
+        find("inventory_mv_replenishment").unwrap()["deletable"],
+        true
+    );
+    let sink = find("c360_mv_customer_360").unwrap();
+    assert_eq!(sink["deletable"], false);
+    assert!(
+        sink["kept_because"]
+            .as_str()
+            .unwrap()
+            .contains("declared sink")
+    );
+    let read = find("c360_fct_customer_orders").unwrap();
+    assert_eq!(read["deletable"], false);
+    assert!(
+        read["kept_because"]
+            .as_str()
+            .unwrap()
+            .contains("c360_mv_customer_360")
+    );
+    let topics: Vec<(String, Value)> = v["unused_topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["topic_name"].as_str().unwrap().to_string(),
+                t["table_name"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        topics,
+        [
+            ("orphan_topic".to_string(), Value::Null),
+            (
+                "sales_mv_revenue_export".to_string(),
+                Value::from("sales_mv_revenue_export")
+            )
+        ]
+    );
+    assert_eq!(v["total_topics"], 4);
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains("\nsales_mv_revenue_export\n  Type: view\n"),
+        "{text}"
+    );
+    // --no-topics: no Kafka call needed.
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "assess-unused-tables",
+        "pipelines",
+        "--no-topics",
+        "--output-file",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(json_of(&stdout(&o))["unused_topics"], Value::Null);
+
+    // Dropping: the report is the list. Without an answer nothing happens.
+    let o = run(&["project", "delete-unused-tables", report.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("nothing dropped"));
+    let drops = || {
+        fake.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST" && r.body.contains("DROP TABLE IF EXISTS"))
+            .map(|r| r.body_name.unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    assert!(drops().is_empty());
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "delete-unused-tables",
+        report.to_str().unwrap(),
+        "--no-ack",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dropped = names(&json_of(&stdout(&o))["dropped"], "table_name");
+    assert!(
+        dropped.contains(&"sales_mv_revenue_export".to_string()),
+        "{dropped:?}"
+    );
+    assert!(!dropped.contains(&"c360_mv_customer_360".to_string()));
+    assert_eq!(drops().len(), dropped.len());
+    assert!(
+        drops().contains(&"dev-usw2-sales-ddl-sales-mv-revenue-export-drop".to_string()),
+        "{:?}",
+        drops()
+    );
+    // A list naming a used table or a sink: refused whole, each named; nothing dropped.
+    let list = out.path().join("list.txt");
+    std::fs::write(
+        &list,
+        format!("{TABLE}\nc360_mv_customer_360\ninventory_mv_replenishment\nno_such_table\n"),
+    )
+    .unwrap();
+    let before = drops().len();
+    let o = run(&[
+        "project",
+        "delete-unused-tables",
+        list.to_str().unwrap(),
+        "--no-ack",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{TABLE}: a running statement reads or writes it")),
+        "{err}"
+    );
+    assert!(
+        err.contains("c360_mv_customer_360: a declared sink"),
+        "{err}"
+    );
+    assert!(err.contains("no_such_table: no table of the tree"), "{err}");
+    assert_eq!(drops().len(), before);
+}
+
+#[test]
+fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_failure() {
+    let t = Test::fixture().config(&format!(
+        "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n  catalog_name: shop-dev\n  database_name: sales-cluster\n"
+    ));
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let sql = t.root.join("alter.sql");
+    std::fs::write(
+        &sql,
+        "-- widen the key\nALTER TABLE src_sales_orders SET ('changelog.mode' = 'upsert');\nALTER TABLE int_sales_paid_orders SET ('kafka.retention.time' = '7 d');\n",
+    )
+    .unwrap();
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "prepare",
+            sql.to_str().unwrap(),
+            "pipelines",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let v = json_of(&stdout(&o));
+    let stmts = names(&v["statements"], "statement");
+    assert_eq!(stmts.len(), 2);
+    assert!(
+        stmts[0].starts_with("dev-usw2-prepare-alter-1-")
+            && stmts[1].starts_with("dev-usw2-prepare-alter-2-"),
+        "{stmts:?}"
+    );
+    assert_eq!(v["statements"][0]["line"], 2);
+    assert_eq!(v["statements"][1]["outcome"], "done");
+    let posts: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    assert!(
+        posts[0].body.contains("ALTER TABLE src_sales_orders"),
+        "{}",
+        posts[0].body
+    );
+    assert!(
+        posts[0]
+            .body
+            .contains("\"sql.current-catalog\":\"shop-dev\""),
+        "{}",
+        posts[0].body
+    );
+    assert!(
+        posts[0]
+            .body
+            .contains("\"sql.current-database\":\"sales-cluster\"")
+    );
+    // Nothing left behind.
+    let deleted = fake.deletes();
+    for n in &stmts {
+        assert!(deleted.iter().any(|d| d == n), "{n} deleted: {deleted:?}");
+        assert!(
+            fake.phase(n).is_none_or(|p| p == "DELETING"),
+            "{n} left behind"
+        );
+    }
+    // A failure stops the run: the next statement is not sent; exit 1.
+    std::fs::write(
+        &sql,
+        "ALTER TABLE FAIL_ME SET ('a' = 'b');\nALTER TABLE src_sales_orders SET ('a' = 'b');\n",
+    )
+    .unwrap();
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "prepare",
+            sql.to_str().unwrap(),
+            "pipelines",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_of(&stdout(&o));
+    assert_eq!(v["statements"][0]["outcome"], "failed");
+    assert_eq!(v["statements"][1]["outcome"], "not_run");
+}
+
+#[test]
+fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    fake.add_pool("lfcp-idle", "idle", 10, 0);
+    fake.add_pool("lfcp-small", "small", 20, 0);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dml = "dev-usw2-sales-dml-sales-fct-order-payments";
+    fake.set_metrics(dml, 1000, 990, 7);
+    fake.force_phase(
+        "dev-usw2-sales-dml-int-sales-paid-orders",
+        "FAILED",
+        "Table 'x' not found",
+    );
+    fake.seed_in_pool(
+        "other-team-job",
+        "INSERT INTO y SELECT * FROM z",
+        "RUNNING",
+        "lfcp-small",
+        1,
+    );
+
+    // healthcheck: a verdict per table of the product, with the failure's detail and the backlog.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "healthcheck",
+            "sales",
+            "pipelines",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "a failed table: {}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    let table = |n: &str| {
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["table_name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {v:#}"))
+            .clone()
+    };
+    assert_eq!(table(TABLE)["health"], "healthy");
+    assert_eq!(table(TABLE)["pending_records"], 7);
+    assert_eq!(table("int_sales_paid_orders")["health"], "failed");
+    assert_eq!(
+        table("int_sales_paid_orders")["detail"],
+        "Table 'x' not found"
+    );
+    assert_eq!(table("sales_mv_top_stores")["health"], "not_running");
+    assert!(
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| !x["table_name"].as_str().unwrap().starts_with("c360")),
+        "only the product"
+    );
+    assert_eq!(v["metrics_skipped"], Value::Null);
+
+    // report-running-statements since a date: the window follows it; only RUNNING ones.
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 30 * 60;
+    let date = {
+        let o = std::process::Command::new("date")
+            .args(["-u", "-d", &format!("@{since}"), "+%Y-%m-%dT%H:%M:%S"])
+            .output()
+            .unwrap();
+        stdout(&o).trim().to_string()
+    };
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "report-running-statements",
+            "pipelines",
+            "--product-name",
+            "sales",
+            "--from-date",
+            &date,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    assert!(
+        (30..=31).contains(&v["window_minutes"].as_u64().unwrap()),
+        "{}",
+        v["window_minutes"]
+    );
+    let rows = v["statements"].as_array().unwrap();
+    let mine = rows.iter().find(|r| r["statement"] == dml).unwrap();
+    assert_eq!(mine["metrics"]["records_in"], 1000);
+    assert_eq!(mine["metrics"]["pending_records"], 7);
+    assert!(rows.iter().all(|r| r["phase"] == "RUNNING"), "{rows:#?}");
+    assert!(
+        rows.iter()
+            .all(|r| r["statement"] != "dev-usw2-sales-dml-int-sales-paid-orders")
+    );
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "report-running-statements",
+            "pipelines",
+            "--from-date",
+            "yesterday",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+
+    // analyze-pool-usage: CFUs and statements per pool, the idle pool and the small one advised.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "analyze-pool-usage",
+            "pipelines",
+            "-p",
+            "sales",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&stdout(&o));
+    let pool = |id: &str| {
+        v["pools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let default = pool(DEFAULT_POOL);
+    assert!(
+        default["project_statements"]["sales"].as_u64().unwrap() >= 2,
+        "{default:#}"
+    );
+    assert_eq!(default["running_statements"], default["current_cfu"]);
+    assert_eq!(pool("lfcp-idle")["running_statements"], 0);
+    assert_eq!(pool("lfcp-small")["running_statements"], 1);
+    assert_eq!(
+        pool("lfcp-small")["project_statements"],
+        serde_json::json!({})
+    );
+    let advice: Vec<&str> = v["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        advice
+            .iter()
+            .any(|a| a.starts_with("lfcp-idle (idle) runs no statement")),
+        "{advice:#?}"
+    );
+    assert!(
+        advice
+            .iter()
+            .any(|a| a.starts_with("lfcp-small (small) uses 1 of 20 CFUs")
+                && a.contains(&format!("fit in {DEFAULT_POOL}"))),
+        "{advice:#?}"
+    );
+}
+
+#[test]
+fn isolate_data_product_copies_a_product_and_what_it_reads_into_a_tree_that_validates() {
+    let t = Test::fixture().config("kafka:\n  cluster_type: dev\n");
+    let dest = t.root.join("c360-only");
+    let t = t.args(&[
+        "--output",
+        "json",
+        "project",
+        "isolate-data-product",
+        "c360",
+        "[PIPELINES]",
+        dest.to_str().unwrap(),
+    ]);
+    let v = t.run().success().json();
+    let tables: Vec<String> = v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        tables
+            .iter()
+            .all(|t| t.starts_with("c360_") || t.contains("_c360_")),
+        "{tables:?}"
+    );
+    let ancestors: Vec<&str> = v["ancestors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(ancestors.contains(&"src_sales_orders"), "{ancestors:?}");
+    // Written by the same statement set as an ancestor: its folder comes too.
+    assert!(
+        ancestors.contains(&"int_sales_store_orders"),
+        "{ancestors:?}"
+    );
+    assert!(
+        !ancestors.iter().any(|a| a.starts_with("inventory_")),
+        "nothing it does not read"
+    );
+    assert_eq!(
+        v["external"],
+        serde_json::json!(["ext_c360_loyalty_members"])
+    );
+    let new = dest.join("pipelines");
+    assert!(new.join("seeds/external_tables.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(dest.join("config.yaml")).unwrap(),
+        "kafka:\n  cluster_type: dev\n"
+    );
+    assert!(
+        !new.join("facts/sales").exists(),
+        "no other product's facts"
+    );
+    // The new tree validates on its own.
+    let o = crate::support::command()
+        .args(["pipeline", "validate"])
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    // Again into the same folder: refused, nothing changed; an unknown product lists the products.
+    let again = t.run().status(1);
+    assert!(
+        again.stderr().contains("exists already"),
+        "{}",
+        again.stderr()
+    );
+    Test::fixture()
+        .args(&[
+            "project",
+            "isolate-data-product",
+            "nope",
+            "[PIPELINES]",
+            "[ROOT]/x",
+        ])
+        .run()
+        .status(1)
+        .stderr_has("products: c360, inventory, sales");
+}
+
+/// Every shift_left 0.1.52 command of the issue exists with shift_left's options (its Typer CLI,
+/// `cli_commands/{project,table,pipeline}.py`), as `--help` lists them.
+#[test]
+fn every_shift_left_command_exists_with_its_options() {
+    let commands: &[(&str, &str, &[&str])] = &[
+        ("project", "list-topics", &["<PATH>"]),
+        ("project", "list-environments", &[]),
+        (
+            "project",
+            "delete-all-compute-pools",
+            &["[PRODUCT]", "--compute-pool-list-file"],
+        ),
+        ("project", "validate-config", &[]),
+        ("project", "get-statement-list", &["<COMPUTE_POOL_ID>"]),
+        (
+            "project",
+            "isolate-data-product",
+            &["<PRODUCT_NAME>", "<SOURCE_FOLDER>", "<TARGET_FOLDER>"],
+        ),
+        (
+            "project",
+            "assess-unused-tables",
+            &["--include-topics", "--no-topics", "--output-file"],
+        ),
+        ("project", "delete-unused-tables", &["<TABLE_LIST_FILE>"]),
+        (
+            "project",
+            "update-ut-ddl",
+            &[
+                "--git-branch",
+                "--modified-files-path",
+                "--full-replace",
+                "--project-path",
+                "--repo-root",
+            ],
+        ),
+        (
+            "project",
+            "init-integration-tests",
+            &["<SINK_TABLE_NAME>", "--project-path"],
+        ),
+        (
+            "project",
+            "run-integration-tests",
+            &[
+                "--scenario-name",
+                "--compute-pool-id",
+                "--measure-latency",
+                "--no-measure-latency",
+                "--output-file",
+            ],
+        ),
+        ("project", "delete-integration-tests", &["--no-confirm"]),
+        ("table", "update-makefile", &["<TABLE>"]),
+        ("table", "update-all-makefiles", &[]),
+        (
+            "table",
+            "update-tables",
+            &[
+                "<FOLDER>",
+                "[CLASS]",
+                "--ddl",
+                "--both-ddl-dml",
+                "--string-to-change-from",
+                "--string-to-change-to",
+            ],
+        ),
+        (
+            "table",
+            "validate-unit-tests",
+            &["--test-case-name", "--run-all", "--post-fix-unit-test"],
+        ),
+        ("pipeline", "build-metadata", &["<DML_FILE>"]),
+        ("pipeline", "delete-all-metadata", &[]),
+        (
+            "pipeline",
+            "report",
+            &[
+                "--yaml",
+                "--json",
+                "--children-too",
+                "--parent-only",
+                "--output-file-name",
+                "--open",
+            ],
+        ),
+        (
+            "pipeline",
+            "field-lineage",
+            &["<TABLE_NAME>", "--output-dir", "--open"],
+        ),
+        ("pipeline", "healthcheck", &["<PRODUCT_NAME>"]),
+        (
+            "pipeline",
+            "report-running-statements",
+            &["--dir", "--table-name", "--product-name", "--from-date"],
+        ),
+        (
+            "pipeline",
+            "analyze-pool-usage",
+            &["--product-name", "--directory"],
+        ),
+        ("pipeline", "prepare", &["<SQL_FILE>", "--compute-pool-id"]),
+        (
+            "pipeline",
+            "deploy",
+            &[
+                "--max-thread",
+                "--version",
+                "--table-name",
+                "--product-name",
+                "--table-list-file-name",
+                "--exclude-table-file-name",
+                "--compute-pool-id",
+                "--dml-only",
+                "--may-start-descendants",
+                "--force-ancestors",
+                "--cross-product-deployment",
+                "--dir",
+            ],
+        ),
+    ];
+    for (group, cmd, opts) in commands {
+        let o = crate::support::flinkpipe(&[group, cmd, "--help"]);
+        assert!(o.status.success(), "{group} {cmd}: {}", stderr(&o));
+        let help = stdout(&o);
+        for opt in *opts {
+            assert!(
+                help.contains(opt),
+                "`flinkpipe {group} {cmd} --help` lacks {opt}:\n{help}"
+            );
+        }
+    }
+    // The commands whose work has an issue of its own say so, and do nothing.
+    // field-lineage is the column lineage of one table, written where shift_left writes it.
+    let (_t, root) = crate::support::our_fixture();
+    let out = root.parent().unwrap().join("lineage-out");
+    let o = crate::support::flinkpipe(&[
+        "pipeline",
+        "field-lineage",
+        "int_sales_store_orders",
+        root.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--open",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("int_sales_store_orders_lineage.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!v["edges"].as_array().unwrap().is_empty());
+    assert!(out.join("int_sales_store_orders_lineage.html").is_file());
+    let o = crate::support::flinkpipe(&[
+        "project",
+        "run-integration-tests",
+        "t",
+        "--no-measure-latency",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("(integration tests: an issue of its own)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn deploy_pool_creation_creates_a_pool_the_statements_fit_in_when_theirs_is_full() {
+    let t = confluent_project();
+    let fake = FakeConfluent::start();
+    // 8 of 10 CFUs used by others: at the 0.8 limit, nothing more fits.
+    fake.add_pool(DEFAULT_POOL, "default", 10, 8);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
+    );
+    assert_eq!(o.status.code(), Some(1), "refused without --pool-creation");
+    assert!(fake.created().is_empty());
+    // A dry run says which pool it would create, and creates nothing.
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--table-name",
+            TABLE,
+            "--pool-creation",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        stderr(&o).contains("--pool-creation would create compute pool dev-usw2-"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fake.pool_ids(), [DEFAULT_POOL]);
+    let o = confluent_run(
+        &t,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "pipelines",
+            "--table-name",
+            TABLE,
+            "--pool-creation",
+        ],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let pools = fake.pool_ids();
+    assert_eq!(pools.len(), 2, "{pools:?}");
+    let new = pools.iter().find(|p| *p != DEFAULT_POOL).unwrap();
+    assert!(
+        stderr(&o).contains(&format!("created compute pool {new}")),
+        "{}",
+        stderr(&o)
+    );
+    let dml = "dev-usw2-sales-dml-sales-fct-order-payments";
+    assert_eq!(fake.statement_pool(dml).as_deref(), Some(new.as_str()));
+    assert_eq!(fake.phase(dml).as_deref(), Some("RUNNING"));
+}
