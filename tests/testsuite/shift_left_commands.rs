@@ -797,9 +797,9 @@ export CONFIG_FILE := $(CURDIR)/config.yaml
 TABLE := sales_fct_order_payments
 DML := $(PIPELINES)/facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql
 
-.PHONY: all check inventory metadata one-table report names cross one-child makefiles plan deploy envs statements update
+.PHONY: all check inventory metadata one-table report names cross one-child makefiles plan deploy envs statements update running usage assess isolate prepare
 
-all: check inventory metadata one-table report names cross one-child makefiles plan deploy statements envs update
+all: check inventory metadata one-table report names cross one-child makefiles plan deploy statements envs update running usage assess isolate prepare
 
 check:
 	shift_left version
@@ -846,6 +846,22 @@ envs:
 
 update:
 	shift_left table update-tables $(PIPELINES) --string-to-change-from clone.dev. --string-to-change-to "" --both-ddl-dml
+
+running:
+	shift_left pipeline report-running-statements $(PIPELINES) --product-name sales
+
+usage:
+	shift_left pipeline analyze-pool-usage $(PIPELINES) -p sales
+
+assess:
+	shift_left project assess-unused-tables $(PIPELINES) --no-topics --output-file $(CURDIR)/unused.txt
+
+isolate:
+	shift_left project isolate-data-product c360 $(PIPELINES) $(CURDIR)/c360
+
+prepare:
+	echo "ALTER TABLE src_sales_orders SET ('kafka.retention.time' = '7 d');" > $(CURDIR)/alter.sql
+	shift_left pipeline prepare $(CURDIR)/alter.sql
 "#;
 
 #[test]
@@ -873,6 +889,7 @@ fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
         .env("SL_FLINK_API_SECRET", SECRET)
         .env("SL_FLINK_COMPUTE_POOL_ID", DEFAULT_POOL)
         .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
+        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
         .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
         .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
         .env("FLINKPIPE_OUTPUT_DIR", t.root.join("out"))
@@ -910,6 +927,21 @@ fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
             .contains(&"dev-usw2-sales-dml-sales-fct-order-payments".to_string())
     );
     assert!(out.contains(ENV), "list-environments:\n{out}");
+    assert!(
+        out.contains("running statement(s) of"),
+        "report-running-statements:\n{out}"
+    );
+    assert!(
+        out.contains(&format!("{DEFAULT_POOL}  ")),
+        "analyze-pool-usage:\n{out}"
+    );
+    assert!(t.root.join("unused.txt").is_file());
+    assert!(
+        t.root
+            .join("c360/pipelines/seeds/external_tables.json")
+            .is_file()
+    );
+    assert!(out.contains("done     "), "prepare:\n{out}");
 }
 
 #[test]
