@@ -60,16 +60,19 @@ pub fn field_lineage(
         },
     )?;
     let dir = output_dir.map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| crate::ops::OpsError::Refused(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        crate::ops::OpsError::Refused(format!("cannot create {}: {e}", dir.display()))
+    })?;
     let json = dir.join(format!("{table}_lineage.json"));
-    crate::fsutil::write_atomic(&json, crate::fsutil::to_json_pretty(&l).as_bytes())
-        .map_err(|e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", json.display())))?;
+    crate::fsutil::write_atomic(&json, crate::fsutil::to_json_pretty(&l).as_bytes()).map_err(
+        |e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", json.display())),
+    )?;
     println!("wrote {}", json.display());
     if open {
         let html = dir.join(format!("{table}_lineage.html"));
-        crate::fsutil::write_atomic(&html, column_lineage::to_html(&l).as_bytes())
-            .map_err(|e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", html.display())))?;
+        crate::fsutil::write_atomic(&html, column_lineage::to_html(&l).as_bytes()).map_err(
+            |e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", html.display())),
+        )?;
         println!("wrote {} (open it in a browser)", html.display());
     }
     Ok(true)

@@ -4,8 +4,8 @@
 mod blue_green;
 mod build_all_metadata;
 mod build_execution_plan;
-mod column_lineage;
 mod build_metadata;
+mod column_lineage;
 mod decommission;
 mod delete_all_metadata;
 mod deploy;
