@@ -857,10 +857,7 @@ pub enum PipelineCommand {
     /// Execute the plan on the configured target — Confluent Cloud for Apache Flink, or an Apache
     /// Flink SQL Gateway when flinkpipe.gateway.url is set: parents first, independent tables in
     /// parallel; a failure skips its descendants; a journal makes `--resume` safe after a crash or
-    /// Ctrl-C (exit 130).
-    /// Execute the plan against Confluent Cloud: parents first, independent tables in parallel; a
-    /// failure skips its descendants; a journal makes `--resume` safe after a crash or Ctrl-C.
-    /// (`--version` here is shift_left's: a release version, not flinkpipe's.)
+    /// Ctrl-C (exit 130). (`--version` here is shift_left's: a release version, not flinkpipe's.)
     #[command(disable_version_flag = true)]
     Deploy(DeployArgs),
     /// Delete the statements of the scope's tables and their descendants, children first (tables are
@@ -961,8 +958,6 @@ pub struct DeployArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub pool: PoolArgs,
-    /// Tables deployed at once (each waits for its parents).
-    #[arg(long, default_value_t = 4, value_name = "N")]
     /// Tables deployed at once (each waits for its parents); `--max-thread` is shift_left's name.
     #[arg(
         long,

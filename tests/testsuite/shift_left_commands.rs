@@ -326,6 +326,7 @@ fn update_makefiles_regenerate_from_the_template_and_keep_the_users_targets() {
     // The regenerated Makefile works: `make -n plan` calls flinkpipe on this table.
     let o = std::process::Command::new("make")
         .args(["-n", "plan"])
+        .arg(format!("FLINKPIPE={}", env!("CARGO_BIN_EXE_flinkpipe")))
         .current_dir(mk2.parent().unwrap())
         .output()
         .unwrap();
