@@ -866,10 +866,6 @@ impl Walk<'_> {
                     table: t.clone(),
                 }
             };
-            let inner_rel = Rel {
-                names: vec![t.clone()],
-                kind: inner.clone(),
-            };
             // DESCRIPTOR(ts): the time column, indirect.
             for e in &exprs {
                 if let Expr::Function(f) = e
@@ -888,7 +884,6 @@ impl Walk<'_> {
                     }
                 }
             }
-            let _ = inner_rel;
             return RelKind::Window(Box::new(inner));
         }
         if table.is_some() {
