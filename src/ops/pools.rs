@@ -367,13 +367,7 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
         "project delete-compute-pool",
     )?;
     let (owned, releases) = if has_project {
-        let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
-        let naming = StatementNaming::from_config(&cfg);
-        let record = BlueGreenRecord::read(&req.pipelines)?;
-        (
-            naming.owned_statements(&project),
-            super::housekeep::open_release_statements(&record, &naming),
-        )
+        protected_statements(ctx, &cfg, &req.pipelines, req.allow_unknown)?
     } else {
         Default::default()
     };
@@ -454,6 +448,28 @@ pub struct PoolStatement {
 pub struct PoolStatements {
     pub compute_pool_id: String,
     pub statements: Vec<PoolStatement>,
+}
+
+/// Statement name → the table or release that protects it.
+type StatementsBy = std::collections::BTreeMap<String, String>;
+
+/// The statements a pool deletion must not take with it: those the project's tables own (statement →
+/// table) and those of its open blue-green releases (statement → why).
+///
+/// Errors: errors reading the project or `pipelines/blue_green.json`.
+fn protected_statements(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    pipelines: &std::path::Path,
+    allow_unknown: bool,
+) -> Result<(StatementsBy, StatementsBy), OpsError> {
+    let project = ctx.load_project(cfg, pipelines, allow_unknown)?;
+    let naming = StatementNaming::from_config(cfg);
+    let record = BlueGreenRecord::read(pipelines)?;
+    Ok((
+        naming.owned_statements(&project),
+        super::housekeep::open_release_statements(&record, &naming),
+    ))
 }
 
 /// shift_left's `project get-statement-list POOL`: every statement on compute pool `pool_id` (one
@@ -641,13 +657,7 @@ pub fn prepare_delete_all(
         "project delete-all-compute-pools",
     )?;
     let (owned, releases) = if has_project {
-        let project = ctx.load_project(&cfg, &req.pipelines, req.allow_unknown)?;
-        let naming = StatementNaming::from_config(&cfg);
-        let record = BlueGreenRecord::read(&req.pipelines)?;
-        (
-            naming.owned_statements(&project),
-            super::housekeep::open_release_statements(&record, &naming),
-        )
+        protected_statements(ctx, &cfg, &req.pipelines, req.allow_unknown)?
     } else {
         Default::default()
     };
