@@ -973,3 +973,31 @@ async fn a_statement_moved_to_another_pool_is_recreated_there_or_reported() {
     let starts = flinkpipe::ops::capacity::starts_by_pool(&[n], &live, &options(), true);
     assert!(starts.is_empty(), "{starts:?}");
 }
+
+/// A job the JobManager lists a moment after its submission (a loaded Flink cluster, a materialized
+/// table's refresh job found by its tags) is waited for, not reported as deleted; one that stays
+/// absent past the visibility grace is reported as gone, and its children are not started.
+#[tokio::test(start_paused = true)]
+async fn a_statement_listed_late_is_waited_for_and_one_never_listed_is_reported_gone() {
+    for (reads, listed) in [(1, true), (5, true), (u32::MAX, false)] {
+        let t = MemoryTarget::new();
+        t.listed_late("dml-a", reads);
+        let nodes = vec![
+            node("a", &[], Action::Create),
+            node("b", &["a"], Action::Create),
+        ];
+        let r = run(&t, &nodes, JournalState::default()).await;
+        if listed {
+            assert!(r.success(), "absent for {reads} reads: {r:#?}");
+            assert_eq!(t.state("dml-a").unwrap().phase, Phase::Running);
+            assert_eq!(t.created(), ["ddl-a", "dml-a", "ddl-b", "dml-b"]);
+        } else {
+            assert!(!r.success());
+            match outcome(&r, "a") {
+                Outcome::Failed(why) => assert!(why.contains("dml-a: disappeared"), "{why}"),
+                o => panic!("{o:?}"),
+            }
+            assert!(!t.created().contains(&"dml-b".to_string()), "{:?}", t.created());
+        }
+    }
+}

@@ -74,6 +74,8 @@ struct State {
     created_sql: Vec<(String, String)>,
     /// Dry runs answer "not checked" for DML (as the SQL Gateway for a text EXPLAIN does not take).
     cannot_check: bool,
+    /// Per name: reads after its create that answer "absent" (a job the JobManager lists late).
+    unlisted_reads: BTreeMap<String, u32>,
 }
 
 /// The in-memory target.
@@ -200,6 +202,12 @@ impl MemoryTarget {
     }
 
     /// Every call so far, in order.
+    /// The next `reads` reads of `name` after it is created answer "absent", as a Flink JobManager
+    /// does for a job it has not registered yet.
+    pub fn listed_late(&self, name: &str, reads: u32) {
+        self.st().unlisted_reads.insert(name.to_string(), reads);
+    }
+
     pub fn log(&self) -> Vec<Call> {
         self.st().log.clone()
     }
@@ -351,6 +359,14 @@ impl Target for MemoryTarget {
         };
         if gone {
             st.statements.remove(name);
+        }
+        if st.statements.contains_key(name)
+            && let Some(left) = st.unlisted_reads.get_mut(name)
+            && *left > 0
+        {
+            *left -= 1;
+            st.log.push(Call::Get(name.to_string(), None));
+            return Ok(None);
         }
         Self::advance(&mut st, name);
         let s = st.statements.get(name).map(|s| s.state.clone());

@@ -885,6 +885,14 @@ async fn wait_phase(
     loop {
         let s = match ctx.get(&spec.name, deadline).await {
             Ok(Some(s)) => s,
+            // Not listed yet (a job the JobManager has not registered), or deleted: only the
+            // grace tells them apart.
+            Ok(None) if start.elapsed() < ctx.options.visibility_grace => {
+                let delay = ctx.options.poll.delay(n, seed_of(&spec.name));
+                n = n.saturating_add(1);
+                tokio::time::sleep(delay).await;
+                continue;
+            }
             Ok(None) => {
                 return Err(failure(
                     spec,

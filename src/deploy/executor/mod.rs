@@ -67,6 +67,10 @@ pub struct DeployOptions {
     pub create_retry: Backoff,
     /// Allow `DROP` statements (and drops needed by changed DDL) on restarted tables.
     pub allow_drop: bool,
+    /// How long a statement may be absent from the target's answers after a wait began before it
+    /// counts as deleted: a job just submitted is listed by the Flink JobManager (and a materialized
+    /// table's refresh job found by its tags) only after a moment, longer on a loaded cluster.
+    pub visibility_grace: Duration,
 }
 
 impl Default for DeployOptions {
@@ -78,6 +82,7 @@ impl Default for DeployOptions {
             poll: Backoff::POLL,
             create_retry: Backoff::HTTP,
             allow_drop: false,
+            visibility_grace: Duration::from_secs(30),
         }
     }
 }
