@@ -95,3 +95,4 @@ mod table_names;
 /// bad input refused with file and line before anything is sent, cleanup after a killed run.
 mod unit_tests;
 mod update_ut_ddl;
+mod upgrade_check;
