@@ -67,7 +67,9 @@ impl Verdict {
     pub fn needs_new_version(self) -> bool {
         matches!(
             self,
-            Verdict::StateCompatibleSemanticsChanged | Verdict::StateIncompatible | Verdict::Unknown
+            Verdict::StateCompatibleSemanticsChanged
+                | Verdict::StateIncompatible
+                | Verdict::Unknown
         )
     }
 }
@@ -250,8 +252,9 @@ fn normalise(v: &Value) -> Value {
             Value::Object(
                 m.iter()
                     .filter(|(k, _)| {
-                        !matches!(k.as_str(), "id" | "description")
-                            && !(is_agg_call && k.as_str() == "name")
+                        let dropped = matches!(k.as_str(), "id" | "description")
+                            || (is_agg_call && k.as_str() == "name");
+                        !dropped
                     })
                     .map(|(k, v)| (k.clone(), normalise(v)))
                     .collect(),
@@ -303,7 +306,9 @@ fn parse_plan(plan: &Value) -> Result<Vec<Node>, PlanError> {
                 e.get("source").and_then(Value::as_i64),
                 e.get("target").and_then(Value::as_i64),
             ) else {
-                return Err(PlanError::NotAPlan(format!("edge without source/target: {e}")));
+                return Err(PlanError::NotAPlan(format!(
+                    "edge without source/target: {e}"
+                )));
             };
             let (Some(&s), Some(&t)) = (index.get(&s), index.get(&t)) else {
                 return Err(PlanError::NotAPlan(format!(
@@ -541,7 +546,9 @@ pub fn compare_plans(old: &Value, new: &Value) -> Result<Assessment, PlanError> 
     let mut reasons = Vec::new();
     let mut operators = Vec::new();
     if so.is_empty() && sn.is_empty() {
-        reasons.push("neither plan has a stateful operator: restart from the old statement's offsets".into());
+        reasons.push(
+            "neither plan has a stateful operator: restart from the old statement's offsets".into(),
+        );
         return Ok(Assessment {
             verdict: Verdict::Stateless,
             tier: Tier::Engine,
@@ -668,13 +675,16 @@ pub fn compare_plans(old: &Value, new: &Value) -> Result<Assessment, PlanError> 
     }
     // Below the last stateful operator: a change of shape is said, not judged.
     let (tail_o, tail_n) = (
-        old.len().checked_sub(1).map(|i| shape(&old, i, &mut memo_o)),
-        new.len().checked_sub(1).map(|i| shape(&new, i, &mut memo_n)),
+        old.len()
+            .checked_sub(1)
+            .map(|i| shape(&old, i, &mut memo_o)),
+        new.len()
+            .checked_sub(1)
+            .map(|i| shape(&new, i, &mut memo_n)),
     );
     if tail_o != tail_n && verdict == Verdict::StateCompatible {
-        reasons.push(
-            "the operators after the last stateful one changed; they keep no state".into(),
-        );
+        reasons
+            .push("the operators after the last stateful one changed; they keep no state".into());
     }
     if verdict == Verdict::StateCompatible {
         reasons.push("every stateful operator keeps its type, keys, aggregate calls and state, fed the same way: a restore keeps results right".into());
@@ -750,9 +760,9 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                     if let Expr::Function(f) = e {
                         let name = f.name.to_string();
                         if f.over.is_some() {
-                            ranking.push(format!("{} {}", name.to_uppercase(), f.args));
+                            ranking.push(format!("{}{}", name.to_uppercase(), f.args));
                         } else if sql::state::is_aggregate(&name) {
-                            calls.push(format!("{}({})", name.to_uppercase(), f.args));
+                            calls.push(format!("{}{}", name.to_uppercase(), f.args));
                         }
                     }
                     ControlFlow::<()>::Continue(())
@@ -761,9 +771,15 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
             let group_by = s.group_by.to_string();
             let filters = format!(
                 "where {} having {} qualify {}",
-                s.selection.as_ref().map(|e| e.to_string()).unwrap_or_default(),
+                s.selection
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
                 s.having.as_ref().map(|e| e.to_string()).unwrap_or_default(),
-                s.qualify.as_ref().map(|e| e.to_string()).unwrap_or_default(),
+                s.qualify
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
             );
             let from: Vec<String> = s.from.iter().map(|f| f.to_string()).collect();
             let joins: Vec<String> = s
@@ -847,7 +863,10 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
     let mut operators = Vec::new();
     let stateless = |s: Statefulness| matches!(s, Statefulness::Stateless | Statefulness::None);
     if stateless(so) && stateless(sn) {
-        reasons.push("neither statement has a stateful operator: restart from the old statement's offsets".into());
+        reasons.push(
+            "neither statement has a stateful operator: restart from the old statement's offsets"
+                .into(),
+        );
         return Assessment {
             verdict: Verdict::Stateless,
             tier: Tier::Offline,
@@ -954,10 +973,19 @@ mod tests {
             "ROW<`_` INT, `_` STRING>"
         );
         assert_eq!(
-            row_field_types("ROW<`_` VARCHAR(2147483647), `_` DECIMAL(10, 2), `_` ROW<`_` INT, `_` INT>>"),
-            vec!["VARCHAR(2147483647)", "DECIMAL(10, 2)", "ROW<`_` INT, `_` INT>"]
+            row_field_types(
+                "ROW<`_` VARCHAR(2147483647), `_` DECIMAL(10, 2), `_` ROW<`_` INT, `_` INT>>"
+            ),
+            vec![
+                "VARCHAR(2147483647)",
+                "DECIMAL(10, 2)",
+                "ROW<`_` INT, `_` INT>"
+            ]
         );
-        assert_eq!(operator_of("stream-exec-group-aggregate_1"), "group-aggregate");
+        assert_eq!(
+            operator_of("stream-exec-group-aggregate_1"),
+            "group-aggregate"
+        );
     }
 
     #[test]
@@ -965,11 +993,15 @@ mod tests {
         let base = "INSERT INTO snk SELECT store_id, SUM(amount) FROM src GROUP BY store_id;";
         let v = |new: &str| compare_sql(base, new).verdict;
         assert_eq!(
-            v("INSERT INTO snk SELECT store_id AS s, SUM(amount) AS total FROM src GROUP BY store_id;"),
+            v(
+                "INSERT INTO snk SELECT store_id AS s, SUM(amount) AS total FROM src GROUP BY store_id;"
+            ),
             Verdict::StateCompatible
         );
         assert_eq!(
-            v("INSERT INTO snk SELECT store_id, SUM(amount) FROM src WHERE amount > 0 GROUP BY store_id;"),
+            v(
+                "INSERT INTO snk SELECT store_id, SUM(amount) FROM src WHERE amount > 0 GROUP BY store_id;"
+            ),
             Verdict::StateCompatibleSemanticsChanged
         );
         assert_eq!(
@@ -985,7 +1017,9 @@ mod tests {
             Verdict::StateIncompatible
         );
         assert_eq!(
-            v("INSERT INTO snk SELECT s.store_id, SUM(s.amount) FROM src s JOIN stores t ON s.store_id = t.store_id GROUP BY s.store_id;"),
+            v(
+                "INSERT INTO snk SELECT s.store_id, SUM(s.amount) FROM src s JOIN stores t ON s.store_id = t.store_id GROUP BY s.store_id;"
+            ),
             Verdict::StateIncompatible
         );
         assert_eq!(

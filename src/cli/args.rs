@@ -430,6 +430,34 @@ pub struct HousekeepArgs {
     pub allow_unknown: bool,
 }
 
+/// Where `pipeline upgrade-check` compiles plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UpgradeEngine {
+    /// The SQL front end only.
+    Offline,
+    /// The local Flink's SQL Gateway (the project's gateway target, else http://127.0.0.1:8083);
+    /// the offline reading when it does not answer.
+    Local,
+}
+
+/// `pipeline upgrade-check`.
+#[derive(Debug, Args)]
+pub struct UpgradeCheckArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    #[command(flatten)]
+    pub refs: ChangeRefs,
+    /// Only the statements writing this table (repeatable).
+    #[arg(long = "table-name", value_name = "TABLE")]
+    pub tables: Vec<String>,
+    /// Where plans are compiled.
+    #[arg(long, value_enum, default_value_t = UpgradeEngine::Local)]
+    pub engine: UpgradeEngine,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
 /// Which commits to compare (`project list-modified-files`, `project list-impacted-tables`).
 #[derive(Debug, Args, Clone)]
 pub struct ChangeRefs {
@@ -847,6 +875,13 @@ pub enum PipelineCommand {
         #[arg(long)]
         allow_unknown: bool,
     },
+    /// For each statement whose DML changed since a git ref: can the new SQL take over the running
+    /// statement's state? `unchanged`, `stateless` (restart from offsets), `state-compatible`
+    /// (restore from a savepoint), `state-compatible-semantics-changed` or `state-incompatible` (a
+    /// new version), `unknown`; from the compiled plans of the local Flink (`--engine local`, the
+    /// default when it answers) or the SQL front end (`--engine offline`). Exit 1 when a change needs a
+    /// new version.
+    UpgradeCheck(UpgradeCheckArgs),
     /// Compute the execution plan of a table, product, folder or table list. Writes nothing anywhere;
     /// the current statement phases come from --statement-status, else from the configured target
     /// (one read-only list call) unless --offline.

@@ -82,6 +82,7 @@ pub mod unit_tests;
 pub mod unused;
 pub mod update_tables;
 pub mod update_ut_ddl;
+pub mod upgrade_check;
 pub mod validate;
 pub mod version;
 pub mod versioning;

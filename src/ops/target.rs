@@ -71,20 +71,8 @@ impl Connected {
 /// Errors: missing Confluent Cloud settings (named with their variables, and how to use a gateway
 /// instead), unreadable external DDL, a client that cannot be built.
 pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, OpsError> {
-    if let Some(mut settings) = cfg.gateway_settings(&process_env) {
-        settings.deleted_jobs_file =
-            project.map(|p| super::state_dir(&p.inventory.root).join("gateway-deleted-jobs.json"));
-        let mut specs = match project {
-            Some(p) => spec::project_statements(
-                p,
-                &StatementNaming::from_config(cfg),
-                &EnvSql::from_config(cfg, &process_env)?,
-            )?,
-            None => Vec::new(),
-        };
-        specs.extend(external_ddl(cfg)?);
-        let target = GatewayTarget::new(settings, Definitions::new(specs))
-            .map_err(|e| OpsError::Target(e.to_string()))?;
+    if let Some(settings) = cfg.gateway_settings(&process_env) {
+        let target = gateway_with(cfg, project, settings)?;
         tracing::info!("target: {}", target.describe());
         return Ok(Connected {
             target: Box::new(target),
@@ -107,6 +95,31 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
         scrubber,
         kind: TargetKind::ConfluentCloud,
     })
+}
+
+/// A SQL Gateway client with `settings` that knows the project's statements and the external tables'
+/// DDL (as [`connect`] builds it for a gateway target); also used to reach the local Flink of a
+/// project whose target is Confluent Cloud (`upgrade-check --engine local`).
+///
+/// Errors: unreadable external DDL, invalid SQL variables, a client that cannot be built.
+pub fn gateway_with(
+    cfg: &Config,
+    project: Option<&Project>,
+    mut settings: crate::deploy::GatewaySettings,
+) -> Result<GatewayTarget, OpsError> {
+    settings.deleted_jobs_file =
+        project.map(|p| super::state_dir(&p.inventory.root).join("gateway-deleted-jobs.json"));
+    let mut specs = match project {
+        Some(p) => spec::project_statements(
+            p,
+            &StatementNaming::from_config(cfg),
+            &EnvSql::from_config(cfg, &process_env)?,
+        )?,
+        None => Vec::new(),
+    };
+    specs.extend(external_ddl(cfg)?);
+    GatewayTarget::new(settings, Definitions::new(specs))
+        .map_err(|e| OpsError::Target(e.to_string()))
 }
 
 /// A scrubber for every secret flinkpipe reads from the environment — the Flink API key and secret

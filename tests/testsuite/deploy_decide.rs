@@ -997,7 +997,11 @@ async fn a_statement_listed_late_is_waited_for_and_one_never_listed_is_reported_
                 Outcome::Failed(why) => assert!(why.contains("dml-a: disappeared"), "{why}"),
                 o => panic!("{o:?}"),
             }
-            assert!(!t.created().contains(&"dml-b".to_string()), "{:?}", t.created());
+            assert!(
+                !t.created().contains(&"dml-b".to_string()),
+                "{:?}",
+                t.created()
+            );
         }
     }
 }

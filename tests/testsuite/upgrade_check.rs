@@ -18,7 +18,11 @@ fn compiled_plans_give_the_verdict_a_real_restore_gives() {
     let cases = [
         ("sum", "sum", Verdict::StateCompatible),
         ("sum", "sum_alias", Verdict::StateCompatible),
-        ("sum", "sum_filter", Verdict::StateCompatibleSemanticsChanged),
+        (
+            "sum",
+            "sum_filter",
+            Verdict::StateCompatibleSemanticsChanged,
+        ),
         ("sum", "sum_city", Verdict::StateCompatibleSemanticsChanged),
         ("sum", "sum_count", Verdict::StateIncompatible),
         ("sum", "max", Verdict::StateIncompatible),
@@ -64,4 +68,200 @@ fn what_is_not_a_compiled_plan_is_an_error() {
         )
         .is_err()
     );
+}
+
+/// The bundled example with one change of each kind committed on top of it.
+fn changed_repo() -> crate::support::repo::Repo {
+    let r = crate::support::repo::Repo::new(crate::support::our_fixture());
+    r.commit("base", 1_700_000_000);
+    r.edit(
+        "facts/sales/fct_store_revenue_1m/sql-scripts/dml.sales_fct_store_revenue_1m.sql",
+        |s| s.replace("CAST(SUM(qty) AS BIGINT)", "CAST(MAX(qty) AS BIGINT)"),
+    );
+    r.edit(
+        "facts/inventory/fct_sku_demand/sql-scripts/dml.inventory_fct_sku_demand.sql",
+        |s| s.replace("  GROUP BY sku_id", "  WHERE qty > 0\n  GROUP BY sku_id"),
+    );
+    r.edit(
+        "facts/c360/fct_customer_orders/sql-scripts/dml.c360_fct_customer_orders.sql",
+        |s| {
+            s.replace(
+                "CAST(pc.units AS BIGINT) AS units",
+                "CAST(pc.units AS BIGINT) AS units_total",
+            )
+        },
+    );
+    r.edit(
+        "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql",
+        |s| {
+            s.replace(
+                "WHERE page <> 'healthcheck'",
+                "WHERE page <> 'healthcheck' AND page <> 'robots'",
+            )
+        },
+    );
+    r.edit(
+        "intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql",
+        |s| {
+            format!(
+                "-- reviewed: comments and blank lines only\n\n{}\n",
+                s.replace('\n', "\n\n")
+            )
+        },
+    );
+    r.commit("changes", 1_700_000_100);
+    r
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    crate::support::command().args(args).output().unwrap()
+}
+
+fn verdicts(
+    out: &std::process::Output,
+) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    v["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["tables"][0].as_str().unwrap().to_string(),
+                (
+                    s["verdict"].as_str().unwrap().to_string(),
+                    s["tier"].as_str().unwrap().to_string(),
+                    s["action"]["gateway"].as_str().unwrap().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn offline_upgrade_check_gives_one_verdict_per_changed_statement() {
+    let r = changed_repo();
+    let out = run(&[
+        "pipeline",
+        "upgrade-check",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "HEAD~1",
+        "--engine",
+        "offline",
+        "--output",
+        "json",
+    ]);
+    // A change needs a new version: exit 1.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = verdicts(&out);
+    let want = |t: &str, verdict: &str, action: &str| {
+        assert_eq!(
+            v.get(t)
+                .map(|(v, tier, a)| (v.as_str(), tier.as_str(), a.as_str())),
+            Some((verdict, "offline", action)),
+            "{t}: {v:#?}"
+        );
+    };
+    want(
+        "sales_fct_store_revenue_1m",
+        "state-incompatible",
+        "new-version",
+    );
+    want(
+        "inventory_fct_sku_demand",
+        "state-compatible-semantics-changed",
+        "new-version",
+    );
+    want(
+        "c360_fct_customer_orders",
+        "state-compatible",
+        "restore-from-savepoint",
+    );
+    want(
+        "int_c360_clickstream_clean",
+        "stateless",
+        "restart-from-offsets",
+    );
+    want("int_sales_paid_orders", "unchanged", "none");
+    assert_eq!(v.len(), 5, "{v:#?}");
+    // Only the statements of a table.
+    let out = run(&[
+        "pipeline",
+        "upgrade-check",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "HEAD~1",
+        "--engine",
+        "offline",
+        "--table-name",
+        "c360_fct_customer_orders",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(verdicts(&out).len(), 1);
+}
+
+/// On the local Flink (skipped without it; `FLINKPIPE_E2E=required` makes that a failure): the same
+/// changes compiled by the planner.
+#[test]
+fn engine_upgrade_check_compiles_both_sides_on_the_local_flink() {
+    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
+    let up = std::process::Command::new("curl")
+        .args(["-fsS", "--max-time", "5", "http://127.0.0.1:8083/v1/info"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !up {
+        assert!(
+            !required,
+            "FLINKPIPE_E2E=required but no SQL Gateway at 127.0.0.1:8083"
+        );
+        eprintln!("skipped: no local Flink stack");
+        return;
+    }
+    let r = changed_repo();
+    let config = r.pipelines.parent().unwrap().join("upgrade-config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:8083\n    jobmanager_url: http://127.0.0.1:8081\n    external_ddl: [{}/fixtures/external]\n",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    )
+    .unwrap();
+    let out = run(&[
+        "--config",
+        config.to_str().unwrap(),
+        "pipeline",
+        "upgrade-check",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "HEAD~1",
+        "--output",
+        "json",
+    ]);
+    let v = verdicts(&out);
+    let want = |t: &str, verdict: &str| {
+        assert_eq!(
+            v.get(t).map(|(v, tier, _)| (v.as_str(), tier.as_str())),
+            Some((verdict, "engine")),
+            "{t}: {v:#?}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    want("sales_fct_store_revenue_1m", "state-incompatible");
+    want(
+        "inventory_fct_sku_demand",
+        "state-compatible-semantics-changed",
+    );
+    want("c360_fct_customer_orders", "state-compatible");
+    want("int_c360_clickstream_clean", "stateless");
+    assert_eq!(v["int_sales_paid_orders"].0, "unchanged");
 }

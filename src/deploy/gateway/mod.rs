@@ -322,6 +322,58 @@ impl GatewayTarget {
         Ok(state)
     }
 
+    /// The compiled plan (Flink's `COMPILE PLAN '<file>' FOR <INSERT | STATEMENT SET>`) of an INSERT
+    /// or a statement set, its tables declared in the session first; the plan file is written by the
+    /// gateway into `dir` (so the gateway must run on this machine, as the local stack does) and read
+    /// back, then removed. CTAS and materialized tables cannot be compiled (`Ok(None)`).
+    ///
+    /// Errors: the planner's rejection ([`TargetError::Invalid`], its cause), transport errors, a plan
+    /// file that is not there or not JSON afterwards (a gateway on another machine).
+    pub async fn compile_plan(
+        &self,
+        spec: &StatementSpec,
+        dir: &std::path::Path,
+    ) -> Result<Option<Value>, TargetError> {
+        let Some(explain) = explain_sql(spec) else {
+            return Ok(None);
+        };
+        let Some(stmt) = explain.strip_prefix("EXPLAIN ") else {
+            return Ok(None);
+        };
+        let upper = stmt.trim_start().to_ascii_uppercase();
+        if !(upper.starts_with("INSERT") || upper.starts_with("STATEMENT")) {
+            return Ok(None);
+        }
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let file = dir.join(format!(
+            "plan-{}-{}.json",
+            std::process::id(),
+            SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let path = file.to_string_lossy().replace('\'', "''");
+        let sql = format!("COMPILE PLAN '{path}' FOR {stmt}");
+        let refs = referenced_tables(&spec.sql);
+        let outcome = self
+            .with_session(Work::Explain {
+                sql: &sql,
+                refs: &refs,
+            })
+            .await?;
+        if let Executed::Rejected(r) = outcome {
+            return Err(TargetError::Invalid(r.cause));
+        }
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            TargetError::Config(format!(
+                "the gateway compiled the plan but {} cannot be read here ({e}): the local engine must run on this machine",
+                file.display()
+            ))
+        })?;
+        let _ = std::fs::remove_file(&file);
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| TargetError::Config(format!("{}: not JSON: {e}", file.display())))
+    }
+
     /// Runs a statement that ends (`STOP JOB …`) and returns its rows, or the rejection as an error.
     async fn run_control(&self, sql: &str) -> Result<Vec<Value>, TargetError> {
         let outcome = self.with_session(Work::Control { sql }).await?;

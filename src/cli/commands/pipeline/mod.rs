@@ -16,6 +16,7 @@ mod prepare;
 mod report;
 mod status;
 mod undeploy;
+mod upgrade_check;
 mod validate;
 
 use crate::cli::args::PipelineCommand;
@@ -154,6 +155,7 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             },
             *format,
         ),
+        PipelineCommand::UpgradeCheck(args) => upgrade_check::exec(inv, args),
         PipelineCommand::BuildExecutionPlan(args) => build_execution_plan::exec(inv, args),
         PipelineCommand::BlueGreen(args) => blue_green::exec(inv, args),
         PipelineCommand::Deploy(args) => deploy::exec(inv, args),

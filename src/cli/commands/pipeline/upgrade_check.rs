@@ -1,0 +1,77 @@
+//! `flinkpipe pipeline upgrade-check [DIR] [--since REF] [--table-name T …] [--engine local|offline]`.
+
+use crate::cli::args::{UpgradeCheckArgs, UpgradeEngine};
+use crate::cli::render::{print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::upgrade_check::{self, Engine, UpgradeAction, UpgradeCheckRequest};
+
+fn action(a: UpgradeAction) -> &'static str {
+    match a {
+        UpgradeAction::None => "none",
+        UpgradeAction::RestartFromOffsets => "restart (offsets)",
+        UpgradeAction::RestoreFromSavepoint => "upgrade (savepoint)",
+        UpgradeAction::NewVersion => "new version",
+    }
+}
+
+pub fn exec(inv: &Invocation, args: &UpgradeCheckArgs) -> CmdResult {
+    let report = upgrade_check::upgrade_check(
+        &inv.ctx,
+        &args.dir.pipelines,
+        &UpgradeCheckRequest {
+            change: args.refs.request(),
+            tables: args.tables.clone(),
+            engine: match args.engine {
+                UpgradeEngine::Offline => Engine::Offline,
+                UpgradeEngine::Local => Engine::Local,
+            },
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    let ok = report.all_in_place();
+    if inv.json() {
+        print_json(&report);
+        return Ok(ok);
+    }
+    if report.statements.is_empty() {
+        println!(
+            "no DML changed since {}",
+            &report.base_commit[..report.base_commit.len().min(12)]
+        );
+        return Ok(true);
+    }
+    let rows: Vec<Vec<String>> = report
+        .statements
+        .iter()
+        .map(|s| {
+            vec![
+                s.statement.clone(),
+                s.tables.join(", "),
+                s.verdict.to_string(),
+                format!("{:?}", s.tier).to_lowercase(),
+                action(s.action.gateway).into(),
+                action(s.action.confluent_cloud).into(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(
+            &[
+                "statement",
+                "tables",
+                "verdict",
+                "tier",
+                "gateway",
+                "confluent cloud"
+            ],
+            &rows
+        )
+    );
+    for s in &report.statements {
+        for r in &s.reasons {
+            println!("  {}:{}: {}: {r}", s.file, s.line, s.statement);
+        }
+    }
+    Ok(ok)
+}

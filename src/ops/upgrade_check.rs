@@ -1,0 +1,327 @@
+//! `pipeline upgrade-check`: for each statement whose DML changed since a git ref, can the new SQL take
+//! over the running statement's state? One verdict per statement (all sinks of a statement set
+//! together) from [`crate::changes::upgrade`]: offline from the SQL front end, and with `--engine
+//! local` from the compiled plans of the local Flink (old and new SQL compiled with the project's DDL
+//! at the head), with the action each target takes.
+
+use super::{Context, OpsError};
+use crate::changes::upgrade::{self, Assessment, OperatorDiff, Tier, Verdict};
+use crate::changes::{self, ChangeKind, FileRole};
+use crate::config::process_env;
+use crate::deploy::{StatementKind, StatementSpec};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Where plans are compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The SQL front end only.
+    Offline,
+    /// The SQL Gateway of the local Flink (the project's gateway target if it has one, else
+    /// `$FLINKPIPE_GATEWAY_URL`, else `http://127.0.0.1:8083`); falls back to the offline reading,
+    /// saying why, when it does not answer.
+    #[default]
+    Local,
+}
+
+/// What `upgrade-check` compares.
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeCheckRequest {
+    /// The git refs (base and head), as for `list-modified-files`.
+    pub change: super::changes::ChangeRequest,
+    /// Only the statements writing these tables (any of their sinks); empty: every changed one.
+    pub tables: Vec<String>,
+    /// Where plans are compiled.
+    pub engine: Engine,
+    /// Keep unknown references as external tables.
+    pub allow_unknown: bool,
+}
+
+/// What deploying the change does on a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpgradeAction {
+    /// Nothing to deploy.
+    None,
+    /// Restart the new statement from the old one's offsets (no state to keep).
+    RestartFromOffsets,
+    /// Stop the old job with a savepoint and start the new statement from it (SQL Gateway).
+    RestoreFromSavepoint,
+    /// Deploy a new version beside the old one (blue-green), or accept the state loss.
+    NewVersion,
+}
+
+/// The action per target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Actions {
+    /// On an Apache Flink SQL Gateway.
+    pub gateway: UpgradeAction,
+    /// On Confluent Cloud, which exposes no savepoints: a stateful change needs a new version.
+    pub confluent_cloud: UpgradeAction,
+}
+
+impl Actions {
+    /// The actions a verdict calls for.
+    pub fn of(v: Verdict) -> Actions {
+        match v {
+            Verdict::Unchanged => Actions {
+                gateway: UpgradeAction::None,
+                confluent_cloud: UpgradeAction::None,
+            },
+            Verdict::Stateless => Actions {
+                gateway: UpgradeAction::RestartFromOffsets,
+                confluent_cloud: UpgradeAction::RestartFromOffsets,
+            },
+            Verdict::StateCompatible => Actions {
+                gateway: UpgradeAction::RestoreFromSavepoint,
+                confluent_cloud: UpgradeAction::NewVersion,
+            },
+            _ => Actions {
+                gateway: UpgradeAction::NewVersion,
+                confluent_cloud: UpgradeAction::NewVersion,
+            },
+        }
+    }
+}
+
+/// The verdict of one changed statement.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatementVerdict {
+    /// The DML statement's name on the target (`<prefix>-<product>-dml-<table>`).
+    pub statement: String,
+    /// The tables it writes (every sink of a statement set).
+    pub tables: Vec<String>,
+    /// The answer.
+    pub verdict: Verdict,
+    /// Which reading gave it (`engine`: the compiled plans of the local Flink).
+    pub tier: Tier,
+    /// The stateful operators compared.
+    pub operators: Vec<OperatorDiff>,
+    /// Why, in sentences (an engine that could not be used says so here).
+    pub reasons: Vec<String>,
+    /// The DML file (`pipelines/…`) and the line of its statement.
+    pub file: String,
+    pub line: usize,
+    /// What a deploy does, per target.
+    pub action: Actions,
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpgradeReport {
+    /// The base commit compared with.
+    pub base_commit: String,
+    pub statements: Vec<StatementVerdict>,
+}
+
+impl UpgradeReport {
+    /// Whether every change can be deployed in place on a gateway (no new version needed).
+    pub fn all_in_place(&self) -> bool {
+        self.statements
+            .iter()
+            .all(|s| !s.verdict.needs_new_version())
+    }
+}
+
+/// The verdicts of the statements changed since the request's ref.
+///
+/// Errors: errors in the project, git errors, unreadable SQL files, a bad `--since-date`.
+pub fn upgrade_check(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &UpgradeCheckRequest,
+) -> Result<UpgradeReport, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        req.allow_unknown,
+        "no upgrade check: fix the errors above",
+    )?;
+    let set = changes::list_changes(
+        pipelines,
+        &super::changes::change_options(&req.change)?,
+        &cfg,
+    )?;
+    let naming = crate::plan::StatementNaming::from_config(&cfg);
+    let wanted: BTreeSet<&str> = req.tables.iter().map(String::as_str).collect();
+    let mut todo = Vec::new();
+    for f in set
+        .files
+        .iter()
+        .filter(|f| f.role == FileRole::Dml && f.change_kind != ChangeKind::Deleted)
+    {
+        let new = std::fs::read_to_string(&f.abs_path)
+            .map_err(|e| OpsError::Usage(format!("{}: {e}", f.abs_path.display())))?;
+        let old = changes::git::read_at(
+            pipelines,
+            &set.base_commit,
+            f.old_path.as_deref().unwrap_or(&f.path),
+        )?;
+        let analysis = crate::sql::analyze(&new);
+        let mut tables: Vec<String> = analysis
+            .sinks()
+            .into_iter()
+            .map(|t| t.table().to_string())
+            .collect();
+        tables.dedup();
+        if tables.is_empty() {
+            tables.push(f.new_table_name.clone());
+        }
+        if !wanted.is_empty() && !tables.iter().any(|t| wanted.contains(t.as_str())) {
+            continue;
+        }
+        let line = analysis
+            .statements
+            .iter()
+            .find(|s| s.kind.creates_relation() || !s.sinks.is_empty())
+            .map(|s| s.line)
+            .unwrap_or(1);
+        let product = project
+            .inventory
+            .tables
+            .get(&f.new_table_name)
+            .map(|t| t.product.clone())
+            .unwrap_or_default();
+        todo.push((
+            f,
+            old,
+            new,
+            tables,
+            line,
+            naming.dml(&product, &f.new_table_name),
+        ));
+    }
+    // The engine, when asked for and there is something to compile.
+    let engine = match req.engine {
+        Engine::Local if !todo.is_empty() => {
+            let settings = cfg.gateway_settings(&process_env).unwrap_or_else(|| {
+                crate::deploy::GatewaySettings::new(
+                    "http://127.0.0.1:8083",
+                    "http://127.0.0.1:8081",
+                )
+            });
+            Some(super::target::gateway_with(&cfg, Some(&project), settings)?)
+        }
+        _ => None,
+    };
+    let rt = super::target::runtime()?;
+    let dir = tempfile::tempdir()?;
+    let mut engine_down: Option<String> = None;
+    let mut statements = Vec::new();
+    for (f, old, new, tables, line, statement) in todo {
+        let file = format!("pipelines/{}", f.path);
+        let a = match &old {
+            None => Assessment {
+                verdict: Verdict::Unknown,
+                tier: Tier::Offline,
+                operators: Vec::new(),
+                reasons: vec![
+                    "the statement is new since the base: there is no state to take over".into(),
+                ],
+            },
+            Some(_) if f.content_kind == ChangeKind::Cosmetic || f.same_sql_content => Assessment {
+                verdict: Verdict::Unchanged,
+                tier: Tier::Offline,
+                operators: Vec::new(),
+                reasons: vec!["only formatting, comments or keyword case changed".into()],
+            },
+            Some(old) => {
+                let offline = upgrade::compare_sql(old, &new);
+                match (&engine, &engine_down) {
+                    (Some(gw), None) => {
+                        match rt.block_on(compile_both(gw, old, &new, &statement, dir.path())) {
+                            Ok(Some(a)) => a,
+                            Ok(None) => with_reason(
+                                offline,
+                                "the local Flink cannot compile this statement (COMPILE PLAN takes INSERT and statement sets): offline reading",
+                            ),
+                            Err(Fail::Down(e)) => {
+                                engine_down = Some(e.clone());
+                                with_reason(
+                                    offline,
+                                    &format!(
+                                        "the local Flink does not answer ({e}): offline reading"
+                                    ),
+                                )
+                            }
+                            Err(Fail::Rejected(side, e)) => with_reason(
+                                offline,
+                                &format!(
+                                    "the local Flink rejected the {side} SQL ({e}): offline reading"
+                                ),
+                            ),
+                        }
+                    }
+                    (Some(_), Some(e)) => with_reason(
+                        offline,
+                        &format!("the local Flink does not answer ({e}): offline reading"),
+                    ),
+                    (None, _) => offline,
+                }
+            }
+        };
+        statements.push(StatementVerdict {
+            statement,
+            tables,
+            action: Actions::of(a.verdict),
+            verdict: a.verdict,
+            tier: a.tier,
+            operators: a.operators,
+            reasons: a.reasons,
+            file,
+            line,
+        });
+    }
+    Ok(UpgradeReport {
+        base_commit: set.base_commit,
+        statements,
+    })
+}
+
+fn with_reason(mut a: Assessment, why: &str) -> Assessment {
+    a.reasons.insert(0, why.to_string());
+    a
+}
+
+enum Fail {
+    /// Transport: the engine is not there.
+    Down(String),
+    /// The planner refused one side (`old`/`new`).
+    Rejected(&'static str, String),
+}
+
+async fn compile_both(
+    gw: &crate::deploy::GatewayTarget,
+    old: &str,
+    new: &str,
+    name: &str,
+    dir: &Path,
+) -> Result<Option<Assessment>, Fail> {
+    let spec = |sql: &str| StatementSpec {
+        name: name.to_string(),
+        sql: sql.to_string(),
+        properties: Default::default(),
+        kind: StatementKind::Dml,
+        compute_pool: None,
+    };
+    let compile = |side: &'static str, sql: String| async move {
+        gw.compile_plan(&spec(&sql), dir)
+            .await
+            .map_err(|e| match e {
+                crate::deploy::TargetError::Invalid(m) => Fail::Rejected(side, m),
+                e if e.is_retryable() => Fail::Down(e.to_string()),
+                e => Fail::Rejected(side, e.to_string()),
+            })
+    };
+    let Some(po) = compile("old", old.to_string()).await? else {
+        return Ok(None);
+    };
+    let Some(pn) = compile("new", new.to_string()).await? else {
+        return Ok(None);
+    };
+    upgrade::compare_plans(&po, &pn)
+        .map(Some)
+        .map_err(|e| Fail::Rejected("compiled", e.to_string()))
+}
