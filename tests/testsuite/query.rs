@@ -753,3 +753,73 @@ fn next_links_are_followed_as_given_with_the_parameters_the_service_adds() {
     );
     assert_eq!(v["complete"], true);
 }
+
+#[test]
+fn nested_types_on_confluent_are_named_and_typed_recursively() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM nested_things",
+        QueryScript {
+            columns: json!([
+                {"name": "ids", "type": {"type": "ARRAY", "nullable": true, "element_type": {"type": "INTEGER", "nullable": true}}},
+                {"name": "tags", "type": {"type": "MAP", "nullable": true, "key_type": {"type": "VARCHAR", "length": 2147483647}, "value_type": {"type": "BIGINT"}}},
+                {"name": "by_id", "type": {"type": "MAP", "nullable": true, "key_type": {"type": "INTEGER"}, "value_type": {"type": "VARCHAR", "length": 2147483647}}},
+                {"name": "bag", "type": {"type": "MULTISET", "nullable": true, "element_type": {"type": "VARCHAR", "length": 2147483647}}},
+                {"name": "who", "type": {"type": "ROW", "nullable": true, "fields": [
+                    {"name": "id", "field_type": {"type": "BIGINT"}},
+                    {"name": "at", "field_type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3}}
+                ]}}
+            ]),
+            pages: vec![vec![(
+                None,
+                json!([
+                    ["1", "2", null],
+                    [["a", "7"]],
+                    [["3", "x"]],
+                    [["red", "2"]],
+                    ["42", "2025-01-01 10:00:00.000"]
+                ]),
+            )]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM nested_things",
+        ],
+    ));
+    let types: Vec<&str> = v["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "ARRAY<INTEGER>",
+            "MAP<STRING, BIGINT>",
+            "MAP<INTEGER, STRING>",
+            "MULTISET<STRING>",
+            "ROW<id BIGINT, at TIMESTAMP(3)>"
+        ]
+    );
+    assert_eq!(
+        v["rows"][0],
+        json!({
+            "ids": [1, 2, null],
+            "tags": {"a": 7},
+            "by_id": [[3, "x"]],
+            "bag": {"red": 2},
+            "who": {"id": 42, "at": "2025-01-01T10:00:00.000"}
+        })
+    );
+}
