@@ -823,3 +823,29 @@ fn nested_types_on_confluent_are_named_and_typed_recursively() {
         })
     );
 }
+
+#[test]
+fn csv_tells_null_from_the_empty_string() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM notes",
+        QueryScript {
+            columns: json!([col("id", "INTEGER"), col("note", "STRING")]),
+            pages: vec![vec![
+                (None, json!(["1", null])),
+                (None, json!(["2", ""])),
+                (None, json!(["3", "a, \"b\""])),
+            ]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["sql", "query", "SELECT * FROM notes", "--format", "csv"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "id,note\n1,\n2,\"\"\n3,\"a, \"\"b\"\"\"\n");
+}
