@@ -502,13 +502,23 @@ fn rows_text(
             out
         }
         RowFormat::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
+            // NULL is an empty field, the empty string an empty quoted field `""` (RFC 4180
+            // quoting; most CSV readers read the two apart so).
+            let field = |t: &str| -> String {
+                if t.is_empty() || t.contains([',', '"', '\n', '\r']) {
+                    format!("\"{}\"", t.replace('"', "\"\""))
+                } else {
+                    t.to_string()
+                }
+            };
+            let mut out = String::new();
             let mut header: Vec<String> = Vec::new();
             if kinds.is_some() {
                 header.push("op".into());
             }
-            header.extend(names);
-            let _ = w.write_record(&header);
+            header.extend(names.iter().map(|n| field(n)));
+            out.push_str(&header.join(","));
+            out.push('\n');
             for (i, r) in rows.iter().enumerate() {
                 let mut rec: Vec<String> = Vec::new();
                 if let Some(k) = kinds {
@@ -516,11 +526,12 @@ fn rows_text(
                 }
                 rec.extend(r.iter().map(|v| match v {
                     serde_json::Value::Null => String::new(),
-                    other => cell(other),
+                    other => field(&cell(other)),
                 }));
-                let _ = w.write_record(&rec);
+                out.push_str(&rec.join(","));
+                out.push('\n');
             }
-            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+            out
         }
         RowFormat::Jsonl => {
             let mut out = String::new();

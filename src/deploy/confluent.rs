@@ -569,6 +569,33 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// The page a `metadata.next` link (absolute, or relative to `page`) points to, kept as given so no
+/// parameter the service adds is dropped; `None` at the end (absent or empty link). The link must
+/// stay on the statement's host (scheme, host and port of `statement`): a link elsewhere is an
+/// error, so credentials are never sent to another host.
+pub fn next_link(
+    statement: &Url,
+    page: &Url,
+    next: Option<&str>,
+) -> Result<Option<Url>, TargetError> {
+    let Some(next) = next.map(str::trim).filter(|n| !n.is_empty()) else {
+        return Ok(None);
+    };
+    let url = page
+        .join(next)
+        .map_err(|e| TargetError::Config(format!("results link {next:?} is not a URL: {e}")))?;
+    if url.scheme() != statement.scheme()
+        || url.host_str() != statement.host_str()
+        || url.port_or_known_default() != statement.port_or_known_default()
+    {
+        return Err(TargetError::Config(format!(
+            "results link {next:?} leaves {} (refused)",
+            statement.host_str().unwrap_or("the statement's host")
+        )));
+    }
+    Ok(Some(url))
+}
+
 /// The `page_token` of a `metadata.next` link (absolute or relative), `None` at the end of the list.
 pub fn next_page_token(base: &Url, next: Option<&str>) -> Option<String> {
     let next = next.map(str::trim).filter(|n| !n.is_empty())?;
@@ -857,6 +884,33 @@ mod tests {
         );
         assert_eq!(next_page_token(&base, Some("")), None);
         assert_eq!(next_page_token(&base, None), None);
+    }
+
+    #[test]
+    fn next_links_are_kept_as_given_on_the_same_host_only() {
+        let st =
+            Url::parse("https://flink.us-west-2.aws.confluent.cloud/sql/v1/statements/q").unwrap();
+        let page =
+            Url::parse("https://flink.us-west-2.aws.confluent.cloud/sql/v1/statements/q/results")
+                .unwrap();
+        let u = next_link(&st, &page, Some("results?page_token=a%2Bb&hint=7"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            u.as_str(),
+            "https://flink.us-west-2.aws.confluent.cloud/sql/v1/statements/q/results?page_token=a%2Bb&hint=7"
+        );
+        assert!(next_link(&st, &page, Some("")).unwrap().is_none());
+        assert!(next_link(&st, &page, None).unwrap().is_none());
+        assert!(next_link(&st, &page, Some("https://evil.example/x?page_token=1")).is_err());
+        assert!(
+            next_link(
+                &st,
+                &page,
+                Some("http://flink.us-west-2.aws.confluent.cloud/x")
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -2,7 +2,12 @@
 //! for (`streaming-results.md`, "Folding a changelog into a snapshot").
 //!
 //! - **Keyed** (an upsert key is known: Confluent's `status.traits.upsert_columns`, or the table's
-//!   primary key for a preview): `+I`/`+U` put the row under its key, `-U`/`-D` remove the key.
+//!   primary key for a preview): `+I`/`+U` put the row under its key, `-D` removes the key and `-U`
+//!   changes nothing. Under Flink's upsert semantics an update-before carries no information when
+//!   the result is keyed: an upsert sink drops it and a key leaves the result only on `-D`
+//!   (<https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/concepts/dynamic_tables/#table-to-stream-conversion>),
+//!   as Confluent's `confluent-sql` driver's changelog compressor does. So a read that stops
+//!   between a `-U` and its `+U` still holds the key.
 //! - **Multiset** (no key): `+I`/`+U` add one copy of the row, `-U`/`-D` remove one equal copy.
 //!
 //! A retraction of a row (or key) that is not there is kept as an [`Inconsistency`], never ignored
@@ -176,7 +181,10 @@ impl Snapshot {
         self.changes += 1;
         let id = self.identity(&row);
         if let Mode::Keyed(_) = self.mode {
-            // A key keeps its place: `-U` then `+U` of a key updates it where it was.
+            // Keyed: `-U` carries nothing (the `+U` that follows replaces the row in place).
+            if kind == RowKind::UpdateBefore {
+                return;
+            }
             let slot = self.index.get(&id).and_then(|v| v.first().copied());
             match (kind.is_accumulate(), slot) {
                 (true, Some(slot)) => {
@@ -316,6 +324,22 @@ mod tests {
         s.apply(RowKind::Insert, row(json!(["c", 1])));
         s.apply(RowKind::Delete, row(json!(["c", 1])));
         assert_eq!(s.rows(), [&row(json!(["a", 2])), &row(json!(["b", 5]))]);
+        assert!(s.inconsistencies().is_empty());
+    }
+
+    #[test]
+    fn keyed_update_before_changes_nothing() {
+        let mut s = Snapshot::new(Mode::Keyed(vec![0]));
+        s.apply(RowKind::Insert, row(json!(["EU", 1])));
+        s.apply(RowKind::Insert, row(json!(["US", 1])));
+        s.apply(RowKind::UpdateBefore, row(json!(["EU", 1])));
+        // A read that stops here still holds both keys, with their last values.
+        assert_eq!(s.rows(), [&row(json!(["EU", 1])), &row(json!(["US", 1]))]);
+        s.apply(RowKind::UpdateAfter, row(json!(["EU", 2])));
+        assert_eq!(s.rows(), [&row(json!(["EU", 2])), &row(json!(["US", 1]))]);
+        // A -U of a key never seen is not a retraction of anything either.
+        s.apply(RowKind::UpdateBefore, row(json!(["XX", 1])));
+        assert_eq!(s.len(), 2);
         assert!(s.inconsistencies().is_empty());
     }
 

@@ -11,7 +11,9 @@
 //!
 //! A snapshot boundary is a poll that returns no new change (Flink sends no "consistent now" marker):
 //! with `follow`, each boundary whose rows differ from the last emitted snapshot is handed to the
-//! caller. Whatever ends the loop, the query is closed (its statement deleted, its job cancelled).
+//! caller. Before any stop but Ctrl-C is reported, the query's state is read once
+//! ([`ResultStream::check_failed`]): a FAILED query is an error with its failure detail, never a
+//! result. Whatever ends the loop, the query is closed (its statement deleted, its job cancelled).
 
 use super::changelog::{Change, Inconsistency, Mode, Row, Snapshot};
 use super::value::Column;
@@ -40,6 +42,13 @@ pub trait ResultStream: Send {
     /// The next page; an empty page means "nothing new yet". Implementations wait a little between
     /// empty polls themselves only when the wire asks (not ready); the loop paces the rest.
     async fn next_page(&mut self) -> Result<Page, TargetError>;
+    /// Reads the query's state once, before the loop reports any stop (end, max rows, idle,
+    /// timeout): `Err` with the engine's failure detail when the query FAILED (Confluent phase
+    /// FAILED/FAILING; SQL Gateway operation ERROR or job FAILED), so a failed query is never
+    /// reported as a complete or partial result. The default: nothing to check.
+    async fn check_failed(&mut self) -> Result<(), TargetError> {
+        Ok(())
+    }
     /// Stops the query and releases what it holds. Called exactly once, whatever ended the read.
     async fn close(&mut self) -> Result<(), TargetError>;
 }
@@ -57,7 +66,8 @@ pub struct ReadOptions {
     pub changelog: bool,
     /// Fold by these column names (a table's primary key) instead of the result's upsert key.
     pub key_columns: Option<Vec<String>>,
-    /// Pause after an empty poll.
+    /// The first pause after an empty poll before any change; it doubles up to
+    /// [`MAX_PENDING_POLL`] while nothing comes (see [`pause_after_empty`]).
     pub poll: Duration,
 }
 
@@ -145,6 +155,7 @@ pub async fn read(
     let mut last_change = start;
     let mut changes = 0usize;
     let mut emitted: Option<Vec<String>> = None;
+    let mut empty_streak = 0u32;
     let outcome: Result<StopReason, TargetError> = async {
         loop {
             if let Some(t) = options.timeout
@@ -167,6 +178,9 @@ pub async fn read(
                 snapshot = Some(Snapshot::new(mode));
             }
             let got = page.changes.len();
+            if got > 0 {
+                empty_streak = 0;
+            }
             let mut at_max = false;
             let mut consumed = 0usize;
             if got > 0 {
@@ -210,14 +224,27 @@ pub async fn read(
                 if first_change.is_some() && last_change.elapsed() >= options.idle && !follow {
                     return Ok(StopReason::Idle);
                 }
+                empty_streak += 1;
+                let pause = pause_after_empty(
+                    options,
+                    empty_streak,
+                    first_change.map(|_| last_change.elapsed()),
+                    options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+                );
                 tokio::select! {
-                    _ = tokio::time::sleep(options.poll) => {}
+                    _ = tokio::time::sleep(pause) => {}
                     _ = &mut cancel => return Ok(StopReason::Interrupted),
                 }
             }
         }
     }
     .await;
+    // A failed query is a failure whatever stopped the read (Ctrl-C excepted: the user asked).
+    let outcome = match outcome {
+        Ok(StopReason::Interrupted) => Ok(StopReason::Interrupted),
+        Ok(reason) => stream.check_failed().await.map(|()| reason),
+        Err(e) => Err(e),
+    };
     let close_error = stream.close().await.err().map(|e| e.to_string());
     let stopped_by = outcome?;
     let s = snapshot.unwrap_or_else(|| Snapshot::new(Mode::Multiset));
@@ -235,6 +262,41 @@ pub async fn read(
         seconds: start.elapsed().as_secs_f64(),
         close_error,
     })
+}
+
+/// The longest pause between polls of a query that has sent nothing yet (Confluent's driver backs
+/// off the same way: 0.5 s doubling to 5 s).
+pub const MAX_PENDING_POLL: Duration = Duration::from_secs(5);
+/// The first pause after an empty page once rows are flowing.
+pub const FLOWING_POLL: Duration = Duration::from_millis(150);
+
+/// The pause after the `streak`-th empty poll in a row. Before any change (`since_last_change`
+/// `None`: the statement is PENDING or warming up) `poll` doubles up to [`MAX_PENDING_POLL`]; once
+/// changes flow, [`FLOWING_POLL`] doubling up to `poll`, never past the idle deadline. Never
+/// longer than the time left before the timeout (`left`).
+pub fn pause_after_empty(
+    options: &ReadOptions,
+    streak: u32,
+    since_last_change: Option<Duration>,
+    left: Option<Duration>,
+) -> Duration {
+    let doubling = |base: Duration, cap: Duration| {
+        let factor = 1u32 << streak.saturating_sub(1).min(6);
+        base.saturating_mul(factor).min(cap.max(base))
+    };
+    let mut pause = match since_last_change {
+        None => doubling(options.poll, MAX_PENDING_POLL),
+        Some(since) => doubling(FLOWING_POLL.min(options.poll), options.poll).min(
+            options
+                .idle
+                .saturating_sub(since)
+                .max(Duration::from_millis(10)),
+        ),
+    };
+    if let Some(left) = left {
+        pause = pause.min(left.max(Duration::from_millis(10)));
+    }
+    pause
 }
 
 /// How to fold: by the requested key columns when they are all in the result, else by the
@@ -265,5 +327,29 @@ fn mode_for(
             ),
         ),
         _ => (Mode::Multiset, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_polls_back_off_to_five_seconds_and_flowing_polls_stay_fast() {
+        let o = ReadOptions::default();
+        let ms = |d: Duration| d.as_millis() as u64;
+        let pending: Vec<u64> = (1..=6)
+            .map(|n| ms(pause_after_empty(&o, n, None, None)))
+            .collect();
+        assert_eq!(pending, [500, 1000, 2000, 4000, 5000, 5000]);
+        let flowing: Vec<u64> = (1..=4)
+            .map(|n| ms(pause_after_empty(&o, n, Some(Duration::ZERO), None)))
+            .collect();
+        assert_eq!(flowing, [150, 300, 500, 500]);
+        // Never past the idle deadline nor the timeout.
+        let near_idle = pause_after_empty(&o, 3, Some(Duration::from_millis(4_900)), None);
+        assert_eq!(ms(near_idle), 100);
+        let near_end = pause_after_empty(&o, 6, None, Some(Duration::from_millis(700)));
+        assert_eq!(ms(near_end), 700);
     }
 }

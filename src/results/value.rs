@@ -53,11 +53,14 @@ pub fn type_text(t: &Value) -> String {
         }
         "TIMESTAMP_WITH_TIME_ZONE" => precision("TIMESTAMP WITH TIME ZONE", num("precision")),
         "TIME_WITHOUT_TIME_ZONE" | "TIME" => precision("TIME", num("precision")),
-        "ARRAY" | "MULTISET" => format!("{root}<{}>", type_text(&t["elementType"])),
+        "ARRAY" | "MULTISET" => format!(
+            "{root}<{}>",
+            type_text(either(t, "elementType", "element_type"))
+        ),
         "MAP" => format!(
             "MAP<{}, {}>",
-            type_text(&t["keyType"]),
-            type_text(&t["valueType"])
+            type_text(either(t, "keyType", "key_type")),
+            type_text(either(t, "valueType", "value_type"))
         ),
         "ROW" => {
             let fields: Vec<String> = t["fields"]
@@ -68,13 +71,177 @@ pub fn type_text(t: &Value) -> String {
                     format!(
                         "{} {}",
                         f["name"].as_str().unwrap_or("?"),
-                        type_text(f.get("fieldType").unwrap_or(&f["type"]))
+                        type_text(
+                            f.get("fieldType")
+                                .or_else(|| f.get("field_type"))
+                                .unwrap_or(&f["type"])
+                        )
                     )
                 })
                 .collect();
             format!("ROW<{}>", fields.join(", "))
         }
         other => other.to_string(),
+    }
+}
+
+/// A nested type's member under the SQL Gateway's camelCase key or Confluent's snake_case one
+/// (`elementType`/`element_type`, `keyType`/`key_type`, `valueType`/`value_type`).
+fn either<'a>(t: &'a Value, camel: &str, snake: &str) -> &'a Value {
+    t.get(camel)
+        .or_else(|| t.get(snake))
+        .unwrap_or(&Value::Null)
+}
+
+/// The members of a nested type text, split at top-level commas: `MAP<STRING, ARRAY<INT>>` →
+/// `["STRING", "ARRAY<INT>"]`; `ROW<a INT, b DECIMAL(10, 2)>` → `["a INT", "b DECIMAL(10, 2)"]`.
+fn members(type_name: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (type_name.find('<'), type_name.rfind('>')) else {
+        return Vec::new();
+    };
+    if close <= open {
+        return Vec::new();
+    }
+    let inner = &type_name[open + 1..close];
+    let mut out = Vec::new();
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '`' => quoted = !quoted,
+            '<' | '(' if !quoted => depth += 1,
+            '>' | ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                out.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = inner[start..].trim();
+    if !last.is_empty() {
+        out.push(last.to_string());
+    }
+    out
+}
+
+/// A ROW member `name TYPE` (the name may be back-quoted) as `(name, TYPE)`.
+fn row_field(member: &str) -> (String, String) {
+    let m = member.trim();
+    if let Some(rest) = m.strip_prefix('`')
+        && let Some(end) = rest.find('`')
+    {
+        return (rest[..end].to_string(), rest[end + 1..].trim().to_string());
+    }
+    match m.split_once(char::is_whitespace) {
+        Some((n, t)) => (n.to_string(), t.trim().to_string()),
+        None => (m.to_string(), "UNKNOWN".to_string()),
+    }
+}
+
+/// Whether keys of this type are text (a map of them is a JSON object).
+fn is_text_type(type_name: &str) -> bool {
+    matches!(type_root(type_name), "STRING" | "VARCHAR" | "CHAR")
+}
+
+/// A map's entries from either wire: an object (SQL Gateway JSON), a list of `[key, value]` pairs
+/// (Confluent) or of `{"key", "value"}` objects.
+fn entries(v: &Value) -> Option<Vec<(Value, Value)>> {
+    match v {
+        Value::Object(m) => Some(
+            m.iter()
+                .map(|(k, v)| (Value::String(k.clone()), v.clone()))
+                .collect(),
+        ),
+        Value::Array(a) => a
+            .iter()
+            .map(|e| match e {
+                Value::Array(p) if p.len() == 2 => Some((p[0].clone(), p[1].clone())),
+                Value::Object(o) if o.contains_key("key") => Some((
+                    o["key"].clone(),
+                    o.get("value").cloned().unwrap_or(Value::Null),
+                )),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Typed entries as a JSON object when the keys are text, else a list of `[key, value]` pairs.
+fn entries_value(entries: Vec<(Value, Value)>, text_keys: bool) -> Value {
+    if text_keys && entries.iter().all(|(k, _)| k.is_string() || k.is_null()) {
+        Value::Object(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.as_str().unwrap_or("null").to_string(), v))
+                .collect(),
+        )
+    } else {
+        Value::Array(
+            entries
+                .into_iter()
+                .map(|(k, v)| Value::Array(vec![k, v]))
+                .collect(),
+        )
+    }
+}
+
+/// A nested value: wire text holding JSON is read first.
+fn nested(v: &Value, type_name: &str) -> Value {
+    let parsed;
+    let v = match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(p) if p.is_array() || p.is_object() => {
+                parsed = p;
+                &parsed
+            }
+            _ => return v.clone(),
+        },
+        _ => v,
+    };
+    let m = members(type_name);
+    match type_root(type_name) {
+        "ARRAY" => match (v, m.first()) {
+            (Value::Array(a), Some(t)) => Value::Array(a.iter().map(|e| typed(e, t)).collect()),
+            _ => v.clone(),
+        },
+        "MULTISET" => match (entries(v), m.first()) {
+            (Some(es), Some(t)) => entries_value(
+                es.into_iter()
+                    .map(|(k, n)| (typed(&k, t), typed(&n, "INT")))
+                    .collect(),
+                is_text_type(t),
+            ),
+            _ => v.clone(),
+        },
+        "MAP" if m.len() == 2 => match entries(v) {
+            Some(es) => entries_value(
+                es.into_iter()
+                    .map(|(k, x)| (typed(&k, &m[0]), typed(&x, &m[1])))
+                    .collect(),
+                is_text_type(&m[0]),
+            ),
+            None => v.clone(),
+        },
+        "ROW" => {
+            let fields: Vec<(String, String)> = m.iter().map(|f| row_field(f)).collect();
+            let mut out = serde_json::Map::new();
+            match v {
+                Value::Array(a) => {
+                    for (i, (n, t)) in fields.iter().enumerate() {
+                        out.insert(n.clone(), typed(a.get(i).unwrap_or(&Value::Null), t));
+                    }
+                }
+                Value::Object(o) => {
+                    for (n, t) in &fields {
+                        out.insert(n.clone(), typed(o.get(n).unwrap_or(&Value::Null), t));
+                    }
+                }
+                _ => return v.clone(),
+            }
+            Value::Object(out)
+        }
+        _ => v.clone(),
     }
 }
 
@@ -121,6 +288,7 @@ pub fn typed(v: &Value, type_name: &str) -> Value {
             Value::String(s) if s.eq_ignore_ascii_case("false") => Value::Bool(false),
             _ => v.clone(),
         },
+        "ARRAY" | "MULTISET" | "MAP" | "ROW" => nested(v, type_name),
         "TIMESTAMP" | "TIMESTAMP_LTZ" => match v {
             Value::String(s) => {
                 Value::String(iso_timestamp(s, type_root(type_name) != "TIMESTAMP"))
@@ -236,6 +404,53 @@ mod tests {
         );
         assert_eq!(typed(&Value::Null, "BIGINT"), Value::Null);
         assert_eq!(typed(&json!("n/a"), "BIGINT"), json!("n/a"));
+    }
+
+    #[test]
+    fn nested_types_of_both_wires_are_typed_recursively() {
+        // Confluent's snake_case type objects.
+        let t = json!({"type": "ROW", "fields": [
+            {"name": "ids", "field_type": {"type": "ARRAY", "element_type": {"type": "INTEGER"}}},
+            {"name": "m", "field_type": {"type": "MAP", "key_type": {"type": "VARCHAR", "length": 2147483647}, "value_type": {"type": "BIGINT"}}},
+            {"name": "bag", "field_type": {"type": "MULTISET", "element_type": {"type": "INTEGER"}}}
+        ]});
+        let text = type_text(&t);
+        assert_eq!(
+            text,
+            "ROW<ids ARRAY<INTEGER>, m MAP<STRING, BIGINT>, bag MULTISET<INTEGER>>"
+        );
+        // Confluent sends rows as arrays, maps and multisets as [key, value] pairs, scalars as text.
+        let v = json!([["1", "2", null], [["a", "7"], ["b", null]], [["5", "2"]]]);
+        assert_eq!(
+            typed(&v, &text),
+            json!({"ids": [1, 2, null], "m": {"a": 7, "b": null}, "bag": [[5, 2]]})
+        );
+        // The gateway's JSON: objects for maps and rows; non-text map keys as pairs.
+        assert_eq!(
+            typed(&json!({"1": "x"}), "MAP<INT, STRING>"),
+            json!([[1, "x"]])
+        );
+        assert_eq!(
+            typed(&json!({"b": "2", "a": "1"}), "ROW<a INT, b INT>"),
+            json!({"a": 1, "b": 2})
+        );
+        assert_eq!(
+            typed(&json!(["x", "y"]), "MULTISET<STRING>"),
+            json!(["x", "y"]),
+            "not a multiset's shape: kept"
+        );
+        assert_eq!(
+            typed(&json!([["x", 2]]), "MULTISET<STRING>"),
+            json!({"x": 2})
+        );
+        assert_eq!(
+            typed(&json!([["1", "2"], ["3"]]), "ARRAY<ARRAY<BIGINT>>"),
+            json!([[1, 2], [3]])
+        );
+        assert_eq!(
+            type_text(&json!({"type": "ARRAY", "elementType": {"type": "INTEGER"}})),
+            "ARRAY<INTEGER>"
+        );
     }
 
     #[test]

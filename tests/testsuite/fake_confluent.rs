@@ -223,7 +223,7 @@ pub struct DryRun {
 
 /// The canned result of a query: the schema, the upsert key, pages of `(op, row)` (`op` `None` is
 /// sent without the field, meaning `+I`), and whether the query is bounded (COMPLETED once drained).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct QueryScript {
     /// `traits.schema.columns`: `[{"name": …, "type": {"type": …}}]`.
     pub columns: serde_json::Value,
@@ -233,6 +233,14 @@ pub struct QueryScript {
     /// Results reads answered 409 "not ready" after the statement is RUNNING (the real service
     /// also answers 409 while PENDING).
     pub not_ready_reads: u32,
+    /// `(page, detail)`: the statement goes FAILED with `detail` when page `page` (0-based) is
+    /// served (its rows still sent, as rows flushed before the failure); later pages carry none.
+    pub fail_at: Option<(usize, String)>,
+    /// After the failure the results end (a page without `next`) instead of going on empty.
+    pub fail_ends: bool,
+    /// An extra `(name, value)` the service adds to every `next` link; a page read without it is
+    /// answered 400 (a client that rebuilds links instead of following them).
+    pub next_param: Option<(String, String)>,
 }
 
 #[derive(Default)]
@@ -1281,7 +1289,7 @@ fn route(
                         )]),
                     )]],
                     bounded: true,
-                    not_ready_reads: 0,
+                    ..QueryScript::default()
                 })
             } else if upper.starts_with("SELECT") || upper.starts_with("WITH") {
                 let found = s
@@ -1352,6 +1360,48 @@ fn route(
                 .get("page_token")
                 .and_then(|t| t.parse::<usize>().ok())
                 .unwrap_or(0);
+            if let Some((k, v)) = &q.next_param
+                && token > 0
+                && query.get(k.as_str()) != Some(v)
+            {
+                return err(400, &format!("missing {k} in the results link"));
+            }
+            if let Some((at, detail)) = q.fail_at.clone()
+                && token >= at
+            {
+                if x.phase != "FAILED" {
+                    x.phase = "FAILED".into();
+                    x.detail = detail;
+                    x.version += 1;
+                }
+                let data: Vec<serde_json::Value> = if token == at {
+                    q.pages
+                        .get(token)
+                        .into_iter()
+                        .flatten()
+                        .map(|(op, row)| serde_json::json!({"op": op.unwrap_or(0), "row": row}))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let next = if q.fail_ends {
+                    String::new()
+                } else {
+                    let extra = q
+                        .next_param
+                        .as_ref()
+                        .map(|(k, v)| format!("&{k}={v}"))
+                        .unwrap_or_default();
+                    format!(
+                        "http://{host}{base}/statements/{name}/results?page_token={}{extra}",
+                        token + 1
+                    )
+                };
+                return json(
+                    200,
+                    serde_json::json!({"api_version": "sql/v1", "kind": "StatementResult", "metadata": {"self": "", "next": next}, "results": {"data": data}}),
+                );
+            }
             let data: Vec<serde_json::Value> = q
                 .pages
                 .get(token)
@@ -1368,8 +1418,13 @@ fn route(
                 x.version += 1;
                 String::new()
             } else {
+                let extra = q
+                    .next_param
+                    .as_ref()
+                    .map(|(k, v)| format!("&{k}={v}"))
+                    .unwrap_or_default();
                 format!(
-                    "http://{host}{base}/statements/{name}/results?page_token={}",
+                    "http://{host}{base}/statements/{name}/results?page_token={}{extra}",
                     token + 1
                 )
             };

@@ -73,6 +73,7 @@ fn counts() -> QueryScript {
         ],
         bounded: true,
         not_ready_reads: 2,
+        ..QueryScript::default()
     }
 }
 
@@ -297,6 +298,7 @@ fn a_preview_reads_the_table_from_the_start_keyed_by_its_primary_key() {
             ]],
             bounded: true,
             not_ready_reads: 0,
+            ..QueryScript::default()
         },
     );
     let v = json_of(&run(
@@ -580,4 +582,270 @@ fn a_query_clean_up_retries_through_429s() {
         .count();
     assert_eq!(deletes, 8, "7 answered 429, the 8th deleted it");
     assert!(queries_deleted(&fake), "{:?}", fake.phases());
+}
+
+/// Two keys whose updates interleave; a read that stops between a `-U` and its `+U`.
+fn regions(pages: Vec<Vec<(Option<u8>, Value)>>, bounded: bool) -> QueryScript {
+    QueryScript {
+        columns: json!([col("region", "STRING"), col("n", "BIGINT")]),
+        upsert_columns: Some(vec![0]),
+        pages,
+        bounded,
+        ..QueryScript::default()
+    }
+}
+
+#[test]
+fn a_keyed_result_keeps_a_key_between_its_update_before_and_after() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    // Unbounded: the read idles out right after the -U page, before its +U arrives.
+    fake.add_query(
+        "FROM by_region",
+        regions(
+            vec![
+                vec![(None, json!(["EU", "1"])), (None, json!(["US", "1"]))],
+                vec![(Some(1), json!(["EU", "1"]))],
+            ],
+            false,
+        ),
+    );
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM by_region",
+            "--idle",
+            "0.5",
+        ],
+    ));
+    assert_eq!(v["key"], json!(["region"]));
+    assert_eq!(
+        v["rows"],
+        json!([{"region": "EU", "n": 1}, {"region": "US", "n": 1}])
+    );
+    assert_eq!(v["inconsistencies"], json!([]));
+    // Bounded, with the +U and a -D: only the -D removes a key.
+    fake.add_query(
+        "FROM region_totals",
+        regions(
+            vec![
+                vec![(None, json!(["EU", "1"])), (None, json!(["US", "1"]))],
+                vec![(Some(1), json!(["EU", "1"])), (Some(2), json!(["EU", "2"]))],
+                vec![(Some(1), json!(["US", "1"])), (Some(3), json!(["US", "1"]))],
+            ],
+            true,
+        ),
+    );
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM region_totals",
+        ],
+    ));
+    assert_eq!(v["rows"], json!([{"region": "EU", "n": 2}]));
+    assert_eq!(v["complete"], true);
+}
+
+#[test]
+fn a_statement_that_fails_and_then_ends_is_a_failure_and_is_deleted() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let mut s = regions(
+        vec![
+            vec![(None, json!(["EU", "1"]))],
+            vec![(None, json!(["US", "1"]))],
+        ],
+        true,
+    );
+    s.fail_at = Some((1, "Deserialization error at offset 42".into()));
+    s.fail_ends = true;
+    fake.add_query("FROM failing_end", s);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM failing_end",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("Deserialization error at offset 42"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("\"complete\": true"), "{}", stdout(&o));
+    assert!(queries_deleted(&fake), "{:?}", fake.deletes());
+}
+
+#[test]
+fn a_statement_that_fails_mid_stream_is_a_failure_whatever_stops_the_read() {
+    for stop in [
+        &["--idle", "0.3"][..],
+        &["--timeout", "1"][..],
+        &["--max-rows", "2"][..],
+    ] {
+        let p = project();
+        let fake = FakeConfluent::start();
+        let mut s = regions(
+            vec![
+                vec![(None, json!(["EU", "1"]))],
+                vec![(None, json!(["US", "1"]))],
+            ],
+            false,
+        );
+        s.fail_at = Some((1, "Table 'x' does not exist".into()));
+        fake.add_query("FROM failing_mid", s);
+        let mut args = vec![
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM failing_mid",
+        ];
+        args.extend_from_slice(stop);
+        let o = run(&p, &fake, &args);
+        assert_eq!(o.status.code(), Some(1), "{stop:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("Table 'x' does not exist"),
+            "{stop:?}: {}",
+            stderr(&o)
+        );
+        assert!(queries_deleted(&fake), "{stop:?}");
+    }
+}
+
+#[test]
+fn next_links_are_followed_as_given_with_the_parameters_the_service_adds() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let mut s = regions(
+        vec![
+            vec![(None, json!(["EU", "1"]))],
+            vec![(None, json!(["US", "1"]))],
+            vec![(Some(2), json!(["US", "3"]))],
+        ],
+        true,
+    );
+    s.next_param = Some(("cursor_hint".into(), "abc".into()));
+    fake.add_query("FROM linked", s);
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &["--output", "json", "sql", "query", "SELECT * FROM linked"],
+    ));
+    assert_eq!(
+        v["rows"],
+        json!([{"region": "EU", "n": 1}, {"region": "US", "n": 3}])
+    );
+    assert_eq!(v["complete"], true);
+}
+
+#[test]
+fn nested_types_on_confluent_are_named_and_typed_recursively() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM nested_things",
+        QueryScript {
+            columns: json!([
+                {"name": "ids", "type": {"type": "ARRAY", "nullable": true, "element_type": {"type": "INTEGER", "nullable": true}}},
+                {"name": "tags", "type": {"type": "MAP", "nullable": true, "key_type": {"type": "VARCHAR", "length": 2147483647}, "value_type": {"type": "BIGINT"}}},
+                {"name": "by_id", "type": {"type": "MAP", "nullable": true, "key_type": {"type": "INTEGER"}, "value_type": {"type": "VARCHAR", "length": 2147483647}}},
+                {"name": "bag", "type": {"type": "MULTISET", "nullable": true, "element_type": {"type": "VARCHAR", "length": 2147483647}}},
+                {"name": "who", "type": {"type": "ROW", "nullable": true, "fields": [
+                    {"name": "id", "field_type": {"type": "BIGINT"}},
+                    {"name": "at", "field_type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3}}
+                ]}}
+            ]),
+            pages: vec![vec![(
+                None,
+                json!([
+                    ["1", "2", null],
+                    [["a", "7"]],
+                    [["3", "x"]],
+                    [["red", "2"]],
+                    ["42", "2025-01-01 10:00:00.000"]
+                ]),
+            )]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM nested_things",
+        ],
+    ));
+    let types: Vec<&str> = v["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "ARRAY<INTEGER>",
+            "MAP<STRING, BIGINT>",
+            "MAP<INTEGER, STRING>",
+            "MULTISET<STRING>",
+            "ROW<id BIGINT, at TIMESTAMP(3)>"
+        ]
+    );
+    assert_eq!(
+        v["rows"][0],
+        json!({
+            "ids": [1, 2, null],
+            "tags": {"a": 7},
+            "by_id": [[3, "x"]],
+            "bag": {"red": 2},
+            "who": {"id": 42, "at": "2025-01-01T10:00:00.000"}
+        })
+    );
+}
+
+#[test]
+fn csv_tells_null_from_the_empty_string() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM notes",
+        QueryScript {
+            columns: json!([col("id", "INTEGER"), col("note", "STRING")]),
+            pages: vec![vec![
+                (None, json!(["1", null])),
+                (None, json!(["2", ""])),
+                (None, json!(["3", "a, \"b\""])),
+            ]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["sql", "query", "SELECT * FROM notes", "--format", "csv"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "id,note\n1,\n2,\"\"\n3,\"a, \"\"b\"\"\"\n");
 }

@@ -96,6 +96,7 @@ fn stock_levels_script() -> QueryScript {
         ],
         bounded: true,
         not_ready_reads: 1,
+        ..QueryScript::default()
     }
 }
 

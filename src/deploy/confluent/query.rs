@@ -4,7 +4,7 @@
 //! (absent = 0) is `+I -U +U -D`; `409` means not ready yet; a RUNNING statement always answers with a
 //! `next`; an absent or empty `next` after COMPLETED is the end. Closing deletes the statement.
 
-use super::{ConfluentTarget, next_page_token};
+use super::{ConfluentTarget, next_link};
 use crate::deploy::target::{Phase, TargetError};
 use crate::results::value::{Column, typed};
 use crate::results::{Change, Page, ResultStream, RowKind};
@@ -20,7 +20,8 @@ pub(super) struct ConfluentQuery {
     name: String,
     columns: Option<Vec<Column>>,
     upsert: Option<Vec<usize>>,
-    token: Option<String>,
+    /// The `metadata.next` link of the last page, as given (resolved against the page's URL).
+    next: Option<reqwest::Url>,
     empty_pages: u32,
     closed: bool,
 }
@@ -32,7 +33,7 @@ impl ConfluentQuery {
             name: name.to_string(),
             columns: None,
             upsert: None,
-            token: None,
+            next: None,
             empty_pages: 0,
             closed: false,
         }
@@ -119,7 +120,7 @@ impl ResultStream for ConfluentQuery {
                     return Err(TargetError::Invalid(if detail.is_empty() {
                         format!("query {} FAILED", self.name)
                     } else {
-                        detail
+                        format!("query {} FAILED: {detail}", self.name)
                     }));
                 }
                 Phase::Running | Phase::Completed => {
@@ -136,8 +137,8 @@ impl ResultStream for ConfluentQuery {
         url.path_segments_mut()
             .expect("http url has path segments")
             .push("results");
-        if let Some(t) = &self.token {
-            url.query_pairs_mut().append_pair("page_token", t);
+        if let Some(next) = &self.next {
+            url = next.clone();
         }
         let a = self.target.send_retrying(Method::GET, &url, None).await?;
         if a.status == StatusCode::CONFLICT {
@@ -173,9 +174,9 @@ impl ResultStream for ConfluentQuery {
             });
         }
         let next = v.pointer("/metadata/next").and_then(Value::as_str);
-        let end = match next_page_token(&url, next) {
-            Some(t) => {
-                self.token = Some(t);
+        let end = match next_link(&self.target.statement_url(&self.name), &url, next)? {
+            Some(u) => {
+                self.next = Some(u);
                 false
             }
             None => true,
@@ -185,7 +186,13 @@ impl ResultStream for ConfluentQuery {
             if self.empty_pages.is_multiple_of(PHASE_CHECK_EVERY) {
                 let (phase, detail, _) = self.statement().await?;
                 match phase {
-                    Phase::Failed | Phase::Failing => return Err(TargetError::Invalid(detail)),
+                    Phase::Failed | Phase::Failing => {
+                        return Err(TargetError::Invalid(if detail.is_empty() {
+                            format!("query {} FAILED", self.name)
+                        } else {
+                            format!("query {} FAILED: {detail}", self.name)
+                        }));
+                    }
                     Phase::Stopped => {
                         return Ok(Page {
                             end: true,
@@ -202,6 +209,18 @@ impl ResultStream for ConfluentQuery {
             changes,
             end,
         })
+    }
+
+    async fn check_failed(&mut self) -> Result<(), TargetError> {
+        let (phase, detail, _) = self.statement().await?;
+        match phase {
+            Phase::Failed | Phase::Failing => Err(TargetError::Invalid(if detail.is_empty() {
+                format!("query {} FAILED", self.name)
+            } else {
+                format!("query {} FAILED: {detail}", self.name)
+            })),
+            _ => Ok(()),
+        }
     }
 
     async fn close(&mut self) -> Result<(), TargetError> {

@@ -224,6 +224,50 @@ impl ResultStream for GatewayQuery {
         }
     }
 
+    /// The operation's status (`GET …/operations/{op}/status`: `ERROR` is a failure) and, once a
+    /// page named it, the job's state (`GET /jobs/{id}`: `FAILED` is a failure), with the job's
+    /// root exception as the detail.
+    async fn check_failed(&mut self) -> Result<(), TargetError> {
+        let (sh, oh) = (&self.session, &self.operation);
+        let op = self
+            .http
+            .get(
+                self.http
+                    .gw(&format!("v2/sessions/{sh}/operations/{oh}/status")),
+            )
+            .await
+            .ok();
+        let op_error = op
+            .as_ref()
+            .and_then(|v| v.get("status"))
+            .and_then(Value::as_str)
+            == Some("ERROR");
+        let job_failed = match &self.job {
+            Some(j) => {
+                self.http
+                    .get(self.http.jm(&format!("jobs/{j}")))
+                    .await
+                    .ok()
+                    .and_then(|v| v.get("state").and_then(Value::as_str).map(str::to_string))
+                    .as_deref()
+                    == Some("FAILED")
+            }
+            None => false,
+        };
+        if !op_error && !job_failed {
+            return Ok(());
+        }
+        let what = if job_failed {
+            "job FAILED"
+        } else {
+            "operation ERROR"
+        };
+        Err(TargetError::Invalid(match self.job_failure().await {
+            Some(detail) => format!("query {} failed ({what}): {detail}", self.name),
+            None => format!("query {} failed ({what})", self.name),
+        }))
+    }
+
     async fn close(&mut self) -> Result<(), TargetError> {
         if self.closed {
             return Ok(());
