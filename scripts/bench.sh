@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark flinkpipe's offline commands on generated trees.
 #
-#   scripts/bench.sh            # 1,000 and 10,000 tables, 3 runs each
+#   scripts/bench.sh            # 1,000, 10,000 and 100,000 tables, 3 runs each
 #
 # Builds `cargo build --release`, generates trees with scripts/gen-bench-tree.py, then for each
 # size runs, RUNS times on a fresh copy of the tree:
@@ -14,16 +14,22 @@
 #   none  FLINKPIPE_NO_CACHE=1: both commands parse every file;
 #   cold  an empty cache: build-inventory parses (and fills the cache), build-all-metadata reads it;
 #   warm  a cache left by an earlier run on the same tree: neither command parses.
+#   unchanged  both commands already ran on this very tree (untimed): nothing is rewritten, the run
+#         reads the cache and stats the files.
+# Sizes of 100,000 tables and more run only BENCH_CACHE_LARGE="none unchanged" (a first run without
+# cache, and the unchanged tree), each with its peak memory.
 #
-# Environment: BENCH_SIZES="1000 10000"  BENCH_RUNS=3  BENCH_SEED=42  BENCH_CACHE="none cold warm"
+# Environment: BENCH_SIZES="1000 10000 100000"  BENCH_RUNS=3  BENCH_SEED=42
+#              BENCH_CACHE="none cold warm unchanged"  BENCH_CACHE_LARGE="none unchanged"
 #              BENCH_DIR=<scratch dir, default: mktemp -d, removed at the end>
 #              FLINKPIPE=<binary> (skips the cargo build)
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-sizes="${BENCH_SIZES:-1000 10000}"
+sizes="${BENCH_SIZES:-1000 10000 100000}"
 runs="${BENCH_RUNS:-3}"
-modes="${BENCH_CACHE:-none cold warm}"
+modes_small="${BENCH_CACHE:-none cold warm unchanged}"
+modes_large="${BENCH_CACHE_LARGE:-none unchanged}"
 seed="${BENCH_SEED:-42}"
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
@@ -86,6 +92,8 @@ for n in $sizes; do
   rm -rf "$copy" "$work/cache-warm" && cp -a "$pristine" "$copy"
   XDG_CACHE_HOME="$work/cache-warm" "$FLINKPIPE" table build-inventory "$copy/pipelines" >/dev/null 2>&1 || true
 
+  modes="$modes_small"
+  [ "$n" -ge 100000 ] && modes="$modes_large"
   for mode in $modes; do
     declare -A walls=() cpus=() rss=()
     for run in $(seq 1 "$runs"); do
@@ -99,6 +107,14 @@ for n in $sizes; do
         none) env_args=(FLINKPIPE_NO_CACHE=1) ;;
         cold) rm -rf "$work/cache-cold"; env_args=(XDG_CACHE_HOME="$work/cache-cold") ;;
         warm) env_args=(XDG_CACHE_HOME="$work/cache-warm") ;;
+        unchanged)
+          env_args=(XDG_CACHE_HOME="$work/cache-warm")
+          for cmd in "table build-inventory" "pipeline build-all-metadata"; do
+            # shellcheck disable=SC2086
+            env "${env_args[@]}" "$FLINKPIPE" $cmd "$copy/pipelines" >/dev/null 2>&1 \
+              || die "'flinkpipe $cmd' failed on $n tables (unchanged, setup run)"
+          done
+          sync ;;
       esac
       tw=0; tc=0
       for cmd in "table build-inventory" "pipeline build-all-metadata"; do

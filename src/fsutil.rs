@@ -14,8 +14,8 @@ mod batch;
 mod read;
 
 pub use batch::{
-    BATCH_MARKER_PREFIX, Batch, BatchError, BatchPhase, InterruptedBatch, Recovery, SigintScope,
-    catch_sigint, interrupted_batches, is_stale_leftover, recover,
+    BATCH_MARKER_PREFIX, Batch, BatchError, BatchPhase, Durability, InterruptedBatch, Recovery,
+    SigintScope, catch_sigint, interrupted_batches, is_stale_leftover, recover,
 };
 pub use read::{
     MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
@@ -273,8 +273,11 @@ pub(crate) fn sync_dirs<'a>(files: impl IntoIterator<Item = &'a Path>) {
 }
 
 /// [`write_atomic`] made durable: the temporary is synced before the rename and the folder after it,
-/// so that after a crash the file holds the old content or the new one, whole. Used for batch markers.
-pub(crate) fn write_atomic_synced(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+/// so that after a crash the file holds the old content or the new one, whole. Used for batch markers
+/// and for files a user cannot rebuild (`pipelines/blue_green.json`).
+///
+/// Errors: as [`write_atomic`], or a failed `fsync` of the temporary (the target is untouched).
+pub fn write_atomic_synced(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mode = std::fs::metadata(path).ok().and_then(|m| file_mode(&m));
     let tmp = temp_path(path);
     let result = write_new(&tmp, contents, mode, true).and_then(|()| std::fs::rename(&tmp, path));

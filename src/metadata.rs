@@ -218,10 +218,10 @@ pub const DEFINITION_FILE: &str = "pipeline_definition.json";
 /// system) or SIGINT arrives, the temporaries are removed and no file has changed; a SIGINT during the
 /// renames lets them finish. Files whose content is already identical are left untouched.
 ///
-/// Returns the number of metadata files (tables + the graph file). Errors: the first failure, naming
+/// Returns what was written and what was already up to date ([`Written`]). Errors: the first failure, naming
 /// the file, or the interrupt.
-pub fn write_all(project: &Project) -> Result<usize, BatchError> {
-    let batch = Batch::begin(&project.inventory.root, WRITER, REPAIR)?;
+pub fn write_all(project: &Project) -> Result<Written, BatchError> {
+    let batch = Batch::begin_derived(&project.inventory.root, WRITER, REPAIR)?;
     write_all_with(project, batch, Vec::new())
 }
 
@@ -236,7 +236,7 @@ pub fn write_all_with(
     project: &Project,
     batch: Batch,
     extra: Vec<Staged>,
-) -> Result<usize, BatchError> {
+) -> Result<Written, BatchError> {
     let inv: &Inventory = &project.inventory;
     let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
     let results: Vec<Result<Option<Staged>, BatchError>> = tables
@@ -255,10 +255,27 @@ pub fn write_all_with(
         .collect();
     let mut staged = extra;
     let mut first_error = None;
-    for r in results {
+    let mut written = Written {
+        definitions_written: 0,
+        definitions_unchanged: 0,
+        graph_written: false,
+    };
+    let graph_at = results.len() - 1;
+    for (i, r) in results.into_iter().enumerate() {
         match r {
-            Ok(Some(s)) => staged.push(s),
-            Ok(None) => {}
+            Ok(Some(s)) => {
+                if i == graph_at {
+                    written.graph_written = true;
+                } else {
+                    written.definitions_written += 1;
+                }
+                staged.push(s);
+            }
+            Ok(None) => {
+                if i != graph_at {
+                    written.definitions_unchanged += 1;
+                }
+            }
             Err(e) => {
                 first_error.get_or_insert(e);
             }
@@ -275,5 +292,15 @@ pub fn write_all_with(
         return Err(e);
     }
     batch.commit(staged)?;
-    Ok(tables.len() + 1)
+    Ok(written)
+}
+
+/// What [`write_all`] did with the metadata files: how many `pipeline_definition.json` files got a
+/// new content, how many already held it (left untouched, mtime kept), and whether
+/// `pipeline_graph.json` was rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub definitions_written: usize,
+    pub definitions_unchanged: usize,
+    pub graph_written: bool,
 }

@@ -16,7 +16,10 @@
 //!   is put back, the marker stays `committing` and the next command completes the batch (all new).
 //!
 //! The marker itself is written durably (synced before its rename, its folder after), and the
-//! folders of the targets are synced after the last rename, before the marker is removed.
+//! folders of the targets are synced after the last rename, before the marker is removed. A batch of
+//! derived files ([`Durability::Derived`], [`Batch::begin_derived`]) skips both syncs of its files:
+//! a killed process still leaves them all old or all new, and a power cut leaves the marker, which
+//! names the command that rebuilds them.
 //!
 //! **SIGINT** while a batch is open does not kill the process: during staging the batch stops at the
 //! next file, removes its temporaries and reports [`BatchError::Interrupted`] (every file is as it
@@ -91,12 +94,28 @@ pub enum BatchError {
     Interrupted { committed: bool },
 }
 
+/// How much a [`Batch`] protects its files against a crash of the machine (a power cut); against a
+/// killed process both are all-or-nothing, through the marker and [`recover`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Files a user cannot rebuild (SQL rewritten by `update-tables-version`, `update-ut-ddl`,
+    /// `blue-green --apply`; test files): the temporaries reach the disk (`syncfs`) before the marker
+    /// says `committing`, and their folders are synced after the renames.
+    Full,
+    /// Files rebuilt from the SQL on the next run (`inventory.json`, `pipeline_definition.json`,
+    /// `pipeline_graph.json`): atomic renames under the (synced) marker, no `fsync` of the files or
+    /// their folders. After a power cut some may be old, or empty; the marker left behind makes
+    /// `pipeline validate` name the command that rebuilds them.
+    Derived,
+}
+
 /// An all-or-nothing write of many files under one root (see the module docs). Dropping it (on any
 /// error path) removes its marker and gives SIGINT its previous disposition back.
 #[derive(Debug)]
 pub struct Batch {
     path: PathBuf,
     marker: Marker,
+    durability: Durability,
     /// The marker stays when the batch ends: a rollback could not be recorded, so recovery must
     /// complete the commit.
     keep_marker: bool,
@@ -110,6 +129,23 @@ impl Batch {
     ///
     /// Errors: the marker cannot be written (the root is not writable).
     pub fn begin(root: &Path, command: &str, repair: &str) -> Result<Batch, PathError> {
+        Batch::begin_with(root, command, repair, Durability::Full)
+    }
+
+    /// [`Batch::begin`] for derived files ([`Durability::Derived`]): no `fsync` of the files written
+    /// or of their folders.
+    ///
+    /// Errors: the marker cannot be written (the root is not writable).
+    pub fn begin_derived(root: &Path, command: &str, repair: &str) -> Result<Batch, PathError> {
+        Batch::begin_with(root, command, repair, Durability::Derived)
+    }
+
+    fn begin_with(
+        root: &Path,
+        command: &str,
+        repair: &str,
+        durability: Durability,
+    ) -> Result<Batch, PathError> {
         let sigint = SigintGuard::install();
         let pid = std::process::id();
         let batch = Batch {
@@ -125,6 +161,7 @@ impl Batch {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
             },
+            durability,
             keep_marker: false,
             _sigint: sigint,
         };
@@ -156,8 +193,10 @@ impl Batch {
             return Err(BatchError::Interrupted { committed: false });
         }
         // Every temporary on the disk before the marker says so: after a power cut a committing
-        // marker never stands over a temporary that is not whole.
-        if let Err(e) = super::sync_staged(&staged) {
+        // marker never stands over a temporary that is not whole (derived files are rebuilt instead).
+        if self.durability == Durability::Full
+            && let Err(e) = super::sync_staged(&staged)
+        {
             discard(staged);
             return Err(e.into());
         }
@@ -174,7 +213,11 @@ impl Batch {
     /// written, nothing is put back and the marker stays (`committing`), so that the next
     /// [`recover`] completes the batch, as the marker says.
     fn rename_all(mut self, staged: Vec<Staged>) -> Result<(), BatchError> {
-        let targets: Vec<PathBuf> = staged.iter().map(|s| s.target.clone()).collect();
+        let targets: Vec<PathBuf> = if self.durability == Durability::Full {
+            staged.iter().map(|s| s.target.clone()).collect()
+        } else {
+            Vec::new()
+        };
         let mut unrecorded = false;
         let result = super::commit_with(staged, || {
             self.marker.phase = BatchPhase::RollingBack;
@@ -190,7 +233,9 @@ impl Batch {
             self.keep_marker = true;
         }
         result?;
-        super::sync_dirs(targets.iter().map(PathBuf::as_path));
+        if self.durability == Durability::Full {
+            super::sync_dirs(targets.iter().map(PathBuf::as_path));
+        }
         if self.interrupted() {
             return Err(BatchError::Interrupted { committed: true });
         }

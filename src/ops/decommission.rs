@@ -413,7 +413,7 @@ impl Prepared {
                 });
             }
             let path = BlueGreenRecord::path(&self.pipelines);
-            crate::fsutil::write_atomic(&path, record.to_text().as_bytes())
+            crate::fsutil::write_atomic_synced(&path, record.to_text().as_bytes())
                 .map_err(|source| OpsError::Write { path, source })?;
             recorded = true;
         }

@@ -14,8 +14,14 @@ use std::path::{Path, PathBuf};
 pub struct MetadataWritten {
     pub tables: usize,
     pub edges: usize,
-    /// `pipeline_definition.json` files written.
-    pub definitions: usize,
+    /// `pipeline_definition.json` files given a new content.
+    pub definitions_written: usize,
+    /// `pipeline_definition.json` files that already held their content (not rewritten).
+    pub definitions_unchanged: usize,
+    /// Whether `pipeline_graph.json` got a new content.
+    pub graph_written: bool,
+    /// Whether `inventory.json` got a new content.
+    pub inventory_written: bool,
     pub graph_path: PathBuf,
     pub inventory_path: PathBuf,
     /// The content of `pipeline_graph.json`.
@@ -44,7 +50,10 @@ pub fn build_all_metadata(
     Ok(MetadataWritten {
         tables: project.inventory.tables.len(),
         edges: project.graph.edges().count(),
-        definitions: written - 1,
+        definitions_written: written.metadata.definitions_written,
+        definitions_unchanged: written.metadata.definitions_unchanged,
+        graph_written: written.metadata.graph_written,
+        inventory_written: written.inventory_written,
         graph_path: pipelines.join(metadata::GRAPH_FILE),
         inventory_path: pipelines.join(INVENTORY_FILE),
         graph: metadata::graph_file(&project),
@@ -52,8 +61,8 @@ pub fn build_all_metadata(
 }
 
 /// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json` of a loaded
-/// project in one batch; returns the number of metadata files written (definitions and the graph).
-pub fn write_metadata(project: &Project, pipelines: &Path) -> Result<usize, OpsError> {
+/// project in one batch; returns which were rewritten and which already held their content.
+pub fn write_metadata(project: &Project, pipelines: &Path) -> Result<AllWritten, OpsError> {
     write_metadata_with(
         project,
         pipelines,
@@ -72,24 +81,42 @@ pub fn write_metadata_with(
     pipelines: &Path,
     command: &str,
     extra: Vec<(PathBuf, String)>,
-) -> Result<usize, OpsError> {
-    let batch = Batch::begin(pipelines, command, metadata::REPAIR)?;
+) -> Result<AllWritten, OpsError> {
+    let batch = Batch::begin_derived(pipelines, command, metadata::REPAIR)?;
     // inventory.json and the caller's files are staged first and committed with the metadata files.
     let inventory = (
         pipelines.join(INVENTORY_FILE),
         to_json_pretty(&to_inventory_file(&project.inventory)),
     );
     let mut staged = Vec::new();
-    for (path, text) in std::iter::once(inventory).chain(extra) {
+    let mut inventory_written = false;
+    for (i, (path, text)) in std::iter::once(inventory).chain(extra).enumerate() {
         match batch.stage(&path, text.as_bytes()) {
-            Ok(s) => staged.extend(s),
+            Ok(s) => {
+                if i == 0 {
+                    inventory_written = s.is_some();
+                }
+                staged.extend(s)
+            }
             Err(e) => {
                 batch.abandon(staged);
                 return Err(e.into());
             }
         }
     }
-    Ok(metadata::write_all_with(project, batch, staged)?)
+    let metadata = metadata::write_all_with(project, batch, staged)?;
+    Ok(AllWritten {
+        metadata,
+        inventory_written,
+    })
+}
+
+/// What [`write_metadata`] did: the metadata files ([`metadata::Written`]) and whether
+/// `inventory.json` got a new content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllWritten {
+    pub metadata: metadata::Written,
+    pub inventory_written: bool,
 }
 
 /// What `pipeline build-metadata DML_FILE` wrote.
@@ -166,7 +193,7 @@ pub fn build_table_metadata(
     neighbours.dedup();
     neighbours.retain(|n| *n != name);
     names.extend(neighbours);
-    let batch = Batch::begin(
+    let batch = Batch::begin_derived(
         pipelines,
         "flinkpipe pipeline build-metadata",
         metadata::REPAIR,

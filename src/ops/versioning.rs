@@ -363,7 +363,7 @@ fn rebuild_missing_record(
         baseline,
     )?;
     let path = BlueGreenRecord::path(pipelines);
-    crate::fsutil::write_atomic(&path, record.to_text().as_bytes())
+    crate::fsutil::write_atomic_synced(&path, record.to_text().as_bytes())
         .map_err(|e| OpsError::Refused(format!("cannot write {}: {e}", path.display())))?;
     ctx.console.note(&format!(
         "note: the tables were already versioned against the base but {} recorded no release for them: rebuilt it ({} table(s))",

@@ -11,13 +11,17 @@ pub fn exec(inv: &Invocation, pipelines: &Path, allow_unknown: bool) -> CmdResul
     if inv.json() {
         print_json(&w.graph);
     } else {
+        let state = |written: bool| if written { "written" } else { "unchanged" };
         println!(
-            "{} tables, {} edges: wrote {} pipeline_definition.json files, {} and {}",
+            "{} tables, {} edges: pipeline_definition.json files {} written, {} unchanged; {} {}; {} {}",
             w.tables,
             w.edges,
-            w.definitions,
+            w.definitions_written,
+            w.definitions_unchanged,
             w.graph_path.display(),
-            w.inventory_path.display()
+            state(w.graph_written),
+            w.inventory_path.display(),
+            state(w.inventory_written)
         );
     }
     Ok(true)
