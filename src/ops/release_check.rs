@@ -8,8 +8,9 @@
 //! sum/min/max, the newest value of the first timestamp column (freshness) and green's lag behind
 //! blue on it, and a [`Verdict`].
 
-use super::query::{self, QueryResult};
+use super::query;
 use super::{Context, OpsError};
+use crate::results::read::QueryResult;
 use crate::results::{Column, Row};
 use crate::versioning::record::BlueGreenRecord;
 use serde::Serialize;
