@@ -905,6 +905,12 @@ pub enum PipelineCommand {
     /// pipelines/blue_green.json (children first), and with --orphans every statement under the
     /// statement-name prefix that no table owns; never a statement of a table of the tree.
     Decommission(DecommissionArgs),
+    /// Before cut-over: compare each green table of the open blue-green release with its blue table
+    /// (bounded snapshot reads like `table preview`): row counts, keys only in blue / only in green,
+    /// values that differ, null counts, numeric sum/min/max, freshness and lag; a verdict per table
+    /// (same, expected-difference, catching-up, differs). Exit 1 unless every table is same or
+    /// expected-difference.
+    ReleaseCheck(ReleaseCheckArgs),
     /// Print the engine's plan (EXPLAIN) of each statement of the scope's tables, as they would be
     /// sent (the environment's rewrite rules applied).
     Explain(ExplainArgs),
@@ -952,6 +958,46 @@ pub struct ExplainArgs {
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
+}
+
+/// Options of `pipeline release-check`.
+#[derive(Debug, Args, Clone)]
+pub struct ReleaseCheckArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Check only this table of the open release (blue or green name), or the pair BLUE=GREEN
+    /// (repeatable).
+    #[arg(long, value_name = "TABLE|BLUE=GREEN")]
+    pub table_name: Vec<String>,
+    /// A declared difference: `table.column` (values of that column; a key column also declares
+    /// keys only on one side) or `table` (any difference). Repeatable.
+    #[arg(long, value_name = "TABLE[.COLUMN]")]
+    pub expect_diff: Vec<String>,
+    /// Green is catching-up when its newest time value is more than this many seconds behind blue's.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub max_lag: f64,
+    /// Sample rows shown per kind of difference.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub samples: usize,
+    /// Text layout (with --output text): a table, or Markdown for a pull-request comment.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// Stop one side's read after this many seconds without a new row, once rows have arrived.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub idle: f64,
+    /// Stop one side's read after this many seconds in all.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// Text layout of `pipeline release-check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Markdown,
 }
 
 /// Options of `pipeline decommission`.

@@ -68,6 +68,7 @@ pub mod preflight;
 pub mod prepare;
 pub mod query;
 pub mod refs;
+pub mod release_check;
 pub mod report;
 pub mod scaffold;
 pub mod schema_changes;

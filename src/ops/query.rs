@@ -120,36 +120,12 @@ pub fn preview(
     )?;
     let name = ctx.resolve_table(&project, &req.table)?;
     let table = &project.inventory.tables[&name];
-    let kind = TargetKind::of(&cfg);
-    let kafka = matches!(table.connector(), Some("kafka" | "upsert-kafka"));
-    let hint = match (kind, table.connector()) {
-        (TargetKind::SqlGateway, Some("kafka")) => {
-            " /*+ OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset') */"
-        }
-        (TargetKind::SqlGateway, Some("upsert-kafka")) => {
-            " /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */"
-        }
-        _ => "",
-    };
-    let mut sql = format!(
-        "SELECT * FROM {}{hint}",
-        crate::sql::quote_identifier(&name)
+    let (sql, properties) = bounded_select(
+        TargetKind::of(&cfg),
+        table.connector(),
+        &name,
+        req.filter.as_deref(),
     );
-    if let Some(f) = &req.filter {
-        sql.push_str(&format!(" WHERE {f}"));
-    }
-    let mut properties = BTreeMap::new();
-    if kind == TargetKind::ConfluentCloud && (kafka || table.connector().is_none()) {
-        // Confluent tables are Kafka topics (no 'connector' option).
-        properties.insert(
-            "sql.tables.scan.startup.mode".to_string(),
-            "earliest-offset".to_string(),
-        );
-        properties.insert(
-            "sql.tables.scan.bounded.mode".to_string(),
-            "latest-offset".to_string(),
-        );
-    }
     let mut read = req.read.clone();
     if read.key_columns.is_none() && !table.primary_key.is_empty() {
         read.key_columns = Some(table.primary_key.clone());
@@ -169,6 +145,91 @@ pub fn preview(
         table: Some(name),
         result,
     })
+}
+
+/// Reads the current snapshot of `read_name` as [`preview`] reads `table` (same bounded read, same
+/// hints and statement properties from `table`'s connector, folded by `table`'s primary key): for
+/// `pipeline release-check`, which reads a blue table (`t`) through its green successor's
+/// definition (`t_v2`) after the files were renamed. On the SQL Gateway the blue name is declared
+/// from the green DDL with the name replaced ([`target::connect_with_aliases`]).
+///
+/// Errors: an unknown `table`, as [`query`].
+pub fn snapshot_as(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    table: &str,
+    read_name: &str,
+    read: &ReadOptions,
+) -> Result<QueryOutcome, OpsError> {
+    let t = project
+        .inventory
+        .tables
+        .get(table)
+        .ok_or_else(|| OpsError::Usage(format!("unknown table {table}")))?;
+    let (sql, properties) = bounded_select(TargetKind::of(cfg), t.connector(), read_name, None);
+    let mut read = read.clone();
+    if read.key_columns.is_none() && !t.primary_key.is_empty() {
+        read.key_columns = Some(t.primary_key.clone());
+    }
+    let aliases = if read_name == table {
+        Vec::new()
+    } else {
+        vec![(table.to_string(), read_name.to_string())]
+    };
+    let result = run_on(
+        ctx,
+        cfg,
+        Some(project),
+        &aliases,
+        &sql,
+        properties,
+        &read,
+        false,
+        &read::Quiet,
+    )?;
+    Ok(QueryOutcome {
+        sql,
+        table: Some(read_name.to_string()),
+        result,
+    })
+}
+
+/// `SELECT * FROM name [WHERE …]` bounded at the table's current end (see [`preview`]), and the
+/// statement properties that bound it on Confluent Cloud.
+fn bounded_select(
+    kind: TargetKind,
+    connector: Option<&str>,
+    name: &str,
+    filter: Option<&str>,
+) -> (String, BTreeMap<String, String>) {
+    let kafka = matches!(connector, Some("kafka" | "upsert-kafka"));
+    let hint = match (kind, connector) {
+        (TargetKind::SqlGateway, Some("kafka")) => {
+            " /*+ OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset') */"
+        }
+        (TargetKind::SqlGateway, Some("upsert-kafka")) => {
+            " /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */"
+        }
+        _ => "",
+    };
+    let mut sql = format!("SELECT * FROM {}{hint}", crate::sql::quote_identifier(name));
+    if let Some(f) = filter {
+        sql.push_str(&format!(" WHERE {f}"));
+    }
+    let mut properties = BTreeMap::new();
+    if kind == TargetKind::ConfluentCloud && (kafka || connector.is_none()) {
+        // Confluent tables are Kafka topics (no 'connector' option).
+        properties.insert(
+            "sql.tables.scan.startup.mode".to_string(),
+            "earliest-offset".to_string(),
+        );
+        properties.insert(
+            "sql.tables.scan.bounded.mode".to_string(),
+            "latest-offset".to_string(),
+        );
+    }
+    (sql, properties)
 }
 
 /// Refuses anything but one read-only statement: `sql query` is for reading.
@@ -244,8 +305,33 @@ fn run(
     follow: bool,
     observer: &dyn ReadObserver,
 ) -> Result<QueryResult, OpsError> {
+    run_on(
+        ctx,
+        cfg,
+        project,
+        &[],
+        sql,
+        properties,
+        options,
+        follow,
+        observer,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: Option<&Project>,
+    aliases: &[(String, String)],
+    sql: &str,
+    properties: BTreeMap<String, String>,
+    options: &ReadOptions,
+    follow: bool,
+    observer: &dyn ReadObserver,
+) -> Result<QueryResult, OpsError> {
     let naming = StatementNaming::from_config(cfg);
-    let c = target::connect(cfg, project)?;
+    let c = target::connect_with_aliases(cfg, project, aliases)?;
     let rt = target::runtime()?;
     let spec = StatementSpec {
         name: query_name(&naming),

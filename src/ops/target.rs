@@ -71,8 +71,22 @@ impl Connected {
 /// Errors: missing Confluent Cloud settings (named with their variables, and how to use a gateway
 /// instead), unreadable external DDL, a client that cannot be built.
 pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, OpsError> {
+    connect_with_aliases(cfg, project, &[])
+}
+
+/// [`connect`], and on the SQL Gateway also declares each `(table, alias)` pair's alias: a copy of
+/// the table's DDL with the table's name replaced by the alias (whole words). `pipeline
+/// release-check` uses it to read a blue table whose files were renamed to green (`t_v2` → `t`);
+/// Confluent Cloud tables are topics in the catalog and need no declaration.
+///
+/// Errors: as [`connect`].
+pub fn connect_with_aliases(
+    cfg: &Config,
+    project: Option<&Project>,
+    aliases: &[(String, String)],
+) -> Result<Connected, OpsError> {
     if let Some(settings) = cfg.gateway_settings(&process_env) {
-        let target = gateway_with(cfg, project, settings)?;
+        let target = gateway_with_aliases(cfg, project, settings, aliases)?;
         tracing::info!("target: {}", target.describe());
         return Ok(Connected {
             target: Box::new(target),
@@ -105,7 +119,17 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
 pub fn gateway_with(
     cfg: &Config,
     project: Option<&Project>,
+    settings: crate::deploy::GatewaySettings,
+) -> Result<GatewayTarget, OpsError> {
+    gateway_with_aliases(cfg, project, settings, &[])
+}
+
+/// [`gateway_with`], with the aliases of [`connect_with_aliases`] declared too.
+fn gateway_with_aliases(
+    cfg: &Config,
+    project: Option<&Project>,
     mut settings: crate::deploy::GatewaySettings,
+    aliases: &[(String, String)],
 ) -> Result<GatewayTarget, OpsError> {
     settings.deleted_jobs_file =
         project.map(|p| super::state_dir(&p.inventory.root).join("gateway-deleted-jobs.json"));
@@ -118,6 +142,27 @@ pub fn gateway_with(
         None => Vec::new(),
     };
     specs.extend(external_ddl(cfg)?);
+    let mut aliased = Vec::new();
+    for (table, alias) in aliases {
+        let word = regex::Regex::new(&format!(r"(?i)\b{}\b", regex::escape(table)))
+            .map_err(|e| OpsError::Usage(e.to_string()))?;
+        for s in specs.iter().filter(|s| {
+            s.kind == crate::deploy::StatementKind::Ddl
+                && crate::sql::analyze(&s.sql).statements.iter().any(|st| {
+                    st.kind.creates_relation()
+                        && st
+                            .sinks
+                            .first()
+                            .is_some_and(|k| k.name.table().eq_ignore_ascii_case(table))
+                })
+        }) {
+            let mut copy = s.clone();
+            copy.name = format!("{}-as-{alias}", s.name);
+            copy.sql = word.replace_all(&s.sql, alias.as_str()).into_owned();
+            aliased.push(copy);
+        }
+    }
+    specs.extend(aliased);
     GatewayTarget::new(settings, Definitions::new(specs))
         .map_err(|e| OpsError::Target(e.to_string()))
 }

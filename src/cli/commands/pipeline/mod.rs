@@ -13,6 +13,7 @@ mod explain;
 mod graph;
 mod health;
 mod prepare;
+mod release_check;
 mod report;
 mod status;
 mod undeploy;
@@ -162,6 +163,7 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::Undeploy(args) => undeploy::exec(inv, args),
         PipelineCommand::Status(args) => status::exec(inv, args),
         PipelineCommand::Decommission(args) => decommission::exec(inv, args),
+        PipelineCommand::ReleaseCheck(args) => release_check::exec(inv, args),
         PipelineCommand::Explain(args) => explain::exec(inv, args),
     }
 }

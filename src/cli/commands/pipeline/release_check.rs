@@ -1,0 +1,191 @@
+//! `flinkpipe pipeline release-check [DIR] [--table-name T|BLUE=GREEN] [--expect-diff T.COL]
+//! [--max-lag S] [--samples N] [--format text|markdown]`: blue against green before cut-over;
+//! exit 1 unless every table is `same` or `expected-difference`.
+
+use crate::cli::args::{CheckFormat, ReleaseCheckArgs};
+use crate::cli::render::{print_json, table};
+use crate::cli::{CmdResult, Failure, Invocation};
+use crate::ops::query::ReadOptions;
+use crate::ops::release_check::{self, ReleaseCheck, ReleaseCheckRequest, SideStats, TableCheck};
+use std::time::Duration;
+
+pub fn exec(inv: &Invocation, args: &ReleaseCheckArgs) -> CmdResult {
+    let secs = |v: f64, what: &str| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(Failure::usage(format!(
+                "--{what} {v}: a number of seconds ≥ 0"
+            )))
+        }
+    };
+    if !(args.max_lag.is_finite() && args.max_lag >= 0.0) {
+        return Err(Failure::usage(format!(
+            "--max-lag {}: a number of seconds ≥ 0",
+            args.max_lag
+        )));
+    }
+    let read = ReadOptions {
+        idle: secs(args.idle, "idle")?,
+        timeout: Some(secs(args.timeout, "timeout")?),
+        ..ReadOptions::default()
+    };
+    let check = release_check::release_check(
+        &inv.ctx,
+        &ReleaseCheckRequest {
+            pipelines: args.dir.pipelines.clone(),
+            tables: args.table_name.clone(),
+            expect_diff: args.expect_diff.clone(),
+            max_lag_seconds: args.max_lag,
+            samples: args.samples,
+            read,
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    if inv.json() {
+        print_json(&check);
+    } else {
+        match args.format {
+            CheckFormat::Text => print!("{}", text(&check)),
+            CheckFormat::Markdown => print!("{}", markdown(&check)),
+        }
+    }
+    Ok(check.passes())
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |x| format!("{x}"))
+}
+
+fn side(s: &Option<SideStats>) -> String {
+    match s {
+        None => "(missing)".to_string(),
+        Some(s) if s.sum.is_none() => format!("nulls {}", s.nulls),
+        Some(s) => format!(
+            "nulls {} sum {} min {} max {}",
+            s.nulls,
+            num(s.sum),
+            num(s.min),
+            num(s.max)
+        ),
+    }
+}
+
+fn summary_rows(check: &ReleaseCheck) -> Vec<Vec<String>> {
+    check
+        .tables
+        .iter()
+        .map(|t| {
+            vec![
+                format!("{} → {}", t.blue_table, t.green_table),
+                t.verdict.as_str().to_string(),
+                format!("{} / {}", t.blue_rows, t.green_rows),
+                t.only_in_blue.to_string(),
+                t.only_in_green.to_string(),
+                t.values_differ.to_string(),
+                t.lag_seconds.map_or("-".into(), |l| format!("{l}s")),
+            ]
+        })
+        .collect()
+}
+
+const HEADER: &[&str] = &[
+    "TABLE",
+    "VERDICT",
+    "ROWS BLUE / GREEN",
+    "ONLY BLUE",
+    "ONLY GREEN",
+    "VALUES DIFFER",
+    "LAG",
+];
+
+fn row_text(r: &[serde_json::Value]) -> String {
+    serde_json::to_string(r).unwrap_or_default()
+}
+
+fn details(t: &TableCheck, out: &mut String, md: bool) {
+    let bullet = if md { "- " } else { "  " };
+    if !t.blue_complete || !t.green_complete {
+        out.push_str(&format!(
+            "{bullet}note: a read was cut before the end of its table (blue complete: {}, green complete: {})\n",
+            t.blue_complete, t.green_complete
+        ));
+    }
+    if let Some(c) = &t.time_column {
+        out.push_str(&format!(
+            "{bullet}freshness ({c}): blue {} green {}\n",
+            t.blue_newest.as_deref().unwrap_or("-"),
+            t.green_newest.as_deref().unwrap_or("-")
+        ));
+    }
+    for c in &t.columns {
+        if c.blue != c.green || c.differing_rows > 0 {
+            out.push_str(&format!(
+                "{bullet}column {}: blue {} | green {} | {} row(s) differ\n",
+                c.column,
+                side(&c.blue),
+                side(&c.green),
+                c.differing_rows
+            ));
+        }
+    }
+    for r in &t.only_in_blue_samples {
+        out.push_str(&format!("{bullet}only in blue: {}\n", row_text(r)));
+    }
+    for r in &t.only_in_green_samples {
+        out.push_str(&format!("{bullet}only in green: {}\n", row_text(r)));
+    }
+    for d in &t.values_differ_samples {
+        out.push_str(&format!(
+            "{bullet}differs: blue {} | green {}\n",
+            row_text(&d.blue),
+            row_text(&d.green)
+        ));
+    }
+    if !t.undeclared.is_empty() {
+        out.push_str(&format!(
+            "{bullet}undeclared differences: {} (declare with --expect-diff {}.COLUMN)\n",
+            t.undeclared.join(", "),
+            t.green_table
+        ));
+    }
+}
+
+fn text(check: &ReleaseCheck) -> String {
+    let mut out = table(HEADER, &summary_rows(check));
+    for t in &check.tables {
+        if t.verdict != release_check::Verdict::Same {
+            out.push_str(&format!("{} → {}:\n", t.blue_table, t.green_table));
+            details(t, &mut out, false);
+        }
+    }
+    out.push_str(&format!("release: {}\n", check.verdict.as_str()));
+    out
+}
+
+fn markdown(check: &ReleaseCheck) -> String {
+    let mut out = format!(
+        "### Release check: **{}**{}\n\n| {} |\n|{}\n",
+        check.verdict.as_str(),
+        check
+            .statement_prefix
+            .as_deref()
+            .map(|p| format!(" (statement prefix `{p}`)"))
+            .unwrap_or_default(),
+        HEADER.join(" | "),
+        " --- |".repeat(HEADER.len())
+    );
+    for r in summary_rows(check) {
+        out.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    for t in &check.tables {
+        if t.verdict != release_check::Verdict::Same {
+            out.push_str(&format!(
+                "\n#### `{}` → `{}`\n\n",
+                t.blue_table, t.green_table
+            ));
+            details(t, &mut out, true);
+        }
+    }
+    out
+}

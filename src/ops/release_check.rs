@@ -1,0 +1,722 @@
+//! `pipeline release-check`: before cut-over, compares what each green table of the open blue-green
+//! release (`pipelines/blue_green.json`) computed with what its blue table computed.
+//!
+//! Each side is read as `table preview` reads a table ([`super::query::snapshot_as`]: bounded at the
+//! table's current end, folded by the green table's primary key), then [`compare`] gives, per
+//! blue → green pair: row counts, keys only in blue, keys only in green, keys whose values differ
+//! (up to `samples` rows each, side by side), per-column null counts and, for numeric columns,
+//! sum/min/max, the newest value of the first timestamp column (freshness) and green's lag behind
+//! blue on it, and a [`Verdict`].
+
+use super::query;
+use super::{Context, OpsError};
+use crate::results::read::QueryResult;
+use crate::results::{Column, Row};
+use crate::versioning::record::BlueGreenRecord;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// What to check.
+#[derive(Debug, Clone)]
+pub struct ReleaseCheckRequest {
+    pub pipelines: PathBuf,
+    /// `BLUE=GREEN` pairs, or names (blue or green) of the open release's tables to restrict to;
+    /// empty: every table of the open release.
+    pub tables: Vec<String>,
+    /// Declared differences: `table` (any difference of that table) or `table.column` (values of
+    /// that column; a key column also declares keys only on one side). Either side's name.
+    pub expect_diff: Vec<String>,
+    /// Green is `catching-up` when its newest time value is more than this many seconds behind
+    /// blue's.
+    pub max_lag_seconds: f64,
+    /// Sample rows kept per kind of difference.
+    pub samples: usize,
+    pub read: query::ReadOptions,
+    pub allow_unknown: bool,
+}
+
+/// The verdict of one table, or of the release (the worst of its tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Same rows on both sides.
+    Same,
+    /// Differences only in declared columns or keys (`--expect-diff`).
+    ExpectedDifference,
+    /// Green is behind blue beyond `--max-lag`: differences are not judged yet.
+    CatchingUp,
+    /// Undeclared differences.
+    Differs,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::ExpectedDifference => "expected-difference",
+            Verdict::CatchingUp => "catching-up",
+            Verdict::Differs => "differs",
+        }
+    }
+
+    /// Whether the release may be cut over on this verdict.
+    pub fn passes(self) -> bool {
+        matches!(self, Verdict::Same | Verdict::ExpectedDifference)
+    }
+}
+
+/// Null count and numeric aggregates of one column on one side.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SideStats {
+    pub nulls: usize,
+    /// Numeric columns only (`None` otherwise, or without a non-null value).
+    pub sum: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// One column of a pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ColumnCheck {
+    pub column: String,
+    /// `None`: the column is missing on that side.
+    pub blue: Option<SideStats>,
+    pub green: Option<SideStats>,
+    /// Rows (matched by key) whose value of this column differs.
+    pub differing_rows: usize,
+}
+
+/// A key present on both sides with different values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffSample {
+    pub blue: Row,
+    pub green: Row,
+}
+
+/// The comparison of one blue → green pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TableCheck {
+    pub blue_table: String,
+    pub green_table: String,
+    pub verdict: Verdict,
+    /// How rows are matched: the key columns, or `None` for whole rows.
+    pub key: Option<Vec<String>>,
+    pub blue_rows: usize,
+    pub green_rows: usize,
+    /// Whether each read reached the end of its bounded result (else it was cut by a limit).
+    pub blue_complete: bool,
+    pub green_complete: bool,
+    pub only_in_blue: usize,
+    pub only_in_green: usize,
+    pub values_differ: usize,
+    pub only_in_blue_samples: Vec<Row>,
+    pub only_in_green_samples: Vec<Row>,
+    pub values_differ_samples: Vec<DiffSample>,
+    pub columns: Vec<ColumnCheck>,
+    /// The column freshness is measured on (the first TIMESTAMP / TIMESTAMP_LTZ column).
+    pub time_column: Option<String>,
+    pub blue_newest: Option<String>,
+    pub green_newest: Option<String>,
+    /// Seconds green's newest time value is behind blue's (negative: ahead).
+    pub lag_seconds: Option<f64>,
+    /// The differences that were not declared (columns, `keys`, `columns:` for schema).
+    pub undeclared: Vec<String>,
+}
+
+/// The whole check.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseCheck {
+    pub statement_prefix: Option<String>,
+    pub verdict: Verdict,
+    pub tables: Vec<TableCheck>,
+}
+
+impl ReleaseCheck {
+    pub fn passes(&self) -> bool {
+        self.verdict.passes()
+    }
+}
+
+/// Options of [`compare`].
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// Declared columns of this pair (`*` for the whole table).
+    pub expected: BTreeSet<String>,
+    pub max_lag_seconds: f64,
+    pub samples: usize,
+}
+
+/// Runs the check: reads both sides of every pair, compares them.
+///
+/// Errors: no open release and no `BLUE=GREEN` pair, a name not in the release, a green table not
+/// in the project, a target error (as `table preview`).
+pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<ReleaseCheck, OpsError> {
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let naming = crate::plan::StatementNaming::from_config(&cfg);
+    let record = BlueGreenRecord::read(&req.pipelines)
+        .map_err(|e| OpsError::Usage(format!("release-check: {e}")))?;
+    let release = record.open_release(&naming.prefix);
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let release_pairs: Vec<(String, String)> = release
+        .map(|r| {
+            r.tables
+                .iter()
+                .map(|t| (t.blue_table_name.clone(), t.green_table_name.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for given in &req.tables {
+        if let Some((b, g)) = given.split_once('=') {
+            pairs.push((b.trim().to_string(), g.trim().to_string()));
+        } else if let Some(p) = release_pairs
+            .iter()
+            .find(|(b, g)| b.eq_ignore_ascii_case(given) || g.eq_ignore_ascii_case(given))
+        {
+            pairs.push(p.clone());
+        } else {
+            return Err(OpsError::Usage(format!(
+                "--table-name {given}: not a table of the open release in {} (give BLUE=GREEN)",
+                BlueGreenRecord::path(&req.pipelines).display()
+            )));
+        }
+    }
+    if req.tables.is_empty() {
+        pairs = release_pairs;
+    }
+    if pairs.is_empty() {
+        return Err(OpsError::Usage(format!(
+            "no open blue-green release in {} and no --table-name BLUE=GREEN: nothing to check",
+            BlueGreenRecord::path(&req.pipelines).display()
+        )));
+    }
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no release check: fix the errors above",
+    )?;
+    let mut tables = Vec::new();
+    for (blue, green) in &pairs {
+        let green_name = ctx.resolve_table(&project, green)?;
+        let g = query::snapshot_as(ctx, &cfg, &project, &green_name, &green_name, &req.read)?;
+        let b = query::snapshot_as(ctx, &cfg, &project, &green_name, blue, &req.read)?;
+        let expected = expected_for(&req.expect_diff, blue, &green_name);
+        tables.push(compare(
+            blue,
+            &green_name,
+            &b.result,
+            &g.result,
+            &CompareOptions {
+                expected,
+                max_lag_seconds: req.max_lag_seconds,
+                samples: req.samples,
+            },
+        ));
+    }
+    let verdict = tables
+        .iter()
+        .map(|t| t.verdict)
+        .max()
+        .unwrap_or(Verdict::Same);
+    Ok(ReleaseCheck {
+        statement_prefix: release.map(|r| r.statement_prefix.clone()),
+        verdict,
+        tables,
+    })
+}
+
+/// The declared columns of one pair from `--expect-diff` values (`*`: the whole table).
+pub fn expected_for(declared: &[String], blue: &str, green: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for d in declared {
+        let (t, c) = match d.rsplit_once('.') {
+            Some((t, c)) => (t, c),
+            None => (d.as_str(), "*"),
+        };
+        if t.eq_ignore_ascii_case(blue) || t.eq_ignore_ascii_case(green) {
+            out.insert(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+fn index_of(columns: &[Column], name: &str) -> Option<usize> {
+    columns
+        .iter()
+        .position(|c| c.name.eq_ignore_ascii_case(name))
+}
+
+fn is_numeric(type_name: &str) -> bool {
+    matches!(
+        crate::results::value::type_root(type_name),
+        "TINYINT"
+            | "SMALLINT"
+            | "INT"
+            | "INTEGER"
+            | "BIGINT"
+            | "FLOAT"
+            | "DOUBLE"
+            | "DECIMAL"
+            | "NUMERIC"
+            | "REAL"
+    )
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x == y || crate::results::value::same_decimal(x, y),
+        (Value::Number(_), Value::Number(_)) => number(a) == number(b),
+        _ => a == b,
+    }
+}
+
+fn stats(rows: &[Row], col: usize, numeric: bool) -> SideStats {
+    let mut s = SideStats::default();
+    for r in rows {
+        let v = r.get(col).unwrap_or(&Value::Null);
+        if v.is_null() {
+            s.nulls += 1;
+            continue;
+        }
+        if numeric && let Some(x) = number(v) {
+            s.sum = Some(s.sum.unwrap_or(0.0) + x);
+            s.min = Some(s.min.map_or(x, |m| m.min(x)));
+            s.max = Some(s.max.map_or(x, |m| m.max(x)));
+        }
+    }
+    s
+}
+
+/// Seconds since the epoch of an ISO timestamp (`2026-01-02T03:04:05.678Z`, `2026-01-02 03:04:05`).
+pub fn epoch_seconds(s: &str) -> Option<f64> {
+    let s = s.trim().trim_end_matches('Z');
+    let (date, time) = s.split_once(['T', ' ']).unwrap_or((s, "00:00:00"));
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.split(':');
+    let h: f64 = t.next()?.parse().ok()?;
+    let mi: f64 = t.next().unwrap_or("0").parse().ok()?;
+    let sec: f64 = t.next().unwrap_or("0").parse().ok()?;
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146097 + doe - 719468;
+    Some(days as f64 * 86400.0 + h * 3600.0 + mi * 60.0 + sec)
+}
+
+fn newest(rows: &[Row], col: Option<usize>) -> Option<String> {
+    let col = col?;
+    rows.iter()
+        .filter_map(|r| r.get(col).and_then(Value::as_str))
+        .max_by(|a, b| {
+            epoch_seconds(a)
+                .partial_cmp(&epoch_seconds(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .map(str::to_string)
+}
+
+/// Compares the snapshots of a blue and a green table (pure; see the module docs). Rows are matched
+/// by the key columns of the read (the green table's primary key) when both sides have them, else
+/// as whole rows over the common columns (with multiplicity).
+pub fn compare(
+    blue_table: &str,
+    green_table: &str,
+    blue: &QueryResult,
+    green: &QueryResult,
+    opts: &CompareOptions,
+) -> TableCheck {
+    let key: Option<Vec<String>> = green
+        .key
+        .clone()
+        .filter(|k| k.iter().all(|c| index_of(&blue.columns, c).is_some()));
+    let common: Vec<(String, usize, usize)> = green
+        .columns
+        .iter()
+        .filter_map(|c| {
+            Some((
+                c.name.clone(),
+                index_of(&blue.columns, &c.name)?,
+                index_of(&green.columns, &c.name)?,
+            ))
+        })
+        .collect();
+    let project = |row: &Row, blue_side: bool, cols: &[(String, usize, usize)]| -> String {
+        let vals: Vec<&Value> = cols
+            .iter()
+            .map(|(_, b, g)| {
+                row.get(if blue_side { *b } else { *g })
+                    .unwrap_or(&Value::Null)
+            })
+            .collect();
+        serde_json::to_string(&vals).unwrap_or_default()
+    };
+    let key_cols: Vec<(String, usize, usize)> = match &key {
+        Some(k) => common
+            .iter()
+            .filter(|(n, _, _)| k.iter().any(|c| c.eq_ignore_ascii_case(n)))
+            .cloned()
+            .collect(),
+        None => common.clone(),
+    };
+    let mut by_key_blue: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+    for r in &blue.rows {
+        by_key_blue
+            .entry(project(r, true, &key_cols))
+            .or_default()
+            .push(r);
+    }
+    let mut by_key_green: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+    for r in &green.rows {
+        by_key_green
+            .entry(project(r, false, &key_cols))
+            .or_default()
+            .push(r);
+    }
+    let mut only_blue: Vec<&Row> = Vec::new();
+    let mut only_green: Vec<&Row> = Vec::new();
+    let mut differ: Vec<(&Row, &Row)> = Vec::new();
+    let mut differing_by_col: BTreeMap<String, usize> = BTreeMap::new();
+    for (k, bs) in &by_key_blue {
+        let gs = by_key_green.get(k).map(Vec::as_slice).unwrap_or(&[]);
+        let n = bs.len().min(gs.len());
+        only_blue.extend(&bs[n..]);
+        if key.is_some() {
+            for (b, g) in bs[..n].iter().zip(&gs[..n]) {
+                let mut any = false;
+                for (name, bi, gi) in &common {
+                    let (bv, gv) = (
+                        b.get(*bi).unwrap_or(&Value::Null),
+                        g.get(*gi).unwrap_or(&Value::Null),
+                    );
+                    if !same_value(bv, gv) {
+                        *differing_by_col.entry(name.clone()).or_default() += 1;
+                        any = true;
+                    }
+                }
+                if any {
+                    differ.push((b, g));
+                }
+            }
+        }
+    }
+    for (k, gs) in &by_key_green {
+        let nb = by_key_blue.get(k).map_or(0, Vec::len);
+        if gs.len() > nb {
+            only_green.extend(&gs[nb..]);
+        }
+    }
+    let mut names: Vec<String> = green.columns.iter().map(|c| c.name.clone()).collect();
+    for c in &blue.columns {
+        if index_of(&green.columns, &c.name).is_none() {
+            names.push(c.name.clone());
+        }
+    }
+    let columns: Vec<ColumnCheck> = names
+        .iter()
+        .map(|n| {
+            let side = |r: &QueryResult| {
+                index_of(&r.columns, n)
+                    .map(|i| stats(&r.rows, i, is_numeric(&r.columns[i].type_name)))
+            };
+            ColumnCheck {
+                column: n.clone(),
+                blue: side(blue),
+                green: side(green),
+                differing_rows: differing_by_col.get(n).copied().unwrap_or(0),
+            }
+        })
+        .collect();
+    let time_col = green
+        .columns
+        .iter()
+        .position(|c| crate::results::value::type_root(&c.type_name).starts_with("TIMESTAMP"));
+    let time_column = time_col.map(|i| green.columns[i].name.clone());
+    let blue_time = time_column
+        .as_deref()
+        .and_then(|n| index_of(&blue.columns, n));
+    let blue_newest = newest(&blue.rows, blue_time);
+    let green_newest = newest(&green.rows, time_col);
+    let lag_seconds = match (
+        blue_newest.as_deref().and_then(epoch_seconds),
+        green_newest.as_deref().and_then(epoch_seconds),
+    ) {
+        (Some(b), Some(g)) => Some(b - g),
+        _ => None,
+    };
+    // What differs, and whether it was declared.
+    let whole = opts.expected.contains("*");
+    let declared = |c: &str| whole || opts.expected.contains(&c.to_ascii_lowercase());
+    let mut undeclared: Vec<String> = Vec::new();
+    for (c, _) in differing_by_col.iter() {
+        if !declared(c) {
+            undeclared.push(c.clone());
+        }
+    }
+    for c in &columns {
+        if (c.blue.is_none() || c.green.is_none()) && !declared(&c.column) {
+            undeclared.push(format!("columns:{}", c.column));
+        }
+    }
+    let keys_differ = !only_blue.is_empty() || !only_green.is_empty();
+    let keys_declared = whole
+        || key.as_ref().is_some_and(|k| k.iter().any(|c| declared(c)))
+        || (key.is_none() && !opts.expected.is_empty());
+    if keys_differ && !keys_declared {
+        undeclared.push("keys".to_string());
+    }
+    let any_diff = keys_differ
+        || !differ.is_empty()
+        || columns
+            .iter()
+            .any(|c| c.blue.is_none() || c.green.is_none());
+    let verdict = if lag_seconds.is_some_and(|l| l > opts.max_lag_seconds) {
+        Verdict::CatchingUp
+    } else if !undeclared.is_empty() {
+        Verdict::Differs
+    } else if any_diff {
+        Verdict::ExpectedDifference
+    } else {
+        Verdict::Same
+    };
+    let take =
+        |v: &[&Row]| -> Vec<Row> { v.iter().take(opts.samples).map(|r| (*r).clone()).collect() };
+    TableCheck {
+        blue_table: blue_table.to_string(),
+        green_table: green_table.to_string(),
+        verdict,
+        key,
+        blue_rows: blue.rows.len(),
+        green_rows: green.rows.len(),
+        blue_complete: blue.complete,
+        green_complete: green.complete,
+        only_in_blue: only_blue.len(),
+        only_in_green: only_green.len(),
+        values_differ: differ.len(),
+        only_in_blue_samples: take(&only_blue),
+        only_in_green_samples: take(&only_green),
+        values_differ_samples: differ
+            .iter()
+            .take(opts.samples)
+            .map(|(b, g)| DiffSample {
+                blue: (*b).clone(),
+                green: (*g).clone(),
+            })
+            .collect(),
+        columns,
+        time_column,
+        blue_newest,
+        green_newest,
+        lag_seconds,
+        undeclared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::StopReason;
+    use serde_json::json;
+
+    fn result(cols: &[(&str, &str)], key: Option<&[&str]>, rows: Vec<Value>) -> QueryResult {
+        QueryResult {
+            statement: "q".into(),
+            columns: cols
+                .iter()
+                .map(|(n, t)| Column {
+                    name: n.to_string(),
+                    type_name: t.to_string(),
+                })
+                .collect(),
+            rows: rows
+                .into_iter()
+                .map(|r| r.as_array().unwrap().clone())
+                .collect(),
+            complete: true,
+            changes: None,
+            key: key.map(|k| k.iter().map(|s| s.to_string()).collect()),
+            inconsistencies: Vec::new(),
+            stopped_by: StopReason::End,
+            change_count: 0,
+            first_row_seconds: None,
+            seconds: 0.0,
+            close_error: None,
+        }
+    }
+
+    const COLS: &[(&str, &str)] = &[("id", "INT"), ("total", "BIGINT"), ("ts", "TIMESTAMP(3)")];
+
+    fn opts(expected: &[&str]) -> CompareOptions {
+        CompareOptions {
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+            max_lag_seconds: 60.0,
+            samples: 5,
+        }
+    }
+
+    #[test]
+    fn identical_snapshots_are_same() {
+        let rows = json!([
+            [1, 10, "2026-01-01T00:00:00Z"],
+            [2, 20, "2026-01-01T00:01:00Z"]
+        ]);
+        let b = result(COLS, Some(&["id"]), rows.as_array().unwrap().clone());
+        let g = b.clone();
+        let c = compare("t", "t_v2", &b, &g, &opts(&[]));
+        assert_eq!(c.verdict, Verdict::Same);
+        assert_eq!((c.blue_rows, c.green_rows), (2, 2));
+        assert_eq!(c.lag_seconds, Some(0.0));
+        let total = &c.columns[1];
+        assert_eq!(
+            total.blue,
+            Some(SideStats {
+                nulls: 0,
+                sum: Some(30.0),
+                min: Some(10.0),
+                max: Some(20.0)
+            })
+        );
+        assert_eq!(c.columns[2].blue.as_ref().unwrap().sum, None);
+    }
+
+    #[test]
+    fn value_and_key_differences_with_samples_and_declarations() {
+        let b = result(
+            COLS,
+            Some(&["id"]),
+            vec![
+                json!([1, 10, "2026-01-01T00:00:00Z"]),
+                json!([2, 20, "2026-01-01T00:01:00Z"]),
+                json!([3, null, "2026-01-01T00:01:00Z"]),
+            ],
+        );
+        let g = result(
+            COLS,
+            Some(&["id"]),
+            vec![
+                json!([1, 11, "2026-01-01T00:00:00Z"]),
+                json!([2, 20, "2026-01-01T00:01:00Z"]),
+                json!([4, 40, "2026-01-01T00:01:00Z"]),
+            ],
+        );
+        let c = compare("t", "t_v2", &b, &g, &opts(&[]));
+        assert_eq!(c.verdict, Verdict::Differs);
+        assert_eq!(
+            (c.only_in_blue, c.only_in_green, c.values_differ),
+            (1, 1, 1)
+        );
+        assert_eq!(
+            c.only_in_blue_samples,
+            vec![vec![json!(3), Value::Null, json!("2026-01-01T00:01:00Z")]]
+        );
+        assert_eq!(c.values_differ_samples[0].green[1], json!(11));
+        assert_eq!(c.undeclared, vec!["total".to_string(), "keys".to_string()]);
+        assert_eq!(c.columns[1].blue.as_ref().unwrap().nulls, 1);
+        assert_eq!(c.columns[1].differing_rows, 1);
+        // The column alone does not declare new keys; the table does.
+        let c = compare("t", "t_v2", &b, &g, &opts(&["total"]));
+        assert_eq!(
+            (c.verdict, c.undeclared.clone()),
+            (Verdict::Differs, vec!["keys".to_string()])
+        );
+        let c = compare("t", "t_v2", &b, &g, &opts(&["*"]));
+        assert_eq!(c.verdict, Verdict::ExpectedDifference);
+        let c = compare(
+            "t",
+            "t_v2",
+            &b,
+            &g,
+            &CompareOptions {
+                samples: 0,
+                ..opts(&["total", "id"])
+            },
+        );
+        assert_eq!(c.verdict, Verdict::ExpectedDifference);
+        assert!(c.only_in_blue_samples.is_empty());
+    }
+
+    #[test]
+    fn green_behind_blue_is_catching_up() {
+        let b = result(
+            COLS,
+            Some(&["id"]),
+            vec![json!([1, 10, "2026-01-01T00:10:00Z"])],
+        );
+        let g = result(
+            COLS,
+            Some(&["id"]),
+            vec![json!([1, 5, "2026-01-01T00:00:00.500Z"])],
+        );
+        let c = compare("t", "t_v2", &b, &g, &opts(&[]));
+        assert_eq!(c.lag_seconds, Some(599.5));
+        assert_eq!(c.verdict, Verdict::CatchingUp);
+        let c = compare(
+            "t",
+            "t_v2",
+            &b,
+            &g,
+            &CompareOptions {
+                max_lag_seconds: 600.0,
+                ..opts(&[])
+            },
+        );
+        assert_eq!(c.verdict, Verdict::Differs);
+    }
+
+    #[test]
+    fn keyless_tables_compare_whole_rows_with_multiplicity() {
+        let cols = &[("a", "STRING")];
+        let b = result(cols, None, vec![json!(["x"]), json!(["x"]), json!(["y"])]);
+        let g = result(cols, None, vec![json!(["x"]), json!(["y"]), json!(["z"])]);
+        let c = compare("t", "t_v2", &b, &g, &opts(&[]));
+        assert_eq!(
+            (c.only_in_blue, c.only_in_green, c.values_differ),
+            (1, 1, 0)
+        );
+        assert_eq!(c.verdict, Verdict::Differs);
+    }
+
+    #[test]
+    fn schema_changes_and_declarations_by_either_name() {
+        let b = result(&[("id", "INT")], Some(&["id"]), vec![json!([1])]);
+        let g = result(
+            &[("id", "INT"), ("n", "INT")],
+            Some(&["id"]),
+            vec![json!([1, 2])],
+        );
+        let c = compare("t", "t_v2", &b, &g, &opts(&[]));
+        assert_eq!(c.undeclared, vec!["columns:n".to_string()]);
+        let exp = expected_for(
+            &["t.N".into(), "other.x".into(), "t_v2".into()],
+            "t",
+            "t_v2",
+        );
+        assert_eq!(
+            exp,
+            ["*".to_string(), "n".to_string()].into_iter().collect()
+        );
+        let c = compare("t", "t_v2", &b, &g, &opts(&["n"]));
+        assert_eq!(c.verdict, Verdict::ExpectedDifference);
+    }
+
+    #[test]
+    fn epoch_seconds_of_iso_timestamps() {
+        assert_eq!(epoch_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(epoch_seconds("2000-03-01 00:00:01.5"), Some(951868801.5));
+        assert_eq!(epoch_seconds("nope"), None);
+    }
+}
