@@ -849,3 +849,80 @@ fn csv_tells_null_from_the_empty_string() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "id,note\n1,\n2,\"\"\n3,\"a, \"\"b\"\"\"\n");
 }
+
+/// `pipeline release-check` reads blue and green as `table preview` does and compares them by the
+/// green table's primary key: a key only in blue and a changed value are `differs` (exit 1) until
+/// they are declared with `--expect-diff`; every query statement is deleted.
+#[test]
+fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let script = |rows: &[(&str, &str)]| QueryScript {
+        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+        upsert_columns: None,
+        pages: vec![
+            rows.iter()
+                .map(|(k, v)| (None, json!([k, v])))
+                .collect::<Vec<_>>(),
+        ],
+        bounded: true,
+        not_ready_reads: 0,
+        ..QueryScript::default()
+    };
+    fake.add_query(
+        "FROM `c360_fct_customer_orders_blue`",
+        script(&[("7", "2"), ("8", "1"), ("9", "1")]),
+    );
+    fake.add_query(
+        "FROM `c360_fct_customer_orders`",
+        script(&[("7", "2"), ("8", "5")]),
+    );
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "--output",
+            "json",
+            "pipeline",
+            "release-check",
+            "pipelines",
+            "--table-name",
+            "c360_fct_customer_orders_blue=c360_fct_customer_orders",
+            "--idle",
+            "1",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let o = run(&p, &fake, &args(&[]));
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["verdict"], "differs", "{v:#}");
+    let t = &v["tables"][0];
+    assert_eq!(t["key"], json!(["customer_id"]));
+    assert_eq!(
+        (
+            &t["blue_rows"],
+            &t["green_rows"],
+            &t["only_in_blue"],
+            &t["only_in_green"],
+            &t["values_differ"]
+        ),
+        (&json!(3), &json!(2), &json!(1), &json!(0), &json!(1)),
+        "{t:#}"
+    );
+    // Sample rows in column order.
+    assert_eq!(t["only_in_blue_samples"], json!([[9, 1]]));
+    // Declared: the orders column changes and keys may leave.
+    let o = run(
+        &p,
+        &fake,
+        &args(&[
+            "--expect-diff",
+            "c360_fct_customer_orders.orders",
+            "--expect-diff",
+            "c360_fct_customer_orders.customer_id",
+        ]),
+    );
+    let v = json_of(&o);
+    assert_eq!(v["verdict"], "expected-difference", "{v:#}");
+    assert!(queries_deleted(&fake));
+}
