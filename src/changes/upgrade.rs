@@ -315,6 +315,13 @@ fn parse_plan(plan: &Value) -> Result<Vec<Node>, PlanError> {
                     "edge {s} → {t} names an unknown node"
                 )));
             };
+            if s >= t {
+                // Plans list their nodes in topological order: an edge backwards is a cycle.
+                return Err(PlanError::NotAPlan(format!(
+                    "edge to node {} from a node not before it",
+                    nodes[t].get("id").and_then(Value::as_i64).unwrap_or(-1)
+                )));
+            }
             out[t].inputs.push(s);
         }
     }
@@ -707,6 +714,20 @@ struct SqlOperator {
     semantics: String,
 }
 
+/// The name of a join's kind (`inner`, `left outer`, …), as the layout of its state.
+fn join_kind(op: &sqlparser::ast::JoinOperator) -> &'static str {
+    use sqlparser::ast::JoinOperator as J;
+    match op {
+        J::Join(_) | J::Inner(_) => "inner",
+        J::Left(_) | J::LeftOuter(_) => "left outer",
+        J::Right(_) | J::RightOuter(_) => "right outer",
+        J::FullOuter(_) => "full outer",
+        J::CrossJoin(_) => "cross",
+        J::CrossApply | J::OuterApply => "lateral",
+        _ => "other",
+    }
+}
+
 /// The number of grouping expressions (`GROUP BY ALL` counts as none).
 fn group_by_len(g: &sqlparser::ast::GroupByExpr) -> usize {
     match g {
@@ -787,7 +808,8 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                 .iter()
                 .flat_map(|f| f.joins.iter())
                 .filter(|j| !matches!(j.relation, TableFactor::UNNEST { .. }))
-                .map(|j| format!("{:?}", std::mem::discriminant(&j.join_operator)))
+                .map(|j| join_kind(&j.join_operator).to_string())
+                .chain(s.from.iter().skip(1).map(|_| "comma join".to_string()))
                 .collect();
             let sources = format!("from {} {filters}", from.join(", "));
             if !calls.is_empty() || !group_by.is_empty() && group_by != "GROUP BY " {
@@ -872,6 +894,14 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             tier: Tier::Offline,
             operators,
             reasons,
+        };
+    }
+    if (!stateless(so) && oo.is_empty()) || (!stateless(sn) && on.is_empty()) {
+        return Assessment {
+            verdict: Verdict::Unknown,
+            tier: Tier::Offline,
+            operators,
+            reasons: vec!["a stateful operator the offline reading does not model (a UNION branch, a view, a sort): compare with `--engine local`".into()],
         };
     }
     let mut verdict = Verdict::StateCompatible;
@@ -1033,6 +1063,23 @@ mod tests {
         assert_eq!(
             compare_sql("INSERT INTO o SELECT a, b FROM s;", base).verdict,
             Verdict::StateIncompatible
+        );
+        // A comma join is a join.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT s.store_id, SUM(s.amount) FROM src s, stores t WHERE s.store_id = t.store_id GROUP BY s.store_id;"
+            ),
+            Verdict::StateIncompatible
+        );
+        // A stateful operator the reading does not model is not called compatible.
+        assert_eq!(
+            compare_sql(
+                "INSERT INTO o SELECT a FROM s UNION ALL SELECT a FROM (SELECT a, COUNT(*) AS n FROM t GROUP BY a);",
+                "INSERT INTO o SELECT a FROM s UNION ALL SELECT a FROM (SELECT a, MAX(b) AS n FROM t GROUP BY a);"
+            )
+            .verdict
+            .needs_new_version(),
+            true
         );
     }
 }

@@ -475,7 +475,7 @@ pub fn compare(
     let keys_differ = !only_blue.is_empty() || !only_green.is_empty();
     let keys_declared = whole
         || key.as_ref().is_some_and(|k| k.iter().any(|c| declared(c)))
-        || (key.is_none() && !opts.expected.is_empty());
+        || (key.is_none() && whole);
     if keys_differ && !keys_declared {
         undeclared.push("keys".to_string());
     }
@@ -484,6 +484,12 @@ pub fn compare(
         || columns
             .iter()
             .any(|c| c.blue.is_none() || c.green.is_none());
+    // A read stopped before the table's end (idle, timeout) compares partial snapshots: nothing
+    // can be called the same yet.
+    let partial = !blue.complete || !green.complete;
+    if partial {
+        undeclared.push("incomplete-read".to_string());
+    }
     let verdict = if lag_seconds.is_some_and(|l| l > opts.max_lag_seconds) {
         Verdict::CatchingUp
     } else if !undeclared.is_empty() {

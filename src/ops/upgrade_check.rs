@@ -150,7 +150,11 @@ pub fn upgrade_check(
     for f in set
         .files
         .iter()
-        .filter(|f| f.role == FileRole::Dml && f.change_kind != ChangeKind::Deleted)
+        // Added statements replace nothing (no state to take over), deleted ones run no more.
+        .filter(|f| {
+            f.role == FileRole::Dml
+                && !matches!(f.change_kind, ChangeKind::Deleted | ChangeKind::Added)
+        })
     {
         let new = std::fs::read_to_string(&f.abs_path)
             .map_err(|e| OpsError::Usage(format!("{}: {e}", f.abs_path.display())))?;

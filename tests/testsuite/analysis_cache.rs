@@ -67,10 +67,16 @@ fn outputs_are_identical_without_cold_and_warm_cache() {
         .collect();
     assert_eq!(cache_files.len(), 1, "one cache file per tree");
     let (warm_out, warm_files) = build(&cached, Some(cache.path()));
+    // A second run without cache on the same tree: it writes nothing and says so, as the warm run.
+    let (plain_again, _) = build(&plain, None);
+    assert!(
+        plain_again.contains("0 written") && plain_again.contains("unchanged"),
+        "{plain_again}"
+    );
 
     let strip = |s: &str, root: &Path| s.replace(root.to_str().unwrap(), "<root>");
     assert_eq!(strip(&cold_out, &cached), strip(&plain_out, &plain));
-    assert_eq!(strip(&warm_out, &cached), strip(&plain_out, &plain));
+    assert_eq!(strip(&warm_out, &cached), strip(&plain_again, &plain));
     assert_eq!(cold_files, plain_files);
     assert_eq!(warm_files, plain_files);
 }

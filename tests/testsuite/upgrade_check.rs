@@ -60,6 +60,12 @@ fn the_changed_part_of_an_operator_is_named() {
 
 #[test]
 fn what_is_not_a_compiled_plan_is_an_error() {
+    // A cycle (an edge back to an earlier node) is refused, not followed.
+    let cyclic = serde_json::json!({
+        "nodes": [{"id": 1, "type": "stream-exec-calc_1"}, {"id": 2, "type": "stream-exec-calc_1"}],
+        "edges": [{"source": 1, "target": 2}, {"source": 2, "target": 1}]
+    });
+    assert!(compare_plans(&cyclic, &plan("sum")).is_err());
     assert!(compare_plans(&serde_json::json!({}), &plan("sum")).is_err());
     assert!(
         compare_plans(

@@ -887,8 +887,19 @@ async fn wait_phase(
             Ok(Some(s)) => s,
             // Not listed yet (a job the JobManager has not registered), or deleted: only the
             // grace tells them apart.
-            Ok(None) if start.elapsed() < ctx.options.visibility_grace => {
-                let delay = ctx.options.poll.delay(n, seed_of(&spec.name));
+            Ok(None)
+                if last.is_none()
+                    && start.elapsed()
+                        < ctx
+                            .options
+                            .visibility_grace
+                            .min(ctx.options.statement_timeout) =>
+            {
+                let delay = ctx
+                    .options
+                    .poll
+                    .delay(n, seed_of(&spec.name))
+                    .min(deadline.saturating_duration_since(Instant::now()));
                 n = n.saturating_add(1);
                 tokio::time::sleep(delay).await;
                 continue;
