@@ -473,9 +473,8 @@ pub fn compare(
         }
     }
     let keys_differ = !only_blue.is_empty() || !only_green.is_empty();
-    let keys_declared = whole
-        || key.as_ref().is_some_and(|k| k.iter().any(|c| declared(c)))
-        || (key.is_none() && whole);
+    // Without a key, rows on one side only are declared by the whole table alone.
+    let keys_declared = whole || key.as_ref().is_some_and(|k| k.iter().any(|c| declared(c)));
     if keys_differ && !keys_declared {
         undeclared.push("keys".to_string());
     }
