@@ -160,9 +160,10 @@ struct Node {
     stateful: bool,
 }
 
-/// Exec nodes that keep keyed state even when the plan lists no `state` entry for them (plans of older
-/// node versions list none).
-const STATEFUL_OPERATORS: &[&str] = &[
+/// Exec nodes whose state holds keys and accumulators (aggregates). With [`ROW_STORING`], the exec nodes
+/// that keep keyed state even when the plan lists no `state` entry for them (plans of older node
+/// versions list none).
+const AGGREGATING: &[&str] = &[
     "group-aggregate",
     "global-group-aggregate",
     "incremental-group-aggregate",
@@ -172,26 +173,11 @@ const STATEFUL_OPERATORS: &[&str] = &[
     "group-window-aggregate",
     "python-group-aggregate",
     "python-group-window-aggregate",
-    "join",
-    "interval-join",
-    "temporal-join",
-    "window-join",
-    "deduplicate",
-    "window-deduplicate",
-    "rank",
-    "window-rank",
-    "sort-limit",
-    "limit",
-    "temporal-sort",
-    "over-aggregate",
     "python-over-aggregate",
-    "match",
-    "changelog-normalize",
-    "multi-join",
 ];
 
 /// Exec nodes whose state holds input rows (so a change of the input row type changes the state's
-/// serializer), as opposed to aggregates, whose state holds keys and accumulators.
+/// serializer), as opposed to [`AGGREGATING`] ones.
 const ROW_STORING: &[&str] = &[
     "join",
     "interval-join",
@@ -289,7 +275,9 @@ fn parse_plan(plan: &Value) -> Result<Vec<Node>, PlanError> {
             .and_then(Value::as_array)
             .is_some_and(|s| !s.is_empty());
         out.push(Node {
-            stateful: has_state || STATEFUL_OPERATORS.contains(&operator.as_str()),
+            stateful: has_state
+                || AGGREGATING.contains(&operator.as_str())
+                || ROW_STORING.contains(&operator.as_str()),
             operator,
             kind: kind.to_string(),
             body: normalise(n),
@@ -391,6 +379,20 @@ fn row_field_types(row: &str) -> Vec<String> {
     out
 }
 
+/// The types at field indexes `idx` of a row whose field types are `types` (`null` where an index is
+/// not a field).
+fn types_at(idx: &[Value], types: &[String]) -> Value {
+    Value::Array(
+        idx.iter()
+            .map(|k| {
+                k.as_u64()
+                    .and_then(|k| types.get(k as usize))
+                    .map_or(Value::Null, |t| Value::String(t.clone()))
+            })
+            .collect(),
+    )
+}
+
 /// The parts of a stateful node that make up its state's layout (a change of one fails a restore),
 /// named, each as JSON.
 fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
@@ -444,63 +446,25 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
                 .unwrap_or_default()
         })
         .collect();
-    let key_types = |field: &str, input: usize| -> Option<Value> {
-        let idx = b.get(field)?.as_array()?;
-        let types = input_types.get(input)?;
-        Some(Value::Array(
-            idx.iter()
-                .map(|k| {
-                    k.as_u64()
-                        .and_then(|k| types.get(k as usize))
-                        .map(|t| Value::String(t.clone()))
-                        .unwrap_or(Value::Null)
-                })
-                .collect(),
-        ))
-    };
-    if let Some(k) = key_types("grouping", 0) {
-        out.insert("grouping", k);
+    let input = |side: usize| input_types.get(side).map_or(&[][..], Vec::as_slice);
+    for field in ["grouping", "uniqueKeys"] {
+        if let (Some(idx), Some(types)) =
+            (b.get(field).and_then(Value::as_array), input_types.first())
+        {
+            out.insert(field, types_at(idx, types));
+        }
     }
     if let Some(k) = b
         .get("partitionSpec")
         .and_then(|p| p.get("fields"))
         .and_then(Value::as_array)
     {
-        let types = input_types.first().cloned().unwrap_or_default();
-        out.insert(
-            "partitionSpec",
-            Value::Array(
-                k.iter()
-                    .map(|i| {
-                        i.as_u64()
-                            .and_then(|i| types.get(i as usize))
-                            .map(|t| Value::String(t.clone()))
-                            .unwrap_or(Value::Null)
-                    })
-                    .collect(),
-            ),
-        );
-    }
-    if let Some(k) = key_types("uniqueKeys", 0) {
-        out.insert("uniqueKeys", k);
+        out.insert("partitionSpec", types_at(k, input(0)));
     }
     if let Some(js) = b.get("joinSpec") {
         for (side, field) in [(0usize, "leftKeys"), (1, "rightKeys")] {
             if let Some(idx) = js.get(field).and_then(Value::as_array) {
-                let types = input_types.get(side).cloned().unwrap_or_default();
-                let t: Vec<Value> = idx
-                    .iter()
-                    .map(|i| {
-                        i.as_u64()
-                            .and_then(|i| types.get(i as usize))
-                            .map(|t| Value::String(t.clone()))
-                            .unwrap_or(Value::Null)
-                    })
-                    .collect();
-                out.insert(
-                    if side == 0 { "leftKeys" } else { "rightKeys" },
-                    Value::Array(t),
-                );
+                out.insert(field, types_at(idx, input(side)));
             }
         }
     }
