@@ -20,6 +20,7 @@ pub mod cli;
 pub mod config;
 pub mod deploy;
 pub mod diagnostics;
+pub mod engine_plan;
 pub mod fsutil;
 pub mod graph;
 pub mod inventory;

@@ -430,13 +430,13 @@ pub struct HousekeepArgs {
     pub allow_unknown: bool,
 }
 
-/// Where `pipeline upgrade-check` compiles plans.
+/// Where `pipeline upgrade-check` compiles plans and `pipeline validate` checks statements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum UpgradeEngine {
+pub enum EngineChoice {
     /// The SQL front end only.
     Offline,
-    /// The local Flink's SQL Gateway (the project's gateway target, else http://127.0.0.1:8083);
-    /// the offline reading when it does not answer.
+    /// The local Flink's SQL Gateway (the project's gateway target, else http://127.0.0.1:8083):
+    /// upgrade-check falls back to the offline reading when it does not answer; validate fails.
     Local,
 }
 
@@ -451,8 +451,8 @@ pub struct UpgradeCheckArgs {
     #[arg(long = "table-name", value_name = "TABLE")]
     pub tables: Vec<String>,
     /// Where plans are compiled.
-    #[arg(long, value_enum, default_value_t = UpgradeEngine::Local)]
-    pub engine: UpgradeEngine,
+    #[arg(long, value_enum, default_value_t = EngineChoice::Local)]
+    pub engine: EngineChoice,
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
@@ -811,6 +811,12 @@ pub enum PipelineCommand {
         /// `all` denies every warning.
         #[arg(long, value_name = "CLASS", value_parser = crate::diagnostics::DeniedClass::parse)]
         deny: Vec<crate::diagnostics::DeniedClass>,
+        /// `local`: also EXPLAIN every statement (with --since: those of the changed tables and
+        /// their children) on the local Flink with the project's DDL; what the planner rejects
+        /// (type errors, unknown columns, an updating query into an append-only sink) is an error
+        /// at its file and line.
+        #[arg(long, value_enum, default_value_t = EngineChoice::Offline)]
+        engine: EngineChoice,
     },
     /// Print a table's parent tree (and child tree with --children-too).
     Report {
@@ -955,6 +961,10 @@ pub struct ExplainArgs {
     /// Longest wait for one plan, in seconds.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub timeout: u64,
+    /// Print, instead of the plan, the changelog each sink receives (append-only, upsert or
+    /// retract, with its +I/-U/+U/-D kinds) and its upsert key.
+    #[arg(long)]
+    pub changelog_mode: bool,
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,

@@ -32,6 +32,10 @@ pub struct Step {
     pub is_drop: bool,
     /// Labels of the per-environment rules that changed what is sent (`prod[0]`), in order.
     pub rewritten_by: Vec<String>,
+    /// The SQL file the statement comes from (empty when it comes from no file).
+    pub file: PathBuf,
+    /// 1-based line of the statement's first token in [`Step::file`] (0 when unknown).
+    pub line: usize,
 }
 
 /// A plan node with its statements, ready for the executor.
@@ -217,6 +221,8 @@ pub fn steps_from_sql(
                     },
                     is_drop: matches!(k, SqlKind::Drop),
                     rewritten_by: Vec::new(),
+                    file: PathBuf::new(),
+                    line: st.line,
                 });
             }
         }
@@ -366,6 +372,22 @@ pub fn project_statements(
     Ok(out)
 }
 
+/// Every statement of one table of the project (DDL then DML, names from `naming`, no compute pool),
+/// as sent: what `pipeline validate --engine local` explains.
+pub fn table_steps(
+    project: &Project,
+    table: &str,
+    naming: &crate::plan::StatementNaming,
+    env: &EnvSql,
+) -> Result<Vec<Step>, SpecError> {
+    let Some(t) = project.inventory.tables.get(table) else {
+        return Ok(Vec::new());
+    };
+    let ddl = t.ddl_ref.as_ref().map(|_| naming.ddl(&t.product, &t.name));
+    let dml = t.dml_ref.as_ref().map(|_| naming.dml(&t.product, &t.name));
+    table_statements(project, table, ddl.as_deref(), dml.as_deref(), None, env)
+}
+
 /// The statements of one table: its DDL file's (named `ddl_name`, when given) and its DML file's
 /// (named `dml_name`), unless another table's statement set writes it; each in `pool`, with the
 /// environment's rules applied.
@@ -393,6 +415,7 @@ fn table_statements(
     };
     let finish = |path: &Path, mut new: Vec<Step>| -> Result<Vec<Step>, SpecError> {
         for step in &mut new {
+            step.file = path.to_path_buf();
             step.spec.compute_pool = pool.map(str::to_string);
             step.rewritten_by = env
                 .apply(&mut step.spec)

@@ -18,6 +18,7 @@ use crate::deploy::env_sql::EnvSql;
 use crate::deploy::gateway::catalog;
 use crate::deploy::spec;
 use crate::deploy::{StatementKind, StatementSpec};
+use crate::engine_plan::{self, SinkChangelog};
 use crate::plan::{Origin, StatementNaming, StatementStatus};
 use crate::results::read::{self, Quiet, ReadOptions};
 use serde::Serialize;
@@ -30,6 +31,10 @@ pub struct ExplainRequest {
     pub plan: PlanRequest,
     /// Longest wait for one plan.
     pub timeout: Duration,
+    /// Also read the changelog each sink receives and its upsert key ([`Explained::sinks`]): on the
+    /// SQL Gateway from the compiled plan (`COMPILE PLAN`, which needs the engine on this machine),
+    /// on Confluent Cloud from the `EXPLAIN` text's physical details.
+    pub changelog_mode: bool,
 }
 
 /// The plan of one statement.
@@ -47,6 +52,9 @@ pub struct Explained {
     /// Whether `error` is a failure (the engine rejected the statement, or the read failed), rather
     /// than a statement that has no plan (a DDL).
     pub failed: bool,
+    /// With [`ExplainRequest::changelog_mode`]: the changelog each sink of the statement receives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sinks: Option<Vec<SinkChangelog>>,
 }
 
 /// The plans of a scope.
@@ -139,6 +147,16 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
         poll: Duration::from_millis(300),
         ..ReadOptions::default()
     };
+    // The changelog mode on the gateway comes from the compiled plan, which only the concrete client
+    // can ask for.
+    let compiler = match (req.changelog_mode, kind) {
+        (true, TargetKind::SqlGateway) => cfg
+            .gateway_settings(&process_env)
+            .map(|s| target::gateway_with(&cfg, Some(&project), s))
+            .transpose()?,
+        _ => None,
+    };
+    let plans_dir = tempfile::tempdir()?;
     let mut statements = Vec::new();
     for (table, spec, explain) in work {
         let Some(sql) = explain else {
@@ -153,9 +171,34 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
                     "EXPLAIN does not take this statement".into()
                 }),
                 failed: false,
+                sinks: None,
             });
             continue;
         };
+        if let Some(gw) = &compiler {
+            let compiled = rt.block_on(gw.compile_plan(&spec, plans_dir.path()));
+            let (sinks, error) = match compiled {
+                Ok(Some(plan)) => match engine_plan::sinks_of_compiled_plan(&plan) {
+                    Ok(s) => (Some(s), None),
+                    Err(e) => (None, Some(e)),
+                },
+                Ok(None) => (
+                    None,
+                    Some("COMPILE PLAN takes INSERT and statement sets only".to_string()),
+                ),
+                Err(e) => (None, Some(c.scrubber.scrub(&e.to_string()))),
+            };
+            statements.push(Explained {
+                table_name: table,
+                statement: spec.name,
+                explain: Some(sql),
+                plan: None,
+                failed: error.is_some(),
+                error,
+                sinks,
+            });
+            continue;
+        }
         let query = StatementSpec {
             name: super::query::query_name(&naming),
             sql: sql.clone(),
@@ -197,6 +240,8 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
             }
             Err(e) => (None, Some(c.scrubber.scrub(&e.to_string()))),
         };
+        let sinks = (req.changelog_mode && error.is_none())
+            .then(|| engine_plan::sinks_of_confluent_explain(plan_text.as_deref().unwrap_or("")));
         statements.push(Explained {
             table_name: table,
             statement: spec.name,
@@ -204,6 +249,7 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
             failed: error.is_some(),
             plan: plan_text,
             error,
+            sinks,
         });
     }
     Ok(ExplainReport {

@@ -51,6 +51,7 @@ pub mod column_lineage;
 pub mod config_check;
 pub mod decommission;
 pub mod deploy;
+pub mod engine_check;
 pub mod explain;
 pub mod graph;
 pub mod health;

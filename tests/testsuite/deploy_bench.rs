@@ -53,6 +53,8 @@ fn node(table: &str, parents: Vec<String>) -> DeployNode {
         },
         is_drop: false,
         rewritten_by: Vec::new(),
+        file: Default::default(),
+        line: 0,
     };
     let from = if parents.is_empty() {
         "src_topic".to_string()

@@ -35,6 +35,8 @@ fn step(name: &str, sql: &str, kind: StatementKind) -> Step {
         },
         is_drop: false,
         rewritten_by: Vec::new(),
+        file: Default::default(),
+        line: 0,
     }
 }
 

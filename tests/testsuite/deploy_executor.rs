@@ -63,6 +63,8 @@ fn step(name: &str, sql: &str, kind: StatementKind) -> Step {
         },
         is_drop: sql.starts_with("DROP"),
         rewritten_by: Vec::new(),
+        file: Default::default(),
+        line: 0,
     }
 }
 

@@ -37,9 +37,10 @@ mod deploy_confluent;
 mod deploy_decide;
 /// The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
 mod deploy_executor;
+/// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
+mod e2e_engine_check;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
 mod e2e_gateway;
-/// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
 mod e2e_gateway_ops;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
 mod e2e_unit_tests;

@@ -232,6 +232,8 @@ mod tests {
             },
             is_drop: sql.starts_with("DROP"),
             rewritten_by: Vec::new(),
+            file: Default::default(),
+            line: 0,
         }
     }
 

@@ -35,6 +35,7 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             fail_on,
             strict,
             deny,
+            engine,
         } => validate::exec(
             inv,
             &dir.pipelines,
@@ -45,6 +46,7 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
             },
             since.as_deref(),
             fail_on.is_some(),
+            *engine == crate::cli::args::EngineChoice::Local,
         ),
         PipelineCommand::Report {
             table,

@@ -1,6 +1,6 @@
 //! `flinkpipe pipeline upgrade-check [DIR] [--since REF] [--table-name T …] [--engine local|offline]`.
 
-use crate::cli::args::{UpgradeCheckArgs, UpgradeEngine};
+use crate::cli::args::{EngineChoice, UpgradeCheckArgs};
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::upgrade_check::{self, Engine, UpgradeAction, UpgradeCheckRequest};
@@ -22,8 +22,8 @@ pub fn exec(inv: &Invocation, args: &UpgradeCheckArgs) -> CmdResult {
             change: args.refs.request(),
             tables: args.tables.clone(),
             engine: match args.engine {
-                UpgradeEngine::Offline => Engine::Offline,
-                UpgradeEngine::Local => Engine::Local,
+                EngineChoice::Offline => Engine::Offline,
+                EngineChoice::Local => Engine::Local,
             },
             allow_unknown: args.allow_unknown,
         },

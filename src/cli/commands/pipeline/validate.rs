@@ -5,6 +5,7 @@
 
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
+use crate::ops::engine_check;
 use crate::ops::schema_changes::{self, ColumnChange, SchemaChange};
 use crate::ops::validate::{self, Gate, Verdict};
 use std::path::Path;
@@ -16,8 +17,24 @@ pub fn exec(
     gate: Gate,
     since: Option<&str>,
     fail_on_breaking: bool,
+    engine: bool,
 ) -> CmdResult {
     let v = validate::validate(&inv.ctx, pipelines, allow_unknown, &gate)?;
+    let checked = match engine && !v.has_errors() {
+        true => Some(engine_check::engine_check(
+            &inv.ctx,
+            pipelines,
+            &engine_check::EngineCheckRequest {
+                since: since.map(|r| crate::ops::changes::ChangeRequest {
+                    since: Some(r.to_string()),
+                    ..Default::default()
+                }),
+                allow_unknown,
+            },
+        )?),
+        false => None,
+    };
+    let rejected = checked.as_ref().map_or(0, |c| c.rejected());
     let changes = match since {
         Some(r) if !v.has_errors() => Some(schema_changes::schema_changes(
             &inv.ctx,
@@ -31,16 +48,31 @@ pub fn exec(
         _ => None,
     };
     let breaking = changes.iter().flatten().filter(|c| c.breaking).count();
-    let failed = v.has_errors() || (fail_on_breaking && breaking > 0);
+    let failed = v.has_errors() || (fail_on_breaking && breaking > 0) || rejected > 0;
     if inv.json() {
-        match &changes {
-            Some(c) => print_json(&serde_json::json!({
-                "diagnostics": v.diagnostics,
-                "schema_changes": c,
-            })),
-            None => print_json(&v.diagnostics),
+        match (&changes, &checked) {
+            (None, None) => print_json(&v.diagnostics),
+            (c, e) => {
+                let mut out = serde_json::json!({"diagnostics": v.diagnostics});
+                if let Some(c) = c {
+                    out["schema_changes"] = serde_json::to_value(c).unwrap_or_default();
+                }
+                if let Some(e) = e {
+                    out["engine_check"] = serde_json::to_value(e).unwrap_or_default();
+                }
+                print_json(&out);
+            }
         }
         return Ok(!failed);
+    }
+    if let Some(c) = &checked {
+        println!(
+            "engine: {} statement(s) explained on {}: {} valid, {rejected} rejected (a DDL that cannot be declared counts with every statement that needs it); {} DDL statement(s) not used by any checked statement (not seen by the planner)",
+            c.explained(),
+            c.engine,
+            c.valid(),
+            c.unchecked(),
+        );
     }
     for c in changes.iter().flatten() {
         print_change(c, fail_on_breaking);
@@ -57,6 +89,9 @@ pub fn exec(
     );
     match v.verdict() {
         Verdict::Ok if fail_on_breaking && breaking > 0 => println!("breaking: {counts}"),
+        Verdict::Ok if rejected > 0 => {
+            println!("failed: {counts}, {rejected} rejected by the engine")
+        }
         Verdict::Ok => println!("ok: {counts}"),
         Verdict::Unverified => println!(
             "not verified: {counts}; {} statement(s) could not be parsed and were read by the token-level fallback (references and statefulness estimated): fix them, or gate with --strict",

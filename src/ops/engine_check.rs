@@ -1,0 +1,417 @@
+//! `pipeline validate --engine local`: the Flink planner as a CI gate before any cloud is involved.
+//! Every statement of the project (or of the tables changed since a ref, and their children, which
+//! read what changed) is `EXPLAIN`ed on a local Apache Flink SQL Gateway with the project's DDL and
+//! the declared external tables declared in the session. What the planner rejects — a type error, an
+//! unknown column or function, a typo, an updating query into an append-only sink (Flink: "Table
+//! sink … doesn't support consuming update changes") — becomes an error diagnostic at the file and
+//! line of the statement (the line the planner names, when it names one). A table's DDL is checked
+//! by declaring it for the statements that read or write it; one that no checked statement uses is
+//! counted as not checked.
+//!
+//! The engine is `flinkpipe.gateway` when configured, else the local stack's
+//! (`http://127.0.0.1:8083`, JobManager `http://127.0.0.1:8081`; `make up`).
+
+use super::{Context, OpsError};
+use crate::changes::{self, ChangeKind};
+use crate::config::process_env;
+use crate::deploy::env_sql::EnvSql;
+use crate::deploy::spec::{self, Step};
+use crate::deploy::{StatementKind, Target, TargetError};
+use crate::diagnostics::Diagnostic;
+use crate::plan::StatementNaming;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct EngineCheckRequest {
+    /// Only the tables whose files changed since this ref (and their children); `None`: every table.
+    pub since: Option<super::changes::ChangeRequest>,
+    pub allow_unknown: bool,
+}
+
+/// What the planner said of one statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum EngineOutcome {
+    /// The planner made a plan.
+    Valid,
+    /// The planner rejected it (the engine's message).
+    Rejected { message: String },
+    /// A DDL statement, checked through the statements that declare its table.
+    Declared {
+        /// Whether a checked statement declared it.
+        used: bool,
+    },
+}
+
+/// One checked statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EngineStatement {
+    pub table_name: String,
+    pub statement: String,
+    /// `ddl` (checked by declaring its table) or `dml` (explained).
+    pub kind: StatementKind,
+    /// `pipelines/…/dml.t.sql`.
+    pub file: String,
+    pub line: usize,
+    #[serde(flatten)]
+    pub outcome: EngineOutcome,
+}
+
+/// The result of the engine check.
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineCheck {
+    /// The engine, as the gateway describes itself.
+    pub engine: String,
+    pub statements: Vec<EngineStatement>,
+    /// One error per rejection (`engine-rejected`, or `engine-changelog-mismatch` for an updating
+    /// query into a sink that takes only inserts), at the statement's file and line.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl EngineCheck {
+    /// Statements the planner accepted.
+    pub fn valid(&self) -> usize {
+        self.statements
+            .iter()
+            .filter(|s| s.outcome == EngineOutcome::Valid)
+            .count()
+    }
+
+    /// Statements the planner rejected (a DDL that could not be declared counts once, the statements
+    /// that needed it too).
+    pub fn rejected(&self) -> usize {
+        self.statements
+            .iter()
+            .filter(|s| matches!(s.outcome, EngineOutcome::Rejected { .. }))
+            .count()
+    }
+
+    /// Statements sent to the planner (DML, statement sets, CTAS, materialized tables).
+    pub fn explained(&self) -> usize {
+        self.statements
+            .iter()
+            .filter(|s| s.kind == StatementKind::Dml)
+            .count()
+    }
+
+    /// DDL statements no checked statement declared (their SQL was not seen by the planner).
+    pub fn unchecked(&self) -> usize {
+        self.statements
+            .iter()
+            .filter(|s| s.outcome == EngineOutcome::Declared { used: false })
+            .count()
+    }
+}
+
+/// Explains the statements on the local engine.
+///
+/// Errors: errors in the project, git errors (with `since`), unreadable SQL, invalid rewrite rules;
+/// an engine that does not answer (with how to start the local stack).
+pub fn engine_check(
+    ctx: &Context,
+    pipelines: &Path,
+    req: &EngineCheckRequest,
+) -> Result<EngineCheck, OpsError> {
+    let cfg = ctx.project_config(pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        req.allow_unknown,
+        "no engine check: fix the errors above",
+    )?;
+    let wanted: Option<BTreeSet<String>> = match &req.since {
+        None => None,
+        Some(change) => {
+            let set =
+                changes::list_changes(pipelines, &super::changes::change_options(change)?, &cfg)?;
+            let mut names = BTreeSet::new();
+            for f in set
+                .files
+                .iter()
+                .filter(|f| f.change_kind != ChangeKind::Deleted)
+            {
+                if project.inventory.tables.contains_key(&f.new_table_name) {
+                    names.insert(f.new_table_name.clone());
+                    names.extend(
+                        project
+                            .graph
+                            .children(&f.new_table_name)
+                            .into_iter()
+                            .map(str::to_string),
+                    );
+                }
+            }
+            Some(names)
+        }
+    };
+    let naming = StatementNaming::from_config(&cfg);
+    let env = EnvSql::from_config(&cfg, &process_env)?;
+    let base = super::source_base(pipelines);
+    let mut work: Vec<(String, Step)> = Vec::new();
+    for t in project.inventory.tables.values().filter(|t| !t.external) {
+        if wanted.as_ref().is_some_and(|w| !w.contains(&t.name)) {
+            continue;
+        }
+        for step in spec::table_steps(&project, &t.name, &naming, &env)? {
+            if !step.is_drop {
+                work.push((t.name.clone(), step));
+            }
+        }
+    }
+    let settings = cfg.gateway_settings(&process_env).unwrap_or_else(|| {
+        crate::deploy::GatewaySettings::new("http://127.0.0.1:8083", "http://127.0.0.1:8081")
+    });
+    let gw = super::target::gateway_with(&cfg, Some(&project), settings)?;
+    let engine = gw.describe();
+    let rt = super::target::runtime()?;
+    let shown = |p: &Path| match &base {
+        Some(b) => p
+            .strip_prefix(b)
+            .map(|r| r.display().to_string())
+            .unwrap_or_else(|_| p.display().to_string()),
+        None => p.display().to_string(),
+    };
+    // The DDL statements, by statement name, for declaration failures.
+    let ddl_at: BTreeMap<String, (String, usize, String)> = work
+        .iter()
+        .filter(|(_, s)| s.spec.kind == StatementKind::Ddl)
+        .map(|(_, s)| {
+            (
+                s.spec.name.clone(),
+                (shown(&s.file), s.line, s.spec.sql.clone()),
+            )
+        })
+        .collect();
+    let mut statements = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut declared_ok: BTreeSet<String> = BTreeSet::new();
+    // DDL statements that could not be declared: statement name → the engine's message.
+    let mut ddl_rejected: BTreeMap<String, String> = BTreeMap::new();
+    let mut reported: BTreeSet<String> = BTreeSet::new();
+    let mut report = |d: Diagnostic, key: String| {
+        if reported.insert(key) {
+            diagnostics.push(d);
+        }
+    };
+    for (table, step) in &work {
+        if step.spec.kind == StatementKind::Ddl {
+            continue;
+        }
+        let file = shown(&step.file);
+        let outcome = rt.block_on(gw.validate_statement(&step.spec));
+        let outcome = match outcome {
+            Ok(()) => {
+                declared_ok.extend(
+                    crate::sql::analyze(&step.spec.sql)
+                        .statements
+                        .iter()
+                        .flat_map(|s| s.sources.iter().chain(s.sinks.iter()))
+                        .map(|n| n.name.table().to_ascii_lowercase()),
+                );
+                EngineOutcome::Valid
+            }
+            Err(TargetError::Invalid(message)) => {
+                let message = first_lines(&message);
+                match declaration_failure(&message)
+                    .and_then(|(st, cause)| ddl_at.get(st).map(|a| (st, cause, a)))
+                {
+                    // A table's DDL that cannot be declared is that DDL's error, reported once.
+                    Some((st, cause, (f, l, sql))) => {
+                        let (line, column) = position(cause, sql, *l);
+                        ddl_rejected
+                            .entry(st.to_string())
+                            .or_insert_with(|| cause.to_string());
+                        report(
+                            Diagnostic::error(
+                                code_of(cause),
+                                format!("the Flink planner rejects the DDL of {st}: {cause}"),
+                            )
+                            .at(f.clone(), Some(line), column),
+                            format!("ddl:{st}"),
+                        );
+                    }
+                    None => {
+                        let (line, column) = position(&message, &step.spec.sql, step.line);
+                        report(
+                            Diagnostic::error(
+                                code_of(&message),
+                                format!(
+                                    "the Flink planner rejects {} ({table}): {message}",
+                                    step.spec.name
+                                ),
+                            )
+                            .at(file.clone(), Some(line), column),
+                            format!("dml:{}", step.spec.name),
+                        );
+                    }
+                }
+                EngineOutcome::Rejected { message }
+            }
+            Err(e @ TargetError::Transport { .. }) => {
+                return Err(OpsError::Target(format!(
+                    "the local Flink does not answer ({e}); start it with `make up` (scripts/local-flink.sh) or set flinkpipe.gateway.url"
+                )));
+            }
+            Err(e) => {
+                let message = first_lines(&e.to_string());
+                report(
+                    Diagnostic::error(
+                        "engine-rejected",
+                        format!(
+                            "the local Flink could not check {}: {message}",
+                            step.spec.name
+                        ),
+                    )
+                    .at(file.clone(), Some(step.line), None),
+                    format!("dml:{}", step.spec.name),
+                );
+                EngineOutcome::Rejected { message }
+            }
+        };
+        statements.push(EngineStatement {
+            table_name: table.clone(),
+            statement: step.spec.name.clone(),
+            kind: step.spec.kind,
+            file,
+            line: step.line,
+            outcome,
+        });
+    }
+    for (table, step) in work
+        .iter()
+        .filter(|(_, s)| s.spec.kind == StatementKind::Ddl)
+    {
+        let outcome = match ddl_rejected.get(&step.spec.name) {
+            Some(message) => EngineOutcome::Rejected {
+                message: message.clone(),
+            },
+            None => EngineOutcome::Declared {
+                used: declared_ok.contains(&table.to_ascii_lowercase()),
+            },
+        };
+        statements.push(EngineStatement {
+            table_name: table.clone(),
+            statement: step.spec.name.clone(),
+            kind: step.spec.kind,
+            file: shown(&step.file),
+            line: step.line,
+            outcome,
+        });
+    }
+    ctx.console.diagnostics(&diagnostics, None);
+    Ok(EngineCheck {
+        engine,
+        statements,
+        diagnostics,
+    })
+}
+
+/// The engine's message without its Java stack trace: the lines up to the first `\tat …` frame,
+/// at most 6.
+fn first_lines(message: &str) -> String {
+    message
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with("at ") && !l.starts_with('\t'))
+        .filter(|l| !l.trim().is_empty())
+        .take(6)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The statement whose DDL could not be declared and the engine's cause: `declaring table k from
+/// S: cause` → `(S, cause)`.
+fn declaration_failure(message: &str) -> Option<(&str, &str)> {
+    let rest = message.split("declaring table ").nth(1)?;
+    let (_, after) = rest.split_once(" from ")?;
+    let (statement, cause) = after.split_once(": ")?;
+    Some((statement.trim(), cause.trim()))
+}
+
+/// `engine-changelog-mismatch` for an updating changelog into a sink that takes only inserts
+/// (Flink: "… doesn't support consuming update changes …"), else `engine-rejected`.
+fn code_of(message: &str) -> &'static str {
+    let m = message.to_ascii_lowercase();
+    if m.contains("doesn't support consuming update")
+        || m.contains("does not support consuming update")
+    {
+        "engine-changelog-mismatch"
+    } else {
+        "engine-rejected"
+    }
+}
+
+/// The file line (and column) of what the planner names (`at line 3, column 5`, `From line 3,
+/// column 8 to …`) in a statement that starts at file line `start`; the statement's own line when
+/// the planner names none, or one outside the statement's text. The text is sent as `EXPLAIN ` +
+/// the statement, or declared as written, so its lines are the file's from `start` on; a column
+/// on the first line is not mapped (the prefix shifts it).
+fn position(message: &str, sql: &str, start: usize) -> (usize, Option<usize>) {
+    let lower = message.to_ascii_lowercase();
+    let Some(i) = lower.find("line ") else {
+        return (start, None);
+    };
+    let number = |s: &str| -> Option<usize> {
+        s.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .ok()
+    };
+    let rest = &lower[i + 5..];
+    let Some(n) = number(rest) else {
+        return (start, None);
+    };
+    if n == 0 || n > sql.lines().count().max(1) {
+        return (start, None);
+    }
+    let column = rest
+        .split_once("column ")
+        .and_then(|(_, c)| number(c))
+        .filter(|_| n > 1);
+    (start + n - 1, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_planner_message_is_read_for_its_position_its_declaration_and_its_kind() {
+        let sql = "INSERT INTO a\nSELECT x\nFROM b";
+        assert_eq!(
+            position(
+                "SQL validation failed. From line 2, column 8 to line 2, column 10: Column 'x' not found",
+                sql,
+                3
+            ),
+            (4, Some(8))
+        );
+        assert_eq!(position("at line 1, column 20", sql, 3), (3, None));
+        assert_eq!(position("no position", sql, 3), (3, None));
+        assert_eq!(position("at line 9, column 1", sql, 3), (3, None));
+        assert_eq!(
+            declaration_failure(
+                "declaring table src_orders from dev-ddl-src-orders: CalciteContextException: Unknown identifier 'INTT'"
+            ),
+            Some((
+                "dev-ddl-src-orders",
+                "CalciteContextException: Unknown identifier 'INTT'"
+            ))
+        );
+        assert_eq!(declaration_failure("Column 'x' not found"), None);
+        assert_eq!(
+            code_of(
+                "Table sink 'default_catalog.default_database.t' doesn't support consuming update changes which is produced by node GroupAggregate"
+            ),
+            "engine-changelog-mismatch"
+        );
+        assert_eq!(code_of("Column 'x' not found"), "engine-rejected");
+        assert_eq!(
+            first_lines("Oops: bad\n\tat org.apache.Foo\n\tat bar"),
+            "Oops: bad"
+        );
+    }
+}
