@@ -395,6 +395,43 @@ fn explain_prints_the_engines_plan_of_each_statement() {
         "{out}"
     );
     assert!(live_names(&fake).is_empty(), "{:?}", fake.phases());
+
+    // --changelog-mode: the sink's changelog from the physical details (append-only: Confluent
+    // leaves the mode out), then an aggregate's upsert key.
+    edit(&p, DML_FILE, |t| {
+        t.replace("p.channel, FAIL_ME,", "p.channel,")
+    });
+    let explain_modes = || {
+        let o = run(
+            &p,
+            &fake,
+            &[
+                "pipeline",
+                "explain",
+                "--table-name",
+                TABLE,
+                "--changelog-mode",
+                "--output",
+                "json",
+            ],
+            &[],
+        );
+        let v = json(&o);
+        assert!(o.status.success(), "{v:#}");
+        statement(&v, DML)["sinks"].clone()
+    };
+    let sinks = explain_modes();
+    assert_eq!(
+        sinks,
+        serde_json::json!([{"table": format!("env.cluster.{TABLE}"), "mode": "append-only", "kinds": [], "upsert_key": null, "primary_key": null}])
+    );
+    edit(&p, DML_FILE, |t| {
+        format!("{}\nGROUP BY channel;", t.trim_end().trim_end_matches(';'))
+    });
+    let sinks = explain_modes();
+    assert_eq!(sinks[0]["mode"], "upsert", "{sinks:#}");
+    assert_eq!(sinks[0]["upsert_key"], serde_json::json!(["channel"]));
+    assert!(live_names(&fake).is_empty(), "{:?}", fake.phases());
 }
 
 #[test]

@@ -1279,13 +1279,30 @@ fn route(
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join(" ");
+                // Its physical details, as Confluent documents them: the sink's table, and a
+                // changelog mode (with an upsert key) only when it is not append-only.
+                let words: Vec<&str> = what.split(' ').collect();
+                let sink = words
+                    .iter()
+                    .position(|w| w.eq_ignore_ascii_case("INTO"))
+                    .and_then(|i| words.get(i + 1))
+                    .map(|t| t.trim_matches('`').to_string())
+                    .unwrap_or_default();
+                let grouped = words
+                    .windows(3)
+                    .find(|w| w[0].eq_ignore_ascii_case("GROUP") && w[1].eq_ignore_ascii_case("BY"))
+                    .map(|w| w[2].trim_end_matches([',', ';']).to_string());
+                let mode = match &grouped {
+                    Some(key) => format!("Changelog mode: upsert\nUpsert key: ({key})\n"),
+                    None => String::new(),
+                };
                 Some(QueryScript {
                     columns: serde_json::json!([{"name": "plan", "type": {"type": "VARCHAR", "nullable": false, "length": 2147483647}}]),
                     upsert_columns: None,
                     pages: vec![vec![(
                         None,
                         serde_json::json!([format!(
-                            "== Physical Plan ==\n\nStreamSink [3]\n  +- StreamCalc [2]\n    +- StreamTableSourceScan [1]\n\n-- of: {what}"
+                            "== Physical Plan ==\n\nStreamSink [3]\n  +- StreamCalc [2]\n    +- StreamTableSourceScan [1]\n\n== Physical Details ==\n\n[1] StreamTableSourceScan\nChangelog mode: append\n\n[3] StreamSink\nTable: `env`.`cluster`.`{sink}`\n{mode}State size: low\n\n-- of: {what}"
                         )]),
                     )]],
                     bounded: true,
