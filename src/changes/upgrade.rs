@@ -27,7 +27,7 @@
 use crate::sql::{self, Statefulness};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Whether the new statement can take over the old one's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -379,6 +379,57 @@ fn row_field_types(row: &str) -> Vec<String> {
     out
 }
 
+/// The field types of a node's `outputType`, in either of the compiled plan's encodings: the
+/// summary string (`ROW<`a` BIGINT, …>`) or, when the row holds a time attribute (which the string
+/// cannot say), the structured JSON (`{"type": "ROW", "fields": [{"name", "fieldType"}]}`). Both
+/// give the same text for the same type (`TIMESTAMP(3)`, `BIGINT NOT NULL`); a time attribute's kind
+/// (`*ROWTIME*`) is left out, as the stored value is the same timestamp.
+fn row_types(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => row_field_types(s)
+            .into_iter()
+            .map(|t| t.replace(" *ROWTIME*", "").replace(" *PROCTIME*", ""))
+            .collect(),
+        Value::Object(o) => match o.get("fields").and_then(Value::as_array) {
+            Some(fields) => fields
+                .iter()
+                .map(|f| f.get("fieldType").map(type_text).unwrap_or_default())
+                .collect(),
+            None => vec![type_text(v)],
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// One type of the structured encoding as the summary string writes it.
+fn type_text(t: &Value) -> String {
+    let Some(o) = t.as_object() else {
+        return t
+            .as_str()
+            .map(|s| s.replace(" *ROWTIME*", "").replace(" *PROCTIME*", ""))
+            .unwrap_or_else(|| t.to_string());
+    };
+    let not_null = if o.get("nullable").and_then(Value::as_bool) == Some(false) {
+        " NOT NULL"
+    } else {
+        ""
+    };
+    let precision = o.get("precision").and_then(Value::as_u64);
+    let base = match (o.get("type").and_then(Value::as_str), precision) {
+        (Some("TIMESTAMP_WITHOUT_TIME_ZONE"), Some(p)) => format!("TIMESTAMP({p})"),
+        (Some("TIMESTAMP_WITH_LOCAL_TIME_ZONE"), Some(p)) => format!("TIMESTAMP_LTZ({p})"),
+        (Some("TIMESTAMP_WITH_TIME_ZONE"), Some(p)) => format!("TIMESTAMP({p}) WITH TIME ZONE"),
+        (Some("ROW"), _) => format!("ROW<{}>", row_types(t).join(", ")),
+        _ => {
+            let mut rest = o.clone();
+            rest.remove("kind");
+            rest.remove("nullable");
+            return format!("{}{not_null}", Value::Object(rest));
+        }
+    };
+    format!("{base}{not_null}")
+}
+
 /// The types at field indexes `idx` of a row whose field types are `types` (`null` where an index is
 /// not a field).
 fn types_at(idx: &[Value], types: &[String]) -> Value {
@@ -441,8 +492,7 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
             nodes[j]
                 .body
                 .get("outputType")
-                .and_then(Value::as_str)
-                .map(row_field_types)
+                .map(row_types)
                 .unwrap_or_default()
         })
         .collect();
@@ -479,10 +529,10 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
                     .collect(),
             ),
         );
-    } else if let Some(t) = b.get("outputType").and_then(Value::as_str) {
+    } else if let Some(t) = b.get("outputType") {
         out.insert(
             "outputType",
-            Value::Array(row_field_types(t).into_iter().map(Value::String).collect()),
+            Value::Array(row_types(t).into_iter().map(Value::String).collect()),
         );
     }
     out
@@ -676,6 +726,9 @@ struct SqlOperator {
     layout: String,
     /// What feeds and keys it (grouping keys, filters, join conditions, sources).
     semantics: String,
+    /// For an aggregate, its functions and key count without their arguments: two layouts that
+    /// differ only in arguments keep the state only if every argument keeps its type.
+    shape: Option<String>,
 }
 
 /// The name of a join's kind (`inner`, `left outer`, …), as the layout of its state.
@@ -701,7 +754,7 @@ fn group_by_len(g: &sqlparser::ast::GroupByExpr) -> usize {
 }
 
 /// The stateful operators of a statement's queries, per SELECT, in order.
-fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
+fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet<String>)> {
     use sqlparser::ast::{Expr, SetExpr, Statement, TableFactor, Visit, Visitor};
     use std::ops::ControlFlow;
     let analysis = sql::analyze(text);
@@ -720,9 +773,21 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
         })
         .unwrap_or(Statefulness::None);
     let mut ops = Vec::new();
-    struct Selects<'a>(&'a mut Vec<SqlOperator>);
+    struct Selects<'a>(&'a mut Vec<SqlOperator>, &'a mut Vec<String>);
     impl Visitor for Selects<'_> {
         type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Identifier(i) => self.1.push(i.value.to_lowercase()),
+                Expr::CompoundIdentifier(parts) => {
+                    if let Some(last) = parts.last() {
+                        self.1.push(last.value.to_lowercase());
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
         fn pre_visit_query(&mut self, q: &sqlparser::ast::Query) -> ControlFlow<()> {
             let SetExpr::Select(s) = q.body.as_ref() else {
                 if let SetExpr::SetOperation {
@@ -734,11 +799,13 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                         operator: "union".into(),
                         layout: format!("{op}"),
                         semantics: q.body.to_string(),
+                        shape: None,
                     });
                 }
                 return ControlFlow::Continue(());
             };
             let mut calls = Vec::new();
+            let mut names = Vec::new();
             let mut ranking = Vec::new();
             for item in &s.projection {
                 let _ = sqlparser::ast::visit_expressions(item, |e: &Expr| {
@@ -748,6 +815,7 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                             ranking.push(format!("{}{}", name.to_uppercase(), f.args));
                         } else if sql::state::is_aggregate(&name) {
                             calls.push(format!("{}{}", name.to_uppercase(), f.args));
+                            names.push(name.to_uppercase());
                         }
                     }
                     ControlFlow::<()>::Continue(())
@@ -775,12 +843,18 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                 .map(|j| join_kind(&j.join_operator).to_string())
                 .chain(s.from.iter().skip(1).map(|_| "comma join".to_string()))
                 .collect();
+            self.1.push(format!("filter {filters}"));
             let sources = format!("from {} {filters}", from.join(", "));
             if !calls.is_empty() || !group_by.is_empty() && group_by != "GROUP BY " {
                 self.0.push(SqlOperator {
                     operator: "aggregate".into(),
                     layout: format!("{} keys {}", calls.join(", "), group_by_len(&s.group_by)),
                     semantics: format!("{group_by} {sources}"),
+                    shape: Some(format!(
+                        "{} keys {}",
+                        names.join(", "),
+                        group_by_len(&s.group_by)
+                    )),
                 });
             }
             if s.distinct.is_some() {
@@ -788,6 +862,7 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                     operator: "distinct".into(),
                     layout: "distinct".into(),
                     semantics: sources.clone(),
+                    shape: None,
                 });
             }
             for j in &joins {
@@ -795,6 +870,7 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                     operator: "join".into(),
                     layout: j.clone(),
                     semantics: sources.clone(),
+                    shape: None,
                 });
             }
             if !ranking.is_empty() {
@@ -802,21 +878,27 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                     operator: "over".into(),
                     layout: ranking.join(", "),
                     semantics: sources.clone(),
+                    shape: None,
                 });
             }
             if let Some(m) = s.from.iter().find_map(|f| match &f.relation {
                 TableFactor::MatchRecognize { .. } => Some(f.relation.to_string()),
                 _ => None,
             }) {
+                // Its state is the pattern's partial matches over kept input rows: a real Flink 2.2
+                // restores it under another pattern or other measures (their meaning changes).
                 self.0.push(SqlOperator {
                     operator: "match-recognize".into(),
-                    layout: m,
-                    semantics: sources,
+                    layout: "partial matches of input rows".into(),
+                    semantics: format!("{m} {sources}"),
+                    shape: None,
                 });
             }
             ControlFlow::Continue(())
         }
     }
+    // Identifiers read anywhere, and each SELECT's filters (pushed as `filter …`).
+    let mut seen = Vec::new();
     for (_, parsed) in sql::parse_units(text) {
         let stmts = parsed.ok()?;
         for st in &stmts {
@@ -824,12 +906,23 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
                 st,
                 Statement::Insert(_) | Statement::Query(_) | Statement::CreateTable(_)
             ) {
-                let _ = st.visit(&mut Selects(&mut ops));
+                let _ = st.visit(&mut Selects(&mut ops, &mut seen));
             }
         }
     }
-    Some((state, ops))
+    let (filters, columns): (Vec<String>, Vec<String>) =
+        seen.into_iter().partition(|s| s.starts_with("filter "));
+    // A ranking's range is the filter of the query around it (`WHERE rn <= 3`, Top-N): every
+    // filter of the statement feeds what a ranking keeps.
+    for o in ops.iter_mut().filter(|o| o.operator == "over") {
+        o.semantics
+            .push_str(&format!(" around {}", filters.join("; ")));
+    }
+    Some((state, ops, columns.into_iter().collect()))
 }
+
+/// The offline operators that keep input rows (so the columns they are fed are part of their state).
+const SQL_ROW_STORING: &[&str] = &["join", "over", "match-recognize", "distinct"];
 
 /// The offline verdict from the old and new text of a statement's file, by the SQL front end's
 /// reading of their stateful operators: the same operators with the same aggregate calls fed the
@@ -837,7 +930,7 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>)> {
 /// changed`; an operator added, removed or with other calls `state-incompatible`. Text the parser
 /// cannot read is `unknown`. Cosmetic changes are the caller's to call `unchanged`.
 pub fn compare_sql(old: &str, new: &str) -> Assessment {
-    let (Some((so, oo)), Some((sn, on))) = (sql_operators(old), sql_operators(new)) else {
+    let (Some((so, oo, co)), Some((sn, on, cn))) = (sql_operators(old), sql_operators(new)) else {
         return Assessment {
             verdict: Verdict::Unknown,
             tier: Tier::Offline,
@@ -914,6 +1007,7 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             reasons,
         };
     }
+    let mut unknown_arguments = false;
     for (o, n) in oo.iter().zip(&on) {
         let mut d = OperatorDiff {
             operator: n.operator.clone(),
@@ -922,7 +1016,17 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             old: None,
             new: None,
         };
-        if o.layout != n.layout {
+        if o.layout != n.layout && o.shape.is_some() && o.shape == n.shape {
+            d.change = OperatorChangeKind::Changed;
+            d.fields = vec!["arguments".into()];
+            d.old = Some(o.layout.clone());
+            d.new = Some(n.layout.clone());
+            reasons.push(format!(
+                "{}: the same aggregate functions over other arguments ({} → {}): the state restores only if each argument keeps its type, which the offline reading does not know (`--engine local` compares the accumulator types)",
+                n.operator, o.layout, n.layout
+            ));
+            unknown_arguments = true;
+        } else if o.layout != n.layout {
             d.change = OperatorChangeKind::Changed;
             d.fields = vec!["state".into()];
             d.old = Some(o.layout.clone());
@@ -944,6 +1048,25 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             }
         }
         operators.push(d);
+    }
+    if unknown_arguments && verdict != Verdict::StateIncompatible {
+        verdict = Verdict::Unknown;
+    }
+    // The rows a join, ranking or pattern keeps are the columns it is fed, which the planner prunes to
+    // those the statement reads: reading other columns may change them.
+    if co != cn
+        && verdict != Verdict::StateIncompatible
+        && let Some(op) = on
+            .iter()
+            .find(|o| SQL_ROW_STORING.contains(&o.operator.as_str()))
+    {
+        let added: Vec<&String> = cn.difference(&co).collect();
+        let removed: Vec<&String> = co.difference(&cn).collect();
+        reasons.push(format!(
+            "{}: it keeps input rows, and the statement reads other columns (added {added:?}, removed {removed:?}): the kept rows may change shape, which the offline reading cannot tell (`--engine local` compares them)",
+            op.operator
+        ));
+        verdict = Verdict::Unknown;
     }
     if verdict == Verdict::StateCompatible {
         reasons.push("the same stateful operators with the same calls, keys and inputs (offline reading: key types are not compared; `--engine local` checks them)".into());
