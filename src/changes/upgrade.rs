@@ -475,6 +475,11 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
         "keepLastRow",
         "joinSpec/joinType",
     ] {
+        // A deduplication on event time keeps the row whichever row it keeps (first or last: the
+        // same state, measured); on processing time keeping the first row keeps only a flag.
+        if key == "keepLastRow" && b.get("isRowtime").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
         let v = if let Some((a, c)) = key.split_once('/') {
             b.get(a).and_then(|x| x.get(c))
         } else {
@@ -807,12 +812,16 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
             let mut calls = Vec::new();
             let mut names = Vec::new();
             let mut ranking = Vec::new();
+            let mut windows = Vec::new();
             for item in &s.projection {
                 let _ = sqlparser::ast::visit_expressions(item, |e: &Expr| {
                     if let Expr::Function(f) = e {
                         let name = f.name.to_string();
                         if f.over.is_some() {
                             ranking.push(format!("{}{}", name.to_uppercase(), f.args));
+                            if let Some(w) = &f.over {
+                                windows.push(w.to_string());
+                            }
                         } else if sql::state::is_aggregate(&name) {
                             calls.push(format!("{}{}", name.to_uppercase(), f.args));
                             names.push(name.to_uppercase());
@@ -877,7 +886,7 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                 self.0.push(SqlOperator {
                     operator: "over".into(),
                     layout: ranking.join(", "),
-                    semantics: sources.clone(),
+                    semantics: format!("over {} {sources}", windows.join(", ")),
                     shape: None,
                 });
             }
