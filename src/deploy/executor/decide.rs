@@ -5,7 +5,8 @@
 //! The rules (`confluent-cloud-flink-api.md` §10, §11; README "How it runs"):
 //! - a `DROP` statement runs only on a restart with `--allow-drop`;
 //! - absent → create; present with the same SQL and live → adopt (a DDL of a restarted table: keep);
-//! - a stateless DML restarted with changed properties → carry the offsets over (Confluent only);
+//! - a stateless DML restarted with changed properties or changed SQL → carry the offsets over
+//!   (Confluent only);
 //! - a DML with the same SQL that is stopped, or live and restarted statelessly (or not restarted
 //!   but stopped) → stop if needed and resume in place;
 //! - a changed DDL → refused, or with `--allow-drop` on a restart: drop the table and recreate;
@@ -169,6 +170,18 @@ pub fn decide(
         return StepPlan::Refuse(Refusal::SqlChanged {
             phase: s.phase.clone(),
         });
+    }
+    // A stateless DML restarted with new SQL: the new text takes over the old one's offsets (§10,
+    // `sql.tables.initial-offset-from`), so nothing is read twice; a stateless statement has no
+    // state to lose (issue: upgrades that keep state).
+    if !same
+        && dml
+        && restart
+        && node.stateless
+        && known.carry_over
+        && (live || s.phase == Phase::Stopped)
+    {
+        return StepPlan::CarryOver;
     }
     // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
     // statement cannot change in place (§11). A statement that may still run is deleted only once the
@@ -517,6 +530,67 @@ mod tests {
             decide(Some(&d), &plain, &restart, &opts(false), CONFLUENT),
             StepPlan::StopResume { stop_first: true }
         );
+    }
+
+    /// A stateless statement restarted with new SQL continues from the old one's offsets where the
+    /// target carries them over, in every phase it can be handed over from; a stateful one, a
+    /// target without carry-over and a statement that ended or failed are recreated.
+    #[test]
+    fn new_sql_of_a_stateless_statement_carries_offsets_over() {
+        use Phase::*;
+        let new = step(
+            StatementKind::Dml,
+            "INSERT INTO a SELECT * FROM src WHERE id > 0",
+        );
+        let stateless = node(Action::Restart, true);
+        let stateful = node(Action::Restart, false);
+        let gateway = Known {
+            carry_over: false,
+            ..CONFLUENT
+        };
+        for phase in [Running, Pending, Degraded, Stopped] {
+            let d = state(DML, phase.clone());
+            assert_eq!(
+                decide(Some(&d), &new, &stateless, &opts(false), CONFLUENT),
+                StepPlan::CarryOver,
+                "{phase}"
+            );
+            let recreate = StepPlan::Recreate {
+                validate_first: must_validate(&phase),
+            };
+            assert_eq!(
+                decide(Some(&d), &new, &stateful, &opts(false), CONFLUENT),
+                recreate,
+                "{phase}"
+            );
+            assert_eq!(
+                decide(Some(&d), &new, &stateless, &opts(false), gateway),
+                recreate,
+                "{phase}"
+            );
+        }
+        for phase in [Failed, Completed] {
+            let d = state(DML, phase.clone());
+            assert_eq!(
+                decide(Some(&d), &new, &stateless, &opts(false), CONFLUENT),
+                StepPlan::Recreate {
+                    validate_first: false
+                },
+                "{phase}"
+            );
+        }
+        // Not restarted by the plan: left alone, as before.
+        let d = state(DML, Running);
+        assert!(matches!(
+            decide(
+                Some(&d),
+                &new,
+                &node(Action::Skip, true),
+                &opts(false),
+                CONFLUENT
+            ),
+            StepPlan::Refuse(_)
+        ));
     }
 
     #[test]
