@@ -1379,6 +1379,10 @@ pub struct BlueGreenArgs {
     /// Refuse (exit 1) when a schema change since the ref is breaking for a downstream reader.
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
+    /// Version only what needs it: a table whose statement is `stateless` by `pipeline
+    /// upgrade-check` (and whose schema did not change) is upgraded in place, its readers untouched.
+    #[arg(long)]
+    pub in_place: bool,
 }
 
 /// Options of `project update-ut-ddl` (shift_left's names).

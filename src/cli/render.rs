@@ -194,8 +194,21 @@ pub fn versioned(json: bool, v: &crate::ops::versioning::Versioned) {
             "files": plan.edits,
             "green": plan.green,
             "recorded": v.recorded,
+            "in_place": v.in_place,
         }));
         return;
+    }
+    for t in &v.in_place {
+        println!(
+            "{}: {} ({})",
+            t.table_name,
+            if t.in_place {
+                "upgraded in place"
+            } else {
+                "versioned"
+            },
+            t.reason
+        );
     }
     print!(
         "{}",

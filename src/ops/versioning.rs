@@ -27,6 +27,21 @@ pub struct Versioned {
     pub baseline_ref: Option<String>,
     /// The release added to `pipelines/blue_green.json` when files were rewritten.
     pub recorded: Option<Release>,
+    /// With `--in-place`: the changed tables left out of the versioning because their new statement
+    /// takes over the running one in place, and those versioned although their state would restore.
+    pub in_place: Vec<InPlace>,
+}
+
+/// A changed table `--in-place` looked at.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InPlace {
+    pub table_name: String,
+    /// The upgrade verdict of the statement writing it.
+    pub verdict: crate::changes::upgrade::Verdict,
+    /// Whether it is upgraded in place (not versioned).
+    pub in_place: bool,
+    /// Why, in a sentence.
+    pub reason: String,
 }
 
 /// `pipeline blue-green`: the tables with a `logic` or `schema` change since `changes` and all their
@@ -45,6 +60,7 @@ pub fn blue_green(
     apply: bool,
     allow_unknown: bool,
     fail_on_breaking: bool,
+    in_place: bool,
 ) -> Result<Versioned, OpsError> {
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
@@ -99,8 +115,20 @@ pub fn blue_green(
             )));
         }
     }
-    let req = versioning::blue_green_request(&project, &cfg, pipelines, &set, default_version)?;
-    run(
+    let mut req = versioning::blue_green_request(&project, &cfg, pipelines, &set, default_version)?;
+    let looked = if in_place {
+        in_place_upgrades(
+            ctx,
+            pipelines,
+            changes,
+            opts.include_uncommitted,
+            allow_unknown,
+            &mut req,
+        )?
+    } else {
+        Vec::new()
+    };
+    let mut v = run(
         ctx,
         &cfg,
         &project,
@@ -112,7 +140,74 @@ pub fn blue_green(
             base_ref: set.baseline_ref.clone(),
             base_commit: set.base_commit.clone(),
         }),
-    )
+    )?;
+    v.in_place = looked;
+    Ok(v)
+}
+
+/// `--in-place`: the upgrade verdict of each changed statement ([`super::upgrade_check`], on the
+/// local Flink when it answers); a table whose only change is its statement's logic and whose new
+/// statement is `unchanged` or `stateless` is upgraded in place (deploy restarts it from the old
+/// statement's offsets where the target carries them over) and leaves the seeds, so neither it nor
+/// its readers are versioned. A `state-compatible` statement is still versioned: deploys do not
+/// restore a savepoint into new SQL yet.
+fn in_place_upgrades(
+    ctx: &Context,
+    pipelines: &Path,
+    changes: &super::changes::ChangeRequest,
+    include_uncommitted: bool,
+    allow_unknown: bool,
+    req: &mut VersionRequest,
+) -> Result<Vec<InPlace>, OpsError> {
+    use crate::changes::upgrade::Verdict;
+    let report = super::upgrade_check::upgrade_check(
+        ctx,
+        pipelines,
+        &super::upgrade_check::UpgradeCheckRequest {
+            change: super::changes::ChangeRequest {
+                include_uncommitted: changes.include_uncommitted || include_uncommitted,
+                ..changes.clone()
+            },
+            tables: Vec::new(),
+            engine: super::upgrade_check::Engine::Local,
+            allow_unknown,
+        },
+    )?;
+    let mut out = Vec::new();
+    for s in &report.statements {
+        for t in &s.tables {
+            let Some(why) = req.seed_reasons.get(t) else {
+                continue;
+            };
+            let logic_only = why.starts_with("logic");
+            let (in_place, reason) = match s.verdict {
+                Verdict::Unchanged | Verdict::Stateless if logic_only => (
+                    true,
+                    format!("{}: its new statement takes over the old one's offsets in place; its readers keep reading it", s.verdict),
+                ),
+                Verdict::Unchanged | Verdict::Stateless => (
+                    false,
+                    format!("{} statement, but its schema changed: its readers need a new version", s.verdict),
+                ),
+                Verdict::StateCompatible => (
+                    false,
+                    "state-compatible: a savepoint restore would keep its state, but deploys do not restore a savepoint into new SQL yet".into(),
+                ),
+                v => (false, format!("{v}: {}", s.reasons.first().cloned().unwrap_or_default())),
+            };
+            if in_place {
+                req.seeds.retain(|x| x != t);
+                req.seed_reasons.remove(t);
+            }
+            out.push(InPlace {
+                table_name: t.clone(),
+                verdict: s.verdict,
+                in_place,
+                reason,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// `project update-tables-version`: the listed tables and their descendants get their next version.
@@ -299,6 +394,7 @@ fn run(
         applied,
         baseline_ref: baseline.map(|b| b.base_ref),
         recorded,
+        in_place: Vec::new(),
     })
 }
 

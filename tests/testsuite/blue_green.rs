@@ -528,3 +528,49 @@ fn a_rerun_rebuilds_a_missing_release_record() {
     assert_eq!(again["releases"].as_array().unwrap().len(), 1);
     let _ = stdout(&o);
 }
+
+/// `--in-place` versions only what needs a new version: a stateless statement with a new filter is
+/// upgraded in place (its readers untouched); a changed join is versioned with its descendants.
+#[test]
+fn in_place_versions_only_the_statements_whose_state_needs_it() {
+    let r = changed_repo();
+    r.edit(
+        "intermediates/c360/int_clickstream_clean/sql-scripts/dml.int_c360_clickstream_clean.sql",
+        |s| {
+            s.replace(
+                "WHERE page <> 'healthcheck'",
+                "WHERE page <> 'healthcheck' AND page <> 'robots'",
+            )
+        },
+    );
+    r.commit("drop robots too", T_CHANGE + 10);
+    let plain = run(&r, &["--output", "json"]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let plain: serde_json::Value = serde_json::from_str(&stdout(&plain)).unwrap();
+    let renamed = |v: &serde_json::Value| -> Vec<String> {
+        v["renames"].as_object().unwrap().keys().cloned().collect()
+    };
+    assert!(
+        renamed(&plain).contains(&"int_c360_clickstream_clean".to_string()),
+        "{plain:#}"
+    );
+    let out = run(&r, &["--in-place", "--output", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names = renamed(&v);
+    assert!(
+        !names.contains(&"int_c360_clickstream_clean".to_string()),
+        "{v:#}"
+    );
+    assert!(
+        names.contains(&"int_sales_orders_enriched".to_string()),
+        "{v:#}"
+    );
+    let looked = v["in_place"].as_array().unwrap();
+    let entry = |t: &str| looked.iter().find(|e| e["table_name"] == t).cloned();
+    let clean = entry("int_c360_clickstream_clean").unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(clean["in_place"], true);
+    assert_eq!(clean["verdict"], "stateless");
+    let enriched = entry("int_sales_orders_enriched").unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(enriched["in_place"], false, "{v:#}");
+}

@@ -15,6 +15,7 @@ pub fn exec(inv: &Invocation, args: &BlueGreenArgs) -> CmdResult {
         args.apply,
         args.allow_unknown,
         args.fail_on.is_some(),
+        args.in_place,
     )?;
     versioned(inv.json(), &v);
     Ok(true)
