@@ -32,6 +32,20 @@ pub struct Versioned {
     pub in_place: Vec<InPlace>,
 }
 
+/// How `pipeline blue-green` versions.
+#[derive(Debug, Clone, Default)]
+pub struct BlueGreenOptions {
+    /// Suffix for tables without a version yet (`_v2`).
+    pub default_version: String,
+    /// Rewrite the files (else only plan).
+    pub apply: bool,
+    pub allow_unknown: bool,
+    /// Refuse when a schema change is breaking for a downstream reader.
+    pub fail_on_breaking: bool,
+    /// Leave out the tables whose statements are upgraded in place ([`InPlace`]).
+    pub in_place: bool,
+}
+
 /// A changed table `--in-place` looked at.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct InPlace {
@@ -56,12 +70,16 @@ pub fn blue_green(
     ctx: &Context,
     pipelines: &Path,
     changes: &super::changes::ChangeRequest,
-    default_version: &str,
-    apply: bool,
-    allow_unknown: bool,
-    fail_on_breaking: bool,
-    in_place: bool,
+    options: &BlueGreenOptions,
 ) -> Result<Versioned, OpsError> {
+    let BlueGreenOptions {
+        default_version,
+        apply,
+        allow_unknown,
+        fail_on_breaking,
+        in_place,
+    } = options.clone();
+    let default_version = default_version.as_str();
     check_suffix(default_version)?;
     let cfg = ctx.project_config(pipelines)?;
     let project = loaded(ctx, &cfg, pipelines, allow_unknown, apply)?;

@@ -11,11 +11,13 @@ pub fn exec(inv: &Invocation, args: &BlueGreenArgs) -> CmdResult {
         &inv.ctx,
         &args.dir.pipelines,
         &args.refs.request(),
-        &args.default_version,
-        args.apply,
-        args.allow_unknown,
-        args.fail_on.is_some(),
-        args.in_place,
+        &versioning::BlueGreenOptions {
+            default_version: args.default_version.clone(),
+            apply: args.apply,
+            allow_unknown: args.allow_unknown,
+            fail_on_breaking: args.fail_on.is_some(),
+            in_place: args.in_place,
+        },
     )?;
     versioned(inv.json(), &v);
     Ok(true)
