@@ -911,6 +911,11 @@ pub enum PipelineCommand {
     /// (same, expected-difference, catching-up, differs). Exit 1 unless every table is same or
     /// expected-difference.
     ReleaseCheck(ReleaseCheckArgs),
+    /// Green is not trusted: stop (or delete) the green statements of the open blue-green release,
+    /// children first, leave blue untouched, record the release as rolled back in
+    /// pipelines/blue_green.json and print the git command that restores the blue SQL. A release
+    /// whose blue statements were deleted (decommission --delete) cannot be rolled back.
+    Rollback(RollbackArgs),
     /// Print the engine's plan (EXPLAIN) of each statement of the scope's tables, as they would be
     /// sent (the environment's rewrite rules applied).
     Explain(ExplainArgs),
@@ -998,6 +1003,31 @@ pub struct ReleaseCheckArgs {
 pub enum CheckFormat {
     Text,
     Markdown,
+}
+
+/// Options of `pipeline rollback`.
+#[derive(Debug, Args, Clone)]
+pub struct RollbackArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Stop the green statements (resumable; the default).
+    #[arg(long, conflicts_with = "delete")]
+    pub stop: bool,
+    /// Delete the green statements (their tables and topics stay).
+    #[arg(long)]
+    pub delete: bool,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement to stop or disappear, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of `pipeline decommission`.

@@ -70,6 +70,7 @@ pub mod query;
 pub mod refs;
 pub mod release_check;
 pub mod report;
+pub mod rollback;
 pub mod scaffold;
 pub mod schema_changes;
 pub mod scope;

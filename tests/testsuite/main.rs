@@ -62,6 +62,9 @@ mod query;
 /// Reliability at scale and under abuse: 100,000-table chains, metadata size on fan-outs, special and
 /// oversized files, builds killed or interrupted mid-batch, small input mistakes.
 mod reliability;
+/// `pipeline rollback`: green stopped or deleted children first, blue untouched, the record closed,
+/// the git command that restores the blue SQL; refusals; the in-memory target.
+mod rollback;
 /// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 mod scaffold;
 mod schema_changes;

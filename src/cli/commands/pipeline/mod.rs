@@ -15,6 +15,7 @@ mod health;
 mod prepare;
 mod release_check;
 mod report;
+mod rollback;
 mod status;
 mod undeploy;
 mod upgrade_check;
@@ -164,6 +165,7 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::Status(args) => status::exec(inv, args),
         PipelineCommand::Decommission(args) => decommission::exec(inv, args),
         PipelineCommand::ReleaseCheck(args) => release_check::exec(inv, args),
+        PipelineCommand::Rollback(args) => rollback::exec(inv, args),
         PipelineCommand::Explain(args) => explain::exec(inv, args),
     }
 }
