@@ -58,6 +58,7 @@ pub mod housekeep;
 pub mod inventory;
 pub mod isolate;
 pub mod lag;
+pub mod live_tests;
 pub mod lock;
 pub mod makefiles;
 pub mod metadata;

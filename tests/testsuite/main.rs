@@ -53,6 +53,8 @@ mod graph_export;
 mod graph_model;
 /// dbt-style selection on shift_left's p2 fixture graph.
 mod graph_select;
+/// `pipeline test-live`: data tests of tests/live_tests.yaml on the Confluent fake, JUnit.
+mod live_tests;
 mod plan;
 /// The descendant cascade never spreads beyond the start tables: a table without a job of its own whose
 mod plan_cascade;

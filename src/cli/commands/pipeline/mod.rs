@@ -17,6 +17,7 @@ mod release_check;
 mod report;
 mod rollback;
 mod status;
+mod test_live;
 mod undeploy;
 mod upgrade_check;
 mod validate;
@@ -166,6 +167,7 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::Decommission(args) => decommission::exec(inv, args),
         PipelineCommand::ReleaseCheck(args) => release_check::exec(inv, args),
         PipelineCommand::Rollback(args) => rollback::exec(inv, args),
+        PipelineCommand::TestLive(args) => test_live::exec(inv, args),
         PipelineCommand::Explain(args) => explain::exec(inv, args),
     }
 }
