@@ -112,6 +112,31 @@ fn queries_deleted(fake: &FakeConfluent) -> usize {
     queries.len()
 }
 
+/// `report` with what changes from run to run replaced: `seconds`, query statement names, the
+/// JUnit path, and `old` (a timestamp relative to the clock) wherever it appears.
+fn normalised(report: &Value, old: &str) -> Value {
+    fn walk(v: &mut Value, old: &str) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    match k.as_str() {
+                        "seconds" => *x = json!(0),
+                        "statement" if x.is_string() => *x = json!("<query>"),
+                        "junit" if x.is_string() => *x = json!("<junit>"),
+                        _ => walk(x, old),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, old)),
+            Value::String(s) => *s = s.replace(old, "<old>"),
+            _ => {}
+        }
+    }
+    let mut v = report.clone();
+    walk(&mut v, old);
+    v
+}
+
 fn by_name(report: &Value) -> std::collections::BTreeMap<String, Value> {
     report["tables"][0]["tests"]
         .as_array()
@@ -317,6 +342,9 @@ fn every_kind_of_live_test_fails_on_bad_rows_with_its_failing_rows() {
         )
     );
     assert_eq!(queries_deleted(&fake), 3);
+    // The whole report, as a golden file (times, query names, paths and the clock's timestamps
+    // normalised).
+    insta::assert_json_snapshot!("live_tests_failing_report", normalised(&v, &old));
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
         xml.contains(
