@@ -207,6 +207,18 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
     assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
     assert_eq!(record_text(&r), before_record, "the dry run writes nothing");
 
+    // Without --no-ack it asks; no answer (stdin closed) changes nothing.
+    let declined = run(&r, &fake, &["pipeline", "rollback", "--delete"]);
+    assert_eq!(declined.status.code(), Some(1));
+    assert!(
+        stdout(&declined)
+            .contains("Delete them and record the release as rolled back? [y/N] nothing changed"),
+        "{}",
+        stdout(&declined)
+    );
+    assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
+    assert_eq!(record_text(&r), before_record);
+
     // The rollback deletes green, in the planned order, and nothing else.
     let out = run(&r, &fake, &["pipeline", "rollback", "--delete", "--no-ack"]);
     let text = ok(&out);

@@ -52,16 +52,19 @@ pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
     if !inv.json() {
         print!("{}", plan_text(plan));
     }
-    if !plan.statements.is_empty()
-        && !args.no_ack
-        && !confirm(&format!(
+    // Closing the release is an action of its own: asked even when no green statement runs.
+    let question = if plan.statements.is_empty() {
+        "Record the release as rolled back?".to_string()
+    } else {
+        format!(
             "{} them and record the release as rolled back?",
             match verb {
                 StatementVerb::Delete => "Delete",
                 _ => "Stop",
             }
-        ))?
-    {
+        )
+    };
+    if !args.no_ack && !confirm(&question)? {
         println!("nothing changed");
         return Ok(false);
     }
