@@ -615,3 +615,90 @@ fn the_plan_refuses_a_release_decommissioned_here_and_warns_of_a_stopped_blue() 
             .all(|l| l.statement.starts_with("prod-p-"))
     );
 }
+
+// ---- the git command that restores the blue SQL ----
+
+fn release_record(base: Option<String>) -> (BlueGreenRecord, Release) {
+    let mut record = two_table_record();
+    record.releases[0].base_commit = base;
+    if record.releases[0].base_commit.is_none() {
+        record.releases[0].base_ref = None;
+    }
+    let release = record.releases[0].clone();
+    (record, release)
+}
+
+fn small_repo() -> Repo {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipelines = tmp.path().join("pipelines");
+    std::fs::create_dir_all(pipelines.join("a")).unwrap();
+    std::fs::write(pipelines.join("a/dml.x.sql"), "INSERT INTO x SELECT 1;\n").unwrap();
+    std::fs::write(tmp.path().join("README"), "outside the pipelines\n").unwrap();
+    Repo::new((tmp, pipelines))
+}
+
+/// A listed versioning (no base commit): the files come back from the parent of the commit that
+/// added the release; a path edited after that commit is named; files outside the pipelines
+/// folder and the record are never listed.
+#[test]
+fn the_restore_of_a_listed_versioning_comes_from_the_parent_of_its_release_commit() {
+    use flinkpipe::changes::restore::{RestoreSource, restore_for};
+    let r = small_repo();
+    let before = r.head_commit();
+    let (record, release) = release_record(None);
+    r.write("a/dml.x.sql", "INSERT INTO x_v2 SELECT 1;\n");
+    r.write("b/dml.y.sql", "INSERT INTO y_v2 SELECT 1;\n");
+    r.write("blue_green.json", &record.to_text());
+    std::fs::write(r.root.join("README"), "edited too\n").unwrap();
+    let release_commit = r.commit("version", T_CHANGE);
+    r.write("a/dml.x.sql", "INSERT INTO x_v2 SELECT 2;\n");
+    r.commit("later edit", T_CHANGE + 60);
+    let got = restore_for(&r.pipelines, &release).unwrap();
+    assert_eq!(got.release_commit, Some(release_commit.to_string()));
+    assert_eq!(got.source, before.to_string());
+    assert_eq!(got.source_kind, RestoreSource::ReleaseCommitParent);
+    assert_eq!(
+        got.paths,
+        ["pipelines/a/dml.x.sql", "pipelines/b/dml.y.sql"]
+    );
+    assert_eq!(got.changed_since, ["pipelines/a/dml.x.sql"]);
+    assert_eq!(
+        got.commands(&release.created_at),
+        [
+            format!(
+                "git restore --source={before} --staged --worktree -- pipelines/a/dml.x.sql pipelines/b/dml.y.sql"
+            ),
+            "git add pipelines/blue_green.json".to_string(),
+            "git commit -m 'Roll back the blue-green release of 2026-12-01T10:00:00Z'".to_string(),
+        ]
+    );
+}
+
+/// A blue-green not committed yet: the files come from the base commit and the paths from the
+/// work tree (untracked files included); without a base commit there is nothing to restore from.
+#[test]
+fn the_restore_of_an_uncommitted_release_diffs_the_work_tree_and_needs_a_base() {
+    use flinkpipe::changes::restore::{RestoreError, RestoreSource, restore_for};
+    let r = small_repo();
+    let base = r.head_commit();
+    let (record, release) = release_record(Some(base.to_string()));
+    r.write("a/dml.x.sql", "INSERT INTO x_v2 SELECT 1;\n");
+    r.write("c/ddl.z.sql", "CREATE TABLE z_v2 (a INT);\n");
+    r.write("blue_green.json", &record.to_text());
+    let got = restore_for(&r.pipelines, &release).unwrap();
+    assert_eq!(got.release_commit, None);
+    assert_eq!(got.source, base.to_string());
+    assert_eq!(got.source_kind, RestoreSource::BaseCommit);
+    assert_eq!(
+        got.paths,
+        ["pipelines/a/dml.x.sql", "pipelines/c/ddl.z.sql"]
+    );
+    assert!(got.changed_since.is_empty());
+    let (_, listed) = release_record(None);
+    let e = restore_for(&r.pipelines, &listed).unwrap_err();
+    assert!(matches!(e, RestoreError::NoSource { .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "the release of 2026-12-01T10:00:00Z has no base commit and no commit adds it to pipelines/blue_green.json: restore the files it rewrote by hand (`git status`)"
+    );
+}
