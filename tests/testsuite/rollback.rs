@@ -702,3 +702,135 @@ fn the_restore_of_an_uncommitted_release_diffs_the_work_tree_and_needs_a_base() 
         "the release of 2026-12-01T10:00:00Z has no base commit and no commit adds it to pipelines/blue_green.json: restore the files it rewrote by hand (`git status`)"
     );
 }
+
+// ---- a property over random releases ----
+
+/// xorshift64*: reproducible pseudo-random numbers for the property below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// For every release (1–6 tables, some written by one statement set, green statements live in any
+/// phase or absent, blue running) and both verbs: the plan never names a blue statement, names each
+/// green statement once, acts on every live green one with `--delete` and on no declaration or
+/// STOPPED job with `--stop`, puts a table's job before its declaration and a child's declaration
+/// before its parent's, and lists every blue statement once, untouched.
+#[test]
+fn the_rollback_plan_never_touches_blue_and_goes_children_first_for_every_release() {
+    use flinkpipe::deploy::{StatementMeta, StatementState};
+    for seed in 1..400u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let n = 1 + rng.below(6) as usize;
+        let mut tables: Vec<GreenTable> = (0..n)
+            .map(|i| table(&format!("t{i}"), &format!("t{i}_v2")))
+            .collect();
+        // A statement set: table i's job also writes table i+1 (same job name recorded for both).
+        for i in 0..n.saturating_sub(1) {
+            if rng.below(4) == 0 {
+                let (blue_job, green_job) = (
+                    tables[i].blue_statements[0].clone(),
+                    tables[i].green_statements[1].clone(),
+                );
+                tables[i + 1].blue_statements[0] = blue_job;
+                tables[i + 1].green_statements[1] = green_job;
+            }
+        }
+        let record = BlueGreenRecord {
+            format: 1,
+            releases: vec![Release {
+                created_at: "2026-12-01T10:00:00Z".into(),
+                base_ref: None,
+                base_commit: None,
+                statement_prefix: "dev".into(),
+                tables: tables.clone(),
+                decommissioned: Vec::new(),
+                rolled_back: Vec::new(),
+            }],
+        };
+        let state = |name: &str, phase: Phase| StatementState {
+            name: name.to_string(),
+            stopped: phase == Phase::Stopped,
+            phase,
+            detail: String::new(),
+            sql: String::new(),
+            properties: BTreeMap::new(),
+            meta: StatementMeta::default(),
+        };
+        let mut live = BTreeMap::new();
+        let blue: BTreeSet<String> = tables
+            .iter()
+            .flat_map(|t| t.blue_statements.iter().map(|s| s.name.clone()))
+            .collect();
+        for b in &blue {
+            live.insert(b.clone(), state(b, Phase::Running));
+        }
+        for t in &tables {
+            for g in &t.green_statements {
+                let phase = match rng.below(5) {
+                    0 => continue,
+                    1 => Phase::Stopped,
+                    2 => Phase::Failed,
+                    3 => Phase::Completed,
+                    _ => Phase::Running,
+                };
+                live.insert(g.name.clone(), state(&g.name, phase));
+            }
+        }
+        for verb in [StatementVerb::Delete, StatementVerb::Stop] {
+            let plan = rollback::plan(&record, &naming(), &live, verb).unwrap();
+            let names: Vec<&str> = plan
+                .statements
+                .iter()
+                .map(|t| t.statement.as_str())
+                .collect();
+            let unique: BTreeSet<&str> = names.iter().copied().collect();
+            assert_eq!(unique.len(), names.len(), "seed {seed}: {names:?}");
+            assert!(names.iter().all(|n| !blue.contains(*n)), "seed {seed}");
+            let pos = |n: &str| names.iter().position(|x| *x == n);
+            for t in &plan.statements {
+                match verb {
+                    StatementVerb::Delete => {}
+                    _ => {
+                        assert_eq!(t.role, StatementRole::Job, "seed {seed}");
+                        assert_ne!(t.phase, "STOPPED", "seed {seed}");
+                    }
+                }
+            }
+            if verb == StatementVerb::Delete {
+                let greens: BTreeSet<&str> = tables
+                    .iter()
+                    .flat_map(|t| t.green_statements.iter().map(|s| s.name.as_str()))
+                    .filter(|n| live.contains_key(*n))
+                    .collect();
+                assert_eq!(unique, greens, "seed {seed}");
+            }
+            for (i, t) in tables.iter().enumerate() {
+                let (ddl, job) = (&t.green_statements[0].name, &t.green_statements[1].name);
+                if let (Some(j), Some(d)) = (pos(job), pos(ddl)) {
+                    assert!(j < d, "seed {seed}: {job} before {ddl}");
+                }
+                for child in &tables[i + 1..] {
+                    if let (Some(c), Some(p)) = (pos(&child.green_statements[0].name), pos(ddl)) {
+                        assert!(c < p, "seed {seed}: child before parent");
+                    }
+                }
+            }
+            let listed: Vec<&str> = plan.blue.iter().map(|b| b.statement.as_str()).collect();
+            assert_eq!(listed.len(), blue.len(), "seed {seed}");
+            assert_eq!(
+                listed.iter().copied().collect::<BTreeSet<_>>(),
+                blue.iter().map(String::as_str).collect::<BTreeSet<_>>()
+            );
+        }
+    }
+}
