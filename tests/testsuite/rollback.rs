@@ -239,6 +239,22 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
         text.contains("recorded in blue_green.json: release"),
         "{text}"
     );
+    let release_commit = r.head_commit().to_string();
+    assert!(
+        text.contains(&format!(
+            "Now put the blue SQL back in the files ({} path(s), from the release's base commit {}; the release was committed in {}); run from ",
+            cmds_count(&text),
+            &base[..12],
+            &release_commit[..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "Blue statements, untouched:\n  {BLUE_DML} (RUNNING)"
+        )) || text.contains(&format!("  {BLUE_DML} (RUNNING)\n")),
+        "{text}"
+    );
 
     // The printed git commands put the blue SQL back: the files equal the base's again.
     let cmds: Vec<&str> = text
@@ -299,6 +315,16 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
         &["pipeline", "decommission", "--delete", "--dry-run"],
     ));
     assert!(dec.contains("No blue-green release is open"), "{dec}");
+}
+
+/// The number of paths in the printed `git restore` line.
+fn cmds_count(text: &str) -> usize {
+    text.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("git restore "))
+        .map_or(0, |l| {
+            l.split(" -- ").nth(1).unwrap_or("").split(' ').count()
+        })
 }
 
 /// A minimal POSIX split for the commands the rollback prints (single quotes only).

@@ -120,7 +120,7 @@ fn print_restore(restore: &Result<Restore, String>, release: &str, done: bool) {
                 RestoreSource::ReleaseCommitParent => "the parent of the release commit",
             };
             println!(
-                "\n{} the blue SQL back in the files ({} paths from {from} {}{}), from {}:\n",
+                "\n{} the blue SQL back in the files ({} path(s), from {from} {}{}); run from {}:\n",
                 if done {
                     "Now put"
                 } else {
