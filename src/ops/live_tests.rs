@@ -149,7 +149,7 @@ pub fn failure_text(t: &TableOutcome, x: &TestOutcome) -> String {
 /// Runs the tests (see the module doc).
 ///
 /// Errors: errors in the project, a JUnit file that cannot be written, a `live_tests.yaml` that is not the documented shape (file and
-/// line; nothing runs), an unknown table, `--table-name` naming a table without a tests file,
+/// line; nothing runs), a custom `sql` test that is not one read-only query, an unknown table, `--table-name` naming a table without a tests file,
 /// `blue_green` without an open release, nothing to test. A read that fails is an ERROR of its
 /// tests, not an error of the command.
 pub fn run(ctx: &Context, req: &LiveTestRequest) -> Result<LiveTestReport, OpsError> {
@@ -223,6 +223,15 @@ pub fn run(ctx: &Context, req: &LiveTestRequest) -> Result<LiveTestReport, OpsEr
         }
         let mut tests = LiveTests::read(&path)?;
         tests.file = PathBuf::from(rel(&project, &path));
+        // A custom query must only read: refused here, before any query runs.
+        for x in &tests.tests {
+            if let Check::Sql { sql } = &x.check {
+                query::check_read_only(
+                    &custom_sql(sql, t),
+                    &format!("{}:{}", tests.file.display(), x.line),
+                )?;
+            }
+        }
         suites.push((t.clone(), tests));
     }
     if suites.iter().all(|(_, s)| s.tests.is_empty()) {
@@ -274,6 +283,11 @@ fn rel(project: &Project, path: &std::path::Path) -> String {
     crate::fsutil::slash_path(path.strip_prefix(root).unwrap_or(path))
 }
 
+/// A custom test's SQL as sent: `{table}` replaced by the quoted name of the table tested.
+fn custom_sql(sql: &str, table: &str) -> String {
+    sql.replace("{table}", &crate::sql::quote_identifier(table))
+}
+
 /// One read, kept for every test that uses it.
 type Read = Result<QueryOutcome, String>;
 
@@ -298,7 +312,7 @@ fn run_table(
     for t in &suite.tests {
         let (read, seconds, sql) = match &t.check {
             Check::Sql { sql } => {
-                let sql = sql.replace("{table}", &crate::sql::quote_identifier(table));
+                let sql = custom_sql(sql, table);
                 let origin = format!("{}:{}", suite.file.display(), t.line);
                 let (r, s) =
                     timed(&|| query::bounded_query(ctx, cfg, project, &sql, &origin, &req.read));

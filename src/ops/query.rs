@@ -293,7 +293,7 @@ fn bounded_select(
 }
 
 /// Refuses anything but one read-only statement: `sql query` is for reading.
-fn check_read_only(sql: &str, origin: &str) -> Result<(), OpsError> {
+pub(crate) fn check_read_only(sql: &str, origin: &str) -> Result<(), OpsError> {
     let a = crate::sql::analyze(sql);
     let statements: Vec<_> = a
         .statements

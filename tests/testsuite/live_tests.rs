@@ -395,6 +395,20 @@ fn a_bad_live_tests_file_is_refused_with_file_and_line_before_any_query() {
         stderr(&o)
     );
     assert!(fake.created().is_empty(), "{:?}", fake.created());
+    // A custom query that writes is refused the same way.
+    std::fs::write(
+        p.root.join(TESTS_FILE),
+        "tests:\n  - row_count: {min: 1}\n  - sql: INSERT INTO {table} SELECT * FROM {table}\n",
+    )
+    .unwrap();
+    let o = run(&p, &fake, &["pipeline", "test-live", "pipelines"]);
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{TESTS_FILE}:3:1: `sql query` is for reading")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.created().is_empty(), "{:?}", fake.created());
 }
 
 #[test]
