@@ -315,6 +315,20 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
         &["pipeline", "decommission", "--delete", "--dry-run"],
     ));
     assert!(dec.contains("No blue-green release is open"), "{dec}");
+    let check = run(&r, &fake, &["pipeline", "release-check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    assert!(
+        stderr(&check).contains("no open blue-green release"),
+        "{}",
+        stderr(&check)
+    );
+    let redeploy = run(&r, &fake, &["pipeline", "deploy", "--blue-green"]);
+    assert_eq!(redeploy.status.code(), Some(1), "{}", stderr(&redeploy));
+    assert!(
+        stderr(&redeploy).contains("records no green set still open"),
+        "{}",
+        stderr(&redeploy)
+    );
 }
 
 /// The number of paths in the printed `git restore` line.
