@@ -486,3 +486,37 @@ fn blue_green_tests_the_green_tables_of_the_open_release() {
         stderr(&o)
     );
 }
+
+/// A read cut by `--idle` (the result never ends) is a partial snapshot: the test that would pass
+/// is an ERROR, the command fails, and the query is deleted all the same.
+#[test]
+fn a_partial_read_never_passes() {
+    let p = project("tests:\n  - not_null: [loyalty_tier]\n");
+    let fake = FakeConfluent::start();
+    let mut s = script(&[json!(["1", "gold", "3", stamp(0)])]);
+    s.bounded = false;
+    fake.add_query(&format!("FROM `{TABLE}`"), s);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "test-live",
+            "pipelines",
+            "--idle",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let t = &v["tables"][0]["tests"][0];
+    assert_eq!(t["verdict"], "ERROR", "{t:#}");
+    assert_eq!(
+        t["message"],
+        "no NULL in loyalty_tier (1 rows), but the read stopped before the table's end (idle or timeout): a partial snapshot proves nothing"
+    );
+    assert_eq!((&v["passed"], &v["errors"]), (&json!(0), &json!(1)));
+    assert_eq!(queries_deleted(&fake), 1);
+}
