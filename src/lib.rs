@@ -25,6 +25,7 @@ pub mod fsutil;
 pub mod graph;
 pub mod inventory;
 pub mod lineage;
+pub mod livetest;
 pub mod metadata;
 pub mod ops;
 pub mod plan;

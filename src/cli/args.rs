@@ -917,6 +917,15 @@ pub enum PipelineCommand {
     /// (same, expected-difference, catching-up, differs). Exit 1 unless every table is same or
     /// expected-difference.
     ReleaseCheck(ReleaseCheckArgs),
+    /// Green is not trusted: stop (or delete) the green statements of the open blue-green release,
+    /// children first, leave blue untouched, record the release as rolled back in
+    /// pipelines/blue_green.json and print the git command that restores the blue SQL. A release
+    /// whose blue statements were deleted (decommission --delete) cannot be rolled back.
+    Rollback(RollbackArgs),
+    /// Run the data tests of tests/live_tests.yaml (not_null, unique, accepted_values, row_count,
+    /// freshness, custom SQL) on the deployed tables as bounded queries; failing rows (up to N),
+    /// JUnit; exit 1 on a failure. --blue-green tests the green tables of the open release.
+    TestLive(TestLiveArgs),
     /// Print the engine's plan (EXPLAIN) of each statement of the scope's tables, as they would be
     /// sent (the environment's rewrite rules applied).
     Explain(ExplainArgs),
@@ -1008,6 +1017,59 @@ pub struct ReleaseCheckArgs {
 pub enum CheckFormat {
     Text,
     Markdown,
+}
+
+/// Options of `pipeline test-live`.
+#[derive(Debug, Args, Clone)]
+pub struct TestLiveArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Test the green tables of the open blue-green release (pipelines/blue_green.json).
+    #[arg(long)]
+    pub blue_green: bool,
+    /// Test only this table (repeatable); default: every table with a tests/live_tests.yaml.
+    #[arg(long, value_name = "T")]
+    pub table_name: Vec<String>,
+    /// Failing rows shown per test.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub max_failing_rows: usize,
+    /// Write the results as JUnit XML to FILE (for CI).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Stop a read after this many seconds without a new row, once rows have arrived.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub idle: f64,
+    /// Stop a read after this many seconds in all.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+/// Options of `pipeline rollback`.
+#[derive(Debug, Args, Clone)]
+pub struct RollbackArgs {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Stop the green statements (resumable; the default).
+    #[arg(long, conflicts_with = "delete")]
+    pub stop: bool,
+    /// Delete the green statements (their tables and topics stay).
+    #[arg(long)]
+    pub delete: bool,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement to stop or disappear, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// Options of `pipeline decommission`.

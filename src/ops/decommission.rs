@@ -197,7 +197,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let open: Vec<_> = record
         .releases
         .iter()
-        .filter(|r| !r.decommissioned_in(&naming.prefix))
+        .filter(|r| r.is_open_in(&naming.prefix))
         .collect();
     // The green successors of each blue statement, over every table (of every open release) whose
     // blue statements include it: a statement set writing two tables has the greens of both.

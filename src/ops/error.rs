@@ -123,6 +123,9 @@ pub enum OpsError {
     Yaml(#[from] serde_yaml_ng::Error),
     #[error(transparent)]
     UnitTest(#[from] crate::unittest::UnitTestError),
+    /// A `tests/live_tests.yaml` that is not the documented shape (file and line).
+    #[error(transparent)]
+    LiveTest(#[from] crate::livetest::LiveTestError),
 }
 
 impl From<crate::project::NameError> for OpsError {

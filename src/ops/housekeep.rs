@@ -168,7 +168,7 @@ pub fn open_release_statements(
     for release in record
         .releases
         .iter()
-        .filter(|r| !r.decommissioned_in(&naming.prefix))
+        .filter(|r| r.is_open_in(&naming.prefix))
     {
         for t in &release.tables {
             for (blue, green) in blue_green_statements(naming, &release.statement_prefix, t) {

@@ -162,6 +162,66 @@ pub fn snapshot_as(
     read_name: &str,
     read: &ReadOptions,
 ) -> Result<QueryOutcome, OpsError> {
+    snapshot(ctx, cfg, project, table, read_name, read, true)
+}
+
+/// [`snapshot_as`] of `table` under its own name, folded by the result's own changelog (its upsert
+/// key when the service gives one, else whole rows) instead of the table's declared primary key:
+/// an append-only table holding two rows of one key shows both (`pipeline test-live`, `unique: key`).
+///
+/// Errors: as [`snapshot_as`].
+pub fn snapshot_unfolded(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    table: &str,
+    read: &ReadOptions,
+) -> Result<QueryOutcome, OpsError> {
+    snapshot(ctx, cfg, project, table, table, read, false)
+}
+
+/// Runs a read-only query of the project's tables as a bounded read: on Confluent Cloud every
+/// table it reads is read from its earliest offset to its current end (the statement properties
+/// of [`preview`]); on the SQL Gateway the tables are read as their DDL and the query's hints say.
+/// The query is always stopped. `origin` names where the SQL came from, for messages.
+///
+/// Errors: SQL that is not one read-only statement, as [`query`].
+pub fn bounded_query(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    sql: &str,
+    origin: &str,
+    read: &ReadOptions,
+) -> Result<QueryOutcome, OpsError> {
+    check_read_only(sql, origin)?;
+    let (_, properties) = bounded_select(TargetKind::of(cfg), None, "x", None);
+    let result = run(
+        ctx,
+        cfg,
+        Some(project),
+        sql,
+        properties,
+        read,
+        false,
+        &read::Quiet,
+    )?;
+    Ok(QueryOutcome {
+        sql: sql.to_string(),
+        table: None,
+        result,
+    })
+}
+
+fn snapshot(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    project: &Project,
+    table: &str,
+    read_name: &str,
+    read: &ReadOptions,
+    fold_by_key: bool,
+) -> Result<QueryOutcome, OpsError> {
     let t = project
         .inventory
         .tables
@@ -169,7 +229,7 @@ pub fn snapshot_as(
         .ok_or_else(|| OpsError::Usage(format!("unknown table {table}")))?;
     let (sql, properties) = bounded_select(TargetKind::of(cfg), t.connector(), read_name, None);
     let mut read = read.clone();
-    if read.key_columns.is_none() && !t.primary_key.is_empty() {
+    if fold_by_key && read.key_columns.is_none() && !t.primary_key.is_empty() {
         read.key_columns = Some(t.primary_key.clone());
     }
     let aliases = if read_name == table {
@@ -233,7 +293,7 @@ fn bounded_select(
 }
 
 /// Refuses anything but one read-only statement: `sql query` is for reading.
-fn check_read_only(sql: &str, origin: &str) -> Result<(), OpsError> {
+pub(crate) fn check_read_only(sql: &str, origin: &str) -> Result<(), OpsError> {
     let a = crate::sql::analyze(sql);
     let statements: Vec<_> = a
         .statements

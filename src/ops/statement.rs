@@ -145,7 +145,16 @@ pub async fn apply(
     verb: StatementVerb,
     timeout: Duration,
 ) -> Result<Option<StatementState>, crate::deploy::TargetError> {
-    let target: &dyn Target = c.target.as_ref();
+    apply_on(c.target.as_ref(), name, verb, timeout).await
+}
+
+/// [`apply`] on any [`Target`] (an in-memory one in tests).
+pub async fn apply_on(
+    target: &dyn Target,
+    name: &str,
+    verb: StatementVerb,
+    timeout: Duration,
+) -> Result<Option<StatementState>, crate::deploy::TargetError> {
     let poll = crate::deploy::Backoff::POLL;
     match verb {
         StatementVerb::Stop => target.stop_statement(name).await?,

@@ -627,6 +627,7 @@ fn record_release(
         statement_prefix: naming.prefix.clone(),
         tables,
         decommissioned: Vec::new(),
+        rolled_back: Vec::new(),
     };
     record.releases.push(release.clone());
     Ok((record, release))

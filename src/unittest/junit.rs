@@ -15,6 +15,12 @@ use std::collections::{BTreeMap, HashSet};
 
 /// The JUnit XML of `suites`.
 pub fn to_xml(suites: &[SuiteResult]) -> String {
+    to_xml_named("flinkpipe unit tests", suites)
+}
+
+/// [`to_xml`] with `name` as the `<testsuites>` name (`pipeline test-live` writes its results
+/// through this writer too: one suite per table, one case per test).
+pub fn to_xml_named(name: &str, suites: &[SuiteResult]) -> String {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     let ev = |w: &mut Writer<Vec<u8>>, e: Event| w.write_event(e).expect("writing to memory");
     ev(
@@ -48,7 +54,7 @@ pub fn to_xml(suites: &[SuiteResult]) -> String {
         .sum();
     let time: f64 = suites.iter().map(|s| s.seconds).sum();
     let mut root = BytesStart::new("testsuites");
-    root.push_attribute(("name", "flinkpipe unit tests"));
+    root.push_attribute(("name", name));
     root.push_attribute(("tests", total.to_string().as_str()));
     root.push_attribute(("failures", failures.to_string().as_str()));
     root.push_attribute(("errors", errors.to_string().as_str()));

@@ -21,6 +21,10 @@
 //!       "decommissioned": [
 //!         {"statement_prefix": "dev-usw2", "at": "2026-12-02T09:00:00Z", "action": "delete",
 //!          "statements": ["dev-usw2-sales-dml-int-x"]}
+//!       ],
+//!       "rolled_back": [
+//!         {"statement_prefix": "prod-usw2", "at": "2026-12-02T09:30:00Z", "action": "delete",
+//!          "statements": ["prod-usw2-sales-dml-int-x-v2", "prod-usw2-sales-ddl-int-x-v2"]}
 //!       ]
 //!     }
 //!   ]
@@ -29,8 +33,11 @@
 //!
 //! Statement names in `tables` are those of the configuration the release was applied with
 //! (`statement_prefix`); commands recompute them with the configuration in effect, so that one record
-//! drives every environment. A release is open in an environment until a `decommissioned` entry with
-//! that environment's statement prefix exists.
+//! drives every environment. A release is open in an environment ([`Release::is_open_in`]) until a
+//! `decommissioned` entry with action `delete` (blue deleted: green is production) or a `rolled_back`
+//! entry (green stopped or deleted by `pipeline rollback`: blue stays production) with that
+//! environment's statement prefix exists. `rolled_back` is left out of the file while empty, so
+//! records written before it existed read and write unchanged.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -65,6 +72,10 @@ pub struct Release {
     /// Decommissions of the blue statements, one per environment (statement prefix).
     #[serde(default)]
     pub decommissioned: Vec<Decommission>,
+    /// Roll-backs of the green statements (`pipeline rollback`), one per environment (statement
+    /// prefix); absent from the file while empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rolled_back: Vec<Rollback>,
 }
 
 /// One versioned table.
@@ -114,7 +125,36 @@ pub struct Decommission {
     pub statements: Vec<String>,
 }
 
+/// A roll-back of a release's green statements in one environment (`pipeline rollback`): blue
+/// stayed production, the green statements were stopped or deleted, children first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rollback {
+    /// The environment's statement prefix.
+    pub statement_prefix: String,
+    /// When, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub at: String,
+    /// `stop` or `delete`.
+    pub action: String,
+    /// The green statements acted on, in the order they were acted on.
+    pub statements: Vec<String>,
+}
+
 impl Release {
+    /// Whether the release was rolled back in the environment of `prefix` (`pipeline rollback`).
+    pub fn rolled_back_in(&self, prefix: &str) -> bool {
+        self.rolled_back
+            .iter()
+            .any(|r| r.statement_prefix == prefix)
+    }
+
+    /// Whether the release is still open in the environment of `prefix`: neither decommissioned
+    /// (blue deleted) nor rolled back there. Open releases are those `deploy --blue-green`,
+    /// `status`, `release-check`, `decommission` and the housekeeping protections act on.
+    pub fn is_open_in(&self, prefix: &str) -> bool {
+        !self.decommissioned_in(prefix) && !self.rolled_back_in(prefix)
+    }
+
     /// Whether the release's blue statements were deleted in the environment of `prefix` (a `stop`
     /// decommission is recorded but leaves the release open: its stopped blue statements can still be
     /// resumed, or deleted by a later `decommission --delete`).
@@ -165,12 +205,9 @@ impl BlueGreenRecord {
         })
     }
 
-    /// The newest release still open (not decommissioned) in the environment of `prefix`.
+    /// The newest release still open ([`Release::is_open_in`]) in the environment of `prefix`.
     pub fn open_release(&self, prefix: &str) -> Option<&Release> {
-        self.releases
-            .iter()
-            .rev()
-            .find(|r| !r.decommissioned_in(prefix))
+        self.releases.iter().rev().find(|r| r.is_open_in(prefix))
     }
 
     /// The file's text (pretty JSON, a final newline).

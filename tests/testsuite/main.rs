@@ -54,6 +54,8 @@ mod graph_export;
 mod graph_model;
 /// dbt-style selection on shift_left's p2 fixture graph.
 mod graph_select;
+/// `pipeline test-live`: data tests of tests/live_tests.yaml on the Confluent fake, JUnit.
+mod live_tests;
 mod plan;
 /// The descendant cascade never spreads beyond the start tables: a table without a job of its own whose
 mod plan_cascade;
@@ -63,6 +65,9 @@ mod query;
 /// Reliability at scale and under abuse: 100,000-table chains, metadata size on fan-outs, special and
 /// oversized files, builds killed or interrupted mid-batch, small input mistakes.
 mod reliability;
+/// `pipeline rollback`: green stopped or deleted children first, blue untouched, the record closed,
+/// the git command that restores the blue SQL; refusals; the in-memory target.
+mod rollback;
 /// Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 mod scaffold;
 mod schema_changes;

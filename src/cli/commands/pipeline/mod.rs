@@ -15,7 +15,9 @@ mod health;
 mod prepare;
 mod release_check;
 mod report;
+mod rollback;
 mod status;
+mod test_live;
 mod undeploy;
 mod upgrade_check;
 mod validate;
@@ -166,6 +168,8 @@ pub fn run(inv: &Invocation, cmd: &PipelineCommand) -> CmdResult {
         PipelineCommand::Status(args) => status::exec(inv, args),
         PipelineCommand::Decommission(args) => decommission::exec(inv, args),
         PipelineCommand::ReleaseCheck(args) => release_check::exec(inv, args),
+        PipelineCommand::Rollback(args) => rollback::exec(inv, args),
+        PipelineCommand::TestLive(args) => test_live::exec(inv, args),
         PipelineCommand::Explain(args) => explain::exec(inv, args),
     }
 }

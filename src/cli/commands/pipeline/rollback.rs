@@ -1,0 +1,204 @@
+//! `flinkpipe pipeline rollback [DIR] [--stop|--delete] [--dry-run] [--no-ack]`: stops or deletes the
+//! green statements of the open blue-green release (children first), leaves blue untouched, records
+//! the rollback in `pipelines/blue_green.json` and prints the git command that restores the blue SQL.
+//! A decommissioned release is refused (exit 1).
+
+use crate::changes::restore::{Restore, RestoreSource};
+use crate::cli::args::RollbackArgs;
+use crate::cli::render::{confirm, print_json, table};
+use crate::cli::{CmdResult, Invocation};
+use crate::ops::rollback::{self, RollbackPlan, RollbackRequest};
+use crate::ops::statement::StatementVerb;
+use std::time::Duration;
+
+pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
+    let verb = if args.delete {
+        StatementVerb::Delete
+    } else {
+        StatementVerb::Stop
+    };
+    let prepared = rollback::prepare(
+        &inv.ctx,
+        &RollbackRequest {
+            pipelines: args.dir.pipelines.clone(),
+            verb,
+            timeout: Duration::from_secs(args.timeout),
+            allow_unknown: args.allow_unknown,
+        },
+    )?;
+    let plan = &prepared.plan;
+    let restore = prepared.restore.clone();
+    let restore_json = || match &restore {
+        Ok(r) => serde_json::json!({
+            "restore": r,
+            "commands": r.commands(&plan.release),
+        }),
+        Err(e) => serde_json::json!({"error": e}),
+    };
+    if args.dry_run {
+        if inv.json() {
+            print_json(&serde_json::json!({
+                "dry_run": true,
+                "plan": plan,
+                "git": restore_json(),
+            }));
+        } else {
+            print!("{}", plan_text(plan));
+            println!("dry run: nothing was changed");
+            print_restore(&restore, &plan.release, false);
+        }
+        return Ok(true);
+    }
+    if !inv.json() {
+        print!("{}", plan_text(plan));
+    }
+    // Closing the release is an action of its own: asked even when no green statement runs.
+    let question = if plan.statements.is_empty() {
+        "Record the release as rolled back?".to_string()
+    } else {
+        format!(
+            "{} them and record the release as rolled back?",
+            match verb {
+                StatementVerb::Delete => "Delete",
+                _ => "Stop",
+            }
+        )
+    };
+    if !args.no_ack && !confirm(&question)? {
+        println!("nothing changed");
+        return Ok(false);
+    }
+    let git = restore_json();
+    let report = prepared.execute()?;
+    if inv.json() {
+        print_json(&serde_json::json!({"report": report, "git": git}));
+        return Ok(report.success());
+    }
+    for r in &report.results {
+        match &r.error {
+            None => println!(
+                "{} {} (phase {})",
+                past(verb),
+                r.statement,
+                r.phase.as_deref().unwrap_or("-")
+            ),
+            Some(e) => eprintln!("error: {e}"),
+        }
+    }
+    if report.recorded {
+        println!(
+            "recorded in blue_green.json: release {} rolled back ({}) for statement prefix '{}'",
+            report.plan.release,
+            past(verb),
+            report.plan.statement_prefix
+        );
+        print_restore(&restore, &report.plan.release, true);
+    } else {
+        eprintln!(
+            "error: not every green statement was {}: the release stays open; run `pipeline rollback` again",
+            past(verb)
+        );
+    }
+    Ok(report.success())
+}
+
+fn past(v: StatementVerb) -> &'static str {
+    match v {
+        StatementVerb::Stop => "stopped",
+        StatementVerb::Resume => "resumed",
+        StatementVerb::Delete => "deleted",
+    }
+}
+
+/// The git commands that put the blue SQL back, or why there are none.
+fn print_restore(restore: &Result<Restore, String>, release: &str, done: bool) {
+    match restore {
+        Err(e) => eprintln!("warning: no git command to restore the blue SQL: {e}"),
+        Ok(r) => {
+            let from = match r.source_kind {
+                RestoreSource::BaseCommit => "the release's base commit",
+                RestoreSource::ReleaseCommitParent => "the parent of the release commit",
+            };
+            println!(
+                "\n{} the blue SQL back in the files ({} path(s), from {from} {}{}); run from {}:\n",
+                if done {
+                    "Now put"
+                } else {
+                    "After the rollback, put"
+                },
+                r.paths.len(),
+                short(&r.source),
+                r.release_commit
+                    .as_deref()
+                    .map(|c| format!("; the release was committed in {}", short(c)))
+                    .unwrap_or_else(|| "; the release is not committed".into()),
+                r.repository.display()
+            );
+            for c in r.commands(release) {
+                println!("  {c}");
+            }
+            if !r.changed_since.is_empty() {
+                eprintln!(
+                    "warning: changed after the release commit, review before committing (the restore drops those edits): {}",
+                    r.changed_since.join(", ")
+                );
+            }
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+fn plan_text(plan: &RollbackPlan) -> String {
+    let mut out = format!(
+        "Blue-green release {} for statement prefix '{}': green is rolled back, blue stays.\n",
+        plan.release, plan.statement_prefix
+    );
+    if plan.statements.is_empty() {
+        out.push_str(&format!(
+            "\nNo green statement to {} (the release is still recorded as rolled back).\n",
+            plan.action
+        ));
+    } else {
+        out.push_str(&format!(
+            "\nGreen statements to {}, in this order (children first):\n\n",
+            plan.action
+        ));
+        let rows: Vec<Vec<String>> = plan
+            .statements
+            .iter()
+            .map(|t| {
+                vec![
+                    t.statement.clone(),
+                    t.phase.clone(),
+                    format!(
+                        "green {}, of blue {}",
+                        t.green_table_name, t.blue_table_name
+                    ),
+                ]
+            })
+            .collect();
+        out.push_str(&table(&["statement", "phase", "table"], &rows));
+    }
+    if !plan.left_alone.is_empty() {
+        out.push_str("\nLeft alone:\n");
+        for l in &plan.left_alone {
+            out.push_str(&format!("  {}: {}\n", l.statement, l.reason));
+        }
+    }
+    out.push_str("\nBlue statements, untouched:\n");
+    for b in &plan.blue {
+        let phase = b.phase.as_ref().map_or("absent", |p| p.as_str());
+        out.push_str(&format!("  {} ({phase})", b.statement));
+        if b.needs_attention() {
+            out.push_str(&format!(
+                " — not RUNNING: resume it (`flinkpipe statement resume {}`) or redeploy blue",
+                b.statement
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,876 @@
+//! `pipeline rollback` (issue #25 §4): against the Confluent fake with the real binary in a temporary
+//! git repository of the example project (deploy blue → version a change → commit → deploy green →
+//! roll back: green gone, blue running, the record says so, the printed git command restores the
+//! blue SQL; a dry run changes nothing; a decommissioned release is refused), and the planning and
+//! acting steps on the in-memory target (order, failures, refusals).
+
+use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, ORG, SECRET};
+use crate::memory_target::{MemoryTarget, Op, http};
+use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::{our_fixture, stderr, stdout};
+use flinkpipe::deploy::{Phase, Target};
+use flinkpipe::ops::rollback;
+use flinkpipe::ops::statement::StatementVerb;
+use flinkpipe::plan::StatementNaming;
+use flinkpipe::versioning::record::{
+    BlueGreenRecord, Decommission, GreenTable, RecordedStatement, Release, StatementRole,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Output;
+use std::time::Duration;
+
+const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
+
+const ENRICHED_DML: &str =
+    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
+const BLUE_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched";
+const GREEN_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
+const GREEN_DDL: &str = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
+
+fn repo() -> Repo {
+    let r = Repo::new(our_fixture());
+    std::fs::write(
+        r.root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
+    )
+    .unwrap();
+    r
+}
+
+/// Runs `flinkpipe ARGS… PIPELINES` against the fake from the repository's root.
+fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
+    let o = crate::support::command()
+        .args(args)
+        .arg(&r.pipelines)
+        .current_dir(&r.root)
+        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    for secret in [SECRET, KEY, CLOUD_SECRET, CLOUD_KEY] {
+        assert!(!all.contains(secret), "{all}");
+    }
+    o
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    stdout(o)
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_str(&ok(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn record_text(r: &Repo) -> String {
+    std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap()
+}
+
+fn record(r: &Repo) -> Value {
+    serde_json::from_str(&record_text(r)).unwrap()
+}
+
+/// Blue deployed, a logic change versioned and committed, green deployed beside blue.
+fn green_deployed(r: &Repo, fake: &FakeConfluent) {
+    ok(&run(r, fake, &["pipeline", "deploy", "--dir", "pipelines"]));
+    r.branch("feature");
+    r.edit(ENRICHED_DML, |t| {
+        t.replace(
+            "  ON o.currency = r.currency;",
+            "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
+        )
+    });
+    r.commit("filter test orders", T_CHANGE);
+    ok(&run(
+        r,
+        fake,
+        &["pipeline", "blue-green", "--since", "main", "--apply"],
+    ));
+    r.commit("version the impacted tables", T_CHANGE + 60);
+    let d = json(&run(
+        r,
+        fake,
+        &["--output", "json", "pipeline", "deploy", "--blue-green"],
+    ));
+    assert_eq!(d["success"], true, "{d:#}");
+    assert_eq!(fake.phase(GREEN_DML).as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
+}
+
+/// Every green statement the release records, as the fake names them (`-v2` suffix).
+fn green_names(fake: &FakeConfluent) -> BTreeSet<String> {
+    fake.phases()
+        .into_keys()
+        .filter(|n| n.ends_with("-v2"))
+        .collect()
+}
+
+fn git(r: &Repo, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args(args)
+        .current_dir(&r.root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_blue_sql() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    green_deployed(&r, &fake);
+    let greens = green_names(&fake);
+    assert!(
+        greens.contains(GREEN_DML) && greens.contains(GREEN_DDL),
+        "{greens:?}"
+    );
+    let blue_before: BTreeMap<String, String> = fake
+        .phases()
+        .into_iter()
+        .filter(|(n, _)| !n.ends_with("-v2"))
+        .collect();
+    let before_record = record_text(&r);
+
+    // The dry run lists the green statements, children first, and changes nothing.
+    let dry = json(&run(
+        &r,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "pipeline",
+            "rollback",
+            "--delete",
+            "--dry-run",
+        ],
+    ));
+    assert_eq!(dry["dry_run"], true);
+    let planned: Vec<String> = dry["plan"]["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["statement"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        planned.iter().cloned().collect::<BTreeSet<_>>(),
+        greens,
+        "every green statement, nothing else"
+    );
+    let pos = |n: &str| planned.iter().position(|p| p == n).unwrap();
+    assert!(
+        pos(GREEN_DML) < pos(GREEN_DDL),
+        "a job before its declaration"
+    );
+    // The release lists parents first: each table's statements come after its children's.
+    let release = &record(&r)["releases"][0];
+    let tables = release["tables"].as_array().unwrap();
+    let first_of = |t: &Value| {
+        t["green_statements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| pos(s["name"].as_str().unwrap()))
+            .min()
+            .unwrap()
+    };
+    let last_of = |t: &Value| {
+        t["green_statements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| pos(s["name"].as_str().unwrap()))
+            .max()
+            .unwrap()
+    };
+    let enriched = tables
+        .iter()
+        .find(|t| t["blue_table_name"] == "int_sales_orders_enriched")
+        .unwrap();
+    for t in tables {
+        let reads_enriched = t["reason"]
+            .as_str()
+            .unwrap()
+            .contains("int_sales_orders_enriched")
+            && t != enriched;
+        if reads_enriched {
+            assert!(last_of(t) < first_of(enriched), "{t:#} before enriched");
+        }
+    }
+    let base = release["base_commit"].as_str().unwrap();
+    assert_eq!(dry["git"]["restore"]["source"], base);
+    assert_eq!(dry["git"]["restore"]["source_kind"], "base_commit");
+    assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
+    assert_eq!(record_text(&r), before_record, "the dry run writes nothing");
+
+    // Without --no-ack it asks; no answer (stdin closed) changes nothing.
+    let declined = run(&r, &fake, &["pipeline", "rollback", "--delete"]);
+    assert_eq!(declined.status.code(), Some(1));
+    assert!(
+        stdout(&declined)
+            .contains("Delete them and record the release as rolled back? [y/N] nothing changed"),
+        "{}",
+        stdout(&declined)
+    );
+    assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
+    assert_eq!(record_text(&r), before_record);
+
+    // The rollback deletes green, in the planned order, and nothing else.
+    let out = run(&r, &fake, &["pipeline", "rollback", "--delete", "--no-ack"]);
+    let text = ok(&out);
+    assert_eq!(fake.deletes(), planned);
+    assert!(green_names(&fake).is_empty(), "{:?}", fake.phases());
+    let blue_after: BTreeMap<String, String> = fake.phases();
+    assert_eq!(blue_after, blue_before, "blue untouched");
+    let rb = &record(&r)["releases"][0]["rolled_back"];
+    assert_eq!(rb.as_array().unwrap().len(), 1, "{rb:#}");
+    assert_eq!(rb[0]["statement_prefix"], "dev-usw2");
+    assert_eq!(rb[0]["action"], "delete");
+    assert_eq!(rb[0]["statements"], serde_json::json!(planned));
+    assert_eq!(
+        record(&r)["releases"][0]["decommissioned"],
+        serde_json::json!([])
+    );
+    assert!(
+        text.contains("recorded in blue_green.json: release"),
+        "{text}"
+    );
+    let release_commit = r.head_commit().to_string();
+    assert!(
+        text.contains(&format!(
+            "Now put the blue SQL back in the files ({} path(s), from the release's base commit {}; the release was committed in {}); run from ",
+            cmds_count(&text),
+            &base[..12],
+            &release_commit[..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "Blue statements, untouched:\n  {BLUE_DML} (RUNNING)"
+        )) || text.contains(&format!("  {BLUE_DML} (RUNNING)\n")),
+        "{text}"
+    );
+
+    // The printed git commands put the blue SQL back: the files equal the base's again.
+    let cmds: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("git "))
+        .collect();
+    assert_eq!(cmds.len(), 3, "{text}");
+    assert!(
+        cmds[0].starts_with(&format!(
+            "git restore --source={base} --staged --worktree -- "
+        )),
+        "{text}"
+    );
+    assert!(
+        cmds[0].contains(&format!("pipelines/{ENRICHED_DML}")),
+        "{text}"
+    );
+    assert!(!cmds[0].contains("blue_green.json"), "{text}");
+    assert_eq!(cmds[1], "git add pipelines/blue_green.json");
+    for c in &cmds {
+        let words: Vec<String> = shell_words(c);
+        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        git(&r, &args);
+    }
+    assert_eq!(
+        git(
+            &r,
+            &[
+                "diff",
+                "--stat",
+                base,
+                "HEAD",
+                "--",
+                "pipelines",
+                ":(exclude)pipelines/blue_green.json"
+            ]
+        ),
+        "",
+        "the pipelines folder is the base's again"
+    );
+    let status = git(&r, &["status", "--porcelain", "--", "pipelines"]);
+    assert!(status.is_empty(), "{status}");
+
+    // Closed: status shows no blue-green pair, a second rollback and decommission find nothing open.
+    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    assert_eq!(s["blue_green"], serde_json::json!([]), "{s:#}");
+    let again = run(&r, &fake, &["pipeline", "rollback", "--no-ack"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("records no blue-green release to roll back"),
+        "{}",
+        stderr(&again)
+    );
+    let dec = ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--dry-run"],
+    ));
+    assert!(dec.contains("No blue-green release is open"), "{dec}");
+    let check = run(&r, &fake, &["pipeline", "release-check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    assert!(
+        stderr(&check).contains("no open blue-green release"),
+        "{}",
+        stderr(&check)
+    );
+    let redeploy = run(&r, &fake, &["pipeline", "deploy", "--blue-green"]);
+    assert_eq!(redeploy.status.code(), Some(1), "{}", stderr(&redeploy));
+    assert!(
+        stderr(&redeploy).contains("records no green set still open"),
+        "{}",
+        stderr(&redeploy)
+    );
+}
+
+/// The number of paths in the printed `git restore` line.
+fn cmds_count(text: &str) -> usize {
+    text.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("git restore "))
+        .map_or(0, |l| {
+            l.split(" -- ").nth(1).unwrap_or("").split(' ').count()
+        })
+}
+
+/// A minimal POSIX split for the commands the rollback prints (single quotes only).
+fn shell_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in s.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[test]
+fn rollback_stops_green_jobs_by_default_and_leaves_declarations() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    green_deployed(&r, &fake);
+    let text = ok(&run(&r, &fake, &["pipeline", "rollback", "--no-ack"]));
+    assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
+    assert_eq!(fake.phase(GREEN_DML).as_deref(), Some("STOPPED"));
+    assert_eq!(fake.phase(GREEN_DDL).as_deref(), Some("COMPLETED"));
+    assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
+    assert!(
+        text.contains(&format!("stopped {GREEN_DML} (phase STOPPED)")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{GREEN_DDL}: declares the table, runs no job")),
+        "{text}"
+    );
+    let rb = &record(&r)["releases"][0]["rolled_back"][0];
+    assert_eq!(rb["action"], "stop");
+    let stopped: Vec<&str> = rb["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        stopped.contains(&GREEN_DML) && !stopped.contains(&GREEN_DDL),
+        "{rb:#}"
+    );
+}
+
+#[test]
+fn a_decommissioned_release_cannot_be_rolled_back() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    green_deployed(&r, &fake);
+    ok(&run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    ));
+    let deletes = fake.deletes();
+    let before = record_text(&r);
+    for extra in [&["--no-ack"][..], &["--dry-run"][..]] {
+        let mut args = vec!["pipeline", "rollback", "--delete"];
+        args.extend_from_slice(extra);
+        let o = run(&r, &fake, &args);
+        assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("cannot be rolled back"), "{err}");
+        assert!(err.contains("was decommissioned at"), "{err}");
+        assert_eq!(fake.deletes(), deletes, "nothing more deleted");
+        assert_eq!(fake.phase(GREEN_DML).as_deref(), Some("RUNNING"));
+        assert_eq!(record_text(&r), before);
+    }
+}
+
+// ---- planning and acting on the in-memory target ----
+
+fn stmt(name: &str, role: StatementRole) -> RecordedStatement {
+    RecordedStatement {
+        name: name.into(),
+        role,
+    }
+}
+
+fn table(blue: &str, green: &str) -> GreenTable {
+    let d = |t: &str| format!("dev-p-ddl-{}", t.replace('_', "-"));
+    let j = |t: &str| format!("dev-p-dml-{}", t.replace('_', "-"));
+    GreenTable {
+        blue_table_name: blue.into(),
+        green_table_name: green.into(),
+        product_name: "p".into(),
+        blue_statements: vec![
+            stmt(&j(blue), StatementRole::Job),
+            stmt(&d(blue), StatementRole::Declaration),
+        ],
+        green_statements: vec![
+            stmt(&d(green), StatementRole::Declaration),
+            stmt(&j(green), StatementRole::Job),
+        ],
+        reason: "logic change".into(),
+    }
+}
+
+fn two_table_record() -> BlueGreenRecord {
+    BlueGreenRecord {
+        format: 1,
+        releases: vec![Release {
+            created_at: "2026-12-01T10:00:00Z".into(),
+            base_ref: Some("main".into()),
+            base_commit: Some("0".repeat(40)),
+            statement_prefix: "dev".into(),
+            tables: vec![table("int_a", "int_a_v2"), table("fct_b", "fct_b_v2")],
+            decommissioned: Vec::new(),
+            rolled_back: Vec::new(),
+        }],
+    }
+}
+
+fn seeded() -> MemoryTarget {
+    let m = MemoryTarget::new();
+    for t in ["int-a", "fct-b", "int-a-v2", "fct-b-v2"] {
+        m.seed(
+            &format!("dev-p-ddl-{t}"),
+            "CREATE TABLE x",
+            Phase::Completed,
+            &[],
+        );
+        m.seed(
+            &format!("dev-p-dml-{t}"),
+            "INSERT INTO x",
+            Phase::Running,
+            &[],
+        );
+    }
+    m
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+fn naming() -> StatementNaming {
+    StatementNaming {
+        prefix: "dev".into(),
+    }
+}
+
+#[test]
+fn the_plan_deletes_green_children_first_and_the_record_closes_the_release() {
+    let m = seeded();
+    let rt = rt();
+    let live = rt.block_on(m.list_statements()).unwrap();
+    let live: BTreeMap<_, _> = live.into_iter().map(|s| (s.name.clone(), s)).collect();
+    let record = two_table_record();
+    let plan = rollback::plan(&record, &naming(), &live, StatementVerb::Delete).unwrap();
+    let order: Vec<&str> = plan
+        .statements
+        .iter()
+        .map(|t| t.statement.as_str())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "dev-p-dml-fct-b-v2",
+            "dev-p-ddl-fct-b-v2",
+            "dev-p-dml-int-a-v2",
+            "dev-p-ddl-int-a-v2"
+        ]
+    );
+    let blue: Vec<(&str, Option<Phase>)> = plan
+        .blue
+        .iter()
+        .map(|b| (b.statement.as_str(), b.phase.clone()))
+        .collect();
+    assert_eq!(blue.len(), 4);
+    assert!(plan.blue.iter().all(|b| !b.needs_attention()), "{blue:?}");
+    let scrub = flinkpipe::ops::target::secrets_scrubber(&|_| None);
+    let done = rt.block_on(rollback::act(&m, &plan, Duration::from_secs(60), &scrub));
+    assert!(done.iter().all(|d| d.error.is_none()), "{done:?}");
+    assert_eq!(m.deletes(), order);
+    for t in ["int-a", "fct-b"] {
+        assert_eq!(m.phase(&format!("dev-p-dml-{t}")), Some(Phase::Running));
+        assert_eq!(m.phase(&format!("dev-p-ddl-{t}")), Some(Phase::Completed));
+        assert_eq!(m.phase(&format!("dev-p-dml-{t}-v2")), None);
+    }
+    let closed = rollback::recorded(&record, &plan, &done, "2026-12-02T09:30:00Z").unwrap();
+    let rb = &closed.releases[0].rolled_back;
+    assert_eq!(rb.len(), 1);
+    assert_eq!(rb[0].statement_prefix, "dev");
+    assert_eq!(rb[0].at, "2026-12-02T09:30:00Z");
+    assert_eq!(rb[0].action, "delete");
+    assert_eq!(rb[0].statements, order);
+    assert!(!closed.releases[0].is_open_in("dev"));
+    assert!(closed.releases[0].is_open_in("prod"), "per environment");
+    assert!(closed.open_release("dev").is_none());
+    // The record round-trips, and an empty `rolled_back` is left out of the file.
+    let text = closed.to_text();
+    let back: BlueGreenRecord = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, closed);
+    assert!(!record.to_text().contains("rolled_back"));
+    // Nothing is left to roll back here.
+    let again = rollback::plan(&closed, &naming(), &live, StatementVerb::Delete).unwrap_err();
+    assert!(
+        again
+            .to_string()
+            .contains("records no blue-green release to roll back"),
+        "{again}"
+    );
+}
+
+#[test]
+fn a_failed_stop_keeps_the_release_open_and_stop_skips_declarations_and_stopped_jobs() {
+    let m = seeded();
+    m.seed("dev-p-dml-int-a-v2", "INSERT INTO x", Phase::Stopped, &[]);
+    m.fail(
+        Op::Stop,
+        Some("dev-p-dml-fct-b-v2"),
+        http(400, None),
+        usize::MAX,
+    );
+    let rt = rt();
+    let live: BTreeMap<_, _> = rt
+        .block_on(m.list_statements())
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.name.clone(), s))
+        .collect();
+    let record = two_table_record();
+    let plan = rollback::plan(&record, &naming(), &live, StatementVerb::Stop).unwrap();
+    let order: Vec<&str> = plan
+        .statements
+        .iter()
+        .map(|t| t.statement.as_str())
+        .collect();
+    assert_eq!(order, ["dev-p-dml-fct-b-v2"]);
+    let left: BTreeMap<&str, &str> = plan
+        .left_alone
+        .iter()
+        .map(|l| (l.statement.as_str(), l.reason.as_str()))
+        .collect();
+    assert_eq!(left["dev-p-dml-int-a-v2"], "already STOPPED");
+    assert!(left["dev-p-ddl-int-a-v2"].starts_with("declares the table"));
+    let scrub = flinkpipe::ops::target::secrets_scrubber(&|_| None);
+    let done = rt.block_on(rollback::act(&m, &plan, Duration::from_secs(60), &scrub));
+    assert!(done[0].error.is_some(), "{done:?}");
+    assert!(rollback::recorded(&record, &plan, &done, "2026-12-02T09:30:00Z").is_none());
+    assert_eq!(m.phase("dev-p-dml-fct-b"), Some(Phase::Running));
+}
+
+#[test]
+fn the_plan_refuses_a_release_decommissioned_here_and_warns_of_a_stopped_blue() {
+    let m = seeded();
+    m.seed("dev-p-dml-int-a", "INSERT INTO x", Phase::Stopped, &[]);
+    let rt = rt();
+    let live: BTreeMap<_, _> = rt
+        .block_on(m.list_statements())
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.name.clone(), s))
+        .collect();
+    let mut record = two_table_record();
+    // A stop decommission leaves the release open: rollback works and says blue is not running.
+    record.releases[0].decommissioned.push(Decommission {
+        statement_prefix: "dev".into(),
+        at: "2026-12-02T08:00:00Z".into(),
+        action: "stop".into(),
+        statements: vec!["dev-p-dml-int-a".into()],
+    });
+    let plan = rollback::plan(&record, &naming(), &live, StatementVerb::Delete).unwrap();
+    let attention: Vec<&str> = plan
+        .blue
+        .iter()
+        .filter(|b| b.needs_attention())
+        .map(|b| b.statement.as_str())
+        .collect();
+    assert_eq!(attention, ["dev-p-dml-int-a"]);
+    // A delete decommission here refuses; in another environment it does not.
+    record.releases[0].decommissioned.push(Decommission {
+        statement_prefix: "dev".into(),
+        at: "2026-12-02T09:00:00Z".into(),
+        action: "delete".into(),
+        statements: vec!["dev-p-dml-int-a".into()],
+    });
+    let e = rollback::plan(&record, &naming(), &live, StatementVerb::Delete).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the blue-green release of 2026-12-01T10:00:00Z cannot be rolled back for statement prefix 'dev': it was decommissioned at 2026-12-02T09:00:00Z (its blue statements were deleted, green is production); deploy the previous SQL as a new change instead"
+    );
+    let prod = StatementNaming {
+        prefix: "prod".into(),
+    };
+    let p = rollback::plan(&record, &prod, &BTreeMap::new(), StatementVerb::Delete).unwrap();
+    assert!(p.statements.is_empty());
+    assert_eq!(p.left_alone.len(), 4, "absent in prod: {:?}", p.left_alone);
+    assert!(
+        p.left_alone
+            .iter()
+            .all(|l| l.statement.starts_with("prod-p-"))
+    );
+}
+
+// ---- the git command that restores the blue SQL ----
+
+fn release_record(base: Option<String>) -> (BlueGreenRecord, Release) {
+    let mut record = two_table_record();
+    record.releases[0].base_commit = base;
+    if record.releases[0].base_commit.is_none() {
+        record.releases[0].base_ref = None;
+    }
+    let release = record.releases[0].clone();
+    (record, release)
+}
+
+fn small_repo() -> Repo {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipelines = tmp.path().join("pipelines");
+    std::fs::create_dir_all(pipelines.join("a")).unwrap();
+    std::fs::write(pipelines.join("a/dml.x.sql"), "INSERT INTO x SELECT 1;\n").unwrap();
+    std::fs::write(tmp.path().join("README"), "outside the pipelines\n").unwrap();
+    Repo::new((tmp, pipelines))
+}
+
+/// A listed versioning (no base commit): the files come back from the parent of the commit that
+/// added the release; a path edited after that commit is named; files outside the pipelines
+/// folder and the record are never listed.
+#[test]
+fn the_restore_of_a_listed_versioning_comes_from_the_parent_of_its_release_commit() {
+    use flinkpipe::changes::restore::{RestoreSource, restore_for};
+    let r = small_repo();
+    let before = r.head_commit();
+    let (record, release) = release_record(None);
+    r.write("a/dml.x.sql", "INSERT INTO x_v2 SELECT 1;\n");
+    r.write("b/dml.y.sql", "INSERT INTO y_v2 SELECT 1;\n");
+    r.write("blue_green.json", &record.to_text());
+    std::fs::write(r.root.join("README"), "edited too\n").unwrap();
+    let release_commit = r.commit("version", T_CHANGE);
+    r.write("a/dml.x.sql", "INSERT INTO x_v2 SELECT 2;\n");
+    r.commit("later edit", T_CHANGE + 60);
+    let got = restore_for(&r.pipelines, &release).unwrap();
+    assert_eq!(got.release_commit, Some(release_commit.to_string()));
+    assert_eq!(got.source, before.to_string());
+    assert_eq!(got.source_kind, RestoreSource::ReleaseCommitParent);
+    assert_eq!(
+        got.paths,
+        ["pipelines/a/dml.x.sql", "pipelines/b/dml.y.sql"]
+    );
+    assert_eq!(got.changed_since, ["pipelines/a/dml.x.sql"]);
+    assert_eq!(
+        got.commands(&release.created_at),
+        [
+            format!(
+                "git restore --source={before} --staged --worktree -- pipelines/a/dml.x.sql pipelines/b/dml.y.sql"
+            ),
+            "git add pipelines/blue_green.json".to_string(),
+            "git commit -m 'Roll back the blue-green release of 2026-12-01T10:00:00Z'".to_string(),
+        ]
+    );
+}
+
+/// A blue-green not committed yet: the files come from the base commit and the paths from the
+/// work tree (untracked files included); without a base commit there is nothing to restore from.
+#[test]
+fn the_restore_of_an_uncommitted_release_diffs_the_work_tree_and_needs_a_base() {
+    use flinkpipe::changes::restore::{RestoreError, RestoreSource, restore_for};
+    let r = small_repo();
+    let base = r.head_commit();
+    let (record, release) = release_record(Some(base.to_string()));
+    r.write("a/dml.x.sql", "INSERT INTO x_v2 SELECT 1;\n");
+    r.write("c/ddl.z.sql", "CREATE TABLE z_v2 (a INT);\n");
+    r.write("blue_green.json", &record.to_text());
+    let got = restore_for(&r.pipelines, &release).unwrap();
+    assert_eq!(got.release_commit, None);
+    assert_eq!(got.source, base.to_string());
+    assert_eq!(got.source_kind, RestoreSource::BaseCommit);
+    assert_eq!(
+        got.paths,
+        ["pipelines/a/dml.x.sql", "pipelines/c/ddl.z.sql"]
+    );
+    assert!(got.changed_since.is_empty());
+    let (_, listed) = release_record(None);
+    let e = restore_for(&r.pipelines, &listed).unwrap_err();
+    assert!(matches!(e, RestoreError::NoSource { .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "the release of 2026-12-01T10:00:00Z has no base commit and no commit adds it to pipelines/blue_green.json: restore the files it rewrote by hand (`git status`)"
+    );
+}
+
+// ---- a property over random releases ----
+
+/// xorshift64*: reproducible pseudo-random numbers for the property below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// For every release (1–6 tables, some written by one statement set, green statements live in any
+/// phase or absent, blue running) and both verbs: the plan never names a blue statement, names each
+/// green statement once, acts on every live green one with `--delete` and on no declaration or
+/// STOPPED job with `--stop`, puts a table's job before its declaration and a child's declaration
+/// before its parent's, and lists every blue statement once, untouched.
+#[test]
+fn the_rollback_plan_never_touches_blue_and_goes_children_first_for_every_release() {
+    use flinkpipe::deploy::{StatementMeta, StatementState};
+    for seed in 1..400u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let n = 1 + rng.below(6) as usize;
+        let mut tables: Vec<GreenTable> = (0..n)
+            .map(|i| table(&format!("t{i}"), &format!("t{i}_v2")))
+            .collect();
+        // A statement set: table i's job also writes table i+1 (same job name recorded for both).
+        for i in 0..n.saturating_sub(1) {
+            if rng.below(4) == 0 {
+                let (blue_job, green_job) = (
+                    tables[i].blue_statements[0].clone(),
+                    tables[i].green_statements[1].clone(),
+                );
+                tables[i + 1].blue_statements[0] = blue_job;
+                tables[i + 1].green_statements[1] = green_job;
+            }
+        }
+        let record = BlueGreenRecord {
+            format: 1,
+            releases: vec![Release {
+                created_at: "2026-12-01T10:00:00Z".into(),
+                base_ref: None,
+                base_commit: None,
+                statement_prefix: "dev".into(),
+                tables: tables.clone(),
+                decommissioned: Vec::new(),
+                rolled_back: Vec::new(),
+            }],
+        };
+        let state = |name: &str, phase: Phase| StatementState {
+            name: name.to_string(),
+            stopped: phase == Phase::Stopped,
+            phase,
+            detail: String::new(),
+            sql: String::new(),
+            properties: BTreeMap::new(),
+            meta: StatementMeta::default(),
+        };
+        let mut live = BTreeMap::new();
+        let blue: BTreeSet<String> = tables
+            .iter()
+            .flat_map(|t| t.blue_statements.iter().map(|s| s.name.clone()))
+            .collect();
+        for b in &blue {
+            live.insert(b.clone(), state(b, Phase::Running));
+        }
+        for t in &tables {
+            for g in &t.green_statements {
+                let phase = match rng.below(5) {
+                    0 => continue,
+                    1 => Phase::Stopped,
+                    2 => Phase::Failed,
+                    3 => Phase::Completed,
+                    _ => Phase::Running,
+                };
+                live.insert(g.name.clone(), state(&g.name, phase));
+            }
+        }
+        for verb in [StatementVerb::Delete, StatementVerb::Stop] {
+            let plan = rollback::plan(&record, &naming(), &live, verb).unwrap();
+            let names: Vec<&str> = plan
+                .statements
+                .iter()
+                .map(|t| t.statement.as_str())
+                .collect();
+            let unique: BTreeSet<&str> = names.iter().copied().collect();
+            assert_eq!(unique.len(), names.len(), "seed {seed}: {names:?}");
+            assert!(names.iter().all(|n| !blue.contains(*n)), "seed {seed}");
+            let pos = |n: &str| names.iter().position(|x| *x == n);
+            for t in &plan.statements {
+                match verb {
+                    StatementVerb::Delete => {}
+                    _ => {
+                        assert_eq!(t.role, StatementRole::Job, "seed {seed}");
+                        assert_ne!(t.phase, "STOPPED", "seed {seed}");
+                    }
+                }
+            }
+            if verb == StatementVerb::Delete {
+                let greens: BTreeSet<&str> = tables
+                    .iter()
+                    .flat_map(|t| t.green_statements.iter().map(|s| s.name.as_str()))
+                    .filter(|n| live.contains_key(*n))
+                    .collect();
+                assert_eq!(unique, greens, "seed {seed}");
+            }
+            for (i, t) in tables.iter().enumerate() {
+                let (ddl, job) = (&t.green_statements[0].name, &t.green_statements[1].name);
+                if let (Some(j), Some(d)) = (pos(job), pos(ddl)) {
+                    assert!(j < d, "seed {seed}: {job} before {ddl}");
+                }
+                for child in &tables[i + 1..] {
+                    if let (Some(c), Some(p)) = (pos(&child.green_statements[0].name), pos(ddl)) {
+                        assert!(c < p, "seed {seed}: child before parent");
+                    }
+                }
+            }
+            let listed: Vec<&str> = plan.blue.iter().map(|b| b.statement.as_str()).collect();
+            assert_eq!(listed.len(), blue.len(), "seed {seed}");
+            assert_eq!(
+                listed.iter().copied().collect::<BTreeSet<_>>(),
+                blue.iter().map(String::as_str).collect::<BTreeSet<_>>()
+            );
+        }
+    }
+}
