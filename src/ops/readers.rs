@@ -172,7 +172,7 @@ impl TableReaders {
 }
 
 /// How the consumer groups were read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum GroupCheck {
     /// Over the Kafka protocol, from these brokers.
@@ -180,6 +180,7 @@ pub enum GroupCheck {
     /// Through the Kafka REST API v3 of Confluent Cloud.
     KafkaRest { url: String, cluster_id: String },
     /// No blue table has a Kafka topic, or there is no open release.
+    #[default]
     Nothing,
     /// Not read: the Kafka REST settings or the Kafka API key are missing (named).
     NotChecked { reason: String },
@@ -188,7 +189,7 @@ pub enum GroupCheck {
 }
 
 /// The readers of every blue table of the open releases.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReadersReport {
     /// One per blue table, in release order.
     pub tables: Vec<TableReaders>,
