@@ -296,7 +296,7 @@ const FIND_COORDINATOR_VERSION: i16 = 3;
 const OFFSET_FETCH_VERSION: i16 = 7;
 const LIST_OFFSETS_VERSION: i16 = 5;
 const OFFSET_COMMIT_VERSION: i16 = 8;
-const PRODUCE_VERSION: i16 = 7;
+const PRODUCE_VERSION: i16 = 8;
 
 /// The committed offset and the log end offset of one partition for one consumer group.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -430,9 +430,9 @@ impl KafkaAdmin {
         topics: &[String],
     ) -> Result<BTreeMap<String, Vec<GroupOnTopic>>, String> {
         use kafka_protocol::messages::{
-            DescribeGroupsRequest, DescribeGroupsResponse, FindCoordinatorRequest,
-            FindCoordinatorResponse, GroupId, ListGroupsRequest, ListGroupsResponse,
-            OffsetFetchRequest, OffsetFetchResponse, offset_fetch_request::OffsetFetchRequestTopic,
+            DescribeGroupsRequest, DescribeGroupsResponse, GroupId, ListGroupsRequest,
+            ListGroupsResponse, OffsetFetchRequest, OffsetFetchResponse,
+            offset_fetch_request::OffsetFetchRequestTopic,
         };
         let mut out: BTreeMap<String, Vec<GroupOnTopic>> = BTreeMap::new();
         if topics.is_empty() {
@@ -497,25 +497,7 @@ impl KafkaAdmin {
         let mut described: BTreeMap<String, GroupOnTopic> = BTreeMap::new();
         for (group, (state, protocol)) in &groups {
             let conn = self.conn(&mut pool, &boot, true).await?;
-            let fc: FindCoordinatorResponse = self
-                .call(
-                    conn,
-                    ApiKey::FindCoordinator,
-                    FIND_COORDINATOR_VERSION,
-                    &FindCoordinatorRequest::default()
-                        .with_key(StrBytes::from_string(group.clone()))
-                        .with_key_type(0),
-                    FindCoordinatorRequest::header_version(FIND_COORDINATOR_VERSION),
-                    FindCoordinatorResponse::header_version(FIND_COORDINATOR_VERSION),
-                )
-                .await?;
-            if fc.error_code != NONE {
-                return Err(format!(
-                    "finding the coordinator of consumer group {group}: Kafka error {}",
-                    fc.error_code
-                ));
-            }
-            let coordinator = format!("{}:{}", fc.host.as_str(), fc.port);
+            let coordinator = self.coordinator(conn, group).await?;
             let conn = self.conn(&mut pool, &coordinator, single).await?;
             let of: OffsetFetchResponse = self
                 .call(
@@ -639,6 +621,39 @@ impl KafkaAdmin {
         Ok(out)
     }
 
+    /// `host:port` of the coordinator of consumer group `group` (`FindCoordinator` v3), waiting while
+    /// the broker answers `COORDINATOR_NOT_AVAILABLE` (15, `__consumer_offsets` being created on
+    /// first use) or `COORDINATOR_LOAD_IN_PROGRESS` (14), up to the timeout.
+    async fn coordinator(&self, conn: &mut TcpStream, group: &str) -> Result<String, String> {
+        use kafka_protocol::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let fc: FindCoordinatorResponse = self
+                .call(
+                    conn,
+                    ApiKey::FindCoordinator,
+                    FIND_COORDINATOR_VERSION,
+                    &FindCoordinatorRequest::default()
+                        .with_key(StrBytes::from_string(group.to_string()))
+                        .with_key_type(0),
+                    FindCoordinatorRequest::header_version(FIND_COORDINATOR_VERSION),
+                    FindCoordinatorResponse::header_version(FIND_COORDINATOR_VERSION),
+                )
+                .await?;
+            match fc.error_code {
+                NONE => return Ok(format!("{}:{}", fc.host.as_str(), fc.port)),
+                14 | 15 if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                code => {
+                    return Err(format!(
+                        "finding the coordinator of consumer group {group}: Kafka error {code}"
+                    ));
+                }
+            }
+        }
+    }
+
     /// The log end offsets (latest, read uncommitted) of `parts` on their leader.
     async fn log_end_offsets(
         &self,
@@ -712,32 +727,11 @@ impl KafkaAdmin {
         use kafka_protocol::messages::offset_commit_request::{
             OffsetCommitRequestPartition, OffsetCommitRequestTopic,
         };
-        use kafka_protocol::messages::{
-            FindCoordinatorRequest, FindCoordinatorResponse, GroupId, OffsetCommitRequest,
-            OffsetCommitResponse,
-        };
+        use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetCommitResponse};
         let mut pool: BTreeMap<String, TcpStream> = BTreeMap::new();
         let boot = self.bootstrap.clone();
         let conn = self.conn(&mut pool, &boot, true).await?;
-        let fc: FindCoordinatorResponse = self
-            .call(
-                conn,
-                ApiKey::FindCoordinator,
-                FIND_COORDINATOR_VERSION,
-                &FindCoordinatorRequest::default()
-                    .with_key(StrBytes::from_string(group.to_string()))
-                    .with_key_type(0),
-                FindCoordinatorRequest::header_version(FIND_COORDINATOR_VERSION),
-                FindCoordinatorResponse::header_version(FIND_COORDINATOR_VERSION),
-            )
-            .await?;
-        if fc.error_code != NONE {
-            return Err(format!(
-                "finding the coordinator of consumer group {group}: Kafka error {}",
-                fc.error_code
-            ));
-        }
-        let coordinator = format!("{}:{}", fc.host.as_str(), fc.port);
+        let coordinator = self.coordinator(conn, group).await?;
         let conn = self.conn(&mut pool, &coordinator, true).await?;
         let req = OffsetCommitRequest::default()
             .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
@@ -777,7 +771,7 @@ impl KafkaAdmin {
     }
 
     /// Appends `values` (no key, no headers) to partition `partition` of `topic` through the
-    /// bootstrap broker, which must lead it (`Produce` v7, acks all, one uncompressed record batch):
+    /// bootstrap broker, which must lead it (`Produce` v8, acks all, one uncompressed record batch):
     /// fills a test topic. Returns the base offset of the batch.
     ///
     /// Errors: the broker cannot be reached or refuses (the Kafka error code; 6
@@ -809,7 +803,9 @@ impl KafkaAdmin {
                 producer_epoch: -1,
                 timestamp_type: TimestampType::Creation,
                 offset: i as i64,
-                sequence: -1,
+                // One batch: the encoder keeps records together while `offset - sequence` is
+                // constant; the batch's base sequence is then -1 (no idempotent producer).
+                sequence: i as i32 - 1,
                 timestamp: now,
                 key: None,
                 value: Some(Bytes::copy_from_slice(v)),
@@ -856,8 +852,17 @@ impl KafkaAdmin {
             .ok_or_else(|| format!("producing to {topic}: empty answer"))?;
         if p.error_code != NONE {
             return Err(format!(
-                "producing to {topic}[{partition}]: Kafka error {}",
-                p.error_code
+                "producing to {topic}[{partition}]: Kafka error {}{}",
+                p.error_code,
+                p.error_message
+                    .iter()
+                    .chain(
+                        p.record_errors
+                            .iter()
+                            .filter_map(|e| e.batch_index_error_message.as_ref())
+                    )
+                    .map(|m| format!(": {}", m.as_str()))
+                    .collect::<String>()
             ));
         }
         Ok(p.base_offset)

@@ -41,6 +41,8 @@ mod deploy_executor;
 mod e2e_gateway;
 /// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
 mod e2e_gateway_ops;
+/// Who still reads blue on the local Kafka: a consumer group's committed offsets and lag.
+mod e2e_kafka_readers;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
 mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in

@@ -1,0 +1,173 @@
+//! Who still reads blue, on the local Kafka (`scripts/local-flink.sh up`): a blue table's topic with
+//! five records and a consumer group that committed offset 2 on it (`OffsetCommit`, as an admin
+//! tool's reset or a Flink Kafka source does: no members) — `pipeline status` lists the group with
+//! its state, no member and a lag of 3, read over the Kafka protocol from the broker the green
+//! table's DDL names; `decommission` is not blocked by a group without members.
+//!
+//! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
+//! Run it alone under the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required
+//! cargo test --test testsuite e2e_kafka_readers`.
+
+use crate::support::{stderr, stdout};
+use flinkpipe::deploy::kafka::KafkaAdmin;
+use serde_json::Value;
+use std::process::Command;
+
+const GATEWAY: &str = "http://127.0.0.1:8083";
+const JOBMANAGER: &str = "http://127.0.0.1:8081";
+const KAFKA: &str = "127.0.0.1:9092";
+const BLUE_TOPIC: &str = "int_p_readers";
+
+fn up(url: &str) -> bool {
+    Command::new("curl")
+        .args(["-fsS", "--max-time", "10", url])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn stack_available() -> bool {
+    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
+    let ok = up(&format!("{GATEWAY}/v1/info"))
+        && up(&format!("{JOBMANAGER}/overview"))
+        && std::net::TcpStream::connect(KAFKA).is_ok();
+    if !ok {
+        assert!(
+            !required,
+            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}, JobManager at {JOBMANAGER} or Kafka at {KAFKA}"
+        );
+        eprintln!("skipped: no local Flink + Kafka stack (scripts/local-flink.sh up)");
+    }
+    ok
+}
+
+/// The green table, in the tree after the blue-green: its topic is its name, so the blue table's
+/// topic is the blue name.
+const GREEN_DDL: &str = "CREATE TABLE IF NOT EXISTS int_p_readers_v2 (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = 'int_p_readers_v2',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n";
+
+/// Deletes the test topic whatever happened.
+struct Cleanup(tokio::runtime::Runtime);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = self
+            .0
+            .block_on(KafkaAdmin::new(KAFKA).delete(&[BLUE_TOPIC.to_string()]));
+    }
+}
+
+#[test]
+fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_an_empty_one_does_not_block() {
+    if !stack_available() {
+        return;
+    }
+    let (tmp, pipelines) = crate::support::project(&[(
+        "intermediates/p/int_readers_v2/sql-scripts/ddl.int_p_readers_v2.sql",
+        GREEN_DDL,
+    )]);
+    let root = tmp.path().to_path_buf();
+    let prefix = format!("e2erd{:x}", std::process::id());
+    let config = root.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let record = serde_json::json!({"format": 1, "releases": [{
+        "created_at": "2026-12-02T00:00:00Z", "base_ref": "main", "base_commit": null,
+        "statement_prefix": prefix,
+        "tables": [{"blue_table_name": "int_p_readers", "green_table_name": "int_p_readers_v2",
+            "product_name": "p",
+            "blue_statements": [{"name": format!("{prefix}-p-ddl-int-p-readers"), "role": "declaration"}],
+            "green_statements": [{"name": format!("{prefix}-p-ddl-int-p-readers-v2"), "role": "declaration"}],
+            "reason": "logic change"}],
+        "decommissioned": []}]});
+    std::fs::write(pipelines.join("blue_green.json"), record.to_string()).unwrap();
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let admin = KafkaAdmin::new(KAFKA);
+    rt.block_on(admin.recreate(&[BLUE_TOPIC.to_string()]))
+        .unwrap();
+    let cleanup = Cleanup(rt);
+    let rt = &cleanup.0;
+    let values: Vec<Vec<u8>> = (0..5)
+        .map(|i| format!("{{\"id\":{i},\"v\":\"x\"}}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+    assert_eq!(rt.block_on(admin.produce(BLUE_TOPIC, 0, &refs)).unwrap(), 0);
+    let group = format!("fp-e2e-readers-{:x}", std::process::id());
+    rt.block_on(admin.commit_offset(&group, BLUE_TOPIC, 0, 2))
+        .unwrap();
+
+    // The library: the group, no member, lag 3.
+    let found = rt
+        .block_on(admin.consumer_groups_of(&[BLUE_TOPIC.to_string()]))
+        .unwrap();
+    let g = found[BLUE_TOPIC]
+        .iter()
+        .find(|g| g.group_id == group)
+        .unwrap_or_else(|| panic!("{group} not found: {found:#?}"));
+    assert_eq!(
+        (g.state.as_str(), g.members, g.lag()),
+        ("Empty", 0, Some(3))
+    );
+    assert_eq!(g.partitions[0].committed, 2);
+    assert_eq!(g.partitions[0].log_end, Some(5));
+
+    let run = |args: &[&str]| {
+        crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .arg(&pipelines)
+            .current_dir(&root)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--output", "json", "pipeline", "status"]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let s: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let readers = &s["blue_readers"];
+    assert_eq!(
+        readers["consumer_groups"],
+        serde_json::json!({"kind": "broker", "bootstraps": [KAFKA]}),
+        "{readers:#}"
+    );
+    let t = &readers["tables"][0];
+    assert_eq!(t["blue_table_name"], "int_p_readers");
+    assert_eq!(t["topic"], BLUE_TOPIC);
+    assert_eq!(t["cluster"], KAFKA);
+    let groups: Vec<&Value> = t["consumer_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["group_id"] == group.as_str())
+        .collect();
+    assert_eq!(
+        groups,
+        vec![
+            &serde_json::json!({"group_id": group, "state": "Empty", "members": 0, "lag": 3, "partitions": 1})
+        ],
+        "{t:#}"
+    );
+
+    // A group without members does not block the decommission.
+    let o = run(&[
+        "--output",
+        "json",
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--dry-run",
+    ]);
+    let plan: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
+    assert_eq!(plan["plan"]["refused"], serde_json::json!([]), "{plan:#}");
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    drop(cleanup);
+}
