@@ -2,7 +2,9 @@
 //! five records and a consumer group that committed offset 2 on it (`OffsetCommit`, as an admin
 //! tool's reset or a Flink Kafka source does: no members) — `pipeline status` lists the group with
 //! its state, no member and a lag of 3, read over the Kafka protocol from the broker the green
-//! table's DDL names; `decommission` is not blocked by a group without members.
+//! table's DDL names, and `decommission` reads the same listing; once a consumer joins the group
+//! (`JoinGroup`, `SyncGroup`) it has one member and blocks decommission, and after it leaves
+//! (`LeaveGroup`) it no longer does.
 //!
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 //! Run it alone under the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required
@@ -10,7 +12,10 @@
 
 use crate::support::{stderr, stdout};
 use flinkpipe::deploy::kafka::KafkaAdmin;
+use kafka_protocol::messages::{ApiKey, GroupId, RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use serde_json::Value;
+use std::io::{Read, Write};
 use std::process::Command;
 
 const GATEWAY: &str = "http://127.0.0.1:8083";
@@ -44,6 +49,94 @@ fn stack_available() -> bool {
 /// topic is the blue name.
 const GREEN_DDL: &str = "CREATE TABLE IF NOT EXISTS int_p_readers_v2 (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = 'int_p_readers_v2',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n";
 
+/// One request on a blocking connection (the test's consumer; the library under test is async).
+fn call<Req: Encodable + HeaderVersion, Resp: Decodable + HeaderVersion>(
+    conn: &mut std::net::TcpStream,
+    key: ApiKey,
+    version: i16,
+    req: &Req,
+) -> Resp {
+    let mut body = bytes::BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(key as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(7)
+        .with_client_id(Some(StrBytes::from_static_str("flinkpipe-e2e")))
+        .encode(&mut body, Req::header_version(version))
+        .unwrap();
+    req.encode(&mut body, version).unwrap();
+    conn.write_all(&(body.len() as i32).to_be_bytes()).unwrap();
+    conn.write_all(&body).unwrap();
+    let mut len = [0u8; 4];
+    conn.read_exact(&mut len).unwrap();
+    let mut buf = vec![0u8; i32::from_be_bytes(len) as usize];
+    conn.read_exact(&mut buf).unwrap();
+    let mut b = bytes::Bytes::from(buf);
+    ResponseHeader::decode(&mut b, Resp::header_version(version)).unwrap();
+    Resp::decode(&mut b, version).unwrap()
+}
+
+/// A consumer that joins `group` (the broker is its coordinator: a one-broker stack) and stays a
+/// member for the session timeout without heartbeats; returns its member id.
+fn join(conn: &mut std::net::TcpStream, group: &str) -> String {
+    use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+    use kafka_protocol::messages::{
+        JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
+    };
+    let req = |member: &str| {
+        JoinGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_session_timeout_ms(45_000)
+            .with_rebalance_timeout_ms(45_000)
+            .with_member_id(StrBytes::from_string(member.to_string()))
+            .with_protocol_type(StrBytes::from_static_str("consumer"))
+            .with_protocols(vec![
+                JoinGroupRequestProtocol::default()
+                    .with_name(StrBytes::from_static_str("range"))
+                    .with_metadata(bytes::Bytes::new()),
+            ])
+    };
+    // v4+: the first join answers MEMBER_ID_REQUIRED (79) with the member id to join with.
+    let first: JoinGroupResponse = call(conn, ApiKey::JoinGroup, 5, &req(""));
+    assert_eq!(first.error_code, 79, "{first:?}");
+    let member = first.member_id.as_str().to_string();
+    let joined: JoinGroupResponse = call(conn, ApiKey::JoinGroup, 5, &req(&member));
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    let synced: SyncGroupResponse = call(
+        conn,
+        ApiKey::SyncGroup,
+        3,
+        &SyncGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_generation_id(joined.generation_id)
+            .with_member_id(StrBytes::from_string(member.clone()))
+            .with_assignments(vec![
+                SyncGroupRequestAssignment::default()
+                    .with_member_id(StrBytes::from_string(member.clone()))
+                    .with_assignment(bytes::Bytes::new()),
+            ]),
+    );
+    assert_eq!(synced.error_code, 0, "{synced:?}");
+    member
+}
+
+fn leave(conn: &mut std::net::TcpStream, group: &str, member: &str) {
+    use kafka_protocol::messages::leave_group_request::MemberIdentity;
+    use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
+    let left: LeaveGroupResponse = call(
+        conn,
+        ApiKey::LeaveGroup,
+        3,
+        &LeaveGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_members(vec![
+                MemberIdentity::default().with_member_id(StrBytes::from_string(member.to_string())),
+            ]),
+    );
+    assert_eq!(left.error_code, 0, "{left:?}");
+}
+
 /// Deletes the test topic whatever happened.
 struct Cleanup(tokio::runtime::Runtime);
 
@@ -56,7 +149,7 @@ impl Drop for Cleanup {
 }
 
 #[test]
-fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_an_empty_one_does_not_block() {
+fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_members() {
     if !stack_available() {
         return;
     }
@@ -156,7 +249,38 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_an_empty_one_does
         "{t:#}"
     );
 
-    // A group without members does not block the decommission.
+    let text = stdout(&run(&["pipeline", "status"]));
+    assert!(
+        text.contains(&format!(
+            "    consumer group {group}: Empty, 0 member(s), lag 3 over 1 partition(s)\n"
+        )),
+        "{text}"
+    );
+
+    // A consumer joins: one member, the group blocks decommission; it leaves: it no longer does.
+    let mut conn = std::net::TcpStream::connect(KAFKA).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let member = join(&mut conn, &group);
+    let text = stdout(&run(&["pipeline", "status"]));
+    assert!(
+        text.contains(&format!(
+            "    consumer group {group}: Stable, 1 member(s), lag 3 over 1 partition(s), blocks decommission\n"
+        )),
+        "{text}"
+    );
+    leave(&mut conn, &group, &member);
+    let found = rt
+        .block_on(admin.consumer_groups_of(&[BLUE_TOPIC.to_string()]))
+        .unwrap();
+    let g = found[BLUE_TOPIC]
+        .iter()
+        .find(|g| g.group_id == group)
+        .unwrap();
+    assert_eq!((g.state.as_str(), g.members), ("Empty", 0));
+
+    // Decommission reads the same listing (the blue declaration itself lives only in a deploy's
+    // session on the gateway: nothing to act on, nothing refused).
     let o = run(&[
         "--output",
         "json",
@@ -168,6 +292,14 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_an_empty_one_does
     let plan: Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
     assert_eq!(plan["plan"]["refused"], serde_json::json!([]), "{plan:#}");
+    assert!(
+        plan["plan"]["readers"]["tables"][0]["consumer_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["group_id"] == group.as_str() && g["members"] == 0),
+        "{plan:#}"
+    );
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     drop(cleanup);
 }
