@@ -46,6 +46,19 @@ pub fn settings(
     cfg: &crate::config::Config,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<KafkaRestSettings, crate::config::ConfigError> {
+    settings_for(
+        cfg,
+        env,
+        "list the topics of the Confluent Cloud Kafka cluster (its REST API, a Kafka API key)",
+    )
+}
+
+/// [`settings`], the error naming `purpose` (what the settings are needed for).
+pub fn settings_for(
+    cfg: &crate::config::Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    purpose: &'static str,
+) -> Result<KafkaRestSettings, crate::config::ConfigError> {
     let bootstrap = cfg
         .kafka
         .bootstrap_servers
@@ -91,7 +104,7 @@ pub fn settings(
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "config.yaml".into()),
-            purpose: "list the topics of the Confluent Cloud Kafka cluster (its REST API, a Kafka API key)",
+            purpose,
         });
     }
     let credentials = Credentials::from_env_with(KAFKA_API_KEY_VAR, KAFKA_API_SECRET_VAR, env)?;

@@ -424,7 +424,11 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
             }
         }
         TargetKind::ConfluentCloud => {
-            let s = match crate::deploy::kafka_rest::settings(cfg, &process_env) {
+            let s = match crate::deploy::kafka_rest::settings_for(
+                cfg,
+                &process_env,
+                "read the consumer groups of the blue topics (the Kafka REST API, a Kafka API key)",
+            ) {
                 Ok(s) => s,
                 Err(e @ ConfigError::Missing { .. }) => {
                     return GroupCheck::NotChecked {
