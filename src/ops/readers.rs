@@ -5,7 +5,9 @@
 //! a blue statement whose table still has a [`Blocker`] (issue #25).
 //!
 //! - **Statements.** A live statement is the project's when a table of the tree owns it, or when it
-//!   is a blue statement of an open release (decommissioned with the others); every other one —
+//!   is a blue statement of an open release (decommissioned with the others), or one of its own
+//!   bounded queries (`<prefix>-query-…`, [`super::query::query_name`]); a statement being deleted
+//!   reads nothing any more. Every other one —
 //!   another statement prefix, another team, a leftover under the prefix — is a reader when it reads
 //!   the blue table. On Confluent Cloud what it reads comes from its SQL text (`spec.statement` of the
 //!   statements list, parsed with [`crate::sql::analyze`]); on the SQL Gateway a job that is not the
@@ -268,8 +270,13 @@ pub async fn blue_readers(
     }
     // Statements: every live one that is not the project's.
     let owned = naming.owned_statements(project);
+    let own_queries = format!("{}-query-", naming.prefix);
     for s in live.values() {
-        if owned.contains_key(&s.name) || blue_statements.contains(&s.name) {
+        if owned.contains_key(&s.name)
+            || blue_statements.contains(&s.name)
+            || s.name.starts_with(&own_queries)
+            || s.phase == Phase::Deleting
+        {
             continue;
         }
         let (reads, found_in) = match c.kind {
@@ -363,7 +370,10 @@ fn blue_topic(
             } else {
                 topic
             };
-            (Some(topic), (!cluster.is_empty()).then_some(cluster))
+            // On Confluent Cloud the cluster is the configured one (its REST endpoint, once read).
+            let cluster =
+                (kind == TargetKind::SqlGateway && !cluster.is_empty()).then_some(cluster);
+            (Some(topic), cluster)
         }
         _ => (None, None),
     }
