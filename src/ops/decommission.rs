@@ -228,6 +228,15 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     if let GroupCheck::Failed { error } = &found.consumer_groups {
         unknown.push(format!("consumer groups: {error}"));
     }
+    // With `orphans`, the orphans go in the same run: they keep no blue statement.
+    let going: BTreeSet<String> = if req.orphans {
+        orphans(&project, &naming, &live)
+            .into_iter()
+            .map(|o| o.statement)
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
     let mut statements = Vec::new();
     let mut left_alone = Vec::new();
     let mut seen = BTreeSet::new();
@@ -251,7 +260,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
                 let list = blockers.entry(blue.name).or_default();
                 for b in &table_blockers {
-                    if !list.contains(b) {
+                    let leaving = matches!(b, Blocker::RunningStatement { statement, .. } if going.contains(statement));
+                    if !leaving && !list.contains(b) {
                         list.push(b.clone());
                     }
                 }

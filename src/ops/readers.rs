@@ -6,8 +6,9 @@
 //!
 //! - **Statements.** A live statement is the project's when a table of the tree owns it, or when it
 //!   is a blue statement of an open release (decommissioned with the others), or one of its own
-//!   bounded queries (`<prefix>-query-…`, [`super::query::query_name`]); a statement being deleted
-//!   reads nothing any more. Every other one —
+//!   bounded queries (`<prefix>-query-…`, [`super::query::query_name`]); a statement that ended
+//!   (COMPLETED, FAILED) or is being deleted reads nothing any more (and on the SQL Gateway the
+//!   JobManager's history of ended jobs is not read). Every other one —
 //!   another statement prefix, another team, a leftover under the prefix — is a reader when it reads
 //!   the blue table. On Confluent Cloud what it reads comes from its SQL text (`spec.statement` of the
 //!   statements list, parsed with [`crate::sql::analyze`]); on the SQL Gateway a job that is not the
@@ -275,7 +276,7 @@ pub async fn blue_readers(
         if owned.contains_key(&s.name)
             || blue_statements.contains(&s.name)
             || s.name.starts_with(&own_queries)
-            || s.phase == Phase::Deleting
+            || matches!(s.phase, Phase::Deleting | Phase::Completed | Phase::Failed)
         {
             continue;
         }
