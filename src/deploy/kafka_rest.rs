@@ -343,3 +343,12 @@ async fn get_all(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_in_paths_are_percent_encoded() {
+        assert_eq!(super::utf8_percent("billing-app_1.x~"), "billing-app_1.x~");
+        assert_eq!(super::utf8_percent("team b/é"), "team%20b%2F%C3%A9");
+    }
+}

@@ -380,6 +380,14 @@ fn blue_topic(
     }
 }
 
+/// A Kafka admin client for `bootstrap`, 10 s per request: a status must not hang on an unreachable
+/// broker.
+fn admin_for(bootstrap: &str) -> crate::deploy::kafka::KafkaAdmin {
+    let mut admin = crate::deploy::kafka::KafkaAdmin::new(bootstrap);
+    admin.timeout = std::time::Duration::from_secs(10);
+    admin
+}
+
 /// Fills each table's consumer groups from its cluster.
 async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders]) -> GroupCheck {
     if tables.iter().all(|t| t.topic.is_none()) {
@@ -392,7 +400,7 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
             for t in tables.iter_mut() {
                 if let Some(topic) = &t.topic {
                     let cluster = t.cluster.clone().unwrap_or_else(|| fallback.clone());
-                    let admin = crate::deploy::kafka::KafkaAdmin::new(&cluster);
+                    let admin = admin_for(&cluster);
                     t.cluster = Some(admin.bootstrap.clone());
                     by_cluster
                         .entry(admin.bootstrap)
@@ -401,7 +409,7 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
                 }
             }
             for (cluster, topics) in &by_cluster {
-                let admin = crate::deploy::kafka::KafkaAdmin::new(cluster);
+                let admin = admin_for(cluster);
                 match admin.consumer_groups_of(topics).await {
                     Ok(found) => {
                         for t in tables
