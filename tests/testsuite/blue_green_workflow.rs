@@ -1067,6 +1067,42 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         ])
     );
 
+    // The consumer groups cannot be read (the REST API answers 503): who reads blue is unknown, so
+    // every blue statement left is refused, with the error.
+    fake.add_fault(crate::fake_confluent::Fault::new(
+        Some("GET"),
+        Some("/consumer-groups"),
+        crate::fake_confluent::FaultAction::Status {
+            status: 503,
+            headers: vec![],
+            body: r#"{"error_code":50301,"message":"fake outage"}"#.into(),
+        },
+        1,
+    ));
+    let dry = run_k(&[
+        "--output",
+        "json",
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--dry-run",
+    ]);
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let refused = plan["plan"]["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 2, "{plan:#}");
+    assert_eq!(
+        refused[0]["reasons"],
+        serde_json::json!(["still_read", "readers_unknown"]),
+        "{plan:#}"
+    );
+    let unknown = refused[0]["unknown_readers"][0].as_str().unwrap();
+    assert!(
+        unknown.starts_with("consumer groups: GET ")
+            && unknown.ends_with("503 Service Unavailable: fake outage"),
+        "{unknown}"
+    );
+
     // --force deletes them, says what it ignored, and leaves the readers alone.
     let o = run_k(&[
         "pipeline",
