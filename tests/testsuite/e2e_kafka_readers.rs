@@ -4,7 +4,8 @@
 //! its state, no member and a lag of 3, read over the Kafka protocol from the broker the green
 //! table's DDL names, and `decommission` reads the same listing; once a consumer joins the group
 //! (`JoinGroup`, `SyncGroup`) it has one member and blocks decommission, and after it leaves
-//! (`LeaveGroup`) it no longer does.
+//! (`LeaveGroup`) it no longer does. Then the runbook step on a real Flink: a consumer group with a
+//! member on a running blue job's topic blocks `decommission --delete` until the consumer leaves.
 //!
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 //! Run it alone under the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required
@@ -302,4 +303,207 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
     );
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     drop(cleanup);
+}
+
+const SRC_TICKS: &str = "CREATE TABLE IF NOT EXISTS src_p_ticks (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'datagen',\n  'rows-per-second' = '5'\n);\n";
+
+fn kafka_table(name: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {name} (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{name}',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
+    )
+}
+
+/// Cancels this run's jobs and deletes its topics whatever happened (best effort), so the shared
+/// cluster keeps its slots.
+struct Jobs {
+    prefix: String,
+    topics: Vec<String>,
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        let out = Command::new("curl")
+            .args([
+                "-fsS",
+                "--max-time",
+                "10",
+                &format!("{JOBMANAGER}/jobs/overview"),
+            ])
+            .output();
+        if let Ok(o) = out
+            && let Ok(v) = serde_json::from_slice::<Value>(&o.stdout)
+        {
+            for j in v["jobs"].as_array().into_iter().flatten() {
+                let name = j["name"].as_str().unwrap_or("");
+                if name.starts_with(&self.prefix) && j["state"] == "RUNNING" {
+                    let _ = Command::new("curl")
+                        .args([
+                            "-fsS",
+                            "-X",
+                            "PATCH",
+                            &format!(
+                                "{JOBMANAGER}/jobs/{}?mode=cancel",
+                                j["jid"].as_str().unwrap_or("")
+                            ),
+                        ])
+                        .output();
+                }
+            }
+        }
+        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            let _ = rt.block_on(KafkaAdmin::new(KAFKA).delete(&self.topics));
+        }
+    }
+}
+
+fn job_states(name: &str) -> Vec<String> {
+    let out = Command::new("curl")
+        .args([
+            "-fsS",
+            "--max-time",
+            "10",
+            &format!("{JOBMANAGER}/jobs/overview"),
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|j| j["name"] == name)
+        .map(|j| j["state"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The runbook step on a real Flink: blue `int_p_readers` runs (datagen → its topic), the
+/// tree moves to green `int_p_readers_v2` (recorded in `blue_green.json`) and green is deployed
+/// beside it; a consumer group with a member on the blue topic makes `decommission --delete` refuse
+/// the blue job, naming the group and its lag; once the consumer leaves, the same command deletes
+/// blue and green keeps running.
+#[test]
+fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leaves() {
+    if !stack_available() {
+        return;
+    }
+    let blue_dir = "intermediates/p/int_readers/sql-scripts";
+    let (tmp, pipelines) = crate::support::project(&[
+        (
+            "sources/p/src_ticks/sql-scripts/ddl.src_p_ticks.sql",
+            SRC_TICKS,
+        ),
+        (
+            &format!("{blue_dir}/ddl.int_p_readers.sql"),
+            &kafka_table("int_p_readers"),
+        ),
+        (
+            &format!("{blue_dir}/dml.int_p_readers.sql"),
+            "INSERT INTO int_p_readers\nSELECT id, v FROM src_p_ticks;\n",
+        ),
+    ]);
+    let root = tmp.path().to_path_buf();
+    let prefix = format!("e2erb{:x}", std::process::id());
+    let config = root.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let topics = vec!["int_p_readers".to_string(), "int_p_readers_v2".to_string()];
+    let _jobs = Jobs {
+        prefix: prefix.clone(),
+        topics: topics.clone(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let admin = KafkaAdmin::new(KAFKA);
+    rt.block_on(admin.recreate(&topics)).unwrap();
+    let run = |args: &[&str]| {
+        crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .arg(&pipelines)
+            .current_dir(&root)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let ok = |o: std::process::Output| {
+        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+        stdout(&o)
+    };
+    let blue_dml = format!("{prefix}-p-dml-int-p-readers");
+    ok(run(&["pipeline", "deploy", "--dir", "pipelines"]));
+    assert_eq!(job_states(&blue_dml), vec!["RUNNING"]);
+
+    // The tree moves to green (what `blue-green --apply` writes), recorded; green is deployed.
+    std::fs::remove_dir_all(pipelines.join("intermediates/p/int_readers")).unwrap();
+    let green_dir = pipelines.join("intermediates/p/int_readers_v2/sql-scripts");
+    std::fs::create_dir_all(&green_dir).unwrap();
+    std::fs::write(
+        green_dir.join("ddl.int_p_readers_v2.sql"),
+        kafka_table("int_p_readers_v2"),
+    )
+    .unwrap();
+    std::fs::write(
+        green_dir.join("dml.int_p_readers_v2.sql"),
+        "INSERT INTO int_p_readers_v2\nSELECT id, v FROM src_p_ticks;\n",
+    )
+    .unwrap();
+    let record = serde_json::json!({"format": 1, "releases": [{
+        "created_at": "2026-12-02T00:00:00Z", "base_ref": "main", "base_commit": null,
+        "statement_prefix": prefix,
+        "tables": [{"blue_table_name": "int_p_readers", "green_table_name": "int_p_readers_v2",
+            "product_name": "p",
+            "blue_statements": [{"name": blue_dml, "role": "job"},
+                                {"name": format!("{prefix}-p-ddl-int-p-readers"), "role": "declaration"}],
+            "green_statements": [{"name": format!("{prefix}-p-ddl-int-p-readers-v2"), "role": "declaration"},
+                                 {"name": format!("{prefix}-p-dml-int-p-readers-v2"), "role": "job"}],
+            "reason": "logic change"}],
+        "decommissioned": []}]});
+    std::fs::write(pipelines.join("blue_green.json"), record.to_string()).unwrap();
+    ok(run(&["pipeline", "deploy", "--blue-green"]));
+    let green_dml = format!("{prefix}-p-dml-int-p-readers-v2");
+    assert_eq!(job_states(&green_dml), vec!["RUNNING"]);
+
+    // A consumer of another team reads the blue topic: it committed an offset and is a member.
+    let group = format!("fp-e2e-billing-{:x}", std::process::id());
+    rt.block_on(admin.commit_offset(&group, "int_p_readers", 0, 0))
+        .unwrap();
+    let mut conn = std::net::TcpStream::connect(KAFKA).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let member = join(&mut conn, &group);
+    let o = run(&["pipeline", "decommission", "--delete", "--no-ack"]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with(&format!("error: refused to delete {blue_dml}: ")))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!(
+            "still read: consumer group {group} (1 member(s), lag "
+        )) && line.ends_with(") reads topic int_p_readers"),
+        "{line}"
+    );
+    assert_eq!(job_states(&blue_dml), vec!["RUNNING"], "blue kept");
+
+    // The consumer leaves: nothing reads blue any more, the same command deletes it.
+    leave(&mut conn, &group, &member);
+    ok(run(&["pipeline", "decommission", "--delete", "--no-ack"]));
+    assert!(
+        !job_states(&blue_dml).contains(&"RUNNING".to_string()),
+        "{:?}",
+        job_states(&blue_dml)
+    );
+    assert_eq!(job_states(&green_dml), vec!["RUNNING"], "green untouched");
 }
