@@ -379,8 +379,8 @@ fn job_states(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The runbook step on a real Flink: blue `int_p_readers` runs (datagen → its topic), the
-/// tree moves to green `int_p_readers_v2` (recorded in `blue_green.json`) and green is deployed
+/// The runbook step on a real Flink: blue `int_p_feed` runs (datagen → its topic), the
+/// tree moves to green `int_p_feed_v2` (recorded in `blue_green.json`) and green is deployed
 /// beside it; a consumer group with a member on the blue topic makes `decommission --delete` refuse
 /// the blue job, naming the group and its lag; once the consumer leaves, the same command deletes
 /// blue and green keeps running.
@@ -389,19 +389,19 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
     if !stack_available() {
         return;
     }
-    let blue_dir = "intermediates/p/int_readers/sql-scripts";
+    let blue_dir = "intermediates/p/int_feed/sql-scripts";
     let (tmp, pipelines) = crate::support::project(&[
         (
             "sources/p/src_ticks/sql-scripts/ddl.src_p_ticks.sql",
             SRC_TICKS,
         ),
         (
-            &format!("{blue_dir}/ddl.int_p_readers.sql"),
-            &kafka_table("int_p_readers"),
+            &format!("{blue_dir}/ddl.int_p_feed.sql"),
+            &kafka_table("int_p_feed"),
         ),
         (
-            &format!("{blue_dir}/dml.int_p_readers.sql"),
-            "INSERT INTO int_p_readers\nSELECT id, v FROM src_p_ticks;\n",
+            &format!("{blue_dir}/dml.int_p_feed.sql"),
+            "INSERT INTO int_p_feed\nSELECT id, v FROM src_p_ticks;\n",
         ),
     ]);
     let root = tmp.path().to_path_buf();
@@ -414,7 +414,7 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
         ),
     )
     .unwrap();
-    let topics = vec!["int_p_readers".to_string(), "int_p_readers_v2".to_string()];
+    let topics = vec!["int_p_feed".to_string(), "int_p_feed_v2".to_string()];
     let _jobs = Jobs {
         prefix: prefix.clone(),
         topics: topics.clone(),
@@ -440,43 +440,43 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
         assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
         stdout(&o)
     };
-    let blue_dml = format!("{prefix}-p-dml-int-p-readers");
+    let blue_dml = format!("{prefix}-p-dml-int-p-feed");
     ok(run(&["pipeline", "deploy", "--dir", "pipelines"]));
     assert_eq!(job_states(&blue_dml), vec!["RUNNING"]);
 
     // The tree moves to green (what `blue-green --apply` writes), recorded; green is deployed.
-    std::fs::remove_dir_all(pipelines.join("intermediates/p/int_readers")).unwrap();
-    let green_dir = pipelines.join("intermediates/p/int_readers_v2/sql-scripts");
+    std::fs::remove_dir_all(pipelines.join("intermediates/p/int_feed")).unwrap();
+    let green_dir = pipelines.join("intermediates/p/int_feed_v2/sql-scripts");
     std::fs::create_dir_all(&green_dir).unwrap();
     std::fs::write(
-        green_dir.join("ddl.int_p_readers_v2.sql"),
-        kafka_table("int_p_readers_v2"),
+        green_dir.join("ddl.int_p_feed_v2.sql"),
+        kafka_table("int_p_feed_v2"),
     )
     .unwrap();
     std::fs::write(
-        green_dir.join("dml.int_p_readers_v2.sql"),
-        "INSERT INTO int_p_readers_v2\nSELECT id, v FROM src_p_ticks;\n",
+        green_dir.join("dml.int_p_feed_v2.sql"),
+        "INSERT INTO int_p_feed_v2\nSELECT id, v FROM src_p_ticks;\n",
     )
     .unwrap();
     let record = serde_json::json!({"format": 1, "releases": [{
         "created_at": "2026-12-02T00:00:00Z", "base_ref": "main", "base_commit": null,
         "statement_prefix": prefix,
-        "tables": [{"blue_table_name": "int_p_readers", "green_table_name": "int_p_readers_v2",
+        "tables": [{"blue_table_name": "int_p_feed", "green_table_name": "int_p_feed_v2",
             "product_name": "p",
             "blue_statements": [{"name": blue_dml, "role": "job"},
-                                {"name": format!("{prefix}-p-ddl-int-p-readers"), "role": "declaration"}],
-            "green_statements": [{"name": format!("{prefix}-p-ddl-int-p-readers-v2"), "role": "declaration"},
-                                 {"name": format!("{prefix}-p-dml-int-p-readers-v2"), "role": "job"}],
+                                {"name": format!("{prefix}-p-ddl-int-p-feed"), "role": "declaration"}],
+            "green_statements": [{"name": format!("{prefix}-p-ddl-int-p-feed-v2"), "role": "declaration"},
+                                 {"name": format!("{prefix}-p-dml-int-p-feed-v2"), "role": "job"}],
             "reason": "logic change"}],
         "decommissioned": []}]});
     std::fs::write(pipelines.join("blue_green.json"), record.to_string()).unwrap();
     ok(run(&["pipeline", "deploy", "--blue-green"]));
-    let green_dml = format!("{prefix}-p-dml-int-p-readers-v2");
+    let green_dml = format!("{prefix}-p-dml-int-p-feed-v2");
     assert_eq!(job_states(&green_dml), vec!["RUNNING"]);
 
     // A consumer of another team reads the blue topic: it committed an offset and is a member.
     let group = format!("fp-e2e-billing-{:x}", std::process::id());
-    rt.block_on(admin.commit_offset(&group, "int_p_readers", 0, 0))
+    rt.block_on(admin.commit_offset(&group, "int_p_feed", 0, 0))
         .unwrap();
     let mut conn = std::net::TcpStream::connect(KAFKA).unwrap();
     conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))
@@ -492,7 +492,7 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
     assert!(
         line.contains(&format!(
             "still read: consumer group {group} (1 member(s), lag "
-        )) && line.ends_with(") reads topic int_p_readers"),
+        )) && line.ends_with(") reads topic int_p_feed"),
         "{line}"
     );
     assert_eq!(job_states(&blue_dml), vec!["RUNNING"], "blue kept");
