@@ -7,6 +7,11 @@
 //! the broker's minimum; a test table needs no more); after the run they are deleted. Requests:
 //! `DeleteTopics` v4 and `CreateTopics` v5 (flexible versions, both served by Kafka 2.4 to 4.x); a
 //! topic being deleted answers `TOPIC_ALREADY_EXISTS` (36) to a create for a moment, which is retried.
+//!
+//! Also the consumer groups with committed offsets on given topics, with their state, members and
+//! lag ([`KafkaAdmin::consumer_groups_of`], for "who still reads blue", `crate::ops::readers`), and,
+//! to seed a topic and a group (tests, fixtures), [`KafkaAdmin::produce`] and
+//! [`KafkaAdmin::commit_offset`].
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
