@@ -292,10 +292,13 @@ impl KafkaAdmin {
     }
 }
 
-/// `Metadata` v1 answers brokers and partition leaders; the consumer-group requests below are
-/// chosen among the versions Kafka 2.6 to 4.x serve (Kafka 4.0 removed the oldest ones, KIP-896:
+/// The consumer-group requests below use versions that Kafka 2.6 to 4.x serve (Kafka 4.0 removed the
+/// oldest ones, KIP-896:
 /// <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>).
 const LIST_GROUPS_VERSION: i16 = 4;
+/// `Metadata` v4: the first version that can say not to create a missing topic it is asked about
+/// (`allow_auto_topic_creation`; a broker with `auto.create.topics.enable` creates it otherwise).
+const METADATA_TOPICS_VERSION: i16 = 4;
 const DESCRIBE_GROUPS_VERSION: i16 = 5;
 const FIND_COORDINATOR_VERSION: i16 = 3;
 const OFFSET_FETCH_VERSION: i16 = 7;
@@ -377,23 +380,25 @@ impl KafkaAdmin {
         topics: &[String],
     ) -> Result<ClusterMap, String> {
         use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-        let req = MetadataRequest::default().with_topics(Some(
-            topics
-                .iter()
-                .map(|t| {
-                    MetadataRequestTopic::default()
-                        .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
-                })
-                .collect(),
-        ));
+        let req = MetadataRequest::default()
+            .with_topics(Some(
+                topics
+                    .iter()
+                    .map(|t| {
+                        MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                    })
+                    .collect(),
+            ))
+            .with_allow_auto_topic_creation(false);
         let resp: MetadataResponse = self
             .call(
                 conn,
                 ApiKey::Metadata,
-                METADATA_VERSION,
+                METADATA_TOPICS_VERSION,
                 &req,
-                MetadataRequest::header_version(METADATA_VERSION),
-                MetadataResponse::header_version(METADATA_VERSION),
+                MetadataRequest::header_version(METADATA_TOPICS_VERSION),
+                MetadataResponse::header_version(METADATA_TOPICS_VERSION),
             )
             .await?;
         let brokers = resp
@@ -423,7 +428,8 @@ impl KafkaAdmin {
     /// members and per-partition lag, groups sorted by id.
     ///
     /// Requests, as `kafka-consumer-groups.sh --describe` makes them (Kafka protocol,
-    /// <https://kafka.apache.org/protocol.html>): `Metadata` v1 (brokers, partition leaders),
+    /// <https://kafka.apache.org/protocol.html>): `Metadata` v4 (brokers, partition leaders; a
+    /// missing topic is never created),
     /// `ListGroups` v4 on every broker (each lists the groups it coordinates), `FindCoordinator` v3
     /// per group, `DescribeGroups` v5 and `OffsetFetch` v7 on its coordinator, `ListOffsets` v5
     /// (latest, read uncommitted: the high watermark) on each partition's leader.
@@ -452,6 +458,10 @@ impl KafkaAdmin {
         let single = map.brokers.len() <= 1;
         for t in map.leaders.keys() {
             out.insert(t.clone(), Vec::new());
+        }
+        if map.leaders.is_empty() {
+            // None of the topics exists: no group can have an offset on it.
+            return Ok(out);
         }
         // Every group of the cluster: each broker lists those it coordinates.
         let mut groups: BTreeMap<String, (String, String)> = BTreeMap::new();

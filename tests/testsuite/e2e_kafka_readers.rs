@@ -211,6 +211,14 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
     );
     assert_eq!(g.partitions[0].committed, 2);
     assert_eq!(g.partitions[0].log_end, Some(5));
+    // Asking about a topic that does not exist never creates it (a broker may auto-create topics).
+    let missing = format!("fp-e2e-missing-{:x}", std::process::id());
+    let found = rt
+        .block_on(admin.consumer_groups_of(std::slice::from_ref(&missing)))
+        .unwrap();
+    assert!(found.is_empty(), "{found:?}");
+    let (_, listed) = rt.block_on(admin.list_topics()).unwrap();
+    assert!(!listed.iter().any(|t| t.name == missing));
 
     let run = |args: &[&str]| {
         crate::support::command()
