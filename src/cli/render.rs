@@ -885,3 +885,72 @@ fn fit_last_column(header: &[&str], rows: &mut [Vec<String>], width: usize) {
         r[cols - 1] = truncate_chars(&r[cols - 1], room);
     }
 }
+
+/// The readers of the blue tables of the open releases (`status`, `release-check`, `decommission`):
+/// per blue table its topic, the statements not the project's that read it, and the consumer groups
+/// with committed offsets on its topic; empty when there is no open release.
+pub fn blue_readers(r: &crate::ops::readers::ReadersReport) -> String {
+    use crate::ops::readers::{FoundIn, GroupCheck};
+    if r.tables.is_empty() {
+        return String::new();
+    }
+    let source = match &r.consumer_groups {
+        GroupCheck::Broker { bootstraps } => {
+            format!("consumer groups from Kafka {}", bootstraps.join(", "))
+        }
+        GroupCheck::KafkaRest { url, cluster_id } => {
+            format!("consumer groups from the Kafka REST API {url}, cluster {cluster_id}")
+        }
+        GroupCheck::Nothing => "no Kafka topic: no consumer groups".to_string(),
+        GroupCheck::NotChecked { reason } => format!("consumer groups not checked: {reason}"),
+        GroupCheck::Failed { error } => format!("consumer groups unreadable: {error}"),
+    };
+    let mut out = format!("\nReaders of the blue tables ({source}):\n");
+    for t in &r.tables {
+        let topic = t
+            .topic
+            .as_ref()
+            .map(|x| format!(" (topic {x})"))
+            .unwrap_or_default();
+        if t.statements.is_empty() && t.consumer_groups.is_empty() {
+            out.push_str(&format!("  {}{topic}: no reader\n", t.blue_table_name));
+            continue;
+        }
+        out.push_str(&format!("  {}{topic}:\n", t.blue_table_name));
+        for s in &t.statements {
+            out.push_str(&format!(
+                "    statement {} {} (read in its {}){}\n",
+                s.statement,
+                s.phase,
+                match s.found_in {
+                    FoundIn::SqlText => "SQL",
+                    FoundIn::JobPlan => "job plan",
+                },
+                if s.running() {
+                    ", blocks decommission"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for g in &t.consumer_groups {
+            out.push_str(&format!(
+                "    consumer group {}: {}, {} member(s), lag {} over {} partition(s){}\n",
+                g.group_id,
+                g.state,
+                g.members,
+                g.lag.map_or("unknown".to_string(), |l| l.to_string()),
+                g.partitions,
+                if g.members > 0 {
+                    ", blocks decommission"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    for (name, e) in &r.unknown_statements {
+        out.push_str(&format!("  what {name} reads is unknown: {e}\n"));
+    }
+    out
+}

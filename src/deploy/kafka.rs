@@ -7,6 +7,11 @@
 //! the broker's minimum; a test table needs no more); after the run they are deleted. Requests:
 //! `DeleteTopics` v4 and `CreateTopics` v5 (flexible versions, both served by Kafka 2.4 to 4.x); a
 //! topic being deleted answers `TOPIC_ALREADY_EXISTS` (36) to a create for a moment, which is retried.
+//!
+//! Also the consumer groups with committed offsets on given topics, with their state, members and
+//! lag ([`KafkaAdmin::consumer_groups_of`], for "who still reads blue", `crate::ops::readers`), and,
+//! to seed a topic and a group (tests, fixtures), [`KafkaAdmin::produce`] and
+//! [`KafkaAdmin::commit_offset`].
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
@@ -15,6 +20,7 @@ use kafka_protocol::messages::{
     create_topics_request::CreatableTopic,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -283,5 +289,597 @@ impl KafkaAdmin {
     pub async fn recreate(&self, topics: &[String]) -> Result<(), String> {
         self.delete(topics).await?;
         self.create(topics).await
+    }
+}
+
+/// The consumer-group requests below use versions that Kafka 2.6 to 4.x serve (Kafka 4.0 removed the
+/// oldest ones, KIP-896:
+/// <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>).
+const LIST_GROUPS_VERSION: i16 = 4;
+/// `Metadata` v4: the first version that can say not to create a missing topic it is asked about
+/// (`allow_auto_topic_creation`; a broker with `auto.create.topics.enable` creates it otherwise).
+const METADATA_TOPICS_VERSION: i16 = 4;
+const DESCRIBE_GROUPS_VERSION: i16 = 5;
+const FIND_COORDINATOR_VERSION: i16 = 3;
+const OFFSET_FETCH_VERSION: i16 = 7;
+const LIST_OFFSETS_VERSION: i16 = 5;
+const OFFSET_COMMIT_VERSION: i16 = 8;
+const PRODUCE_VERSION: i16 = 8;
+
+/// The committed offset and the log end offset of one partition for one consumer group.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PartitionLag {
+    pub partition: i32,
+    /// The group's committed offset (the next record it will read).
+    pub committed: i64,
+    /// The partition's log end offset (high watermark); `None` when the leader did not answer.
+    pub log_end: Option<i64>,
+    /// `log_end - committed`, never negative; `None` without a log end offset.
+    pub lag: Option<i64>,
+}
+
+/// A consumer group with committed offsets on a topic, as the group coordinator describes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GroupOnTopic {
+    pub group_id: String,
+    /// The group's state as Kafka names it: `Stable`, `Empty`, `PreparingRebalance`,
+    /// `CompletingRebalance`, `Dead`.
+    pub state: String,
+    /// The group's protocol type (`consumer`; empty for a group that only commits offsets, as
+    /// Flink's Kafka source does: it assigns partitions itself and joins no group).
+    pub protocol_type: String,
+    /// Members now in the group.
+    pub members: usize,
+    /// The partitions it committed an offset for, by partition.
+    pub partitions: Vec<PartitionLag>,
+}
+
+impl GroupOnTopic {
+    /// The sum over its partitions of `log end - committed`; `None` when a log end offset is unknown.
+    pub fn lag(&self) -> Option<i64> {
+        self.partitions.iter().map(|p| p.lag).sum()
+    }
+}
+
+/// The brokers of a cluster and the leaders of some topics' partitions (one `Metadata` request).
+struct ClusterMap {
+    /// Broker id → `host:port`.
+    brokers: BTreeMap<i32, String>,
+    /// Topic → (partition, leader broker id), by partition.
+    leaders: BTreeMap<String, Vec<(i32, i32)>>,
+}
+
+impl KafkaAdmin {
+    /// A connection to `addr` kept in `pool`; a broker whose advertised address cannot be reached is
+    /// tried through the bootstrap address when the cluster has a single broker (a broker in a
+    /// container advertising its container name).
+    async fn conn<'a>(
+        &self,
+        pool: &'a mut BTreeMap<String, TcpStream>,
+        addr: &str,
+        single_broker: bool,
+    ) -> Result<&'a mut TcpStream, String> {
+        if !pool.contains_key(addr) {
+            let other = KafkaAdmin {
+                bootstrap: addr.to_string(),
+                timeout: self.timeout,
+            };
+            let conn = match other.connect().await {
+                Ok(c) => c,
+                Err(_) if single_broker && addr != self.bootstrap => self.connect().await?,
+                Err(e) => return Err(e),
+            };
+            pool.insert(addr.to_string(), conn);
+        }
+        Ok(pool.get_mut(addr).expect("inserted above"))
+    }
+
+    async fn cluster_map(
+        &self,
+        conn: &mut TcpStream,
+        topics: &[String],
+    ) -> Result<ClusterMap, String> {
+        use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+        let req = MetadataRequest::default()
+            .with_topics(Some(
+                topics
+                    .iter()
+                    .map(|t| {
+                        MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                    })
+                    .collect(),
+            ))
+            .with_allow_auto_topic_creation(false);
+        let resp: MetadataResponse = self
+            .call(
+                conn,
+                ApiKey::Metadata,
+                METADATA_TOPICS_VERSION,
+                &req,
+                MetadataRequest::header_version(METADATA_TOPICS_VERSION),
+                MetadataResponse::header_version(METADATA_TOPICS_VERSION),
+            )
+            .await?;
+        let brokers = resp
+            .brokers
+            .iter()
+            .map(|b| (b.node_id.0, format!("{}:{}", b.host.as_str(), b.port)))
+            .collect();
+        let leaders = resp
+            .topics
+            .iter()
+            .filter(|t| t.error_code == NONE)
+            .filter_map(|t| {
+                let mut parts: Vec<(i32, i32)> = t
+                    .partitions
+                    .iter()
+                    .map(|p| (p.partition_index, p.leader_id.0))
+                    .collect();
+                parts.sort();
+                Some((t.name.as_ref()?.0.as_str().to_string(), parts))
+            })
+            .collect();
+        Ok(ClusterMap { brokers, leaders })
+    }
+
+    /// Every consumer group with a committed offset on any of `topics`, by topic (a topic without
+    /// one maps to an empty list; a topic that does not exist is left out), each with its state,
+    /// members and per-partition lag, groups sorted by id.
+    ///
+    /// Requests, as `kafka-consumer-groups.sh --describe` makes them (Kafka protocol,
+    /// <https://kafka.apache.org/protocol.html>): `Metadata` v4 (brokers, partition leaders; a
+    /// missing topic is never created),
+    /// `ListGroups` v4 on every broker (each lists the groups it coordinates), `FindCoordinator` v3
+    /// per group, `DescribeGroups` v5 and `OffsetFetch` v7 on its coordinator, `ListOffsets` v5
+    /// (latest, read uncommitted: the high watermark) on each partition's leader.
+    ///
+    /// Errors: a broker that cannot be reached or answers an unreadable message, a group request
+    /// refused (the Kafka error code; 29/30 are authorization failures).
+    pub async fn consumer_groups_of(
+        &self,
+        topics: &[String],
+    ) -> Result<BTreeMap<String, Vec<GroupOnTopic>>, String> {
+        use kafka_protocol::messages::{
+            DescribeGroupsRequest, DescribeGroupsResponse, GroupId, ListGroupsRequest,
+            ListGroupsResponse, OffsetFetchRequest, OffsetFetchResponse,
+            offset_fetch_request::OffsetFetchRequestTopic,
+        };
+        let mut out: BTreeMap<String, Vec<GroupOnTopic>> = BTreeMap::new();
+        if topics.is_empty() {
+            return Ok(out);
+        }
+        let mut pool: BTreeMap<String, TcpStream> = BTreeMap::new();
+        let boot = self.bootstrap.clone();
+        let map = {
+            let conn = self.conn(&mut pool, &boot, true).await?;
+            self.cluster_map(conn, topics).await?
+        };
+        let single = map.brokers.len() <= 1;
+        for t in map.leaders.keys() {
+            out.insert(t.clone(), Vec::new());
+        }
+        if map.leaders.is_empty() {
+            // None of the topics exists: no group can have an offset on it.
+            return Ok(out);
+        }
+        // Every group of the cluster: each broker lists those it coordinates.
+        let mut groups: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let addrs: Vec<String> = if map.brokers.is_empty() {
+            vec![boot.clone()]
+        } else {
+            map.brokers.values().cloned().collect()
+        };
+        for addr in &addrs {
+            let conn = self.conn(&mut pool, addr, single).await?;
+            let resp: ListGroupsResponse = self
+                .call(
+                    conn,
+                    ApiKey::ListGroups,
+                    LIST_GROUPS_VERSION,
+                    &ListGroupsRequest::default(),
+                    ListGroupsRequest::header_version(LIST_GROUPS_VERSION),
+                    ListGroupsResponse::header_version(LIST_GROUPS_VERSION),
+                )
+                .await?;
+            if resp.error_code != NONE {
+                return Err(format!(
+                    "Kafka broker {addr}: listing consumer groups: Kafka error {}",
+                    resp.error_code
+                ));
+            }
+            for g in resp.groups {
+                groups.insert(
+                    g.group_id.0.as_str().to_string(),
+                    (
+                        g.group_state.as_str().to_string(),
+                        g.protocol_type.as_str().to_string(),
+                    ),
+                );
+            }
+        }
+        let topic_req: Vec<OffsetFetchRequestTopic> = map
+            .leaders
+            .iter()
+            .map(|(t, parts)| {
+                OffsetFetchRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(t.clone())))
+                    .with_partition_indexes(parts.iter().map(|p| p.0).collect())
+            })
+            .collect();
+        // Committed offsets, per group on its coordinator.
+        let mut committed: Vec<(String, String, i32, i64)> = Vec::new();
+        let mut described: BTreeMap<String, GroupOnTopic> = BTreeMap::new();
+        for (group, (state, protocol)) in &groups {
+            let conn = self.conn(&mut pool, &boot, true).await?;
+            let coordinator = self.coordinator(conn, group).await?;
+            let conn = self.conn(&mut pool, &coordinator, single).await?;
+            let of: OffsetFetchResponse = self
+                .call(
+                    conn,
+                    ApiKey::OffsetFetch,
+                    OFFSET_FETCH_VERSION,
+                    &OffsetFetchRequest::default()
+                        .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+                        .with_topics(Some(topic_req.clone())),
+                    OffsetFetchRequest::header_version(OFFSET_FETCH_VERSION),
+                    OffsetFetchResponse::header_version(OFFSET_FETCH_VERSION),
+                )
+                .await?;
+            if of.error_code != NONE {
+                return Err(format!(
+                    "reading the offsets of consumer group {group}: Kafka error {}",
+                    of.error_code
+                ));
+            }
+            let mut any = false;
+            for t in &of.topics {
+                for p in &t.partitions {
+                    // -1: no offset committed for this partition.
+                    if p.error_code == NONE && p.committed_offset >= 0 {
+                        any = true;
+                        committed.push((
+                            t.name.0.as_str().to_string(),
+                            group.clone(),
+                            p.partition_index,
+                            p.committed_offset,
+                        ));
+                    }
+                }
+            }
+            if !any {
+                continue;
+            }
+            let dg: DescribeGroupsResponse = self
+                .call(
+                    conn,
+                    ApiKey::DescribeGroups,
+                    DESCRIBE_GROUPS_VERSION,
+                    &DescribeGroupsRequest::default()
+                        .with_groups(vec![GroupId(StrBytes::from_string(group.clone()))]),
+                    DescribeGroupsRequest::header_version(DESCRIBE_GROUPS_VERSION),
+                    DescribeGroupsResponse::header_version(DESCRIBE_GROUPS_VERSION),
+                )
+                .await?;
+            let d = dg
+                .groups
+                .into_iter()
+                .find(|d| d.group_id.0.as_str() == group);
+            let (state, protocol, members) = match d {
+                Some(d) if d.error_code == NONE => (
+                    d.group_state.as_str().to_string(),
+                    d.protocol_type.as_str().to_string(),
+                    d.members.len(),
+                ),
+                _ => (state.clone(), protocol.clone(), 0),
+            };
+            described.insert(
+                group.clone(),
+                GroupOnTopic {
+                    group_id: group.clone(),
+                    state,
+                    protocol_type: protocol,
+                    members,
+                    partitions: Vec::new(),
+                },
+            );
+        }
+        // Log end offsets, per partition on its leader.
+        let mut ends: BTreeMap<(String, i32), i64> = BTreeMap::new();
+        let wanted: BTreeSet<(String, i32)> = committed
+            .iter()
+            .map(|(t, _, p, _)| (t.clone(), *p))
+            .collect();
+        let mut by_leader: BTreeMap<String, Vec<(String, i32)>> = BTreeMap::new();
+        for (t, p) in &wanted {
+            let leader = map
+                .leaders
+                .get(t)
+                .and_then(|ps| ps.iter().find(|(i, _)| i == p))
+                .and_then(|(_, l)| map.brokers.get(l).cloned())
+                .unwrap_or_else(|| boot.clone());
+            by_leader.entry(leader).or_default().push((t.clone(), *p));
+        }
+        for (leader, parts) in by_leader {
+            let conn = self.conn(&mut pool, &leader, single).await?;
+            ends.extend(self.log_end_offsets(conn, &parts).await?);
+        }
+        for (topic, group, partition, offset) in committed {
+            let Some(g) = described.get(&group) else {
+                continue;
+            };
+            let log_end = ends.get(&(topic.clone(), partition)).copied();
+            let entry = out.entry(topic).or_default();
+            let pos = match entry.iter().position(|e| e.group_id == group) {
+                Some(i) => i,
+                None => {
+                    entry.push(GroupOnTopic {
+                        partitions: Vec::new(),
+                        ..g.clone()
+                    });
+                    entry.len() - 1
+                }
+            };
+            entry[pos].partitions.push(PartitionLag {
+                partition,
+                committed: offset,
+                log_end,
+                lag: log_end.map(|e| (e - offset).max(0)),
+            });
+        }
+        for list in out.values_mut() {
+            list.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+            for g in list.iter_mut() {
+                g.partitions.sort_by_key(|p| p.partition);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `host:port` of the coordinator of consumer group `group` (`FindCoordinator` v3), waiting while
+    /// the broker answers `COORDINATOR_NOT_AVAILABLE` (15, `__consumer_offsets` being created on
+    /// first use) or `COORDINATOR_LOAD_IN_PROGRESS` (14), up to the timeout.
+    async fn coordinator(&self, conn: &mut TcpStream, group: &str) -> Result<String, String> {
+        use kafka_protocol::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let fc: FindCoordinatorResponse = self
+                .call(
+                    conn,
+                    ApiKey::FindCoordinator,
+                    FIND_COORDINATOR_VERSION,
+                    &FindCoordinatorRequest::default()
+                        .with_key(StrBytes::from_string(group.to_string()))
+                        .with_key_type(0),
+                    FindCoordinatorRequest::header_version(FIND_COORDINATOR_VERSION),
+                    FindCoordinatorResponse::header_version(FIND_COORDINATOR_VERSION),
+                )
+                .await?;
+            match fc.error_code {
+                NONE => return Ok(format!("{}:{}", fc.host.as_str(), fc.port)),
+                14 | 15 if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                code => {
+                    return Err(format!(
+                        "finding the coordinator of consumer group {group}: Kafka error {code}"
+                    ));
+                }
+            }
+        }
+    }
+
+    /// The log end offsets (latest, read uncommitted) of `parts` on their leader.
+    async fn log_end_offsets(
+        &self,
+        conn: &mut TcpStream,
+        parts: &[(String, i32)],
+    ) -> Result<BTreeMap<(String, i32), i64>, String> {
+        use kafka_protocol::messages::list_offsets_request::{
+            ListOffsetsPartition, ListOffsetsTopic,
+        };
+        use kafka_protocol::messages::{BrokerId, ListOffsetsRequest, ListOffsetsResponse};
+        let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+        for (t, p) in parts {
+            by_topic.entry(t).or_default().push(*p);
+        }
+        let req = ListOffsetsRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_isolation_level(0)
+            .with_topics(
+                by_topic
+                    .iter()
+                    .map(|(t, ps)| {
+                        ListOffsetsTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(t.to_string())))
+                            .with_partitions(
+                                ps.iter()
+                                    .map(|p| {
+                                        ListOffsetsPartition::default()
+                                            .with_partition_index(*p)
+                                            .with_current_leader_epoch(-1)
+                                            .with_timestamp(-1)
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            );
+        let resp: ListOffsetsResponse = self
+            .call(
+                conn,
+                ApiKey::ListOffsets,
+                LIST_OFFSETS_VERSION,
+                &req,
+                ListOffsetsRequest::header_version(LIST_OFFSETS_VERSION),
+                ListOffsetsResponse::header_version(LIST_OFFSETS_VERSION),
+            )
+            .await?;
+        let mut out = BTreeMap::new();
+        for t in resp.topics {
+            for p in t.partitions {
+                if p.error_code == NONE && p.offset >= 0 {
+                    out.insert((t.name.0.as_str().to_string(), p.partition_index), p.offset);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Commits `offset` for `group` on partition `partition` of `topic` as a group without members
+    /// (`OffsetCommit` v8, generation -1, on the group's coordinator found through the bootstrap
+    /// broker): what an admin tool's offset reset writes, and what seeds a group in tests.
+    ///
+    /// Errors: the broker cannot be reached or refuses (the Kafka error code; 25 `UNKNOWN_MEMBER_ID`
+    /// when the group has active members).
+    pub async fn commit_offset(
+        &self,
+        group: &str,
+        topic: &str,
+        partition: i32,
+        offset: i64,
+    ) -> Result<(), String> {
+        use kafka_protocol::messages::offset_commit_request::{
+            OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+        };
+        use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetCommitResponse};
+        let mut pool: BTreeMap<String, TcpStream> = BTreeMap::new();
+        let boot = self.bootstrap.clone();
+        let conn = self.conn(&mut pool, &boot, true).await?;
+        let coordinator = self.coordinator(conn, group).await?;
+        let conn = self.conn(&mut pool, &coordinator, true).await?;
+        let req = OffsetCommitRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_generation_id_or_member_epoch(-1)
+            .with_member_id(StrBytes::from_static_str(""))
+            .with_topics(vec![
+                OffsetCommitRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_partitions(vec![
+                        OffsetCommitRequestPartition::default()
+                            .with_partition_index(partition)
+                            .with_committed_offset(offset)
+                            .with_committed_leader_epoch(-1),
+                    ]),
+            ]);
+        let resp: OffsetCommitResponse = self
+            .call(
+                conn,
+                ApiKey::OffsetCommit,
+                OFFSET_COMMIT_VERSION,
+                &req,
+                OffsetCommitRequest::header_version(OFFSET_COMMIT_VERSION),
+                OffsetCommitResponse::header_version(OFFSET_COMMIT_VERSION),
+            )
+            .await?;
+        for t in resp.topics {
+            for p in t.partitions {
+                if p.error_code != NONE {
+                    return Err(format!(
+                        "committing offset {offset} for group {group} on {topic}[{partition}]: Kafka error {}",
+                        p.error_code
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `values` (no key, no headers) to partition `partition` of `topic` through the
+    /// bootstrap broker, which must lead it (`Produce` v8, acks all, one uncompressed record batch):
+    /// fills a test topic. Returns the base offset of the batch.
+    ///
+    /// Errors: the broker cannot be reached or refuses (the Kafka error code; 6
+    /// `NOT_LEADER_OR_FOLLOWER` when it does not lead the partition).
+    pub async fn produce(
+        &self,
+        topic: &str,
+        partition: i32,
+        values: &[&[u8]],
+    ) -> Result<i64, String> {
+        use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+        use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+        use kafka_protocol::records::{
+            Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let records: Vec<Record> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: -1,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                // One batch: the encoder keeps records together while `offset - sequence` is
+                // constant; the batch's base sequence is then -1 (no idempotent producer).
+                sequence: i as i32 - 1,
+                timestamp: now,
+                key: None,
+                value: Some(Bytes::copy_from_slice(v)),
+                headers: Default::default(),
+            })
+            .collect();
+        let mut batch = BytesMut::new();
+        RecordBatchEncoder::encode(
+            &mut batch,
+            &records,
+            &RecordEncodeOptions {
+                version: 2,
+                compression: Compression::None,
+            },
+        )
+        .map_err(|e| format!("encoding records for {topic}: {e}"))?;
+        let req = ProduceRequest::default()
+            .with_acks(-1)
+            .with_timeout_ms(self.timeout.as_millis() as i32)
+            .with_topic_data(vec![
+                TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_partition_data(vec![
+                        PartitionProduceData::default()
+                            .with_index(partition)
+                            .with_records(Some(batch.freeze())),
+                    ]),
+            ]);
+        let mut conn = self.connect().await?;
+        let resp: ProduceResponse = self
+            .call(
+                &mut conn,
+                ApiKey::Produce,
+                PRODUCE_VERSION,
+                &req,
+                ProduceRequest::header_version(PRODUCE_VERSION),
+                ProduceResponse::header_version(PRODUCE_VERSION),
+            )
+            .await?;
+        let p = resp
+            .responses
+            .first()
+            .and_then(|t| t.partition_responses.first())
+            .ok_or_else(|| format!("producing to {topic}: empty answer"))?;
+        if p.error_code != NONE {
+            return Err(format!(
+                "producing to {topic}[{partition}]: Kafka error {}{}",
+                p.error_code,
+                p.error_message
+                    .iter()
+                    .chain(
+                        p.record_errors
+                            .iter()
+                            .filter_map(|e| e.batch_index_error_message.as_ref())
+                    )
+                    .map(|m| format!(": {}", m.as_str()))
+                    .collect::<String>()
+            ));
+        }
+        Ok(p.base_offset)
     }
 }

@@ -7,6 +7,8 @@
 //! → `https://lkc-abc-xyz.us-west-2.aws.confluent.cloud`, `pkc-n9k.us-west-2.aws.confluent.cloud:9092`
 //! → `https://pkc-n9k.us-west-2.aws.confluent.cloud`. The cluster id is `kafka.cluster_id`, else the
 //! bootstrap host's first label up to its second `-` (`lkc-abc`).
+//!
+//! Also the consumer groups that read given topics ([`consumer_groups_of`]: state, consumers, lag).
 
 use crate::deploy::secrets::Credentials;
 use serde::Serialize;
@@ -43,6 +45,19 @@ pub struct RestTopic {
 pub fn settings(
     cfg: &crate::config::Config,
     env: &dyn Fn(&str) -> Option<String>,
+) -> Result<KafkaRestSettings, crate::config::ConfigError> {
+    settings_for(
+        cfg,
+        env,
+        "list the topics of the Confluent Cloud Kafka cluster (its REST API, a Kafka API key)",
+    )
+}
+
+/// [`settings`], the error naming `purpose` (what the settings are needed for).
+pub fn settings_for(
+    cfg: &crate::config::Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    purpose: &'static str,
 ) -> Result<KafkaRestSettings, crate::config::ConfigError> {
     let bootstrap = cfg
         .kafka
@@ -89,7 +104,7 @@ pub fn settings(
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "config.yaml".into()),
-            purpose: "list the topics of the Confluent Cloud Kafka cluster (its REST API, a Kafka API key)",
+            purpose,
         });
     }
     let credentials = Credentials::from_env_with(KAFKA_API_KEY_VAR, KAFKA_API_SECRET_VAR, env)?;
@@ -105,11 +120,176 @@ pub fn settings(
 /// Errors: the request fails or is refused (the status and the API's message; the key is never in
 /// it), an answer that is not the API's JSON.
 pub async fn list_topics(s: &KafkaRestSettings) -> Result<Vec<RestTopic>, String> {
-    let client = reqwest::Client::builder()
+    let client = client()?;
+    let url = format!("{}/kafka/v3/clusters/{}/topics", s.url, s.cluster_id);
+    let mut out = Vec::new();
+    for t in get_all(&client, s, &url).await.map_err(|e| e.message)? {
+        let Some(name) = t["topic_name"].as_str() else {
+            continue;
+        };
+        out.push(RestTopic {
+            cluster_id: t["cluster_id"]
+                .as_str()
+                .unwrap_or(&s.cluster_id)
+                .to_string(),
+            topic_name: name.to_string(),
+            partitions_count: t["partitions_count"].as_u64().unwrap_or(0),
+            is_internal: t["is_internal"].as_bool().unwrap_or(false),
+        });
+    }
+    out.sort_by(|a, b| a.topic_name.cmp(&b.topic_name));
+    Ok(out)
+}
+
+/// A consumer group reading a topic, as the Kafka REST API v3 describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RestGroupOnTopic {
+    pub consumer_group_id: String,
+    /// `STABLE`, `EMPTY`, `PREPARING_REBALANCE`, `COMPLETING_REBALANCE`, `DEAD`, `UNKNOWN`.
+    pub state: String,
+    /// Consumers now in the group (`/consumers`).
+    pub members: usize,
+    /// Sum over the topic's partitions of `log_end_offset - current_offset` (`/lags`); `None` when
+    /// the cluster does not serve lags (only dedicated clusters do).
+    pub lag: Option<i64>,
+    /// Partitions of the topic the group has an offset or an assignment on.
+    pub partitions: Vec<i64>,
+}
+
+/// Every consumer group that reads any of `topics`, by topic (each of `topics` is a key; groups
+/// sorted by id), through the consumer-group endpoints of the Kafka REST API v3
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Consumer-Group-(v3)>):
+/// `GET …/consumer-groups` (every page), per group `GET …/consumer-groups/{id}/consumers`, and
+/// `GET …/consumer-groups/{id}/lags` (one entry per partition with a committed offset:
+/// `topic_name`, `partition_id`, `current_offset`, `log_end_offset`, `lag`). Confluent Cloud
+/// serves `/lags` on dedicated clusters only: elsewhere (any 4xx answer but 401/403) a group is
+/// matched by its consumers' assignments (`…/consumers/{consumer_id}/assignments`), its lag is
+/// unknown, and a group without consumers cannot be matched to a topic.
+///
+/// Errors: a request fails or is refused (the status and the API's message, with the key's hint
+/// on 401; the key is never in it), an answer that is not the API's JSON.
+pub async fn consumer_groups_of(
+    s: &KafkaRestSettings,
+    topics: &[String],
+) -> Result<std::collections::BTreeMap<String, Vec<RestGroupOnTopic>>, String> {
+    let mut out: std::collections::BTreeMap<String, Vec<RestGroupOnTopic>> =
+        topics.iter().map(|t| (t.clone(), Vec::new())).collect();
+    if topics.is_empty() {
+        return Ok(out);
+    }
+    let client = client()?;
+    let base = format!(
+        "{}/kafka/v3/clusters/{}/consumer-groups",
+        s.url, s.cluster_id
+    );
+    let groups = get_all(&client, s, &base).await.map_err(|e| e.message)?;
+    for g in groups {
+        let Some(id) = g["consumer_group_id"].as_str() else {
+            continue;
+        };
+        let state = g["state"].as_str().unwrap_or("UNKNOWN").to_string();
+        let enc = utf8_percent(id);
+        let consumers = get_all(&client, s, &format!("{base}/{enc}/consumers"))
+            .await
+            .map_err(|e| e.message)?;
+        // topic → (partitions, lag)
+        let mut seen: std::collections::BTreeMap<String, (Vec<i64>, Option<i64>)> =
+            std::collections::BTreeMap::new();
+        match get_all(&client, s, &format!("{base}/{enc}/lags")).await {
+            Ok(lags) => {
+                for l in lags {
+                    let Some(topic) = l["topic_name"].as_str() else {
+                        continue;
+                    };
+                    if !out.contains_key(topic) {
+                        continue;
+                    }
+                    let lag = l["lag"].as_i64().or_else(|| {
+                        Some((l["log_end_offset"].as_i64()? - l["current_offset"].as_i64()?).max(0))
+                    });
+                    let e = seen
+                        .entry(topic.to_string())
+                        .or_insert((Vec::new(), Some(0)));
+                    e.0.push(l["partition_id"].as_i64().unwrap_or(-1));
+                    e.1 = match (e.1, lag) {
+                        (Some(a), Some(b)) => Some(a + b.max(0)),
+                        _ => None,
+                    };
+                }
+            }
+            Err(e)
+                if e.status
+                    .is_some_and(|c| (400..500).contains(&c) && c != 401 && c != 403) =>
+            {
+                for c in &consumers {
+                    let Some(cid) = c["consumer_id"].as_str() else {
+                        continue;
+                    };
+                    let url = format!("{base}/{enc}/consumers/{}/assignments", utf8_percent(cid));
+                    for a in get_all(&client, s, &url).await.map_err(|e| e.message)? {
+                        let Some(topic) = a["topic_name"].as_str() else {
+                            continue;
+                        };
+                        if out.contains_key(topic) {
+                            let e = seen.entry(topic.to_string()).or_insert((Vec::new(), None));
+                            e.0.push(a["partition_id"].as_i64().unwrap_or(-1));
+                        }
+                    }
+                }
+            }
+            Err(e) => return Err(e.message),
+        }
+        for (topic, (mut partitions, lag)) in seen {
+            partitions.sort();
+            partitions.dedup();
+            out.entry(topic).or_default().push(RestGroupOnTopic {
+                consumer_group_id: id.to_string(),
+                state: state.clone(),
+                members: consumers.len(),
+                lag,
+                partitions,
+            });
+        }
+    }
+    for list in out.values_mut() {
+        list.sort_by(|a, b| a.consumer_group_id.cmp(&b.consumer_group_id));
+    }
+    Ok(out)
+}
+
+/// A path segment percent-encoded (group and consumer ids may hold any character).
+fn utf8_percent(segment: &str) -> String {
+    segment
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
-        .map_err(|e| e.to_string())?;
-    let mut url = format!("{}/kafka/v3/clusters/{}/topics", s.url, s.cluster_id);
+        .map_err(|e| e.to_string())
+}
+
+/// A failed GET: its HTTP status when the API answered, and the message (secrets masked).
+struct RestError {
+    status: Option<u16>,
+    message: String,
+}
+
+/// The `data` of every page of a list, from `url` following `metadata.next` (each page once).
+async fn get_all(
+    client: &reqwest::Client,
+    s: &KafkaRestSettings,
+    first: &str,
+) -> Result<Vec<Value>, RestError> {
+    let mut url = first.to_string();
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     loop {
@@ -124,9 +304,15 @@ pub async fn list_topics(s: &KafkaRestSettings) -> Result<Vec<RestTopic>, String
             )
             .send()
             .await
-            .map_err(|e| format!("GET {url}: {}", e.without_url()))?;
+            .map_err(|e| RestError {
+                status: None,
+                message: format!("GET {url}: {}", e.without_url()),
+            })?;
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| e.without_url().to_string())?;
+        let text = resp.text().await.map_err(|e| RestError {
+            status: None,
+            message: e.without_url().to_string(),
+        })?;
         if !status.is_success() {
             let msg = serde_json::from_str::<Value>(&text)
                 .ok()
@@ -137,32 +323,32 @@ pub async fn list_topics(s: &KafkaRestSettings) -> Result<Vec<RestTopic>, String
             } else {
                 ""
             };
-            return Err(s
-                .credentials
-                .scrubber()
-                .scrub(&format!("GET {url}: {status}: {msg}{hint}")));
-        }
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("GET {url}: not the Kafka REST API's JSON: {e}"))?;
-        for t in v["data"].as_array().into_iter().flatten() {
-            let Some(name) = t["topic_name"].as_str() else {
-                continue;
-            };
-            out.push(RestTopic {
-                cluster_id: t["cluster_id"]
-                    .as_str()
-                    .unwrap_or(&s.cluster_id)
-                    .to_string(),
-                topic_name: name.to_string(),
-                partitions_count: t["partitions_count"].as_u64().unwrap_or(0),
-                is_internal: t["is_internal"].as_bool().unwrap_or(false),
+            return Err(RestError {
+                status: Some(status.as_u16()),
+                message: s
+                    .credentials
+                    .scrubber()
+                    .scrub(&format!("GET {url}: {status}: {msg}{hint}")),
             });
         }
+        let v: Value = serde_json::from_str(&text).map_err(|e| RestError {
+            status: None,
+            message: format!("GET {url}: not the Kafka REST API's JSON: {e}"),
+        })?;
+        out.extend(v["data"].as_array().into_iter().flatten().cloned());
         match v.pointer("/metadata/next").and_then(Value::as_str) {
             Some(next) if !next.is_empty() => url = next.to_string(),
             _ => break,
         }
     }
-    out.sort_by(|a, b| a.topic_name.cmp(&b.topic_name));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_in_paths_are_percent_encoded() {
+        assert_eq!(super::utf8_percent("billing-app_1.x~"), "billing-app_1.x~");
+        assert_eq!(super::utf8_percent("team b/é"), "team%20b%2F%C3%A9");
+    }
 }

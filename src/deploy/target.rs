@@ -280,6 +280,17 @@ pub trait Target: Send + Sync {
         )))
     }
 
+    /// The tables a live statement reads, as the target knows them apart from its SQL text: the SQL
+    /// Gateway reads them from the job plan of the statement's newest job (`GET
+    /// /jobs/{id}/plan`, the `TableSourceScan` and `LookupJoin` nodes: last name part, as Flink
+    /// prints it), since a job that is not the project's has no SQL text to parse. `Ok(None)`: the
+    /// target cannot tell (Confluent Cloud lists every statement's SQL; the default), or the
+    /// statement has no job.
+    async fn statement_reads(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
+        let _ = name;
+        Ok(None)
+    }
+
     /// Whether the target can carry offsets over from an old statement
     /// (`sql.tables.initial-offset-from`, Confluent only).
     fn supports_carry_over(&self) -> bool {

@@ -3,11 +3,14 @@
 //! environment (children first), and with `orphans` every statement under the project's
 //! statement-name prefix that no table of the tree owns. Never a statement that a table of the tree
 //! owns. A blue statement is stopped or deleted only when every green successor of its tables is
-//! ready (the green jobs RUNNING; a green table without a job: its declaration COMPLETED):
-//! otherwise it is refused ([`Refused`]), the release stays open and the command fails, unless
-//! `force` (issue #29). Two steps, so that the caller can show the list and ask first: [`prepare`]
+//! ready (the green jobs RUNNING; a green table without a job: its declaration COMPLETED), and
+//! only when nothing outside the project still reads its table ([`super::readers`]: a running
+//! statement not the project's, a Kafka consumer group with members on its topic; issue #25):
+//! otherwise it is refused ([`Refused`], with its [`RefusalReason`]s), the release stays open and
+//! the command fails, unless `force` (issue #29). Two steps, so that the caller can show the list and ask first: [`prepare`]
 //! reads the target, [`Prepared::execute`] acts and records the decommission in the file.
 
+use super::readers::{self, Blocker, GroupCheck, ReadersReport};
 use super::statement::{self, StatementVerb};
 use super::status::{blue_green_statements, green_statements, orphans};
 use super::target::{self, Connected};
@@ -31,8 +34,9 @@ pub struct DecommissionRequest {
     /// Longest wait for one statement to reach the goal.
     pub timeout: Duration,
     pub allow_unknown: bool,
-    /// Act on blue statements whose green successors are not ready (each one is reported in
-    /// [`DecommissionPlan::refused`] and [`DecommissionPlan::forced`]).
+    /// Act on blue statements that are refused — green successors not ready, readers left, readers
+    /// that could not be read (each one is reported in [`DecommissionPlan::refused`] and
+    /// [`DecommissionPlan::forced`]).
     pub force: bool,
 }
 
@@ -91,16 +95,35 @@ impl GreenSuccessor {
     }
 }
 
-/// A blue statement that may not go yet: a green successor of one of its tables is not ready.
+/// Why a blue statement may not go yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalReason {
+    /// A green successor of one of its tables is not ready ([`Refused::not_ready`]).
+    GreenNotReady,
+    /// Something outside the project still reads one of its tables ([`Refused::readers`]).
+    StillRead,
+    /// Who reads its tables could not be told ([`Refused::unknown_readers`]): the consumer groups
+    /// or a job plan could not be read.
+    ReadersUnknown,
+}
+
+/// A blue statement that may not go yet, and why (at least one reason).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Refused {
     pub statement: String,
     /// Its phase now.
     pub phase: String,
     pub why: Why,
-    /// The green successors that are not ready (at least one). A table whose release records no
-    /// green statement has one with an empty name: nothing replaces it.
+    /// Every reason, in [`RefusalReason`] order.
+    pub reasons: Vec<RefusalReason>,
+    /// The green successors that are not ready. A table whose release records no green statement
+    /// has one with an empty name: nothing replaces it.
     pub not_ready: Vec<GreenSuccessor>,
+    /// The readers of its tables that keep it (running statements, groups with members).
+    pub readers: Vec<Blocker>,
+    /// Why its readers could not be told (the error, secrets masked).
+    pub unknown_readers: Vec<String>,
 }
 
 /// What a decommission will do.
@@ -115,9 +138,12 @@ pub struct DecommissionPlan {
     pub statements: Vec<Target>,
     /// Blue statements not acted on (owned by a table of the tree, absent, already stopped).
     pub left_alone: Vec<LeftAlone>,
-    /// Blue statements whose green successors are not ready. Without `force` they are not acted
+    /// Blue statements that may not go yet ([`Refused`]). Without `force` they are not acted
     /// on, the command fails and the releases stay open; with `force` they are in `statements` too.
     pub refused: Vec<Refused>,
+    /// Who reads the blue tables: statements not the project's, consumer groups on their topics,
+    /// and how the groups were read.
+    pub readers: ReadersReport,
     /// Whether `force` was given: `refused` lists what it ignored.
     pub forced: bool,
 }
@@ -190,6 +216,27 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let rt = target::runtime()?;
     let live = rt.block_on(target::live_statements(&connected))?;
     let owned = naming.owned_statements(&project);
+    let found = rt.block_on(readers::blue_readers(
+        &cfg, &project, &record, &naming, &connected, &live,
+    ));
+    // Readers that could not be told keep every blue statement (unless forced).
+    let mut unknown: Vec<String> = found
+        .unknown_statements
+        .iter()
+        .map(|(n, e)| format!("what statement {n} reads: {e}"))
+        .collect();
+    if let GroupCheck::Failed { error } = &found.consumer_groups {
+        unknown.push(format!("consumer groups: {error}"));
+    }
+    // With `orphans`, the orphans go in the same run: they keep no blue statement.
+    let going: BTreeSet<String> = if req.orphans {
+        orphans(&project, &naming, &live)
+            .into_iter()
+            .map(|o| o.statement)
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
     let mut statements = Vec::new();
     let mut left_alone = Vec::new();
     let mut seen = BTreeSet::new();
@@ -202,8 +249,23 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     // The green successors of each blue statement, over every table (of every open release) whose
     // blue statements include it: a statement set writing two tables has the greens of both.
     let mut successors: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
+    // The blockers of each blue statement, over every table it writes or declares.
+    let mut blockers: BTreeMap<String, Vec<Blocker>> = BTreeMap::new();
     for release in &open {
         for t in &release.tables {
+            let table_blockers = found
+                .of(&t.blue_table_name)
+                .map(readers::TableReaders::blockers)
+                .unwrap_or_default();
+            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                let list = blockers.entry(blue.name).or_default();
+                for b in &table_blockers {
+                    let leaving = matches!(b, Blocker::RunningStatement { statement, .. } if going.contains(statement));
+                    if !leaving && !list.contains(b) {
+                        list.push(b.clone());
+                    }
+                }
+            }
             let mut greens = green_statements(&naming, &release.statement_prefix, t);
             // A green table with a job is ready when its jobs run (its declaration may have been
             // deleted once COMPLETED, as Confluent users do); one without a job needs its
@@ -293,12 +355,26 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     .filter(|g| !g.ready())
                     .cloned()
                     .collect();
+                let still_read = blockers.get(&target.statement).cloned().unwrap_or_default();
+                let mut reasons = Vec::new();
                 if !not_ready.is_empty() {
+                    reasons.push(RefusalReason::GreenNotReady);
+                }
+                if !still_read.is_empty() {
+                    reasons.push(RefusalReason::StillRead);
+                }
+                if !unknown.is_empty() {
+                    reasons.push(RefusalReason::ReadersUnknown);
+                }
+                if !reasons.is_empty() {
                     refused.push(Refused {
                         statement: target.statement.clone(),
                         phase: target.phase.clone(),
                         why: target.why.clone(),
+                        reasons,
                         not_ready,
+                        readers: still_read,
+                        unknown_readers: unknown.clone(),
                     });
                     if !req.force {
                         continue;
@@ -345,6 +421,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             statements,
             left_alone,
             refused,
+            readers: found,
             forced: req.force,
         },
     })

@@ -69,6 +69,7 @@ pub mod pools;
 pub mod preflight;
 pub mod prepare;
 pub mod query;
+pub mod readers;
 pub mod refs;
 pub mod release_check;
 pub mod report;

@@ -6,7 +6,9 @@
 //! blue → green pair: row counts, keys only in blue, keys only in green, keys whose values differ
 //! (up to `samples` rows each, side by side), per-column null counts and, for numeric columns,
 //! sum/min/max, the newest value of the first timestamp column (freshness) and green's lag behind
-//! blue on it, and a [`Verdict`].
+//! blue on it, and a [`Verdict`]. It also lists who still reads each blue table
+//! ([`super::readers`]: statements not the project's, Kafka consumer groups on its topic), which the
+//! verdict leaves alone: they are what to move before `pipeline decommission`.
 
 use super::query;
 use super::{Context, OpsError};
@@ -131,6 +133,8 @@ pub struct ReleaseCheck {
     pub statement_prefix: Option<String>,
     pub verdict: Verdict,
     pub tables: Vec<TableCheck>,
+    /// Who still reads the blue tables checked (not part of the verdict).
+    pub readers: super::readers::ReadersReport,
 }
 
 impl ReleaseCheck {
@@ -220,10 +224,22 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
         .map(|t| t.verdict)
         .max()
         .unwrap_or(Verdict::Same);
+    let c = super::target::connect(&cfg, Some(&project))?;
+    let rt = super::target::runtime()?;
+    let live = rt.block_on(super::target::live_statements(&c))?;
+    let mut readers = rt.block_on(super::readers::blue_readers(
+        &cfg, &project, &record, &naming, &c, &live,
+    ));
+    readers.tables.retain(|t| {
+        pairs
+            .iter()
+            .any(|(b, _)| b.eq_ignore_ascii_case(&t.blue_table_name))
+    });
     Ok(ReleaseCheck {
         statement_prefix: release.map(|r| r.statement_prefix.clone()),
         verdict,
         tables,
+        readers,
     })
 }
 

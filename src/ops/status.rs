@@ -1,5 +1,6 @@
 //! `pipeline status`: the live phase of every statement of a scope (default: every table), the plan's
-//! action for its table, and whether the deployed SQL differs from the files (drift).
+//! action for its table, and whether the deployed SQL differs from the files (drift); for open
+//! blue-green releases, blue next to green and who still reads each blue table.
 
 use super::lag::{self, LagSource};
 use super::scope::{PlanRequest, ScopeRequest};
@@ -85,6 +86,9 @@ pub struct StatusReport {
     pub blue_green: Vec<BlueGreenRow>,
     /// Statements under the prefix that no table owns.
     pub orphans: Vec<Orphan>,
+    /// Who still reads each blue table of the open releases ([`super::readers`]): statements not
+    /// the project's, consumer groups on its topic.
+    pub blue_readers: super::readers::ReadersReport,
     /// The environment whose rewrite rules apply.
     pub environment: String,
     /// Where the runtime metrics come from (`--lag`); `None`: not asked.
@@ -177,6 +181,9 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
     }
     let naming = StatementNaming::from_config(&cfg);
     let mut blue_green = blue_green_rows(&record, &naming, &live);
+    let blue_readers = rt.block_on(super::readers::blue_readers(
+        &cfg, &project, &record, &naming, &c, &live,
+    ));
     let mut lag_source = None;
     if request.lag {
         // DDL statements have no job and no metrics: they are simply absent from the answer.
@@ -212,6 +219,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         statements,
         blue_green,
         orphans,
+        blue_readers,
         environment: env.environment,
         lag: lag_source,
     })

@@ -890,3 +890,251 @@ fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// Issue #25, who still reads blue, on Confluent Cloud: another team's running statement reads a
+/// blue table (found in its SQL) and a consumer group with a member reads its topic (Kafka REST API
+/// v3, the Kafka key): `status` lists them with the group's lag, a stopped statement and an empty
+/// group too; `decommission` refuses that table's blue statements naming both readers (the empty
+/// group and the stopped statement do not block) and deletes the others; without `/lags` (a cluster
+/// that is not dedicated) a group is found by its consumers' assignments, lag unknown; `--force`
+/// deletes, says what it ignored, and never touches the readers.
+#[test]
+fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads() {
+    use crate::fake_confluent::{FakeGroup, KAFKA_CLUSTER, KAFKA_KEY, KAFKA_SECRET};
+    let r = repo();
+    std::fs::write(
+        r.root.join("config.yaml"),
+        CONFIG.replace("ORG", ORG).replace("ENV", ENV).replace(
+            "cluster_type: dev\n",
+            &format!("cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\n"),
+        ),
+    )
+    .unwrap();
+    let fake = FakeConfluent::start();
+    applied_release(&r, &fake);
+    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let blue = "int_sales_orders_enriched";
+    let blue_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
+    let blue_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched";
+    fake.seed(
+        "team-b-dml-order-report",
+        "INSERT INTO team_b_order_report SELECT e.order_id, e.amount FROM int_sales_orders_enriched AS e WHERE e.amount > 100",
+        "RUNNING",
+    );
+    fake.seed(
+        "team-c-dml-archive",
+        "INSERT INTO team_c_archive SELECT * FROM `int_sales_orders_enriched`",
+        "STOPPED",
+    );
+    let topic = |p: i64| (blue.to_string(), p);
+    fake.add_group(FakeGroup {
+        id: "billing-app".into(),
+        state: "STABLE".into(),
+        consumers: vec![("billing-1".into(), vec![topic(0), topic(1)])],
+        offsets: vec![(blue.into(), 0, 10, 15), (blue.into(), 1, 7, 7)],
+    });
+    fake.add_group(FakeGroup {
+        id: "old-export".into(),
+        state: "EMPTY".into(),
+        consumers: vec![],
+        offsets: vec![(blue.into(), 0, 3, 15)],
+    });
+    fake.add_group(FakeGroup {
+        id: "unrelated".into(),
+        state: "STABLE".into(),
+        consumers: vec![("u-1".into(), vec![("other_topic".into(), 0)])],
+        offsets: vec![("other_topic".into(), 0, 1, 2)],
+    });
+    let url = fake.endpoint();
+    let env = [
+        ("FLINKPIPE_KAFKA_REST_URL", url.as_str()),
+        ("SL_KAFKA_API_KEY", KAFKA_KEY),
+        ("SL_KAFKA_API_SECRET", KAFKA_SECRET),
+    ];
+    let run_k = |args: &[&str]| {
+        let o = run_with(&r, &fake, args, &env);
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            !all.contains(KAFKA_KEY) && !all.contains(KAFKA_SECRET),
+            "{all}"
+        );
+        o
+    };
+    let readers_of = |s: &Value, table: &str| -> Value {
+        s["blue_readers"]["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["blue_table_name"] == table)
+            .cloned()
+            .unwrap_or_else(|| panic!("{table} not listed: {s:#}"))
+    };
+
+    let s = json(&run_k(&["--output", "json", "pipeline", "status"]));
+    assert_eq!(
+        s["blue_readers"]["consumer_groups"],
+        serde_json::json!({"kind": "kafka_rest", "url": url, "cluster_id": KAFKA_CLUSTER})
+    );
+    let t = readers_of(&s, blue);
+    assert_eq!(t["topic"], blue, "{t:#}");
+    assert_eq!(
+        t["statements"],
+        serde_json::json!([
+            {"statement": "team-b-dml-order-report", "phase": "RUNNING", "found_in": "sql_text"},
+            {"statement": "team-c-dml-archive", "phase": "STOPPED", "found_in": "sql_text"}
+        ])
+    );
+    assert_eq!(
+        t["consumer_groups"],
+        serde_json::json!([
+            {"group_id": "billing-app", "state": "STABLE", "members": 1, "lag": 5, "partitions": 2},
+            {"group_id": "old-export", "state": "EMPTY", "members": 0, "lag": 12, "partitions": 1}
+        ])
+    );
+    // A blue table nobody else reads: its own blue child is the project's.
+    let lines = readers_of(&s, "int_sales_order_lines");
+    assert_eq!(lines["statements"], serde_json::json!([]), "{lines:#}");
+    assert_eq!(lines["consumer_groups"], serde_json::json!([]), "{lines:#}");
+    let text = ok(&run_k(&["pipeline", "status"]));
+    assert!(
+        text.contains(
+            "    consumer group billing-app: STABLE, 1 member(s), lag 5 over 2 partition(s), blocks decommission\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("    statement team-c-dml-archive STOPPED (read in its SQL)\n"),
+        "{text}"
+    );
+
+    // Refused, naming both readers; the other blue statements go; the release stays open.
+    let o = run_k(&["pipeline", "decommission", "--delete", "--no-ack"]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    let readers = format!(
+        "still read: statement team-b-dml-order-report (RUNNING) reads {blue}; still read: consumer group billing-app (1 member(s), lag 5) reads topic {blue}"
+    );
+    assert_eq!(
+        line_of(&err, &format!("error: refused to delete {blue_dml}: ")),
+        format!("error: refused to delete {blue_dml}: {readers}"),
+        "{err}"
+    );
+    assert_eq!(
+        line_of(&err, &format!("error: refused to delete {blue_ddl}: ")),
+        format!("error: refused to delete {blue_ddl}: {readers}"),
+        "{err}"
+    );
+    assert!(
+        err.contains("move the readers named above to the green tables (or stop them)"),
+        "{err}"
+    );
+    assert!(!fake.deletes().contains(&blue_dml.to_string()));
+    assert!(
+        fake.deletes()
+            .contains(&"dev-usw2-sales-dml-int-sales-order-lines".to_string()),
+        "{:?}",
+        fake.deletes()
+    );
+    assert_eq!(decommissions(&r), serde_json::json!([]));
+    let dry = run_k(&[
+        "--output",
+        "json",
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--dry-run",
+    ]);
+    assert_eq!(dry.status.code(), Some(1));
+    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let refused = &plan["plan"]["refused"];
+    assert_eq!(refused.as_array().unwrap().len(), 2, "{plan:#}");
+    assert_eq!(refused[0]["reasons"], serde_json::json!(["still_read"]));
+    assert_eq!(refused[0]["not_ready"], serde_json::json!([]));
+    assert_eq!(
+        refused[0]["readers"][1],
+        serde_json::json!({"kind": "active_group", "table": blue, "topic": blue,
+            "group_id": "billing-app", "members": 1, "lag": 5})
+    );
+
+    // A cluster without `/lags`: the group is found by its consumer's assignment, lag unknown;
+    // the empty group cannot be seen.
+    fake.unsupported_lags();
+    let s = json(&run_k(&["--output", "json", "pipeline", "status"]));
+    assert_eq!(
+        readers_of(&s, blue)["consumer_groups"],
+        serde_json::json!([
+            {"group_id": "billing-app", "state": "STABLE", "members": 1, "lag": null, "partitions": 2}
+        ])
+    );
+
+    // The consumer groups cannot be read (the REST API answers 503): who reads blue is unknown, so
+    // every blue statement left is refused, with the error.
+    fake.add_fault(crate::fake_confluent::Fault::new(
+        Some("GET"),
+        Some("/consumer-groups"),
+        crate::fake_confluent::FaultAction::Status {
+            status: 503,
+            headers: vec![],
+            body: r#"{"error_code":50301,"message":"fake outage"}"#.into(),
+        },
+        1,
+    ));
+    let dry = run_k(&[
+        "--output",
+        "json",
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--dry-run",
+    ]);
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let refused = plan["plan"]["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 2, "{plan:#}");
+    assert_eq!(
+        refused[0]["reasons"],
+        serde_json::json!(["still_read", "readers_unknown"]),
+        "{plan:#}"
+    );
+    let unknown = refused[0]["unknown_readers"][0].as_str().unwrap();
+    assert!(
+        unknown.starts_with("consumer groups: GET ")
+            && unknown.ends_with("503 Service Unavailable: fake outage"),
+        "{unknown}"
+    );
+
+    // --force deletes them, says what it ignored, and leaves the readers alone.
+    let o = run_k(&[
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--no-ack",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        line_of(
+            &stderr(&o),
+            &format!("warning: --force: deleted {blue_dml} ")
+        ),
+        format!(
+            "warning: --force: deleted {blue_dml} although still read: statement team-b-dml-order-report (RUNNING) reads {blue}; still read: consumer group billing-app (1 member(s), lag unknown) reads topic {blue}"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fake.deletes().contains(&blue_dml.to_string()));
+    assert_eq!(
+        fake.phase("team-b-dml-order-report").as_deref(),
+        Some("RUNNING")
+    );
+    assert_eq!(fake.phase("team-c-dml-archive").as_deref(), Some("STOPPED"));
+    assert_eq!(decommissions(&r)[0]["action"], "delete");
+    let requests = fake.requests();
+    assert!(
+        requests
+            .iter()
+            .filter(|q| q.path.starts_with("/kafka/v3/"))
+            .all(|q| q.authorized && !q.secret_in_clear)
+    );
+}

@@ -666,6 +666,7 @@ fn gateway_status_folds_session_ddl_and_fits_120_columns() {
         ],
         blue_green: Vec::new(),
         orphans: Vec::new(),
+        blue_readers: Default::default(),
         environment: "dev".into(),
         lag: None,
     };

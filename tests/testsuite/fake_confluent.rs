@@ -24,7 +24,8 @@
 //! and at the cap new statements stay PENDING with `POOL_EXHAUSTED`); the Metrics API
 //! (`POST /v2/metrics/cloud/query`, grouped by statement, a resource filter required). Both take the
 //! Cloud API key ([`CLOUD_KEY`]) and refuse the Flink key with 401, as the statements API refuses
-//! the Cloud key.
+//! the Cloud key. The Kafka REST API v3 (`/kafka/v3/`, the Kafka key [`KAFKA_KEY`]): topics, and
+//! consumer groups with their consumers, assignments and lags ([`FakeConfluent::add_group`]).
 
 #![allow(dead_code)]
 
@@ -277,6 +278,22 @@ struct State {
     environments: Vec<(String, String)>,
     /// Topics of [`KAFKA_CLUSTER`] (name, partitions), for the Kafka REST API.
     topics: Vec<(String, u64)>,
+    /// Consumer groups of [`KAFKA_CLUSTER`], for the Kafka REST API's consumer-group endpoints.
+    groups: Vec<FakeGroup>,
+    /// `/lags` answers 404, as on a cluster that is not dedicated.
+    lags_unsupported: bool,
+}
+
+/// A consumer group of the fake's Kafka cluster.
+#[derive(Debug, Clone, Default)]
+pub struct FakeGroup {
+    pub id: String,
+    /// `STABLE`, `EMPTY`, …
+    pub state: String,
+    /// Consumers: (consumer id, assigned (topic, partition)s).
+    pub consumers: Vec<(String, Vec<(String, i64)>)>,
+    /// Committed offsets: (topic, partition, current offset, log end offset).
+    pub offsets: Vec<(String, i64, i64, i64)>,
 }
 
 /// Random faults on a share of all requests ([`FakeConfluent::set_chaos`]).
@@ -568,6 +585,18 @@ impl FakeConfluent {
             .unwrap()
             .topics
             .push((name.to_string(), partitions));
+    }
+
+    /// Adds a consumer group to [`KAFKA_CLUSTER`] (listed two per page by `GET
+    /// /kafka/v3/clusters/<id>/consumer-groups`, with `/consumers`, `/consumers/<id>/assignments`
+    /// and `/lags`).
+    pub fn add_group(&self, group: FakeGroup) {
+        self.state.lock().unwrap().groups.push(group);
+    }
+
+    /// Makes `/lags` answer 404, as Confluent Cloud does on clusters that are not dedicated.
+    pub fn unsupported_lags(&self) {
+        self.state.lock().unwrap().lags_unsupported = true;
     }
 
     /// Adds an environment to the organization's (`GET /org/v2/environments` lists [`ENV`], named
@@ -1601,6 +1630,10 @@ fn filtered_pools(f: &serde_json::Value, out: &mut Vec<String>) {
 fn route_kafka(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
     let s = st.lock().unwrap();
     let list = format!("/kafka/v3/clusters/{KAFKA_CLUSTER}/topics");
+    let groups = format!("/kafka/v3/clusters/{KAFKA_CLUSTER}/consumer-groups");
+    if req.method == "GET" && req.path.starts_with(&groups) {
+        return route_groups(&s, req, host, &groups);
+    }
     if req.method != "GET" || req.path != list {
         return err(404, &format!("no route {} {}", req.method, req.path));
     }
@@ -1630,6 +1663,113 @@ fn route_kafka(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
         200,
         serde_json::json!({"kind": "KafkaTopicList", "metadata": {"self": format!("http://{host}{list}"), "next": next}, "data": page}),
     )
+}
+
+/// The consumer-group endpoints of the Kafka REST API v3 (shapes of
+/// <https://docs.confluent.io/cloud/current/api.html#tag/Consumer-Group-(v3)>).
+fn route_groups(s: &State, req: &Req, host: &str, base: &str) -> Resp {
+    let rest = req.path[base.len()..].trim_start_matches('/');
+    let parts: Vec<&str> = if rest.is_empty() {
+        Vec::new()
+    } else {
+        rest.split('/').collect()
+    };
+    let collection = |kind: &str, data: Vec<serde_json::Value>, next: String| {
+        json(
+            200,
+            serde_json::json!({"kind": kind, "metadata": {"self": format!("http://{host}{}", req.path), "next": next}, "data": data}),
+        )
+    };
+    let group = |id: &str| s.groups.iter().find(|g| g.id == id);
+    match parts.as_slice() {
+        [] => {
+            let start = req
+                .query
+                .split('&')
+                .find_map(|p| p.strip_prefix("page_token=cg"))
+                .and_then(|t| t.parse::<usize>().ok())
+                .unwrap_or(0);
+            let mut all = s.groups.clone();
+            all.sort_by(|a, b| a.id.cmp(&b.id));
+            let page = all
+                .iter()
+                .skip(start)
+                .take(2)
+                .map(|g| {
+                    serde_json::json!({"kind": "KafkaConsumerGroup", "cluster_id": KAFKA_CLUSTER,
+                        "consumer_group_id": g.id, "is_simple": false, "partition_assignor": "range",
+                        "state": g.state, "type": "CLASSIC", "is_mixed_consumer_group": false,
+                        "coordinator": {"related": format!("http://{host}/kafka/v3/clusters/{KAFKA_CLUSTER}/brokers/1")},
+                        "consumers": {"related": format!("http://{host}{base}/{}/consumers", g.id)},
+                        "lag_summary": {"related": format!("http://{host}{base}/{}/lag-summary", g.id)}})
+                })
+                .collect();
+            let next = if start + 2 < all.len() {
+                format!("http://{host}{base}?page_token=cg{}", start + 2)
+            } else {
+                String::new()
+            };
+            collection("KafkaConsumerGroupList", page, next)
+        }
+        [id, "consumers"] => match group(id) {
+            Some(g) => collection(
+                "KafkaConsumerList",
+                g.consumers
+                    .iter()
+                    .map(|(c, _)| {
+                        serde_json::json!({"kind": "KafkaConsumer", "cluster_id": KAFKA_CLUSTER,
+                            "consumer_group_id": g.id, "consumer_id": c, "instance_id": null,
+                            "client_id": format!("{c}-client"),
+                            "assignments": {"related": format!("http://{host}{base}/{}/consumers/{c}/assignments", g.id)}})
+                    })
+                    .collect(),
+                String::new(),
+            ),
+            None => err(404, &format!("Consumer group {id} not found")),
+        },
+        [id, "consumers", cid, "assignments"] => {
+            match group(id).and_then(|g| g.consumers.iter().find(|(c, _)| c == cid)) {
+                Some((c, assigned)) => collection(
+                    "KafkaConsumerAssignmentList",
+                    assigned
+                        .iter()
+                        .map(|(t, p)| {
+                            serde_json::json!({"kind": "KafkaConsumerAssignment", "cluster_id": KAFKA_CLUSTER,
+                                "consumer_group_id": id, "consumer_id": c, "topic_name": t, "partition_id": p})
+                        })
+                        .collect(),
+                    String::new(),
+                ),
+                None => err(404, &format!("Consumer {cid} not found")),
+            }
+        }
+        [id, "lags"] if s.lags_unsupported => {
+            err(404, &format!("consumer lags of {id}: available on dedicated clusters only"))
+        }
+        [id, "lags"] => match group(id) {
+            Some(g) => collection(
+                "KafkaConsumerLagList",
+                g.offsets
+                    .iter()
+                    .map(|(t, p, cur, end)| {
+                        let consumer = g
+                            .consumers
+                            .iter()
+                            .find(|(_, a)| a.iter().any(|(at, ap)| at == t && ap == p))
+                            .map(|(c, _)| c.clone())
+                            .unwrap_or_default();
+                        serde_json::json!({"kind": "KafkaConsumerLag", "cluster_id": KAFKA_CLUSTER,
+                            "consumer_group_id": g.id, "topic_name": t, "partition_id": p,
+                            "current_offset": cur, "log_end_offset": end, "lag": end - cur,
+                            "consumer_id": consumer, "instance_id": null, "client_id": ""})
+                    })
+                    .collect(),
+                String::new(),
+            ),
+            None => err(404, &format!("Consumer group {id} not found")),
+        },
+        _ => err(404, &format!("no route {} {}", req.method, req.path)),
+    }
 }
 
 fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {

@@ -38,6 +38,8 @@ struct State {
     metric_gets: Vec<Vec<String>>,
     /// A job's root exception (`GET /jobs/{jid}/exceptions`), by jid.
     exceptions: BTreeMap<String, String>,
+    /// A job's plan (`GET /jobs/{jid}/plan`), by jid.
+    plans: BTreeMap<String, Value>,
 }
 
 /// A JobManager vertex with its metrics.
@@ -201,6 +203,10 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                 _ => Some((404, json!({"errors": ["Not found"]}))),
             }
         }
+        ("GET", ["jobs", jid, "plan"]) => match st.plans.get(*jid) {
+            Some(p) => Some((200, p.clone())),
+            None => Some((404, json!({"errors": ["Job not found"]}))),
+        },
         ("GET", ["jobs", jid, "exceptions"]) => Some((
             200,
             json!({"root-exception": st.exceptions.get(*jid), "exceptionHistory": {"entries": []}}),
@@ -725,4 +731,47 @@ async fn the_external_ddl_hint_is_given_only_for_a_table_nothing_declares() {
             "{object} (no DDL defines ext: an external table needs its DDL in flinkpipe.gateway.external_ddl)"
         )
     );
+}
+
+/// Who still reads blue on the SQL Gateway: a job that is not the project's has no SQL text, so
+/// the tables it reads come from its job plan (the newest job of that name; a CANCELED older job
+/// does not speak for it); a name without a job reads nothing that can be told.
+#[tokio::test]
+async fn the_tables_a_foreign_job_reads_come_from_its_plan() {
+    let fake = Fake::start().await;
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.jobs.push((
+            format!("{:032x}", 100),
+            "team-b-order-report".into(),
+            "CANCELED".into(),
+            10,
+        ));
+        st.jobs.push((
+            format!("{:032x}", 101),
+            "team-b-order-report".into(),
+            "RUNNING".into(),
+            20,
+        ));
+        st.plans.insert(
+            format!("{:032x}", 101),
+            json!({"plan": {"jid": format!("{:032x}", 101), "name": "team-b-order-report", "nodes": [
+                {"id": "a", "description": "[3]:Sink(table=[default_catalog.default_database.team_b_report], fields=[id])"},
+                {"id": "b", "description": "[1]:TableSourceScan(table=[[default_catalog, default_database, int_sales_orders_enriched, project=[id]]], fields=[id])<br/>+- [2]:Calc(select=[id])"}
+            ]}}),
+        );
+    }
+    let t = fake.target(project());
+    assert_eq!(
+        t.statement_reads("team-b-order-report").await.unwrap(),
+        Some(vec!["int_sales_orders_enriched".to_string()])
+    );
+    assert_eq!(t.statement_reads("nobody").await.unwrap(), None);
+    let listed = t.list_statements().await.unwrap();
+    let job = listed
+        .iter()
+        .find(|s| s.name == "team-b-order-report")
+        .unwrap();
+    assert_eq!(job.phase, Phase::Running);
+    assert!(job.sql.contains("SQL not in the project"), "{}", job.sql);
 }

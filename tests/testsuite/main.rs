@@ -42,6 +42,8 @@ mod e2e_engine_check;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
 mod e2e_gateway;
 mod e2e_gateway_ops;
+/// Who still reads blue on the local Kafka: a consumer group's committed offsets and lag.
+mod e2e_kafka_readers;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
 mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in

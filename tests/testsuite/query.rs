@@ -926,3 +926,79 @@ fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences
     assert_eq!(v["verdict"], "expected-difference", "{v:#}");
     assert!(queries_deleted(&fake));
 }
+
+/// `release-check` also lists who still reads each blue table of the open release — here another
+/// team's running statement, found in its SQL — without changing the verdict, in JSON, text and the
+/// pull-request markdown; its own bounded queries are never listed.
+#[test]
+fn release_check_lists_who_still_reads_blue() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let script = |rows: &[(&str, &str)]| QueryScript {
+        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+        upsert_columns: None,
+        pages: vec![
+            rows.iter()
+                .map(|(k, v)| (None, json!([k, v])))
+                .collect::<Vec<_>>(),
+        ],
+        bounded: true,
+        not_ready_reads: 0,
+        ..QueryScript::default()
+    };
+    fake.add_query(
+        "FROM `c360_fct_customer_orders_blue`",
+        script(&[("7", "2"), ("8", "1")]),
+    );
+    fake.add_query(
+        "FROM `c360_fct_customer_orders`",
+        script(&[("7", "2"), ("8", "1")]),
+    );
+    let record = json!({"format": 1, "releases": [{
+        "created_at": "2026-12-02T00:00:00Z", "base_ref": "main", "base_commit": null,
+        "statement_prefix": "dev-usw2",
+        "tables": [{"blue_table_name": "c360_fct_customer_orders_blue",
+            "green_table_name": "c360_fct_customer_orders", "product_name": "c360",
+            "blue_statements": [{"name": "dev-usw2-c360-dml-c360-fct-customer-orders-blue", "role": "job"}],
+            "green_statements": [{"name": "dev-usw2-c360-dml-c360-fct-customer-orders", "role": "job"}],
+            "reason": "logic change"}],
+        "decommissioned": []}]});
+    std::fs::write(
+        p.root.join("pipelines/blue_green.json"),
+        serde_json::to_string_pretty(&record).unwrap(),
+    )
+    .unwrap();
+    fake.seed(
+        "team-x-dml-churn",
+        "INSERT INTO team_x_churn SELECT customer_id, orders FROM c360_fct_customer_orders_blue",
+        "RUNNING",
+    );
+    let base = ["pipeline", "release-check", "pipelines", "--idle", "1"];
+    let mut args = vec!["--output", "json"];
+    args.extend(base);
+    let v = json_of(&run(&p, &fake, &args));
+    assert_eq!(v["verdict"], "same", "{v:#}");
+    assert_eq!(
+        v["readers"]["tables"],
+        json!([{"blue_table_name": "c360_fct_customer_orders_blue",
+            "green_table_name": "c360_fct_customer_orders",
+            "topic": "c360_fct_customer_orders_blue", "cluster": null,
+            "statements": [{"statement": "team-x-dml-churn", "phase": "RUNNING", "found_in": "sql_text"}],
+            "consumer_groups": []}]),
+        "{v:#}"
+    );
+    assert_eq!(v["readers"]["consumer_groups"]["kind"], "not_checked");
+    let mut args = base.to_vec();
+    args.extend(["--format", "markdown"]);
+    let o = run(&p, &fake, &args);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let md = stdout(&o);
+    assert!(md.contains("#### Who still reads blue"), "{md}");
+    assert!(
+        md.contains(
+            "    statement team-x-dml-churn RUNNING (read in its SQL), blocks decommission\n"
+        ),
+        "{md}"
+    );
+    assert!(queries_deleted(&fake));
+}

@@ -446,6 +446,18 @@ impl Target for GatewayTarget {
         Ok(out.into_values().collect())
     }
 
+    async fn statement_reads(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
+        let jobs = self.jobs().await?;
+        let Some(job) = self.newest(&jobs, name).await else {
+            return Ok(None);
+        };
+        let plan = self
+            .http
+            .get(self.http.jm(&format!("jobs/{}/plan", job.jid)))
+            .await?;
+        Ok(Some(wire::plan_source_tables(&plan)))
+    }
+
     async fn get_statement(&self, name: &str) -> Result<Option<StatementState>, TargetError> {
         if self.defs.is_ddl(name) || self.local().ddl.contains_key(name) {
             return Ok(self.local().ddl.get(name).cloned());

@@ -418,6 +418,50 @@ pub fn derived_table_ddl(
     )
 }
 
+/// The tables a job reads, from its plan (`GET /jobs/{id}/plan`: `plan.nodes[].description`): each
+/// `TableSourceScan(table=[[catalog, database, t]], …)` and `LookupJoin(table=[catalog.database.t],
+/// …)` names one (the last part, as Flink prints it; `&lt;`-style escapes of the web UI undone),
+/// sorted, without repeats. A plan without such nodes (a DataStream job) reads none that can be told.
+pub fn plan_source_tables(plan: &Value) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let nodes = plan
+        .pointer("/plan/nodes")
+        .or_else(|| plan.get("nodes"))
+        .and_then(Value::as_array);
+    for n in nodes.into_iter().flatten() {
+        for field in ["description", "operator", "name"] {
+            let Some(text) = n.get(field).and_then(Value::as_str) else {
+                continue;
+            };
+            for marker in ["TableSourceScan(table=[[", "LookupJoin(table=["] {
+                let mut rest = text;
+                while let Some(i) = rest.find(marker) {
+                    rest = &rest[i + marker.len()..];
+                    let end = rest.find(']').unwrap_or(rest.len());
+                    let qualified = &rest[..end];
+                    // `[[catalog, database, t, project=[…], …]]` or `[catalog.database.t]`.
+                    let parts: Vec<&str> = if marker.ends_with("[[") {
+                        qualified.split(',').collect()
+                    } else {
+                        qualified.split('.').collect()
+                    };
+                    let pick = if parts.len() >= 3 && marker.ends_with("[[") {
+                        parts[2]
+                    } else {
+                        parts.last().copied().unwrap_or(qualified)
+                    };
+                    let last = pick.trim().trim_matches('`');
+                    if !last.is_empty() {
+                        out.insert(last.to_string());
+                    }
+                    rest = &rest[end..];
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,6 +631,21 @@ mod tests {
         assert_eq!(
             job_failure(&e).as_deref(),
             Some("TimeoutException: Topic t not present")
+        );
+    }
+
+    #[test]
+    fn tables_a_job_reads_come_from_its_plan() {
+        let plan = json!({"jid": "x", "name": "other-team-job", "plan": {"nodes": [
+            {"id": "a", "description": "[3]:Sink(table=[default_catalog.default_database.out], fields=[id])"},
+            {"id": "b", "description": "[1]:TableSourceScan(table=[[default_catalog, default_database, int_x]], fields=[id, amount])<br/>+- [2]:Calc(select=[id])"},
+            {"id": "c", "description": "[4]:LookupJoin(table=[default_catalog.default_database.dim_y], joinType=[InnerJoin])"},
+            {"id": "d", "description": "[5]:TableSourceScan(table=[[default_catalog, default_database, int_x, project=[id]]], fields=[id])"}
+        ]}});
+        assert_eq!(plan_source_tables(&plan), vec!["dim_y", "int_x"]);
+        assert!(
+            plan_source_tables(&json!({"plan": {"nodes": [{"description": "Source: Custom"}]}}))
+                .is_empty()
         );
     }
 }

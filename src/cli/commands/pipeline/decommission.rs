@@ -1,12 +1,18 @@
 //! `flinkpipe pipeline decommission [DIR] [--stop|--delete] [--orphans] [--dry-run] [--no-ack]
 //! [--force]`: after a blue-green, stops or deletes the blue statements (and orphans), children
-//! first; a blue statement whose green successor is not ready is refused (exit 1) unless `--force`.
+//! first; a blue statement whose green successor is not ready, or whose table something outside the
+//! project still reads (a running statement, a consumer group with members), is refused (exit 1)
+//! unless `--force`.
 
 use crate::cli::args::DecommissionArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::decommission::{self, DecommissionPlan, DecommissionRequest, Refused, Why};
+use crate::ops::decommission::{
+    self, DecommissionPlan, DecommissionRequest, RefusalReason, Refused, Why,
+};
+use crate::ops::readers::GroupCheck;
 use crate::ops::statement::StatementVerb;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
@@ -75,11 +81,14 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
     Ok(report.success())
 }
 
-/// On stderr: each refused blue statement and the green successors that are not ready; with
-/// `--force`, what was ignored.
+/// On stderr: each refused blue statement and why (green successors not ready, readers left,
+/// readers that could not be told); with `--force`, what was ignored.
 fn print_refusals(plan: &DecommissionPlan) {
+    if let GroupCheck::NotChecked { reason } = &plan.readers.consumer_groups {
+        eprintln!("warning: consumer groups of the blue topics not checked: {reason}");
+    }
     for r in &plan.refused {
-        let greens = not_ready_text(r);
+        let greens = refusal_text(r);
         if plan.forced {
             eprintln!(
                 "warning: --force: {} {} although {greens}",
@@ -95,10 +104,48 @@ fn print_refusals(plan: &DecommissionPlan) {
     }
     if plan.blocked() {
         eprintln!(
-            "error: {} blue statement(s) refused: deploy the green set (`pipeline deploy --blue-green`) and wait until it runs, or pass --force; the release stays open",
-            plan.refused.len()
+            "error: {} blue statement(s) refused: {}, or pass --force; the release stays open",
+            plan.refused.len(),
+            refusal_hint(plan)
         );
     }
+}
+
+/// What to do about the refusals, by the reasons found.
+fn refusal_hint(plan: &DecommissionPlan) -> String {
+    let reasons: BTreeSet<RefusalReason> = plan
+        .refused
+        .iter()
+        .flat_map(|r| r.reasons.iter().copied())
+        .collect();
+    reasons
+        .iter()
+        .map(|r| match r {
+            RefusalReason::GreenNotReady => {
+                "deploy the green set (`pipeline deploy --blue-green`) and wait until it runs"
+            }
+            RefusalReason::StillRead => {
+                "move the readers named above to the green tables (or stop them)"
+            }
+            RefusalReason::ReadersUnknown => "fix what kept the readers from being read",
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Every reason a blue statement is refused, in one line.
+fn refusal_text(r: &Refused) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !r.not_ready.is_empty() {
+        parts.push(not_ready_text(r));
+    }
+    parts.extend(r.readers.iter().map(|b| format!("still read: {b}")));
+    parts.extend(
+        r.unknown_readers
+            .iter()
+            .map(|e| format!("readers unknown: {e}")),
+    );
+    parts.join("; ")
 }
 
 fn not_ready_text(r: &Refused) -> String {
@@ -177,14 +224,15 @@ fn plan_text(plan: &DecommissionPlan) -> String {
     }
     if !plan.refused.is_empty() {
         out.push_str(if plan.forced {
-            "\nGreen not ready, acted on anyway (--force):\n"
+            "\nRefused, acted on anyway (--force):\n"
         } else {
-            "\nRefused (green not ready), left running:\n"
+            "\nRefused, left running:\n"
         });
         for r in &plan.refused {
-            out.push_str(&format!("  {}: {}\n", r.statement, not_ready_text(r)));
+            out.push_str(&format!("  {}: {}\n", r.statement, refusal_text(r)));
         }
     }
+    out.push_str(&crate::cli::render::blue_readers(&plan.readers));
     if !plan.left_alone.is_empty() {
         out.push_str("\nLeft alone:\n");
         for l in &plan.left_alone {

@@ -160,6 +160,7 @@ fn text(check: &ReleaseCheck) -> String {
         }
     }
     out.push_str(&format!("release: {}\n", check.verdict.as_str()));
+    out.push_str(&crate::cli::render::blue_readers(&check.readers));
     out
 }
 
@@ -186,6 +187,12 @@ fn markdown(check: &ReleaseCheck) -> String {
             ));
             details(t, &mut out, true);
         }
+    }
+    let readers = crate::cli::render::blue_readers(&check.readers);
+    if !readers.is_empty() {
+        out.push_str("\n#### Who still reads blue\n\n```text");
+        out.push_str(&readers);
+        out.push_str("```\n");
     }
     out
 }

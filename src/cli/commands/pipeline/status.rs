@@ -23,6 +23,7 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
             "statements": r.statements,
             "blue_green": r.blue_green,
             "orphans": r.orphans,
+            "blue_readers": r.blue_readers,
         });
         if let Some(l) = &r.lag {
             v["lag_source"] = serde_json::Value::String(l.source.clone());
@@ -136,6 +137,7 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
                 table(&["blue", "blue lag", "green", "green lag"], &rows)
             );
         }
+        print!("{}", crate::cli::render::blue_readers(&r.blue_readers));
         println!("(validate the green tables, then: flinkpipe pipeline decommission --delete)");
     }
     if !r.orphans.is_empty() {
