@@ -657,7 +657,11 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
     }
     let (mut pass, mut fail, mut error) = (0, 0, 0);
     for s in &r.suites {
-        println!("Unit tests of {} on {}\n", s.table, s.target);
+        let what = match r.kind {
+            crate::ops::unit_tests::TestKind::Unit => "Unit tests",
+            crate::ops::unit_tests::TestKind::Integration => "Integration tests",
+        };
+        println!("{what} of {} on {}\n", s.table, s.target);
         let mut rows = Vec::new();
         let mut notes = Vec::new();
         if let Some(e) = &s.error {

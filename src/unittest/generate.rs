@@ -167,7 +167,11 @@ fn writable(cols: &[DdlColumn]) -> Vec<&DdlColumn> {
 }
 
 /// The `CREATE TABLE` of `table`: its production DDL, else a DDL of `flinkpipe.gateway.external_ddl`.
-fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, String), String> {
+pub(super) fn ddl_of(
+    project: &Project,
+    cfg: &Config,
+    table: &str,
+) -> Result<(String, String), String> {
     let inv = &project.inventory;
     if let Some(rel) = inv.tables.get(table).and_then(|t| t.ddl_ref.clone()) {
         let text = crate::fsutil::read_project_file(inv.disk_path(&rel))
@@ -343,8 +347,7 @@ pub fn input_ddl(
     read_by: &str,
     tests_rel: &str,
 ) -> Result<(String, Input), UnitTestError> {
-    let (ddl, rel) =
-        ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(read_by, m))?;
+    let (ddl, rel) = ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(read_by, m))?;
     let da = sql::analyze(&ddl);
     let Some(create) = da.statements.iter().find(|s| {
         s.kind.creates_relation() && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == input)
@@ -506,8 +509,7 @@ pub fn write_new_files(
         )
     };
     let again = format!("{what} (again)");
-    let batch = crate::fsutil::Batch::begin(&inv.root, what, &again)
-        .map_err(|e| fail(e.into()))?;
+    let batch = crate::fsutil::Batch::begin(&inv.root, what, &again).map_err(|e| fail(e.into()))?;
     let mut staged = Vec::new();
     for (name, content) in files {
         debug_assert!(not_a_file_name(&name).is_none(), "{name}");

@@ -518,7 +518,7 @@ pub fn build_cases(cx: &CaseContext<'_>, case: Option<&str>) -> Result<Vec<Case>
 }
 
 /// `dml.*.properties` (or `ddl.*` for a CTAS) of the table's `sql-scripts/` folder.
-fn properties(dir: &Path, ctas: bool) -> BTreeMap<String, String> {
+pub(super) fn properties(dir: &Path, ctas: bool) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
         return out;
@@ -575,7 +575,7 @@ fn data_file(
 }
 
 /// A foundation's test DDL: one `CREATE TABLE` of the foundation, renamed and mapped.
-fn foundation_table(
+pub(super) fn foundation_table(
     text: &str,
     rel: &str,
     table: &str,
