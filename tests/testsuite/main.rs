@@ -53,6 +53,9 @@ mod graph_export;
 mod graph_model;
 /// dbt-style selection on shift_left's p2 fixture graph.
 mod graph_select;
+/// Integration tests of a subgraph: init's files, the order and renaming of its statements, refusals,
+/// a run against the Confluent fake.
+mod integration_tests;
 mod plan;
 /// The descendant cascade never spreads beyond the start tables: a table without a job of its own whose
 mod plan_cascade;
