@@ -41,7 +41,8 @@ mod deploy_executor;
 mod e2e_gateway;
 /// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
 mod e2e_gateway_ops;
-/// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
+/// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation; the integration
+/// test of a three-table subgraph.
 mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 mod example_project;
