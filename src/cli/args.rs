@@ -341,6 +341,10 @@ pub struct RunIntegrationTestsArgs {
     /// Run only this scenario (a test case of the definitions).
     #[arg(long, value_name = "NAME")]
     pub scenario_name: Option<String>,
+    /// Check the subgraph and the definitions (every file they name, every statement renamed) as a
+    /// run does first, and stop there: nothing is contacted.
+    #[arg(long)]
+    pub dry_run: bool,
     /// The compute pool of the test statements (Confluent Cloud) [default: flink.compute_pool_id].
     #[arg(long, value_name = "POOL_ID")]
     pub compute_pool_id: Option<String>,

@@ -8,8 +8,8 @@
 
 use super::target::{self, TargetKind};
 use super::unit_tests::{
-    Deleted, RunReport, RunSettings, TestKind, on_ctrl_c, remove_test_objects, run_one,
-    run_options, storage_of, write_junit,
+    Deleted, DryRun, RunReport, RunSettings, TestKind, dry_run_of, on_ctrl_c, remove_test_objects,
+    run_one, run_options, storage_of, write_junit,
 };
 use super::{Context, OpsError};
 use crate::config::Config;
@@ -138,6 +138,34 @@ pub fn run(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError> {
         junit: req.settings.junit.clone(),
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Checks the integration suite of `req.table` as a run would before contacting anything (the
+/// subgraph, the definitions and every file they name, every statement renamed:
+/// [`integration::prepare`]) and contacts nothing; expected CSVs not filled in yet are listed in
+/// [`DryRun::not_ready`].
+///
+/// Errors: those of [`run`] before it connects.
+pub fn dry_run(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError> {
+    let cfg = ctx.project_config(&req.pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        &req.pipelines,
+        req.allow_unknown,
+        "no test run: fix the errors above",
+    )?;
+    let table = ctx.resolve_table(&project, &req.table)?;
+    let suite = integration::prepare(
+        &project,
+        &cfg,
+        &table,
+        &PrepareOptions {
+            suffix: suffix(&cfg, req.settings.suffix.as_deref())?,
+            storage: storage_of(TargetKind::of(&cfg), &cfg),
+            case: req.settings.case.clone(),
+        },
+    )?;
+    Ok(dry_run_of(&table, &suite))
 }
 
 /// `project delete-integration-tests`.

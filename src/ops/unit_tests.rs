@@ -282,6 +282,11 @@ pub fn dry_run_table(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError
             case: req.settings.case.clone(),
         },
     )?;
+    Ok(dry_run_of(&table, &suite))
+}
+
+/// What a run of `suite` would do, and the checks it would fail whatever the output holds.
+pub(super) fn dry_run_of(table: &str, suite: &Suite) -> DryRun {
     let not_ready = suite
         .cases
         .iter()
@@ -298,13 +303,13 @@ pub fn dry_run_table(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError
             _ => None,
         })
         .collect();
-    Ok(DryRun {
-        table_name: table,
+    DryRun {
+        table_name: table.to_string(),
         definitions_file: suite.definitions_file.clone(),
         test_tables: suite.ut_names(),
         cases: suite.cases.iter().map(|c| c.name.clone()).collect(),
         not_ready,
-    })
+    }
 }
 
 /// Runs the unit tests of one table on the configured target.

@@ -304,6 +304,26 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
         err.contains(&format!("pipelines/{LEVELS}/integration_test_definitions.yaml:7: input for 'int_inventory_movements_typed', which is not a source of the subgraph of int_inventory_stock_levels (its sources: src_inventory_stock_movements)")),
         "{err}"
     );
+    // --dry-run: the repaired suite is checked offline; the expectation not filled in yet is said.
+    std::fs::write(&defs, text).unwrap();
+    let o = run(&["--dry-run", "--table-name", "int_inventory_stock_levels"]);
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("int_inventory_stock_levels: 1 test case(s) checked (it_int_inventory_stock_levels_1), 1 check(s) not ready: a run would fail them; test tables: src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it; nothing was run (--dry-run)"),
+        "{out}"
+    );
+    std::fs::write(
+        pipelines
+            .join(LEVELS)
+            .join("expected_int_inventory_stock_levels_1.csv"),
+        "sku_id,warehouse_id,on_hand,movements,last_movement_at\n1,1,-10,1,2025-01-01 10:01:00\n",
+    )
+    .unwrap();
+    let o = run(&["--dry-run", "--table-name", "int_inventory_stock_levels"]);
+    let (out, err) = texts(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("1 test case(s) ready"), "{out}");
     // No sink: a usage error.
     let o = crate::support::command()
         .args(["project", "run-integration-tests"])
