@@ -219,7 +219,33 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     assert!(out.contains("FAIL") && out.contains("-9"), "{out}");
     assert!(out.contains("0 passed, 1 failed"), "{out}");
 
-    // 4. Nothing left running; delete-integration-tests finds no statement.
+    // 4. A wider subgraph through a statement set (int_sales_web_orders writes
+    // int_sales_store_orders), an interval join and two seeds: seven tables, four sources.
+    let o = run(&[
+        "project",
+        "init-integration-tests",
+        "--table-name",
+        "sales_mv_top_stores",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        pipelines
+            .join("views/sales/mv_top_stores/tests/integration/expected_sales_mv_top_stores_1.csv"),
+        "region,store_rank,store_id,store_name,revenue\nregion_2,1,2,store_name_2,20.5\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "project",
+        "run-integration-tests",
+        "--table-name",
+        "sales_mv_top_stores",
+        p,
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+
+    // 5. Nothing left running; delete-integration-tests finds no statement.
     assert_eq!(live_jobs(&prefix), Vec::<String>::new());
     let o = run(&[
         "--output",
