@@ -78,6 +78,7 @@ pub struct Step {
 /// A sink's subgraph (see module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Subgraph {
+    /// The sink table the subgraph ends in.
     pub sink: String,
     /// Tables without parents, sorted: the test inserts their rows.
     pub sources: Vec<String>,
@@ -317,6 +318,14 @@ pub fn generate(
                     .any(|w| data_parents(project, w).contains(src))
             })
             .map_or(t.folder.clone(), |s| s.file.clone());
+        if generate::ddl_of(project, cfg, src).is_err() {
+            return Err(UnitTestError::in_file(
+                &reader,
+                format!(
+                    "source '{src}' of the subgraph of {sink} has no DDL in the project (an external table): add its DDL to flinkpipe.gateway.external_ddl, or write {rel}/ddl_{src}.sql and declare it under foundations in {rel}/{DEFINITIONS_FILE}; nothing was written"
+                ),
+            ));
+        }
         let (renamed, p) = generate::input_ddl(project, cfg, src, suffix, &reader, &rel)?;
         if inv
             .tables

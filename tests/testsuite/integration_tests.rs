@@ -482,3 +482,67 @@ fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
         "{out}"
     );
 }
+
+#[test]
+fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
+    let (tmp, pipelines) = crate::support::our_fixture();
+    let sink = "c360_dim_customers";
+    // No DDL for ext_c360_loyalty_members: refused, nothing written, the way out said.
+    let o = init(&pipelines, sink);
+    let (_, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("source 'ext_c360_loyalty_members' of the subgraph of c360_dim_customers has no DDL in the project")
+            && err.contains("flinkpipe.gateway.external_ddl"),
+        "{err}"
+    );
+    let dir = pipelines.join("dimensions/c360/dim_customers/tests/integration");
+    assert!(!dir.exists());
+    // With the external DDL configured: a copy renamed to _it, declared as a foundation.
+    let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/external");
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n    external_ddl: [{}]\n",
+            ext.display()
+        ),
+    )
+    .unwrap();
+    let o = crate::support::command()
+        .arg("--config")
+        .arg(&config)
+        .args(["project", "init-integration-tests", "--table-name", sink])
+        .arg(&pipelines)
+        .output()
+        .unwrap();
+    let (out, err) = texts(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let ddl = std::fs::read_to_string(dir.join("ddl_ext_c360_loyalty_members.sql")).unwrap();
+    assert!(
+        ddl.contains("CREATE TABLE IF NOT EXISTS ext_c360_loyalty_members_it"),
+        "{ddl}"
+    );
+    let defs = std::fs::read_to_string(dir.join("integration_test_definitions.yaml")).unwrap();
+    assert!(
+        defs.contains("foundations:\n- table_name: ext_c360_loyalty_members\n  ddl_for_test: ./tests/integration/ddl_ext_c360_loyalty_members.sql\n"),
+        "{defs}"
+    );
+    // The run's offline checks accept it.
+    let o = crate::support::command()
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "project",
+            "run-integration-tests",
+            "--dry-run",
+            "--table-name",
+            sink,
+        ])
+        .arg(&pipelines)
+        .output()
+        .unwrap();
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "not filled in yet: {out}\n{err}");
+    assert!(out.contains("ext_c360_loyalty_members_it"), "{out}");
+}
