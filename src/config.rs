@@ -176,6 +176,8 @@ pub struct AppConfig {
     pub products: Vec<String>,
     pub accepted_common_products: Vec<String>,
     pub post_fix_unit_test: Option<String>,
+    /// shift_left's suffix of integration-test tables (`_it` when unset).
+    pub post_fix_integration_test: Option<String>,
     pub timezone: Option<String>,
     /// shift_left's SQL rewriting plugin (a Python class): refused where SQL is sent, with the
     /// equivalent `flinkpipe.sql_rewrites` rules ([`crate::deploy::env_sql`]).

@@ -231,13 +231,15 @@ pub enum ProjectCommand {
         #[arg(long, default_value_t = 300, value_name = "SECONDS")]
         timeout: u64,
     },
-    /// shift_left's integration-test scaffold for SINK_TABLE: not available yet (integration tests
-    /// have an issue of their own).
-    InitIntegrationTests(IntegrationTestArgs),
-    /// shift_left's integration-test run for SINK_TABLE: not available yet.
-    RunIntegrationTests(IntegrationTestArgs),
-    /// shift_left's removal of SINK_TABLE's integration-test artefacts: not available yet.
-    DeleteIntegrationTests(IntegrationTestArgs),
+    /// Write the integration tests of a sink's subgraph under its tests/integration/: rows for every
+    /// source, the sink's expected rows (not filled in yet) and the definitions. Never overwrites a file.
+    InitIntegrationTests(InitIntegrationTestsArgs),
+    /// Run the integration tests of a sink: every statement of its subgraph on test tables
+    /// (`<t>_it`), the sources fed, the sink's changelog folded and compared; exit 1 when one fails.
+    RunIntegrationTests(RunIntegrationTestsArgs),
+    /// Remove the statements, test tables and topics of a sink's integration tests (also what a
+    /// killed run left).
+    DeleteIntegrationTests(DeleteIntegrationTestsArgs),
     /// Copy one product's tables and every ancestor they read into TARGET_FOLDER/pipelines (external
     /// tables declared in its seeds/external_tables.json, config.yaml copied): a project that
     /// validates on its own, or nothing is written.
@@ -268,24 +270,111 @@ pub enum ProjectCommand {
     },
 }
 
-/// shift_left's options of `project init|run|delete-integration-tests` (accepted; the commands are
-/// not available yet).
+/// The sink and the project of an integration-test command: `--table-name SINK [DIR]`, or
+/// shift_left's `SINK_TABLE_NAME [--project-path DIR]`.
 #[derive(Debug, Args, Clone)]
-pub struct IntegrationTestArgs {
+pub struct IntegrationTarget {
+    /// The sink table (shift_left's positional form); with --table-name, the pipelines folder.
+    #[arg(value_name = "SINK_TABLE_NAME")]
+    pub sink_table_name: Option<String>,
+    /// The pipelines folder [default: --project-path, $PIPELINES, else ./pipelines].
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     /// The sink table.
-    pub sink_table_name: String,
+    #[arg(long, value_name = "SINK")]
+    pub table_name: Option<String>,
+    /// The pipelines folder (shift_left's option).
     #[arg(long, value_name = "DIR", env = "PIPELINES")]
     pub project_path: Option<PathBuf>,
+    /// Test suffix: '_' and 2-3 letters or digits [default: app.post_fix_integration_test, else _it].
+    #[arg(long, value_name = "S")]
+    pub post_fix_integration_test: Option<String>,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+impl IntegrationTarget {
+    /// The sink and the pipelines folder.
+    ///
+    /// Errors: no sink, or one positional too many.
+    pub fn resolve(&self) -> Result<(String, PathBuf), String> {
+        let (sink, dir) = match (&self.table_name, &self.sink_table_name, &self.dir) {
+            (Some(t), Some(d), None) => (t.clone(), Some(PathBuf::from(d))),
+            (Some(_), Some(a), Some(b)) => {
+                return Err(format!(
+                    "--table-name names the sink: one positional (DIR) at most, not '{a}' and '{}'",
+                    b.display()
+                ));
+            }
+            (Some(t), None, d) => (t.clone(), d.clone()),
+            (None, Some(t), d) => (t.clone(), d.clone()),
+            (None, None, _) => {
+                return Err("name the sink table: --table-name SINK [DIR]".to_string());
+            }
+        };
+        let dir = dir
+            .or_else(|| self.project_path.clone())
+            .unwrap_or_else(|| PathBuf::from("pipelines"));
+        Ok((sink, dir))
+    }
+}
+
+/// `project init-integration-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct InitIntegrationTestsArgs {
+    #[command(flatten)]
+    pub target: IntegrationTarget,
+    /// Number of scenarios, each with its own rows.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub nb_scenarios: usize,
+    /// Even scenarios read their inputs from CSV files.
+    #[arg(long)]
+    pub create_csv: bool,
+}
+
+/// `project run-integration-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct RunIntegrationTestsArgs {
+    #[command(flatten)]
+    pub target: IntegrationTarget,
+    /// Run only this scenario (a test case of the definitions).
     #[arg(long, value_name = "NAME")]
     pub scenario_name: Option<String>,
+    /// Check the subgraph and the definitions (every file they name, every statement renamed) as a
+    /// run does first, and stop there: nothing is contacted.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The compute pool of the test statements (Confluent Cloud) [default: flink.compute_pool_id].
     #[arg(long, value_name = "POOL_ID")]
     pub compute_pool_id: Option<String>,
+    /// shift_left's option: each scenario's time is in the report whatever it says.
     #[arg(long, overrides_with = "no_measure_latency")]
     pub measure_latency: bool,
+    /// shift_left's option (see --measure-latency).
     #[arg(long)]
     pub no_measure_latency: bool,
+    /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
+    /// Leave the test tables, topics and statements in place (to inspect them);
+    /// delete-integration-tests removes them.
+    #[arg(long)]
+    pub keep: bool,
+    /// Write the results as JUnit XML to FILE (for CI).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Longest wait for one statement, in seconds [default: flinkpipe.unit_tests.timeout_seconds, else 300].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+/// `project delete-integration-tests`.
+#[derive(Debug, Args, Clone)]
+pub struct DeleteIntegrationTestsArgs {
+    #[command(flatten)]
+    pub target: IntegrationTarget,
+    /// shift_left's option: the command never asks.
     #[arg(long)]
     pub no_confirm: bool,
 }

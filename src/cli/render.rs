@@ -656,6 +656,39 @@ pub fn query_outcome(
 /// Prints the results of `table run-unit-tests` / `project run-unit-tests`: per suite a table (test
 /// case, output, result, rows expected/actual, first difference, time), the differences, then one
 /// summary line (`N passed, N failed`).
+/// What a `--dry-run` of unit or integration tests found: the cases and test tables, and the checks
+/// a real run would fail (an expected CSV not filled in yet).
+pub fn dry_run_report(json: bool, d: &crate::ops::unit_tests::DryRun) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d).expect("plain data"));
+    } else if d.ready() {
+        println!(
+            "{}: {} test case(s) ready ({}); test tables: {}; nothing was run (--dry-run)",
+            d.table_name,
+            d.cases.len(),
+            d.cases.join(", "),
+            d.test_tables.join(", ")
+        );
+    } else {
+        println!(
+            "{}: {} test case(s) checked ({}), {} check(s) not ready: a run would fail them; test tables: {}; nothing was run (--dry-run)",
+            d.table_name,
+            d.cases.len(),
+            d.cases.join(", "),
+            d.not_ready.len(),
+            d.test_tables.join(", ")
+        );
+        for n in &d.not_ready {
+            match n.reason {
+                crate::ops::unit_tests::NotReadyReason::NotFilledIn => println!(
+                    "  {} / {} ({}): not filled in yet: write the expected rows (a run lists what the output holds, as CSV lines) and delete its `# flinkpipe: not filled in yet` line",
+                    n.case, n.output, n.file
+                ),
+            }
+        }
+    }
+}
+
 pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
     use crate::unittest::run::Verdict;
     if json {
@@ -670,7 +703,11 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
     }
     let (mut pass, mut fail, mut error) = (0, 0, 0);
     for s in &r.suites {
-        println!("Unit tests of {} on {}\n", s.table, s.target);
+        let what = match r.kind {
+            crate::ops::unit_tests::TestKind::Unit => "Unit tests",
+            crate::ops::unit_tests::TestKind::Integration => "Integration tests",
+        };
+        println!("{what} of {} on {}\n", s.table, s.target);
         let mut rows = Vec::new();
         let mut notes = Vec::new();
         if let Some(e) = &s.error {

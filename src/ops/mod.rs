@@ -56,6 +56,7 @@ pub mod explain;
 pub mod graph;
 pub mod health;
 pub mod housekeep;
+pub mod integration_tests;
 pub mod inventory;
 pub mod isolate;
 pub mod lag;

@@ -43,7 +43,7 @@ pub fn bootstrap(cfg: &Config) -> String {
         .unwrap_or_else(|| DEFAULT_BOOTSTRAP.to_string())
 }
 
-fn storage_of(kind: TargetKind, cfg: &Config) -> Storage {
+pub(super) fn storage_of(kind: TargetKind, cfg: &Config) -> Storage {
     match kind {
         TargetKind::SqlGateway => Storage::Kafka {
             bootstrap: bootstrap(cfg),
@@ -107,9 +107,19 @@ pub struct RunRequest {
     pub allow_unknown: bool,
 }
 
+/// Unit tests (one table's SQL) or integration tests (a sink's subgraph).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    Unit,
+    Integration,
+}
+
 /// What a run found.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// What was run (the report's headings).
+    pub kind: TestKind,
     pub suites: Vec<SuiteResult>,
     /// Tables of the scope without a `tests/test_definitions.yaml` (project runs).
     pub without_tests: Vec<String>,
@@ -125,7 +135,7 @@ impl RunReport {
     }
 }
 
-fn run_options(cfg: &Config, s: &RunSettings, naming: TestNaming) -> RunOptions {
+pub(super) fn run_options(cfg: &Config, s: &RunSettings, naming: TestNaming) -> RunOptions {
     RunOptions {
         naming,
         timeout: s.timeout.unwrap_or_else(|| {
@@ -144,7 +154,7 @@ fn run_options(cfg: &Config, s: &RunSettings, naming: TestNaming) -> RunOptions 
 
 /// A watcher for the run: the first SIGINT, SIGTERM or SIGHUP cancels (cleanup still runs). The
 /// listeners are registered before this returns.
-fn on_ctrl_c(ctx: &Context, rt: &tokio::runtime::Runtime) -> Cancel {
+pub(super) fn on_ctrl_c(ctx: &Context, rt: &tokio::runtime::Runtime) -> Cancel {
     let cancel = Cancel::default();
     let c = cancel.clone();
     let mut signals = {
@@ -159,7 +169,7 @@ fn on_ctrl_c(ctx: &Context, rt: &tokio::runtime::Runtime) -> Cancel {
     cancel
 }
 
-async fn run_one(
+pub(super) async fn run_one(
     c: &Connected,
     cfg: &Config,
     suite: &Suite,
@@ -195,7 +205,7 @@ async fn run_one(
     r
 }
 
-fn write_junit(path: &Path, suites: &[SuiteResult]) -> Result<(), OpsError> {
+pub(super) fn write_junit(path: &Path, suites: &[SuiteResult]) -> Result<(), OpsError> {
     crate::fsutil::write_atomic(path, crate::unittest::junit::to_xml(suites).as_bytes()).map_err(
         |source| OpsError::Write {
             path: path.to_path_buf(),
@@ -272,6 +282,11 @@ pub fn dry_run_table(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError
             case: req.settings.case.clone(),
         },
     )?;
+    Ok(dry_run_of(&table, &suite))
+}
+
+/// What a run of `suite` would do, and the checks it would fail whatever the output holds.
+pub(super) fn dry_run_of(table: &str, suite: &Suite) -> DryRun {
     let not_ready = suite
         .cases
         .iter()
@@ -288,13 +303,13 @@ pub fn dry_run_table(ctx: &Context, req: &RunRequest) -> Result<DryRun, OpsError
             _ => None,
         })
         .collect();
-    Ok(DryRun {
-        table_name: table,
+    DryRun {
+        table_name: table.to_string(),
         definitions_file: suite.definitions_file.clone(),
         test_tables: suite.ut_names(),
         cases: suite.cases.iter().map(|c| c.name.clone()).collect(),
         not_ready,
-    })
+    }
 }
 
 /// Runs the unit tests of one table on the configured target.
@@ -341,6 +356,7 @@ pub fn run_table(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError>
         write_junit(p, &suites)?;
     }
     Ok(RunReport {
+        kind: TestKind::Unit,
         suites,
         without_tests: Vec::new(),
         junit: req.settings.junit.clone(),
@@ -490,6 +506,7 @@ pub fn run_project(ctx: &Context, req: &ProjectRunRequest) -> Result<RunReport, 
     }
     if suites.is_empty() {
         return Ok(RunReport {
+            kind: TestKind::Unit,
             suites: Vec::new(),
             without_tests: without,
             junit: None,
@@ -545,6 +562,7 @@ pub fn run_project(ctx: &Context, req: &ProjectRunRequest) -> Result<RunReport, 
         write_junit(p, &results)?;
     }
     Ok(RunReport {
+        kind: TestKind::Unit,
         suites: results,
         without_tests: without,
         junit: req.settings.junit.clone(),
@@ -622,12 +640,28 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
     }
     let naming = TestNaming {
         prefix: StatementNaming::from_config(&cfg).prefix,
-        suffix: suffix.clone(),
+        suffix,
     };
-    let c = target::connect(&cfg, Some(&project))?;
+    remove_test_objects(&cfg, &project, &naming, &table, &tables)
+}
+
+/// Deletes every statement on the target that a run for `tables` creates ([`TestNaming::owns`]),
+/// drops their test tables (`DROP TABLE IF EXISTS`) and, on the SQL Gateway, deletes their topics:
+/// the clean-up of `delete-unit-tests` and `delete-integration-tests`. `table_name` names the report.
+///
+/// Errors: the target cannot be reached, a delete or drop fails (its cause, scrubbed).
+pub(super) fn remove_test_objects(
+    cfg: &Config,
+    project: &Project,
+    naming: &TestNaming,
+    table_name: &str,
+    tables: &[String],
+) -> Result<Deleted, OpsError> {
+    let suffix = &naming.suffix;
+    let c = target::connect(cfg, Some(project))?;
     let rt = target::runtime()?;
     let poll = run_options(
-        &cfg,
+        cfg,
         &RunSettings {
             case: None,
             keep: false,
@@ -640,7 +674,7 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
     rt.block_on(async {
         let live = target::live_statements(&c).await?;
         let mut statements = Vec::new();
-        for name in live.keys().filter(|n| naming.owns(n, &tables)) {
+        for name in live.keys().filter(|n| naming.owns(n, tables)) {
             crate::deploy::executor::delete_within(c.target.as_ref(), name, poll.timeout)
                 .await
                 .map_err(|g| c.error(&format!("deleting {name}"), g.error))?;
@@ -656,7 +690,7 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
             statements.push(name.clone());
         }
         let mut dropped = Vec::new();
-        for tt in &tables {
+        for tt in tables {
             let ut = suffix.table(tt);
             let name = naming.drop(tt);
             let spec = StatementSpec {
@@ -691,14 +725,14 @@ pub fn delete(ctx: &Context, req: &DeleteRequest) -> Result<Deleted, OpsError> {
         let mut topics = Vec::new();
         if c.kind == TargetKind::SqlGateway {
             let names: Vec<String> = tables.iter().map(|t| suffix.table(t)).collect();
-            KafkaAdmin::new(&bootstrap(&cfg))
+            KafkaAdmin::new(&bootstrap(cfg))
                 .delete(&names)
                 .await
                 .map_err(OpsError::Target)?;
             topics = names;
         }
         Ok(Deleted {
-            table_name: table.clone(),
+            table_name: table_name.to_string(),
             statements,
             tables: dropped,
             topics,

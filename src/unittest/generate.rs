@@ -28,7 +28,7 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// An input of the SQL under test: its name, columns, primary key and `WITH` options.
-type Input = (String, Vec<DdlColumn>, Vec<String>, Vec<(String, String)>);
+pub type Input = (String, Vec<DdlColumn>, Vec<String>, Vec<(String, String)>);
 
 /// Rows per input file (shift_left's `DEFAULT_TEST_DATA_ROWS`).
 pub const ROWS: usize = 3;
@@ -167,7 +167,11 @@ fn writable(cols: &[DdlColumn]) -> Vec<&DdlColumn> {
 }
 
 /// The `CREATE TABLE` of `table`: its production DDL, else a DDL of `flinkpipe.gateway.external_ddl`.
-fn ddl_of(project: &Project, cfg: &Config, table: &str) -> Result<(String, String), String> {
+pub(super) fn ddl_of(
+    project: &Project,
+    cfg: &Config,
+    table: &str,
+) -> Result<(String, String), String> {
     let inv = &project.inventory;
     if let Some(rel) = inv.tables.get(table).and_then(|t| t.ddl_ref.clone()) {
         let text = crate::fsutil::read_project_file(inv.disk_path(&rel))
@@ -257,58 +261,11 @@ pub fn generate(
     let mut structs: Vec<Input> = Vec::new();
     let filters = filter_literals(&text);
     for input in &inputs {
-        let (ddl, rel) =
-            ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(&tested_rel, m))?;
-        let da = sql::analyze(&ddl);
-        let Some(create) = da.statements.iter().find(|s| {
-            s.kind.creates_relation()
-                && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == *input)
-        }) else {
-            return Err(UnitTestError::in_file(
-                &rel,
-                format!("no CREATE TABLE for {input}"),
-            ));
-        };
-        if create.columns.is_empty() {
-            return Err(UnitTestError::at(
-                &rel,
-                create.line,
-                format!(
-                    "{input} declares no columns (a CTAS or a view): write {tests_rel}/ddl_{input}.sql by hand"
-                ),
-            ));
-        }
-        let renamed = super::rewrite::rename(&create.text, &|n| {
-            (resolve_name(n, cfg) == *input).then(|| suffix.table(n.table()))
-        })
-        .map_err(|e| UnitTestError::at(&rel, create.line, e.to_string()))?;
+        let (renamed, parsed) = input_ddl(project, cfg, input, suffix, &tested_rel, &tests_rel)?;
         files.push((format!("ddl_{input}.sql"), format!("{renamed};\n")));
-        structs.push((
-            input.clone(),
-            create.columns.clone(),
-            create.primary_key.clone(),
-            create.with_options.clone(),
-        ));
+        structs.push(parsed);
     }
-    let out_cols: Vec<String> = t
-        .ddl_ref
-        .as_ref()
-        .and_then(|r| crate::fsutil::read_project_file(inv.disk_path(r)).ok())
-        .map(|d| {
-            sql::analyze(&d)
-                .statements
-                .iter()
-                .find(|s| s.kind.creates_relation())
-                .map(|s| {
-                    s.columns
-                        .iter()
-                        .filter(|c| !c.metadata)
-                        .map(|c| c.name.clone())
-                        .collect()
-                })
-                .unwrap_or_default()
-        })
-        .unwrap_or_default();
+    let out_cols = output_columns(project, t);
     let mut cases = Vec::new();
     for i in 1..=opts.nb_test_cases.max(1) {
         let csv = opts.create_csv && i % 2 == 0;
@@ -318,67 +275,15 @@ pub fn generate(
             outputs: Vec::new(),
             line: 0,
         };
-        for (input, cols, pk, options) in &structs {
-            let cols = writable(cols);
-            let rows: Vec<Vec<String>> = (1..=ROWS)
-                .map(|r| {
-                    let n = (i - 1) * ROWS + r;
-                    cols.iter()
-                        .map(|c| {
-                            let key = key_like(&c.name, pk);
-                            (!key)
-                                .then(|| hinted(c, n, &filters, options))
-                                .flatten()
-                                .unwrap_or_else(|| sample(&c.name, &c.data_type, n, key))
-                        })
-                        .collect()
-                })
-                .collect();
-            let (name, content) = if csv {
-                let header: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
-                let mut s = format!("{}\n", header.join(","));
-                for r in &rows {
-                    let cells: Vec<String> = r.iter().map(|v| csv_cell(v)).collect();
-                    s.push_str(&cells.join(","));
-                    s.push('\n');
-                }
-                (format!("insert_{input}_{i}.csv"), s)
-            } else {
-                let names: Vec<String> = cols
-                    .iter()
-                    .map(|c| sql::quote_identifier(&c.name))
-                    .collect();
-                let rows: Vec<String> = rows
-                    .iter()
-                    .map(|r| format!("  ({})", r.join(", ")))
-                    .collect();
-                (
-                    format!("insert_{input}_{i}.sql"),
-                    format!(
-                        "INSERT INTO {} ({})\nVALUES\n{};\n",
-                        suffix.table(input),
-                        names.join(", "),
-                        rows.join(",\n")
-                    ),
-                )
-            };
-            case.inputs.push(TestData {
-                table_name: input.clone(),
-                file_name: format!("./tests/{name}"),
-                file_type: if csv { FileType::Csv } else { FileType::Sql },
-                line: 0,
-            });
+        for parsed in &structs {
+            let (name, content, data) = input_file(parsed, i, csv, &filters, suffix, "./tests");
+            case.inputs.push(data);
             files.push((name, content));
         }
         let expected = format!("expected_{table}_{i}.csv");
         files.push((
             expected.clone(),
-            format!(
-                "# The rows {table} must hold at the end of {}: one line per row, in any order (see README: unit tests).\n{}\n{}\n",
-                case.name,
-                super::data::NOT_FILLED_IN,
-                out_cols.join(",")
-            ),
+            expected_skeleton(table, &case.name, &out_cols, "unit tests"),
         ));
         let validate = format!("validate_{table}_{i}.sql");
         files.push((
@@ -412,40 +317,206 @@ pub fn generate(
         test_suite: cases,
     };
     files.push((definitions::FILE_NAME.to_string(), defs.to_yaml()));
-    let created_dir = !tests_dir.exists();
-    std::fs::create_dir_all(&tests_dir)
-        .map_err(|e| UnitTestError::in_file(&tests_rel, format!("cannot create: {e}")))?;
-    let mut out = Generated {
+    let (written, kept) = write_new_files(
+        project,
+        &tests_dir,
+        &tests_rel,
+        files,
+        "flinkpipe table init-unit-tests",
+    )?;
+    Ok(Generated {
         table_name: table.to_string(),
-        folder: tests_rel.clone(),
+        folder: tests_rel,
         inputs,
-        written: Vec::new(),
-        kept: Vec::new(),
+        written,
+        kept,
+    })
+}
+
+/// The `CREATE TABLE` of input `input` renamed to its test name (`<input><suffix>`), and its parsed
+/// columns, primary key and options. `read_by` names the SQL that reads it, `tests_rel` the test
+/// folder (both for messages).
+///
+/// Errors: no DDL for the input (an external table without `flinkpipe.gateway.external_ddl`), no
+/// `CREATE TABLE` in it, no declared columns (a CTAS or a view), a rename the front end refuses.
+pub fn input_ddl(
+    project: &Project,
+    cfg: &Config,
+    input: &str,
+    suffix: &Suffix,
+    read_by: &str,
+    tests_rel: &str,
+) -> Result<(String, Input), UnitTestError> {
+    let (ddl, rel) = ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(read_by, m))?;
+    let da = sql::analyze(&ddl);
+    let Some(create) = da.statements.iter().find(|s| {
+        s.kind.creates_relation() && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == input)
+    }) else {
+        return Err(UnitTestError::in_file(
+            &rel,
+            format!("no CREATE TABLE for {input}"),
+        ));
     };
+    if create.columns.is_empty() {
+        return Err(UnitTestError::at(
+            &rel,
+            create.line,
+            format!(
+                "{input} declares no columns (a CTAS or a view): write {tests_rel}/ddl_{input}.sql by hand"
+            ),
+        ));
+    }
+    let renamed = super::rewrite::rename(&create.text, &|n| {
+        (resolve_name(n, cfg) == input).then(|| suffix.table(n.table()))
+    })
+    .map_err(|e| UnitTestError::at(&rel, create.line, e.to_string()))?;
+    Ok((
+        renamed,
+        (
+            input.to_string(),
+            create.columns.clone(),
+            create.primary_key.clone(),
+            create.with_options.clone(),
+        ),
+    ))
+}
+
+/// The columns an expected-rows file of `t` lists: its DDL's columns, metadata columns left out
+/// (empty when the DDL declares none, a CTAS).
+pub fn output_columns(project: &Project, t: &crate::inventory::Table) -> Vec<String> {
+    let inv = &project.inventory;
+    t.ddl_ref
+        .as_ref()
+        .and_then(|r| crate::fsutil::read_project_file(inv.disk_path(r)).ok())
+        .map(|d| {
+            sql::analyze(&d)
+                .statements
+                .iter()
+                .find(|s| s.kind.creates_relation())
+                .map(|s| {
+                    s.columns
+                        .iter()
+                        .filter(|c| !c.metadata)
+                        .map(|c| c.name.clone())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
+}
+
+/// The input file of test case `i` (1-based) for one input: [`ROWS`] typed sample rows (see module
+/// docs), as `INSERT INTO <input><suffix>` SQL or as CSV; returns its file name, its text and its
+/// entry for the definitions (`file_name` under `dir`, `./tests` or `./tests/integration`).
+pub fn input_file(
+    parsed: &Input,
+    i: usize,
+    csv: bool,
+    filters: &std::collections::BTreeMap<String, Vec<String>>,
+    suffix: &Suffix,
+    dir: &str,
+) -> (String, String, TestData) {
+    let (input, cols, pk, options) = parsed;
+    let cols = writable(cols);
+    let rows: Vec<Vec<String>> = (1..=ROWS)
+        .map(|r| {
+            let n = (i - 1) * ROWS + r;
+            cols.iter()
+                .map(|c| {
+                    let key = key_like(&c.name, pk);
+                    (!key)
+                        .then(|| hinted(c, n, filters, options))
+                        .flatten()
+                        .unwrap_or_else(|| sample(&c.name, &c.data_type, n, key))
+                })
+                .collect()
+        })
+        .collect();
+    let (name, content) = if csv {
+        let header: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+        let mut s = format!("{}\n", header.join(","));
+        for r in &rows {
+            let cells: Vec<String> = r.iter().map(|v| csv_cell(v)).collect();
+            s.push_str(&cells.join(","));
+            s.push('\n');
+        }
+        (format!("insert_{input}_{i}.csv"), s)
+    } else {
+        let names: Vec<String> = cols
+            .iter()
+            .map(|c| sql::quote_identifier(&c.name))
+            .collect();
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|r| format!("  ({})", r.join(", ")))
+            .collect();
+        (
+            format!("insert_{input}_{i}.sql"),
+            format!(
+                "INSERT INTO {} ({})\nVALUES\n{};\n",
+                suffix.table(input),
+                names.join(", "),
+                rows.join(",\n")
+            ),
+        )
+    };
+    let data = TestData {
+        table_name: input.clone(),
+        file_name: format!("{dir}/{name}"),
+        file_type: if csv { FileType::Csv } else { FileType::Sql },
+        line: 0,
+    };
+    (name, content, data)
+}
+
+/// The text of a new expected-rows file of `table` for test case `case`: a comment, the
+/// [`super::data::NOT_FILLED_IN`] line (the check fails until it is deleted) and a header of
+/// `columns`, no row. `readme` names the README section that explains it.
+pub fn expected_skeleton(table: &str, case: &str, columns: &[String], readme: &str) -> String {
+    format!(
+        "# The rows {table} must hold at the end of {case}: one line per row, in any order (see README: {readme}).\n{}\n{}\n",
+        super::data::NOT_FILLED_IN,
+        columns.join(",")
+    )
+}
+
+/// Writes `files` (name, text) into `dir` (relative: `rel`), all or nothing, never overwriting a
+/// file: returns the files written and the files that existed and were kept (relative). `what`
+/// names the command in the batch journal.
+///
+/// Errors: the folder cannot be created, a file cannot be written (none is then).
+pub fn write_new_files(
+    project: &Project,
+    dir: &std::path::Path,
+    rel: &str,
+    files: Vec<(String, String)>,
+    what: &'static str,
+) -> Result<(Vec<String>, Vec<String>), UnitTestError> {
+    let inv = &project.inventory;
+    let created_dir = !dir.exists();
+    std::fs::create_dir_all(dir)
+        .map_err(|e| UnitTestError::in_file(rel, format!("cannot create: {e}")))?;
+    let (mut written, mut kept) = (Vec::new(), Vec::new());
     // All or nothing: every new file is staged, then renamed into place together (a batch, so that
     // an interrupt or a failed write leaves none of them).
     let fail = |e: crate::fsutil::BatchError| {
         if created_dir {
-            let _ = std::fs::remove_dir(&tests_dir);
+            let _ = std::fs::remove_dir(dir);
         }
         UnitTestError::in_file(
-            &tests_rel,
+            rel,
             format!("cannot write the test files: {e}; none was written"),
         )
     };
-    let batch = crate::fsutil::Batch::begin(
-        &inv.root,
-        "flinkpipe table init-unit-tests",
-        "flinkpipe table init-unit-tests (again)",
-    )
-    .map_err(|e| fail(e.into()))?;
+    let again = format!("{what} (again)");
+    let batch = crate::fsutil::Batch::begin(&inv.root, what, &again).map_err(|e| fail(e.into()))?;
     let mut staged = Vec::new();
     for (name, content) in files {
         debug_assert!(not_a_file_name(&name).is_none(), "{name}");
-        let rel = format!("{tests_rel}/{name}");
-        let path = tests_dir.join(&name);
+        let file_rel = format!("{rel}/{name}");
+        let path = dir.join(&name);
         if path.exists() {
-            out.kept.push(rel);
+            kept.push(file_rel);
             continue;
         }
         match batch.stage(&path, content.as_bytes()) {
@@ -456,10 +527,10 @@ pub fn generate(
                 return Err(fail(e));
             }
         }
-        out.written.push(rel);
+        written.push(file_rel);
     }
     batch.commit(staged).map_err(fail)?;
-    Ok(out)
+    Ok((written, kept))
 }
 
 /// Why `name` cannot be used as (part of) a file name — a path separator, `..`, a NUL, or nothing

@@ -22,6 +22,7 @@ pub mod data;
 pub mod definitions;
 pub mod foundations;
 pub mod generate;
+pub mod integration;
 pub mod junit;
 pub mod naming;
 pub mod prepare;

@@ -59,6 +59,9 @@ pub struct TestTable {
 /// One statement of the SQL under test.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestedStatement {
+    /// The table whose statement this is (its DML, CTAS or statement set): the statement is named
+    /// after it (`dml-<table><suffix>`).
+    pub table: String,
     pub sql: String,
     pub properties: BTreeMap<String, String>,
 }
@@ -334,6 +337,7 @@ pub fn prepare(
     let tested: Vec<TestedStatement> = steps_from_sql(&renamed, "tested", SpecKind::Dml, props)
         .into_iter()
         .map(|s| TestedStatement {
+            table: table.to_string(),
             sql: if is_ctas {
                 rewrite::map_storage(&s.spec.sql, &suffix.table(table), &opts.storage)
             } else {
@@ -357,12 +361,70 @@ pub fn prepare(
     }
 
     // Test cases.
-    let selected: Vec<(usize, &definitions::TestCase)> = match &opts.case {
+    let sinks_text = sinks.iter().cloned().collect::<Vec<_>>().join(", ");
+    let foundations_text = foundations.iter().cloned().collect::<Vec<_>>().join(", ");
+    let cases = build_cases(
+        &CaseContext {
+            defs: &defs,
+            folder: &folder,
+            folder_rel: &t.folder,
+            tables: &tables,
+            suffix,
+            not_an_input: &|name| {
+                format!(
+                    "input for '{name}', which {table}'s SQL does not read (its foundations: {foundations_text})"
+                )
+            },
+            not_an_output: &|name| {
+                format!("output '{name}' is not written by {tested_rel} (it writes: {sinks_text})")
+            },
+        },
+        opts.case.as_deref(),
+    )?;
+    Ok(Suite {
+        table: table.to_string(),
+        product: t.product.clone(),
+        definitions_file: defs_rel,
+        suffix: suffix.clone(),
+        storage: opts.storage.clone(),
+        tables,
+        tested,
+        cases,
+    })
+}
+
+/// What [`build_cases`] needs: the definitions, the folder their file names are relative to, and the
+/// test tables (foundations take inputs, outputs are checked).
+pub struct CaseContext<'a> {
+    pub defs: &'a TestDefinitions,
+    /// The table folder on disk (file names of the definitions are relative to it).
+    pub folder: &'a Path,
+    /// The same folder, relative (`pipelines/…`), for messages.
+    pub folder_rel: &'a str,
+    pub tables: &'a [TestTable],
+    pub suffix: &'a Suffix,
+    /// The message for an input whose table is not a foundation (given that table).
+    pub not_an_input: &'a dyn Fn(&str) -> String,
+    /// The message for an output whose table is not an output test table (given that table).
+    pub not_an_output: &'a dyn Fn(&str) -> String,
+}
+
+/// The test cases of `cx.defs` (only `case` when given), their inputs read and renamed, their
+/// expected rows typed by the output's DDL, their validation queries checked: shared by unit and
+/// integration tests.
+///
+/// Errors: an unknown `case` (usage), an input or output for a table that is not one of the test,
+/// a file that is missing or breaks a rule of the module docs (with file and line).
+pub fn build_cases(cx: &CaseContext<'_>, case: Option<&str>) -> Result<Vec<Case>, UnitTestError> {
+    let defs = cx.defs;
+    let defs_rel = &defs.file;
+    let (folder, suffix, tables) = (cx.folder, cx.suffix, cx.tables);
+    let selected: Vec<(usize, &definitions::TestCase)> = match case {
         Some(name) => {
             let i = defs
                 .test_suite
                 .iter()
-                .position(|c| &c.name == name)
+                .position(|c| c.name == name)
                 .ok_or_else(|| {
                     UnitTestError::Usage(format!(
                         "no test case '{name}' in {defs_rel} (it has: {})",
@@ -392,18 +454,14 @@ pub fn prepare(
                 .find(|x| x.role == Role::Foundation && x.table == input.table_name)
             else {
                 return Err(UnitTestError::at(
-                    &defs_rel,
+                    defs_rel,
                     input.line,
-                    format!(
-                        "input for '{}', which {table}'s SQL does not read (its foundations: {})",
-                        input.table_name,
-                        foundations.iter().cloned().collect::<Vec<_>>().join(", ")
-                    ),
+                    (cx.not_an_input)(&input.table_name),
                 ));
             };
-            let (path, rel) = data_file(&folder, &t.folder, &defs_rel, input)?;
+            let (path, rel) = data_file(folder, cx.folder_rel, defs_rel, input)?;
             let text = crate::fsutil::read_project_file(&path).map_err(|e| {
-                UnitTestError::at(&defs_rel, input.line, format!("{}: {e}", input.file_name))
+                UnitTestError::at(defs_rel, input.line, format!("{}: {e}", input.file_name))
             })?;
             match input.file_type {
                 FileType::Sql => inserts.extend(input_sql(&text, &rel, ft, &all_ut, suffix)?),
@@ -421,18 +479,14 @@ pub fn prepare(
                 .find(|x| x.role == Role::Output && x.table == out.table_name)
             else {
                 return Err(UnitTestError::at(
-                    &defs_rel,
+                    defs_rel,
                     out.line,
-                    format!(
-                        "output '{}' is not written by {tested_rel} (it writes: {})",
-                        out.table_name,
-                        sinks.iter().cloned().collect::<Vec<_>>().join(", ")
-                    ),
+                    (cx.not_an_output)(&out.table_name),
                 ));
             };
-            let (path, rel) = data_file(&folder, &t.folder, &defs_rel, out)?;
+            let (path, rel) = data_file(folder, cx.folder_rel, defs_rel, out)?;
             let text = crate::fsutil::read_project_file(&path).map_err(|e| {
-                UnitTestError::at(&defs_rel, out.line, format!("{}: {e}", out.file_name))
+                UnitTestError::at(defs_rel, out.line, format!("{}: {e}", out.file_name))
             })?;
             let kind = match out.file_type {
                 FileType::Csv => {
@@ -460,20 +514,11 @@ pub fn prepare(
             checks,
         });
     }
-    Ok(Suite {
-        table: table.to_string(),
-        product: t.product.clone(),
-        definitions_file: defs_rel,
-        suffix: suffix.clone(),
-        storage: opts.storage.clone(),
-        tables,
-        tested,
-        cases,
-    })
+    Ok(cases)
 }
 
 /// `dml.*.properties` (or `ddl.*` for a CTAS) of the table's `sql-scripts/` folder.
-fn properties(dir: &Path, ctas: bool) -> BTreeMap<String, String> {
+pub(super) fn properties(dir: &Path, ctas: bool) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
         return out;
@@ -530,7 +575,7 @@ fn data_file(
 }
 
 /// A foundation's test DDL: one `CREATE TABLE` of the foundation, renamed and mapped.
-fn foundation_table(
+pub(super) fn foundation_table(
     text: &str,
     rel: &str,
     table: &str,

@@ -249,6 +249,26 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// The names of the statements under test, in order: `dml-<table><suffix>` for the first
+    /// statement of each table, `…-2`, `…-3` for its next ones.
+    fn tested_names(&self) -> Vec<String> {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        self.suite
+            .tested
+            .iter()
+            .map(|st| {
+                let n = seen.entry(st.table.as_str()).or_insert(0);
+                *n += 1;
+                let name = self.opts.naming.dml(&st.table);
+                if *n == 1 {
+                    name
+                } else {
+                    crate::plan::naming::fit_length(format!("{name}-{n}"))
+                }
+            })
+            .collect()
+    }
+
     fn spec(&self, name: String, sql: String, kind: StatementKind) -> StatementSpec {
         let mut properties = BTreeMap::new();
         if self.suite.storage == Storage::Confluent && kind == StatementKind::Dml {
@@ -338,11 +358,7 @@ impl Runner<'_> {
                     .await
                     .map_err(|e| format!("inputs: {e}"))?;
             }
-            for (i, st) in self.suite.tested.iter().enumerate() {
-                let mut name = naming.dml(table);
-                if i > 0 {
-                    name = crate::plan::naming::fit_length(format!("{name}-{}", i + 1));
-                }
+            for (st, name) in self.suite.tested.iter().zip(self.tested_names()) {
                 let mut spec = self.spec(name, st.sql.clone(), StatementKind::Dml);
                 spec.properties.extend(st.properties.clone());
                 self.complete(spec)
@@ -565,14 +581,7 @@ impl Runner<'_> {
     async fn cleanup_case(&self, case: &super::prepare::Case) -> Vec<String> {
         let naming = &self.opts.naming;
         let mut names = vec![naming.ins(case.index, &self.suite.table)];
-        for i in 0..self.suite.tested.len() {
-            let n = naming.dml(&self.suite.table);
-            names.push(if i == 0 {
-                n
-            } else {
-                crate::plan::naming::fit_length(format!("{n}-{}", i + 1))
-            });
-        }
+        names.extend(self.tested_names());
         let mut errors = Vec::new();
         for n in names {
             if let Err(e) = self.remove(&n).await {

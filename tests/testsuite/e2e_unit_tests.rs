@@ -1,7 +1,8 @@
 //! The unit-test harness on a real Apache Flink (SQL Gateway + Kafka, `scripts/local-flink.sh up`): every
 //! fixtures suite passes (a regular join, a temporal join, a window aggregation, a dedup, a statement
 //! set, an aggregate with updates), a deliberately wrong expectation fails with a clear difference, and
-//! nothing a run created is left behind. Skips without the stack, like `e2e_gateway`.
+//! nothing a run created is left behind; the integration test of a three-table subgraph (a source, a
+//! CTAS, an aggregate) passes and a wrong expectation fails. Skips without the stack, like `e2e_gateway`.
 
 use crate::support::{our_fixture, stderr, stdout};
 use serde_json::Value;
@@ -137,4 +138,125 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
         p,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    let prefix = format!("e2eit{}", std::process::id() % 100_000);
+    let (tmp, pipelines) = our_fixture();
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let p = pipelines.to_str().unwrap();
+    let sink = "int_inventory_stock_levels";
+    // src_inventory_stock_movements → int_inventory_movements_typed (a CTAS) → the sink.
+    let o = run(&["project", "init-integration-tests", "--table-name", sink, p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // 1. Not filled in yet: FAIL, with the sink's rows as CSV lines to paste.
+    let o = run(&["project", "run-integration-tests", "--table-name", sink, p]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("not filled in yet"), "{out}");
+    for row in [
+        "1,1,-10,1,2025-01-01 10:01:00",
+        "2,2,-9,1,2025-01-01 10:02:00",
+        "3,3,-8,1,2025-01-01 10:03:00",
+    ] {
+        assert!(out.contains(row), "{row} not in {out}");
+    }
+
+    // 2. Filled in: PASS (the sale of row 2 made negative by the CTAS, one movement per key).
+    let expected = pipelines.join(
+        "intermediates/inventory/int_stock_levels/tests/integration/expected_int_inventory_stock_levels_1.csv",
+    );
+    let good = "sku_id,warehouse_id,on_hand,movements,last_movement_at\n1,1,-10,1,2025-01-01 10:01:00\n2,2,-9,1,2025-01-01 10:02:00\n3,3,-8,1,2025-01-01 10:03:00\n";
+    std::fs::write(&expected, good).unwrap();
+    let junit = tmp.path().join("it-junit.xml");
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "run-integration-tests",
+        "--table-name",
+        sink,
+        p,
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["passed"], true, "{v:#}");
+    assert_eq!(v["suites"][0]["cases"][0]["result"], "PASS", "{v:#}");
+    assert!(
+        !std::fs::read_to_string(&junit)
+            .unwrap()
+            .contains("<failure")
+    );
+
+    // 3. A wrong expectation: FAIL with both values, exit 1.
+    std::fs::write(&expected, good.replace("2,2,-9,1,", "2,2,9,1,")).unwrap();
+    let o = run(&["project", "run-integration-tests", "--table-name", sink, p]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL") && out.contains("-9"), "{out}");
+    assert!(out.contains("0 passed, 1 failed"), "{out}");
+
+    // 4. A wider subgraph through a statement set (int_sales_web_orders writes
+    // int_sales_store_orders), an interval join and two seeds: seven tables, four sources.
+    let o = run(&[
+        "project",
+        "init-integration-tests",
+        "--table-name",
+        "sales_mv_top_stores",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(
+        pipelines
+            .join("views/sales/mv_top_stores/tests/integration/expected_sales_mv_top_stores_1.csv"),
+        "region,store_rank,store_id,store_name,revenue\nregion_2,1,2,store_name_2,20.5\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "project",
+        "run-integration-tests",
+        "--table-name",
+        "sales_mv_top_stores",
+        p,
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+
+    // 5. Nothing left running; delete-integration-tests finds no statement.
+    assert_eq!(live_jobs(&prefix), Vec::<String>::new());
+    let o = run(&[
+        "--output",
+        "json",
+        "project",
+        "delete-integration-tests",
+        "--table-name",
+        sink,
+        p,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["statements"], serde_json::json!([]), "{v:#}");
 }

@@ -44,7 +44,8 @@ mod e2e_gateway;
 mod e2e_gateway_ops;
 /// Who still reads blue on the local Kafka: a consumer group's committed offsets and lag.
 mod e2e_kafka_readers;
-/// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation.
+/// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation; the integration
+/// test of a three-table subgraph.
 mod e2e_unit_tests;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 mod example_project;
@@ -56,6 +57,9 @@ mod graph_export;
 mod graph_model;
 /// dbt-style selection on shift_left's p2 fixture graph.
 mod graph_select;
+/// Integration tests of a subgraph: init's files, the order and renaming of its statements, refusals,
+/// a run against the Confluent fake.
+mod integration_tests;
 /// `pipeline test-live`: data tests of tests/live_tests.yaml on the Confluent fake, JUnit.
 mod live_tests;
 mod plan;

@@ -5,10 +5,12 @@ mod assess_unused_tables;
 mod create_compute_pool;
 mod delete_all_compute_pools;
 mod delete_compute_pool;
+mod delete_integration_tests;
 mod delete_unused_tables;
 mod get_statement_list;
 mod housekeep_statements;
 mod init;
+mod init_integration_tests;
 mod isolate_data_product;
 mod list_compute_pools;
 mod list_environments;
@@ -17,6 +19,7 @@ mod list_modified_files;
 mod list_tables_with_one_child;
 mod list_topics;
 mod report_table_cross_products;
+mod run_integration_tests;
 mod run_unit_tests;
 mod update_tables_version;
 mod update_ut_ddl;
@@ -91,13 +94,9 @@ pub fn run(inv: &Invocation, cmd: &ProjectCommand) -> CmdResult {
             source_folder,
             target_folder,
         } => isolate_data_product::exec(inv, product_name, source_folder, target_folder),
-        ProjectCommand::InitIntegrationTests(_)
-        | ProjectCommand::RunIntegrationTests(_)
-        | ProjectCommand::DeleteIntegrationTests(_) => Err(crate::ops::OpsError::NotYet {
-            command: "project init|run|delete-integration-tests",
-            what: "integration tests",
-        }
-        .into()),
+        ProjectCommand::InitIntegrationTests(args) => init_integration_tests::exec(inv, args),
+        ProjectCommand::RunIntegrationTests(args) => run_integration_tests::exec(inv, args),
+        ProjectCommand::DeleteIntegrationTests(args) => delete_integration_tests::exec(inv, args),
         ProjectCommand::ListEnvironments { dir } => list_environments::exec(inv, &dir.pipelines),
         ProjectCommand::ValidateConfig { target } => validate_config::exec(inv, *target),
         ProjectCommand::GetStatementList {

@@ -3,7 +3,7 @@
 //! the suite (nothing contacted).
 
 use crate::cli::args::RunUnitTestsArgs;
-use crate::cli::render::unit_test_report;
+use crate::cli::render::{dry_run_report, unit_test_report};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::unit_tests::{self, RunRequest, RunSettings};
 use std::time::Duration;
@@ -23,34 +23,7 @@ pub fn exec(inv: &Invocation, args: &RunUnitTestsArgs) -> CmdResult {
     };
     if args.dry_run {
         let d = unit_tests::dry_run_table(&inv.ctx, &req)?;
-        if inv.json() {
-            println!("{}", serde_json::to_string_pretty(&d).expect("plain data"));
-        } else if d.ready() {
-            println!(
-                "{}: {} test case(s) ready ({}); test tables: {}; nothing was run (--dry-run)",
-                d.table_name,
-                d.cases.len(),
-                d.cases.join(", "),
-                d.test_tables.join(", ")
-            );
-        } else {
-            println!(
-                "{}: {} test case(s) checked ({}), {} check(s) not ready: a run would fail them; test tables: {}; nothing was run (--dry-run)",
-                d.table_name,
-                d.cases.len(),
-                d.cases.join(", "),
-                d.not_ready.len(),
-                d.test_tables.join(", ")
-            );
-            for n in &d.not_ready {
-                match n.reason {
-                    unit_tests::NotReadyReason::NotFilledIn => println!(
-                        "  {} / {} ({}): not filled in yet: write the expected rows (a run lists what the output holds, as CSV lines) and delete its `# flinkpipe: not filled in yet` line",
-                        n.case, n.output, n.file
-                    ),
-                }
-            }
-        }
+        dry_run_report(inv.json(), &d);
         return Ok(d.ready());
     }
     let report = unit_tests::run_table(&inv.ctx, &req)?;
