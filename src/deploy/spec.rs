@@ -51,6 +51,10 @@ pub struct DeployNode {
     pub parents: Vec<String>,
     /// The table's query keeps no state (restarts may keep offsets).
     pub stateless: bool,
+    /// The table takes updates (a primary key, `'changelog.mode'` other than `append`, or the
+    /// `upsert-kafka` connector): Confluent Cloud carries offsets over only into append-only sinks
+    /// (https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html).
+    pub upsert_sink: bool,
     /// DDL statements first, then DML, in file order. For a node the plan skips: the statements it
     /// keeps, which the executor never sends but waits for while they are still starting (PENDING)
     /// before the node's children start.
@@ -289,6 +293,11 @@ pub fn deploy_nodes(
                 reason: n.reason.clone(),
                 parents,
                 stateless: n.upgrade_mode == crate::plan::UpgradeMode::Stateless,
+                upsert_sink: project
+                    .inventory
+                    .tables
+                    .get(&n.table_name)
+                    .is_some_and(takes_updates),
                 steps,
                 kept_live: n.action == Action::Skip && n.cause == crate::plan::Cause::Running,
                 kept_pending: n.action == Action::Skip
@@ -297,6 +306,21 @@ pub fn deploy_nodes(
             })
         })
         .collect()
+}
+
+/// Whether a table is written as a changelog with updates rather than appended to: its
+/// `'changelog.mode'` option when set (`append` appends), else a primary key or the `upsert-kafka`
+/// connector (Confluent Cloud's default mode of a table with a primary key is `upsert`).
+pub fn takes_updates(t: &crate::inventory::Table) -> bool {
+    let mode = t
+        .with_options
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("changelog.mode"))
+        .map(|(_, v)| v.to_ascii_lowercase());
+    match mode {
+        Some(m) => m != "append",
+        None => !t.primary_key.is_empty() || t.connector() == Some("upsert-kafka"),
+    }
 }
 
 fn read(path: &Path) -> Result<String, SpecError> {

@@ -69,6 +69,7 @@ fn node(table: &str, parents: Vec<String>) -> DeployNode {
         stateless: true,
         kept_live: false,
         kept_pending: false,
+        upsert_sink: false,
         steps: vec![
             spec(
                 StatementKind::Ddl,

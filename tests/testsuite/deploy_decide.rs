@@ -57,6 +57,7 @@ fn node(table: &str, parents: &[&str], action: Action) -> DeployNode {
         stateless: false,
         kept_live: false,
         kept_pending: false,
+        upsert_sink: false,
         steps: vec![
             step(&format!("ddl-{table}"), &ddl_sql(table), StatementKind::Ddl),
             step(&format!("dml-{table}"), &dml_sql(table), StatementKind::Dml),

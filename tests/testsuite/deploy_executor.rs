@@ -82,6 +82,7 @@ fn node(table: &str, parents: &[&str], action: Action) -> DeployNode {
         stateless: true,
         kept_live: false,
         kept_pending: false,
+        upsert_sink: false,
         steps: vec![
             step(
                 &format!("dev-ddl-{table}"),

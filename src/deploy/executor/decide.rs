@@ -136,6 +136,7 @@ pub fn decide(
             && dml
             && restart
             && node.stateless
+            && !node.upsert_sink
             && (!same_properties(s, spec) || moved)
             && known.carry_over
         {
@@ -171,24 +172,34 @@ pub fn decide(
             phase: s.phase.clone(),
         });
     }
-    // A stateless DML restarted with new SQL: the new text takes over the old one's offsets (§10,
-    // `sql.tables.initial-offset-from`), so nothing is read twice; a stateless statement has no
-    // state to lose (issue: upgrades that keep state).
+    // A stateless DML restarted with new SQL, whose running text is stateless too: the new text takes
+    // over the old one's offsets (§10, `sql.tables.initial-offset-from`), so nothing is read twice.
+    // Not into a sink that takes updates (§10), and not from a stateful old statement (its sink holds
+    // rows the new one would never retract).
     if !same
         && dml
         && restart
         && node.stateless
+        && !node.upsert_sink
         && known.carry_over
         && (live || s.phase == Phase::Stopped)
+        && old_text_is_stateless(&s.sql, &spec.sql)
     {
         return StepPlan::CarryOver;
-    }
-    // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
+    } // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
     // statement cannot change in place (§11). A statement that may still run is deleted only once the
     // new text validates, so a broken file never takes a running job down.
     StepPlan::Recreate {
         validate_first: must_validate(&s.phase),
     }
+}
+
+/// Whether the running text and the new one both read as stateless by the SQL front end (the
+/// upgrade verdict `stateless`); a text it cannot read exactly, or one without a statement, is not.
+fn old_text_is_stateless(old: &str, new: &str) -> bool {
+    !crate::sql::analyze(old).statements.is_empty()
+        && crate::changes::upgrade::compare_sql(old, new).verdict
+            == crate::changes::upgrade::Verdict::Stateless
 }
 
 /// Whether the new text must validate before a statement in `phase` is replaced: always, except
@@ -260,6 +271,7 @@ mod tests {
             steps: vec![],
             kept_live: false,
             kept_pending: false,
+            upsert_sink: false,
         }
     }
 
@@ -579,6 +591,35 @@ mod tests {
                 "{phase}"
             );
         }
+        // A stateful running text, or a sink that takes updates: recreated.
+        let d = state(
+            "INSERT INTO a SELECT id, COUNT(*) FROM src GROUP BY id",
+            Running,
+        );
+        assert_eq!(
+            decide(Some(&d), &new, &stateless, &opts(false), CONFLUENT),
+            StepPlan::Recreate {
+                validate_first: true
+            }
+        );
+        let upsert = DeployNode {
+            upsert_sink: true,
+            ..node(Action::Restart, true)
+        };
+        let d = state(DML, Running);
+        assert_eq!(
+            decide(Some(&d), &new, &upsert, &opts(false), CONFLUENT),
+            StepPlan::Recreate {
+                validate_first: true
+            }
+        );
+        let unreadable = state("-- deployed SQL is not the project's current text", Running);
+        assert_eq!(
+            decide(Some(&unreadable), &new, &stateless, &opts(false), CONFLUENT),
+            StepPlan::Recreate {
+                validate_first: true
+            }
+        );
         // Not restarted by the plan: left alone, as before.
         let d = state(DML, Running);
         assert!(matches!(

@@ -416,6 +416,7 @@ mod tests {
             steps: vec![],
             kept_live: action == Action::Skip,
             kept_pending: pending,
+            upsert_sink: false,
         }
     }
 
