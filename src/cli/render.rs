@@ -301,12 +301,18 @@ pub fn confirm(question: &str) -> Result<bool, crate::cli::Failure> {
 /// Rows printed as text cut values longer than this (characters), with `…`.
 const MAX_CELL: usize = 40;
 
-/// A value as text: strings as they are, `NULL`, numbers and booleans, nested values as compact JSON.
-fn cell(v: &serde_json::Value) -> String {
+/// A value of a column of type `type_name` as text: strings as they are (a DECIMAL is its exact
+/// text), `NULL`, numbers and booleans, nested values as compact JSON written by their types (a
+/// DECIMAL inside is a number with its digits).
+fn cell(v: &serde_json::Value, type_name: &str) -> String {
     match v {
         serde_json::Value::Null => "NULL".into(),
         serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => serde_json::to_string(&crate::results::value::JsonCell {
+            value: other,
+            type_name,
+        })
+        .unwrap_or_else(|_| other.to_string()),
     }
 }
 
@@ -335,9 +341,11 @@ fn unique_names(columns: &[crate::ops::query::Column]) -> Vec<String> {
         .collect()
 }
 
-/// A row as a JSON object in column order.
+/// A row as a JSON object in column order, each value written by its column's type
+/// ([`crate::results::value::JsonCell`]: a DECIMAL as a number with its exact digits).
 struct NamedRow<'a> {
     names: &'a [String],
+    columns: &'a [crate::ops::query::Column],
     values: &'a [serde_json::Value],
 }
 
@@ -346,7 +354,13 @@ impl serde::Serialize for NamedRow<'_> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(Some(self.names.len()))?;
         for (i, n) in self.names.iter().enumerate() {
-            m.serialize_entry(n, self.values.get(i).unwrap_or(&serde_json::Value::Null))?;
+            m.serialize_entry(
+                n,
+                &crate::results::value::JsonCell {
+                    value: self.values.get(i).unwrap_or(&serde_json::Value::Null),
+                    type_name: self.columns.get(i).map_or("", |c| c.type_name.as_str()),
+                },
+            )?;
         }
         m.end()
     }
@@ -437,6 +451,7 @@ impl crate::ops::query::ReadObserver for QueryDisplay {
                 .iter()
                 .map(|r| NamedRow {
                     names: &names,
+                    columns,
                     values: r,
                 })
                 .collect();
@@ -471,6 +486,7 @@ fn rows_text(
 ) -> String {
     use crate::cli::args::RowFormat;
     let names = unique_names(columns);
+    let type_of = |i: usize| columns.get(i).map_or("", |c| c.type_name.as_str());
     match format {
         RowFormat::Table => {
             let mut header: Vec<String> = Vec::new();
@@ -487,7 +503,7 @@ fn rows_text(
                 if let Some(k) = kinds {
                     line.push(k[i].short().to_string());
                 }
-                line.extend(r.iter().map(|v| cut(cell(v))));
+                line.extend(r.iter().enumerate().map(|(i, v)| cut(cell(v, type_of(i)))));
                 body.push(line);
             }
             let h: Vec<&str> = header.iter().map(String::as_str).collect();
@@ -524,9 +540,9 @@ fn rows_text(
                 if let Some(k) = kinds {
                     rec.push(k[i].short().to_string());
                 }
-                rec.extend(r.iter().map(|v| match v {
+                rec.extend(r.iter().enumerate().map(|(i, v)| match v {
                     serde_json::Value::Null => String::new(),
-                    other => field(&cell(other)),
+                    other => field(&cell(other, type_of(i))),
                 }));
                 out.push_str(&rec.join(","));
                 out.push('\n');
@@ -538,6 +554,7 @@ fn rows_text(
             for (i, r) in rows.iter().enumerate() {
                 let row = NamedRow {
                     names: &names,
+                    columns,
                     values: r,
                 };
                 let line = match kinds {
@@ -574,6 +591,7 @@ pub fn query_outcome(
             .iter()
             .map(|v| NamedRow {
                 names: &names,
+                columns: &r.columns,
                 values: v,
             })
             .collect();
@@ -583,6 +601,7 @@ pub fn query_outcome(
                     kind: c.kind,
                     row: NamedRow {
                         names: &names,
+                        columns: &r.columns,
                         values: &c.row,
                     },
                 })

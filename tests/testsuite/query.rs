@@ -56,7 +56,7 @@ fn counts() -> QueryScript {
         columns: json!([
             col("store_id", "INTEGER"),
             col("orders", "BIGINT"),
-            col("amount", "DECIMAL")
+            json!({"name": "amount", "type": {"type": "DECIMAL", "precision": 10, "scale": 2}})
         ]),
         upsert_columns: Some(vec![0]),
         pages: vec![
@@ -67,7 +67,7 @@ fn counts() -> QueryScript {
             vec![],
             vec![
                 (Some(1), json!(["1", "1", "10.50"])),
-                (Some(2), json!(["1", "2", "21.00"])),
+                (Some(2), json!(["1", "2", "21"])),
             ],
             vec![(Some(2), json!(["2", "2", "6.25"]))],
         ],
@@ -121,9 +121,11 @@ fn a_changelog_folds_into_one_row_per_key_and_the_statement_is_deleted() {
         json!([
             {"name": "store_id", "type": "INTEGER"},
             {"name": "orders", "type": "BIGINT"},
-            {"name": "amount", "type": "DECIMAL"}
+            {"name": "amount", "type": "DECIMAL(10, 2)"}
         ])
     );
+    // A DECIMAL is a JSON number with its declared scale (`21` sent, `21.00` written).
+    assert!(raw.contains(r#""amount": 21.00"#), "{raw}");
     assert_eq!(
         v["rows"],
         json!([
@@ -189,12 +191,12 @@ fn changelog_output_lists_every_change_in_arrival_order() {
     );
     assert_eq!(
         lines[1].split_whitespace().collect::<Vec<_>>(),
-        ["INTEGER", "BIGINT", "DECIMAL"]
+        ["INTEGER", "BIGINT", "DECIMAL(10,", "2)"]
     );
     assert!(lines[2].starts_with("--"));
     assert_eq!(
         lines[5].split_whitespace().collect::<Vec<_>>(),
-        ["-U", "1", "1", "10.5"]
+        ["-U", "1", "1", "10.50"]
     );
     assert!(
         stderr(&o).contains("2 row(s) from 5 change(s); complete"),
@@ -263,7 +265,7 @@ fn csv_and_jsonl_formats() {
             "csv",
         ],
     );
-    assert_eq!(stdout(&o), "store_id,orders,amount\n1,2,21.0\n2,2,6.25\n");
+    assert_eq!(stdout(&o), "store_id,orders,amount\n1,2,21.00\n2,2,6.25\n");
     fake.add_query("FROM orders_by_store", counts());
     let o = run(
         &p,
@@ -278,7 +280,7 @@ fn csv_and_jsonl_formats() {
     );
     assert_eq!(
         stdout(&o),
-        "{\"store_id\":1,\"orders\":2,\"amount\":21.0}\n{\"store_id\":2,\"orders\":2,\"amount\":6.25}\n"
+        "{\"store_id\":1,\"orders\":2,\"amount\":21.00}\n{\"store_id\":2,\"orders\":2,\"amount\":6.25}\n"
     );
 }
 
@@ -925,4 +927,102 @@ fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences
     let v = json_of(&o);
     assert_eq!(v["verdict"], "expected-difference", "{v:#}");
     assert!(queries_deleted(&fake));
+}
+
+/// Issue #21 item 4: a DECIMAL keeps its exact digits and declared scale in every format — a JSON
+/// number written with exactly those digits (one JSON type per column, whatever the wire sent: a
+/// string, a short string, a number), the same text in table, CSV and JSONL; TIMESTAMP(9) keeps its
+/// nanoseconds.
+#[test]
+fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_every_format() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let script = || QueryScript {
+        columns: json!([
+            col("id", "INTEGER"),
+            {"name": "price", "type": {"type": "DECIMAL", "precision": 10, "scale": 2}},
+            {"name": "big", "type": {"type": "DECIMAL", "precision": 38, "scale": 10}},
+            {"name": "at", "type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 9}},
+            {"name": "prices", "type": {"type": "ARRAY", "element_type": {"type": "DECIMAL", "precision": 5, "scale": 1}}}
+        ]),
+        pages: vec![vec![
+            (
+                None,
+                json!([
+                    "1",
+                    "12.50",
+                    "12345678901234567890.1234567890",
+                    "2025-01-01 10:00:00.123456789",
+                    ["1", "2.5"]
+                ]),
+            ),
+            (
+                None,
+                json!([
+                    "2",
+                    "35",
+                    "922337203685477.5807",
+                    "2025-01-01 10:00:00.000000001",
+                    []
+                ]),
+            ),
+            (None, json!(["3", 0.1, "0E-10", null, null])),
+        ]],
+        bounded: true,
+        ..QueryScript::default()
+    };
+    let sql = "SELECT * FROM prices";
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["--output", "json", "sql", "query", sql]);
+    let raw = stdout(&o);
+    for exact in [
+        r#""price": 12.50"#,
+        r#""big": 12345678901234567890.1234567890"#,
+        r#""price": 35.00"#,
+        r#""big": 922337203685477.5807000000"#,
+        r#""price": 0.10"#,
+        r#""big": 0.0000000000"#,
+        r#""at": "2025-01-01T10:00:00.123456789""#,
+        r#""at": "2025-01-01T10:00:00.000000001""#,
+    ] {
+        assert!(raw.contains(exact), "{exact} not in {raw}");
+    }
+    // One JSON type per column: numbers only (never a string next to a number).
+    let v = json_of(&o);
+    for r in v["rows"].as_array().unwrap() {
+        assert!(r["price"].is_number() && r["big"].is_number(), "{r}");
+    }
+    assert!(
+        raw.replace([' ', '\n'], "")
+            .contains(r#""prices":[1.0,2.5]"#),
+        "{raw}"
+    );
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["sql", "query", sql, "--format", "csv"]);
+    assert_eq!(
+        stdout(&o),
+        "id,price,big,at,prices\n\
+         1,12.50,12345678901234567890.1234567890,2025-01-01T10:00:00.123456789,\"[1.0,2.5]\"\n\
+         2,35.00,922337203685477.5807000000,2025-01-01T10:00:00.000000001,[]\n\
+         3,0.10,0.0000000000,,\n"
+    );
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["sql", "query", sql, "--format", "jsonl"]);
+    assert_eq!(
+        stdout(&o).lines().next().unwrap(),
+        r#"{"id":1,"price":12.50,"big":12345678901234567890.1234567890,"at":"2025-01-01T10:00:00.123456789","prices":[1.0,2.5]}"#
+    );
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["sql", "query", sql]);
+    let out = stdout(&o);
+    let row2: Vec<&str> = out.lines().nth(4).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row2[..4],
+        [
+            "2",
+            "35.00",
+            "922337203685477.5807000000",
+            "2025-01-01T10:00:00.000000001"
+        ]
+    );
 }

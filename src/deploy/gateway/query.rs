@@ -9,7 +9,7 @@ use super::http::Http;
 use super::wire::{self, ErrorClass};
 use super::{GatewayTarget, catalog};
 use crate::deploy::target::{StatementSpec, TargetError};
-use crate::results::value::{Column, typed};
+use crate::results::value::{Column, quote_numbers, typed};
 use crate::results::{Change, Page, ResultStream, RowKind};
 use reqwest::Method;
 use serde_json::Value;
@@ -34,6 +34,32 @@ fn explained(sql: &str) -> String {
     } else {
         rest.to_string()
     }
+}
+
+/// A result page as JSON, the numbers of its rows (`results.data`) kept as their exact text
+/// ([`quote_numbers`]): the gateway writes a DECIMAL as a JSON number, and a `DECIMAL(38, 10)` does not
+/// fit a double. The columns' types keep their numbers (precision, scale, length).
+fn exact_page(text: &str) -> Value {
+    #[derive(serde::Deserialize)]
+    struct RawPage<'a> {
+        #[serde(borrow)]
+        results: Option<RawResults<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct RawResults<'a> {
+        #[serde(borrow)]
+        data: Option<&'a serde_json::value::RawValue>,
+    }
+    let mut page: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    if let Ok(RawPage {
+        results: Some(RawResults { data: Some(data) }),
+    }) = serde_json::from_str::<RawPage>(text)
+        && let Ok(exact) = serde_json::from_str::<Value>(&quote_numbers(data.get()))
+        && let Some(results) = page.get_mut("results")
+    {
+        results["data"] = exact;
+    }
+    page
 }
 
 pub(super) struct GatewayQuery {
@@ -179,8 +205,8 @@ impl ResultStream for GatewayQuery {
                 ..Page::default()
             });
         };
-        let page = match self.http.get(self.http.gw(&uri)).await {
-            Ok(p) => p,
+        let page = match self.http.get_text(self.http.gw(&uri)).await {
+            Ok(text) => exact_page(&text),
             // An error answer on a result is the query's failure (§5): the root cause.
             Err(e) if matches!(e.class, ErrorClass::ServerError | ErrorClass::SessionLost) => {
                 // The gateway often says only "Failed to fetch next result": the job's own failure
