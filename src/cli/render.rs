@@ -381,6 +381,10 @@ struct QueryJson<'a> {
     columns: &'a [crate::ops::query::Column],
     rows: Vec<NamedRow<'a>>,
     complete: bool,
+    /// The snapshot is what the result held when the read stopped early.
+    partial: bool,
+    /// Rows in the snapshot (more than `rows` when `--max-rows`/`--limit` cut them).
+    total_rows: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<Vec<NamedChange<'a>>>,
     statement: &'a str,
@@ -612,6 +616,8 @@ pub fn query_outcome(
             columns: &r.columns,
             rows,
             complete: r.complete,
+            partial: r.partial,
+            total_rows: r.total_rows,
             changes,
             statement: &r.statement,
             sql: &o.sql,
@@ -638,7 +644,13 @@ pub fn query_outcome(
     }
     let why = match r.stopped_by {
         StopReason::End => "complete".to_string(),
-        StopReason::MaxRows => "stopped at the row limit (--max-rows / --limit)".to_string(),
+        StopReason::MaxRows if r.changes.is_some() => {
+            "stopped at the change limit (--max-rows / --limit)".to_string()
+        }
+        StopReason::MaxRows => {
+            "stopped at the row limit (--max-rows / --limit; the result is append-only, its rows final)"
+                .to_string()
+        }
         StopReason::Idle => format!(
             "stopped after {}s without new rows (the stream may go on)",
             args.idle
@@ -650,12 +662,15 @@ pub fn query_outcome(
         .first_row_seconds
         .map(|s| format!(", first row after {s:.1}s"))
         .unwrap_or_default();
+    let partial = if r.partial { "partial snapshot, " } else { "" };
+    let shown = if r.total_rows > r.rows.len() {
+        format!("first {} of {}", r.rows.len(), r.total_rows)
+    } else {
+        r.rows.len().to_string()
+    };
     eprintln!(
-        "{} row(s) from {} change(s); {why}; {} in {:.1}s{first}",
-        r.rows.len(),
-        r.change_count,
-        r.statement,
-        r.seconds
+        "{shown} row(s) from {} change(s); {partial}{why}; {} in {:.1}s{first}",
+        r.change_count, r.statement, r.seconds
     );
 }
 

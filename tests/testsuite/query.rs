@@ -243,10 +243,15 @@ fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() 
             "SELECT * FROM endless",
             "--max-rows",
             "1",
+            "--idle",
+            "0.5",
         ],
     ));
-    assert_eq!(v["stopped_by"], "max_rows");
-    assert!(!v["rows"].as_array().unwrap().is_empty());
+    // An updating result is folded to the stop condition, then its first row printed.
+    assert_eq!(v["stopped_by"], "idle");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(v["total_rows"], 3);
+    assert_eq!(v["partial"], true);
 }
 
 #[test]
@@ -1025,4 +1030,174 @@ fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_ever
             "2025-01-01T10:00:00.000000001"
         ]
     );
+}
+
+/// Issue #21 item 5: `--max-rows N` / `table preview --limit N` on an updating result fold the
+/// changelog to the stop condition, then print the first N rows of that snapshot (a customer's
+/// current value, never an early one); a read that stopped early says the snapshot is partial. An
+/// append-only result stops at N rows (its rows are final), partial too.
+#[test]
+fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cut_midway() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let windows = |bounded: bool| QueryScript {
+        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+        upsert_columns: Some(vec![0]),
+        pages: vec![
+            vec![(None, json!(["7", "2"])), (None, json!(["8", "3"]))],
+            vec![(Some(1), json!(["7", "2"])), (Some(2), json!(["7", "9"]))],
+            vec![
+                (Some(1), json!(["7", "9"])),
+                (Some(2), json!(["7", "27"])),
+                (Some(1), json!(["8", "3"])),
+                (Some(2), json!(["8", "176"])),
+            ],
+        ],
+        bounded,
+        ..QueryScript::default()
+    };
+    fake.add_query("FROM customer_windows", windows(true));
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM customer_windows",
+            "--max-rows",
+            "1",
+        ],
+    );
+    let v = json_of(&o);
+    assert_eq!(v["rows"], json!([{"customer_id": 7, "orders": 27}]));
+    assert_eq!(v["total_rows"], 2);
+    assert_eq!(v["stopped_by"], "end");
+    assert_eq!(
+        (v["complete"].clone(), v["partial"].clone()),
+        (json!(true), json!(false))
+    );
+    assert_eq!(v["change_count"], 8);
+    assert!(queries_deleted(&fake));
+    // Text: the summary says how many of the snapshot's rows are shown.
+    fake.add_query("FROM customer_windows", windows(true));
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM customer_windows",
+            "--max-rows",
+            "1",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "customer_id,orders\n7,27\n");
+    assert!(
+        stderr(&o).contains("first 1 of 2 row(s) from 8 change(s); complete"),
+        "{}",
+        stderr(&o)
+    );
+    // Unbounded: read to the idle stop, then cut; the snapshot is partial and the summary says so.
+    fake.add_query("FROM live_windows", windows(false));
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM live_windows",
+            "--max-rows",
+            "2",
+            "--idle",
+            "0.5",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "customer_id,orders\n7,27\n8,176\n");
+    assert!(
+        stderr(&o).contains(
+            "2 row(s) from 8 change(s); partial snapshot, stopped after 0.5s without new rows"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // `table preview --limit` folds by the table's primary key the same way.
+    fake.add_query("FROM `c360_fct_customer_orders`", {
+        let mut s = windows(true);
+        s.upsert_columns = None;
+        s
+    });
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "preview",
+            "c360_fct_customer_orders",
+            "pipelines",
+            "--limit",
+            "1",
+        ],
+    ));
+    assert_eq!(v["key"], json!(["customer_id"]));
+    assert_eq!(v["rows"], json!([{"customer_id": 7, "orders": 27}]));
+    assert_eq!(v["total_rows"], 2);
+    // An append-only result (`is_append_only`): its first rows are final, the read stops at them.
+    fake.add_query(
+        "FROM clicks",
+        QueryScript {
+            columns: json!([col("id", "BIGINT")]),
+            pages: vec![
+                vec![(None, json!(["1"])), (None, json!(["2"]))],
+                vec![(None, json!(["3"]))],
+            ],
+            bounded: false,
+            ..QueryScript::default()
+        },
+    );
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM clicks",
+            "--max-rows",
+            "2",
+        ],
+    );
+    let v = json_of(&o);
+    assert_eq!(v["rows"], json!([{"id": 1}, {"id": 2}]));
+    assert_eq!(v["stopped_by"], "max_rows");
+    assert_eq!(v["partial"], true);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM clicks",
+            "--max-rows",
+            "2",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "id\n1\n2\n");
+    assert!(
+        stderr(&o)
+            .contains("2 row(s) from 2 change(s); partial snapshot, stopped at the row limit"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(queries_deleted(&fake));
 }

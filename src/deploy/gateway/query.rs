@@ -234,6 +234,7 @@ impl ResultStream for GatewayQuery {
                 Ok(Page {
                     columns: self.columns.clone(),
                     upsert_key: None,
+                    append_only: None,
                     changes,
                     end: self.next.is_none(),
                 })
