@@ -38,6 +38,14 @@ struct State {
     metric_gets: Vec<Vec<String>>,
     /// A job's root exception (`GET /jobs/{jid}/exceptions`), by jid.
     exceptions: BTreeMap<String, String>,
+    /// Queries (by substring of their SQL): the raw bodies of result pages `0, 1, …` (`{oh}` is
+    /// replaced by the operation handle; a token past the last page answers `NOT_READY`), sent as
+    /// written so that JSON numbers keep every digit.
+    queries: Vec<(String, Vec<String>)>,
+    /// `GET …/operations/{oh}/status` by operation handle (default `RUNNING`).
+    op_status: BTreeMap<String, String>,
+    /// The raw body of the answer being made (set by [`handle`], sent instead of its JSON).
+    raw_body: Option<String>,
 }
 
 /// A JobManager vertex with its metrics.
@@ -136,6 +144,16 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
             if let Some((_, cause)) = st.reject.iter().find(|(k, _)| sql.contains(k.as_str())) {
                 return Some((500, server_error(cause)));
             }
+            if let Some((_, pages)) = st.queries.iter().find(|(k, _)| sql.contains(k.as_str())) {
+                let token: usize = _token.parse().unwrap_or(0);
+                st.raw_body = Some(match pages.get(token) {
+                    Some(body) => body.replace("{oh}", oh),
+                    None => format!(
+                        r#"{{"resultType":"NOT_READY","results":{{"columns":[],"data":[]}},"nextResultUri":"/v2/sessions/s/operations/{oh}/result/{token}?rowFormat=JSON"}}"#
+                    ),
+                });
+                return Some((200, Value::Null));
+            }
             if sql.starts_with("INSERT") {
                 let jid = format!("{:032x}", n);
                 let name = v_name(&sql);
@@ -151,6 +169,16 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                     json!({"resultType": "EOS", "isQueryResult": false, "resultKind": "SUCCESS", "results": {"columns": [], "rowFormat": "JSON", "data": []}}),
                 ))
             }
+        }
+        ("GET", ["v2", "sessions", _, "operations", oh, "status"]) => Some((
+            200,
+            json!({"status": st.op_status.get(*oh).map_or("RUNNING", String::as_str)}),
+        )),
+        ("GET", ["jobs", jid])
+            if !st.vertices.contains_key(*jid) && st.jobs.iter().any(|j| j.0 == *jid) =>
+        {
+            let state = st.jobs.iter().find(|j| j.0 == *jid).unwrap().2.clone();
+            Some((200, json!({"jid": jid, "state": state, "vertices": []})))
         }
         ("DELETE", ["v2", "sessions", _, "operations", _, "close"]) => {
             Some((200, json!({"status": "CLOSED"})))
@@ -269,9 +297,24 @@ impl Fake {
                     };
                     let mut first = head.lines().next().unwrap_or("").split(' ');
                     let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
-                    let reply = handle(&mut st.lock().unwrap(), method, path, &body);
-                    if let Some((status, v)) = reply {
-                        let _ = sock.write_all(&answer(status, &v)).await;
+                    let (reply, raw) = {
+                        let mut g = st.lock().unwrap();
+                        let reply = handle(&mut g, method, path, &body);
+                        (reply, g.raw_body.take())
+                    };
+                    match (reply, raw) {
+                        (Some((status, _)), Some(text)) => {
+                            let head = format!(
+                                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                text.len()
+                            );
+                            let _ = sock.write_all(head.as_bytes()).await;
+                            let _ = sock.write_all(text.as_bytes()).await;
+                        }
+                        (Some((status, v)), None) => {
+                            let _ = sock.write_all(&answer(status, &v)).await;
+                        }
+                        (None, _) => {}
                     }
                     let _ = sock.shutdown().await;
                 });
@@ -724,5 +767,103 @@ async fn the_external_ddl_hint_is_given_only_for_a_table_nothing_declares() {
         format!(
             "{object} (no DDL defines ext: an external table needs its DDL in flinkpipe.gateway.external_ddl)"
         )
+    );
+}
+
+/// A query's result page as the gateway writes it: `rows` are raw JSON `fields` arrays (numbers as
+/// written), `next` the token of the next page (`None`: the last page, `EOS` follows).
+fn result_page(jid: &str, columns: &str, rows: &[&str], next: Option<usize>) -> String {
+    let data: Vec<String> = rows
+        .iter()
+        .map(|f| format!(r#"{{"kind":"INSERT","fields":{f}}}"#))
+        .collect();
+    let next = next.map_or(String::new(), |t| {
+        format!(r#","nextResultUri":"/v2/sessions/s1/operations/{{oh}}/result/{t}?rowFormat=JSON""#)
+    });
+    format!(
+        r#"{{"resultType":"PAYLOAD","isQueryResult":true,"jobID":"{jid}","resultKind":"SUCCESS_WITH_CONTENT","results":{{"columns":{columns},"rowFormat":"JSON","data":[{}]}}{next}}}"#,
+        data.join(",")
+    )
+}
+
+const EOS: &str = r#"{"resultType":"EOS","isQueryResult":true,"resultKind":"SUCCESS_WITH_CONTENT","results":{"columns":[],"data":[]}}"#;
+
+/// Issue #21 item 4 on the SQL Gateway: a DECIMAL sent as a JSON number keeps every digit (a
+/// `DECIMAL(38, 10)` does not fit a double) and its declared scale, Java's `0E-10` included; a
+/// TIMESTAMP(9) keeps its nanoseconds; the column's type numbers are still read.
+#[tokio::test]
+async fn gateway_decimals_keep_their_digits_and_scale() {
+    use flinkpipe::results::read::{Quiet, ReadOptions, read};
+    let fake = Fake::start().await;
+    let jid = format!("{:032x}", 91);
+    let columns = r#"[{"name":"price","logicalType":{"type":"DECIMAL","nullable":true,"precision":38,"scale":10}},{"name":"small","logicalType":{"type":"DECIMAL","nullable":true,"precision":10,"scale":2}},{"name":"at","logicalType":{"type":"TIMESTAMP_WITHOUT_TIME_ZONE","nullable":true,"precision":9}},{"name":"n","logicalType":{"type":"BIGINT","nullable":true}}]"#;
+    fake.state.lock().unwrap().queries.push((
+        "FROM prices".into(),
+        vec![
+            result_page(
+                &jid,
+                columns,
+                &[
+                    r#"[12345678901234567890.1234567890,12.5,"2025-01-01 10:00:00.123456789",9007199254740993]"#,
+                    r#"[0E-10,35,null,-1]"#,
+                ],
+                Some(1),
+            ),
+            EOS.to_string(),
+        ],
+    ));
+    let t = fake.target(Vec::new());
+    let mut q = t
+        .start_query(&spec(
+            "dev-query-9",
+            "SELECT * FROM prices",
+            StatementKind::Dml,
+        ))
+        .await
+        .unwrap();
+    let r = read(
+        q.as_mut(),
+        &ReadOptions::default(),
+        false,
+        &Quiet,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    let types: Vec<&str> = r.columns.iter().map(|c| c.type_name.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "DECIMAL(38, 10)",
+            "DECIMAL(10, 2)",
+            "TIMESTAMP(9)",
+            "BIGINT"
+        ]
+    );
+    assert!(r.complete);
+    let json: Vec<String> = r
+        .rows
+        .iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&r.columns)
+                .map(|(v, c)| {
+                    serde_json::to_string(&flinkpipe::results::value::JsonCell {
+                        value: v,
+                        type_name: &c.type_name,
+                    })
+                    .unwrap()
+                })
+                .collect();
+            cells.join(",")
+        })
+        .collect();
+    assert_eq!(
+        json,
+        [
+            r#"12345678901234567890.1234567890,12.50,"2025-01-01T10:00:00.123456789",9007199254740993"#,
+            "0.0000000000,35.00,null,-1",
+        ]
     );
 }
