@@ -1,7 +1,9 @@
 //! The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST
 //! APIs, for what a real Flink cannot be made to do on demand: a connection dropped while reading a
 //! result (the statement must not be submitted twice), a rejected statement (the cause extracted from
-//! the HTTP 500 body), an expired session (replaced, tables declared again). The real engine is
+//! the HTTP 500 body), an expired session (replaced, tables declared again), a query whose
+//! operation is in ERROR or whose job FAILED (exit 1 with the failure detail), DECIMAL result values
+//! sent as JSON numbers beyond a double's digits. The real engine is
 //! covered by `tests/e2e_gateway.rs`.
 
 use flinkpipe::deploy::gateway::catalog::Definitions;
@@ -865,5 +867,98 @@ async fn gateway_decimals_keep_their_digits_and_scale() {
             r#"12345678901234567890.1234567890,12.50,"2025-01-01T10:00:00.123456789",9007199254740993"#,
             "0.0000000000,35.00,null,-1",
         ]
+    );
+}
+
+/// Runs `flinkpipe ARGS` against the fake gateway (and JobManager) from an empty directory, while
+/// the fake keeps answering on this runtime.
+async fn cli(fake: &Fake, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = crate::support::command();
+    cmd.args(args)
+        .current_dir(dir.path())
+        .env("FLINKPIPE_GATEWAY_URL", &fake.url)
+        .env("FLINKPIPE_JOBMANAGER_URL", &fake.url)
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    drop(dir);
+    out
+}
+
+const ORDERS_COLUMNS: &str = r#"[{"name":"id","logicalType":{"type":"BIGINT","nullable":true}}]"#;
+const TOPIC_GONE: &str = "org.apache.flink.runtime.JobException: Recovery is suppressed\n\tat a\nCaused by: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition. [orders]\n\tat b";
+
+/// Issue #21 item 2 on the SQL Gateway: a query whose operation is in ERROR when its results end
+/// (EOS) is exit 1 with the job's failure detail, never `complete`; one whose job FAILED while the
+/// read stops at `--idle` is exit 1 too. Either way the operation is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_gateway_query_is_exit_1_with_its_failure_whatever_stops_the_read() {
+    let jid = format!("{:032x}", 93);
+    // Operation ERROR, results ended.
+    let fake = Fake::start().await;
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.queries.push((
+            "FROM orders".into(),
+            vec![
+                result_page(&jid, ORDERS_COLUMNS, &["[1]"], Some(1)),
+                EOS.to_string(),
+            ],
+        ));
+        for n in 1..=9 {
+            st.op_status.insert(format!("o{n}"), "ERROR".into());
+        }
+        st.exceptions.insert(jid.clone(), TOPIC_GONE.into());
+    }
+    let o = cli(
+        &fake,
+        &["--output", "json", "sql", "query", "SELECT * FROM orders"],
+    )
+    .await;
+    let err = crate::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("failed (operation ERROR)")
+            && err.contains("UnknownTopicOrPartitionException"),
+        "{err}"
+    );
+    assert!(!crate::support::stdout(&o).contains("\"complete\""));
+    let log = fake.state.lock().unwrap().log.clone();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("DELETE") && l.ends_with("/close")),
+        "{log:?}"
+    );
+    // Job FAILED mid-stream; the results go on NOT_READY; the read stops at --idle.
+    let fake = Fake::start().await;
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.queries.push((
+            "FROM orders".into(),
+            vec![result_page(&jid, ORDERS_COLUMNS, &["[1]", "[2]"], Some(1))],
+        ));
+        st.jobs
+            .push((jid.clone(), "dev-usw2-query".into(), "FAILED".into(), 5));
+        st.exceptions.insert(jid.clone(), TOPIC_GONE.into());
+    }
+    let o = cli(
+        &fake,
+        &["sql", "query", "SELECT * FROM orders", "--idle", "0.3"],
+    )
+    .await;
+    let err = crate::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("failed (job FAILED)") && err.contains("UnknownTopicOrPartitionException"),
+        "{err}"
+    );
+    assert!(!err.contains("stopped after"), "{err}");
+    let log = fake.state.lock().unwrap().log.clone();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("DELETE") && l.ends_with("/close")),
+        "{log:?}"
     );
 }
