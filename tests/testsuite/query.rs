@@ -1201,3 +1201,61 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
     );
     assert!(queries_deleted(&fake));
 }
+
+/// Issue #21 item 1 with `--follow`: a keyed result whose `-U` and `+U` arrive in different pages,
+/// with a snapshot boundary (an empty poll) between them, only ever shows states the result had:
+/// `[(EU,1),(US,1)] → [(EU,2),(US,1)] → [(EU,2),(US,3)]`, never a snapshot without a key.
+#[test]
+fn follow_on_a_keyed_result_never_shows_a_state_the_result_never_had() {
+    use crate::support::Test;
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM live_regions",
+        regions(
+            vec![
+                vec![(None, json!(["EU", "1"])), (None, json!(["US", "1"]))],
+                vec![],
+                vec![(Some(1), json!(["EU", "1"]))],
+                vec![],
+                vec![(Some(2), json!(["EU", "2"]))],
+                vec![],
+                vec![(Some(1), json!(["US", "1"]))],
+                vec![],
+                vec![(Some(2), json!(["US", "3"]))],
+            ],
+            false,
+        ),
+    );
+    let out = Test::fixture()
+        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
+        .env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .args(&[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM live_regions",
+            "--follow",
+            "--timeout",
+            "3",
+        ])
+        .run()
+        .success()
+        .stdout();
+    let snapshots: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["rows"].clone())
+        .collect();
+    assert_eq!(
+        snapshots,
+        [
+            json!([{"region": "EU", "n": 1}, {"region": "US", "n": 1}]),
+            json!([{"region": "EU", "n": 2}, {"region": "US", "n": 1}]),
+            json!([{"region": "EU", "n": 2}, {"region": "US", "n": 3}]),
+        ],
+        "{out}"
+    );
+    assert!(queries_deleted(&fake));
+}
