@@ -370,6 +370,69 @@ fn mode_for(
 mod tests {
     use super::*;
 
+    /// A query that answers the given pages in turn (then the end) and notes when it was polled.
+    struct Scripted {
+        pages: std::collections::VecDeque<Page>,
+        polls: Vec<tokio::time::Instant>,
+    }
+
+    #[async_trait::async_trait]
+    impl ResultStream for Scripted {
+        fn name(&self) -> &str {
+            "q"
+        }
+        async fn next_page(&mut self) -> Result<Page, TargetError> {
+            self.polls.push(tokio::time::Instant::now());
+            Ok(self.pages.pop_front().unwrap_or(Page {
+                end: true,
+                ..Page::default()
+            }))
+        }
+        async fn close(&mut self) -> Result<(), TargetError> {
+            Ok(())
+        }
+    }
+
+    /// The read loop itself on a virtual clock (no real waiting): while a statement is PENDING the
+    /// pauses between polls double from 0.5 s to 5 s; once rows flow an empty page is polled again
+    /// after 0.15 s, doubling to 0.5 s.
+    #[tokio::test(start_paused = true)]
+    async fn the_read_loop_backs_off_while_pending_and_polls_fast_once_rows_flow() {
+        let mut pages: std::collections::VecDeque<Page> = (0..6).map(|_| Page::default()).collect();
+        pages.push_back(Page {
+            columns: Some(vec![Column {
+                name: "id".into(),
+                type_name: "BIGINT".into(),
+            }]),
+            changes: vec![Change {
+                kind: RowKind::Insert,
+                row: vec![serde_json::json!(1)],
+            }],
+            ..Page::default()
+        });
+        pages.extend((0..3).map(|_| Page::default()));
+        let mut q = Scripted {
+            pages,
+            polls: Vec::new(),
+        };
+        let r = read(
+            &mut q,
+            &ReadOptions::default(),
+            false,
+            &Quiet,
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.stopped_by, StopReason::End);
+        let gaps: Vec<u128> = q
+            .polls
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect();
+        assert_eq!(gaps, [500, 1000, 2000, 4000, 5000, 5000, 0, 150, 300, 500]);
+    }
+
     #[test]
     fn pending_polls_back_off_to_five_seconds_and_flowing_polls_stay_fast() {
         let o = ReadOptions::default();
