@@ -962,3 +962,79 @@ async fn a_failed_gateway_query_is_exit_1_with_its_failure_whatever_stops_the_re
         "{log:?}"
     );
 }
+
+/// Issue #21 item 3 on the SQL Gateway: nested types named from the camelCase `logicalType`
+/// (`elementType`, `keyType`, `valueType`, `fields[].fieldType`) and their values typed recursively
+/// (a DECIMAL inside keeps its digits and scale).
+#[tokio::test]
+async fn gateway_nested_types_are_named_and_typed_recursively() {
+    use flinkpipe::results::read::{Quiet, ReadOptions, read};
+    let fake = Fake::start().await;
+    let jid = format!("{:032x}", 95);
+    let columns = r#"[
+        {"name":"ids","logicalType":{"type":"ARRAY","nullable":true,"elementType":{"type":"BIGINT","nullable":true}}},
+        {"name":"prices","logicalType":{"type":"MAP","nullable":true,"keyType":{"type":"VARCHAR","nullable":true,"length":2147483647},"valueType":{"type":"DECIMAL","nullable":true,"precision":10,"scale":2}}},
+        {"name":"bag","logicalType":{"type":"MULTISET","nullable":true,"elementType":{"type":"VARCHAR","nullable":true,"length":2147483647}}},
+        {"name":"who","logicalType":{"type":"ROW","nullable":true,"fields":[{"name":"id","fieldType":{"type":"BIGINT","nullable":true}},{"name":"paid","fieldType":{"type":"DECIMAL","nullable":true,"precision":38,"scale":10}}]}}
+    ]"#;
+    fake.state.lock().unwrap().queries.push((
+        "FROM nested".into(),
+        vec![
+            result_page(
+                &jid,
+                columns,
+                &[r#"[[1,2,null],{"eur":12.5},{"red":2},{"id":7,"paid":12345678901234567890.1234567890}]"#],
+                Some(1),
+            ),
+            EOS.to_string(),
+        ],
+    ));
+    let t = fake.target(Vec::new());
+    let mut q = t
+        .start_query(&spec(
+            "dev-query-10",
+            "SELECT * FROM nested",
+            StatementKind::Dml,
+        ))
+        .await
+        .unwrap();
+    let r = read(
+        q.as_mut(),
+        &ReadOptions::default(),
+        false,
+        &Quiet,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    let types: Vec<&str> = r.columns.iter().map(|c| c.type_name.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "ARRAY<BIGINT>",
+            "MAP<STRING, DECIMAL(10, 2)>",
+            "MULTISET<STRING>",
+            "ROW<id BIGINT, paid DECIMAL(38, 10)>"
+        ]
+    );
+    let cells: Vec<String> = r.rows[0]
+        .iter()
+        .zip(&r.columns)
+        .map(|(v, c)| {
+            serde_json::to_string(&flinkpipe::results::value::JsonCell {
+                value: v,
+                type_name: &c.type_name,
+            })
+            .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "[1,2,null]",
+            r#"{"eur":12.50}"#,
+            r#"{"red":2}"#,
+            r#"{"id":7,"paid":12345678901234567890.1234567890}"#
+        ]
+    );
+}
