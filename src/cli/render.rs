@@ -394,7 +394,36 @@ struct QueryJson<'a> {
     change_count: usize,
     first_row_seconds: Option<f64>,
     seconds: f64,
-    inconsistencies: &'a [crate::results::Inconsistency],
+    inconsistencies: Vec<TypedInconsistency<'a>>,
+}
+
+/// An inconsistency as `{"position", "kind", "row": [values]}`, the values written by their
+/// columns' types (a DECIMAL as a number with its digits).
+#[derive(serde::Serialize)]
+struct TypedInconsistency<'a> {
+    position: usize,
+    kind: crate::ops::query::RowKind,
+    row: PositionalRow<'a>,
+}
+
+/// A row as a JSON array, each value written by its column's type.
+struct PositionalRow<'a> {
+    columns: &'a [crate::ops::query::Column],
+    values: &'a [serde_json::Value],
+}
+
+impl serde::Serialize for PositionalRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.values.len()))?;
+        for (i, v) in self.values.iter().enumerate() {
+            seq.serialize_element(&crate::results::value::JsonCell {
+                value: v,
+                type_name: self.columns.get(i).map_or("", |c| c.type_name.as_str()),
+            })?;
+        }
+        seq.end()
+    }
 }
 
 /// Progress of a query on a terminal (a spinner with rows read and elapsed time) and, with
@@ -582,7 +611,16 @@ pub fn query_outcome(
     use crate::ops::query::StopReason;
     let r = &o.result;
     for i in &r.inconsistencies {
-        eprintln!("warning[changelog]: {i}");
+        let row = PositionalRow {
+            columns: &r.columns,
+            values: &i.row,
+        };
+        eprintln!(
+            "warning[changelog]: change #{} {} retracts a row that is not in the result: {}",
+            i.position + 1,
+            i.kind,
+            serde_json::to_string(&row).unwrap_or_default()
+        );
     }
     let names = unique_names(&r.columns);
     if json && args.follow {
@@ -626,7 +664,18 @@ pub fn query_outcome(
             change_count: r.change_count,
             first_row_seconds: r.first_row_seconds,
             seconds: r.seconds,
-            inconsistencies: &r.inconsistencies,
+            inconsistencies: r
+                .inconsistencies
+                .iter()
+                .map(|i| TypedInconsistency {
+                    position: i.position,
+                    kind: i.kind,
+                    row: PositionalRow {
+                        columns: &r.columns,
+                        values: &i.row,
+                    },
+                })
+                .collect(),
         });
         return;
     }

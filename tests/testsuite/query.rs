@@ -1259,3 +1259,44 @@ fn follow_on_a_keyed_result_never_shows_a_state_the_result_never_had() {
     );
     assert!(queries_deleted(&fake));
 }
+
+/// A retraction of a row the result does not hold is reported (stderr warning, JSON
+/// `inconsistencies`), its values typed like the rows: a DECIMAL is a number with its scale.
+#[test]
+fn a_retraction_of_a_missing_row_is_reported_with_typed_values() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM refunds",
+        QueryScript {
+            columns: json!([
+                col("id", "INTEGER"),
+                {"name": "amount", "type": {"type": "DECIMAL", "precision": 5, "scale": 2}}
+            ]),
+            pages: vec![vec![
+                (None, json!(["1", "2.5"])),
+                (Some(3), json!(["9", "1"])),
+            ]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["--output", "json", "sql", "query", "SELECT * FROM refunds"],
+    );
+    assert!(
+        stderr(&o).contains(
+            "warning[changelog]: change #2 -D retracts a row that is not in the result: [9,1.00]"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let raw = stdout(&o).replace([' ', '\n'], "");
+    assert!(
+        raw.contains(r#""inconsistencies":[{"position":1,"kind":"-D","row":[9,1.00]}]"#),
+        "{raw}"
+    );
+    assert!(raw.contains(r#""rows":[{"id":1,"amount":2.50}]"#), "{raw}");
+}
