@@ -6,7 +6,7 @@
 //! - `max_rows`: the rows printed are the first `max_rows` of the snapshot folded to the stop
 //!   condition, never a changelog cut mid-way. The read itself stops at `max_rows` rows only where
 //!   no later change can alter them: an append-only result (Confluent's
-//!   `status.traits.is_append_only`) that has sent only `+I`; with the raw changelog, at
+//!   `status.traits.is_append_only`, else [`ResultStream::append_only`]) that has sent only `+I`; with the raw changelog, at
 //!   `max_rows` changes (what was asked for);
 //! - `idle`: no new change for that long once changes have arrived (an unbounded query over a topic
 //!   has caught up);
@@ -55,6 +55,13 @@ pub trait ResultStream: Send {
     /// reported as a complete or partial result. The default: nothing to check.
     async fn check_failed(&mut self) -> Result<(), TargetError> {
         Ok(())
+    }
+    /// Whether the result is append-only, asked only when the pages did not say
+    /// ([`Page::append_only`]) and a row limit was reached with only `+I` received (SQL Gateway:
+    /// the root of `EXPLAIN CHANGELOG_MODE` is `[I]`). `None`: unknown (the default), and the read
+    /// goes on to its stop condition.
+    async fn append_only(&mut self) -> Option<bool> {
+        None
     }
     /// Stops the query and releases what it holds. Called exactly once, whatever ended the read.
     async fn close(&mut self) -> Result<(), TargetError>;
@@ -219,8 +226,13 @@ pub async fn read(
                         // Any other result is folded to its stop condition first.
                         let reached = if options.changelog {
                             changes >= max
+                        } else if only_inserts && s.len() >= max {
+                            if append_only.is_none() {
+                                append_only = Some(stream.append_only().await.unwrap_or(false));
+                            }
+                            append_only == Some(true)
                         } else {
-                            append_only == Some(true) && only_inserts && s.len() >= max
+                            false
                         };
                         if reached {
                             at_max = true;

@@ -1038,3 +1038,73 @@ async fn gateway_nested_types_are_named_and_typed_recursively() {
         ]
     );
 }
+
+/// Issue #21 item 5 on the SQL Gateway (which does not say whether a result is append-only): a row
+/// limit reached with only `+I` asks `EXPLAIN CHANGELOG_MODE` once; a root in `[I]` stops the read at
+/// the limit, any other mode reads on to the stop condition (here `idle`) and keeps every row.
+#[tokio::test]
+async fn a_row_limit_on_the_gateway_stops_early_only_for_an_append_only_plan() {
+    use flinkpipe::results::read::{Quiet, ReadOptions, StopReason, read};
+    for (root, stop, rows) in [
+        (
+            "Calc(select=[id], changelogMode=[I])",
+            StopReason::MaxRows,
+            1,
+        ),
+        (
+            "GroupAggregate(groupBy=[id], select=[id], changelogMode=[I,UA])",
+            StopReason::Idle,
+            2,
+        ),
+    ] {
+        let fake = Fake::start().await;
+        let jid = format!("{:032x}", 97);
+        let plan = serde_json::to_string(&format!(
+            "== Abstract Syntax Tree ==\nx\n\n== Optimized Physical Plan ==\n{root}\n+- Values(changelogMode=[I])\n"
+        ))
+        .unwrap();
+        {
+            let mut st = fake.state.lock().unwrap();
+            st.queries.push((
+                "EXPLAIN CHANGELOG_MODE".into(),
+                vec![result_page(
+                    "",
+                    r#"[{"name":"result","logicalType":{"type":"VARCHAR","length":2147483647}}]"#,
+                    &[&format!("[{plan}]")],
+                    None,
+                )],
+            ));
+            st.queries.push((
+                "FROM clicks".into(),
+                vec![result_page(&jid, ORDERS_COLUMNS, &["[1]", "[2]"], Some(1))],
+            ));
+        }
+        let t = fake.target(Vec::new());
+        let mut q = t
+            .start_query(&spec(
+                "dev-query-11",
+                "SELECT id FROM clicks",
+                StatementKind::Dml,
+            ))
+            .await
+            .unwrap();
+        let options = ReadOptions {
+            max_rows: Some(1),
+            idle: std::time::Duration::from_millis(200),
+            ..ReadOptions::default()
+        };
+        let r = read(q.as_mut(), &options, false, &Quiet, std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!((r.stopped_by, r.total_rows), (stop, rows), "{root}");
+        assert_eq!(r.rows.len(), 1);
+        assert!(r.partial);
+        let st = fake.state.lock().unwrap();
+        let explains = st
+            .statements
+            .iter()
+            .filter(|s| s.starts_with("EXPLAIN CHANGELOG_MODE SELECT id FROM clicks"))
+            .count();
+        assert_eq!(explains, 1, "{:?}", st.statements);
+    }
+}
