@@ -2,8 +2,10 @@
 //! the SQL Gateway's `logicalType` (`{"type":"DECIMAL","precision":10,"scale":2,"nullable":true}`,
 //! `flink-sql-gateway-api.md` §3) and Confluent Cloud's `traits.schema.columns[].type` (same shape) —
 //! and send values as JSON (Confluent: scalars mostly as strings, §8). [`typed`] turns a value into
-//! what the type says: numbers as numbers, booleans as booleans, timestamps as ISO-8601 strings,
-//! NULL as null, nested values as arrays and objects.
+//! what the type says: numbers as numbers, a DECIMAL as its exact text at the declared scale
+//! (`12.50`; written as a JSON number with those digits by [`JsonCell`]), booleans as booleans,
+//! timestamps as ISO-8601 strings with every fraction digit, NULL as null, nested values as arrays
+//! and objects.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
