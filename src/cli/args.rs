@@ -1452,7 +1452,9 @@ pub struct QueryArgs {
 /// When a query stops and how its result is printed (`sql query`, `table preview`).
 #[derive(Debug, Args, Clone)]
 pub struct ReadArgs {
-    /// Stop once the result holds N rows (with --changelog: N changes).
+    /// Print the first N rows of the snapshot, folded to the stop condition (an updating result is
+    /// never cut mid-changelog; an append-only one stops at N rows). With --changelog: stop at N
+    /// changes.
     #[arg(long, value_name = "N")]
     pub max_rows: Option<usize>,
     /// Stop after this many seconds without a new row, once rows have arrived (an unbounded query

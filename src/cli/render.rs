@@ -314,12 +314,18 @@ pub fn confirm(question: &str) -> Result<bool, crate::cli::Failure> {
 /// Rows printed as text cut values longer than this (characters), with `…`.
 const MAX_CELL: usize = 40;
 
-/// A value as text: strings as they are, `NULL`, numbers and booleans, nested values as compact JSON.
-fn cell(v: &serde_json::Value) -> String {
+/// A value of a column of type `type_name` as text: strings as they are (a DECIMAL is its exact
+/// text), `NULL`, numbers and booleans, nested values as compact JSON written by their types (a
+/// DECIMAL inside is a number with its digits).
+fn cell(v: &serde_json::Value, type_name: &str) -> String {
     match v {
         serde_json::Value::Null => "NULL".into(),
         serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => serde_json::to_string(&crate::results::value::JsonCell {
+            value: other,
+            type_name,
+        })
+        .unwrap_or_else(|_| other.to_string()),
     }
 }
 
@@ -348,9 +354,11 @@ fn unique_names(columns: &[crate::ops::query::Column]) -> Vec<String> {
         .collect()
 }
 
-/// A row as a JSON object in column order.
+/// A row as a JSON object in column order, each value written by its column's type
+/// ([`crate::results::value::JsonCell`]: a DECIMAL as a number with its exact digits).
 struct NamedRow<'a> {
     names: &'a [String],
+    columns: &'a [crate::ops::query::Column],
     values: &'a [serde_json::Value],
 }
 
@@ -359,7 +367,13 @@ impl serde::Serialize for NamedRow<'_> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(Some(self.names.len()))?;
         for (i, n) in self.names.iter().enumerate() {
-            m.serialize_entry(n, self.values.get(i).unwrap_or(&serde_json::Value::Null))?;
+            m.serialize_entry(
+                n,
+                &crate::results::value::JsonCell {
+                    value: self.values.get(i).unwrap_or(&serde_json::Value::Null),
+                    type_name: self.columns.get(i).map_or("", |c| c.type_name.as_str()),
+                },
+            )?;
         }
         m.end()
     }
@@ -380,6 +394,10 @@ struct QueryJson<'a> {
     columns: &'a [crate::ops::query::Column],
     rows: Vec<NamedRow<'a>>,
     complete: bool,
+    /// The snapshot is what the result held when the read stopped early.
+    partial: bool,
+    /// Rows in the snapshot (more than `rows` when `--max-rows`/`--limit` cut them).
+    total_rows: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<Vec<NamedChange<'a>>>,
     statement: &'a str,
@@ -389,7 +407,36 @@ struct QueryJson<'a> {
     change_count: usize,
     first_row_seconds: Option<f64>,
     seconds: f64,
-    inconsistencies: &'a [crate::results::Inconsistency],
+    inconsistencies: Vec<TypedInconsistency<'a>>,
+}
+
+/// An inconsistency as `{"position", "kind", "row": [values]}`, the values written by their
+/// columns' types (a DECIMAL as a number with its digits).
+#[derive(serde::Serialize)]
+struct TypedInconsistency<'a> {
+    position: usize,
+    kind: crate::ops::query::RowKind,
+    row: PositionalRow<'a>,
+}
+
+/// A row as a JSON array, each value written by its column's type.
+struct PositionalRow<'a> {
+    columns: &'a [crate::ops::query::Column],
+    values: &'a [serde_json::Value],
+}
+
+impl serde::Serialize for PositionalRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.values.len()))?;
+        for (i, v) in self.values.iter().enumerate() {
+            seq.serialize_element(&crate::results::value::JsonCell {
+                value: v,
+                type_name: self.columns.get(i).map_or("", |c| c.type_name.as_str()),
+            })?;
+        }
+        seq.end()
+    }
 }
 
 /// Progress of a query on a terminal (a spinner with rows read and elapsed time) and, with
@@ -450,6 +497,7 @@ impl crate::ops::query::ReadObserver for QueryDisplay {
                 .iter()
                 .map(|r| NamedRow {
                     names: &names,
+                    columns,
                     values: r,
                 })
                 .collect();
@@ -484,6 +532,7 @@ fn rows_text(
 ) -> String {
     use crate::cli::args::RowFormat;
     let names = unique_names(columns);
+    let type_of = |i: usize| columns.get(i).map_or("", |c| c.type_name.as_str());
     match format {
         RowFormat::Table => {
             let mut header: Vec<String> = Vec::new();
@@ -500,7 +549,7 @@ fn rows_text(
                 if let Some(k) = kinds {
                     line.push(k[i].short().to_string());
                 }
-                line.extend(r.iter().map(|v| cut(cell(v))));
+                line.extend(r.iter().enumerate().map(|(i, v)| cut(cell(v, type_of(i)))));
                 body.push(line);
             }
             let h: Vec<&str> = header.iter().map(String::as_str).collect();
@@ -537,9 +586,9 @@ fn rows_text(
                 if let Some(k) = kinds {
                     rec.push(k[i].short().to_string());
                 }
-                rec.extend(r.iter().map(|v| match v {
+                rec.extend(r.iter().enumerate().map(|(i, v)| match v {
                     serde_json::Value::Null => String::new(),
-                    other => field(&cell(other)),
+                    other => field(&cell(other, type_of(i))),
                 }));
                 out.push_str(&rec.join(","));
                 out.push('\n');
@@ -551,6 +600,7 @@ fn rows_text(
             for (i, r) in rows.iter().enumerate() {
                 let row = NamedRow {
                     names: &names,
+                    columns,
                     values: r,
                 };
                 let line = match kinds {
@@ -574,7 +624,16 @@ pub fn query_outcome(
     use crate::ops::query::StopReason;
     let r = &o.result;
     for i in &r.inconsistencies {
-        eprintln!("warning[changelog]: {i}");
+        let row = PositionalRow {
+            columns: &r.columns,
+            values: &i.row,
+        };
+        eprintln!(
+            "warning[changelog]: change #{} {} retracts a row that is not in the result: {}",
+            i.position + 1,
+            i.kind,
+            serde_json::to_string(&row).unwrap_or_default()
+        );
     }
     let names = unique_names(&r.columns);
     if json && args.follow {
@@ -587,6 +646,7 @@ pub fn query_outcome(
             .iter()
             .map(|v| NamedRow {
                 names: &names,
+                columns: &r.columns,
                 values: v,
             })
             .collect();
@@ -596,6 +656,7 @@ pub fn query_outcome(
                     kind: c.kind,
                     row: NamedRow {
                         names: &names,
+                        columns: &r.columns,
                         values: &c.row,
                     },
                 })
@@ -606,6 +667,8 @@ pub fn query_outcome(
             columns: &r.columns,
             rows,
             complete: r.complete,
+            partial: r.partial,
+            total_rows: r.total_rows,
             changes,
             statement: &r.statement,
             sql: &o.sql,
@@ -614,7 +677,18 @@ pub fn query_outcome(
             change_count: r.change_count,
             first_row_seconds: r.first_row_seconds,
             seconds: r.seconds,
-            inconsistencies: &r.inconsistencies,
+            inconsistencies: r
+                .inconsistencies
+                .iter()
+                .map(|i| TypedInconsistency {
+                    position: i.position,
+                    kind: i.kind,
+                    row: PositionalRow {
+                        columns: &r.columns,
+                        values: &i.row,
+                    },
+                })
+                .collect(),
         });
         return;
     }
@@ -632,7 +706,13 @@ pub fn query_outcome(
     }
     let why = match r.stopped_by {
         StopReason::End => "complete".to_string(),
-        StopReason::MaxRows => "stopped at the row limit (--max-rows / --limit)".to_string(),
+        StopReason::MaxRows if r.changes.is_some() => {
+            "stopped at the change limit (--max-rows / --limit)".to_string()
+        }
+        StopReason::MaxRows => {
+            "stopped at the row limit (--max-rows / --limit; the result is append-only, its rows final)"
+                .to_string()
+        }
         StopReason::Idle => format!(
             "stopped after {}s without new rows (the stream may go on)",
             args.idle
@@ -644,12 +724,15 @@ pub fn query_outcome(
         .first_row_seconds
         .map(|s| format!(", first row after {s:.1}s"))
         .unwrap_or_default();
+    let partial = if r.partial { "partial snapshot, " } else { "" };
+    let shown = if r.total_rows > r.rows.len() {
+        format!("first {} of {}", r.rows.len(), r.total_rows)
+    } else {
+        r.rows.len().to_string()
+    };
     eprintln!(
-        "{} row(s) from {} change(s); {why}; {} in {:.1}s{first}",
-        r.rows.len(),
-        r.change_count,
-        r.statement,
-        r.seconds
+        "{shown} row(s) from {} change(s); {partial}{why}; {} in {:.1}s{first}",
+        r.change_count, r.statement, r.seconds
     );
 }
 

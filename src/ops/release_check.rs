@@ -563,11 +563,13 @@ mod tests {
                     type_name: t.to_string(),
                 })
                 .collect(),
+            total_rows: rows.len(),
             rows: rows
                 .into_iter()
                 .map(|r| r.as_array().unwrap().clone())
                 .collect(),
             complete: true,
+            partial: false,
             changes: None,
             key: key.map(|k| k.iter().map(|s| s.to_string()).collect()),
             inconsistencies: Vec::new(),

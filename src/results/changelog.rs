@@ -82,7 +82,8 @@ impl std::fmt::Display for RowKind {
     }
 }
 
-/// A row: typed values in column order (numbers as numbers, timestamps as ISO strings, NULL as null).
+/// A row: typed values in column order (numbers as numbers, a DECIMAL as its exact text at the
+/// declared scale, timestamps as ISO strings, NULL as null; see [`super::value::typed`]).
 pub type Row = Vec<Value>;
 
 /// One change of a changelog.

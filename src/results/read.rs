@@ -3,7 +3,11 @@
 //!
 //! - the end of a bounded result (Confluent: COMPLETED without `next`; gateway: `EOS`) — the snapshot
 //!   is **complete**;
-//! - `max_rows` rows in the snapshot (or changes received, with the raw changelog);
+//! - `max_rows`: the rows printed are the first `max_rows` of the snapshot folded to the stop
+//!   condition, never a changelog cut mid-way. The read itself stops at `max_rows` rows only where
+//!   no later change can alter them: an append-only result (Confluent's
+//!   `status.traits.is_append_only`, else [`ResultStream::append_only`]) that has sent only `+I`; with the raw changelog, at
+//!   `max_rows` changes (what was asked for);
 //! - `idle`: no new change for that long once changes have arrived (an unbounded query over a topic
 //!   has caught up);
 //! - `timeout`: wall clock since the start;
@@ -15,7 +19,7 @@
 //! ([`ResultStream::check_failed`]): a FAILED query is an error with its failure detail, never a
 //! result. Whatever ends the loop, the query is closed (its statement deleted, its job cancelled).
 
-use super::changelog::{Change, Inconsistency, Mode, Row, Snapshot};
+use super::changelog::{Change, Inconsistency, Mode, Row, RowKind, Snapshot};
 use super::value::Column;
 use crate::deploy::TargetError;
 use serde::Serialize;
@@ -28,6 +32,9 @@ pub struct Page {
     pub columns: Option<Vec<Column>>,
     /// The result's upsert key (0-based column positions), when the target says so.
     pub upsert_key: Option<Vec<usize>>,
+    /// Whether the result is append-only (only `+I`), when the target says so before the rows
+    /// (Confluent's `status.traits.is_append_only`); `None`: unknown (the SQL Gateway).
+    pub append_only: Option<bool>,
     /// Changes in arrival order, values typed by their columns.
     pub changes: Vec<Change>,
     /// The result has ended: no more changes will come.
@@ -49,6 +56,13 @@ pub trait ResultStream: Send {
     async fn check_failed(&mut self) -> Result<(), TargetError> {
         Ok(())
     }
+    /// Whether the result is append-only, asked only when the pages did not say
+    /// ([`Page::append_only`]) and a row limit was reached with only `+I` received (SQL Gateway:
+    /// the root of `EXPLAIN CHANGELOG_MODE` is `[I]`). `None`: unknown (the default), and the read
+    /// goes on to its stop condition.
+    async fn append_only(&mut self) -> Option<bool> {
+        None
+    }
     /// Stops the query and releases what it holds. Called exactly once, whatever ended the read.
     async fn close(&mut self) -> Result<(), TargetError>;
 }
@@ -56,7 +70,8 @@ pub trait ResultStream: Send {
 /// When to stop and what to keep.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
-    /// Stop once the snapshot holds this many rows (with `changelog`: this many changes).
+    /// Print at most this many rows: the first of the snapshot folded to the stop condition (see
+    /// the module docs for when it also stops the read); with `changelog`, stop at this many changes.
     pub max_rows: Option<usize>,
     /// Stop after this long without a new change, once changes have arrived.
     pub idle: Duration,
@@ -102,10 +117,15 @@ pub struct QueryResult {
     /// The statement (or job) the query ran as.
     pub statement: String,
     pub columns: Vec<Column>,
-    /// The snapshot's rows, in arrival order.
+    /// The snapshot's rows, in arrival order: the first `max_rows` of them.
     pub rows: Vec<Row>,
+    /// Rows in the snapshot when the read stopped (more than `rows` when `max_rows` cut them).
+    pub total_rows: usize,
     /// Whether the result ended (not cut by a limit, idleness, timeout or Ctrl-C).
     pub complete: bool,
+    /// The snapshot is what the result held when the read stopped early (a row limit, idleness, a
+    /// timeout, Ctrl-C), not its final state: `!complete`.
+    pub partial: bool,
     /// The raw changes in arrival order (with `changelog`).
     pub changes: Option<Vec<Change>>,
     /// How rows were identified: the key columns, or `None` for whole rows.
@@ -156,6 +176,8 @@ pub async fn read(
     let mut changes = 0usize;
     let mut emitted: Option<Vec<String>> = None;
     let mut empty_streak = 0u32;
+    let mut append_only: Option<bool> = None;
+    let mut only_inserts = true;
     let outcome: Result<StopReason, TargetError> = async {
         loop {
             if let Some(t) = options.timeout
@@ -171,6 +193,9 @@ pub async fn read(
                 && columns.is_empty()
             {
                 columns = c;
+            }
+            if page.append_only.is_some() {
+                append_only = page.append_only;
             }
             if snapshot.is_none() && (!columns.is_empty() || !page.changes.is_empty()) {
                 let (mode, k) = mode_for(&columns, options, page.upsert_key.as_deref());
@@ -194,10 +219,22 @@ pub async fn read(
                     if options.changelog {
                         raw.push(c.clone());
                     }
+                    only_inserts &= c.kind == RowKind::Insert;
                     s.apply(c.kind, c.row);
                     if let Some(max) = options.max_rows {
-                        let reached = if options.changelog { changes } else { s.len() };
-                        if reached >= max {
+                        // Rows of an append-only result are final: the first `max` are known.
+                        // Any other result is folded to its stop condition first.
+                        let reached = if options.changelog {
+                            changes >= max
+                        } else if only_inserts && s.len() >= max {
+                            if append_only.is_none() {
+                                append_only = Some(stream.append_only().await.unwrap_or(false));
+                            }
+                            append_only == Some(true)
+                        } else {
+                            false
+                        };
+                        if reached {
                             at_max = true;
                             break;
                         }
@@ -217,7 +254,7 @@ pub async fn read(
                 if follow && let Some(s) = &snapshot {
                     let now = s.canonical();
                     if emitted.as_ref() != Some(&now) {
-                        observer.snapshot(&columns, &s.rows());
+                        observer.snapshot(&columns, &first(s.rows(), options.max_rows));
                         emitted = Some(now);
                     }
                 }
@@ -248,11 +285,17 @@ pub async fn read(
     let close_error = stream.close().await.err().map(|e| e.to_string());
     let stopped_by = outcome?;
     let s = snapshot.unwrap_or_else(|| Snapshot::new(Mode::Multiset));
+    let complete = stopped_by == StopReason::End;
     Ok(QueryResult {
         statement: stream.name().to_string(),
         columns,
-        rows: s.rows().into_iter().cloned().collect(),
-        complete: stopped_by == StopReason::End,
+        rows: first(s.rows(), options.max_rows)
+            .into_iter()
+            .cloned()
+            .collect(),
+        total_rows: s.len(),
+        complete,
+        partial: !complete,
         changes: options.changelog.then_some(raw),
         key,
         inconsistencies: s.inconsistencies().to_vec(),
@@ -262,6 +305,11 @@ pub async fn read(
         seconds: start.elapsed().as_secs_f64(),
         close_error,
     })
+}
+
+/// The first `max` rows (all without a limit).
+fn first(rows: Vec<&Row>, max: Option<usize>) -> Vec<&Row> {
+    rows.into_iter().take(max.unwrap_or(usize::MAX)).collect()
 }
 
 /// The longest pause between polls of a query that has sent nothing yet (Confluent's driver backs
@@ -333,6 +381,69 @@ fn mode_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A query that answers the given pages in turn (then the end) and notes when it was polled.
+    struct Scripted {
+        pages: std::collections::VecDeque<Page>,
+        polls: Vec<tokio::time::Instant>,
+    }
+
+    #[async_trait::async_trait]
+    impl ResultStream for Scripted {
+        fn name(&self) -> &str {
+            "q"
+        }
+        async fn next_page(&mut self) -> Result<Page, TargetError> {
+            self.polls.push(tokio::time::Instant::now());
+            Ok(self.pages.pop_front().unwrap_or(Page {
+                end: true,
+                ..Page::default()
+            }))
+        }
+        async fn close(&mut self) -> Result<(), TargetError> {
+            Ok(())
+        }
+    }
+
+    /// The read loop itself on a virtual clock (no real waiting): while a statement is PENDING the
+    /// pauses between polls double from 0.5 s to 5 s; once rows flow an empty page is polled again
+    /// after 0.15 s, doubling to 0.5 s.
+    #[tokio::test(start_paused = true)]
+    async fn the_read_loop_backs_off_while_pending_and_polls_fast_once_rows_flow() {
+        let mut pages: std::collections::VecDeque<Page> = (0..6).map(|_| Page::default()).collect();
+        pages.push_back(Page {
+            columns: Some(vec![Column {
+                name: "id".into(),
+                type_name: "BIGINT".into(),
+            }]),
+            changes: vec![Change {
+                kind: RowKind::Insert,
+                row: vec![serde_json::json!(1)],
+            }],
+            ..Page::default()
+        });
+        pages.extend((0..3).map(|_| Page::default()));
+        let mut q = Scripted {
+            pages,
+            polls: Vec::new(),
+        };
+        let r = read(
+            &mut q,
+            &ReadOptions::default(),
+            false,
+            &Quiet,
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.stopped_by, StopReason::End);
+        let gaps: Vec<u128> = q
+            .polls
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect();
+        assert_eq!(gaps, [500, 1000, 2000, 4000, 5000, 5000, 0, 150, 300, 500]);
+    }
 
     #[test]
     fn pending_polls_back_off_to_five_seconds_and_flowing_polls_stay_fast() {

@@ -2,8 +2,10 @@
 //! the SQL Gateway's `logicalType` (`{"type":"DECIMAL","precision":10,"scale":2,"nullable":true}`,
 //! `flink-sql-gateway-api.md` §3) and Confluent Cloud's `traits.schema.columns[].type` (same shape) —
 //! and send values as JSON (Confluent: scalars mostly as strings, §8). [`typed`] turns a value into
-//! what the type says: numbers as numbers, booleans as booleans, timestamps as ISO-8601 strings,
-//! NULL as null, nested values as arrays and objects.
+//! what the type says: numbers as numbers, a DECIMAL as its exact text at the declared scale
+//! (`12.50`; written as a JSON number with those digits by [`JsonCell`]), booleans as booleans,
+//! timestamps as ISO-8601 strings with every fraction digit, NULL as null, nested values as arrays
+//! and objects.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -264,7 +266,13 @@ pub fn typed(v: &Value, type_name: &str) -> Value {
         return Value::Null;
     }
     match type_root(type_name) {
-        "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" => match v {
+        "TINYINT"
+        | "SMALLINT"
+        | "INT"
+        | "INTEGER"
+        | "BIGINT"
+        | "INTERVAL_YEAR_MONTH"
+        | "INTERVAL_DAY_TIME" => match v {
             Value::String(s) => s
                 .trim()
                 .parse::<i64>()
@@ -282,7 +290,7 @@ pub fn typed(v: &Value, type_name: &str) -> Value {
                 .unwrap_or_else(|| v.clone()),
             _ => v.clone(),
         },
-        "DECIMAL" | "NUMERIC" => decimal(v),
+        "DECIMAL" | "NUMERIC" | "DEC" => decimal(v, type_name),
         "BOOLEAN" => match v {
             Value::String(s) if s.eq_ignore_ascii_case("true") => Value::Bool(true),
             Value::String(s) if s.eq_ignore_ascii_case("false") => Value::Bool(false),
@@ -299,22 +307,230 @@ pub fn typed(v: &Value, type_name: &str) -> Value {
     }
 }
 
-/// A decimal as a JSON number when the number reads back to the same decimal value (no precision
-/// lost), else as its text: `DECIMAL(38, 10)` values beyond a double's 15–17 digits stay exact.
-fn decimal(v: &Value) -> Value {
+/// A DECIMAL as the exact text of its value at the declared scale (see [`decimal_text`]), held as
+/// a JSON string inside a [`Row`](super::Row) (a JSON number of `serde_json` is a double and would
+/// lose digits) and written as a JSON number with exactly those digits by [`JsonCell`]. A wire
+/// number (the SQL Gateway's JSON rows; [`quote_numbers`] keeps its text) is read by its text.
+/// Text that is not a decimal is kept as it is.
+fn decimal(v: &Value, type_name: &str) -> Value {
     let text = match v {
-        Value::String(s) => s.trim().to_string(),
-        Value::Number(n) => return Value::Number(n.clone()),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
         _ => return v.clone(),
     };
-    let Ok(f) = text.parse::<f64>() else {
-        return v.clone();
-    };
-    let exact = same_decimal(&text, &format!("{f}"));
-    match serde_json::Number::from_f64(f) {
-        Some(n) if exact => Value::Number(n),
-        _ => Value::String(text),
+    match decimal_text(&text, decimal_scale(type_name)) {
+        Some(t) => Value::String(t),
+        None => v.clone(),
     }
+}
+
+/// The declared scale of a DECIMAL type text: `DECIMAL(10, 2)` → 2, `DECIMAL(5)` → 0; `None` when
+/// the text gives no precision (the digits received are then kept as they are).
+pub fn decimal_scale(type_name: &str) -> Option<u32> {
+    if !matches!(type_root(type_name), "DECIMAL" | "NUMERIC" | "DEC") {
+        return None;
+    }
+    let open = type_name.find('(')?;
+    let close = type_name[open..].find(')')? + open;
+    let inner = &type_name[open + 1..close];
+    match inner.split_once(',') {
+        Some((_, s)) => s.trim().parse().ok(),
+        None => inner.trim().parse::<u32>().ok().map(|_| 0),
+    }
+}
+
+/// A decimal literal as plain text with exactly `scale` fraction digits: `12.5` → `12.50`,
+/// `0E-10` (Java's `BigDecimal.toString`) → `0.0000000000`, `+007` → `7`, `-0.00` → `0.00`. Extra
+/// fraction digits that are zeros are dropped down to the scale; non-zero ones are kept (a value is
+/// never rounded). `None` when `text` is not a decimal literal (`[+-]digits[.digits][e±digits]`).
+pub fn decimal_text(text: &str, scale: Option<u32>) -> Option<String> {
+    let t = text.trim();
+    let (neg, t) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (mantissa, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i64>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        || exp.unsigned_abs() > 10_000
+    {
+        return None;
+    }
+    // digits × 10^(point − len): the decimal point sits after `point` digits.
+    let mut digits = format!("{int}{frac}");
+    let mut point = int.len() as i64 + exp;
+    if point < 0 {
+        digits.insert_str(0, &"0".repeat(point.unsigned_abs() as usize));
+        point = 0;
+    }
+    if point as usize > digits.len() {
+        digits.push_str(&"0".repeat(point as usize - digits.len()));
+    }
+    let (i, f) = digits.split_at(point as usize);
+    let i = i.trim_start_matches('0');
+    let i = if i.is_empty() { "0" } else { i };
+    let mut f = f.to_string();
+    if let Some(s) = scale.map(|s| s as usize) {
+        if f.len() < s {
+            f.push_str(&"0".repeat(s - f.len()));
+        } else {
+            let keep = f.trim_end_matches('0').len().max(s);
+            f.truncate(keep);
+        }
+    }
+    let zero = i == "0" && f.bytes().all(|b| b == b'0');
+    let sign = if neg && !zero { "-" } else { "" };
+    Some(if f.is_empty() {
+        format!("{sign}{i}")
+    } else {
+        format!("{sign}{i}.{f}")
+    })
+}
+
+/// Every JSON number of a JSON text turned into a JSON string of its exact text (`[1, 12.50]` →
+/// `["1", "12.50"]`), so that parsing keeps digits a double cannot hold (a `DECIMAL(38, 10)` of
+/// the SQL Gateway's JSON rows); [`typed`] then reads each value by its column's type. Strings,
+/// keys, `true`/`false`/`null` and layout are left as they are.
+pub fn quote_numbers(json: &str) -> String {
+    let b = json.as_bytes();
+    let mut out = String::with_capacity(json.len() + 16);
+    let (mut i, mut from) = (0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                out.push_str(&json[from..start]);
+                out.push('"');
+                out.push_str(&json[start..i]);
+                out.push('"');
+                from = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&json[from.min(json.len())..]);
+    out
+}
+
+/// A value of a column, serialised as JSON by its type: a DECIMAL (held as its exact text, see
+/// [`decimal`]) as a JSON number with exactly those digits (`12.50`,
+/// `12345678901234567890.1234567890`), inside ARRAY, MAP, MULTISET and ROW values too; every other
+/// value as it is. So a DECIMAL column has one JSON type (number) on every row; a text that is not
+/// a decimal literal (never sent by Flink) stays a string.
+pub struct JsonCell<'a> {
+    pub value: &'a Value,
+    pub type_name: &'a str,
+}
+
+impl Serialize for JsonCell<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match (type_root(self.type_name), self.value) {
+            ("DECIMAL" | "NUMERIC" | "DEC", Value::String(t)) if is_json_number(t) => {
+                serde_json::value::RawValue::from_string(t.clone())
+                    .map_err(serde::ser::Error::custom)?
+                    .serialize(s)
+            }
+            ("ARRAY", Value::Array(a)) => {
+                let m = members(self.type_name);
+                let t = m.first().map_or("UNKNOWN", String::as_str);
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for e in a {
+                    seq.serialize_element(&JsonCell {
+                        value: e,
+                        type_name: t,
+                    })?;
+                }
+                seq.end()
+            }
+            ("MAP" | "MULTISET", Value::Array(a)) => {
+                // `[key, value]` pairs (keys that are not text; multiset counts are INT).
+                let m = members(self.type_name);
+                let kt = m.first().map_or("UNKNOWN", String::as_str);
+                let vt = if type_root(self.type_name) == "MAP" {
+                    m.get(1).map_or("UNKNOWN", String::as_str)
+                } else {
+                    "INT"
+                };
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for e in a {
+                    match e.as_array().map(Vec::as_slice) {
+                        Some([k, v]) => seq.serialize_element(&(
+                            JsonCell {
+                                value: k,
+                                type_name: kt,
+                            },
+                            JsonCell {
+                                value: v,
+                                type_name: vt,
+                            },
+                        ))?,
+                        _ => seq.serialize_element(e)?,
+                    }
+                }
+                seq.end()
+            }
+            ("MAP" | "ROW", Value::Object(o)) => {
+                let m = members(self.type_name);
+                let fields: Vec<(String, String)> = if type_root(self.type_name) == "ROW" {
+                    m.iter().map(|f| row_field(f)).collect()
+                } else {
+                    Vec::new()
+                };
+                let map_value = m.get(1).map_or("UNKNOWN", String::as_str);
+                let mut map = s.serialize_map(Some(o.len()))?;
+                for (k, v) in o {
+                    let t = if fields.is_empty() {
+                        map_value
+                    } else {
+                        fields
+                            .iter()
+                            .find(|(n, _)| n == k)
+                            .map_or("UNKNOWN", |(_, t)| t.as_str())
+                    };
+                    map.serialize_entry(
+                        k,
+                        &JsonCell {
+                            value: v,
+                            type_name: t,
+                        },
+                    )?;
+                }
+                map.end()
+            }
+            _ => self.value.serialize(s),
+        }
+    }
+}
+
+/// Whether a text is a JSON number (`-?(0|[1-9]\d*)(\.\d+)?`, no exponent): what [`decimal_text`]
+/// writes.
+fn is_json_number(t: &str) -> bool {
+    let u = t.strip_prefix('-').unwrap_or(t);
+    let (i, f) = match u.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (u, None),
+    };
+    !i.is_empty()
+        && i.bytes().all(|b| b.is_ascii_digit())
+        && (i == "0" || !i.starts_with('0'))
+        && f.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether two decimal texts stand for the same value (`12.50` and `12.5`, `-0.0` and `0`).
@@ -388,7 +604,8 @@ mod tests {
         assert_eq!(typed(&json!("42"), "BIGINT"), json!(42));
         assert_eq!(typed(&json!(42), "INT"), json!(42));
         assert_eq!(typed(&json!("1.5"), "DOUBLE"), json!(1.5));
-        assert_eq!(typed(&json!("12.50"), "DECIMAL(10, 2)"), json!(12.5));
+        assert_eq!(typed(&json!("12.50"), "DECIMAL(10, 2)"), json!("12.50"));
+        assert_eq!(typed(&json!(12.5), "DECIMAL(10, 2)"), json!("12.50"));
         assert_eq!(
             typed(&json!("12345678901234567890.12"), "DECIMAL(38, 2)"),
             json!("12345678901234567890.12")
@@ -450,6 +667,99 @@ mod tests {
         assert_eq!(
             type_text(&json!({"type": "ARRAY", "elementType": {"type": "INTEGER"}})),
             "ARRAY<INTEGER>"
+        );
+    }
+
+    #[test]
+    fn decimals_keep_their_digits_at_the_declared_scale() {
+        let d = |t: &str, s: Option<u32>| decimal_text(t, s);
+        assert_eq!(d("12.5", Some(2)).as_deref(), Some("12.50"));
+        assert_eq!(d("35", Some(2)).as_deref(), Some("35.00"));
+        assert_eq!(d("0E-10", Some(10)).as_deref(), Some("0.0000000000"));
+        assert_eq!(d("1.5E+2", Some(0)).as_deref(), Some("150"));
+        assert_eq!(d("-1.25e-3", Some(5)).as_deref(), Some("-0.00125"));
+        assert_eq!(d("+007.10", Some(1)).as_deref(), Some("7.1"));
+        assert_eq!(d("-0.00", Some(2)).as_deref(), Some("0.00"));
+        assert_eq!(d(".5", Some(1)).as_deref(), Some("0.5"));
+        // Never rounded: a digit beyond the scale is kept.
+        assert_eq!(d("1.234", Some(2)).as_deref(), Some("1.234"));
+        assert_eq!(d("10.50", None).as_deref(), Some("10.50"));
+        assert_eq!(
+            d("12345678901234567890.123456789", Some(10)).as_deref(),
+            Some("12345678901234567890.1234567890")
+        );
+        for bad in ["", "-", "1.2.3", "abc", "1e", "NaN", "."] {
+            assert_eq!(d(bad, Some(2)), None, "{bad}");
+        }
+        assert_eq!(decimal_scale("DECIMAL(10, 2)"), Some(2));
+        assert_eq!(decimal_scale("DECIMAL(5)"), Some(0));
+        assert_eq!(decimal_scale("DECIMAL"), None);
+        assert_eq!(decimal_scale("DECIMAL(10, 2) NOT NULL"), Some(2));
+    }
+
+    #[test]
+    fn decimals_are_written_as_json_numbers_with_their_exact_digits() {
+        let w = |v: Value, t: &str| {
+            serde_json::to_string(&JsonCell {
+                value: &typed(&v, t),
+                type_name: t,
+            })
+            .unwrap()
+        };
+        assert_eq!(w(json!("12.5"), "DECIMAL(10, 2)"), "12.50");
+        assert_eq!(
+            w(json!("12345678901234567890.1234567890"), "DECIMAL(38, 10)"),
+            "12345678901234567890.1234567890"
+        );
+        assert_eq!(w(json!("n/a"), "DECIMAL(10, 2)"), r#""n/a""#);
+        assert_eq!(w(json!(null), "DECIMAL(10, 2)"), "null");
+        assert_eq!(
+            w(json!(["1.5", null]), "ARRAY<DECIMAL(5, 2)>"),
+            "[1.50,null]"
+        );
+        assert_eq!(
+            w(json!([["a", "2"]]), "MAP<STRING, DECIMAL(5, 1)>"),
+            r#"{"a":2.0}"#
+        );
+        assert_eq!(
+            w(json!([["2", "x"]]), "MAP<DECIMAL(3, 1), STRING>"),
+            r#"[[2.0,"x"]]"#
+        );
+        assert_eq!(
+            w(json!(["1", "7"]), "ROW<id INT, price DECIMAL(4, 2)>"),
+            r#"{"id":1,"price":7.00}"#
+        );
+        assert_eq!(w(json!("x"), "STRING"), r#""x""#);
+    }
+
+    #[test]
+    fn gateway_numbers_are_read_by_their_text() {
+        let raw = r#"[{"kind":"INSERT","fields":[1,12345678901234567890.1234567890,"a\"1",-0.5e1,true,null,[1.10]]}]"#;
+        let q = quote_numbers(raw);
+        assert_eq!(
+            q,
+            r#"[{"kind":"INSERT","fields":["1","12345678901234567890.1234567890","a\"1","-0.5e1",true,null,["1.10"]]}]"#
+        );
+        let v: Value = serde_json::from_str(&q).unwrap();
+        let f = &v[0]["fields"];
+        assert_eq!(typed(&f[0], "BIGINT"), json!(1));
+        assert_eq!(
+            typed(&f[1], "DECIMAL(38, 10)"),
+            json!("12345678901234567890.1234567890")
+        );
+        assert_eq!(typed(&f[3], "DOUBLE"), json!(-5.0));
+        assert_eq!(typed(&f[6], "ARRAY<DECIMAL(3, 2)>"), json!(["1.10"]));
+    }
+
+    #[test]
+    fn timestamps_keep_nanoseconds() {
+        assert_eq!(
+            typed(&json!("2025-01-01 10:00:00.123456789"), "TIMESTAMP(9)"),
+            json!("2025-01-01T10:00:00.123456789")
+        );
+        assert_eq!(
+            typed(&json!("2025-01-01 10:00:00.000000001"), "TIMESTAMP_LTZ(9)"),
+            json!("2025-01-01T10:00:00.000000001Z")
         );
     }
 

@@ -21,18 +21,15 @@ pub const MAX_DIFFERENCES: usize = 5;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Difference {
     /// An expected row the output does not hold (`line` of the expected file).
-    Missing {
-        line: usize,
-        row: Vec<(String, Value)>,
-    },
+    Missing { line: usize, row: Vec<Field> },
     /// A row the output holds that no expected row matches.
-    Unexpected { row: Vec<(String, Value)> },
+    Unexpected { row: Vec<Field> },
     /// Same key, other values.
     Changed {
         line: usize,
-        key: Vec<(String, Value)>,
-        expected: Vec<(String, Value)>,
-        actual: Vec<(String, Value)>,
+        key: Vec<Field>,
+        expected: Vec<Field>,
+        actual: Vec<Field>,
     },
 }
 
@@ -59,13 +56,31 @@ impl std::fmt::Display for Difference {
     }
 }
 
-fn show(row: &[(String, Value)]) -> String {
+/// A value of a difference: its column, the column's type, the typed value (a DECIMAL as its exact
+/// text at the declared scale, `35.00`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Field {
+    pub column: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub value: Value,
+}
+
+/// `{col=1, price=35.00, note='x', gone=NULL}`: text quoted, numbers (a DECIMAL with its declared
+/// scale) bare.
+fn show(row: &[Field]) -> String {
     let cells: Vec<String> = row
         .iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => format!("{k}='{s}'"),
-            Value::Null => format!("{k}=NULL"),
-            other => format!("{k}={other}"),
+        .map(|f| {
+            let k = &f.column;
+            match &f.value {
+                Value::String(s) if class_of(&f.type_name) == TypeClass::Decimal => {
+                    format!("{k}={s}")
+                }
+                Value::String(s) => format!("{k}='{s}'"),
+                Value::Null => format!("{k}=NULL"),
+                other => format!("{k}={other}"),
+            }
         })
         .collect();
     format!("{{{}}}", cells.join(", "))
@@ -175,13 +190,20 @@ pub fn compare(
         }
     }
     let mut unexpected: Vec<usize> = (0..actual.len()).filter(|&i| !used[i]).collect();
-    let named = |i: usize, v: Value| (columns[i].name.clone(), v);
-    let actual_row = |a: &Row| -> Vec<(String, Value)> {
+    let named = |i: usize, v: Value| Field {
+        column: columns[i].name.clone(),
+        type_name: columns[i].type_name.clone(),
+        value: v,
+    };
+    let actual_row = |a: &Row| -> Vec<Field> {
         pos.iter()
-            .map(|&i| named(i, a.get(i).cloned().unwrap_or(Value::Null)))
+            .map(|&i| {
+                let v = a.get(i).unwrap_or(&Value::Null);
+                named(i, crate::results::value::typed(v, &columns[i].type_name))
+            })
             .collect()
     };
-    let expected_row = |ei: usize| -> Vec<(String, Value)> {
+    let expected_row = |ei: usize| -> Vec<Field> {
         expected.rows[ei]
             .cells
             .iter()
@@ -367,9 +389,9 @@ mod tests {
         assert_eq!(
             text,
             [
-                "key {store_id=1}: expected {store_id=1, revenue=7.0} (line 2), got {store_id=1, revenue=8}",
-                "missing (expected line 3): {store_id=3, revenue=1.0}",
-                "unexpected: {store_id=4, revenue=1}",
+                "key {store_id=1}: expected {store_id=1, revenue=7.00} (line 2), got {store_id=1, revenue=8.00}",
+                "missing (expected line 3): {store_id=3, revenue=1.00}",
+                "unexpected: {store_id=4, revenue=1.00}",
             ]
         );
         let e = read_csv("nope\n1\n", "e.csv").unwrap();
@@ -379,6 +401,28 @@ mod tests {
                 .to_string()
                 .starts_with("e.csv:1: column 'nope' is not in the output")
         );
+    }
+
+    #[test]
+    fn decimals_compare_by_value_and_print_with_the_declared_scale() {
+        let e = read_csv("store_id,revenue\n1,35.00\n2,12.5\n", "e.csv").unwrap();
+        let actual = vec![
+            vec![json!(1), json!(35), json!(null), json!(null)],
+            vec![json!(2), json!("12.40"), json!(null), json!(null)],
+        ];
+        let c = compare(&e, &cols(), &actual, &["store_id".into()]).unwrap();
+        let text: Vec<String> = c.differences.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            text,
+            [
+                "key {store_id=2}: expected {store_id=2, revenue=12.50} (line 3), got {store_id=2, revenue=12.40}"
+            ]
+        );
+        assert!(cell_equals(
+            &Cell::Bare("35.00".into()),
+            &json!("35"),
+            "DECIMAL(14, 2)"
+        ));
     }
 
     #[test]

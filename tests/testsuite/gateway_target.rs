@@ -1,7 +1,9 @@
 //! The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST
 //! APIs, for what a real Flink cannot be made to do on demand: a connection dropped while reading a
 //! result (the statement must not be submitted twice), a rejected statement (the cause extracted from
-//! the HTTP 500 body), an expired session (replaced, tables declared again). The real engine is
+//! the HTTP 500 body), an expired session (replaced, tables declared again), a query whose
+//! operation is in ERROR or whose job FAILED (exit 1 with the failure detail), DECIMAL result values
+//! sent as JSON numbers beyond a double's digits. The real engine is
 //! covered by `tests/e2e_gateway.rs`.
 
 use flinkpipe::deploy::gateway::catalog::Definitions;
@@ -40,6 +42,14 @@ struct State {
     exceptions: BTreeMap<String, String>,
     /// A job's plan (`GET /jobs/{jid}/plan`), by jid.
     plans: BTreeMap<String, Value>,
+    /// Queries (by substring of their SQL): the raw bodies of result pages `0, 1, …` (`{oh}` is
+    /// replaced by the operation handle; a token past the last page answers `NOT_READY`), sent as
+    /// written so that JSON numbers keep every digit.
+    queries: Vec<(String, Vec<String>)>,
+    /// `GET …/operations/{oh}/status` by operation handle (default `RUNNING`).
+    op_status: BTreeMap<String, String>,
+    /// The raw body of the answer being made (set by [`handle`], sent instead of its JSON).
+    raw_body: Option<String>,
 }
 
 /// A JobManager vertex with its metrics.
@@ -138,6 +148,16 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
             if let Some((_, cause)) = st.reject.iter().find(|(k, _)| sql.contains(k.as_str())) {
                 return Some((500, server_error(cause)));
             }
+            if let Some((_, pages)) = st.queries.iter().find(|(k, _)| sql.contains(k.as_str())) {
+                let token: usize = _token.parse().unwrap_or(0);
+                st.raw_body = Some(match pages.get(token) {
+                    Some(body) => body.replace("{oh}", oh),
+                    None => format!(
+                        r#"{{"resultType":"NOT_READY","results":{{"columns":[],"data":[]}},"nextResultUri":"/v2/sessions/s/operations/{oh}/result/{token}?rowFormat=JSON"}}"#
+                    ),
+                });
+                return Some((200, Value::Null));
+            }
             if sql.starts_with("INSERT") {
                 let jid = format!("{:032x}", n);
                 let name = v_name(&sql);
@@ -153,6 +173,16 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                     json!({"resultType": "EOS", "isQueryResult": false, "resultKind": "SUCCESS", "results": {"columns": [], "rowFormat": "JSON", "data": []}}),
                 ))
             }
+        }
+        ("GET", ["v2", "sessions", _, "operations", oh, "status"]) => Some((
+            200,
+            json!({"status": st.op_status.get(*oh).map_or("RUNNING", String::as_str)}),
+        )),
+        ("GET", ["jobs", jid])
+            if !st.vertices.contains_key(*jid) && st.jobs.iter().any(|j| j.0 == *jid) =>
+        {
+            let state = st.jobs.iter().find(|j| j.0 == *jid).unwrap().2.clone();
+            Some((200, json!({"jid": jid, "state": state, "vertices": []})))
         }
         ("DELETE", ["v2", "sessions", _, "operations", _, "close"]) => {
             Some((200, json!({"status": "CLOSED"})))
@@ -275,9 +305,24 @@ impl Fake {
                     };
                     let mut first = head.lines().next().unwrap_or("").split(' ');
                     let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
-                    let reply = handle(&mut st.lock().unwrap(), method, path, &body);
-                    if let Some((status, v)) = reply {
-                        let _ = sock.write_all(&answer(status, &v)).await;
+                    let (reply, raw) = {
+                        let mut g = st.lock().unwrap();
+                        let reply = handle(&mut g, method, path, &body);
+                        (reply, g.raw_body.take())
+                    };
+                    match (reply, raw) {
+                        (Some((status, _)), Some(text)) => {
+                            let head = format!(
+                                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                text.len()
+                            );
+                            let _ = sock.write_all(head.as_bytes()).await;
+                            let _ = sock.write_all(text.as_bytes()).await;
+                        }
+                        (Some((status, v)), None) => {
+                            let _ = sock.write_all(&answer(status, &v)).await;
+                        }
+                        (None, _) => {}
                     }
                     let _ = sock.shutdown().await;
                 });
@@ -774,4 +819,341 @@ async fn the_tables_a_foreign_job_reads_come_from_its_plan() {
         .unwrap();
     assert_eq!(job.phase, Phase::Running);
     assert!(job.sql.contains("SQL not in the project"), "{}", job.sql);
+}
+
+/// A query's result page as the gateway writes it: `rows` are raw JSON `fields` arrays (numbers as
+/// written), `next` the token of the next page (`None`: the last page, `EOS` follows).
+fn result_page(jid: &str, columns: &str, rows: &[&str], next: Option<usize>) -> String {
+    let data: Vec<String> = rows
+        .iter()
+        .map(|f| format!(r#"{{"kind":"INSERT","fields":{f}}}"#))
+        .collect();
+    let next = next.map_or(String::new(), |t| {
+        format!(r#","nextResultUri":"/v2/sessions/s1/operations/{{oh}}/result/{t}?rowFormat=JSON""#)
+    });
+    format!(
+        r#"{{"resultType":"PAYLOAD","isQueryResult":true,"jobID":"{jid}","resultKind":"SUCCESS_WITH_CONTENT","results":{{"columns":{columns},"rowFormat":"JSON","data":[{}]}}{next}}}"#,
+        data.join(",")
+    )
+}
+
+const EOS: &str = r#"{"resultType":"EOS","isQueryResult":true,"resultKind":"SUCCESS_WITH_CONTENT","results":{"columns":[],"data":[]}}"#;
+
+/// Issue #21 item 4 on the SQL Gateway: a DECIMAL sent as a JSON number keeps every digit (a
+/// `DECIMAL(38, 10)` does not fit a double) and its declared scale, Java's `0E-10` included; a
+/// TIMESTAMP(9) keeps its nanoseconds; the column's type numbers are still read.
+#[tokio::test]
+async fn gateway_decimals_keep_their_digits_and_scale() {
+    use flinkpipe::results::read::{Quiet, ReadOptions, read};
+    let fake = Fake::start().await;
+    let jid = format!("{:032x}", 91);
+    let columns = r#"[{"name":"price","logicalType":{"type":"DECIMAL","nullable":true,"precision":38,"scale":10}},{"name":"small","logicalType":{"type":"DECIMAL","nullable":true,"precision":10,"scale":2}},{"name":"at","logicalType":{"type":"TIMESTAMP_WITHOUT_TIME_ZONE","nullable":true,"precision":9}},{"name":"n","logicalType":{"type":"BIGINT","nullable":true}}]"#;
+    fake.state.lock().unwrap().queries.push((
+        "FROM prices".into(),
+        vec![
+            result_page(
+                &jid,
+                columns,
+                &[
+                    r#"[12345678901234567890.1234567890,12.5,"2025-01-01 10:00:00.123456789",9007199254740993]"#,
+                    r#"[0E-10,35,null,-1]"#,
+                ],
+                Some(1),
+            ),
+            EOS.to_string(),
+        ],
+    ));
+    let t = fake.target(Vec::new());
+    let mut q = t
+        .start_query(&spec(
+            "dev-query-9",
+            "SELECT * FROM prices",
+            StatementKind::Dml,
+        ))
+        .await
+        .unwrap();
+    let r = read(
+        q.as_mut(),
+        &ReadOptions::default(),
+        false,
+        &Quiet,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    let types: Vec<&str> = r.columns.iter().map(|c| c.type_name.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "DECIMAL(38, 10)",
+            "DECIMAL(10, 2)",
+            "TIMESTAMP(9)",
+            "BIGINT"
+        ]
+    );
+    assert!(r.complete);
+    let json: Vec<String> = r
+        .rows
+        .iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&r.columns)
+                .map(|(v, c)| {
+                    serde_json::to_string(&flinkpipe::results::value::JsonCell {
+                        value: v,
+                        type_name: &c.type_name,
+                    })
+                    .unwrap()
+                })
+                .collect();
+            cells.join(",")
+        })
+        .collect();
+    assert_eq!(
+        json,
+        [
+            r#"12345678901234567890.1234567890,12.50,"2025-01-01T10:00:00.123456789",9007199254740993"#,
+            "0.0000000000,35.00,null,-1",
+        ]
+    );
+}
+
+/// Runs `flinkpipe ARGS` against the fake gateway (and JobManager) from an empty directory, while
+/// the fake keeps answering on this runtime.
+async fn cli(fake: &Fake, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = crate::support::command();
+    cmd.args(args)
+        .current_dir(dir.path())
+        .env("FLINKPIPE_GATEWAY_URL", &fake.url)
+        .env("FLINKPIPE_JOBMANAGER_URL", &fake.url)
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    drop(dir);
+    out
+}
+
+const ORDERS_COLUMNS: &str = r#"[{"name":"id","logicalType":{"type":"BIGINT","nullable":true}}]"#;
+const TOPIC_GONE: &str = "org.apache.flink.runtime.JobException: Recovery is suppressed\n\tat a\nCaused by: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition. [orders]\n\tat b";
+
+/// Issue #21 item 2 on the SQL Gateway: a query whose operation is in ERROR when its results end
+/// (EOS) is exit 1 with the job's failure detail, never `complete`; one whose job FAILED while the
+/// read stops at `--idle` is exit 1 too. Either way the operation is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_gateway_query_is_exit_1_with_its_failure_whatever_stops_the_read() {
+    let jid = format!("{:032x}", 93);
+    // Operation ERROR, results ended.
+    let fake = Fake::start().await;
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.queries.push((
+            "FROM orders".into(),
+            vec![
+                result_page(&jid, ORDERS_COLUMNS, &["[1]"], Some(1)),
+                EOS.to_string(),
+            ],
+        ));
+        for n in 1..=9 {
+            st.op_status.insert(format!("o{n}"), "ERROR".into());
+        }
+        st.exceptions.insert(jid.clone(), TOPIC_GONE.into());
+    }
+    let o = cli(
+        &fake,
+        &["--output", "json", "sql", "query", "SELECT * FROM orders"],
+    )
+    .await;
+    let err = crate::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("failed (operation ERROR)")
+            && err.contains("UnknownTopicOrPartitionException"),
+        "{err}"
+    );
+    assert!(!crate::support::stdout(&o).contains("\"complete\""));
+    let log = fake.state.lock().unwrap().log.clone();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("DELETE") && l.ends_with("/close")),
+        "{log:?}"
+    );
+    // Job FAILED mid-stream; the results go on NOT_READY; the read stops at --idle.
+    let fake = Fake::start().await;
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.queries.push((
+            "FROM orders".into(),
+            vec![result_page(&jid, ORDERS_COLUMNS, &["[1]", "[2]"], Some(1))],
+        ));
+        st.jobs
+            .push((jid.clone(), "dev-usw2-query".into(), "FAILED".into(), 5));
+        st.exceptions.insert(jid.clone(), TOPIC_GONE.into());
+    }
+    let o = cli(
+        &fake,
+        &["sql", "query", "SELECT * FROM orders", "--idle", "0.3"],
+    )
+    .await;
+    let err = crate::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("failed (job FAILED)") && err.contains("UnknownTopicOrPartitionException"),
+        "{err}"
+    );
+    assert!(!err.contains("stopped after"), "{err}");
+    let log = fake.state.lock().unwrap().log.clone();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("DELETE") && l.ends_with("/close")),
+        "{log:?}"
+    );
+}
+
+/// Issue #21 item 3 on the SQL Gateway: nested types named from the camelCase `logicalType`
+/// (`elementType`, `keyType`, `valueType`, `fields[].fieldType`) and their values typed recursively
+/// (a DECIMAL inside keeps its digits and scale).
+#[tokio::test]
+async fn gateway_nested_types_are_named_and_typed_recursively() {
+    use flinkpipe::results::read::{Quiet, ReadOptions, read};
+    let fake = Fake::start().await;
+    let jid = format!("{:032x}", 95);
+    let columns = r#"[
+        {"name":"ids","logicalType":{"type":"ARRAY","nullable":true,"elementType":{"type":"BIGINT","nullable":true}}},
+        {"name":"prices","logicalType":{"type":"MAP","nullable":true,"keyType":{"type":"VARCHAR","nullable":true,"length":2147483647},"valueType":{"type":"DECIMAL","nullable":true,"precision":10,"scale":2}}},
+        {"name":"bag","logicalType":{"type":"MULTISET","nullable":true,"elementType":{"type":"VARCHAR","nullable":true,"length":2147483647}}},
+        {"name":"who","logicalType":{"type":"ROW","nullable":true,"fields":[{"name":"id","fieldType":{"type":"BIGINT","nullable":true}},{"name":"paid","fieldType":{"type":"DECIMAL","nullable":true,"precision":38,"scale":10}}]}}
+    ]"#;
+    fake.state.lock().unwrap().queries.push((
+        "FROM nested".into(),
+        vec![
+            result_page(
+                &jid,
+                columns,
+                &[r#"[[1,2,null],{"eur":12.5},{"red":2},{"id":7,"paid":12345678901234567890.1234567890}]"#],
+                Some(1),
+            ),
+            EOS.to_string(),
+        ],
+    ));
+    let t = fake.target(Vec::new());
+    let mut q = t
+        .start_query(&spec(
+            "dev-query-10",
+            "SELECT * FROM nested",
+            StatementKind::Dml,
+        ))
+        .await
+        .unwrap();
+    let r = read(
+        q.as_mut(),
+        &ReadOptions::default(),
+        false,
+        &Quiet,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    let types: Vec<&str> = r.columns.iter().map(|c| c.type_name.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "ARRAY<BIGINT>",
+            "MAP<STRING, DECIMAL(10, 2)>",
+            "MULTISET<STRING>",
+            "ROW<id BIGINT, paid DECIMAL(38, 10)>"
+        ]
+    );
+    let cells: Vec<String> = r.rows[0]
+        .iter()
+        .zip(&r.columns)
+        .map(|(v, c)| {
+            serde_json::to_string(&flinkpipe::results::value::JsonCell {
+                value: v,
+                type_name: &c.type_name,
+            })
+            .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "[1,2,null]",
+            r#"{"eur":12.50}"#,
+            r#"{"red":2}"#,
+            r#"{"id":7,"paid":12345678901234567890.1234567890}"#
+        ]
+    );
+}
+
+/// Issue #21 item 5 on the SQL Gateway (which does not say whether a result is append-only): a row
+/// limit reached with only `+I` asks `EXPLAIN CHANGELOG_MODE` once; a root in `[I]` stops the read at
+/// the limit, any other mode reads on to the stop condition (here `idle`) and keeps every row.
+#[tokio::test]
+async fn a_row_limit_on_the_gateway_stops_early_only_for_an_append_only_plan() {
+    use flinkpipe::results::read::{Quiet, ReadOptions, StopReason, read};
+    for (root, stop, rows) in [
+        (
+            "Calc(select=[id], changelogMode=[I])",
+            StopReason::MaxRows,
+            1,
+        ),
+        (
+            "GroupAggregate(groupBy=[id], select=[id], changelogMode=[I,UA])",
+            StopReason::Idle,
+            2,
+        ),
+    ] {
+        let fake = Fake::start().await;
+        let jid = format!("{:032x}", 97);
+        let plan = serde_json::to_string(&format!(
+            "== Abstract Syntax Tree ==\nx\n\n== Optimized Physical Plan ==\n{root}\n+- Values(changelogMode=[I])\n"
+        ))
+        .unwrap();
+        {
+            let mut st = fake.state.lock().unwrap();
+            st.queries.push((
+                "EXPLAIN CHANGELOG_MODE".into(),
+                vec![result_page(
+                    "",
+                    r#"[{"name":"result","logicalType":{"type":"VARCHAR","length":2147483647}}]"#,
+                    &[&format!("[{plan}]")],
+                    None,
+                )],
+            ));
+            st.queries.push((
+                "FROM clicks".into(),
+                vec![result_page(&jid, ORDERS_COLUMNS, &["[1]", "[2]"], Some(1))],
+            ));
+        }
+        let t = fake.target(Vec::new());
+        let mut q = t
+            .start_query(&spec(
+                "dev-query-11",
+                "SELECT id FROM clicks",
+                StatementKind::Dml,
+            ))
+            .await
+            .unwrap();
+        let options = ReadOptions {
+            max_rows: Some(1),
+            idle: std::time::Duration::from_millis(200),
+            ..ReadOptions::default()
+        };
+        let r = read(q.as_mut(), &options, false, &Quiet, std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!((r.stopped_by, r.total_rows), (stop, rows), "{root}");
+        assert_eq!(r.rows.len(), 1);
+        assert!(r.partial);
+        let st = fake.state.lock().unwrap();
+        let explains = st
+            .statements
+            .iter()
+            .filter(|s| s.starts_with("EXPLAIN CHANGELOG_MODE SELECT id FROM clicks"))
+            .count();
+        assert_eq!(explains, 1, "{:?}", st.statements);
+    }
 }

@@ -56,7 +56,7 @@ fn counts() -> QueryScript {
         columns: json!([
             col("store_id", "INTEGER"),
             col("orders", "BIGINT"),
-            col("amount", "DECIMAL")
+            json!({"name": "amount", "type": {"type": "DECIMAL", "precision": 10, "scale": 2}})
         ]),
         upsert_columns: Some(vec![0]),
         pages: vec![
@@ -67,7 +67,7 @@ fn counts() -> QueryScript {
             vec![],
             vec![
                 (Some(1), json!(["1", "1", "10.50"])),
-                (Some(2), json!(["1", "2", "21.00"])),
+                (Some(2), json!(["1", "2", "21"])),
             ],
             vec![(Some(2), json!(["2", "2", "6.25"]))],
         ],
@@ -121,9 +121,11 @@ fn a_changelog_folds_into_one_row_per_key_and_the_statement_is_deleted() {
         json!([
             {"name": "store_id", "type": "INTEGER"},
             {"name": "orders", "type": "BIGINT"},
-            {"name": "amount", "type": "DECIMAL"}
+            {"name": "amount", "type": "DECIMAL(10, 2)"}
         ])
     );
+    // A DECIMAL is a JSON number with its declared scale (`21` sent, `21.00` written).
+    assert!(raw.contains(r#""amount": 21.00"#), "{raw}");
     assert_eq!(
         v["rows"],
         json!([
@@ -189,12 +191,12 @@ fn changelog_output_lists_every_change_in_arrival_order() {
     );
     assert_eq!(
         lines[1].split_whitespace().collect::<Vec<_>>(),
-        ["INTEGER", "BIGINT", "DECIMAL"]
+        ["INTEGER", "BIGINT", "DECIMAL(10,", "2)"]
     );
     assert!(lines[2].starts_with("--"));
     assert_eq!(
         lines[5].split_whitespace().collect::<Vec<_>>(),
-        ["-U", "1", "1", "10.5"]
+        ["-U", "1", "1", "10.50"]
     );
     assert!(
         stderr(&o).contains("2 row(s) from 5 change(s); complete"),
@@ -241,10 +243,15 @@ fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() 
             "SELECT * FROM endless",
             "--max-rows",
             "1",
+            "--idle",
+            "0.5",
         ],
     ));
-    assert_eq!(v["stopped_by"], "max_rows");
-    assert!(!v["rows"].as_array().unwrap().is_empty());
+    // An updating result is folded to the stop condition, then its first row printed.
+    assert_eq!(v["stopped_by"], "idle");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(v["total_rows"], 3);
+    assert_eq!(v["partial"], true);
 }
 
 #[test]
@@ -263,7 +270,7 @@ fn csv_and_jsonl_formats() {
             "csv",
         ],
     );
-    assert_eq!(stdout(&o), "store_id,orders,amount\n1,2,21.0\n2,2,6.25\n");
+    assert_eq!(stdout(&o), "store_id,orders,amount\n1,2,21.00\n2,2,6.25\n");
     fake.add_query("FROM orders_by_store", counts());
     let o = run(
         &p,
@@ -278,7 +285,7 @@ fn csv_and_jsonl_formats() {
     );
     assert_eq!(
         stdout(&o),
-        "{\"store_id\":1,\"orders\":2,\"amount\":21.0}\n{\"store_id\":2,\"orders\":2,\"amount\":6.25}\n"
+        "{\"store_id\":1,\"orders\":2,\"amount\":21.00}\n{\"store_id\":2,\"orders\":2,\"amount\":6.25}\n"
     );
 }
 
@@ -1001,4 +1008,371 @@ fn release_check_lists_who_still_reads_blue() {
         "{md}"
     );
     assert!(queries_deleted(&fake));
+}
+
+/// Issue #21 item 4: a DECIMAL keeps its exact digits and declared scale in every format — a JSON
+/// number written with exactly those digits (one JSON type per column, whatever the wire sent: a
+/// string, a short string, a number), the same text in table, CSV and JSONL; TIMESTAMP(9) keeps its
+/// nanoseconds.
+#[test]
+fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_every_format() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let script = || QueryScript {
+        columns: json!([
+            col("id", "INTEGER"),
+            {"name": "price", "type": {"type": "DECIMAL", "precision": 10, "scale": 2}},
+            {"name": "big", "type": {"type": "DECIMAL", "precision": 38, "scale": 10}},
+            {"name": "at", "type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 9}},
+            {"name": "prices", "type": {"type": "ARRAY", "element_type": {"type": "DECIMAL", "precision": 5, "scale": 1}}}
+        ]),
+        pages: vec![vec![
+            (
+                None,
+                json!([
+                    "1",
+                    "12.50",
+                    "12345678901234567890.1234567890",
+                    "2025-01-01 10:00:00.123456789",
+                    ["1", "2.5"]
+                ]),
+            ),
+            (
+                None,
+                json!([
+                    "2",
+                    "35",
+                    "922337203685477.5807",
+                    "2025-01-01 10:00:00.000000001",
+                    []
+                ]),
+            ),
+            (None, json!(["3", 0.1, "0E-10", null, null])),
+        ]],
+        bounded: true,
+        ..QueryScript::default()
+    };
+    let sql = "SELECT * FROM prices";
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["--output", "json", "sql", "query", sql]);
+    let raw = stdout(&o);
+    for exact in [
+        r#""price": 12.50"#,
+        r#""big": 12345678901234567890.1234567890"#,
+        r#""price": 35.00"#,
+        r#""big": 922337203685477.5807000000"#,
+        r#""price": 0.10"#,
+        r#""big": 0.0000000000"#,
+        r#""at": "2025-01-01T10:00:00.123456789""#,
+        r#""at": "2025-01-01T10:00:00.000000001""#,
+    ] {
+        assert!(raw.contains(exact), "{exact} not in {raw}");
+    }
+    // One JSON type per column: numbers only (never a string next to a number).
+    let v = json_of(&o);
+    for r in v["rows"].as_array().unwrap() {
+        assert!(r["price"].is_number() && r["big"].is_number(), "{r}");
+    }
+    assert!(
+        raw.replace([' ', '\n'], "")
+            .contains(r#""prices":[1.0,2.5]"#),
+        "{raw}"
+    );
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["sql", "query", sql, "--format", "csv"]);
+    assert_eq!(
+        stdout(&o),
+        "id,price,big,at,prices\n\
+         1,12.50,12345678901234567890.1234567890,2025-01-01T10:00:00.123456789,\"[1.0,2.5]\"\n\
+         2,35.00,922337203685477.5807000000,2025-01-01T10:00:00.000000001,[]\n\
+         3,0.10,0.0000000000,,\n"
+    );
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["sql", "query", sql, "--format", "jsonl"]);
+    assert_eq!(
+        stdout(&o).lines().next().unwrap(),
+        r#"{"id":1,"price":12.50,"big":12345678901234567890.1234567890,"at":"2025-01-01T10:00:00.123456789","prices":[1.0,2.5]}"#
+    );
+    fake.add_query("FROM prices", script());
+    let o = run(&p, &fake, &["sql", "query", sql]);
+    let out = stdout(&o);
+    let row2: Vec<&str> = out.lines().nth(4).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row2[..4],
+        [
+            "2",
+            "35.00",
+            "922337203685477.5807000000",
+            "2025-01-01T10:00:00.000000001"
+        ]
+    );
+}
+
+/// Issue #21 item 5: `--max-rows N` / `table preview --limit N` on an updating result fold the
+/// changelog to the stop condition, then print the first N rows of that snapshot (a customer's
+/// current value, never an early one); a read that stopped early says the snapshot is partial. An
+/// append-only result stops at N rows (its rows are final), partial too.
+#[test]
+fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cut_midway() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    let windows = |bounded: bool| QueryScript {
+        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+        upsert_columns: Some(vec![0]),
+        pages: vec![
+            vec![(None, json!(["7", "2"])), (None, json!(["8", "3"]))],
+            vec![(Some(1), json!(["7", "2"])), (Some(2), json!(["7", "9"]))],
+            vec![
+                (Some(1), json!(["7", "9"])),
+                (Some(2), json!(["7", "27"])),
+                (Some(1), json!(["8", "3"])),
+                (Some(2), json!(["8", "176"])),
+            ],
+        ],
+        bounded,
+        ..QueryScript::default()
+    };
+    fake.add_query("FROM customer_windows", windows(true));
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM customer_windows",
+            "--max-rows",
+            "1",
+        ],
+    );
+    let v = json_of(&o);
+    assert_eq!(v["rows"], json!([{"customer_id": 7, "orders": 27}]));
+    assert_eq!(v["total_rows"], 2);
+    assert_eq!(v["stopped_by"], "end");
+    assert_eq!(
+        (v["complete"].clone(), v["partial"].clone()),
+        (json!(true), json!(false))
+    );
+    assert_eq!(v["change_count"], 8);
+    assert!(queries_deleted(&fake));
+    // Text: the summary says how many of the snapshot's rows are shown.
+    fake.add_query("FROM customer_windows", windows(true));
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM customer_windows",
+            "--max-rows",
+            "1",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "customer_id,orders\n7,27\n");
+    assert!(
+        stderr(&o).contains("first 1 of 2 row(s) from 8 change(s); complete"),
+        "{}",
+        stderr(&o)
+    );
+    // Unbounded: read to the idle stop, then cut; the snapshot is partial and the summary says so.
+    fake.add_query("FROM live_windows", windows(false));
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM live_windows",
+            "--max-rows",
+            "2",
+            "--idle",
+            "0.5",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "customer_id,orders\n7,27\n8,176\n");
+    assert!(
+        stderr(&o).contains(
+            "2 row(s) from 8 change(s); partial snapshot, stopped after 0.5s without new rows"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // `table preview --limit` folds by the table's primary key the same way.
+    fake.add_query("FROM `c360_fct_customer_orders`", {
+        let mut s = windows(true);
+        s.upsert_columns = None;
+        s
+    });
+    let v = json_of(&run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "table",
+            "preview",
+            "c360_fct_customer_orders",
+            "pipelines",
+            "--limit",
+            "1",
+        ],
+    ));
+    assert_eq!(v["key"], json!(["customer_id"]));
+    assert_eq!(v["rows"], json!([{"customer_id": 7, "orders": 27}]));
+    assert_eq!(v["total_rows"], 2);
+    // An append-only result (`is_append_only`): its first rows are final, the read stops at them.
+    fake.add_query(
+        "FROM clicks",
+        QueryScript {
+            columns: json!([col("id", "BIGINT")]),
+            pages: vec![
+                vec![(None, json!(["1"])), (None, json!(["2"]))],
+                vec![(None, json!(["3"]))],
+            ],
+            bounded: false,
+            ..QueryScript::default()
+        },
+    );
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM clicks",
+            "--max-rows",
+            "2",
+        ],
+    );
+    let v = json_of(&o);
+    assert_eq!(v["rows"], json!([{"id": 1}, {"id": 2}]));
+    assert_eq!(v["stopped_by"], "max_rows");
+    assert_eq!(v["partial"], true);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT * FROM clicks",
+            "--max-rows",
+            "2",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(stdout(&o), "id\n1\n2\n");
+    assert!(
+        stderr(&o)
+            .contains("2 row(s) from 2 change(s); partial snapshot, stopped at the row limit"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(queries_deleted(&fake));
+}
+
+/// Issue #21 item 1 with `--follow`: a keyed result whose `-U` and `+U` arrive in different pages,
+/// with a snapshot boundary (an empty poll) between them, only ever shows states the result had:
+/// `[(EU,1),(US,1)] → [(EU,2),(US,1)] → [(EU,2),(US,3)]`, never a snapshot without a key.
+#[test]
+fn follow_on_a_keyed_result_never_shows_a_state_the_result_never_had() {
+    use crate::support::Test;
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM live_regions",
+        regions(
+            vec![
+                vec![(None, json!(["EU", "1"])), (None, json!(["US", "1"]))],
+                vec![],
+                vec![(Some(1), json!(["EU", "1"]))],
+                vec![],
+                vec![(Some(2), json!(["EU", "2"]))],
+                vec![],
+                vec![(Some(1), json!(["US", "1"]))],
+                vec![],
+                vec![(Some(2), json!(["US", "3"]))],
+            ],
+            false,
+        ),
+    );
+    let out = Test::fixture()
+        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
+        .env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
+        .env("SL_FLINK_API_KEY", KEY)
+        .env("SL_FLINK_API_SECRET", SECRET)
+        .args(&[
+            "--output",
+            "json",
+            "sql",
+            "query",
+            "SELECT * FROM live_regions",
+            "--follow",
+            "--timeout",
+            "3",
+        ])
+        .run()
+        .success()
+        .stdout();
+    let snapshots: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["rows"].clone())
+        .collect();
+    assert_eq!(
+        snapshots,
+        [
+            json!([{"region": "EU", "n": 1}, {"region": "US", "n": 1}]),
+            json!([{"region": "EU", "n": 2}, {"region": "US", "n": 1}]),
+            json!([{"region": "EU", "n": 2}, {"region": "US", "n": 3}]),
+        ],
+        "{out}"
+    );
+    assert!(queries_deleted(&fake));
+}
+
+/// A retraction of a row the result does not hold is reported (stderr warning, JSON
+/// `inconsistencies`), its values typed like the rows: a DECIMAL is a number with its scale.
+#[test]
+fn a_retraction_of_a_missing_row_is_reported_with_typed_values() {
+    let p = project();
+    let fake = FakeConfluent::start();
+    fake.add_query(
+        "FROM refunds",
+        QueryScript {
+            columns: json!([
+                col("id", "INTEGER"),
+                {"name": "amount", "type": {"type": "DECIMAL", "precision": 5, "scale": 2}}
+            ]),
+            pages: vec![vec![
+                (None, json!(["1", "2.5"])),
+                (Some(3), json!(["9", "1"])),
+            ]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let o = run(
+        &p,
+        &fake,
+        &["--output", "json", "sql", "query", "SELECT * FROM refunds"],
+    );
+    assert!(
+        stderr(&o).contains(
+            "warning[changelog]: change #2 -D retracts a row that is not in the result: [9,1.00]"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let raw = stdout(&o).replace([' ', '\n'], "");
+    assert!(
+        raw.contains(r#""inconsistencies":[{"position":1,"kind":"-D","row":[9,1.00]}]"#),
+        "{raw}"
+    );
+    assert!(raw.contains(r#""rows":[{"id":1,"amount":2.50}]"#), "{raw}");
 }

@@ -961,3 +961,97 @@ fn junit_test_case_names_are_unique() {
         "{xml}"
     );
 }
+
+/// Issue #21 item 4 in unit tests: a DECIMAL(14, 2) output compares by value (`55.5` sent, `55.50`
+/// expected, and `8` sent, `8.00` expected, pass) and a difference prints both sides with the
+/// declared scale (`revenue_eur=9.00` expected, `revenue_eur=8.00` got).
+#[test]
+fn decimal_outputs_compare_by_value_and_print_with_their_declared_scale() {
+    let p = project();
+    let dir = "facts/sales/fct_store_revenue_1m/tests";
+    // Only the expected rows (the validation query is another test's concern).
+    edit(&p, &format!("{dir}/test_definitions.yaml"), |t| {
+        let cut = t
+            .find("  - table_name: sales_fct_store_revenue_1m\n    file_name: ./tests/validate")
+            .unwrap();
+        t[..cut].to_string()
+    });
+    let ty = |t: &str| json!({"type": t, "nullable": true});
+    let ts = json!({"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3});
+    let script = || QueryScript {
+        columns: json!([
+            {"name": "store_id", "type": ty("INTEGER")},
+            {"name": "window_start", "type": ts},
+            {"name": "window_end", "type": ts},
+            {"name": "order_count", "type": ty("BIGINT")},
+            {"name": "units", "type": ty("BIGINT")},
+            {"name": "revenue_eur", "type": {"type": "DECIMAL", "precision": 14, "scale": 2}},
+        ]),
+        pages: vec![vec![
+            (
+                None,
+                json!([
+                    "1",
+                    "2025-01-01 10:00:00.000",
+                    "2025-01-01 10:01:00.000",
+                    "2",
+                    "6",
+                    "55.5"
+                ]),
+            ),
+            (
+                None,
+                json!([
+                    "2",
+                    "2025-01-01 10:00:00.000",
+                    "2025-01-01 10:01:00.000",
+                    "1",
+                    "1",
+                    "12.25"
+                ]),
+            ),
+            (
+                None,
+                json!([
+                    "1",
+                    "2025-01-01 10:01:00.000",
+                    "2025-01-01 10:02:00.000",
+                    "1",
+                    "1",
+                    "8"
+                ]),
+            ),
+        ]],
+        bounded: true,
+        ..QueryScript::default()
+    };
+    let fake = FakeConfluent::start();
+    fake.add_query("sales_fct_store_revenue_1m_ut`", script());
+    let o = run(
+        &p,
+        &fake,
+        &["table", "run-unit-tests", "sales_fct_store_revenue_1m"],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    edit(
+        &p,
+        &format!("{dir}/expected_sales_fct_store_revenue_1m_1.csv"),
+        |t| t.replace(",1,1,8.00", ",1,1,9.00"),
+    );
+    let fake = FakeConfluent::start();
+    fake.add_query("sales_fct_store_revenue_1m_ut`", script());
+    let o = run(
+        &p,
+        &fake,
+        &["table", "run-unit-tests", "sales_fct_store_revenue_1m"],
+    );
+    let (out, err) = texts(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("missing (expected line 5): {store_id=1, window_start='2025-01-01T10:01:00', window_end='2025-01-01T10:02:00', order_count=1, units=1, revenue_eur=9.00}"),
+        "{out}"
+    );
+    assert!(out.contains("unexpected: {store_id=1, window_start='2025-01-01T10:01:00.000', window_end='2025-01-01T10:02:00.000', order_count=1, units=1, revenue_eur=8.00}"), "{out}");
+}

@@ -20,6 +20,8 @@ pub(super) struct ConfluentQuery {
     name: String,
     columns: Option<Vec<Column>>,
     upsert: Option<Vec<usize>>,
+    /// `status.traits.is_append_only`.
+    append_only: Option<bool>,
     /// The `metadata.next` link of the last page, as given (resolved against the page's URL).
     next: Option<reqwest::Url>,
     empty_pages: u32,
@@ -33,6 +35,7 @@ impl ConfluentQuery {
             name: name.to_string(),
             columns: None,
             upsert: None,
+            append_only: None,
             next: None,
             empty_pages: 0,
             closed: false,
@@ -82,6 +85,9 @@ impl ConfluentQuery {
                     .collect(),
             );
         }
+        self.append_only = status
+            .pointer("/traits/is_append_only")
+            .and_then(Value::as_bool);
         self.upsert = status
             .pointer("/traits/upsert_columns")
             .and_then(Value::as_array)
@@ -206,6 +212,7 @@ impl ResultStream for ConfluentQuery {
         Ok(Page {
             columns: self.columns.clone(),
             upsert_key: self.upsert.clone(),
+            append_only: self.append_only,
             changes,
             end,
         })

@@ -123,6 +123,18 @@ impl Http {
         url: Url,
         body: Option<&Value>,
     ) -> Result<Value, HttpError> {
+        let text = self.send_text(method, url, body).await?;
+        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// One request as [`Http::send`], the 2xx answer's body as text (for a reader that must see a
+    /// number's exact digits).
+    pub async fn send_text(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+    ) -> Result<String, HttpError> {
         let mut req = self
             .client
             .request(method.clone(), url.clone())
@@ -163,7 +175,7 @@ impl Http {
             .and_then(parse_retry_after);
         let text = resp.text().await.map_err(transport)?;
         if status.is_success() {
-            return Ok(serde_json::from_str(&text).unwrap_or(Value::Null));
+            return Ok(text);
         }
         let class = ErrorClass::of(status.as_u16(), &text);
         Err(HttpError {
@@ -187,6 +199,15 @@ impl Http {
     pub async fn get(&self, url: Url) -> Result<Value, HttpError> {
         retry(&self.retry, Limit::Attempts, seed_of(url.as_str()), || {
             self.send(Method::GET, url.clone(), None)
+        })
+        .await
+        .map_err(|g| g.error)
+    }
+
+    /// An idempotent GET retried as [`Http::get`], the answer's body as text.
+    pub async fn get_text(&self, url: Url) -> Result<String, HttpError> {
+        retry(&self.retry, Limit::Attempts, seed_of(url.as_str()), || {
+            self.send_text(Method::GET, url.clone(), None)
         })
         .await
         .map_err(|g| g.error)

@@ -9,7 +9,7 @@ use super::http::Http;
 use super::wire::{self, ErrorClass};
 use super::{GatewayTarget, catalog};
 use crate::deploy::target::{StatementSpec, TargetError};
-use crate::results::value::{Column, typed};
+use crate::results::value::{Column, quote_numbers, typed};
 use crate::results::{Change, Page, ResultStream, RowKind};
 use reqwest::Method;
 use serde_json::Value;
@@ -36,6 +36,32 @@ fn explained(sql: &str) -> String {
     }
 }
 
+/// A result page as JSON, the numbers of its rows (`results.data`) kept as their exact text
+/// ([`quote_numbers`]): the gateway writes a DECIMAL as a JSON number, and a `DECIMAL(38, 10)` does not
+/// fit a double. The columns' types keep their numbers (precision, scale, length).
+fn exact_page(text: &str) -> Value {
+    #[derive(serde::Deserialize)]
+    struct RawPage<'a> {
+        #[serde(borrow)]
+        results: Option<RawResults<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct RawResults<'a> {
+        #[serde(borrow)]
+        data: Option<&'a serde_json::value::RawValue>,
+    }
+    let mut page: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    if let Ok(RawPage {
+        results: Some(RawResults { data: Some(data) }),
+    }) = serde_json::from_str::<RawPage>(text)
+        && let Ok(exact) = serde_json::from_str::<Value>(&quote_numbers(data.get()))
+        && let Some(results) = page.get_mut("results")
+    {
+        results["data"] = exact;
+    }
+    page
+}
+
 pub(super) struct GatewayQuery {
     http: Http,
     name: String,
@@ -46,6 +72,10 @@ pub(super) struct GatewayQuery {
     columns: Option<Vec<Column>>,
     job: Option<String>,
     closed: bool,
+    /// The SQL that runs (for `EXPLAIN CHANGELOG_MODE`).
+    sql: String,
+    /// What `EXPLAIN CHANGELOG_MODE` said, once asked.
+    append_only: Option<Option<bool>>,
 }
 
 impl GatewayTarget {
@@ -82,6 +112,8 @@ impl GatewayTarget {
                 columns: None,
                 job: None,
                 closed: false,
+                sql: spec.sql.clone(),
+                append_only: None,
             }),
             Err(rejection) => Err(TargetError::Invalid(rejection.cause)),
         }
@@ -166,6 +198,89 @@ impl GatewayQuery {
     }
 }
 
+/// Whether the plan of `EXPLAIN CHANGELOG_MODE` produces only inserts: the changelog mode of its root
+/// (the first line of `== Optimized Physical Plan ==`, e.g. `GroupAggregate(…, changelogMode=[I,UA])`)
+/// is `[I]`. `None` when the text has no such line.
+/// (<https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/explain/>)
+pub fn plan_is_append_only(explain: &str) -> Option<bool> {
+    let section = explain.split("== Optimized Physical Plan ==").nth(1)?;
+    let root = section.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let at = root.rfind("changelogMode=[")? + "changelogMode=[".len();
+    let modes = &root[at..at + root[at..].find(']')?];
+    Some(modes.split(',').all(|m| m.trim() == "I"))
+}
+
+impl GatewayQuery {
+    /// Runs `EXPLAIN CHANGELOG_MODE <sql>` in the query's session (its tables are declared there)
+    /// and reads whether the result is append-only; `None` on any failure (the caller then reads
+    /// to the stop condition). The explain operation is closed.
+    async fn explain_append_only(&self) -> Option<bool> {
+        let word = self.sql.split_whitespace().next()?.to_ascii_uppercase();
+        if !matches!(word.as_str(), "SELECT" | "WITH" | "VALUES" | "(") {
+            return None;
+        }
+        let sh = &self.session;
+        let body = serde_json::json!({"statement": format!("EXPLAIN CHANGELOG_MODE {}", self.sql)});
+        let v = self
+            .http
+            .send(
+                Method::POST,
+                self.http.gw(&format!("v2/sessions/{sh}/statements")),
+                Some(&body),
+            )
+            .await
+            .ok()?;
+        let oh = v.get("operationHandle")?.as_str()?.to_string();
+        let mut uri = Some(format!(
+            "v2/sessions/{sh}/operations/{oh}/result/0?rowFormat=JSON"
+        ));
+        let mut text = String::new();
+        let mut tries = 0;
+        while let Some(u) = uri.take() {
+            tries += 1;
+            if tries > 100 {
+                break;
+            }
+            let Ok(page) = self.http.get(self.http.gw(&u)).await else {
+                break;
+            };
+            match page.get("resultType").and_then(Value::as_str) {
+                Some("NOT_READY") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    uri = Some(u);
+                }
+                Some("PAYLOAD") => {
+                    for d in page
+                        .pointer("/results/data")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if let Some(t) = d.pointer("/fields/0").and_then(Value::as_str) {
+                            text.push_str(t);
+                        }
+                    }
+                    uri = page
+                        .get("nextResultUri")
+                        .and_then(Value::as_str)
+                        .map(|u| u.trim_start_matches('/').to_string());
+                }
+                _ => {}
+            }
+        }
+        let _ = self
+            .http
+            .send(
+                Method::DELETE,
+                self.http
+                    .gw(&format!("v2/sessions/{sh}/operations/{oh}/close")),
+                None,
+            )
+            .await;
+        plan_is_append_only(&text)
+    }
+}
+
 #[async_trait::async_trait]
 impl ResultStream for GatewayQuery {
     fn name(&self) -> &str {
@@ -179,8 +294,8 @@ impl ResultStream for GatewayQuery {
                 ..Page::default()
             });
         };
-        let page = match self.http.get(self.http.gw(&uri)).await {
-            Ok(p) => p,
+        let page = match self.http.get_text(self.http.gw(&uri)).await {
+            Ok(text) => exact_page(&text),
             // An error answer on a result is the query's failure (§5): the root cause.
             Err(e) if matches!(e.class, ErrorClass::ServerError | ErrorClass::SessionLost) => {
                 // The gateway often says only "Failed to fetch next result": the job's own failure
@@ -208,6 +323,7 @@ impl ResultStream for GatewayQuery {
                 Ok(Page {
                     columns: self.columns.clone(),
                     upsert_key: None,
+                    append_only: None,
                     changes,
                     end: self.next.is_none(),
                 })
@@ -222,6 +338,13 @@ impl ResultStream for GatewayQuery {
                 })
             }
         }
+    }
+
+    async fn append_only(&mut self) -> Option<bool> {
+        if self.append_only.is_none() {
+            self.append_only = Some(self.explain_append_only().await);
+        }
+        self.append_only.flatten()
     }
 
     /// The operation's status (`GET …/operations/{op}/status`: `ERROR` is a failure) and, once a
@@ -308,5 +431,38 @@ impl ResultStream for GatewayQuery {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_is_append_only;
+
+    #[test]
+    fn the_root_of_the_physical_plan_tells_an_append_only_result() {
+        let plan = |root: &str| {
+            format!(
+                "== Abstract Syntax Tree ==\nLogicalAggregate(group=[{{0}}])\n\n== Optimized Physical Plan ==\n{root}\n+- Exchange(distribution=[hash[k]], changelogMode=[I])\n\n== Optimized Execution Plan ==\nGroupAggregate(groupBy=[k])\n"
+            )
+        };
+        assert_eq!(
+            plan_is_append_only(&plan(
+                "GroupAggregate(groupBy=[k], select=[k, COUNT(*) AS n], changelogMode=[I,UA])"
+            )),
+            Some(false)
+        );
+        assert_eq!(
+            plan_is_append_only(&plan(
+                "Calc(select=[k, x], where=[>(x, 1)], changelogMode=[I])"
+            )),
+            Some(true)
+        );
+        assert_eq!(
+            plan_is_append_only(&plan(
+                "Rank(rankType=[ROW_NUMBER], changelogMode=[I,UB,UA,D])"
+            )),
+            Some(false)
+        );
+        assert_eq!(plan_is_append_only("no plan here"), None);
     }
 }
