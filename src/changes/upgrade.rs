@@ -567,6 +567,14 @@ fn differing_fields(old: &Value, new: &Value) -> Vec<String> {
 pub fn compare_plans(old: &Value, new: &Value) -> Result<Assessment, PlanError> {
     let old = parse_plan(old)?;
     let new = parse_plan(new)?;
+    // A plan of a statement that writes has a sink; one without is not a statement's plan.
+    for (side, nodes) in [("old", &old), ("new", &new)] {
+        if !nodes.iter().any(|n| n.operator == "sink") {
+            return Err(PlanError::NotAPlan(format!(
+                "the {side} plan has no sink node"
+            )));
+        }
+    }
     let so: Vec<usize> = (0..old.len()).filter(|&i| old[i].stateful).collect();
     let sn: Vec<usize> = (0..new.len()).filter(|&i| new[i].stateful).collect();
     let mut reasons = Vec::new();

@@ -39,6 +39,9 @@ pub enum EngineOutcome {
     Valid,
     /// The planner rejected it (the engine's message).
     Rejected { message: String },
+    /// The statement cannot be explained as sent (several statements in one file, a temporary
+    /// view): a warning, not a rejection.
+    NotChecked { reason: String },
     /// A DDL statement, checked through the statements that declare its table.
     Declared {
         /// Whether a checked statement declared it.
@@ -255,20 +258,24 @@ pub fn engine_check(
                     "the local Flink does not answer ({e}); start it with `make up` (scripts/local-flink.sh) or set flinkpipe.gateway.url"
                 )));
             }
-            Err(e) => {
-                let message = first_lines(&e.to_string());
+            Err(TargetError::Config(reason)) => {
                 report(
-                    Diagnostic::error(
-                        "engine-rejected",
-                        format!(
-                            "the local Flink could not check {}: {message}",
-                            step.spec.name
-                        ),
+                    Diagnostic::warning(
+                        "engine-not-checked",
+                        format!("the local Flink cannot check {}: {reason}", step.spec.name),
                     )
                     .at(file.clone(), Some(step.line), None),
                     format!("dml:{}", step.spec.name),
                 );
-                EngineOutcome::Rejected { message }
+                EngineOutcome::NotChecked { reason }
+            }
+            // The engine failed, not the statement: no verdict on the SQL.
+            Err(e) => {
+                return Err(OpsError::Target(format!(
+                    "the local Flink could not check {}: {}",
+                    step.spec.name,
+                    first_lines(&e.to_string())
+                )));
             }
         };
         statements.push(EngineStatement {

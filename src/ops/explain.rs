@@ -177,23 +177,25 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
         };
         if let Some(gw) = &compiler {
             let compiled = rt.block_on(gw.compile_plan(&spec, plans_dir.path()));
-            let (sinks, error) = match compiled {
+            // A CTAS or materialized table has no COMPILE PLAN: a limit, not a failure.
+            let (sinks, error, failed) = match compiled {
                 Ok(Some(plan)) => match engine_plan::sinks_of_compiled_plan(&plan) {
-                    Ok(s) => (Some(s), None),
-                    Err(e) => (None, Some(e)),
+                    Ok(s) => (Some(s), None, false),
+                    Err(e) => (None, Some(e), true),
                 },
                 Ok(None) => (
                     None,
-                    Some("COMPILE PLAN takes INSERT and statement sets only".to_string()),
+                    Some("COMPILE PLAN takes INSERT and statement sets only: no changelog mode for a CTAS or materialized table here".to_string()),
+                    false,
                 ),
-                Err(e) => (None, Some(c.scrubber.scrub(&e.to_string()))),
+                Err(e) => (None, Some(c.scrubber.scrub(&e.to_string())), true),
             };
             statements.push(Explained {
                 table_name: table,
                 statement: spec.name,
                 explain: Some(sql),
                 plan: None,
-                failed: error.is_some(),
+                failed,
                 error,
                 sinks,
             });

@@ -137,10 +137,15 @@ pub fn blue_green(
     let looked = if in_place {
         in_place_upgrades(
             ctx,
-            pipelines,
-            changes,
-            opts.include_uncommitted,
-            allow_unknown,
+            &InPlaceInputs {
+                cfg: &cfg,
+                project: &project,
+                files: &set.files,
+                pipelines,
+                changes,
+                include_uncommitted: opts.include_uncommitted,
+                allow_unknown,
+            },
             &mut req,
         )?
     } else {
@@ -159,25 +164,77 @@ pub fn blue_green(
             base_commit: set.base_commit.clone(),
         }),
     )?;
-    v.in_place = looked;
+    // A table left out of the seeds is still versioned when it descends from a versioned one.
+    v.in_place = looked
+        .into_iter()
+        .map(|mut t| {
+            if t.in_place && v.plan.renames.contains_key(&t.table_name) {
+                t.in_place = false;
+                t.reason = format!(
+                    "{}, but it reads a versioned table: versioned with it",
+                    t.verdict
+                );
+            }
+            t
+        })
+        .collect();
     Ok(v)
 }
 
-/// `--in-place`: the upgrade verdict of each changed statement ([`super::upgrade_check`], on the
-/// local Flink when it answers); a table whose only change is its statement's logic and whose new
-/// statement is `unchanged` or `stateless` is upgraded in place (deploy restarts it from the old
-/// statement's offsets where the target carries them over) and leaves the seeds, so neither it nor
-/// its readers are versioned. A `state-compatible` statement is still versioned: deploys do not
-/// restore a savepoint into new SQL yet.
-fn in_place_upgrades(
-    ctx: &Context,
-    pipelines: &Path,
-    changes: &super::changes::ChangeRequest,
+/// What [`in_place_upgrades`] reads.
+struct InPlaceInputs<'a> {
+    cfg: &'a Config,
+    project: &'a Project,
+    /// The files changed since the base.
+    files: &'a [changes::FileChange],
+    pipelines: &'a Path,
+    changes: &'a super::changes::ChangeRequest,
     include_uncommitted: bool,
     allow_unknown: bool,
+}
+
+/// `--in-place`: the upgrade verdict of each changed statement ([`super::upgrade_check`], on the
+/// local Flink when it answers). A table is upgraded in place, and leaves the seeds, only when
+/// - its statement is `stateless` by the verdict,
+/// - the only file of it that changed beyond formatting is its DML (no DDL, options or
+///   `.properties` change: its readers would see another schema, topic or format), and it is not a
+///   CTAS or materialized table (whose query is its schema),
+/// - its sink takes no updates, and the target carries offsets over (Confluent Cloud): there the
+///   new statement continues from the old one's offsets, nothing read twice. On the SQL Gateway a
+///   restart rereads from the startup mode, so everything is versioned.
+///
+/// Rows already written, and readers' state, keep the old logic: nothing is recomputed.
+fn in_place_upgrades(
+    ctx: &Context,
+    inp: &InPlaceInputs<'_>,
     req: &mut VersionRequest,
 ) -> Result<Vec<InPlace>, OpsError> {
     use crate::changes::upgrade::Verdict;
+    use crate::changes::{ChangeKind, FileRole};
+    use crate::sql::StatementKind as SqlKind;
+    let InPlaceInputs {
+        cfg,
+        project,
+        files,
+        pipelines,
+        changes,
+        include_uncommitted,
+        allow_unknown,
+    } = *inp;
+    let carries_offsets =
+        super::target::TargetKind::of(cfg) == super::target::TargetKind::ConfluentCloud;
+    let only_its_logic = |t: &str| {
+        let mine: Vec<&changes::FileChange> = files
+            .iter()
+            .filter(|f| f.new_table_name == t && f.role != FileRole::Test)
+            .collect();
+        mine.iter()
+            .any(|f| f.role == FileRole::Dml && f.content_kind == ChangeKind::Logic)
+            && mine.iter().all(|f| {
+                f.content_kind == ChangeKind::Cosmetic
+                    || (f.role == FileRole::Dml && f.content_kind == ChangeKind::Logic)
+            })
+    };
     let report = super::upgrade_check::upgrade_check(
         ctx,
         pipelines,
@@ -194,18 +251,37 @@ fn in_place_upgrades(
     let mut out = Vec::new();
     for s in &report.statements {
         for t in &s.tables {
-            let Some(why) = req.seed_reasons.get(t) else {
+            if !req.seeds.contains(t) {
                 continue;
-            };
-            let logic_only = why.starts_with("logic");
+            }
+            let table = project.inventory.tables.get(t);
+            let derived = table.is_some_and(|x| {
+                matches!(
+                    x.ddl_kind,
+                    Some(SqlKind::Ctas | SqlKind::CreateMaterializedTable)
+                )
+            });
+            let upsert = table.is_some_and(crate::deploy::spec::takes_updates);
             let (in_place, reason) = match s.verdict {
-                Verdict::Unchanged | Verdict::Stateless if logic_only => (
-                    true,
-                    format!("{}: its new statement takes over the old one's offsets in place; its readers keep reading it", s.verdict),
-                ),
-                Verdict::Unchanged | Verdict::Stateless => (
+                Verdict::Stateless if !carries_offsets => (
                     false,
-                    format!("{} statement, but its schema changed: its readers need a new version", s.verdict),
+                    "stateless, but the SQL Gateway target cannot restart a changed statement from its offsets yet (it would reread from its startup mode)".into(),
+                ),
+                Verdict::Stateless if upsert => (
+                    false,
+                    "stateless, but its sink takes updates: offsets cannot be carried over into it".into(),
+                ),
+                Verdict::Stateless if derived => (
+                    false,
+                    "stateless, but its query is its schema (CTAS or materialized table)".into(),
+                ),
+                Verdict::Stateless if !only_its_logic(t) => (
+                    false,
+                    "stateless, but more than its DML changed (DDL, options or .properties): its readers need a new version".into(),
+                ),
+                Verdict::Stateless => (
+                    true,
+                    "stateless: its new statement takes over the old one's offsets in place, and its readers keep reading it (rows already written keep the old logic)".into(),
                 ),
                 Verdict::StateCompatible => (
                     false,

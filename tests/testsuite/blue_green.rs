@@ -573,4 +573,60 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
     assert_eq!(clean["verdict"], "stateless");
     let enriched = entry("int_sales_orders_enriched").unwrap_or_else(|| panic!("{v:#}"));
     assert_eq!(enriched["in_place"], false, "{v:#}");
+
+    // On the SQL Gateway a changed statement cannot restart from its offsets yet: versioned.
+    let config = r.pipelines.parent().unwrap().join("gateway.yaml");
+    fs::write(
+        &config,
+        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n    jobmanager_url: http://127.0.0.1:1\n",
+    )
+    .unwrap();
+    let out = crate::support::flinkpipe(&[
+        "--config",
+        config.to_str().unwrap(),
+        "pipeline",
+        "blue-green",
+        r.pipelines.to_str().unwrap(),
+        "--since",
+        "main",
+        "--in-place",
+        "--output",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(
+        renamed(&v).contains(&"int_c360_clickstream_clean".to_string()),
+        "{v:#}"
+    );
+    let clean = v["in_place"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["table_name"] == "int_c360_clickstream_clean")
+        .cloned()
+        .unwrap();
+    assert_eq!(clean["in_place"], false);
+    assert!(
+        clean["reason"].as_str().unwrap().contains("SQL Gateway"),
+        "{clean}"
+    );
+
+    // A DDL change beside the DML's: its readers see another table, so it is versioned.
+    r.edit(
+        "intermediates/c360/int_clickstream_clean/sql-scripts/ddl.int_c360_clickstream_clean.sql",
+        |s| {
+            s.replace(
+                "'format' = 'json'",
+                "'format' = 'json',\n  'json.ignore-parse-errors' = 'true'",
+            )
+        },
+    );
+    r.commit("tolerate bad json", T_CHANGE + 20);
+    let out = run(&r, &["--in-place", "--output", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(
+        renamed(&v).contains(&"int_c360_clickstream_clean".to_string()),
+        "{v:#}"
+    );
 }

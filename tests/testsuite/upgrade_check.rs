@@ -72,6 +72,9 @@ fn what_is_not_a_compiled_plan_is_an_error() {
     });
     assert!(compare_plans(&cyclic, &plan("sum")).is_err());
     assert!(compare_plans(&serde_json::json!({}), &plan("sum")).is_err());
+    // No sink: not a statement's plan (never "stateless").
+    assert!(compare_plans(&serde_json::json!({"nodes": [], "edges": []}), &plan("sum")).is_err());
+    assert!(compare_plans(&plan("sum"), &serde_json::json!({"nodes": [], "edges": []})).is_err());
     assert!(
         compare_plans(
             &serde_json::json!({"nodes": [{"id": 1, "type": "x"}], "edges": [{"source": 1, "target": 9}]}),
