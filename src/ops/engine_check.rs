@@ -177,17 +177,17 @@ pub fn engine_check(
             .unwrap_or_else(|_| p.display().to_string()),
         None => p.display().to_string(),
     };
-    // The DDL statements, by statement name, for declaration failures.
-    let ddl_at: BTreeMap<String, (String, usize, String)> = work
-        .iter()
-        .filter(|(_, s)| s.spec.kind == StatementKind::Ddl)
-        .map(|(_, s)| {
-            (
-                s.spec.name.clone(),
-                (shown(&s.file), s.line, s.spec.sql.clone()),
-            )
-        })
-        .collect();
+    // Every DDL statement of the project (a parent outside `--since` is declared too), by statement
+    // name, for declaration failures.
+    let mut ddl_at: BTreeMap<String, (String, usize, String)> = BTreeMap::new();
+    for t in project.inventory.tables.values().filter(|t| !t.external) {
+        for s in spec::table_steps(&project, &t.name, &naming, &env)?
+            .into_iter()
+            .filter(|s| s.spec.kind == StatementKind::Ddl)
+        {
+            ddl_at.insert(s.spec.name.clone(), (shown(&s.file), s.line, s.spec.sql));
+        }
+    }
     let mut statements = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut declared_ok: BTreeSet<String> = BTreeSet::new();
@@ -237,7 +237,15 @@ pub fn engine_check(
                         );
                     }
                     None => {
-                        let (line, column) = position(&message, &step.spec.sql, step.line);
+                        // A declaration of a table the project does not define (an external
+                        // table's DDL): its position is in that DDL, not in this statement.
+                        let (line, column) = if declaration_failure(&message).is_some()
+                            || message.contains("declaring ")
+                        {
+                            (step.line, None)
+                        } else {
+                            explained_position(&message, &step.spec.sql, step.line)
+                        };
                         report(
                             Diagnostic::error(
                                 code_of(&message),
@@ -350,6 +358,34 @@ fn code_of(message: &str) -> &'static str {
     }
 }
 
+/// [`position`] for a statement as the gateway explains it: the text after `EXPLAIN ` is the
+/// statement itself, or a part of it (the query of a CTAS or materialized table: its lines start
+/// further down), or a rewrite (a statement set's other form: not mapped, the statement's line).
+fn explained_position(message: &str, sql: &str, start: usize) -> (usize, Option<usize>) {
+    let spec = crate::deploy::StatementSpec {
+        name: String::new(),
+        sql: sql.to_string(),
+        properties: Default::default(),
+        kind: StatementKind::Dml,
+        compute_pool: None,
+    };
+    let sent = crate::deploy::gateway::explain_sql(&spec);
+    let sent = sent
+        .as_deref()
+        .and_then(|e| e.strip_prefix("EXPLAIN "))
+        .unwrap_or(sql);
+    match sql.find(sent) {
+        Some(0) => position(message, sql, start),
+        Some(at) => {
+            let skipped = sql[..at].matches('\n').count();
+            let (line, column) = position(message, sent, start + skipped);
+            // The first line of the part starts mid-line in the file: its columns are not mapped.
+            (line, column.filter(|_| line > start + skipped))
+        }
+        None => (start, None),
+    }
+}
+
 /// The file line (and column) of what the planner names (`at line 3, column 5`, `From line 3,
 /// column 8 to …`) in a statement that starts at file line `start`; the statement's own line when
 /// the planner names none, or one outside the statement's text. The text is sent as `EXPLAIN ` +
@@ -399,6 +435,20 @@ mod tests {
         assert_eq!(position("at line 1, column 20", sql, 3), (3, None));
         assert_eq!(position("no position", sql, 3), (3, None));
         assert_eq!(position("at line 9, column 1", sql, 3), (3, None));
+        // A CTAS is explained by its query, which starts on the statement's third line.
+        let ctas = "CREATE TABLE t\nWITH ('x' = 'y')\nAS SELECT a,\n  b\nFROM s";
+        assert_eq!(
+            explained_position(
+                "From line 2, column 3 to line 2, column 3: Column 'b' not found",
+                ctas,
+                10
+            ),
+            (13, Some(3))
+        );
+        assert_eq!(
+            explained_position("at line 2, column 3", sql, 3),
+            (4, Some(3))
+        );
         assert_eq!(
             declaration_failure(
                 "declaring table src_orders from dev-ddl-src-orders: CalciteContextException: Unknown identifier 'INTT'"
