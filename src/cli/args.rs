@@ -1232,6 +1232,10 @@ pub struct DeployArgs {
     /// Allow DROP TABLE for restarted tables whose DDL changed (data loss).
     #[arg(long)]
     pub allow_drop: bool,
+    /// Let this table's (or statement's) stateful DML be recreated with its new SQL, losing its
+    /// state (repeatable; `all`: every one). Without it such a restart is refused.
+    #[arg(long, value_name = "TABLE")]
+    pub allow_state_loss: Vec<String>,
     /// Journal file (default: `<project>/.flinkpipe/deploy-journal.jsonl`).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,

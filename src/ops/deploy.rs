@@ -37,6 +37,9 @@ pub struct DeployRequest {
     pub resume: bool,
     /// Allow `DROP TABLE` for restarted tables whose DDL changed.
     pub allow_drop: bool,
+    /// Tables or statements whose stateful DML may be recreated with new SQL, losing its state
+    /// (`all`: every one).
+    pub allow_state_loss: Vec<String>,
     /// The journal file (default `<project>/.flinkpipe/deploy-journal.jsonl`).
     pub journal: Option<PathBuf>,
     /// Deploy the green tables of the newest open release of `pipelines/blue_green.json` (the scope
@@ -189,6 +192,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         max_parallel: req.max_parallel.max(1),
         statement_timeout: req.timeout,
         allow_drop: req.allow_drop,
+        allow_state_loss: req.allow_state_loss.clone(),
         ..DeployOptions::default()
     };
     let mut capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
@@ -637,6 +641,10 @@ fn dry_run(
                             StepPlan::Refuse(Refusal::SqlChanged { .. }) => {
                                 "refuse (different SQL, not restarted)".into()
                             }
+                            StepPlan::Refuse(Refusal::StateLoss { verdict }) => format!(
+                                "refuse (stateful, new SQL: {verdict}; the restart would lose its state: a new version with `pipeline blue-green`, or --allow-state-loss {})",
+                                n.table
+                            ),
                             StepPlan::Refuse(Refusal::PoolChanged { from, to }) => format!(
                                 "refuse (runs in compute pool {from}, the plan gives it {to}: restart the table to move it)"
                             ),

@@ -163,10 +163,33 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     fake.fail_dry_run("no_such_column", detail);
     let (posts, deletes) = (fake.posts(), fake.deletes());
 
+    // The state loss refused first, without the flag, and nothing touched.
     let o = run(
         &p,
         &fake,
         &["pipeline", "deploy", "--table-name", TABLE],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("keeps state and its SQL changed")
+            && out.contains(&format!("--allow-state-loss {TABLE}")),
+        "{out}"
+    );
+    assert_eq!(fake.deletes(), deletes);
+    assert_eq!(fake.posts(), posts);
+    let o = run(
+        &p,
+        &fake,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--allow-state-loss",
+            TABLE,
+        ],
         &[],
     );
     let out = stdout(&o);
@@ -210,7 +233,14 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     let o = run(
         &p,
         &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--allow-state-loss",
+            TABLE,
+        ],
         &[],
     );
     ok(&o);
@@ -297,7 +327,15 @@ fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
     let o = run(
         &p,
         &fake,
-        &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            TABLE,
+            "--dry-run",
+            "--allow-state-loss",
+            TABLE,
+        ],
         &[],
     );
     let out = stdout(&o);

@@ -48,6 +48,7 @@ fn options() -> DeployOptions {
         poll: Backoff::POLL.scaled(0.02),
         create_retry: Backoff::HTTP.scaled(0.01),
         allow_drop: false,
+        allow_state_loss: Vec::new(),
         visibility_grace: Duration::from_secs(1),
     }
 }

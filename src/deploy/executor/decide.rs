@@ -51,6 +51,13 @@ pub enum Refusal {
         /// The pool the plan gives it.
         to: String,
     },
+    /// A stateful DML with new SQL: recreating it loses its state (no target restores a savepoint
+    /// into new SQL here), allowed only with `--allow-state-loss`.
+    StateLoss {
+        /// The upgrade verdict of the running text against the new one (offline reading; `unknown`
+        /// when the target keeps no text of it).
+        verdict: crate::changes::upgrade::Verdict,
+    },
 }
 
 /// What to do with one statement.
@@ -186,12 +193,41 @@ pub fn decide(
         && old_text_is_stateless(&s.sql, &spec.sql)
     {
         return StepPlan::CarryOver;
-    } // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
+    }
+    // A stateful DML with new SQL that holds state now (live or stopped): recreating it starts it
+    // from nothing, so its state is lost — refused unless allowed for it.
+    if !same
+        && dml
+        && restart
+        && !node.stateless
+        && (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
+        && !state_loss_allowed(options, node, spec)
+    {
+        use crate::changes::upgrade::{Verdict, compare_sql};
+        let verdict = if crate::sql::analyze(&s.sql).statements.is_empty() {
+            Verdict::Unknown
+        } else {
+            compare_sql(&s.sql, &spec.sql).verdict
+        };
+        // Both texts read exactly and neither keeps state: nothing to lose.
+        if verdict != Verdict::Stateless {
+            return StepPlan::Refuse(Refusal::StateLoss { verdict });
+        }
+    }
+    // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
     // statement cannot change in place (§11). A statement that may still run is deleted only once the
     // new text validates, so a broken file never takes a running job down.
     StepPlan::Recreate {
         validate_first: must_validate(&s.phase),
     }
+}
+
+/// Whether `--allow-state-loss` names the node's table, the statement, or `all`.
+fn state_loss_allowed(options: &DeployOptions, node: &DeployNode, spec: &StatementSpec) -> bool {
+    options
+        .allow_state_loss
+        .iter()
+        .any(|a| a == "all" || a.eq_ignore_ascii_case(&node.table) || *a == spec.name)
 }
 
 /// Whether the running text and the new one both read as stateless by the SQL front end (the
@@ -501,6 +537,94 @@ mod tests {
         }
     }
 
+    /// A stateful statement whose SQL changed holds state that a recreate loses: refused unless
+    /// `--allow-state-loss` names its table, its statement or `all`; one that ended holds none.
+    #[test]
+    fn a_stateful_restart_with_new_sql_needs_the_state_loss_allowed() {
+        use Phase::*;
+        let old = "INSERT INTO a SELECT k, SUM(v) FROM src GROUP BY k";
+        let new = step(
+            StatementKind::Dml,
+            "INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k",
+        );
+        let restart = node(Action::Restart, false);
+        for phase in [Running, Pending, Degraded, Stopped, Stopping] {
+            let d = state(old, phase.clone());
+            assert_eq!(
+                decide(Some(&d), &new, &restart, &opts(false), CONFLUENT),
+                StepPlan::Refuse(Refusal::StateLoss {
+                    verdict: crate::changes::upgrade::Verdict::StateIncompatible
+                }),
+                "{phase}"
+            );
+            for allowed in ["all", "a", "dev-x-a"] {
+                let o = DeployOptions {
+                    allow_state_loss: vec![allowed.to_string()],
+                    ..opts(false)
+                };
+                assert_eq!(
+                    decide(Some(&d), &new, &restart, &o, CONFLUENT),
+                    StepPlan::Recreate {
+                        validate_first: must_validate(&phase)
+                    },
+                    "{phase} {allowed}"
+                );
+            }
+        }
+        let other = DeployOptions {
+            allow_state_loss: vec!["b".into()],
+            ..opts(false)
+        };
+        assert!(matches!(
+            decide(
+                Some(&state(old, Running)),
+                &new,
+                &restart,
+                &other,
+                CONFLUENT
+            ),
+            StepPlan::Refuse(Refusal::StateLoss { .. })
+        ));
+        // The gateway keeps no text of a changed statement: unknown, still refused.
+        let d = state("-- deployed SQL is not the project's current text", Running);
+        assert_eq!(
+            decide(Some(&d), &new, &restart, &opts(false), CONFLUENT),
+            StepPlan::Refuse(Refusal::StateLoss {
+                verdict: crate::changes::upgrade::Verdict::Unknown
+            })
+        );
+        // Ended: nothing held, recreated.
+        for phase in [Failed, Completed] {
+            assert_eq!(
+                decide(
+                    Some(&state(old, phase.clone())),
+                    &new,
+                    &restart,
+                    &opts(false),
+                    CONFLUENT
+                ),
+                StepPlan::Recreate {
+                    validate_first: false
+                },
+                "{phase}"
+            );
+        }
+        // The same SQL restarted by the cascade is the plan's own rebuild: not refused.
+        let same = step(StatementKind::Dml, old);
+        assert_eq!(
+            decide(
+                Some(&state(old, Running)),
+                &same,
+                &restart,
+                &opts(false),
+                CONFLUENT
+            ),
+            StepPlan::Recreate {
+                validate_first: true
+            }
+        );
+    }
+
     #[test]
     fn new_properties_carry_offsets_over_only_where_the_target_can() {
         let mut dml = step(StatementKind::Dml, DML);
@@ -570,8 +694,12 @@ mod tests {
             let recreate = StepPlan::Recreate {
                 validate_first: must_validate(&phase),
             };
+            let loss = DeployOptions {
+                allow_state_loss: vec!["all".into()],
+                ..opts(false)
+            };
             assert_eq!(
-                decide(Some(&d), &new, &stateful, &opts(false), CONFLUENT),
+                decide(Some(&d), &new, &stateful, &loss, CONFLUENT),
                 recreate,
                 "{phase}"
             );

@@ -252,6 +252,11 @@ async fn apply(
                     from,
                     to,
                 },
+                Refusal::StateLoss { verdict } => StepError::StateLoss {
+                    statement: name(),
+                    table: table.to_string(),
+                    verdict,
+                },
             };
             return Err(failure(
                 spec,

@@ -257,6 +257,17 @@ pub enum StepError {
         /// The statement.
         statement: String,
     },
+    /// A stateful statement with new SQL would lose its state if recreated.
+    #[error(
+        "statement {statement} keeps state and its SQL changed ({verdict} by the offline reading): recreating it would start it from nothing and lose that state, so it was left as it is; deploy a new version beside it (`pipeline blue-green`), or rerun with --allow-state-loss {table} to accept the loss"
+    )]
+    StateLoss {
+        /// The statement.
+        statement: String,
+        /// Its table.
+        table: String,
+        verdict: crate::changes::upgrade::Verdict,
+    },
     /// The statement exists with different SQL and the plan does not restart it.
     #[error(
         "statement {statement} exists with different SQL (phase {phase}); the plan does not restart it, so it was left alone"

@@ -67,6 +67,9 @@ pub struct DeployOptions {
     pub create_retry: Backoff,
     /// Allow `DROP` statements (and drops needed by changed DDL) on restarted tables.
     pub allow_drop: bool,
+    /// Tables (or statement names) whose stateful DML may be restarted with new SQL although its
+    /// state is lost (`--allow-state-loss`; `all`: every one). Without it such a restart is refused.
+    pub allow_state_loss: Vec<String>,
     /// How long a statement may be absent from the target's answers after a wait began before it
     /// counts as deleted: a job just submitted is listed by the Flink JobManager (and a materialized
     /// table's refresh job found by its tags) only after a moment, longer on a loaded cluster.
@@ -82,6 +85,7 @@ impl Default for DeployOptions {
             poll: Backoff::POLL,
             create_retry: Backoff::HTTP,
             allow_drop: false,
+            allow_state_loss: Vec::new(),
             visibility_grace: Duration::from_secs(30),
         }
     }

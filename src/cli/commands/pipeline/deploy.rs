@@ -17,6 +17,7 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
         timeout: Duration::from_secs(args.timeout),
         resume: args.resume,
         allow_drop: args.allow_drop,
+        allow_state_loss: args.allow_state_loss.clone(),
         journal: args.journal.clone(),
         blue_green: args.blue_green,
         version: args.release_version.clone(),
