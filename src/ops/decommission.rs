@@ -377,6 +377,19 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                         unknown_readers: unknown.clone(),
                     });
                     if !req.force {
+                        // The refused blue job keeps reading its parents' blue tables: their blue
+                        // statements stay too, or it would be left without input.
+                        if recorded.role == StatementRole::Job {
+                            keep_blue_parents(
+                                &mut blockers,
+                                &project.graph,
+                                &naming,
+                                &open,
+                                t,
+                                &target.statement,
+                                live.get(&target.statement).map(|s| s.phase.clone()),
+                            );
+                        }
                         continue;
                     }
                 }
@@ -425,6 +438,42 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             forced: req.force,
         },
     })
+}
+
+/// Adds, to the blockers of the blue statements of every parent of `t`'s green table that is a
+/// green table of an open release, the refused blue job `kept` of `t` (which reads that parent's
+/// blue table). Called children first, so a refusal travels up to the sources of the release.
+fn keep_blue_parents(
+    blockers: &mut BTreeMap<String, Vec<Blocker>>,
+    graph: &crate::graph::PipelineGraph,
+    naming: &StatementNaming,
+    open: &[&crate::versioning::record::Release],
+    t: &crate::versioning::record::GreenTable,
+    kept: &str,
+    phase: Option<Phase>,
+) {
+    let phase = phase.unwrap_or(Phase::Running);
+    for parent in graph.parents(&t.green_table_name) {
+        for release in open {
+            for pt in release
+                .tables
+                .iter()
+                .filter(|pt| pt.green_table_name == parent)
+            {
+                let b = Blocker::RunningStatement {
+                    table: pt.blue_table_name.clone(),
+                    statement: kept.to_string(),
+                    phase: phase.clone(),
+                };
+                for (blue, _) in blue_green_statements(naming, &release.statement_prefix, pt) {
+                    let list = blockers.entry(blue.name).or_default();
+                    if !list.contains(&b) {
+                        list.push(b.clone());
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl Prepared {

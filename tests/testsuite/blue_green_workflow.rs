@@ -1138,3 +1138,66 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
             .all(|q| q.authorized && !q.secret_in_clear)
     );
 }
+
+/// A refused blue job keeps the blue tables it reads: another team's running statement reads the
+/// blue `int_sales_order_lines` (a child of the changed table), so `decommission --delete` refuses
+/// its blue job and, children first, the blue statements of its parent `int_sales_orders_enriched`
+/// ("still read: statement <the kept blue job> (RUNNING) reads int_sales_orders_enriched"), which
+/// would otherwise be deleted under a reader that stays; blue tables that are not its ancestors
+/// go. Found on the local Flink by `e2e_release`.
+#[test]
+fn decommission_keeps_the_blue_parents_of_a_refused_blue_job() {
+    let r = repo();
+    let fake = FakeConfluent::start();
+    applied_release(&r, &fake);
+    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let lines_dml = "dev-usw2-sales-dml-int-sales-order-lines";
+    let enriched_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
+    let enriched_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched";
+    fake.seed(
+        "team-b-dml-line-report",
+        "INSERT INTO team_b_line_report SELECT l.order_id FROM int_sales_order_lines AS l",
+        "RUNNING",
+    );
+    let o = run(
+        &r,
+        &fake,
+        &["pipeline", "decommission", "--delete", "--no-ack"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        line_of(&err, &format!("error: refused to delete {lines_dml}: ")),
+        format!(
+            "error: refused to delete {lines_dml}: still read: statement team-b-dml-line-report (RUNNING) reads int_sales_order_lines"
+        ),
+        "{err}"
+    );
+    for parent in [enriched_dml, enriched_ddl] {
+        assert_eq!(
+            line_of(&err, &format!("error: refused to delete {parent}: ")),
+            format!(
+                "error: refused to delete {parent}: still read: statement {lines_dml} (RUNNING) reads int_sales_orders_enriched"
+            ),
+            "{err}"
+        );
+    }
+    let deletes = fake.deletes();
+    for kept in [lines_dml, enriched_dml, enriched_ddl] {
+        assert!(!deletes.contains(&kept.to_string()), "{deletes:?}");
+    }
+    assert_eq!(fake.phase(enriched_dml).as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase(lines_dml).as_deref(), Some("RUNNING"));
+    // Blue statements of the release that are not ancestors of the kept job go.
+    assert!(
+        deletes.iter().any(|d| d.starts_with("dev-usw2-sales-")
+            && !d.ends_with("-v2")
+            && ![lines_dml, enriched_dml, enriched_ddl].contains(&d.as_str())),
+        "{deletes:?}"
+    );
+    assert_eq!(
+        decommissions(&r),
+        serde_json::json!([]),
+        "the release stays open"
+    );
+}

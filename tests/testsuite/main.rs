@@ -44,6 +44,9 @@ mod e2e_gateway;
 mod e2e_gateway_ops;
 /// Who still reads blue on the local Kafka: a consumer group's committed offsets and lag.
 mod e2e_kafka_readers;
+/// The release loop on a real Flink: release-check's verdicts, a consumer group blocking decommission,
+/// rollback.
+mod e2e_release;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation; the integration
 /// test of a three-table subgraph.
 mod e2e_unit_tests;

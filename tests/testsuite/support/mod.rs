@@ -118,6 +118,7 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     }
     (tmp, root)
 }
+pub mod kafka;
 pub mod repo;
 pub mod test;
 
