@@ -672,12 +672,32 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     env.repo.edit(broken, |s| {
         s.replacen("SELECT", "SELECT no_such_column,", 1)
     });
-    // Restarting the running statement with the broken text: refused before anything is deleted.
+    // Restarting the stateful running statement with new SQL would lose its state: refused.
     let refused = env.json(&[
         "pipeline",
         "deploy",
         env.pipelines(),
         "--table-name",
+        "inventory_fct_stock_alerts",
+    ]);
+    assert_eq!(refused["success"], false, "{refused:#}");
+    let why = node(&refused, "inventory_fct_stock_alerts")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        why.contains("keeps state and its SQL changed")
+            && why.contains("--allow-state-loss inventory_fct_stock_alerts"),
+        "{why}"
+    );
+    // With the loss accepted, the broken text is still refused before anything is deleted.
+    let refused = env.json(&[
+        "pipeline",
+        "deploy",
+        env.pipelines(),
+        "--table-name",
+        "inventory_fct_stock_alerts",
+        "--allow-state-loss",
         "inventory_fct_stock_alerts",
     ]);
     assert_eq!(refused["success"], false, "{refused:#}");
