@@ -93,8 +93,39 @@ pub struct ColumnCheck {
 /// A key present on both sides with different values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiffSample {
-    pub blue: Row,
-    pub green: Row,
+    pub blue: SampleRow,
+    pub green: SampleRow,
+}
+
+/// A sample row of one side: its values (a [`Row`] through `Deref`), serialised by its columns'
+/// types, so a DECIMAL is a JSON number with its exact digits and scale as in `table preview`
+/// ([`crate::results::value::JsonCell`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRow {
+    pub values: Row,
+    /// The column types of the side, in column order.
+    pub types: Vec<String>,
+}
+
+impl std::ops::Deref for SampleRow {
+    type Target = Row;
+    fn deref(&self) -> &Row {
+        &self.values
+    }
+}
+
+impl Serialize for SampleRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.values.len()))?;
+        for (i, v) in self.values.iter().enumerate() {
+            seq.serialize_element(&crate::results::value::JsonCell {
+                value: v,
+                type_name: self.types.get(i).map_or("UNKNOWN", String::as_str),
+            })?;
+        }
+        seq.end()
+    }
 }
 
 /// The comparison of one blue → green pair.
@@ -113,8 +144,8 @@ pub struct TableCheck {
     pub only_in_blue: usize,
     pub only_in_green: usize,
     pub values_differ: usize,
-    pub only_in_blue_samples: Vec<Row>,
-    pub only_in_green_samples: Vec<Row>,
+    pub only_in_blue_samples: Vec<SampleRow>,
+    pub only_in_green_samples: Vec<SampleRow>,
     pub values_differ_samples: Vec<DiffSample>,
     pub columns: Vec<ColumnCheck>,
     /// The column freshness is measured on (the first TIMESTAMP / TIMESTAMP_LTZ column).
@@ -514,8 +545,20 @@ pub fn compare(
     } else {
         Verdict::Same
     };
-    let take =
-        |v: &[&Row]| -> Vec<Row> { v.iter().take(opts.samples).map(|r| (*r).clone()).collect() };
+    let types = |r: &QueryResult| -> Vec<String> {
+        r.columns.iter().map(|c| c.type_name.clone()).collect()
+    };
+    let (blue_types, green_types) = (types(blue), types(green));
+    let sample = |r: &Row, types: &Vec<String>| SampleRow {
+        values: r.clone(),
+        types: types.clone(),
+    };
+    let take = |v: &[&Row], types: &Vec<String>| -> Vec<SampleRow> {
+        v.iter()
+            .take(opts.samples)
+            .map(|r| sample(r, types))
+            .collect()
+    };
     TableCheck {
         blue_table: blue_table.to_string(),
         green_table: green_table.to_string(),
@@ -528,14 +571,14 @@ pub fn compare(
         only_in_blue: only_blue.len(),
         only_in_green: only_green.len(),
         values_differ: differ.len(),
-        only_in_blue_samples: take(&only_blue),
-        only_in_green_samples: take(&only_green),
+        only_in_blue_samples: take(&only_blue, &blue_types),
+        only_in_green_samples: take(&only_green, &green_types),
         values_differ_samples: differ
             .iter()
             .take(opts.samples)
             .map(|(b, g)| DiffSample {
-                blue: (*b).clone(),
-                green: (*g).clone(),
+                blue: sample(b, &blue_types),
+                green: sample(g, &green_types),
             })
             .collect(),
         columns,
@@ -591,6 +634,26 @@ mod tests {
         }
     }
 
+    /// Sample rows are written by their columns' types: a DECIMAL (held as its exact text) is a
+    /// JSON number with its digits and scale, as `table preview` writes it.
+    #[test]
+    fn sample_rows_write_decimals_as_exact_numbers() {
+        let cols: &[(&str, &str)] = &[("id", "INT"), ("amount", "DECIMAL(10, 2)")];
+        let b = result(cols, Some(&["id"]), vec![json!([1, "12.50"])]);
+        let g = result(
+            cols,
+            Some(&["id"]),
+            vec![json!([1, "35.00"]), json!([2, "0.10"])],
+        );
+        let c = compare("t", "t_v2", &b, &g, &opts(&[]));
+        let v = serde_json::to_string(&c.values_differ_samples).unwrap();
+        assert_eq!(v, r#"[{"blue":[1,12.50],"green":[1,35.00]}]"#);
+        assert_eq!(
+            serde_json::to_string(&c.only_in_green_samples).unwrap(),
+            "[[2,0.10]]"
+        );
+    }
+
     #[test]
     fn identical_snapshots_are_same() {
         let rows = json!([
@@ -642,9 +705,10 @@ mod tests {
             (c.only_in_blue, c.only_in_green, c.values_differ),
             (1, 1, 1)
         );
+        assert_eq!(c.only_in_blue_samples.len(), 1);
         assert_eq!(
-            c.only_in_blue_samples,
-            vec![vec![json!(3), Value::Null, json!("2026-01-01T00:01:00Z")]]
+            *c.only_in_blue_samples[0],
+            vec![json!(3), Value::Null, json!("2026-01-01T00:01:00Z")]
         );
         assert_eq!(c.values_differ_samples[0].green[1], json!(11));
         assert_eq!(c.undeclared, vec!["total".to_string(), "keys".to_string()]);

@@ -99,7 +99,8 @@ const HEADER: &[&str] = &[
     "LAG",
 ];
 
-fn row_text(r: &[serde_json::Value]) -> String {
+/// A sample row as JSON, typed by its columns (a DECIMAL with its exact digits).
+fn row_text(r: &crate::ops::release_check::SampleRow) -> String {
     serde_json::to_string(r).unwrap_or_default()
 }
 
