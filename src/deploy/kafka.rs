@@ -849,37 +849,47 @@ impl KafkaAdmin {
                             .with_records(Some(batch.freeze())),
                     ]),
             ]);
-        let mut conn = self.connect().await?;
-        let resp: ProduceResponse = self
-            .call(
-                &mut conn,
-                ApiKey::Produce,
-                PRODUCE_VERSION,
-                &req,
-                ProduceRequest::header_version(PRODUCE_VERSION),
-                ProduceResponse::header_version(PRODUCE_VERSION),
-            )
-            .await?;
-        let p = resp
-            .responses
-            .first()
-            .and_then(|t| t.partition_responses.first())
-            .ok_or_else(|| format!("producing to {topic}: empty answer"))?;
-        if p.error_code != NONE {
-            return Err(format!(
-                "producing to {topic}[{partition}]: Kafka error {}{}",
-                p.error_code,
-                p.error_message
-                    .iter()
-                    .chain(
-                        p.record_errors
-                            .iter()
-                            .filter_map(|e| e.batch_index_error_message.as_ref())
-                    )
-                    .map(|m| format!(": {}", m.as_str()))
-                    .collect::<String>()
-            ));
+        // A partition just created has no leader for a moment (LEADER_NOT_AVAILABLE 5,
+        // NOT_LEADER_OR_FOLLOWER 6, or UNKNOWN_TOPIC_OR_PARTITION 3 before its metadata spreads):
+        // the broker wrote nothing, so the same batch is sent again until the timeout.
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let mut conn = self.connect().await?;
+            let resp: ProduceResponse = self
+                .call(
+                    &mut conn,
+                    ApiKey::Produce,
+                    PRODUCE_VERSION,
+                    &req,
+                    ProduceRequest::header_version(PRODUCE_VERSION),
+                    ProduceResponse::header_version(PRODUCE_VERSION),
+                )
+                .await?;
+            let p = resp
+                .responses
+                .first()
+                .and_then(|t| t.partition_responses.first())
+                .ok_or_else(|| format!("producing to {topic}: empty answer"))?;
+            if matches!(p.error_code, 3 | 5 | 6) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            if p.error_code != NONE {
+                return Err(format!(
+                    "producing to {topic}[{partition}]: Kafka error {}{}",
+                    p.error_code,
+                    p.error_message
+                        .iter()
+                        .chain(
+                            p.record_errors
+                                .iter()
+                                .filter_map(|e| e.batch_index_error_message.as_ref())
+                        )
+                        .map(|m| format!(": {}", m.as_str()))
+                        .collect::<String>()
+                ));
+            }
+            return Ok(p.base_offset);
         }
-        Ok(p.base_offset)
     }
 }
