@@ -8,6 +8,7 @@
 
 pub mod args;
 mod commands;
+pub mod reference;
 pub mod render;
 
 use crate::diagnostics::Diagnostic;

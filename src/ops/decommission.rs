@@ -73,7 +73,7 @@ pub struct LeftAlone {
 
 /// A green successor of a blue statement and the phase it must reach before the blue statement may
 /// go: each job of the green table RUNNING; for a green table without a job, its declaration
-/// COMPLETED (`README.md`, "Blue-green").
+/// COMPLETED (`docs/src/guide/blue-green-runbook.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GreenSuccessor {
     pub statement: String,

@@ -37,6 +37,8 @@ mod deploy_confluent;
 mod deploy_decide;
 /// The deploy executor against the fake Confluent server: order, parallelism, idempotency and the same
 mod deploy_executor;
+/// The README and the mdBook under docs/: generated command reference fresh, README short, links resolve.
+mod docs;
 /// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
 mod e2e_engine_check;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):

@@ -2,7 +2,7 @@
 //! node (the plan's action, statefulness) and the options. No I/O: the executor's `effects` gathers the
 //! facts, calls [`decide`] and carries the [`StepPlan`] out.
 //!
-//! The rules (`confluent-cloud-flink-api.md` §10, §11; README "How it runs"):
+//! The rules (`confluent-cloud-flink-api.md` §10, §11; docs/src/guide/deploy.md, "How it runs"):
 //! - a `DROP` statement runs only on a restart with `--allow-drop`;
 //! - absent → create; present with the same SQL and live → adopt (a DDL of a restarted table: keep);
 //! - a stateless DML restarted with changed properties or changed SQL → carry the offsets over
