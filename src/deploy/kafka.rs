@@ -511,21 +511,30 @@ impl KafkaAdmin {
         let mut committed: Vec<(String, String, i32, i64)> = Vec::new();
         let mut described: BTreeMap<String, GroupOnTopic> = BTreeMap::new();
         for (group, (state, protocol)) in &groups {
-            let conn = self.conn(&mut pool, &boot, true).await?;
-            let coordinator = self.coordinator(conn, group).await?;
-            let conn = self.conn(&mut pool, &coordinator, single).await?;
-            let of: OffsetFetchResponse = self
-                .call(
-                    conn,
-                    ApiKey::OffsetFetch,
-                    OFFSET_FETCH_VERSION,
-                    &OffsetFetchRequest::default()
-                        .with_group_id(GroupId(StrBytes::from_string(group.clone())))
-                        .with_topics(Some(topic_req.clone())),
-                    OffsetFetchRequest::header_version(OFFSET_FETCH_VERSION),
-                    OffsetFetchResponse::header_version(OFFSET_FETCH_VERSION),
-                )
-                .await?;
+            // A coordinator still loading or just moved (14, 15, 16) is asked again.
+            let deadline = Instant::now() + self.timeout;
+            let (of, coordinator) = loop {
+                let conn = self.conn(&mut pool, &boot, true).await?;
+                let coordinator = self.coordinator(conn, group).await?;
+                let conn = self.conn(&mut pool, &coordinator, single).await?;
+                let of: OffsetFetchResponse = self
+                    .call(
+                        conn,
+                        ApiKey::OffsetFetch,
+                        OFFSET_FETCH_VERSION,
+                        &OffsetFetchRequest::default()
+                            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+                            .with_topics(Some(topic_req.clone())),
+                        OffsetFetchRequest::header_version(OFFSET_FETCH_VERSION),
+                        OffsetFetchResponse::header_version(OFFSET_FETCH_VERSION),
+                    )
+                    .await?;
+                if matches!(of.error_code, 14..=16) && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+                break (of, coordinator);
+            };
             if of.error_code != NONE {
                 return Err(format!(
                     "reading the offsets of consumer group {group}: Kafka error {}",
@@ -550,6 +559,7 @@ impl KafkaAdmin {
             if !any {
                 continue;
             }
+            let conn = self.conn(&mut pool, &coordinator, single).await?;
             let dg: DescribeGroupsResponse = self
                 .call(
                     conn,
@@ -743,11 +753,6 @@ impl KafkaAdmin {
             OffsetCommitRequestPartition, OffsetCommitRequestTopic,
         };
         use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetCommitResponse};
-        let mut pool: BTreeMap<String, TcpStream> = BTreeMap::new();
-        let boot = self.bootstrap.clone();
-        let conn = self.conn(&mut pool, &boot, true).await?;
-        let coordinator = self.coordinator(conn, group).await?;
-        let conn = self.conn(&mut pool, &coordinator, true).await?;
         let req = OffsetCommitRequest::default()
             .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
             .with_generation_id_or_member_epoch(-1)
@@ -762,27 +767,42 @@ impl KafkaAdmin {
                             .with_committed_leader_epoch(-1),
                     ]),
             ]);
-        let resp: OffsetCommitResponse = self
-            .call(
-                conn,
-                ApiKey::OffsetCommit,
-                OFFSET_COMMIT_VERSION,
-                &req,
-                OffsetCommitRequest::header_version(OFFSET_COMMIT_VERSION),
-                OffsetCommitResponse::header_version(OFFSET_COMMIT_VERSION),
-            )
-            .await?;
-        for t in resp.topics {
-            for p in t.partitions {
-                if p.error_code != NONE {
-                    return Err(format!(
-                        "committing offset {offset} for group {group} on {topic}[{partition}]: Kafka error {}",
-                        p.error_code
-                    ));
+        // A group's coordinator moves or is still loading on a broker just started
+        // (COORDINATOR_LOAD_IN_PROGRESS 14, COORDINATOR_NOT_AVAILABLE 15, NOT_COORDINATOR 16):
+        // nothing was committed, so it is found and asked again until the timeout.
+        let deadline = Instant::now() + self.timeout;
+        'retry: loop {
+            let mut pool: BTreeMap<String, TcpStream> = BTreeMap::new();
+            let boot = self.bootstrap.clone();
+            let conn = self.conn(&mut pool, &boot, true).await?;
+            let coordinator = self.coordinator(conn, group).await?;
+            let conn = self.conn(&mut pool, &coordinator, true).await?;
+            let resp: OffsetCommitResponse = self
+                .call(
+                    conn,
+                    ApiKey::OffsetCommit,
+                    OFFSET_COMMIT_VERSION,
+                    &req,
+                    OffsetCommitRequest::header_version(OFFSET_COMMIT_VERSION),
+                    OffsetCommitResponse::header_version(OFFSET_COMMIT_VERSION),
+                )
+                .await?;
+            for t in resp.topics {
+                for p in t.partitions {
+                    if matches!(p.error_code, 14..=16) && Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue 'retry;
+                    }
+                    if p.error_code != NONE {
+                        return Err(format!(
+                            "committing offset {offset} for group {group} on {topic}[{partition}]: Kafka error {}",
+                            p.error_code
+                        ));
+                    }
                 }
             }
+            return Ok(());
         }
-        Ok(())
     }
 
     /// Appends `values` (no key, no headers) to partition `partition` of `topic` through the
