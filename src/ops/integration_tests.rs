@@ -6,10 +6,10 @@
 //! Every input is checked before the target is contacted; everything a run creates (statements,
 //! test tables, topics) is removed on success, failure, timeout and Ctrl-C unless `keep`.
 
-use super::target::{self, TargetKind};
+use super::target::TargetKind;
 use super::unit_tests::{
-    Deleted, DryRun, RunReport, RunSettings, TestKind, dry_run_of, on_ctrl_c, remove_test_objects,
-    run_one, run_options, storage_of, write_junit,
+    Deleted, DryRun, Prepared, RunReport, RunSettings, TestKind, dry_run_of, remove_test_objects,
+    run_prepared, storage_of,
 };
 use super::{Context, OpsError};
 use crate::config::Config;
@@ -103,41 +103,19 @@ pub fn run(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError> {
     )?;
     let table = ctx.resolve_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.settings.suffix.as_deref())?;
-    let kind = TargetKind::of(&cfg);
-    let suite = integration::prepare(
-        &project,
-        &cfg,
-        &table,
-        &PrepareOptions {
-            suffix: suffix.clone(),
-            storage: storage_of(kind, &cfg),
-            case: req.settings.case.clone(),
+    run_prepared(
+        ctx,
+        &Prepared {
+            cfg: &cfg,
+            project: &project,
+            table: &table,
+            suffix,
+            settings: &req.settings,
+            kind: TestKind::Integration,
+            started,
         },
-    )?;
-    let c = target::connect(&cfg, Some(&project))?;
-    let rt = target::runtime()?;
-    let naming = TestNaming {
-        prefix: StatementNaming::from_config(&cfg).prefix,
-        suffix,
-    };
-    let opts = run_options(&cfg, &req.settings, naming);
-    let cancel = on_ctrl_c(ctx, &rt);
-    let result = rt.block_on(run_one(&c, &cfg, &suite, &opts, &cancel));
-    if result.interrupted {
-        ctx.console
-            .note("interrupted: the run was stopped and cleaned up");
-    }
-    let suites = vec![result];
-    if let Some(p) = &req.settings.junit {
-        write_junit(p, &suites)?;
-    }
-    Ok(RunReport {
-        kind: TestKind::Integration,
-        suites,
-        without_tests: Vec::new(),
-        junit: req.settings.junit.clone(),
-        seconds: started.elapsed().as_secs_f64(),
-    })
+        integration::prepare,
+    )
 }
 
 /// Checks the integration suite of `req.table` as a run would before contacting anything (the

@@ -327,40 +327,82 @@ pub fn run_table(ctx: &Context, req: &RunRequest) -> Result<RunReport, OpsError>
     )?;
     let table = ctx.resolve_table(&project, &req.table)?;
     let suffix = suffix(&cfg, req.settings.suffix.as_deref())?;
-    let kind = TargetKind::of(&cfg);
-    let suite = prepare::prepare(
-        &project,
-        &cfg,
-        &table,
+    run_prepared(
+        ctx,
+        &Prepared {
+            cfg: &cfg,
+            project: &project,
+            table: &table,
+            suffix,
+            settings: &req.settings,
+            kind: TestKind::Unit,
+            started,
+        },
+        prepare::prepare,
+    )
+}
+
+/// How one table's suite is built: [`prepare::prepare`] (its unit tests) or
+/// [`crate::unittest::integration::prepare`] (the integration tests of a sink's subgraph).
+pub(super) type Preparer =
+    fn(&Project, &Config, &str, &PrepareOptions) -> Result<Suite, UnitTestError>;
+
+/// What [`run_prepared`] runs.
+pub(super) struct Prepared<'a> {
+    pub cfg: &'a Config,
+    pub project: &'a Project,
+    pub table: &'a str,
+    pub suffix: Suffix,
+    pub settings: &'a RunSettings,
+    pub kind: TestKind,
+    /// When the command started (the report's `seconds`).
+    pub started: std::time::Instant,
+}
+
+/// Builds one table's suite with `prepare` (every input checked before the target is contacted)
+/// and runs it on the configured target, cleaning up on success, failure and Ctrl-C; writes JUnit
+/// when asked.
+///
+/// Errors: a test folder that breaks a rule of `prepare` (nothing is created then), a target
+/// that cannot be reached, an unwritable JUnit file.
+pub(super) fn run_prepared(
+    ctx: &Context,
+    p: &Prepared<'_>,
+    prepare: Preparer,
+) -> Result<RunReport, OpsError> {
+    let suite = prepare(
+        p.project,
+        p.cfg,
+        p.table,
         &PrepareOptions {
-            suffix: suffix.clone(),
-            storage: storage_of(kind, &cfg),
-            case: req.settings.case.clone(),
+            suffix: p.suffix.clone(),
+            storage: storage_of(TargetKind::of(p.cfg), p.cfg),
+            case: p.settings.case.clone(),
         },
     )?;
-    let c = target::connect(&cfg, Some(&project))?;
+    let c = target::connect(p.cfg, Some(p.project))?;
     let rt = target::runtime()?;
     let naming = TestNaming {
-        prefix: StatementNaming::from_config(&cfg).prefix,
-        suffix,
+        prefix: StatementNaming::from_config(p.cfg).prefix,
+        suffix: p.suffix.clone(),
     };
-    let opts = run_options(&cfg, &req.settings, naming);
+    let opts = run_options(p.cfg, p.settings, naming);
     let cancel = on_ctrl_c(ctx, &rt);
-    let result = rt.block_on(run_one(&c, &cfg, &suite, &opts, &cancel));
+    let result = rt.block_on(run_one(&c, p.cfg, &suite, &opts, &cancel));
     if result.interrupted {
         ctx.console
             .note("interrupted: the run was stopped and cleaned up");
     }
     let suites = vec![result];
-    if let Some(p) = &req.settings.junit {
-        write_junit(p, &suites)?;
+    if let Some(path) = &p.settings.junit {
+        write_junit(path, &suites)?;
     }
     Ok(RunReport {
-        kind: TestKind::Unit,
+        kind: p.kind,
         suites,
         without_tests: Vec::new(),
-        junit: req.settings.junit.clone(),
-        seconds: started.elapsed().as_secs_f64(),
+        junit: p.settings.junit.clone(),
+        seconds: p.started.elapsed().as_secs_f64(),
     })
 }
 
