@@ -11,7 +11,7 @@
 //! reads the target, [`Prepared::execute`] acts and records the decommission in the file.
 
 use super::readers::{self, Blocker, GroupCheck, ReadersReport};
-use super::statement::{self, StatementVerb};
+use super::statement::{self, Done, StatementVerb};
 use super::status::{blue_green_statements, green_statements, orphans};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
@@ -153,16 +153,6 @@ impl DecommissionPlan {
     pub fn blocked(&self) -> bool {
         !self.forced && !self.refused.is_empty()
     }
-}
-
-/// The result of one statement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Done {
-    pub statement: String,
-    /// The phase reached, `absent` once deleted.
-    pub phase: Option<String>,
-    /// `None`: done; else the (masked) error.
-    pub error: Option<String>,
 }
 
 /// What a decommission did.
@@ -485,28 +475,13 @@ impl Prepared {
     pub fn execute(self) -> Result<DecommissionReport, OpsError> {
         let c = &self.connected;
         let verb = self.plan.action;
-        let results: Vec<Done> = self.rt.block_on(async {
-            let mut out = Vec::new();
-            for t in &self.plan.statements {
-                let r = statement::apply(c, &t.statement, verb, self.timeout).await;
-                out.push(match r {
-                    Ok(s) => Done {
-                        statement: t.statement.clone(),
-                        phase: Some(
-                            s.map(|s| s.phase.to_string())
-                                .unwrap_or_else(|| "absent".into()),
-                        ),
-                        error: None,
-                    },
-                    Err(e) => Done {
-                        statement: t.statement.clone(),
-                        phase: None,
-                        error: Some(c.scrubber.scrub(&format!("{verb} {}: {e}", t.statement))),
-                    },
-                });
-            }
-            out
-        });
+        let results: Vec<Done> = self.rt.block_on(statement::act_in_order(
+            c.target.as_ref(),
+            self.plan.statements.iter().map(|t| t.statement.as_str()),
+            verb,
+            self.timeout,
+            &c.scrubber,
+        ));
         let blue_failed = results
             .iter()
             .zip(&self.plan.statements)

@@ -13,7 +13,7 @@
 //! The planning ([`plan`]) and acting ([`act`]) steps take the live statements and any
 //! [`Target`], so that they are tested on an in-memory target.
 
-use super::statement::{self, StatementVerb};
+use super::statement::{self, Done, StatementVerb};
 use super::status::{blue_green_statements, green_statements};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
@@ -86,16 +86,6 @@ pub struct RollbackPlan {
     pub left_alone: Vec<LeftAlone>,
     /// The release's blue statements, untouched, with their phases.
     pub blue: Vec<BlueStatement>,
-}
-
-/// The result of one statement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Done {
-    pub statement: String,
-    /// The phase reached, `absent` once deleted.
-    pub phase: Option<String>,
-    /// `None`: done; else the (masked) error.
-    pub error: Option<String>,
 }
 
 /// What a rollback did.
@@ -221,27 +211,14 @@ pub async fn act(
     timeout: Duration,
     scrubber: &Scrubber,
 ) -> Vec<Done> {
-    let verb = plan.action;
-    let mut out = Vec::new();
-    for t in &plan.statements {
-        let r = statement::apply_on(target, &t.statement, verb, timeout).await;
-        out.push(match r {
-            Ok(s) => Done {
-                statement: t.statement.clone(),
-                phase: Some(
-                    s.map(|s| s.phase.to_string())
-                        .unwrap_or_else(|| "absent".into()),
-                ),
-                error: None,
-            },
-            Err(e) => Done {
-                statement: t.statement.clone(),
-                phase: None,
-                error: Some(scrubber.scrub(&format!("{verb} {}: {e}", t.statement))),
-            },
-        });
-    }
-    out
+    statement::act_in_order(
+        target,
+        plan.statements.iter().map(|t| t.statement.as_str()),
+        plan.action,
+        timeout,
+        scrubber,
+    )
+    .await
 }
 
 /// The record with the plan's release marked rolled back in its environment at `at`; `None` when a

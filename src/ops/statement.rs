@@ -148,6 +148,47 @@ pub async fn apply(
     apply_on(c.target.as_ref(), name, verb, timeout).await
 }
 
+/// The result of acting on one statement ([`act_in_order`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Done {
+    pub statement: String,
+    /// The phase reached, `absent` once deleted.
+    pub phase: Option<String>,
+    /// `None`: done; else the (masked) error.
+    pub error: Option<String>,
+}
+
+/// Applies `verb` to each statement of `names` in order, waiting for each goal ([`apply_on`]); a
+/// failure is recorded (its message masked with `scrubber`) and the next one tried. What
+/// `decommission` and `rollback` do with the statements they planned.
+pub async fn act_in_order<'a>(
+    target: &dyn Target,
+    names: impl IntoIterator<Item = &'a str>,
+    verb: StatementVerb,
+    timeout: Duration,
+    scrubber: &crate::deploy::Scrubber,
+) -> Vec<Done> {
+    let mut out = Vec::new();
+    for name in names {
+        out.push(match apply_on(target, name, verb, timeout).await {
+            Ok(s) => Done {
+                statement: name.to_string(),
+                phase: Some(
+                    s.map(|s| s.phase.to_string())
+                        .unwrap_or_else(|| "absent".into()),
+                ),
+                error: None,
+            },
+            Err(e) => Done {
+                statement: name.to_string(),
+                phase: None,
+                error: Some(scrubber.scrub(&format!("{verb} {name}: {e}"))),
+            },
+        });
+    }
+    out
+}
+
 /// [`apply`] on any [`Target`] (an in-memory one in tests).
 pub async fn apply_on(
     target: &dyn Target,
