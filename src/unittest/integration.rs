@@ -452,30 +452,7 @@ pub fn prepare(
     let mut tables = Vec::new();
     for src in &sg.sources {
         let (text, rel) = match defs.foundations.iter().find(|f| &f.table_name == src) {
-            Some(f) => {
-                let path =
-                    super::definitions::resolve(&folder, &f.ddl_for_test).ok_or_else(|| {
-                        UnitTestError::at(
-                            &defs_rel,
-                            f.line,
-                            format!(
-                                "ddl_for_test '{}' must be a path under the table folder, with '/'",
-                                f.ddl_for_test
-                            ),
-                        )
-                    })?;
-                let text = crate::fsutil::read_project_file(&path).map_err(|e| {
-                    UnitTestError::at(
-                        &defs_rel,
-                        f.line,
-                        format!("ddl_for_test {}: {e}", f.ddl_for_test),
-                    )
-                })?;
-                (
-                    text,
-                    format!("{}/{}", t.folder, f.ddl_for_test.trim_start_matches("./")),
-                )
-            }
+            Some(f) => super::prepare::foundation_ddl(&folder, &t.folder, &defs_rel, f)?,
             None => {
                 let (text, rel) = generate::ddl_of(project, cfg, src).map_err(|m| {
                     UnitTestError::in_file(

@@ -148,6 +148,40 @@ fn stands_for<'a>(name: &str, tables: &'a BTreeSet<String>, suffix: &Suffix) -> 
     tables.get(base).or_else(|| tables.get(name))
 }
 
+/// The text of a foundation's `ddl_for_test` file and its path as the project names it
+/// (`<table folder>/tests/ddl_x.sql`). `folder` is the table folder on disk, `table_folder` as the
+/// inventory names it, `defs_rel` the definitions file errors point at.
+///
+/// Errors (at the entry's line): a path that leaves the table folder, an unreadable file.
+pub(crate) fn foundation_ddl(
+    folder: &std::path::Path,
+    table_folder: &str,
+    defs_rel: &str,
+    f: &definitions::Foundation,
+) -> Result<(String, String), UnitTestError> {
+    let path = definitions::resolve(folder, &f.ddl_for_test).ok_or_else(|| {
+        UnitTestError::at(
+            defs_rel,
+            f.line,
+            format!(
+                "ddl_for_test '{}' must be a path under the table folder, with '/'",
+                f.ddl_for_test
+            ),
+        )
+    })?;
+    let text = crate::fsutil::read_project_file(&path).map_err(|e| {
+        UnitTestError::at(
+            defs_rel,
+            f.line,
+            format!("ddl_for_test {}: {e}", f.ddl_for_test),
+        )
+    })?;
+    Ok((
+        text,
+        format!("{table_folder}/{}", f.ddl_for_test.trim_start_matches("./")),
+    ))
+}
+
 /// Builds the suite of `table` (see module docs).
 ///
 /// Errors: every broken rule, with file and line; nothing has been contacted.
@@ -240,24 +274,7 @@ pub fn prepare(
                 ),
             ));
         }
-        let ddl_rel = format!("{}/{}", t.folder, f.ddl_for_test.trim_start_matches("./"));
-        let path = definitions::resolve(&folder, &f.ddl_for_test).ok_or_else(|| {
-            UnitTestError::at(
-                &defs_rel,
-                f.line,
-                format!(
-                    "ddl_for_test '{}' must be a path under the table folder, with '/'",
-                    f.ddl_for_test
-                ),
-            )
-        })?;
-        let text = crate::fsutil::read_project_file(&path).map_err(|e| {
-            UnitTestError::at(
-                &defs_rel,
-                f.line,
-                format!("ddl_for_test {}: {e}", f.ddl_for_test),
-            )
-        })?;
+        let (text, ddl_rel) = foundation_ddl(&folder, &t.folder, &defs_rel, f)?;
         tables.push(foundation_table(
             &text,
             &ddl_rel,
