@@ -15,6 +15,7 @@
 //!   again, validating the new text first when the old one is live.
 
 use super::{DeployOptions, carry_temp_name};
+use crate::changes::upgrade::Verdict;
 use crate::deploy::spec::{DeployNode, Step, normalize_sql};
 use crate::deploy::target::{Phase, StatementKind, StatementSpec, StatementState};
 use crate::plan::Action;
@@ -190,7 +191,7 @@ pub fn decide(
         && !node.upsert_sink
         && known.carry_over
         && (live || s.phase == Phase::Stopped)
-        && old_text_is_stateless(&s.sql, &spec.sql)
+        && running_verdict(&s.sql, &spec.sql) == Verdict::Stateless
     {
         return StepPlan::CarryOver;
     }
@@ -203,12 +204,7 @@ pub fn decide(
         && (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
         && !state_loss_allowed(options, node, spec)
     {
-        use crate::changes::upgrade::{Verdict, compare_sql};
-        let verdict = if crate::sql::analyze(&s.sql).statements.is_empty() {
-            Verdict::Unknown
-        } else {
-            compare_sql(&s.sql, &spec.sql).verdict
-        };
+        let verdict = running_verdict(&s.sql, &spec.sql);
         // Both texts read exactly and neither keeps state: nothing to lose.
         if verdict != Verdict::Stateless {
             return StepPlan::Refuse(Refusal::StateLoss { verdict });
@@ -230,12 +226,15 @@ fn state_loss_allowed(options: &DeployOptions, node: &DeployNode, spec: &Stateme
         .any(|a| a == "all" || a.eq_ignore_ascii_case(&node.table) || *a == spec.name)
 }
 
-/// Whether the running text and the new one both read as stateless by the SQL front end (the
-/// upgrade verdict `stateless`); a text it cannot read exactly, or one without a statement, is not.
-fn old_text_is_stateless(old: &str, new: &str) -> bool {
-    !crate::sql::analyze(old).statements.is_empty()
-        && crate::changes::upgrade::compare_sql(old, new).verdict
-            == crate::changes::upgrade::Verdict::Stateless
+/// The upgrade verdict of the running text against the new one, by the SQL front end
+/// ([`crate::changes::upgrade::compare_sql`]); `unknown` for a running text without a statement (the
+/// SQL Gateway keeps none of a changed statement). `stateless` only when both read exactly.
+fn running_verdict(old: &str, new: &str) -> Verdict {
+    if crate::sql::analyze(old).statements.is_empty() {
+        Verdict::Unknown
+    } else {
+        crate::changes::upgrade::compare_sql(old, new).verdict
+    }
 }
 
 /// Whether the new text must validate before a statement in `phase` is replaced: always, except
