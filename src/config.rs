@@ -192,7 +192,7 @@ pub struct AppConfig {
 #[serde(default)]
 pub struct FlinkpipeConfig {
     /// Extra or overriding layer-folder mappings, folder name → table type
-    /// (e.g. `staging: intermediate`). Merged over the defaults of [`crate::project::layout`].
+    /// (e.g. `staging: intermediate`). Merged over the defaults of [`crate::scan::layout`].
     pub layers: BTreeMap<String, String>,
     /// Statement-name prefix override; default `<kafka.cluster_type>-<region abbreviation>`.
     pub statement_prefix: Option<String>,
@@ -464,7 +464,7 @@ impl Config {
             serde_yaml_ng::from_str(text).map_err(perr)?
         };
         for (folder, table_type) in &cfg.flinkpipe.layers {
-            if !crate::project::layout::TABLE_TYPES.contains(&table_type.as_str()) {
+            if !crate::scan::layout::TABLE_TYPES.contains(&table_type.as_str()) {
                 return Err(ConfigError::Parse {
                     path: path.to_path_buf(),
                     message: format!(
@@ -472,7 +472,7 @@ impl Config {
                         line_of_key(text, &format!("flinkpipe.layers.{folder}"))
                             .map(|l| format!("line {l}: "))
                             .unwrap_or_default(),
-                        crate::project::layout::TABLE_TYPES.join(", ")
+                        crate::scan::layout::TABLE_TYPES.join(", ")
                     ),
                 });
             }

@@ -32,6 +32,7 @@ pub mod plan;
 pub mod project;
 pub mod results;
 pub mod scaffold;
+pub mod scan;
 pub mod sql;
 pub mod unittest;
 pub mod versioning;

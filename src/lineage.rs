@@ -9,10 +9,25 @@
 use crate::diagnostics::{self, Diagnostic};
 use crate::graph::{EdgeKind, NodeInfo, PipelineGraph};
 use crate::inventory::{self, Inventory, ReadKind};
-use crate::project::{LoadOptions, Project};
+/// Options of the commands that build the graph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Keep unknown references as external nodes (warning) instead of failing (error).
+    pub allow_unknown: bool,
+}
 
-/// Resolves the inventory's references into a graph.
-pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
+/// The graph of an inventory: the inventory (with any synthetic external tables added), its graph and
+/// every diagnostic so far (the inventory's and lineage's, normalized: errors first).
+#[derive(Debug, Clone)]
+pub struct Linked {
+    pub inventory: Inventory,
+    pub graph: PipelineGraph,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Resolves the inventory's references into a graph. Never fails: unknown references and cycles are
+/// diagnostics in [`Linked::diagnostics`].
+pub fn link(mut inventory: Inventory, options: LoadOptions) -> Linked {
     let mut diagnostics = std::mem::take(&mut inventory.diagnostics);
     let mut edges: Vec<(String, String, EdgeKind)> = Vec::new();
     let mut synthetic = Vec::new();
@@ -71,7 +86,7 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
         .values()
         .map(|t| NodeInfo {
             name: t.name.clone(),
-            product: Some(t.product.clone()).filter(|p| p != crate::project::layout::NO_PRODUCT),
+            product: Some(t.product.clone()).filter(|p| p != crate::scan::layout::NO_PRODUCT),
             layer: t.table_type.clone(),
             path: Some(t.folder.clone()),
             external: t.external,
@@ -104,7 +119,7 @@ pub fn link(mut inventory: Inventory, options: LoadOptions) -> Project {
         );
     }
     diagnostics::normalize(&mut diagnostics);
-    Project {
+    Linked {
         inventory,
         graph,
         diagnostics,

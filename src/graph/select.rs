@@ -88,7 +88,7 @@ pub fn select(graph: &PipelineGraph, expr: &str) -> Result<BTreeSet<String>, Sel
 }
 
 /// [`select`], with a note in `notes` for each table name that resolved to another table (names
-/// resolve as everywhere: [`crate::project::names`]; `int_b` selects `int_b_v2` after a blue-green).
+/// resolve as everywhere: [`crate::inventory::names`]; `int_b` selects `int_b_v2` after a blue-green).
 ///
 /// Errors: those of [`select`], and [`SelectError::AmbiguousTable`].
 pub fn select_noting(
@@ -241,21 +241,23 @@ impl<'a> Selector<'a> {
         notes: &mut Vec<String>,
     ) -> Result<Vec<bool>, SelectError> {
         if self.method == Method::Table && !self.value.contains('*') {
-            use crate::project::NameError;
-            let resolved =
-                crate::project::names::resolve(self.value, graph.nodes().map(|n| n.name.as_str()))
-                    .map_err(|e| match e {
-                        NameError::Unknown { name, suggestion } => SelectError::UnknownTable {
-                            name,
-                            column: self.column,
-                            suggestion,
-                        },
-                        NameError::Ambiguous { name, candidates } => SelectError::AmbiguousTable {
-                            name,
-                            column: self.column,
-                            candidates,
-                        },
-                    })?;
+            use crate::inventory::names::NameError;
+            let resolved = crate::inventory::names::resolve(
+                self.value,
+                graph.nodes().map(|n| n.name.as_str()),
+            )
+            .map_err(|e| match e {
+                NameError::Unknown { name, suggestion } => SelectError::UnknownTable {
+                    name,
+                    column: self.column,
+                    suggestion,
+                },
+                NameError::Ambiguous { name, candidates } => SelectError::AmbiguousTable {
+                    name,
+                    column: self.column,
+                    candidates,
+                },
+            })?;
             if let Some(note) = resolved.note()
                 && !notes.contains(&note)
             {

@@ -8,6 +8,7 @@
 
 mod external;
 mod folder;
+pub mod names;
 pub mod shift_left;
 pub mod writers;
 
@@ -18,7 +19,7 @@ pub use folder::{first_created, first_created_statement, first_insert_target};
 
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
-use crate::project::{ScanResult, TableFolder};
+use crate::scan::{ScanResult, TableFolder};
 use crate::sql::{
     FileAnalysis, JoinCounts, StateReason, Statefulness, StatementKind, TableName, TableRef,
 };
@@ -213,7 +214,7 @@ impl Inventory {
         let unknown_layers: BTreeSet<String> = scan
             .folders
             .iter()
-            .filter(|f| f.table_type == crate::project::layout::UNKNOWN_TYPE)
+            .filter(|f| f.table_type == crate::scan::layout::UNKNOWN_TYPE)
             .filter_map(|f| f.rel.split('/').nth(1).map(str::to_string))
             .collect();
         for layer in unknown_layers {

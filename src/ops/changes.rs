@@ -90,7 +90,7 @@ fn fill_running(
     modified: &mut ModifiedFiles,
 ) -> Result<(), OpsError> {
     let naming = crate::plan::StatementNaming::from_config(cfg);
-    let layout = crate::project::Layout::with_overrides(&cfg.flinkpipe.layers);
+    let layout = crate::scan::Layout::with_overrides(&cfg.flinkpipe.layers);
     let c = super::target::connect(cfg, None)?;
     let rt = super::target::runtime()?;
     let live = rt.block_on(super::target::live_statements(&c))?;

@@ -458,7 +458,7 @@ fn allowed(key: &str, v: &Value) -> Option<String> {
                 .iter()
                 .filter_map(|(f, t)| {
                     let t = t.as_str().unwrap_or_default();
-                    (!crate::project::layout::TABLE_TYPES.contains(&t))
+                    (!crate::scan::layout::TABLE_TYPES.contains(&t))
                         .then(|| format!("{}: '{t}'", f.as_str().unwrap_or("?")))
                 })
                 .collect();
@@ -466,7 +466,7 @@ fn allowed(key: &str, v: &Value) -> Option<String> {
                 format!(
                     "{key}: {} is not a table type (one of {})",
                     bad.join(", "),
-                    crate::project::layout::TABLE_TYPES.join(", ")
+                    crate::scan::layout::TABLE_TYPES.join(", ")
                 )
             })
         }),

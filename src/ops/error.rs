@@ -17,7 +17,7 @@ pub enum OpsError {
     /// A table name that the project does not define, with a suggestion (` (did you mean 'x'?)`).
     #[error("unknown table '{name}'{hint}")]
     UnknownTable { name: String, hint: String },
-    /// A table name that two or more tables match ignoring case ([`crate::project::names`]).
+    /// A table name that two or more tables match ignoring case ([`crate::inventory::names`]).
     #[error("table name '{name}' is ambiguous: it matches {}; give the exact name", candidates.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", "))]
     AmbiguousTable {
         name: String,
@@ -88,7 +88,7 @@ pub enum OpsError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
-    Scan(#[from] crate::project::scan::ScanError),
+    Scan(#[from] crate::scan::ScanError),
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
     #[error(transparent)]

@@ -208,7 +208,7 @@ impl<'a> Context<'a> {
     /// processes that died while writing there and removes their temporary files
     /// ([`crate::fsutil::recover`]), and says so on the console. With `loaded`, the project the
     /// operation loaded, by its diagnostics: the whole tree is walked when its scan saw such files
-    /// ([`crate::project::scan::STALE_FILES`]); without, only the root and the trees of interrupted
+    /// ([`crate::scan::STALE_FILES`]); without, only the root and the trees of interrupted
     /// batches are.
     ///
     /// Errors: a temporary file that cannot be put into place (nothing is lost: the next command
@@ -221,7 +221,7 @@ impl<'a> Context<'a> {
         let walk = loaded.is_some_and(|diagnostics| {
             diagnostics
                 .iter()
-                .any(|d| d.code == crate::project::scan::STALE_FILES)
+                .any(|d| d.code == crate::scan::STALE_FILES)
         });
         if loaded.is_some() && !walk {
             return Ok(());
@@ -254,7 +254,7 @@ impl<'a> Context<'a> {
         Ok(())
     }
 
-    /// Resolves a table name the user gave ([`crate::project::names`]: exact, else ignoring case, else
+    /// Resolves a table name the user gave ([`crate::inventory::names`]: exact, else ignoring case, else
     /// its newest `_vN` version) and notes on the console when it names another table
     /// (`note: 'int_b' is 'int_b_v2' (its newest version)`).
     ///

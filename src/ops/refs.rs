@@ -1,7 +1,7 @@
 //! `sql refs FILE…`: the SQL front end on files — sinks, sources, statements and statefulness.
 
 use crate::diagnostics::Diagnostic;
-use crate::project::scan::read_sql;
+use crate::scan::read_sql;
 use crate::sql::{Statefulness, StatementKind};
 use serde::Serialize;
 use std::path::PathBuf;

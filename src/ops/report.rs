@@ -59,7 +59,7 @@ pub fn table_report(
     let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_project(&cfg, pipelines, allow_unknown)?;
     let resolved =
-        crate::project::names::resolve(table, project.graph.nodes().map(|n| n.name.as_str()))?;
+        crate::inventory::names::resolve(table, project.graph.nodes().map(|n| n.name.as_str()))?;
     if let Some(note) = resolved.note() {
         ctx.console.note(&note);
     }

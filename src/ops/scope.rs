@@ -52,7 +52,7 @@ pub struct PlanRequest {
 }
 
 /// The library's scope and options for a request on `project`. Table names (`--table-name`, a table
-/// list, the exclude list) are resolved as everywhere ([`crate::project::names`]); a name resolved to
+/// list, the exclude list) are resolved as everywhere ([`crate::inventory::names`]); a name resolved to
 /// another table is noted on `console`. An excluded name that names no table is kept as written.
 ///
 /// Errors (usage): no scope; (input) a table list that cannot be read or parsed, an unknown or

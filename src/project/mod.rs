@@ -1,16 +1,11 @@
-//! The project: where the pipelines tree is, how its folders map to layers and products
-//! ([`layout`]), the scan that reads and parses every table folder ([`scan()`], with its analysis
-//! [`cache`]), and [`load`], which turns a tree into a [`Project`] — inventory, graph
-//! ([`crate::lineage`]) and every diagnostic; [`names`] resolves the table names users give.
+//! The project: [`load`] turns a pipelines tree into a [`Project`] — the scan ([`crate::scan`]: layout,
+//! parallel read and parse, analysis cache), the inventory ([`crate::inventory`]) and the graph
+//! ([`crate::lineage::link`]), with every diagnostic found on the way — and [`discover_pipelines`]
+//! finds the tree from the current folder. Table names users give resolve by
+//! [`crate::inventory::names`] ([`Project::resolve_table`]).
 
-pub mod cache;
-pub mod layout;
-pub mod names;
-pub mod scan;
-
-pub use layout::Layout;
-pub use names::{NameError, Resolved};
-pub use scan::{ScanError, ScanResult, SqlFile, TableFolder, scan};
+pub use crate::inventory::names::{NameError, Resolved};
+pub use crate::scan::{Layout, ScanError, scan};
 
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
@@ -18,12 +13,7 @@ use crate::graph::PipelineGraph;
 use crate::inventory::Inventory;
 use std::path::Path;
 
-/// Options of the commands that build the graph.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LoadOptions {
-    /// Keep unknown references as external nodes (warning) instead of failing (error).
-    pub allow_unknown: bool,
-}
+pub use crate::lineage::LoadOptions;
 
 /// A loaded project: its inventory, its graph and every diagnostic found on the way.
 #[derive(Debug, Clone)]
@@ -34,10 +24,29 @@ pub struct Project {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl From<crate::lineage::Linked> for Project {
+    fn from(l: crate::lineage::Linked) -> Project {
+        Project {
+            inventory: l.inventory,
+            graph: l.graph,
+            diagnostics: l.diagnostics,
+        }
+    }
+}
+
 impl Project {
     /// Whether any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+impl Project {
+    /// Resolves a user-given table name among the project's tables ([`crate::inventory::names::resolve`]).
+    ///
+    /// Errors: as [`crate::inventory::names::resolve`].
+    pub fn resolve_table(&self, given: &str) -> Result<Resolved, NameError> {
+        crate::inventory::names::resolve(given, self.inventory.tables.keys().map(String::as_str))
     }
 }
 
@@ -59,7 +68,8 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
         elapsed_ms = started.elapsed().as_millis() as u64,
         "inventory built"
     );
-    let project = crate::lineage::link(inventory, options);
+    let linked = crate::lineage::link(inventory, options);
+    let project = Project::from(linked);
     tracing::info!(
         edges = project.graph.edges().count(),
         elapsed_ms = started.elapsed().as_millis() as u64,

@@ -181,10 +181,7 @@ pub enum DdlStyle {
     },
 }
 
-/// The marker a generated file leaves where the user must decide (the DML's join condition when
-/// the sources share no key column): reading the project reports it as `scaffold-todo` with file
-/// and line (a warning; an error with `pipeline validate --strict`).
-pub const TODO_MARKER: &str = "TODO(flinkpipe)";
+pub use crate::scan::layout::TODO_MARKER;
 
 /// What `table init` created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,7 +223,7 @@ pub fn init_table(
     let product = req
         .product
         .as_deref()
-        .filter(|p| *p != crate::project::layout::NO_PRODUCT);
+        .filter(|p| *p != crate::scan::layout::NO_PRODUCT);
     let naming = Convention::from_config(cfg).table_naming(layer, product, &req.name)?;
     if req.sources.is_empty() && !matches!(layer, Layer::Source | Layer::Seed) {
         return Err(ScaffoldError::SourceRequired {
@@ -323,7 +320,7 @@ struct SourceKeys {
 }
 
 /// The key columns of table `name` from its DDL (a table without a readable DDL has none).
-fn key_columns_of(scanned: &crate::project::ScanResult, inv: &Inventory, name: &str) -> SourceKeys {
+fn key_columns_of(scanned: &crate::scan::ScanResult, inv: &Inventory, name: &str) -> SourceKeys {
     let Some(t) = inv.tables.get(name) else {
         return SourceKeys::default();
     };
@@ -425,7 +422,7 @@ pub fn table_makefile(
         .next()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .unwrap_or_else(|| layer.folder().to_string());
-    let product = Some(product).filter(|p| *p != crate::project::layout::NO_PRODUCT);
+    let product = Some(product).filter(|p| *p != crate::scan::layout::NO_PRODUCT);
     let conv = Convention::from_config(cfg);
     let root = pipelines.parent().filter(|p| !p.as_os_str().is_empty());
     let tpl = Templates::new(Some(root.unwrap_or(Path::new("."))));
@@ -474,7 +471,7 @@ fn table_vars(
         (
             "product",
             product
-                .unwrap_or(crate::project::layout::NO_PRODUCT)
+                .unwrap_or(crate::scan::layout::NO_PRODUCT)
                 .to_string(),
         ),
         (

@@ -26,8 +26,8 @@ use std::collections::BTreeMap;
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::inventory::{first_created, first_insert_target};
-use crate::project::layout::NO_PRODUCT;
-use crate::project::scan::{ScanResult, SqlFile, TableFolder};
+use crate::scan::layout::NO_PRODUCT;
+use crate::scan::{ScanResult, SqlFile, TableFolder};
 use crate::sql::{StatementInfo, StatementKind};
 
 /// The layers a table can be created in.

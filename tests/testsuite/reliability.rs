@@ -138,7 +138,7 @@ fn chain_project(n: usize) -> Project {
         diagnostics: Vec::new(),
         sql_variables: Default::default(),
     };
-    let p = lineage::link(inv, LoadOptions::default());
+    let p = flinkpipe::project::Project::from(lineage::link(inv, LoadOptions::default()));
     assert!(
         !p.has_errors(),
         "{:?}",

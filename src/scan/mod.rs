@@ -5,18 +5,22 @@
 //! containing `dlq` are dead-letter DDLs, kept aside), the DML is `dml.*.sql`, and `*.properties` hold
 //! statement options. Several candidates for one role are an error (shift_left picked one at random).
 
+pub mod cache;
+pub mod layout;
+
+pub use layout::Layout;
+
 use crate::diagnostics::Diagnostic;
 use crate::fsutil::slash_path;
-use crate::project::Layout;
-use crate::project::cache::{self, AnalysisCache, Key};
 use crate::sql::{self, FileAnalysis};
+use cache::{AnalysisCache, Key};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// The code of the warning about temporary files of killed flinkpipe runs found in the tree: commands
 /// that write the tree remove them when they see it ([`crate::fsutil::recover`]).
 pub const STALE_FILES: &str = "stale-temporary-files";
-/// The code of a [`crate::scaffold::TODO_MARKER`] left in a SQL file (a warning; an error with
+/// The code of a [`layout::TODO_MARKER`] left in a SQL file (a warning; an error with
 /// `pipeline validate --strict`).
 pub const TODO_CODE: &str = "scaffold-todo";
 
@@ -488,15 +492,15 @@ fn read_sql_cached(
     }
     // A decision `table init` left to the user (the join condition of sources without a shared key).
     for (i, l) in text.lines().enumerate() {
-        if let Some(at) = l.find(crate::scaffold::TODO_MARKER) {
+        if let Some(at) = l.find(layout::TODO_MARKER) {
             let col = l[..at].chars().count() + 1;
             diags.push(
                 Diagnostic::warning(
                     TODO_CODE,
                     format!(
                         "{}: a decision left by `flinkpipe table init`: {}",
-                        crate::scaffold::TODO_MARKER,
-                        l[at + crate::scaffold::TODO_MARKER.len()..]
+                        layout::TODO_MARKER,
+                        l[at + layout::TODO_MARKER.len()..]
                             .trim_start_matches(':')
                             .trim()
                     ),

@@ -139,15 +139,6 @@ pub fn resolve<'a>(
     })
 }
 
-impl super::Project {
-    /// Resolves a user-given table name among the project's tables ([`resolve`]).
-    ///
-    /// Errors: as [`resolve`].
-    pub fn resolve_table(&self, given: &str) -> Result<Resolved, NameError> {
-        resolve(given, self.inventory.tables.keys().map(String::as_str))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

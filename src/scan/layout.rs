@@ -103,6 +103,11 @@ impl Layout {
     }
 }
 
+/// The marker a generated file leaves where the user must decide (the DML's join condition when
+/// the sources share no key column, written by `table init`): reading the project reports it as
+/// `scaffold-todo` with file and line (a warning; an error with `pipeline validate --strict`).
+pub const TODO_MARKER: &str = "TODO(flinkpipe)";
+
 #[cfg(test)]
 mod tests {
     use super::*;
