@@ -52,8 +52,14 @@ pub enum ConfigError {
     },
     /// A secret is missing from the environment (secrets are never read from the file).
     #[error("{0}")]
-    Secret(#[from] crate::deploy::secrets::MissingSecret),
+    Secret(#[from] MissingSecret),
 }
+
+/// A missing environment variable, named (raised where a secret is read,
+/// [`crate::target::secrets::Credentials::from_env_with`]).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("environment variable {0} is not set (secrets are read from the environment only)")]
+pub struct MissingSecret(pub String);
 
 /// `missing configuration: k in config.yaml (or environment variable V) is required to …` for one
 /// setting; every setting and secret listed when several are missing.
@@ -215,7 +221,7 @@ pub struct FlinkpipeConfig {
     /// `kafka.cluster_type`.
     pub environment: Option<String>,
     /// Ordered SQL rewrite rules per environment ([`crate::deploy::env_sql`]).
-    pub sql_rewrites: BTreeMap<String, Vec<crate::deploy::env_sql::RuleConfig>>,
+    pub sql_rewrites: BTreeMap<String, Vec<RuleConfig>>,
     /// Confluent Cloud endpoints besides the Flink one ([`ConfluentExtraConfig`]).
     pub confluent: ConfluentExtraConfig,
     /// Tables (inventory names) that are deliberately fed by more than one statement (two jobs
@@ -395,10 +401,10 @@ pub fn closest_key(unknown: &str) -> Option<String> {
     if let Some((section, sub)) = unknown.split_once('.')
         && let Some((_, subkeys)) = KNOWN.iter().find(|(s, _)| *s == section)
     {
-        return crate::graph::closest(sub, subkeys.iter().copied())
+        return crate::diagnostics::closest(sub, subkeys.iter().copied())
             .map(|k| format!("{section}.{k}"));
     }
-    crate::graph::closest(unknown, KNOWN.iter().map(|(s, _)| *s))
+    crate::diagnostics::closest(unknown, KNOWN.iter().map(|(s, _)| *s))
 }
 
 impl Config {
@@ -497,173 +503,8 @@ impl Config {
         line_of_key(&text, dotted)
     }
 
-    /// The Flink REST endpoint: `$SL_FLINK_SQL_ENDPOINT`, else `flink.sql_endpoint`, else
-    /// `https://flink.<cloud_region>.<cloud_provider>.confluent.cloud` (`confluent-cloud-flink-api.md` §1;
-    /// provider lower-cased). Errors: provider or region missing when no override is given.
-    pub fn flink_endpoint(
-        &self,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<String, ConfigError> {
-        if let Some(e) = env("SL_FLINK_SQL_ENDPOINT").or(self.flink.sql_endpoint.clone()) {
-            return Ok(e.trim_end_matches('/').to_string());
-        }
-        let provider = env("SL_CLOUD_PROVIDER")
-            .or(self.confluent_cloud.cloud_provider.clone())
-            .filter(|s| !s.trim().is_empty());
-        let region = env("SL_CLOUD_REGION").or(self.confluent_cloud.cloud_region.clone());
-        let (provider, region) = match (provider, region) {
-            (Some(p), Some(r)) => (p, r),
-            (p, r) => {
-                let mut settings = Vec::new();
-                if p.is_none() {
-                    settings.push(("confluent_cloud.cloud_provider", "SL_CLOUD_PROVIDER"));
-                }
-                if r.is_none() {
-                    settings.push(("confluent_cloud.cloud_region", "SL_CLOUD_REGION"));
-                }
-                return Err(ConfigError::Missing {
-                    settings,
-                    secrets: Vec::new(),
-                    file: self.file_name(),
-                    purpose: "derive the Flink endpoint",
-                });
-            }
-        };
-        Ok(format!(
-            "https://flink.{}.{}.confluent.cloud",
-            region.to_ascii_lowercase(),
-            provider.to_ascii_lowercase()
-        ))
-    }
-
-    /// The SQL Gateway target's settings when one is configured: `FLINKPIPE_GATEWAY_URL` or
-    /// `flinkpipe.gateway.url`; the JobManager from `FLINKPIPE_JOBMANAGER_URL`,
-    /// `flinkpipe.gateway.jobmanager_url`, else the gateway's host on port 8081. `None`: no gateway
-    /// configured (deploy commands use Confluent Cloud).
-    pub fn gateway_settings(
-        &self,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<crate::deploy::GatewaySettings> {
-        let g = &self.flinkpipe.gateway;
-        let url = env("FLINKPIPE_GATEWAY_URL").or(g.url.clone())?;
-        let jm = env("FLINKPIPE_JOBMANAGER_URL")
-            .or(g.jobmanager_url.clone())
-            .unwrap_or_else(|| {
-                reqwest::Url::parse(&url)
-                    .ok()
-                    .and_then(|u| u.host_str().map(|h| format!("{}://{h}:8081", u.scheme())))
-                    .unwrap_or_else(|| "http://127.0.0.1:8081".into())
-            });
-        let mut s = crate::deploy::GatewaySettings::new(&url, &jm);
-        s.session_properties = g.session_properties.clone();
-        if let Some(t) = g.submit_timeout_seconds {
-            s.submit_timeout = std::time::Duration::from_secs(t);
-        }
-        Some(s)
-    }
-
-    /// `flinkpipe.gateway.external_ddl`, resolved against the configuration file's folder.
-    pub fn gateway_external_ddl(&self) -> Vec<PathBuf> {
-        let base = self
-            .source
-            .as_ref()
-            .and_then(|p| p.parent())
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        self.flinkpipe
-            .gateway
-            .external_ddl
-            .iter()
-            .map(|p| {
-                let p = if p.is_absolute() {
-                    p.clone()
-                } else {
-                    base.join(p)
-                };
-                // Absolute, so that a message about it says where it was looked for.
-                std::path::absolute(&p).unwrap_or(p)
-            })
-            .collect()
-    }
-
-    /// Everything the Confluent Cloud target needs, from this file and the environment (`env`, usually
-    /// `std::env::var`). Environment variables override ids as in shift_left (`SL_FLINK_ENV_ID`,
-    /// `SL_CLOUD_ORGANIZATION_ID`, `SL_FLINK_COMPUTE_POOL_ID`, `SL_CONFLUENT_PRINCIPAL_ID`,
-    /// `SL_FLINK_ENV_NAME`, `SL_FLINK_DATABASE_NAME`); secrets come **only** from `SL_FLINK_API_KEY` /
-    /// `SL_FLINK_API_SECRET`. Errors name the first missing key and its variable.
-    pub fn confluent_settings(
-        &self,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<crate::deploy::confluent::ConfluentSettings, ConfigError> {
-        const PURPOSE: &str = "use Confluent Cloud";
-        let cc = &self.confluent_cloud;
-        // Every missing setting and secret is collected, so that one run names them all.
-        let mut missing: Vec<(&'static str, &'static str)> = Vec::new();
-        let mut get = |value: Option<&str>, key: &'static str, var: &'static str| {
-            let v = env(var)
-                .or(value.map(str::to_string))
-                .filter(|s| !s.trim().is_empty());
-            if v.is_none() {
-                missing.push((key, var));
-            }
-            v.unwrap_or_default()
-        };
-        let environment_id = get(
-            cc.environment_id.as_deref(),
-            "confluent_cloud.environment_id",
-            "SL_FLINK_ENV_ID",
-        );
-        let organization_id = get(
-            cc.organization_id.as_deref(),
-            "confluent_cloud.organization_id",
-            "SL_CLOUD_ORGANIZATION_ID",
-        );
-        let endpoint = match self.flink_endpoint(env) {
-            Ok(e) => e,
-            Err(ConfigError::Missing { settings, .. }) => {
-                missing.extend(settings);
-                String::new()
-            }
-            Err(e) => return Err(e),
-        };
-        let secrets: Vec<String> = [
-            crate::deploy::secrets::FLINK_API_KEY_VAR,
-            crate::deploy::secrets::FLINK_API_SECRET_VAR,
-        ]
-        .into_iter()
-        .filter(|v| env(v).is_none_or(|s| s.is_empty()))
-        .map(str::to_string)
-        .collect();
-        if !missing.is_empty() || !secrets.is_empty() {
-            return Err(ConfigError::Missing {
-                settings: missing,
-                secrets,
-                file: self.file_name(),
-                purpose: PURPOSE,
-            });
-        }
-        let opt = |var: &str, v: &Option<String>| env(var).or(v.clone()).filter(|s| !s.is_empty());
-        let credentials = crate::deploy::secrets::Credentials::from_env_with(
-            crate::deploy::secrets::FLINK_API_KEY_VAR,
-            crate::deploy::secrets::FLINK_API_SECRET_VAR,
-            env,
-        )?;
-        Ok(crate::deploy::confluent::ConfluentSettings {
-            endpoint,
-            organization_id,
-            environment_id,
-            compute_pool_id: opt("SL_FLINK_COMPUTE_POOL_ID", &self.flink.compute_pool_id),
-            principal: opt("SL_CONFLUENT_PRINCIPAL_ID", &cc.service_account_id),
-            catalog: opt("SL_FLINK_ENV_NAME", &self.flink.catalog_name),
-            database: opt("SL_FLINK_DATABASE_NAME", &self.flink.database_name),
-            credentials,
-            request_timeout: std::time::Duration::from_secs(30),
-            retry: crate::deploy::retry::Backoff::HTTP,
-        })
-    }
-
     /// The configuration file for messages (`config.yaml` when none was found).
-    fn file_name(&self) -> String {
+    pub fn file_name(&self) -> String {
         self.source
             .as_ref()
             .map(|p| p.display().to_string())
@@ -928,6 +769,57 @@ fn yaml_position(text: &str, message: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// Where a rule applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleScope {
+    /// The table part of names in table positions.
+    TableNames,
+    /// Values of `'key' = 'value'` options and of statement properties.
+    OptionValues,
+    /// The whole statement text.
+    Statements,
+}
+
+impl RuleScope {
+    /// The configuration spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleScope::TableNames => "table_names",
+            RuleScope::OptionValues => "option_values",
+            RuleScope::Statements => "statements",
+        }
+    }
+}
+
+/// Which statements a rule applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleKind {
+    Ddl,
+    Dml,
+}
+
+/// One rule as written under `flinkpipe.sql_rewrites.<environment>`; checked and applied by
+/// [`crate::deploy::env_sql`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// `table_names`, `option_values` or `statements`.
+    #[serde(rename = "in")]
+    pub scope: Option<RuleScope>,
+    /// Text replaced wherever it occurs (exactly one of `literal` and `regex`).
+    pub literal: Option<String>,
+    /// A regular expression (Rust `regex` syntax); `replace` may use `$1`, `${name}`.
+    pub regex: Option<String>,
+    /// The replacement (may be empty).
+    pub replace: Option<String>,
+    /// `option_values` only: the option or property key whose values are rewritten.
+    pub option: Option<String>,
+    /// Only DDL or only DML statements (default: both).
+    pub kind: Option<RuleKind>,
+}
+
 #[cfg(test)]
 mod tests {
     /// Issue #29 item 6: every YAML error of the configuration names file:line:column, those the
@@ -1050,56 +942,6 @@ mod tests {
         );
         // defaults the file does not set are shown too
         assert!(y.contains("products: []"), "{y}");
-    }
-
-    #[test]
-    fn endpoint_is_derived_or_overridden() {
-        let yaml = "confluent_cloud:\n  cloud_provider: AWS\n  cloud_region: us-east-1\n";
-        let cfg = Config::from_yaml(yaml, Path::new("c.yaml")).unwrap();
-        let none = |_: &str| None;
-        assert_eq!(
-            cfg.flink_endpoint(&none).unwrap(),
-            "https://flink.us-east-1.aws.confluent.cloud"
-        );
-        let env =
-            |v: &str| (v == "SL_FLINK_SQL_ENDPOINT").then(|| "http://127.0.0.1:9/".to_string());
-        assert_eq!(cfg.flink_endpoint(&env).unwrap(), "http://127.0.0.1:9");
-        let yaml2 = format!("{yaml}flink:\n  sql_endpoint: https://flink.private.example\n");
-        let cfg2 = Config::from_yaml(&yaml2, Path::new("c.yaml")).unwrap();
-        assert_eq!(
-            cfg2.flink_endpoint(&none).unwrap(),
-            "https://flink.private.example"
-        );
-    }
-
-    #[test]
-    fn missing_keys_and_secrets_are_named() {
-        let cfg = Config::from_yaml(
-            "confluent_cloud:\n  cloud_provider: aws\n  cloud_region: us-west-2\n",
-            Path::new("c.yaml"),
-        )
-        .unwrap();
-        let none = |_: &str| None;
-        let err = cfg.confluent_settings(&none).unwrap_err().to_string();
-        assert!(
-            err.contains("confluent_cloud.environment_id")
-                && err.contains("SL_FLINK_ENV_ID")
-                && err.contains("c.yaml"),
-            "{err}"
-        );
-        let ids = |v: &str| match v {
-            "SL_FLINK_ENV_ID" => Some("env-1".to_string()),
-            "SL_CLOUD_ORGANIZATION_ID" => Some("org".to_string()),
-            "SL_FLINK_API_KEY" => Some("KEYKEYKEY".to_string()),
-            _ => None,
-        };
-        let err = cfg.confluent_settings(&ids).unwrap_err().to_string();
-        assert!(err.contains("SL_FLINK_API_SECRET"), "{err}");
-        let all =
-            |v: &str| ids(v).or((v == "SL_FLINK_API_SECRET").then(|| "SECRETSECRET".to_string()));
-        let s = cfg.confluent_settings(&all).unwrap();
-        assert_eq!(s.environment_id, "env-1");
-        assert!(!format!("{s:?}").contains("SECRETSECRET"));
     }
 
     #[test]

@@ -34,5 +34,6 @@ pub mod results;
 pub mod scaffold;
 pub mod scan;
 pub mod sql;
+pub mod target;
 pub mod unittest;
 pub mod versioning;

@@ -37,61 +37,13 @@
 //! an environment without rules sends the files as written.
 
 use crate::config::{Config, ConfigError};
-use crate::deploy::target::{StatementKind, StatementSpec};
 use crate::sql::model::TableName;
+use crate::target::{StatementKind, StatementSpec};
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+
 use std::borrow::Cow;
 
-/// Where a rule applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleScope {
-    /// The table part of names in table positions.
-    TableNames,
-    /// Values of `'key' = 'value'` options and of statement properties.
-    OptionValues,
-    /// The whole statement text.
-    Statements,
-}
-
-impl RuleScope {
-    /// The configuration spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuleScope::TableNames => "table_names",
-            RuleScope::OptionValues => "option_values",
-            RuleScope::Statements => "statements",
-        }
-    }
-}
-
-/// Which statements a rule applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RuleKind {
-    Ddl,
-    Dml,
-}
-
-/// One rule as written under `flinkpipe.sql_rewrites.<environment>` (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleConfig {
-    /// `table_names`, `option_values` or `statements`.
-    #[serde(rename = "in")]
-    pub scope: Option<RuleScope>,
-    /// Text replaced wherever it occurs (exactly one of `literal` and `regex`).
-    pub literal: Option<String>,
-    /// A regular expression (Rust `regex` syntax); `replace` may use `$1`, `${name}`.
-    pub regex: Option<String>,
-    /// The replacement (may be empty).
-    pub replace: Option<String>,
-    /// `option_values` only: the option or property key whose values are rewritten.
-    pub option: Option<String>,
-    /// Only DDL or only DML statements (default: both).
-    pub kind: Option<RuleKind>,
-}
+pub use crate::config::{RuleConfig, RuleKind, RuleScope};
 
 /// How a rule matches.
 #[derive(Debug, Clone)]

@@ -1,20 +1,10 @@
 //! Deploy: execute an [`ExecutionPlan`](crate::plan::ExecutionPlan) against a live target — parents
 //! first, independent tables in parallel, safe under faults.
 //!
-//! - [`target`]: the [`Target`] trait (statements by name, phases, typed retryable/permanent errors)
-//!   that every place statements run implements.
-//! - [`confluent`]: Confluent Cloud for Apache Flink over its REST API (`sql/v1`).
-//! - [`cloud`]: Confluent Cloud's control plane (`fcpm/v2` compute pools) and Metrics API, with a
-//!   Cloud API key.
+//! It drives a [`crate::target::Target`] (Confluent Cloud, an SQL Gateway; the clients live in
+//! [`crate::target`]) and imports no client itself.
+//!
 //! - [`env_sql`]: per-environment rewrite rules applied to what is sent, never to the files.
-//! - [`gateway`]: an Apache Flink SQL Gateway (REST `/v2`) plus the JobManager REST API; jobs are
-//!   named after statements, tables are declared in the gateway session from the project's DDL
-//!   (`http`, `session`, `jobs`, [`gateway::catalog`], [`gateway::wire`]).
-//! - [`metrics`]: runtime metrics of running statements (records in/out, backlog, watermark,
-//!   backpressure) in one shape for both targets.
-//! - [`retry`]: backoff policies (pure) and the one retry loop of both targets and the executor, by
-//!   attempts or until a deadline, honouring `Retry-After`.
-//! - [`secrets`]: credentials from the environment only, masked in every output (encoded forms too).
 //! - [`spec`]: the statements of a plan node, read from its SQL files (`SET` → properties) and its
 //!   `.properties` files (the one parser change detection uses too).
 //! - [`executor`]: the ready-queue scheduler (`schedule`), the pure per-statement decision
@@ -27,27 +17,9 @@
 //!
 //! Side effects (HTTP, files, the clock) sit here; the plan stays pure.
 
-pub mod cloud;
-pub mod confluent;
 pub mod env_sql;
-pub mod gateway;
-pub mod metrics;
-pub mod retry;
-pub mod secrets;
-pub mod target;
-
-pub use confluent::{ConfluentSettings, ConfluentTarget};
-pub use gateway::{GatewaySettings, GatewayTarget};
-pub use retry::Backoff;
-pub use secrets::{Credentials, Masked, Scrubber};
-pub use target::{
-    Checked, ErrorKind, Phase, StatementKind, StatementMeta, StatementSpec, StatementState, Target,
-    TargetError,
-};
 pub mod executor;
 pub mod journal;
-pub mod kafka;
-pub mod kafka_rest;
 pub mod progress;
 pub mod spec;
 

@@ -4,7 +4,7 @@
 //! Progress always goes to stderr, so `--output json` on stdout stays machine-readable. Every text
 //! passes through the secret scrubber.
 
-use super::secrets::Scrubber;
+use crate::target::secrets::Scrubber;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;

@@ -15,11 +15,11 @@
 //!   compares are the same text; the files never change.
 
 use super::env_sql::{EnvSql, RewriteError};
-use super::target::{StatementKind, StatementSpec};
 use crate::plan::naming::fit_length;
 use crate::plan::{Action, PlanNode};
 use crate::project::Project;
 use crate::sql::{SessionChange, StatementKind as SqlKind};
+use crate::target::{StatementKind, StatementSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

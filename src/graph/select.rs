@@ -372,40 +372,7 @@ fn glob(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// The candidate closest to `wanted` by edit distance, if within a third of its length (at least 2).
-/// Ties go to the first candidate in iteration order.
-/// The candidate nearest to `wanted` by edit distance, ignoring case, within a third of its length (at
-/// least 2); `None` when nothing is that close. Ties go to the first candidate.
-pub fn closest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (wanted.chars().count() / 3).max(2);
-    let wanted = wanted.to_lowercase();
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
-        // Case is not a typo worth a distance: `INT_B` is `int_b`.
-        let d = levenshtein(&wanted, &c.to_lowercase());
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c.to_string())
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
+pub use crate::diagnostics::closest;
 
 #[cfg(test)]
 mod tests {
@@ -420,18 +387,6 @@ mod tests {
         assert!(!glob("a*b*c", "axxbyy"));
         assert!(!glob("src_*", "int_x"));
         assert!(glob("exact", "exact") && !glob("exact", "exactly"));
-    }
-
-    #[test]
-    fn levenshtein_counts_edits() {
-        assert_eq!(levenshtein("fct_ordr", "fct_order"), 1);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("", "abc"), 3);
-        assert_eq!(
-            closest("fct_ordr", ["fct_user", "fct_order"].into_iter()),
-            Some("fct_order".into())
-        );
-        assert_eq!(closest("zzz", ["fct_order"].into_iter()), None);
     }
 
     #[test]

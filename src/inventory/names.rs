@@ -135,7 +135,7 @@ pub fn resolve<'a>(
     }
     Err(NameError::Unknown {
         name: given.to_string(),
-        suggestion: crate::graph::closest(given, names),
+        suggestion: crate::diagnostics::closest(given, names),
     })
 }
 

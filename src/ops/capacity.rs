@@ -9,10 +9,11 @@
 //! (0), a statement that replaces a running one in place, in the same pool, needs nothing more (0). Confluent does not say what a statement will use before it runs (statements
 //! scale with their load), so this is a floor, not a forecast.
 
-use crate::deploy::cloud::{ComputePool, PoolPhase};
+use crate::deploy::DeployNode;
 use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
-use crate::deploy::{DeployNode, Phase, StatementKind, StatementState};
 use crate::plan::Action;
+use crate::target::cloud::{ComputePool, PoolPhase};
+use crate::target::{Phase, StatementKind, StatementState};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

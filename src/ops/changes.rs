@@ -111,7 +111,7 @@ fn fill_running(
             .get(&naming.dml(&product, table))
             .or_else(|| live.get(&naming.ddl(&product, table)))
             .map(|s| s.phase.clone());
-        row.running = Some(phase == Some(crate::deploy::Phase::Running));
+        row.running = Some(phase == Some(crate::target::Phase::Running));
     }
     Ok(())
 }

@@ -218,10 +218,7 @@ pub fn validate_config(
     }
     let typed = typed.with_env(crate::config::process_env);
     let target = target.unwrap_or(
-        if typed
-            .gateway_settings(&crate::config::process_env)
-            .is_some()
-        {
+        if crate::target::settings::gateway(&typed, &crate::config::process_env).is_some() {
             CheckTarget::Gateway
         } else {
             CheckTarget::Confluent
@@ -232,7 +229,7 @@ pub fn validate_config(
         CheckTarget::Confluent => {
             if let Err(crate::config::ConfigError::Missing {
                 settings, secrets, ..
-            }) = typed.confluent_settings(&crate::config::process_env)
+            }) = crate::target::settings::confluent(&typed, &crate::config::process_env)
             {
                 for (key, var) in settings {
                     problems.push(ConfigProblem {
@@ -265,10 +262,7 @@ pub fn validate_config(
             }
         }
         CheckTarget::Gateway => {
-            if typed
-                .gateway_settings(&crate::config::process_env)
-                .is_none()
-            {
+            if crate::target::settings::gateway(&typed, &crate::config::process_env).is_none() {
                 problems.push(ConfigProblem {
                     kind: ProblemKind::Missing,
                     key: "flinkpipe.gateway.url".into(),
@@ -437,7 +431,7 @@ fn allowed(key: &str, v: &Value) -> Option<String> {
             .map(|n| format!("{key}: {n} is not between 1 and 100 (the API's page sizes)")),
         "flink.max_cfu" => n
             .filter(|n| {
-                !crate::deploy::cloud::MAX_CFU_VALUES.contains(&(*n as u32)) || n.fract() != 0.0
+                !crate::target::cloud::MAX_CFU_VALUES.contains(&(*n as u32)) || n.fract() != 0.0
             })
             .map(|n| format!("{key}: {n} is not a compute pool size (5, 10, 20, 30, 40 or 50)")),
         "flink.max_cfu_percent_before_allocation" => n

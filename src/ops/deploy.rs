@@ -8,13 +8,14 @@ use super::scope::PlanRequest;
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::config::process_env;
+use crate::deploy::DeployNode;
 use crate::deploy::env_sql::EnvSql;
 use crate::deploy::executor::{self, Cancel, DeployOptions, Session};
 use crate::deploy::journal::{self, Entry, Journal, JournalState};
 use crate::deploy::spec::{self, normalize_sql};
-use crate::deploy::{DeployNode, StatementState};
 use crate::plan::{self, ExecutionPlan, StatementStatus};
 use crate::project::Project;
+use crate::target::StatementState;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -355,7 +356,7 @@ fn pools_to_create(cap: &super::capacity::Capacity) -> Vec<(String, Vec<String>,
         .filter(|p| matches!(p.verdict, Verdict::Missing | Verdict::OverLimit))
         .map(|p| {
             let need = f64::from(p.needed_cfu.max(1));
-            let size = crate::deploy::cloud::MAX_CFU_VALUES
+            let size = crate::target::cloud::MAX_CFU_VALUES
                 .iter()
                 .copied()
                 .find(|v| f64::from(*v) * cap.ratio >= need)
@@ -461,7 +462,7 @@ fn green_topics(ctx: &Context, project: &Project, tables: &[String], dry_run: bo
             ));
             continue;
         }
-        let admin = crate::deploy::kafka::KafkaAdmin::new(&broker);
+        let admin = crate::target::kafka::KafkaAdmin::new(&broker);
         let created = target::runtime()
             .map_err(|e| e.to_string())
             .and_then(|rt| rt.block_on(admin.ensure(&topics)));
@@ -571,8 +572,8 @@ fn warn_skipped_drift(
             // A statement stays in its pool until it is recreated: a new pool for a table the plan
             // keeps is said, not done silently.
             if let Some(l) = live.get(&st.spec.name)
-                && st.spec.kind == crate::deploy::StatementKind::Dml
-                && l.phase != crate::deploy::Phase::Completed
+                && st.spec.kind == crate::target::StatementKind::Dml
+                && l.phase != crate::target::Phase::Completed
                 && let Some((from, to)) = crate::deploy::executor::decide::pool_moved(l, &st.spec)
             {
                 ctx.console.warn(&format!(

@@ -16,9 +16,9 @@ use crate::changes::{self, ChangeKind};
 use crate::config::process_env;
 use crate::deploy::env_sql::EnvSql;
 use crate::deploy::spec::{self, Step};
-use crate::deploy::{StatementKind, Target, TargetError};
 use crate::diagnostics::Diagnostic;
 use crate::plan::StatementNaming;
+use crate::target::{StatementKind, Target, TargetError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -164,8 +164,8 @@ pub fn engine_check(
             }
         }
     }
-    let settings = cfg.gateway_settings(&process_env).unwrap_or_else(|| {
-        crate::deploy::GatewaySettings::new("http://127.0.0.1:8083", "http://127.0.0.1:8081")
+    let settings = crate::target::settings::gateway(&cfg, &process_env).unwrap_or_else(|| {
+        crate::target::GatewaySettings::new("http://127.0.0.1:8083", "http://127.0.0.1:8081")
     });
     let gw = super::target::gateway_with(&cfg, Some(&project), settings)?;
     let engine = gw.describe();
@@ -362,14 +362,14 @@ fn code_of(message: &str) -> &'static str {
 /// statement itself, or a part of it (the query of a CTAS or materialized table: its lines start
 /// further down), or a rewrite (a statement set's other form: not mapped, the statement's line).
 fn explained_position(message: &str, sql: &str, start: usize) -> (usize, Option<usize>) {
-    let spec = crate::deploy::StatementSpec {
+    let spec = crate::target::StatementSpec {
         name: String::new(),
         sql: sql.to_string(),
         properties: Default::default(),
         kind: StatementKind::Dml,
         compute_pool: None,
     };
-    let sent = crate::deploy::gateway::explain_sql(&spec);
+    let sent = crate::target::gateway::explain_sql(&spec);
     let sent = sent
         .as_deref()
         .and_then(|e| e.strip_prefix("EXPLAIN "))

@@ -15,12 +15,12 @@ use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::config::process_env;
 use crate::deploy::env_sql::EnvSql;
-use crate::deploy::gateway::catalog;
 use crate::deploy::spec;
-use crate::deploy::{StatementKind, StatementSpec};
 use crate::engine_plan::{self, SinkChangelog};
 use crate::plan::{Origin, StatementNaming, StatementStatus};
 use crate::results::read::{self, Quiet, ReadOptions};
+use crate::target::gateway::catalog;
+use crate::target::{StatementKind, StatementSpec};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -76,7 +76,7 @@ impl ExplainReport {
 /// The `EXPLAIN` of a statement on `kind`, `None` for what `EXPLAIN` does not take.
 pub fn explain_sql(spec: &StatementSpec, kind: TargetKind) -> Option<String> {
     if kind == TargetKind::SqlGateway {
-        return crate::deploy::gateway::explain_sql(spec);
+        return crate::target::gateway::explain_sql(spec);
     }
     let converted = catalog::execute_statement_set(&spec.sql);
     let text = converted.as_deref().unwrap_or(&spec.sql).trim();
@@ -150,8 +150,7 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
     // The changelog mode on the gateway comes from the compiled plan, which only the concrete client
     // can ask for.
     let compiler = match (req.changelog_mode, kind) {
-        (true, TargetKind::SqlGateway) => cfg
-            .gateway_settings(&process_env)
+        (true, TargetKind::SqlGateway) => crate::target::settings::gateway(&cfg, &process_env)
             .map(|s| target::gateway_with(&cfg, Some(&project), s))
             .transpose()?,
         _ => None,

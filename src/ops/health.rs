@@ -201,7 +201,7 @@ pub fn report_running_statements(
             } else {
                 format!("{d}Z")
             };
-            let at = crate::deploy::cloud::parse_rfc3339(&text).ok_or_else(|| {
+            let at = crate::target::cloud::parse_rfc3339(&text).ok_or_else(|| {
                 OpsError::Usage(format!(
                     "--from-date {d}: expected YYYY-MM-DDThh:mm:ss (UTC)"
                 ))
@@ -294,12 +294,12 @@ pub fn analyze_pool_usage(
     let c = super::target::connect(&cfg, Some(&project))?;
     let rt = super::target::runtime()?;
     let live = rt.block_on(super::target::live_statements(&c))?;
-    let running = |p: &crate::deploy::Phase| {
+    let running = |p: &crate::target::Phase| {
         matches!(
             p,
-            crate::deploy::Phase::Running
-                | crate::deploy::Phase::Pending
-                | crate::deploy::Phase::Degraded
+            crate::target::Phase::Running
+                | crate::target::Phase::Pending
+                | crate::target::Phase::Degraded
         )
     };
     let mut pools: Vec<PoolUsage> = list
@@ -307,7 +307,7 @@ pub fn analyze_pool_usage(
         .iter()
         .map(|row| {
             let p = &row.pool;
-            let here: Vec<&crate::deploy::StatementState> = live
+            let here: Vec<&crate::target::StatementState> = live
                 .values()
                 .filter(|s| s.meta.compute_pool_id.as_deref() == Some(p.id.as_str()))
                 .filter(|s| running(&s.phase))

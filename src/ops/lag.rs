@@ -1,14 +1,14 @@
 //! Runtime metrics for `pipeline status --lag`: on Confluent Cloud from the Metrics API (Cloud API
-//! key; [`crate::deploy::cloud::CloudClient::statement_metrics`]), on the SQL Gateway from the
-//! JobManager ([`crate::deploy::Target::runtime_metrics`]). What blue-green needs to judge, before
+//! key; [`crate::target::cloud::CloudClient::statement_metrics`]), on the SQL Gateway from the
+//! JobManager ([`crate::target::Target::runtime_metrics`]). What blue-green needs to judge, before
 //! consumers move, whether the green statements have caught up: records in and out, the backlog,
 //! the watermark, backpressure.
 
 use super::OpsError;
 use super::target::{Connected, TargetKind};
-use crate::deploy::StatementState;
-use crate::deploy::cloud::{self, CloudClient};
-use crate::deploy::metrics::RuntimeMetrics;
+use crate::target::StatementState;
+use crate::target::cloud::{self, CloudClient};
+use crate::target::metrics::RuntimeMetrics;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,5 +1,5 @@
 //! One command at a time changes a project's target: the lock of the project **and** target —
-//! the canonical pipelines folder, the target's identity ([`crate::deploy::Target::describe`]: the
+//! the canonical pipelines folder, the target's identity ([`crate::target::Target::describe`]: the
 //! Confluent Cloud environment and endpoint, or the SQL Gateway and JobManager) and the
 //! statement-name prefix — not of a file a flag chooses (`--journal`). `pipeline deploy`, `pipeline
 //! undeploy`, `pipeline decommission`, `project housekeep-statements`, `project delete-compute-pool`
@@ -34,7 +34,7 @@ pub struct LockHolder {
     pub since: u64,
     /// The canonical pipelines folder.
     pub pipelines: PathBuf,
-    /// The target, as [`crate::deploy::Target::describe`] says.
+    /// The target, as [`crate::target::Target::describe`] says.
     pub target: String,
     /// The statement-name prefix.
     pub statement_prefix: String,

@@ -4,7 +4,7 @@
 //! then created again), waited for, then deleted: nothing is left behind.
 
 use super::target::Connected;
-use crate::deploy::{Phase, StatementKind, StatementSpec};
+use crate::target::{Phase, StatementKind, StatementSpec};
 use std::time::Duration;
 
 /// Runs `sql` as statement `name` until COMPLETED, then deletes the statement.
@@ -25,7 +25,7 @@ pub async fn run_to_completion(
         compute_pool,
     };
     let target = c.target.as_ref();
-    let gone = |s: Option<&crate::deploy::StatementState>| s.is_none();
+    let gone = |s: Option<&crate::target::StatementState>| s.is_none();
     let r = async {
         match target.get_statement(name).await? {
             None => {
@@ -41,7 +41,7 @@ pub async fn run_to_completion(
                     target,
                     name,
                     timeout,
-                    crate::deploy::Backoff::POLL,
+                    crate::target::Backoff::POLL,
                     gone,
                 )
                 .await?;
@@ -54,7 +54,7 @@ pub async fn run_to_completion(
             target,
             name,
             timeout,
-            crate::deploy::Backoff::POLL,
+            crate::target::Backoff::POLL,
             |s| s.is_some_and(|s| s.phase == Phase::Completed),
         )
         .await?;

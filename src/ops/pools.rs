@@ -1,6 +1,6 @@
 //! `project list-compute-pools`, `project create-compute-pool NAME --max-cfu N`, `project
 //! delete-compute-pool ID`: Confluent Cloud compute pools of the configured environment, through the
-//! control plane (`fcpm/v2`, a Cloud API key: [`crate::deploy::cloud`]). Planning never creates a
+//! control plane (`fcpm/v2`, a Cloud API key: [`crate::target::cloud`]). Planning never creates a
 //! pool (shift_left did, defect 14); these commands are the explicit way.
 //!
 //! Deleting is two steps, so that the caller can show what runs there and ask first: [`prepare_delete`]
@@ -12,10 +12,10 @@
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::config::{Config, process_env};
-use crate::deploy::Phase;
-use crate::deploy::Scrubber;
-use crate::deploy::cloud::{self, CloudClient, ComputePool, MAX_CFU_VALUES, PoolPhase};
 use crate::plan::StatementNaming;
+use crate::target::Phase;
+use crate::target::Scrubber;
+use crate::target::cloud::{self, CloudClient, ComputePool, MAX_CFU_VALUES, PoolPhase};
 use crate::versioning::record::BlueGreenRecord;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -152,7 +152,7 @@ pub fn create(ctx: &Context, req: &CreatePoolRequest) -> Result<ComputePool, Ops
     let cfg = ctx.project_config(&req.pipelines)?;
     let (client, scrubber) = client(&cfg)?;
     let rt = target::runtime()?;
-    let fail = |doing: &str, e: crate::deploy::TargetError| {
+    let fail = |doing: &str, e: crate::target::TargetError| {
         OpsError::Target(scrubber.scrub(&format!("{doing}: {e}")))
     };
     let mut pool = rt
@@ -165,7 +165,7 @@ pub fn create(ctx: &Context, req: &CreatePoolRequest) -> Result<ComputePool, Ops
     let mut n = 0;
     while pool.phase == PoolPhase::Provisioning && std::time::Instant::now() < deadline {
         std::thread::sleep(
-            crate::deploy::Backoff::POLL
+            crate::target::Backoff::POLL
                 .delay(n, 7)
                 .min(Duration::from_secs(10)),
         );

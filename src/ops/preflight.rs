@@ -2,7 +2,7 @@
 //! would create (`deploy --dry-run`), and the capacity of the compute pools it starts statements in.
 //!
 //! - **Dry runs.** Each statement the executor would create — absent, or replacing one whose SQL or
-//!   properties changed — is submitted to the target's dry run ([`crate::deploy::Target::dry_run_statement`]:
+//!   properties changed — is submitted to the target's dry run ([`crate::target::Target::dry_run_statement`]:
 //!   Confluent Cloud `sql.dry-run=true`, SQL Gateway `EXPLAIN`), up to `max_parallel` at once. On
 //!   Confluent Cloud a statement is checked against the catalog as it is now, so a DML that reads or
 //!   writes a table this deploy creates first cannot be checked before that table exists; it is
@@ -17,12 +17,13 @@
 use super::capacity::{self, Capacity};
 use super::target::{Connected, TargetKind};
 use super::{Context, OpsError};
-use crate::deploy::cloud::{self, CloudClient};
+use crate::deploy::DeployNode;
 use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
-use crate::deploy::gateway::catalog;
-use crate::deploy::retry::{Backoff, Limit, retry, seed_of};
-use crate::deploy::{Checked, DeployNode, StatementState, TargetError};
 use crate::plan::{Action, Cause, ExecutionPlan};
+use crate::target::cloud::{self, CloudClient};
+use crate::target::gateway::catalog;
+use crate::target::retry::{Backoff, Limit, retry, seed_of};
+use crate::target::{Checked, StatementState, TargetError};
 use futures_util::StreamExt;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -249,8 +250,8 @@ pub fn capacity(
         Err(e) if is_missing_cloud_key(&e) => {
             let note = format!(
                 "compute pool capacity not checked: set {} and {} (a Cloud API key) to check it before deploying",
-                crate::deploy::secrets::CLOUD_API_KEY_VAR,
-                crate::deploy::secrets::CLOUD_API_SECRET_VAR
+                crate::target::secrets::CLOUD_API_KEY_VAR,
+                crate::target::secrets::CLOUD_API_SECRET_VAR
             );
             ctx.console.warn(&format!("warning[capacity]: {note}"));
             notes.push(note);
@@ -297,8 +298,8 @@ pub fn one_writer(
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
 ) -> Result<(), OpsError> {
-    use crate::deploy::Phase;
     use crate::inventory::writers;
+    use crate::target::Phase;
     let naming = crate::plan::StatementNaming::from_config(cfg);
     let sent: BTreeSet<&str> = nodes
         .iter()
@@ -380,18 +381,18 @@ mod tests {
     #[test]
     fn only_a_missing_cloud_key_skips_the_capacity_check() {
         let cfg = Config::default();
-        let no_key = crate::deploy::cloud::settings(&cfg, &|v| {
+        let no_key = crate::target::cloud::settings(&cfg, &|v| {
             (v == "SL_FLINK_ENV_ID").then(|| "env-1".to_string())
         })
         .unwrap_err();
         assert!(is_missing_cloud_key(&no_key), "{no_key}");
-        let no_env = crate::deploy::cloud::settings(&cfg, &|v| {
+        let no_env = crate::target::cloud::settings(&cfg, &|v| {
             v.starts_with("SL_CONFLUENT_CLOUD_API")
                 .then(|| "x".to_string())
         })
         .unwrap_err();
         assert!(!is_missing_cloud_key(&no_env), "{no_env}");
-        let both = crate::deploy::cloud::settings(&cfg, &|_| None).unwrap_err();
+        let both = crate::target::cloud::settings(&cfg, &|_| None).unwrap_err();
         assert!(!is_missing_cloud_key(&both), "{both}");
         assert!(!is_missing_cloud_key(&ConfigError::Parse {
             path: "config.yaml".into(),

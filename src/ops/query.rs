@@ -8,10 +8,10 @@
 
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
-use crate::deploy::{StatementKind, StatementSpec};
 use crate::plan::StatementNaming;
 use crate::project::{LoadOptions, Project};
 use crate::results::read::{self, QueryResult};
+use crate::target::{StatementKind, StatementSpec};
 
 pub use crate::results::read::{ReadObserver, ReadOptions, StopReason};
 pub use crate::results::{Change, Column, Row, RowKind};

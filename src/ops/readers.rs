@@ -12,7 +12,7 @@
 //!   another statement prefix, another team, a leftover under the prefix — is a reader when it reads
 //!   the blue table. On Confluent Cloud what it reads comes from its SQL text (`spec.statement` of the
 //!   statements list, parsed with [`crate::sql::analyze`]); on the SQL Gateway a job that is not the
-//!   project's has no SQL text, so it comes from its job plan ([`crate::deploy::Target::statement_reads`]:
+//!   project's has no SQL text, so it comes from its job plan ([`crate::target::Target::statement_reads`]:
 //!   the `TableSourceScan`/`LookupJoin` nodes). Either way a table is matched by the last part of its
 //!   name: a reader that declares the blue topic under another table name is not seen as a statement
 //!   (its consumer group may be). A statement blocks while its phase is PENDING, RUNNING or DEGRADED.
@@ -20,8 +20,8 @@
 //!   blue-green moves a topic that is the table's name with it, [`crate::sql::rewrite`]; a topic it
 //!   kept is shared), or on Confluent Cloud the blue table's name. On the SQL Gateway the groups come
 //!   from the Kafka the table names (`'properties.bootstrap.servers'`, else the test broker
-//!   [`super::unit_tests::bootstrap`]) over the Kafka protocol ([`crate::deploy::kafka::KafkaAdmin::consumer_groups_of`]);
-//!   on Confluent Cloud from the Kafka REST API v3 ([`crate::deploy::kafka_rest::consumer_groups_of`],
+//!   [`super::unit_tests::bootstrap`]) over the Kafka protocol ([`crate::target::kafka::KafkaAdmin::consumer_groups_of`]);
+//!   on Confluent Cloud from the Kafka REST API v3 ([`crate::target::kafka_rest::consumer_groups_of`],
 //!   the Kafka API key `SL_KAFKA_API_KEY`/`SL_KAFKA_API_SECRET`; without it the groups are not
 //!   checked, and the report says so). A group blocks while it has members. A group without members
 //!   does not: it only holds committed offsets — which is also how a Flink job's Kafka source shows
@@ -32,9 +32,9 @@
 use super::status::blue_green_statements;
 use super::target::{Connected, TargetKind};
 use crate::config::{Config, ConfigError, process_env};
-use crate::deploy::{Phase, StatementState};
 use crate::plan::StatementNaming;
 use crate::project::Project;
+use crate::target::{Phase, StatementState};
 use crate::versioning::record::BlueGreenRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -382,8 +382,8 @@ fn blue_topic(
 
 /// A Kafka admin client for `bootstrap`, 10 s per request: a status must not hang on an unreachable
 /// broker.
-fn admin_for(bootstrap: &str) -> crate::deploy::kafka::KafkaAdmin {
-    let mut admin = crate::deploy::kafka::KafkaAdmin::new(bootstrap);
+fn admin_for(bootstrap: &str) -> crate::target::kafka::KafkaAdmin {
+    let mut admin = crate::target::kafka::KafkaAdmin::new(bootstrap);
     admin.timeout = std::time::Duration::from_secs(10);
     admin
 }
@@ -443,7 +443,7 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
             }
         }
         TargetKind::ConfluentCloud => {
-            let s = match crate::deploy::kafka_rest::settings_for(
+            let s = match crate::target::kafka_rest::settings_for(
                 cfg,
                 &process_env,
                 "read the consumer groups of the blue topics (the Kafka REST API, a Kafka API key)",
@@ -461,7 +461,7 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
                 }
             };
             let topics: Vec<String> = tables.iter().filter_map(|t| t.topic.clone()).collect();
-            match crate::deploy::kafka_rest::consumer_groups_of(&s, &topics).await {
+            match crate::target::kafka_rest::consumer_groups_of(&s, &topics).await {
                 Ok(found) => {
                     for t in tables.iter_mut() {
                         let Some(topic) = &t.topic else {

@@ -5,8 +5,8 @@
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::deploy::executor;
-use crate::deploy::{Phase, StatementState, Target};
 use crate::project::LoadOptions;
+use crate::target::{Phase, StatementState, Target};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -144,7 +144,7 @@ pub async fn apply(
     name: &str,
     verb: StatementVerb,
     timeout: Duration,
-) -> Result<Option<StatementState>, crate::deploy::TargetError> {
+) -> Result<Option<StatementState>, crate::target::TargetError> {
     apply_on(c.target.as_ref(), name, verb, timeout).await
 }
 
@@ -166,7 +166,7 @@ pub async fn act_in_order<'a>(
     names: impl IntoIterator<Item = &'a str>,
     verb: StatementVerb,
     timeout: Duration,
-    scrubber: &crate::deploy::Scrubber,
+    scrubber: &crate::target::Scrubber,
 ) -> Vec<Done> {
     let mut out = Vec::new();
     for name in names {
@@ -195,8 +195,8 @@ pub async fn apply_on(
     name: &str,
     verb: StatementVerb,
     timeout: Duration,
-) -> Result<Option<StatementState>, crate::deploy::TargetError> {
-    let poll = crate::deploy::Backoff::POLL;
+) -> Result<Option<StatementState>, crate::target::TargetError> {
+    let poll = crate::target::Backoff::POLL;
     match verb {
         StatementVerb::Stop => target.stop_statement(name).await?,
         StatementVerb::Resume => target.resume_statement(name).await?,

@@ -7,11 +7,11 @@ use super::scope::{PlanRequest, ScopeRequest};
 use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::config::process_env;
-use crate::deploy::StatementState;
 use crate::deploy::env_sql::EnvSql;
-pub use crate::deploy::metrics::{RuntimeMetrics, watermark_text};
 use crate::deploy::spec::{self, normalize_sql};
 use crate::plan::{Action, StatementNaming};
+use crate::target::StatementState;
+pub use crate::target::metrics::{RuntimeMetrics, watermark_text};
 use crate::versioning::record::{BlueGreenRecord, GreenTable, RecordedStatement, StatementRole};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,7 +31,7 @@ pub struct StatementRow {
     /// while a statement reads it): shown as `declare`, not as a create.
     pub plan_redeclares: bool,
     /// DDL or DML.
-    pub kind: crate::deploy::StatementKind,
+    pub kind: crate::target::StatementKind,
     /// A DDL statement that lives only in a deploy's session (SQL Gateway): it is run again by every
     /// deploy, so being absent is its normal state; the text view folds it into its table's row.
     pub session_scoped: bool,
@@ -171,7 +171,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
                 plan_redeclares: n.redeclares(),
                 kind: st.spec.kind,
                 session_scoped: c.kind == TargetKind::SqlGateway
-                    && st.spec.kind == crate::deploy::StatementKind::Ddl,
+                    && st.spec.kind == crate::target::StatementKind::Ddl,
                 detail: l.map(|l| l.detail.clone()),
                 rewritten_by: st.rewritten_by.clone(),
                 compute_pool: l.and_then(|l| l.meta.compute_pool_id.clone()),

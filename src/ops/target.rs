@@ -5,13 +5,13 @@
 use super::OpsError;
 use crate::config::{Config, ConfigError, process_env};
 use crate::deploy::env_sql::EnvSql;
-use crate::deploy::gateway::catalog::Definitions;
 use crate::deploy::spec;
-use crate::deploy::{
-    ConfluentTarget, GatewayTarget, Scrubber, StatementSpec, StatementState, Target,
-};
 use crate::plan::{StatementNaming, StatementStatus};
 use crate::project::Project;
+use crate::target::gateway::catalog::Definitions;
+use crate::target::{
+    ConfluentTarget, GatewayTarget, Scrubber, StatementSpec, StatementState, Target,
+};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -28,7 +28,7 @@ pub enum TargetKind {
 impl TargetKind {
     /// The target a configuration selects: the gateway when its URL is set, else Confluent Cloud.
     pub fn of(cfg: &Config) -> TargetKind {
-        if cfg.gateway_settings(&process_env).is_some() {
+        if crate::target::settings::gateway(&cfg, &process_env).is_some() {
             TargetKind::SqlGateway
         } else {
             TargetKind::ConfluentCloud
@@ -38,7 +38,8 @@ impl TargetKind {
     /// Whether a target is fully configured (every setting and secret present), so that commands that
     /// may read live phases (`build-execution-plan`) ask it.
     pub fn is_configured(cfg: &Config) -> bool {
-        cfg.gateway_settings(&process_env).is_some() || cfg.confluent_settings(&process_env).is_ok()
+        crate::target::settings::gateway(&cfg, &process_env).is_some()
+            || crate::target::settings::confluent(&cfg, &process_env).is_ok()
     }
 
     /// Human name: `Apache Flink SQL Gateway`, `Confluent Cloud`.
@@ -85,7 +86,7 @@ pub fn connect_with_aliases(
     project: Option<&Project>,
     aliases: &[(String, String)],
 ) -> Result<Connected, OpsError> {
-    if let Some(settings) = cfg.gateway_settings(&process_env) {
+    if let Some(settings) = crate::target::settings::gateway(&cfg, &process_env) {
         let target = gateway_with_aliases(cfg, project, settings, aliases)?;
         tracing::info!("target: {}", target.describe());
         return Ok(Connected {
@@ -94,7 +95,7 @@ pub fn connect_with_aliases(
             kind: TargetKind::SqlGateway,
         });
     }
-    let settings = cfg.confluent_settings(&process_env).map_err(|e| match e {
+    let settings = crate::target::settings::confluent(&cfg, &process_env).map_err(|e| match e {
         ConfigError::Missing { .. } => OpsError::Target(format!(
             "{e}; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"
         )),
@@ -119,7 +120,7 @@ pub fn connect_with_aliases(
 pub fn gateway_with(
     cfg: &Config,
     project: Option<&Project>,
-    settings: crate::deploy::GatewaySettings,
+    settings: crate::target::GatewaySettings,
 ) -> Result<GatewayTarget, OpsError> {
     gateway_with_aliases(cfg, project, settings, &[])
 }
@@ -128,7 +129,7 @@ pub fn gateway_with(
 fn gateway_with_aliases(
     cfg: &Config,
     project: Option<&Project>,
-    mut settings: crate::deploy::GatewaySettings,
+    mut settings: crate::target::GatewaySettings,
     aliases: &[(String, String)],
 ) -> Result<GatewayTarget, OpsError> {
     settings.deleted_jobs_file =
@@ -147,7 +148,7 @@ fn gateway_with_aliases(
         let word = regex::Regex::new(&format!(r"(?i)\b{}\b", regex::escape(table)))
             .map_err(|e| OpsError::Usage(e.to_string()))?;
         for s in specs.iter().filter(|s| {
-            s.kind == crate::deploy::StatementKind::Ddl
+            s.kind == crate::target::StatementKind::Ddl
                 && crate::sql::analyze(&s.sql).statements.iter().any(|st| {
                     st.kind.creates_relation()
                         && st
@@ -171,7 +172,7 @@ fn gateway_with_aliases(
 /// and the Cloud API key and secret — so that none of them shows in any output, whichever the
 /// command uses.
 pub fn secrets_scrubber(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
-    use crate::deploy::secrets::{
+    use crate::target::secrets::{
         CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, FLINK_API_KEY_VAR, FLINK_API_SECRET_VAR,
     };
     Scrubber::new(
@@ -190,7 +191,7 @@ pub fn secrets_scrubber(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
 fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, OpsError> {
     const WHAT: &str = "flinkpipe.gateway.external_ddl";
     let mut files = Vec::new();
-    for p in cfg.gateway_external_ddl() {
+    for p in crate::target::settings::gateway_external_ddl(&cfg) {
         if p.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
                 .map_err(|source| OpsError::Read {
@@ -225,7 +226,7 @@ fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, OpsError> {
             spec::steps_from_sql(
                 &text,
                 &base,
-                crate::deploy::StatementKind::Ddl,
+                crate::target::StatementKind::Ddl,
                 BTreeMap::new(),
             )
             .into_iter()

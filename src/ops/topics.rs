@@ -1,6 +1,6 @@
 //! `project list-topics PATH`: the topics of the configured Kafka — on the SQL Gateway target the
-//! broker its cluster uses (the Kafka protocol, [`crate::deploy::kafka::KafkaAdmin`]), on Confluent
-//! Cloud the cluster's Kafka REST API v3 ([`crate::deploy::kafka_rest`]) — each with the table of the
+//! broker its cluster uses (the Kafka protocol, [`crate::target::kafka::KafkaAdmin`]), on Confluent
+//! Cloud the cluster's Kafka REST API v3 ([`crate::target::kafka_rest`]) — each with the table of the
 //! project that owns it, and `PATH/topic_list.txt` in shift_left's format
 //! (`cluster_id,topic_name,partitions_count` per line).
 
@@ -55,7 +55,7 @@ pub fn list_topics(ctx: &Context, pipelines: &Path, out_dir: &Path) -> Result<To
     let (source, cluster, cluster_id, raw) = match TargetKind::of(&cfg) {
         TargetKind::SqlGateway => {
             let bootstrap = super::unit_tests::bootstrap(&cfg);
-            let admin = crate::deploy::kafka::KafkaAdmin::new(&bootstrap);
+            let admin = crate::target::kafka::KafkaAdmin::new(&bootstrap);
             let (id, topics) = rt.block_on(admin.list_topics()).map_err(OpsError::Target)?;
             let rows: Vec<(String, u64, bool)> = topics
                 .into_iter()
@@ -64,9 +64,9 @@ pub fn list_topics(ctx: &Context, pipelines: &Path, out_dir: &Path) -> Result<To
             (TopicSource::Broker, admin.bootstrap, id, rows)
         }
         TargetKind::ConfluentCloud => {
-            let s = crate::deploy::kafka_rest::settings(&cfg, &process_env)?;
+            let s = crate::target::kafka_rest::settings(&cfg, &process_env)?;
             let topics = rt
-                .block_on(crate::deploy::kafka_rest::list_topics(&s))
+                .block_on(crate::target::kafka_rest::list_topics(&s))
                 .map_err(OpsError::Target)?;
             let rows = topics
                 .into_iter()

@@ -7,9 +7,9 @@ use super::scope::PlanRequest;
 use super::statement::{self, StatementVerb};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
-use crate::deploy::{Phase, StatementKind, StatementSpec};
 use crate::plan::{StatementNaming, StatementStatus};
 use crate::project::Project;
+use crate::target::{Phase, StatementKind, StatementSpec};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -202,7 +202,7 @@ impl Prepared {
                         target,
                         &name,
                         timeout,
-                        crate::deploy::Backoff::POLL,
+                        crate::target::Backoff::POLL,
                         |s| s.is_some_and(|s| s.phase == Phase::Completed),
                     )
                     .await?;

@@ -12,8 +12,8 @@
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::config::Config;
-use crate::deploy::{Phase, StatementState};
 use crate::project::Project;
+use crate::target::{Phase, StatementState};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

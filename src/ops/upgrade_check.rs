@@ -8,7 +8,7 @@ use super::{Context, OpsError};
 use crate::changes::upgrade::{self, Assessment, OperatorDiff, Tier, Verdict};
 use crate::changes::{self, ChangeKind, FileRole};
 use crate::config::process_env;
-use crate::deploy::{StatementKind, StatementSpec};
+use crate::target::{StatementKind, StatementSpec};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -200,12 +200,13 @@ pub fn upgrade_check(
     // The engine, when asked for and there is something to compile.
     let engine = match req.engine {
         Engine::Local if !todo.is_empty() => {
-            let settings = cfg.gateway_settings(&process_env).unwrap_or_else(|| {
-                crate::deploy::GatewaySettings::new(
-                    "http://127.0.0.1:8083",
-                    "http://127.0.0.1:8081",
-                )
-            });
+            let settings =
+                crate::target::settings::gateway(&cfg, &process_env).unwrap_or_else(|| {
+                    crate::target::GatewaySettings::new(
+                        "http://127.0.0.1:8083",
+                        "http://127.0.0.1:8081",
+                    )
+                });
             Some(super::target::gateway_with(&cfg, Some(&project), settings)?)
         }
         _ => None,
@@ -297,7 +298,7 @@ enum Fail {
 }
 
 async fn compile_both(
-    gw: &crate::deploy::GatewayTarget,
+    gw: &crate::target::GatewayTarget,
     old: &str,
     new: &str,
     name: &str,
@@ -314,7 +315,7 @@ async fn compile_both(
         gw.compile_plan(&spec(&sql), dir)
             .await
             .map_err(|e| match e {
-                crate::deploy::TargetError::Invalid(m) => Fail::Rejected(side, m),
+                crate::target::TargetError::Invalid(m) => Fail::Rejected(side, m),
                 e if e.is_retryable() => Fail::Down(e.to_string()),
                 e => Fail::Rejected(side, e.to_string()),
             })

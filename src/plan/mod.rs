@@ -745,7 +745,7 @@ pub fn build_plan(
 /// ` (did you mean 'x'?)` for the closest name (case-insensitive edit distance, see
 /// [`crate::graph::closest`]), else empty.
 pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a String>) -> String {
-    crate::graph::closest(name, candidates.map(String::as_str))
+    crate::diagnostics::closest(name, candidates.map(String::as_str))
         .map(|c| format!(" (did you mean '{c}'?)"))
         .unwrap_or_default()
 }

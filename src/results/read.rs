@@ -21,7 +21,7 @@
 
 use super::changelog::{Change, Inconsistency, Mode, Row, RowKind, Snapshot};
 use super::value::Column;
-use crate::deploy::TargetError;
+use crate::target::TargetError;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

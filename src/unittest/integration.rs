@@ -42,12 +42,12 @@ use super::prepare::{
 use super::rewrite;
 use super::{Suffix, UnitTestError};
 use crate::config::Config;
-use crate::deploy::StatementKind as SpecKind;
 use crate::deploy::spec::steps_from_sql;
 use crate::graph::EdgeKind;
 use crate::inventory::resolve_name;
 use crate::project::Project;
 use crate::sql::{self, StatementKind, TableName};
+use crate::target::StatementKind as SpecKind;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

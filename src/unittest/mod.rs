@@ -8,9 +8,9 @@
 //! [`definitions`] (the YAML file, with lines) → [`data`] (CSV fixtures, typed by the DDL) →
 //! [`rewrite`] (`_ut` names by token spans; each table's storage mapped to the target) →
 //! [`prepare`] (a whole suite checked and built before anything is created) → [`run`] (statements on a
-//! [`crate::deploy::Target`], outputs read through [`crate::results`]) → [`compare`] (expected rows vs the
+//! [`crate::target::Target`], outputs read through [`crate::results`]) → [`compare`] (expected rows vs the
 //! folded snapshot) → [`junit`] (JUnit XML). [`generate`] writes new test folders (`init-unit-tests`),
-//! [`crate::deploy::kafka`] creates and deletes the topics of the `_ut` tables on a Kafka broker, [`naming`] holds the
+//! [`crate::target::kafka`] creates and deletes the topics of the `_ut` tables on a Kafka broker, [`naming`] holds the
 //! suffix rule and the statement names.
 //!
 //! Safety: every object a run creates carries the suffix (tables, topics, statements); production

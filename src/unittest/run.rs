@@ -21,9 +21,9 @@ use super::compare::{self, Difference};
 use super::prepare::{CheckKind, Suite};
 use super::rewrite::Storage;
 use crate::deploy::executor::{Cancel, wait_until};
-use crate::deploy::{Backoff, Phase, StatementKind, StatementSpec, Target};
 use crate::results::read::{Quiet, ReadOptions, read};
 use crate::sql::quote_identifier;
+use crate::target::{Backoff, Phase, StatementKind, StatementSpec, Target};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ pub trait Topics: Send + Sync {
 }
 
 #[async_trait::async_trait]
-impl Topics for crate::deploy::kafka::KafkaAdmin {
+impl Topics for crate::target::kafka::KafkaAdmin {
     async fn reset(&self, topics: &[String]) -> Result<(), String> {
         self.recreate(topics).await
     }
@@ -199,7 +199,7 @@ struct Runner<'a> {
     created: Created,
 }
 
-fn done(s: Option<&crate::deploy::StatementState>) -> bool {
+fn done(s: Option<&crate::target::StatementState>) -> bool {
     s.is_some_and(|s| s.phase == Phase::Completed)
 }
 

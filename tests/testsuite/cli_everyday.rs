@@ -617,10 +617,10 @@ fn node_count(args: &[&str], cwd: &Path) -> usize {
 /// and the default text view fits 120 columns; `-v` keeps the full detail.
 #[test]
 fn gateway_status_folds_session_ddl_and_fits_120_columns() {
-    use flinkpipe::deploy::StatementKind;
     use flinkpipe::ops::status::{StatementRow, StatusReport};
     use flinkpipe::ops::target::TargetKind;
     use flinkpipe::plan::Action;
+    use flinkpipe::target::StatementKind;
     let row = |table: &str, stmt: &str, kind: StatementKind, phase: Option<&str>, plan: Action| {
         StatementRow {
             table_name: table.into(),

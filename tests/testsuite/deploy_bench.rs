@@ -6,11 +6,11 @@
 
 use crate::fake_confluent::{ENV, FakeConfluent, FakeOptions, KEY, ORG, SECRET};
 use flinkpipe::deploy::executor::{DeployOptions, Session};
-use flinkpipe::deploy::{
-    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, StatementKind,
-    StatementSpec, Step, deploy,
-};
+use flinkpipe::deploy::{DeployNode, Step, deploy};
 use flinkpipe::plan::Action;
+use flinkpipe::target::{
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, StatementKind, StatementSpec,
+};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

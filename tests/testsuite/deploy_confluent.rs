@@ -2,7 +2,7 @@
 //! redirects, and secrets never leaving the configured host or appearing in messages.
 
 use crate::fake_confluent::{ENV, FakeConfluent, Fault, FaultAction, KEY, ORG, SECRET};
-use flinkpipe::deploy::{
+use flinkpipe::target::{
     Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, Phase, StatementKind,
     StatementSpec, Target, TargetError,
 };
@@ -274,8 +274,8 @@ async fn credentials_in_an_endpoint_url_are_refused_and_never_printed() {
         (leaky.as_str(), "http://127.0.0.1:9"),
         ("http://127.0.0.1:9", leaky.as_str()),
     ] {
-        let e = flinkpipe::deploy::GatewayTarget::new(
-            flinkpipe::deploy::GatewaySettings::new(gateway, jobmanager),
+        let e = flinkpipe::target::GatewayTarget::new(
+            flinkpipe::target::GatewaySettings::new(gateway, jobmanager),
             Default::default(),
         )
         .err()
@@ -335,8 +335,8 @@ async fn encoded_secrets_in_server_echoes_are_masked() {
             }
         })
         .collect();
-    let b64 = flinkpipe::deploy::secrets::base64(SECRET.as_bytes());
-    let b64_key = flinkpipe::deploy::secrets::base64(format!("k={KEY}").as_bytes());
+    let b64 = flinkpipe::target::secrets::base64(SECRET.as_bytes());
+    let b64_key = flinkpipe::target::secrets::base64(format!("k={KEY}").as_bytes());
     fake.add_fault(Fault::new(
         Some("GET"),
         None,
@@ -398,7 +398,7 @@ async fn a_kept_dry_run_is_always_cleaned_up_or_named() {
     fake.add_fault(burst("GET", 503, 10));
     let t = target(&fake);
     let checked = t.dry_run_statement(&spec("dev-dml-a", sql)).await;
-    assert_eq!(checked, Ok(flinkpipe::deploy::Checked::Valid));
+    assert_eq!(checked, Ok(flinkpipe::target::Checked::Valid));
     assert!(dry_left(&fake).is_empty(), "{:?}", fake.names());
     assert_eq!(fake.deletes().len(), 1, "{:?}", fake.deletes());
 
@@ -432,7 +432,7 @@ async fn a_kept_dry_run_is_always_cleaned_up_or_named() {
     fake.add_fault(burst("DELETE", 503, 9));
     let t = target(&fake);
     let checked = t.dry_run_statement(&spec("dev-dml-a", sql)).await;
-    assert_eq!(checked, Ok(flinkpipe::deploy::Checked::Valid));
+    assert_eq!(checked, Ok(flinkpipe::target::Checked::Valid));
     assert!(dry_left(&fake).is_empty(), "{:?}", fake.names());
 
     // A delete refused for good: an error naming the leftover, permanent (not retried elsewhere).

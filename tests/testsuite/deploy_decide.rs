@@ -8,8 +8,9 @@ use flinkpipe::deploy::executor::{
     DeployOptions, DeployReport, Outcome, Session, StatementAction, StepPlan,
 };
 use flinkpipe::deploy::journal::JournalState;
-use flinkpipe::deploy::{DeployNode, Phase, StatementKind, StatementSpec, Step, deploy};
+use flinkpipe::deploy::{DeployNode, Step, deploy};
 use flinkpipe::plan::Action;
+use flinkpipe::target::{Phase, StatementKind, StatementSpec};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -561,7 +562,7 @@ fn a_node_the_plan_keeps_carries_the_statements_to_await() {
 /// created. (DELETING is left out: the in-memory target answers it absent on the next read.)
 #[tokio::test(start_paused = true)]
 async fn a_replacement_is_checked_first_in_every_phase_that_may_still_run() {
-    use flinkpipe::deploy::TargetError;
+    use flinkpipe::target::TargetError;
     let phases = [
         Phase::Pending,
         Phase::Running,
@@ -635,7 +636,7 @@ fn at(t: &MemoryTarget, c: &Call) -> usize {
 /// up-to-date one is reused; a text that does not validate stops, deletes and creates nothing.
 #[tokio::test(start_paused = true)]
 async fn a_carry_over_checks_its_temporary_statement_before_any_stop() {
-    use flinkpipe::deploy::TargetError;
+    use flinkpipe::target::TargetError;
     const FROM: &str = "sql.tables.initial-offset-from";
     let restart = || {
         let mut a = node("a", &[], Action::Restart);
@@ -741,7 +742,7 @@ async fn a_carry_over_checks_its_temporary_statement_before_any_stop() {
 /// not validate leaves `-co` running.
 #[tokio::test(start_paused = true)]
 async fn finishing_an_interrupted_carry_over_checks_the_new_text_first() {
-    use flinkpipe::deploy::TargetError;
+    use flinkpipe::target::TargetError;
     for valid in [true, false] {
         let t = MemoryTarget::new();
         t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
@@ -829,7 +830,7 @@ async fn a_job_that_cannot_be_checked_does_not_replace_a_running_one() {
 /// with the server's message.
 #[tokio::test(start_paused = true)]
 async fn allow_drop_checks_the_new_ddl_and_drops_what_it_recreates() {
-    use flinkpipe::deploy::TargetError;
+    use flinkpipe::target::TargetError;
     let options = DeployOptions {
         allow_drop: true,
         ..options()
@@ -946,7 +947,7 @@ async fn a_statement_moved_to_another_pool_is_recreated_there_or_reported() {
     assert!(t.deletes().is_empty() && t.creates().is_empty());
     // Capacity: the recreated statement starts in the new pool.
     let mut live = BTreeMap::new();
-    let mut old = flinkpipe::deploy::StatementState {
+    let mut old = flinkpipe::target::StatementState {
         name: "dml-a".into(),
         phase: Phase::Running,
         detail: String::new(),

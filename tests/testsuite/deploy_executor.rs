@@ -8,11 +8,11 @@ use flinkpipe::deploy::executor::{
     Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session,
 };
 use flinkpipe::deploy::journal::{self, Journal, JournalState};
-use flinkpipe::deploy::{
-    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, StatementKind,
-    StatementSpec, Step, deploy,
-};
+use flinkpipe::deploy::{DeployNode, Step, deploy};
 use flinkpipe::plan::Action;
+use flinkpipe::target::{
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, StatementKind, StatementSpec,
+};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -113,7 +113,7 @@ fn diamond() -> Vec<DeployNode> {
 async fn run(fake: &FakeConfluent, nodes: &[DeployNode], opts: &DeployOptions) -> DeployReport {
     let t = target(fake);
     let session = Session {
-        scrubber: flinkpipe::deploy::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
+        scrubber: flinkpipe::target::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
         ..Session::quiet()
     };
     deploy(&t, nodes, opts, &session).await
@@ -277,7 +277,7 @@ async fn a_third_of_requests_failing_with_429_or_503_still_deploys_every_run() {
         opts.max_parallel = 8;
         opts.statement_timeout = Duration::from_secs(30);
         let session = Session {
-            scrubber: flinkpipe::deploy::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
+            scrubber: flinkpipe::target::Scrubber::new([KEY.to_string(), SECRET.to_string()]),
             ..Session::quiet()
         };
         let report = deploy(&t, &nodes, &opts, &session).await;
@@ -693,7 +693,7 @@ async fn an_interrupted_carry_over_is_finished_on_resume() {
                 "sql.tables.initial-offset-from".into(),
                 "dev-dml-a-co".into(),
             );
-            flinkpipe::deploy::Target::create_statement(&t, &s)
+            flinkpipe::target::Target::create_statement(&t, &s)
                 .await
                 .unwrap();
             resume.ours.insert("dev-dml-a".into());
@@ -786,47 +786,47 @@ async fn a_resume_is_awaited_even_while_the_phase_still_reads_stopped() {
 /// with `validate_statement` overridden.
 struct Validating {
     inner: ConfluentTarget,
-    answer: fn() -> Result<(), flinkpipe::deploy::TargetError>,
+    answer: fn() -> Result<(), flinkpipe::target::TargetError>,
 }
 
 #[async_trait::async_trait]
-impl flinkpipe::deploy::Target for Validating {
+impl flinkpipe::target::Target for Validating {
     fn describe(&self) -> String {
         self.inner.describe()
     }
     async fn list_statements(
         &self,
-    ) -> Result<Vec<flinkpipe::deploy::StatementState>, flinkpipe::deploy::TargetError> {
+    ) -> Result<Vec<flinkpipe::target::StatementState>, flinkpipe::target::TargetError> {
         self.inner.list_statements().await
     }
     async fn get_statement(
         &self,
         name: &str,
-    ) -> Result<Option<flinkpipe::deploy::StatementState>, flinkpipe::deploy::TargetError> {
+    ) -> Result<Option<flinkpipe::target::StatementState>, flinkpipe::target::TargetError> {
         self.inner.get_statement(name).await
     }
     async fn create_statement(
         &self,
         spec: &StatementSpec,
-    ) -> Result<flinkpipe::deploy::StatementState, flinkpipe::deploy::TargetError> {
+    ) -> Result<flinkpipe::target::StatementState, flinkpipe::target::TargetError> {
         self.inner.create_statement(spec).await
     }
-    async fn stop_statement(&self, name: &str) -> Result<(), flinkpipe::deploy::TargetError> {
+    async fn stop_statement(&self, name: &str) -> Result<(), flinkpipe::target::TargetError> {
         self.inner.stop_statement(name).await
     }
-    async fn resume_statement(&self, name: &str) -> Result<(), flinkpipe::deploy::TargetError> {
+    async fn resume_statement(&self, name: &str) -> Result<(), flinkpipe::target::TargetError> {
         self.inner.resume_statement(name).await
     }
-    async fn delete_statement(&self, name: &str) -> Result<bool, flinkpipe::deploy::TargetError> {
+    async fn delete_statement(&self, name: &str) -> Result<bool, flinkpipe::target::TargetError> {
         self.inner.delete_statement(name).await
     }
-    async fn check_compute_pool(&self) -> Result<(), flinkpipe::deploy::TargetError> {
+    async fn check_compute_pool(&self) -> Result<(), flinkpipe::target::TargetError> {
         self.inner.check_compute_pool().await
     }
     async fn validate_statement(
         &self,
         _spec: &StatementSpec,
-    ) -> Result<(), flinkpipe::deploy::TargetError> {
+    ) -> Result<(), flinkpipe::target::TargetError> {
         (self.answer)()
     }
 }
@@ -836,13 +836,13 @@ impl flinkpipe::deploy::Target for Validating {
 /// real Flink: a broken file took a running job down).
 #[tokio::test]
 async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_alone() {
-    let invalid: fn() -> Result<(), flinkpipe::deploy::TargetError> = || {
-        Err(flinkpipe::deploy::TargetError::Invalid(
+    let invalid: fn() -> Result<(), flinkpipe::target::TargetError> = || {
+        Err(flinkpipe::target::TargetError::Invalid(
             "SqlParserException: SQL parse failed. Encountered \"d\" at line 19, column 11.".into(),
         ))
     };
-    let unreachable: fn() -> Result<(), flinkpipe::deploy::TargetError> =
-        || Err(flinkpipe::deploy::TargetError::Config("no session".into()));
+    let unreachable: fn() -> Result<(), flinkpipe::target::TargetError> =
+        || Err(flinkpipe::target::TargetError::Config("no session".into()));
     for (answer, expect) in [
         (invalid, "does not validate"),
         (unreachable, "could not validate"),

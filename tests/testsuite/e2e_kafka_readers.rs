@@ -13,7 +13,7 @@
 
 use crate::support::kafka::{join, leave};
 use crate::support::{stderr, stdout};
-use flinkpipe::deploy::kafka::KafkaAdmin;
+use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::process::Command;
 

@@ -17,7 +17,7 @@
 use crate::support::kafka::{delete_group, join, leave};
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{stderr, stdout};
-use flinkpipe::deploy::kafka::KafkaAdmin;
+use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};

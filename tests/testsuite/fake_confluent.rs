@@ -779,7 +779,7 @@ fn strip_leading_comments(sql: &str) -> String {
 }
 
 fn basic(key: &str, secret: &str) -> String {
-    flinkpipe::deploy::secrets::base64(format!("{key}:{secret}").as_bytes())
+    flinkpipe::target::secrets::base64(format!("{key}:{secret}").as_bytes())
 }
 
 struct Req {

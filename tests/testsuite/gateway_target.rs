@@ -6,8 +6,8 @@
 //! sent as JSON numbers beyond a double's digits. The real engine is
 //! covered by `tests/e2e_gateway.rs`.
 
-use flinkpipe::deploy::gateway::catalog::Definitions;
-use flinkpipe::deploy::{
+use flinkpipe::target::gateway::catalog::Definitions;
+use flinkpipe::target::{
     GatewaySettings, GatewayTarget, Phase, StatementKind, StatementSpec, Target, TargetError,
 };
 use serde_json::{Value, json};
@@ -395,7 +395,7 @@ async fn a_lost_result_read_is_retried_and_never_submits_twice() {
     // A second create finds the running job: no duplicate.
     let again = t.create_statement(dml).await;
     assert!(
-        matches!(again, Err(flinkpipe::deploy::TargetError::AlreadyExists(_))),
+        matches!(again, Err(flinkpipe::target::TargetError::AlreadyExists(_))),
         "{again:?}"
     );
     assert_eq!(
@@ -597,9 +597,9 @@ async fn runtime_metrics_come_from_the_jobmanager_of_each_running_job() {
     );
     assert_eq!(
         snk.backpressure,
-        Some(flinkpipe::deploy::metrics::Backpressure::High)
+        Some(flinkpipe::target::metrics::Backpressure::High)
     );
-    assert_eq!(snk.counted, flinkpipe::deploy::metrics::Counted::SinceStart);
+    assert_eq!(snk.counted, flinkpipe::target::metrics::Counted::SinceStart);
     // Only the metrics it uses are asked for, by their exact ids.
     let gets = fake.state.lock().unwrap().metric_gets.clone();
     assert_eq!(
@@ -673,8 +673,8 @@ async fn listing_statements_checks_the_gateway_not_only_the_jobmanager() {
 /// validation the executor relies on fails.
 #[tokio::test]
 async fn every_job_shape_is_explained_and_what_cannot_be_is_not_passed() {
-    use flinkpipe::deploy::Checked;
-    use flinkpipe::deploy::gateway::explain_sql;
+    use flinkpipe::target::Checked;
+    use flinkpipe::target::gateway::explain_sql;
     let shapes = [
         "INSERT INTO snk SELECT a FROM src",
         "INSERT OVERWRITE snk SELECT a FROM src",

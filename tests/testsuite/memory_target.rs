@@ -12,7 +12,7 @@
 #![allow(dead_code)]
 
 use async_trait::async_trait;
-use flinkpipe::deploy::{Phase, StatementKind, StatementSpec, StatementState, Target, TargetError};
+use flinkpipe::target::{Phase, StatementKind, StatementSpec, StatementState, Target, TargetError};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
@@ -92,9 +92,9 @@ pub fn http(status: u16, retry_after_secs: Option<u64>) -> TargetError {
         status,
         message: "(empty body)".into(),
         kind: if matches!(status, 429 | 500 | 502 | 503 | 504) {
-            flinkpipe::deploy::ErrorKind::Retryable
+            flinkpipe::target::ErrorKind::Retryable
         } else {
-            flinkpipe::deploy::ErrorKind::Permanent
+            flinkpipe::target::ErrorKind::Permanent
         },
         retry_after: retry_after_secs.map(std::time::Duration::from_secs),
     }
@@ -403,7 +403,7 @@ impl Target for MemoryTarget {
             sql: spec.sql.clone(),
             properties: spec.properties.clone(),
             stopped: false,
-            meta: flinkpipe::deploy::StatementMeta {
+            meta: flinkpipe::target::StatementMeta {
                 compute_pool_id: spec.compute_pool.clone(),
                 ..Default::default()
             },
@@ -498,16 +498,16 @@ impl Target for MemoryTarget {
     async fn dry_run_statement(
         &self,
         spec: &StatementSpec,
-    ) -> Result<flinkpipe::deploy::Checked, TargetError> {
+    ) -> Result<flinkpipe::target::Checked, TargetError> {
         if spec.kind == StatementKind::Dml && self.st().cannot_check {
             self.st().log.push(Call::Validate(spec.name.clone()));
-            return Ok(flinkpipe::deploy::Checked::NotChecked(
+            return Ok(flinkpipe::target::Checked::NotChecked(
                 "this target cannot check it".into(),
             ));
         }
         self.validate_statement(spec)
             .await
-            .map(|()| flinkpipe::deploy::Checked::Valid)
+            .map(|()| flinkpipe::target::Checked::Valid)
     }
 
     async fn check_compute_pool(&self) -> Result<(), TargetError> {

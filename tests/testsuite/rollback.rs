@@ -8,10 +8,10 @@ use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, OR
 use crate::memory_target::{MemoryTarget, Op, http};
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{our_fixture, stderr, stdout};
-use flinkpipe::deploy::{Phase, Target};
 use flinkpipe::ops::rollback;
 use flinkpipe::ops::statement::StatementVerb;
 use flinkpipe::plan::StatementNaming;
+use flinkpipe::target::{Phase, Target};
 use flinkpipe::versioning::record::{
     BlueGreenRecord, Decommission, GreenTable, RecordedStatement, Release, StatementRole,
 };
@@ -767,7 +767,7 @@ impl Rng {
 /// before its parent's, and lists every blue statement once, untouched.
 #[test]
 fn the_rollback_plan_never_touches_blue_and_goes_children_first_for_every_release() {
-    use flinkpipe::deploy::{StatementMeta, StatementState};
+    use flinkpipe::target::{StatementMeta, StatementState};
     for seed in 1..400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let n = 1 + rng.below(6) as usize;

@@ -17,8 +17,8 @@
 use super::{DeployOptions, carry_temp_name};
 use crate::changes::upgrade::Verdict;
 use crate::deploy::spec::{DeployNode, Step, normalize_sql};
-use crate::deploy::target::{Phase, StatementKind, StatementSpec, StatementState};
 use crate::plan::Action;
+use crate::target::{Phase, StatementKind, StatementSpec, StatementState};
 use std::collections::BTreeMap;
 
 /// Facts about a statement besides its state, gathered before deciding.
@@ -29,7 +29,7 @@ pub struct Known {
     /// An interrupted carry-over left its temporary statement (`<name>-co`, ours, present): the
     /// second handover must be finished.
     pub handover_pending: bool,
-    /// The target can carry offsets over ([`crate::deploy::Target::supports_carry_over`]).
+    /// The target can carry offsets over ([`crate::target::Target::supports_carry_over`]).
     pub carry_over: bool,
 }
 

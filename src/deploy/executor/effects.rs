@@ -13,10 +13,10 @@ use super::error::StepError;
 use super::{DeployOptions, StatementAction, StatementResult, carry_temp_name};
 use crate::deploy::journal::{Entry, Journal, JournalState};
 use crate::deploy::progress::Progress;
-use crate::deploy::retry::{Limit, RetryLog, Retryable, retry, seed_of};
-use crate::deploy::secrets::Scrubber;
 use crate::deploy::spec::{DeployNode, Step, normalize_sql};
-use crate::deploy::target::{
+use crate::target::retry::{Limit, RetryLog, Retryable, retry, seed_of};
+use crate::target::secrets::Scrubber;
+use crate::target::{
     Checked, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
 use std::future::Future;

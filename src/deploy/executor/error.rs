@@ -1,8 +1,8 @@
 //! Why a statement step failed: a typed value carrying the statement and the cause; its text is the
 //! node's failure reason in the report (scrubbed of secrets there).
 
-use crate::deploy::retry::RetryLog;
-use crate::deploy::target::{Phase, TargetError};
+use crate::target::retry::RetryLog;
+use crate::target::{Phase, TargetError};
 use std::time::Duration;
 
 /// A failed statement step.

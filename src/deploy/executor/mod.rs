@@ -38,11 +38,11 @@ pub use error::StepError;
 
 use super::journal::{Journal, JournalState};
 use super::progress::Progress;
-use super::retry::{Backoff, Limit, retry, seed_of};
-use super::secrets::Scrubber;
 use super::spec::DeployNode;
-use super::target::{Phase, StatementState, Target, TargetError};
 use crate::plan::Action;
+use crate::target::retry::{Backoff, Limit, retry, seed_of};
+use crate::target::secrets::Scrubber;
+use crate::target::{Phase, StatementState, Target, TargetError};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Mutex;
@@ -396,7 +396,7 @@ pub async fn delete_within(
     target: &dyn Target,
     name: &str,
     timeout: Duration,
-) -> Result<bool, super::retry::GaveUp<TargetError>> {
+) -> Result<bool, crate::target::retry::GaveUp<TargetError>> {
     retry(
         &Backoff::HTTP,
         Limit::Until(Instant::now() + timeout),

@@ -15,8 +15,8 @@ use super::{
 };
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;
-use crate::deploy::target::{Phase, StatementKind, Target};
 use crate::plan::Action;
+use crate::target::{Phase, StatementKind, Target};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use tokio::time::Instant;

@@ -9,10 +9,10 @@
 //! the project's own DDL ([`Definitions::definition_of`]). Tables created by a query (CTAS, materialized
 //! table) are declared from the query's `DESCRIBE`d schema plus the statement's primary key and options.
 
-use crate::deploy::target::{StatementKind, StatementSpec};
 use crate::sql::dialect::FlinkDialect;
 use crate::sql::split::{self, LineIndex};
 use crate::sql::{self, StatementKind as SqlKind};
+use crate::target::{StatementKind, StatementSpec};
 use std::collections::BTreeMap;
 
 /// How a table is defined.

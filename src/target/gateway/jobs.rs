@@ -6,7 +6,7 @@
 
 use super::GatewayTarget;
 use super::wire::{self, JobOverview};
-use crate::deploy::target::{Phase, StatementState, TargetError};
+use crate::target::{Phase, StatementState, TargetError};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! a `DESCRIBE`. Everything here is unit-tested without a server (`flink-sql-gateway-api.md` §3–§6).
 //! The rest of the target decides on these typed values, never on the text of a message.
 
-use crate::deploy::target::Phase;
+use crate::target::Phase;
 use serde::Deserialize;
 use serde_json::Value;
 

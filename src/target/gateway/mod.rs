@@ -42,7 +42,7 @@ mod session;
 pub mod wire;
 
 use super::retry::Backoff;
-use super::target::{
+use super::{
     Checked, ErrorKind, Phase, StatementKind, StatementSpec, StatementState, Target, TargetError,
 };
 use async_trait::async_trait;
@@ -606,7 +606,7 @@ impl Target for GatewayTarget {
     async fn runtime_metrics(
         &self,
         names: &[String],
-    ) -> Result<BTreeMap<String, crate::deploy::metrics::RuntimeMetrics>, TargetError> {
+    ) -> Result<BTreeMap<String, crate::target::metrics::RuntimeMetrics>, TargetError> {
         let jobs = self.jobs().await?;
         let mut out = BTreeMap::new();
         for name in names {

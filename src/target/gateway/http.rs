@@ -3,10 +3,10 @@
 //! ([`wire::root_cause`]). Idempotent GETs are retried by the shared [`retry`] loop.
 
 use super::wire::{self, ErrorClass};
-use crate::deploy::retry::{
+use crate::target::retry::{
     Backoff, Limit, Retryable, Transient, parse_retry_after, retry, seed_of,
 };
-use crate::deploy::target::{ErrorKind, TargetError};
+use crate::target::{ErrorKind, TargetError};
 use reqwest::{Method, Url};
 use serde_json::Value;
 use std::fmt;
@@ -61,7 +61,7 @@ pub(super) struct Http {
 /// An absolute http(s) base URL without credentials. Errors name the URL with any user-info masked:
 /// credentials in a URL would be printed in errors and sent instead of the configured ones.
 pub(super) fn parse_base(url: &str, what: &str) -> Result<Url, TargetError> {
-    let shown = crate::deploy::secrets::mask_userinfo(url);
+    let shown = crate::target::secrets::mask_userinfo(url);
     let u = Url::parse(&format!("{}/", url.trim_end_matches('/')))
         .map_err(|e| TargetError::Config(format!("invalid {what} URL '{shown}': {e}")))?;
     if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {

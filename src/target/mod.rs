@@ -1,15 +1,43 @@
-//! The deploy target: where statements run. A [`Target`] knows statements by **name** (the
-//! idempotency key, `confluent-cloud-flink-api.md` §11) and speaks in Confluent's phase vocabulary
-//! ([`Phase`]); a target with another model maps onto it (the Flink SQL Gateway, next: a job named
-//! after the statement via `pipeline.name`; job states mapped by
-//! [`crate::deploy::gateway::wire::job_phase`]: RUNNING → RUNNING, FINISHED → COMPLETED or (after a stop
-//! with savepoint) STOPPED, FAILED → FAILED, CANCELED → absent (a delete); "stop" = `STOP JOB … WITH
-//! SAVEPOINT`, "resume" = re-execute with the savepoint path; no 409, so
-//! [`Target::create_statement`] reports a running job of that name as [`TargetError::AlreadyExists`]
-//! itself).
+//! Targets: where statements run, and the clients that talk to them. A [`Target`] knows statements by
+//! **name** (the idempotency key: Confluent's statement names,
+//! <https://docs.confluent.io/cloud/current/flink/reference/statements.html>) and speaks in Confluent's
+//! phase vocabulary ([`Phase`]); a target with another model maps onto it (the Flink SQL Gateway: a job
+//! named after the statement via `pipeline.name`; job states mapped by [`gateway::wire::job_phase`]:
+//! RUNNING → RUNNING, FINISHED → COMPLETED or (after a stop with savepoint) STOPPED, FAILED → FAILED,
+//! CANCELED → absent (a delete); "stop" = `STOP JOB … WITH SAVEPOINT`, "resume" = re-execute with the
+//! savepoint path; no 409, so [`Target::create_statement`] reports a running job of that name as
+//! [`TargetError::AlreadyExists`] itself).
+//!
+//! - [`confluent`]: Confluent Cloud for Apache Flink over its REST API (`sql/v1`), results included.
+//! - [`cloud`]: Confluent Cloud's control plane (`fcpm/v2` compute pools, environments) and the
+//!   statement metrics of its Metrics API, with a Cloud API key.
+//! - [`gateway`]: an Apache Flink SQL Gateway (REST `/v2`) plus the JobManager REST API.
+//! - [`metrics`]: runtime metrics of running statements in one shape for both targets.
+//! - [`kafka`], [`kafka_rest`]: topics and consumer groups, over the Kafka protocol and over Confluent's
+//!   Kafka REST API v3.
+//! - [`retry`]: backoff policies (pure) and the one retry loop of both targets and the deploy executor.
+//! - [`secrets`]: credentials from the environment only, masked in every output (encoded forms too).
+//! - [`settings`]: each target's settings from `config.yaml` and the environment.
+//!
+//! The deploy engine that drives a target through a plan is [`crate::deploy`]; it imports no client.
 
-use super::retry::{Retryable, Transient};
+pub mod cloud;
+pub mod confluent;
+pub mod gateway;
+pub mod kafka;
+pub mod kafka_rest;
+pub mod metrics;
+pub mod retry;
+pub mod secrets;
+pub mod settings;
+
+pub use confluent::{ConfluentSettings, ConfluentTarget};
+pub use gateway::{GatewaySettings, GatewayTarget};
+pub use retry::Backoff;
+pub use secrets::{Credentials, Masked, Scrubber};
+
 use async_trait::async_trait;
+use retry::{Retryable, Transient};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -268,11 +296,11 @@ pub trait Target: Send + Sync {
     /// Runtime metrics of running statements, by name (records in and out, backlog, watermark,
     /// backpressure): the SQL Gateway reads them from the JobManager. Statements without a running
     /// job are left out. Targets whose metrics live elsewhere (Confluent Cloud: the Metrics API, with a
-    /// Cloud API key, see [`crate::deploy::cloud`]) refuse with [`TargetError::Config`] (the default).
+    /// Cloud API key, see [`crate::target::cloud`]) refuse with [`TargetError::Config`] (the default).
     async fn runtime_metrics(
         &self,
         names: &[String],
-    ) -> Result<BTreeMap<String, crate::deploy::metrics::RuntimeMetrics>, TargetError> {
+    ) -> Result<BTreeMap<String, crate::target::metrics::RuntimeMetrics>, TargetError> {
         let _ = names;
         Err(TargetError::Config(format!(
             "{}: runtime metrics are not read through this target",

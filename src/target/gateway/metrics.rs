@@ -15,8 +15,8 @@
 //! over subtasks.
 
 use super::GatewayTarget;
-use crate::deploy::metrics::{Backpressure, Counted, RuntimeMetrics};
-use crate::deploy::target::TargetError;
+use crate::target::TargetError;
+use crate::target::metrics::{Backpressure, Counted, RuntimeMetrics};
 use serde_json::Value;
 
 /// What one metric id stands for.

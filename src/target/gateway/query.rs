@@ -8,9 +8,9 @@
 use super::http::Http;
 use super::wire::{self, ErrorClass};
 use super::{GatewayTarget, catalog};
-use crate::deploy::target::{StatementSpec, TargetError};
 use crate::results::value::{Column, quote_numbers, typed};
 use crate::results::{Change, Page, ResultStream, RowKind};
+use crate::target::{StatementSpec, TargetError};
 use reqwest::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -29,7 +29,7 @@ use super::confluent::error_message;
 use super::metrics::{Counted, RuntimeMetrics};
 use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
 use super::secrets::{CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, Credentials, Scrubber};
-use super::target::{ErrorKind, TargetError};
+use super::{ErrorKind, TargetError};
 use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -16,7 +16,7 @@
 
 use super::retry::{Backoff, Limit, Retryable, parse_retry_after, retry, seed_of};
 use super::secrets::{Credentials, Scrubber};
-use super::target::{
+use super::{
     Checked, ErrorKind, Phase, StatementMeta, StatementSpec, StatementState, Target, TargetError,
 };
 use async_trait::async_trait;
@@ -343,7 +343,7 @@ impl ConfluentTarget {
     ///
     /// Errors: a permanent error, or transient ones until `within` is up (the last one).
     pub async fn remove_within(&self, name: &str, within: Duration) -> Result<bool, TargetError> {
-        use crate::deploy::Target;
+        use crate::target::Target;
         let deadline = tokio::time::Instant::now() + within;
         retry(
             &self.settings.retry,

@@ -54,10 +54,7 @@ pub struct Credentials {
     pub secret: Masked,
 }
 
-/// A missing environment variable, named.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("environment variable {0} is not set (secrets are read from the environment only)")]
-pub struct MissingSecret(pub String);
+pub use crate::config::MissingSecret;
 
 impl Credentials {
     /// Reads a key/secret pair from two environment variables through `lookup` (usually

@@ -5,9 +5,9 @@
 //! `next`; an absent or empty `next` after COMPLETED is the end. Closing deletes the statement.
 
 use super::{ConfluentTarget, next_link};
-use crate::deploy::target::{Phase, TargetError};
 use crate::results::value::{Column, typed};
 use crate::results::{Change, Page, ResultStream, RowKind};
+use crate::target::{Phase, TargetError};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@
 //!
 //! Also the consumer groups that read given topics ([`consumer_groups_of`]: state, consumers, lag).
 
-use crate::deploy::secrets::Credentials;
+use crate::target::secrets::Credentials;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;

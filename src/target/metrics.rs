@@ -4,7 +4,7 @@
 //! Both targets answer in the same shape, from different sources with different meanings, and the
 //! shape says which ([`Counted`]):
 //! - **Confluent Cloud**: the Metrics API (`POST https://api.telemetry.confluent.cloud/v2/metrics/cloud/query`,
-//!   Cloud API key; [`crate::deploy::cloud`]). `io.confluent.flink/num_records_in` and
+//!   Cloud API key; [`crate::target::cloud`]). `io.confluent.flink/num_records_in` and
 //!   `…/num_records_out` are counters (each one-minute point counts that minute; summed over the
 //!   window), `io.confluent.flink/pending_records` is the source backlog (the newest point is the
 //!   current value). Points lag about 3 minutes behind (the API's documented data latency).
