@@ -481,7 +481,7 @@ pub fn is_input(path: &str) -> bool {
                 crate::metadata::DEFINITION_FILE,
                 crate::inventory::shift_left::INVENTORY_FILE,
                 crate::metadata::GRAPH_FILE,
-                crate::versioning::record::BLUE_GREEN_FILE,
+                crate::scan::layout::BLUE_GREEN_FILE,
             ]
             .contains(&name))
 }

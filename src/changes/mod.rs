@@ -20,7 +20,6 @@ pub mod external;
 pub mod git;
 pub mod head;
 pub mod impact;
-pub mod restore;
 pub mod upgrade;
 
 use serde::{Deserialize, Serialize};

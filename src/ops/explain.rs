@@ -1,7 +1,7 @@
 //! `pipeline explain SCOPE` (shift_left's `table explain`): the plan the engine makes of each
 //! statement of the scope's tables, as the engine prints it. Each statement is explained as sent
 //! (the environment's rewrite rules applied) with `EXPLAIN`, run as a query on the configured target
-//! (`Target::start_query` + [`crate::results::read::read`]) under a query name, which is removed at
+//! (`Target::start_query` + [`crate::target::read::read`]) under a query name, which is removed at
 //! the end whatever happens.
 //!
 //! What `EXPLAIN` takes (https://docs.confluent.io/cloud/current/flink/reference/statements/explain.html):
@@ -18,8 +18,8 @@ use crate::deploy::env_sql::EnvSql;
 use crate::deploy::spec;
 use crate::engine_plan::{self, SinkChangelog};
 use crate::plan::{Origin, StatementNaming, StatementStatus};
-use crate::results::read::{self, Quiet, ReadOptions};
 use crate::target::gateway::catalog;
+use crate::target::read::{self, Quiet, ReadOptions};
 use crate::target::{StatementKind, StatementSpec};
 use serde::Serialize;
 use std::time::Duration;

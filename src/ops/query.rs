@@ -1,6 +1,6 @@
 //! `sql query` (a read-only query on the configured target) and `table preview` (the rows of a table
 //! of the project): start the query under a recognisable name, read it until it ends or a stop
-//! condition holds ([`crate::results::read`]), fold its changelog into a snapshot, and always stop it.
+//! condition holds ([`crate::target::read`]), fold its changelog into a snapshot, and always stop it.
 //!
 //! Query names are `<statement prefix>-query-<8 hex digits>`: a run killed before it could stop its
 //! query leaves a statement (Confluent) or job (SQL Gateway) under the project's prefix that
@@ -10,11 +10,11 @@ use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::plan::StatementNaming;
 use crate::project::{LoadOptions, Project};
-use crate::results::read::{self, QueryResult};
+use crate::target::read::{self, QueryResult};
 use crate::target::{StatementKind, StatementSpec};
 
-pub use crate::results::read::{ReadObserver, ReadOptions, StopReason};
 pub use crate::results::{Change, Column, Row, RowKind};
+pub use crate::target::read::{ReadObserver, ReadOptions, StopReason};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

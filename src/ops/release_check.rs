@@ -12,8 +12,8 @@
 
 use super::query;
 use super::{Context, OpsError};
-use crate::results::read::QueryResult;
 use crate::results::{Column, Row};
+use crate::target::read::QueryResult;
 use crate::versioning::record::BlueGreenRecord;
 use serde::Serialize;
 use serde_json::Value;
@@ -593,7 +593,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::StopReason;
+    use crate::target::read::StopReason;
     use serde_json::json;
 
     fn result(cols: &[(&str, &str)], key: Option<&[&str]>, rows: Vec<Value>) -> QueryResult {

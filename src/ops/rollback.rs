@@ -4,7 +4,7 @@
 //! before its declaration), never a blue statement, and records the release as rolled back there
 //! (`rolled_back`, written atomically and synced), which closes it
 //! ([`crate::versioning::record::Release::is_open_in`]). It also works out the git command that
-//! puts the blue SQL back in the files ([`crate::changes::restore`]); the command is printed, never
+//! puts the blue SQL back in the files ([`crate::versioning::restore`]); the command is printed, never
 //! run.
 //!
 //! A release whose blue statements were deleted here (`decommission --delete`) cannot be rolled
@@ -17,10 +17,10 @@ use super::statement::{self, Done, StatementVerb};
 use super::status::{blue_green_statements, green_statements};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
-use crate::changes::restore::{self, Restore};
 use crate::plan::StatementNaming;
 use crate::target::{Phase, Scrubber, StatementState, Target};
 use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord, Rollback, StatementRole};
+use crate::versioning::restore::{self, Restore};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -1,19 +1,17 @@
-//! The results side: reading what a query returns, on either target, and turning its changelog into
-//! the rows it stands for. Used by `sql query`, `table preview` and the unit-test runner.
+//! Results as data: a query's changelog turned into the rows it stands for, and its typed values, on
+//! either target. The read loop that fetches the pages is [`crate::target::read`]. Used by `sql
+//! query`, `table preview`, release checks, live tests and the unit-test runner.
 //!
 //! - [`changelog`]: `+I/-U/+U/-D` changes folded into a [`Snapshot`] (keyed or multiset), with every
 //!   retraction of a missing row reported.
 //! - [`value`]: column types and typed values (numbers as numbers, timestamps as ISO strings).
-//! - [`read`]: the read loop over a [`ResultStream`] — when to stop (end of a bounded result, a row
-//!   limit, idle after rows arrived, a wall-clock timeout, Ctrl-C), when a snapshot is complete, and
-//!   that the query is always stopped at the end.
 //!
-//! Facts: `streaming-results.md`, `confluent-cloud-flink-api.md` §8, `flink-sql-gateway-api.md` §3.
+//! Facts: Flink's dynamic tables and changelogs
+//! (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/dynamic_tables/>),
+//! Confluent's statement results (<https://docs.confluent.io/cloud/current/flink/reference/statements.html>).
 
 pub mod changelog;
-pub mod read;
 pub mod value;
 
 pub use changelog::{Change, Inconsistency, Mode, Row, RowKind, Snapshot};
-pub use read::{Page, QueryResult, ReadOptions, ResultStream, StopReason};
 pub use value::Column;

@@ -108,6 +108,10 @@ impl Layout {
 /// `scaffold-todo` with file and line (a warning; an error with `pipeline validate --strict`).
 pub const TODO_MARKER: &str = "TODO(flinkpipe)";
 
+/// The release record of blue-green versioning, in the pipelines folder (`pipelines/blue_green.json`,
+/// written by [`crate::versioning::record`]).
+pub const BLUE_GREEN_FILE: &str = "blue_green.json";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -611,7 +611,7 @@ impl Target for ConfluentTarget {
     async fn start_query(
         &self,
         spec: &StatementSpec,
-    ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
+    ) -> Result<Box<dyn crate::target::read::ResultStream>, TargetError> {
         if let Err(e) = self.create_statement(spec).await {
             // The answer may be lost after the server stored the statement (connection dropped, a
             // 5xx from a proxy): look it up by name and delete it, so no query is left running. A

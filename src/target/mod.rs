@@ -15,6 +15,8 @@
 //! - [`metrics`]: runtime metrics of running statements in one shape for both targets.
 //! - [`kafka`], [`kafka_rest`]: topics and consumer groups, over the Kafka protocol and over Confluent's
 //!   Kafka REST API v3.
+//! - [`read`]: a statement's result pages ([`ResultStream`]) read until a stop condition (end, limit,
+//!   idle, timeout), folded by [`crate::results`].
 //! - [`retry`]: backoff policies (pure) and the one retry loop of both targets and the deploy executor.
 //! - [`secrets`]: credentials from the environment only, masked in every output (encoded forms too).
 //! - [`settings`]: each target's settings from `config.yaml` and the environment.
@@ -27,12 +29,14 @@ pub mod gateway;
 pub mod kafka;
 pub mod kafka_rest;
 pub mod metrics;
+pub mod read;
 pub mod retry;
 pub mod secrets;
 pub mod settings;
 
 pub use confluent::{ConfluentSettings, ConfluentTarget};
 pub use gateway::{GatewaySettings, GatewayTarget};
+pub use read::{Page, QueryResult, ReadOptions, ResultStream, StopReason};
 pub use retry::Backoff;
 pub use secrets::{Credentials, Masked, Scrubber};
 
@@ -327,13 +331,13 @@ pub trait Target: Send + Sync {
 
     /// Starts a read-only query (`SELECT`, `SHOW`, `DESCRIBE`, `EXPLAIN`) under the name `spec.name`
     /// (so that a run killed half-way leaves something `pipeline status` lists as an orphan) and
-    /// returns its result stream. The caller reads it with [`crate::results::read::read`], which
+    /// returns its result stream. The caller reads it with [`crate::target::read::read`], which
     /// always closes it (deletes the statement, cancels the job). Targets that cannot run queries
     /// refuse with [`TargetError::Config`] (the default).
     async fn start_query(
         &self,
         spec: &StatementSpec,
-    ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
+    ) -> Result<Box<dyn crate::target::read::ResultStream>, TargetError> {
         Err(TargetError::Config(format!(
             "{}: cannot run queries ({})",
             self.describe(),

@@ -9,7 +9,7 @@
 //!    several, `ins-<i>`) until COMPLETED, then the SQL under test (`dml-<t>_ut`) until COMPLETED — its
 //!    inputs are bounded (`scan.bounded.mode = latest-offset`), so it ends once it has consumed them;
 //!    then each output is read (`out-<i>`: `SELECT * FROM <t>_ut`, a bounded query folded by the
-//!    table's primary key through [`crate::results::read`]) and compared with the expected rows
+//!    table's primary key through [`crate::target::read`]) and compared with the expected rows
 //!    ([`super::compare`]), or its validation query (`val-<i>`) is run and must return `PASS`.
 //! 4. Cleanup, whatever happened (success, failure, timeout, Ctrl-C), unless `keep`: every statement
 //!    the run created is deleted, the test tables dropped, the test topics deleted.
@@ -21,8 +21,8 @@ use super::compare::{self, Difference};
 use super::prepare::{CheckKind, Suite};
 use super::rewrite::Storage;
 use crate::deploy::executor::{Cancel, wait_until};
-use crate::results::read::{Quiet, ReadOptions, read};
 use crate::sql::quote_identifier;
+use crate::target::read::{Quiet, ReadOptions, read};
 use crate::target::{Backoff, Phase, StatementKind, StatementSpec, Target};
 use serde::Serialize;
 use serde_json::Value;
@@ -418,7 +418,7 @@ impl Runner<'_> {
         sql: String,
         key: Option<Vec<String>>,
         cancel: &Cancel,
-    ) -> Result<crate::results::QueryResult, String> {
+    ) -> Result<crate::target::read::QueryResult, String> {
         let spec = self.spec(name.clone(), sql, StatementKind::Dml);
         self.created.add(&name);
         let mut stream = self

@@ -24,6 +24,7 @@
 pub mod baseline;
 pub mod names;
 pub mod record;
+pub mod restore;
 pub mod tests_folder;
 
 use crate::config::Config;

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// File name of the record, at the root of the pipelines folder.
-pub const BLUE_GREEN_FILE: &str = "blue_green.json";
+pub use crate::scan::layout::BLUE_GREEN_FILE;
 
 /// The whole file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

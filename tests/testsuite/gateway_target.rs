@@ -844,7 +844,7 @@ const EOS: &str = r#"{"resultType":"EOS","isQueryResult":true,"resultKind":"SUCC
 /// TIMESTAMP(9) keeps its nanoseconds; the column's type numbers are still read.
 #[tokio::test]
 async fn gateway_decimals_keep_their_digits_and_scale() {
-    use flinkpipe::results::read::{Quiet, ReadOptions, read};
+    use flinkpipe::target::read::{Quiet, ReadOptions, read};
     let fake = Fake::start().await;
     let jid = format!("{:032x}", 91);
     let columns = r#"[{"name":"price","logicalType":{"type":"DECIMAL","nullable":true,"precision":38,"scale":10}},{"name":"small","logicalType":{"type":"DECIMAL","nullable":true,"precision":10,"scale":2}},{"name":"at","logicalType":{"type":"TIMESTAMP_WITHOUT_TIME_ZONE","nullable":true,"precision":9}},{"name":"n","logicalType":{"type":"BIGINT","nullable":true}}]"#;
@@ -1017,7 +1017,7 @@ async fn a_failed_gateway_query_is_exit_1_with_its_failure_whatever_stops_the_re
 /// (a DECIMAL inside keeps its digits and scale).
 #[tokio::test]
 async fn gateway_nested_types_are_named_and_typed_recursively() {
-    use flinkpipe::results::read::{Quiet, ReadOptions, read};
+    use flinkpipe::target::read::{Quiet, ReadOptions, read};
     let fake = Fake::start().await;
     let jid = format!("{:032x}", 95);
     let columns = r#"[
@@ -1093,7 +1093,7 @@ async fn gateway_nested_types_are_named_and_typed_recursively() {
 /// the limit, any other mode reads on to the stop condition (here `idle`) and keeps every row.
 #[tokio::test]
 async fn a_row_limit_on_the_gateway_stops_early_only_for_an_append_only_plan() {
-    use flinkpipe::results::read::{Quiet, ReadOptions, StopReason, read};
+    use flinkpipe::target::read::{Quiet, ReadOptions, StopReason, read};
     for (root, stop, rows) in [
         (
             "Calc(select=[id], changelogMode=[I])",

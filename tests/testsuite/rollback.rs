@@ -682,7 +682,7 @@ fn small_repo() -> Repo {
 /// folder and the record are never listed.
 #[test]
 fn the_restore_of_a_listed_versioning_comes_from_the_parent_of_its_release_commit() {
-    use flinkpipe::changes::restore::{RestoreSource, restore_for};
+    use flinkpipe::versioning::restore::{RestoreSource, restore_for};
     let r = small_repo();
     let before = r.head_commit();
     let (record, release) = release_record(None);
@@ -718,7 +718,7 @@ fn the_restore_of_a_listed_versioning_comes_from_the_parent_of_its_release_commi
 /// work tree (untracked files included); without a base commit there is nothing to restore from.
 #[test]
 fn the_restore_of_an_uncommitted_release_diffs_the_work_tree_and_needs_a_base() {
-    use flinkpipe::changes::restore::{RestoreError, RestoreSource, restore_for};
+    use flinkpipe::versioning::restore::{RestoreError, RestoreSource, restore_for};
     let r = small_repo();
     let base = r.head_commit();
     let (record, release) = release_record(Some(base.to_string()));

@@ -6,7 +6,8 @@
 
 use super::{ConfluentTarget, next_link};
 use crate::results::value::{Column, typed};
-use crate::results::{Change, Page, ResultStream, RowKind};
+use crate::results::{Change, RowKind};
+use crate::target::read::{Page, ResultStream};
 use crate::target::{Phase, TargetError};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

@@ -389,7 +389,7 @@ impl Target for GatewayTarget {
     async fn start_query(
         &self,
         spec: &StatementSpec,
-    ) -> Result<Box<dyn crate::results::ResultStream>, TargetError> {
+    ) -> Result<Box<dyn crate::target::read::ResultStream>, TargetError> {
         Ok(Box::new(self.open_query(spec).await?))
     }
 

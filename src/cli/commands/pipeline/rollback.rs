@@ -3,12 +3,12 @@
 //! the rollback in `pipelines/blue_green.json` and prints the git command that restores the blue SQL.
 //! A decommissioned release is refused (exit 1).
 
-use crate::changes::restore::{Restore, RestoreSource};
 use crate::cli::args::RollbackArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::rollback::{self, RollbackPlan, RollbackRequest};
 use crate::ops::statement::StatementVerb;
+use crate::versioning::restore::{Restore, RestoreSource};
 use std::time::Duration;
 
 pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {

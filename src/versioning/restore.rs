@@ -21,8 +21,8 @@
 //! Paths changed again after the release commit are listed in [`Restore::changed_since`]: restoring
 //! them drops those later edits too, so the caller says to review them.
 
-use super::ChangeError;
-use super::git::open;
+use crate::changes::ChangeError;
+use crate::changes::git::open;
 use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord, Release};
 use git2::{DiffOptions, Oid, Repository, Tree};
 use std::collections::BTreeSet;

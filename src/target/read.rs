@@ -19,9 +19,9 @@
 //! ([`ResultStream::check_failed`]): a FAILED query is an error with its failure detail, never a
 //! result. Whatever ends the loop, the query is closed (its statement deleted, its job cancelled).
 
-use super::changelog::{Change, Inconsistency, Mode, Row, RowKind, Snapshot};
-use super::value::Column;
-use crate::target::TargetError;
+use super::TargetError;
+use crate::results::changelog::{Change, Inconsistency, Mode, Row, RowKind, Snapshot};
+use crate::results::value::Column;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
