@@ -11,7 +11,7 @@
 
 use crate::deploy::cloud::{ComputePool, PoolPhase};
 use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
-use crate::deploy::{DeployNode, Phase, StatementKind, StatementState};
+use crate::deploy::{DeployNode, StatementKind, StatementState};
 use crate::plan::Action;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -34,9 +34,7 @@ pub fn starts_by_pool(
     for n in nodes.iter().filter(|n| n.action != Action::Skip) {
         for step in n.steps.iter().filter(|s| s.spec.kind == StatementKind::Dml) {
             let existing = live.get(&step.spec.name);
-            let is_live = existing.is_some_and(|s| {
-                matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
-            });
+            let is_live = existing.is_some_and(|s| s.phase.is_live());
             let starts = match decide::decide(existing, step, n, options, known) {
                 StepPlan::Create | StepPlan::DropAndRecreate | StepPlan::FinishHandover => true,
                 // In place it needs nothing more; moved to another pool, it starts in the new

@@ -143,7 +143,7 @@ async fn a_pending_parent_is_awaited_before_its_child_starts() {
         );
         assert_eq!(parent.statements.len(), 1, "{kept:?}");
         assert_eq!(parent.statements[0].action, StatementAction::Awaited);
-        assert_eq!(parent.statements[0].phase.as_deref(), Some("RUNNING"));
+        assert_eq!(parent.statements[0].phase, Some(flinkpipe::deploy::Phase::Running));
         let running = t
             .first(|c| *c == Call::Get("dml-src".into(), Some(Phase::Running)))
             .expect("parent seen RUNNING");
@@ -529,7 +529,7 @@ fn a_node_the_plan_keeps_carries_the_statements_to_await() {
             .iter()
             .flat_map(|n| [n.ddl_statement_name.clone(), n.dml_statement_name.clone()])
             .flatten()
-            .map(|n| (n, "PENDING".to_string()))
+            .map(|n| (n, flinkpipe::plan::Phase::Pending))
             .collect(),
     };
     let plan = plan::build_plan(&project, &naming, &status, &scope, &Default::default()).unwrap();

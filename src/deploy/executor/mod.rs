@@ -210,8 +210,8 @@ pub struct StatementResult {
     pub name: String,
     /// What was done (or where it failed).
     pub action: StatementAction,
-    /// Last phase seen.
-    pub phase: Option<String>,
+    /// Last phase seen (`None`: none, e.g. absent).
+    pub phase: Option<Phase>,
     /// `status.detail` at the end (the error text of a failure).
     pub detail: String,
 }
@@ -222,7 +222,7 @@ impl StatementResult {
         StatementResult {
             name: name.to_string(),
             action,
-            phase: seen.map(|s| s.phase.to_string()),
+            phase: seen.map(|s| s.phase.clone()),
             detail: seen.map(|s| s.detail.clone()).unwrap_or_default(),
         }
     }
