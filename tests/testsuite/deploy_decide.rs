@@ -5,8 +5,9 @@
 
 use crate::memory_target::{Call, MemoryTarget, Op, http};
 use flinkpipe::deploy::executor::{
-    DeployOptions, DeployReport, Outcome, Session, StatementAction, StepPlan,
+    DeployOptions, DeployReport, Outcome, Session, StatementAction, StepError, StepPlan,
 };
+use flinkpipe::deploy::TargetError;
 use flinkpipe::deploy::journal::JournalState;
 use flinkpipe::deploy::{DeployNode, Phase, StatementKind, StatementSpec, Step, deploy};
 use flinkpipe::plan::Action;
@@ -71,6 +72,16 @@ async fn run(t: &MemoryTarget, nodes: &[DeployNode], resume: JournalState) -> De
         ..Session::quiet()
     };
     deploy(t, nodes, &options(), &session).await
+}
+
+/// The typed error a failed node ended with (panics when it did not fail on a statement step).
+fn step_error<'a>(r: &'a DeployReport, table: &str) -> &'a StepError {
+    match outcome(r, table) {
+        Outcome::Failed(f) => f
+            .step_error()
+            .unwrap_or_else(|| panic!("{table}: {f}: not a step failure")),
+        o => panic!("{table}: {o:?}: not failed"),
+    }
 }
 
 fn outcome<'a>(r: &'a DeployReport, table: &str) -> &'a Outcome {
@@ -353,9 +364,15 @@ async fn transient_errors_past_the_timeout_fail_with_a_summary() {
     ];
     let start = Instant::now();
     let r = run(&t, &nodes, JournalState::default()).await;
+    assert!(
+        matches!(step_error(&r, "a"), StepError::GaveUp { statement, what, .. } if statement == "dml-a" && what == "GET"),
+        "{r:#?}"
+    );
+    // The rendered reason (the one Display) names the call, the retries and the last error.
     let Outcome::Failed(why) = outcome(&r, "a") else {
         panic!("{r:#?}")
     };
+    let why = why.to_string();
     assert!(
         why.starts_with("dml-a: GET kept failing for 600s, retried ")
             && why.contains("(HTTP 503 ×")
@@ -373,7 +390,16 @@ async fn transient_errors_past_the_timeout_fail_with_a_summary() {
     let t = MemoryTarget::new();
     t.fail(Op::Get, Some("ddl-a"), http(403, None), 1);
     let r = run(&t, &nodes[..1], JournalState::default()).await;
-    assert!(matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("HTTP 403")));
+    assert!(
+        matches!(
+            step_error(&r, "a"),
+            StepError::Read {
+                source: TargetError::Http { status: 403, .. },
+                ..
+            }
+        ),
+        "{r:#?}"
+    );
     assert_eq!(t.log().len(), 1, "{:?}", t.log());
 }
 
@@ -440,12 +466,12 @@ async fn each_decision_does_what_it_says() {
         (
             "ddl-a",
             "CREATE TABLE a (id BIGINT)",
-            "would need DROP TABLE",
+            "ddl_changed",
         ),
         (
             "dml-a",
             "INSERT INTO a SELECT 2 FROM src",
-            "the plan does not restart it",
+            "sql_changed",
         ),
     ] {
         let t = MemoryTarget::new();
@@ -456,7 +482,12 @@ async fn each_decision_does_what_it_says() {
         a.steps[i].spec.sql = sql.into();
         let r = run(&t, &[a], JournalState::default()).await;
         assert!(
-            matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains(expect)),
+            match step_error(&r, "a") {
+                StepError::DdlChanged { statement } => expect == "ddl_changed" && statement == name,
+                StepError::SqlChanged { statement, .. } =>
+                    expect == "sql_changed" && statement == name,
+                _ => false,
+            },
             "{r:#?}"
         );
         assert_eq!(r.nodes[0].statements[i].action, StatementAction::Refused);
@@ -613,7 +644,7 @@ async fn a_replacement_is_checked_first_in_every_phase_that_may_still_run() {
                 t.log()
             );
             assert!(
-                matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("does not validate") && w.contains("Object 'src' not found")),
+                matches!(step_error(&r, "a"), StepError::Invalid { cause, .. } if cause.contains("Object 'src' not found")),
                 "{phase}: {r:#?}"
             );
             assert_eq!(r.nodes[0].statements[1].action, StatementAction::Refused);
@@ -723,7 +754,7 @@ async fn a_carry_over_checks_its_temporary_statement_before_any_stop() {
         );
         let r = run(&t, &[restart()], JournalState::default()).await;
         assert!(
-            matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("does not validate")),
+            matches!(step_error(&r, "a"), StepError::Invalid { .. }),
             "{leftover:?}: {r:#?}"
         );
         let writes: Vec<Call> = t
@@ -796,7 +827,7 @@ async fn a_job_that_cannot_be_checked_does_not_replace_a_running_one() {
     )
     .await;
     assert!(
-        matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("cannot be checked")),
+        matches!(step_error(&r, "a"), StepError::Unchecked { .. }),
         "{r:#?}"
     );
     assert!(
@@ -864,7 +895,7 @@ async fn allow_drop_checks_the_new_ddl_and_drops_what_it_recreates() {
             assert_eq!(drop_sql, "DROP TABLE IF EXISTS `prod_cat`.`sales`.`a_v2`");
         } else {
             assert!(
-                matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("Unknown type 'BIGINTT'") && w.contains("not dropped")),
+                matches!(step_error(&r, "a"), StepError::InvalidDdl { cause, .. } if cause.contains("Unknown type 'BIGINTT'")),
                 "{r:#?}"
             );
             assert!(
@@ -939,7 +970,7 @@ async fn a_statement_moved_to_another_pool_is_recreated_there_or_reported() {
     )
     .await;
     assert!(
-        matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("lfcp-old") && w.contains("lfcp-new")),
+        matches!(step_error(&r, "a"), StepError::PoolChanged { from, to, .. } if from == "lfcp-old" && to == "lfcp-new"),
         "{r:#?}"
     );
     assert_eq!(r.nodes[0].statements[1].action, StatementAction::Refused);
@@ -997,7 +1028,10 @@ async fn a_statement_listed_late_is_waited_for_and_one_never_listed_is_reported_
         } else {
             assert!(!r.success());
             match outcome(&r, "a") {
-                Outcome::Failed(why) => assert!(why.contains("dml-a: disappeared"), "{why}"),
+                Outcome::Failed(f) => assert!(
+                    matches!(f.step_error(), Some(StepError::Disappeared { statement }) if statement == "dml-a"),
+                    "{f}"
+                ),
                 o => panic!("{o:?}"),
             }
             assert!(

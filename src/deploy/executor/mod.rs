@@ -34,7 +34,7 @@ pub mod error;
 mod schedule;
 
 pub use decide::{Known, Refusal, StepPlan};
-pub use error::StepError;
+pub use error::{Failure, StepError};
 
 use super::journal::{Journal, JournalState};
 use super::progress::Progress;
@@ -99,8 +99,8 @@ pub enum Outcome {
     Done,
     /// Not run: skipped by the plan, done by an earlier run (`--resume`), or a parent failed.
     Skipped(String),
-    /// A statement failed, timed out or was refused.
-    Failed(String),
+    /// A statement failed, timed out or was refused ([`Failure`]; serialised as its text).
+    Failed(Failure),
     /// Ctrl-C arrived while it ran; the text says the last known state.
     Interrupted(String),
     /// Ctrl-C arrived before it started.
