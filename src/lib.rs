@@ -33,5 +33,6 @@ pub mod project;
 pub mod results;
 pub mod scaffold;
 pub mod sql;
+pub mod time;
 pub mod unittest;
 pub mod versioning;

@@ -202,7 +202,7 @@ pub fn report_running_statements(
             } else {
                 format!("{d}Z")
             };
-            let at = crate::deploy::cloud::parse_rfc3339(&text).ok_or_else(|| {
+            let at = crate::time::parse_rfc3339(&text).ok_or_else(|| {
                 OpsError::Usage(format!(
                     "--from-date {d}: expected YYYY-MM-DDThh:mm:ss (UTC)"
                 ))

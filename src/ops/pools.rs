@@ -509,7 +509,7 @@ pub fn statements_on_pool(
                 .meta
                 .created_at
                 .as_deref()
-                .and_then(cloud::parse_rfc3339)
+                .and_then(crate::time::parse_rfc3339)
                 .map(|t| ((now - t).max(0) / 86_400) as u64),
         })
         .collect();

@@ -354,14 +354,7 @@ pub fn epoch_seconds(s: &str) -> Option<f64> {
     let h: f64 = t.next()?.parse().ok()?;
     let mi: f64 = t.next().unwrap_or("0").parse().ok()?;
     let sec: f64 = t.next().unwrap_or("0").parse().ok()?;
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146097 + doe - 719468;
+    let days = crate::time::days_from_civil(y, m, day);
     Some(days as f64 * 86400.0 + h * 3600.0 + mi * 60.0 + sec)
 }
 

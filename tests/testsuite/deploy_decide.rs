@@ -4,10 +4,10 @@
 //! timeout allows. The wire-level behaviour is tested against `fake_confluent` in `deploy_executor`.
 
 use crate::memory_target::{Call, MemoryTarget, Op, http};
+use flinkpipe::deploy::TargetError;
 use flinkpipe::deploy::executor::{
     DeployOptions, DeployReport, Outcome, Session, StatementAction, StepError, StepPlan,
 };
-use flinkpipe::deploy::TargetError;
 use flinkpipe::deploy::journal::JournalState;
 use flinkpipe::deploy::{DeployNode, Phase, StatementKind, StatementSpec, Step, deploy};
 use flinkpipe::plan::Action;
@@ -154,7 +154,10 @@ async fn a_pending_parent_is_awaited_before_its_child_starts() {
         );
         assert_eq!(parent.statements.len(), 1, "{kept:?}");
         assert_eq!(parent.statements[0].action, StatementAction::Awaited);
-        assert_eq!(parent.statements[0].phase, Some(flinkpipe::deploy::Phase::Running));
+        assert_eq!(
+            parent.statements[0].phase,
+            Some(flinkpipe::deploy::Phase::Running)
+        );
         let running = t
             .first(|c| *c == Call::Get("dml-src".into(), Some(Phase::Running)))
             .expect("parent seen RUNNING");
@@ -463,16 +466,8 @@ async fn each_decision_does_what_it_says() {
 
     // Refused: a changed DDL, and a changed DML the plan does not restart; nothing is touched.
     for (name, sql, expect) in [
-        (
-            "ddl-a",
-            "CREATE TABLE a (id BIGINT)",
-            "ddl_changed",
-        ),
-        (
-            "dml-a",
-            "INSERT INTO a SELECT 2 FROM src",
-            "sql_changed",
-        ),
+        ("ddl-a", "CREATE TABLE a (id BIGINT)", "ddl_changed"),
+        ("dml-a", "INSERT INTO a SELECT 2 FROM src", "sql_changed"),
     ] {
         let t = MemoryTarget::new();
         t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);

@@ -9,8 +9,8 @@ use flinkpipe::deploy::executor::{
 };
 use flinkpipe::deploy::journal::{self, Journal, JournalState};
 use flinkpipe::deploy::{
-    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, StatementKind,
-    Phase, StatementSpec, Step, TargetError, deploy,
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, DeployNode, Masked, Phase,
+    StatementKind, StatementSpec, Step, TargetError, deploy,
 };
 
 /// The typed error of a node that failed on a statement step (`None`: it did not).
@@ -852,10 +852,7 @@ async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_
     };
     let unreachable: fn() -> Result<(), flinkpipe::deploy::TargetError> =
         || Err(flinkpipe::deploy::TargetError::Config("no session".into()));
-    for (answer, expect) in [
-        (invalid, "invalid"),
-        (unreachable, "unvalidated"),
-    ] {
+    for (answer, expect) in [(invalid, "invalid"), (unreachable, "unvalidated")] {
         let fake = FakeConfluent::start();
         fake.seed("dev-ddl-b", "CREATE TABLE b (id INT)", "COMPLETED");
         fake.seed(
@@ -873,7 +870,8 @@ async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_
         assert!(!report.success());
         assert!(
             match step_error(&report.nodes[0].outcome) {
-                Some(StepError::Invalid { statement, .. }) => expect == "invalid" && statement == "dev-dml-b",
+                Some(StepError::Invalid { statement, .. }) =>
+                    expect == "invalid" && statement == "dev-dml-b",
                 Some(StepError::Unvalidated { statement, .. }) =>
                     expect == "unvalidated" && statement == "dev-dml-b",
                 _ => false,

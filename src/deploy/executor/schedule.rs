@@ -10,8 +10,8 @@
 
 use super::effects::{Ctx, Settled, run_step, settle};
 use super::{
-    DeployOptions, DeployReport, Failure, NodeResult, Outcome, Session, StatementAction, StatementResult,
-    StepError,
+    DeployOptions, DeployReport, Failure, NodeResult, Outcome, Session, StatementAction,
+    StatementResult, StepError,
 };
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;

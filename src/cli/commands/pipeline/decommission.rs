@@ -65,7 +65,9 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
                 "{} {} (phase {})",
                 past(report.plan.action),
                 r.statement,
-                r.phase.as_ref().map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
+                r.phase
+                    .as_ref()
+                    .map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
             ),
             Some(e) => eprintln!("error: {e}"),
         }

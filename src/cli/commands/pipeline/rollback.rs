@@ -80,7 +80,9 @@ pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
                 "{} {} (phase {})",
                 past(verb),
                 r.statement,
-                r.phase.as_ref().map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
+                r.phase
+                    .as_ref()
+                    .map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
             ),
             Some(e) => eprintln!("error: {e}"),
         }

@@ -4,8 +4,8 @@
 use crate::cli::args::StatusArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::status::{self, RuntimeMetrics, StatusRequest};
 use crate::deploy::Phase;
+use crate::ops::status::{self, RuntimeMetrics, StatusRequest};
 use crate::ops::target::TargetKind;
 
 pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
@@ -98,7 +98,8 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         println!(
             "\nBlue-green (pipelines/blue_green.json), blue statements next to their green successors:\n"
         );
-        let phase = |p: &Option<Phase>| crate::plan::status::phase_or_absent(p.as_ref()).to_string();
+        let phase =
+            |p: &Option<Phase>| crate::plan::status::phase_or_absent(p.as_ref()).to_string();
         let rows: Vec<Vec<String>> = r
             .blue_green
             .iter()
