@@ -35,5 +35,6 @@ pub mod scaffold;
 pub mod scan;
 pub mod sql;
 pub mod target;
+pub mod time;
 pub mod unittest;
 pub mod versioning;

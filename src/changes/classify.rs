@@ -426,10 +426,10 @@ pub fn classify_cached(
 }
 
 /// The `key=value` pairs of a `.properties` file, read by the parser deploy uses
-/// ([`crate::deploy::spec::parse_properties`], where the rules are): a file is a change exactly when
+/// ([`crate::sql::text::parse_properties`], where the rules are): a file is a change exactly when
 /// what deploy would send changes.
 pub fn properties(text: &str) -> BTreeMap<String, String> {
-    crate::deploy::spec::parse_properties(text)
+    crate::sql::text::parse_properties(text)
 }
 
 /// The statement that defines the table of a DDL: the first persistent CREATE.
@@ -761,7 +761,7 @@ mod tests {
         for text in shapes {
             assert_eq!(
                 properties(text),
-                crate::deploy::spec::parse_properties(text),
+                crate::sql::text::parse_properties(text),
                 "{text:?}"
             );
         }
@@ -770,8 +770,8 @@ mod tests {
         let b = "sql.state-ttl=1d\nsql.local-time-zone\n";
         assert_eq!(kind(a, b, FileRole::Properties), ChangeKind::Options);
         assert_ne!(
-            crate::deploy::spec::parse_properties(a),
-            crate::deploy::spec::parse_properties(b)
+            crate::sql::text::parse_properties(a),
+            crate::sql::text::parse_properties(b)
         );
         // A line that names no key is nothing to both.
         assert_eq!(

@@ -405,35 +405,13 @@ fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC` for seconds since the epoch (for the `Generated on:` line).
-pub fn utc_timestamp(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn timestamps() {
-        assert_eq!(super::utc_timestamp(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(crate::time::utc_timestamp(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(
-            super::utc_timestamp(1_709_164_800 + 3661),
+            crate::time::utc_timestamp(1_709_164_800 + 3661),
             "2024-02-29 01:01:01 UTC"
         );
         assert_eq!(

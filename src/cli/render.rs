@@ -3,6 +3,7 @@
 
 use crate::diagnostics::Diagnostic;
 use crate::ops::plan::{Action, ExecutionPlan};
+use crate::plan::status::phase_or_absent;
 use std::path::Path;
 
 /// Renders rows as an aligned text table with a header line and a rule under it. The last column is
@@ -150,15 +151,23 @@ pub fn plan(plan: &ExecutionPlan) -> String {
 pub fn statement_outcome(json: bool, o: &crate::ops::statement::StatementOutcome) {
     if json {
         print_json(&serde_json::json!({
-            "statement": o.statement, "action": o.action, "phase": o.phase, "detail": o.detail
+            "statement": o.statement, "action": o.action, "phase": phase_or_absent(o.phase.as_ref()), "detail": o.detail
         }));
     } else if o.detail.is_empty() {
-        println!("{}: {} done (phase {})", o.statement, o.action, o.phase);
+        println!(
+            "{}: {} done (phase {})",
+            o.statement,
+            o.action,
+            phase_or_absent(o.phase.as_ref())
+        );
     } else {
         // e.g. the savepoint a gateway job was stopped with: resume starts from it.
         println!(
             "{}: {} done (phase {}: {})",
-            o.statement, o.action, o.phase, o.detail
+            o.statement,
+            o.action,
+            phase_or_absent(o.phase.as_ref()),
+            o.detail
         );
     }
 }
@@ -956,7 +965,7 @@ pub fn status_statements(r: &crate::ops::status::StatusReport, verbose: bool) ->
             )
         } else {
             (
-                s.phase.clone().unwrap_or_else(|| "absent".into()),
+                phase_or_absent(s.phase.as_ref()).to_string(),
                 s.detail.clone().unwrap_or_default(),
             )
         };

@@ -174,7 +174,7 @@ impl fmt::Display for Holder {
             "pid {} on host {} since {}",
             self.pid,
             self.host,
-            utc(self.since)
+            crate::time::utc_timestamp(self.since as i64)
         )
     }
 }
@@ -195,28 +195,6 @@ pub(crate) fn hostname() -> String {
         }
     }
     "unknown host".to_string()
-}
-
-/// Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (proleptic Gregorian calendar).
-pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 /// `<journal>.lock`: where the lock is taken and its holder written.
@@ -665,12 +643,5 @@ mod tests {
             .record(&Entry::NodeDone { table: "c".into() })
             .unwrap();
         assert_eq!(read(&p).unwrap().len(), 3);
-    }
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
-        assert_eq!(utc(1_748_779_199), "2025-06-01 11:59:59 UTC");
     }
 }

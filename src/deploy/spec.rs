@@ -106,30 +106,9 @@ fn resolve(project: &Project, rel: &str) -> PathBuf {
     }
 }
 
-/// Reads a `.properties` file: the **one** parser of these files, used by deploy (what is sent) and by
-/// change detection ([`crate::changes::classify`], what counts as a change), so both read every file
-/// the same way.
-///
-/// Rules (a subset of `java.util.Properties.load`, which Flink's own tooling follows):
-/// - lines are trimmed; blank lines and lines starting with `#` or `!` are comments;
-/// - the key ends at the first `=` or `:`; key and value are trimmed (`a = b=c` → `a` → `b=c`);
-/// - **a key without a value** (`key`, `key=`, `key:`) is kept with the empty value, as Java reads it,
-///   and sent as written: the target says whether that property may be empty, flinkpipe never drops a
-///   line silently;
-/// - a line whose key is empty (`=x`) names no property and is ignored;
-/// - a later line for the same key wins;
-/// - no escapes and no `\` continuation lines (Flink property values do not need them).
-pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
-        .map(|l| match l.find(['=', ':']) {
-            Some(i) => (l[..i].trim().to_string(), l[i + 1..].trim().to_string()),
-            None => (l.to_string(), String::new()),
-        })
-        .filter(|(k, _)| !k.is_empty())
-        .collect()
-}
+/// The statement-text helpers live with the SQL front end ([`crate::sql::text`]); re-exported for
+/// the deploy engine.
+pub use crate::sql::text::{normalize_sql, parse_properties};
 
 /// The properties of a `sql-scripts/` folder: (for DDL, for DML).
 type FolderProperties = (BTreeMap<String, String>, BTreeMap<String, String>);
@@ -471,17 +450,6 @@ fn table_statements(
     Ok(steps)
 }
 
-/// SQL compared for drift and idempotency: comments kept, whitespace runs collapsed to one space,
-/// trailing `;` removed, keywords left as written (Confluent stores the text as sent).
-pub fn normalize_sql(sql: &str) -> String {
-    sql.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_end_matches(';')
-        .trim()
-        .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,52 +486,5 @@ mod tests {
         assert_eq!(steps.len(), 1);
         assert!(steps[0].spec.sql.starts_with("EXECUTE STATEMENT SET"));
         assert!(steps[0].spec.sql.ends_with("END"));
-    }
-
-    #[test]
-    fn properties_files() {
-        let p = parse_properties("# c\ntable.exec.state.ttl=1 d\n\nsql.local-time-zone : UTC\n");
-        assert_eq!(p["table.exec.state.ttl"], "1 d");
-        assert_eq!(p["sql.local-time-zone"], "UTC");
-    }
-
-    /// Every line shape, with what it reads as (the rule of [`parse_properties`]).
-    #[test]
-    fn properties_every_line_shape() {
-        let shapes: &[(&str, &[(&str, &str)])] = &[
-            ("", &[]),
-            ("# comment\n! comment\n   # indented comment\n\n  \n", &[]),
-            ("a=b", &[("a", "b")]),
-            ("a = b ", &[("a", "b")]),
-            ("a: b", &[("a", "b")]),
-            ("a=b=c", &[("a", "b=c")]),
-            ("a:b=c", &[("a", "b=c")]),
-            ("a=b:c", &[("a", "b:c")]),
-            ("bare.key", &[("bare.key", "")]),
-            ("empty=", &[("empty", "")]),
-            ("empty:", &[("empty", "")]),
-            ("=no key", &[]),
-            (": no key", &[]),
-            ("a=1\na=2", &[("a", "2")]),
-            ("a=1\r\nb=2\r\n", &[("a", "1"), ("b", "2")]),
-            ("a=x # not a comment", &[("a", "x # not a comment")]),
-            ("k=\u{e9}t\u{e9}", &[("k", "\u{e9}t\u{e9}")]),
-            ("key with space=v", &[("key with space", "v")]),
-        ];
-        for (text, want) in shapes {
-            let want: BTreeMap<String, String> = want
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            assert_eq!(parse_properties(text), want, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn normalisation() {
-        assert_eq!(
-            normalize_sql("INSERT  INTO a\n  SELECT 1;"),
-            normalize_sql("INSERT INTO a SELECT 1")
-        );
     }
 }

@@ -13,7 +13,7 @@
 //! A name resolved to another one (steps 2 and 3) comes with a [`Resolved::note`] that the operations
 //! print on stderr, so that reading the green table for a blue name is never silent.
 
-use crate::versioning::split_version;
+use crate::sql::text::split_version;
 
 /// A user-given name resolved to a table of the project.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -200,7 +200,7 @@ pub fn conflicts(writes: &[Write], allowed: &BTreeSet<String>) -> Vec<Conflict> 
 /// is a blue-green version of (`t_v2` is allowed when `t` is).
 pub fn is_allowed(allowed: &BTreeSet<String>, table: &str) -> bool {
     allowed.contains(table) || {
-        let (base, version) = crate::versioning::split_version(table);
+        let (base, version) = crate::sql::text::split_version(table);
         version.is_some() && allowed.contains(base)
     }
 }

@@ -172,7 +172,7 @@ pub fn evaluate(
                     .filter_map(|r| {
                         let v = value(r, i);
                         let s = v.as_str()?.to_string();
-                        crate::ops::release_check::epoch_seconds(&s).map(|t| (t, s))
+                        crate::time::epoch_seconds(&s).map(|t| (t, s))
                     })
                     .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
                 match newest {
@@ -320,7 +320,7 @@ mod tests {
             r,
             complete,
             &["id".to_string()],
-            crate::ops::release_check::epoch_seconds("2026-12-01T10:00:00Z").unwrap(),
+            crate::time::epoch_seconds("2026-12-01T10:00:00Z").unwrap(),
             1,
         )
     }

@@ -13,7 +13,7 @@ use crate::deploy::DeployNode;
 use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
 use crate::plan::Action;
 use crate::target::cloud::{ComputePool, PoolPhase};
-use crate::target::{Phase, StatementKind, StatementState};
+use crate::target::{StatementKind, StatementState};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -35,9 +35,7 @@ pub fn starts_by_pool(
     for n in nodes.iter().filter(|n| n.action != Action::Skip) {
         for step in n.steps.iter().filter(|s| s.spec.kind == StatementKind::Dml) {
             let existing = live.get(&step.spec.name);
-            let is_live = existing.is_some_and(|s| {
-                matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded)
-            });
+            let is_live = existing.is_some_and(|s| s.phase.is_live());
             let starts = match decide::decide(existing, step, n, options, known) {
                 StepPlan::Create | StepPlan::DropAndRecreate | StepPlan::FinishHandover => true,
                 // In place it needs nothing more; moved to another pool, it starts in the new

@@ -60,7 +60,7 @@ pub enum Why {
 pub struct Target {
     pub statement: String,
     /// Its phase now.
-    pub phase: String,
+    pub phase: crate::target::Phase,
     pub why: Why,
 }
 
@@ -113,7 +113,7 @@ pub enum RefusalReason {
 pub struct Refused {
     pub statement: String,
     /// Its phase now.
-    pub phase: String,
+    pub phase: crate::target::Phase,
     pub why: Why,
     /// Every reason, in [`RefusalReason`] order.
     pub reasons: Vec<RefusalReason>,
@@ -330,7 +330,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     continue;
                 }
                 let target = Target {
-                    phase: live[&blue].phase.to_string(),
+                    phase: live[&blue].phase.clone(),
                     why: Why::Blue {
                         blue_table_name: t.blue_table_name.clone(),
                         green_table_name: t.green_table_name.clone(),
@@ -396,7 +396,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             if !seen.insert(o.statement.clone()) {
                 continue;
             }
-            if req.verb == StatementVerb::Stop && o.phase == Phase::Stopped.to_string() {
+            if req.verb == StatementVerb::Stop && o.phase == Phase::Stopped {
                 left_alone.push(LeftAlone {
                     statement: o.statement,
                     reason: "already STOPPED".into(),

@@ -7,6 +7,7 @@
 use super::scope::{PlanRequest, ScopeRequest};
 use super::status::{self, RuntimeMetrics, StatusRequest};
 use super::{Context, OpsError};
+use crate::target::Phase;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,7 +34,7 @@ pub struct TableHealth {
     pub table_name: String,
     pub health: Health,
     /// Each statement: name and phase (`None`: absent).
-    pub statements: Vec<(String, Option<String>)>,
+    pub statements: Vec<(String, Option<Phase>)>,
     /// Pending records (consumer lag) of its job, when metrics could be read.
     pub pending_records: Option<u64>,
     /// The first problem's detail (the FAILED statement's error).
@@ -111,15 +112,15 @@ pub fn healthcheck(
     }
     let mut tables = Vec::new();
     for (table, rows) in by_table {
-        let phase_health = |p: Option<&str>| match p {
-            None | Some("STOPPED") | Some("STOPPING") | Some("DELETING") => Health::NotRunning,
-            Some("FAILED") => Health::Failed,
-            Some("DEGRADED") | Some("PENDING") => Health::Degraded,
+        let phase_health = |p: Option<&Phase>| match p {
+            None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
+            Some(Phase::Failed) => Health::Failed,
+            Some(Phase::Degraded | Phase::Pending) => Health::Degraded,
             _ => Health::Healthy,
         };
         let mut health = rows
             .iter()
-            .map(|s| phase_health(s.phase.as_deref()))
+            .map(|s| phase_health(s.phase.as_ref()))
             .max()
             .unwrap_or(Health::NotRunning);
         if health == Health::Healthy && rows.iter().any(|s| s.sql_drift == Some(true)) {
@@ -168,7 +169,7 @@ pub fn healthcheck(
 pub struct RunningStatement {
     pub table_name: String,
     pub statement: String,
-    pub phase: String,
+    pub phase: crate::target::Phase,
     pub compute_pool: Option<String>,
     pub metrics: Option<RuntimeMetrics>,
 }
@@ -201,7 +202,7 @@ pub fn report_running_statements(
             } else {
                 format!("{d}Z")
             };
-            let at = crate::target::cloud::parse_rfc3339(&text).ok_or_else(|| {
+            let at = crate::time::parse_rfc3339(&text).ok_or_else(|| {
                 OpsError::Usage(format!(
                     "--from-date {d}: expected YYYY-MM-DDThh:mm:ss (UTC)"
                 ))
@@ -219,11 +220,11 @@ pub fn report_running_statements(
     let statements = r
         .statements
         .iter()
-        .filter(|s| matches!(s.phase.as_deref(), Some("RUNNING" | "DEGRADED")))
-        .map(|s| RunningStatement {
+        .filter_map(|s| Some((s, s.phase.clone().filter(Phase::is_processing)?)))
+        .map(|(s, phase)| RunningStatement {
             table_name: s.table_name.clone(),
             statement: s.statement.clone(),
-            phase: s.phase.clone().unwrap_or_default(),
+            phase,
             compute_pool: s.compute_pool.clone(),
             metrics: s.lag.clone(),
         })
@@ -294,14 +295,6 @@ pub fn analyze_pool_usage(
     let c = super::target::connect(&cfg, Some(&project))?;
     let rt = super::target::runtime()?;
     let live = rt.block_on(super::target::live_statements(&c))?;
-    let running = |p: &crate::target::Phase| {
-        matches!(
-            p,
-            crate::target::Phase::Running
-                | crate::target::Phase::Pending
-                | crate::target::Phase::Degraded
-        )
-    };
     let mut pools: Vec<PoolUsage> = list
         .pools
         .iter()
@@ -310,7 +303,7 @@ pub fn analyze_pool_usage(
             let here: Vec<&crate::target::StatementState> = live
                 .values()
                 .filter(|s| s.meta.compute_pool_id.as_deref() == Some(p.id.as_str()))
-                .filter(|s| running(&s.phase))
+                .filter(|s| s.phase.is_live())
                 .collect();
             let mut project_statements = BTreeMap::new();
             for s in &here {

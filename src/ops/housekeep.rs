@@ -24,7 +24,7 @@ use super::{Context, OpsError};
 use crate::plan::StatementNaming;
 pub use crate::target::Phase;
 use crate::target::StatementState;
-use crate::target::cloud::parse_rfc3339;
+use crate::time::parse_rfc3339;
 use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,7 +61,7 @@ pub struct HousekeepRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Candidate {
     pub statement: String,
-    pub phase: String,
+    pub phase: crate::target::Phase,
     /// `metadata.created_at`, when the target says.
     pub created_at: Option<String>,
     /// Whole days since it was created.
@@ -74,7 +74,7 @@ pub struct Candidate {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Kept {
     pub statement: String,
-    pub phase: String,
+    pub phase: crate::target::Phase,
     pub reason: String,
 }
 
@@ -94,8 +94,10 @@ pub struct HousekeepPlan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Done {
     pub statement: String,
-    /// The phase reached, `absent` once deleted.
-    pub phase: Option<String>,
+    /// The phase reached: `None` when acting failed (serialised `null`), `Some(None)` once gone
+    /// (serialised `absent`).
+    #[serde(serialize_with = "crate::plan::status::serialize_reached")]
+    pub phase: Option<Option<Phase>>,
     /// `None`: done (or skipped); else the (masked) error.
     pub error: Option<String>,
     /// Why it was not acted on after all (read again right before acting: gone, or no longer
@@ -149,12 +151,10 @@ fn phases_for(action: StatementVerb) -> (&'static [Phase], &'static [Phase]) {
     }
 }
 
-/// Phases of a statement the project is running: never touched unless named.
+/// Phases of a statement the project is running: never touched unless named. Live
+/// ([`Phase::is_live`]), or being stopped.
 fn is_running(p: &Phase) -> bool {
-    matches!(
-        p,
-        Phase::Pending | Phase::Running | Phase::Degraded | Phase::Stopping
-    )
+    p.is_live() || *p == Phase::Stopping
 }
 
 /// The statements of the releases still open in this environment (`pipelines/blue_green.json`): the
@@ -232,7 +232,7 @@ impl Selector {
             .map(|t| ((self.now - t).max(0) / 86_400) as u64);
         let candidate = Candidate {
             statement: s.name.clone(),
-            phase: s.phase.to_string(),
+            phase: s.phase.clone(),
             created_at: s.meta.created_at.clone(),
             age_days: age,
             table_name: self.owned.get(&s.name).cloned(),
@@ -255,7 +255,7 @@ impl Selector {
         let keep = |reason: String| {
             Judged::Keep(Kept {
                 statement: s.name.clone(),
-                phase: s.phase.to_string(),
+                phase: s.phase.clone(),
                 reason,
             })
         };
@@ -434,9 +434,9 @@ impl Prepared {
         let results = self.rt.block_on(async {
             let mut out = Vec::new();
             for t in &self.plan.statements {
-                let skip = |phase: Option<String>, why: String| Done {
+                let skip = |phase: Option<Phase>, why: String| Done {
                     statement: t.statement.clone(),
-                    phase,
+                    phase: Some(phase),
                     error: None,
                     skipped: Some(why),
                 };
@@ -454,24 +454,21 @@ impl Prepared {
                         continue;
                     }
                     Ok(None) => {
-                        out.push(skip(
-                            Some("absent".into()),
-                            "it no longer exists".into(),
-                        ));
+                        out.push(skip(None, "it no longer exists".into()));
                         continue;
                     }
                     Ok(Some(now)) => match selector.judge(&now) {
                         Judged::Act(_) => {}
                         Judged::Keep(k) => {
                             out.push(skip(
-                                Some(now.phase.to_string()),
+                                Some(now.phase.clone()),
                                 format!("it is {} now: {}", now.phase, k.reason),
                             ));
                             continue;
                         }
                         Judged::Ignore => {
                             out.push(skip(
-                                Some(now.phase.to_string()),
+                                Some(now.phase.clone()),
                                 format!(
                                     "it was {} when listed and is {} now, which the filters do not select",
                                     t.phase, now.phase
@@ -485,10 +482,7 @@ impl Prepared {
                 out.push(match r {
                     Ok(s) => Done {
                         statement: t.statement.clone(),
-                        phase: Some(
-                            s.map(|s| s.phase.to_string())
-                                .unwrap_or_else(|| "absent".into()),
-                        ),
+                        phase: Some(s.map(|s| s.phase)),
                         error: None,
                         skipped: None,
                     },

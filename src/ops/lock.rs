@@ -13,7 +13,7 @@
 
 use super::OpsError;
 use super::target::Connected;
-use crate::deploy::journal::{hostname, now_secs, try_lock, utc};
+use crate::deploy::journal::{hostname, now_secs, try_lock};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -49,7 +49,7 @@ impl fmt::Display for LockHolder {
             self.command,
             self.pid,
             self.host,
-            utc(self.since)
+            crate::time::utc_timestamp(self.since as i64)
         )
     }
 }

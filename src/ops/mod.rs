@@ -325,7 +325,7 @@ pub fn now_utc() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    crate::changes::utc_timestamp(secs)
+    crate::time::utc_timestamp(secs)
 }
 
 /// The current time as `YYYYMMDD_HHMMSS` (UTC), for file and statement names.

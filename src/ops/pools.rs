@@ -210,7 +210,7 @@ pub struct DeletePoolRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InPool {
     pub statement: String,
-    pub phase: String,
+    pub phase: crate::target::Phase,
     /// The table of the project that owns it, `None`: not the project's.
     pub table_name: Option<String>,
 }
@@ -268,7 +268,7 @@ impl PoolGuard {
             .filter(|s| s.phase != Phase::Deleting)
             .map(|s| InPool {
                 statement: s.name.clone(),
-                phase: s.phase.to_string(),
+                phase: s.phase.clone(),
                 table_name: self.owned.get(&s.name).cloned(),
             })
             .collect();
@@ -434,7 +434,7 @@ impl PreparedDelete {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PoolStatement {
     pub statement: String,
-    pub phase: String,
+    pub phase: crate::target::Phase,
     /// The table of the project that owns it; `None`: not ours.
     pub table_name: Option<String>,
     /// `metadata.created_at`, when the target says.
@@ -502,14 +502,14 @@ pub fn statements_on_pool(
         .filter(|s| s.meta.compute_pool_id.as_deref() == Some(pool_id))
         .map(|s| PoolStatement {
             statement: s.name.clone(),
-            phase: s.phase.to_string(),
+            phase: s.phase.clone(),
             table_name: owned.get(&s.name).cloned(),
             created_at: s.meta.created_at.clone(),
             age_days: s
                 .meta
                 .created_at
                 .as_deref()
-                .and_then(cloud::parse_rfc3339)
+                .and_then(crate::time::parse_rfc3339)
                 .map(|t| ((now - t).max(0) / 86_400) as u64),
         })
         .collect();

@@ -344,34 +344,13 @@ fn stats(rows: &[Row], col: usize, numeric: bool) -> SideStats {
     s
 }
 
-/// Seconds since the epoch of an ISO timestamp (`2026-01-02T03:04:05.678Z`, `2026-01-02 03:04:05`).
-pub fn epoch_seconds(s: &str) -> Option<f64> {
-    let s = s.trim().trim_end_matches('Z');
-    let (date, time) = s.split_once(['T', ' ']).unwrap_or((s, "00:00:00"));
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let mut t = time.split(':');
-    let h: f64 = t.next()?.parse().ok()?;
-    let mi: f64 = t.next().unwrap_or("0").parse().ok()?;
-    let sec: f64 = t.next().unwrap_or("0").parse().ok()?;
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146097 + doe - 719468;
-    Some(days as f64 * 86400.0 + h * 3600.0 + mi * 60.0 + sec)
-}
-
 fn newest(rows: &[Row], col: Option<usize>) -> Option<String> {
     let col = col?;
     rows.iter()
         .filter_map(|r| r.get(col).and_then(Value::as_str))
         .max_by(|a, b| {
-            epoch_seconds(a)
-                .partial_cmp(&epoch_seconds(b))
+            crate::time::epoch_seconds(a)
+                .partial_cmp(&crate::time::epoch_seconds(b))
                 .unwrap_or(std::cmp::Ordering::Equal)
         })
         .map(str::to_string)
@@ -499,8 +478,8 @@ pub fn compare(
     let blue_newest = newest(&blue.rows, blue_time);
     let green_newest = newest(&green.rows, time_col);
     let lag_seconds = match (
-        blue_newest.as_deref().and_then(epoch_seconds),
-        green_newest.as_deref().and_then(epoch_seconds),
+        blue_newest.as_deref().and_then(crate::time::epoch_seconds),
+        green_newest.as_deref().and_then(crate::time::epoch_seconds),
     ) {
         (Some(b), Some(g)) => Some(b - g),
         _ => None,
@@ -798,12 +777,5 @@ mod tests {
         );
         let c = compare("t", "t_v2", &b, &g, &opts(&["n"]));
         assert_eq!(c.verdict, Verdict::ExpectedDifference);
-    }
-
-    #[test]
-    fn epoch_seconds_of_iso_timestamps() {
-        assert_eq!(epoch_seconds("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(epoch_seconds("2000-03-01 00:00:01.5"), Some(951868801.5));
-        assert_eq!(epoch_seconds("nope"), None);
     }
 }

@@ -42,7 +42,7 @@ pub struct RollbackRequest {
 pub struct GreenTarget {
     pub statement: String,
     /// Its phase now.
-    pub phase: String,
+    pub phase: crate::target::Phase,
     pub role: StatementRole,
     pub green_table_name: String,
     pub blue_table_name: String,
@@ -172,7 +172,7 @@ pub fn plan(
                 continue;
             }
             statements.push(GreenTarget {
-                phase: live[&g.name].phase.to_string(),
+                phase: live[&g.name].phase.clone(),
                 role: g.role,
                 statement: g.name,
                 green_table_name: t.green_table_name.clone(),

@@ -38,9 +38,7 @@ impl StatementVerb {
     /// FAILED, gone) for stop, RUNNING or COMPLETED for resume, gone for delete.
     pub fn reached(self, s: Option<&StatementState>) -> bool {
         match self {
-            StatementVerb::Stop => s.is_none_or(|s| {
-                matches!(s.phase, Phase::Stopped | Phase::Completed | Phase::Failed)
-            }),
+            StatementVerb::Stop => s.is_none_or(|s| s.phase.has_ended()),
             StatementVerb::Resume => {
                 s.is_some_and(|s| matches!(s.phase, Phase::Running | Phase::Completed))
             }
@@ -72,8 +70,9 @@ pub struct StatementRequest {
 pub struct StatementOutcome {
     pub statement: String,
     pub action: StatementVerb,
-    /// The phase reached, `absent` once deleted.
-    pub phase: String,
+    /// The phase reached; `None` once deleted (serialised `absent`).
+    #[serde(serialize_with = "crate::plan::status::serialize_or_absent")]
+    pub phase: Option<Phase>,
     /// The target's detail (e.g. the savepoint a gateway job was stopped with).
     pub detail: String,
 }
@@ -131,9 +130,7 @@ pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, Op
         statement: req.name.clone(),
         action: req.verb,
         detail: s.as_ref().map(|s| s.detail.clone()).unwrap_or_default(),
-        phase: s
-            .map(|s| s.phase.to_string())
-            .unwrap_or_else(|| "absent".into()),
+        phase: s.map(|s| s.phase),
     })
 }
 
@@ -152,8 +149,10 @@ pub async fn apply(
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Done {
     pub statement: String,
-    /// The phase reached, `absent` once deleted.
-    pub phase: Option<String>,
+    /// The phase reached: `None` when acting failed (serialised `null`), `Some(None)` once deleted
+    /// (serialised `absent`).
+    #[serde(serialize_with = "crate::plan::status::serialize_reached")]
+    pub phase: Option<Option<Phase>>,
     /// `None`: done; else the (masked) error.
     pub error: Option<String>,
 }
@@ -173,10 +172,7 @@ pub async fn act_in_order<'a>(
         out.push(match apply_on(target, name, verb, timeout).await {
             Ok(s) => Done {
                 statement: name.to_string(),
-                phase: Some(
-                    s.map(|s| s.phase.to_string())
-                        .unwrap_or_else(|| "absent".into()),
-                ),
+                phase: Some(s.map(|s| s.phase)),
                 error: None,
             },
             Err(e) => Done {

@@ -8,8 +8,9 @@ use super::target::{self, TargetKind};
 use super::{Context, OpsError};
 use crate::config::process_env;
 use crate::deploy::env_sql::EnvSql;
-use crate::deploy::spec::{self, normalize_sql};
+use crate::deploy::spec;
 use crate::plan::{Action, StatementNaming};
+use crate::sql::text::normalize_sql;
 use crate::target::StatementState;
 pub use crate::target::metrics::{RuntimeMetrics, watermark_text};
 use crate::versioning::record::{BlueGreenRecord, GreenTable, RecordedStatement, StatementRole};
@@ -22,7 +23,7 @@ pub struct StatementRow {
     pub table_name: String,
     pub statement: String,
     /// The live phase; `None`: absent.
-    pub phase: Option<String>,
+    pub phase: Option<crate::target::Phase>,
     /// Whether the deployed SQL differs from the files (whitespace normalised); `None`: absent.
     pub sql_drift: Option<bool>,
     /// The plan's action for the table.
@@ -53,10 +54,10 @@ pub struct BlueGreenRow {
     pub green_table_name: String,
     pub blue_statement: String,
     /// `None`: absent.
-    pub blue_phase: Option<String>,
+    pub blue_phase: Option<crate::target::Phase>,
     pub green_statement: Option<String>,
     /// `None`: absent.
-    pub green_phase: Option<String>,
+    pub green_phase: Option<crate::target::Phase>,
     /// The blue statement's runtime metrics (`--lag`).
     pub blue_lag: Option<RuntimeMetrics>,
     /// The green statement's runtime metrics (`--lag`).
@@ -68,7 +69,7 @@ pub struct BlueGreenRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Orphan {
     pub statement: String,
-    pub phase: String,
+    pub phase: crate::target::Phase,
     pub detail: String,
 }
 
@@ -165,7 +166,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
             statements.push(StatementRow {
                 table_name: n.table_name.clone(),
                 statement: st.spec.name.clone(),
-                phase: l.map(|l| l.phase.to_string()),
+                phase: l.map(|l| l.phase.clone()),
                 sql_drift: l.map(|l| normalize_sql(&l.sql) != normalize_sql(&st.spec.sql)),
                 plan_action: n.action,
                 plan_redeclares: n.redeclares(),
@@ -233,7 +234,7 @@ pub fn blue_green_rows(
     naming: &StatementNaming,
     live: &BTreeMap<String, StatementState>,
 ) -> Vec<BlueGreenRow> {
-    let phase = |n: &str| live.get(n).map(|s| s.phase.to_string());
+    let phase = |n: &str| live.get(n).map(|s| s.phase.clone());
     let mut rows = Vec::new();
     for release in record
         .releases
@@ -368,7 +369,7 @@ pub fn orphans(
         .filter(|s| naming.is_under_prefix(&s.name) && !owned.contains_key(&s.name))
         .map(|s| Orphan {
             statement: s.name.clone(),
-            phase: s.phase.to_string(),
+            phase: s.phase.clone(),
             detail: s.detail.clone(),
         })
         .collect()

@@ -260,7 +260,7 @@ pub fn status_of(live: &BTreeMap<String, StatementState>) -> StatementStatus {
     StatementStatus {
         phases: live
             .iter()
-            .map(|(k, v)| (k.clone(), v.phase.to_string()))
+            .map(|(k, v)| (k.clone(), v.phase.clone()))
             .collect(),
     }
 }

@@ -162,7 +162,7 @@ fn interrupted_batch(
     let when = if b.started_at > 0 {
         format!(
             ", started {}",
-            crate::changes::utc_timestamp(b.started_at as i64)
+            crate::time::utc_timestamp(b.started_at as i64)
         )
     } else {
         String::new()

@@ -75,7 +75,7 @@ pub struct Decision {
     pub cause: Cause,
     /// The table's statement phase the decision was made on (`None`: no statement deployed).
     #[serde(skip)]
-    pub phase: Option<String>,
+    pub phase: Option<crate::plan::Phase>,
     /// `--dml-only` turned a restart of a table without DML into a skip.
     #[serde(skip)]
     pub dml_only_kept: bool,

@@ -264,7 +264,7 @@ impl Planner<'_> {
         }
     }
 
-    fn phase(&self, t: &Table) -> Option<&str> {
+    fn phase(&self, t: &Table) -> Option<&Phase> {
         self.status.phase(&self.main_statement(t))
     }
 
@@ -287,7 +287,7 @@ impl Planner<'_> {
             action,
             origin,
             cause,
-            phase: self.phase(t).map(str::to_string),
+            phase: self.phase(t).cloned(),
             dml_only_kept: false,
             has_job: has_job(t),
         }
@@ -704,7 +704,7 @@ pub fn build_plan(
                 && !(options.dml_only && action == Action::Restart && dml.is_some());
             PlanNode {
                 wave: wave_of.get(&name).copied(),
-                current_phase: p.phase(t).map(Phase::parse),
+                current_phase: p.phase(t).cloned(),
                 compute_pool_id: (!t.external)
                     .then(|| options.pools.pool_for(&t.name, &t.product))
                     .flatten(),

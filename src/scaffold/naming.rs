@@ -505,7 +505,7 @@ fn ref_line(r: &crate::sql::TableRef) -> Option<usize> {
 /// version of the table is accepted (`dml.orders.sql` writing `orders_v2`): blue-green versioning
 /// rewrites the SQL and keeps file and folder names, as shift_left does.
 fn check_file_name(file: &SqlFile, kind: &str, table: &str, out: &mut Vec<Diagnostic>) {
-    use crate::versioning::names::split_version;
+    use crate::sql::text::split_version;
     let name = file
         .path
         .file_name()

@@ -22,6 +22,7 @@ mod resync;
 pub mod rewrite;
 pub mod split;
 pub mod state;
+pub mod text;
 
 pub use model::*;
 

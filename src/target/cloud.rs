@@ -702,50 +702,10 @@ fn point(v: &Value) -> Option<(String, f64)> {
 fn iso_minute(secs: i64) -> String {
     format!(
         "{}Z",
-        crate::changes::utc_timestamp(secs)
+        crate::time::utc_timestamp(secs)
             .trim_end_matches(" UTC")
             .replace(' ', "T")
     )
-}
-
-/// Seconds since the epoch of an RFC 3339 UTC time (`2025-11-07T18:45:05.102478Z`, fraction and `Z`
-/// optional; an explicit offset `+hh:mm` is applied). `None` when it does not read as one.
-pub fn parse_rfc3339(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let (date, rest) = t.split_once(['T', ' '])?;
-    let mut d = date.split('-');
-    let y: i64 = d.next()?.parse().ok()?;
-    let m: i64 = d.next()?.parse().ok()?;
-    let day: i64 = d.next()?.parse().ok()?;
-    let (clock, offset) = match rest.find(['Z', 'z', '+', '-']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    let clock = clock.split('.').next()?;
-    let mut c = clock.split(':');
-    let hh: i64 = c.next()?.parse().ok()?;
-    let mm: i64 = c.next()?.parse().ok()?;
-    let ss: i64 = c.next().unwrap_or("0").parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    let offset_secs = match offset.chars().next() {
-        Some('+') | Some('-') => {
-            let sign = if offset.starts_with('-') { -1 } else { 1 };
-            let (oh, om) = offset[1..].split_once(':').unwrap_or((&offset[1..], "0"));
-            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
-        }
-        _ => 0,
-    };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hh * 3600 + mm * 60 + ss - offset_secs)
 }
 
 #[cfg(test)]
@@ -753,17 +713,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rfc3339_times() {
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(
-            parse_rfc3339("2025-11-07T18:45:05.102478Z"),
-            Some(1_762_541_105)
-        );
-        assert_eq!(
-            parse_rfc3339("2025-11-07T20:45:05+02:00"),
-            Some(1_762_541_105)
-        );
-        assert_eq!(parse_rfc3339("yesterday"), None);
+    fn iso_minutes() {
         assert_eq!(iso_minute(1_762_541_100), "2025-11-07T18:45:00Z");
     }
 

@@ -107,7 +107,7 @@ pub fn watermark_text(ms: i64) -> Option<String> {
     }
     let secs = ms / 1000;
     // `YYYY-MM-DD HH:MM:SS UTC` → `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-    let base = crate::changes::utc_timestamp(secs);
+    let base = crate::time::utc_timestamp(secs);
     Some(format!(
         "{}.{:03}Z",
         base.trim_end_matches(" UTC").replace(' ', "T"),

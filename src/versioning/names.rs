@@ -2,21 +2,7 @@
 //! trailing `_v<digits>` gets the default suffix (`_v2`); an existing suffix is incremented
 //! (`_v2` → `_v3`, `_v9` → `_v10`).
 
-/// Splits `name` into its base and version: `orders_v3` → (`orders`, Some(3)); `orders` → (`orders`, None).
-/// Only a trailing `_v` followed by digits counts (`order_view` has no version).
-pub fn split_version(name: &str) -> (&str, Option<u64>) {
-    if let Some(pos) = name.rfind("_v") {
-        let digits = &name[pos + 2..];
-        if !digits.is_empty()
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && pos > 0
-            && let Ok(n) = digits.parse()
-        {
-            return (&name[..pos], Some(n));
-        }
-    }
-    (name, None)
-}
+pub use crate::sql::text::split_version;
 
 /// The next version of a table name.
 ///
@@ -51,6 +37,5 @@ mod tests {
         assert!(next_version("t", "_vx").is_err());
         assert!(next_version("t", "_v2_v3").is_err());
         assert!(next_version("t", "_v").is_err());
-        assert_eq!(split_version("fct_v12"), ("fct", Some(12)));
     }
 }

@@ -625,7 +625,7 @@ fn gateway_status_folds_session_ddl_and_fits_120_columns() {
         StatementRow {
             table_name: table.into(),
             statement: stmt.into(),
-            phase: phase.map(str::to_string),
+            phase: phase.map(flinkpipe::target::Phase::parse),
             sql_drift: phase.map(|_| false),
             plan_action: plan,
             plan_redeclares: kind == StatementKind::Ddl && plan == Action::Create,

@@ -5,11 +5,12 @@
 
 use crate::memory_target::{Call, MemoryTarget, Op, http};
 use flinkpipe::deploy::executor::{
-    DeployOptions, DeployReport, Outcome, Session, StatementAction, StepPlan,
+    DeployOptions, DeployReport, Outcome, Session, StatementAction, StepError, StepPlan,
 };
 use flinkpipe::deploy::journal::JournalState;
 use flinkpipe::deploy::{DeployNode, Step, deploy};
 use flinkpipe::plan::Action;
+use flinkpipe::target::TargetError;
 use flinkpipe::target::{Phase, StatementKind, StatementSpec};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -72,6 +73,16 @@ async fn run(t: &MemoryTarget, nodes: &[DeployNode], resume: JournalState) -> De
         ..Session::quiet()
     };
     deploy(t, nodes, &options(), &session).await
+}
+
+/// The typed error a failed node ended with (panics when it did not fail on a statement step).
+fn step_error<'a>(r: &'a DeployReport, table: &str) -> &'a StepError {
+    match outcome(r, table) {
+        Outcome::Failed(f) => f
+            .step_error()
+            .unwrap_or_else(|| panic!("{table}: {f}: not a step failure")),
+        o => panic!("{table}: {o:?}: not failed"),
+    }
 }
 
 fn outcome<'a>(r: &'a DeployReport, table: &str) -> &'a Outcome {
@@ -144,7 +155,10 @@ async fn a_pending_parent_is_awaited_before_its_child_starts() {
         );
         assert_eq!(parent.statements.len(), 1, "{kept:?}");
         assert_eq!(parent.statements[0].action, StatementAction::Awaited);
-        assert_eq!(parent.statements[0].phase.as_deref(), Some("RUNNING"));
+        assert_eq!(
+            parent.statements[0].phase,
+            Some(flinkpipe::target::Phase::Running)
+        );
         let running = t
             .first(|c| *c == Call::Get("dml-src".into(), Some(Phase::Running)))
             .expect("parent seen RUNNING");
@@ -354,9 +368,15 @@ async fn transient_errors_past_the_timeout_fail_with_a_summary() {
     ];
     let start = Instant::now();
     let r = run(&t, &nodes, JournalState::default()).await;
+    assert!(
+        matches!(step_error(&r, "a"), StepError::GaveUp { statement, what, .. } if statement == "dml-a" && what == "GET"),
+        "{r:#?}"
+    );
+    // The rendered reason (the one Display) names the call, the retries and the last error.
     let Outcome::Failed(why) = outcome(&r, "a") else {
         panic!("{r:#?}")
     };
+    let why = why.to_string();
     assert!(
         why.starts_with("dml-a: GET kept failing for 600s, retried ")
             && why.contains("(HTTP 503 ×")
@@ -374,7 +394,16 @@ async fn transient_errors_past_the_timeout_fail_with_a_summary() {
     let t = MemoryTarget::new();
     t.fail(Op::Get, Some("ddl-a"), http(403, None), 1);
     let r = run(&t, &nodes[..1], JournalState::default()).await;
-    assert!(matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("HTTP 403")));
+    assert!(
+        matches!(
+            step_error(&r, "a"),
+            StepError::Read {
+                source: TargetError::Http { status: 403, .. },
+                ..
+            }
+        ),
+        "{r:#?}"
+    );
     assert_eq!(t.log().len(), 1, "{:?}", t.log());
 }
 
@@ -438,16 +467,8 @@ async fn each_decision_does_what_it_says() {
 
     // Refused: a changed DDL, and a changed DML the plan does not restart; nothing is touched.
     for (name, sql, expect) in [
-        (
-            "ddl-a",
-            "CREATE TABLE a (id BIGINT)",
-            "would need DROP TABLE",
-        ),
-        (
-            "dml-a",
-            "INSERT INTO a SELECT 2 FROM src",
-            "the plan does not restart it",
-        ),
+        ("ddl-a", "CREATE TABLE a (id BIGINT)", "ddl_changed"),
+        ("dml-a", "INSERT INTO a SELECT 2 FROM src", "sql_changed"),
     ] {
         let t = MemoryTarget::new();
         t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
@@ -457,7 +478,12 @@ async fn each_decision_does_what_it_says() {
         a.steps[i].spec.sql = sql.into();
         let r = run(&t, &[a], JournalState::default()).await;
         assert!(
-            matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains(expect)),
+            match step_error(&r, "a") {
+                StepError::DdlChanged { statement } => expect == "ddl_changed" && statement == name,
+                StepError::SqlChanged { statement, .. } =>
+                    expect == "sql_changed" && statement == name,
+                _ => false,
+            },
             "{r:#?}"
         );
         assert_eq!(r.nodes[0].statements[i].action, StatementAction::Refused);
@@ -530,7 +556,7 @@ fn a_node_the_plan_keeps_carries_the_statements_to_await() {
             .iter()
             .flat_map(|n| [n.ddl_statement_name.clone(), n.dml_statement_name.clone()])
             .flatten()
-            .map(|n| (n, "PENDING".to_string()))
+            .map(|n| (n, flinkpipe::plan::Phase::Pending))
             .collect(),
     };
     let plan = plan::build_plan(&project, &naming, &status, &scope, &Default::default()).unwrap();
@@ -614,7 +640,7 @@ async fn a_replacement_is_checked_first_in_every_phase_that_may_still_run() {
                 t.log()
             );
             assert!(
-                matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("does not validate") && w.contains("Object 'src' not found")),
+                matches!(step_error(&r, "a"), StepError::Invalid { cause, .. } if cause.contains("Object 'src' not found")),
                 "{phase}: {r:#?}"
             );
             assert_eq!(r.nodes[0].statements[1].action, StatementAction::Refused);
@@ -724,7 +750,7 @@ async fn a_carry_over_checks_its_temporary_statement_before_any_stop() {
         );
         let r = run(&t, &[restart()], JournalState::default()).await;
         assert!(
-            matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("does not validate")),
+            matches!(step_error(&r, "a"), StepError::Invalid { .. }),
             "{leftover:?}: {r:#?}"
         );
         let writes: Vec<Call> = t
@@ -797,7 +823,7 @@ async fn a_job_that_cannot_be_checked_does_not_replace_a_running_one() {
     )
     .await;
     assert!(
-        matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("cannot be checked")),
+        matches!(step_error(&r, "a"), StepError::Unchecked { .. }),
         "{r:#?}"
     );
     assert!(
@@ -865,7 +891,7 @@ async fn allow_drop_checks_the_new_ddl_and_drops_what_it_recreates() {
             assert_eq!(drop_sql, "DROP TABLE IF EXISTS `prod_cat`.`sales`.`a_v2`");
         } else {
             assert!(
-                matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("Unknown type 'BIGINTT'") && w.contains("not dropped")),
+                matches!(step_error(&r, "a"), StepError::InvalidDdl { cause, .. } if cause.contains("Unknown type 'BIGINTT'")),
                 "{r:#?}"
             );
             assert!(
@@ -940,7 +966,7 @@ async fn a_statement_moved_to_another_pool_is_recreated_there_or_reported() {
     )
     .await;
     assert!(
-        matches!(outcome(&r, "a"), Outcome::Failed(w) if w.contains("lfcp-old") && w.contains("lfcp-new")),
+        matches!(step_error(&r, "a"), StepError::PoolChanged { from, to, .. } if from == "lfcp-old" && to == "lfcp-new"),
         "{r:#?}"
     );
     assert_eq!(r.nodes[0].statements[1].action, StatementAction::Refused);
@@ -998,7 +1024,10 @@ async fn a_statement_listed_late_is_waited_for_and_one_never_listed_is_reported_
         } else {
             assert!(!r.success());
             match outcome(&r, "a") {
-                Outcome::Failed(why) => assert!(why.contains("dml-a: disappeared"), "{why}"),
+                Outcome::Failed(f) => assert!(
+                    matches!(f.step_error(), Some(StepError::Disappeared { statement }) if statement == "dml-a"),
+                    "{f}"
+                ),
                 o => panic!("{o:?}"),
             }
             assert!(

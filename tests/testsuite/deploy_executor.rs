@@ -5,14 +5,23 @@ use crate::fake_confluent::{
     ENV, FakeConfluent, FakeOptions, Fault, FaultAction, KEY, ORG, Outcome, SECRET,
 };
 use flinkpipe::deploy::executor::{
-    Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session,
+    Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session, StepError,
 };
 use flinkpipe::deploy::journal::{self, Journal, JournalState};
 use flinkpipe::deploy::{DeployNode, Step, deploy};
-use flinkpipe::plan::Action;
 use flinkpipe::target::{
-    Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, StatementKind, StatementSpec,
+    Backoff, ConfluentSettings, ConfluentTarget, Credentials, Masked, Phase, StatementKind,
+    StatementSpec, TargetError,
 };
+
+/// The typed error of a node that failed on a statement step (`None`: it did not).
+fn step_error(o: &NodeOutcome) -> Option<&StepError> {
+    match o {
+        NodeOutcome::Failed(f) => f.step_error(),
+        _ => None,
+    }
+}
+use flinkpipe::plan::Action;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -338,7 +347,8 @@ async fn a_failure_skips_descendants_and_spares_independent_branches() {
         .map(|n| (n.table_name.as_str(), &n.outcome))
         .collect();
     assert!(
-        matches!(by["b"], NodeOutcome::Failed(r) if r.contains("kafka.partitions")),
+        matches!(step_error(by["b"]), Some(StepError::Failed { statement, phase: Phase::Failed, detail })
+            if statement == "dev-dml-b" && detail.contains("kafka.partitions")),
         "{:?}",
         by["b"]
     );
@@ -402,15 +412,12 @@ async fn a_full_pool_is_reported_as_pool_exhausted_not_as_a_timeout() {
         node("b", &["a"], Action::Create),
     ];
     let report = run(&fake, &nodes, &opts).await;
-    let NodeOutcome::Failed(r) = &report.nodes[0].outcome else {
-        panic!("{report:#?}")
-    };
     // Reported as a full pool, not as a generic timeout.
     assert!(
-        r.contains("compute pool lfcp-fake is exhausted (POOL_EXHAUSTED): still PENDING after"),
-        "{r}"
+        matches!(step_error(&report.nodes[0].outcome), Some(StepError::PoolExhausted { statement, pool, .. })
+            if statement == "dev-dml-a" && pool.as_deref() == Some("lfcp-fake")),
+        "{report:#?}"
     );
-    assert!(!r.contains("timed out"), "{r}");
     assert!(matches!(&report.nodes[1].outcome, NodeOutcome::Skipped(_)));
 }
 
@@ -432,10 +439,10 @@ async fn degraded_past_the_grace_period_fails() {
         "DEGRADED",
     );
     let report = run(&fake, &nodes, &options()).await;
-    let NodeOutcome::Failed(r) = &report.nodes[0].outcome else {
-        panic!("{report:#?}")
-    };
-    assert!(r.contains("DEGRADED"), "{r}");
+    assert!(
+        matches!(step_error(&report.nodes[0].outcome), Some(StepError::Degraded { statement, .. }) if statement == "dev-dml-a"),
+        "{report:#?}"
+    );
     assert!(fake.posts().is_empty() && fake.deletes().is_empty());
 }
 
@@ -456,12 +463,9 @@ async fn existing_statements_are_adopted_or_refused_never_recreated() {
     let report = run(&fake, &nodes, &options()).await;
     assert_eq!(report.nodes[0].outcome, NodeOutcome::Done);
     assert_eq!(report.nodes[0].statements[0].action, "adopted");
-    let NodeOutcome::Failed(r) = &report.nodes[1].outcome else {
-        panic!("{report:#?}")
-    };
     assert!(
-        r.contains("different SQL") && r.contains("--allow-drop"),
-        "{r}"
+        matches!(step_error(&report.nodes[1].outcome), Some(StepError::DdlChanged { statement }) if statement == "dev-ddl-b"),
+        "{report:#?}"
     );
     assert!(fake.posts().is_empty(), "{:?}", fake.posts());
     assert!(fake.deletes().is_empty());
@@ -739,13 +743,19 @@ async fn a_revoked_key_fails_the_node_at_once_with_a_hint_and_no_secret() {
     let nodes = diamond();
     let report = run(&fake, &nodes, &options()).await;
     let d = report.nodes.iter().find(|n| n.table_name == "d").unwrap();
-    let NodeOutcome::Failed(r) = &d.outcome else {
+    assert!(
+        matches!(
+            step_error(&d.outcome).and_then(StepError::target_error),
+            Some(TargetError::Http { status: 401, .. })
+        ),
+        "{report:#?}"
+    );
+    // The rendered reason carries the hint and no secret.
+    let NodeOutcome::Failed(f) = &d.outcome else {
         panic!("{report:#?}")
     };
-    assert!(
-        r.contains("HTTP 401") && r.contains("SL_FLINK_API_KEY"),
-        "{r}"
-    );
+    let r = f.to_string();
+    assert!(r.contains("SL_FLINK_API_KEY"), "{r}");
     assert!(!r.contains(SECRET) && !r.contains(KEY));
     let d_calls = fake
         .requests()
@@ -843,10 +853,7 @@ async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_
     };
     let unreachable: fn() -> Result<(), flinkpipe::target::TargetError> =
         || Err(flinkpipe::target::TargetError::Config("no session".into()));
-    for (answer, expect) in [
-        (invalid, "does not validate"),
-        (unreachable, "could not validate"),
-    ] {
+    for (answer, expect) in [(invalid, "invalid"), (unreachable, "unvalidated")] {
         let fake = FakeConfluent::start();
         fake.seed("dev-ddl-b", "CREATE TABLE b (id INT)", "COMPLETED");
         fake.seed(
@@ -863,7 +870,13 @@ async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_
         let report = deploy(&t, &[b], &options(), &Session::quiet()).await;
         assert!(!report.success());
         assert!(
-            matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.contains(expect) && r.contains("left alone")),
+            match step_error(&report.nodes[0].outcome) {
+                Some(StepError::Invalid { statement, .. }) =>
+                    expect == "invalid" && statement == "dev-dml-b",
+                Some(StepError::Unvalidated { statement, .. }) =>
+                    expect == "unvalidated" && statement == "dev-dml-b",
+                _ => false,
+            },
             "{:?}",
             report.nodes[0].outcome
         );
@@ -936,9 +949,8 @@ async fn a_pending_parent_that_fails_fails_the_deploy_and_starts_no_child() {
                 let report = deploy(&t, &nodes, &options(), &session).await;
                 assert!(!report.success(), "{case}: {report:#?}");
                 assert!(
-                    matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r)
-                        if r.contains(failing) && r.contains("FAILED")
-                            && r.contains("Table 'src_topic' does not exist")),
+                    matches!(step_error(&report.nodes[0].outcome), Some(StepError::Failed { statement, phase: Phase::Failed, detail })
+                        if statement == failing && detail == "Table 'src_topic' does not exist"),
                     "{case}: {:?}",
                     report.nodes[0].outcome
                 );
@@ -1006,12 +1018,9 @@ async fn a_kept_parent_no_longer_running_fails_and_other_skips_do_not() {
         a.kept_live = true;
         let nodes = vec![a.clone(), node("b", &["a"], Action::Create)];
         let report = run(&fake, &nodes, &options()).await;
-        let want = match phase {
-            Some(p) => format!("dev-dml-a: phase {p} when its children were about to start"),
-            None => "dev-dml-a: absent when its children were about to start".to_string(),
-        };
         assert!(
-            matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.starts_with(&want)),
+            matches!(step_error(&report.nodes[0].outcome), Some(StepError::NoLongerRunning { statement, phase: seen })
+                if statement == "dev-dml-a" && *seen == phase.map(Phase::parse)),
             "{phase:?}: {:?}",
             report.nodes[0].outcome
         );
@@ -1048,7 +1057,8 @@ async fn a_pending_grandparent_that_fails_starts_nothing_below_it() {
     let report = run(&fake, &nodes, &options()).await;
     assert!(!report.success(), "{report:#?}");
     assert!(
-        matches!(&report.nodes[0].outcome, NodeOutcome::Failed(r) if r.contains("dev-dml-a: FAILED: boom")),
+        matches!(step_error(&report.nodes[0].outcome), Some(StepError::Failed { statement, phase: Phase::Failed, detail })
+            if statement == "dev-dml-a" && detail == "boom"),
         "{:?}",
         report.nodes[0].outcome
     );

@@ -1571,7 +1571,7 @@ fn rfc3339_days_ago(days: u64) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let t = flinkpipe::changes::utc_timestamp(now - days as i64 * 86_400);
+    let t = flinkpipe::time::utc_timestamp(now - days as i64 * 86_400);
     format!("{}.000000Z", t.trim_end_matches(" UTC").replace(' ', "T"))
 }
 

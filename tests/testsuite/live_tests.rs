@@ -85,7 +85,7 @@ fn stamp(ago: i64) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    flinkpipe::changes::utc_timestamp(now - ago)[..19].to_string()
+    flinkpipe::time::utc_timestamp(now - ago)[..19].to_string()
 }
 
 /// A `TIMESTAMP` value as the read types it (ISO, `T` between date and time).

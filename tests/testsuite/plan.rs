@@ -62,7 +62,7 @@ fn naming() -> StatementNaming {
 
 fn all_running(p: &Project) -> StatementStatus {
     let n = naming();
-    let phases: BTreeMap<String, String> = p
+    let phases: BTreeMap<String, flinkpipe::plan::Phase> = p
         .inventory
         .tables
         .values()
@@ -73,7 +73,7 @@ fn all_running(p: &Project) -> StatementStatus {
                 } else {
                     n.ddl(&t.product, &t.name)
                 },
-                "RUNNING".to_string(),
+                flinkpipe::plan::Phase::Running,
             )
         })
         .collect();
@@ -178,7 +178,7 @@ fn exclusions_dml_only_and_failed_statements() {
     let mut status = all_running(&p);
     status
         .phases
-        .insert(naming().dml("p1", "a"), "FAILED".into());
+        .insert(naming().dml("p1", "a"), flinkpipe::plan::Phase::Failed);
     let opts = PlanOptions {
         dml_only: true,
         exclude: ["src".to_string()].into(),
@@ -462,7 +462,7 @@ fn a_started_child_gets_its_non_running_parents_whatever_their_product_and_name_
         let mut status = StatementStatus::default();
         status
             .phases
-            .insert(naming().dml("pb", mid), "RUNNING".into());
+            .insert(naming().dml("pb", mid), flinkpipe::plan::Phase::Running);
         let plan = build_plan(
             &p,
             &naming(),

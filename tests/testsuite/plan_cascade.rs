@@ -44,9 +44,9 @@ fn jobs_running_no_ddl(p: &Project) -> StatementStatus {
             continue;
         }
         if t.dml_ref.is_some() {
-            phases.insert(n.dml(&t.product, &t.name), "RUNNING".to_string());
+            phases.insert(n.dml(&t.product, &t.name), flinkpipe::plan::Phase::Running);
         } else if has_job(p, &t.name) {
-            phases.insert(n.ddl(&t.product, &t.name), "RUNNING".to_string());
+            phases.insert(n.ddl(&t.product, &t.name), flinkpipe::plan::Phase::Running);
         }
     }
     StatementStatus { phases }
@@ -151,7 +151,7 @@ fn confluent_housekept_ddl_is_redeclared_but_a_completed_ddl_is_kept() {
     // src_sales_payments' DDL statement is still listed (COMPLETED), src_sales_orders' was deleted.
     status.phases.insert(
         n.ddl("sales", "src_sales_payments"),
-        "COMPLETED".to_string(),
+        flinkpipe::plan::Phase::Completed,
     );
     let opts = PlanOptions {
         may_start_descendants: true,
@@ -491,7 +491,7 @@ fn table_names_and_a_table_list_give_the_same_plan() {
     let (tmp, root) = our_fixture();
     let status = tmp.path().join("status.json");
     let p = load(&root);
-    let phases: BTreeMap<String, String> = jobs_running_no_ddl(&p).phases;
+    let phases: BTreeMap<String, flinkpipe::plan::Phase> = jobs_running_no_ddl(&p).phases;
     std::fs::write(&status, serde_json::to_string(&phases).unwrap()).unwrap();
     let list = tmp.path().join("tables.txt");
     std::fs::write(&list, "sales_fct_order_payments\nint_sales_order_lines\n").unwrap();

@@ -842,7 +842,7 @@ fn the_rollback_plan_never_touches_blue_and_goes_children_first_for_every_releas
                     StatementVerb::Delete => {}
                     _ => {
                         assert_eq!(t.role, StatementRole::Job, "seed {seed}");
-                        assert_ne!(t.phase, "STOPPED", "seed {seed}");
+                        assert_ne!(t.phase, flinkpipe::target::Phase::Stopped, "seed {seed}");
                     }
                 }
             }

@@ -120,7 +120,7 @@ fn statuses(running: &[&str], naming: &StatementNaming, p: &Project) -> Statemen
         } else {
             naming.ddl(&tb.product, t)
         };
-        phases.insert(name, "RUNNING".to_string());
+        phases.insert(name, flinkpipe::plan::Phase::Running);
     }
     StatementStatus { phases }
 }

@@ -258,7 +258,12 @@ fn a_change_to_any_insert_impacts_and_versions_every_sink_and_leaves_one_writer_
                     .tables
                     .values()
                     .filter(|t| t.dml_ref.is_some())
-                    .map(|t| (naming.dml(&t.product, &t.name), "RUNNING".to_string()))
+                    .map(|t| {
+                        (
+                            naming.dml(&t.product, &t.name),
+                            flinkpipe::plan::Phase::Running,
+                        )
+                    })
                     .collect(),
             };
             let exec = build_plan(

@@ -131,8 +131,8 @@ pub fn decide(
     let same = normalize_sql(&s.sql) == normalize_sql(&spec.sql);
     let restart = node.action == Action::Restart && !known.ours;
     let dml = spec.kind == StatementKind::Dml;
-    let live = matches!(s.phase, Phase::Running | Phase::Pending | Phase::Degraded);
-    let failed = matches!(s.phase, Phase::Failed | Phase::Failing);
+    let live = s.phase.is_live();
+    let failed = s.phase.has_failed();
     // A DML that runs (or would resume) in another pool than the plan's: a change of the statement,
     // like new properties — it cannot move in place. A COMPLETED (bounded) one runs nowhere.
     let moved = dml && s.phase != Phase::Completed && pool_moved(s, spec).is_some();
@@ -242,7 +242,7 @@ fn running_verdict(old: &str, new: &str) -> Verdict {
 /// PENDING, RUNNING, DEGRADED, FAILING, STOPPING, DELETING and any phase this version does not know
 /// ([`Phase::Unknown`]) may still run, or run again: they are checked first.
 pub fn must_validate(phase: &Phase) -> bool {
-    !matches!(phase, Phase::Failed | Phase::Stopped | Phase::Completed)
+    !phase.has_ended()
 }
 
 /// The move of a statement to another compute pool, `(from, to)`: the pool it runs in

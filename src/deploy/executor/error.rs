@@ -1,6 +1,7 @@
 //! Why a statement step failed: a typed value carrying the statement and the cause; its text is the
 //! node's failure reason in the report (scrubbed of secrets there).
 
+use crate::target::Scrubber;
 use crate::target::retry::RetryLog;
 use crate::target::{Phase, TargetError};
 use std::time::Duration;
@@ -284,4 +285,70 @@ pub enum StepError {
         /// The statement.
         statement: String,
     },
+}
+
+/// Why a node failed ([`super::Outcome::Failed`]). Tests and callers match on the variant; its one
+/// [`Display`](std::fmt::Display) is the reason the report, the journal and the CLI print, and it
+/// serialises as that text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// One of its statements failed.
+    Step {
+        /// What went wrong, typed.
+        error: Box<StepError>,
+        /// `error`'s text with secrets masked (the deploy's [`Scrubber`]): what is shown.
+        reason: String,
+    },
+    /// It never became ready: its parents in the plan form a cycle.
+    Cycle,
+}
+
+impl StepError {
+    /// The target's error behind this failure, when a target call failed (a read, a request, a
+    /// create, a validation or a retried call that gave up).
+    pub fn target_error(&self) -> Option<&TargetError> {
+        match self {
+            StepError::Read { source, .. }
+            | StepError::Request { source, .. }
+            | StepError::Create { source, .. }
+            | StepError::ReadBack { source, .. }
+            | StepError::Unvalidated { source, .. }
+            | StepError::GaveUp { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Failure {
+    /// The failure of a statement step, its text masked with `scrubber`.
+    pub fn step(error: StepError, scrubber: &Scrubber) -> Self {
+        let reason = scrubber.scrub(&error.to_string());
+        Failure::Step {
+            error: Box::new(error),
+            reason,
+        }
+    }
+
+    /// The statement step's error, `None` for a [`Failure::Cycle`].
+    pub fn step_error(&self) -> Option<&StepError> {
+        match self {
+            Failure::Step { error, .. } => Some(error),
+            Failure::Cycle => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Step { reason, .. } => f.write_str(reason),
+            Failure::Cycle => f.write_str("never became ready: its parents form a cycle"),
+        }
+    }
+}
+
+impl serde::Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }

@@ -34,7 +34,7 @@ pub mod error;
 mod schedule;
 
 pub use decide::{Known, Refusal, StepPlan};
-pub use error::StepError;
+pub use error::{Failure, StepError};
 
 use super::journal::{Journal, JournalState};
 use super::progress::Progress;
@@ -99,8 +99,8 @@ pub enum Outcome {
     Done,
     /// Not run: skipped by the plan, done by an earlier run (`--resume`), or a parent failed.
     Skipped(String),
-    /// A statement failed, timed out or was refused.
-    Failed(String),
+    /// A statement failed, timed out or was refused ([`Failure`]; serialised as its text).
+    Failed(Failure),
     /// Ctrl-C arrived while it ran; the text says the last known state.
     Interrupted(String),
     /// Ctrl-C arrived before it started.
@@ -210,8 +210,8 @@ pub struct StatementResult {
     pub name: String,
     /// What was done (or where it failed).
     pub action: StatementAction,
-    /// Last phase seen.
-    pub phase: Option<String>,
+    /// Last phase seen (`None`: none, e.g. absent).
+    pub phase: Option<Phase>,
     /// `status.detail` at the end (the error text of a failure).
     pub detail: String,
 }
@@ -222,7 +222,7 @@ impl StatementResult {
         StatementResult {
             name: name.to_string(),
             action,
-            phase: seen.map(|s| s.phase.to_string()),
+            phase: seen.map(|s| s.phase.clone()),
             detail: seen.map(|s| s.detail.clone()).unwrap_or_default(),
         }
     }

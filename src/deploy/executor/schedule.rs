@@ -10,8 +10,8 @@
 
 use super::effects::{Ctx, Settled, run_step, settle};
 use super::{
-    DeployOptions, DeployReport, NodeResult, Outcome, Session, StatementAction, StatementResult,
-    StepError,
+    DeployOptions, DeployReport, Failure, NodeResult, Outcome, Session, StatementAction,
+    StatementResult, StepError,
 };
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;
@@ -113,7 +113,7 @@ pub(super) async fn run(
             action: n.action,
             outcome: if !interrupted {
                 // Only a dependency cycle leaves a node unreached without an interruption.
-                Outcome::Failed("never became ready: its parents form a cycle".into())
+                Outcome::Failed(Failure::Cycle)
             } else if in_flight.contains(&i) {
                 Outcome::Interrupted(
                     "was running when interrupted; its statements may still be starting on the target"
@@ -333,10 +333,10 @@ async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: boo
         };
         if let Some((result, error)) = failed {
             statements.push(result);
-            let r = ctx.scrubber.scrub(&error.to_string());
+            let r = Failure::step(error, ctx.scrubber);
             ctx.record(Entry::NodeFailed {
                 table: node.table.clone(),
-                reason: r.clone(),
+                reason: r.to_string(),
             });
             ctx.progress
                 .node_finished(&node.table, &format!("failed: {r}"));
@@ -367,7 +367,7 @@ async fn run_node(ctx: &Ctx<'_>, node: &DeployNode) -> NodeResult {
             Ok(r) => statements.push(r),
             Err(f) => {
                 statements.push(f.result);
-                outcome = Outcome::Failed(ctx.scrubber.scrub(&f.error.to_string()));
+                outcome = Outcome::Failed(Failure::step(f.error, ctx.scrubber));
                 break;
             }
         }
@@ -382,7 +382,7 @@ async fn run_node(ctx: &Ctx<'_>, node: &DeployNode) -> NodeResult {
         Outcome::Failed(r) => {
             ctx.record(Entry::NodeFailed {
                 table: node.table.clone(),
-                reason: r.clone(),
+                reason: r.to_string(),
             });
             ctx.progress
                 .node_finished(&node.table, &format!("failed: {r}"));

@@ -24,7 +24,7 @@ pub const TAG_PROPERTIES: &str = "flinkpipe.properties-hash";
 pub fn sql_hash(sql: &str) -> String {
     format!(
         "{:032x}",
-        xxhash_rust::xxh3::xxh3_128(crate::deploy::spec::normalize_sql(sql).as_bytes())
+        xxhash_rust::xxh3::xxh3_128(crate::sql::text::normalize_sql(sql).as_bytes())
     )
 }
 

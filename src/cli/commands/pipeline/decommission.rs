@@ -65,7 +65,9 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
                 "{} {} (phase {})",
                 past(report.plan.action),
                 r.statement,
-                r.phase.as_deref().unwrap_or("-")
+                r.phase
+                    .as_ref()
+                    .map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
             ),
             Some(e) => eprintln!("error: {e}"),
         }
@@ -208,7 +210,7 @@ fn plan_text(plan: &DecommissionPlan) -> String {
             .map(|t| {
                 vec![
                     t.statement.clone(),
-                    t.phase.clone(),
+                    t.phase.to_string(),
                     match &t.why {
                         Why::Blue {
                             blue_table_name,

@@ -154,7 +154,7 @@ fn outcome_text(o: &Outcome) -> (String, String) {
     match o {
         Outcome::Done => ("done".into(), String::new()),
         Outcome::Skipped(r) => ("skipped".into(), r.clone()),
-        Outcome::Failed(r) => ("FAILED".into(), r.clone()),
+        Outcome::Failed(r) => ("FAILED".into(), r.to_string()),
         Outcome::Interrupted(r) => ("interrupted".into(), r.clone()),
         Outcome::NotStarted => ("not started".into(), String::new()),
     }

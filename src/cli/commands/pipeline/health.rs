@@ -28,7 +28,7 @@ pub fn healthcheck(inv: &Invocation, pipelines: &Path, product: &str) -> CmdResu
             n(t.pending_records),
             t.statements
                 .iter()
-                .map(|(s, p)| format!("{s} {}", p.as_deref().unwrap_or("absent")))
+                .map(|(s, p)| format!("{s} {}", crate::plan::status::phase_or_absent(p.as_ref())))
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -80,7 +80,9 @@ pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
                 "{} {} (phase {})",
                 past(verb),
                 r.statement,
-                r.phase.as_deref().unwrap_or("-")
+                r.phase
+                    .as_ref()
+                    .map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
             ),
             Some(e) => eprintln!("error: {e}"),
         }
@@ -172,7 +174,7 @@ fn plan_text(plan: &RollbackPlan) -> String {
             .map(|t| {
                 vec![
                     t.statement.clone(),
-                    t.phase.clone(),
+                    t.phase.to_string(),
                     format!(
                         "green {}, of blue {}",
                         t.green_table_name, t.blue_table_name

@@ -6,6 +6,7 @@ use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::status::{self, RuntimeMetrics, StatusRequest};
 use crate::ops::target::TargetKind;
+use crate::target::Phase;
 
 pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
     let r = status::status(
@@ -68,10 +69,9 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
             .iter()
             .filter(|s| {
                 s.lag.is_some()
-                    || matches!(
-                        s.phase.as_deref(),
-                        Some("RUNNING" | "PENDING" | "DEGRADED" | "FAILING")
-                    )
+                    || s.phase
+                        .as_ref()
+                        .is_some_and(|p| p.is_live() || *p == Phase::Failing)
             })
             .map(|s| {
                 let mut row = vec![s.statement.clone()];
@@ -98,7 +98,8 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         println!(
             "\nBlue-green (pipelines/blue_green.json), blue statements next to their green successors:\n"
         );
-        let phase = |p: &Option<String>| p.clone().unwrap_or_else(|| "absent".into());
+        let phase =
+            |p: &Option<Phase>| crate::plan::status::phase_or_absent(p.as_ref()).to_string();
         let rows: Vec<Vec<String>> = r
             .blue_green
             .iter()
@@ -145,7 +146,7 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         let rows: Vec<Vec<String>> = r
             .orphans
             .iter()
-            .map(|o| vec![o.statement.clone(), o.phase.clone(), o.detail.clone()])
+            .map(|o| vec![o.statement.clone(), o.phase.to_string(), o.detail.clone()])
             .collect();
         print!("{}", table(&["statement", "phase", "detail"], &rows));
         println!("(stop or delete them with: flinkpipe pipeline decommission --orphans)");

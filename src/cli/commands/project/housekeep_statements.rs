@@ -85,7 +85,9 @@ pub fn exec(inv: &Invocation, args: &HousekeepArgs) -> CmdResult {
                 "{} {} (phase {})",
                 past(report.plan.action),
                 r.statement,
-                r.phase.as_deref().unwrap_or("-")
+                r.phase
+                    .as_ref()
+                    .map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
             ),
             Some(e) => eprintln!("error: {e}"),
         }
@@ -142,7 +144,7 @@ fn plan_text(plan: &HousekeepPlan) -> String {
             .map(|c| {
                 vec![
                     c.statement.clone(),
-                    c.phase.clone(),
+                    c.phase.to_string(),
                     c.age_days
                         .map(|a| format!("{a} d"))
                         .unwrap_or_else(|| "-".into()),
