@@ -13,6 +13,8 @@ mod support;
 
 /// The analysis cache never changes a result: every file the commands write is byte-identical with the
 mod analysis_cache;
+/// The layering rule of the code map holds: floors, allowed upward imports, no import circle.
+mod architecture;
 /// Bad input gets a clear error naming the file and line, never a panic, and nothing is lost: commands
 mod bad_input;
 /// Blue-green versioning end to end on our example project in a temporary git repository: a logic change
