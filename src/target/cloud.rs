@@ -272,24 +272,11 @@ impl CloudClient {
     /// Builds the client. Errors: a base URL that is not an absolute http(s) URL or carries
     /// credentials.
     pub fn new(settings: CloudSettings) -> Result<Self, TargetError> {
-        for (what, u) in [
-            ("control-plane URL", &settings.api_url),
-            ("Metrics API URL", &settings.metrics_url),
-        ] {
-            let shown = super::secrets::mask_userinfo(u);
-            let parsed = Url::parse(u)
-                .map_err(|e| TargetError::Config(format!("invalid {what} '{shown}': {e}")))?;
-            if !matches!(parsed.scheme(), "https" | "http") || parsed.host_str().is_none() {
-                return Err(TargetError::Config(format!(
-                    "invalid {what} '{shown}': expected https://host"
-                )));
-            }
-            if !parsed.username().is_empty() || parsed.password().is_some() {
-                return Err(TargetError::Config(format!(
-                    "the {what} '{shown}' contains credentials: the Cloud API key is read from {CLOUD_API_KEY_VAR} / {CLOUD_API_SECRET_VAR} only"
-                )));
-            }
-        }
+        let remedy = format!(
+            "the Cloud API key is read from {CLOUD_API_KEY_VAR} / {CLOUD_API_SECRET_VAR} only"
+        );
+        super::secrets::base_url(&settings.api_url, "control-plane URL", &remedy)?;
+        super::secrets::base_url(&settings.metrics_url, "Metrics API URL", &remedy)?;
         let client = super::secrets::cloud_http_client(settings.request_timeout)?;
         let scrubber = settings.credentials.scrubber();
         Ok(CloudClient {

@@ -188,23 +188,18 @@ impl ConfluentTarget {
                 "organization id and environment id must be non-empty".into(),
             ));
         }
-        let endpoint = settings.endpoint.trim_end_matches('/');
-        let shown = super::secrets::mask_userinfo(endpoint);
-        let base = Url::parse(&format!(
-            "{endpoint}/sql/v1/organizations/{}/environments/{}/",
-            settings.organization_id, settings.environment_id
-        ))
-        .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{shown}': {e}")))?;
-        if !matches!(base.scheme(), "https" | "http") || base.host_str().is_none() {
-            return Err(TargetError::Config(format!(
-                "invalid Flink endpoint '{shown}': expected https://host"
-            )));
-        }
-        if !base.username().is_empty() || base.password().is_some() {
-            return Err(TargetError::Config(format!(
-                "the Flink endpoint '{shown}' contains credentials (user:password@): remove them from flink.sql_endpoint / SL_FLINK_SQL_ENDPOINT; the API key and secret are read from SL_FLINK_API_KEY / SL_FLINK_API_SECRET only"
-            )));
-        }
+        let endpoint = super::secrets::base_url(
+            &settings.endpoint,
+            "Flink endpoint",
+            "remove them from flink.sql_endpoint / SL_FLINK_SQL_ENDPOINT; the API key and secret are read from SL_FLINK_API_KEY / SL_FLINK_API_SECRET only",
+        )?;
+        let shown = super::secrets::mask_userinfo(&settings.endpoint);
+        let base = endpoint
+            .join(&format!(
+                "sql/v1/organizations/{}/environments/{}/",
+                settings.organization_id, settings.environment_id
+            ))
+            .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{shown}': {e}")))?;
         let client = super::secrets::cloud_http_client(settings.request_timeout)?;
         let scrubber = settings.credentials.scrubber();
         Ok(ConfluentTarget {

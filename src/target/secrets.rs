@@ -222,6 +222,31 @@ fn lower_hex(encoded: &str) -> String {
     out
 }
 
+/// A base URL of a service the targets call (the Flink endpoint, the control plane, the Metrics API,
+/// the SQL Gateway, the JobManager), checked once for all of them: absolute, `http` or `https`, with a
+/// host, and without credentials (`https://user:pw@host` would be printed in errors and sent instead of
+/// the configured key). Returned with a trailing `/`, so that relative paths join under it. `what`
+/// names the service in messages (`Flink endpoint`); `remedy` says where credentials belong instead.
+///
+/// Errors ([`TargetError::Config`], the URL shown with its user-info masked): `invalid {what} '{url}':
+/// {why}`, or `the {what} '{url}' contains credentials (user:password@): {remedy}`.
+pub fn base_url(url: &str, what: &str, remedy: &str) -> Result<reqwest::Url, super::TargetError> {
+    let shown = mask_userinfo(url);
+    let u = reqwest::Url::parse(&format!("{}/", url.trim_end_matches('/')))
+        .map_err(|e| super::TargetError::Config(format!("invalid {what} '{shown}': {e}")))?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+        return Err(super::TargetError::Config(format!(
+            "invalid {what} '{shown}': expected http(s)://host"
+        )));
+    }
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err(super::TargetError::Config(format!(
+            "the {what} '{shown}' contains credentials (user:password@): {remedy}"
+        )));
+    }
+    Ok(u)
+}
+
 /// `url` with the user-info of its authority masked (`https://user:pw@host/x` → `https://****@host/x`),
 /// for messages about a URL that may carry credentials; other text is returned unchanged.
 pub fn mask_userinfo(url: &str) -> String {
@@ -281,6 +306,42 @@ pub fn cloud_http_client(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base_urls_are_checked_once_for_every_service() {
+        let u = base_url("http://127.0.0.1:8083", "SQL Gateway URL", "-").unwrap();
+        assert_eq!(u.as_str(), "http://127.0.0.1:8083/");
+        assert_eq!(
+            base_url("https://h/p/", "x", "-").unwrap().as_str(),
+            "https://h/p/"
+        );
+        let e = base_url("ftp://h", "Flink endpoint", "-")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("invalid Flink endpoint 'ftp://h': expected http(s)://host"),
+            "{e}"
+        );
+        let e = base_url("not a url", "Metrics API URL", "-")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid Metrics API URL 'not a url': "),
+            "{e}"
+        );
+        let e = base_url(
+            "https://me:pw@h",
+            "control-plane URL",
+            "keys come from K only",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("pw"), "{e}");
+        assert!(
+            e.contains("contains credentials (user:password@): keys come from K only"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn masked_never_prints() {

@@ -6,6 +6,7 @@ use super::wire::{self, ErrorClass};
 use crate::target::retry::{
     Backoff, Limit, Retryable, Transient, parse_retry_after, retry, seed_of,
 };
+use crate::target::secrets::base_url;
 use crate::target::{ErrorKind, TargetError};
 use reqwest::{Method, Url};
 use serde_json::Value;
@@ -58,24 +59,8 @@ pub(super) struct Http {
     retry: Backoff,
 }
 
-/// An absolute http(s) base URL without credentials. Errors name the URL with any user-info masked:
-/// credentials in a URL would be printed in errors and sent instead of the configured ones.
-pub(super) fn parse_base(url: &str, what: &str) -> Result<Url, TargetError> {
-    let shown = crate::target::secrets::mask_userinfo(url);
-    let u = Url::parse(&format!("{}/", url.trim_end_matches('/')))
-        .map_err(|e| TargetError::Config(format!("invalid {what} URL '{shown}': {e}")))?;
-    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
-        return Err(TargetError::Config(format!(
-            "invalid {what} URL '{shown}': expected http://host:port"
-        )));
-    }
-    if !u.username().is_empty() || u.password().is_some() {
-        return Err(TargetError::Config(format!(
-            "the {what} URL '{shown}' contains credentials (user:password@): remove them from the URL"
-        )));
-    }
-    Ok(u)
-}
+/// Where credentials of the gateway's URLs belong instead: nowhere (the gateway takes none).
+const REMEDY: &str = "remove them from the URL";
 
 impl Http {
     /// A client with `timeout` per request. Errors: base URLs that are not absolute http(s) URLs, or
@@ -86,8 +71,8 @@ impl Http {
         timeout: Duration,
         retry: Backoff,
     ) -> Result<Http, TargetError> {
-        let gateway = parse_base(gateway_url, "SQL Gateway")?;
-        let jobmanager = parse_base(jobmanager_url, "JobManager")?;
+        let gateway = base_url(gateway_url, "SQL Gateway URL", REMEDY)?;
+        let jobmanager = base_url(jobmanager_url, "JobManager URL", REMEDY)?;
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
