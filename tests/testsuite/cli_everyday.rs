@@ -473,7 +473,8 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
 }
 
 /// A command lists only the options it accepts (#22): the offline planning options belong to
-/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy; elsewhere clap refuses
+/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy, the cascade options
+/// to the commands that plan (not undeploy); elsewhere clap refuses
 /// them as it refuses any unknown option (exit 2), and --help does not show them.
 #[test]
 fn live_commands_list_only_the_options_they_accept() {
@@ -489,6 +490,7 @@ fn live_commands_list_only_the_options_they_accept() {
                 "--compute-pool-id",
             ][..],
         ),
+        // undeploy deletes the scope and its descendants whatever the cascade options say (#27).
         (
             "undeploy",
             &[
@@ -496,6 +498,11 @@ fn live_commands_list_only_the_options_they_accept() {
                 "--statement-status",
                 "--live",
                 "--compute-pool-id",
+                "--may-start-descendants",
+                "--force-ancestors",
+                "--cross-product-deployment",
+                "--dml-only",
+                "--exclude-table-file-name",
             ][..],
         ),
         ("deploy", &["--offline", "--statement-status", "--live"][..]),
@@ -511,7 +518,10 @@ fn live_commands_list_only_the_options_they_accept() {
                 "sales",
                 opt,
             ];
-            if *opt == "--statement-status" || *opt == "--compute-pool-id" {
+            if matches!(
+                *opt,
+                "--statement-status" | "--compute-pool-id" | "--exclude-table-file-name"
+            ) {
                 args.push("x");
             }
             let o = flinkpipe(&args);
