@@ -784,3 +784,65 @@ fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion
     ]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// `--output json` of the commands that write files is the serialisation of their reports (#27),
+/// whole: `table init` and `project init` (what was created), `delete-all-metadata --dry-run` (the
+/// files it would delete) and `version`.
+#[test]
+fn json_of_file_commands_is_their_report() {
+    let t = Test::fixture();
+    let created = t
+        .cmd(&[
+            "--output",
+            "json",
+            "table",
+            "init",
+            "returns",
+            "sources",
+            "--product",
+            "sales",
+            "--pipelines",
+            "[PIPELINES]",
+        ])
+        .success()
+        .stdout();
+    insta::assert_snapshot!("table_init_json", created);
+    let project = t
+        .cmd(&["--output", "json", "project", "init", "demo", "[ROOT]"])
+        .success()
+        .stdout();
+    insta::assert_snapshot!("project_init_json", project);
+    t.cmd(&["pipeline", "build-all-metadata", "[PIPELINES]"])
+        .success();
+    let listed = t
+        .cmd(&[
+            "--output",
+            "json",
+            "pipeline",
+            "delete-all-metadata",
+            "[PIPELINES]",
+            "--dry-run",
+        ])
+        .success()
+        .stdout_json();
+    assert_eq!(listed["dry_run"], true);
+    assert_eq!(listed["deleted"], 0);
+    let files = listed["files"].as_array().unwrap();
+    assert!(
+        files.len() > 30,
+        "a definition per table and the graph: {listed:#}"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|f| Path::new(f.as_str().unwrap()).exists())
+    );
+    let version = t
+        .cmd(&["--output", "json", "version"])
+        .success()
+        .stdout_json();
+    assert_eq!(
+        version,
+        serde_json::json!({"version": env!("CARGO_PKG_VERSION")})
+    );
+}
