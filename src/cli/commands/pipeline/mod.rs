@@ -27,6 +27,7 @@ pub mod validate;
 
 use crate::cli::{CmdResult, Invocation};
 
+/// The commands of `flinkpipe pipeline`, in the order `--help` lists them.
 #[derive(Debug, clap::Subcommand)]
 pub enum PipelineCommand {
     /// Write pipeline_definition.json in every table folder, DIR/pipeline_graph.json and DIR/inventory.json.

@@ -27,6 +27,7 @@ pub mod validate_config;
 
 use crate::cli::{CmdResult, Invocation};
 
+/// The commands of `flinkpipe project`, in the order `--help` lists them.
 #[derive(Debug, clap::Subcommand)]
 pub enum ProjectCommand {
     /// Create a project: pipelines/ layer folders, a commented config.yaml, .gitignore and README.md.

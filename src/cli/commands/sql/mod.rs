@@ -5,6 +5,7 @@ pub mod refs;
 
 use crate::cli::{CmdResult, Invocation};
 
+/// The commands of `flinkpipe sql`, in the order `--help` lists them.
 #[derive(Debug, clap::Subcommand)]
 pub enum SqlCommand {
     /// Print the sinks, sources, statements and statefulness of SQL files.

@@ -13,6 +13,7 @@ pub mod validate_table_names;
 
 use crate::cli::{CmdResult, Invocation};
 
+/// The commands of `flinkpipe table`, in the order `--help` lists them.
 #[derive(Debug, clap::Subcommand)]
 pub enum TableCommand {
     /// Create a table folder from the templates: `sql-scripts/ddl.<table>.sql`, `dml.<table>.sql`,
