@@ -7,7 +7,7 @@
 //! deploy that started nothing new and recorded its end).
 
 pub mod args;
-mod commands;
+pub mod commands;
 pub mod reference;
 pub mod render;
 

@@ -18,7 +18,7 @@ pub fn markdown() -> String {
     let mut out = String::new();
     out.push_str("# Command reference\n\n");
     out.push_str(
-        "<!-- Generated from the clap definitions (src/cli/args.rs) by \
+        "<!-- Generated from the clap definitions (src/cli/args.rs, src/cli/commands/) by \
          flinkpipe::cli::reference::markdown(); do not edit. Regenerate with \
          `UPDATE_DOCS=1 cargo test --test testsuite docs::`. -->\n\n",
     );

@@ -150,9 +150,7 @@ pub fn plan(plan: &ExecutionPlan) -> String {
 /// Prints the result of `statement stop|resume|delete`.
 pub fn statement_outcome(json: bool, o: &crate::ops::statement::StatementOutcome) {
     if json {
-        print_json(&serde_json::json!({
-            "statement": o.statement, "action": o.action, "phase": phase_or_absent(o.phase.as_ref()), "detail": o.detail
-        }));
+        print_json(o);
     } else if o.detail.is_empty() {
         println!(
             "{}: {} done (phase {})",
@@ -175,11 +173,18 @@ pub fn statement_outcome(json: bool, o: &crate::ops::statement::StatementOutcome
 /// Prints what `project init` / `table init` created.
 pub fn created(json: bool, table: Option<&str>, c: &crate::ops::scaffold::Created) {
     if json {
-        print_json(&serde_json::json!({
-            "table_name": table,
-            "root": c.root.display().to_string(),
-            "files": c.files,
-        }));
+        /// `--output json` of `project init` and `table init`.
+        #[derive(serde::Serialize)]
+        struct CreatedView<'a> {
+            table_name: Option<&'a str>,
+            root: &'a Path,
+            files: &'a [String],
+        }
+        print_json(&CreatedView {
+            table_name: table,
+            root: &c.root,
+            files: &c.files,
+        });
         return;
     }
     match table {
@@ -195,16 +200,20 @@ pub fn created(json: bool, table: Option<&str>, c: &crate::ops::scaffold::Create
 pub fn versioned(json: bool, v: &crate::ops::versioning::Versioned) {
     let plan = &v.plan;
     if json {
-        print_json(&serde_json::json!({
-            "baseline_ref": v.baseline_ref,
-            "applied": v.applied,
-            "renames": plan.renames,
-            "unchanged": plan.unchanged.iter().map(|(t, r)| serde_json::json!({"table_name": t, "reason": r})).collect::<Vec<_>>(),
-            "files": plan.edits,
-            "green": plan.green,
-            "recorded": v.recorded,
-            "in_place": v.in_place,
-        }));
+        print_json(&VersionedView {
+            baseline_ref: &v.baseline_ref,
+            applied: v.applied,
+            renames: &plan.renames,
+            unchanged: plan
+                .unchanged
+                .iter()
+                .map(|(table_name, reason)| UnchangedView { table_name, reason })
+                .collect(),
+            files: &plan.edits,
+            green: &plan.green,
+            recorded: &v.recorded,
+            in_place: &v.in_place,
+        });
         return;
     }
     for t in &v.in_place {
@@ -784,13 +793,22 @@ pub fn dry_run_report(json: bool, d: &crate::ops::unit_tests::DryRun) {
 pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
     use crate::unittest::run::Verdict;
     if json {
-        print_json(&serde_json::json!({
-            "passed": r.passed(),
-            "seconds": r.seconds,
-            "suites": r.suites,
-            "without_tests": r.without_tests,
-            "junit": r.junit,
-        }));
+        /// `--output json` of a unit- or integration-test run.
+        #[derive(serde::Serialize)]
+        struct RunView<'a> {
+            passed: bool,
+            seconds: f64,
+            suites: &'a [crate::unittest::run::SuiteResult],
+            without_tests: &'a [String],
+            junit: Option<&'a Path>,
+        }
+        print_json(&RunView {
+            passed: r.passed(),
+            seconds: r.seconds,
+            suites: &r.suites,
+            without_tests: &r.without_tests,
+            junit: r.junit.as_deref(),
+        });
         return;
     }
     let (mut pass, mut fail, mut error) = (0, 0, 0);
@@ -1082,4 +1100,43 @@ pub fn blue_readers(r: &crate::ops::readers::ReadersReport) -> String {
         out.push_str(&format!("  what {name} reads is unknown: {e}\n"));
     }
     out
+}
+
+/// `table update-makefile` and `update-all-makefiles`: one line per Makefile with what was done.
+pub fn makefiles(r: &crate::ops::makefiles::MakefilesReport) {
+    use crate::ops::makefiles::MakefileChange;
+    for m in &r.makefiles {
+        let what = match m.change {
+            MakefileChange::Created => "created".to_string(),
+            MakefileChange::Updated => format!("updated, {} line(s) of yours kept", m.kept_lines),
+            MakefileChange::Replaced => {
+                "replaced (it had no marker line: nothing in it was kept)".into()
+            }
+            MakefileChange::Unchanged => "unchanged".into(),
+            MakefileChange::Skipped => "skipped (its type is no layer of the template)".into(),
+        };
+        println!("{}: {} {what}", m.table_name, m.path.display());
+    }
+}
+
+/// `--output json` of `pipeline blue-green` and `project update-tables-version`: the versioning
+/// plan (renames, tables left as they are and why, file edits, the green set), whether it was
+/// applied, the release recorded and the in-place upgrades.
+#[derive(serde::Serialize)]
+struct VersionedView<'a, R, F, G, Rec, I> {
+    baseline_ref: &'a Option<String>,
+    applied: bool,
+    renames: &'a R,
+    unchanged: Vec<UnchangedView<'a>>,
+    files: &'a F,
+    green: &'a G,
+    recorded: &'a Rec,
+    in_place: &'a I,
+}
+
+/// A table of [`VersionedView`] left unversioned, with the reason.
+#[derive(serde::Serialize)]
+struct UnchangedView<'a> {
+    table_name: &'a str,
+    reason: &'a str,
 }

@@ -79,7 +79,7 @@ pub struct StatusReport {
     pub scope: String,
     /// The target, secrets masked.
     pub target: String,
-    #[serde(skip)]
+    /// Which kind of target it is (`confluent_cloud`, `sql_gateway`).
     pub target_kind: TargetKind,
     pub statements: Vec<StatementRow>,
     /// Blue statements of the blue-green releases still open in this environment, with their green

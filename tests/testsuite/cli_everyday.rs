@@ -473,7 +473,8 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
 }
 
 /// A command lists only the options it accepts (#22): the offline planning options belong to
-/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy; elsewhere clap refuses
+/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy, the cascade options
+/// to the commands that plan (not undeploy); elsewhere clap refuses
 /// them as it refuses any unknown option (exit 2), and --help does not show them.
 #[test]
 fn live_commands_list_only_the_options_they_accept() {
@@ -489,6 +490,7 @@ fn live_commands_list_only_the_options_they_accept() {
                 "--compute-pool-id",
             ][..],
         ),
+        // undeploy deletes the scope and its descendants whatever the cascade options say (#27).
         (
             "undeploy",
             &[
@@ -496,6 +498,11 @@ fn live_commands_list_only_the_options_they_accept() {
                 "--statement-status",
                 "--live",
                 "--compute-pool-id",
+                "--may-start-descendants",
+                "--force-ancestors",
+                "--cross-product-deployment",
+                "--dml-only",
+                "--exclude-table-file-name",
             ][..],
         ),
         ("deploy", &["--offline", "--statement-status", "--live"][..]),
@@ -511,7 +518,10 @@ fn live_commands_list_only_the_options_they_accept() {
                 "sales",
                 opt,
             ];
-            if *opt == "--statement-status" || *opt == "--compute-pool-id" {
+            if matches!(
+                *opt,
+                "--statement-status" | "--compute-pool-id" | "--exclude-table-file-name"
+            ) {
                 args.push("x");
             }
             let o = flinkpipe(&args);
@@ -773,4 +783,66 @@ fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion
         pipelines.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}
+
+/// `--output json` of the commands that write files is the serialisation of their reports (#27),
+/// whole: `table init` and `project init` (what was created), `delete-all-metadata --dry-run` (the
+/// files it would delete) and `version`.
+#[test]
+fn json_of_file_commands_is_their_report() {
+    let t = Test::fixture();
+    let created = t
+        .cmd(&[
+            "--output",
+            "json",
+            "table",
+            "init",
+            "returns",
+            "sources",
+            "--product",
+            "sales",
+            "--pipelines",
+            "[PIPELINES]",
+        ])
+        .success()
+        .stdout();
+    insta::assert_snapshot!("table_init_json", created);
+    let project = t
+        .cmd(&["--output", "json", "project", "init", "demo", "[ROOT]"])
+        .success()
+        .stdout();
+    insta::assert_snapshot!("project_init_json", project);
+    t.cmd(&["pipeline", "build-all-metadata", "[PIPELINES]"])
+        .success();
+    let listed = t
+        .cmd(&[
+            "--output",
+            "json",
+            "pipeline",
+            "delete-all-metadata",
+            "[PIPELINES]",
+            "--dry-run",
+        ])
+        .success()
+        .stdout_json();
+    assert_eq!(listed["dry_run"], true);
+    assert_eq!(listed["deleted"], 0);
+    let files = listed["files"].as_array().unwrap();
+    assert!(
+        files.len() > 30,
+        "a definition per table and the graph: {listed:#}"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|f| Path::new(f.as_str().unwrap()).exists())
+    );
+    let version = t
+        .cmd(&["--output", "json", "version"])
+        .success()
+        .stdout_json();
+    assert_eq!(
+        version,
+        serde_json::json!({"version": env!("CARGO_PKG_VERSION")})
+    );
 }

@@ -3,6 +3,7 @@
 //! failures, resume, configuration errors, and secrets absent from every output.
 
 use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, Outcome, SECRET};
+use crate::support::Test;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -1033,4 +1034,53 @@ fn pending_parent_fails(pending_reads: usize) {
         .find(|n| n["table_name"] == "int_sales_order_lines")
         .unwrap();
     assert_eq!(lines["status"], "skipped", "{lines:#}");
+}
+
+/// Every string of `v` with the fake's address written as a placeholder (the folders are `[ROOT]`
+/// already).
+fn redacted(v: &serde_json::Value, fake: &FakeConfluent) -> serde_json::Value {
+    let endpoint = fake.endpoint();
+    match v {
+        serde_json::Value::String(s) => {
+            serde_json::Value::String(s.replace(&endpoint, "[ENDPOINT]"))
+        }
+        serde_json::Value::Array(a) => a.iter().map(|x| redacted(x, fake)).collect(),
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| (k.clone(), redacted(x, fake)))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
+/// `--output json` of `status` and `undeploy` is the serialisation of their reports (#27): status
+/// keeps every field of its report (the target, its kind), undeploy prints its plan and the report of
+/// the deletions instead of ignoring the option.
+#[test]
+fn status_and_undeploy_json_are_their_reports() {
+    let fake = FakeConfluent::start();
+    let t = Test::fixture()
+        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
+        .confluent(&fake);
+    let scope = ["[PIPELINES]", "--table-name", "src_sales_orders"];
+    t.cmd(&[&["pipeline", "deploy"], &scope[..]].concat())
+        .success();
+    let status = t
+        .cmd(&[&["--output", "json", "pipeline", "status"], &scope[..]].concat())
+        .success()
+        .stdout_json();
+    assert_eq!(status["target_kind"], "confluent_cloud", "{status:#}");
+    insta::assert_json_snapshot!("status_json", redacted(&status, &fake));
+    let undeploy = [
+        &["--output", "json", "pipeline", "undeploy", "--no-ack"],
+        &scope[..],
+    ]
+    .concat();
+    let undeployed = t.cmd(&undeploy).success().stdout_json();
+    assert_eq!(undeployed["success"], true);
+    insta::assert_json_snapshot!("undeploy_json", redacted(&undeployed, &fake));
+    // Nothing left: the plan is empty and there is no report.
+    let again = t.cmd(&undeploy).success().stdout_json();
+    assert_eq!(again["plan"]["statements"], serde_json::json!([]));
+    assert_eq!(again["report"], serde_json::Value::Null);
 }

@@ -1,10 +1,19 @@
 //! `flinkpipe man [--out DIR]`: the man page (roff), or one page per command in a folder.
 
-use crate::cli::args::{Cli, ManArgs};
+use crate::cli::args::Cli;
 use crate::cli::{CmdResult, Failure};
 use clap::CommandFactory;
+use std::path::PathBuf;
 
-pub fn exec(args: &ManArgs) -> CmdResult {
+/// Options of `man`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// Write `flinkpipe.1`, `flinkpipe-pipeline.1`, … into this folder instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn exec(args: &Args) -> CmdResult {
     let cmd = Cli::command();
     let io = |e: std::io::Error| Failure::new(e.to_string());
     match &args.out {

@@ -1,15 +1,19 @@
-//! One file per command, mirroring `flinkpipe <group> <command>`: each parses nothing more, calls one
-//! operation of [`crate::ops`] and renders its report. Command files import only `ops`, the shared
-//! argument types and the renderers, never each other.
+//! One file per command, mirroring `flinkpipe <group> <command>`: each declares its options (`Args`,
+//! composed from the flag groups of [`crate::cli::args`]), calls one operation of [`crate::ops`] in
+//! `exec` and renders its report; its `--output json` is the serialisation of that report (a view
+//! struct beside `exec` where the JSON must differ). Each group's `mod.rs` lists its commands (the
+//! clap subcommand enum) and dispatches them. Command files import only `ops`, the flag groups and
+//! the renderers, never each other. Adding a command: its file and one variant and one arm in its
+//! group's `mod.rs`.
 
-mod completions;
-mod man;
-mod pipeline;
-mod project;
-mod sql;
-mod statement;
-mod table;
-mod version;
+pub mod completions;
+pub mod man;
+pub mod pipeline;
+pub mod project;
+pub mod sql;
+pub mod statement;
+pub mod table;
+pub mod version;
 
 use super::args::Command;
 use super::{CmdResult, Invocation};

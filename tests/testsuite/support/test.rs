@@ -84,11 +84,39 @@ impl Test {
         self
     }
 
+    /// The project's target is the fake Confluent Cloud `fake`: its endpoint and the Flink API key
+    /// (`SL_FLINK_SQL_ENDPOINT`, `SL_FLINK_API_KEY`, `SL_FLINK_API_SECRET`). The configuration's
+    /// organization and environment must be the fake's ([`crate::fake_confluent::ORG`], `ENV`).
+    pub fn confluent(self, fake: &crate::fake_confluent::FakeConfluent) -> Test {
+        self.env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
+            .env("SL_FLINK_API_KEY", crate::fake_confluent::KEY)
+            .env("SL_FLINK_API_SECRET", crate::fake_confluent::SECRET)
+    }
+
     /// Runs the binary from the project root (the developer's own settings removed, see
     /// [`super::command`]).
     pub fn run(&self) -> Outcome {
+        self.run_with(&self.args)
+    }
+
+    /// Runs one command on the same project and environment (a test of several steps): `args` as
+    /// for [`Test::args`], the arguments given there left out.
+    pub fn cmd(&self, args: &[&str]) -> Outcome {
+        let pipelines = self.pipelines.display().to_string();
+        let root = self.root.display().to_string();
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| {
+                a.replace("[PIPELINES]", &pipelines)
+                    .replace("[ROOT]", &root)
+            })
+            .collect();
+        self.run_with(&args)
+    }
+
+    fn run_with(&self, args: &[String]) -> Outcome {
         let mut c = super::command();
-        c.args(&self.args)
+        c.args(args)
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null());
         for (k, v) in &self.env {
@@ -97,7 +125,7 @@ impl Test {
         Outcome {
             output: c.output().unwrap(),
             root: self.root.clone(),
-            command: self.args.join(" "),
+            command: args.join(" "),
         }
     }
 
@@ -152,6 +180,12 @@ impl Outcome {
                 self.stdout()
             )
         })
+    }
+
+    /// Standard output parsed as JSON (the same as [`Outcome::json`]), for a chain ending on a
+    /// successful run: `t.cmd(..).success().stdout_json()`.
+    pub fn stdout_json(&self) -> serde_json::Value {
+        self.json()
     }
 
     /// Asserts that the redacted standard output is exactly `expected`.

@@ -1,12 +1,22 @@
 //! `flinkpipe pipeline build-all-metadata [DIR]`: `pipeline_definition.json` in every table folder,
 //! `DIR/pipeline_graph.json` and `DIR/inventory.json`, all or nothing.
 
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::metadata;
-use std::path::Path;
 
-pub fn exec(inv: &Invocation, pipelines: &Path, allow_unknown: bool) -> CmdResult {
+/// Options of `pipeline build-all-metadata`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let allow_unknown = args.project.allow_unknown;
     let w = metadata::build_all_metadata(&inv.ctx, pipelines, allow_unknown)?;
     if inv.json() {
         print_json(&w.graph);

@@ -1,18 +1,57 @@
 //! `flinkpipe pipeline column-lineage [DIR] [--table T [--column C]] [--upstream|--downstream]
 //! [--format json|openlineage|dot|mermaid|html]`.
 
-use crate::cli::args::LineageFormat;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::column_lineage::{self, LineageRequest};
-use std::path::Path;
 
-pub fn exec(
-    inv: &Invocation,
-    pipelines: &Path,
-    req: &LineageRequest,
-    format: LineageFormat,
-) -> CmdResult {
+/// Column lineage formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LineageFormat {
+    /// `{"columns", "edges", "unresolved"}`.
+    Json,
+    /// OpenLineage run events (JSON Lines), one per statement, with the `columnLineage` facet.
+    Openlineage,
+    Dot,
+    Mermaid,
+    /// A self-contained page: click a column to see its upstream and downstream.
+    Html,
+}
+
+/// Options of `pipeline column-lineage`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Only the lineage of this table (transitively).
+    #[arg(long)]
+    pub table: Option<String>,
+    /// With --table: only the lineage of this column.
+    #[arg(long, requires = "table")]
+    pub column: Option<String>,
+    /// Towards the sources only.
+    #[arg(long, requires = "table", conflicts_with = "downstream")]
+    pub upstream: bool,
+    /// Towards the readers only.
+    #[arg(long, requires = "table")]
+    pub downstream: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = LineageFormat::Json)]
+    pub format: LineageFormat,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let req = &LineageRequest {
+        table: args.table.clone(),
+        column: args.column.clone(),
+        upstream: args.upstream,
+        downstream: args.downstream,
+        allow_unknown: args.project.allow_unknown,
+    };
+    let format = args.format;
     let l = column_lineage::column_lineage(&inv.ctx, pipelines, req)?;
     match format {
         LineageFormat::Json => print_json(&l),
@@ -37,43 +76,6 @@ pub fn exec(
             u.table,
             u.reasons.join("; ")
         );
-    }
-    Ok(true)
-}
-
-/// `pipeline field-lineage TABLE [DIR] [-o DIR] [--open]` (shift_left's name): the column lineage of
-/// TABLE, upstream and downstream, written as `<DIR>/<table>_lineage.json` (the JSON of
-/// `column-lineage`); `--open` also writes `<table>_lineage.html` and prints its path.
-pub fn field_lineage(
-    inv: &Invocation,
-    pipelines: &Path,
-    table: &str,
-    output_dir: Option<&Path>,
-    open: bool,
-) -> CmdResult {
-    let l = column_lineage::column_lineage(
-        &inv.ctx,
-        pipelines,
-        &LineageRequest {
-            table: Some(table.to_string()),
-            ..Default::default()
-        },
-    )?;
-    let dir = output_dir.map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        crate::ops::OpsError::Refused(format!("cannot create {}: {e}", dir.display()))
-    })?;
-    let json = dir.join(format!("{table}_lineage.json"));
-    crate::fsutil::write_atomic(&json, crate::fsutil::to_json_pretty(&l).as_bytes()).map_err(
-        |e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", json.display())),
-    )?;
-    println!("wrote {}", json.display());
-    if open {
-        let html = dir.join(format!("{table}_lineage.html"));
-        crate::fsutil::write_atomic(&html, column_lineage::to_html(&l).as_bytes()).map_err(
-            |e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", html.display())),
-        )?;
-        println!("wrote {} (open it in a browser)", html.display());
     }
     Ok(true)
 }

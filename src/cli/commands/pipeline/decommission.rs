@@ -4,7 +4,7 @@
 //! project still reads (a running statement, a consumer group with members), is refused (exit 1)
 //! unless `--force`.
 
-use crate::cli::args::DecommissionArgs;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::decommission::{
@@ -15,11 +15,40 @@ use crate::ops::statement::StatementVerb;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
+/// Options of `pipeline decommission`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Stop the statements (resumable; the default).
+    #[arg(long, conflicts_with = "delete")]
+    pub stop: bool,
+    /// Delete the statements (their tables and topics stay).
+    #[arg(long)]
+    pub delete: bool,
+    /// Also every orphan: a statement under the statement-name prefix that no table of the tree owns.
+    #[arg(long)]
+    pub orphans: bool,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement to stop or disappear, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Also stop or delete a blue statement whose green successor is not RUNNING (a declaration:
+    /// COMPLETED); what was ignored is printed.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let prepared = decommission::prepare(
         &inv.ctx,
         &DecommissionRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             verb: if args.delete {
                 StatementVerb::Delete
             } else {
@@ -27,14 +56,17 @@ pub fn exec(inv: &Invocation, args: &DecommissionArgs) -> CmdResult {
             },
             orphans: args.orphans,
             timeout: Duration::from_secs(args.timeout),
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
             force: args.force,
         },
     )?;
     let plan = &prepared.plan;
     if args.dry_run || plan.statements.is_empty() {
         if inv.json() {
-            print_json(&serde_json::json!({"dry_run": args.dry_run, "plan": plan}));
+            print_json(&PlanView {
+                dry_run: args.dry_run,
+                plan,
+            });
         } else {
             print!("{}", plan_text(plan));
             if plan.statements.is_empty() {
@@ -242,4 +274,11 @@ fn plan_text(plan: &DecommissionPlan) -> String {
         }
     }
     out
+}
+
+/// `--output json` when nothing is changed (a dry run, or nothing to do): the plan.
+#[derive(serde::Serialize)]
+struct PlanView<'a, P> {
+    dry_run: bool,
+    plan: &'a P,
 }

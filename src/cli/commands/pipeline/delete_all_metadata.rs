@@ -1,12 +1,28 @@
 //! `flinkpipe pipeline delete-all-metadata [DIR] [--no-ack] [--dry-run]`: lists every
 //! `pipeline_definition.json` under DIR (and `pipeline_graph.json`), asks, deletes all or none.
 
+use crate::cli::args::PipelinesDir;
 use crate::cli::render::{confirm, print_json};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::metadata;
-use std::path::Path;
 
-pub fn exec(inv: &Invocation, dir: &Path, no_ack: bool, dry_run: bool) -> CmdResult {
+/// Options of `pipeline delete-all-metadata`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// List what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let dir = args.dir.pipelines.as_path();
+    let (no_ack, dry_run) = (args.no_ack, args.dry_run);
     let list = metadata::list_metadata_files(dir)?;
     if !inv.json() {
         println!(
@@ -29,9 +45,11 @@ pub fn exec(inv: &Invocation, dir: &Path, no_ack: bool, dry_run: bool) -> CmdRes
         metadata::delete_metadata_files(&list)?
     };
     if inv.json() {
-        print_json(&serde_json::json!({
-            "dir": list.dir, "files": list.files, "dry_run": dry_run, "deleted": deleted,
-        }));
+        print_json(&DeletedView {
+            list: &list,
+            dry_run,
+            deleted,
+        });
     } else if dry_run {
         println!("dry run: nothing deleted");
     } else {
@@ -40,4 +58,13 @@ pub fn exec(inv: &Invocation, dir: &Path, no_ack: bool, dry_run: bool) -> CmdRes
         );
     }
     Ok(true)
+}
+
+/// `--output json`: the folder and files listed, and how many were deleted.
+#[derive(serde::Serialize)]
+struct DeletedView<'a> {
+    #[serde(flatten)]
+    list: &'a metadata::MetadataFiles,
+    dry_run: bool,
+    deleted: usize,
 }

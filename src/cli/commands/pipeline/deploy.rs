@@ -2,14 +2,71 @@
 //! summary table (`--dry-run`: what each statement would get, the server's dry run of what it would
 //! create and the compute pool check; exit 1 when the real deploy would stop).
 
-use crate::cli::args::DeployArgs;
+use crate::cli::args::{PlanArgs, PoolArgs};
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::deploy::{self, DeployOutcome, DeployRequest, Deployed, DryRun, Outcome};
 use crate::ops::preflight::ServerCheck;
+use std::path::PathBuf;
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
+/// Options of `pipeline deploy`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+    /// Tables deployed at once (each waits for its parents); `--max-thread` is shift_left's name.
+    #[arg(
+        long,
+        visible_alias = "max-thread",
+        default_value_t = 4,
+        value_name = "N"
+    )]
+    pub max_parallel: usize,
+    /// shift_left's flag, accepted: a deploy is parallel whenever --max-parallel is above 1.
+    #[arg(long, hide = true)]
+    pub parallel: bool,
+    /// When a compute pool the statements go to is missing or full, create one they fit in (sized
+    /// under flink.max_cfu_percent_before_allocation; a Cloud API key), wait until it is
+    /// PROVISIONED and send them there; with --dry-run, say which pools it would create.
+    #[arg(long)]
+    pub pool_creation: bool,
+    /// Deploy the tables recorded at version V (`_v2`, `v2` or `2`) by blue-green releases in
+    /// pipelines/blue_green.json (and their non-running ancestors), instead of a scope.
+    #[arg(long = "version", value_name = "V", conflicts_with_all = ["scope", "blue_green"])]
+    pub release_version: Option<String>,
+    /// Print what would be sent, contact the target read-only, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Longest wait for one statement to reach RUNNING (DML) or COMPLETED (DDL), in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Continue an interrupted deploy from its journal without creating anything twice.
+    #[arg(long)]
+    pub resume: bool,
+    /// Allow DROP TABLE for restarted tables whose DDL changed (data loss).
+    #[arg(long)]
+    pub allow_drop: bool,
+    /// Let this table's (or statement's) stateful DML be recreated with its new SQL, losing its
+    /// state (repeatable; `all`: every one). Without it such a restart is refused.
+    #[arg(long, value_name = "TABLE")]
+    pub allow_state_loss: Vec<String>,
+    /// Journal file (default: `<project>/.flinkpipe/deploy-journal.jsonl`).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Deploy the green tables recorded by `pipeline blue-green --apply` in pipelines/blue_green.json
+    /// (and their non-running ancestors), instead of a scope.
+    #[arg(long, conflicts_with = "scope")]
+    pub blue_green: bool,
+    /// Deploy even when the statements would push a compute pool past
+    /// flink.max_cfu_percent_before_allocation.
+    #[arg(long)]
+    pub allow_pool_overcommit: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let req = DeployRequest {
         plan: args.plan.request_in(&args.pool),
         max_parallel: args.max_parallel,
@@ -48,14 +105,11 @@ pub fn exec(inv: &Invocation, args: &DeployArgs) -> CmdResult {
 
 fn dry_run(json: bool, d: &DryRun) {
     if json {
-        print_json(&serde_json::json!({
-            "scope": d.scope,
-            "dry_run": true,
-            "success": d.success(),
-            "environment": d.environment,
-            "statements": d.statements,
-            "capacity": d.capacity,
-        }));
+        print_json(&DryRunView {
+            dry_run: true,
+            success: d.success(),
+            report: d,
+        });
         return;
     }
     println!(
@@ -163,14 +217,12 @@ fn outcome_text(o: &Outcome) -> (String, String) {
 fn report(json: bool, d: &Deployed) {
     let report = &d.report;
     if json {
-        print_json(&serde_json::json!({
-            "scope": d.scope,
-            "success": report.success(),
-            "interrupted": report.interrupted,
-            "seconds": report.seconds,
-            "journal": d.journal.display().to_string(),
-            "nodes": report.nodes,
-        }));
+        print_json(&DeployedView {
+            scope: &d.scope,
+            success: report.success(),
+            journal: &d.journal,
+            report,
+        });
         return;
     }
     let rows: Vec<Vec<String>> = report
@@ -239,4 +291,24 @@ fn report(json: bool, d: &Deployed) {
             d.journal.display()
         );
     }
+}
+
+/// `--output json` of `--dry-run`: the dry run's report, marked as one, and whether it would pass.
+#[derive(serde::Serialize)]
+struct DryRunView<'a> {
+    #[serde(flatten)]
+    report: &'a DryRun,
+    dry_run: bool,
+    success: bool,
+}
+
+/// `--output json` of a deploy: the scope, the journal, whether it succeeded and the run's report
+/// (`nodes`, `interrupted`, `seconds`) at the top level.
+#[derive(serde::Serialize)]
+struct DeployedView<'a> {
+    scope: &'a str,
+    success: bool,
+    journal: &'a std::path::Path,
+    #[serde(flatten)]
+    report: &'a crate::ops::deploy::DeployReport,
 }

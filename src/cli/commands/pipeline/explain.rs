@@ -2,28 +2,48 @@
 //! tables (shift_left's `explain`), as text or JSON; with `--changelog-mode`, the changelog each sink
 //! receives and its upsert key.
 
-use crate::cli::args::ExplainArgs;
+use crate::cli::args::{ProjectArgs, ScopeArgs};
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::explain::{self, ExplainRequest};
+use crate::ops::scope::PlanRequest;
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &ExplainArgs) -> CmdResult {
+/// Options of `pipeline explain`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Longest wait for one plan, in seconds.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Print, instead of the plan, the changelog each sink receives (append-only, upsert or
+    /// retract, with its +I/-U/+U/-D kinds) and its upsert key.
+    #[arg(long)]
+    pub changelog_mode: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let r = explain::explain(
         &inv.ctx,
         &ExplainRequest {
-            plan: args.request(),
+            plan: PlanRequest {
+                pipelines: args.project.dir.pipelines.clone(),
+                scope: args.scope.request(),
+                allow_unknown: args.project.allow_unknown,
+                ..PlanRequest::default()
+            },
             timeout: Duration::from_secs(args.timeout),
             changelog_mode: args.changelog_mode,
         },
     )?;
     if inv.json() {
-        print_json(&serde_json::json!({
-            "scope": r.scope,
-            "target": r.target,
-            "success": r.success(),
-            "statements": r.statements,
-        }));
+        print_json(&ExplainView {
+            success: r.success(),
+            report: &r,
+        });
         return Ok(r.success());
     }
     println!("Plans of {} on {}", r.scope, r.target);
@@ -80,4 +100,12 @@ pub fn exec(inv: &Invocation, args: &ExplainArgs) -> CmdResult {
             .count()
     );
     Ok(r.success())
+}
+
+/// `--output json`: the report and whether every statement was explained.
+#[derive(serde::Serialize)]
+struct ExplainView<'a> {
+    #[serde(flatten)]
+    report: &'a explain::ExplainReport,
+    success: bool,
 }

@@ -1,18 +1,32 @@
 //! `flinkpipe pipeline prepare SQL_FILE [DIR] [--compute-pool-id P]`: one-off SQL on the target.
 
+use crate::cli::args::PipelinesDir;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::prepare;
-use std::path::Path;
 use std::time::Duration;
 
-pub fn exec(
-    inv: &Invocation,
-    sql_file: &Path,
-    pipelines: &Path,
-    pool: Option<&str>,
-    timeout: u64,
-) -> CmdResult {
+/// Options of `pipeline prepare`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The SQL file.
+    pub sql_file: std::path::PathBuf,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// The compute pool to run them in [default: flink.compute_pool_id].
+    #[arg(long, value_name = "POOL_ID")]
+    pub compute_pool_id: Option<String>,
+    /// Longest wait for one statement, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.dir.pipelines.as_path();
+    let sql_file = args.sql_file.as_path();
+    let pool = args.compute_pool_id.as_deref();
+    let timeout = args.timeout;
     let r = prepare::prepare(
         &inv.ctx,
         pipelines,

@@ -2,14 +2,51 @@
 //! [--max-lag S] [--samples N] [--format text|markdown]`: blue against green before cut-over;
 //! exit 1 unless every table is `same` or `expected-difference`.
 
-use crate::cli::args::{CheckFormat, ReleaseCheckArgs};
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::query::ReadOptions;
 use crate::ops::release_check::{self, ReleaseCheck, ReleaseCheckRequest, SideStats, TableCheck};
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &ReleaseCheckArgs) -> CmdResult {
+/// Options of `pipeline release-check`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Check only this table of the open release (blue or green name), or the pair BLUE=GREEN
+    /// (repeatable).
+    #[arg(long, value_name = "TABLE|BLUE=GREEN")]
+    pub table_name: Vec<String>,
+    /// A declared difference: `table.column` (values of that column; a key column also declares
+    /// keys only on one side) or `table` (any difference). Repeatable.
+    #[arg(long, value_name = "TABLE[.COLUMN]")]
+    pub expect_diff: Vec<String>,
+    /// Green is catching-up when its newest time value is more than this many seconds behind blue's.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub max_lag: f64,
+    /// Sample rows shown per kind of difference.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub samples: usize,
+    /// Text layout (with --output text): a table, or Markdown for a pull-request comment.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// Stop one side's read after this many seconds without a new row, once rows have arrived.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub idle: f64,
+    /// Stop one side's read after this many seconds in all.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+/// Text layout of `pipeline release-check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Markdown,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let secs = |v: f64, what: &str| {
         if v.is_finite() && v >= 0.0 {
             Ok(Duration::from_secs_f64(v))
@@ -33,13 +70,13 @@ pub fn exec(inv: &Invocation, args: &ReleaseCheckArgs) -> CmdResult {
     let check = release_check::release_check(
         &inv.ctx,
         &ReleaseCheckRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             tables: args.table_name.clone(),
             expect_diff: args.expect_diff.clone(),
             max_lag_seconds: args.max_lag,
             samples: args.samples,
             read,
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
         },
     )?;
     if inv.json() {

@@ -2,21 +2,60 @@
 //! [--output-file-name F] [--open]`: the parent tree (and child tree with `--children-too`), in
 //! shift_left's formats too.
 
-use crate::cli::args::ReportFormats;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{print_json, tree_text};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::report;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-pub fn exec(
-    inv: &Invocation,
-    pipelines: &Path,
-    table: &str,
-    children_too: bool,
-    parent_only: bool,
-    formats: &ReportFormats,
-    allow_unknown: bool,
-) -> CmdResult {
+/// shift_left's output options of `pipeline report`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct ReportFormats {
+    /// Print the report as YAML (shift_left's `--yaml`).
+    #[arg(long, conflicts_with = "json")]
+    pub yaml: bool,
+    /// Print the report as JSON (shift_left's `--json`; the same as `--output json`).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report to this file (YAML with --yaml, else JSON), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub output_file_name: Option<PathBuf>,
+    /// Write the lineage page of the report's tables to `<table>_pipeline_graph.html` (in
+    /// $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left) and print its path; open it when a browser is
+    /// configured ($BROWSER).
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// Options of `pipeline report`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The table name.
+    pub table: String,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Also print the children tree.
+    #[arg(long)]
+    pub children_too: bool,
+    /// Print only the direct parents (and children with --children-too).
+    #[arg(long)]
+    pub parent_only: bool,
+    /// shift_left's negations (its defaults), accepted and ignored.
+    #[arg(long, hide = true)]
+    pub no_parent_only: bool,
+    #[arg(long, hide = true)]
+    pub no_children_too: bool,
+    #[command(flatten)]
+    pub formats: ReportFormats,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let allow_unknown = args.project.allow_unknown;
+    let table = args.table.as_str();
+    let (children_too, parent_only) = (args.children_too, args.parent_only);
+    let formats = &args.formats;
     let r = report::table_report(
         &inv.ctx,
         pipelines,
@@ -53,7 +92,10 @@ pub fn exec(
         print!("{}", document.as_deref().unwrap_or_default());
     } else if formats.json || inv.json() {
         if page.is_some() && inv.json() {
-            print_json(&serde_json::json!({"report": r, "page": page}));
+            print_json(&ReportView {
+                report: &r,
+                page: page.as_ref(),
+            });
         } else {
             print!("{}", document.as_deref().unwrap_or_default());
         }
@@ -82,4 +124,11 @@ fn open_in_browser(page: &Path) {
             .stderr(std::process::Stdio::null())
             .spawn();
     }
+}
+
+/// `--output json` with `--open`: the report and the page written.
+#[derive(serde::Serialize)]
+struct ReportView<'a, R, P> {
+    report: &'a R,
+    page: Option<&'a P>,
 }

@@ -3,7 +3,7 @@
 //! the rollback in `pipelines/blue_green.json` and prints the git command that restores the blue SQL.
 //! A decommissioned release is refused (exit 1).
 
-use crate::cli::args::RollbackArgs;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::rollback::{self, RollbackPlan, RollbackRequest};
@@ -11,7 +11,29 @@ use crate::ops::statement::StatementVerb;
 use crate::versioning::restore::{Restore, RestoreSource};
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
+/// Options of `pipeline rollback`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Stop the green statements (resumable; the default).
+    #[arg(long, conflicts_with = "delete")]
+    pub stop: bool,
+    /// Delete the green statements (their tables and topics stay).
+    #[arg(long)]
+    pub delete: bool,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement to stop or disappear, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let verb = if args.delete {
         StatementVerb::Delete
     } else {
@@ -20,28 +42,28 @@ pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
     let prepared = rollback::prepare(
         &inv.ctx,
         &RollbackRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             verb,
             timeout: Duration::from_secs(args.timeout),
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
         },
     )?;
     let plan = &prepared.plan;
     let restore = prepared.restore.clone();
     let restore_json = || match &restore {
-        Ok(r) => serde_json::json!({
-            "restore": r,
-            "commands": r.commands(&plan.release),
-        }),
-        Err(e) => serde_json::json!({"error": e}),
+        Ok(r) => GitView::Restore {
+            restore: r.clone(),
+            commands: r.commands(&plan.release),
+        },
+        Err(e) => GitView::Error { error: e.clone() },
     };
     if args.dry_run {
         if inv.json() {
-            print_json(&serde_json::json!({
-                "dry_run": true,
-                "plan": plan,
-                "git": restore_json(),
-            }));
+            print_json(&DryRunView {
+                dry_run: true,
+                plan,
+                git: restore_json(),
+            });
         } else {
             print!("{}", plan_text(plan));
             println!("dry run: nothing was changed");
@@ -71,7 +93,10 @@ pub fn exec(inv: &Invocation, args: &RollbackArgs) -> CmdResult {
     let git = restore_json();
     let report = prepared.execute()?;
     if inv.json() {
-        print_json(&serde_json::json!({"report": report, "git": git}));
+        print_json(&RolledBackView {
+            report: &report,
+            git,
+        });
         return Ok(report.success());
     }
     for r in &report.results {
@@ -203,4 +228,33 @@ fn plan_text(plan: &RollbackPlan) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `--output json`: how to restore the blue SQL in the files (the git commands), or why it cannot
+/// be worked out.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum GitView {
+    Restore {
+        restore: Restore,
+        commands: Vec<String>,
+    },
+    Error {
+        error: String,
+    },
+}
+
+/// `--output json` of `--dry-run`: what would be stopped or deleted and the git restore.
+#[derive(serde::Serialize)]
+struct DryRunView<'a> {
+    dry_run: bool,
+    plan: &'a RollbackPlan,
+    git: GitView,
+}
+
+/// `--output json` of a rollback: its report and the git restore.
+#[derive(serde::Serialize)]
+struct RolledBackView<'a> {
+    report: &'a rollback::RollbackReport,
+    git: GitView,
 }

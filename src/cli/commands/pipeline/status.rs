@@ -1,14 +1,28 @@
 //! `flinkpipe pipeline status [DIR] [SCOPE]`: the live phase of every statement of the scope, the
 //! plan's action and SQL drift.
 
-use crate::cli::args::StatusArgs;
+use crate::cli::args::PlanArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::status::{self, RuntimeMetrics, StatusRequest};
 use crate::ops::target::TargetKind;
 use crate::target::Phase;
 
-pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
+/// Options of `pipeline status`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Also show runtime metrics: records in and out, pending records (consumer lag), watermark and
+    /// backpressure (Confluent Cloud: the Metrics API, a Cloud API key; SQL Gateway: the JobManager).
+    #[arg(long)]
+    pub lag: bool,
+    /// Window of the Metrics API record counts, in minutes (Confluent Cloud).
+    #[arg(long, default_value_t = 10, value_name = "MINUTES", requires = "lag")]
+    pub lag_minutes: u32,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let r = status::status(
         &inv.ctx,
         &StatusRequest {
@@ -18,18 +32,10 @@ pub fn exec(inv: &Invocation, args: &StatusArgs) -> CmdResult {
         },
     )?;
     if inv.json() {
-        let mut v = serde_json::json!({
-            "scope": r.scope,
-            "environment": r.environment,
-            "statements": r.statements,
-            "blue_green": r.blue_green,
-            "orphans": r.orphans,
-            "blue_readers": r.blue_readers,
+        print_json(&StatusView {
+            lag_source: r.lag.as_ref().map(|l| l.source.as_str()),
+            report: &r,
         });
-        if let Some(l) = &r.lag {
-            v["lag_source"] = serde_json::Value::String(l.source.clone());
-        }
-        print_json(&v);
         return Ok(true);
     }
     println!("Status of {} on {}\n", r.scope, r.target);
@@ -197,4 +203,13 @@ fn lag_summary(m: Option<&RuntimeMetrics>) -> String {
                 .unwrap_or_default()
         ),
     }
+}
+
+/// `--output json`: the whole report, and `lag_source` (what the metrics were read from) at the top
+/// level as before.
+#[derive(serde::Serialize)]
+struct StatusView<'a> {
+    #[serde(flatten)]
+    report: &'a status::StatusReport,
+    lag_source: Option<&'a str>,
 }

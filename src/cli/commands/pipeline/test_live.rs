@@ -2,15 +2,41 @@
 //! [--junit FILE]`: the data tests of `tests/live_tests.yaml` on the deployed tables; exit 1 unless
 //! every test passes.
 
-use crate::cli::args::TestLiveArgs;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::live_tests::{self, LiveTestReport, LiveTestRequest};
 use crate::ops::query::ReadOptions;
 use crate::unittest::run::Verdict;
+use std::path::PathBuf;
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &TestLiveArgs) -> CmdResult {
+/// Options of `pipeline test-live`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Test the green tables of the open blue-green release (pipelines/blue_green.json).
+    #[arg(long)]
+    pub blue_green: bool,
+    /// Test only this table (repeatable); default: every table with a tests/live_tests.yaml.
+    #[arg(long, value_name = "T")]
+    pub table_name: Vec<String>,
+    /// Failing rows shown per test.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub max_failing_rows: usize,
+    /// Write the results as JUnit XML to FILE (for CI).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Stop a read after this many seconds without a new row, once rows have arrived.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub idle: f64,
+    /// Stop a read after this many seconds in all.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let secs = |v: f64, what: &str| {
         if v.is_finite() && v >= 0.0 {
             Ok(Duration::from_secs_f64(v))
@@ -23,7 +49,7 @@ pub fn exec(inv: &Invocation, args: &TestLiveArgs) -> CmdResult {
     let report = live_tests::run(
         &inv.ctx,
         &LiveTestRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             tables: args.table_name.clone(),
             blue_green: args.blue_green,
             max_failing_rows: args.max_failing_rows,
@@ -32,7 +58,7 @@ pub fn exec(inv: &Invocation, args: &TestLiveArgs) -> CmdResult {
                 timeout: Some(secs(args.timeout, "timeout")?),
                 ..ReadOptions::default()
             },
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
             junit: args.junit.clone(),
         },
     )?;

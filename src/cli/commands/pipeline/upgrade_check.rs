@@ -1,9 +1,24 @@
 //! `flinkpipe pipeline upgrade-check [DIR] [--since REF] [--table-name T …] [--engine local|offline]`.
 
-use crate::cli::args::{EngineChoice, UpgradeCheckArgs};
+use crate::cli::args::{ChangeRefs, EngineChoice, ProjectArgs};
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::upgrade_check::{self, Engine, UpgradeAction, UpgradeCheckRequest};
+
+/// `pipeline upgrade-check`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub refs: ChangeRefs,
+    /// Only the statements writing this table (repeatable).
+    #[arg(long = "table-name", value_name = "TABLE")]
+    pub tables: Vec<String>,
+    /// Where plans are compiled.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Local)]
+    pub engine: EngineChoice,
+}
 
 fn action(a: UpgradeAction) -> &'static str {
     match a {
@@ -14,10 +29,10 @@ fn action(a: UpgradeAction) -> &'static str {
     }
 }
 
-pub fn exec(inv: &Invocation, args: &UpgradeCheckArgs) -> CmdResult {
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let report = upgrade_check::upgrade_check(
         &inv.ctx,
-        &args.dir.pipelines,
+        &args.project.dir.pipelines,
         &UpgradeCheckRequest {
             change: args.refs.request(),
             tables: args.tables.clone(),
@@ -25,7 +40,7 @@ pub fn exec(inv: &Invocation, args: &UpgradeCheckArgs) -> CmdResult {
                 EngineChoice::Offline => Engine::Offline,
                 EngineChoice::Local => Engine::Local,
             },
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
         },
     )?;
     let ok = report.all_in_place();

@@ -3,22 +3,53 @@
 //! when every statement was parsed; with `--since`, the schema changes since REF and the downstream
 //! statements that read what changed.
 
+use crate::cli::args::{EngineChoice, FailOn, ProjectArgs};
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::engine_check;
 use crate::ops::schema_changes::{self, ColumnChange, SchemaChange};
 use crate::ops::validate::{self, Gate, Verdict};
-use std::path::Path;
 
-pub fn exec(
-    inv: &Invocation,
-    pipelines: &Path,
-    allow_unknown: bool,
-    gate: Gate,
-    since: Option<&str>,
-    fail_on_breaking: bool,
-    engine: bool,
-) -> CmdResult {
+/// Options of `pipeline validate`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Also check the schema changes since this git ref against every downstream reader (column
+    /// lineage): removed and retyped columns, primary-key changes, added columns.
+    #[arg(long, value_name = "REF")]
+    pub since: Option<String>,
+    /// Fail (exit 1) on these findings: `breaking` = a changed column that a reader uses.
+    #[arg(long, value_enum, requires = "since")]
+    pub fail_on: Option<FailOn>,
+    /// The CI gate: a statement not read as Flink reads it is an error (exit 1): sql-fallback
+    /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder, and
+    /// scaffold-todo (a TODO(flinkpipe) that table init left).
+    #[arg(long)]
+    pub strict: bool,
+    /// Make the warnings of CLASS errors (exit 1), e.g. `--deny unknown-layer`; repeatable;
+    /// `all` denies every warning.
+    #[arg(long, value_name = "CLASS", value_parser = crate::diagnostics::DeniedClass::parse)]
+    pub deny: Vec<crate::diagnostics::DeniedClass>,
+    /// `local`: also EXPLAIN every statement (with --since: those of the changed tables and
+    /// their children) on the local Flink with the project's DDL; what the planner rejects
+    /// (type errors, unknown columns, an updating query into an append-only sink) is an error
+    /// at its file and line.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Offline)]
+    pub engine: EngineChoice,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let allow_unknown = args.project.allow_unknown;
+    let gate = Gate {
+        strict: args.strict,
+        deny: args.deny.clone(),
+    };
+    let since = args.since.as_deref();
+    let fail_on_breaking = args.fail_on.is_some();
+    let engine = args.engine == EngineChoice::Local;
     let v = validate::validate(&inv.ctx, pipelines, allow_unknown, &gate)?;
     let checked = match engine && !v.has_errors() {
         true => Some(engine_check::engine_check(
@@ -52,16 +83,11 @@ pub fn exec(
     if inv.json() {
         match (&changes, &checked) {
             (None, None) => print_json(&v.diagnostics),
-            (c, e) => {
-                let mut out = serde_json::json!({"diagnostics": v.diagnostics});
-                if let Some(c) = c {
-                    out["schema_changes"] = serde_json::to_value(c).unwrap_or_default();
-                }
-                if let Some(e) = e {
-                    out["engine_check"] = serde_json::to_value(e).unwrap_or_default();
-                }
-                print_json(&out);
-            }
+            (schema_changes, engine_check) => print_json(&ValidateView {
+                diagnostics: &v.diagnostics,
+                schema_changes: schema_changes.as_ref(),
+                engine_check: engine_check.as_ref(),
+            }),
         }
         return Ok(!failed);
     }
@@ -153,4 +179,15 @@ fn print_change(c: &SchemaChange, fail_on_breaking: bool) {
                 .unwrap_or_default()
         );
     }
+}
+
+/// `--output json` with `--since` or `--engine local`: the diagnostics next to the schema changes
+/// and the engine's verdicts (without either, the diagnostics alone, as before).
+#[derive(serde::Serialize)]
+struct ValidateView<'a, D, C, E> {
+    diagnostics: &'a D,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_changes: Option<&'a C>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine_check: Option<&'a E>,
 }

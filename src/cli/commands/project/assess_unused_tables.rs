@@ -1,17 +1,35 @@
 //! `flinkpipe project assess-unused-tables [DIR] [--include-topics | --no-topics] [--output-file F]`.
 
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::unused::{self, AssessRequest};
 use std::path::Path;
+use std::path::PathBuf;
 
-pub fn exec(
-    inv: &Invocation,
-    pipelines: &Path,
-    include_topics: bool,
-    output_file: Option<&Path>,
-    allow_unknown: bool,
-) -> CmdResult {
+/// Options of `project assess-unused-tables`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Also assess the Kafka topics (the default; `--no-topics` skips them).
+    #[arg(long, overrides_with = "no_topics")]
+    pub include_topics: bool,
+    /// Do not assess the Kafka topics.
+    #[arg(long)]
+    pub no_topics: bool,
+    /// The report file [default: unused_tables_<time>.txt in $FLINKPIPE_OUTPUT_DIR, else
+    /// ~/.shift_left].
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let allow_unknown = args.project.allow_unknown;
+    let include_topics = !args.no_topics;
+    let output_file = args.output_file.as_deref();
     let r = unused::assess(
         &inv.ctx,
         &AssessRequest {

@@ -1,13 +1,31 @@
 //! `flinkpipe project create-compute-pool NAME [DIR] --max-cfu N`: a compute pool in the
 //! environment's cloud and region, waited for until PROVISIONED.
 
-use crate::cli::args::CreateComputePoolArgs;
+use crate::cli::args::PipelinesDir;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::pools::{self, CreatePoolRequest};
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &CreateComputePoolArgs) -> CmdResult {
+/// Options of `project create-compute-pool`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// The pool's display name (letters, digits, '_', '.', '-'; at most 64).
+    pub name: String,
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    /// The pool's maximum CFUs: 5, 10, 20, 30, 40 or 50.
+    #[arg(long, value_name = "N")]
+    pub max_cfu: u32,
+    /// Longest wait for PROVISIONED, in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Return as soon as the pool is requested (PROVISIONING).
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let pool = pools::create(
         &inv.ctx,
         &CreatePoolRequest {

@@ -2,12 +2,47 @@
 //! [--dry-run] [--force]`: lists the selected pools and what is in them, keeps the protected ones,
 //! asks, deletes.
 
-use crate::cli::args::DeleteAllComputePoolsArgs;
 use crate::cli::render::{confirm, print_json};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::pools::{self, DeleteAllPoolsRequest};
+use std::path::PathBuf;
 
-pub fn exec(inv: &Invocation, args: &DeleteAllComputePoolsArgs) -> CmdResult {
+/// Options of `project delete-all-compute-pools`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// Delete the pools whose display name contains this.
+    #[arg(
+        value_name = "PRODUCT",
+        required_unless_present = "compute_pool_list_file"
+    )]
+    pub product: Option<String>,
+    /// A file with one compute pool id per line: only these pools are deleted.
+    #[arg(long, value_name = "FILE")]
+    pub compute_pool_list_file: Option<PathBuf>,
+    /// The pipelines folder (the project whose statements protect a pool) [default: $PIPELINES, else
+    /// ./pipelines].
+    #[arg(
+        long = "pipelines",
+        value_name = "DIR",
+        env = "PIPELINES",
+        default_value = "pipelines"
+    )]
+    pub pipelines: PathBuf,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// List what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete protected pools too (what was overridden is printed).
+    #[arg(long)]
+    pub force: bool,
+    /// Keep unknown references as external tables (warning) instead of failing.
+    #[arg(long)]
+    pub allow_unknown: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let prepared = pools::prepare_delete_all(
         &inv.ctx,
         &DeleteAllPoolsRequest {
@@ -54,7 +89,11 @@ pub fn exec(inv: &Invocation, args: &DeleteAllComputePoolsArgs) -> CmdResult {
     let kept_any = !plan.kept.is_empty();
     if args.dry_run || plan.pools.is_empty() {
         if inv.json() {
-            print_json(&serde_json::json!({"plan": plan, "deleted": [], "dry_run": args.dry_run}));
+            print_json(&DeleteAllView {
+                plan: &plan,
+                deleted: &[],
+                dry_run: args.dry_run,
+            });
         } else {
             println!(
                 "nothing deleted{}",
@@ -75,7 +114,11 @@ pub fn exec(inv: &Invocation, args: &DeleteAllComputePoolsArgs) -> CmdResult {
     let outcomes = prepared.execute();
     let failed = outcomes.iter().any(|o| o.error.is_some());
     if inv.json() {
-        print_json(&serde_json::json!({"plan": plan, "deleted": outcomes, "dry_run": false}));
+        print_json(&DeleteAllView {
+            plan: &plan,
+            deleted: &outcomes,
+            dry_run: false,
+        });
     } else {
         for o in &outcomes {
             match (&o.error, o.deleted) {
@@ -86,4 +129,12 @@ pub fn exec(inv: &Invocation, args: &DeleteAllComputePoolsArgs) -> CmdResult {
         }
     }
     Ok(!failed && !kept_any)
+}
+
+/// `--output json`: the plan (pools to delete, pools kept and why) and each deletion's outcome.
+#[derive(serde::Serialize)]
+struct DeleteAllView<'a> {
+    plan: &'a pools::DeleteAllPlan,
+    deleted: &'a [pools::PoolDeleteOutcome],
+    dry_run: bool,
 }

@@ -2,18 +2,34 @@
 //! listing what is in it and asking; refused while statements of the project or of an open release
 //! are there (any phase), unless `--force`.
 
-use crate::cli::args::DeleteComputePoolArgs;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::pools::{self, DeletePoolRequest};
 
-pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
+/// Options of `project delete-compute-pool`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// The pool id (`lfcp-…`).
+    pub id: String,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Delete it although statements of the project or of an open blue-green release are in it
+    /// (in any phase); what was ignored is printed.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let prepared = pools::prepare_delete(
         &inv.ctx,
         &DeletePoolRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             id: args.id.clone(),
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
             force: args.force,
         },
     )?;
@@ -54,13 +70,23 @@ pub fn exec(inv: &Invocation, args: &DeleteComputePoolArgs) -> CmdResult {
     let plan = plan.clone();
     let deleted = prepared.execute()?;
     if inv.json() {
-        print_json(
-            &serde_json::json!({"pool": plan.pool, "statements": plan.statements, "deleted": deleted}),
-        );
+        print_json(&DeletedView {
+            plan: &plan,
+            deleted,
+        });
     } else if deleted {
         println!("deleted compute pool {pool}");
     } else {
         println!("compute pool {pool} was already gone");
     }
     Ok(true)
+}
+
+/// `--output json`: the plan (the pool, its statements, what `--force` overrode) and whether the
+/// pool was deleted (false: it was already gone).
+#[derive(serde::Serialize)]
+struct DeletedView<'a> {
+    #[serde(flatten)]
+    plan: &'a pools::DeletePlan,
+    deleted: bool,
 }

@@ -1,13 +1,23 @@
 //! `flinkpipe project delete-integration-tests --table-name SINK [DIR]`: removes what runs of the
 //! sink's integration tests created.
 
-use crate::cli::args::DeleteIntegrationTestsArgs;
+use crate::cli::args::IntegrationTarget;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::OpsError;
 use crate::ops::integration_tests::{self, DeleteRequest};
 
-pub fn exec(inv: &Invocation, args: &DeleteIntegrationTestsArgs) -> CmdResult {
+/// `project delete-integration-tests`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub target: IntegrationTarget,
+    /// shift_left's option: the command never asks.
+    #[arg(long)]
+    pub no_confirm: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let (table, pipelines) = args.target.resolve().map_err(OpsError::Usage)?;
     let d = integration_tests::delete(
         &inv.ctx,

@@ -1,12 +1,25 @@
 //! `flinkpipe project get-statement-list POOL [DIR]`: every statement on a compute pool, with its
 //! phase, owner table (or not ours) and age.
 
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::pools;
-use std::path::Path;
 
-pub fn exec(inv: &Invocation, pipelines: &Path, pool: &str, allow_unknown: bool) -> CmdResult {
+/// Options of `project get-statement-list`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The compute pool id (`lfcp-…`).
+    pub compute_pool_id: String,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let allow_unknown = args.project.allow_unknown;
+    let pool = args.compute_pool_id.as_str();
     let r = pools::statements_on_pool(&inv.ctx, pipelines, pool, allow_unknown)?;
     if inv.json() {
         print_json(&r);

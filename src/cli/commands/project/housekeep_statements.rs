@@ -3,18 +3,74 @@
 //! chosen from one listing; never a running statement of the project, a statement of an open
 //! blue-green release, or (without a pipelines folder) any live statement, unless named.
 
-use crate::cli::args::{HousekeepAction, HousekeepArgs, StatusArg};
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::housekeep::{self, HousekeepPlan, HousekeepRequest, Phase};
 use crate::ops::statement::StatementVerb;
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &HousekeepArgs) -> CmdResult {
+/// Statement phases `housekeep-statements` filters on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "UPPER")]
+pub enum StatusArg {
+    Completed,
+    Failed,
+    Stopped,
+    Running,
+    Degraded,
+    Pending,
+}
+
+/// What `housekeep-statements` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HousekeepAction {
+    Delete,
+    Stop,
+    Resume,
+}
+
+/// Options of `project housekeep-statements`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Statements whose name starts with this [default: workspace, unless --statement-name is given].
+    #[arg(long, value_name = "PREFIX")]
+    pub starts_with: Option<String>,
+    /// Statements in this phase (repeatable) [default: COMPLETED and FAILED to delete, RUNNING and
+    /// DEGRADED to stop, STOPPED to resume].
+    #[arg(long, value_enum, ignore_case = true, value_name = "PHASE")]
+    pub status: Vec<StatusArg>,
+    /// Statements created at least this many days ago.
+    #[arg(long, default_value_t = 0, value_name = "DAYS")]
+    pub age: u64,
+    /// What to do with them.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = HousekeepAction::Delete)]
+    pub action: HousekeepAction,
+    /// A statement to act on whatever its prefix, phase or age, even a running one of the project
+    /// (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub statement_name: Vec<String>,
+    /// Only statements in this compute pool.
+    #[arg(long, value_name = "POOL_ID")]
+    pub compute_pool_id: Option<String>,
+    /// List what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub no_ack: bool,
+    /// Longest wait for one statement, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let prepared = housekeep::prepare(
         &inv.ctx,
         &HousekeepRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             starts_with: args.starts_with.clone(),
             status: args
                 .status
@@ -37,13 +93,16 @@ pub fn exec(inv: &Invocation, args: &HousekeepArgs) -> CmdResult {
             statement_names: args.statement_name.clone(),
             compute_pool_id: args.compute_pool_id.clone(),
             timeout: Duration::from_secs(args.timeout),
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
         },
     )?;
     let plan = &prepared.plan;
     if args.dry_run || plan.statements.is_empty() {
         if inv.json() {
-            print_json(&serde_json::json!({"dry_run": args.dry_run, "plan": plan}));
+            print_json(&PlanView {
+                dry_run: args.dry_run,
+                plan,
+            });
         } else {
             print!("{}", plan_text(plan));
             println!(
@@ -161,4 +220,11 @@ fn plan_text(plan: &HousekeepPlan) -> String {
         }
     }
     out
+}
+
+/// `--output json` when nothing is changed (a dry run, or nothing to do): the plan.
+#[derive(serde::Serialize)]
+struct PlanView<'a, P> {
+    dry_run: bool,
+    plan: &'a P,
 }

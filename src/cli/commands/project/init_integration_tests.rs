@@ -1,13 +1,26 @@
 //! `flinkpipe project init-integration-tests --table-name SINK [DIR]`: the sink's
 //! tests/integration/ folder, from its subgraph's SQL.
 
-use crate::cli::args::InitIntegrationTestsArgs;
+use crate::cli::args::IntegrationTarget;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::OpsError;
 use crate::ops::integration_tests::{self, InitRequest};
 
-pub fn exec(inv: &Invocation, args: &InitIntegrationTestsArgs) -> CmdResult {
+/// `project init-integration-tests`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    #[command(flatten)]
+    pub target: IntegrationTarget,
+    /// Number of scenarios, each with its own rows.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub nb_scenarios: usize,
+    /// Even scenarios read their inputs from CSV files.
+    #[arg(long)]
+    pub create_csv: bool,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let (table, pipelines) = args.target.resolve().map_err(OpsError::Usage)?;
     let g = integration_tests::init(
         &inv.ctx,

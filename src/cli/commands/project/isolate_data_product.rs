@@ -3,9 +3,23 @@
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::isolate;
-use std::path::Path;
+use std::path::PathBuf;
 
-pub fn exec(inv: &Invocation, product: &str, source: &Path, target: &Path) -> CmdResult {
+/// Options of `project isolate-data-product`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The product to isolate.
+    pub product_name: String,
+    /// The source project's pipelines folder.
+    pub source_folder: PathBuf,
+    /// The new project's folder (its pipelines/ must not exist).
+    pub target_folder: PathBuf,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let product = args.product_name.as_str();
+    let (source, target) = (args.source_folder.as_path(), args.target_folder.as_path());
     let r = isolate::isolate(&inv.ctx, product, source, target)?;
     if inv.json() {
         print_json(&r);

@@ -1,12 +1,21 @@
 //! `flinkpipe project list-compute-pools [DIR]`: the compute pools of the Confluent Cloud
 //! environment, with their capacity and what of the configuration uses each.
 
+use crate::cli::args::PipelinesDir;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::pools;
-use std::path::Path;
 
-pub fn exec(inv: &Invocation, pipelines: &Path) -> CmdResult {
+/// Options of `project list-compute-pools`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.dir.pipelines.as_path();
     let r = pools::list(&inv.ctx, pipelines)?;
     if inv.json() {
         print_json(&r);

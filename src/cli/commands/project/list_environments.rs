@@ -1,11 +1,20 @@
 //! `flinkpipe project list-environments [DIR]`: the organization's Confluent Cloud environments.
 
+use crate::cli::args::PipelinesDir;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::pools;
-use std::path::Path;
 
-pub fn exec(inv: &Invocation, pipelines: &Path) -> CmdResult {
+/// Options of `project list-environments`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.dir.pipelines.as_path();
     let r = pools::list_environments(&inv.ctx, pipelines)?;
     if inv.json() {
         print_json(&r);

@@ -1,19 +1,33 @@
 //! `flinkpipe project list-impacted-tables [DIR]`: the descendants impacted by the changes since a git
 //! ref, each with its reason; writes `impacted_tables.json`.
 
-use crate::cli::args::ChangeRefs;
+use crate::cli::args::{ChangeRefs, PipelinesDir};
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::changes::{self, ChangeKind};
-use std::path::Path;
+use std::path::PathBuf;
 
-pub fn exec(
-    inv: &Invocation,
-    pipelines: &Path,
-    refs: &ChangeRefs,
-    modified_files_path: Option<&Path>,
-    output_dir: Option<&Path>,
-) -> CmdResult {
+/// Options of `project list-impacted-tables`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    #[command(flatten)]
+    pub refs: ChangeRefs,
+    /// Read the changes from this modified_flink_files.json instead of git.
+    #[arg(long, value_name = "FILE")]
+    pub modified_files_path: Option<PathBuf>,
+    /// Folder for impacted_tables.json [default: $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left].
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.dir.pipelines.as_path();
+    let refs = &args.refs;
+    let modified_files_path = args.modified_files_path.as_deref();
+    let output_dir = args.output_dir.as_deref();
     let r = changes::list_impacted_tables(
         &inv.ctx,
         pipelines,

@@ -1,19 +1,35 @@
 //! `flinkpipe project list-modified-files [DIR]`: the files changed since a git ref, each with its
 //! table and change kind; writes `modified_flink_files.json` / `.txt`.
 
-use crate::cli::args::ChangeRefs;
+use crate::cli::args::{ChangeRefs, PipelinesDir};
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::changes::{self, ChangeSet, ModifiedFiles};
-use std::path::Path;
+use std::path::PathBuf;
 
-pub fn exec(
-    inv: &Invocation,
-    pipelines: &Path,
-    refs: &ChangeRefs,
-    output_dir: Option<&Path>,
-    offline: bool,
-) -> CmdResult {
+/// Options of `project list-modified-files`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub dir: PipelinesDir,
+    #[command(flatten)]
+    pub refs: ChangeRefs,
+    /// Folder for modified_flink_files.json and .txt [default: $FLINKPIPE_OUTPUT_DIR, else
+    /// ~/.shift_left, as shift_left; never the work tree unless given].
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Do not ask the configured target whether the tables' statements run (`running` is then
+    /// null, as when no target is configured).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.dir.pipelines.as_path();
+    let refs = &args.refs;
+    let output_dir = args.output_dir.as_deref();
+    let offline = args.offline;
     let mut req = refs.request();
     req.running_from_target = !offline;
     let r = changes::list_modified_files(&inv.ctx, pipelines, &req, output_dir)?;

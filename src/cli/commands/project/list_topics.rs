@@ -4,9 +4,28 @@
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::topics;
-use std::path::Path;
+use std::path::PathBuf;
 
-pub fn exec(inv: &Invocation, out_dir: &Path, pipelines: &Path) -> CmdResult {
+/// Options of `project list-topics`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The folder where topic_list.txt is written.
+    #[arg(value_name = "PATH")]
+    pub project_path: PathBuf,
+    /// The pipelines folder (to name each topic's table) [default: $PIPELINES, else ./pipelines].
+    #[arg(
+        long = "pipelines",
+        value_name = "DIR",
+        env = "PIPELINES",
+        default_value = "pipelines"
+    )]
+    pub pipelines: PathBuf,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let out_dir = args.project_path.as_path();
+    let pipelines = args.pipelines.as_path();
     let r = topics::list_topics(&inv.ctx, pipelines, out_dir)?;
     if inv.json() {
         print_json(&r);

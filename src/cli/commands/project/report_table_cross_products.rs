@@ -1,12 +1,22 @@
 //! `flinkpipe project report-table-cross-products [DIR]`: tables with parents or children in another
 //! product.
 
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::report;
-use std::path::Path;
 
-pub fn exec(inv: &Invocation, pipelines: &Path, allow_unknown: bool) -> CmdResult {
+/// Options of `project report-table-cross-products`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let pipelines = args.project.pipelines();
+    let allow_unknown = args.project.allow_unknown;
     let l = report::cross_products(&inv.ctx, pipelines, allow_unknown)?;
     if inv.json() {
         print_json(&l.rows);

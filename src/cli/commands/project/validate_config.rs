@@ -1,12 +1,31 @@
 //! `flinkpipe project validate-config [--target gateway|confluent]`: every problem of the
 //! configuration file at once, each with its line; exit 1 when there is one.
 
-use crate::cli::args::ConfigTarget;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::config_check::{self, CheckTarget};
 
-pub fn exec(inv: &Invocation, target: Option<ConfigTarget>) -> CmdResult {
+/// The deploy target `project validate-config` checks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConfigTarget {
+    /// An Apache Flink SQL Gateway (flinkpipe.gateway.*).
+    Gateway,
+    /// Confluent Cloud for Apache Flink.
+    Confluent,
+}
+
+/// Options of `project validate-config`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Check what this target needs [default: gateway when flinkpipe.gateway.url (or
+    /// FLINKPIPE_GATEWAY_URL) is set, else confluent].
+    #[arg(long, value_enum)]
+    pub target: Option<ConfigTarget>,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let target = args.target;
     let target = target.map(|t| match t {
         ConfigTarget::Gateway => CheckTarget::Gateway,
         ConfigTarget::Confluent => CheckTarget::Confluent,

@@ -1,11 +1,37 @@
 //! `flinkpipe sql query "SELECT …" | --file F`: a read-only query on the configured target.
 
-use crate::cli::args::QueryArgs;
+use crate::cli::args::ReadArgs;
 use crate::cli::render::{QueryDisplay, query_outcome};
 use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::query::{self, QueryRequest};
+use std::path::PathBuf;
 
-pub fn exec(inv: &Invocation, args: &QueryArgs) -> CmdResult {
+/// Options of `sql query`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// The query.
+    #[arg(
+        value_name = "SQL",
+        required_unless_present = "file",
+        conflicts_with = "file"
+    )]
+    pub sql: Option<String>,
+    /// Read the query from this file.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The project whose tables the SQL Gateway declares for the query (its catalog is per session).
+    #[arg(
+        long,
+        env = "PIPELINES",
+        default_value = "pipelines",
+        value_name = "DIR"
+    )]
+    pub pipelines: PathBuf,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let (sql, origin) = match (&args.sql, &args.file) {
         (Some(s), _) => (s.clone(), "command line".to_string()),
         (None, Some(f)) => (

@@ -5,7 +5,17 @@ use crate::cli::{CmdResult, Invocation};
 use crate::ops::refs;
 use std::path::PathBuf;
 
-pub fn exec(inv: &Invocation, files: &[PathBuf]) -> CmdResult {
+/// Options of `sql refs`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// SQL files to analyse.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let files = args.files.as_slice();
     let out = refs::refs(files);
     let ok = !out.iter().any(|f| f.unreadable());
     if inv.json() {

@@ -6,7 +6,19 @@ use crate::cli::{CmdResult, Invocation};
 use crate::ops::statement::{self, StatementRequest, StatementVerb};
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, name: &str, timeout: u64) -> CmdResult {
+/// Options of `statement delete`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The statement name.
+    pub name: String,
+    /// Longest wait, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+}
+
+/// Runs the command.
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let (name, timeout) = (args.name.as_str(), args.timeout);
     let outcome = statement::act(
         &inv.ctx,
         &StatementRequest {

@@ -1,18 +1,30 @@
 //! `flinkpipe table delete-unit-tests TABLE [DIR]`: removes what runs of the table's tests created.
 
-use crate::cli::args::DeleteUnitTestsArgs;
+use crate::cli::args::ProjectArgs;
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::unit_tests::{self, DeleteRequest};
 
-pub fn exec(inv: &Invocation, args: &DeleteUnitTestsArgs) -> CmdResult {
+/// `table delete-unit-tests`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// The table whose test artefacts are removed.
+    pub table: String,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Test suffix [default: app.post_fix_unit_test, else _ut].
+    #[arg(long, value_name = "S")]
+    pub post_fix_unit_test: Option<String>,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let d = unit_tests::delete(
         &inv.ctx,
         &DeleteRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             table: args.table.clone(),
             suffix: args.post_fix_unit_test.clone(),
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
         },
     )?;
     if inv.json() {

@@ -1,11 +1,34 @@
 //! `flinkpipe table init NAME LAYER`: a table folder from the templates.
 
-use crate::cli::args::TableInitArgs;
 use crate::cli::render::created;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::scaffold::{self, TableInit};
+use std::path::PathBuf;
 
-pub fn exec(inv: &Invocation, args: &TableInitArgs) -> CmdResult {
+/// Options of `table init`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// Table name, with or without the convention's prefix (`orders` → `src_<product>_orders` in sources).
+    pub name: String,
+    /// Layer: sources, intermediates, dimensions, facts, views or seeds (or a folder of flinkpipe.layers).
+    pub layer: String,
+    /// The product the table belongs to.
+    #[arg(long, alias = "product-name", value_name = "P")]
+    pub product: Option<String>,
+    /// A table the DML reads (repeatable; required outside sources and seeds).
+    #[arg(long = "source", value_name = "TABLE")]
+    pub sources: Vec<String>,
+    /// The pipelines folder.
+    #[arg(
+        long,
+        env = "PIPELINES",
+        default_value = "pipelines",
+        value_name = "DIR"
+    )]
+    pub pipelines: PathBuf,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let t = scaffold::table_init(
         &inv.ctx,
         &TableInit {

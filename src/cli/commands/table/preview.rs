@@ -1,11 +1,28 @@
 //! `flinkpipe table preview TABLE [--where EXPR] [--limit N]`: the rows of a table of the project.
 
-use crate::cli::args::PreviewArgs;
+use crate::cli::args::{ProjectArgs, ReadArgs};
 use crate::cli::render::{QueryDisplay, query_outcome};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::query::{self, PreviewRequest};
 
-pub fn exec(inv: &Invocation, args: &PreviewArgs) -> CmdResult {
+/// Options of `table preview`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// The table (its current version is found from the unversioned name).
+    pub table: String,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Only rows matching this SQL condition.
+    #[arg(long = "where", value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// At most N rows (same as --max-rows).
+    #[arg(long, value_name = "N", conflicts_with = "max_rows")]
+    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let mut read = args.read.options()?;
     if args.limit.is_some() {
         read.max_rows = args.limit;
@@ -14,12 +31,12 @@ pub fn exec(inv: &Invocation, args: &PreviewArgs) -> CmdResult {
     let outcome = query::preview(
         &inv.ctx,
         &PreviewRequest {
-            pipelines: args.dir.pipelines.clone(),
+            pipelines: args.project.dir.pipelines.clone(),
             table: args.table.clone(),
             filter: args.filter.clone(),
             read,
             follow: args.read.follow,
-            allow_unknown: args.allow_unknown,
+            allow_unknown: args.project.allow_unknown,
         },
         &display,
     )?;

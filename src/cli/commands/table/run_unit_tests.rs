@@ -2,17 +2,38 @@
 //! unit tests on the configured target, a result table, exit 1 when any fails; `--dry-run` only checks
 //! the suite (nothing contacted).
 
-use crate::cli::args::RunUnitTestsArgs;
+use crate::cli::args::{ProjectArgs, UnitTestRunOptions};
 use crate::cli::render::{dry_run_report, unit_test_report};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::unit_tests::{self, RunRequest, RunSettings};
 use std::time::Duration;
 
-pub fn exec(inv: &Invocation, args: &RunUnitTestsArgs) -> CmdResult {
+/// `table run-unit-tests`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct Args {
+    /// The table under test.
+    pub table: String,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Run only this test case.
+    #[arg(long, value_name = "NAME", conflicts_with = "run_all")]
+    pub test_case_name: Option<String>,
+    /// Run every test case (the default; shift_left's option).
+    #[arg(long)]
+    pub run_all: bool,
+    /// Check the suite (test definitions, every file they name, the SQL under test) as a run does
+    /// first, and stop there: nothing is contacted.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub run: UnitTestRunOptions,
+}
+
+pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let req = RunRequest {
-        pipelines: args.dir.pipelines.clone(),
+        pipelines: args.project.dir.pipelines.clone(),
         table: args.table.clone(),
-        allow_unknown: args.allow_unknown,
+        allow_unknown: args.project.allow_unknown,
         settings: RunSettings {
             case: args.test_case_name.clone(),
             keep: args.run.keep,
