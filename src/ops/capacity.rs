@@ -70,7 +70,10 @@ pub enum Verdict {
     Missing,
     /// The pool exists but is not PROVISIONED (its phase: PROVISIONING, FAILED, DEPROVISIONING…):
     /// statements sent there would not run. Blocks unless `--allow-pool-overcommit`.
-    NotReady { phase: String },
+    NotReady {
+        /// The pool's phase (serialised as its wire spelling).
+        phase: PoolPhase,
+    },
     /// The pool does not say how many CFUs it uses (no `status.current_cfu`): capacity not checked.
     /// Does not block; never reported as fitting.
     UsageUnknown,
@@ -149,7 +152,8 @@ impl PoolCheck {
                 self.statements.len()
             ),
             Verdict::NotReady { phase } => format!(
-                "compute pool {name} is {phase}, not PROVISIONED: the {} statement(s) this deploy starts there would not run (wait until it is PROVISIONED, or give the tables another pool)",
+                "compute pool {name} is {}, not PROVISIONED: the {} statement(s) this deploy starts there would not run (wait until it is PROVISIONED, or give the tables another pool)",
+                phase.as_str(),
                 self.statements.len()
             ),
             Verdict::UsageUnknown => format!(
@@ -186,7 +190,7 @@ pub fn check_pool(
     let limit = f64::from(p.max_cfu) * ratio;
     let verdict = if p.phase != PoolPhase::Provisioned {
         Verdict::NotReady {
-            phase: p.phase.as_str().to_string(),
+            phase: p.phase.clone(),
         }
     } else {
         match p.current_cfu {
@@ -312,7 +316,7 @@ mod tests {
         assert_eq!(
             check_pool("lfcp-1", Some(&new), &two, 0.8).verdict,
             Verdict::NotReady {
-                phase: "PROVISIONING".into()
+                phase: PoolPhase::Provisioning
             }
         );
     }

@@ -86,7 +86,7 @@ pub struct GreenSuccessor {
 impl GreenSuccessor {
     /// Its phase, `absent` when the target does not have it.
     pub fn phase_text(&self) -> &str {
-        self.phase.as_ref().map_or("absent", Phase::as_str)
+        crate::plan::status::phase_or_absent(self.phase.as_ref())
     }
 
     /// Whether it is in the phase it needs.

@@ -198,7 +198,7 @@ pub enum TargetError {
     #[error(
         "{name}: timed out after {}s (phase {})",
         after.as_secs(),
-        phase.as_ref().map(Phase::as_str).unwrap_or("absent")
+        crate::plan::status::phase_or_absent(phase.as_ref())
     )]
     TimedOut {
         /// The statement.

@@ -30,22 +30,106 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Why a step of a unit-test run failed: the statement (or test file) it concerns and the cause,
+/// as its one [`Display`](std::fmt::Display) prints it in the report, the JUnit file and the CLI.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// The target refused or failed a call for a statement the run sent (create, start a query,
+    /// read its result): the target's cause.
+    #[error("{statement}: {cause}")]
+    Statement {
+        /// The statement (`ddl-<t>_ut`, `ins-<i>-…`, `out-<i>-…`).
+        statement: String,
+        /// The target's error text.
+        cause: String,
+    },
+    /// The statement was answered FAILED at once.
+    #[error("{statement}: FAILED: {detail}")]
+    Failed {
+        /// The statement.
+        statement: String,
+        /// `status.detail`.
+        detail: String,
+    },
+    /// Waiting for a statement's goal failed: FAILED later, a timeout, the target's error.
+    #[error("{0}")]
+    Wait(crate::target::TargetError),
+    /// Deleting a statement failed (retried through transient errors until the run's timeout).
+    #[error("deleting {statement}: {cause}{}", log.as_ref().map(|l| format!(" ({l})")).unwrap_or_default())]
+    Delete {
+        /// The statement.
+        statement: String,
+        /// The last error.
+        cause: String,
+        /// What was retried, when anything was.
+        log: Option<String>,
+    },
+    /// The test topics could not be emptied or removed (Kafka admin): its message.
+    #[error("{0}")]
+    Topics(String),
+    /// A bounded query's result did not end within the run's timeout.
+    #[error(
+        "{statement}: the result did not end (stopped: {stopped_by} after {seconds:.1}s, {changes} change(s))"
+    )]
+    Unended {
+        /// The query statement (`out-<i>-…`, `val-<i>-…`).
+        statement: String,
+        /// What stopped the read (its `Debug` form).
+        stopped_by: String,
+        /// How long it was read.
+        seconds: f64,
+        /// Changes read.
+        changes: usize,
+    },
+    /// The output could not be compared with the expected rows (the comparison's message names the
+    /// expected file and its line).
+    #[error("{0}")]
+    Compare(String),
+    /// A validation query returned no row.
+    #[error(
+        "{file}: the validation query returned no row (expected one row whose first column is 'PASS' or 'FAIL')"
+    )]
+    NoValidationRow {
+        /// The validation file, relative.
+        file: String,
+    },
+    /// A validation query returned something else than `PASS` or `FAIL` in its first column.
+    #[error(
+        "{file}: the validation query returned {value} in its first column, not 'PASS' or 'FAIL'"
+    )]
+    NotPassOrFail {
+        /// The validation file, relative.
+        file: String,
+        /// The value, quoted, or `NULL or a non-text value`.
+        value: String,
+    },
+    /// Running a case's inputs failed.
+    #[error("inputs: {0}")]
+    Inputs(Box<RunError>),
+    /// Running the SQL under test failed.
+    #[error("the SQL under test: {0}")]
+    UnderTest(Box<RunError>),
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
+}
+
 /// Where test tables keep their rows, between runs: what must be emptied and removed besides tables.
 #[async_trait::async_trait]
 pub trait Topics: Send + Sync {
-    /// Makes `topics` exist and be empty.
-    async fn reset(&self, topics: &[String]) -> Result<(), String>;
-    /// Removes `topics`.
-    async fn remove(&self, topics: &[String]) -> Result<(), String>;
+    /// Makes `topics` exist and be empty. Errors: [`RunError::Topics`].
+    async fn reset(&self, topics: &[String]) -> Result<(), RunError>;
+    /// Removes `topics`. Errors: [`RunError::Topics`].
+    async fn remove(&self, topics: &[String]) -> Result<(), RunError>;
 }
 
 #[async_trait::async_trait]
 impl Topics for crate::target::kafka::KafkaAdmin {
-    async fn reset(&self, topics: &[String]) -> Result<(), String> {
-        self.recreate(topics).await
+    async fn reset(&self, topics: &[String]) -> Result<(), RunError> {
+        self.recreate(topics).await.map_err(RunError::Topics)
     }
-    async fn remove(&self, topics: &[String]) -> Result<(), String> {
-        self.delete(topics).await
+    async fn remove(&self, topics: &[String]) -> Result<(), RunError> {
+        self.delete(topics).await.map_err(RunError::Topics)
     }
 }
 
@@ -54,10 +138,10 @@ pub struct NoTopics;
 
 #[async_trait::async_trait]
 impl Topics for NoTopics {
-    async fn reset(&self, _: &[String]) -> Result<(), String> {
+    async fn reset(&self, _: &[String]) -> Result<(), RunError> {
         Ok(())
     }
-    async fn remove(&self, _: &[String]) -> Result<(), String> {
+    async fn remove(&self, _: &[String]) -> Result<(), RunError> {
         Ok(())
     }
 }
@@ -205,15 +289,21 @@ fn done(s: Option<&crate::target::StatementState>) -> bool {
 
 impl Runner<'_> {
     /// Creates a statement and waits until it COMPLETES; the error carries the target's cause.
-    async fn complete(&self, spec: StatementSpec) -> Result<(), String> {
+    async fn complete(&self, spec: StatementSpec) -> Result<(), RunError> {
         self.created.add(&spec.name);
         let st = self
             .target
             .create_statement(&spec)
             .await
-            .map_err(|e| format!("{}: {e}", spec.name))?;
+            .map_err(|e| RunError::Statement {
+                statement: spec.name.clone(),
+                cause: e.to_string(),
+            })?;
         if st.phase == Phase::Failed {
-            return Err(format!("{}: FAILED: {}", spec.name, st.detail));
+            return Err(RunError::Failed {
+                statement: spec.name,
+                detail: st.detail,
+            });
         }
         wait_until(
             self.target,
@@ -223,28 +313,26 @@ impl Runner<'_> {
             done,
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(RunError::Wait)?;
         Ok(())
     }
 
     /// Deletes a statement and waits until it is gone. The delete is retried through 429s, 5xx and
     /// dropped connections for up to the run's timeout (a clean-up that gives up at the first 429
     /// leaves test statements behind).
-    async fn remove(&self, name: &str) -> Result<(), String> {
+    async fn remove(&self, name: &str) -> Result<(), RunError> {
         crate::deploy::executor::delete_within(self.target, name, self.opts.timeout)
             .await
-            .map_err(|g| {
-                if g.log.is_empty() {
-                    format!("deleting {name}: {}", g.error)
-                } else {
-                    format!("deleting {name}: {} ({})", g.error, g.log)
-                }
+            .map_err(|g| RunError::Delete {
+                statement: name.to_string(),
+                cause: g.error.to_string(),
+                log: (!g.log.is_empty()).then(|| g.log.to_string()),
             })?;
         wait_until(self.target, name, self.opts.timeout, self.opts.poll, |s| {
             s.is_none()
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(RunError::Wait)?;
         self.created.take(name);
         Ok(())
     }
@@ -286,7 +374,7 @@ impl Runner<'_> {
         }
     }
 
-    async fn drop_tables(&self) -> Result<(), String> {
+    async fn drop_tables(&self) -> Result<(), RunError> {
         for t in self.suite.tables.iter().rev() {
             let name = self.opts.naming.drop(&t.table);
             let sql = format!("DROP TABLE IF EXISTS {}", quote_identifier(&t.ut_name));
@@ -297,7 +385,7 @@ impl Runner<'_> {
         Ok(())
     }
 
-    async fn create_tables(&self) -> Result<(), String> {
+    async fn create_tables(&self) -> Result<(), RunError> {
         for t in &self.suite.tables {
             let Some(ddl) = &t.ddl else { continue };
             let name = self.opts.naming.ddl(&t.table);
@@ -308,7 +396,7 @@ impl Runner<'_> {
     }
 
     /// Empties the storage of every test table (see module docs).
-    async fn reset(&self, first: bool) -> Result<(), String> {
+    async fn reset(&self, first: bool) -> Result<(), RunError> {
         match self.suite.storage {
             Storage::Kafka { .. } => {
                 self.topics.reset(&self.suite.ut_names()).await?;
@@ -356,23 +444,23 @@ impl Runner<'_> {
                 let name = naming.ins(case.index, table);
                 self.complete(self.spec(name, sql, StatementKind::Dml))
                     .await
-                    .map_err(|e| format!("inputs: {e}"))?;
+                    .map_err(|e| RunError::Inputs(Box::new(e)))?;
             }
             for (st, name) in self.suite.tested.iter().zip(self.tested_names()) {
                 let mut spec = self.spec(name, st.sql.clone(), StatementKind::Dml);
                 spec.properties.extend(st.properties.clone());
                 self.complete(spec)
                     .await
-                    .map_err(|e| format!("the SQL under test: {e}"))?;
+                    .map_err(|e| RunError::UnderTest(Box::new(e)))?;
             }
-            Ok::<(), String>(())
+            Ok::<(), RunError>(())
         };
         let setup = tokio::select! {
             r = setup => r,
-            _ = cancel.cancelled() => Err("interrupted".to_string()),
+            _ = cancel.cancelled() => Err(RunError::Interrupted),
         };
         if let Err(e) = setup {
-            result.error = Some(e);
+            result.error = Some(e.to_string());
             result.seconds = start.elapsed().as_secs_f64();
             return result;
         }
@@ -380,7 +468,7 @@ impl Runner<'_> {
             let t0 = Instant::now();
             let out = tokio::select! {
                 o = self.check(case, check, cancel) => o,
-                _ = cancel.cancelled() => Err("interrupted".to_string()),
+                _ = cancel.cancelled() => Err(RunError::Interrupted),
             };
             let mut r = match out {
                 Ok(r) => r,
@@ -393,7 +481,7 @@ impl Runner<'_> {
                     actual_rows: None,
                     differences: Vec::new(),
                     difference_count: 0,
-                    detail: Some(e),
+                    detail: Some(e.to_string()),
                     actual_csv: Vec::new(),
                     seconds: 0.0,
                 },
@@ -418,14 +506,17 @@ impl Runner<'_> {
         sql: String,
         key: Option<Vec<String>>,
         cancel: &Cancel,
-    ) -> Result<crate::target::read::QueryResult, String> {
+    ) -> Result<crate::target::read::QueryResult, RunError> {
         let spec = self.spec(name.clone(), sql, StatementKind::Dml);
         self.created.add(&name);
         let mut stream = self
             .target
             .start_query(&spec)
             .await
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(|e| RunError::Statement {
+                statement: name.clone(),
+                cause: e.to_string(),
+            })?;
         let options = ReadOptions {
             key_columns: key,
             timeout: Some(self.opts.timeout),
@@ -435,14 +526,19 @@ impl Runner<'_> {
         };
         let r = read(stream.as_mut(), &options, false, &Quiet, cancel.cancelled())
             .await
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(|e| RunError::Statement {
+                statement: name.clone(),
+                cause: e.to_string(),
+            })?;
         // The read closed the query (deleted its statement); wait until it is gone.
         self.remove(&name).await?;
         if !r.complete {
-            return Err(format!(
-                "{name}: the result did not end (stopped: {:?} after {:.1}s, {} change(s))",
-                r.stopped_by, r.seconds, r.change_count
-            ));
+            return Err(RunError::Unended {
+                statement: name,
+                stopped_by: format!("{:?}", r.stopped_by),
+                seconds: r.seconds,
+                changes: r.change_count,
+            });
         }
         Ok(r)
     }
@@ -452,7 +548,7 @@ impl Runner<'_> {
         case: &super::prepare::Case,
         check: &super::prepare::Check,
         cancel: &Cancel,
-    ) -> Result<OutputResult, String> {
+    ) -> Result<OutputResult, RunError> {
         let naming = &self.opts.naming;
         let mut out = OutputResult {
             table: check.table.clone(),
@@ -482,8 +578,8 @@ impl Runner<'_> {
                         cancel,
                     )
                     .await?;
-                let c =
-                    compare::compare(data, &r.columns, &r.rows, &key).map_err(|e| e.to_string())?;
+                let c = compare::compare(data, &r.columns, &r.rows, &key)
+                    .map_err(|e| RunError::Compare(e.to_string()))?;
                 out.result = if c.passed && !data.not_filled_in {
                     Verdict::Pass
                 } else {
@@ -534,21 +630,20 @@ impl Runner<'_> {
                     .map(|row| row.first().and_then(Value::as_str))
                     .collect();
                 if firsts.is_empty() {
-                    return Err(format!(
-                        "{}: the validation query returned no row (expected one row whose first column is 'PASS' or 'FAIL')",
-                        check.file
-                    ));
+                    return Err(RunError::NoValidationRow {
+                        file: check.file.clone(),
+                    });
                 }
                 if let Some(bad) = firsts
                     .iter()
                     .find(|v| !matches!(v.map(str::trim), Some("PASS" | "FAIL")))
                 {
-                    return Err(format!(
-                        "{}: the validation query returned {} in its first column, not 'PASS' or 'FAIL'",
-                        check.file,
-                        bad.map(|s| format!("'{s}'"))
-                            .unwrap_or_else(|| "NULL or a non-text value".into())
-                    ));
+                    return Err(RunError::NotPassOrFail {
+                        file: check.file.clone(),
+                        value: bad
+                            .map(|s| format!("'{s}'"))
+                            .unwrap_or_else(|| "NULL or a non-text value".into()),
+                    });
                 }
                 let fails: Vec<String> = r
                     .rows
@@ -578,7 +673,7 @@ impl Runner<'_> {
         Ok(out)
     }
 
-    async fn cleanup_case(&self, case: &super::prepare::Case) -> Vec<String> {
+    async fn cleanup_case(&self, case: &super::prepare::Case) -> Vec<RunError> {
         let naming = &self.opts.naming;
         let mut names = vec![naming.ins(case.index, &self.suite.table)];
         names.extend(self.tested_names());
@@ -591,7 +686,7 @@ impl Runner<'_> {
         errors
     }
 
-    async fn cleanup(&self) -> Vec<String> {
+    async fn cleanup(&self) -> Vec<RunError> {
         let mut errors = Vec::new();
         for n in self.created.all() {
             if let Err(e) = self.remove(&n).await {
@@ -647,7 +742,7 @@ pub async fn run_suite(
         }
         let reset = tokio::select! {
             x = r.reset(i == 0) => x,
-            _ = cancel.cancelled() => Err("interrupted".to_string()),
+            _ = cancel.cancelled() => Err(RunError::Interrupted),
         };
         if let Err(e) = reset {
             out.error = Some(format!("preparing the test tables: {e}"));
@@ -658,14 +753,72 @@ pub async fn run_suite(
         // With `keep`, the last case's statements stay for inspection.
         if !opts.keep || i + 1 < suite.cases.len() {
             let errors = r.cleanup_case(case).await;
-            out.cleanup_errors.extend(errors);
+            out.cleanup_errors
+                .extend(errors.iter().map(RunError::to_string));
         }
     }
     out.interrupted = cancel.is_cancelled();
     if !opts.keep {
         let errors = r.cleanup().await;
-        out.cleanup_errors.extend(errors);
+        out.cleanup_errors
+            .extend(errors.iter().map(RunError::to_string));
     }
     out.seconds = start.elapsed().as_secs_f64();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunError;
+
+    /// The one Display names the statement or file and keeps the step it failed in.
+    #[test]
+    fn run_errors_name_the_statement_file_and_step() {
+        let failed = RunError::Failed {
+            statement: "dml-t_ut".into(),
+            detail: "boom".into(),
+        };
+        assert_eq!(failed.to_string(), "dml-t_ut: FAILED: boom");
+        assert_eq!(
+            RunError::UnderTest(Box::new(failed)).to_string(),
+            "the SQL under test: dml-t_ut: FAILED: boom"
+        );
+        assert_eq!(
+            RunError::Inputs(Box::new(RunError::Statement {
+                statement: "ins-1-t_ut".into(),
+                cause: "HTTP 400".into()
+            }))
+            .to_string(),
+            "inputs: ins-1-t_ut: HTTP 400"
+        );
+        let delete = |log: Option<&str>| RunError::Delete {
+            statement: "out-1".into(),
+            cause: "HTTP 503".into(),
+            log: log.map(str::to_string),
+        };
+        assert_eq!(delete(None).to_string(), "deleting out-1: HTTP 503");
+        assert_eq!(
+            delete(Some("retried 3 times")).to_string(),
+            "deleting out-1: HTTP 503 (retried 3 times)"
+        );
+        assert_eq!(
+            RunError::NotPassOrFail {
+                file: "tests/validate_t_1.sql".into(),
+                value: "'MAYBE'".into()
+            }
+            .to_string(),
+            "tests/validate_t_1.sql: the validation query returned 'MAYBE' in its first column, not 'PASS' or 'FAIL'"
+        );
+        assert_eq!(
+            RunError::Unended {
+                statement: "out-1".into(),
+                stopped_by: "Idle".into(),
+                seconds: 2.04,
+                changes: 3
+            }
+            .to_string(),
+            "out-1: the result did not end (stopped: Idle after 2.0s, 3 change(s))"
+        );
+        assert_eq!(RunError::Interrupted.to_string(), "interrupted");
+    }
 }

@@ -100,7 +100,7 @@ pub enum StepError {
     /// someone), so the running statement was not stopped.
     #[error(
         "{statement}: the carry-over statement {successor} is {}{}, so {statement} was not stopped",
-        phase.as_ref().map(Phase::as_str).unwrap_or("absent"),
+        crate::plan::status::phase_or_absent(phase.as_ref()),
         if detail.is_empty() { String::new() } else { format!(" ({detail})") }
     )]
     SuccessorNotLive {

@@ -299,7 +299,7 @@ async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: boo
                 tracing::info!(
                     "{}: the journal says done, the target says {}: running it again",
                     step.spec.name,
-                    state.map_or("absent".to_string(), |s| s.phase.to_string())
+                    crate::plan::status::phase_or_absent(state.as_ref().map(|s| &s.phase))
                 );
                 return run_node(ctx, node).await;
             }

@@ -217,7 +217,7 @@ fn plan_text(plan: &RollbackPlan) -> String {
     }
     out.push_str("\nBlue statements, untouched:\n");
     for b in &plan.blue {
-        let phase = b.phase.as_ref().map_or("absent", |p| p.as_str());
+        let phase = crate::plan::status::phase_or_absent(b.phase.as_ref());
         out.push_str(&format!("  {} ({phase})", b.statement));
         if b.needs_attention() {
             out.push_str(&format!(
