@@ -41,8 +41,8 @@ pub use gateway::{GatewaySettings, GatewayTarget};
 pub use retry::Backoff;
 pub use secrets::{Credentials, Masked, Scrubber};
 pub use target::{
-    Checked, ErrorKind, Phase, StatementKind, StatementMeta, StatementSpec, StatementState, Target,
-    TargetError,
+    Checked, ErrorKind, Phase, Restore, Restored, StatementKind, StatementMeta, StatementSpec,
+    StatementState, Target, TargetError,
 };
 pub mod executor;
 pub mod journal;

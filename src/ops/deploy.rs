@@ -251,7 +251,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
             &nodes,
             &live,
             &options,
-            c.target.supports_carry_over(),
+            crate::deploy::executor::Known::of_target(c.target.as_ref()),
             DryRunExtras {
                 checks,
                 capacity,
@@ -584,6 +584,15 @@ fn warn_skipped_drift(
     }
 }
 
+/// How the plan names a restart from a savepoint: `upgrade (savepoint)` when the new SQL takes the
+/// state over, `restart (offsets)` when it takes only the sources' offsets.
+pub fn restore_label(restore: crate::deploy::Restore) -> &'static str {
+    match restore {
+        crate::deploy::Restore::State => "upgrade (savepoint)",
+        crate::deploy::Restore::Offsets => "restart (offsets)",
+    }
+}
+
 /// What a dry run found besides the plan.
 struct DryRunExtras {
     checks: BTreeMap<String, ServerCheck>,
@@ -597,7 +606,7 @@ fn dry_run(
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
     options: &DeployOptions,
-    carry_over: bool,
+    known: crate::deploy::executor::Known,
     extras: DryRunExtras,
 ) -> DryRun {
     use crate::deploy::executor::{Refusal, StepPlan, decide};
@@ -624,7 +633,7 @@ fn dry_run(
                         .map(|l| l.phase.to_string())
                         .unwrap_or_else(|| "absent".into());
                     let decided = (n.action != plan::Action::Skip)
-                        .then(|| preflight::intended(existing, n, s, options, carry_over));
+                        .then(|| preflight::intended(existing, n, s, options, known));
                     let what = match decided {
                         None => "skip".to_string(),
                         Some(d) => match d {
@@ -657,6 +666,19 @@ fn dry_run(
                                 ),
                                 None => "delete and recreate".into(),
                             },
+                            StepPlan::SavepointRestart {
+                                restore,
+                                verdict,
+                                stop_first,
+                            } => format!(
+                                "{} ({verdict}: {}{})",
+                                restore_label(restore),
+                                if stop_first { "stop with a savepoint, " } else { "" },
+                                match restore {
+                                    crate::deploy::Restore::State => "start the new SQL from it, the old SQL again if it fails",
+                                    crate::deploy::Restore::Offsets => "start the new SQL from its offsets",
+                                }
+                            ),
                             StepPlan::CarryOver => match existing
                                 .and_then(|l| decide::pool_moved(l, &s.spec))
                             {
