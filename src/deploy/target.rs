@@ -80,19 +80,7 @@ pub struct StatementMeta {
     pub pool_exhausted: bool,
 }
 
-/// How a statement started from the savepoint of its stopped job takes the old job's state over
-/// ([`Target::start_from_savepoint`]; Flink "Savepoints",
-/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/state/savepoints/>).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Restore {
-    /// Every operator's state is restored (an upgrade of a `state-compatible` change): state the new
-    /// job cannot map fails its start.
-    State,
-    /// Only the state the new job has operators for (a `stateless` change: its sources' offsets);
-    /// the rest is left behind (`execution.state-recovery.ignore-unclaimed-state = true`).
-    Offsets,
-}
+pub use crate::plan::Restore;
 
 /// Where a job restored its state from (SQL Gateway: `GET /jobs/{id}/checkpoints` →
 /// `latest.restored`).

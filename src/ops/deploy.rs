@@ -584,15 +584,6 @@ fn warn_skipped_drift(
     }
 }
 
-/// How the plan names a restart from a savepoint: `upgrade (savepoint)` when the new SQL takes the
-/// state over, `restart (offsets)` when it takes only the sources' offsets.
-pub fn restore_label(restore: crate::deploy::Restore) -> &'static str {
-    match restore {
-        crate::deploy::Restore::State => "upgrade (savepoint)",
-        crate::deploy::Restore::Offsets => "restart (offsets)",
-    }
-}
-
 /// What a dry run found besides the plan.
 struct DryRunExtras {
     checks: BTreeMap<String, ServerCheck>,
@@ -672,7 +663,7 @@ fn dry_run(
                                 stop_first,
                             } => format!(
                                 "{} ({verdict}: {}{})",
-                                restore_label(restore),
+                                restore.as_str(),
                                 if stop_first { "stop with a savepoint, " } else { "" },
                                 match restore {
                                     crate::deploy::Restore::State => "start the new SQL from it, the old SQL again if it fails",

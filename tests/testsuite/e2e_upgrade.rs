@@ -327,6 +327,24 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     );
     let action = planned("int_up_totals");
     assert!(action.starts_with("upgrade (savepoint)"), "{action}");
+    // The execution plan (read from the live target) says so too, in JSON and in text.
+    let args = [
+        "pipeline",
+        "build-execution-plan",
+        &pipelines,
+        "--table-name",
+        "int_up_totals",
+    ];
+    let plan = json(&args);
+    let planned_node = node(&plan, "int_up_totals");
+    assert_eq!(planned_node["action"], "restart", "{plan:#}");
+    assert_eq!(planned_node["in_place"], "upgrade (savepoint)", "{plan:#}");
+    let text = stdout(&run(&args));
+    assert!(
+        text.lines()
+            .any(|l| l.contains("upgrade (savepoint)") && l.contains("int_up_totals")),
+        "{text}"
+    );
     let (old_job, _) = newest(&totals);
     let report = deploy("int_up_totals", false);
     assert_eq!(report["success"], true, "{report:#}");
@@ -368,6 +386,18 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     repo.commit("scale the cleaned amounts", T_CHANGE + 60);
     let action = planned("int_up_clean");
     assert!(action.starts_with("restart (offsets)"), "{action}");
+    let plan = json(&[
+        "pipeline",
+        "build-execution-plan",
+        &pipelines,
+        "--table-name",
+        "int_up_clean",
+    ]);
+    assert_eq!(
+        node(&plan, "int_up_clean")["in_place"],
+        "restart (offsets)",
+        "{plan:#}"
+    );
     let report = deploy("int_up_clean", false);
     assert_eq!(report["success"], true, "{report:#}");
     assert_eq!(
