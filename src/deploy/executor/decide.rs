@@ -72,11 +72,12 @@ pub enum Refusal {
         /// The pool the plan gives it.
         to: String,
     },
-    /// A stateful DML with new SQL: recreating it loses its state (no target restores a savepoint
-    /// into new SQL here), allowed only with `--allow-state-loss`.
+    /// A stateful DML with new SQL whose verdict forbids a restore from a savepoint (or on a target
+    /// without savepoints, Confluent Cloud): recreating it loses its state, allowed only with
+    /// `--allow-state-loss`.
     StateLoss {
         /// The upgrade verdict of the running text against the new one (offline reading; `unknown`
-        /// when the target keeps no text of it).
+        /// when the target has no text of it: a gateway job deployed before its text travelled with it).
         verdict: crate::changes::upgrade::Verdict,
     },
 }
@@ -282,7 +283,8 @@ fn state_loss_allowed(options: &DeployOptions, node: &DeployNode, spec: &Stateme
 
 /// The upgrade verdict of the running text against the new one, by the SQL front end
 /// ([`crate::changes::upgrade::compare_sql`]); `unknown` for a running text without a statement (the
-/// SQL Gateway keeps none of a changed statement). `stateless` only when both read exactly.
+/// SQL Gateway's jobs deployed before their text travelled with them). `stateless` only when both
+/// read exactly.
 fn running_verdict(old: &str, new: &str) -> Verdict {
     if crate::sql::analyze(old).statements.is_empty() {
         Verdict::Unknown
@@ -646,7 +648,7 @@ mod tests {
             ),
             StepPlan::Refuse(Refusal::StateLoss { .. })
         ));
-        // The gateway keeps no text of a changed statement: unknown, still refused.
+        // A gateway job without its text (deployed before it travelled with it): unknown, refused.
         let d = state("-- deployed SQL is not the project's current text", Running);
         assert_eq!(
             decide(Some(&d), &new, &restart, &opts(false), CONFLUENT),

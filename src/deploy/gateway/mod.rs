@@ -5,9 +5,10 @@
 //!
 //! - §1, §6 The gateway has **no named statements**: a DML is submitted with
 //!   `executionConfig.pipeline.name = <statement name>` and found again by job name (newest job of
-//!   that name wins); its SQL and properties are not kept by Flink, so hashes of both travel in
-//!   `pipeline.global-job-parameters` (`flinkpipe.sql-hash`, shown by `/jobs/{id}/config`) and a
-//!   deployed statement reads back the project's text when the hash matches. A live job of that name
+//!   that name wins); its SQL and properties are not kept by Flink, so both (and their hashes) travel
+//!   in `pipeline.global-job-parameters` (`flinkpipe.sql-hash`, `flinkpipe.sql-text`, shown by
+//!   `/jobs/{id}/config`) and a deployed statement reads back the project's text when the hash
+//!   matches, else the text it carries (what an upgrade is judged on). A live job of that name
 //!   makes [`Target::create_statement`] answer [`TargetError::AlreadyExists`] (no duplicates).
 //!   Materialized tables: Flink names the refresh job itself
 //!   (``Materialized_table_`c`.`d`.`t`_continuous_refresh_job``), matched by table.
@@ -22,8 +23,10 @@
 //!   `status.detail`.
 //! - §6 Job states map to phases by [`wire::job_phase`]; stop = `STOP JOB '<id>' WITH SAVEPOINT`
 //!   (the job ends FINISHED with a `SYNC_SAVEPOINT`, read back from `/jobs/{id}/checkpoints`); resume =
-//!   the same SQL with `execution.state-recovery.path = <savepoint>`; delete = `STOP JOB '<id>'`
-//!   without savepoint (CANCELED, which reads as "no such statement").
+//!   the same SQL with `execution.state-recovery.path = <savepoint>`; an upgrade
+//!   ([`Target::start_from_savepoint`]) = new SQL from the stop savepoint, checked on
+//!   `/jobs/{id}/checkpoints` → `latest.restored`; delete = `STOP JOB '<id>'` without savepoint
+//!   (CANCELED, which reads as "no such statement").
 //!
 //! Submissions go through one session one at a time (a session's catalog is not meant for concurrent
 //! writers); jobs then start and are watched in parallel.
