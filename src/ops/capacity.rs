@@ -45,7 +45,8 @@ pub fn starts_by_pool(
                         || existing.is_some_and(|s| decide::pool_moved(s, &step.spec).is_some())
                 }
                 StepPlan::CarryOver => true,
-                StepPlan::StopResume { stop_first } => !stop_first,
+                StepPlan::StopResume { stop_first }
+                | StepPlan::SavepointRestart { stop_first, .. } => !stop_first,
                 StepPlan::Adopt { .. } | StepPlan::Refuse(_) | StepPlan::SkipDrop => false,
             };
             if starts {

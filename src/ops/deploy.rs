@@ -253,7 +253,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
             &nodes,
             &live,
             &options,
-            c.target.supports_carry_over(),
+            crate::deploy::executor::Known::of_target(c.target.as_ref()),
             DryRunExtras {
                 checks,
                 capacity,
@@ -599,7 +599,7 @@ fn dry_run(
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
     options: &DeployOptions,
-    carry_over: bool,
+    known: crate::deploy::executor::Known,
     extras: DryRunExtras,
 ) -> DryRun {
     use crate::deploy::executor::{Refusal, StepPlan, decide};
@@ -626,7 +626,7 @@ fn dry_run(
                         .map(|l| l.phase.to_string())
                         .unwrap_or_else(|| "absent".into());
                     let decided = (n.action != plan::Action::Skip)
-                        .then(|| preflight::intended(existing, n, s, options, carry_over));
+                        .then(|| preflight::intended(existing, n, s, options, known));
                     let what = match decided {
                         None => "skip".to_string(),
                         Some(d) => match d {
@@ -659,6 +659,19 @@ fn dry_run(
                                 ),
                                 None => "delete and recreate".into(),
                             },
+                            StepPlan::SavepointRestart {
+                                restore,
+                                verdict,
+                                stop_first,
+                            } => format!(
+                                "{} ({verdict}: {}{})",
+                                restore.as_str(),
+                                if stop_first { "stop with a savepoint, " } else { "" },
+                                match restore {
+                                    crate::target::Restore::State => "start the new SQL from it, the old SQL again if it fails",
+                                    crate::target::Restore::Offsets => "start the new SQL from its offsets",
+                                }
+                            ),
                             StepPlan::CarryOver => match existing
                                 .and_then(|l| decide::pool_moved(l, &s.spec))
                             {

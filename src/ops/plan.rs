@@ -70,12 +70,13 @@ pub fn build_execution_plan(
             StatementStatus::default()
         }
     };
-    let plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
+    let mut plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
     if let Some(live) = &live {
         // The deploy of this plan would be refused for two writers of a table: say it now.
         let env = crate::deploy::env_sql::EnvSql::from_config(&cfg, &crate::config::process_env)?;
         let nodes = crate::deploy::spec::deploy_nodes(&project, &plan, &env)?;
         super::preflight::one_writer(&cfg, &project, &nodes, live)?;
+        mark_in_place(&cfg, &mut plan, &nodes, live);
     }
     Ok(plan)
 }
@@ -148,5 +149,35 @@ fn warn_status_file(
             file.display(),
             status.phases.len()
         ));
+    }
+}
+
+/// Marks the restarted tables whose running job the deploy would take over from a savepoint
+/// ([`PlanNode::in_place`]), by the executor's own decision
+/// ([`crate::deploy::executor::decide::decide`]) on the live statements.
+fn mark_in_place(
+    cfg: &Config,
+    plan: &mut ExecutionPlan,
+    nodes: &[crate::deploy::DeployNode],
+    live: &std::collections::BTreeMap<String, crate::target::StatementState>,
+) {
+    use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
+    let kind = TargetKind::of(cfg);
+    let known = Known {
+        carry_over: kind == TargetKind::ConfluentCloud,
+        savepoint_restart: kind == TargetKind::SqlGateway,
+        ..Known::default()
+    };
+    let options = DeployOptions::default();
+    for (pn, n) in plan.nodes.iter_mut().zip(nodes) {
+        if n.action != Action::Restart {
+            continue;
+        }
+        pn.in_place = n.steps.iter().find_map(|s| {
+            match decide::decide(live.get(&s.spec.name), s, n, &options, known) {
+                StepPlan::SavepointRestart { restore, .. } => Some(restore),
+                _ => None,
+            }
+        });
     }
 }

@@ -66,12 +66,8 @@ pub fn intended(
     node: &DeployNode,
     step: &crate::deploy::Step,
     options: &DeployOptions,
-    carry_over: bool,
+    known: Known,
 ) -> StepPlan {
-    let known = Known {
-        carry_over,
-        ..Known::default()
-    };
     decide::decide(existing, step, node, options, known)
 }
 
@@ -82,6 +78,7 @@ fn creates(plan: &StepPlan) -> bool {
         StepPlan::Create
             | StepPlan::Recreate { .. }
             | StepPlan::CarryOver
+            | StepPlan::SavepointRestart { .. }
             | StepPlan::DropAndRecreate
     )
 }
@@ -96,7 +93,7 @@ pub fn server_checks(
     live: &BTreeMap<String, StatementState>,
     options: &DeployOptions,
 ) -> BTreeMap<String, ServerCheck> {
-    let carry_over = c.target.supports_carry_over();
+    let known = Known::of_target(c.target.as_ref());
     // Tables this deploy defines for the first time (their DDL statement is absent and no statement
     // proves the table exists): on Confluent, what reads or writes them cannot be checked yet.
     // Tables this deploy defines for the first time: created by a statement it creates (CREATE
@@ -109,7 +106,7 @@ pub fn server_checks(
         }
         for s in n.steps.iter().filter(|s| !s.is_drop) {
             if matches!(
-                intended(live.get(&s.spec.name), n, s, options, carry_over),
+                intended(live.get(&s.spec.name), n, s, options, known),
                 StepPlan::Create
             ) {
                 for (key, name) in catalog::created_tables(&s.spec.sql) {
@@ -125,7 +122,7 @@ pub fn server_checks(
             continue;
         }
         for s in &n.steps {
-            let decided = intended(live.get(&s.spec.name), n, s, options, carry_over);
+            let decided = intended(live.get(&s.spec.name), n, s, options, known);
             if matches!(decided, StepPlan::DropAndRecreate) {
                 out.insert(
                     s.spec.name.clone(),

@@ -199,9 +199,13 @@ struct InPlaceInputs<'a> {
 /// - the only file of it that changed beyond formatting is its DML (no DDL, options or
 ///   `.properties` change: its readers would see another schema, topic or format), and it is not a
 ///   CTAS or materialized table (whose query is its schema),
-/// - its sink takes no updates, and the target carries offsets over (Confluent Cloud): there the
-///   new statement continues from the old one's offsets, nothing read twice. On the SQL Gateway a
-///   restart rereads from the startup mode, so everything is versioned.
+/// - on Confluent Cloud its sink takes no updates: the new statement continues from the old one's
+///   offsets (carry-over, `confluent-cloud-flink-api.md` §10), nothing read twice; on the SQL
+///   Gateway the deploy stops the old job with a savepoint and starts the new SQL from its offsets
+///   (`restart (offsets)`), whatever the sink;
+/// - or, on the SQL Gateway only, its statement is `state-compatible`: the deploy starts the new SQL
+///   from the old job's savepoint with its state (`upgrade (savepoint)`); Confluent Cloud exposes no
+///   savepoints, so there it is versioned.
 ///
 /// Rows already written, and readers' state, keep the old logic: nothing is recomputed.
 fn in_place_upgrades(
@@ -221,8 +225,9 @@ fn in_place_upgrades(
         include_uncommitted,
         allow_unknown,
     } = *inp;
-    let carries_offsets =
-        super::target::TargetKind::of(cfg) == super::target::TargetKind::ConfluentCloud;
+    let kind = super::target::TargetKind::of(cfg);
+    let carries_offsets = kind == super::target::TargetKind::ConfluentCloud;
+    let savepoints = kind == super::target::TargetKind::SqlGateway;
     let only_its_logic = |t: &str| {
         let mine: Vec<&changes::FileChange> = files
             .iter()
@@ -263,29 +268,37 @@ fn in_place_upgrades(
             });
             let upsert = table.is_some_and(crate::deploy::spec::takes_updates);
             let (in_place, reason) = match s.verdict {
+                Verdict::Stateless | Verdict::StateCompatible if derived => (
+                    false,
+                    format!("{}, but its query is its schema (CTAS or materialized table)", s.verdict),
+                ),
+                Verdict::Stateless | Verdict::StateCompatible if !only_its_logic(t) => (
+                    false,
+                    format!("{}, but more than its DML changed (DDL, options or .properties): its readers need a new version", s.verdict),
+                ),
+                Verdict::Stateless if savepoints => (
+                    true,
+                    "stateless: the deploy starts its new statement from the old job's offsets (restart (offsets)), and its readers keep reading it (rows already written keep the old logic)".into(),
+                ),
                 Verdict::Stateless if !carries_offsets => (
                     false,
-                    "stateless, but the SQL Gateway target cannot restart a changed statement from its offsets yet (it would reread from its startup mode)".into(),
+                    "stateless, but this target cannot restart a changed statement from its offsets".into(),
                 ),
                 Verdict::Stateless if upsert => (
                     false,
                     "stateless, but its sink takes updates: offsets cannot be carried over into it".into(),
                 ),
-                Verdict::Stateless if derived => (
-                    false,
-                    "stateless, but its query is its schema (CTAS or materialized table)".into(),
-                ),
-                Verdict::Stateless if !only_its_logic(t) => (
-                    false,
-                    "stateless, but more than its DML changed (DDL, options or .properties): its readers need a new version".into(),
-                ),
                 Verdict::Stateless => (
                     true,
                     "stateless: its new statement takes over the old one's offsets in place, and its readers keep reading it (rows already written keep the old logic)".into(),
                 ),
+                Verdict::StateCompatible if savepoints => (
+                    true,
+                    "state-compatible: the deploy starts its new statement from the old job's savepoint with its state (upgrade (savepoint)), and its readers keep reading it".into(),
+                ),
                 Verdict::StateCompatible => (
                     false,
-                    "state-compatible: a savepoint restore would keep its state, but deploys do not restore a savepoint into new SQL yet".into(),
+                    "state-compatible, but Confluent Cloud exposes no savepoints to restore into new SQL".into(),
                 ),
                 v => (false, format!("{v}: {}", s.reasons.first().cloned().unwrap_or_default())),
             };

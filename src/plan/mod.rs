@@ -124,6 +124,35 @@ pub struct PlanNode {
     pub path: String,
     pub parents: Vec<String>,
     pub children: Vec<String>,
+    /// A restarted table whose running job the new SQL takes over from a savepoint (SQL Gateway,
+    /// read from the live target: `upgrade (savepoint)` or `restart (offsets)`); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_place: Option<Restore>,
+}
+
+/// How a statement started from the savepoint of its stopped job takes the old job's state over
+/// (Flink "Savepoints",
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/state/savepoints/>).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Restore {
+    /// Every operator's state is restored (an upgrade of a `state-compatible` change): state the new
+    /// job cannot map fails its start.
+    #[serde(rename = "upgrade (savepoint)")]
+    State,
+    /// Only the state the new job has operators for (a `stateless` change: its sources' offsets);
+    /// the rest is left behind (`execution.state-recovery.ignore-unclaimed-state = true`).
+    #[serde(rename = "restart (offsets)")]
+    Offsets,
+}
+
+impl Restore {
+    /// How plans name it: `upgrade (savepoint)`, `restart (offsets)`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Restore::State => "upgrade (savepoint)",
+            Restore::Offsets => "restart (offsets)",
+        }
+    }
 }
 
 impl PlanNode {
@@ -138,6 +167,8 @@ impl PlanNode {
     pub fn shown_action(&self) -> &'static str {
         if self.redeclares() {
             "declare"
+        } else if let (Action::Restart, Some(r)) = (self.action, self.in_place) {
+            r.as_str()
         } else {
             self.action.as_str()
         }
@@ -733,6 +764,7 @@ pub fn build_plan(
                     .into_iter()
                     .map(str::to_string)
                     .collect(),
+                in_place: None,
             }
         })
         .collect();

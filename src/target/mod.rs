@@ -112,6 +112,20 @@ pub struct StatementMeta {
     pub pool_exhausted: bool,
 }
 
+pub use crate::plan::Restore;
+
+/// Where a job restored its state from (SQL Gateway: `GET /jobs/{id}/checkpoints` →
+/// `latest.restored`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The job (its id on the JobManager).
+    pub job: String,
+    /// The savepoint or checkpoint path (`external_path`).
+    pub path: String,
+    /// It is a savepoint (`is_savepoint`), not a checkpoint of the job's own.
+    pub savepoint: bool,
+}
+
 /// What a dry run ([`Target::dry_run_statement`]) says about a statement the target accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", content = "detail", rename_all = "snake_case")]
@@ -319,6 +333,45 @@ pub trait Target: Send + Sync {
     /// target cannot tell (Confluent Cloud lists every statement's SQL; the default), or the
     /// statement has no job.
     async fn statement_reads(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
+        let _ = name;
+        Ok(None)
+    }
+
+    /// Whether the target can stop a statement with a savepoint and start new SQL under the same
+    /// name from it ([`Target::stop_savepoint`], [`Target::start_from_savepoint`],
+    /// [`Target::restored_from`]): the SQL Gateway only.
+    fn supports_savepoint_restart(&self) -> bool {
+        false
+    }
+
+    /// The savepoint the statement's job was stopped with (it is STOPPED); `Ok(None)` when it was
+    /// not stopped with one. Default: `Ok(None)`.
+    async fn stop_savepoint(&self, name: &str) -> Result<Option<String>, TargetError> {
+        let _ = name;
+        Ok(None)
+    }
+
+    /// Starts `spec` (a DML) under its name from `savepoint`, restoring the state as `restore` says.
+    /// A live job of that name is [`TargetError::AlreadyExists`]; a rejected start is a FAILED state
+    /// (as [`Target::create_statement`]). Targets without savepoints refuse with
+    /// [`TargetError::Config`] (the default).
+    async fn start_from_savepoint(
+        &self,
+        spec: &StatementSpec,
+        savepoint: &str,
+        restore: Restore,
+    ) -> Result<StatementState, TargetError> {
+        let _ = (savepoint, restore);
+        Err(TargetError::Config(format!(
+            "{}: cannot start {} from a savepoint",
+            self.describe(),
+            spec.name
+        )))
+    }
+
+    /// Where the statement's newest job restored its state from; `Ok(None)`: it started without
+    /// state, has no job, or the target cannot tell (the default).
+    async fn restored_from(&self, name: &str) -> Result<Option<Restored>, TargetError> {
         let _ = name;
         Ok(None)
     }

@@ -574,7 +574,43 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
     let enriched = entry("int_sales_orders_enriched").unwrap_or_else(|| panic!("{v:#}"));
     assert_eq!(enriched["in_place"], false, "{v:#}");
 
-    // On the SQL Gateway a changed statement cannot restart from its offsets yet: versioned.
+    // A state-compatible change (an alias of an aggregate's output): versioned on Confluent Cloud,
+    // which has no savepoints; upgraded in place from a savepoint on the SQL Gateway, where the
+    // stateless one restarts from the old job's offsets too.
+    r.edit(
+        "facts/c360/fct_customer_orders/sql-scripts/dml.c360_fct_customer_orders.sql",
+        |s| {
+            s.replace(
+                "CAST(pc.units AS BIGINT) AS units",
+                "CAST(pc.units AS BIGINT) AS units_total",
+            )
+        },
+    );
+    r.commit("name the units", T_CHANGE + 15);
+    let out = run(&r, &["--in-place", "--output", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let entry = |v: &serde_json::Value, t: &str| {
+        v["in_place"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["table_name"] == t)
+            .cloned()
+            .unwrap_or_else(|| panic!("{t}: {v:#}"))
+    };
+    let orders = entry(&v, "c360_fct_customer_orders");
+    assert_eq!(orders["verdict"], "state-compatible", "{orders}");
+    assert_eq!(orders["in_place"], false, "{orders}");
+    assert!(
+        orders["reason"].as_str().unwrap().contains("no savepoints"),
+        "{orders}"
+    );
+    assert!(
+        renamed(&v).contains(&"c360_fct_customer_orders".to_string()),
+        "{v:#}"
+    );
+    // The SQL Gateway (this behaviour changed with #23: it used to version both).
     let config = r.pipelines.parent().unwrap().join("gateway.yaml");
     fs::write(
         &config,
@@ -595,21 +631,70 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names = renamed(&v);
     assert!(
-        renamed(&v).contains(&"int_c360_clickstream_clean".to_string()),
+        !names.contains(&"int_c360_clickstream_clean".to_string()),
         "{v:#}"
     );
-    let clean = v["in_place"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["table_name"] == "int_c360_clickstream_clean")
-        .cloned()
-        .unwrap();
-    assert_eq!(clean["in_place"], false);
     assert!(
-        clean["reason"].as_str().unwrap().contains("SQL Gateway"),
+        names.contains(&"int_sales_orders_enriched".to_string()),
+        "{v:#}"
+    );
+    let clean = entry(&v, "int_c360_clickstream_clean");
+    assert_eq!(clean["in_place"], true, "{clean}");
+    assert!(
+        clean["reason"]
+            .as_str()
+            .unwrap()
+            .contains("restart (offsets)"),
         "{clean}"
+    );
+    // It reads the versioned enriched orders: versioned with them.
+    let orders = entry(&v, "c360_fct_customer_orders");
+    assert_eq!(orders["in_place"], false, "{orders}");
+    assert!(
+        orders["reason"]
+            .as_str()
+            .unwrap()
+            .contains("reads a versioned table"),
+        "{orders}"
+    );
+    // Alone, the same state-compatible change is upgraded in place on the SQL Gateway.
+    let alone = Repo::new(our_fixture());
+    alone.branch("feature");
+    alone.edit(
+        "facts/c360/fct_customer_orders/sql-scripts/dml.c360_fct_customer_orders.sql",
+        |s| {
+            s.replace(
+                "CAST(pc.units AS BIGINT) AS units",
+                "CAST(pc.units AS BIGINT) AS units_total",
+            )
+        },
+    );
+    alone.commit("name the units", T_CHANGE + 15);
+    let out = crate::support::flinkpipe(&[
+        "--config",
+        config.to_str().unwrap(),
+        "pipeline",
+        "blue-green",
+        alone.pipelines.to_str().unwrap(),
+        "--since",
+        "main",
+        "--in-place",
+        "--output",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(renamed(&v).is_empty(), "nothing versioned: {v:#}");
+    let orders = entry(&v, "c360_fct_customer_orders");
+    assert_eq!(orders["in_place"], true, "{orders}");
+    assert!(
+        orders["reason"]
+            .as_str()
+            .unwrap()
+            .contains("upgrade (savepoint)"),
+        "{orders}"
     );
 
     // A DDL change beside the DML's: its readers see another table, so it is versioned.

@@ -1038,3 +1038,172 @@ async fn a_statement_listed_late_is_waited_for_and_one_never_listed_is_reported_
         }
     }
 }
+
+/// On a target with savepoints (as the SQL Gateway), a running aggregate whose new SQL keeps its
+/// state (aliases only) is stopped with a savepoint and the new SQL started from it, nothing deleted
+/// or created; a projection change is started from the same kind of savepoint taking only the
+/// offsets.
+#[tokio::test(start_paused = true)]
+async fn a_state_compatible_change_is_upgraded_from_a_savepoint_and_a_stateless_one_from_its_offsets()
+ {
+    use flinkpipe::target::Restore;
+    let old = "INSERT INTO a SELECT k, SUM(v) FROM src GROUP BY k";
+    let new = "INSERT INTO a SELECT k, SUM(v) AS total FROM src GROUP BY k";
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", old, Phase::Running, &[]);
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = new.into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgraded);
+    let log = t.log();
+    let at = |c: &Call| log.iter().position(|l| l == c).unwrap_or(usize::MAX);
+    let validate = at(&Call::Validate("dml-a".into()));
+    let stop = at(&Call::Stop("dml-a".into()));
+    let start = at(&Call::StartFrom(
+        "dml-a".into(),
+        "sp-dml-a-1".into(),
+        Restore::State,
+    ));
+    assert!(
+        validate < stop && stop < start && start < log.len(),
+        "{log:?}"
+    );
+    assert!(t.creates().is_empty() && t.deletes().is_empty(), "{log:?}");
+    assert_eq!(t.state("dml-a").unwrap().sql, new);
+    assert_eq!(t.phase("dml-a"), Some(Phase::Running));
+
+    // A stateless change: the offsets only.
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", &dml_sql("a"), Phase::Running, &[]);
+    let mut a = node("a", &[], Action::Restart);
+    a.stateless = true;
+    a.steps[1].spec.sql = "INSERT INTO a SELECT * FROM src WHERE id > 0".into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(
+        r.nodes[0].statements[1].action,
+        StatementAction::RestartedFromOffsets
+    );
+    assert!(t.log().contains(&Call::StartFrom(
+        "dml-a".into(),
+        "sp-dml-a-1".into(),
+        Restore::Offsets
+    )));
+    assert!(t.creates().is_empty() && t.deletes().is_empty());
+
+    // A state-incompatible change: refused, nothing stopped.
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", old, Phase::Running, &[]);
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = "INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k".into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(
+        matches!(
+            outcome(&r, "a"),
+            Outcome::Failed(w) if matches!(
+                w.step_error(),
+                Some(StepError::StateLoss { table, verdict: flinkpipe::changes::upgrade::Verdict::StateIncompatible, .. }) if table == "a"
+            ) && w.to_string().contains("--allow-state-loss a")
+        ),
+        "{r:#?}"
+    );
+    assert!(
+        !t.log().contains(&Call::Stop("dml-a".into())),
+        "{:?}",
+        t.log()
+    );
+    assert_eq!(t.phase("dml-a"), Some(Phase::Running));
+}
+
+/// The new SQL fails on its start from the savepoint (a restore the engine rejects), or runs without
+/// having restored from it: its job is removed and the old SQL starts again from the same savepoint,
+/// so nothing is lost; the node fails saying so and its children are skipped.
+#[tokio::test(start_paused = true)]
+async fn a_failed_upgrade_starts_the_old_sql_again_from_the_same_savepoint() {
+    use flinkpipe::target::Restore;
+    let old = "INSERT INTO a SELECT k, SUM(v) FROM src GROUP BY k";
+    let new = "INSERT INTO a SELECT k, SUM(v) AS total FROM src GROUP BY k";
+    for unrestored in [false, true] {
+        let t = MemoryTarget::with_savepoints();
+        if unrestored {
+            t.restore_nothing_for("AS total");
+        } else {
+            t.fail_starts_of(
+                "AS total",
+                "org.apache.flink.util.StateMigrationException: the new state serializer is incompatible",
+            );
+        }
+        t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+        t.seed("dml-a", old, Phase::Running, &[]);
+        let mut a = node("a", &[], Action::Restart);
+        a.steps[1].spec.sql = new.into();
+        let r = run(
+            &t,
+            &[a, node("b", &["a"], Action::Create)],
+            JournalState::default(),
+        )
+        .await;
+        let (savepoint, cause) = match outcome(&r, "a") {
+            Outcome::Failed(w) => match w.step_error() {
+                Some(StepError::UpgradeFailed {
+                    savepoint,
+                    cause,
+                    rollback: None,
+                    ..
+                }) => (savepoint.clone(), cause.clone()),
+                e => panic!("{e:?}: {r:#?}"),
+            },
+            o => panic!("{o:?}: {r:#?}"),
+        };
+        assert_eq!(savepoint, "sp-dml-a-1");
+        assert!(
+            cause.contains(if unrestored {
+                "without restoring any state"
+            } else {
+                "StateMigrationException"
+            }),
+            "{cause}"
+        );
+        assert!(matches!(outcome(&r, "b"), Outcome::Skipped(_)), "{r:#?}");
+        assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgrade);
+        // New SQL, then the old one, both from the one savepoint; the old one runs.
+        assert_eq!(t.started_sql(), [new, old]);
+        let starts: Vec<Call> = t
+            .log()
+            .into_iter()
+            .filter(|c| matches!(c, Call::StartFrom(..)))
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                Call::StartFrom("dml-a".into(), "sp-dml-a-1".into(), Restore::State),
+                Call::StartFrom("dml-a".into(), "sp-dml-a-1".into(), Restore::State),
+            ]
+        );
+        assert_eq!(t.state("dml-a").unwrap().sql, old);
+        assert_eq!(t.phase("dml-a"), Some(Phase::Running));
+        assert_eq!(t.deletes(), ["dml-a"], "only the failed new job is removed");
+    }
+    // The rollback itself fails: the message names the savepoint that holds the state.
+    let t = MemoryTarget::with_savepoints();
+    t.fail_starts_of("GROUP BY k", "no slots");
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", old, Phase::Running, &[]);
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = new.into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(
+        matches!(
+            outcome(&r, "a"),
+            Outcome::Failed(w) if matches!(
+                w.step_error(),
+                Some(StepError::UpgradeFailed { rollback: Some(_), savepoint, .. }) if savepoint == "sp-dml-a-1"
+            ) && w.to_string().contains("the state is kept in that savepoint")
+        ),
+        "{r:#?}"
+    );
+}

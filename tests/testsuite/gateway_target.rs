@@ -50,6 +50,12 @@ struct State {
     op_status: BTreeMap<String, String>,
     /// The raw body of the answer being made (set by [`handle`], sent instead of its JSON).
     raw_body: Option<String>,
+    /// The `executionConfig` of each submitted statement, in order (as `statements`).
+    configs: Vec<Value>,
+    /// Job parameters (`pipeline.global-job-parameters`, parsed `k:v,…`) by jid.
+    user_config: BTreeMap<String, Value>,
+    /// `GET /jobs/{jid}/checkpoints` by jid.
+    checkpoints: BTreeMap<String, Value>,
 }
 
 /// A JobManager vertex with its metrics.
@@ -133,6 +139,7 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
             let v: Value = serde_json::from_str(body).unwrap();
             let sql = v["statement"].as_str().unwrap().to_string();
             st.statements.push(sql);
+            st.configs.push(v["executionConfig"].clone());
             Some((
                 200,
                 json!({"operationHandle": format!("o{}", st.statements.len())}),
@@ -163,6 +170,16 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                 let name = v_name(&sql);
                 st.jobs
                     .push((jid.clone(), name, "RUNNING".into(), 1000 + n as i64));
+                let params = st.configs[n - 1]["pipeline.global-job-parameters"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                let tags: serde_json::Map<String, Value> = params
+                    .split(',')
+                    .filter_map(|kv| kv.split_once(':'))
+                    .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+                    .collect();
+                st.user_config.insert(jid.clone(), Value::Object(tags));
                 Some((
                     200,
                     json!({"resultType": "PAYLOAD", "isQueryResult": false, "jobID": jid, "resultKind": "SUCCESS_WITH_CONTENT", "results": {"columns": [], "rowFormat": "JSON", "data": [{"kind": "INSERT", "fields": [jid]}]}, "nextResultUri": format!("/v2/sessions/s/operations/{oh}/result/1?rowFormat=JSON")}),
@@ -233,6 +250,13 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                 _ => Some((404, json!({"errors": ["Not found"]}))),
             }
         }
+        ("GET", ["jobs", jid, "checkpoints"]) => Some((
+            200,
+            st.checkpoints
+                .get(*jid)
+                .cloned()
+                .unwrap_or(json!({"latest": {"savepoint": null, "restored": null}})),
+        )),
         ("GET", ["jobs", jid, "plan"]) => match st.plans.get(*jid) {
             Some(p) => Some((200, p.clone())),
             None => Some((404, json!({"errors": ["Job not found"]}))),
@@ -248,9 +272,10 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                 .find(|j| j.0 == *jid)
                 .map(|j| j.1.clone())
                 .unwrap_or_default();
+            let user = st.user_config.get(*jid).cloned().unwrap_or(json!({}));
             Some((
                 200,
-                json!({"jid": jid, "name": name, "execution-config": {"user-config": {}}}),
+                json!({"jid": jid, "name": name, "execution-config": {"user-config": user}}),
             ))
         }
         _ => Some((404, json!({"errors": [format!("Not found: {path}")]}))),
@@ -1156,4 +1181,99 @@ async fn a_row_limit_on_the_gateway_stops_early_only_for_an_append_only_plan() {
             .count();
         assert_eq!(explains, 1, "{:?}", st.statements);
     }
+}
+
+/// A job carries its SQL text and properties in its job parameters, so a statement the project no
+/// longer defines that way reads back the text that really runs (what an upgrade is judged on); a
+/// start from a savepoint sends the recovery path (and, for the offsets only, the setting that leaves
+/// unclaimed state behind); where the job restored from is read from its checkpoints.
+#[tokio::test]
+async fn a_job_carries_its_sql_text_and_starts_from_a_savepoint_with_its_recovery_settings() {
+    use flinkpipe::target::Restore;
+    let fake = Fake::start().await;
+    let old = spec(
+        "dev-dml-snk",
+        "INSERT INTO snk\n-- name: dev-dml-snk\nSELECT a, 'x:y,z' FROM src",
+        StatementKind::Dml,
+    );
+    let mut with_props = old.clone();
+    with_props
+        .properties
+        .insert("sql.state-ttl".into(), "1 h".into());
+    // Deployed by a run whose project had this text; read by one whose project has another.
+    let t = fake.target(project());
+    t.create_statement(&with_props).await.unwrap();
+    let jid = fake.state.lock().unwrap().jobs[0].0.clone();
+    let s = t.get_statement("dev-dml-snk").await.unwrap().unwrap();
+    assert_eq!(s.sql, with_props.sql);
+    assert_eq!(s.properties, with_props.properties);
+    // The job is stopped with a savepoint; the new SQL starts from it, offsets only.
+    {
+        let mut st = fake.state.lock().unwrap();
+        st.jobs[0].2 = "FINISHED".into();
+        st.checkpoints.insert(
+            jid.clone(),
+            json!({"latest": {"savepoint": {"status": "COMPLETED", "checkpoint_type": "SYNC_SAVEPOINT", "external_path": "file:/sp/savepoint-1"}, "restored": null}}),
+        );
+    }
+    assert_eq!(
+        t.stop_savepoint("dev-dml-snk").await.unwrap().as_deref(),
+        Some("file:/sp/savepoint-1")
+    );
+    let new = spec(
+        "dev-dml-snk",
+        "INSERT INTO snk\n-- name: dev-dml-snk\nSELECT a + 1 FROM src",
+        StatementKind::Dml,
+    );
+    t.start_from_savepoint(&new, "file:/sp/savepoint-1", Restore::Offsets)
+        .await
+        .unwrap();
+    let (config, new_jid) = {
+        let st = fake.state.lock().unwrap();
+        (
+            st.configs.last().cloned().unwrap(),
+            st.jobs.last().unwrap().0.clone(),
+        )
+    };
+    assert_eq!(
+        config["execution.state-recovery.path"],
+        "file:/sp/savepoint-1"
+    );
+    assert_eq!(
+        config["execution.state-recovery.ignore-unclaimed-state"],
+        "true"
+    );
+    // A second start while it runs is refused: no duplicate job.
+    assert!(matches!(
+        t.start_from_savepoint(&new, "file:/sp/savepoint-1", Restore::State)
+            .await,
+        Err(TargetError::AlreadyExists(_))
+    ));
+    let s = t.get_statement("dev-dml-snk").await.unwrap().unwrap();
+    assert_eq!(s.sql, new.sql);
+    assert_eq!(t.restored_from("dev-dml-snk").await.unwrap(), None);
+    fake.state.lock().unwrap().checkpoints.insert(
+        new_jid.clone(),
+        json!({"latest": {"restored": {"id": 1, "is_savepoint": true, "external_path": "file:/sp/savepoint-1"}}}),
+    );
+    let r = t.restored_from("dev-dml-snk").await.unwrap().unwrap();
+    assert_eq!(
+        (r.job.as_str(), r.path.as_str(), r.savepoint),
+        (new_jid.as_str(), "file:/sp/savepoint-1", true)
+    );
+    // A full restore leaves no unclaimed state behind.
+    fake.state.lock().unwrap().jobs.last_mut().unwrap().2 = "FINISHED".into();
+    t.start_from_savepoint(&old, "file:/sp/savepoint-1", Restore::State)
+        .await
+        .unwrap();
+    let config = fake.state.lock().unwrap().configs.last().cloned().unwrap();
+    assert_eq!(
+        config["execution.state-recovery.path"],
+        "file:/sp/savepoint-1"
+    );
+    assert!(
+        config
+            .get("execution.state-recovery.ignore-unclaimed-state")
+            .is_none()
+    );
 }

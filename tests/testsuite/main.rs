@@ -54,6 +54,7 @@ mod e2e_release;
 /// The unit-test harness on a real Flink: the fixtures suites, a wrong expectation; the integration
 /// test of a three-table subgraph.
 mod e2e_unit_tests;
+mod e2e_upgrade;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 mod example_project;
 /// The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST

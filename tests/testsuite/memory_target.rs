@@ -12,7 +12,9 @@
 #![allow(dead_code)]
 
 use async_trait::async_trait;
-use flinkpipe::target::{Phase, StatementKind, StatementSpec, StatementState, Target, TargetError};
+use flinkpipe::target::{
+    Phase, Restore, Restored, StatementKind, StatementSpec, StatementState, Target, TargetError,
+};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
@@ -27,6 +29,8 @@ pub enum Call {
     Resume(String),
     Delete(String),
     Validate(String),
+    /// A start from a savepoint: (name, savepoint, restore).
+    StartFrom(String, String, Restore),
 }
 
 /// Which calls a fault applies to.
@@ -76,12 +80,23 @@ struct State {
     cannot_check: bool,
     /// Per name: reads after its create that answer "absent" (a job the JobManager lists late).
     unlisted_reads: BTreeMap<String, u32>,
+    /// Per name: the savepoint its last stop took (savepoint targets).
+    savepoints: BTreeMap<String, String>,
+    /// Per name: the savepoint its current job restored from.
+    restored: BTreeMap<String, String>,
+    /// Starts from a savepoint whose SQL contains the text: their job goes FAILED with the detail.
+    failing_starts: Vec<(String, String)>,
+    /// Starts from a savepoint whose SQL contains the text: their job runs but restores nothing.
+    unrestored_starts: Vec<String>,
+    /// SQL of every start from a savepoint, in order.
+    started_sql: Vec<String>,
 }
 
 /// The in-memory target.
 pub struct MemoryTarget {
     state: Mutex<State>,
     carry_over: bool,
+    savepoints: bool,
 }
 
 /// A retryable HTTP error, as a target reports a 429 or a 5xx.
@@ -106,7 +121,35 @@ impl MemoryTarget {
         MemoryTarget {
             state: Mutex::new(State::default()),
             carry_over: true,
+            savepoints: false,
         }
+    }
+
+    /// An empty target that stops with savepoints and starts new SQL from them, without carry-over
+    /// (as the SQL Gateway): a stop records a savepoint `sp-<name>-<n>`.
+    pub fn with_savepoints() -> Self {
+        MemoryTarget {
+            carry_over: false,
+            savepoints: true,
+            ..Self::new()
+        }
+    }
+
+    /// Jobs started from a savepoint with SQL containing `sql` go PENDING → FAILED with `detail`.
+    pub fn fail_starts_of(&self, sql: &str, detail: &str) {
+        self.st()
+            .failing_starts
+            .push((sql.to_string(), detail.to_string()));
+    }
+
+    /// Jobs started from a savepoint with SQL containing `sql` run but restore no state.
+    pub fn restore_nothing_for(&self, sql: &str) {
+        self.st().unrestored_starts.push(sql.to_string());
+    }
+
+    /// SQL of every start from a savepoint, in order.
+    pub fn started_sql(&self) -> Vec<String> {
+        self.st().started_sql.clone()
     }
 
     /// An empty target without carry-over (as the SQL Gateway).
@@ -435,6 +478,12 @@ impl Target for MemoryTarget {
             .get_mut(name)
             .ok_or_else(|| TargetError::NotFound(name.to_string()))?;
         s.state.stopped = true;
+        if self.savepoints {
+            let n = st.savepoints.len() + 1;
+            st.savepoints
+                .insert(name.to_string(), format!("sp-{name}-{n}"));
+        }
+        let s = st.statements.get_mut(name).expect("present");
         if matches!(
             s.state.phase,
             Phase::Pending | Phase::Running | Phase::Degraded
@@ -516,5 +565,84 @@ impl Target for MemoryTarget {
 
     fn supports_carry_over(&self) -> bool {
         self.carry_over
+    }
+
+    fn supports_savepoint_restart(&self) -> bool {
+        self.savepoints
+    }
+
+    async fn stop_savepoint(&self, name: &str) -> Result<Option<String>, TargetError> {
+        let st = self.st();
+        match st.statements.get(name) {
+            Some(s) if s.state.phase == Phase::Stopped => Ok(st.savepoints.get(name).cloned()),
+            Some(_) => Ok(None),
+            None => Err(TargetError::NotFound(name.to_string())),
+        }
+    }
+
+    async fn start_from_savepoint(
+        &self,
+        spec: &StatementSpec,
+        savepoint: &str,
+        restore: Restore,
+    ) -> Result<StatementState, TargetError> {
+        let mut st = self.st();
+        st.log.push(Call::StartFrom(
+            spec.name.clone(),
+            savepoint.to_string(),
+            restore,
+        ));
+        if st.statements.get(&spec.name).is_some_and(|s| {
+            matches!(
+                s.state.phase,
+                Phase::Pending | Phase::Running | Phase::Degraded
+            )
+        }) {
+            return Err(TargetError::AlreadyExists(spec.name.clone()));
+        }
+        let next: VecDeque<(Phase, String)> = match st
+            .failing_starts
+            .iter()
+            .find(|(k, _)| spec.sql.contains(k.as_str()))
+        {
+            Some((_, d)) => [(Phase::Failed, d.clone())].into(),
+            None => [(Phase::Running, String::new())].into(),
+        };
+        if st
+            .unrestored_starts
+            .iter()
+            .any(|k| spec.sql.contains(k.as_str()))
+        {
+            st.restored.remove(&spec.name);
+        } else {
+            st.restored.insert(spec.name.clone(), savepoint.to_string());
+        }
+        let state = StatementState {
+            name: spec.name.clone(),
+            phase: Phase::Pending,
+            detail: String::new(),
+            sql: spec.sql.clone(),
+            properties: spec.properties.clone(),
+            stopped: false,
+            meta: Default::default(),
+        };
+        st.statements.insert(
+            spec.name.clone(),
+            Stmt {
+                state: state.clone(),
+                next,
+                deleting_reads: 0,
+            },
+        );
+        st.started_sql.push(spec.sql.clone());
+        Ok(state)
+    }
+
+    async fn restored_from(&self, name: &str) -> Result<Option<Restored>, TargetError> {
+        Ok(self.st().restored.get(name).map(|p| Restored {
+            job: format!("job-{name}"),
+            path: p.clone(),
+            savepoint: true,
+        }))
     }
 }

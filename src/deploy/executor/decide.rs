@@ -7,6 +7,10 @@
 //! - absent → create; present with the same SQL and live → adopt (a DDL of a restarted table: keep);
 //! - a stateless DML restarted with changed properties or changed SQL → carry the offsets over
 //!   (Confluent only);
+//! - a DML restarted with changed SQL on a target with savepoints (the SQL Gateway), judged by the
+//!   upgrade verdict of the running text against the new one: `state-compatible` (or `unchanged`) →
+//!   stop with a savepoint and start the new SQL from it (`upgrade (savepoint)`), `stateless` → the
+//!   same, leaving the old operators' state behind (`restart (offsets)`); the other verdicts as below;
 //! - a DML with the same SQL that is stopped, or live and restarted statelessly (or not restarted
 //!   but stopped) → stop if needed and resume in place;
 //! - a changed DDL → refused, or with `--allow-drop` on a restart: drop the table and recreate;
@@ -31,6 +35,22 @@ pub struct Known {
     pub handover_pending: bool,
     /// The target can carry offsets over ([`crate::target::Target::supports_carry_over`]).
     pub carry_over: bool,
+    /// The target can stop with a savepoint and start new SQL from it
+    /// ([`crate::target::Target::supports_savepoint_restart`]).
+    pub savepoint_restart: bool,
+}
+
+impl Known {
+    /// What `target` can do ([`crate::target::Target::supports_carry_over`],
+    /// [`crate::target::Target::supports_savepoint_restart`]), nothing known about the statement: what
+    /// a dry run and the capacity estimate decide with.
+    pub fn of_target(target: &dyn crate::target::Target) -> Known {
+        Known {
+            carry_over: target.supports_carry_over(),
+            savepoint_restart: target.supports_savepoint_restart(),
+            ..Known::default()
+        }
+    }
 }
 
 /// Why a step is refused.
@@ -52,11 +72,12 @@ pub enum Refusal {
         /// The pool the plan gives it.
         to: String,
     },
-    /// A stateful DML with new SQL: recreating it loses its state (no target restores a savepoint
-    /// into new SQL here), allowed only with `--allow-state-loss`.
+    /// A stateful DML with new SQL whose verdict forbids a restore from a savepoint (or on a target
+    /// without savepoints, Confluent Cloud): recreating it loses its state, allowed only with
+    /// `--allow-state-loss`.
     StateLoss {
         /// The upgrade verdict of the running text against the new one (offline reading; `unknown`
-        /// when the target keeps no text of it).
+        /// when the target has no text of it: a gateway job deployed before its text travelled with it).
         verdict: crate::changes::upgrade::Verdict,
     },
 }
@@ -77,6 +98,17 @@ pub enum StepPlan {
     },
     /// A stateless DML restarted with changed properties: carry its offsets over.
     CarryOver,
+    /// New SQL whose running job's state it can take over: stop the job with a savepoint (unless
+    /// stopped already) and start the new SQL from it, under the same name; should the new job not
+    /// start or not restore from that savepoint, the old SQL starts again from it.
+    SavepointRestart {
+        /// All the state (`upgrade (savepoint)`) or the sources' offsets only (`restart (offsets)`).
+        restore: crate::target::Restore,
+        /// The upgrade verdict of the running text against the new one.
+        verdict: Verdict,
+        /// Whether a stop must be requested first (it is not STOPPED yet).
+        stop_first: bool,
+    },
     /// Same SQL: stop it (unless stopped already) and resume it in place.
     StopResume {
         /// Whether a stop must be requested first (it is not STOPPED yet).
@@ -180,6 +212,29 @@ pub fn decide(
             phase: s.phase.clone(),
         });
     }
+    // New SQL on a target with savepoints: the running job's savepoint takes the state (or only the
+    // offsets) over when the verdict says it can; the others fall to the refusal below.
+    if !same
+        && dml
+        && restart
+        && known.savepoint_restart
+        && matches!(s.phase, Phase::Running | Phase::Stopped)
+    {
+        use crate::target::Restore;
+        let verdict = running_verdict(&s.sql, &spec.sql);
+        let restore = match verdict {
+            Verdict::Unchanged | Verdict::StateCompatible => Some(Restore::State),
+            Verdict::Stateless => Some(Restore::Offsets),
+            _ => None,
+        };
+        if let Some(restore) = restore {
+            return StepPlan::SavepointRestart {
+                restore,
+                verdict,
+                stop_first: s.phase != Phase::Stopped,
+            };
+        }
+    }
     // A stateless DML restarted with new SQL, whose running text is stateless too: the new text takes
     // over the old one's offsets (§10, `sql.tables.initial-offset-from`), so nothing is read twice.
     // Not into a sink that takes updates (§10), and not from a stateful old statement (its sink holds
@@ -228,7 +283,8 @@ fn state_loss_allowed(options: &DeployOptions, node: &DeployNode, spec: &Stateme
 
 /// The upgrade verdict of the running text against the new one, by the SQL front end
 /// ([`crate::changes::upgrade::compare_sql`]); `unknown` for a running text without a statement (the
-/// SQL Gateway keeps none of a changed statement). `stateless` only when both read exactly.
+/// SQL Gateway's jobs deployed before their text travelled with them). `stateless` only when both
+/// read exactly.
 fn running_verdict(old: &str, new: &str) -> Verdict {
     if crate::sql::analyze(old).statements.is_empty() {
         Verdict::Unknown
@@ -333,6 +389,14 @@ mod tests {
         ours: false,
         handover_pending: false,
         carry_over: true,
+        savepoint_restart: false,
+    };
+
+    const GATEWAY: Known = Known {
+        ours: false,
+        handover_pending: false,
+        carry_over: false,
+        savepoint_restart: true,
     };
 
     /// Every phase a statement can be in, with the same SQL, for each plan action and kind.
@@ -584,7 +648,7 @@ mod tests {
             ),
             StepPlan::Refuse(Refusal::StateLoss { .. })
         ));
-        // The gateway keeps no text of a changed statement: unknown, still refused.
+        // A gateway job without its text (deployed before it travelled with it): unknown, refused.
         let d = state("-- deployed SQL is not the project's current text", Running);
         assert_eq!(
             decide(Some(&d), &new, &restart, &opts(false), CONFLUENT),
@@ -759,6 +823,126 @@ mod tests {
             ),
             StepPlan::Refuse(_)
         ));
+    }
+
+    /// On a target with savepoints (the SQL Gateway) a changed DML whose running text it can read is
+    /// judged by its verdict: `state-compatible` is upgraded from the savepoint, `stateless` restarted
+    /// from the offsets in it, the others keep the refusal (or, allowed, the recreate).
+    #[test]
+    fn new_sql_on_the_gateway_restarts_from_a_savepoint_by_its_verdict() {
+        use crate::target::Restore;
+        use Phase::*;
+        let sum = "INSERT INTO a SELECT k, SUM(v) FROM src GROUP BY k";
+        let restart = node(Action::Restart, false);
+        let stateless = node(Action::Restart, true);
+        let cases = [
+            (
+                sum,
+                "INSERT INTO a SELECT k, SUM(v) AS total FROM src GROUP BY k",
+                &restart,
+                Some((Restore::State, Verdict::StateCompatible)),
+            ),
+            (
+                DML,
+                "INSERT INTO a SELECT * FROM src WHERE id > 0",
+                &stateless,
+                Some((Restore::Offsets, Verdict::Stateless)),
+            ),
+            (
+                sum,
+                "INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k",
+                &restart,
+                None,
+            ),
+            (
+                sum,
+                "INSERT INTO a SELECT k, SUM(v) FROM src WHERE v > 1 GROUP BY k",
+                &restart,
+                None,
+            ),
+        ];
+        for (old, new, n, want) in cases {
+            let new = step(StatementKind::Dml, new);
+            for phase in [Running, Stopped] {
+                let d = state(old, phase.clone());
+                let got = decide(Some(&d), &new, n, &opts(false), GATEWAY);
+                match want {
+                    Some((restore, verdict)) => assert_eq!(
+                        got,
+                        StepPlan::SavepointRestart {
+                            restore,
+                            verdict,
+                            stop_first: phase == Running
+                        },
+                        "{old} → {} ({phase})",
+                        new.spec.sql
+                    ),
+                    None => {
+                        assert!(
+                            matches!(got, StepPlan::Refuse(Refusal::StateLoss { .. })),
+                            "{got:?}"
+                        );
+                        // --allow-state-loss names it: recreated, as on Confluent.
+                        let loss = DeployOptions {
+                            allow_state_loss: vec!["a".into()],
+                            ..opts(false)
+                        };
+                        assert_eq!(
+                            decide(Some(&d), &new, n, &loss, GATEWAY),
+                            StepPlan::Recreate {
+                                validate_first: must_validate(&phase)
+                            }
+                        );
+                    }
+                }
+            }
+            // A job that cannot take a savepoint (starting, restarting) or has ended: as before.
+            for phase in [Pending, Degraded, Failed] {
+                let got = decide(
+                    Some(&state(old, phase.clone())),
+                    &new,
+                    n,
+                    &opts(false),
+                    GATEWAY,
+                );
+                assert!(
+                    !matches!(got, StepPlan::SavepointRestart { .. }),
+                    "{phase}: {got:?}"
+                );
+            }
+            // Not restarted by the plan: left alone.
+            let got = decide(
+                Some(&state(old, Running)),
+                &new,
+                &node(Action::Skip, false),
+                &opts(false),
+                GATEWAY,
+            );
+            assert!(matches!(got, StepPlan::Refuse(Refusal::SqlChanged { .. })));
+        }
+        // A job deployed before the text travelled with it: unknown, refused.
+        let unreadable = state("-- deployed SQL is not the project's current text", Running);
+        let new = step(
+            StatementKind::Dml,
+            "INSERT INTO a SELECT k, SUM(v) AS t FROM src GROUP BY k",
+        );
+        assert_eq!(
+            decide(Some(&unreadable), &new, &restart, &opts(false), GATEWAY),
+            StepPlan::Refuse(Refusal::StateLoss {
+                verdict: Verdict::Unknown
+            })
+        );
+        // The same SQL restarted statelessly: resumed, never through the savepoint upgrade.
+        assert_eq!(
+            decide(
+                Some(&state(DML, Running)),
+                &step(StatementKind::Dml, DML),
+                &stateless,
+                &opts(false),
+                GATEWAY
+            ),
+            StepPlan::StopResume { stop_first: true }
+        );
     }
 
     #[test]

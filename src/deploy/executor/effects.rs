@@ -159,7 +159,7 @@ pub(super) async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> S
     let known = Known {
         ours: ctx.resume.ours.contains(&spec.name),
         handover_pending,
-        carry_over: ctx.target.supports_carry_over(),
+        ..Known::of_target(ctx.target)
     };
     let plan = decide::decide(existing.as_ref(), step, node, ctx.options, known);
     apply(ctx, table, spec, existing, plan).await
@@ -209,6 +209,21 @@ async fn apply(
         // does not validate never starts the handover (checked in `carry_over`, before anything is
         // created or deleted).
         StepPlan::CarryOver => return carry_over(ctx, table, spec, existing).await,
+        StepPlan::SavepointRestart {
+            restore,
+            stop_first,
+            ..
+        } => {
+            let Some(old) = existing else {
+                return Err(failure(
+                    spec,
+                    StatementAction::Read,
+                    None,
+                    StepError::Disappeared { statement: name() },
+                ));
+            };
+            return savepoint_restart(ctx, table, spec, old, restore, stop_first).await;
+        }
         StepPlan::StopResume { stop_first } => {
             let s = existing.as_ref();
             let request = |source| StepError::Request {
@@ -309,6 +324,217 @@ async fn apply(
         Err(error) => return Err(failure(spec, action, None, error)),
     }
     wait(ctx, table, spec, action).await
+}
+
+/// Replaces the running job of `old` by the new SQL of `spec` from a savepoint (SQL Gateway): the new
+/// text is checked first (a text the planner rejects stops nothing), the job is stopped with a
+/// savepoint (unless `old` is STOPPED already), the new SQL starts from that savepoint (`restore`:
+/// all the state, or the sources' offsets), runs, and must have restored from that very savepoint
+/// (`latest.restored` on the JobManager). Otherwise the new job is removed and the old SQL starts
+/// again from the same savepoint ([`rollback`]): nothing is lost either way, and the step fails with
+/// [`StepError::UpgradeFailed`].
+async fn savepoint_restart(
+    ctx: &Ctx<'_>,
+    table: &str,
+    spec: &StatementSpec,
+    old: StatementState,
+    restore: crate::target::Restore,
+    stop_first: bool,
+) -> StepResult {
+    use crate::target::Restore;
+    let name = || spec.name.clone();
+    validate(ctx, spec)
+        .await
+        .map_err(|error| failure(spec, StatementAction::Refused, Some(&old), error))?;
+    if stop_first {
+        ctx.call(&spec.name, "stop", ctx.deadline(), || {
+            ctx.target.stop_statement(&spec.name)
+        })
+        .await
+        .map_err(|e| {
+            let error = e.or(|source| StepError::Request {
+                statement: name(),
+                source,
+            });
+            failure(spec, StatementAction::Stop, Some(&old), error)
+        })?;
+        ctx.record(Entry::Stopped {
+            table: table.to_string(),
+            statement: name(),
+        });
+        ctx.progress
+            .statement(table, &spec.name, "stopping with a savepoint");
+        wait_phase(ctx, table, spec, &[Phase::Stopped]).await?;
+    }
+    let savepoint = ctx
+        .call(&spec.name, "savepoint", ctx.deadline(), || {
+            ctx.target.stop_savepoint(&spec.name)
+        })
+        .await
+        .map_err(|e| {
+            let error = e.or(|source| StepError::Read {
+                statement: name(),
+                source,
+            });
+            failure(spec, StatementAction::Read, Some(&old), error)
+        })?
+        .ok_or_else(|| {
+            failure(
+                spec,
+                StatementAction::Upgrade,
+                Some(&old),
+                StepError::NoSavepoint { statement: name() },
+            )
+        })?;
+    let action = match restore {
+        Restore::State => StatementAction::Upgraded,
+        Restore::Offsets => StatementAction::RestartedFromOffsets,
+    };
+    ctx.progress.statement(
+        table,
+        &spec.name,
+        &format!("starting the new SQL from savepoint {savepoint}"),
+    );
+    let cause = match start_from(ctx, table, spec, &savepoint, restore, action).await {
+        Ok(done) => return Ok(done),
+        Err(cause) => cause,
+    };
+    ctx.progress.statement(
+        table,
+        &spec.name,
+        &format!(
+            "the new SQL did not take over ({cause}): starting the old SQL again from the savepoint"
+        ),
+    );
+    let old_spec = StatementSpec {
+        name: name(),
+        sql: old.sql.clone(),
+        properties: old.properties.clone(),
+        kind: StatementKind::Dml,
+        compute_pool: spec.compute_pool.clone(),
+    };
+    let rollback = rollback(ctx, table, spec, &old_spec, &savepoint)
+        .await
+        .err();
+    Err(failure(
+        spec,
+        StatementAction::Upgrade,
+        None,
+        StepError::UpgradeFailed {
+            statement: name(),
+            savepoint,
+            cause,
+            rollback,
+        },
+    ))
+}
+
+/// Starts `spec` from `savepoint`, waits until it runs, and checks that its job restored from that
+/// savepoint. `Err`: why it did not take over (its text, for [`StepError::UpgradeFailed`]).
+async fn start_from(
+    ctx: &Ctx<'_>,
+    table: &str,
+    spec: &StatementSpec,
+    savepoint: &str,
+    restore: crate::target::Restore,
+    action: StatementAction,
+) -> Result<StatementResult, String> {
+    // A submission is never sent twice blindly: an unknown outcome is a failure, and the rollback
+    // removes whatever job it may have started.
+    let started = ctx
+        .target
+        .start_from_savepoint(spec, savepoint, restore)
+        .await
+        .map_err(|e| e.to_string())?;
+    if started.phase == Phase::Failed {
+        return Err(started.detail);
+    }
+    ctx.record(Entry::Created {
+        table: table.to_string(),
+        statement: spec.name.clone(),
+    });
+    let done = wait(ctx, table, spec, action)
+        .await
+        .map_err(|f| f.error.to_string())?;
+    // The restore is recorded when the job starts; a JobManager that answers late is asked again
+    // within the visibility grace.
+    let deadline = Instant::now() + ctx.options.visibility_grace;
+    let mut n = 0;
+    loop {
+        let restored = ctx
+            .call(&spec.name, "GET checkpoints", ctx.deadline(), || {
+                ctx.target.restored_from(&spec.name)
+            })
+            .await
+            .map_err(|e| {
+                e.or(|source| StepError::Read {
+                    statement: spec.name.clone(),
+                    source,
+                })
+                .to_string()
+            })?;
+        match restored {
+            Some(r) if same_savepoint(&r.path, savepoint) && r.savepoint => {
+                tracing::info!(
+                    "{}: job {} restored from savepoint {}",
+                    spec.name,
+                    r.job,
+                    r.path
+                );
+                return Ok(done);
+            }
+            Some(r) => {
+                return Err(format!(
+                    "its job {} restored from {} instead",
+                    r.job, r.path
+                ));
+            }
+            None if Instant::now() >= deadline => {
+                return Err("its job started without restoring any state".into());
+            }
+            None => {
+                tokio::time::sleep(ctx.options.poll.delay(n, seed_of(&spec.name))).await;
+                n += 1;
+            }
+        }
+    }
+}
+
+/// Whether two savepoint paths name the same place (`file:/sp/x`, `file:///sp/x`, `/sp/x/`).
+fn same_savepoint(a: &str, b: &str) -> bool {
+    let norm = |p: &str| {
+        let p = p.trim().trim_end_matches('/');
+        let p = p.strip_prefix("file:").unwrap_or(p);
+        p.trim_start_matches('/').to_string()
+    };
+    norm(a) == norm(b)
+}
+
+/// After a failed upgrade: removes the new job (cancels it, or hides it once failed) and starts the
+/// old SQL again from the same savepoint, waiting until it runs. `Err`: why that failed.
+async fn rollback(
+    ctx: &Ctx<'_>,
+    table: &str,
+    spec: &StatementSpec,
+    old: &StatementSpec,
+    savepoint: &str,
+) -> Result<(), String> {
+    use crate::target::Restore;
+    delete_and_wait(ctx, table, spec)
+        .await
+        .map_err(|f| f.error.to_string())?;
+    let started = ctx
+        .target
+        .start_from_savepoint(old, savepoint, Restore::State)
+        .await
+        .map_err(|e| e.to_string())?;
+    if started.phase == Phase::Failed {
+        return Err(started.detail);
+    }
+    wait(ctx, table, old, StatementAction::Resumed)
+        .await
+        .map(|_| ())
+        .map_err(|f| f.error.to_string())
 }
 
 /// Restarts a stateless DML under the same name without losing its place in the sources, with

@@ -269,6 +269,34 @@ pub enum StepError {
         table: String,
         verdict: crate::changes::upgrade::Verdict,
     },
+    /// The statement was stopped for a restart from its savepoint, but its job has no stop savepoint.
+    #[error(
+        "{statement}: stopped, but its job has no stop savepoint to start the new SQL from; nothing was started (deploy again to restart it, or --allow-state-loss {statement} to start it from its sources)"
+    )]
+    NoSavepoint {
+        /// The statement.
+        statement: String,
+    },
+    /// The new SQL did not start from the old job's savepoint (its job failed, or did not restore
+    /// from that savepoint); the old SQL was started again from the same savepoint (`rolled_back`),
+    /// or could not be and the message says where the state is.
+    #[error(
+        "{statement}: the new SQL did not start from savepoint {savepoint}: {cause}; {}",
+        match rollback {
+            None => "the old SQL runs again from that savepoint, nothing lost (fix the SQL, or version the table with `pipeline blue-green`)".to_string(),
+            Some(e) => format!("starting the old SQL again from it failed too ({e}): the state is kept in that savepoint (start a job from it with execution.state-recovery.path)"),
+        }
+    )]
+    UpgradeFailed {
+        /// The statement.
+        statement: String,
+        /// The savepoint of the old job.
+        savepoint: String,
+        /// Why the new SQL did not take over.
+        cause: String,
+        /// `None`: the old SQL runs again from the savepoint; else why it could not be started.
+        rollback: Option<String>,
+    },
     /// The statement exists with different SQL and the plan does not restart it.
     #[error(
         "statement {statement} exists with different SQL (phase {phase}); the plan does not restart it, so it was left alone"

@@ -129,6 +129,18 @@ pub enum StatementAction {
     /// Restarted with new properties through carry-over offsets (`<name>` → `<name>-co` → `<name>`).
     #[serde(rename = "carried over")]
     CarriedOver,
+    /// Stopped with a savepoint and started with the new SQL from it, its state restored (SQL
+    /// Gateway, a `state-compatible` change).
+    #[serde(rename = "upgraded")]
+    Upgraded,
+    /// Stopped with a savepoint and started with the new SQL from its sources' offsets (SQL Gateway,
+    /// a `stateless` change).
+    #[serde(rename = "restarted from offsets")]
+    RestartedFromOffsets,
+    /// Failed while upgrading from a savepoint (the old SQL was started again from it, or the
+    /// message says what is left).
+    #[serde(rename = "upgrade")]
+    Upgrade,
     /// The helper `DROP TABLE` of a changed DDL ran.
     #[serde(rename = "dropped")]
     Dropped,
@@ -171,6 +183,9 @@ impl StatementAction {
             StatementAction::Resumed => "resumed",
             StatementAction::Recreated => "recreated",
             StatementAction::CarriedOver => "carried over",
+            StatementAction::Upgraded => "upgraded",
+            StatementAction::RestartedFromOffsets => "restarted from offsets",
+            StatementAction::Upgrade => "upgrade",
             StatementAction::Dropped => "dropped",
             StatementAction::DropSkipped => "drop skipped",
             StatementAction::Refused => "refused",

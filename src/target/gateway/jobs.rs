@@ -6,7 +6,7 @@
 
 use super::GatewayTarget;
 use super::wire::{self, JobOverview};
-use crate::target::{Phase, StatementState, TargetError};
+use crate::target::{Phase, Restored, StatementState, TargetError};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -134,16 +134,46 @@ impl GatewayTarget {
 
     /// A flinkpipe tag of a job (`pipeline.global-job-parameters`, `/jobs/{id}/config`), if any.
     pub(super) async fn job_tag(&self, jid: &str, key: &str) -> Option<String> {
-        let config = self
+        self.job_tags(jid).await.remove(key)
+    }
+
+    /// Every string job parameter of a job (`/jobs/{id}/config` → `execution-config.user-config`);
+    /// empty when the JobManager does not answer.
+    pub(super) async fn job_tags(&self, jid: &str) -> BTreeMap<String, String> {
+        let Ok(config) = self
             .http
             .get(self.http.jm(&format!("jobs/{jid}/config")))
             .await
-            .ok()?;
+        else {
+            return BTreeMap::new();
+        };
         config
             .pointer("/execution-config/user-config")
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+            .and_then(Value::as_object)
+            .map(|u| {
+                u.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Where the newest job of `name` restored its state from (`/jobs/{id}/checkpoints` →
+    /// `latest.restored`); `None` when it has no job or started without state.
+    pub(super) async fn restored_of(&self, name: &str) -> Result<Option<Restored>, TargetError> {
+        let jobs = self.jobs().await?;
+        let Some(job) = self.newest(&jobs, name).await else {
+            return Ok(None);
+        };
+        let cps = self
+            .http
+            .get(self.http.jm(&format!("jobs/{}/checkpoints", job.jid)))
+            .await?;
+        Ok(wire::restored_from(&cps).map(|(path, savepoint)| Restored {
+            job: job.jid.clone(),
+            path,
+            savepoint,
+        }))
     }
 
     /// The statement state of a job: phase, and detail (failure cause, savepoint path), SQL and
@@ -195,31 +225,39 @@ impl GatewayTarget {
                 .unwrap_or(Value::Null);
             detail = wire::job_failure(&ex).unwrap_or_default();
         }
-        let sql_tag = self.job_tag(&job.jid, wire::TAG_SQL).await;
-        let props_tag = self.job_tag(&job.jid, wire::TAG_PROPERTIES).await;
-        let (sql, properties) = match self.defs.statement(name) {
-            Some(spec) => {
-                let sql = if sql_tag.as_deref() == Some(&wire::sql_hash(&spec.sql)) {
-                    spec.sql.clone()
-                } else {
-                    format!(
-                        "-- deployed SQL is not the project's current text (job {}, hash {})",
-                        job.jid,
-                        sql_tag.clone().unwrap_or_else(|| "none".into())
-                    )
-                };
-                let props =
-                    if props_tag.as_deref() == Some(&wire::properties_hash(&spec.properties)) {
-                        spec.properties.clone()
-                    } else {
-                        BTreeMap::new()
-                    };
-                (sql, props)
+        let tags = self.job_tags(&job.jid).await;
+        let tag = |k: &str| tags.get(k).map(String::as_str);
+        let sql_tag = tag(wire::TAG_SQL);
+        let props_tag = tag(wire::TAG_PROPERTIES);
+        // The text the job carries (jobs deployed since flinkpipe keeps it), else the project's
+        // when the hash matches, else a comment that reads as no statement.
+        let (carried_sql, carried_props) = wire::deployed_texts(
+            sql_tag,
+            tag(wire::TAG_SQL_TEXT),
+            props_tag,
+            tag(wire::TAG_PROPERTIES_TEXT),
+        );
+        let spec = self.defs.statement(name);
+        let sql = match (spec, carried_sql) {
+            (Some(spec), _) if sql_tag == Some(wire::sql_hash(&spec.sql).as_str()) => {
+                spec.sql.clone()
             }
-            None => (
-                format!("-- job {} (SQL not in the project)", job.jid),
-                BTreeMap::new(),
+            (_, Some(text)) => text,
+            (Some(_), None) => format!(
+                "-- deployed SQL is not the project's current text (job {}, hash {})",
+                job.jid,
+                sql_tag.unwrap_or("none")
             ),
+            (None, None) => format!("-- job {} (SQL not in the project)", job.jid),
+        };
+        let properties = match (spec, carried_props) {
+            (Some(spec), _)
+                if props_tag == Some(wire::properties_hash(&spec.properties).as_str()) =>
+            {
+                spec.properties.clone()
+            }
+            (_, Some(p)) => p,
+            _ => BTreeMap::new(),
         };
         Ok(Some(StatementState {
             name: name.to_string(),

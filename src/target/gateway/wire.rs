@@ -44,6 +44,80 @@ pub fn job_parameters(existing: Option<&str>, name: &str, sql: &str, props_hash:
     }
 }
 
+/// Job-parameter key holding the SQL text itself ([`encode_text`]): the JobManager keeps no SQL, and an
+/// upgrade needs the running text (to judge whether the new one can take its state over, and to start
+/// it again from its savepoint when the new one fails).
+pub const TAG_SQL_TEXT: &str = "flinkpipe.sql-text";
+/// Job-parameter key holding the statement properties as a JSON object ([`encode_text`]).
+pub const TAG_PROPERTIES_TEXT: &str = "flinkpipe.properties-text";
+
+/// A text as a job-parameter value: URL-safe base64 without padding (`[A-Za-z0-9_-]`), since Flink's
+/// map syntax of `pipeline.global-job-parameters` (`k1:v1,k2:v2`,
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/deployment/config/#pipeline-global-job-parameters>)
+/// splits on `,` and `:` and SQL holds both.
+pub fn encode_text(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text.as_bytes())
+}
+
+/// The text of a value written by [`encode_text`]; `None` when it is not one (not base64, not UTF-8).
+pub fn decode_text(value: &str) -> Option<String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(value.trim())
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// `params` (from [`job_parameters`]) with the SQL text and the properties of the statement added
+/// ([`TAG_SQL_TEXT`], [`TAG_PROPERTIES_TEXT`]).
+pub fn with_texts(
+    params: &str,
+    sql: &str,
+    props: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let props = serde_json::to_string(props).expect("a string map serialises");
+    format!(
+        "{params},{TAG_SQL_TEXT}:{},{TAG_PROPERTIES_TEXT}:{}",
+        encode_text(sql),
+        encode_text(&props)
+    )
+}
+
+/// The SQL text and properties a job carries ([`with_texts`]), from its tags: the text only when it
+/// decodes and its hash is the job's [`TAG_SQL`] hash (a tag cut or altered on the way is not the
+/// deployed text); the properties when they decode as a string map and match [`TAG_PROPERTIES`].
+pub fn deployed_texts(
+    sql_hash_tag: Option<&str>,
+    sql_text_tag: Option<&str>,
+    props_hash_tag: Option<&str>,
+    props_text_tag: Option<&str>,
+) -> (
+    Option<String>,
+    Option<std::collections::BTreeMap<String, String>>,
+) {
+    let sql = sql_text_tag
+        .and_then(decode_text)
+        .filter(|t| sql_hash_tag == Some(sql_hash(t).as_str()));
+    let props = props_text_tag
+        .and_then(decode_text)
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .filter(|p| props_hash_tag == Some(properties_hash(p).as_str()));
+    (sql, props)
+}
+
+/// Where a job restored its state from, from `GET /jobs/{id}/checkpoints` → `latest.restored`
+/// (`external_path`, `is_savepoint`): `None` when it started without state.
+pub fn restored_from(checkpoints: &Value) -> Option<(String, bool)> {
+    let r = checkpoints.get("latest")?.get("restored")?;
+    let path = r.get("external_path").and_then(Value::as_str)?.to_string();
+    let savepoint = r
+        .get("is_savepoint")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Some((path, savepoint))
+}
+
 /// The job name Flink gives the continuous refresh job of a materialized table (it ignores
 /// `pipeline.name` for them): ``Materialized_table_`cat`.`db`.`t`_continuous_refresh_job``.
 /// Returns the suffix to match, since the catalog and database may vary: `` .`t`_continuous_refresh_job``.
@@ -600,6 +674,46 @@ mod tests {
         ));
         assert_eq!(sql_hash("SELECT  1;\n"), sql_hash("SELECT 1"));
         assert_ne!(sql_hash("SELECT 1"), sql_hash("SELECT 2"));
+    }
+
+    #[test]
+    fn the_deployed_text_travels_in_the_job_parameters() {
+        let sql = "INSERT INTO t SELECT a, 'x:y,z' FROM s -- ünïcode";
+        let props: std::collections::BTreeMap<String, String> =
+            [("sql.state-ttl".to_string(), "1 h".to_string())].into();
+        let params = with_texts(
+            &job_parameters(None, "n", &sql_hash(sql), &properties_hash(&props)),
+            sql,
+            &props,
+        );
+        // Flink's map syntax: every value free of `,` and `:`.
+        let tags: std::collections::BTreeMap<&str, &str> = params
+            .split(',')
+            .map(|kv| kv.split_once(':').expect("k:v"))
+            .collect();
+        assert_eq!(tags.len(), 5, "{params}");
+        let (got_sql, got_props) = deployed_texts(
+            tags.get(TAG_SQL).copied(),
+            tags.get(TAG_SQL_TEXT).copied(),
+            tags.get(TAG_PROPERTIES).copied(),
+            tags.get(TAG_PROPERTIES_TEXT).copied(),
+        );
+        assert_eq!(got_sql.as_deref(), Some(sql));
+        assert_eq!(got_props, Some(props));
+        // A text whose hash is not the job's is not its text.
+        let (other, _) = deployed_texts(Some("00"), tags.get(TAG_SQL_TEXT).copied(), None, None);
+        assert_eq!(other, None);
+        assert_eq!(decode_text("not base64!"), None);
+    }
+
+    #[test]
+    fn where_a_job_restored_from() {
+        let c = json!({"latest": {"restored": {"id": 3, "restore_timestamp": 1, "is_savepoint": true, "external_path": "file:/sp/savepoint-1"}}});
+        assert_eq!(
+            restored_from(&c),
+            Some(("file:/sp/savepoint-1".to_string(), true))
+        );
+        assert_eq!(restored_from(&json!({"latest": {"restored": null}})), None);
     }
 
     #[test]

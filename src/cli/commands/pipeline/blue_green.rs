@@ -23,7 +23,8 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
     /// Version only what needs it: a table whose statement is `stateless` by `pipeline
-    /// upgrade-check` (and whose schema did not change) is upgraded in place, its readers untouched.
+    /// upgrade-check` (on the SQL Gateway also `state-compatible`, restored from a savepoint) and
+    /// whose schema did not change is upgraded in place, its readers untouched.
     #[arg(long)]
     pub in_place: bool,
 }
