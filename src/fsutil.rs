@@ -18,12 +18,12 @@ pub use batch::{
     BATCH_MARKER_PREFIX, Batch, BatchError, BatchPhase, Durability, InterruptedBatch, Recovery,
     SigintScope, catch_sigint, interrupted_batches, is_stale_leftover, recover,
 };
-pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash};
 pub use read::{
     MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
     byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,
     read_project_file, read_user_file, read_user_text, utf8_error_position,
 };
+pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash};
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then renamed over the
 /// target. Readers see the old file or the new one, never half of it; on error the target is untouched

@@ -261,7 +261,10 @@ impl Batch {
             }
         }
         let record = self.record.take().map(|rec| {
-            let mut entries = rec.unchanged.into_inner().unwrap_or_else(|e| e.into_inner());
+            let mut entries = rec
+                .unchanged
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner());
             entries.extend(staged.iter().filter_map(|s| {
                 Some((
                     s.target.clone(),

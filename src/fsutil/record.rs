@@ -130,9 +130,7 @@ impl WrittenRecord {
     /// recorded content has this `hash`: the file already holds the content. One `stat` of `path`.
     pub fn holds(&self, path: &Path, hash: u128) -> Option<Entry> {
         let entry = self.entries.get(path)?;
-        if entry.hash != hash
-            || entry.stamp.mtime_ns + RACY.as_nanos() as i128 > self.saved_at_ns
-        {
+        if entry.hash != hash || entry.stamp.mtime_ns + RACY.as_nanos() as i128 > self.saved_at_ns {
             return None;
         }
         let now = Stamp::of(&std::fs::metadata(path).ok()?)?;
@@ -191,7 +189,9 @@ fn header_prefix() -> String {
 fn parse(bytes: &[u8]) -> Option<HashMap<PathBuf, Entry>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (head, body) = text.split_once('\n')?;
-    let sum = head.strip_prefix(&header_prefix())?.strip_prefix(" body=")?;
+    let sum = head
+        .strip_prefix(&header_prefix())?
+        .strip_prefix(" body=")?;
     if u64::from_str_radix(sum, 16).ok()? != xxh3_64(body.as_bytes()) {
         return None;
     }

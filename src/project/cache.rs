@@ -252,12 +252,9 @@ fn prune(dir: &Path, keep: &Path) {
     let now = std::time::SystemTime::now();
     for e in entries.flatten() {
         let p = e.path();
-        let ours = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| {
-                (n.starts_with("analysis-") || n.starts_with("written-")) && n.ends_with(".cache")
-            });
+        let ours = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            (n.starts_with("analysis-") || n.starts_with("written-")) && n.ends_with(".cache")
+        });
         if !ours || p == keep {
             continue;
         }

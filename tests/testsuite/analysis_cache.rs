@@ -71,7 +71,11 @@ fn outputs_are_identical_without_cold_and_warm_cache() {
         .collect();
     cache_files.sort();
     // One analysis cache and one record of the files build-all-metadata wrote, per tree.
-    assert_eq!(cache_files, ["analysis", "written"], "one cache file of each kind per tree");
+    assert_eq!(
+        cache_files,
+        ["analysis", "written"],
+        "one cache file of each kind per tree"
+    );
     let (warm_out, warm_files) = build(&cached, Some(cache.path()));
     // A second run without cache on the same tree: it writes nothing and says so, as the warm run.
     let (plain_again, _) = build(&plain, None);
