@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 mod batch;
 mod read;
+mod record;
 
 pub use batch::{
     BATCH_MARKER_PREFIX, Batch, BatchError, BatchPhase, Durability, InterruptedBatch, Recovery,
@@ -22,6 +23,7 @@ pub use read::{
     byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,
     read_project_file, read_user_file, read_user_text, utf8_error_position,
 };
+pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash};
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then renamed over the
 /// target. Readers see the old file or the new one, never half of it; on error the target is untouched
@@ -54,7 +56,10 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
     };
     let tmp = temp_path(path);
-    let result = write_new(&tmp, contents, mode, false).and_then(|()| std::fs::rename(&tmp, path));
+    let result = write_new(&tmp, contents, mode, false).and_then(|f| {
+        drop(f); // closed before the rename (Windows cannot rename an open file)
+        std::fs::rename(&tmp, path)
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -66,6 +71,10 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 pub struct Staged {
     tmp: PathBuf,
     target: PathBuf,
+    /// The temporary's stamp once written (kept by the rename), for a [`WrittenRecord`].
+    stamp: Option<Stamp>,
+    /// The content's [`content_hash`], when a [`Batch`] keeps a record.
+    hash: Option<u128>,
 }
 
 /// An I/O error with the file it concerns.
@@ -107,9 +116,12 @@ pub fn stage(path: &Path, contents: &[u8]) -> Result<Option<Staged>, PathError> 
     };
     let tmp = temp_path(path);
     match write_new(&tmp, contents, mode, false) {
-        Ok(()) => Ok(Some(Staged {
+        Ok(f) => Ok(Some(Staged {
             tmp,
             target: path.to_path_buf(),
+            // One fstat of the open temporary: the rename keeps device, inode, size and mtime.
+            stamp: f.metadata().ok().as_ref().and_then(Stamp::of),
+            hash: None,
         })),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
@@ -280,7 +292,10 @@ pub(crate) fn sync_dirs<'a>(files: impl IntoIterator<Item = &'a Path>) {
 pub fn write_atomic_synced(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mode = std::fs::metadata(path).ok().and_then(|m| file_mode(&m));
     let tmp = temp_path(path);
-    let result = write_new(&tmp, contents, mode, true).and_then(|()| std::fs::rename(&tmp, path));
+    let result = write_new(&tmp, contents, mode, true).and_then(|f| {
+        drop(f); // closed before the rename (Windows cannot rename an open file)
+        std::fs::rename(&tmp, path)
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     } else {
@@ -362,8 +377,8 @@ fn file_mode(_meta: &std::fs::Metadata) -> Option<u32> {
 }
 
 /// Creates `tmp` (which must not exist: a leftover of this pid is removed first) and writes `contents`;
-/// `sync`: flushes it to the disk too.
-fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>, sync: bool) -> std::io::Result<()> {
+/// `sync`: flushes it to the disk too. Returns the open file.
+fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>, sync: bool) -> std::io::Result<File> {
     let open = || {
         let mut o = OpenOptions::new();
         o.write(true).create_new(true);
@@ -396,7 +411,7 @@ fn write_new(tmp: &Path, contents: &[u8], mode: Option<u32>, sync: bool) -> std:
     if sync {
         f.sync_all()?;
     }
-    Ok(())
+    Ok(f)
 }
 
 /// Serialises `value` as pretty JSON (4-space indent, as shift_left writes its files) with a final newline.
@@ -541,6 +556,8 @@ mod tests {
         more.push(Staged {
             tmp: dir.path().join(".b.json.tmp"),
             target: b.clone(),
+            stamp: None,
+            hash: None,
         });
         std::fs::write(dir.path().join(".b.json.tmp"), b"x").unwrap();
         assert!(commit(more).is_err());

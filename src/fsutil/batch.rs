@@ -38,9 +38,11 @@
 //! another time than the one recorded (Linux `/proc/<pid>/stat`), so a reused pid is not mistaken for
 //! the writer.
 
+use super::record::{Entry, Stamp, WrittenRecord, content_hash};
 use super::{PathError, Staged, discard};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The name of a batch marker at the root of the tree, before the pid: `.flinkpipe-batch-<pid>`.
@@ -119,7 +121,16 @@ pub struct Batch {
     /// The marker stays when the batch ends: a rollback could not be recorded, so recovery must
     /// complete the commit.
     keep_marker: bool,
+    /// The record of derived files consulted and renewed by this batch ([`Batch::with_record`]).
+    record: Option<BatchRecord>,
     _sigint: SigintGuard,
+}
+
+/// A [`WrittenRecord`] and the files found already up to date during staging.
+#[derive(Debug)]
+struct BatchRecord {
+    record: WrittenRecord,
+    unchanged: Mutex<Vec<(PathBuf, Entry)>>,
 }
 
 impl Batch {
@@ -163,6 +174,7 @@ impl Batch {
             },
             durability,
             keep_marker: false,
+            record: None,
             _sigint: sigint,
         };
         batch.write_marker()?;
@@ -174,12 +186,52 @@ impl Batch {
         INTERRUPTED.load(Ordering::SeqCst)
     }
 
-    /// Stages one file (see [`super::stage`]) unless SIGINT arrived.
+    /// Consults `record` when staging: a target whose stamp and recorded content hash say it already
+    /// holds the new bytes is left alone without being read (one `stat`). After a successful commit
+    /// the record is replaced by this batch's files, as they are on the disk. For batches that write
+    /// every derived file of a tree (`build-all-metadata`), so that the record stays whole.
+    pub fn with_record(mut self, record: WrittenRecord) -> Batch {
+        if record.enabled() {
+            self.record = Some(BatchRecord {
+                record,
+                unchanged: Mutex::new(Vec::new()),
+            });
+        }
+        self
+    }
+
+    /// Stages one file (see [`super::stage`]) unless SIGINT arrived; `None`: the target already holds
+    /// these bytes (read and compared, or known from the record of [`Batch::with_record`]).
     pub fn stage(&self, path: &Path, contents: &[u8]) -> Result<Option<Staged>, BatchError> {
         if self.interrupted() {
             return Err(BatchError::Interrupted { committed: false });
         }
-        Ok(super::stage(path, contents)?)
+        let Some(rec) = &self.record else {
+            return Ok(super::stage(path, contents)?);
+        };
+        let hash = content_hash(contents);
+        let unchanged = |entry: Entry| {
+            rec.unchanged
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((path.to_path_buf(), entry));
+        };
+        if let Some(entry) = rec.record.holds(path, hash) {
+            unchanged(entry);
+            return Ok(None);
+        }
+        match super::stage(path, contents)? {
+            Some(mut s) => {
+                s.hash = Some(hash);
+                Ok(Some(s))
+            }
+            None => {
+                if let Some(stamp) = std::fs::metadata(path).ok().as_ref().and_then(Stamp::of) {
+                    unchanged(Entry { stamp, hash });
+                }
+                Ok(None)
+            }
+        }
     }
 
     /// Commits `staged` (every temporary complete) as [`super::commit`] does, the marker saying so,
@@ -200,12 +252,35 @@ impl Batch {
             discard(staged);
             return Err(e.into());
         }
-        self.marker.phase = BatchPhase::Committing;
-        if let Err(e) = self.write_marker() {
-            discard(staged);
-            return Err(e.into());
+        // Nothing to rename (every file was up to date): no phase to record.
+        if !staged.is_empty() {
+            self.marker.phase = BatchPhase::Committing;
+            if let Err(e) = self.write_marker() {
+                discard(staged);
+                return Err(e.into());
+            }
         }
-        self.rename_all(staged)
+        let record = self.record.take().map(|rec| {
+            let mut entries = rec
+                .unchanged
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner());
+            entries.extend(staged.iter().filter_map(|s| {
+                Some((
+                    s.target.clone(),
+                    Entry {
+                        stamp: s.stamp?,
+                        hash: s.hash?,
+                    },
+                ))
+            }));
+            (rec.record, entries)
+        });
+        self.rename_all(staged)?;
+        if let Some((record, entries)) = record {
+            record.save(entries);
+        }
+        Ok(())
     }
 
     /// The renames of [`Batch::commit`] (its marker already says committing), then the folders

@@ -2,7 +2,7 @@
 //! `DIR/pipeline_graph.json` and `DIR/inventory.json` as one all-or-nothing batch.
 
 use super::{Context, OpsError};
-use crate::fsutil::{Batch, to_json_pretty};
+use crate::fsutil::{Batch, WrittenRecord, to_json_pretty};
 use crate::inventory::shift_left::{INVENTORY_FILE, to_inventory_file};
 use crate::metadata::{self, GraphFile};
 use crate::project::Project;
@@ -82,7 +82,11 @@ pub fn write_metadata_with(
     command: &str,
     extra: Vec<(PathBuf, String)>,
 ) -> Result<AllWritten, OpsError> {
-    let batch = Batch::begin_derived(pipelines, command, metadata::REPAIR)?;
+    // The record of the files written last time (beside the analysis cache): an unchanged file is
+    // known from one stat instead of being read back.
+    let record = crate::project::cache::root_file(pipelines, "written")
+        .map_or_else(WrittenRecord::disabled, WrittenRecord::at);
+    let batch = Batch::begin_derived(pipelines, command, metadata::REPAIR)?.with_record(record);
     // inventory.json and the caller's files are staged first and committed with the metadata files.
     let inventory = (
         pipelines.join(INVENTORY_FILE),

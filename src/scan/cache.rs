@@ -77,12 +77,10 @@ impl AnalysisCache {
         if std::env::var_os("FLINKPIPE_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0") {
             return Self::disabled();
         }
-        let Some(dir) = cache_dir() else {
-            return Self::disabled();
-        };
-        let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let id = xxh3_64(canonical.as_os_str().as_encoded_bytes());
-        Self::at(dir.join(format!("analysis-{id:016x}.cache")))
+        match root_file(root, "analysis") {
+            Some(file) => Self::at(file),
+            None => Self::disabled(),
+        }
     }
 
     /// The cache stored in `file` (loaded now if it exists and is valid).
@@ -174,6 +172,19 @@ impl AnalysisCache {
     }
 }
 
+/// The cache file of kind `kind` (`analysis`, `written`) of the pipelines tree at `root`:
+/// `<cache folder>/<kind>-<XXH3-64 of the root's canonical path>.cache`; `None` when caching is off
+/// (`FLINKPIPE_NO_CACHE` set to anything but empty or `0`, or no cache folder).
+pub fn root_file(root: &Path, kind: &str) -> Option<PathBuf> {
+    if std::env::var_os("FLINKPIPE_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0") {
+        return None;
+    }
+    let dir = cache_dir()?;
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let id = xxh3_64(canonical.as_os_str().as_encoded_bytes());
+    Some(dir.join(format!("{kind}-{id:016x}.cache")))
+}
+
 /// `$XDG_CACHE_HOME/flinkpipe` (absolute paths only, as the XDG spec says), else `~/.cache/flinkpipe`.
 fn cache_dir() -> Option<PathBuf> {
     let xdg = std::env::var_os("XDG_CACHE_HOME")
@@ -241,10 +252,9 @@ fn prune(dir: &Path, keep: &Path) {
     let now = std::time::SystemTime::now();
     for e in entries.flatten() {
         let p = e.path();
-        let ours = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("analysis-") && n.ends_with(".cache"));
+        let ours = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            (n.starts_with("analysis-") || n.starts_with("written-")) && n.ends_with(".cache")
+        });
         if !ours || p == keep {
             continue;
         }

@@ -1,0 +1,309 @@
+//! A record of the derived files a [`super::Batch`] left on the disk, so that the next run can tell a
+//! file already holds its new content from one `stat`, without reading it back.
+//!
+//! Each entry is a file's path, its stamp ([`Stamp`]: device, inode, size, modification time in
+//! nanoseconds) as it was once the batch committed, and the XXH3-128 hash of the content flinkpipe
+//! wrote (or found) there. A later batch that would write the same bytes (same hash) to a file whose
+//! stamp is still the recorded one leaves it alone without opening it. Any other writer changes the
+//! stamp: an atomic replacement (editors, `git checkout`, another flinkpipe command) gives a new
+//! inode, an in-place edit a new modification time, so the file is read and compared as without a
+//! record.
+//!
+//! A stamp is trusted only if the file's modification time is at least [`RACY`] older than the
+//! record itself (the record file's own modification time, from the same clock): an edit made in
+//! the same clock tick as flinkpipe's write could keep the time (the rule git's index applies to
+//! "racily clean" entries). Such entries are read and compared on the next run, then recorded again.
+//!
+//! The record is only ever an optimisation, like the analysis cache it lives beside
+//! (`$XDG_CACHE_HOME/flinkpipe/written-<hash of the root>.cache`, off with `FLINKPIPE_NO_CACHE=1`):
+//! a missing, foreign or damaged record loads empty (its body carries an XXH3-64 checksum), and a
+//! record that cannot be written is ignored.
+//!
+//! Format (text): a header `flinkpipe-written format=1 body=<16 hex digits>`, then one line per
+//! file: `<32 hex: content hash> <dev> <ino> <size> <mtime ns> <path>` (decimal numbers; a path
+//! holding a newline is not recorded).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
+
+/// Bumped whenever the record's layout changes.
+const FORMAT: u32 = 1;
+
+/// How much older than the record a file's modification time must be for its stamp to be trusted
+/// (coarse file-system clocks tick every few milliseconds).
+pub const RACY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The hash of a content, as recorded: XXH3-128 of its bytes.
+pub fn content_hash(bytes: &[u8]) -> u128 {
+    xxh3_128(bytes)
+}
+
+/// What identifies one state of a file without reading it: device, inode, size, modification time
+/// (nanoseconds since the Unix epoch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl Stamp {
+    /// The stamp of `meta` (`None` where the platform has no inode numbers).
+    pub fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Stamp {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.size(),
+                mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+}
+
+/// One recorded file: its stamp and the hash of its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub stamp: Stamp,
+    pub hash: u128,
+}
+
+/// A loaded record (see the module docs).
+#[derive(Debug, Default)]
+pub struct WrittenRecord {
+    /// Where it lives; `None` when off.
+    file: Option<PathBuf>,
+    /// The record file's own modification time, in nanoseconds (entries must be [`RACY`] older).
+    saved_at_ns: i128,
+    entries: HashMap<PathBuf, Entry>,
+}
+
+impl WrittenRecord {
+    /// No record: nothing matches, nothing is saved.
+    pub fn disabled() -> Self {
+        WrittenRecord::default()
+    }
+
+    /// The record stored in `file` (loaded now if it exists and is whole).
+    pub fn at(file: PathBuf) -> Self {
+        let mut record = WrittenRecord {
+            file: Some(file),
+            ..Default::default()
+        };
+        if let Some(path) = &record.file
+            && let Ok(meta) = std::fs::metadata(path)
+            && let Some(stamp) = Stamp::of(&meta)
+            && let Ok(bytes) = std::fs::read(path)
+            && let Some(entries) = parse(&bytes)
+        {
+            record.saved_at_ns = stamp.mtime_ns;
+            record.entries = entries;
+        }
+        record
+    }
+
+    /// Whether the record is on.
+    pub fn enabled(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Number of entries loaded.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no entry was loaded.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The recorded entry of `path` if the file is still as recorded (same stamp, not racy) and its
+    /// recorded content has this `hash`: the file already holds the content. One `stat` of `path`.
+    pub fn holds(&self, path: &Path, hash: u128) -> Option<Entry> {
+        let entry = self.entries.get(path)?;
+        if entry.hash != hash || entry.stamp.mtime_ns + RACY.as_nanos() as i128 > self.saved_at_ns {
+            return None;
+        }
+        let now = Stamp::of(&std::fs::metadata(path).ok()?)?;
+        (now == entry.stamp).then_some(*entry)
+    }
+
+    /// Replaces the record with `entries`, unless every one of them is already recorded as it is
+    /// (nothing to save). Errors are ignored: the record is only an optimisation.
+    pub fn save(&self, mut entries: Vec<(PathBuf, Entry)>) {
+        let Some(path) = &self.file else { return };
+        if entries.len() == self.entries.len()
+            && entries.iter().all(|(p, e)| {
+                self.entries.get(p).is_some_and(|old| {
+                    old == e && e.stamp.mtime_ns + RACY.as_nanos() as i128 <= self.saved_at_ns
+                })
+            })
+        {
+            return;
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut body = String::with_capacity(entries.len() * 160);
+        for (p, e) in &entries {
+            let Some(text) = p.to_str() else { continue };
+            if text.contains('\n') {
+                continue;
+            }
+            use std::fmt::Write;
+            let s = e.stamp;
+            let _ = writeln!(
+                body,
+                "{:032x} {} {} {} {} {text}",
+                e.hash, s.dev, s.ino, s.size, s.mtime_ns
+            );
+        }
+        let out = format!(
+            "{} body={:016x}\n{body}",
+            header_prefix(),
+            xxh3_64(body.as_bytes())
+        );
+        if let Some(dir) = path.parent()
+            && std::fs::create_dir_all(dir).is_err()
+        {
+            return;
+        }
+        if let Err(e) = super::write_atomic(path, out.as_bytes()) {
+            tracing::debug!(error = %e, record = %path.display(), "record of written files not written");
+        }
+    }
+}
+
+fn header_prefix() -> String {
+    format!("flinkpipe-written format={FORMAT}")
+}
+
+/// The entries of a whole record; `None` for anything unexpected.
+fn parse(bytes: &[u8]) -> Option<HashMap<PathBuf, Entry>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let (head, body) = text.split_once('\n')?;
+    let sum = head
+        .strip_prefix(&header_prefix())?
+        .strip_prefix(" body=")?;
+    if u64::from_str_radix(sum, 16).ok()? != xxh3_64(body.as_bytes()) {
+        return None;
+    }
+    let mut entries = HashMap::new();
+    for line in body.lines() {
+        let mut f = line.splitn(6, ' ');
+        let hash = u128::from_str_radix(f.next()?, 16).ok()?;
+        let dev = f.next()?.parse().ok()?;
+        let ino = f.next()?.parse().ok()?;
+        let size = f.next()?.parse().ok()?;
+        let mtime_ns = f.next()?.parse().ok()?;
+        let path = PathBuf::from(f.next()?);
+        entries.insert(
+            path,
+            Entry {
+                stamp: Stamp {
+                    dev,
+                    ino,
+                    size,
+                    mtime_ns,
+                },
+                hash,
+            },
+        );
+    }
+    Some(entries)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn entry_of(p: &Path, content: &[u8]) -> (PathBuf, Entry) {
+        let stamp = Stamp::of(&std::fs::metadata(p).unwrap()).unwrap();
+        (
+            p.to_path_buf(),
+            Entry {
+                stamp,
+                hash: content_hash(content),
+            },
+        )
+    }
+
+    /// Sets a file's modification time `secs` seconds into the past (so it is not racy).
+    fn age(p: &Path, secs: u64) {
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_recorded_file_matches_until_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec_file = dir.path().join("cache").join("written-x.cache");
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, b"{\"a\": 1}\n").unwrap();
+        age(&a, 10);
+        WrittenRecord::at(rec_file.clone()).save(vec![entry_of(&a, b"{\"a\": 1}\n")]);
+
+        let rec = WrittenRecord::at(rec_file.clone());
+        assert_eq!(rec.len(), 1);
+        assert!(rec.holds(&a, content_hash(b"{\"a\": 1}\n")).is_some());
+        // Another content wanted: no match (the file is read and compared, then rewritten).
+        assert!(rec.holds(&a, content_hash(b"{\"a\": 2}\n")).is_none());
+        // Same size, edited in place: the modification time changed.
+        std::fs::write(&a, b"{\"a\": 3}\n").unwrap();
+        assert!(rec.holds(&a, content_hash(b"{\"a\": 1}\n")).is_none());
+        // Put back with its old time but as a new file (an atomic replacement): a new inode.
+        let b = dir.path().join("b.json");
+        std::fs::write(&b, b"{\"a\": 1}\n").unwrap();
+        std::fs::rename(&b, &a).unwrap();
+        age(&a, 10);
+        assert!(rec.holds(&a, content_hash(b"{\"a\": 1}\n")).is_none());
+        // A path not recorded, a removed file.
+        assert!(rec.holds(&b, content_hash(b"x")).is_none());
+        std::fs::remove_file(&a).unwrap();
+        assert!(rec.holds(&a, content_hash(b"{\"a\": 1}\n")).is_none());
+    }
+
+    #[test]
+    fn a_file_written_just_before_the_record_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec_file = dir.path().join("written-y.cache");
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, b"new").unwrap();
+        WrittenRecord::at(rec_file.clone()).save(vec![entry_of(&a, b"new")]);
+        // The record was written within RACY of the file: the file is read again next time.
+        let rec = WrittenRecord::at(rec_file.clone());
+        assert_eq!(rec.len(), 1);
+        assert!(rec.holds(&a, content_hash(b"new")).is_none());
+    }
+
+    #[test]
+    fn damaged_or_foreign_records_load_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec_file = dir.path().join("written-z.cache");
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, b"x").unwrap();
+        age(&a, 10);
+        WrittenRecord::at(rec_file.clone()).save(vec![entry_of(&a, b"x")]);
+        let good = std::fs::read(&rec_file).unwrap();
+        assert_eq!(WrittenRecord::at(rec_file.clone()).len(), 1);
+        std::fs::write(&rec_file, &good[..good.len() - 3]).unwrap();
+        assert!(WrittenRecord::at(rec_file.clone()).is_empty());
+        let other = String::from_utf8(good)
+            .unwrap()
+            .replacen("format=1", "format=0", 1);
+        std::fs::write(&rec_file, other).unwrap();
+        assert!(WrittenRecord::at(rec_file.clone()).is_empty());
+        let off = WrittenRecord::disabled();
+        assert!(!off.enabled());
+        off.save(vec![entry_of(&a, b"x")]);
+        assert!(off.holds(&a, content_hash(b"x")).is_none());
+    }
+}
