@@ -84,7 +84,7 @@ pub fn write_metadata_with(
 ) -> Result<AllWritten, OpsError> {
     // The record of the files written last time (beside the analysis cache): an unchanged file is
     // known from one stat instead of being read back.
-    let record = crate::project::cache::root_file(pipelines, "written")
+    let record = crate::scan::cache::root_file(pipelines, "written")
         .map_or_else(WrittenRecord::disabled, WrittenRecord::at);
     let batch = Batch::begin_derived(pipelines, command, metadata::REPAIR)?.with_record(record);
     // inventory.json and the caller's files are staged first and committed with the metadata files.
