@@ -14,7 +14,7 @@
 //!   (202, PROVISIONING; `max_cfu` one of 5, 10, 20, 30, 40, 50), `DELETE
 //!   /fcpm/v2/compute-pools/{id}?environment=…` (204). `status.current_cfu` and `spec.max_cfu` give
 //!   the capacity.
-//! - Metrics (https://api.telemetry.confluent.cloud/docs, OpenAPI `/v2/metrics/{dataset}/query`):
+//! - Metrics (<https://api.telemetry.confluent.cloud/docs>, OpenAPI `/v2/metrics/{dataset}/query`):
 //!   `POST https://api.telemetry.confluent.cloud/v2/metrics/cloud/query` with
 //!   `{"aggregations":[{"metric":…}], "filter": <resource.compute_pool.id EQ …, OR-ed>, "group_by":
 //!   ["resource.flink_statement.name"], "granularity":"PT1M", "intervals":["<start>/<end>"],
