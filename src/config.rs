@@ -3,7 +3,8 @@
 //!
 //! Lookup order ([`Config::locate`]): `--config FILE`, `$SL_CONFIG_FILE`, `$CONFIG_FILE`, `./config.yaml`;
 //! with none of them, defaults apply. Unknown keys are reported as warnings, never fatal. Secrets are never
-//! read from this file by the offline commands. Key reference: `shared/reference/shift-left-compatibility.md` §4.
+//! read from this file by the offline commands. Keys and lookup order follow shift_left 0.1.52's
+//! `config.yaml` (<https://github.com/jbcodeforce/shift_left_utils>).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,8 +142,9 @@ pub struct ConfluentCloudConfig {
     pub environment_id: Option<String>,
     pub organization_id: Option<String>,
     pub cloud_provider: Option<String>,
-    /// The region of the Flink compute pools; used for statement-name prefixes (shift_left wrongly used
-    /// `region`, defect 18).
+    /// The region of the Flink compute pools; used for statement-name prefixes (shift_left 0.1.52
+    /// wrongly used `confluent_cloud.region`, default `us-west-2`,
+    /// <https://github.com/jbcodeforce/shift_left_utils>).
     pub cloud_region: Option<String>,
     pub region: Option<String>,
     /// shift_left's other spelling of the cloud provider (its template's key): read as
@@ -260,7 +262,10 @@ pub struct UnitTestsConfig {
 }
 
 /// `flinkpipe.gateway.*`: an Apache Flink SQL Gateway and its cluster's JobManager
-/// (`flink-sql-gateway-api.md`).
+/// (SQL Gateway REST:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>;
+/// JobManager REST:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/rest_api/>).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct GatewayConfig {

@@ -1,15 +1,16 @@
 //! Pipeline metadata files.
 //!
 //! - `pipeline_definition.json` in every table folder, in shift_left's shape
-//!   (`shift-left-compatibility.md` §3.2): the table, its `complexity` block, and its parents and children as
-//!   embedded objects. Embedded children are flat; an embedded parent carries, as shift_left's do, a
+//!   (shift_left 0.1.52, <https://github.com/jbcodeforce/shift_left_utils>): the table, its
+//!   `complexity` block, and its parents and children as embedded objects. Embedded children are
+//!   flat; an embedded parent carries, as shift_left's do, a
 //!   `children` list with this table in it — but only this table, not the parent's other children, so a
 //!   file's size is proportional to the table's own parents and children. (With every sibling embedded,
 //!   one source read by 1,000 tables made each reader's file ~1 MB and the tree ~1 GB: quadratic in the
 //!   fan-out.) shift_left's readers use only `table_name`, `path` and `type` of embedded entries and
 //!   re-read `<path>/pipeline_definition.json` to navigate, where the parent's full children are.
 //!   Files are rewritten whole from the current graph, so a rebuild never keeps stale edges (shift_left
-//!   merged old and new edges forever, defect 20).
+//!   0.1.52 merged old and new edges forever).
 //! - `pipeline_graph.json` at the pipelines root: the whole graph for flinkpipe's own use (one file,
 //!   read once, instead of walking every folder).
 //!

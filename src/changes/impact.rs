@@ -7,8 +7,10 @@
 //!   the old name and an addition of the new one; a rename that keeps it counts by its content change;
 //! - `cosmetic` changes impact nothing (they are listed with no descendants);
 //! - every other change impacts all descendants at the head, each with the reason
-//!   `descendant of X (K change)` (shift_left impacted only the children of DDL changes, §3.5; a query
-//!   change alters the rows children read, so flinkpipe follows every non-cosmetic change);
+//!   `descendant of X (K change)` (shift_left 0.1.52,
+//!   <https://github.com/jbcodeforce/shift_left_utils>, impacted only the recursive children of
+//!   tables whose production DDL changed; a query change alters the rows children read, so
+//!   flinkpipe follows every non-cosmetic change);
 //! - a statement is what runs: a change to a table whose statement writes other tables too (a statement
 //!   set, changed in any of its INSERTs) impacts **every** table that statement writes and all their
 //!   descendants, and so on to a fixpoint ([`crate::graph::StatementIndex::closure`]), with the reason
@@ -217,7 +219,10 @@ pub struct TableImpact {
     pub descendants: Vec<ImpactedTable>,
 }
 
-/// `impacted_tables.json`: shift_left's shape (§3.5) plus flinkpipe's `impacts`.
+/// `impacted_tables.json`: shift_left's shape (`ddl_modified_tables`, `impacted_tables`,
+/// `production_ddl_paths`, `unit_test_ddl_paths`, as `project list-impacted-tables` of
+/// shift_left 0.1.52 (<https://github.com/jbcodeforce/shift_left_utils>) writes it) plus
+/// flinkpipe's `impacts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImpactedTables {
     /// Tables whose production DDL changed (not cosmetically, not deleted), sorted.

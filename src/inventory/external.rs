@@ -49,7 +49,8 @@ pub struct ManifestError {
 }
 
 /// Parses a `seeds/external_tables.json` manifest: `{"tables":[{"table_name","kafka_topic",
-/// "product_name"}]}` (shift-left-compatibility.md).
+/// "product_name"}]}`, shift_left 0.1.52's manifest of `external_kafka` tables
+/// (<https://github.com/jbcodeforce/shift_left_utils>).
 ///
 /// Errors: the text is not such a document.
 pub fn parse_external_manifest(text: &str) -> Result<Vec<ExternalDeclaration>, ManifestError> {

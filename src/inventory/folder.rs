@@ -342,8 +342,9 @@ pub fn first_created(a: &FileAnalysis) -> Option<(&TableRef, StatementKind)> {
     first_created_statement(a).and_then(|s| s.sinks.first().map(|r| (r, s.kind)))
 }
 
-/// Names of `TEMPORARY` tables and views a file creates: they resolve inside the file only
-/// (tricky-flink-sql.md §27).
+/// Names of `TEMPORARY` tables and views a file creates: they resolve inside the file only (a
+/// temporary object lives in its session, `CREATE TEMPORARY TABLE` / `VIEW`:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/create/>).
 fn temporary_sinks(a: &FileAnalysis) -> BTreeSet<TableName> {
     a.statements
         .iter()

@@ -477,7 +477,9 @@ fn shared_storage(
 }
 
 /// A temporal join whose versioned side is a lookup connector is a processing-time lookup join: no join
-/// state (tricky-flink-sql.md §9). Only project-level analysis can see both DDLs.
+/// state (Flink's lookup join:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/queries/joins/#lookup-join>).
+/// Only project-level analysis can see both DDLs.
 fn classify_lookup_joins(tables: &mut BTreeMap<String, Table>) {
     let lookup: BTreeSet<String> = tables
         .values()

@@ -1,7 +1,8 @@
 //! shift_left's `inventory.json`: an object keyed by table name (sorted), each value
 //! `{table_name, product_name, type, dml_ref, ddl_ref, table_folder_name, kafka_topic}` with paths relative
 //! to the parent of the pipelines folder (`pipelines/facts/…`); `dml_ref` is `""` for DDL-only tables.
-//! Shape: `shared/reference/shift-left-compatibility.md` §3.1.
+//! Shape: the `inventory.json` that shift_left 0.1.52 writes
+//! (<https://github.com/jbcodeforce/shift_left_utils>).
 
 use super::{Inventory, Table};
 use serde::{Deserialize, Serialize};
@@ -37,8 +38,8 @@ impl From<&Table> for InventoryEntry {
 /// The whole file: table name → entry, sorted by name.
 pub type InventoryFile = BTreeMap<String, InventoryEntry>;
 
-/// File name of the inventory at the pipelines root (`$PIPELINES/inventory.json`,
-/// `shift-left-compatibility.md` §3.1).
+/// File name of the inventory at the pipelines root (`$PIPELINES/inventory.json`, as shift_left
+/// 0.1.52 names it, <https://github.com/jbcodeforce/shift_left_utils>).
 pub const INVENTORY_FILE: &str = "inventory.json";
 
 /// The inventory in shift_left's shape: the tables of folders and manifests (references kept with

@@ -1,7 +1,8 @@
 //! `project list-modified-files` (the files changed since a git ref, by a tree diff that never checks
 //! out) and `project list-impacted-tables` (the descendants those changes impact), writing shift_left's
-//! `modified_flink_files.json` / `.txt` and `impacted_tables.json` (`shift-left-compatibility.md`
-//! §3.4–3.5).
+//! `modified_flink_files.json` / `.txt` and `impacted_tables.json` (the files of shift_left
+//! 0.1.52's `project list-modified-files` and `project list-impacted-tables`,
+//! <https://github.com/jbcodeforce/shift_left_utils>).
 
 use super::{Context, OpsError};
 use crate::changes::{self, ChangeOptions};
@@ -56,8 +57,9 @@ pub struct ModifiedReport {
 }
 
 /// Where `modified_flink_files.*` and `impacted_tables.json` go: `--output-dir`, else
-/// `$FLINKPIPE_OUTPUT_DIR`, else shift_left's folder `~/.shift_left/` (`shift-left-compatibility.md`
-/// §8), so that neither tool writes into the repository's work tree unless asked. Created if needed.
+/// `$FLINKPIPE_OUTPUT_DIR`, else shift_left's folder `~/.shift_left/` (where shift_left 0.1.52
+/// writes them, <https://github.com/jbcodeforce/shift_left_utils>), so that neither tool writes
+/// into the repository's work tree unless asked. Created if needed.
 ///
 /// Errors: no home folder to default to, a folder that cannot be created.
 pub fn output_dir_or_default(given: Option<&Path>) -> Result<PathBuf, OpsError> {

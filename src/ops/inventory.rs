@@ -1,5 +1,5 @@
 //! `table build-inventory`: scans the pipelines tree and writes `DIR/inventory.json` in shift_left's
-//! shape (`shift-left-compatibility.md` §3.1).
+//! shape (shift_left 0.1.52, <https://github.com/jbcodeforce/shift_left_utils>).
 
 use super::{Context, OpsError};
 use crate::fsutil::{to_json_pretty, write_atomic};

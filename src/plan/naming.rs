@@ -1,7 +1,8 @@
 //! Statement names: `<env>-<region abbreviation>[-<product>]-<ddl|dml>-<table-kebab>`, as shift_left names
-//! them (`shift-left-compatibility.md` §5), validated against Confluent Cloud's rule for statement names
-//! (`confluent-cloud-flink-api.md` §3.1: at most 100 characters, lower-case alphanumerics and `-`,
-//! starting and ending alphanumeric).
+//! them (shift_left 0.1.52, <https://github.com/jbcodeforce/shift_left_utils>), validated against
+//! Confluent Cloud's rule for statement names
+//! (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>: at most 100
+//! characters, lower-case alphanumerics and `-`, starting and ending alphanumeric).
 //!
 //! Names are built from `[a-z0-9-]` only. A name longer than 100 characters is shortened
 //! deterministically: cut to 93 characters and suffixed with `-` and 6 hex digits of a stable hash of the

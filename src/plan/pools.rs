@@ -1,7 +1,8 @@
 //! Which compute pool each table's statements run in: a pure function of the table, its product and
 //! the configuration, so the plan shows it (`compute_pool_id` of every node) and the deploy sends it
-//! (`spec.compute_pool_id`, `confluent-cloud-flink-api.md` §3.1). Capacity is not the plan's concern:
-//! the deploy reads the pools before it creates anything.
+//! (`spec.compute_pool_id` of a statement,
+//! <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>). Capacity is not the
+//! plan's concern: the deploy reads the pools before it creates anything.
 
 use std::collections::BTreeMap;
 

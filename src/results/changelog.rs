@@ -1,5 +1,8 @@
 //! The changelog compressor: folds a stream of `+I`/`-U`/`+U`/`-D` rows into the snapshot they stand
-//! for (`streaming-results.md`, "Folding a changelog into a snapshot").
+//! for (Flink's dynamic tables and their changelog,
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/dynamic_tables/>,
+//! folded as Confluent's Python driver `confluent-sql` does,
+//! <https://pypi.org/project/confluent-sql/>).
 //!
 //! - **Keyed** (an upsert key is known: Confluent's `status.traits.upsert_columns`, or the table's
 //!   primary key for a preview): `+I`/`+U` put the row under its key, `-D` removes the key and `-U`
@@ -46,8 +49,9 @@ impl RowKind {
         }
     }
 
-    /// Confluent Cloud's `op` code (`confluent-cloud-flink-api.md` §8): 0 `+I`, 1 `-U`, 2 `+U`,
-    /// 3 `-D`; an absent `op` means `+I`. `None` for another number.
+    /// Confluent Cloud's `op` code of a statement result row
+    /// (<https://docs.confluent.io/cloud/current/api.html#tag/Statement-Results-(sqlv1)>): 0 `+I`,
+    /// 1 `-U`, 2 `+U`, 3 `-D`; an absent `op` means `+I`. `None` for another number.
     pub fn from_op(op: Option<u64>) -> Option<RowKind> {
         match op {
             None | Some(0) => Some(RowKind::Insert),
@@ -58,8 +62,9 @@ impl RowKind {
         }
     }
 
-    /// The SQL Gateway's row kind names (`flink-sql-gateway-api.md` §3): `INSERT`, `UPDATE_BEFORE`,
-    /// `UPDATE_AFTER`, `DELETE`.
+    /// The SQL Gateway's row kind names in a fetched result
+    /// (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>):
+    /// `INSERT`, `UPDATE_BEFORE`, `UPDATE_AFTER`, `DELETE`.
     pub fn from_name(name: &str) -> Option<RowKind> {
         match name {
             "INSERT" => Some(RowKind::Insert),

@@ -1,8 +1,10 @@
 //! Columns and typed values of a result. Both targets describe a column's type as a JSON object —
 //! the SQL Gateway's `logicalType` (`{"type":"DECIMAL","precision":10,"scale":2,"nullable":true}`,
-//! `flink-sql-gateway-api.md` §3) and Confluent Cloud's `traits.schema.columns[].type` (same shape) —
-//! and send values as JSON (Confluent: scalars mostly as strings, §8). [`typed`] turns a value into
-//! what the type says: numbers as numbers, a DECIMAL as its exact text at the declared scale
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>)
+//! and Confluent Cloud's `traits.schema.columns[].type` (same shape,
+//! <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>) — and send values as
+//! JSON (Confluent: scalars mostly as strings, observed on the service). [`typed`] turns a value
+//! into what the type says: numbers as numbers, a DECIMAL as its exact text at the declared scale
 //! (`12.50`; written as a JSON number with those digits by [`JsonCell`]), booleans as booleans,
 //! timestamps as ISO-8601 strings with every fraction digit, NULL as null, nested values as arrays
 //! and objects.

@@ -1,4 +1,5 @@
-//! Folder conventions of a pipelines tree (shift_left's, see `shift-left-compatibility.md` §2):
+//! Folder conventions of a pipelines tree (shift_left 0.1.52's,
+//! <https://github.com/jbcodeforce/shift_left_utils>; see also `docs/src/concepts/layout.md`):
 //!
 //! ```text
 //! pipelines/<layer>/[<product>/]<table_folder>/sql-scripts/{ddl,dml}.<table>.sql

@@ -1,8 +1,9 @@
 //! Walks a pipelines tree, finds table folders (folders holding `sql-scripts/`), reads their DDL and DML
 //! files and parses them in parallel (rayon). Pure with respect to the tree: it reads, never writes.
 //!
-//! File contract (`shift-left-compatibility.md` §2): in `sql-scripts/`, the DDL is `ddl.*.sql` (names
-//! containing `dlq` are dead-letter DDLs, kept aside), the DML is `dml.*.sql`, and `*.properties` hold
+//! File contract (shift_left 0.1.52's, <https://github.com/jbcodeforce/shift_left_utils>; see
+//! `docs/src/concepts/layout.md`): in `sql-scripts/`, the DDL is `ddl.*.sql` (names containing
+//! `dlq` are dead-letter DDLs, kept aside), the DML is `dml.*.sql`, and `*.properties` hold
 //! statement options. Several candidates for one role are an error (shift_left picked one at random).
 
 pub mod cache;

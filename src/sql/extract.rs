@@ -2,8 +2,10 @@
 //!
 //! Queries are walked structurally (query → set operation → SELECT → FROM items → joins) so that CTE scopes
 //! are exact: a CTE name hides the catalog table of the same name in later CTEs and in the main query, but
-//! not inside its own body (tricky §2). Expressions are walked with sqlparser's `Visitor`; a subquery met in
-//! an expression is handed back to the structural walk (and marks the statement stateful: semi/anti join or
+//! not inside its own body (Flink's WITH clause:
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/queries/with/>).
+//! Expressions are walked with sqlparser's `Visitor`; a subquery met in an expression is handed
+//! back to the structural walk (and marks the statement stateful: semi/anti join or
 //! scalar subquery join).
 
 use std::ops::ControlFlow;
@@ -829,7 +831,9 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
         }
         Statement::AlterTable(_) => w.facts.kind = Some(StatementKind::Alter),
         Statement::CreateFunction(_) => w.facts.kind = Some(StatementKind::CreateFunction),
-        // Batch-mode DELETE / UPDATE write their target (tricky §31); subqueries in WHERE are reads.
+        // Batch-mode DELETE / UPDATE write their target (`DELETE FROM t` writes `t`:
+        // https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/delete/);
+        // subqueries in WHERE are reads.
         Statement::Delete(d) => {
             w.facts.kind = Some(StatementKind::Other);
             let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &d.from;

@@ -118,8 +118,9 @@ impl StatementKind {
     }
 }
 
-/// Whether a query keeps keyed state across events (definitions: `shared/corpus/SPEC.md`,
-/// `shared/reference/tricky-flink-sql.md` §H).
+/// Whether a query keeps keyed state across events (definitions:
+/// `docs/src/concepts/statefulness.md`; Flink's stateful operators:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/overview/#stateful-operators>).
 ///
 /// Ordered `None < Stateless < Unknown < Stateful`, so that the maximum over a file's (or a table's)
 /// statements is the answer for the whole: one stateful query makes the whole stateful, and one query the
@@ -282,8 +283,12 @@ pub struct StatementMember {
 
 /// A change to the session made by `SET`, `RESET` or `USE`; the statements after it in the file run with
 /// it (Flink SQL client and gateway semantics). Other statements keep names as written: resolving them
-/// against `USE` is project-level work (`tricky-flink-sql.md` §28, §34). On Confluent Cloud, `SET` values
-/// become statement properties (`spec.properties`), e.g. `client.statement-name`, `sql.state-ttl`.
+/// against `USE` is project-level work (a `USE` changes how later unqualified and partly qualified
+/// names resolve:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/use/>). On
+/// Confluent Cloud, `SET` values become statement properties (`spec.properties`), e.g.
+/// `client.statement-name`, `sql.state-ttl`
+/// (<https://docs.confluent.io/cloud/current/flink/reference/statements/set.html>).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum SessionChange {

@@ -12,7 +12,9 @@
 //! - **Hints.** Table names inside `STATE_TTL('orders' = '1d')`, `LOOKUP('table' = 'orders')` and join
 //!   hints (`BROADCAST(orders)`, `SHUFFLE_HASH`, `SHUFFLE_MERGE`, `NEST_LOOP`) follow the rename, unless the
 //!   statement now aliases the new name as the old one (then the old name is the alias and stays). Hint
-//!   contents are never references for extraction (tricky-flink-sql.md §33), so they are edited here.
+//!   contents are never references for extraction (Flink's hints:
+//!   <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/queries/hints/>),
+//!   so they are edited here.
 //! - **Storage locations.** A renamed table's own `'topic' = '<old name>'` WITH option becomes the new
 //!   name, so the green table never writes into the blue topic; so do a filesystem `'path'` whose last
 //!   segment is the old name, a JDBC `'table-name'` and an Elasticsearch `'index'`. A location that does

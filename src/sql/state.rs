@@ -1,8 +1,9 @@
 //! Statefulness rules: which operators keep keyed state across events.
 //!
-//! Sources of the rules: `shared/corpus/SPEC.md` (labelling definition) and `shared/reference/
-//! tricky-flink-sql.md` §H. Stateful: group and global aggregates, `SELECT DISTINCT`, regular joins (explicit
-//! or comma), interval joins, `IN`/`EXISTS`/scalar subqueries (semi/anti joins), window aggregations, `OVER`
+//! Sources of the rules: `docs/src/concepts/statefulness.md` and Flink's stateful operators
+//! (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/overview/#stateful-operators>).
+//! Stateful: group and global aggregates, `SELECT DISTINCT`, regular joins (explicit or comma),
+//! interval joins, `IN`/`EXISTS`/scalar subqueries (semi/anti joins), window aggregations, `OVER`
 //! (and `LAG`/`LEAD`), `ROW_NUMBER` dedup/Top-N, `UNION`/`INTERSECT`/`EXCEPT` without `ALL`,
 //! `MATCH_RECOGNIZE`, temporal joins `FOR SYSTEM_TIME AS OF` (conservatively: the file alone cannot tell a
 //! lookup join from an event-time temporal join). Stateless: projection, filter, `UNION ALL`, `UNNEST`,

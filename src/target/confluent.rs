@@ -1,18 +1,23 @@
 //! The Confluent Cloud for Apache Flink target: the `sql/v1` statements API over HTTPS (reqwest with
-//! rustls), HTTP Basic auth with the Flink API key from the environment. Rules followed, by section of
-//! `confluent-cloud-flink-api.md`:
-//! - §1 base path `{endpoint}/sql/v1/organizations/{org}/environments/{env}`, both ids checked non-empty;
-//!   `User-Agent: flinkpipe/<version>`; `X-Request-Id` appended to every error.
-//! - §7 one paginated listing (`page_size=100`), `metadata.next` resolved and its `page_token` re-issued
-//!   on the original request; stops on an absent/null/empty `next` or a repeated token.
-//! - §9 GET, DELETE and the stop/resume PATCH (naturally idempotent, §11) are retried on 429, 500, 502,
-//!   503, 504 and connection errors, honouring `Retry-After`; POST is never retried here (the executor
-//!   GETs the name first, §11). Error bodies: every `errors[].detail` joined with `"; "`, else the raw
+//! rustls), HTTP Basic auth with the Flink API key from the environment. Rules followed
+//! (Confluent's Flink REST API guide,
+//! <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>, and its
+//! reference, <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>):
+//! - base path `{endpoint}/sql/v1/organizations/{org}/environments/{env}`, both ids checked
+//!   non-empty (an empty segment gives confusing 404s); `User-Agent: flinkpipe/<version>`;
+//!   `X-Request-Id` appended to every error.
+//! - one paginated listing (`page_size=100`), `metadata.next` resolved and its `page_token`
+//!   re-issued on the original request; stops on an absent/null/empty `next` or a repeated token.
+//! - GET, DELETE and the stop/resume PATCH (naturally idempotent: it sets `/spec/stopped`) are
+//!   retried on 429, 500, 502, 503, 504 and connection errors, honouring `Retry-After`; POST is
+//!   never retried here (the statement name is the idempotency key: the executor GETs the name
+//!   first). Error bodies: every `errors[].detail` joined with `"; "`, else the raw
 //!   body. Redirects are not followed automatically: a redirect to the **same host** (same scheme or
 //!   an upgrade to HTTPS) is re-issued with credentials, up to 5 hops; a redirect to another host (or
 //!   to a URL with user-info) is refused, so credentials never leave the configured host. An endpoint
 //!   with user-info (`https://user:pw@host`) is refused: the API key comes from the environment only.
-//! - §13 every response field optional except name, `spec.statement`, `status.phase`; any 2xx accepted.
+//! - every response field optional except name, `spec.statement`, `status.phase` (the reference
+//!   marks most fields optional, and real answers omit some); any 2xx accepted.
 
 use super::retry::{Backoff, Limit, Retryable, parse_retry_after, retry, seed_of};
 use super::secrets::{Credentials, Scrubber};
@@ -27,10 +32,12 @@ use std::time::Duration;
 
 mod query;
 
-/// Maximum redirect hops re-issued by hand (§9).
+/// Maximum redirect hops re-issued by hand (the Flink endpoint may redirect; Confluent's own CLI
+/// follows about 5 hops with credentials, <https://github.com/confluentinc/cli>).
 pub const MAX_REDIRECTS: usize = 5;
 
-/// The statement property of a dry run: parsed and validated, not executed (§3.1).
+/// The statement property of a dry run: parsed and validated, not executed
+/// (<https://docs.confluent.io/cloud/current/flink/reference/statements/set.html>).
 pub const DRY_RUN_PROPERTY: &str = "sql.dry-run";
 
 /// Longest wait for a dry run whose POST answer was not final.
@@ -88,7 +95,8 @@ pub struct ConfluentTarget {
     scrubber: Scrubber,
 }
 
-/// One statement as the API returns it; everything optional but the name (§13).
+/// One statement as the API returns it; everything optional but the name
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>).
 #[derive(Debug, Deserialize)]
 struct WireStatement {
     name: String,
@@ -223,7 +231,8 @@ impl ConfluentTarget {
         u
     }
 
-    /// One request, redirects re-issued by hand on the same host only (§9). No retries.
+    /// One request, redirects re-issued by hand on the same host only (reqwest's own policy would
+    /// drop `Authorization` on a redirect to another host). No retries.
     async fn send_once(
         &self,
         method: &Method,
@@ -506,7 +515,8 @@ impl ConfluentTarget {
     }
 }
 
-/// 429, 500, 502, 503, 504 (§9).
+/// 429, 500, 502, 503, 504 (rate limited or transient; error codes:
+/// <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>).
 fn is_retryable_status(s: StatusCode) -> bool {
     matches!(s.as_u16(), 429 | 500 | 502 | 503 | 504)
 }
@@ -723,7 +733,9 @@ impl Target for ConfluentTarget {
             StatusCode::CONFLICT => Err(TargetError::AlreadyExists(spec.name.clone())),
             s if s.is_success() => {
                 if a.body.trim().is_empty() {
-                    // Accept any 2xx (§13); the state is read by the next poll.
+                    // Accept any 2xx (201/200 on POST, 202/204 without a body elsewhere:
+                    // https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)); the
+                    // state is read by the next poll.
                     Ok(StatementState {
                         name: spec.name.clone(),
                         phase: Phase::Pending,
@@ -770,10 +782,12 @@ impl Target for ConfluentTarget {
     }
 
     /// `spec` submitted under a throw-away name (`<name>-dry-<8 hex>`) with `sql.dry-run=true`: the
-    /// statement is parsed and validated, not executed (https://docs.confluent.io/cloud/current/flink/reference/statements/set.html,
+    /// statement is parsed and validated, not executed
+    /// (<https://docs.confluent.io/cloud/current/flink/reference/statements/set.html>,
     /// `sql.dry-run`), and the POST's answer is final — COMPLETED (valid) or FAILED with the
-    /// server's detail — with nothing stored (`uid` is empty, §3.2). An answer in another phase
-    /// (never observed) is polled until it ends, up to [`DRY_RUN_WAIT`], transient read errors
+    /// server's detail — with nothing stored (`uid` is empty, observed on the service). An answer
+    /// in another phase (never observed) is polled until it ends, up to [`DRY_RUN_WAIT`], transient
+    /// read errors
     /// retried within that time.
     ///
     /// **Clean-up is guaranteed**: whenever the server may have kept the throw-away statement (the
@@ -823,7 +837,8 @@ impl Target for ConfluentTarget {
     }
 
     async fn check_compute_pool(&self) -> Result<(), TargetError> {
-        // The pool lives on the control plane (a Cloud API key; a Flink key is rejected there, §1).
+        // The pool lives on the control plane (a Cloud API key; a Flink key is rejected there:
+        // https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)).
         // Listing the pool's statements on the data plane proves the pool id is accepted with the
         // Flink key we have.
         let Some(pool) = &self.settings.compute_pool_id else {

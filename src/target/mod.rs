@@ -58,7 +58,8 @@ pub enum StatementKind {
 }
 
 /// What to create: the statement's name, SQL text and properties (string → string, as Confluent
-/// requires, §3.1). Target-wide settings (compute pool, principal, catalog and database) are added by
+/// requires, <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>).
+/// Target-wide settings (compute pool, principal, catalog and database) are added by
 /// the target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementSpec {
@@ -100,7 +101,8 @@ pub struct StatementState {
 }
 
 /// Facts about a statement beyond its phase that Confluent Cloud reports and the SQL Gateway does not
-/// (`confluent-cloud-flink-api.md` §3.2); empty on targets that cannot tell.
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>); empty on targets
+/// that cannot tell.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementMeta {
     /// `spec.compute_pool_id`: the pool it runs in.
@@ -108,7 +110,8 @@ pub struct StatementMeta {
     /// `metadata.created_at` (RFC 3339, UTC), for housekeeping by age.
     pub created_at: Option<String>,
     /// `status.scaling_status.scaling_state` is `POOL_EXHAUSTED`: PENDING because its compute pool has
-    /// no CFU left (§3.2: "PENDING + POOL_EXHAUSTED = the pool is full").
+    /// no CFU left (a PENDING statement with `POOL_EXHAUSTED` waits for a full pool:
+    /// <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>).
     pub pool_exhausted: bool,
 }
 
@@ -299,8 +302,10 @@ pub trait Target: Send + Sync {
     }
 
     /// Checks a statement without running it and without touching any statement: Confluent Cloud
-    /// submits it with `sql.dry-run=true` under a throw-away name (§3.1; the answer to the POST is
-    /// final, nothing is stored), the SQL Gateway plans it with `EXPLAIN`. Errors:
+    /// submits it with `sql.dry-run=true` under a throw-away name
+    /// (<https://docs.confluent.io/cloud/current/flink/reference/statements/set.html>; the answer
+    /// to the POST is final, nothing is stored, observed on the service), the SQL Gateway plans it
+    /// with `EXPLAIN`. Errors:
     /// [`TargetError::Invalid`] with the server's cause when it cannot run; the target's errors.
     /// Default: [`Target::validate_statement`].
     async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {

@@ -1,5 +1,8 @@
 //! The read loop: pulls pages from a running query ([`ResultStream`]), folds them into a snapshot and
-//! decides when to stop (`streaming-results.md`, "When is a query done"):
+//! decides when to stop (as Confluent's Python driver `confluent-sql` reads a statement's results,
+//! <https://pypi.org/project/confluent-sql/>; a changelog never says "consistent now", Flink's
+//! dynamic tables:
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/dynamic_tables/>):
 //!
 //! - the end of a bounded result (Confluent: COMPLETED without `next`; gateway: `EOS`) — the snapshot
 //!   is **complete**;

@@ -1,9 +1,12 @@
 //! Backoff policy and the one retry loop of both targets and the executor.
 //!
 //! [`Backoff`] is pure (functions of the attempt number, unit-tested without sleeping). It spaces two
-//! things: retries of a failed call (429, 5xx, connection errors; `confluent-cloud-flink-api.md` §9) and
-//! the polls of a statement's phase (§4: "backoff from 1 s to 10–30 s with jitter and an explicit,
-//! configurable timeout on every wait").
+//! things: retries of a failed call (429, 5xx, connection errors; Confluent's error codes:
+//! <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>) and the
+//! polls of a statement's phase
+//! (<https://docs.confluent.io/cloud/current/flink/concepts/statements.html>): backoff from 1 s to
+//! 10–30 s with jitter (as `confluent-sql` polls, <https://pypi.org/project/confluent-sql/>) and an
+//! explicit, configurable timeout on every wait.
 //!
 //! [`retry`] runs a call until it succeeds, fails for good, or its [`Limit`] is reached: a number of
 //! attempts (a target's own short retries of one request) or a point in time (the executor retries a

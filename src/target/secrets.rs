@@ -260,7 +260,8 @@ pub fn mask_userinfo(url: &str) -> String {
     }
 }
 
-/// Standard base64 with padding (RFC 4648 §4); small enough not to need a crate.
+/// Standard base64 with padding (RFC 4648 §4, <https://www.rfc-editor.org/rfc/rfc4648#section-4>);
+/// small enough not to need a crate.
 pub fn base64(bytes: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);

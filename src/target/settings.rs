@@ -10,7 +10,8 @@ use crate::config::{Config, ConfigError};
 use std::path::{Path, PathBuf};
 
 /// The Flink REST endpoint: `$SL_FLINK_SQL_ENDPOINT`, else `flink.sql_endpoint`, else
-/// `https://flink.<cloud_region>.<cloud_provider>.confluent.cloud` (`confluent-cloud-flink-api.md` §1;
+/// `https://flink.<cloud_region>.<cloud_provider>.confluent.cloud`
+/// (<https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>;
 /// provider lower-cased). Errors: provider or region missing when no override is given.
 pub fn flink_endpoint(
     config: &Config,

@@ -1,5 +1,7 @@
-//! Expected rows against the folded snapshot of an output (`streaming-results.md`, "Tests on bounded
-//! inputs"): order-insensitive (a multiset match), typed by the result's column types — integers and
+//! Expected rows against the folded snapshot of an output (a stateful statement's output is a
+//! changelog even on append-only inputs, Flink's dynamic tables:
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/dynamic_tables/>):
+//! order-insensitive (a multiset match), typed by the result's column types — integers and
 //! doubles as numbers, decimals by value (`12.50` = `12.5`), timestamps by instant text (`T` or space,
 //! trailing zeros of the fraction ignored), NULL only equal to NULL, text exactly.
 //!

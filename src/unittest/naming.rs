@@ -2,7 +2,8 @@
 //!
 //! - Suffix: shift_left's `app.post_fix_unit_test` rule — `_` followed by 2 or 3 letters or digits
 //!   (default `_ut`). Every table, topic and statement of a run carries it.
-//! - Statement names follow shift_left's convention (`shift-left-compatibility.md` §5)
+//! - Statement names follow shift_left 0.1.52's convention
+//!   (<https://github.com/jbcodeforce/shift_left_utils>)
 //!   `<prefix>-{ddl|dml|ins-<i>|val-<i>}-<table[:52]><suffix>`, with `out-<i>` (reading an output) and
 //!   `drop` added, in kebab case and fitted to Confluent's 100 characters
 //!   ([`crate::plan::naming::fit_length`]).

@@ -2,7 +2,10 @@
 //! (`t` → `t_v2`, `t_v2` → `t_v3`), rewrite the DDL and DML that create, write or read those tables (by
 //! token spans, [`crate::sql::rewrite`]), and plan the green deployment.
 //!
-//! Rules (`shift-left-compatibility.md` §6, with shift_left's defect 17 fixed):
+//! Rules (shift_left 0.1.52's version-suffix rules,
+//! <https://github.com/jbcodeforce/shift_left_utils>, with its defect fixed: shift_left renamed
+//! textually and did not rebuild the metadata in the same run, so a deploy before the rebuild
+//! deleted the blue statement; flinkpipe renames via the AST and rebuilds the graph):
 //! - the subgraph is the seed tables (those with a `logic` or `schema` change) and all their descendants,
 //!   closed under statements: every table written by a statement that writes a table of the subgraph is
 //!   in it too, with its descendants ([`crate::graph::StatementIndex::closure`]), so a statement set is

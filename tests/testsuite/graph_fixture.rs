@@ -33,7 +33,9 @@ pub fn like(parent: &str, child: &str) -> (String, String, EdgeKind) {
     (parent.to_string(), child.to_string(), EdgeKind::Like)
 }
 
-/// The p2 graph of shift_left's parity fixture (shift-left-compatibility.md §7), with the fixture's layers:
+/// The p2 graph of shift_left 0.1.52's parity fixture
+/// (`src/shift_left/tests/data/flink-project/pipelines` in
+/// <https://github.com/jbcodeforce/shift_left_utils>), with the fixture's layers:
 /// `src_y→y→{d,z}`, `src_x→x→z`, `{src_x,src_a}→a`, `src_b→b→c`, `z→{c,d,p}`, `c→e`, `d→f`.
 pub fn p2_parts() -> (Vec<NodeInfo>, Vec<(String, String, EdgeKind)>) {
     let mut nodes = Vec::new();

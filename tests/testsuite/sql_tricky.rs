@@ -1,9 +1,13 @@
-//! One test per entry of `shared/reference/tricky-flink-sql.md` (numbered as there): exact sinks, sources
-//! and statefulness at file level, plus kinds, spans and DDL facts where the entry is about them.
+//! One test per Flink SQL construct that is hard for dependency extraction (CTEs, subqueries, joins
+//! and table functions, window TVFs, statement sets, CTAS/LIKE, names, strings, hints, DDL details;
+//! Flink's SQL reference:
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/>), numbered
+//! `tNN_…`: exact sinks, sources and statefulness at file level, plus kinds, spans and DDL facts
+//! where the entry is about them.
 //!
-//! Statefulness uses the corpus vocabulary (`shared/corpus/SPEC.md`): `none` when no query writes to a
-//! table, `stateless`/`stateful` otherwise. Where the tricky list says "State: none" for a plain projection
-//! (entries 29–32) it means "no state"; by SPEC.md such an INSERT … SELECT is `stateless`.
+//! Statefulness uses the vocabulary of `docs/src/concepts/statefulness.md`: `none` when no query
+//! writes to a table, `stateless`/`stateful` otherwise. A plain projection (entries 29–32) keeps no
+//! state, so such an INSERT … SELECT is `stateless`.
 
 use flinkpipe::sql::{
     self, FileAnalysis, SessionChange, StateReason, Statefulness, StatementKind, TableName,
@@ -680,7 +684,9 @@ USE CATALOG prod_env;
 USE cluster_0;
 EXPLAIN INSERT INTO orders_enriched SELECT * FROM orders;
 INSERT INTO orders_enriched SELECT * FROM orders;",
-        // Names as written; resolving them against USE is the inventory's job (tricky §28).
+        // Names as written; resolving them against USE is the inventory's job (qualified names
+        // resolve against the current catalog and database:
+        // https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/use/).
         &["orders_enriched"],
         &["orders"],
         Stateless,

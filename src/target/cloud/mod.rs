@@ -2,17 +2,19 @@
 //! plane ([`super::confluent`]) cannot tell — how full a compute pool is, creating and deleting
 //! pools, statement metrics. Both take a **Cloud API key** (`SL_CONFLUENT_CLOUD_API_KEY` /
 //! `SL_CONFLUENT_CLOUD_API_SECRET`, shift_left's names); a Flink API key is rejected there with 401,
-//! and the error says which key is needed (`confluent-cloud-flink-api.md` §1).
+//! and the error says which key is needed (keys per plane:
+//! <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>).
 //!
 //! Rules followed:
-//! - Compute pools (§12): base `https://api.confluent.cloud`; `GET /fcpm/v2/compute-pools?environment=…`
+//! - Compute pools (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>):
+//!   base `https://api.confluent.cloud`; `GET /fcpm/v2/compute-pools?environment=…`
 //!   (required; paginated, only `metadata.next` is populated; `kind` not checked), `GET
 //!   /fcpm/v2/compute-pools/{id}?environment=…` (404: absent; a 403 is a permission error whatever its
 //!   body says — `was not found` included — and names the key used, masked), `POST /fcpm/v2/compute-pools`
 //!   (202, PROVISIONING; `max_cfu` one of 5, 10, 20, 30, 40, 50), `DELETE
 //!   /fcpm/v2/compute-pools/{id}?environment=…` (204). `status.current_cfu` and `spec.max_cfu` give
 //!   the capacity.
-//! - Metrics (https://api.telemetry.confluent.cloud/docs, OpenAPI `/v2/metrics/{dataset}/query`):
+//! - Metrics (<https://api.telemetry.confluent.cloud/docs>, OpenAPI `/v2/metrics/{dataset}/query`):
 //!   `POST https://api.telemetry.confluent.cloud/v2/metrics/cloud/query` with
 //!   `{"aggregations":[{"metric":…}], "filter": <resource.compute_pool.id EQ …, OR-ed>, "group_by":
 //!   ["resource.flink_statement.name"], "granularity":"PT1M", "intervals":["<start>/<end>"],
@@ -42,11 +44,13 @@ pub mod pools;
 pub use metrics::{PENDING_RECORDS, RECORDS_IN, RECORDS_OUT};
 pub use pools::{ComputePool, Environment, PoolPhase};
 
-/// The control plane's default base URL (§12).
+/// The control plane's default base URL
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>).
 pub const CLOUD_API_URL: &str = "https://api.confluent.cloud";
 /// The Metrics API's base URL.
 pub const METRICS_API_URL: &str = "https://api.telemetry.confluent.cloud";
-/// `spec.max_cfu` values the API accepts (§12, an extensible enum).
+/// `spec.max_cfu` values the API accepts (an extensible enum:
+/// <https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>).
 pub const MAX_CFU_VALUES: &[u32] = &[5, 10, 20, 30, 40, 50];
 
 /// What the control-plane client needs. Built by [`settings`].

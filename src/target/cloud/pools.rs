@@ -19,7 +19,9 @@ pub struct Environment {
     pub stream_governance: Option<String>,
 }
 
-/// A compute pool's phase (§12; unknown values kept).
+/// A compute pool's phase
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>; unknown values
+/// kept).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PoolPhase {
     Provisioning,

@@ -1,5 +1,7 @@
-//! A query's results on Confluent Cloud (`confluent-cloud-flink-api.md` §8): the statement's traits
-//! give the columns (`status.traits.schema.columns`, or the older `status.result_schema.columns`) and
+//! A query's results on Confluent Cloud
+//! (<https://docs.confluent.io/cloud/current/api.html#tag/Statement-Results-(sqlv1)>): the
+//! statement's traits give the columns (`status.traits.schema.columns`, or the older
+//! `status.result_schema.columns`) and
 //! the upsert key (`upsert_columns`); `GET …/statements/{name}/results` pages through rows whose `op`
 //! (absent = 0) is `+I -U +U -D`; `409` means not ready yet; a RUNNING statement always answers with a
 //! `next`; an absent or empty `next` after COMPLETED is the end. Closing deletes the statement.

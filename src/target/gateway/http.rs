@@ -198,7 +198,9 @@ impl Http {
         .map_err(|g| g.error)
     }
 
-    /// A GET of a result page retried until `deadline` (reading a page again is allowed, §3).
+    /// A GET of a result page retried until `deadline` (reading a page again is allowed: the same
+    /// token answers the same page,
+    /// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>).
     pub async fn get_until(
         &self,
         url: Url,

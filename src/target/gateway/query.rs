@@ -1,5 +1,7 @@
-//! A query's results on the SQL Gateway (`flink-sql-gateway-api.md` §3): the tables it reads are
-//! declared in the session first, the statement runs with `pipeline.name` = the query's name, and the
+//! A query's results on the SQL Gateway (fetching results:
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>):
+//! the tables it reads are declared in the session first, the statement runs with `pipeline.name` =
+//! the query's name, and the
 //! result is paged with `…/result/{token}?rowFormat=JSON`: `NOT_READY` (nothing yet), `PAYLOAD`
 //! (columns with their `logicalType`, rows with their kind `INSERT|UPDATE_BEFORE|UPDATE_AFTER|DELETE`,
 //! a `nextResultUri`), `EOS` (the end of a bounded result). An HTTP 500 is the query's failure, its
@@ -297,7 +299,8 @@ impl ResultStream for GatewayQuery {
         };
         let page = match self.http.get_text(self.http.gw(&uri)).await {
             Ok(text) => exact_page(&text),
-            // An error answer on a result is the query's failure (§5): the root cause.
+            // An error answer on a result is the query's failure (the fetch of a failed statement
+            // answers HTTP 500, observed on the service): the root cause.
             Err(e) if matches!(e.class, ErrorClass::ServerError | ErrorClass::SessionLost) => {
                 // The gateway often says only "Failed to fetch next result": the job's own failure
                 // (a missing topic, a bad record) is on the JobManager.
@@ -409,7 +412,8 @@ impl ResultStream for GatewayQuery {
                 job_error = Some(e.error);
             }
         }
-        // Cancelling a finished operation answers 500 (§2): ignored; closing it frees it.
+        // Cancelling a finished operation answers 500 (observed on the service): ignored; closing
+        // it frees it.
         let _ = self
             .http
             .send(

@@ -1,7 +1,8 @@
 //! The gateway session: opened once per process, kept alive by heartbeats, replaced when the gateway
 //! lost it ([`ErrorClass::SessionLost`]); statements run in it one at a time (operations, results
-//! followed from token 0 until a payload or `EOS`, §3), and every table a statement needs is declared
-//! in it first from the project's DDL ([`catalog`]).
+//! followed from token 0 until a payload or `EOS`,
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>),
+//! and every table a statement needs is declared in it first from the project's DDL ([`catalog`]).
 
 use super::GatewayTarget;
 use super::catalog::{self, Definition};
@@ -120,14 +121,16 @@ impl GatewayTarget {
         let outcome = loop {
             // The statement is accepted: from here on no error may look retryable to the
             // executor (a second POST could start a second job). Reading a result page again is
-            // allowed (§3), so transport problems are retried here until the deadline.
+            // allowed (the same token answers the same page:
+            // https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/),
+            // so transport problems are retried here until the deadline.
             let page = match self
                 .http
                 .get_until(self.http.gw(&uri), tokio::time::Instant::from_std(deadline))
                 .await
             {
                 Ok(p) => p,
-                // An HTTP 500 on a result is the statement's failure (§5).
+                // An HTTP 500 on a result is the statement's failure (observed on the service).
                 Err(e) if matches!(e.class, ErrorClass::ServerError | ErrorClass::SessionLost) => {
                     break Executed::Rejected(Rejection::new(e.cause()));
                 }
@@ -179,7 +182,9 @@ impl GatewayTarget {
                 _ => break Executed::Ok { job_id, rows },
             }
         };
-        // Closing an INSERT's operation does not stop its job (§6).
+        // Closing an INSERT's operation does not stop its job (observed on the service; jobs are
+        // stopped through the JobManager,
+        // https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/rest_api/).
         let _ = self
             .http
             .send(
