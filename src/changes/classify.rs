@@ -23,8 +23,9 @@ use serde::{Deserialize, Serialize};
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 use std::collections::BTreeMap;
 
-/// Column-level differences of a DDL (shift_left's `schema_diff`, §3.4), plus primary key and
-/// distribution changes.
+/// Column-level differences of a DDL (the `schema_diff` of shift_left 0.1.52's
+/// `modified_flink_files.json`, <https://github.com/jbcodeforce/shift_left_utils>), plus primary
+/// key and distribution changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct SchemaDiff {
     /// The base as asked (`origin/main`, `since:2025-12-01`).

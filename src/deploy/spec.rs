@@ -4,7 +4,8 @@
 //!   set is one unit, sent as written). The first keeps the plan's name; later ones get `-2`, `-3`, ….
 //! - `SET 'k' = 'v'` statements become properties of the statements that follow them (`RESET` removes
 //!   them), `USE CATALOG c` / `USE db` become `sql.current-catalog` / `sql.current-database`: Confluent
-//!   takes one statement per call and has no session (`confluent-cloud-flink-api.md` §3.1).
+//!   takes one statement per call and has no session
+//!   (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>).
 //! - `.properties` files in `sql-scripts/` (read by [`parse_properties`], the parser change detection
 //!   uses too) add properties: a file named `ddl.*.properties` to the DDL statements,
 //!   `dml.*.properties` to the DML, any other to both. Values are sent as written.

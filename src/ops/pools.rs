@@ -108,7 +108,8 @@ pub fn list(ctx: &Context, pipelines: &std::path::Path) -> Result<PoolList, OpsE
 #[derive(Debug, Clone)]
 pub struct CreatePoolRequest {
     pub pipelines: PathBuf,
-    /// `spec.display_name`: `^(?:[0-9A-Za-z\-])[\w\.-]{0,63}$` (§12).
+    /// `spec.display_name`: `^(?:[0-9A-Za-z\-])[\w\.-]{0,63}$`
+    /// (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>).
     pub name: String,
     /// One of [`MAX_CFU_VALUES`].
     pub max_cfu: u32,

@@ -3,7 +3,9 @@
 //! current phases; no server is contacted (shift_left could create compute pools while "planning",
 //! defect 14). Each node carries a typed [`Decision`] (origin and cause); its reason is rendered from it.
 //!
-//! Rules (shift_left's, `shift-left-compatibility.md` §7, with its defects fixed):
+//! Rules (shift_left 0.1.52's `pipeline build-execution-plan`,
+//! <https://github.com/jbcodeforce/shift_left_utils>,
+//! with its defects fixed):
 //! - Every ancestor of the start tables is in the plan, parents first: running ones are skipped
 //!   (`--force-ancestors` restarts them), the others are created.
 //! - Start tables of a table scope are (re)started; those of a product or folder scope only when not

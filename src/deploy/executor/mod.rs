@@ -9,7 +9,9 @@
 //! - `effects`: carrying a decision out against the target: create, wait, stop/resume, delete,
 //!   carry-over handovers, drops.
 //!
-//! Per statement (`confluent-cloud-flink-api.md` §4, §11):
+//! Per statement (phases and lifecycle:
+//! <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>;
+//! API: <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>):
 //! - **GET before create**: absent → POST; present with the same (normalised) SQL → adopt it and wait;
 //!   present with different SQL → fail "exists with different SQL" unless the plan restarts the table.
 //!   A 409 on POST, or a POST whose outcome is unknown (connection dropped, 5xx), leads back to the GET:
