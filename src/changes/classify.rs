@@ -4,7 +4,7 @@
 //! comments and whitespace are dropped, unquoted keywords are upper-cased, identifiers (quoted or not)
 //! and literals are kept exactly as written (Flink identifiers are case-sensitive), empty statements and
 //! `;` are ignored. Hints (`/*+ … */`) are kept: they change the plan. So `'--'` inside a string is a
-//! string, not a comment (shift_left's regex stripper got this wrong, defect 1).
+//! string, not a comment (shift_left 0.1.52's regex stripper got this wrong).
 //!
 //! Rules, in order, for a file present on both sides:
 //! 1. equal after normalisation → `cosmetic`;

@@ -6,7 +6,7 @@
 //!   the tree at `head` (or with the work tree and index), deletions and renames included.
 //! - [`classify`] is pure: old text + new text → [`ChangeKind`] and [`SchemaDiff`]. Both sides are
 //!   normalised by the same tokenizer before they are compared, so comments, whitespace and keyword case
-//!   never make a false "changed" (defect 9).
+//!   never make a false "changed" (shift_left 0.1.52 compared SQL after environment rewriting).
 //! - [`impact`] is pure: the head graph + the changed tables → the descendants to redeploy, each with its
 //!   reason; a deleted table whose children remain is an error naming them.
 //!

@@ -10,7 +10,7 @@
 //!   uses too) add properties: a file named `ddl.*.properties` to the DDL statements,
 //!   `dml.*.properties` to the DML, any other to both. Values are sent as written.
 //! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
-//!   (shift_left dropped every table it redeployed, defect 10).
+//!   (shift_left 0.1.52 dropped every table it redeployed).
 //! - Every statement goes to its node's compute pool (the plan's `compute_pool_id`) and gets the
 //!   rewrite rules of the environment in effect ([`super::env_sql`]): what is sent and what `status`
 //!   compares are the same text; the files never change.

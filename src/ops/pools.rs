@@ -1,7 +1,7 @@
 //! `project list-compute-pools`, `project create-compute-pool NAME --max-cfu N`, `project
 //! delete-compute-pool ID`: Confluent Cloud compute pools of the configured environment, through the
 //! control plane (`fcpm/v2`, a Cloud API key: [`crate::target::cloud`]). Planning never creates a
-//! pool (shift_left did, defect 14); these commands are the explicit way.
+//! pool (shift_left 0.1.52 could); these commands are the explicit way.
 //!
 //! Deleting is two steps, so that the caller can show what runs there and ask first: [`prepare_delete`]
 //! reads the pool and the statements in it (one listing of the data plane), [`PreparedDelete::execute`]

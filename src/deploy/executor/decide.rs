@@ -130,7 +130,7 @@ pub enum StepPlan {
 }
 
 /// Whether a step is a `DROP` statement that must not run: drops run only on a restart with
-/// `--allow-drop` (shift_left dropped every table it redeployed, defect 10).
+/// `--allow-drop` (shift_left 0.1.52 dropped every table it redeployed).
 pub fn skips_drop(step: &Step, node: &DeployNode, options: &DeployOptions) -> bool {
     step.is_drop && !(options.allow_drop && node.action == Action::Restart)
 }
