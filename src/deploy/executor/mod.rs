@@ -28,8 +28,8 @@
 //!   every wait has a timeout (shift_left 0.1.52 could wait forever); polls back off
 //!   ([`Backoff::POLL`]).
 //! - **Failure**: a failed node's descendants are skipped with the reason; independent branches go on
-//!   (shift_left 0.1.52 still deployed the descendants). **Cancellation** (Ctrl-C): no new node starts,
-//!   running ones are abandoned at their
+//!   (shift_left 0.1.52 still deployed the descendants). **Cancellation** (Ctrl-C): no new node
+//!   starts, running ones are abandoned at their
 //!   next await (the journal stays whole: entries are written synchronously), and the report lists
 //!   what was in flight.
 
