@@ -4,7 +4,7 @@
 //! comments and whitespace are dropped, unquoted keywords are upper-cased, identifiers (quoted or not)
 //! and literals are kept exactly as written (Flink identifiers are case-sensitive), empty statements and
 //! `;` are ignored. Hints (`/*+ … */`) are kept: they change the plan. So `'--'` inside a string is a
-//! string, not a comment (shift_left's regex stripper got this wrong, defect 1).
+//! string, not a comment (shift_left 0.1.52's regex stripper got this wrong).
 //!
 //! Rules, in order, for a file present on both sides:
 //! 1. equal after normalisation → `cosmetic`;
@@ -23,8 +23,9 @@ use serde::{Deserialize, Serialize};
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 use std::collections::BTreeMap;
 
-/// Column-level differences of a DDL (shift_left's `schema_diff`, §3.4), plus primary key and
-/// distribution changes.
+/// Column-level differences of a DDL (the `schema_diff` of shift_left 0.1.52's
+/// `modified_flink_files.json`, <https://github.com/jbcodeforce/shift_left_utils>), plus primary
+/// key and distribution changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct SchemaDiff {
     /// The base as asked (`origin/main`, `since:2025-12-01`).

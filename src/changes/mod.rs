@@ -1,17 +1,19 @@
 //! What changed in a pipelines tree since a git ref, and what those changes impact.
 //!
 //! - [`git`] reads the repository with `git2` and never touches the work tree, the index or `HEAD`
-//!   (shift_left ran `git checkout` and `git log --since`, defects 7 and 8 of
-//!   `shift-left-compatibility.md` §9): the tree at `merge-base(since, head)` is diffed with the tree at
-//!   `head` (or with the work tree and index), deletions and renames included.
+//!   (shift_left 0.1.52, <https://github.com/jbcodeforce/shift_left_utils>, ran
+//!   `git checkout` and `git log --since`): the tree at `merge-base(since, head)` is diffed with
+//!   the tree at `head` (or with the work tree and index), deletions and renames included.
 //! - [`classify`] is pure: old text + new text → [`ChangeKind`] and [`SchemaDiff`]. Both sides are
 //!   normalised by the same tokenizer before they are compared, so comments, whitespace and keyword case
-//!   never make a false "changed" (defect 9).
+//!   never make a false "changed" (shift_left 0.1.52 compared SQL after environment rewriting).
 //! - [`impact`] is pure: the head graph + the changed tables → the descendants to redeploy, each with its
 //!   reason; a deleted table whose children remain is an error naming them.
 //!
-//! Output shapes follow shift_left's `modified_flink_files.json` (§3.4) and `impacted_tables.json` (§3.5),
-//! with flinkpipe's additions (`change_kind`, `tests`, `impacts`).
+//! Output shapes follow shift_left 0.1.52's `modified_flink_files.json` and `impacted_tables.json`
+//! (`project list-modified-files`, `project list-impacted-tables`,
+//! <https://github.com/jbcodeforce/shift_left_utils>), with flinkpipe's additions (`change_kind`,
+//! `tests`, `impacts`).
 
 #![warn(missing_docs)]
 
@@ -78,7 +80,8 @@ impl std::fmt::Display for ChangeKind {
     }
 }
 
-/// The role of a changed file in its table folder (`shift-left-compatibility.md` §2).
+/// The role of a changed file in its table folder (shift_left 0.1.52's folder layout,
+/// <https://github.com/jbcodeforce/shift_left_utils>; docs/src/concepts/layout.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileRole {
@@ -291,7 +294,8 @@ impl ChangeError {
     }
 }
 
-/// One row of `modified_flink_files.json` (shift_left §3.4) plus `change_kind`.
+/// One row of `modified_flink_files.json` (shift_left 0.1.52,
+/// <https://github.com/jbcodeforce/shift_left_utils>) plus `change_kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModifiedFileRow {
     /// The table the file belongs to (at the base for deleted files and renames).

@@ -4,12 +4,13 @@
 //!   set is one unit, sent as written). The first keeps the plan's name; later ones get `-2`, `-3`, ….
 //! - `SET 'k' = 'v'` statements become properties of the statements that follow them (`RESET` removes
 //!   them), `USE CATALOG c` / `USE db` become `sql.current-catalog` / `sql.current-database`: Confluent
-//!   takes one statement per call and has no session (`confluent-cloud-flink-api.md` §3.1).
+//!   takes one statement per call and has no session
+//!   (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>).
 //! - `.properties` files in `sql-scripts/` (read by [`parse_properties`], the parser change detection
 //!   uses too) add properties: a file named `ddl.*.properties` to the DDL statements,
 //!   `dml.*.properties` to the DML, any other to both. Values are sent as written.
 //! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
-//!   (shift_left dropped every table it redeployed, defect 10).
+//!   (shift_left 0.1.52 dropped every table it redeployed).
 //! - Every statement goes to its node's compute pool (the plan's `compute_pool_id`) and gets the
 //!   rewrite rules of the environment in effect ([`super::env_sql`]): what is sent and what `status`
 //!   compares are the same text; the files never change.

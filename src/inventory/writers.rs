@@ -10,7 +10,8 @@
 //! Storage ([`Storage`]) follows the rules blue-green uses to move a table's location
 //! ([`crate::sql::rewrite`]): a Kafka `topic`, a filesystem `path`, a JDBC `table-name` (with its `url`),
 //! an Elasticsearch/OpenSearch `index` (with its `hosts`); a table without a `connector` option is a
-//! Confluent Cloud table, which *is* its topic (`confluent-cloud-flink-api.md`). Connectors without a
+//! Confluent Cloud table, which *is* its topic
+//! (<https://docs.confluent.io/cloud/current/flink/concepts/overview.html>). Connectors without a
 //! location of their own (`print`, `blackhole`, `datagen`, …) collide by table name only.
 //!
 //! Tables listed in `flinkpipe.multi_writer_tables` are deliberately fed by several statements and

@@ -1,5 +1,6 @@
 //! Compute pool capacity before a deploy: how many statements the plan will start in each pool,
-//! against each pool's `status.current_cfu` and `spec.max_cfu` (`confluent-cloud-flink-api.md` §12),
+//! against each pool's `status.current_cfu` and `spec.max_cfu`
+//! (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>),
 //! so that a deploy that would push a pool past `flink.max_cfu_percent_before_allocation` (shift_left's
 //! key, default 0.8) stops before it creates anything.
 //!

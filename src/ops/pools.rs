@@ -1,7 +1,7 @@
 //! `project list-compute-pools`, `project create-compute-pool NAME --max-cfu N`, `project
 //! delete-compute-pool ID`: Confluent Cloud compute pools of the configured environment, through the
 //! control plane (`fcpm/v2`, a Cloud API key: [`crate::target::cloud`]). Planning never creates a
-//! pool (shift_left did, defect 14); these commands are the explicit way.
+//! pool (shift_left 0.1.52 could); these commands are the explicit way.
 //!
 //! Deleting is two steps, so that the caller can show what runs there and ask first: [`prepare_delete`]
 //! reads the pool and the statements in it (one listing of the data plane), [`PreparedDelete::execute`]
@@ -108,7 +108,8 @@ pub fn list(ctx: &Context, pipelines: &std::path::Path) -> Result<PoolList, OpsE
 #[derive(Debug, Clone)]
 pub struct CreatePoolRequest {
     pub pipelines: PathBuf,
-    /// `spec.display_name`: `^(?:[0-9A-Za-z\-])[\w\.-]{0,63}$` (§12).
+    /// `spec.display_name`: `^(?:[0-9A-Za-z\-])[\w\.-]{0,63}$`
+    /// (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>).
     pub name: String,
     /// One of [`MAX_CFU_VALUES`].
     pub max_cfu: u32,

@@ -200,7 +200,9 @@ struct InPlaceInputs<'a> {
 ///   `.properties` change: its readers would see another schema, topic or format), and it is not a
 ///   CTAS or materialized table (whose query is its schema),
 /// - on Confluent Cloud its sink takes no updates: the new statement continues from the old one's
-///   offsets (carry-over, `confluent-cloud-flink-api.md` §10), nothing read twice; on the SQL
+///   offsets (carry-over,
+///   <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html>),
+///   nothing read twice; on the SQL
 ///   Gateway the deploy stops the old job with a savepoint and starts the new SQL from its offsets
 ///   (`restart (offsets)`), whatever the sink;
 /// - or, on the SQL Gateway only, its statement is `state-compatible`: the deploy starts the new SQL

@@ -1,9 +1,12 @@
 //! Execution plan: which statements to create, restart or leave alone, in which order and in which
 //! parallel waves. Pure data, computed from the project graph, the naming rules and the statements'
-//! current phases; no server is contacted (shift_left could create compute pools while "planning",
-//! defect 14). Each node carries a typed [`Decision`] (origin and cause); its reason is rendered from it.
+//! current phases; no server is contacted (shift_left 0.1.52 could create compute pools while
+//! "planning"). Each node carries a typed [`Decision`] (origin and cause); its reason is rendered
+//! from it.
 //!
-//! Rules (shift_left's, `shift-left-compatibility.md` §7, with its defects fixed):
+//! Rules (shift_left 0.1.52's `pipeline build-execution-plan`,
+//! <https://github.com/jbcodeforce/shift_left_utils>,
+//! with its defects fixed):
 //! - Every ancestor of the start tables is in the plan, parents first: running ones are skipped
 //!   (`--force-ancestors` restarts them), the others are created.
 //! - Start tables of a table scope are (re)started; those of a product or folder scope only when not
@@ -18,8 +21,8 @@
 //!   A re-declared table, and an ancestor without a job, cascade nothing ([`Decision::cascades`]), so
 //!   restarts stay within the start tables, their descendants and the ancestors they need. The child's
 //!   non-running ancestors are started first, whatever their product (the child needs their data).
-//!   Scope filters (product, exclusions) apply at every level of the cascade (shift_left applied them
-//!   to the first level only, defect 12).
+//!   Scope filters (product, exclusions) apply at every level of the cascade (shift_left 0.1.52
+//!   applied them to the first level only).
 //! - External tables are never deployed.
 
 pub mod decision;

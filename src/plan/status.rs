@@ -22,8 +22,9 @@ impl FromIterator<(String, Phase)> for StatementStatus {
     }
 }
 
-/// Confluent Cloud's statement phases (`confluent-cloud-flink-api.md` §4; the SQL Gateway target reports
-/// the same names). The API calls the list extensible.
+/// Confluent Cloud's statement phases
+/// (<https://docs.confluent.io/cloud/current/flink/concepts/statements.html>;
+/// the SQL Gateway target reports the same names). The API calls the list extensible.
 pub const PHASES: &[&str] = &[
     "PENDING",
     "RUNNING",
@@ -136,7 +137,8 @@ impl StatementStatus {
     }
 }
 
-/// A statement phase (`confluent-cloud-flink-api.md` §4); unknown values are kept, never rejected.
+/// A statement phase (<https://docs.confluent.io/cloud/current/flink/concepts/statements.html>);
+/// unknown values are kept, never rejected.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
     /// Submitted, not started yet (waiting for resources, a carried-over reference, or a retryable server problem when `detail` is set).

@@ -1,6 +1,8 @@
 //! The naming convention of a project and its lint (`flinkpipe table validate-table-names`).
 //!
-//! Convention (shift_left's `validate-table-names`, `shift-left-compatibility.md` §2), per layer with
+//! Convention (shift_left 0.1.52's `validate-table-names`,
+//! <https://github.com/jbcodeforce/shift_left_utils>), per
+//! layer with
 //! product `p` (without a product the `p` part is left out):
 //!
 //! | layer | table name | folder | changelog.mode | kafka.cleanup-policy |

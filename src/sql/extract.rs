@@ -764,7 +764,8 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
         }
         Statement::Query(q) => {
             w.facts.kind = Some(StatementKind::Select);
-            // A SELECT-only statement writes nothing: its state does not count (SPEC.md), its reads do.
+            // A SELECT-only statement writes nothing: its state does not count (only
+            // a written query result does, docs/src/concepts/statefulness.md), its reads do.
             let saved = std::mem::take(&mut w.facts.reasons);
             w.walk_query(q);
             w.facts.reasons = saved;
@@ -780,7 +781,7 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
             if let Some(r) = object_ref(&cv.name) {
                 w.facts.sinks.push(r);
             }
-            // SPEC.md counts view queries in the file's statefulness.
+            // A view's query counts in the file's statefulness (docs/src/concepts/statefulness.md).
             w.facts.writes_query = true;
             w.walk_query(&cv.query);
         }
@@ -820,8 +821,8 @@ pub(crate) fn statement_facts(stmt: &Statement, into: &mut Facts) {
         Statement::Drop { .. } | Statement::DropFunction(_) => {
             w.facts.kind = Some(StatementKind::Drop)
         }
-        // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m AS query` (Flink 2.x): not sinks (SPEC.md:
-        // ALTER is not a sink), but the new query's reads are sources and its state counts.
+        // `ALTER VIEW v AS query`, `ALTER MATERIALIZED TABLE m AS query` (Flink 2.x): not sinks (an
+        // ALTER is never a sink), but the new query's reads are sources and its state counts.
         Statement::AlterView(av) => {
             w.facts.kind = Some(StatementKind::Alter);
             if let sqlparser::ast::AlterViewOperation::As { query, .. } = &av.operation {

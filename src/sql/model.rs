@@ -225,7 +225,8 @@ pub struct StatementInfo {
     pub temporal_join_sources: Vec<TableName>,
     /// `TEMPORARY` table or view: file-local.
     pub temporary: bool,
-    /// `None` when the statement writes no query result (SPEC.md); else by `state_reasons`.
+    /// `None` when the statement writes no query result (only a written
+    /// result's state counts, docs/src/concepts/statefulness.md); else by `state_reasons`.
     pub statefulness: Statefulness,
     /// Stateful operators found, in order of first appearance, without repeats.
     pub state_reasons: Vec<StateReason>,

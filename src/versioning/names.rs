@@ -1,4 +1,5 @@
-//! Version suffixes of blue-green table names (`shift-left-compatibility.md` §6): a name without a
+//! Version suffixes of blue-green table names (shift_left 0.1.52's rule,
+//! <https://github.com/jbcodeforce/shift_left_utils>): a name without a
 //! trailing `_v<digits>` gets the default suffix (`_v2`); an existing suffix is incremented
 //! (`_v2` → `_v3`, `_v9` → `_v10`).
 

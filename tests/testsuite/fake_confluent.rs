@@ -1,6 +1,7 @@
 //! An in-process fake of the Confluent Cloud for Apache Flink statements API (`sql/v1`), faithful to
-//! `shared/reference/confluent-cloud-flink-api.md` §14 where flinkpipe depends on it, with fault
-//! injection. Shared by the deploy test modules.
+//! the service (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>;
+//! <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>) where
+//! flinkpipe depends on it, with fault injection. Shared by the deploy test modules.
 //!
 //! It is a small HTTP/1.1 server on tokio (one request per connection, `Connection: close`), written by
 //! hand rather than with axum so that faults below HTTP — a connection dropped before or after the
@@ -14,7 +15,7 @@
 //! the SQL → FAILED with a detail; carry-over (`sql.tables.initial-offset-from`) waits for the old
 //! statement to be STOPPED; per-name outcomes ([`Outcome`]) override.
 //!
-//! Also (§14): dry runs (`sql.dry-run=true`) answered COMPLETED or FAILED in the POST and never
+//! Also: dry runs (`sql.dry-run=true`) answered COMPLETED or FAILED in the POST and never
 //! stored; `EXPLAIN` statements completing with a one-row plan; `spec.compute_pool_id` and
 //! `metadata.created_at` per statement and the list's `spec.compute_pool_id` filter; compute pools
 //! on the same port (`fcpm/v2`: list, get, create PROVISIONING → PROVISIONED, delete; a missing pool
@@ -41,7 +42,8 @@ pub const ENV: &str = "env-abc123";
 pub const KEY: &str = "FAKEKEY7Q2ZLMN0P";
 pub const SECRET: &str = "fake-secret-Zx9vB3nQ8wLk2Jr5";
 /// The Cloud API key of the control plane (`fcpm/v2`) and the Metrics API; the Flink key is refused
-/// there with 401, as on the real service (`confluent-cloud-flink-api.md` §1).
+/// there with 401, as on the real service
+/// (<https://docs.confluent.io/cloud/current/flink/operate-and-deploy/flink-rest-api.html>).
 pub const CLOUD_KEY: &str = "CLOUDKEY4R7T2WQ9X";
 pub const CLOUD_SECRET: &str = "cloud-secret-Pq7mW2xZ9sLk4Nv8";
 /// The pool every statement runs in unless its POST names another.
@@ -198,7 +200,8 @@ struct Stmt {
     pool_exhausted: bool,
 }
 
-/// A compute pool of `fcpm/v2` (§12).
+/// A compute pool of `fcpm/v2`
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>).
 #[derive(Debug, Clone)]
 pub struct Pool {
     pub id: String,
@@ -915,7 +918,7 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     let base = format!("/sql/v1/organizations/{ORG}/environments/{ENV}");
     let rel = req.path.strip_prefix(&base).map(str::to_string);
     // The control plane (`fcpm/v2`) and the Metrics API take a Cloud API key, the statements API
-    // the Flink key; each refuses the other (§1).
+    // the Flink key; each refuses the other.
     let control = req.path.starts_with("/fcpm/")
         || req.path.starts_with("/v2/metrics/")
         || req.path.starts_with("/org/");
@@ -1254,7 +1257,8 @@ fn route(
             let is_dml = !is_ddl(&sql);
             let mut script = VecDeque::new();
             let mut outcome = s.outcomes.get(&name).cloned();
-            // A pool at its cap starts nothing new (§14).
+            // A pool at its cap starts nothing new
+            // (<https://docs.confluent.io/cloud/current/flink/concepts/compute-pools.html>).
             if outcome.is_none()
                 && is_dml
                 && s.pools
@@ -1576,7 +1580,8 @@ fn rfc3339_days_ago(days: u64) -> String {
 }
 
 /// `status.current_cfu` of a pool: its other workloads plus one per running statement of the fake in
-/// it, capped at `max_cfu` (§14).
+/// it, capped at `max_cfu`
+/// (<https://docs.confluent.io/cloud/current/flink/concepts/compute-pools.html>).
 fn current_cfu(st: &State, p: &Pool) -> u32 {
     let running = st
         .statements
@@ -1624,8 +1629,9 @@ fn filtered_pools(f: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
-/// The control plane (`fcpm/v2` compute pools, §12) and the Metrics API
-/// (`POST /v2/metrics/cloud/query`).
+/// The control plane (`fcpm/v2` compute pools,
+/// <https://docs.confluent.io/cloud/current/api.html#tag/Compute-Pools-(fcpmv2)>) and the Metrics
+/// API (`POST /v2/metrics/cloud/query`).
 /// The Kafka REST API v3: the topics of [`KAFKA_CLUSTER`], two per page (`metadata.next`).
 fn route_kafka(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
     let s = st.lock().unwrap();

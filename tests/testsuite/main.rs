@@ -90,7 +90,7 @@ mod schema_changes;
 mod shift_left_commands;
 /// The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):
 mod shift_left_fixture;
-/// Accuracy of the SQL front end on the labelled corpus (`../shared/corpus`, see its SPEC.md).
+/// Accuracy of the SQL front end on the labelled corpus (test data read from `../shared/corpus`).
 mod sql_corpus;
 /// The Flink dialect's coverage: expressions and statements of real Flink SQL that must parse with
 mod sql_dialect;
@@ -104,7 +104,8 @@ mod sql_real_sample;
 mod sql_rewrite;
 /// Throughput of `sql::analyze` on 20,000 small DDL/DML files (~30 lines each), as the project scan runs
 mod sql_speed;
-/// One test per entry of `shared/reference/tricky-flink-sql.md` (numbered as there): exact sinks, sources
+/// One test per hard case of Flink SQL (CTE shadowing, lookup joins, TEMPORARY objects, hints, …):
+/// exact sinks, sources
 mod sql_tricky;
 /// Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
 mod statement_set_release;

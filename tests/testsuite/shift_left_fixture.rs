@@ -84,7 +84,8 @@ fn graph_matches_the_fixture_authors_intent() {
         ["int_p1_table_1", "int_p1_table_2"]
     );
     assert_eq!(parents(&p, "z"), ["x", "y"]);
-    // shift_left's p2 graph (shift-left-compatibility.md §7).
+    // shift_left 0.1.52's p2 graph (its test project,
+    // <https://github.com/jbcodeforce/shift_left_utils>).
     let expected: &[(&str, &[&str])] = &[
         ("y", &["src_y"]),
         ("x", &["src_x"]),

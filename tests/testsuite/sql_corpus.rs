@@ -1,4 +1,4 @@
-//! Accuracy of the SQL front end on the labelled corpus (`../shared/corpus`, see its SPEC.md).
+//! Accuracy of the SQL front end on the labelled corpus (test data read from `../shared/corpus`).
 //!
 //! Compares sinks, sources (dotted, sorted, unique) and statefulness of every non-skipped file with its
 //! label, prints every mismatch and the accuracy, and requires ≥ 99 % exact matches. Labels we believe are
@@ -23,7 +23,7 @@ struct Label {
     statefulness: String,
 }
 
-/// A corrected label: file, field, corrected value, reason (citing SPEC.md).
+/// A corrected label: file, field, corrected value, reason (citing the labelling rule).
 struct Dispute {
     file: &'static str,
     sinks: Option<&'static [&'static str]>,

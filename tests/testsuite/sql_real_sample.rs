@@ -2,7 +2,7 @@
 //! against (issue #14): benchmark queries (nexmark/nexmark), an ETL collection written without
 //! semicolons (leonardBang/flink-sql-etl) and a random sample of a demo project
 //! (jbcodeforce/flink-studies, labelled blind). Labels, repository, commit and path of each file are in
-//! `tests/data/real-sql/labels.jsonl` (SPEC.md rules of the shared corpus).
+//! `tests/data/real-sql/labels.jsonl` (labelled by the same rules as the shared corpus).
 //!
 //! The files themselves are not copied into this repository: they are read at the labelled commit from
 //! local mirrors of those repositories, `$FLINKPIPE_SQL_MIRRORS/<owner>+<name>/repo` (default

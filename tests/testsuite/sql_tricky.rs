@@ -511,7 +511,7 @@ INSERT INTO paid_totals SELECT SUM(amount) AS total FROM paid_orders;",
     let (v, i) = (&a.statements[0], &a.statements[1]);
     assert_eq!(v.kind, StatementKind::CreateView);
     assert_eq!(v.sources[0].name.dotted(), "orders");
-    // SPEC.md counts view queries in the file's statefulness: this one is a filter.
+    // A view's query counts in the file's statefulness: this one is a filter.
     assert_eq!(v.statefulness, Stateless);
     assert_eq!(i.sources[0].name.dotted(), "paid_orders");
     assert_eq!(i.statefulness, Stateful);
@@ -1262,7 +1262,7 @@ fn i04_replace_table_and_alter_as_query() {
         &["s"],
         Stateless,
     );
-    // ALTER is not a sink (SPEC.md), but the new query reads its sources and its state counts.
+    // ALTER is never a sink, but the new query reads its sources and its state counts.
     let a = check(
         "ALTER VIEW v AS SELECT a.id FROM a JOIN b ON a.id = b.id;",
         &[],

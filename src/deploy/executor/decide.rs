@@ -2,7 +2,11 @@
 //! node (the plan's action, statefulness) and the options. No I/O: the executor's `effects` gathers the
 //! facts, calls [`decide`] and carries the [`StepPlan`] out.
 //!
-//! The rules (`confluent-cloud-flink-api.md` §10, §11; docs/src/guide/deploy.md, "How it runs"):
+//! The rules (Confluent's carry-over offsets,
+//! <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html>;
+//! the statement name is the idempotency key and a statement's SQL cannot change in place,
+//! <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>;
+//! docs/src/guide/deploy.md, "How it runs"):
 //! - a `DROP` statement runs only on a restart with `--allow-drop`;
 //! - absent → create; present with the same SQL and live → adopt (a DDL of a restarted table: keep);
 //! - a stateless DML restarted with changed properties or changed SQL → carry the offsets over
@@ -126,7 +130,7 @@ pub enum StepPlan {
 }
 
 /// Whether a step is a `DROP` statement that must not run: drops run only on a restart with
-/// `--allow-drop` (shift_left dropped every table it redeployed, defect 10).
+/// `--allow-drop` (shift_left 0.1.52 dropped every table it redeployed).
 pub fn skips_drop(step: &Step, node: &DeployNode, options: &DeployOptions) -> bool {
     step.is_drop && !(options.allow_drop && node.action == Action::Restart)
 }
@@ -180,7 +184,7 @@ pub fn decide(
             && (!same_properties(s, spec) || moved)
             && known.carry_over
         {
-            // Properties and pools cannot change in place: hand the offsets over (§10) to a
+            // Properties and pools cannot change in place: hand the offsets over (carry-over) to a
             // statement created with the new ones.
             return StepPlan::CarryOver;
         }
@@ -236,8 +240,9 @@ pub fn decide(
         }
     }
     // A stateless DML restarted with new SQL, whose running text is stateless too: the new text takes
-    // over the old one's offsets (§10, `sql.tables.initial-offset-from`), so nothing is read twice.
-    // Not into a sink that takes updates (§10), and not from a stateful old statement (its sink holds
+    // over the old one's offsets (Confluent's carry-over, `sql.tables.initial-offset-from`), so
+    // nothing is read twice. Not into a sink that takes updates (carry-over excludes upsert sinks),
+    // and not from a stateful old statement (its sink holds
     // rows the new one would never retract).
     if !same
         && dml
@@ -266,7 +271,7 @@ pub fn decide(
         }
     }
     // Restart of a DML (stateful, SQL or pool changed), or a FAILED/STOPPED statement: the SQL of a
-    // statement cannot change in place (§11). A statement that may still run is deleted only once the
+    // statement cannot change in place. A statement that may still run is deleted only once the
     // new text validates, so a broken file never takes a running job down.
     StepPlan::Recreate {
         validate_first: must_validate(&s.phase),
@@ -311,7 +316,8 @@ pub fn pool_moved(s: &StatementState, spec: &StatementSpec) -> Option<(String, S
     }
 }
 
-/// The property carry-over sets (`confluent-cloud-flink-api.md` §10).
+/// The property carry-over sets
+/// (<https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html>).
 pub(super) const OFFSET_FROM: &str = "sql.tables.initial-offset-from";
 
 /// Properties the target adds itself or that carry-over sets: not compared.

@@ -1,5 +1,6 @@
 //! Carrying a [`StepPlan`] out against the target: the facts are read ([`run_step`]), [`decide`]
-//! decides, and the side effects follow — create with the §11 recipe, wait for a phase, stop/resume,
+//! decides, and the side effects follow — create idempotently (GET before POST), wait for a phase,
+//! stop/resume,
 //! delete and wait until gone, carry-over handovers, the helper `DROP TABLE` — each recorded in the
 //! journal and shown as progress.
 //!
@@ -538,7 +539,8 @@ async fn rollback(
 }
 
 /// Restarts a stateless DML under the same name without losing its place in the sources, with
-/// Confluent's carry-over offsets (`sql.tables.initial-offset-from`, `confluent-cloud-flink-api.md` §10):
+/// Confluent's carry-over offsets (`sql.tables.initial-offset-from`,
+/// <https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html>):
 /// the new statement must have a new name and waits PENDING until the old one is STOPPED. Two
 /// handovers keep the name: `<name>` → `<name>-co` → `<name>` (each: make sure the new one exists,
 /// live, with the files' SQL and properties ([`successor`]), stop the old, wait for the new RUNNING,
@@ -760,7 +762,8 @@ enum Created {
     Existing(StatementState),
 }
 
-/// POST with the §11 recipe: on 409 or an unknown outcome, GET the name; absent → POST again,
+/// POST idempotently, the statement name being the key: on 409 or an unknown outcome, GET the name;
+/// absent → POST again,
 /// present → return it for comparison. Never two POSTs without a GET between them. Transient
 /// failures are retried until the statement timeout.
 async fn create(ctx: &Ctx<'_>, table: &str, spec: &StatementSpec) -> Result<Created, StepError> {
@@ -1094,7 +1097,9 @@ pub(super) async fn settle(
 }
 
 /// Whether a PENDING statement waits for its compute pool: `status.scaling_status.scaling_state` is
-/// `POOL_EXHAUSTED` (`confluent-cloud-flink-api.md` §3.2), or its detail says so.
+/// `POOL_EXHAUSTED` (the Statement resource,
+/// <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>), or
+/// its detail says so.
 fn pool_exhausted(s: &StatementState) -> bool {
     s.meta.pool_exhausted || s.detail.contains("POOL_EXHAUSTED")
 }
@@ -1179,7 +1184,9 @@ async fn wait_phase(
                 }
             }
             // Right after a resume request the phase may still read STOPPED (the change is
-            // asynchronous, §5); only a requested stop is final.
+            // asynchronous,
+            // <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>); only a
+            // requested stop is final.
             Phase::Stopped if !goal.contains(&Phase::Stopped) && s.stopped => {
                 return stop(StepError::StoppedWhileWaiting {
                     statement: statement(),

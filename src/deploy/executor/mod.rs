@@ -9,22 +9,27 @@
 //! - `effects`: carrying a decision out against the target: create, wait, stop/resume, delete,
 //!   carry-over handovers, drops.
 //!
-//! Per statement (`confluent-cloud-flink-api.md` §4, §11):
+//! Per statement (phases and lifecycle:
+//! <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>;
+//! API: <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>):
 //! - **GET before create**: absent → POST; present with the same (normalised) SQL → adopt it and wait;
 //!   present with different SQL → fail "exists with different SQL" unless the plan restarts the table.
 //!   A 409 on POST, or a POST whose outcome is unknown (connection dropped, 5xx), leads back to the GET:
-//!   nothing is ever created twice, nothing is deleted to "fix" a conflict (shift_left defect 16).
+//!   nothing is ever created twice, nothing is deleted to "fix" a conflict (shift_left 0.1.52
+//!   deleted and recreated on a 409).
 //! - **Restart** (plan action): a stateless DML whose SQL did not change is stopped and resumed in place
 //!   (Confluent resumes from the stopped statement's offsets: nothing is replayed, the name stays), or,
 //!   when its properties changed, handed over with carry-over offsets ([`carry_temp_name`]); any other
 //!   DML is deleted (wait for 404) and created again. A DDL statement whose SQL did not change is
 //!   kept (the table is already defined that way); a changed DDL needs `DROP TABLE`, done only with
-//!   `--allow-drop` (shift_left dropped every table it redeployed, defect 10).
+//!   `--allow-drop` (shift_left 0.1.52 dropped every table it redeployed).
 //! - **Wait**: a DDL until COMPLETED, a DML until RUNNING (COMPLETED also counts: bounded inserts).
 //!   FAILED/FAILING fail with `status.detail`; DEGRADED fails once it lasts longer than the grace period;
-//!   every wait has a timeout (defect 11); polls back off ([`Backoff::POLL`]).
+//!   every wait has a timeout (shift_left 0.1.52 could wait forever); polls back off
+//!   ([`Backoff::POLL`]).
 //! - **Failure**: a failed node's descendants are skipped with the reason; independent branches go on
-//!   (defect 15). **Cancellation** (Ctrl-C): no new node starts, running ones are abandoned at their
+//!   (shift_left 0.1.52 still deployed the descendants). **Cancellation** (Ctrl-C): no new node
+//!   starts, running ones are abandoned at their
 //!   next await (the journal stays whole: entries are written synchronously), and the report lists
 //!   what was in flight.
 

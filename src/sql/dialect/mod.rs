@@ -424,7 +424,8 @@ fn alter_as_query(tokens: &[TokenWithSpan]) -> bool {
     false
 }
 
-/// Kinds of statements that read and write no relation (SPEC.md: ALTER, DROP, SET, USE, CREATE
+/// Kinds of statements that read and write no relation (flinkpipe's labelling rule: ALTER, DROP,
+/// SET, USE, CREATE
 /// FUNCTION/CATALOG/DATABASE are not sinks, and none of them reads a table), recognised by their leading
 /// keywords. sqlparser has no AST for Flink's forms of most of them (`CREATE FUNCTION … AS 'class' LANGUAGE
 /// JAVA USING JAR …`, `CREATE MODEL … INPUT (…) OUTPUT (…)`, `ALTER TABLE … MODIFY WATERMARK …`), and

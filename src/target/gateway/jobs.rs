@@ -1,4 +1,6 @@
-//! Jobs on the JobManager REST API (`flink-sql-gateway-api.md` §6): a statement is found again as the
+//! Jobs on the JobManager REST API
+//! (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/rest_api/>): a statement is
+//! found again as the
 //! newest job named after it (or, for a materialized table, the refresh job carrying its name in the
 //! job parameters); its phase, failure cause, stop savepoint and deployed SQL (by hash) are read from
 //! the job. A deleted statement whose job had already ended stays in the JobManager's history, so

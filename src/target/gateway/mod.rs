@@ -1,9 +1,12 @@
 //! The Apache Flink SQL Gateway target: statements run through the gateway's REST API (`/v2`:
 //! sessions, statements, operations, results) and jobs are watched, stopped and found again through the
-//! JobManager's REST API (`/jobs/overview`, `/jobs/{id}`, `/jobs/{id}/checkpoints`). Facts, by section
-//! of `flink-sql-gateway-api.md`:
+//! JobManager's REST API (`/jobs/overview`, `/jobs/{id}`, `/jobs/{id}/checkpoints`). Facts (SQL
+//! Gateway REST:
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>;
+//! JobManager REST: <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/rest_api/>;
+//! where marked, observed on Flink 2.x):
 //!
-//! - §1, §6 The gateway has **no named statements**: a DML is submitted with
+//! - The gateway has **no named statements**: a DML is submitted with
 //!   `executionConfig.pipeline.name = <statement name>` and found again by job name (newest job of
 //!   that name wins); its SQL and properties are not kept by Flink, so both (and their hashes) travel
 //!   in `pipeline.global-job-parameters` (`flinkpipe.sql-hash`, `flinkpipe.sql-text`, shown by
@@ -15,14 +18,16 @@
 //! - Session catalog: tables live only in the session that created them ([`catalog`]); the target keeps
 //!   one session per process and declares every table a statement needs before running it. DDL
 //!   statements therefore have no life beyond the run: a DDL "exists" once this process ran it.
-//! - §3 Results are fetched from token 0 following `nextResultUri` until a payload (`jobID` for
+//! - Results are fetched from token 0 following `nextResultUri` until a payload (`jobID` for
 //!   DML) or `EOS`; `NOT_READY` is retried.
-//! - §5 Errors arrive as HTTP 500 with `{"errors": [..]}`, classified once ([`wire::ErrorClass`]: a lost
+//! - Errors arrive (observed) as HTTP 500 with `{"errors": [..]}`, classified once
+//!   ([`wire::ErrorClass`]: a lost
 //!   session, a statement failure, …); the cause shown is [`wire::root_cause`]. A
 //!   statement the gateway rejects becomes a FAILED statement with that cause, like Confluent's
 //!   `status.detail`.
-//! - §6 Job states map to phases by [`wire::job_phase`]; stop = `STOP JOB '<id>' WITH SAVEPOINT`
-//!   (the job ends FINISHED with a `SYNC_SAVEPOINT`, read back from `/jobs/{id}/checkpoints`); resume =
+//! - Job states map to phases by [`wire::job_phase`]; stop = `STOP JOB '<id>' WITH SAVEPOINT`
+//!   (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/job/>; the job
+//!   ends FINISHED with a `SYNC_SAVEPOINT`, read back from `/jobs/{id}/checkpoints`); resume =
 //!   the same SQL with `execution.state-recovery.path = <savepoint>`; an upgrade
 //!   ([`Target::start_from_savepoint`]) = new SQL from the stop savepoint, checked on
 //!   `/jobs/{id}/checkpoints` → `latest.restored`; delete = `STOP JOB '<id>'` without savepoint
@@ -81,7 +86,8 @@ pub struct GatewaySettings {
     /// stay deleted: a redeploy runs a deleted seed again). `None`: remembered for this process only.
     pub deleted_jobs_file: Option<std::path::PathBuf>,
     /// A session idle this long gets a heartbeat before use (the gateway drops sessions idle for
-    /// `sql-gateway.session.idle-timeout`, 10 min by default; §1). Default 60 s.
+    /// `sql-gateway.session.idle-timeout`, 10 min by default: the
+    /// configuration table of Flink's SQL Gateway overview page). Default 60 s.
     pub heartbeat_after: Duration,
 }
 

@@ -1,7 +1,8 @@
 //! Pure pieces of the SQL Gateway target: what an error answer means ([`ErrorClass`], decided once
 //! from the status and body) and its cause, what a rejected statement means ([`Rejection`]), job-state
 //! → phase mapping, the identity tags flinkpipe puts on every job, and the `CREATE TABLE` rebuilt from
-//! a `DESCRIBE`. Everything here is unit-tested without a server (`flink-sql-gateway-api.md` §3–§6).
+//! a `DESCRIBE`. Everything here is unit-tested without a server (SQL Gateway REST,
+//! <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql-gateway/rest/>).
 //! The rest of the target decides on these typed values, never on the text of a message.
 
 use crate::target::Phase;
@@ -131,7 +132,8 @@ pub fn is_materialized_job(job_name: &str, table: &str) -> bool {
         && job_name.ends_with(&materialized_job_suffix(table))
 }
 
-/// The useful cause of a gateway error body `{"errors": [..]}` (§5): the first `Caused by:` after
+/// The useful cause of a gateway error body `{"errors": [..]}` (its shape as
+/// observed on Flink 2.x): the first `Caused by:` after
 /// `SqlExecutionException: Failed to execute the operation …`, else the deepest `Caused by:`, else the
 /// first line of the last element; Java package prefixes removed
 /// (`ValidationException: SQL validation failed. … Object 'x' not found`).
@@ -166,14 +168,15 @@ pub fn root_cause(body: &str) -> String {
     dedup_prefix(&text)
 }
 
-/// What a failed answer of the gateway (or the JobManager) means (§5). The gateway sends no error
+/// What a failed answer of the gateway (or the JobManager) means (as observed on
+/// Flink 2.x). The gateway sends no error
 /// codes, only Java exception traces, so this is the one place that reads their text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
     /// 429, 502, 503, 504: the same request may succeed later.
     Unavailable,
     /// The session handle is unknown: expired after `sql-gateway.session.idle-timeout` or lost with a
-    /// gateway restart (§1). HTTP 500 whose trace says `Failed to getSession…` or
+    /// gateway restart. HTTP 500 whose trace says `Failed to getSession…` or
     /// `Session '<handle>' does not exist`. A new session must be opened and its tables declared again.
     SessionLost,
     /// Any other HTTP 500: for a statement's result, the statement's own failure (parse, validation,
@@ -195,7 +198,7 @@ impl ErrorClass {
     }
 }
 
-/// Whether an error body says the session is unknown (§5: `RestHandlerException: Failed to
+/// Whether an error body says the session is unknown (observed: `RestHandlerException: Failed to
 /// getSessionConfig.`, `SqlGatewayException: Session '…' does not exist.`).
 fn session_lost(body: &str) -> bool {
     let errors: Vec<String> = serde_json::from_str::<Value>(body)
@@ -213,7 +216,7 @@ fn session_lost(body: &str) -> bool {
     })
 }
 
-/// Why the gateway rejected a statement, from its root cause (§5).
+/// Why the gateway rejected a statement, from its root cause (as observed on Flink 2.x).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
     /// What kind of rejection.
