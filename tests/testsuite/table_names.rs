@@ -1,4 +1,4 @@
-//! One resolver of user-given table names (`src/project/names.rs`) behind every command: after a table
+//! One resolver of user-given table names (`src/inventory/names.rs`) behind every command: after a table
 //! was versioned (`int_sales_orders_enriched` → `int_sales_orders_enriched_v2`), its old name and a
 //! case-changed name work in every command that takes a table, with a note on stderr.
 
