@@ -361,7 +361,7 @@ pub fn prepare(
             } else {
                 s.spec.sql
             },
-            properties: s.spec.properties,
+            properties: without_idleness(s.spec.properties),
         })
         .filter(|s| {
             let k = sql::analyze(&s.sql).statements.first().map(|x| x.kind);
@@ -533,6 +533,24 @@ pub fn build_cases(cx: &CaseContext<'_>, case: Option<&str>) -> Result<Vec<Case>
         });
     }
     Ok(cases)
+}
+
+/// Flink's source idleness (`table.exec.source.idle-timeout`,
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/config/#table-exec-source-idle-timeout>):
+/// a wall-clock rule that marks a source idle when it sends nothing for that long, so that the other
+/// sources' watermarks move on without it.
+pub const SOURCE_IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
+
+/// The properties of the SQL under test with source idleness disabled (`0 ms`, Flink's default).
+/// A unit test's inputs are written before the statement starts and are bounded, so every row is
+/// there to be read: idleness would only make the result depend on the machine's speed (a source
+/// that starts late is marked idle, the join's watermark passes rows it has not read yet, and they
+/// are dropped as late). The bounded end of input flushes every watermark-held row instead.
+pub(super) fn without_idleness(mut props: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    if props.contains_key(SOURCE_IDLE_TIMEOUT) {
+        props.insert(SOURCE_IDLE_TIMEOUT.to_string(), "0 ms".to_string());
+    }
+    props
 }
 
 /// `dml.*.properties` (or `ddl.*` for a CTAS) of the table's `sql-scripts/` folder.

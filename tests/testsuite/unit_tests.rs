@@ -1055,3 +1055,48 @@ fn decimal_outputs_compare_by_value_and_print_with_their_declared_scale() {
     );
     assert!(out.contains("unexpected: {store_id=1, window_start='2025-01-01T10:01:00.000', window_end='2025-01-01T10:02:00.000', order_count=1, units=1, revenue_eur=8.00}"), "{out}");
 }
+
+/// A unit test's inputs are written before the SQL under test starts and are bounded, so the SQL
+/// runs with Flink's source idleness disabled: a `table.exec.source.idle-timeout` from the table's
+/// `.properties` (the fixture's FX join sets `10 s`) would let a source that starts late be marked
+/// idle on a loaded machine, and the temporal join would drop the orders it had not read yet.
+#[test]
+fn the_sql_under_test_runs_without_source_idleness() {
+    use flinkpipe::unittest::Suffix;
+    use flinkpipe::unittest::prepare::{self, PrepareOptions};
+    use flinkpipe::unittest::rewrite::Storage;
+    let pipelines = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines");
+    let file = pipelines.join(
+        "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.properties",
+    );
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("table.exec.source.idle-timeout=10 s")
+    );
+    let cfg = flinkpipe::config::Config::default();
+    let project =
+        flinkpipe::project::load(&pipelines, &cfg, flinkpipe::project::LoadOptions::default())
+            .unwrap();
+    let suite = prepare::prepare(
+        &project,
+        &cfg,
+        "int_sales_orders_enriched",
+        &PrepareOptions {
+            suffix: Suffix::parse("_ut").unwrap(),
+            storage: Storage::Kafka {
+                bootstrap: "localhost:9092".into(),
+            },
+            case: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(suite.tested.len(), 1);
+    assert_eq!(
+        suite.tested[0]
+            .properties
+            .get(prepare::SOURCE_IDLE_TIMEOUT)
+            .map(String::as_str),
+        Some("0 ms")
+    );
+}
