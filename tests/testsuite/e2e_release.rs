@@ -23,9 +23,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-const KAFKA: &str = "127.0.0.1:9092";
+use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, http_get, stack_available};
 
 const TOPICS: [&str; 5] = [
     "src_rc_orders",
@@ -34,32 +32,6 @@ const TOPICS: [&str; 5] = [
     "int_rc_orders_v2",
     "int_rc_totals_v2",
 ];
-
-fn http_get(url: &str) -> Option<Value> {
-    let out = Command::new("curl")
-        .args(["-fsS", "--max-time", "10", url])
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| serde_json::from_slice(&out.stdout).ok())
-        .flatten()
-}
-
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let ok = http_get(&format!("{GATEWAY}/v1/info")).is_some()
-        && http_get(&format!("{JOBMANAGER}/overview")).is_some()
-        && std::net::TcpStream::connect(KAFKA).is_ok();
-    if !ok {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}, JobManager at {JOBMANAGER} or Kafka at {KAFKA}"
-        );
-        eprintln!("skipped: no local Flink + Kafka stack (scripts/local-flink.sh up)");
-    }
-    ok
-}
 
 fn kafka_with(name: &str, columns: &str) -> String {
     format!(

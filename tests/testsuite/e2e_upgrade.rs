@@ -25,38 +25,10 @@ use std::collections::BTreeMap;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-const KAFKA: &str = "127.0.0.1:9092";
+use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, http_get, stack_available};
 const TOPICS: [&str; 3] = ["src_up_orders", "int_up_totals", "int_up_clean"];
 const TOTALS_DML: &str = "intermediates/up/int_totals/sql-scripts/dml.int_up_totals.sql";
 const CLEAN_DML: &str = "intermediates/up/int_clean/sql-scripts/dml.int_up_clean.sql";
-
-fn http_get(url: &str) -> Option<Value> {
-    let out = Command::new("curl")
-        .args(["-fsS", "--max-time", "10", url])
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| serde_json::from_slice(&out.stdout).ok())
-        .flatten()
-}
-
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let ok = http_get(&format!("{GATEWAY}/v1/info")).is_some()
-        && http_get(&format!("{JOBMANAGER}/overview")).is_some()
-        && std::net::TcpStream::connect(KAFKA).is_ok();
-    if !ok {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}, JobManager at {JOBMANAGER} or Kafka at {KAFKA}"
-        );
-        eprintln!("skipped: no local Flink + Kafka stack (scripts/local-flink.sh up)");
-    }
-    ok
-}
 
 /// Whatever happened: this run's jobs are cancelled and its topics deleted.
 struct Cleanup {

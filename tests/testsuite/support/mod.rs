@@ -120,6 +120,7 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
 }
 pub mod kafka;
 pub mod repo;
+pub mod stack;
 pub mod test;
 
 pub use test::Test;
