@@ -28,7 +28,7 @@ pub enum TargetKind {
 impl TargetKind {
     /// The target a configuration selects: the gateway when its URL is set, else Confluent Cloud.
     pub fn of(cfg: &Config) -> TargetKind {
-        if crate::target::settings::gateway(&cfg, &process_env).is_some() {
+        if crate::target::settings::gateway(cfg, &process_env).is_some() {
             TargetKind::SqlGateway
         } else {
             TargetKind::ConfluentCloud
@@ -38,8 +38,8 @@ impl TargetKind {
     /// Whether a target is fully configured (every setting and secret present), so that commands that
     /// may read live phases (`build-execution-plan`) ask it.
     pub fn is_configured(cfg: &Config) -> bool {
-        crate::target::settings::gateway(&cfg, &process_env).is_some()
-            || crate::target::settings::confluent(&cfg, &process_env).is_ok()
+        crate::target::settings::gateway(cfg, &process_env).is_some()
+            || crate::target::settings::confluent(cfg, &process_env).is_ok()
     }
 
     /// Human name: `Apache Flink SQL Gateway`, `Confluent Cloud`.
@@ -86,7 +86,7 @@ pub fn connect_with_aliases(
     project: Option<&Project>,
     aliases: &[(String, String)],
 ) -> Result<Connected, OpsError> {
-    if let Some(settings) = crate::target::settings::gateway(&cfg, &process_env) {
+    if let Some(settings) = crate::target::settings::gateway(cfg, &process_env) {
         let target = gateway_with_aliases(cfg, project, settings, aliases)?;
         tracing::info!("target: {}", target.describe());
         return Ok(Connected {
@@ -95,7 +95,7 @@ pub fn connect_with_aliases(
             kind: TargetKind::SqlGateway,
         });
     }
-    let settings = crate::target::settings::confluent(&cfg, &process_env).map_err(|e| match e {
+    let settings = crate::target::settings::confluent(cfg, &process_env).map_err(|e| match e {
         ConfigError::Missing { .. } => OpsError::Target(format!(
             "{e}; to use an Apache Flink SQL Gateway instead, set flinkpipe.gateway.url or $FLINKPIPE_GATEWAY_URL"
         )),
@@ -191,7 +191,7 @@ pub fn secrets_scrubber(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
 fn external_ddl(cfg: &Config) -> Result<Vec<StatementSpec>, OpsError> {
     const WHAT: &str = "flinkpipe.gateway.external_ddl";
     let mut files = Vec::new();
-    for p in crate::target::settings::gateway_external_ddl(&cfg) {
+    for p in crate::target::settings::gateway_external_ddl(cfg) {
         if p.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
                 .map_err(|source| OpsError::Read {

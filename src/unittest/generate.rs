@@ -178,7 +178,7 @@ pub(super) fn ddl_of(
             .map_err(|e| format!("{rel}: {e}"))?;
         return Ok((text, rel));
     }
-    for f in crate::target::settings::gateway_external_ddl(&cfg) {
+    for f in crate::target::settings::gateway_external_ddl(cfg) {
         let files: Vec<std::path::PathBuf> = if f.is_dir() {
             std::fs::read_dir(&f)
                 .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())

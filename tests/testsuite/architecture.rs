@@ -240,21 +240,21 @@ fn no_two_modules_import_each_other_in_a_circle() {
     }
     let mut state = BTreeMap::new();
     for m in edges.keys() {
-        if state.get(m.as_str()).copied().unwrap_or(0) == 0 {
-            if let Some(circle) = visit(m, &edges, &mut state, &mut Vec::new()) {
-                let places: Vec<String> = circle
-                    .windows(2)
-                    .map(|w| {
-                        format!(
-                            "{} → {} ({})",
-                            w[0],
-                            w[1],
-                            at[&(w[0].clone(), w[1].clone())]
-                        )
-                    })
-                    .collect();
-                panic!("import circle: {}", places.join(", "));
-            }
+        if state.get(m.as_str()).copied().unwrap_or(0) == 0
+            && let Some(circle) = visit(m, &edges, &mut state, &mut Vec::new())
+        {
+            let places: Vec<String> = circle
+                .windows(2)
+                .map(|w| {
+                    format!(
+                        "{} → {} ({})",
+                        w[0],
+                        w[1],
+                        at[&(w[0].clone(), w[1].clone())]
+                    )
+                })
+                .collect();
+            panic!("import circle: {}", places.join(", "));
         }
     }
 }
