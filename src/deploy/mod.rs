@@ -23,5 +23,7 @@ pub mod journal;
 pub mod progress;
 pub mod spec;
 
-pub use executor::{Cancel, DeployOptions, DeployReport, NodeResult, Outcome, Session, deploy};
+pub use executor::{
+    Cancel, DeployOptions, DeployReport, Interruption, NodeResult, Outcome, Session, Skip, deploy,
+};
 pub use spec::{DeployNode, Step, deploy_nodes};

@@ -5,7 +5,7 @@
 
 use crate::memory_target::{Call, MemoryTarget, Op, http};
 use flinkpipe::deploy::executor::{
-    DeployOptions, DeployReport, Outcome, Session, StatementAction, StepError, StepPlan,
+    DeployOptions, DeployReport, Outcome, Session, Skip, StatementAction, StepError, StepPlan,
 };
 use flinkpipe::deploy::journal::JournalState;
 use flinkpipe::deploy::{DeployNode, Step, deploy};
@@ -100,6 +100,18 @@ enum Kept {
     JournalDone,
 }
 
+impl Kept {
+    /// Whether `o` is the skip this kind of keeping gives: the plan's reason, or the journal's.
+    fn skipped(self, o: &Outcome) -> bool {
+        match self {
+            Kept::PlanSkip => {
+                o == &Outcome::Skipped(Skip::Plan("in scope; statement is PENDING".into()))
+            }
+            Kept::JournalDone => o == &Outcome::Skipped(Skip::Journal),
+        }
+    }
+}
+
 /// `src` kept (by the plan or the journal) with its DML in `phase` (then `then`), `x` created on it.
 async fn kept_parent(
     kept: Kept,
@@ -149,10 +161,7 @@ async fn a_pending_parent_is_awaited_before_its_child_starts() {
         .await;
         assert!(r.success(), "{kept:?}: {r:#?}");
         let parent = &r.nodes[0];
-        assert!(
-            matches!(parent.outcome, Outcome::Skipped(_)),
-            "{kept:?}: {r:#?}"
-        );
+        assert!(kept.skipped(&parent.outcome), "{kept:?}: {r:#?}");
         assert_eq!(parent.statements.len(), 1, "{kept:?}");
         assert_eq!(parent.statements[0].action, StatementAction::Awaited);
         assert_eq!(
@@ -287,16 +296,13 @@ async fn every_phase_a_kept_parent_can_be_in() {
             .collect();
         match want {
             Want::Skipped => {
-                assert!(
-                    matches!(outcome(&r, "src"), Outcome::Skipped(_)),
-                    "{what}: {r:#?}"
-                );
+                assert!(kept.skipped(outcome(&r, "src")), "{what}: {r:#?}");
                 assert!(r.nodes[0].statements.is_empty(), "{what}");
                 assert!(calls_on_parent.is_empty(), "{what}: {log:?}");
                 assert_eq!(outcome(&r, "x"), &Outcome::Done, "{what}");
             }
             Want::Awaited => {
-                assert!(matches!(outcome(&r, "src"), Outcome::Skipped(_)), "{what}");
+                assert!(kept.skipped(outcome(&r, "src")), "{what}: {r:#?}");
                 assert_eq!(r.nodes[0].statements[0].action, StatementAction::Awaited);
                 assert!(calls_on_parent.is_empty(), "{what}: {log:?}");
                 assert_eq!(outcome(&r, "x"), &Outcome::Done, "{what}");
@@ -307,7 +313,7 @@ async fn every_phase_a_kept_parent_can_be_in() {
                     "{what}: {r:#?}"
                 );
                 assert!(
-                    matches!(outcome(&r, "x"), Outcome::Skipped(why) if why == "parent src failed"),
+                    matches!(outcome(&r, "x"), Outcome::Skipped(Skip::ParentFailed { parent }) if parent == "src"),
                     "{what}: {r:#?}"
                 );
                 assert!(t.created().is_empty(), "{what}: {log:?}");
@@ -386,7 +392,7 @@ async fn transient_errors_past_the_timeout_fail_with_a_summary() {
     let elapsed = Instant::now() - start;
     assert!(elapsed >= TIMEOUT && elapsed < TIMEOUT * 2, "{elapsed:?}");
     assert!(
-        matches!(outcome(&r, "b"), Outcome::Skipped(w) if w == "parent a failed"),
+        matches!(outcome(&r, "b"), Outcome::Skipped(Skip::ParentFailed { parent }) if parent == "a"),
         "{r:#?}"
     );
     assert_eq!(outcome(&r, "c"), &Outcome::Done);
@@ -1168,7 +1174,11 @@ async fn a_failed_upgrade_starts_the_old_sql_again_from_the_same_savepoint() {
             }),
             "{cause}"
         );
-        assert!(matches!(outcome(&r, "b"), Outcome::Skipped(_)), "{r:#?}");
+        assert_eq!(
+            outcome(&r, "b"),
+            &Outcome::Skipped(Skip::ParentFailed { parent: "a".into() }),
+            "{r:#?}"
+        );
         assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgrade);
         // New SQL, then the old one, both from the one savepoint; the old one runs.
         assert_eq!(t.started_sql(), [new, old]);

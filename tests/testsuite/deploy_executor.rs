@@ -5,7 +5,7 @@ use crate::fake_confluent::{
     ENV, FakeConfluent, FakeOptions, Fault, FaultAction, KEY, ORG, Outcome, SECRET,
 };
 use flinkpipe::deploy::executor::{
-    Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session, StepError,
+    Cancel, DeployOptions, DeployReport, Outcome as NodeOutcome, Session, Skip, StepError,
 };
 use flinkpipe::deploy::journal::{self, Journal, JournalState};
 use flinkpipe::deploy::{DeployNode, Step, deploy};
@@ -353,7 +353,7 @@ async fn a_failure_skips_descendants_and_spares_independent_branches() {
         by["b"]
     );
     assert!(
-        matches!(by["d"], NodeOutcome::Skipped(r) if r.contains("parent b failed")),
+        matches!(by["d"], NodeOutcome::Skipped(Skip::ParentFailed { parent }) if parent == "b"),
         "{:?}",
         by["d"]
     );
@@ -395,7 +395,8 @@ async fn plan_skips_never_block_children_whatever_their_reason() {
     ];
     let report = run(&fake, &nodes, &options()).await;
     assert!(
-        matches!(&report.nodes[2].outcome, NodeOutcome::Skipped(r) if r.starts_with("ancestor b not deployed (parent a failed")),
+        matches!(&report.nodes[2].outcome, NodeOutcome::Skipped(Skip::AncestorNotDeployed { ancestor, because })
+            if ancestor == "b" && **because == Skip::ParentFailed { parent: "a".into() }),
         "{:?}",
         report.nodes[2].outcome
     );
@@ -418,7 +419,12 @@ async fn a_full_pool_is_reported_as_pool_exhausted_not_as_a_timeout() {
             if statement == "dev-dml-a" && pool.as_deref() == Some("lfcp-fake")),
         "{report:#?}"
     );
-    assert!(matches!(&report.nodes[1].outcome, NodeOutcome::Skipped(_)));
+    assert_eq!(
+        report.nodes[1].outcome,
+        NodeOutcome::Skipped(Skip::ParentFailed {
+            parent: report.nodes[0].table_name.clone()
+        })
+    );
 }
 
 #[tokio::test]
@@ -956,7 +962,7 @@ async fn a_pending_parent_that_fails_fails_the_deploy_and_starts_no_child() {
                 );
                 assert_eq!(
                     report.nodes[1].outcome,
-                    NodeOutcome::Skipped("parent a failed".into()),
+                    NodeOutcome::Skipped(Skip::ParentFailed { parent: "a".into() }),
                     "{case}"
                 );
                 let created = fake.created();
@@ -1067,7 +1073,13 @@ async fn a_pending_grandparent_that_fails_starts_nothing_below_it() {
         "{:?}",
         fake.created()
     );
-    assert!(matches!(report.nodes[2].outcome, NodeOutcome::Skipped(_)));
+    assert_eq!(
+        report.nodes[2].outcome,
+        NodeOutcome::Skipped(Skip::AncestorNotDeployed {
+            ancestor: "b".into(),
+            because: Box::new(Skip::ParentFailed { parent: "a".into() }),
+        })
+    );
 }
 
 /// A table kept running whose COMPLETED DDL statement was deleted (as Confluent users do): its job

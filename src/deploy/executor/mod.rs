@@ -102,14 +102,94 @@ impl Default for DeployOptions {
 pub enum Outcome {
     /// Every statement reached its goal.
     Done,
-    /// Not run: skipped by the plan, done by an earlier run (`--resume`), or a parent failed.
-    Skipped(String),
+    /// Not run: skipped by the plan, done by an earlier run (`--resume`), or a parent failed
+    /// ([`Skip`]; serialised as its text).
+    Skipped(Skip),
     /// A statement failed, timed out or was refused ([`Failure`]; serialised as its text).
     Failed(Failure),
-    /// Ctrl-C arrived while it ran; the text says the last known state.
-    Interrupted(String),
+    /// Ctrl-C arrived while it ran ([`Interruption`]; serialised as its text).
+    Interrupted(Interruption),
     /// Ctrl-C arrived before it started.
     NotStarted,
+}
+
+/// Why a node was not run. [`Display`](std::fmt::Display) is the reason the report, the progress
+/// lines and the CLI print, and it serialises as that text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skip {
+    /// The plan skips it (running already, out of scope, excluded…): the plan's reason
+    /// ([`crate::plan::PlanNode::reason`]).
+    Plan(String),
+    /// The interrupted run that `--resume` continues finished it (its journal says so), and the
+    /// target shows its statements done.
+    Journal,
+    /// Its parent `parent` failed.
+    ParentFailed {
+        /// The failed parent's table.
+        parent: String,
+    },
+    /// Its ancestor `ancestor` was skipped for a failure further up (`because`).
+    AncestorNotDeployed {
+        /// The skipped ancestor's table.
+        ancestor: String,
+        /// Why that ancestor was skipped.
+        because: Box<Skip>,
+    },
+}
+
+impl Skip {
+    /// Whether this skip blocks the node's children: only a skip caused by a failure above does;
+    /// a node the plan skips (running already, out of scope) or the journal finished does not,
+    /// whatever its reason says.
+    pub fn blocks_children(&self) -> bool {
+        matches!(
+            self,
+            Skip::ParentFailed { .. } | Skip::AncestorNotDeployed { .. }
+        )
+    }
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Skip::Plan(reason) => f.write_str(reason),
+            Skip::Journal => f.write_str("done by the interrupted run (journal)"),
+            Skip::ParentFailed { parent } => write!(f, "parent {parent} failed"),
+            Skip::AncestorNotDeployed { ancestor, because } => {
+                write!(f, "ancestor {ancestor} not deployed ({because})")
+            }
+        }
+    }
+}
+
+impl serde::Serialize for Skip {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Where a node was when Ctrl-C arrived. [`Display`](std::fmt::Display) is the reason printed and
+/// serialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// Its statements were being created or waited for: they may still be starting on the target.
+    WhileRunning,
+}
+
+impl std::fmt::Display for Interruption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Interruption::WhileRunning => f.write_str(
+                "was running when interrupted; its statements may still be starting on the target",
+            ),
+        }
+    }
+}
+
+impl serde::Serialize for Interruption {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// What the executor did with a statement, or where it stopped when it failed. Serialised as the

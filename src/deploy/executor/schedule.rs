@@ -10,8 +10,8 @@
 
 use super::effects::{Ctx, Settled, run_step, settle};
 use super::{
-    DeployOptions, DeployReport, Failure, NodeResult, Outcome, Session, StatementAction,
-    StatementResult, StepError,
+    DeployOptions, DeployReport, Failure, Interruption, NodeResult, Outcome, Session, Skip,
+    StatementAction, StatementResult, StepError,
 };
 use crate::deploy::journal::{Entry, now_secs};
 use crate::deploy::spec::DeployNode;
@@ -58,9 +58,9 @@ pub(super) async fn run(
             }
             let n = &nodes[i];
             let kept = if n.action == Action::Skip {
-                Some((n.reason.clone(), false))
+                Some((Skip::Plan(n.reason.clone()), false))
             } else if resume.done.contains(&n.table) {
-                Some(("done by the interrupted run (journal)".to_string(), true))
+                Some((Skip::Journal, true))
             } else {
                 None
             };
@@ -115,10 +115,7 @@ pub(super) async fn run(
                 // Only a dependency cycle leaves a node unreached without an interruption.
                 Outcome::Failed(Failure::Cycle)
             } else if in_flight.contains(&i) {
-                Outcome::Interrupted(
-                    "was running when interrupted; its statements may still be starting on the target"
-                        .into(),
-                )
+                Outcome::Interrupted(Interruption::WhileRunning)
             } else {
                 Outcome::NotStarted
             },
@@ -145,8 +142,6 @@ struct Sched<'n> {
     /// Parents not finished yet, per node.
     waiting: Vec<usize>,
     results: Vec<Option<NodeResult>>,
-    /// Skipped because a parent failed or was itself blocked.
-    blocked: Vec<bool>,
     ready: VecDeque<usize>,
     /// Memo of [`Sched::runs_below`], and the nodes it has entered.
     below: Vec<Option<bool>>,
@@ -178,7 +173,6 @@ impl<'n> Sched<'n> {
             children,
             waiting,
             results: vec![None; nodes.len()],
-            blocked: vec![false; nodes.len()],
             ready,
             below: vec![None; nodes.len()],
             entered: vec![false; nodes.len()],
@@ -234,12 +228,13 @@ impl<'n> Sched<'n> {
     fn finish(&mut self, i: usize, result: NodeResult, ctx: &Ctx<'_>) {
         let nodes = self.nodes;
         let blocked_reason = match &result.outcome {
-            Outcome::Failed(_) => Some(format!("parent {} failed", nodes[i].table)),
-            // Only a skip caused by a failure blocks the children; a node the plan skips (running
-            // already, out of scope) does not, whatever its reason says.
-            Outcome::Skipped(r) if self.blocked[i] => {
-                Some(format!("ancestor {} not deployed ({r})", nodes[i].table))
-            }
+            Outcome::Failed(_) => Some(Skip::ParentFailed {
+                parent: nodes[i].table.clone(),
+            }),
+            Outcome::Skipped(r) if r.blocks_children() => Some(Skip::AncestorNotDeployed {
+                ancestor: nodes[i].table.clone(),
+                because: Box::new(r.clone()),
+            }),
             _ => None,
         };
         self.results[i] = Some(result);
@@ -255,7 +250,6 @@ impl<'n> Sched<'n> {
                     statements: vec![],
                     seconds: 0.0,
                 };
-                self.blocked[c] = true;
                 ctx.progress
                     .node_finished(&nodes[c].table, &format!("skipped: {reason}"));
                 self.finish(c, r, ctx);
@@ -278,7 +272,7 @@ impl<'n> Sched<'n> {
 /// plan read — the table's job (its DML), else its DDL —: the DDL statement of a table whose job
 /// runs may be gone (users delete COMPLETED DDL statements) without the table being. For other plan
 /// skips (out of scope, excluded) the plan's decision stands.
-async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: String, journal: bool) -> NodeResult {
+async fn run_kept(ctx: &Ctx<'_>, node: &DeployNode, reason: Skip, journal: bool) -> NodeResult {
     let start = Instant::now();
     let mut statements = Vec::new();
     let mut outcome = Outcome::Skipped(reason);

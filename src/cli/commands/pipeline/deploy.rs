@@ -207,9 +207,9 @@ fn dry_run(json: bool, d: &DryRun) {
 fn outcome_text(o: &Outcome) -> (String, String) {
     match o {
         Outcome::Done => ("done".into(), String::new()),
-        Outcome::Skipped(r) => ("skipped".into(), r.clone()),
+        Outcome::Skipped(r) => ("skipped".into(), r.to_string()),
         Outcome::Failed(r) => ("FAILED".into(), r.to_string()),
-        Outcome::Interrupted(r) => ("interrupted".into(), r.clone()),
+        Outcome::Interrupted(r) => ("interrupted".into(), r.to_string()),
         Outcome::NotStarted => ("not started".into(), String::new()),
     }
 }
