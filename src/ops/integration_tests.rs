@@ -29,7 +29,7 @@ pub fn suffix(cfg: &Config, given: Option<&str>) -> Result<Suffix, OpsError> {
             .or(cfg.app.post_fix_integration_test.as_deref())
             .unwrap_or(integration::DEFAULT_SUFFIX),
     )
-    .map_err(OpsError::Usage)
+    .map_err(|e| OpsError::Usage(e.to_string()))
 }
 
 /// `project init-integration-tests`.

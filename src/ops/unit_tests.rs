@@ -30,7 +30,7 @@ pub const DEFAULT_BOOTSTRAP: &str = "localhost:9092";
 /// broken.
 pub fn suffix(cfg: &Config, given: Option<&str>) -> Result<Suffix, OpsError> {
     match given.or(cfg.app.post_fix_unit_test.as_deref()) {
-        Some(s) => Suffix::parse(s).map_err(OpsError::Usage),
+        Some(s) => Suffix::parse(s).map_err(|e| OpsError::Usage(e.to_string())),
         None => Ok(Suffix::default()),
     }
 }

@@ -231,8 +231,29 @@ fn cell(f: &str) -> Cell {
     Cell::Bare(f.to_string())
 }
 
-/// Whether `text` reads as a value of class `class`; the error says what was expected.
-pub fn check_value(text: &str, class: TypeClass) -> Result<(), String> {
+/// A value that does not read as its column's class: the class expected. Its text names what a
+/// value of that class looks like (`a date YYYY-MM-DD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{}", expected(*.0))]
+pub struct NotA(pub TypeClass);
+
+fn expected(class: TypeClass) -> &'static str {
+    match class {
+        TypeClass::Integer => "an integer",
+        TypeClass::Float => "a number",
+        TypeClass::Decimal => "a decimal number (12.50)",
+        TypeClass::Boolean => "true or false",
+        TypeClass::Date => "a date YYYY-MM-DD",
+        TypeClass::Time => "a time HH:MM:SS",
+        TypeClass::Timestamp | TypeClass::TimestampLtz => "a timestamp YYYY-MM-DD HH:MM:SS[.fff]",
+        TypeClass::Text | TypeClass::Binary | TypeClass::Nested => "a value",
+    }
+}
+
+/// Whether `text` reads as a value of class `class`.
+///
+/// Errors: [`NotA`] the class, when it does not.
+pub fn check_value(text: &str, class: TypeClass) -> Result<(), NotA> {
     let ok = match class {
         TypeClass::Integer => text.trim().parse::<i128>().is_ok(),
         TypeClass::Float => text.trim().parse::<f64>().is_ok(),
@@ -243,19 +264,7 @@ pub fn check_value(text: &str, class: TypeClass) -> Result<(), String> {
         TypeClass::Timestamp | TypeClass::TimestampLtz => is_timestamp(text.trim()),
         TypeClass::Text | TypeClass::Binary | TypeClass::Nested => true,
     };
-    if ok {
-        Ok(())
-    } else {
-        Err(match class {
-            TypeClass::Integer => "an integer".into(),
-            TypeClass::Float => "a number".into(),
-            TypeClass::Decimal => "a decimal number (12.50)".into(),
-            TypeClass::Boolean => "true or false".into(),
-            TypeClass::Date => "a date YYYY-MM-DD".into(),
-            TypeClass::Time => "a time HH:MM:SS".into(),
-            _ => "a timestamp YYYY-MM-DD HH:MM:SS[.fff]".into(),
-        })
-    }
+    if ok { Ok(()) } else { Err(NotA(class)) }
 }
 
 fn is_decimal(s: &str) -> bool {

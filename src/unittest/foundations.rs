@@ -66,17 +66,26 @@ pub fn column_list_range(sql: &str) -> Option<std::ops::Range<usize>> {
 
 /// `foundation` with its column list replaced by `production`'s (both `CREATE TABLE` texts).
 ///
-/// Errors: either text has no column list (the message says which).
-pub fn with_columns_of(foundation: &str, production: &str) -> Result<String, String> {
-    let f = column_list_range(foundation)
-        .ok_or("the foundation DDL has no CREATE TABLE column list")?;
-    let p =
-        column_list_range(production).ok_or("the table's DDL has no CREATE TABLE column list")?;
+/// Errors: either text has no column list ([`NoColumnList`] says which).
+pub fn with_columns_of(foundation: &str, production: &str) -> Result<String, NoColumnList> {
+    let f = column_list_range(foundation).ok_or(NoColumnList::Foundation)?;
+    let p = column_list_range(production).ok_or(NoColumnList::Production)?;
     let mut out = String::with_capacity(foundation.len());
     out.push_str(&foundation[..f.start]);
     out.push_str(&production[p]);
     out.push_str(&foundation[f.end..]);
     Ok(out)
+}
+
+/// Which DDL given to [`with_columns_of`] has no `CREATE TABLE` column list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoColumnList {
+    /// The test folder's foundation DDL.
+    #[error("the foundation DDL has no CREATE TABLE column list")]
+    Foundation,
+    /// The table's production DDL.
+    #[error("the table's DDL has no CREATE TABLE column list")]
+    Production,
 }
 
 /// What [`reshape_csv`] changed.
@@ -92,15 +101,14 @@ pub struct CsvChange {
 
 /// `csv` (a header line, then rows) with the columns `columns`, in that order.
 ///
-/// Errors: the CSV cannot be read (its message, with the row).
-pub fn reshape_csv(csv: &str, columns: &[String]) -> Result<CsvChange, String> {
+/// Errors: the CSV cannot be read (the `csv` crate's error, which names the record and line).
+pub fn reshape_csv(csv: &str, columns: &[String]) -> Result<CsvChange, ::csv::Error> {
     let mut reader = ::csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
         .from_reader(csv.as_bytes());
     let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| e.to_string())?
+        .headers()?
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
@@ -111,17 +119,18 @@ pub fn reshape_csv(csv: &str, columns: &[String]) -> Result<CsvChange, String> {
     let mut writer = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
-    writer.write_record(columns).map_err(|e| e.to_string())?;
+    writer.write_record(columns)?;
     for row in reader.records() {
-        let row = row.map_err(|e| e.to_string())?;
+        let row = row?;
         let out: Vec<&str> = index
             .iter()
             .map(|i| i.and_then(|i| row.get(i)).unwrap_or(""))
             .collect();
-        writer.write_record(&out).map_err(|e| e.to_string())?;
+        writer.write_record(&out)?;
     }
-    let text = String::from_utf8(writer.into_inner().map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
+    let bytes = writer.into_inner().map_err(|e| e.into_error())?;
+    // Fields cut from a `&str` at the reader's field boundaries, joined by ASCII: still UTF-8.
+    let text = String::from_utf8(bytes).expect("CSV fields of a UTF-8 text stay UTF-8");
     Ok(CsvChange {
         text,
         added: columns

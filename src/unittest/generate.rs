@@ -166,16 +166,39 @@ fn writable(cols: &[DdlColumn]) -> Vec<&DdlColumn> {
     cols.iter().filter(|c| !c.computed && !c.metadata).collect()
 }
 
-/// The `CREATE TABLE` of `table`: its production DDL, else a DDL of `flinkpipe.gateway.external_ddl`.
+/// Why [`ddl_of`] found no `CREATE TABLE` for a table.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoDdl {
+    /// Its DDL file (project-relative) could not be read.
+    #[error("{file}: {source}")]
+    Unreadable {
+        file: String,
+        source: std::io::Error,
+    },
+    /// An external table none of whose `flinkpipe.gateway.external_ddl` files declares it.
+    #[error(
+        "'{0}' has no DDL in the project (an external table: add its DDL to flinkpipe.gateway.external_ddl, or write tests/ddl_{0}.sql by hand)"
+    )]
+    Missing(String),
+}
+
+/// The `CREATE TABLE` of `table` and where it was read (project-relative, or the external DDL
+/// file's path): its production DDL, else a DDL of `flinkpipe.gateway.external_ddl`.
+///
+/// Errors: [`NoDdl`].
 pub(super) fn ddl_of(
     project: &Project,
     cfg: &Config,
     table: &str,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), NoDdl> {
     let inv = &project.inventory;
     if let Some(rel) = inv.tables.get(table).and_then(|t| t.ddl_ref.clone()) {
-        let text = crate::fsutil::read_project_file(inv.disk_path(&rel))
-            .map_err(|e| format!("{rel}: {e}"))?;
+        let text = crate::fsutil::read_project_file(inv.disk_path(&rel)).map_err(|source| {
+            NoDdl::Unreadable {
+                file: rel.clone(),
+                source,
+            }
+        })?;
         return Ok((text, rel));
     }
     for f in crate::target::settings::gateway_external_ddl(cfg) {
@@ -199,9 +222,7 @@ pub(super) fn ddl_of(
             }
         }
     }
-    Err(format!(
-        "'{table}' has no DDL in the project (an external table: add its DDL to flinkpipe.gateway.external_ddl, or write tests/ddl_{table}.sql by hand)"
-    ))
+    Err(NoDdl::Missing(table.to_string()))
 }
 
 /// Writes the test folder of `table` (see module docs).
@@ -347,7 +368,8 @@ pub fn input_ddl(
     read_by: &str,
     tests_rel: &str,
 ) -> Result<(String, Input), UnitTestError> {
-    let (ddl, rel) = ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(read_by, m))?;
+    let (ddl, rel) =
+        ddl_of(project, cfg, input).map_err(|m| UnitTestError::in_file(read_by, m.to_string()))?;
     let da = sql::analyze(&ddl);
     let Some(create) = da.statements.iter().find(|s| {
         s.kind.creates_relation() && s.sinks.iter().any(|x| resolve_name(&x.name, cfg) == input)

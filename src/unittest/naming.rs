@@ -16,6 +16,13 @@ pub const DEFAULT_SUFFIX: &str = "_ut";
 /// shift_left cuts table names to 52 characters in statement names (`MAX_STATEMENT_NAME_LENGTH`).
 const TABLE_PART: usize = 52;
 
+/// A suffix that breaks shift_left's rule (`_` and 2–3 ASCII letters or digits): the text given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unit-test suffix '{0}' must be '_' followed by 2 or 3 letters or digits (shift_left's rule), e.g. _ut"
+)]
+pub struct BadSuffix(pub String);
+
 /// A validated unit-test suffix (`_ut`, `_t1`, `_abc`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Suffix(String);
@@ -23,8 +30,8 @@ pub struct Suffix(String);
 impl Suffix {
     /// Checks shift_left's rule: `_` and 2–3 ASCII letters or digits.
     ///
-    /// Errors: anything else, with the rule.
-    pub fn parse(s: &str) -> Result<Suffix, String> {
+    /// Errors: anything else ([`BadSuffix`], whose text states the rule).
+    pub fn parse(s: &str) -> Result<Suffix, BadSuffix> {
         let ok = s.len() >= 3
             && s.len() <= 4
             && s.starts_with('_')
@@ -32,9 +39,7 @@ impl Suffix {
         if ok {
             Ok(Suffix(s.to_string()))
         } else {
-            Err(format!(
-                "unit-test suffix '{s}' must be '_' followed by 2 or 3 letters or digits (shift_left's rule), e.g. _ut"
-            ))
+            Err(BadSuffix(s.to_string()))
         }
     }
 
