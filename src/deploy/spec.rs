@@ -6,7 +6,7 @@
 //!   them), `USE CATALOG c` / `USE db` become `sql.current-catalog` / `sql.current-database`: Confluent
 //!   takes one statement per call and has no session
 //!   (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>).
-//! - `.properties` files in `sql-scripts/` (read by [`parse_properties`], the parser change detection
+//! - `.properties` files in `sql-scripts/` (read by [`parse_properties`](crate::sql::text::parse_properties), the parser change detection
 //!   uses too) add properties: a file named `ddl.*.properties` to the DDL statements,
 //!   `dml.*.properties` to the DML, any other to both. Values are sent as written.
 //! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
@@ -109,7 +109,7 @@ fn resolve(project: &Project, rel: &str) -> PathBuf {
 
 /// The statement-text helpers live with the SQL front end ([`crate::sql::text`]); re-exported for
 /// the deploy engine.
-pub use crate::sql::text::{normalize_sql, parse_properties};
+use crate::sql::text::parse_properties;
 
 /// The properties of a `sql-scripts/` folder: (for DDL, for DML).
 type FolderProperties = (BTreeMap<String, String>, BTreeMap<String, String>);

@@ -41,7 +41,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-pub use names::{next_version, split_version};
+pub use names::next_version;
 
 /// Why versioning cannot proceed. Nothing is written in any of these cases.
 #[derive(Debug, thiserror::Error)]

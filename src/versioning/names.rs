@@ -3,7 +3,7 @@
 //! trailing `_v<digits>` gets the default suffix (`_v2`); an existing suffix is incremented
 //! (`_v2` → `_v3`, `_v9` → `_v10`).
 
-pub use crate::sql::text::split_version;
+use crate::sql::text::split_version;
 
 /// The next version of a table name.
 ///

@@ -14,7 +14,8 @@ use super::error::StepError;
 use super::{DeployOptions, StatementAction, StatementResult, carry_temp_name};
 use crate::deploy::journal::{Entry, Journal, JournalState};
 use crate::deploy::progress::Progress;
-use crate::deploy::spec::{DeployNode, Step, normalize_sql};
+use crate::deploy::spec::{DeployNode, Step};
+use crate::sql::text::normalize_sql;
 use crate::target::retry::{Limit, RetryLog, Retryable, retry, seed_of};
 use crate::target::secrets::Scrubber;
 use crate::target::{

@@ -20,7 +20,7 @@ pub const TAG_SQL: &str = "flinkpipe.sql-hash";
 /// Job-parameter key holding the hash of the statement properties ([`properties_hash`]).
 pub const TAG_PROPERTIES: &str = "flinkpipe.properties-hash";
 
-/// A 128-bit hex hash of the SQL text after [`crate::deploy::spec::normalize_sql`]: the identity of
+/// A 128-bit hex hash of the SQL text after [`crate::sql::text::normalize_sql`]: the identity of
 /// the deployed text, since the JobManager keeps no SQL.
 pub fn sql_hash(sql: &str) -> String {
     format!(
