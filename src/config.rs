@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// An environment variable of this process, `None` when unset or empty: the `env` argument that
-/// [`Config::with_env`], [`Config::confluent_settings`] and [`Config::gateway_settings`] take outside
+/// [`Config::with_env`], [`crate::target::settings::confluent`] and [`crate::target::settings::gateway`] take outside
 /// tests.
 pub fn process_env(var: &str) -> Option<String> {
     std::env::var(var).ok().filter(|s| !s.is_empty())

@@ -6,8 +6,8 @@
 //!   `org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecSink`): each
 //!   `stream-exec-sink_*` node carries `inputChangelogMode` (`INSERT`, `UPDATE_BEFORE`,
 //!   `UPDATE_AFTER`, `DELETE`), `inputUpsertKey` (indexes into the sink's input row) and the sink
-//!   table's resolved schema (https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/overview/);
-//! - the text of Confluent Cloud's `EXPLAIN` (https://docs.confluent.io/cloud/current/flink/reference/statements/explain.html):
+//!   table's resolved schema (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/overview/>);
+//! - the text of Confluent Cloud's `EXPLAIN` (<https://docs.confluent.io/cloud/current/flink/reference/statements/explain.html>):
 //!   its `== Physical Details ==` section lists `[N] StreamSink` with `Table:`, `Changelog mode:`
 //!   (`append`, `upsert`, `retract`; left out when append-only) and `Upsert key:` lines.
 

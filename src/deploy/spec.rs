@@ -6,7 +6,7 @@
 //!   them), `USE CATALOG c` / `USE db` become `sql.current-catalog` / `sql.current-database`: Confluent
 //!   takes one statement per call and has no session
 //!   (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>).
-//! - `.properties` files in `sql-scripts/` (read by [`parse_properties`](crate::sql::text::parse_properties), the parser change detection
+//! - `.properties` files in `sql-scripts/` (read by [`crate::sql::text::parse_properties`], the parser change detection
 //!   uses too) add properties: a file named `ddl.*.properties` to the DDL statements,
 //!   `dml.*.properties` to the DML, any other to both. Values are sent as written.
 //! - `DROP` statements are marked: the executor runs them only with `--allow-drop` on a restart
@@ -54,7 +54,7 @@ pub struct DeployNode {
     pub stateless: bool,
     /// The table takes updates (a primary key, `'changelog.mode'` other than `append`, or the
     /// `upsert-kafka` connector): Confluent Cloud carries offsets over only into append-only sinks
-    /// (https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html).
+    /// (<https://docs.confluent.io/cloud/current/flink/operate-and-deploy/carry-over-offsets.html>).
     pub upsert_sink: bool,
     /// DDL statements first, then DML, in file order. For a node the plan skips: the statements it
     /// keeps, which the executor never sends but waits for while they are still starting (PENDING)

@@ -146,7 +146,7 @@ pub fn is_refusal(e: &std::io::Error) -> bool {
 
 /// The diagnostic for a project file that [`read_user_file`] could not read, without its location:
 /// `file-refused` ("not a regular file but a FIFO (named pipe): refused …", "too large (9 MiB, over
-/// the limit of 8 MiB …)") or `unreadable-file` ("cannot read file: <system reason>").
+/// the limit of 8 MiB …)") or `unreadable-file` (`"cannot read file: <system reason>"`).
 pub fn read_diagnostic(e: &std::io::Error) -> crate::diagnostics::Diagnostic {
     use crate::diagnostics::Diagnostic;
     if is_refusal(e) {

@@ -4,7 +4,7 @@
 //! (`Target::start_query` + [`crate::target::read::read`]) under a query name, which is removed at
 //! the end whatever happens.
 //!
-//! What `EXPLAIN` takes (https://docs.confluent.io/cloud/current/flink/reference/statements/explain.html):
+//! What `EXPLAIN` takes (<https://docs.confluent.io/cloud/current/flink/reference/statements/explain.html>):
 //! a query, an `INSERT`, `STATEMENT SET BEGIN … END` and, on Confluent Cloud, `CREATE TABLE … AS
 //! SELECT`; a statement set is explained as `EXPLAIN STATEMENT SET …` (the form both engines take),
 //! a materialized table (and a CTAS on the SQL Gateway) by its query. A plain DDL statement has no

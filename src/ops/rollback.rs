@@ -4,7 +4,7 @@
 //! before its declaration), never a blue statement, and records the release as rolled back there
 //! (`rolled_back`, written atomically and synced), which closes it
 //! ([`crate::versioning::record::Release::is_open_in`]). It also works out the git command that
-//! puts the blue SQL back in the files ([`crate::versioning::restore`]); the command is printed, never
+//! puts the blue SQL back in the files ([`crate::versioning::restore()`]); the command is printed, never
 //! run.
 //!
 //! A release whose blue statements were deleted here (`decommission --delete`) cannot be rolled

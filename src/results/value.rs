@@ -431,7 +431,7 @@ pub fn quote_numbers(json: &str) -> String {
 }
 
 /// A value of a column, serialised as JSON by its type: a DECIMAL (held as its exact text, see
-/// [`decimal`]) as a JSON number with exactly those digits (`12.50`,
+/// `decimal`) as a JSON number with exactly those digits (`12.50`,
 /// `12345678901234567890.1234567890`), inside ARRAY, MAP, MULTISET and ROW values too; every other
 /// value as it is. So a DECIMAL column has one JSON type (number) on every row; a text that is not
 /// a decimal literal (never sent by Flink) stays a string.

@@ -103,7 +103,7 @@ pub enum ScanError {
     NotADirectory(PathBuf),
 }
 
-/// Scans the pipelines tree under `root`, with the analysis cache of the tree (see [`super::cache`];
+/// Scans the pipelines tree under `root`, with the analysis cache of the tree (see [`cache`];
 /// off with `FLINKPIPE_NO_CACHE=1`).
 ///
 /// Errors: `root` is not a folder. Every other problem (unreadable file, non-UTF-8 text, empty file,

@@ -61,7 +61,7 @@ pub fn dry_run_name(name: &str) -> String {
 }
 
 /// Everything the Confluent target needs. Built from `config.yaml` and the environment by
-/// [`crate::config::Config::confluent_settings`].
+/// [`crate::target::settings::confluent`].
 #[derive(Debug, Clone)]
 pub struct ConfluentSettings {
     /// Flink REST endpoint, e.g. `https://flink.us-west-2.aws.confluent.cloud` (no trailing `/`).
@@ -786,13 +786,13 @@ impl Target for ConfluentTarget {
     /// (<https://docs.confluent.io/cloud/current/flink/reference/statements/set.html>,
     /// `sql.dry-run`), and the POST's answer is final — COMPLETED (valid) or FAILED with the
     /// server's detail — with nothing stored (`uid` is empty, observed on the service). An answer
-    /// in another phase (never observed) is polled until it ends, up to [`DRY_RUN_WAIT`], transient
+    /// in another phase (never observed) is polled until it ends, up to `DRY_RUN_WAIT` (60 s), transient
     /// read errors
     /// retried within that time.
     ///
     /// **Clean-up is guaranteed**: whenever the server may have kept the throw-away statement (the
     /// answer was not final, the POST's outcome is unknown, a read failed), it is deleted on every
-    /// path, the delete retried within [`DRY_RUN_WAIT`]; a delete that fails for good is a
+    /// path, the delete retried within `DRY_RUN_WAIT`; a delete that fails for good is a
     /// [`TargetError::Leftover`] naming the statement left behind (permanent: the caller does not
     /// retry under a new name).
     async fn dry_run_statement(&self, spec: &StatementSpec) -> Result<Checked, TargetError> {

@@ -228,7 +228,7 @@ fn lower_hex(encoded: &str) -> String {
 /// the configured key). Returned with a trailing `/`, so that relative paths join under it. `what`
 /// names the service in messages (`Flink endpoint`); `remedy` says where credentials belong instead.
 ///
-/// Errors ([`TargetError::Config`], the URL shown with its user-info masked): `invalid {what} '{url}':
+/// Errors ([`super::TargetError::Config`], the URL shown with its user-info masked): `invalid {what} '{url}':
 /// {why}`, or `the {what} '{url}' contains credentials (user:password@): {remedy}`.
 pub fn base_url(url: &str, what: &str, remedy: &str) -> Result<reqwest::Url, super::TargetError> {
     let shown = mask_userinfo(url);

@@ -30,7 +30,7 @@
 //!   A source's DDL is its production `CREATE TABLE` (storage mapped to the target like a unit
 //!   test's, [`super::rewrite`]) unless a foundation names another file; an external source without
 //!   a DDL in the project needs one (`flinkpipe.gateway.external_ddl`, or a foundation).
-//! - **The run** is a unit-test run ([`super::run::run_suite`]) of the [`Suite`] [`prepare`] builds:
+//! - **The run** is a unit-test run ([`super::run::run_suite`]) of the [`Suite`] [`prepare()`] builds:
 //!   sources are its foundations, computed tables its outputs, and the statements under test are
 //!   every computed table's statement in order, each named `dml-<table><suffix>`.
 

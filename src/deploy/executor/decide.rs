@@ -25,8 +25,8 @@
 use super::{DeployOptions, carry_temp_name};
 use crate::changes::upgrade::Verdict;
 use crate::deploy::spec::{DeployNode, Step};
-use crate::sql::text::normalize_sql;
 use crate::plan::Action;
+use crate::sql::text::normalize_sql;
 use crate::target::{Phase, StatementKind, StatementSpec, StatementState};
 use std::collections::BTreeMap;
 

@@ -216,7 +216,7 @@ impl CloudClient {
     }
 
     /// Creates a pool in the environment's cloud and region (202, PROVISIONING). Never retried.
-    /// Errors: the cloud or region not configured, `max_cfu` not one of [`MAX_CFU_VALUES`] (422 from
+    /// Errors: the cloud or region not configured, `max_cfu` not one of [`super::MAX_CFU_VALUES`] (422 from
     /// the server too), a name taken (409), the server's errors.
     pub async fn create_pool(&self, name: &str, max_cfu: u32) -> Result<ComputePool, TargetError> {
         let (Some(cloud), Some(region)) = (&self.settings.cloud, &self.settings.region) else {

@@ -65,7 +65,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Everything the gateway target needs (from `config.yaml` `flinkpipe.gateway` and the environment,
-/// see [`crate::config::Config::gateway_settings`]).
+/// see [`crate::target::settings::gateway`]).
 #[derive(Debug, Clone)]
 pub struct GatewaySettings {
     /// SQL Gateway REST base URL, e.g. `http://127.0.0.1:8083`.
