@@ -6,6 +6,9 @@
 //! 130 interrupted cleanly by SIGINT, SIGTERM or SIGHUP (a batch of writes finished or undone first; a
 //! deploy that started nothing new and recorded its end).
 
+// The flags' doc comments are clap's help texts, where `<DIR>` and `<time>` are placeholders, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
 pub mod args;
 pub mod commands;
 pub mod reference;
