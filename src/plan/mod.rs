@@ -501,84 +501,7 @@ pub fn build_plan(
     scope: &Scope,
     options: &PlanOptions,
 ) -> Result<ExecutionPlan, PlanError> {
-    let inv = &project.inventory;
-    let (start, scope_text, table_scope): (Vec<String>, String, bool) = match scope {
-        Scope::Tables(names) => {
-            if names.is_empty() {
-                return Err(PlanError::EmptyScope);
-            }
-            for n in names {
-                if !inv.tables.contains_key(n) {
-                    return Err(PlanError::UnknownTable {
-                        name: n.clone(),
-                        hint: suggest(n, inv.tables.keys()),
-                    });
-                }
-            }
-            (names.clone(), format!("table {}", names.join(", ")), true)
-        }
-        Scope::Green(names) => {
-            if names.is_empty() {
-                return Err(PlanError::EmptyScope);
-            }
-            for n in names {
-                if !inv.tables.contains_key(n) {
-                    return Err(PlanError::UnknownTable {
-                        name: n.clone(),
-                        hint: suggest(n, inv.tables.keys()),
-                    });
-                }
-            }
-            (
-                names.clone(),
-                format!("green tables {}", names.join(", ")),
-                false,
-            )
-        }
-        Scope::Product(p) => {
-            let v: Vec<String> = inv
-                .tables
-                .values()
-                .filter(|t| &t.product == p && !t.external)
-                .map(|t| t.name.clone())
-                .collect();
-            if v.is_empty() {
-                let products: BTreeSet<String> = inv
-                    .tables
-                    .values()
-                    .filter(|t| !t.external)
-                    .map(|t| t.product.clone())
-                    .collect();
-                return Err(PlanError::EmptyProduct {
-                    name: p.clone(),
-                    known: products.into_iter().collect(),
-                });
-            }
-            (v, format!("product {p}"), false)
-        }
-        Scope::Dir(d) => {
-            let d = d.trim_end_matches('/');
-            let with_root = if d.starts_with(&format!("{}/", inv.root_name)) || d == inv.root_name {
-                d.to_string()
-            } else {
-                format!("{}/{d}", inv.root_name)
-            };
-            let v: Vec<String> = inv
-                .tables
-                .values()
-                .filter(|t| {
-                    !t.external
-                        && (t.folder == with_root || t.folder.starts_with(&format!("{with_root}/")))
-                })
-                .map(|t| t.name.clone())
-                .collect();
-            if v.is_empty() {
-                return Err(PlanError::EmptyDir(d.to_string()));
-            }
-            (v, format!("folder {with_root}"), false)
-        }
-    };
-
+    let start = StartTables::of(&project.inventory, scope)?;
     if let Some(c) = naming::collisions(project, naming).into_iter().next() {
         return Err(PlanError::StatementNameCollision(c.message));
     }
@@ -592,105 +515,238 @@ pub fn build_plan(
         statements: crate::graph::StatementIndex::from_inventory(&project.inventory),
         ancestors_done: vec![false; project.graph.len()],
     };
-    let start_products: BTreeSet<String> =
-        start.iter().map(|s| p.table(s).product.clone()).collect();
-
-    // 1. Start tables.
-    for s in &start {
-        let t = p.table(s);
-        let d = if let Some(c) = p.skip_cause(t) {
-            p.decision(t, Action::Skip, Origin::Start, c)
-        } else if table_scope {
-            p.decision(t, p.start_action(t), Origin::Start, Cause::Requested)
-        } else if p.running(t) {
-            p.decision(t, Action::Skip, Origin::Start, Cause::Running)
-        } else {
-            p.not_running(t, Origin::Start)
-        };
-        p.decide(s, d);
+    p.decide_start(&start);
+    p.cascade(&start);
+    if options.dml_only {
+        p.keep_ddl_only_tables();
     }
-    // 2. Ancestors of the start tables.
-    let start_refs: Vec<&str> = start.iter().map(String::as_str).collect();
-    p.add_ancestors(&start_refs, None);
+    let nodes = p.nodes()?;
+    Ok(ExecutionPlan {
+        scope: start.text,
+        nodes,
+    })
+}
 
-    // 3. Statement sets and the descendant cascade, filters applied at every level, to a fixpoint: a
-    // statement that (re)starts for one of its tables (re)starts every table it writes (those tables
-    // get the same action, with their ancestors), and with --may-start-descendants every table whose
-    // start cascades (see `Decision::cascades`) restarts its children as needed.
-    let mut queue: VecDeque<String> = if options.may_start_descendants {
-        p.decisions
+/// The tables a [`Scope`] starts from, checked against the inventory.
+struct StartTables {
+    /// In the scope's order.
+    names: Vec<String>,
+    /// How the plan names its scope (`table a, b`, `product p`, `folder pipelines/facts`).
+    text: String,
+    /// Named one by one (`--table-name`): each gets its action whether it runs or not.
+    by_name: bool,
+}
+
+impl StartTables {
+    /// Errors: an empty scope, an unknown table (with the closest name), a product or folder with
+    /// no table of the project.
+    fn of(inv: &crate::inventory::Inventory, scope: &Scope) -> Result<StartTables, PlanError> {
+        let known = |names: &[String]| -> Result<(), PlanError> {
+            if names.is_empty() {
+                return Err(PlanError::EmptyScope);
+            }
+            match names.iter().find(|n| !inv.tables.contains_key(*n)) {
+                Some(n) => Err(PlanError::UnknownTable {
+                    name: n.clone(),
+                    hint: suggest(n, inv.tables.keys()),
+                }),
+                None => Ok(()),
+            }
+        };
+        Ok(match scope {
+            Scope::Tables(names) => {
+                known(names)?;
+                StartTables {
+                    names: names.clone(),
+                    text: format!("table {}", names.join(", ")),
+                    by_name: true,
+                }
+            }
+            Scope::Green(names) => {
+                known(names)?;
+                StartTables {
+                    names: names.clone(),
+                    text: format!("green tables {}", names.join(", ")),
+                    by_name: false,
+                }
+            }
+            Scope::Product(p) => {
+                let names: Vec<String> = inv
+                    .tables
+                    .values()
+                    .filter(|t| &t.product == p && !t.external)
+                    .map(|t| t.name.clone())
+                    .collect();
+                if names.is_empty() {
+                    let products: BTreeSet<String> = inv
+                        .tables
+                        .values()
+                        .filter(|t| !t.external)
+                        .map(|t| t.product.clone())
+                        .collect();
+                    return Err(PlanError::EmptyProduct {
+                        name: p.clone(),
+                        known: products.into_iter().collect(),
+                    });
+                }
+                StartTables {
+                    names,
+                    text: format!("product {p}"),
+                    by_name: false,
+                }
+            }
+            Scope::Dir(d) => {
+                let d = d.trim_end_matches('/');
+                let with_root =
+                    if d.starts_with(&format!("{}/", inv.root_name)) || d == inv.root_name {
+                        d.to_string()
+                    } else {
+                        format!("{}/{d}", inv.root_name)
+                    };
+                let names: Vec<String> = inv
+                    .tables
+                    .values()
+                    .filter(|t| {
+                        !t.external
+                            && (t.folder == with_root
+                                || t.folder.starts_with(&format!("{with_root}/")))
+                    })
+                    .map(|t| t.name.clone())
+                    .collect();
+                if names.is_empty() {
+                    return Err(PlanError::EmptyDir(d.to_string()));
+                }
+                StartTables {
+                    names,
+                    text: format!("folder {with_root}"),
+                    by_name: false,
+                }
+            }
+        })
+    }
+}
+
+impl Planner<'_> {
+    /// Step 1 and 2: the start tables' decisions, then their ancestors'.
+    fn decide_start(&mut self, start: &StartTables) {
+        for s in &start.names {
+            let t = self.table(s);
+            let d = if let Some(c) = self.skip_cause(t) {
+                self.decision(t, Action::Skip, Origin::Start, c)
+            } else if start.by_name {
+                self.decision(t, self.start_action(t), Origin::Start, Cause::Requested)
+            } else if self.running(t) {
+                self.decision(t, Action::Skip, Origin::Start, Cause::Running)
+            } else {
+                self.not_running(t, Origin::Start)
+            };
+            self.decide(s, d);
+        }
+        let start_refs: Vec<&str> = start.names.iter().map(String::as_str).collect();
+        self.add_ancestors(&start_refs, None);
+    }
+
+    /// Step 3: statement sets and the descendant cascade, filters applied at every level, to a
+    /// fixpoint: a statement that (re)starts for one of its tables (re)starts every table it writes
+    /// (those tables get the same action, with their ancestors), and with
+    /// `--may-start-descendants` every table whose start cascades (see `Decision::cascades`)
+    /// restarts its children as needed.
+    fn cascade(&mut self, start: &StartTables) {
+        let start_products: BTreeSet<String> = start
+            .names
             .iter()
-            .filter(|(_, d)| d.cascades())
-            .map(|(n, _)| n.clone())
-            .collect()
-    } else {
-        VecDeque::new()
-    };
-    loop {
-        // Siblings of every statement (re)started so far, including the ancestors just added (an
-        // ancestor started for a sibling may itself write a statement set): until none is added.
-        let siblings = p.add_statement_siblings();
-        let found = !siblings.is_empty();
-        for sibling in siblings {
-            let added = p.add_ancestors(&[sibling.as_str()], Some(&sibling));
-            if options.may_start_descendants {
-                queue.extend(added);
-                queue.push_back(sibling);
+            .map(|s| self.table(s).product.clone())
+            .collect();
+        let descend = self.options.may_start_descendants;
+        let mut queue: VecDeque<String> = if descend {
+            self.decisions
+                .iter()
+                .filter(|(_, d)| d.cascades())
+                .map(|(n, _)| n.clone())
+                .collect()
+        } else {
+            VecDeque::new()
+        };
+        loop {
+            // Siblings of every statement (re)started so far, including the ancestors just added
+            // (an ancestor started for a sibling may itself write a statement set): until none is
+            // added.
+            let siblings = self.add_statement_siblings();
+            let found = !siblings.is_empty();
+            for sibling in siblings {
+                let added = self.add_ancestors(&[sibling.as_str()], Some(&sibling));
+                if descend {
+                    queue.extend(added);
+                    queue.push_back(sibling);
+                }
             }
-        }
-        if queue.is_empty() {
-            if found {
-                continue;
-            }
-            break;
-        }
-        while let Some(parent) = queue.pop_front() {
-            let parent_stateful = p.table(&parent).statefulness.may_hold_state();
-            let origin = Origin::Descendant { of: parent.clone() };
-            for child in p.graph.children(&parent) {
-                if p.decisions.contains_key(child) {
+            if queue.is_empty() {
+                if found {
                     continue;
                 }
-                let t = p.table(child);
-                let d = if let Some(c) = p.skip_cause(t) {
-                    p.decision(t, Action::Skip, origin.clone(), c)
-                } else if !options.cross_product && !start_products.contains(&t.product) {
-                    let product = t.product.clone();
-                    p.decision(
-                        t,
-                        Action::Skip,
-                        origin.clone(),
-                        Cause::OutsideProducts { product },
-                    )
-                } else if !p.running(t) {
-                    p.decision(t, p.start_action(t), origin.clone(), Cause::NotRunning)
-                } else if parent_stateful || t.statefulness.may_hold_state() {
-                    let stateful = if parent_stateful { &parent } else { child }.to_string();
-                    p.decision(
-                        t,
-                        Action::Restart,
-                        origin.clone(),
-                        Cause::StatefulChain { stateful },
-                    )
-                } else {
-                    p.decision(t, Action::Skip, origin.clone(), Cause::StatelessChain)
-                };
-                let cascades = d.cascades();
-                p.decide(child, d);
-                if cascades {
-                    let child_owned = child.to_string();
-                    let added = p.add_ancestors(&[child_owned.as_str()], Some(&child_owned));
+                break;
+            }
+            while let Some(parent) = queue.pop_front() {
+                for child in self.decide_children(&parent, &start_products) {
+                    let added = self.add_ancestors(&[child.as_str()], Some(&child));
                     queue.extend(added);
-                    queue.push_back(child_owned);
+                    queue.push_back(child);
                 }
             }
         }
     }
 
-    // --dml-only restarts DML statements only: a DDL-only table (CTAS, seed without DML) is left as is.
-    if options.dml_only {
-        for (name, d) in p.decisions.iter_mut() {
-            let t = &project.inventory.tables[name];
+    /// Decides the undecided children of `parent` (a table whose start cascades); returns those
+    /// whose own start cascades in turn.
+    fn decide_children(&mut self, parent: &str, start_products: &BTreeSet<String>) -> Vec<String> {
+        let parent_stateful = self.table(parent).statefulness.may_hold_state();
+        let origin = Origin::Descendant {
+            of: parent.to_string(),
+        };
+        let mut cascading = Vec::new();
+        for child in self.graph.children(parent) {
+            if self.decisions.contains_key(child) {
+                continue;
+            }
+            let t = self.table(child);
+            let d = if let Some(c) = self.skip_cause(t) {
+                self.decision(t, Action::Skip, origin.clone(), c)
+            } else if !self.options.cross_product && !start_products.contains(&t.product) {
+                let product = t.product.clone();
+                self.decision(
+                    t,
+                    Action::Skip,
+                    origin.clone(),
+                    Cause::OutsideProducts { product },
+                )
+            } else if !self.running(t) {
+                self.decision(t, self.start_action(t), origin.clone(), Cause::NotRunning)
+            } else if parent_stateful || t.statefulness.may_hold_state() {
+                let stateful = if parent_stateful { parent } else { child }.to_string();
+                self.decision(
+                    t,
+                    Action::Restart,
+                    origin.clone(),
+                    Cause::StatefulChain { stateful },
+                )
+            } else {
+                self.decision(t, Action::Skip, origin.clone(), Cause::StatelessChain)
+            };
+            let cascades = d.cascades();
+            self.decide(child, d);
+            if cascades {
+                cascading.push(child.to_string());
+            }
+        }
+        cascading
+    }
+
+    /// `--dml-only` restarts DML statements only: a DDL-only table (CTAS, seed without DML) is
+    /// left as is.
+    fn keep_ddl_only_tables(&mut self) {
+        let tables = &self.project.inventory.tables;
+        for (name, d) in self.decisions.iter_mut() {
+            let t = &tables[name];
             if d.action == Action::Restart && t.dml_ref.is_none() && t.written_by.is_none() {
                 d.action = Action::Skip;
                 d.dml_only_kept = true;
@@ -698,83 +754,82 @@ pub fn build_plan(
         }
     }
 
-    // 4. Order, waves, statement names. Execution order is wave-major over the whole plan (a topological
-    // order that reads top-down as the deploy proceeds); a running node's wave is the rank of its level
-    // among the levels that contain running nodes, so waves only grow down the list.
-    let all: BTreeSet<String> = p.decisions.keys().cloned().collect();
-    let levels = p.graph.waves(Some(&all))?;
-    let mut wave_of = BTreeMap::new();
-    let mut next_wave = 0;
-    for level in &levels {
-        let running: Vec<&String> = level
-            .iter()
-            .filter(|n| p.decisions[*n].action != Action::Skip)
-            .collect();
-        if running.is_empty() {
-            continue;
+    /// Step 4: order, waves, statement names. Execution order is wave-major over the whole plan (a
+    /// topological order that reads top-down as the deploy proceeds); a running node's wave is the
+    /// rank of its level among the levels that contain running nodes, so waves only grow down the
+    /// list.
+    ///
+    /// Errors: the decided tables form a cycle.
+    fn nodes(&self) -> Result<Vec<PlanNode>, PlanError> {
+        let all: BTreeSet<String> = self.decisions.keys().cloned().collect();
+        let levels = self.graph.waves(Some(&all))?;
+        let mut wave_of = BTreeMap::new();
+        let mut next_wave = 0;
+        for level in &levels {
+            let running: Vec<&String> = level
+                .iter()
+                .filter(|n| self.decisions[*n].action != Action::Skip)
+                .collect();
+            if running.is_empty() {
+                continue;
+            }
+            for n in running {
+                wave_of.insert(n.clone(), next_wave);
+            }
+            next_wave += 1;
         }
-        for n in running {
-            wave_of.insert(n.clone(), next_wave);
-        }
-        next_wave += 1;
+        Ok(levels
+            .into_iter()
+            .flatten()
+            .map(|name| {
+                let wave = wave_of.get(&name).copied();
+                self.node(name, wave)
+            })
+            .collect())
     }
-    let order: Vec<String> = levels.into_iter().flatten().collect();
-    let nodes = order
-        .into_iter()
-        .map(|name| {
-            let t = p.table(&name);
-            let decision = p.decisions[&name].clone();
-            let mut reason = decision.reason();
-            if let Some(w) = &t.written_by {
-                reason.push_str(&format!("; written by the statement set of {w}"));
-            }
-            let action = decision.action;
-            let owner = t.written_by.as_ref().map(|w| p.table(w)).unwrap_or(t);
-            let dml = (owner.dml_ref.is_some() && !t.external)
-                .then(|| naming.dml(&owner.product, &owner.name));
-            let ddl = (t.ddl_ref.is_some() && !t.external).then(|| naming.ddl(&t.product, &t.name));
-            let run_ddl = action != Action::Skip
-                && ddl.is_some()
-                && !(options.dml_only && action == Action::Restart && dml.is_some());
-            PlanNode {
-                wave: wave_of.get(&name).copied(),
-                current_phase: p.phase(t).cloned(),
-                compute_pool_id: (!t.external)
-                    .then(|| options.pools.pool_for(&t.name, &t.product))
-                    .flatten(),
-                table_name: name.clone(),
-                action,
-                reason,
-                origin: decision.origin,
-                cause: decision.cause,
-                ddl_statement_name: ddl,
-                dml_statement_name: dml,
-                run_ddl,
-                upgrade_mode: UpgradeMode::of(t.statefulness),
-                statefulness: t.statefulness,
-                product_name: t.product.clone(),
-                table_type: t.table_type.clone(),
-                path: t.folder.clone(),
-                parents: p
-                    .graph
-                    .parents(&name)
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-                children: p
-                    .graph
-                    .children(&name)
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-                in_place: None,
-            }
-        })
-        .collect();
-    Ok(ExecutionPlan {
-        scope: scope_text,
-        nodes,
-    })
+
+    /// The plan's node of the decided table `name`, in wave `wave` (`None` when skipped).
+    fn node(&self, name: String, wave: Option<usize>) -> PlanNode {
+        let (naming, options) = (self.naming, self.options);
+        let t = self.table(&name);
+        let decision = self.decisions[&name].clone();
+        let mut reason = decision.reason();
+        if let Some(w) = &t.written_by {
+            reason.push_str(&format!("; written by the statement set of {w}"));
+        }
+        let action = decision.action;
+        let owner = t.written_by.as_ref().map(|w| self.table(w)).unwrap_or(t);
+        let dml = (owner.dml_ref.is_some() && !t.external)
+            .then(|| naming.dml(&owner.product, &owner.name));
+        let ddl = (t.ddl_ref.is_some() && !t.external).then(|| naming.ddl(&t.product, &t.name));
+        let run_ddl = action != Action::Skip
+            && ddl.is_some()
+            && !(options.dml_only && action == Action::Restart && dml.is_some());
+        let names = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
+        PlanNode {
+            wave,
+            current_phase: self.phase(t).cloned(),
+            compute_pool_id: (!t.external)
+                .then(|| options.pools.pool_for(&t.name, &t.product))
+                .flatten(),
+            action,
+            reason,
+            origin: decision.origin,
+            cause: decision.cause,
+            ddl_statement_name: ddl,
+            dml_statement_name: dml,
+            run_ddl,
+            upgrade_mode: UpgradeMode::of(t.statefulness),
+            statefulness: t.statefulness,
+            product_name: t.product.clone(),
+            table_type: t.table_type.clone(),
+            path: t.folder.clone(),
+            parents: names(self.graph.parents(&name)),
+            children: names(self.graph.children(&name)),
+            in_place: None,
+            table_name: name,
+        }
+    }
 }
 
 /// ` (did you mean 'x'?)` for the closest name (case-insensitive edit distance, see
