@@ -50,45 +50,9 @@ pub fn list_changes(
     // git's own concern (`git fsck`). Process-wide setting.
     git2::opts::strict_hash_verification(false);
     let (repo, workdir, prefix) = open(pipelines_dir)?;
-    let shallow = if repo.is_shallow() {
-        " (shallow clone: fetch more history, e.g. git fetch --unshallow)"
-    } else {
-        ""
-    };
-
     let head_name = opts.head.clone().unwrap_or_else(|| "HEAD".to_string());
     let head_oid = commit_of(&repo, &head_name)?;
-    let (baseline_ref, base_oid) = if let Some(date) = &opts.since_date {
-        let cutoff = parse_date(date).ok_or_else(|| ChangeError::BadDate(date.clone()))?;
-        let oid = first_parent_before(&repo, head_oid, cutoff).ok_or_else(|| {
-            ChangeError::NoCommitBefore {
-                date: date.clone(),
-                head: head_name.clone(),
-                shallow,
-            }
-        })?;
-        (format!("since:{date}"), oid)
-    } else {
-        let since = match &opts.since {
-            Some(s) => s.clone(),
-            None => ["origin/main", "main"]
-                .into_iter()
-                .find(|r| commit_of(&repo, r).is_ok())
-                .ok_or_else(|| ChangeError::NoDefaultBase(workdir.clone()))?
-                .to_string(),
-        };
-        let since_oid = commit_of(&repo, &since)?;
-        let base = repo
-            .merge_base(since_oid, head_oid)
-            .map_err(|e| ChangeError::NoMergeBase {
-                since: since.clone(),
-                head: head_name.clone(),
-                shallow,
-                message: e.message().to_string(),
-            })?;
-        (since, base)
-    };
-
+    let (baseline_ref, base_oid) = baseline(&repo, &workdir, opts, &head_name, head_oid)?;
     let tree_of = |oid: Oid, what: &str| -> Result<Tree<'_>, ChangeError> {
         repo.find_commit(oid)
             .and_then(|c| c.tree())
@@ -119,102 +83,30 @@ pub fn list_changes(
         .map_err(|e| ChangeError::git("finding renames", e))?;
     let base_side = Side::Tree(base_tree);
 
+    // 1. Collect the deltas and read both sides (libgit2 objects stay on this thread).
     let filter = opts
         .file_filter
         .as_deref()
         .map(|f| format!(".{}", f.trim_start_matches('.')));
-    // 1. Collect the deltas and read both sides (libgit2 objects stay on this thread).
-    let mut raw: Vec<RawDelta> = Vec::new();
-    let mut ignored = Vec::new();
-    // `seeds/external_tables.json` manifests: (path, base bytes, head bytes).
-    let mut manifests: Vec<super::external::ManifestVersions> = Vec::new();
+    let read = DiffReader {
+        repo: &repo,
+        workdir: &workdir,
+        prefix: &prefix,
+        head_side: &head_side,
+        filter: filter.as_deref(),
+    };
+    let mut collected = Collected::default();
     for delta in diff.deltas() {
-        let kind = match delta.status() {
-            Delta::Added | Delta::Untracked => ChangeKind::Added,
-            Delta::Deleted => ChangeKind::Deleted,
-            Delta::Modified | Delta::Typechange => ChangeKind::Logic,
-            Delta::Renamed => ChangeKind::Renamed,
-            // Copies are reported as additions of the copy.
-            Delta::Copied => ChangeKind::Added,
-            _ => continue,
-        };
-        let repo_path = |f: git2::DiffFile<'_>| f.path().map(crate::fsutil::slash_path);
-        let (Some(old_repo), Some(new_repo)) =
-            (repo_path(delta.old_file()), repo_path(delta.new_file()))
-        else {
-            continue;
-        };
-        let rel = |p: &str| -> String {
-            if prefix.is_empty() {
-                p.to_string()
-            } else {
-                p.strip_prefix(&format!("{prefix}/"))
-                    .unwrap_or(p)
-                    .to_string()
-            }
-        };
-        let (old_rel, new_rel) = (rel(&old_repo), rel(&new_repo));
-        let path_rel = if kind == ChangeKind::Deleted {
-            &old_rel
-        } else {
-            &new_rel
-        };
-        // A manifest on either side (a rename may move one in or out of a `seeds/` folder).
-        let old_is = kind != ChangeKind::Added && super::external::is_manifest(&old_rel);
-        let new_is = kind != ChangeKind::Deleted && super::external::is_manifest(&new_rel);
-        if (old_is || new_is) && filter.as_deref().is_none_or(|ext| ext == ".json") {
-            let old_bytes = old_is
-                .then(|| read_blob(&repo, delta.old_file().id(), &old_repo))
-                .transpose()?;
-            let new_bytes = new_is
-                .then(|| head_side.read(&repo, delta.new_file().id(), &new_repo))
-                .transpose()?;
-            let path = if new_is { &new_rel } else { &old_rel };
-            manifests.push((path.clone(), old_bytes, new_bytes));
-            continue;
-        }
-        let Some(role) = role_of(path_rel) else {
-            ignored.push(path_rel.clone());
-            continue;
-        };
-        if let Some(ext) = &filter
-            && !path_rel.ends_with(ext.as_str())
-        {
-            ignored.push(path_rel.clone());
-            continue;
-        }
-        let old_bytes = if kind == ChangeKind::Added {
-            None
-        } else {
-            Some(read_blob(&repo, delta.old_file().id(), &old_repo)?)
-        };
-        let new_bytes = if kind == ChangeKind::Deleted {
-            None
-        } else {
-            Some(head_side.read(&repo, delta.new_file().id(), &new_repo)?)
-        };
-        let abs_path = workdir.join(if kind == ChangeKind::Deleted {
-            &old_repo
-        } else {
-            &new_repo
-        });
-        raw.push(RawDelta {
-            kind,
-            role,
-            path: path_rel.clone(),
-            old_rel,
-            abs_path,
-            old_bytes,
-            new_bytes,
-        });
+        read.delta(&delta, &mut collected)?;
     }
     tracing::info!(
-        files = raw.len(),
+        files = collected.raw.len(),
         elapsed_ms = started.elapsed().as_millis() as u64,
         "diffed and read"
     );
     // 2. Classify and name, in parallel (pure work on owned data).
-    let processed: Vec<(FileChange, Option<String>, Option<String>)> = raw
+    let processed: Vec<(FileChange, Option<String>, Option<String>)> = collected
+        .raw
         .into_par_iter()
         .map(|r| process(r, &baseline_ref, config))
         .collect();
@@ -231,45 +123,8 @@ pub fn list_changes(
     };
     let mut files = Vec::new();
     let mut tests = Vec::new();
-    for (mut change, old_name, new_name) in processed {
-        let old_path = change
-            .old_path
-            .clone()
-            .unwrap_or_else(|| change.path.clone());
-        let old_name = match (change.change_kind, old_name) {
-            (ChangeKind::Added, _) => None,
-            (_, Some(n)) => Some(n),
-            (ChangeKind::Deleted | ChangeKind::Renamed, None) => {
-                Some(ctx.folder_table_or_name(&base_side, false, &old_path))
-            }
-            (_, None) => None,
-        };
-        let new_name = match (change.change_kind, new_name) {
-            (ChangeKind::Deleted, _) => None,
-            (_, Some(n)) => Some(n),
-            (_, None) => Some(ctx.folder_table_or_name(&head_side, true, &change.path)),
-        };
-        // Deleted and renamed files are named at the base (shift_left's `table_name`); a modified file at
-        // the head, with the base name kept apart when the edit renamed the table (a committed
-        // blue-green: `orders` → `orders_v2`).
-        let at_base = matches!(
-            change.change_kind,
-            ChangeKind::Deleted | ChangeKind::Renamed
-        );
-        if !at_base
-            && change.change_kind != ChangeKind::Added
-            && let (Some(o), Some(n)) = (&old_name, &new_name)
-            && o != n
-        {
-            change.base_table_name = Some(o.clone());
-        }
-        change.table_name = if at_base {
-            old_name.clone().or(new_name.clone())
-        } else {
-            new_name.clone().or(old_name.clone())
-        }
-        .unwrap_or_default();
-        change.new_table_name = new_name.or(old_name).unwrap_or_default();
+    for (change, old_name, new_name) in processed {
+        let change = ctx.named(change, old_name, new_name, &base_side, &head_side);
         if change.role == FileRole::Test {
             tests.push(change);
         } else {
@@ -279,9 +134,10 @@ pub fn list_changes(
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "named");
     files.sort_by(|a, b| a.path.cmp(&b.path));
     tests.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut ignored = collected.ignored;
     ignored.sort();
     let external_tables =
-        super::external::diff_manifests(&manifests).map_err(|(path, message)| {
+        super::external::diff_manifests(&collected.manifests).map_err(|(path, message)| {
             let at = if opts.include_uncommitted {
                 "the work tree".to_string()
             } else {
@@ -307,6 +163,156 @@ pub fn list_changes(
         external_tables,
         ignored,
     })
+}
+
+/// The baseline the changes are listed against: `(how the report names it, its commit)`. With
+/// `--since-date`, the last first-parent commit of the head before that date; else the merge base
+/// of `--since` (default `origin/main`, else `main`) and the head.
+///
+/// Errors: a bad date, no commit before it, no default base, no merge base (a shallow clone is
+/// named as the likely cause).
+fn baseline(
+    repo: &Repository,
+    workdir: &Path,
+    opts: &ChangeOptions,
+    head_name: &str,
+    head_oid: Oid,
+) -> Result<(String, Oid), ChangeError> {
+    let shallow = if repo.is_shallow() {
+        " (shallow clone: fetch more history, e.g. git fetch --unshallow)"
+    } else {
+        ""
+    };
+    if let Some(date) = &opts.since_date {
+        let cutoff = parse_date(date).ok_or_else(|| ChangeError::BadDate(date.clone()))?;
+        let oid = first_parent_before(repo, head_oid, cutoff).ok_or_else(|| {
+            ChangeError::NoCommitBefore {
+                date: date.clone(),
+                head: head_name.to_string(),
+                shallow,
+            }
+        })?;
+        return Ok((format!("since:{date}"), oid));
+    }
+    let since = match &opts.since {
+        Some(s) => s.clone(),
+        None => ["origin/main", "main"]
+            .into_iter()
+            .find(|r| commit_of(repo, r).is_ok())
+            .ok_or_else(|| ChangeError::NoDefaultBase(workdir.to_path_buf()))?
+            .to_string(),
+    };
+    let since_oid = commit_of(repo, &since)?;
+    let base = repo
+        .merge_base(since_oid, head_oid)
+        .map_err(|e| ChangeError::NoMergeBase {
+            since: since.clone(),
+            head: head_name.to_string(),
+            shallow,
+            message: e.message().to_string(),
+        })?;
+    Ok((since, base))
+}
+
+/// What the diff's deltas hold, read: the files of tables, the external-table manifests on either
+/// side, and the paths that are neither.
+#[derive(Default)]
+struct Collected {
+    raw: Vec<RawDelta>,
+    /// `seeds/external_tables.json` manifests: (path, base bytes, head bytes).
+    manifests: Vec<super::external::ManifestVersions>,
+    ignored: Vec<String>,
+}
+
+/// Reads the deltas of one diff: both sides' bytes, paths relative to the pipelines folder.
+struct DiffReader<'a> {
+    repo: &'a Repository,
+    workdir: &'a Path,
+    /// The pipelines folder relative to the work tree (empty at its root).
+    prefix: &'a str,
+    head_side: &'a Side<'a>,
+    /// `.sql`-style extension filter (`--file-filter`).
+    filter: Option<&'a str>,
+}
+
+impl DiffReader<'_> {
+    /// The path relative to the pipelines folder.
+    fn rel(&self, p: &str) -> String {
+        if self.prefix.is_empty() {
+            p.to_string()
+        } else {
+            p.strip_prefix(&format!("{}/", self.prefix))
+                .unwrap_or(p)
+                .to_string()
+        }
+    }
+
+    /// Files `delta` into `out`: a manifest, a table's file (read on both sides), or ignored.
+    fn delta(&self, delta: &git2::DiffDelta<'_>, out: &mut Collected) -> Result<(), ChangeError> {
+        let kind = match delta.status() {
+            Delta::Added | Delta::Untracked => ChangeKind::Added,
+            Delta::Deleted => ChangeKind::Deleted,
+            Delta::Modified | Delta::Typechange => ChangeKind::Logic,
+            Delta::Renamed => ChangeKind::Renamed,
+            // Copies are reported as additions of the copy.
+            Delta::Copied => ChangeKind::Added,
+            _ => return Ok(()),
+        };
+        let repo_path = |f: git2::DiffFile<'_>| f.path().map(crate::fsutil::slash_path);
+        let (Some(old_repo), Some(new_repo)) =
+            (repo_path(delta.old_file()), repo_path(delta.new_file()))
+        else {
+            return Ok(());
+        };
+        let (old_rel, new_rel) = (self.rel(&old_repo), self.rel(&new_repo));
+        let path_rel = if kind == ChangeKind::Deleted {
+            &old_rel
+        } else {
+            &new_rel
+        };
+        let read_old = || read_blob(self.repo, delta.old_file().id(), &old_repo);
+        let read_new = || {
+            self.head_side
+                .read(self.repo, delta.new_file().id(), &new_repo)
+        };
+        // A manifest on either side (a rename may move one in or out of a `seeds/` folder).
+        let old_is = kind != ChangeKind::Added && super::external::is_manifest(&old_rel);
+        let new_is = kind != ChangeKind::Deleted && super::external::is_manifest(&new_rel);
+        if (old_is || new_is) && self.filter.is_none_or(|ext| ext == ".json") {
+            let old_bytes = old_is.then(read_old).transpose()?;
+            let new_bytes = new_is.then(read_new).transpose()?;
+            let path = if new_is { &new_rel } else { &old_rel };
+            out.manifests.push((path.clone(), old_bytes, new_bytes));
+            return Ok(());
+        }
+        let Some(role) = role_of(path_rel) else {
+            out.ignored.push(path_rel.clone());
+            return Ok(());
+        };
+        if let Some(ext) = self.filter
+            && !path_rel.ends_with(ext)
+        {
+            out.ignored.push(path_rel.clone());
+            return Ok(());
+        }
+        let old_bytes = (kind != ChangeKind::Added).then(read_old).transpose()?;
+        let new_bytes = (kind != ChangeKind::Deleted).then(read_new).transpose()?;
+        let abs_path = self.workdir.join(if kind == ChangeKind::Deleted {
+            &old_repo
+        } else {
+            &new_repo
+        });
+        out.raw.push(RawDelta {
+            kind,
+            role,
+            path: path_rel.clone(),
+            old_rel,
+            abs_path,
+            old_bytes,
+            new_bytes,
+        });
+        Ok(())
+    }
 }
 
 /// The repository holding `pipelines_dir`: `(repo, canonical work tree, pipelines folder relative to it)`.
@@ -720,6 +726,56 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// The table of the folder holding `rel` (`<folder>/sql-scripts/<file>` or `<folder>/tests/…`) on
     /// one side, else the folder's name.
+    /// `change` with its table names: the names its SQL gave (`old_name` at the base, `new_name`
+    /// at the head), else its folder's table. Deleted and renamed files are named at the base
+    /// (shift_left's `table_name`); a modified file at the head, with the base name kept apart
+    /// when the edit renamed the table (a committed blue-green: `orders` → `orders_v2`).
+    fn named(
+        &mut self,
+        mut change: FileChange,
+        old_name: Option<String>,
+        new_name: Option<String>,
+        base_side: &Side<'_>,
+        head_side: &Side<'_>,
+    ) -> FileChange {
+        let old_path = change
+            .old_path
+            .clone()
+            .unwrap_or_else(|| change.path.clone());
+        let old_name = match (change.change_kind, old_name) {
+            (ChangeKind::Added, _) => None,
+            (_, Some(n)) => Some(n),
+            (ChangeKind::Deleted | ChangeKind::Renamed, None) => {
+                Some(self.folder_table_or_name(base_side, false, &old_path))
+            }
+            (_, None) => None,
+        };
+        let new_name = match (change.change_kind, new_name) {
+            (ChangeKind::Deleted, _) => None,
+            (_, Some(n)) => Some(n),
+            (_, None) => Some(self.folder_table_or_name(head_side, true, &change.path)),
+        };
+        let at_base = matches!(
+            change.change_kind,
+            ChangeKind::Deleted | ChangeKind::Renamed
+        );
+        if !at_base
+            && change.change_kind != ChangeKind::Added
+            && let (Some(o), Some(n)) = (&old_name, &new_name)
+            && o != n
+        {
+            change.base_table_name = Some(o.clone());
+        }
+        change.table_name = if at_base {
+            old_name.clone().or(new_name.clone())
+        } else {
+            new_name.clone().or(old_name.clone())
+        }
+        .unwrap_or_default();
+        change.new_table_name = new_name.or(old_name).unwrap_or_default();
+        change
+    }
+
     fn folder_table_or_name(&mut self, side: &Side<'_>, is_head: bool, rel: &str) -> String {
         let parts: Vec<&str> = rel.split('/').collect();
         let cut = parts
