@@ -85,17 +85,46 @@ impl<'a> Scan<'a> {
 /// Extracts what can be recognised from the tokens of one statement (or statement set).
 pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
     let s = Scan { t: tokens };
-    let n = tokens.len();
     let mut f = Facts {
         kind: Some(kind(&s)),
         ..Facts::default()
     };
-
-    // CTE names: `WITH name [(cols)] AS (` … `, name [(cols)] AS (`.
-    let mut ctes: HashSet<String> = HashSet::new();
     let depths = depths(tokens);
-    let groups = group_ends(tokens);
-    for i in 0..n {
+    let ctes = cte_names(&s, &depths, &group_ends(tokens));
+    let mut w = Walk::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        i = w.step(&s, i, &depths, &ctes, &mut f);
+    }
+    if w.aggregate && !w.group_by {
+        push_reason(&mut f, StateReason::GlobalAggregate);
+    }
+    if w.group_by {
+        push_reason(&mut f, StateReason::GroupAggregate);
+    }
+    sinks(&s, &mut f);
+    // A stateful operator without `SELECT` (`INSERT INTO t SELEC … GROUP BY …`) is a query all the same.
+    f.writes_query = (w.has_select || !f.reasons.is_empty())
+        && matches!(
+            f.kind,
+            Some(
+                StatementKind::Insert
+                    | StatementKind::Ctas
+                    | StatementKind::CreateView
+                    | StatementKind::CreateMaterializedTable
+                    | StatementKind::StatementSet
+            )
+        );
+    if matches!(f.kind, Some(StatementKind::Select)) {
+        f.reasons.clear();
+    }
+    f
+}
+
+/// CTE names: `WITH name [(cols)] AS (` … `, name [(cols)] AS (`.
+fn cte_names(s: &Scan, depths: &[usize], groups: &[usize]) -> HashSet<String> {
+    let mut ctes = HashSet::new();
+    for i in 0..s.t.len() {
         if s.kw(i, Keyword::WITH) && s.tok(i + 1) != Some(&Token::LParen) {
             let d = depths[i];
             let mut j = i + 1;
@@ -117,95 +146,136 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             }
         }
     }
+    ctes
+}
 
-    // Paren openers: the word before each `(`, to know which function a `FROM` sits in.
-    let mut openers: Vec<Option<String>> = Vec::new();
-    // For each open group (and the statement itself, first): whether it holds a query (`(SELECT`, `(WITH`),
-    // where an `ORDER BY` sorts the query's rows (not a window's or an aggregate's arguments).
-    let mut query_group: Vec<bool> = vec![true];
-    let mut in_from: Vec<bool> = vec![false];
-    let mut group_by = false;
-    let mut aggregate = false;
-    let mut has_select = false;
-    let mut relations_in_list: Vec<usize> = vec![0];
-    let mut i = 0;
-    while i < n {
-        let tok = &tokens[i].token;
-        match tok {
+/// The token walk that finds relations (sources, joins) and the keyword-level state estimate. Its
+/// stacks have one entry per open parenthesis group, the statement itself first.
+struct Walk {
+    /// The word before each open `(`, to know which function a `FROM` sits in.
+    openers: Vec<Option<String>>,
+    /// Whether each open group holds a query (`(SELECT`, `(WITH`), where an `ORDER BY` sorts the
+    /// query's rows (not a window's or an aggregate's arguments).
+    query_group: Vec<bool>,
+    /// Whether each open group is in a `FROM` list.
+    in_from: Vec<bool>,
+    /// Relations seen in each open group's current `FROM` list.
+    relations_in_list: Vec<usize>,
+    group_by: bool,
+    aggregate: bool,
+    has_select: bool,
+}
+
+impl Walk {
+    fn new() -> Walk {
+        Walk {
+            openers: Vec::new(),
+            query_group: vec![true],
+            in_from: vec![false],
+            relations_in_list: vec![0],
+            group_by: false,
+            aggregate: false,
+            has_select: false,
+        }
+    }
+
+    /// Reads the token at `i` into `f`; returns the index of the next token to read (past a
+    /// relation's name and alias when one starts here).
+    fn step(
+        &mut self,
+        s: &Scan,
+        i: usize,
+        depths: &[usize],
+        ctes: &HashSet<String>,
+        f: &mut Facts,
+    ) -> usize {
+        match &s.t[i].token {
             Token::LParen => {
-                let opener = if i > 0 {
-                    s.word(i - 1).map(|w| w.value.to_ascii_uppercase())
-                } else {
-                    None
-                };
-                if let Some(o) = &opener
-                    && state::is_aggregate(o)
-                {
-                    aggregate = true;
-                }
-                openers.push(opener);
-                query_group.push(s.kw(i + 1, Keyword::SELECT) || s.kw(i + 1, Keyword::WITH));
-                in_from.push(false);
-                relations_in_list.push(0);
-                i += 1;
-                continue;
+                self.open(s, i);
+                return i + 1;
             }
             Token::RParen => {
-                openers.pop();
-                if query_group.len() > 1 {
-                    query_group.pop();
-                }
-                if in_from.len() > 1 {
-                    in_from.pop();
-                }
-                if let Some(c) = (relations_in_list.len() > 1)
-                    .then(|| relations_in_list.pop())
-                    .flatten()
-                    && c > 1
-                {
-                    push_reason(&mut f, StateReason::RegularJoin);
-                }
-                i += 1;
-                continue;
+                self.close(f);
+                return i + 1;
             }
             _ => {}
         }
-        let top = in_from.len() - 1;
-        let mut relation_at = None;
+        let relation_at = self.clause(s, i, depths, ctes, f);
+        self.state_keywords(s, i, f);
+        match relation_at.and_then(|j| self.relation(s, i, j, ctes, f)) {
+            Some(after) => after,
+            None => i + 1,
+        }
+    }
+
+    /// An opening `(` at `i`.
+    fn open(&mut self, s: &Scan, i: usize) {
+        let opener = if i > 0 {
+            s.word(i - 1).map(|w| w.value.to_ascii_uppercase())
+        } else {
+            None
+        };
+        if let Some(o) = &opener
+            && state::is_aggregate(o)
+        {
+            self.aggregate = true;
+        }
+        self.openers.push(opener);
+        self.query_group
+            .push(s.kw(i + 1, Keyword::SELECT) || s.kw(i + 1, Keyword::WITH));
+        self.in_from.push(false);
+        self.relations_in_list.push(0);
+    }
+
+    /// A closing `)`: a group that listed two relations or more joined them.
+    fn close(&mut self, f: &mut Facts) {
+        self.openers.pop();
+        if self.query_group.len() > 1 {
+            self.query_group.pop();
+        }
+        if self.in_from.len() > 1 {
+            self.in_from.pop();
+        }
+        if let Some(c) = (self.relations_in_list.len() > 1)
+            .then(|| self.relations_in_list.pop())
+            .flatten()
+            && c > 1
+        {
+            push_reason(f, StateReason::RegularJoin);
+        }
+    }
+
+    /// The clause keyword at `i` (`FROM`, `JOIN`, a list comma, `TABLE t`, `LIKE`, a clause that
+    /// ends a `FROM` list): joins counted, `TABLE`/`LIKE` sources added; returns where a relation
+    /// starts when one follows.
+    fn clause(
+        &mut self,
+        s: &Scan,
+        i: usize,
+        depths: &[usize],
+        ctes: &HashSet<String>,
+        f: &mut Facts,
+    ) -> Option<usize> {
+        let tok = &s.t[i].token;
+        let top = self.in_from.len() - 1;
         if s.kw(i, Keyword::FROM) {
-            let in_function = openers
+            let in_function = self
+                .openers
                 .last()
                 .and_then(|o| o.as_deref())
                 .is_some_and(|o| FROM_FUNCTIONS.contains(&o));
             let after_distinct =
                 i > 0 && (s.kw(i - 1, Keyword::DISTINCT) || s.is(i - 1, "METADATA"));
             if !in_function && !after_distinct {
-                in_from[top] = true;
-                relations_in_list[top] = 0;
-                relation_at = Some(i + 1);
+                self.in_from[top] = true;
+                self.relations_in_list[top] = 0;
+                return Some(i + 1);
             }
         } else if s.kw(i, Keyword::JOIN) {
-            relation_at = Some(i + 1);
-            let next_correlated = s.kw(i + 1, Keyword::LATERAL) || s.kw(i + 1, Keyword::UNNEST);
-            let before = |k: Keyword| (1..=2).any(|b| i >= b && s.kw(i - b, k));
-            let cross = before(Keyword::CROSS);
-            // Counted by JOIN keyword, as shift_left's complexity block does (cross joins excluded).
-            if before(Keyword::LEFT) {
-                f.joins.left += 1;
-            } else if before(Keyword::RIGHT) {
-                f.joins.right += 1;
-            } else if before(Keyword::FULL) {
-                f.joins.outer += 1;
-            } else if before(Keyword::INNER) {
-                f.joins.inner += 1;
-            } else if !cross {
-                f.joins.regular += 1;
-            }
-            if !(next_correlated || cross || temporal_after(&s, i + 1)) {
-                push_reason(&mut f, StateReason::RegularJoin);
-            }
-        } else if *tok == Token::Comma && in_from[top] {
-            relation_at = Some(i + 1);
+            count_join(s, i, f);
+            return Some(i + 1);
+        } else if *tok == Token::Comma && self.in_from[top] {
+            return Some(i + 1);
         } else if s.kw(i, Keyword::TABLE)
             && s.word(i + 1).is_some()
             && s.tok(i + 2) != Some(&Token::LParen)
@@ -220,7 +290,7 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
                 || s.kw(i - 1, Keyword::OVERWRITE)
                 || s.kw(i - 1, Keyword::INSERT);
             if !prev_create && let Some((r, _)) = s.name(i + 1) {
-                add_source(&mut f, r, &ctes);
+                add_source(f, r, ctes);
             }
         } else if s.kw(i, Keyword::LIKE)
             && depths[i] == 0
@@ -247,26 +317,31 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
         .iter()
         .any(|k| s.kw(i, *k))
         {
-            in_from[top] = false;
+            self.in_from[top] = false;
         } else if *tok == Token::SemiColon {
-            in_from.iter_mut().for_each(|b| *b = false);
+            self.in_from.iter_mut().for_each(|b| *b = false);
         }
+        None
+    }
 
-        // Keyword-level state estimate.
+    /// Keyword-level state estimate at `i`: `GROUP BY`, `SELECT DISTINCT`, `OVER` (Top-N when a
+    /// ranking function precedes it), `MATCH_RECOGNIZE`, a query's `ORDER BY`, `UNION`/`INTERSECT`/
+    /// `EXCEPT` without `ALL`, `IN (SELECT`/`EXISTS (SELECT`.
+    fn state_keywords(&mut self, s: &Scan, i: usize, f: &mut Facts) {
         if s.kw(i, Keyword::GROUP) && s.kw(i + 1, Keyword::BY) {
-            group_by = true;
+            self.group_by = true;
         }
         if s.kw(i, Keyword::SELECT) {
-            has_select = true;
+            self.has_select = true;
             if s.kw(i + 1, Keyword::DISTINCT) {
-                push_reason(&mut f, StateReason::Distinct);
+                push_reason(f, StateReason::Distinct);
             }
         }
         if s.kw(i, Keyword::OVER) {
             let ranking = (1..=4)
                 .any(|b| i >= b && s.word(i - b).is_some_and(|w| state::is_ranking(&w.value)));
             push_reason(
-                &mut f,
+                f,
                 if ranking {
                     StateReason::TopN
                 } else {
@@ -275,68 +350,99 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             );
         }
         if s.kw(i, Keyword::MATCH_RECOGNIZE) {
-            push_reason(&mut f, StateReason::MatchRecognize);
+            push_reason(f, StateReason::MatchRecognize);
         }
-        if s.kw(i, Keyword::ORDER) && s.kw(i + 1, Keyword::BY) && query_group.last() == Some(&true)
+        if s.kw(i, Keyword::ORDER)
+            && s.kw(i + 1, Keyword::BY)
+            && self.query_group.last() == Some(&true)
         {
-            push_reason(&mut f, StateReason::Sort);
+            push_reason(f, StateReason::Sort);
         }
         if (s.kw(i, Keyword::UNION) && !s.kw(i + 1, Keyword::ALL))
             || ((s.kw(i, Keyword::INTERSECT) || s.kw(i, Keyword::EXCEPT))
                 && !s.kw(i + 1, Keyword::ALL))
         {
-            push_reason(&mut f, StateReason::Union);
+            push_reason(f, StateReason::Union);
         }
         if (s.kw(i, Keyword::IN) || s.kw(i, Keyword::EXISTS))
             && s.tok(i + 1) == Some(&Token::LParen)
             && (s.kw(i + 2, Keyword::SELECT) || s.kw(i + 2, Keyword::WITH))
         {
-            push_reason(&mut f, StateReason::SubqueryJoin);
+            push_reason(f, StateReason::SubqueryJoin);
         }
+    }
 
-        if let Some(j) = relation_at {
-            if let Some(w) = s.word(j)
-                && is_reserved_word(w.value.as_str(), w.quote_style)
-                && !matches!(
-                    w.keyword,
-                    Keyword::LATERAL
-                        | Keyword::UNNEST
-                        | Keyword::TABLE
-                        | Keyword::SELECT
-                        | Keyword::VALUES
-                )
-            {
-                // `FROM GROUP BY …`, `JOIN ON …`: the table name is missing, the keyword is not one.
-                if let Some((r, _)) = s.name(j) {
-                    f.rejected.push(r);
-                }
-            } else if let Some((r, after)) = relation(&s, j) {
-                relations_in_list[top] += 1;
-                if relations_in_list[top] == 2 && *tok == Token::Comma {
-                    push_reason(&mut f, StateReason::RegularJoin);
-                }
-                if temporal_after(&s, j) {
-                    f.temporal.push(r.name.clone());
-                    push_reason(&mut f, StateReason::TemporalJoin);
-                }
-                add_source(&mut f, r, &ctes);
-                i = after;
-                continue;
-            } else if s.tok(j) == Some(&Token::LParen) {
-                relations_in_list[top] += 1;
+    /// The relation that starts at `j` (after the clause token at `i`): a source (with a temporal
+    /// join noted), a missing name (a reserved word where the name should be: rejected), or a
+    /// parenthesised one counted. Returns the index past the relation when a name was read.
+    fn relation(
+        &mut self,
+        s: &Scan,
+        i: usize,
+        j: usize,
+        ctes: &HashSet<String>,
+        f: &mut Facts,
+    ) -> Option<usize> {
+        let top = self.in_from.len() - 1;
+        if let Some(w) = s.word(j)
+            && is_reserved_word(w.value.as_str(), w.quote_style)
+            && !matches!(
+                w.keyword,
+                Keyword::LATERAL
+                    | Keyword::UNNEST
+                    | Keyword::TABLE
+                    | Keyword::SELECT
+                    | Keyword::VALUES
+            )
+        {
+            // `FROM GROUP BY …`, `JOIN ON …`: the table name is missing, the keyword is not one.
+            if let Some((r, _)) = s.name(j) {
+                f.rejected.push(r);
             }
+        } else if let Some((r, after)) = relation(s, j) {
+            self.relations_in_list[top] += 1;
+            if self.relations_in_list[top] == 2 && s.t[i].token == Token::Comma {
+                push_reason(f, StateReason::RegularJoin);
+            }
+            if temporal_after(s, j) {
+                f.temporal.push(r.name.clone());
+                push_reason(f, StateReason::TemporalJoin);
+            }
+            add_source(f, r, ctes);
+            return Some(after);
+        } else if s.tok(j) == Some(&Token::LParen) {
+            self.relations_in_list[top] += 1;
         }
-        i += 1;
+        None
     }
-    if aggregate && !group_by {
-        push_reason(&mut f, StateReason::GlobalAggregate);
-    }
-    if group_by {
-        push_reason(&mut f, StateReason::GroupAggregate);
-    }
+}
 
-    // Sinks.
-    for i in 0..n {
+/// The `JOIN` at `i`, counted by its kind as shift_left's complexity block does (cross joins
+/// excluded); a regular join (not correlated, cross or temporal) holds state.
+fn count_join(s: &Scan, i: usize, f: &mut Facts) {
+    let next_correlated = s.kw(i + 1, Keyword::LATERAL) || s.kw(i + 1, Keyword::UNNEST);
+    let before = |k: Keyword| (1..=2).any(|b| i >= b && s.kw(i - b, k));
+    let cross = before(Keyword::CROSS);
+    if before(Keyword::LEFT) {
+        f.joins.left += 1;
+    } else if before(Keyword::RIGHT) {
+        f.joins.right += 1;
+    } else if before(Keyword::FULL) {
+        f.joins.outer += 1;
+    } else if before(Keyword::INNER) {
+        f.joins.inner += 1;
+    } else if !cross {
+        f.joins.regular += 1;
+    }
+    if !(next_correlated || cross || temporal_after(s, i + 1)) {
+        push_reason(f, StateReason::RegularJoin);
+    }
+}
+
+/// The sinks: `INSERT INTO|OVERWRITE [TABLE] t`, and the table or view a `CREATE [OR REPLACE]
+/// [TEMPORARY] [MATERIALIZED] TABLE|VIEW [IF NOT EXISTS] t` defines (its temporariness noted).
+fn sinks(s: &Scan, f: &mut Facts) {
+    for i in 0..s.t.len() {
         if s.kw(i, Keyword::INSERT)
             && (s.kw(i + 1, Keyword::INTO) || s.kw(i + 1, Keyword::OVERWRITE))
         {
@@ -347,7 +453,7 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             };
             if let Some((r, after)) = s.name(j) {
                 let bare = after == j + 1 && s.word(j).is_some_and(|w| w.quote_style.is_none());
-                push_sink(&mut f, r, bare, false);
+                push_sink(f, r, bare, false);
             }
         }
     }
@@ -369,26 +475,10 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
             }
             if let Some((r, after)) = s.name(j) {
                 let bare = after == j + 1 && s.word(j).is_some_and(|w| w.quote_style.is_none());
-                push_sink(&mut f, r, bare, true);
+                push_sink(f, r, bare, true);
             }
         }
     }
-    // A stateful operator without `SELECT` (`INSERT INTO t SELEC … GROUP BY …`) is a query all the same.
-    f.writes_query = (has_select || !f.reasons.is_empty())
-        && matches!(
-            f.kind,
-            Some(
-                StatementKind::Insert
-                    | StatementKind::Ctas
-                    | StatementKind::CreateView
-                    | StatementKind::CreateMaterializedTable
-                    | StatementKind::StatementSet
-            )
-        );
-    if matches!(f.kind, Some(StatementKind::Select)) {
-        f.reasons.clear();
-    }
-    f
 }
 
 /// A sink name (`bare`: one unquoted word), unless it is a reserved word (`create table by pgadmin` in a
