@@ -16,7 +16,7 @@ use super::status::{blue_green_statements, green_statements, orphans};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
 use crate::plan::StatementNaming;
-use crate::target::Phase;
+use crate::target::{Phase, StatementState};
 use crate::versioning::record::{BlueGreenRecord, Decommission, StatementRole};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -236,59 +236,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         .iter()
         .filter(|r| r.is_open_in(&naming.prefix))
         .collect();
-    // The green successors of each blue statement, over every table (of every open release) whose
-    // blue statements include it: a statement set writing two tables has the greens of both.
-    let mut successors: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
-    // The blockers of each blue statement, over every table it writes or declares.
-    let mut blockers: BTreeMap<String, Vec<Blocker>> = BTreeMap::new();
-    for release in &open {
-        for t in &release.tables {
-            let table_blockers = found
-                .of(&t.blue_table_name)
-                .map(readers::TableReaders::blockers)
-                .unwrap_or_default();
-            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
-                let list = blockers.entry(blue.name).or_default();
-                for b in &table_blockers {
-                    let leaving = matches!(b, Blocker::RunningStatement { statement, .. } if going.contains(statement));
-                    if !leaving && !list.contains(b) {
-                        list.push(b.clone());
-                    }
-                }
-            }
-            let mut greens = green_statements(&naming, &release.statement_prefix, t);
-            // A green table with a job is ready when its jobs run (its declaration may have been
-            // deleted once COMPLETED, as Confluent users do); one without a job needs its
-            // declaration COMPLETED.
-            if greens.iter().any(|g| g.role == StatementRole::Job) {
-                greens.retain(|g| g.role == StatementRole::Job);
-            }
-            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
-                let list = successors.entry(blue.name).or_default();
-                if greens.is_empty() {
-                    list.push(GreenSuccessor {
-                        statement: String::new(),
-                        phase: None,
-                        needed: Phase::Running,
-                    });
-                }
-                for g in &greens {
-                    if list.iter().any(|s| s.statement == g.name) {
-                        continue;
-                    }
-                    let needed = match g.role {
-                        StatementRole::Job => Phase::Running,
-                        StatementRole::Declaration => Phase::Completed,
-                    };
-                    list.push(GreenSuccessor {
-                        statement: g.name.clone(),
-                        phase: live.get(&g.name).map(|s| s.phase.clone()),
-                        needed,
-                    });
-                }
-            }
-        }
-    }
+    let (successors, mut blockers) = successors_and_blockers(&open, &naming, &found, &going, &live);
     let mut refused = Vec::new();
     for release in &open {
         releases.push(release.created_at.clone());
@@ -299,30 +247,9 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                 if !seen.insert(blue.clone()) {
                     continue;
                 }
-                let reason = if let Some(owner) = owned.get(&blue) {
-                    Some(format!("owned by table {owner} of the tree"))
-                } else {
-                    match live.get(&blue) {
-                        None => Some("absent".to_string()),
-                        Some(s)
-                            if req.verb == StatementVerb::Stop
-                                && recorded.role == StatementRole::Declaration =>
-                        {
-                            Some(format!(
-                                "declares the table, runs no job ({}): nothing to stop",
-                                s.phase
-                            ))
-                        }
-                        Some(s)
-                            if req.verb == StatementVerb::Stop
-                                && matches!(s.phase, Phase::Stopped) =>
-                        {
-                            Some("already STOPPED".to_string())
-                        }
-                        Some(_) => None,
-                    }
-                };
-                if let Some(reason) = reason {
+                if let Some(reason) =
+                    left_alone_because(owned.get(&blue), live.get(&blue), req.verb, recorded.role)
+                {
                     left_alone.push(LeftAlone {
                         statement: blue,
                         reason,
@@ -428,6 +355,102 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             forced: req.force,
         },
     })
+}
+
+/// For each blue statement of the open releases: its green successors, over every table whose blue
+/// statements include it (a statement set writing two tables has the greens of both), and its
+/// blockers, over every table it writes or declares (the readers of those blue tables, except the
+/// statements `going` in the same run).
+fn successors_and_blockers(
+    open: &[&crate::versioning::record::Release],
+    naming: &StatementNaming,
+    found: &ReadersReport,
+    going: &BTreeSet<String>,
+    live: &BTreeMap<String, StatementState>,
+) -> (
+    BTreeMap<String, Vec<GreenSuccessor>>,
+    BTreeMap<String, Vec<Blocker>>,
+) {
+    // The green successors of each blue statement, over every table (of every open release) whose
+    // blue statements include it: a statement set writing two tables has the greens of both.
+    let mut successors: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
+    // The blockers of each blue statement, over every table it writes or declares.
+    let mut blockers: BTreeMap<String, Vec<Blocker>> = BTreeMap::new();
+    for release in open {
+        for t in &release.tables {
+            let table_blockers = found
+                .of(&t.blue_table_name)
+                .map(readers::TableReaders::blockers)
+                .unwrap_or_default();
+            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                let list = blockers.entry(blue.name).or_default();
+                for b in &table_blockers {
+                    let leaving = matches!(b, Blocker::RunningStatement { statement, .. } if going.contains(statement));
+                    if !leaving && !list.contains(b) {
+                        list.push(b.clone());
+                    }
+                }
+            }
+            let mut greens = green_statements(&naming, &release.statement_prefix, t);
+            // A green table with a job is ready when its jobs run (its declaration may have been
+            // deleted once COMPLETED, as Confluent users do); one without a job needs its
+            // declaration COMPLETED.
+            if greens.iter().any(|g| g.role == StatementRole::Job) {
+                greens.retain(|g| g.role == StatementRole::Job);
+            }
+            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                let list = successors.entry(blue.name).or_default();
+                if greens.is_empty() {
+                    list.push(GreenSuccessor {
+                        statement: String::new(),
+                        phase: None,
+                        needed: Phase::Running,
+                    });
+                }
+                for g in &greens {
+                    if list.iter().any(|s| s.statement == g.name) {
+                        continue;
+                    }
+                    let needed = match g.role {
+                        StatementRole::Job => Phase::Running,
+                        StatementRole::Declaration => Phase::Completed,
+                    };
+                    list.push(GreenSuccessor {
+                        statement: g.name.clone(),
+                        phase: live.get(&g.name).map(|s| s.phase.clone()),
+                        needed,
+                    });
+                }
+            }
+        }
+    }
+    (successors, blockers)
+}
+
+/// Why the blue statement is not touched, if it is not: the tree owns it (a table of the tree is
+/// named so), it is absent, or `stop` has nothing to stop (a declaration, or STOPPED already).
+fn left_alone_because(
+    owner: Option<&String>,
+    live: Option<&StatementState>,
+    verb: StatementVerb,
+    role: StatementRole,
+) -> Option<String> {
+    if let Some(owner) = owner {
+        return Some(format!("owned by table {owner} of the tree"));
+    }
+    match live {
+        None => Some("absent".to_string()),
+        Some(s) if verb == StatementVerb::Stop && role == StatementRole::Declaration => {
+            Some(format!(
+                "declares the table, runs no job ({}): nothing to stop",
+                s.phase
+            ))
+        }
+        Some(s) if verb == StatementVerb::Stop && matches!(s.phase, Phase::Stopped) => {
+            Some("already STOPPED".to_string())
+        }
+        Some(_) => None,
+    }
 }
 
 /// Adds, to the blockers of the blue statements of every parent of `t`'s green table that is a
