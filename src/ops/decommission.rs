@@ -382,7 +382,7 @@ fn successors_and_blockers(
                 .of(&t.blue_table_name)
                 .map(readers::TableReaders::blockers)
                 .unwrap_or_default();
-            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+            for (blue, _) in blue_green_statements(naming, &release.statement_prefix, t) {
                 let list = blockers.entry(blue.name).or_default();
                 for b in &table_blockers {
                     let leaving = matches!(b, Blocker::RunningStatement { statement, .. } if going.contains(statement));
@@ -391,14 +391,14 @@ fn successors_and_blockers(
                     }
                 }
             }
-            let mut greens = green_statements(&naming, &release.statement_prefix, t);
+            let mut greens = green_statements(naming, &release.statement_prefix, t);
             // A green table with a job is ready when its jobs run (its declaration may have been
             // deleted once COMPLETED, as Confluent users do); one without a job needs its
             // declaration COMPLETED.
             if greens.iter().any(|g| g.role == StatementRole::Job) {
                 greens.retain(|g| g.role == StatementRole::Job);
             }
-            for (blue, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+            for (blue, _) in blue_green_statements(naming, &release.statement_prefix, t) {
                 let list = successors.entry(blue.name).or_default();
                 if greens.is_empty() {
                     list.push(GreenSuccessor {
