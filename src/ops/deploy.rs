@@ -247,13 +247,16 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         }
     }
     if req.dry_run {
-        let checks = preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options);
+        let verdicts = preflight::engine_verdicts(&c, &rt, &nodes, &live);
+        let checks =
+            preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options, &verdicts);
         return Ok(DeployOutcome::DryRun(dry_run(
             &plan,
             &nodes,
             &live,
             &options,
             crate::deploy::executor::Known::of_target(c.target.as_ref()),
+            &verdicts,
             DryRunExtras {
                 checks,
                 capacity,
@@ -600,6 +603,7 @@ fn dry_run(
     live: &BTreeMap<String, StatementState>,
     options: &DeployOptions,
     known: crate::deploy::executor::Known,
+    verdicts: &preflight::EngineVerdicts,
     extras: DryRunExtras,
 ) -> DryRun {
     use crate::deploy::executor::{Refusal, StepPlan, decide};
@@ -626,7 +630,7 @@ fn dry_run(
                         .map(|l| l.phase.to_string())
                         .unwrap_or_else(|| "absent".into());
                     let decided = (n.action != plan::Action::Skip)
-                        .then(|| preflight::intended(existing, n, s, options, known));
+                        .then(|| preflight::intended(existing, n, s, options, known, verdicts));
                     let what = match decided {
                         None => "skip".to_string(),
                         Some(d) => match d {

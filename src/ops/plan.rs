@@ -76,7 +76,15 @@ pub fn build_execution_plan(
         let env = crate::deploy::env_sql::EnvSql::from_config(&cfg, &crate::config::process_env)?;
         let nodes = crate::deploy::spec::deploy_nodes(&project, &plan, &env)?;
         super::preflight::one_writer(&cfg, &project, &nodes, live)?;
-        mark_in_place(&cfg, &mut plan, &nodes, live);
+        // On the SQL Gateway the planner judges each changed restarted job, as the deploy will.
+        let verdicts = if TargetKind::of(&cfg) == TargetKind::SqlGateway {
+            let c = target::connect(&cfg, Some(&project))?;
+            let rt = target::runtime()?;
+            super::preflight::engine_verdicts(&c, &rt, &nodes, live)
+        } else {
+            Default::default()
+        };
+        mark_in_place(&cfg, &mut plan, &nodes, live, &verdicts);
     }
     Ok(plan)
 }
@@ -154,14 +162,16 @@ fn warn_status_file(
 
 /// Marks the restarted tables whose running job the deploy would take over from a savepoint
 /// ([`PlanNode::in_place`]), by the executor's own decision
-/// ([`crate::deploy::executor::decide::decide`]) on the live statements.
+/// ([`crate::deploy::executor::decide::decide`]) on the live statements, with the target's
+/// planner's verdicts (`verdicts`).
 fn mark_in_place(
     cfg: &Config,
     plan: &mut ExecutionPlan,
     nodes: &[crate::deploy::DeployNode],
     live: &std::collections::BTreeMap<String, crate::target::StatementState>,
+    verdicts: &super::preflight::EngineVerdicts,
 ) {
-    use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
+    use crate::deploy::executor::{DeployOptions, Known, StepPlan};
     let kind = TargetKind::of(cfg);
     let known = Known {
         carry_over: kind == TargetKind::ConfluentCloud,
@@ -174,7 +184,7 @@ fn mark_in_place(
             continue;
         }
         pn.in_place = n.steps.iter().find_map(|s| {
-            match decide::decide(live.get(&s.spec.name), s, n, &options, known) {
+            match super::preflight::intended(live.get(&s.spec.name), n, s, &options, known, verdicts) {
                 StepPlan::SavepointRestart { restore, .. } => Some(restore),
                 _ => None,
             }

@@ -18,7 +18,7 @@ use super::capacity::{self, Capacity};
 use super::target::{Connected, TargetKind};
 use super::{Context, OpsError};
 use crate::deploy::DeployNode;
-use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide};
+use crate::deploy::executor::{DeployOptions, Known, StepPlan, decide, verdict};
 use crate::plan::{Action, Cause, ExecutionPlan};
 use crate::target::cloud::{self, CloudClient};
 use crate::target::gateway::catalog;
@@ -60,15 +60,52 @@ impl ServerCheck {
 }
 
 /// What the executor would do with a statement, for a dry run and the capacity estimate (from the
-/// same pure decision).
+/// same pure decision), with the target's planner's verdict on it when [`engine_verdicts`] has one.
 pub fn intended(
     existing: Option<&StatementState>,
     node: &DeployNode,
     step: &crate::deploy::Step,
     options: &DeployOptions,
     known: Known,
+    verdicts: &EngineVerdicts,
 ) -> StepPlan {
+    let known = Known {
+        engine_verdict: verdicts.get(&step.spec.name).copied(),
+        ..known
+    };
     decide::decide(existing, step, node, options, known)
+}
+
+/// The target's planner's upgrade verdicts: statement name → verdict.
+pub type EngineVerdicts = BTreeMap<String, crate::changes::upgrade::Verdict>;
+
+/// The verdicts of the target's planner ([`verdict::engine_verdict`]) on every step whose decision
+/// weighs one ([`verdict::asks_for_engine_verdict`]: a restarted DML with new SQL on the SQL
+/// Gateway), so that a plan and a dry run say what the deploy will do. A step the planner could
+/// not judge has no entry (the SQL front end's verdict stands). Costs two compilations per such
+/// step (a few seconds each on the local Flink); none on a target without a planner.
+pub fn engine_verdicts(
+    c: &Connected,
+    rt: &tokio::runtime::Runtime,
+    nodes: &[DeployNode],
+    live: &BTreeMap<String, StatementState>,
+) -> EngineVerdicts {
+    let known = Known::of_target(c.target.as_ref());
+    let mut out = EngineVerdicts::new();
+    for n in nodes {
+        for s in &n.steps {
+            let Some(existing) = live.get(&s.spec.name) else {
+                continue;
+            };
+            if verdict::asks_for_engine_verdict(Some(existing), s, n, known)
+                && let Some(v) =
+                    rt.block_on(verdict::engine_verdict(c.target.as_ref(), existing, &s.spec))
+            {
+                out.insert(s.spec.name.clone(), v);
+            }
+        }
+    }
+    out
 }
 
 /// Whether a decision creates a statement whose text the server should check first.
@@ -92,6 +129,7 @@ pub fn server_checks(
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
     options: &DeployOptions,
+    verdicts: &EngineVerdicts,
 ) -> BTreeMap<String, ServerCheck> {
     let known = Known::of_target(c.target.as_ref());
     // Tables this deploy defines for the first time (their DDL statement is absent and no statement
@@ -106,7 +144,7 @@ pub fn server_checks(
         }
         for s in n.steps.iter().filter(|s| !s.is_drop) {
             if matches!(
-                intended(live.get(&s.spec.name), n, s, options, known),
+                intended(live.get(&s.spec.name), n, s, options, known, verdicts),
                 StepPlan::Create
             ) {
                 for (key, name) in catalog::created_tables(&s.spec.sql) {
@@ -122,7 +160,7 @@ pub fn server_checks(
             continue;
         }
         for s in &n.steps {
-            let decided = intended(live.get(&s.spec.name), n, s, options, known);
+            let decided = intended(live.get(&s.spec.name), n, s, options, known, verdicts);
             if matches!(decided, StepPlan::DropAndRecreate) {
                 out.insert(
                     s.spec.name.clone(),

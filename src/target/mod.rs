@@ -342,6 +342,22 @@ pub trait Target: Send + Sync {
         Ok(None)
     }
 
+    /// The plan the target's own planner compiles for `spec` (an INSERT or a statement set): the
+    /// JSON of Flink's `COMPILE PLAN '<file>' FOR …`
+    /// (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/overview/>),
+    /// whose stateful exec nodes [`crate::changes::upgrade::compare_plans`] reads. `Ok(None)` when
+    /// the target has no such planner (Confluent Cloud) or the statement cannot be compiled (CTAS).
+    /// Default: `Ok(None)`.
+    ///
+    /// Errors: the planner's rejection ([`TargetError::Invalid`]), transport errors.
+    async fn compiled_plan(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<Option<serde_json::Value>, TargetError> {
+        let _ = spec;
+        Ok(None)
+    }
+
     /// Whether the target can stop a statement with a savepoint and start new SQL under the same
     /// name from it ([`Target::stop_savepoint`], [`Target::start_from_savepoint`],
     /// [`Target::restored_from`]): the SQL Gateway only.

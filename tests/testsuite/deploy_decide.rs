@@ -1125,6 +1125,82 @@ async fn a_state_compatible_change_is_upgraded_from_a_savepoint_and_a_stateless_
     assert_eq!(t.phase("dml-a"), Some(Phase::Running));
 }
 
+/// A compiled plan measured on Flink 2.2 (`tests/data/upgrade/plans/<name>.json`).
+fn measured_plan(name: &str) -> serde_json::Value {
+    let path = format!(
+        "{}/tests/data/upgrade/plans/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// On a target with a planner (the SQL Gateway), the verdict on a changed running job is the
+/// planner's, from the two compiled plans, not the SQL front end's: a change the front end calls
+/// incompatible is upgraded in place when the plans keep their state, and one it calls compatible
+/// is refused when they do not. Texts the planner cannot compile leave the front end's verdict.
+#[tokio::test(start_paused = true)]
+async fn the_planners_verdict_on_a_changed_job_outweighs_the_sql_front_ends() {
+    use flinkpipe::changes::upgrade::Verdict;
+    use flinkpipe::target::Restore;
+    let old = "INSERT INTO a SELECT k, SUM(v) FROM src GROUP BY k";
+    // The front end sees a COUNT(*) added: state-incompatible. The planner (as when the new
+    // aggregate is pruned) keeps the same state: state-compatible.
+    let counted = "INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k";
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", old, Phase::Running, &[]);
+    t.compiles(old, measured_plan("sum"));
+    t.compiles(counted, measured_plan("sum_alias"));
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = counted.into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgraded);
+    assert!(t.log().contains(&Call::StartFrom(
+        "dml-a".into(),
+        "sp-dml-a-1".into(),
+        Restore::State
+    )));
+    assert_eq!(t.compiled(), vec![old.to_string(), counted.to_string()]);
+    assert!(t.creates().is_empty() && t.deletes().is_empty());
+
+    // The front end sees aliases only: state-compatible. The planner's plans differ in their
+    // aggregate calls: state-incompatible, refused, nothing stopped.
+    let aliased = "INSERT INTO a SELECT k, SUM(v) AS total FROM src GROUP BY k";
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", old, Phase::Running, &[]);
+    t.compiles(old, measured_plan("sum"));
+    t.compiles(aliased, measured_plan("sum_count"));
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = aliased.into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(
+        matches!(
+            outcome(&r, "a"),
+            Outcome::Failed(w) if matches!(
+                w.step_error(),
+                Some(StepError::StateLoss { verdict: Verdict::StateIncompatible, .. })
+            )
+        ),
+        "{r:#?}"
+    );
+    assert!(!t.log().contains(&Call::Stop("dml-a".into())), "{:?}", t.log());
+    assert_eq!(t.phase("dml-a"), Some(Phase::Running));
+
+    // The planner cannot compile the running text (it reads a table no longer declared): the
+    // front end's verdict (aliases only: compatible) stands.
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", old, Phase::Running, &[]);
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = aliased.into();
+    let r = run(&t, &[a], JournalState::default()).await;
+    assert!(r.success(), "{r:#?}");
+    assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgraded);
+    assert_eq!(t.compiled(), vec![old.to_string()]);
+}
+
 /// The new SQL fails on its start from the savepoint (a restore the engine rejects), or runs without
 /// having restored from it: its job is removed and the old SQL starts again from the same savepoint,
 /// so nothing is lost; the node fails saying so and its children are skipped.

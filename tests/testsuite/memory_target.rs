@@ -68,6 +68,11 @@ struct Stmt {
 #[derive(Default)]
 struct State {
     statements: BTreeMap<String, Stmt>,
+    /// The compiled plan (`COMPILE PLAN` JSON) the target's planner gives each SQL text (savepoint
+    /// targets).
+    plans: BTreeMap<String, serde_json::Value>,
+    /// The SQL texts compiled, in order.
+    compiled: Vec<String>,
     /// Per-name transitions after a create (instead of → COMPLETED / → RUNNING).
     scripts: BTreeMap<String, Vec<(Phase, String)>>,
     faults: Vec<Fault>,
@@ -140,6 +145,17 @@ impl MemoryTarget {
         self.st()
             .failing_starts
             .push((sql.to_string(), detail.to_string()));
+    }
+
+    /// The planner compiles `sql` into `plan` (a savepoint target: as the SQL Gateway's `COMPILE
+    /// PLAN`); other texts cannot be compiled.
+    pub fn compiles(&self, sql: &str, plan: serde_json::Value) {
+        self.st().plans.insert(sql.to_string(), plan);
+    }
+
+    /// The SQL texts the planner was asked to compile, in order.
+    pub fn compiled(&self) -> Vec<String> {
+        self.st().compiled.clone()
     }
 
     /// Jobs started from a savepoint with SQL containing `sql` run but restore no state.
@@ -569,6 +585,24 @@ impl Target for MemoryTarget {
 
     fn supports_savepoint_restart(&self) -> bool {
         self.savepoints
+    }
+
+    async fn compiled_plan(
+        &self,
+        spec: &StatementSpec,
+    ) -> Result<Option<serde_json::Value>, TargetError> {
+        if !self.savepoints {
+            return Ok(None);
+        }
+        let mut st = self.st();
+        st.compiled.push(spec.sql.clone());
+        match st.plans.get(&spec.sql) {
+            Some(p) => Ok(Some(p.clone())),
+            None => Err(TargetError::Invalid(format!(
+                "cannot compile: {}",
+                spec.sql
+            ))),
+        }
     }
 
     async fn stop_savepoint(&self, name: &str) -> Result<Option<String>, TargetError> {

@@ -43,6 +43,9 @@ pub struct Known {
     /// The target can stop with a savepoint and start new SQL from it
     /// ([`crate::target::Target::supports_savepoint_restart`]).
     pub savepoint_restart: bool,
+    /// The target's planner's verdict on the running text against the new one
+    /// ([`super::verdict::engine_verdict`]), when it gave one; else the SQL front end's is used.
+    pub engine_verdict: Option<Verdict>,
 }
 
 impl Known {
@@ -226,7 +229,7 @@ pub fn decide(
         && matches!(s.phase, Phase::Running | Phase::Stopped)
     {
         use crate::target::Restore;
-        let verdict = running_verdict(&s.sql, &spec.sql);
+        let verdict = running_verdict(known, &s.sql, &spec.sql);
         let restore = match verdict {
             Verdict::Unchanged | Verdict::StateCompatible => Some(Restore::State),
             Verdict::Stateless => Some(Restore::Offsets),
@@ -252,7 +255,7 @@ pub fn decide(
         && !node.upsert_sink
         && known.carry_over
         && (live || s.phase == Phase::Stopped)
-        && running_verdict(&s.sql, &spec.sql) == Verdict::Stateless
+        && running_verdict(known, &s.sql, &spec.sql) == Verdict::Stateless
     {
         return StepPlan::CarryOver;
     }
@@ -265,7 +268,7 @@ pub fn decide(
         && (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
         && !state_loss_allowed(options, node, spec)
     {
-        let verdict = running_verdict(&s.sql, &spec.sql);
+        let verdict = running_verdict(known, &s.sql, &spec.sql);
         // Both texts read exactly and neither keeps state: nothing to lose.
         if verdict != Verdict::Stateless {
             return StepPlan::Refuse(Refusal::StateLoss { verdict });
@@ -287,12 +290,15 @@ fn state_loss_allowed(options: &DeployOptions, node: &DeployNode, spec: &Stateme
         .any(|a| a == "all" || a.eq_ignore_ascii_case(&node.table) || *a == spec.name)
 }
 
-/// The upgrade verdict of the running text against the new one, by the SQL front end
+/// The upgrade verdict of the running text against the new one: the target's planner's when it gave
+/// one ([`Known::engine_verdict`]), else the SQL front end's
 /// ([`crate::changes::upgrade::compare_sql`]); `unknown` for a running text without a statement (the
 /// SQL Gateway's jobs deployed before their text travelled with them). `stateless` only when both
 /// read exactly.
-fn running_verdict(old: &str, new: &str) -> Verdict {
-    if crate::sql::analyze(old).statements.is_empty() {
+fn running_verdict(known: Known, old: &str, new: &str) -> Verdict {
+    if let Some(v) = known.engine_verdict {
+        v
+    } else if crate::sql::analyze(old).statements.is_empty() {
         Verdict::Unknown
     } else {
         crate::changes::upgrade::compare_sql(old, new).verdict
@@ -397,6 +403,7 @@ mod tests {
         handover_pending: false,
         carry_over: true,
         savepoint_restart: false,
+        engine_verdict: None,
     };
 
     const GATEWAY: Known = Known {
@@ -404,6 +411,7 @@ mod tests {
         handover_pending: false,
         carry_over: false,
         savepoint_restart: true,
+        engine_verdict: None,
     };
 
     /// Every phase a statement can be in, with the same SQL, for each plan action and kind.

@@ -158,11 +158,18 @@ pub(super) async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> S
     let handover_pending =
         decide::handover_candidate(existing.as_ref(), spec, ctx.resume.ours.contains(&temp))
             && matches!(ctx.get(&temp, ctx.deadline()).await, Ok(Some(_)));
-    let known = Known {
+    let mut known = Known {
         ours: ctx.resume.ours.contains(&spec.name),
         handover_pending,
         ..Known::of_target(ctx.target)
     };
+    if let Some(s) = existing.as_ref()
+        && super::verdict::asks_for_engine_verdict(Some(s), step, node, known)
+    {
+        ctx.progress
+            .statement(table, &spec.name, "compiling the running and the new SQL");
+        known.engine_verdict = super::verdict::engine_verdict(ctx.target, s, spec).await;
+    }
     let plan = decide::decide(existing.as_ref(), step, node, ctx.options, known);
     apply(ctx, table, spec, existing, plan).await
 }

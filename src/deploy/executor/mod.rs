@@ -37,6 +37,7 @@ pub mod decide;
 mod effects;
 pub mod error;
 mod schedule;
+pub mod verdict;
 
 pub use decide::{Known, Refusal, StepPlan};
 pub use error::{Failure, StepError};

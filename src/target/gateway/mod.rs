@@ -567,6 +567,14 @@ impl Target for GatewayTarget {
         true
     }
 
+    /// [`GatewayTarget::compile_plan`] into a temporary folder of this machine (removed after).
+    async fn compiled_plan(&self, spec: &StatementSpec) -> Result<Option<Value>, TargetError> {
+        let dir = tempfile::tempdir().map_err(|e| {
+            TargetError::Config(format!("cannot create a folder for the compiled plan: {e}"))
+        })?;
+        self.compile_plan(spec, dir.path()).await
+    }
+
     /// The savepoint of the newest job of `name` when it FINISHED by a stop with savepoint.
     async fn stop_savepoint(&self, name: &str) -> Result<Option<String>, TargetError> {
         let jobs = self.jobs().await?;
