@@ -40,7 +40,7 @@ fn section(cmd: &Command, path: &mut Vec<String>, out: &mut String) {
         .or(cmd.get_about())
         .map(|s| s.to_string());
     if let Some(about) = about {
-        let _ = writeln!(out, "{}\n", about.trim());
+        let _ = writeln!(out, "{}\n", prose(about.trim()));
     }
     // Built, each subcommand's usage already names its whole path (`flinkpipe pipeline deploy …`).
     let mut usage_cmd = cmd.clone();
@@ -75,7 +75,7 @@ fn section(cmd: &Command, path: &mut Vec<String>, out: &mut String) {
                 if about.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", first_line(&about))
+                    format!(": {}", prose(&first_line(&about)))
                 }
             );
         }
@@ -130,7 +130,7 @@ fn argument(a: &Arg) -> String {
     let mut text = head;
     let help = a.get_long_help().or(a.get_help()).map(|h| h.to_string());
     if let Some(help) = help {
-        let _ = write!(text, ": {}", one_paragraph(&help));
+        let _ = write!(text, ": {}", prose(&one_paragraph(&help)));
     }
     let mut notes = Vec::new();
     if a.is_required_set() && !names.is_empty() {
@@ -163,6 +163,25 @@ fn argument(a: &Arg) -> String {
         let _ = write!(text, " ({})", notes.join("; "));
     }
     text
+}
+
+/// A help text as markdown prose: the `<PLACEHOLDER>`s clap's texts use (`<DIR>/<table>_lineage.json`)
+/// are escaped outside code spans, so that a markdown renderer shows them instead of reading HTML.
+fn prose(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_code = false;
+    for c in s.chars() {
+        match c {
+            '`' => {
+                in_code = !in_code;
+                out.push(c);
+            }
+            '<' if !in_code => out.push_str("&lt;"),
+            '>' if !in_code => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn first_line(s: &str) -> String {
@@ -205,6 +224,14 @@ mod tests {
         }
         walk(&Cli::command(), &mut Vec::new(), &md);
         assert!(md.contains("`--output <FORMAT>`") || md.contains("`--output <OUTPUT>`"));
+    }
+
+    #[test]
+    fn placeholders_outside_code_are_escaped() {
+        assert_eq!(
+            prose("written as <DIR>/<table>.json; `a <b>` stays"),
+            "written as &lt;DIR&gt;/&lt;table&gt;.json; `a <b>` stays"
+        );
     }
 
     #[test]

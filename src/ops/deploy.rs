@@ -248,8 +248,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     }
     if req.dry_run {
         let verdicts = preflight::engine_verdicts(&c, &rt, &nodes, &live);
-        let checks =
-            preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options, &verdicts);
+        let checks = preflight::server_checks(&c, &rt, &plan, &nodes, &live, &options, &verdicts);
         return Ok(DeployOutcome::DryRun(dry_run(
             &plan,
             &nodes,

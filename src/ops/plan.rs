@@ -184,7 +184,14 @@ fn mark_in_place(
             continue;
         }
         pn.in_place = n.steps.iter().find_map(|s| {
-            match super::preflight::intended(live.get(&s.spec.name), n, s, &options, known, verdicts) {
+            match super::preflight::intended(
+                live.get(&s.spec.name),
+                n,
+                s,
+                &options,
+                known,
+                verdicts,
+            ) {
                 StepPlan::SavepointRestart { restore, .. } => Some(restore),
                 _ => None,
             }

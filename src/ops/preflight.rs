@@ -98,8 +98,11 @@ pub fn engine_verdicts(
                 continue;
             };
             if verdict::asks_for_engine_verdict(Some(existing), s, n, known)
-                && let Some(v) =
-                    rt.block_on(verdict::engine_verdict(c.target.as_ref(), existing, &s.spec))
+                && let Some(v) = rt.block_on(verdict::engine_verdict(
+                    c.target.as_ref(),
+                    existing,
+                    &s.spec,
+                ))
             {
                 out.insert(s.spec.name.clone(), v);
             }

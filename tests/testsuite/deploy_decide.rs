@@ -1185,7 +1185,11 @@ async fn the_planners_verdict_on_a_changed_job_outweighs_the_sql_front_ends() {
         ),
         "{r:#?}"
     );
-    assert!(!t.log().contains(&Call::Stop("dml-a".into())), "{:?}", t.log());
+    assert!(
+        !t.log().contains(&Call::Stop("dml-a".into())),
+        "{:?}",
+        t.log()
+    );
     assert_eq!(t.phase("dml-a"), Some(Phase::Running));
 
     // The planner cannot compile the running text (it reads a table no longer declared): the
