@@ -1045,6 +1045,22 @@ async fn a_statement_listed_late_is_waited_for_and_one_never_listed_is_reported_
     }
 }
 
+/// A target with savepoints (as the SQL Gateway) where table `a` is declared and its job runs
+/// `running`.
+fn savepoint_target_running(running: &str) -> MemoryTarget {
+    let t = MemoryTarget::with_savepoints();
+    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
+    t.seed("dml-a", running, Phase::Running, &[]);
+    t
+}
+
+/// Table `a` restarted with the DML `sql`.
+fn a_restarted_with(sql: &str) -> DeployNode {
+    let mut a = node("a", &[], Action::Restart);
+    a.steps[1].spec.sql = sql.into();
+    a
+}
+
 /// On a target with savepoints (as the SQL Gateway), a running aggregate whose new SQL keeps its
 /// state (aliases only) is stopped with a savepoint and the new SQL started from it, nothing deleted
 /// or created; a projection change is started from the same kind of savepoint taking only the
@@ -1055,11 +1071,8 @@ async fn a_state_compatible_change_is_upgraded_from_a_savepoint_and_a_stateless_
     use flinkpipe::target::Restore;
     let old = "INSERT INTO a SELECT k, SUM(v) FROM src GROUP BY k";
     let new = "INSERT INTO a SELECT k, SUM(v) AS total FROM src GROUP BY k";
-    let t = MemoryTarget::with_savepoints();
-    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
-    t.seed("dml-a", old, Phase::Running, &[]);
-    let mut a = node("a", &[], Action::Restart);
-    a.steps[1].spec.sql = new.into();
+    let t = savepoint_target_running(old);
+    let a = a_restarted_with(new);
     let r = run(&t, &[a], JournalState::default()).await;
     assert!(r.success(), "{r:#?}");
     assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgraded);
@@ -1081,12 +1094,9 @@ async fn a_state_compatible_change_is_upgraded_from_a_savepoint_and_a_stateless_
     assert_eq!(t.phase("dml-a"), Some(Phase::Running));
 
     // A stateless change: the offsets only.
-    let t = MemoryTarget::with_savepoints();
-    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
-    t.seed("dml-a", &dml_sql("a"), Phase::Running, &[]);
-    let mut a = node("a", &[], Action::Restart);
+    let t = savepoint_target_running(&dml_sql("a"));
+    let mut a = a_restarted_with("INSERT INTO a SELECT * FROM src WHERE id > 0");
     a.stateless = true;
-    a.steps[1].spec.sql = "INSERT INTO a SELECT * FROM src WHERE id > 0".into();
     let r = run(&t, &[a], JournalState::default()).await;
     assert!(r.success(), "{r:#?}");
     assert_eq!(
@@ -1101,11 +1111,8 @@ async fn a_state_compatible_change_is_upgraded_from_a_savepoint_and_a_stateless_
     assert!(t.creates().is_empty() && t.deletes().is_empty());
 
     // A state-incompatible change: refused, nothing stopped.
-    let t = MemoryTarget::with_savepoints();
-    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
-    t.seed("dml-a", old, Phase::Running, &[]);
-    let mut a = node("a", &[], Action::Restart);
-    a.steps[1].spec.sql = "INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k".into();
+    let t = savepoint_target_running(old);
+    let a = a_restarted_with("INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k");
     let r = run(&t, &[a], JournalState::default()).await;
     assert!(
         matches!(
@@ -1146,13 +1153,10 @@ async fn the_planners_verdict_on_a_changed_job_outweighs_the_sql_front_ends() {
     // The front end sees a COUNT(*) added: state-incompatible. The planner (as when the new
     // aggregate is pruned) keeps the same state: state-compatible.
     let counted = "INSERT INTO a SELECT k, SUM(v) + COUNT(*) FROM src GROUP BY k";
-    let t = MemoryTarget::with_savepoints();
-    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
-    t.seed("dml-a", old, Phase::Running, &[]);
+    let t = savepoint_target_running(old);
     t.compiles(old, measured_plan("sum"));
     t.compiles(counted, measured_plan("sum_alias"));
-    let mut a = node("a", &[], Action::Restart);
-    a.steps[1].spec.sql = counted.into();
+    let a = a_restarted_with(counted);
     let r = run(&t, &[a], JournalState::default()).await;
     assert!(r.success(), "{r:#?}");
     assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgraded);
@@ -1167,13 +1171,10 @@ async fn the_planners_verdict_on_a_changed_job_outweighs_the_sql_front_ends() {
     // The front end sees aliases only: state-compatible. The planner's plans differ in their
     // aggregate calls: state-incompatible, refused, nothing stopped.
     let aliased = "INSERT INTO a SELECT k, SUM(v) AS total FROM src GROUP BY k";
-    let t = MemoryTarget::with_savepoints();
-    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
-    t.seed("dml-a", old, Phase::Running, &[]);
+    let t = savepoint_target_running(old);
     t.compiles(old, measured_plan("sum"));
     t.compiles(aliased, measured_plan("sum_count"));
-    let mut a = node("a", &[], Action::Restart);
-    a.steps[1].spec.sql = aliased.into();
+    let a = a_restarted_with(aliased);
     let r = run(&t, &[a], JournalState::default()).await;
     assert!(
         matches!(
@@ -1194,11 +1195,8 @@ async fn the_planners_verdict_on_a_changed_job_outweighs_the_sql_front_ends() {
 
     // The planner cannot compile the running text (it reads a table no longer declared): the
     // front end's verdict (aliases only: compatible) stands.
-    let t = MemoryTarget::with_savepoints();
-    t.seed("ddl-a", &ddl_sql("a"), Phase::Completed, &[]);
-    t.seed("dml-a", old, Phase::Running, &[]);
-    let mut a = node("a", &[], Action::Restart);
-    a.steps[1].spec.sql = aliased.into();
+    let t = savepoint_target_running(old);
+    let a = a_restarted_with(aliased);
     let r = run(&t, &[a], JournalState::default()).await;
     assert!(r.success(), "{r:#?}");
     assert_eq!(r.nodes[0].statements[1].action, StatementAction::Upgraded);
