@@ -91,10 +91,10 @@ pub(crate) fn extract(tokens: &[TokenWithSpan]) -> Facts {
     };
     let depths = depths(tokens);
     let ctes = cte_names(&s, &depths, &group_ends(tokens));
-    let mut w = Walk::new();
+    let mut w = Walk::new(&s, &depths, &ctes);
     let mut i = 0;
     while i < tokens.len() {
-        i = w.step(&s, i, &depths, &ctes, &mut f);
+        i = w.step(i, &mut f);
     }
     if w.aggregate && !w.group_by {
         push_reason(&mut f, StateReason::GlobalAggregate);
@@ -149,9 +149,13 @@ fn cte_names(s: &Scan, depths: &[usize], groups: &[usize]) -> HashSet<String> {
     ctes
 }
 
-/// The token walk that finds relations (sources, joins) and the keyword-level state estimate. Its
-/// stacks have one entry per open parenthesis group, the statement itself first.
-struct Walk {
+/// The token walk that finds relations (sources, joins) and the keyword-level state estimate over
+/// the tokens of `s`, their parenthesis depths and the statement's CTE names. Its stacks have one
+/// entry per open parenthesis group, the statement itself first.
+struct Walk<'a> {
+    s: &'a Scan<'a>,
+    depths: &'a [usize],
+    ctes: &'a HashSet<String>,
     /// The word before each open `(`, to know which function a `FROM` sits in.
     openers: Vec<Option<String>>,
     /// Whether each open group holds a query (`(SELECT`, `(WITH`), where an `ORDER BY` sorts the
@@ -166,9 +170,12 @@ struct Walk {
     has_select: bool,
 }
 
-impl Walk {
-    fn new() -> Walk {
+impl<'a> Walk<'a> {
+    fn new(s: &'a Scan<'a>, depths: &'a [usize], ctes: &'a HashSet<String>) -> Walk<'a> {
         Walk {
+            s,
+            depths,
+            ctes,
             openers: Vec::new(),
             query_group: vec![true],
             in_from: vec![false],
@@ -181,17 +188,10 @@ impl Walk {
 
     /// Reads the token at `i` into `f`; returns the index of the next token to read (past a
     /// relation's name and alias when one starts here).
-    fn step(
-        &mut self,
-        s: &Scan,
-        i: usize,
-        depths: &[usize],
-        ctes: &HashSet<String>,
-        f: &mut Facts,
-    ) -> usize {
-        match &s.t[i].token {
+    fn step(&mut self, i: usize, f: &mut Facts) -> usize {
+        match &self.s.t[i].token {
             Token::LParen => {
-                self.open(s, i);
+                self.open(i);
                 return i + 1;
             }
             Token::RParen => {
@@ -200,16 +200,17 @@ impl Walk {
             }
             _ => {}
         }
-        let relation_at = self.clause(s, i, depths, ctes, f);
-        self.state_keywords(s, i, f);
-        match relation_at.and_then(|j| self.relation(s, i, j, ctes, f)) {
+        let relation_at = self.clause(i, f);
+        self.state_keywords(i, f);
+        match relation_at.and_then(|j| self.relation(i, j, f)) {
             Some(after) => after,
             None => i + 1,
         }
     }
 
     /// An opening `(` at `i`.
-    fn open(&mut self, s: &Scan, i: usize) {
+    fn open(&mut self, i: usize) {
+        let s = self.s;
         let opener = if i > 0 {
             s.word(i - 1).map(|w| w.value.to_ascii_uppercase())
         } else {
@@ -248,14 +249,8 @@ impl Walk {
     /// The clause keyword at `i` (`FROM`, `JOIN`, a list comma, `TABLE t`, `LIKE`, a clause that
     /// ends a `FROM` list): joins counted, `TABLE`/`LIKE` sources added; returns where a relation
     /// starts when one follows.
-    fn clause(
-        &mut self,
-        s: &Scan,
-        i: usize,
-        depths: &[usize],
-        ctes: &HashSet<String>,
-        f: &mut Facts,
-    ) -> Option<usize> {
+    fn clause(&mut self, i: usize, f: &mut Facts) -> Option<usize> {
+        let (s, depths, ctes) = (self.s, self.depths, self.ctes);
         let tok = &s.t[i].token;
         let top = self.in_from.len() - 1;
         if s.kw(i, Keyword::FROM) {
@@ -327,7 +322,8 @@ impl Walk {
     /// Keyword-level state estimate at `i`: `GROUP BY`, `SELECT DISTINCT`, `OVER` (Top-N when a
     /// ranking function precedes it), `MATCH_RECOGNIZE`, a query's `ORDER BY`, `UNION`/`INTERSECT`/
     /// `EXCEPT` without `ALL`, `IN (SELECT`/`EXISTS (SELECT`.
-    fn state_keywords(&mut self, s: &Scan, i: usize, f: &mut Facts) {
+    fn state_keywords(&mut self, i: usize, f: &mut Facts) {
+        let s = self.s;
         if s.kw(i, Keyword::GROUP) && s.kw(i + 1, Keyword::BY) {
             self.group_by = true;
         }
@@ -375,14 +371,8 @@ impl Walk {
     /// The relation that starts at `j` (after the clause token at `i`): a source (with a temporal
     /// join noted), a missing name (a reserved word where the name should be: rejected), or a
     /// parenthesised one counted. Returns the index past the relation when a name was read.
-    fn relation(
-        &mut self,
-        s: &Scan,
-        i: usize,
-        j: usize,
-        ctes: &HashSet<String>,
-        f: &mut Facts,
-    ) -> Option<usize> {
+    fn relation(&mut self, i: usize, j: usize, f: &mut Facts) -> Option<usize> {
+        let (s, ctes) = (self.s, self.ctes);
         let top = self.in_from.len() - 1;
         if let Some(w) = s.word(j)
             && is_reserved_word(w.value.as_str(), w.quote_style)
