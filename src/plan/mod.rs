@@ -541,33 +541,23 @@ impl StartTables {
     /// Errors: an empty scope, an unknown table (with the closest name), a product or folder with
     /// no table of the project.
     fn of(inv: &crate::inventory::Inventory, scope: &Scope) -> Result<StartTables, PlanError> {
-        let known = |names: &[String]| -> Result<(), PlanError> {
-            if names.is_empty() {
-                return Err(PlanError::EmptyScope);
-            }
-            match names.iter().find(|n| !inv.tables.contains_key(*n)) {
-                Some(n) => Err(PlanError::UnknownTable {
-                    name: n.clone(),
-                    hint: suggest(n, inv.tables.keys()),
-                }),
-                None => Ok(()),
-            }
-        };
         Ok(match scope {
-            Scope::Tables(names) => {
-                known(names)?;
-                StartTables {
-                    names: names.clone(),
-                    text: format!("table {}", names.join(", ")),
-                    by_name: true,
+            Scope::Tables(names) | Scope::Green(names) => {
+                if names.is_empty() {
+                    return Err(PlanError::EmptyScope);
                 }
-            }
-            Scope::Green(names) => {
-                known(names)?;
+                if let Some(n) = names.iter().find(|n| !inv.tables.contains_key(*n)) {
+                    return Err(PlanError::UnknownTable {
+                        name: n.clone(),
+                        hint: suggest(n, inv.tables.keys()),
+                    });
+                }
+                let by_name = matches!(scope, Scope::Tables(_));
+                let what = if by_name { "table" } else { "green tables" };
                 StartTables {
                     names: names.clone(),
-                    text: format!("green tables {}", names.join(", ")),
-                    by_name: false,
+                    text: format!("{what} {}", names.join(", ")),
+                    by_name,
                 }
             }
             Scope::Product(p) => {
