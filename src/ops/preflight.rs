@@ -97,7 +97,7 @@ pub fn engine_verdicts(
             let Some(existing) = live.get(&s.spec.name) else {
                 continue;
             };
-            if verdict::asks_for_engine_verdict(Some(existing), s, n, known)
+            if verdict::asks_for_engine_verdict(existing, s, n, known)
                 && let Some(v) = rt.block_on(verdict::engine_verdict(
                     c.target.as_ref(),
                     existing,

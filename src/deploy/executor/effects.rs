@@ -164,7 +164,7 @@ pub(super) async fn run_step(ctx: &Ctx<'_>, node: &DeployNode, step: &Step) -> S
         ..Known::of_target(ctx.target)
     };
     if let Some(s) = existing.as_ref()
-        && super::verdict::asks_for_engine_verdict(Some(s), step, node, known)
+        && super::verdict::asks_for_engine_verdict(s, step, node, known)
     {
         ctx.progress
             .statement(table, &spec.name, "compiling the running and the new SQL");

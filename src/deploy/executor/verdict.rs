@@ -12,19 +12,16 @@ use crate::plan::Action;
 use crate::sql::text::normalize_sql;
 use crate::target::{Phase, StatementKind, StatementSpec, StatementState, Target};
 
-/// Whether deciding `step` would weigh the upgrade verdict of the running text against the new
-/// one, and the target's planner could give it: a restarted DML (not one the interrupted run
-/// already made) whose SQL changed, running or stopped with a text it carries, on a target with
-/// savepoints ([`Known::savepoint_restart`]).
+/// Whether deciding `step`, whose statement is in state `s`, would weigh the upgrade verdict of
+/// the running text against the new one, and the target's planner could give it: a restarted DML
+/// (not one the interrupted run already made) whose SQL changed, running or stopped with a text it
+/// carries, on a target with savepoints ([`Known::savepoint_restart`]).
 pub fn asks_for_engine_verdict(
-    existing: Option<&StatementState>,
+    s: &StatementState,
     step: &Step,
     node: &DeployNode,
     known: Known,
 ) -> bool {
-    let Some(s) = existing else {
-        return false;
-    };
     known.savepoint_restart
         && !known.ours
         && !step.is_drop
