@@ -45,15 +45,22 @@ pub fn build_execution_plan(
     let (scope, mut options) = scope::resolve(req, &project, ctx.console)?;
     options.pools = pools_of(&cfg, req);
     let naming = StatementNaming::from_config(&cfg);
-    // The live statements, when a target is read: their phases plan, their SQL is checked below.
+    // The target and its live statements, when it is read: their phases plan, their SQL is checked
+    // below.
     let mut live = None;
+    let read_live = || -> Result<LiveTarget, OpsError> {
+        let c = target::connect(&cfg, Some(&project))?;
+        let rt = target::runtime()?;
+        let statements = rt.block_on(target::live_statements(&c))?;
+        Ok(LiveTarget { c, rt, statements })
+    };
     let status = match phases {
         PhaseSource::File(f) => {
             let status = StatementStatus::read(f)?;
             warn_status_file(ctx, f, &status, &project, &naming);
             status
         }
-        PhaseSource::Live => target::status_of(live.insert(target::live_map(&cfg, &project)?)),
+        PhaseSource::Live => target::status_of(&live.insert(read_live()?).statements),
         PhaseSource::Offline => {
             ctx.console.note(
                 "note: --offline: no target was read, so every statement counts as not deployed (a running one is planned as `create`)",
@@ -61,7 +68,7 @@ pub fn build_execution_plan(
             StatementStatus::default()
         }
         PhaseSource::Auto if TargetKind::is_configured(&cfg) => {
-            target::status_of(live.insert(target::live_map(&cfg, &project)?))
+            target::status_of(&live.insert(read_live()?).statements)
         }
         PhaseSource::Auto => {
             ctx.console.note(
@@ -71,20 +78,15 @@ pub fn build_execution_plan(
         }
     };
     let mut plan = plan::build_plan(&project, &naming, &status, &scope, &options)?;
-    if let Some(live) = &live {
+    if let Some(LiveTarget { c, rt, statements }) = &live {
         // The deploy of this plan would be refused for two writers of a table: say it now.
         let env = crate::deploy::env_sql::EnvSql::from_config(&cfg, &crate::config::process_env)?;
         let nodes = crate::deploy::spec::deploy_nodes(&project, &plan, &env)?;
-        super::preflight::one_writer(&cfg, &project, &nodes, live)?;
+        super::preflight::one_writer(&cfg, &project, &nodes, statements)?;
         // On the SQL Gateway the planner judges each changed restarted job, as the deploy will.
-        let verdicts = if TargetKind::of(&cfg) == TargetKind::SqlGateway {
-            let c = target::connect(&cfg, Some(&project))?;
-            let rt = target::runtime()?;
-            super::preflight::engine_verdicts(&c, &rt, &nodes, live)
-        } else {
-            Default::default()
-        };
-        mark_in_place(&cfg, &mut plan, &nodes, live, &verdicts);
+        let verdicts = super::preflight::engine_verdicts(c, rt, &nodes, statements);
+        let known = crate::deploy::executor::Known::of_target(c.target.as_ref());
+        mark_in_place(&mut plan, &nodes, statements, known, &verdicts);
     }
     Ok(plan)
 }
@@ -160,24 +162,25 @@ fn warn_status_file(
     }
 }
 
+/// A target read for a plan: the connection, its runtime and the live statements by name.
+struct LiveTarget {
+    c: target::Connected,
+    rt: tokio::runtime::Runtime,
+    statements: std::collections::BTreeMap<String, crate::target::StatementState>,
+}
+
 /// Marks the restarted tables whose running job the deploy would take over from a savepoint
 /// ([`PlanNode::in_place`]), by the executor's own decision
 /// ([`crate::deploy::executor::decide::decide`]) on the live statements, with the target's
-/// planner's verdicts (`verdicts`).
+/// planner's verdicts (`verdicts`) and what the target can do (`known`).
 fn mark_in_place(
-    cfg: &Config,
     plan: &mut ExecutionPlan,
     nodes: &[crate::deploy::DeployNode],
     live: &std::collections::BTreeMap<String, crate::target::StatementState>,
+    known: crate::deploy::executor::Known,
     verdicts: &super::preflight::EngineVerdicts,
 ) {
-    use crate::deploy::executor::{DeployOptions, Known, StepPlan};
-    let kind = TargetKind::of(cfg);
-    let known = Known {
-        carry_over: kind == TargetKind::ConfluentCloud,
-        savepoint_restart: kind == TargetKind::SqlGateway,
-        ..Known::default()
-    };
+    use crate::deploy::executor::{DeployOptions, StepPlan};
     let options = DeployOptions::default();
     for (pn, n) in plan.nodes.iter_mut().zip(nodes) {
         if n.action != Action::Restart {

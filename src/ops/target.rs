@@ -265,16 +265,6 @@ pub fn status_of(live: &BTreeMap<String, StatementState>) -> StatementStatus {
     }
 }
 
-/// The live statements (one list call) of the configured target, by name.
-pub fn live_map(
-    cfg: &Config,
-    project: &Project,
-) -> Result<BTreeMap<String, StatementState>, OpsError> {
-    let c = connect(cfg, Some(project))?;
-    let rt = runtime()?;
-    rt.block_on(live_statements(&c))
-}
-
 /// The live statement phases (one list call) of the configured target.
 pub fn live_status(cfg: &Config, project: &Project) -> Result<StatementStatus, OpsError> {
     let c = connect(cfg, Some(project))?;
