@@ -466,9 +466,10 @@ fn green_topics(ctx: &Context, project: &Project, tables: &[String], dry_run: bo
             continue;
         }
         let admin = crate::target::kafka::KafkaAdmin::new(&broker);
-        let created = target::runtime()
-            .map_err(|e| e.to_string())
-            .and_then(|rt| rt.block_on(admin.ensure(&topics)));
+        let created = target::runtime().map_err(|e| e.to_string()).and_then(|rt| {
+            rt.block_on(admin.ensure(&topics))
+                .map_err(|e| e.to_string())
+        });
         match created {
             Ok(created) if !created.is_empty() => ctx.console.note(&format!(
                 "created the green tables' Kafka topics on {broker}: {}",

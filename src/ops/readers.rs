@@ -433,7 +433,7 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
                     }
                     Err(e) => {
                         return GroupCheck::Failed {
-                            error: c.scrubber.scrub(&e),
+                            error: c.scrubber.scrub(&e.to_string()),
                         };
                     }
                 }
@@ -487,7 +487,7 @@ async fn consumer_groups(cfg: &Config, c: &Connected, tables: &mut [TableReaders
                     }
                 }
                 Err(e) => GroupCheck::Failed {
-                    error: c.scrubber.scrub(&e),
+                    error: c.scrubber.scrub(&e.to_string()),
                 },
             }
         }

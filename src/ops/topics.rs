@@ -56,7 +56,9 @@ pub fn list_topics(ctx: &Context, pipelines: &Path, out_dir: &Path) -> Result<To
         TargetKind::SqlGateway => {
             let bootstrap = super::unit_tests::bootstrap(&cfg);
             let admin = crate::target::kafka::KafkaAdmin::new(&bootstrap);
-            let (id, topics) = rt.block_on(admin.list_topics()).map_err(OpsError::Target)?;
+            let (id, topics) = rt
+                .block_on(admin.list_topics())
+                .map_err(|e| OpsError::Target(e.to_string()))?;
             let rows: Vec<(String, u64, bool)> = topics
                 .into_iter()
                 .map(|t| (t.name, t.partitions as u64, t.internal))
@@ -67,7 +69,7 @@ pub fn list_topics(ctx: &Context, pipelines: &Path, out_dir: &Path) -> Result<To
             let s = crate::target::kafka_rest::settings(&cfg, &process_env)?;
             let topics = rt
                 .block_on(crate::target::kafka_rest::list_topics(&s))
-                .map_err(OpsError::Target)?;
+                .map_err(|e| OpsError::Target(e.to_string()))?;
             let rows = topics
                 .into_iter()
                 .map(|t| (t.topic_name, t.partitions_count, t.is_internal))

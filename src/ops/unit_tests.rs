@@ -770,7 +770,7 @@ pub(super) fn remove_test_objects(
             KafkaAdmin::new(&bootstrap(cfg))
                 .delete(&names)
                 .await
-                .map_err(OpsError::Target)?;
+                .map_err(|e| OpsError::Target(e.to_string()))?;
             topics = names;
         }
         Ok(Deleted {

@@ -34,6 +34,51 @@ const TOPIC_ALREADY_EXISTS: i16 = 36;
 const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 const NONE: i16 = 0;
 
+/// Why a request to a Kafka broker failed: the broker's error codes are those of the Kafka protocol
+/// (<https://kafka.apache.org/protocol.html#protocol_error_codes>).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KafkaError {
+    /// No connection or no answer within the client's timeout.
+    #[error("Kafka broker {broker}: no answer in {after:?}")]
+    Timeout { broker: String, after: Duration },
+    /// The connection failed or broke (the I/O error's text).
+    #[error("Kafka broker {broker}: {message}")]
+    Io { broker: String, message: String },
+    /// A request or record batch could not be encoded (`what` names it).
+    #[error("encoding {what}: {message}")]
+    Encode { what: String, message: String },
+    /// The broker's answer could not be decoded.
+    #[error("Kafka broker {broker}: unreadable answer: {message}")]
+    Unreadable { broker: String, message: String },
+    /// The broker refused: `action` says what was asked (`deleting topic t`), `code` is Kafka's error
+    /// code and `messages` the texts the broker gave with it, if any.
+    #[error("{action}: Kafka error {code}{}", messages.iter().map(|m| format!(": {m}")).collect::<String>())]
+    Refused {
+        action: String,
+        code: i16,
+        messages: Vec<String>,
+    },
+    /// Topics just deleted still existed after the timeout, so they could not be created again.
+    #[error("topics {} still exist {after:?} after their deletion", topics.join(", "))]
+    StillExists {
+        topics: Vec<String>,
+        after: Duration,
+    },
+    /// A produce request was answered without a partition response.
+    #[error("producing to {topic}: empty answer")]
+    EmptyAnswer { topic: String },
+}
+
+impl KafkaError {
+    /// The broker's error code when it refused, else `None`.
+    pub fn code(&self) -> Option<i16> {
+        match self {
+            KafkaError::Refused { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
 /// A topic as a broker's metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerTopic {
@@ -66,16 +111,25 @@ impl KafkaAdmin {
         }
     }
 
-    async fn connect(&self) -> Result<TcpStream, String> {
+    async fn connect(&self) -> Result<TcpStream, KafkaError> {
         tokio::time::timeout(self.timeout, TcpStream::connect(&self.bootstrap))
             .await
-            .map_err(|_| {
-                format!(
-                    "Kafka broker {}: no answer in {:?}",
-                    self.bootstrap, self.timeout
-                )
-            })?
-            .map_err(|e| format!("Kafka broker {}: {e}", self.bootstrap))
+            .map_err(|_| self.timed_out())?
+            .map_err(|e| self.io(e))
+    }
+
+    fn timed_out(&self) -> KafkaError {
+        KafkaError::Timeout {
+            broker: self.bootstrap.clone(),
+            after: self.timeout,
+        }
+    }
+
+    fn io(&self, e: std::io::Error) -> KafkaError {
+        KafkaError::Io {
+            broker: self.bootstrap.clone(),
+            message: e.to_string(),
+        }
     }
 
     async fn call<Req: Encodable, Resp: Decodable>(
@@ -86,7 +140,7 @@ impl KafkaAdmin {
         req: &Req,
         req_header: i16,
         resp_header: i16,
-    ) -> Result<Resp, String> {
+    ) -> Result<Resp, KafkaError> {
         let header = RequestHeader::default()
             .with_request_api_key(key as i16)
             .with_request_api_version(version)
@@ -96,7 +150,10 @@ impl KafkaAdmin {
         header
             .encode(&mut body, req_header)
             .and_then(|()| req.encode(&mut body, version))
-            .map_err(|e| format!("encoding a Kafka request: {e}"))?;
+            .map_err(|e| KafkaError::Encode {
+                what: "a Kafka request".into(),
+                message: e.to_string(),
+            })?;
         let mut frame = BytesMut::with_capacity(body.len() + 4);
         frame.put_i32(body.len() as i32);
         frame.extend_from_slice(&body);
@@ -109,17 +166,15 @@ impl KafkaAdmin {
         };
         let buf = tokio::time::timeout(self.timeout, io)
             .await
-            .map_err(|_| {
-                format!(
-                    "Kafka broker {}: no answer in {:?}",
-                    self.bootstrap, self.timeout
-                )
-            })?
-            .map_err(|e| format!("Kafka broker {}: {e}", self.bootstrap))?;
+            .map_err(|_| self.timed_out())?
+            .map_err(|e| self.io(e))?;
         let mut bytes = Bytes::from(buf);
         ResponseHeader::decode(&mut bytes, resp_header)
             .and_then(|_| Resp::decode(&mut bytes, version))
-            .map_err(|e| format!("Kafka broker {}: unreadable answer: {e}", self.bootstrap))
+            .map_err(|e| KafkaError::Unreadable {
+                broker: self.bootstrap.clone(),
+                message: e.to_string(),
+            })
             .inspect(|_| {
                 let _ = bytes.remaining();
             })
@@ -129,7 +184,7 @@ impl KafkaAdmin {
     /// is internal (`__consumer_offsets`), sorted by name; and the cluster id when the broker says.
     ///
     /// Errors: the broker cannot be reached or its answer cannot be read.
-    pub async fn list_topics(&self) -> Result<(Option<String>, Vec<BrokerTopic>), String> {
+    pub async fn list_topics(&self) -> Result<(Option<String>, Vec<BrokerTopic>), KafkaError> {
         let mut conn = self.connect().await?;
         let req = MetadataRequest::default().with_topics(None);
         let resp: MetadataResponse = self
@@ -160,7 +215,7 @@ impl KafkaAdmin {
     /// Deletes `topics`; a topic that does not exist is fine.
     ///
     /// Errors: the broker cannot be reached or refuses (the error code and message).
-    pub async fn delete(&self, topics: &[String]) -> Result<(), String> {
+    pub async fn delete(&self, topics: &[String]) -> Result<(), KafkaError> {
         if topics.is_empty() {
             return Ok(());
         }
@@ -185,15 +240,14 @@ impl KafkaAdmin {
             .await?;
         for r in resp.responses {
             if r.error_code != NONE && r.error_code != UNKNOWN_TOPIC_OR_PARTITION {
-                return Err(format!(
-                    "deleting topic {}: Kafka error {}{}",
-                    r.name.as_ref().map(|n| n.0.as_str()).unwrap_or("?"),
-                    r.error_code,
-                    r.error_message
-                        .as_ref()
-                        .map(|m| format!(": {}", m.as_str()))
-                        .unwrap_or_default()
-                ));
+                return Err(KafkaError::Refused {
+                    action: format!(
+                        "deleting topic {}",
+                        r.name.as_ref().map(|n| n.0.as_str()).unwrap_or("?")
+                    ),
+                    code: r.error_code,
+                    messages: r.error_message.iter().map(|m| m.to_string()).collect(),
+                });
             }
         }
         Ok(())
@@ -204,18 +258,17 @@ impl KafkaAdmin {
     ///
     /// Errors: the broker cannot be reached, refuses, or still has a topic of that name after the
     /// timeout.
-    pub async fn create(&self, topics: &[String]) -> Result<(), String> {
+    pub async fn create(&self, topics: &[String]) -> Result<(), KafkaError> {
         let deadline = Instant::now() + self.timeout;
         let mut todo: Vec<String> = topics.to_vec();
         let mut conn = self.connect().await?;
         while !todo.is_empty() {
             let (_, again) = self.create_topics(&mut conn, &todo).await?;
             if !again.is_empty() && Instant::now() >= deadline {
-                return Err(format!(
-                    "topics {} still exist {:?} after their deletion",
-                    again.join(", "),
-                    self.timeout
-                ));
+                return Err(KafkaError::StillExists {
+                    topics: again,
+                    after: self.timeout,
+                });
             }
             if !again.is_empty() {
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -229,7 +282,7 @@ impl KafkaAdmin {
     /// are kept as they are. Returns the topics created.
     ///
     /// Errors: the broker cannot be reached or refuses.
-    pub async fn ensure(&self, topics: &[String]) -> Result<Vec<String>, String> {
+    pub async fn ensure(&self, topics: &[String]) -> Result<Vec<String>, KafkaError> {
         let mut conn = self.connect().await?;
         let (created, _) = self.create_topics(&mut conn, topics).await?;
         Ok(created)
@@ -241,7 +294,7 @@ impl KafkaAdmin {
         &self,
         conn: &mut TcpStream,
         topics: &[String],
-    ) -> Result<(Vec<String>, Vec<String>), String> {
+    ) -> Result<(Vec<String>, Vec<String>), KafkaError> {
         let req = CreateTopicsRequest::default()
             .with_topics(
                 topics
@@ -272,13 +325,11 @@ impl KafkaAdmin {
                 NONE => created.push(name),
                 TOPIC_ALREADY_EXISTS => existing.push(name),
                 code => {
-                    return Err(format!(
-                        "creating topic {name}: Kafka error {code}{}",
-                        r.error_message
-                            .as_ref()
-                            .map(|m| format!(": {}", m.as_str()))
-                            .unwrap_or_default()
-                    ));
+                    return Err(KafkaError::Refused {
+                        action: format!("creating topic {name}"),
+                        code,
+                        messages: r.error_message.iter().map(|m| m.to_string()).collect(),
+                    });
                 }
             }
         }
@@ -286,7 +337,7 @@ impl KafkaAdmin {
     }
 
     /// Deletes then creates `topics`: empty topics of those names.
-    pub async fn recreate(&self, topics: &[String]) -> Result<(), String> {
+    pub async fn recreate(&self, topics: &[String]) -> Result<(), KafkaError> {
         self.delete(topics).await?;
         self.create(topics).await
     }
@@ -358,7 +409,7 @@ impl KafkaAdmin {
         pool: &'a mut BTreeMap<String, TcpStream>,
         addr: &str,
         single_broker: bool,
-    ) -> Result<&'a mut TcpStream, String> {
+    ) -> Result<&'a mut TcpStream, KafkaError> {
         if !pool.contains_key(addr) {
             let other = KafkaAdmin {
                 bootstrap: addr.to_string(),
@@ -378,7 +429,7 @@ impl KafkaAdmin {
         &self,
         conn: &mut TcpStream,
         topics: &[String],
-    ) -> Result<ClusterMap, String> {
+    ) -> Result<ClusterMap, KafkaError> {
         use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
         let req = MetadataRequest::default()
             .with_topics(Some(
@@ -439,7 +490,7 @@ impl KafkaAdmin {
     pub async fn consumer_groups_of(
         &self,
         topics: &[String],
-    ) -> Result<BTreeMap<String, Vec<GroupOnTopic>>, String> {
+    ) -> Result<BTreeMap<String, Vec<GroupOnTopic>>, KafkaError> {
         use kafka_protocol::messages::{
             DescribeGroupsRequest, DescribeGroupsResponse, GroupId, ListGroupsRequest,
             ListGroupsResponse, OffsetFetchRequest, OffsetFetchResponse,
@@ -483,10 +534,11 @@ impl KafkaAdmin {
                 )
                 .await?;
             if resp.error_code != NONE {
-                return Err(format!(
-                    "Kafka broker {addr}: listing consumer groups: Kafka error {}",
-                    resp.error_code
-                ));
+                return Err(KafkaError::Refused {
+                    action: format!("Kafka broker {addr}: listing consumer groups"),
+                    code: resp.error_code,
+                    messages: Vec::new(),
+                });
             }
             for g in resp.groups {
                 groups.insert(
@@ -536,10 +588,11 @@ impl KafkaAdmin {
                 break (of, coordinator);
             };
             if of.error_code != NONE {
-                return Err(format!(
-                    "reading the offsets of consumer group {group}: Kafka error {}",
-                    of.error_code
-                ));
+                return Err(KafkaError::Refused {
+                    action: format!("reading the offsets of consumer group {group}"),
+                    code: of.error_code,
+                    messages: Vec::new(),
+                });
             }
             let mut any = false;
             for t in &of.topics {
@@ -649,7 +702,7 @@ impl KafkaAdmin {
     /// `host:port` of the coordinator of consumer group `group` (`FindCoordinator` v3), waiting while
     /// the broker answers `COORDINATOR_NOT_AVAILABLE` (15, `__consumer_offsets` being created on
     /// first use) or `COORDINATOR_LOAD_IN_PROGRESS` (14), up to the timeout.
-    async fn coordinator(&self, conn: &mut TcpStream, group: &str) -> Result<String, String> {
+    async fn coordinator(&self, conn: &mut TcpStream, group: &str) -> Result<String, KafkaError> {
         use kafka_protocol::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
         let deadline = Instant::now() + self.timeout;
         loop {
@@ -671,9 +724,11 @@ impl KafkaAdmin {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 code => {
-                    return Err(format!(
-                        "finding the coordinator of consumer group {group}: Kafka error {code}"
-                    ));
+                    return Err(KafkaError::Refused {
+                        action: format!("finding the coordinator of consumer group {group}"),
+                        code,
+                        messages: Vec::new(),
+                    });
                 }
             }
         }
@@ -684,7 +739,7 @@ impl KafkaAdmin {
         &self,
         conn: &mut TcpStream,
         parts: &[(String, i32)],
-    ) -> Result<BTreeMap<(String, i32), i64>, String> {
+    ) -> Result<BTreeMap<(String, i32), i64>, KafkaError> {
         use kafka_protocol::messages::list_offsets_request::{
             ListOffsetsPartition, ListOffsetsTopic,
         };
@@ -748,7 +803,7 @@ impl KafkaAdmin {
         topic: &str,
         partition: i32,
         offset: i64,
-    ) -> Result<(), String> {
+    ) -> Result<(), KafkaError> {
         use kafka_protocol::messages::offset_commit_request::{
             OffsetCommitRequestPartition, OffsetCommitRequestTopic,
         };
@@ -794,10 +849,13 @@ impl KafkaAdmin {
                         continue 'retry;
                     }
                     if p.error_code != NONE {
-                        return Err(format!(
-                            "committing offset {offset} for group {group} on {topic}[{partition}]: Kafka error {}",
-                            p.error_code
-                        ));
+                        return Err(KafkaError::Refused {
+                            action: format!(
+                                "committing offset {offset} for group {group} on {topic}[{partition}]"
+                            ),
+                            code: p.error_code,
+                            messages: Vec::new(),
+                        });
                     }
                 }
             }
@@ -816,7 +874,7 @@ impl KafkaAdmin {
         topic: &str,
         partition: i32,
         values: &[&[u8]],
-    ) -> Result<i64, String> {
+    ) -> Result<i64, KafkaError> {
         use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
         use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
         use kafka_protocol::records::{
@@ -856,7 +914,10 @@ impl KafkaAdmin {
                 compression: Compression::None,
             },
         )
-        .map_err(|e| format!("encoding records for {topic}: {e}"))?;
+        .map_err(|e| KafkaError::Encode {
+            what: format!("records for {topic}"),
+            message: e.to_string(),
+        })?;
         let req = ProduceRequest::default()
             .with_acks(-1)
             .with_timeout_ms(self.timeout.as_millis() as i32)
@@ -889,25 +950,28 @@ impl KafkaAdmin {
                 .responses
                 .first()
                 .and_then(|t| t.partition_responses.first())
-                .ok_or_else(|| format!("producing to {topic}: empty answer"))?;
+                .ok_or_else(|| KafkaError::EmptyAnswer {
+                    topic: topic.to_string(),
+                })?;
             if matches!(p.error_code, 3 | 5 | 6) && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
             if p.error_code != NONE {
-                return Err(format!(
-                    "producing to {topic}[{partition}]: Kafka error {}{}",
-                    p.error_code,
-                    p.error_message
+                return Err(KafkaError::Refused {
+                    action: format!("producing to {topic}[{partition}]"),
+                    code: p.error_code,
+                    messages: p
+                        .error_message
                         .iter()
                         .chain(
                             p.record_errors
                                 .iter()
-                                .filter_map(|e| e.batch_index_error_message.as_ref())
+                                .filter_map(|e| e.batch_index_error_message.as_ref()),
                         )
-                        .map(|m| format!(": {}", m.as_str()))
-                        .collect::<String>()
-                ));
+                        .map(|m| m.to_string())
+                        .collect(),
+                });
             }
             return Ok(p.base_offset);
         }

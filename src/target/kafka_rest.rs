@@ -119,11 +119,11 @@ pub fn settings_for(
 ///
 /// Errors: the request fails or is refused (the status and the API's message; the key is never in
 /// it), an answer that is not the API's JSON.
-pub async fn list_topics(s: &KafkaRestSettings) -> Result<Vec<RestTopic>, String> {
+pub async fn list_topics(s: &KafkaRestSettings) -> Result<Vec<RestTopic>, RestError> {
     let client = client()?;
     let url = format!("{}/kafka/v3/clusters/{}/topics", s.url, s.cluster_id);
     let mut out = Vec::new();
-    for t in get_all(&client, s, &url).await.map_err(|e| e.message)? {
+    for t in get_all(&client, s, &url).await? {
         let Some(name) = t["topic_name"].as_str() else {
             continue;
         };
@@ -171,7 +171,7 @@ pub struct RestGroupOnTopic {
 pub async fn consumer_groups_of(
     s: &KafkaRestSettings,
     topics: &[String],
-) -> Result<std::collections::BTreeMap<String, Vec<RestGroupOnTopic>>, String> {
+) -> Result<std::collections::BTreeMap<String, Vec<RestGroupOnTopic>>, RestError> {
     let mut out: std::collections::BTreeMap<String, Vec<RestGroupOnTopic>> =
         topics.iter().map(|t| (t.clone(), Vec::new())).collect();
     if topics.is_empty() {
@@ -182,16 +182,14 @@ pub async fn consumer_groups_of(
         "{}/kafka/v3/clusters/{}/consumer-groups",
         s.url, s.cluster_id
     );
-    let groups = get_all(&client, s, &base).await.map_err(|e| e.message)?;
+    let groups = get_all(&client, s, &base).await?;
     for g in groups {
         let Some(id) = g["consumer_group_id"].as_str() else {
             continue;
         };
         let state = g["state"].as_str().unwrap_or("UNKNOWN").to_string();
         let enc = utf8_percent(id);
-        let consumers = get_all(&client, s, &format!("{base}/{enc}/consumers"))
-            .await
-            .map_err(|e| e.message)?;
+        let consumers = get_all(&client, s, &format!("{base}/{enc}/consumers")).await?;
         // topic → (partitions, lag)
         let mut seen: std::collections::BTreeMap<String, (Vec<i64>, Option<i64>)> =
             std::collections::BTreeMap::new();
@@ -226,7 +224,7 @@ pub async fn consumer_groups_of(
                         continue;
                     };
                     let url = format!("{base}/{enc}/consumers/{}/assignments", utf8_percent(cid));
-                    for a in get_all(&client, s, &url).await.map_err(|e| e.message)? {
+                    for a in get_all(&client, s, &url).await? {
                         let Some(topic) = a["topic_name"].as_str() else {
                             continue;
                         };
@@ -237,7 +235,7 @@ pub async fn consumer_groups_of(
                     }
                 }
             }
-            Err(e) => return Err(e.message),
+            Err(e) => return Err(e),
         }
         for (topic, (mut partitions, lag)) in seen {
             partitions.sort();
@@ -270,17 +268,23 @@ fn utf8_percent(segment: &str) -> String {
         .collect()
 }
 
-fn client() -> Result<reqwest::Client, String> {
+fn client() -> Result<reqwest::Client, RestError> {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(|e| RestError {
+            status: None,
+            message: format!("the HTTP client: {e}"),
+        })
 }
 
-/// A failed GET: its HTTP status when the API answered, and the message (secrets masked).
-struct RestError {
-    status: Option<u16>,
-    message: String,
+/// A failed request to the Kafka REST API: its HTTP status when the API answered, and the message
+/// (the URL, the status, the API's own message; secrets masked, so it can be shown as it is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RestError {
+    pub status: Option<u16>,
+    pub message: String,
 }
 
 /// The `data` of every page of a list, from `url` following `metadata.next` (each page once).

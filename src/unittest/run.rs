@@ -64,9 +64,9 @@ pub enum RunError {
         /// What was retried, when anything was.
         log: Option<String>,
     },
-    /// The test topics could not be emptied or removed (Kafka admin): its message.
-    #[error("{0}")]
-    Topics(String),
+    /// The test topics could not be emptied or removed (Kafka admin).
+    #[error(transparent)]
+    Topics(#[from] crate::target::kafka::KafkaError),
     /// A bounded query's result did not end within the run's timeout.
     #[error(
         "{statement}: the result did not end (stopped: {stopped_by} after {seconds:.1}s, {changes} change(s))"
