@@ -392,6 +392,23 @@ impl GroupOnTopic {
     }
 }
 
+/// Open connections by broker address (`host:port`), reused across one operation's requests.
+type Pool = BTreeMap<String, TcpStream>;
+
+/// A consumer group as `ListGroups` lists it.
+struct ListedGroup {
+    state: String,
+    protocol_type: String,
+}
+
+/// One committed offset: `group` will read `topic`'s partition `partition` from `offset`.
+struct Committed {
+    topic: String,
+    group: String,
+    partition: i32,
+    offset: i64,
+}
+
 /// The brokers of a cluster and the leaders of some topics' partitions (one `Metadata` request).
 struct ClusterMap {
     /// Broker id → `host:port`.
@@ -406,7 +423,7 @@ impl KafkaAdmin {
     /// container advertising its container name).
     async fn conn<'a>(
         &self,
-        pool: &'a mut BTreeMap<String, TcpStream>,
+        pool: &'a mut Pool,
         addr: &str,
         single_broker: bool,
     ) -> Result<&'a mut TcpStream, KafkaError> {
@@ -491,16 +508,11 @@ impl KafkaAdmin {
         &self,
         topics: &[String],
     ) -> Result<BTreeMap<String, Vec<GroupOnTopic>>, KafkaError> {
-        use kafka_protocol::messages::{
-            DescribeGroupsRequest, DescribeGroupsResponse, GroupId, ListGroupsRequest,
-            ListGroupsResponse, OffsetFetchRequest, OffsetFetchResponse,
-            offset_fetch_request::OffsetFetchRequestTopic,
-        };
         let mut out: BTreeMap<String, Vec<GroupOnTopic>> = BTreeMap::new();
         if topics.is_empty() {
             return Ok(out);
         }
-        let mut pool: BTreeMap<String, TcpStream> = BTreeMap::new();
+        let mut pool: Pool = BTreeMap::new();
         let boot = self.bootstrap.clone();
         let map = {
             let conn = self.conn(&mut pool, &boot, true).await?;
@@ -514,15 +526,75 @@ impl KafkaAdmin {
             // None of the topics exists: no group can have an offset on it.
             return Ok(out);
         }
-        // Every group of the cluster: each broker lists those it coordinates.
-        let mut groups: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let groups = self.every_group(&mut pool, &map, single).await?;
+        let mut committed: Vec<Committed> = Vec::new();
+        let mut described: BTreeMap<String, GroupOnTopic> = BTreeMap::new();
+        for (group, listed) in &groups {
+            let (offsets, coordinator) = self
+                .committed_offsets(&mut pool, &map, group, single)
+                .await?;
+            if offsets.is_empty() {
+                continue;
+            }
+            committed.extend(offsets);
+            let d = self
+                .describe_group(&mut pool, &coordinator, group, listed, single)
+                .await?;
+            described.insert(group.clone(), d);
+        }
+        let ends = self
+            .log_ends_of_committed(&mut pool, &map, &committed, single)
+            .await?;
+        for c in committed {
+            let Some(g) = described.get(&c.group) else {
+                continue;
+            };
+            let log_end = ends.get(&(c.topic.clone(), c.partition)).copied();
+            let entry = out.entry(c.topic).or_default();
+            let pos = match entry.iter().position(|e| e.group_id == c.group) {
+                Some(i) => i,
+                None => {
+                    entry.push(GroupOnTopic {
+                        partitions: Vec::new(),
+                        ..g.clone()
+                    });
+                    entry.len() - 1
+                }
+            };
+            entry[pos].partitions.push(PartitionLag {
+                partition: c.partition,
+                committed: c.offset,
+                log_end,
+                lag: log_end.map(|e| (e - c.offset).max(0)),
+            });
+        }
+        for list in out.values_mut() {
+            list.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+            for g in list.iter_mut() {
+                g.partitions.sort_by_key(|p| p.partition);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every consumer group of the cluster, by id, with the state and protocol type `ListGroups`
+    /// gives: each broker (the bootstrap one when the metadata names none) lists those it
+    /// coordinates.
+    async fn every_group(
+        &self,
+        pool: &mut Pool,
+        map: &ClusterMap,
+        single: bool,
+    ) -> Result<BTreeMap<String, ListedGroup>, KafkaError> {
+        use kafka_protocol::messages::{ListGroupsRequest, ListGroupsResponse};
+        let mut groups = BTreeMap::new();
         let addrs: Vec<String> = if map.brokers.is_empty() {
-            vec![boot.clone()]
+            vec![self.bootstrap.clone()]
         } else {
             map.brokers.values().cloned().collect()
         };
         for addr in &addrs {
-            let conn = self.conn(&mut pool, addr, single).await?;
+            let conn = self.conn(pool, addr, single).await?;
             let resp: ListGroupsResponse = self
                 .call(
                     conn,
@@ -543,13 +615,30 @@ impl KafkaAdmin {
             for g in resp.groups {
                 groups.insert(
                     g.group_id.0.as_str().to_string(),
-                    (
-                        g.group_state.as_str().to_string(),
-                        g.protocol_type.as_str().to_string(),
-                    ),
+                    ListedGroup {
+                        state: g.group_state.as_str().to_string(),
+                        protocol_type: g.protocol_type.as_str().to_string(),
+                    },
                 );
             }
         }
+        Ok(groups)
+    }
+
+    /// The offsets `group` committed on the partitions of `map`'s topics (`OffsetFetch` on its
+    /// coordinator, asked again while the coordinator is loading or moving: 14, 15, 16), and that
+    /// coordinator's address.
+    async fn committed_offsets(
+        &self,
+        pool: &mut Pool,
+        map: &ClusterMap,
+        group: &str,
+        single: bool,
+    ) -> Result<(Vec<Committed>, String), KafkaError> {
+        use kafka_protocol::messages::{
+            GroupId, OffsetFetchRequest, OffsetFetchResponse,
+            offset_fetch_request::OffsetFetchRequestTopic,
+        };
         let topic_req: Vec<OffsetFetchRequestTopic> = map
             .leaders
             .iter()
@@ -559,99 +648,110 @@ impl KafkaAdmin {
                     .with_partition_indexes(parts.iter().map(|p| p.0).collect())
             })
             .collect();
-        // Committed offsets, per group on its coordinator.
-        let mut committed: Vec<(String, String, i32, i64)> = Vec::new();
-        let mut described: BTreeMap<String, GroupOnTopic> = BTreeMap::new();
-        for (group, (state, protocol)) in &groups {
-            // A coordinator still loading or just moved (14, 15, 16) is asked again.
-            let deadline = Instant::now() + self.timeout;
-            let (of, coordinator) = loop {
-                let conn = self.conn(&mut pool, &boot, true).await?;
-                let coordinator = self.coordinator(conn, group).await?;
-                let conn = self.conn(&mut pool, &coordinator, single).await?;
-                let of: OffsetFetchResponse = self
-                    .call(
-                        conn,
-                        ApiKey::OffsetFetch,
-                        OFFSET_FETCH_VERSION,
-                        &OffsetFetchRequest::default()
-                            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
-                            .with_topics(Some(topic_req.clone())),
-                        OffsetFetchRequest::header_version(OFFSET_FETCH_VERSION),
-                        OffsetFetchResponse::header_version(OFFSET_FETCH_VERSION),
-                    )
-                    .await?;
-                if matches!(of.error_code, 14..=16) && Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    continue;
-                }
-                break (of, coordinator);
-            };
-            if of.error_code != NONE {
-                return Err(KafkaError::Refused {
-                    action: format!("reading the offsets of consumer group {group}"),
-                    code: of.error_code,
-                    messages: Vec::new(),
-                });
-            }
-            let mut any = false;
-            for t in &of.topics {
-                for p in &t.partitions {
-                    // -1: no offset committed for this partition.
-                    if p.error_code == NONE && p.committed_offset >= 0 {
-                        any = true;
-                        committed.push((
-                            t.name.0.as_str().to_string(),
-                            group.clone(),
-                            p.partition_index,
-                            p.committed_offset,
-                        ));
-                    }
-                }
-            }
-            if !any {
-                continue;
-            }
-            let conn = self.conn(&mut pool, &coordinator, single).await?;
-            let dg: DescribeGroupsResponse = self
+        let boot = self.bootstrap.clone();
+        let deadline = Instant::now() + self.timeout;
+        let (of, coordinator) = loop {
+            let conn = self.conn(pool, &boot, true).await?;
+            let coordinator = self.coordinator(conn, group).await?;
+            let conn = self.conn(pool, &coordinator, single).await?;
+            let of: OffsetFetchResponse = self
                 .call(
                     conn,
-                    ApiKey::DescribeGroups,
-                    DESCRIBE_GROUPS_VERSION,
-                    &DescribeGroupsRequest::default()
-                        .with_groups(vec![GroupId(StrBytes::from_string(group.clone()))]),
-                    DescribeGroupsRequest::header_version(DESCRIBE_GROUPS_VERSION),
-                    DescribeGroupsResponse::header_version(DESCRIBE_GROUPS_VERSION),
+                    ApiKey::OffsetFetch,
+                    OFFSET_FETCH_VERSION,
+                    &OffsetFetchRequest::default()
+                        .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+                        .with_topics(Some(topic_req.clone())),
+                    OffsetFetchRequest::header_version(OFFSET_FETCH_VERSION),
+                    OffsetFetchResponse::header_version(OFFSET_FETCH_VERSION),
                 )
                 .await?;
-            let d = dg
-                .groups
-                .into_iter()
-                .find(|d| d.group_id.0.as_str() == group);
-            let (state, protocol, members) = match d {
-                Some(d) if d.error_code == NONE => (
-                    d.group_state.as_str().to_string(),
-                    d.protocol_type.as_str().to_string(),
-                    d.members.len(),
-                ),
-                _ => (state.clone(), protocol.clone(), 0),
-            };
-            described.insert(
-                group.clone(),
-                GroupOnTopic {
-                    group_id: group.clone(),
-                    state,
-                    protocol_type: protocol,
-                    members,
-                    partitions: Vec::new(),
-                },
-            );
+            if matches!(of.error_code, 14..=16) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            break (of, coordinator);
+        };
+        if of.error_code != NONE {
+            return Err(KafkaError::Refused {
+                action: format!("reading the offsets of consumer group {group}"),
+                code: of.error_code,
+                messages: Vec::new(),
+            });
         }
-        // Log end offsets, per partition on its leader.
-        let mut ends: BTreeMap<(String, i32), i64> = BTreeMap::new();
+        let mut out = Vec::new();
+        for t in &of.topics {
+            for p in &t.partitions {
+                // -1: no offset committed for this partition.
+                if p.error_code == NONE && p.committed_offset >= 0 {
+                    out.push(Committed {
+                        topic: t.name.0.as_str().to_string(),
+                        group: group.to_string(),
+                        partition: p.partition_index,
+                        offset: p.committed_offset,
+                    });
+                }
+            }
+        }
+        Ok((out, coordinator))
+    }
+
+    /// `group` as its coordinator describes it (`DescribeGroups`): state, protocol type and
+    /// members; what `ListGroups` said when the coordinator does not know it any more.
+    async fn describe_group(
+        &self,
+        pool: &mut Pool,
+        coordinator: &str,
+        group: &str,
+        listed: &ListedGroup,
+        single: bool,
+    ) -> Result<GroupOnTopic, KafkaError> {
+        use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, GroupId};
+        let conn = self.conn(pool, coordinator, single).await?;
+        let dg: DescribeGroupsResponse = self
+            .call(
+                conn,
+                ApiKey::DescribeGroups,
+                DESCRIBE_GROUPS_VERSION,
+                &DescribeGroupsRequest::default()
+                    .with_groups(vec![GroupId(StrBytes::from_string(group.to_string()))]),
+                DescribeGroupsRequest::header_version(DESCRIBE_GROUPS_VERSION),
+                DescribeGroupsResponse::header_version(DESCRIBE_GROUPS_VERSION),
+            )
+            .await?;
+        let d = dg
+            .groups
+            .into_iter()
+            .find(|d| d.group_id.0.as_str() == group);
+        let (state, protocol_type, members) = match d {
+            Some(d) if d.error_code == NONE => (
+                d.group_state.as_str().to_string(),
+                d.protocol_type.as_str().to_string(),
+                d.members.len(),
+            ),
+            _ => (listed.state.clone(), listed.protocol_type.clone(), 0),
+        };
+        Ok(GroupOnTopic {
+            group_id: group.to_string(),
+            state,
+            protocol_type,
+            members,
+            partitions: Vec::new(),
+        })
+    }
+
+    /// The log end offsets of the partitions in `committed`, each asked of its leader (the
+    /// bootstrap broker when the metadata names none).
+    async fn log_ends_of_committed(
+        &self,
+        pool: &mut Pool,
+        map: &ClusterMap,
+        committed: &[Committed],
+        single: bool,
+    ) -> Result<BTreeMap<(String, i32), i64>, KafkaError> {
         let wanted: BTreeSet<(String, i32)> = committed
             .iter()
-            .map(|(t, _, p, _)| (t.clone(), *p))
+            .map(|c| (c.topic.clone(), c.partition))
             .collect();
         let mut by_leader: BTreeMap<String, Vec<(String, i32)>> = BTreeMap::new();
         for (t, p) in &wanted {
@@ -660,43 +760,15 @@ impl KafkaAdmin {
                 .get(t)
                 .and_then(|ps| ps.iter().find(|(i, _)| i == p))
                 .and_then(|(_, l)| map.brokers.get(l).cloned())
-                .unwrap_or_else(|| boot.clone());
+                .unwrap_or_else(|| self.bootstrap.clone());
             by_leader.entry(leader).or_default().push((t.clone(), *p));
         }
+        let mut ends = BTreeMap::new();
         for (leader, parts) in by_leader {
-            let conn = self.conn(&mut pool, &leader, single).await?;
+            let conn = self.conn(pool, &leader, single).await?;
             ends.extend(self.log_end_offsets(conn, &parts).await?);
         }
-        for (topic, group, partition, offset) in committed {
-            let Some(g) = described.get(&group) else {
-                continue;
-            };
-            let log_end = ends.get(&(topic.clone(), partition)).copied();
-            let entry = out.entry(topic).or_default();
-            let pos = match entry.iter().position(|e| e.group_id == group) {
-                Some(i) => i,
-                None => {
-                    entry.push(GroupOnTopic {
-                        partitions: Vec::new(),
-                        ..g.clone()
-                    });
-                    entry.len() - 1
-                }
-            };
-            entry[pos].partitions.push(PartitionLag {
-                partition,
-                committed: offset,
-                log_end,
-                lag: log_end.map(|e| (e - offset).max(0)),
-            });
-        }
-        for list in out.values_mut() {
-            list.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-            for g in list.iter_mut() {
-                g.partitions.sort_by_key(|p| p.partition);
-            }
-        }
-        Ok(out)
+        Ok(ends)
     }
 
     /// `host:port` of the coordinator of consumer group `group` (`FindCoordinator` v3), waiting while
