@@ -370,152 +370,16 @@ pub fn compare(
         .key
         .clone()
         .filter(|k| k.iter().all(|c| index_of(&blue.columns, c).is_some()));
-    let common: Vec<(String, usize, usize)> = green
-        .columns
-        .iter()
-        .filter_map(|c| {
-            Some((
-                c.name.clone(),
-                index_of(&blue.columns, &c.name)?,
-                index_of(&green.columns, &c.name)?,
-            ))
-        })
-        .collect();
-    let project = |row: &Row, blue_side: bool, cols: &[(String, usize, usize)]| -> String {
-        let vals: Vec<&Value> = cols
-            .iter()
-            .map(|(_, b, g)| {
-                row.get(if blue_side { *b } else { *g })
-                    .unwrap_or(&Value::Null)
-            })
-            .collect();
-        serde_json::to_string(&vals).unwrap_or_default()
-    };
-    let key_cols: Vec<(String, usize, usize)> = match &key {
-        Some(k) => common
-            .iter()
-            .filter(|(n, _, _)| k.iter().any(|c| c.eq_ignore_ascii_case(n)))
-            .cloned()
-            .collect(),
-        None => common.clone(),
-    };
-    let mut by_key_blue: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
-    for r in &blue.rows {
-        by_key_blue
-            .entry(project(r, true, &key_cols))
-            .or_default()
-            .push(r);
-    }
-    let mut by_key_green: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
-    for r in &green.rows {
-        by_key_green
-            .entry(project(r, false, &key_cols))
-            .or_default()
-            .push(r);
-    }
-    let mut only_blue: Vec<&Row> = Vec::new();
-    let mut only_green: Vec<&Row> = Vec::new();
-    let mut differ: Vec<(&Row, &Row)> = Vec::new();
-    let mut differing_by_col: BTreeMap<String, usize> = BTreeMap::new();
-    for (k, bs) in &by_key_blue {
-        let gs = by_key_green.get(k).map(Vec::as_slice).unwrap_or(&[]);
-        let n = bs.len().min(gs.len());
-        only_blue.extend(&bs[n..]);
-        if key.is_some() {
-            for (b, g) in bs[..n].iter().zip(&gs[..n]) {
-                let mut any = false;
-                for (name, bi, gi) in &common {
-                    let (bv, gv) = (
-                        b.get(*bi).unwrap_or(&Value::Null),
-                        g.get(*gi).unwrap_or(&Value::Null),
-                    );
-                    if !same_value(bv, gv) {
-                        *differing_by_col.entry(name.clone()).or_default() += 1;
-                        any = true;
-                    }
-                }
-                if any {
-                    differ.push((b, g));
-                }
-            }
-        }
-    }
-    for (k, gs) in &by_key_green {
-        let nb = by_key_blue.get(k).map_or(0, Vec::len);
-        if gs.len() > nb {
-            only_green.extend(&gs[nb..]);
-        }
-    }
-    let mut names: Vec<String> = green.columns.iter().map(|c| c.name.clone()).collect();
-    for c in &blue.columns {
-        if index_of(&green.columns, &c.name).is_none() {
-            names.push(c.name.clone());
-        }
-    }
-    let columns: Vec<ColumnCheck> = names
-        .iter()
-        .map(|n| {
-            let side = |r: &QueryResult| {
-                index_of(&r.columns, n)
-                    .map(|i| stats(&r.rows, i, is_numeric(&r.columns[i].type_name)))
-            };
-            ColumnCheck {
-                column: n.clone(),
-                blue: side(blue),
-                green: side(green),
-                differing_rows: differing_by_col.get(n).copied().unwrap_or(0),
-            }
-        })
-        .collect();
-    let time_col = green
-        .columns
-        .iter()
-        .position(|c| crate::results::value::type_root(&c.type_name).starts_with("TIMESTAMP"));
-    let time_column = time_col.map(|i| green.columns[i].name.clone());
-    let blue_time = time_column
-        .as_deref()
-        .and_then(|n| index_of(&blue.columns, n));
-    let blue_newest = newest(&blue.rows, blue_time);
-    let green_newest = newest(&green.rows, time_col);
-    let lag_seconds = match (
-        blue_newest.as_deref().and_then(crate::time::epoch_seconds),
-        green_newest.as_deref().and_then(crate::time::epoch_seconds),
-    ) {
-        (Some(b), Some(g)) => Some(b - g),
-        _ => None,
-    };
-    // What differs, and whether it was declared.
-    let whole = opts.expected.contains("*");
-    let declared = |c: &str| whole || opts.expected.contains(&c.to_ascii_lowercase());
-    let mut undeclared: Vec<String> = Vec::new();
-    for (c, _) in differing_by_col.iter() {
-        if !declared(c) {
-            undeclared.push(c.clone());
-        }
-    }
-    for c in &columns {
-        if (c.blue.is_none() || c.green.is_none()) && !declared(&c.column) {
-            undeclared.push(format!("columns:{}", c.column));
-        }
-    }
-    let keys_differ = !only_blue.is_empty() || !only_green.is_empty();
-    // Without a key, rows on one side only are declared by the whole table alone.
-    let keys_declared = whole || key.as_ref().is_some_and(|k| k.iter().any(|c| declared(c)));
-    if keys_differ && !keys_declared {
-        undeclared.push("keys".to_string());
-    }
-    let any_diff = keys_differ
-        || !differ.is_empty()
+    let rows = RowDiff::of(blue, green, key.as_deref());
+    let columns = column_checks(blue, green, &rows.differing_by_col);
+    let fresh = Freshness::of(blue, green);
+    let undeclared = undeclared(opts, key.as_deref(), &rows, &columns, blue, green);
+    let any_diff = rows.keys_differ()
+        || !rows.differ.is_empty()
         || columns
             .iter()
             .any(|c| c.blue.is_none() || c.green.is_none());
-    // A read stopped before the table's end (idle, timeout) compares partial snapshots: nothing
-    // can be called the same yet.
-    let partial = !blue.complete || !green.complete;
-    if partial {
-        undeclared.push("incomplete-read".to_string());
-    }
-    let verdict = if lag_seconds.is_some_and(|l| l > opts.max_lag_seconds) {
+    let verdict = if fresh.lag_seconds.is_some_and(|l| l > opts.max_lag_seconds) {
         Verdict::CatchingUp
     } else if !undeclared.is_empty() {
         Verdict::Differs
@@ -547,12 +411,13 @@ pub fn compare(
         green_rows: green.rows.len(),
         blue_complete: blue.complete,
         green_complete: green.complete,
-        only_in_blue: only_blue.len(),
-        only_in_green: only_green.len(),
-        values_differ: differ.len(),
-        only_in_blue_samples: take(&only_blue, &blue_types),
-        only_in_green_samples: take(&only_green, &green_types),
-        values_differ_samples: differ
+        only_in_blue: rows.only_blue.len(),
+        only_in_green: rows.only_green.len(),
+        values_differ: rows.differ.len(),
+        only_in_blue_samples: take(&rows.only_blue, &blue_types),
+        only_in_green_samples: take(&rows.only_green, &green_types),
+        values_differ_samples: rows
+            .differ
             .iter()
             .take(opts.samples)
             .map(|(b, g)| DiffSample {
@@ -561,12 +426,219 @@ pub fn compare(
             })
             .collect(),
         columns,
-        time_column,
-        blue_newest,
-        green_newest,
-        lag_seconds,
+        time_column: fresh.time_column,
+        blue_newest: fresh.blue_newest,
+        green_newest: fresh.green_newest,
+        lag_seconds: fresh.lag_seconds,
         undeclared,
     }
+}
+
+/// A column both sides have: its name and its index in the blue and in the green columns.
+type CommonColumn = (String, usize, usize);
+
+/// The rows of blue and green matched by key (or as whole rows without one).
+struct RowDiff<'a> {
+    only_blue: Vec<&'a Row>,
+    only_green: Vec<&'a Row>,
+    /// Pairs with the same key whose values differ (only with a key).
+    differ: Vec<(&'a Row, &'a Row)>,
+    /// Column → rows whose value of it differs.
+    differing_by_col: BTreeMap<String, usize>,
+}
+
+impl<'a> RowDiff<'a> {
+    fn of(blue: &'a QueryResult, green: &'a QueryResult, key: Option<&[String]>) -> Self {
+        let common: Vec<CommonColumn> = green
+            .columns
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    c.name.clone(),
+                    index_of(&blue.columns, &c.name)?,
+                    index_of(&green.columns, &c.name)?,
+                ))
+            })
+            .collect();
+        let key_cols: Vec<CommonColumn> = match key {
+            Some(k) => common
+                .iter()
+                .filter(|(n, _, _)| k.iter().any(|c| c.eq_ignore_ascii_case(n)))
+                .cloned()
+                .collect(),
+            None => common.clone(),
+        };
+        let by_key_blue = by_key(&blue.rows, true, &key_cols);
+        let by_key_green = by_key(&green.rows, false, &key_cols);
+        let mut d = RowDiff {
+            only_blue: Vec::new(),
+            only_green: Vec::new(),
+            differ: Vec::new(),
+            differing_by_col: BTreeMap::new(),
+        };
+        for (k, bs) in &by_key_blue {
+            let gs = by_key_green.get(k).map(Vec::as_slice).unwrap_or(&[]);
+            let n = bs.len().min(gs.len());
+            d.only_blue.extend(&bs[n..]);
+            if key.is_some() {
+                for (b, g) in bs[..n].iter().zip(&gs[..n]) {
+                    d.compare_values(b, g, &common);
+                }
+            }
+        }
+        for (k, gs) in &by_key_green {
+            let nb = by_key_blue.get(k).map_or(0, Vec::len);
+            if gs.len() > nb {
+                d.only_green.extend(&gs[nb..]);
+            }
+        }
+        d
+    }
+
+    /// Counts the common columns where `b` and `g` (rows of the same key) differ.
+    fn compare_values(&mut self, b: &'a Row, g: &'a Row, common: &[CommonColumn]) {
+        let mut any = false;
+        for (name, bi, gi) in common {
+            let (bv, gv) = (
+                b.get(*bi).unwrap_or(&Value::Null),
+                g.get(*gi).unwrap_or(&Value::Null),
+            );
+            if !same_value(bv, gv) {
+                *self.differing_by_col.entry(name.clone()).or_default() += 1;
+                any = true;
+            }
+        }
+        if any {
+            self.differ.push((b, g));
+        }
+    }
+
+    fn keys_differ(&self) -> bool {
+        !self.only_blue.is_empty() || !self.only_green.is_empty()
+    }
+}
+
+/// `rows` grouped by their values of `cols` (the blue or the green index of each).
+fn by_key<'a>(
+    rows: &'a [Row],
+    blue_side: bool,
+    cols: &[CommonColumn],
+) -> BTreeMap<String, Vec<&'a Row>> {
+    let mut out: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+    for row in rows {
+        let vals: Vec<&Value> = cols
+            .iter()
+            .map(|(_, b, g)| {
+                row.get(if blue_side { *b } else { *g })
+                    .unwrap_or(&Value::Null)
+            })
+            .collect();
+        out.entry(serde_json::to_string(&vals).unwrap_or_default())
+            .or_default()
+            .push(row);
+    }
+    out
+}
+
+/// One check per column of green, then per column only blue has: its statistics on each side.
+fn column_checks(
+    blue: &QueryResult,
+    green: &QueryResult,
+    differing_by_col: &BTreeMap<String, usize>,
+) -> Vec<ColumnCheck> {
+    let mut names: Vec<String> = green.columns.iter().map(|c| c.name.clone()).collect();
+    for c in &blue.columns {
+        if index_of(&green.columns, &c.name).is_none() {
+            names.push(c.name.clone());
+        }
+    }
+    names
+        .iter()
+        .map(|n| {
+            let side = |r: &QueryResult| {
+                index_of(&r.columns, n)
+                    .map(|i| stats(&r.rows, i, is_numeric(&r.columns[i].type_name)))
+            };
+            ColumnCheck {
+                column: n.clone(),
+                blue: side(blue),
+                green: side(green),
+                differing_rows: differing_by_col.get(n).copied().unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// How far green is behind blue: the newest value of green's first timestamp column on each side.
+struct Freshness {
+    time_column: Option<String>,
+    blue_newest: Option<String>,
+    green_newest: Option<String>,
+    /// Blue's newest minus green's, in seconds.
+    lag_seconds: Option<f64>,
+}
+
+impl Freshness {
+    fn of(blue: &QueryResult, green: &QueryResult) -> Self {
+        let time_col = green
+            .columns
+            .iter()
+            .position(|c| crate::results::value::type_root(&c.type_name).starts_with("TIMESTAMP"));
+        let time_column = time_col.map(|i| green.columns[i].name.clone());
+        let blue_time = time_column
+            .as_deref()
+            .and_then(|n| index_of(&blue.columns, n));
+        let blue_newest = newest(&blue.rows, blue_time);
+        let green_newest = newest(&green.rows, time_col);
+        let lag_seconds = match (
+            blue_newest.as_deref().and_then(crate::time::epoch_seconds),
+            green_newest.as_deref().and_then(crate::time::epoch_seconds),
+        ) {
+            (Some(b), Some(g)) => Some(b - g),
+            _ => None,
+        };
+        Freshness {
+            time_column,
+            blue_newest,
+            green_newest,
+            lag_seconds,
+        }
+    }
+}
+
+/// What differs and was not declared expected (`opts.expected`: column names, `*` for all): the
+/// columns whose values differ, `columns:<c>` for a column one side lacks, `keys` for rows on one
+/// side only (declared by a key column, or without a key by `*` alone), `incomplete-read` when a
+/// read stopped before the table's end (partial snapshots: nothing can be called the same yet).
+fn undeclared(
+    opts: &CompareOptions,
+    key: Option<&[String]>,
+    rows: &RowDiff,
+    columns: &[ColumnCheck],
+    blue: &QueryResult,
+    green: &QueryResult,
+) -> Vec<String> {
+    let whole = opts.expected.contains("*");
+    let declared = |c: &str| whole || opts.expected.contains(&c.to_ascii_lowercase());
+    let mut out: Vec<String> = Vec::new();
+    for c in rows.differing_by_col.keys() {
+        if !declared(c) {
+            out.push(c.clone());
+        }
+    }
+    for c in columns {
+        if (c.blue.is_none() || c.green.is_none()) && !declared(&c.column) {
+            out.push(format!("columns:{}", c.column));
+        }
+    }
+    let keys_declared = whole || key.is_some_and(|k| k.iter().any(|c| declared(c)));
+    if rows.keys_differ() && !keys_declared {
+        out.push("keys".to_string());
+    }
+    if !blue.complete || !green.complete {
+        out.push("incomplete-read".to_string());
+    }
+    out
 }
 
 #[cfg(test)]
