@@ -88,45 +88,12 @@ pub fn update_ut_ddl(
         false,
         "nothing updated: fix the errors above",
     )?;
-    let inv = &project.inventory;
-    let mut selected: BTreeSet<String> = BTreeSet::new();
-    // Each IMPACTED is a table, or a file listing tables (shift_left passes impacted_tables.json).
-    for given in &req.tables {
-        let path = Path::new(given);
-        if path.is_file() {
-            let listed = super::scope::read_table_list(path)?;
-            selected.extend(ctx.resolve_tables(&project, &listed)?);
-        } else {
-            selected.extend(ctx.resolve_tables(&project, std::slice::from_ref(given))?);
-        }
-    }
-    if let Some(r) = &req.since {
-        let opts = super::changes::change_options(&super::changes::ChangeRequest {
-            since: Some(r.clone()),
-            ..Default::default()
-        })?;
-        let set = changes::list_changes(pipelines, &opts, &cfg)?;
-        selected.extend(
-            set.files
-                .iter()
-                .filter(|f| f.role == FileRole::Ddl && f.change_kind != ChangeKind::Cosmetic)
-                .map(|f| f.new_table_name.clone())
-                .filter(|t| inv.tables.contains_key(t)),
-        );
-    }
-    if let Some(f) = &req.modified_files {
-        let listed = super::scope::read_table_list(f)?;
-        selected.extend(ctx.resolve_tables(&project, &listed)?);
-    }
-    let all = req.tables.is_empty() && req.since.is_none() && req.modified_files.is_none();
-    let read = |p: &Path| -> Result<String, OpsError> {
-        crate::fsutil::read_user_text(p, crate::fsutil::MAX_SQL_FILE_BYTES)
-            .map_err(|e| OpsError::Refused(format!("cannot read {}: {e}", p.display())))
+    let selection = selected_tables(ctx, &project, pipelines, &cfg, req)?;
+    let mut up = Updater {
+        parent: pipelines.parent().unwrap_or(pipelines),
+        all: selection.is_none(),
+        out: UtUpdate::default(),
     };
-    let mut out = UtUpdate::default();
-    let parent = pipelines.parent().unwrap_or(pipelines);
-    let rel =
-        |p: &Path| -> String { crate::fsutil::slash_path(p.strip_prefix(parent).unwrap_or(p)) };
     for e in walkdir::WalkDir::new(pipelines)
         .sort_by_file_name()
         .into_iter()
@@ -136,129 +103,18 @@ pub fn update_ut_ddl(
         let Some(folder) = e.path().parent().and_then(Path::parent) else {
             continue;
         };
-        let defs = TestDefinitions::load(e.path(), &rel(e.path()))?;
+        let defs = TestDefinitions::load(e.path(), &up.rel(e.path()))?;
         for f in &defs.foundations {
-            let Some(t) = inv.tables.get(&f.table_name) else {
+            let Some(t) = project.inventory.tables.get(&f.table_name) else {
                 continue;
             };
-            if !(all || selected.contains(&t.name)) {
+            if selection.as_ref().is_some_and(|s| !s.contains(&t.name)) {
                 continue;
             }
-            let Some(ddl_ref) = &t.ddl_ref else { continue };
-            let production = read(&inv.disk_path(ddl_ref))?;
-            let Some(path) = definitions::resolve(folder, &f.ddl_for_test) else {
-                continue;
-            };
-            let before = read(&path)?;
-            // Only a plain CREATE TABLE has a column list to copy (a CTAS's columns come from its
-            // query); and only a change of the columns rewrites the test copy.
-            let schema = |sql: &str| {
-                crate::sql::analyze(sql)
-                    .statements
-                    .into_iter()
-                    .find(|s| s.kind == crate::sql::StatementKind::CreateTable)
-                    .map(|s| {
-                        s.columns
-                            .into_iter()
-                            .map(|c| (c.name, c.data_type, c.nullable, c.computed))
-                            .collect::<Vec<_>>()
-                    })
-            };
-            let Some(wanted) = schema(&production).filter(|c| !c.is_empty()) else {
-                if all {
-                    continue;
-                }
-                out.by_hand.push(format!(
-                    "{}: {} has no CREATE TABLE column list ({ddl_ref}): update its test copy by hand",
-                    rel(&path),
-                    t.name
-                ));
-                continue;
-            };
-            if schema(&before).as_ref() == Some(&wanted) {
-                continue;
-            }
-            let after = foundations::with_columns_of(&before, &production)
-                .map_err(|m| OpsError::Refused(format!("{}: {m}", rel(&path))))?;
-            if after != before {
-                out.edits.push(UtEdit {
-                    file: rel(&path),
-                    path: path.clone(),
-                    before,
-                    after,
-                    note: format!("column list of {} from {ddl_ref}", t.name),
-                });
-            }
-            // Its inputs.
-            let analysis = crate::sql::analyze(&production);
-            let columns: Vec<String> = analysis
-                .statements
-                .iter()
-                .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
-                .map(|s| {
-                    s.columns
-                        .iter()
-                        .filter(|c| !c.computed)
-                        .map(|c| c.name.clone())
-                        .collect()
-                })
-                .unwrap_or_default();
-            if columns.is_empty() {
-                continue;
-            }
-            let mut inputs_done: BTreeSet<PathBuf> = BTreeSet::new();
-            for input in defs
-                .test_suite
-                .iter()
-                .flat_map(|c| &c.inputs)
-                .filter(|i| i.table_name == t.name)
-            {
-                let Some(p) = definitions::resolve(folder, &input.file_name) else {
-                    continue;
-                };
-                if !inputs_done.insert(p.clone()) || !p.is_file() {
-                    continue;
-                }
-                match input.file_type {
-                    FileType::Csv => {
-                        let before = read(&p)?;
-                        let c = foundations::reshape_csv(&before, &columns)
-                            .map_err(|m| OpsError::Refused(format!("{}: {m}", rel(&p))))?;
-                        // Only a change of the set of columns rewrites the file (the runner reads
-                        // the columns by their header, in any order).
-                        if !c.added.is_empty() || !c.dropped.is_empty() {
-                            let mut note = Vec::new();
-                            if !c.added.is_empty() {
-                                note.push(format!("columns added (empty): {}", c.added.join(", ")));
-                            }
-                            if !c.dropped.is_empty() {
-                                note.push(format!("columns dropped: {}", c.dropped.join(", ")));
-                            }
-                            out.edits.push(UtEdit {
-                                file: rel(&p),
-                                path: p.clone(),
-                                before,
-                                after: c.text,
-                                note: note.join("; "),
-                            });
-                        }
-                    }
-                    FileType::Sql => {
-                        let note = format!(
-                            "{}: SQL rows of {} are positional: check them against its new columns ({})",
-                            rel(&p),
-                            t.name,
-                            columns.join(", ")
-                        );
-                        if out.edits.iter().any(|e| e.path == path) && !out.by_hand.contains(&note)
-                        {
-                            out.by_hand.push(note);
-                        }
-                    }
-                }
-            }
+            up.foundation(&project, folder, &defs, f, t)?;
         }
     }
+    let mut out = up.out;
     if req.apply && !out.edits.is_empty() {
         let batch = Batch::begin(pipelines, COMMAND, COMMAND)?;
         let mut staged = Vec::new();
@@ -275,4 +131,213 @@ pub fn update_ut_ddl(
         out.applied = true;
     }
     Ok(out)
+}
+
+/// The tables `req` names (a table, or a file listing tables: shift_left passes
+/// `impacted_tables.json`), those whose DDL changed since `req.since` (beyond formatting) and those
+/// of `req.modified_files`; `None` when nothing selects (every table with a DDL).
+fn selected_tables(
+    ctx: &Context,
+    project: &crate::project::Project,
+    pipelines: &Path,
+    cfg: &crate::config::Config,
+    req: &UpdateUtDdlRequest,
+) -> Result<Option<BTreeSet<String>>, OpsError> {
+    if req.tables.is_empty() && req.since.is_none() && req.modified_files.is_none() {
+        return Ok(None);
+    }
+    let mut selected: BTreeSet<String> = BTreeSet::new();
+    for given in &req.tables {
+        let path = Path::new(given);
+        if path.is_file() {
+            let listed = super::scope::read_table_list(path)?;
+            selected.extend(ctx.resolve_tables(project, &listed)?);
+        } else {
+            selected.extend(ctx.resolve_tables(project, std::slice::from_ref(given))?);
+        }
+    }
+    if let Some(r) = &req.since {
+        let opts = super::changes::change_options(&super::changes::ChangeRequest {
+            since: Some(r.clone()),
+            ..Default::default()
+        })?;
+        let set = changes::list_changes(pipelines, &opts, cfg)?;
+        selected.extend(
+            set.files
+                .iter()
+                .filter(|f| f.role == FileRole::Ddl && f.change_kind != ChangeKind::Cosmetic)
+                .map(|f| f.new_table_name.clone())
+                .filter(|t| project.inventory.tables.contains_key(t)),
+        );
+    }
+    if let Some(f) = &req.modified_files {
+        let listed = super::scope::read_table_list(f)?;
+        selected.extend(ctx.resolve_tables(project, &listed)?);
+    }
+    Ok(Some(selected))
+}
+
+/// The columns of a plain `CREATE TABLE` (name, type, nullability, computed), `None` for any other
+/// DDL (a CTAS's columns come from its query).
+type Schema = Vec<(String, String, bool, bool)>;
+
+fn schema(sql: &str) -> Option<Schema> {
+    crate::sql::analyze(sql)
+        .statements
+        .into_iter()
+        .find(|s| s.kind == crate::sql::StatementKind::CreateTable)
+        .map(|s| {
+            s.columns
+                .into_iter()
+                .map(|c| (c.name, c.data_type, c.nullable, c.computed))
+                .collect()
+        })
+}
+
+/// Collects the edits of one run.
+struct Updater<'a> {
+    /// The folder above `pipelines/`: file names are shown relative to it.
+    parent: &'a Path,
+    /// Every table is selected: a table without a column list is skipped silently.
+    all: bool,
+    out: UtUpdate,
+}
+
+impl Updater<'_> {
+    fn rel(&self, p: &Path) -> String {
+        crate::fsutil::slash_path(p.strip_prefix(self.parent).unwrap_or(p))
+    }
+
+    fn read(&self, p: &Path) -> Result<String, OpsError> {
+        crate::fsutil::read_user_text(p, crate::fsutil::MAX_SQL_FILE_BYTES)
+            .map_err(|e| OpsError::Refused(format!("cannot read {}: {e}", p.display())))
+    }
+
+    /// The test copy of table `t`'s DDL (foundation `f` of the tests in `folder`) gets the column
+    /// list of its production DDL when the columns changed; then its inputs follow.
+    fn foundation(
+        &mut self,
+        project: &crate::project::Project,
+        folder: &Path,
+        defs: &TestDefinitions,
+        f: &definitions::Foundation,
+        t: &crate::inventory::Table,
+    ) -> Result<(), OpsError> {
+        let Some(ddl_ref) = &t.ddl_ref else {
+            return Ok(());
+        };
+        let production = self.read(&project.inventory.disk_path(ddl_ref))?;
+        let Some(path) = definitions::resolve(folder, &f.ddl_for_test) else {
+            return Ok(());
+        };
+        let before = self.read(&path)?;
+        // Only a plain CREATE TABLE has a column list to copy; and only a change of the columns
+        // rewrites the test copy.
+        let Some(wanted) = schema(&production).filter(|c| !c.is_empty()) else {
+            if !self.all {
+                self.out.by_hand.push(format!(
+                    "{}: {} has no CREATE TABLE column list ({ddl_ref}): update its test copy by hand",
+                    self.rel(&path),
+                    t.name
+                ));
+            }
+            return Ok(());
+        };
+        if schema(&before).as_ref() == Some(&wanted) {
+            return Ok(());
+        }
+        let after = foundations::with_columns_of(&before, &production)
+            .map_err(|m| OpsError::Refused(format!("{}: {m}", self.rel(&path))))?;
+        if after != before {
+            self.out.edits.push(UtEdit {
+                file: self.rel(&path),
+                path: path.clone(),
+                before,
+                after,
+                note: format!("column list of {} from {ddl_ref}", t.name),
+            });
+        }
+        let columns: Vec<String> = crate::sql::analyze(&production)
+            .statements
+            .iter()
+            .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
+            .map(|s| {
+                s.columns
+                    .iter()
+                    .filter(|c| !c.computed)
+                    .map(|c| c.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if columns.is_empty() {
+            return Ok(());
+        }
+        self.inputs(folder, defs, t, &path, &columns)
+    }
+
+    /// The input files of table `t` in the test cases: a CSV gets the new set of columns (added
+    /// ones empty); SQL rows, positional, are left to the user with a note when the test copy of the
+    /// DDL (`ddl_path`) changed.
+    fn inputs(
+        &mut self,
+        folder: &Path,
+        defs: &TestDefinitions,
+        t: &crate::inventory::Table,
+        ddl_path: &Path,
+        columns: &[String],
+    ) -> Result<(), OpsError> {
+        let mut inputs_done: BTreeSet<PathBuf> = BTreeSet::new();
+        for input in defs
+            .test_suite
+            .iter()
+            .flat_map(|c| &c.inputs)
+            .filter(|i| i.table_name == t.name)
+        {
+            let Some(p) = definitions::resolve(folder, &input.file_name) else {
+                continue;
+            };
+            if !inputs_done.insert(p.clone()) || !p.is_file() {
+                continue;
+            }
+            match input.file_type {
+                FileType::Csv => {
+                    let before = self.read(&p)?;
+                    let c = foundations::reshape_csv(&before, columns)
+                        .map_err(|m| OpsError::Refused(format!("{}: {m}", self.rel(&p))))?;
+                    // Only a change of the set of columns rewrites the file (the runner reads the
+                    // columns by their header, in any order).
+                    if !c.added.is_empty() || !c.dropped.is_empty() {
+                        let mut note = Vec::new();
+                        if !c.added.is_empty() {
+                            note.push(format!("columns added (empty): {}", c.added.join(", ")));
+                        }
+                        if !c.dropped.is_empty() {
+                            note.push(format!("columns dropped: {}", c.dropped.join(", ")));
+                        }
+                        self.out.edits.push(UtEdit {
+                            file: self.rel(&p),
+                            path: p.clone(),
+                            before,
+                            after: c.text,
+                            note: note.join("; "),
+                        });
+                    }
+                }
+                FileType::Sql => {
+                    let note = format!(
+                        "{}: SQL rows of {} are positional: check them against its new columns ({})",
+                        self.rel(&p),
+                        t.name,
+                        columns.join(", ")
+                    );
+                    if self.out.edits.iter().any(|e| e.path == ddl_path)
+                        && !self.out.by_hand.contains(&note)
+                    {
+                        self.out.by_hand.push(note);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
