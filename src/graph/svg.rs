@@ -85,10 +85,10 @@ impl Layout {
                 w: 0.0,
             })
             .collect();
-        let index: BTreeMap<&str, usize> = nodes
+        let index: BTreeMap<String, usize> = nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
+            .map(|(i, n)| (n.name.clone(), i))
             .collect();
         let edges: Vec<(usize, usize, bool)> = jedges
             .iter()
@@ -98,163 +98,22 @@ impl Layout {
                 Some((p, c, e["kind"].as_str() == Some("like")))
             })
             .collect();
-        let n = nodes.len();
-        let rank: Vec<u8> = nodes
-            .iter()
-            .map(|t| if t.external { 0 } else { layer_rank(&t.layer) })
-            .collect();
-
-        // Sub-level within a rank: longest path over same-rank edges (Kahn; nodes on cycles stay at 0).
-        let mut level = vec![0usize; n];
-        let mut indeg = vec![0usize; n];
-        let mut out: Vec<Vec<usize>> = vec![vec![]; n];
-        for &(p, c, _) in &edges {
-            if p != c && rank[p] == rank[c] {
-                out[p].push(c);
-                indeg[c] += 1;
-            }
-        }
-        let mut queue: VecDeque<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
-        while let Some(i) = queue.pop_front() {
-            for &c in &out[i] {
-                level[c] = level[c].max(level[i] + 1);
-                indeg[c] -= 1;
-                if indeg[c] == 0 {
-                    queue.push_back(c);
-                }
-            }
-        }
-        let keys: BTreeSet<(u8, usize)> = (0..n).map(|i| (rank[i], level[i])).collect();
-        let col_of_key: BTreeMap<(u8, usize), usize> =
-            keys.iter().enumerate().map(|(c, k)| (*k, c)).collect();
-        let col: Vec<usize> = (0..n).map(|i| col_of_key[&(rank[i], level[i])]).collect();
-        // By index: `keys.iter().nth(c)` per column was O(columns²), 10¹² steps for a 1,000,000-table
-        // chain (one sub-column per table).
-        let column_keys: Vec<(u8, usize)> = keys.iter().copied().collect();
-
-        // Long edges get a dummy vertex in every column they cross (Sugiyama), so they take a lane of
-        // their own instead of running through the boxes of those columns.
-        // Items: 0..n are tables, n.. are dummies; `item_col[k]` is an item's column.
-        let mut item_col: Vec<usize> = col.clone();
-        let mut routes: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
-        for &(p, c, _) in &edges {
-            let mut route = vec![p];
-            if col[p] < col[c] {
-                for dc in col[p] + 1..col[c] {
-                    route.push(item_col.len());
-                    item_col.push(dc);
-                }
-            }
-            route.push(c);
-            routes.push(route);
-        }
-        let items = item_col.len();
-
-        // Rows: tables in (product, name) order, dummies after them, then barycenter sweeps.
-        let mut columns: Vec<Vec<usize>> = vec![vec![]; keys.len()];
-        for (k, &c) in item_col.iter().enumerate() {
-            columns[c].push(k);
-        }
-        for c in &mut columns {
-            c.sort_by(|&a, &b| {
-                let key = |k: usize| (k >= n, nodes.get(k).map(|t| (&t.product, &t.name)), k);
-                key(a).cmp(&key(b))
-            });
-        }
-        let mut row = vec![0usize; items];
-        for c in &columns {
-            for (r, &k) in c.iter().enumerate() {
-                row[k] = r;
-            }
-        }
-        let mut parents: Vec<Vec<usize>> = vec![vec![]; items];
-        let mut children: Vec<Vec<usize>> = vec![vec![]; items];
-        for route in &routes {
-            for w in route.windows(2) {
-                if item_col[w[0]] < item_col[w[1]] {
-                    parents[w[1]].push(w[0]);
-                    children[w[0]].push(w[1]);
-                }
-            }
-        }
-        for sweep in 0..4 {
-            let forward = sweep % 2 == 0;
-            let order: Vec<usize> = if forward {
-                (1..columns.len()).collect()
-            } else {
-                (0..columns.len().saturating_sub(1)).rev().collect()
-            };
-            for c in order {
-                let mut keyed: Vec<(f64, usize)> = columns[c]
-                    .iter()
-                    .map(|&k| {
-                        let nb = if forward { &parents[k] } else { &children[k] };
-                        let key = if nb.is_empty() {
-                            row[k] as f64
-                        } else {
-                            nb.iter().map(|&j| row[j] as f64).sum::<f64>() / nb.len() as f64
-                        };
-                        (key, k)
-                    })
-                    .collect();
-                keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-                columns[c] = keyed.into_iter().map(|(_, k)| k).collect();
-                for (r, &k) in columns[c].iter().enumerate() {
-                    row[k] = r;
-                }
-            }
-        }
-
-        // Geometry: tables take ROW_PITCH, dummies DUMMY_PITCH; `centre[k]` is an item's y centre.
-        let mut x = MARGIN;
-        let mut headers = Vec::with_capacity(columns.len());
-        let mut bottom = MARGIN + HEADER_H;
-        let mut centre = vec![0.0f64; items];
-        let mut col_x = Vec::with_capacity(columns.len());
-        let mut col_w = Vec::with_capacity(columns.len());
-        for (c, members) in columns.iter().enumerate() {
-            let longest = members
-                .iter()
-                .filter(|&&k| k < n)
-                .map(|&k| nodes[k].name.chars().count())
-                .max()
-                .unwrap_or(0);
-            let w = (longest as f64 * CHAR_W + 24.0).max(110.0).round();
-            let (r, lvl) = column_keys[c];
-            headers.push((
-                x,
-                if lvl == 0 {
-                    LAYER_NAMES[usize::from(r.min(6))]
-                } else {
-                    ""
-                },
-            ));
-            let mut y = MARGIN + HEADER_H;
-            for &k in members {
-                if k < n {
-                    nodes[k].x = x;
-                    nodes[k].y = y;
-                    nodes[k].w = w;
-                    centre[k] = y + NODE_H / 2.0;
-                    y += ROW_PITCH;
-                } else {
-                    centre[k] = y + DUMMY_PITCH / 2.0;
-                    y += DUMMY_PITCH;
-                }
-            }
-            bottom = f64::max(bottom, y);
-            col_x.push(x);
-            col_w.push(w);
-            x += w + COL_GAP;
-        }
+        let (col, column_keys) = table_columns(&nodes, &edges);
+        let lanes = Lanes::of(&col, &edges);
+        let columns = lanes.ordered_rows(&nodes, column_keys.len());
+        let geometry = Geometry::place(&mut nodes, &columns, &column_keys, lanes.item_col.len());
         // Each edge's way points: out of the parent's right side, across every crossed column at its
         // dummy's height, into the child's left side.
-        let lanes: Vec<Vec<(f64, f64, f64)>> = routes
+        let lane_points: Vec<Vec<(f64, f64, f64)>> = lanes
+            .routes
             .iter()
             .map(|route| {
                 route[1..route.len().saturating_sub(1)]
                     .iter()
-                    .map(|&k| (col_x[item_col[k]], col_w[item_col[k]], centre[k]))
+                    .map(|&k| {
+                        let c = lanes.item_col[k];
+                        (geometry.col_x[c], geometry.col_w[c], geometry.centre[k])
+                    })
                     .collect()
             })
             .collect();
@@ -265,8 +124,8 @@ impl Layout {
             .into_iter()
             .collect();
         let legend_rows = products.len() + 3;
-        let width = (x - COL_GAP + MARGIN).max(320.0);
-        let height = bottom + 10.0 + legend_rows as f64 * LEGEND_ROW + MARGIN;
+        let width = (geometry.right - COL_GAP + MARGIN).max(320.0);
+        let height = geometry.bottom + 10.0 + legend_rows as f64 * LEGEND_ROW + MARGIN;
         let statement_sets = json["statement_sets"]
             .as_array()
             .unwrap_or(&empty)
@@ -276,11 +135,7 @@ impl Layout {
                 let tables: Vec<usize> = set["tables"]
                     .as_array()?
                     .iter()
-                    .filter_map(|t| {
-                        nodes
-                            .iter()
-                            .position(|n| Some(n.name.as_str()) == t.as_str())
-                    })
+                    .filter_map(|t| index.get(t.as_str()?).copied())
                     .collect();
                 (tables.len() > 1).then_some((owner, tables))
             })
@@ -288,8 +143,8 @@ impl Layout {
         Layout {
             nodes,
             edges,
-            lanes,
-            columns: headers,
+            lanes: lane_points,
+            columns: geometry.headers,
             products,
             statement_sets,
             width,
@@ -494,6 +349,212 @@ pub(crate) fn xml(s: &str) -> String {
         }
     }
     t
+}
+
+/// Each table's column, and each column's `(layer rank, sub-level)`, left to right: a table's rank is
+/// its layer's (externals at 0); within a rank, its sub-level is its longest path over same-rank edges
+/// (Kahn; tables on cycles stay at 0).
+fn table_columns(
+    nodes: &[PlacedNode],
+    edges: &[(usize, usize, bool)],
+) -> (Vec<usize>, Vec<(u8, usize)>) {
+    let n = nodes.len();
+    let rank: Vec<u8> = nodes
+        .iter()
+        .map(|t| if t.external { 0 } else { layer_rank(&t.layer) })
+        .collect();
+    let mut level = vec![0usize; n];
+    let mut indeg = vec![0usize; n];
+    let mut out: Vec<Vec<usize>> = vec![vec![]; n];
+    for &(p, c, _) in edges {
+        if p != c && rank[p] == rank[c] {
+            out[p].push(c);
+            indeg[c] += 1;
+        }
+    }
+    let mut queue: VecDeque<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+    while let Some(i) = queue.pop_front() {
+        for &c in &out[i] {
+            level[c] = level[c].max(level[i] + 1);
+            indeg[c] -= 1;
+            if indeg[c] == 0 {
+                queue.push_back(c);
+            }
+        }
+    }
+    let keys: BTreeSet<(u8, usize)> = (0..n).map(|i| (rank[i], level[i])).collect();
+    let col_of_key: BTreeMap<(u8, usize), usize> =
+        keys.iter().enumerate().map(|(c, k)| (*k, c)).collect();
+    let col: Vec<usize> = (0..n).map(|i| col_of_key[&(rank[i], level[i])]).collect();
+    // By index: `keys.iter().nth(c)` per column was O(columns²), 10¹² steps for a 1,000,000-table
+    // chain (one sub-column per table).
+    (col, keys.into_iter().collect())
+}
+
+/// Long edges get a dummy vertex in every column they cross (Sugiyama), so they take a lane of their
+/// own instead of running through the boxes of those columns. Items: `0..n` are tables, `n..` are
+/// dummies.
+struct Lanes {
+    /// Each item's column.
+    item_col: Vec<usize>,
+    /// Per edge, its items from parent to child (dummies between).
+    routes: Vec<Vec<usize>>,
+    /// The number of tables (the first items).
+    tables: usize,
+}
+
+impl Lanes {
+    fn of(col: &[usize], edges: &[(usize, usize, bool)]) -> Lanes {
+        let mut item_col: Vec<usize> = col.to_vec();
+        let mut routes: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
+        for &(p, c, _) in edges {
+            let mut route = vec![p];
+            if col[p] < col[c] {
+                for dc in col[p] + 1..col[c] {
+                    route.push(item_col.len());
+                    item_col.push(dc);
+                }
+            }
+            route.push(c);
+            routes.push(route);
+        }
+        Lanes {
+            item_col,
+            routes,
+            tables: col.len(),
+        }
+    }
+
+    /// The items of each column, top to bottom: tables in (product, name) order, dummies after
+    /// them, then four barycenter sweeps (left to right on parents, right to left on children).
+    fn ordered_rows(&self, nodes: &[PlacedNode], column_count: usize) -> Vec<Vec<usize>> {
+        let (n, items) = (self.tables, self.item_col.len());
+        let mut columns: Vec<Vec<usize>> = vec![vec![]; column_count];
+        for (k, &c) in self.item_col.iter().enumerate() {
+            columns[c].push(k);
+        }
+        for c in &mut columns {
+            c.sort_by(|&a, &b| {
+                let key = |k: usize| (k >= n, nodes.get(k).map(|t| (&t.product, &t.name)), k);
+                key(a).cmp(&key(b))
+            });
+        }
+        let mut row = vec![0usize; items];
+        for c in &columns {
+            for (r, &k) in c.iter().enumerate() {
+                row[k] = r;
+            }
+        }
+        let mut parents: Vec<Vec<usize>> = vec![vec![]; items];
+        let mut children: Vec<Vec<usize>> = vec![vec![]; items];
+        for route in &self.routes {
+            for w in route.windows(2) {
+                if self.item_col[w[0]] < self.item_col[w[1]] {
+                    parents[w[1]].push(w[0]);
+                    children[w[0]].push(w[1]);
+                }
+            }
+        }
+        for sweep in 0..4 {
+            let forward = sweep % 2 == 0;
+            let order: Vec<usize> = if forward {
+                (1..columns.len()).collect()
+            } else {
+                (0..columns.len().saturating_sub(1)).rev().collect()
+            };
+            for c in order {
+                let mut keyed: Vec<(f64, usize)> = columns[c]
+                    .iter()
+                    .map(|&k| {
+                        let nb = if forward { &parents[k] } else { &children[k] };
+                        let key = if nb.is_empty() {
+                            row[k] as f64
+                        } else {
+                            nb.iter().map(|&j| row[j] as f64).sum::<f64>() / nb.len() as f64
+                        };
+                        (key, k)
+                    })
+                    .collect();
+                keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+                columns[c] = keyed.into_iter().map(|(_, k)| k).collect();
+                for (r, &k) in columns[c].iter().enumerate() {
+                    row[k] = r;
+                }
+            }
+        }
+        columns
+    }
+}
+
+/// Where the columns and items went: tables take `ROW_PITCH`, dummies `DUMMY_PITCH`.
+struct Geometry {
+    /// `(x, header)` per column; the header is the layer's name on its first sub-column.
+    headers: Vec<(f64, &'static str)>,
+    col_x: Vec<f64>,
+    col_w: Vec<f64>,
+    /// Each item's y centre.
+    centre: Vec<f64>,
+    /// The x after the last column (its gap included).
+    right: f64,
+    /// The lowest y of any column.
+    bottom: f64,
+}
+
+impl Geometry {
+    /// Places the tables of `columns` (their x, y and width set in `nodes`) and the dummies.
+    fn place(
+        nodes: &mut [PlacedNode],
+        columns: &[Vec<usize>],
+        column_keys: &[(u8, usize)],
+        items: usize,
+    ) -> Geometry {
+        let n = nodes.len();
+        let mut g = Geometry {
+            headers: Vec::with_capacity(columns.len()),
+            col_x: Vec::with_capacity(columns.len()),
+            col_w: Vec::with_capacity(columns.len()),
+            centre: vec![0.0f64; items],
+            right: MARGIN,
+            bottom: MARGIN + HEADER_H,
+        };
+        for (c, members) in columns.iter().enumerate() {
+            let x = g.right;
+            let longest = members
+                .iter()
+                .filter(|&&k| k < n)
+                .map(|&k| nodes[k].name.chars().count())
+                .max()
+                .unwrap_or(0);
+            let w = (longest as f64 * CHAR_W + 24.0).max(110.0).round();
+            let (r, lvl) = column_keys[c];
+            g.headers.push((
+                x,
+                if lvl == 0 {
+                    LAYER_NAMES[usize::from(r.min(6))]
+                } else {
+                    ""
+                },
+            ));
+            let mut y = MARGIN + HEADER_H;
+            for &k in members {
+                if k < n {
+                    nodes[k].x = x;
+                    nodes[k].y = y;
+                    nodes[k].w = w;
+                    g.centre[k] = y + NODE_H / 2.0;
+                    y += ROW_PITCH;
+                } else {
+                    g.centre[k] = y + DUMMY_PITCH / 2.0;
+                    y += DUMMY_PITCH;
+                }
+            }
+            g.bottom = f64::max(g.bottom, y);
+            g.col_x.push(x);
+            g.col_w.push(w);
+            g.right = x + w + COL_GAP;
+        }
+        g
+    }
 }
 
 #[cfg(test)]
