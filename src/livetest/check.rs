@@ -47,157 +47,30 @@ pub fn evaluate(
     now: f64,
     max_rows: usize,
 ) -> Evaluation {
-    let col = |name: &str| -> Result<usize, Evaluation> {
-        columns
-            .iter()
-            .position(|c| c.name.eq_ignore_ascii_case(name))
-            .ok_or_else(|| {
-                error(format!(
-                    "column {name} is not a column of the result ({})",
-                    columns
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
+    let snap = Snapshot {
+        columns,
+        rows,
+        complete,
+        max_rows,
     };
-    let cols = |names: &[String]| -> Result<Vec<usize>, Evaluation> {
-        names.iter().map(|n| col(n)).collect()
-    };
-    let value = |r: &Row, i: usize| r.get(i).cloned().unwrap_or(Value::Null);
     let e = match check {
-        Check::NotNull { columns: names } => match cols(names) {
-            Err(e) => e,
-            Ok(idx) => {
-                let failing: Vec<&Row> = rows
-                    .iter()
-                    .filter(|r| idx.iter().any(|&i| value(r, i).is_null()))
-                    .collect();
-                rows_found(
-                    failing,
-                    max_rows,
-                    format!("NULL in {}", names.join(" or ")),
-                    format!("no NULL in {} ({} rows)", names.join(", "), rows.len()),
-                )
+        Check::NotNull { columns: names } => snap.not_null(names),
+        Check::Unique { on } => match on {
+            UniqueOn::Key if key.is_empty() => {
+                return error(
+                    "unique: key: the table declares no PRIMARY KEY; list the columns".into(),
+                );
             }
+            UniqueOn::Key => snap.unique(key),
+            UniqueOn::Columns(c) => snap.unique(c),
         },
-        Check::Unique { on } => {
-            let names: Vec<String> = match on {
-                UniqueOn::Key if key.is_empty() => {
-                    return error(
-                        "unique: key: the table declares no PRIMARY KEY; list the columns".into(),
-                    );
-                }
-                UniqueOn::Key => key.to_vec(),
-                UniqueOn::Columns(c) => c.clone(),
-            };
-            match cols(&names) {
-                Err(e) => e,
-                Ok(idx) => {
-                    let mut groups: BTreeMap<String, usize> = BTreeMap::new();
-                    let key_of = |r: &Row| -> String {
-                        serde_json::to_string(&idx.iter().map(|&i| value(r, i)).collect::<Vec<_>>())
-                            .unwrap_or_default()
-                    };
-                    for r in rows {
-                        *groups.entry(key_of(r)).or_default() += 1;
-                    }
-                    let dup_keys = groups.values().filter(|&&n| n > 1).count();
-                    let failing: Vec<&Row> =
-                        rows.iter().filter(|r| groups[&key_of(r)] > 1).collect();
-                    let mut e = rows_found(
-                        failing,
-                        max_rows,
-                        format!("sharing a value of ({})", names.join(", ")),
-                        format!("({}) unique over {} rows", names.join(", "), rows.len()),
-                    );
-                    if e.verdict == Verdict::Fail {
-                        e.message
-                            .push_str(&format!(" ({dup_keys} duplicated value(s))"));
-                    }
-                    e
-                }
-            }
-        }
-        Check::AcceptedValues { column, values } => match col(column) {
-            Err(e) => e,
-            Ok(i) => {
-                let failing: Vec<&Row> = rows
-                    .iter()
-                    .filter(|r| {
-                        let v = value(r, i);
-                        !v.is_null() && !values.iter().any(|a| accepted(&v, a))
-                    })
-                    .collect();
-                rows_found(
-                    failing,
-                    max_rows,
-                    format!("{column} not in [{}]", values.join(", ")),
-                    format!("every {column} in [{}]", values.join(", ")),
-                )
-            }
-        },
-        Check::RowCount { min, max } => {
-            let n = rows.len() as u64;
-            let bounds = match (min, max) {
-                (Some(a), Some(b)) => format!("between {a} and {b}"),
-                (Some(a), None) => format!("at least {a}"),
-                (None, Some(b)) => format!("at most {b}"),
-                (None, None) => "any".into(),
-            };
-            if max.is_some_and(|m| n > m) {
-                fail(format!("{n} rows, expected {bounds}"), 0, Vec::new())
-            } else if min.is_some_and(|m| n < m) {
-                if complete {
-                    fail(format!("{n} rows, expected {bounds}"), 0, Vec::new())
-                } else {
-                    error(format!(
-                        "{n} rows read before the read stopped, expected {bounds}: a partial snapshot"
-                    ))
-                }
-            } else {
-                pass(format!("{n} rows, expected {bounds}"))
-            }
-        }
+        Check::AcceptedValues { column, values } => snap.accepted_values(column, values),
+        Check::RowCount { min, max } => snap.row_count(*min, *max),
         Check::Freshness {
             column,
             max_age_seconds,
             max_age,
-        } => match col(column) {
-            Err(e) => e,
-            Ok(i) => {
-                let newest = rows
-                    .iter()
-                    .filter_map(|r| {
-                        let v = value(r, i);
-                        let s = v.as_str()?.to_string();
-                        crate::time::epoch_seconds(&s).map(|t| (t, s))
-                    })
-                    .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-                match newest {
-                    None => fail(
-                        format!("no timestamp in {column} ({} rows)", rows.len()),
-                        0,
-                        Vec::new(),
-                    ),
-                    Some((t, text)) => {
-                        let age = (now - t).max(0.0);
-                        let line = format!(
-                            "newest {column} {text} is {} old (max {max_age})",
-                            age_text(age)
-                        );
-                        if age <= *max_age_seconds as f64 {
-                            pass(line)
-                        } else if complete {
-                            fail(line, 0, Vec::new())
-                        } else {
-                            error(format!("{line}, in a partial snapshot"))
-                        }
-                    }
-                }
-            }
-        },
+        } => snap.freshness(column, *max_age_seconds, max_age, now),
         Check::Sql { .. } => rows_found(
             rows.iter().collect(),
             max_rows,
@@ -212,6 +85,184 @@ pub fn evaluate(
         ));
     }
     e
+}
+
+/// The snapshot a check reads.
+struct Snapshot<'a> {
+    columns: &'a [Column],
+    rows: &'a [Row],
+    /// The read reached the table's end.
+    complete: bool,
+    /// Failing rows kept.
+    max_rows: usize,
+}
+
+impl Snapshot<'_> {
+    /// The index of column `name` (any case). Errors: an [`Evaluation`] naming the columns there are.
+    fn col(&self, name: &str) -> Result<usize, Evaluation> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                error(format!(
+                    "column {name} is not a column of the result ({})",
+                    self.columns
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    }
+
+    fn cols(&self, names: &[String]) -> Result<Vec<usize>, Evaluation> {
+        names.iter().map(|n| self.col(n)).collect()
+    }
+
+    /// `not_null`: rows with a NULL in any of `names`.
+    fn not_null(&self, names: &[String]) -> Evaluation {
+        let idx = match self.cols(names) {
+            Ok(idx) => idx,
+            Err(e) => return e,
+        };
+        let failing: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| idx.iter().any(|&i| value(r, i).is_null()))
+            .collect();
+        rows_found(
+            failing,
+            self.max_rows,
+            format!("NULL in {}", names.join(" or ")),
+            format!("no NULL in {} ({} rows)", names.join(", "), self.rows.len()),
+        )
+    }
+
+    /// `unique`: rows sharing their values of `names` with another row.
+    fn unique(&self, names: &[String]) -> Evaluation {
+        let idx = match self.cols(names) {
+            Ok(idx) => idx,
+            Err(e) => return e,
+        };
+        let mut groups: BTreeMap<String, usize> = BTreeMap::new();
+        let key_of = |r: &Row| -> String {
+            serde_json::to_string(&idx.iter().map(|&i| value(r, i)).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        for r in self.rows {
+            *groups.entry(key_of(r)).or_default() += 1;
+        }
+        let dup_keys = groups.values().filter(|&&n| n > 1).count();
+        let failing: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| groups[&key_of(r)] > 1)
+            .collect();
+        let mut e = rows_found(
+            failing,
+            self.max_rows,
+            format!("sharing a value of ({})", names.join(", ")),
+            format!(
+                "({}) unique over {} rows",
+                names.join(", "),
+                self.rows.len()
+            ),
+        );
+        if e.verdict == Verdict::Fail {
+            e.message
+                .push_str(&format!(" ({dup_keys} duplicated value(s))"));
+        }
+        e
+    }
+
+    /// `accepted_values`: rows whose `column` is neither NULL nor one of `values`.
+    fn accepted_values(&self, column: &str, values: &[String]) -> Evaluation {
+        let i = match self.col(column) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let failing: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| {
+                let v = value(r, i);
+                !v.is_null() && !values.iter().any(|a| accepted(&v, a))
+            })
+            .collect();
+        rows_found(
+            failing,
+            self.max_rows,
+            format!("{column} not in [{}]", values.join(", ")),
+            format!("every {column} in [{}]", values.join(", ")),
+        )
+    }
+
+    /// `row_count`: the number of rows within `min..=max`; too few in a partial snapshot is an error,
+    /// not a failure (more rows may come).
+    fn row_count(&self, min: Option<u64>, max: Option<u64>) -> Evaluation {
+        let n = self.rows.len() as u64;
+        let bounds = match (min, max) {
+            (Some(a), Some(b)) => format!("between {a} and {b}"),
+            (Some(a), None) => format!("at least {a}"),
+            (None, Some(b)) => format!("at most {b}"),
+            (None, None) => "any".into(),
+        };
+        if max.is_some_and(|m| n > m) {
+            fail(format!("{n} rows, expected {bounds}"), 0, Vec::new())
+        } else if min.is_some_and(|m| n < m) {
+            if self.complete {
+                fail(format!("{n} rows, expected {bounds}"), 0, Vec::new())
+            } else {
+                error(format!(
+                    "{n} rows read before the read stopped, expected {bounds}: a partial snapshot"
+                ))
+            }
+        } else {
+            pass(format!("{n} rows, expected {bounds}"))
+        }
+    }
+
+    /// `freshness`: the newest timestamp of `column` is at most `max_age_seconds` older than `now`
+    /// (`max_age`: as the user wrote it).
+    fn freshness(&self, column: &str, max_age_seconds: u64, max_age: &str, now: f64) -> Evaluation {
+        let i = match self.col(column) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        let newest = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let v = value(r, i);
+                let s = v.as_str()?.to_string();
+                crate::time::epoch_seconds(&s).map(|t| (t, s))
+            })
+            .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+        let Some((t, text)) = newest else {
+            return fail(
+                format!("no timestamp in {column} ({} rows)", self.rows.len()),
+                0,
+                Vec::new(),
+            );
+        };
+        let age = (now - t).max(0.0);
+        let line = format!(
+            "newest {column} {text} is {} old (max {max_age})",
+            age_text(age)
+        );
+        if age <= max_age_seconds as f64 {
+            pass(line)
+        } else if self.complete {
+            fail(line, 0, Vec::new())
+        } else {
+            error(format!("{line}, in a partial snapshot"))
+        }
+    }
+}
+
+/// The value of column `i` of `r` (NULL past its end).
+fn value(r: &Row, i: usize) -> Value {
+    r.get(i).cloned().unwrap_or(Value::Null)
 }
 
 fn accepted(v: &Value, a: &str) -> bool {
