@@ -38,8 +38,14 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         });
         return Ok(true);
     }
+    print_text(&r, inv.global.verbose > 0);
+    Ok(true)
+}
+
+/// The report as text: the statements, then runtime metrics, blue-green and orphans when there are.
+fn print_text(r: &status::StatusReport, verbose: bool) {
     println!("Status of {} on {}\n", r.scope, r.target);
-    let (text, shown) = crate::cli::render::status_statements(&r, inv.global.verbose > 0);
+    let (text, shown) = crate::cli::render::status_statements(r, verbose);
     print!("{text}");
     let folded = r.statements.len() - shown;
     println!(
@@ -68,101 +74,115 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         );
     }
     if let Some(source) = &r.lag {
-        println!("\nRuntime metrics ({}):\n", source.source);
-        // Statements with a job: metrics, or a phase in which a job runs (a COMPLETED DDL has none).
-        let rows: Vec<Vec<String>> = r
-            .statements
-            .iter()
-            .filter(|s| {
-                s.lag.is_some()
-                    || s.phase
-                        .as_ref()
-                        .is_some_and(|p| p.is_live() || *p == Phase::Failing)
-            })
-            .map(|s| {
-                let mut row = vec![s.statement.clone()];
-                row.extend(lag_cells(s.lag.as_ref()));
-                row
-            })
-            .collect();
-        print!(
-            "{}",
-            table(
-                &[
-                    "statement",
-                    "records in",
-                    "records out",
-                    "pending",
-                    "watermark",
-                    "backpressure"
-                ],
-                &rows
-            )
-        );
+        print_metrics(r, &source.source);
     }
     if !r.blue_green.is_empty() {
-        println!(
-            "\nBlue-green (pipelines/blue_green.json), blue statements next to their green successors:\n"
-        );
-        let phase =
-            |p: &Option<Phase>| crate::plan::status::phase_or_absent(p.as_ref()).to_string();
-        let rows: Vec<Vec<String>> = r
-            .blue_green
-            .iter()
-            .map(|b| {
-                vec![
-                    b.blue_statement.clone(),
-                    phase(&b.blue_phase),
-                    b.green_statement.clone().unwrap_or_else(|| "-".into()),
-                    phase(&b.green_phase),
-                ]
-            })
-            .collect();
-        print!(
-            "{}",
-            table(
-                &["blue statement", "phase", "green statement", "phase"],
-                &rows
-            )
-        );
-        if r.lag.is_some() {
-            println!("\nBlue next to green (records in / out / pending, watermark):\n");
-            let rows: Vec<Vec<String>> = r
-                .blue_green
-                .iter()
-                .map(|b| {
-                    vec![
-                        b.blue_statement.clone(),
-                        lag_summary(b.blue_lag.as_ref()),
-                        b.green_statement.clone().unwrap_or_else(|| "-".into()),
-                        lag_summary(b.green_lag.as_ref()),
-                    ]
-                })
-                .collect();
-            print!(
-                "{}",
-                table(&["blue", "blue lag", "green", "green lag"], &rows)
-            );
-        }
-        print!("{}", crate::cli::render::blue_readers(&r.blue_readers));
-        println!("(validate the green tables, then: flinkpipe pipeline decommission --delete)");
+        print_blue_green(r);
     }
     if !r.orphans.is_empty() {
-        println!("\nOrphans: statements under the prefix that no table of the tree owns:\n");
-        let rows: Vec<Vec<String>> = r
-            .orphans
-            .iter()
-            .map(|o| vec![o.statement.clone(), o.phase.to_string(), o.detail.clone()])
-            .collect();
-        print!("{}", table(&["statement", "phase", "detail"], &rows));
-        println!("(stop or delete them with: flinkpipe pipeline decommission --orphans)");
+        print_orphans(r);
     }
     if r.target_kind == TargetKind::SqlGateway {
         println!(
             "(SQL Gateway: DDL statements live only in a deploy's session, so 'absent' is their normal state between runs; a deploy declares them again)"
         );
     }
-    Ok(true)
+}
+
+/// Records in and out, pending, watermark and backpressure of the statements with a job.
+fn print_metrics(r: &status::StatusReport, source: &str) {
+    println!("\nRuntime metrics ({source}):\n");
+    // Statements with a job: metrics, or a phase in which a job runs (a COMPLETED DDL has none).
+    let rows: Vec<Vec<String>> = r
+        .statements
+        .iter()
+        .filter(|s| {
+            s.lag.is_some()
+                || s.phase
+                    .as_ref()
+                    .is_some_and(|p| p.is_live() || *p == Phase::Failing)
+        })
+        .map(|s| {
+            let mut row = vec![s.statement.clone()];
+            row.extend(lag_cells(s.lag.as_ref()));
+            row
+        })
+        .collect();
+    print!(
+        "{}",
+        table(
+            &[
+                "statement",
+                "records in",
+                "records out",
+                "pending",
+                "watermark",
+                "backpressure"
+            ],
+            &rows
+        )
+    );
+}
+
+/// The blue statements next to their green successors (and their lag with `--lag`), and who still
+/// reads blue.
+fn print_blue_green(r: &status::StatusReport) {
+    println!(
+        "\nBlue-green (pipelines/blue_green.json), blue statements next to their green successors:\n"
+    );
+    let phase = |p: &Option<Phase>| crate::plan::status::phase_or_absent(p.as_ref()).to_string();
+    let rows: Vec<Vec<String>> = r
+        .blue_green
+        .iter()
+        .map(|b| {
+            vec![
+                b.blue_statement.clone(),
+                phase(&b.blue_phase),
+                b.green_statement.clone().unwrap_or_else(|| "-".into()),
+                phase(&b.green_phase),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(
+            &["blue statement", "phase", "green statement", "phase"],
+            &rows
+        )
+    );
+    if r.lag.is_some() {
+        println!("\nBlue next to green (records in / out / pending, watermark):\n");
+        let rows: Vec<Vec<String>> = r
+            .blue_green
+            .iter()
+            .map(|b| {
+                vec![
+                    b.blue_statement.clone(),
+                    lag_summary(b.blue_lag.as_ref()),
+                    b.green_statement.clone().unwrap_or_else(|| "-".into()),
+                    lag_summary(b.green_lag.as_ref()),
+                ]
+            })
+            .collect();
+        print!(
+            "{}",
+            table(&["blue", "blue lag", "green", "green lag"], &rows)
+        );
+    }
+    print!("{}", crate::cli::render::blue_readers(&r.blue_readers));
+    println!("(validate the green tables, then: flinkpipe pipeline decommission --delete)");
+}
+
+/// Statements under the prefix that no table of the tree owns.
+fn print_orphans(r: &status::StatusReport) {
+    println!("\nOrphans: statements under the prefix that no table of the tree owns:\n");
+    let rows: Vec<Vec<String>> = r
+        .orphans
+        .iter()
+        .map(|o| vec![o.statement.clone(), o.phase.to_string(), o.detail.clone()])
+        .collect();
+    print!("{}", table(&["statement", "phase", "detail"], &rows));
+    println!("(stop or delete them with: flinkpipe pipeline decommission --orphans)");
 }
 
 fn count(v: Option<u64>) -> String {
