@@ -791,7 +791,6 @@ pub fn dry_run_report(json: bool, d: &crate::ops::unit_tests::DryRun) {
 }
 
 pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
-    use crate::unittest::run::Verdict;
     if json {
         /// `--output json` of a unit- or integration-test run.
         #[derive(serde::Serialize)]
@@ -811,128 +810,13 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
         });
         return;
     }
-    let (mut pass, mut fail, mut error) = (0, 0, 0);
+    let what = match r.kind {
+        crate::ops::unit_tests::TestKind::Unit => "Unit tests",
+        crate::ops::unit_tests::TestKind::Integration => "Integration tests",
+    };
+    let mut counts = Counts::default();
     for s in &r.suites {
-        let what = match r.kind {
-            crate::ops::unit_tests::TestKind::Unit => "Unit tests",
-            crate::ops::unit_tests::TestKind::Integration => "Integration tests",
-        };
-        println!("{what} of {} on {}\n", s.table, s.target);
-        let mut rows = Vec::new();
-        let mut notes = Vec::new();
-        if let Some(e) = &s.error {
-            rows.push(vec![
-                "(setup)".into(),
-                "-".into(),
-                "ERROR".into(),
-                "-".into(),
-                e.clone(),
-                "-".into(),
-            ]);
-            error += 1;
-        }
-        for c in &s.cases {
-            if c.outputs.is_empty() {
-                rows.push(vec![
-                    c.name.clone(),
-                    "-".into(),
-                    c.result.as_str().into(),
-                    "-".into(),
-                    c.error.clone().unwrap_or_default(),
-                    format!("{:.1}s", c.seconds),
-                ]);
-            }
-            match c.result {
-                Verdict::Pass => pass += 1,
-                Verdict::Fail => fail += 1,
-                Verdict::Error => error += 1,
-            }
-            for o in &c.outputs {
-                let rows_text = format!(
-                    "{}/{}",
-                    o.expected_rows.map_or("-".into(), |n| n.to_string()),
-                    o.actual_rows.map_or("-".into(), |n| n.to_string())
-                );
-                // Kept short in the table: the notes below give every difference in full.
-                let first = truncate_chars(
-                    &o.differences
-                        .first()
-                        .cloned()
-                        .or_else(|| o.detail.clone())
-                        .unwrap_or_default(),
-                    80,
-                );
-                rows.push(vec![
-                    c.name.clone(),
-                    format!(
-                        "{} ({})",
-                        o.table,
-                        o.file.rsplit('/').next().unwrap_or(&o.file)
-                    ),
-                    o.result.as_str().into(),
-                    rows_text,
-                    first,
-                    format!("{:.1}s", o.seconds),
-                ]);
-                if o.result != Verdict::Pass
-                    && (o.differences.len() > 1
-                        || o.difference_count > o.differences.len()
-                        || o.detail.is_some()
-                        || o.differences
-                            .first()
-                            .is_some_and(|d| d.chars().count() > 80))
-                {
-                    let mut n = if o.actual_csv.is_empty() {
-                        format!(
-                            "{} / {}: {} difference(s)",
-                            c.name, o.file, o.difference_count
-                        )
-                    } else {
-                        format!("{} / {}: not filled in yet", c.name, o.file)
-                    };
-                    if let Some(d) = &o.detail {
-                        n.push_str(&format!("\n    {d}"));
-                    }
-                    for d in &o.differences {
-                        n.push_str(&format!("\n    {d}"));
-                    }
-                    for line in &o.actual_csv {
-                        n.push_str(&format!("\n      {line}"));
-                    }
-                    notes.push(n);
-                }
-            }
-        }
-        print!(
-            "{}",
-            table(
-                &[
-                    "test case",
-                    "output",
-                    "result",
-                    "rows exp/act",
-                    "first difference",
-                    "time"
-                ],
-                &rows
-            )
-        );
-        for n in notes {
-            println!("{n}");
-        }
-        for e in &s.cleanup_errors {
-            println!(
-                "cleanup: {e} (run `flinkpipe table delete-unit-tests {}`)",
-                s.table
-            );
-        }
-        if s.kept {
-            println!(
-                "kept: the test tables, topics and last statements are in place (`flinkpipe table delete-unit-tests {}` removes them)",
-                s.table
-            );
-        }
-        println!();
+        print_suite(what, s, &mut counts);
     }
     if !r.without_tests.is_empty() {
         println!("no tests/ folder: {}", r.without_tests.join(", "));
@@ -941,9 +825,148 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
         println!("JUnit XML: {}", j.display());
     }
     println!(
-        "{pass} passed, {fail} failed, {error} error(s) in {:.1}s",
-        r.seconds
+        "{} passed, {} failed, {} error(s) in {:.1}s",
+        counts.pass, counts.fail, counts.error, r.seconds
     );
+}
+
+/// Test cases by verdict, over the suites printed (a suite's setup error counts as an error).
+#[derive(Default)]
+struct Counts {
+    pass: usize,
+    fail: usize,
+    error: usize,
+}
+
+/// One suite: a row per test case output (or per case without outputs), the full differences of
+/// those cut short in the table, cleanup errors, whether its tables were kept.
+fn print_suite(what: &str, s: &crate::unittest::run::SuiteResult, counts: &mut Counts) {
+    use crate::unittest::run::Verdict;
+    println!("{what} of {} on {}\n", s.table, s.target);
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(e) = &s.error {
+        rows.push(vec![
+            "(setup)".into(),
+            "-".into(),
+            "ERROR".into(),
+            "-".into(),
+            e.clone(),
+            "-".into(),
+        ]);
+        counts.error += 1;
+    }
+    for c in &s.cases {
+        if c.outputs.is_empty() {
+            rows.push(vec![
+                c.name.clone(),
+                "-".into(),
+                c.result.as_str().into(),
+                "-".into(),
+                c.error.clone().unwrap_or_default(),
+                format!("{:.1}s", c.seconds),
+            ]);
+        }
+        match c.result {
+            Verdict::Pass => counts.pass += 1,
+            Verdict::Fail => counts.fail += 1,
+            Verdict::Error => counts.error += 1,
+        }
+        for o in &c.outputs {
+            rows.push(output_row(&c.name, o));
+            notes.extend(output_note(&c.name, o));
+        }
+    }
+    print!(
+        "{}",
+        table(
+            &[
+                "test case",
+                "output",
+                "result",
+                "rows exp/act",
+                "first difference",
+                "time"
+            ],
+            &rows
+        )
+    );
+    for n in notes {
+        println!("{n}");
+    }
+    for e in &s.cleanup_errors {
+        println!(
+            "cleanup: {e} (run `flinkpipe table delete-unit-tests {}`)",
+            s.table
+        );
+    }
+    if s.kept {
+        println!(
+            "kept: the test tables, topics and last statements are in place (`flinkpipe table delete-unit-tests {}` removes them)",
+            s.table
+        );
+    }
+    println!();
+}
+
+/// The row of one output of test case `case`: its table and file, verdict, rows expected/actual,
+/// the first difference (kept short: the note gives every one in full) and its time.
+fn output_row(case: &str, o: &crate::unittest::run::OutputResult) -> Vec<String> {
+    let rows_text = format!(
+        "{}/{}",
+        o.expected_rows.map_or("-".into(), |n| n.to_string()),
+        o.actual_rows.map_or("-".into(), |n| n.to_string())
+    );
+    let first = truncate_chars(
+        &o.differences
+            .first()
+            .cloned()
+            .or_else(|| o.detail.clone())
+            .unwrap_or_default(),
+        80,
+    );
+    vec![
+        case.to_string(),
+        format!(
+            "{} ({})",
+            o.table,
+            o.file.rsplit('/').next().unwrap_or(&o.file)
+        ),
+        o.result.as_str().into(),
+        rows_text,
+        first,
+        format!("{:.1}s", o.seconds),
+    ]
+}
+
+/// The full differences of a failed output, when the table's row could not show them all (more
+/// than one, some not listed, a detail, or a first one cut); the rows it produced when its expected
+/// file is not filled in yet.
+fn output_note(case: &str, o: &crate::unittest::run::OutputResult) -> Option<String> {
+    let cut = o.differences.len() > 1
+        || o.difference_count > o.differences.len()
+        || o.detail.is_some()
+        || o.differences
+            .first()
+            .is_some_and(|d| d.chars().count() > 80);
+    if o.result == crate::unittest::run::Verdict::Pass || !cut {
+        return None;
+    }
+    let mut n = if o.actual_csv.is_empty() {
+        format!("{case} / {}: {} difference(s)", o.file, o.difference_count)
+    } else {
+        format!("{case} / {}: not filled in yet", o.file)
+    };
+    if let Some(d) = &o.detail {
+        n.push_str(&format!("\n    {d}"));
+    }
+    for d in &o.differences {
+        n.push_str(&format!("\n    {d}"));
+    }
+    for line in &o.actual_csv {
+        n.push_str(&format!("\n      {line}"));
+    }
+    Some(n)
 }
 
 /// `text` cut to `max` characters, with `…` when it was longer.
