@@ -103,56 +103,11 @@ pub fn with_readers(
         if !project.inventory.tables.contains_key(&f.new_table_name) {
             continue;
         }
-        // The table's columns for its readers: as at the base (their SQL was written against it),
-        // then those the head adds.
-        let columns_of = |text: Option<String>| -> Vec<(String, String)> {
-            text.map(|t| crate::sql::analyze(&t))
-                .and_then(|a| {
-                    a.statements
-                        .into_iter()
-                        .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
-                })
-                .map(|s| {
-                    s.columns
-                        .into_iter()
-                        .map(|c| (c.name, c.data_type))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let base_typed = columns_of(changes::git::read_at(
-            pipelines,
-            base_commit,
-            f.old_path.as_deref().unwrap_or(&f.path),
-        )?);
-        let head_typed = columns_of(std::fs::read_to_string(&f.abs_path).ok());
-        // A column removed where the head has an added column of the same type at the same position
-        // was renamed.
-        let renamed: BTreeMap<String, String> = d
-            .removed
-            .iter()
-            .filter_map(|r| {
-                let i = base_typed.iter().position(|(n, _)| n == r)?;
-                let (new, ty) = head_typed.get(i)?;
-                (d.added.contains(new) && *ty == base_typed[i].1).then(|| (r.clone(), new.clone()))
-            })
-            .collect();
-        let base_cols: Vec<String> = base_typed.into_iter().map(|(n, _)| n).collect();
-        let mut cols = base_cols;
-        for c in &d.added {
-            if !cols.contains(c) {
-                cols.push(c.clone());
-            }
-        }
+        let (diff, cols) = DdlDiff::of(project, pipelines, f, d, base_commit)?;
         if !cols.is_empty() {
             removed.insert(f.new_table_name.clone(), cols);
         }
-        diffs.push((
-            f.new_table_name.clone(),
-            format!("{}/{}", project.inventory.root_name, f.path),
-            d.clone(),
-            renamed,
-        ));
+        diffs.push(diff);
     }
     let grains = grain_changes(project, cfg, pipelines, files, base_commit)?;
     if diffs.is_empty() && grains.is_empty() {
@@ -162,70 +117,22 @@ pub fn with_readers(
     // that their readers bind to them.
     let lineage = column_lineage::project_lineage(project, cfg, &removed)?;
     let mut out = Vec::new();
-    for (table, file, d, renamed) in diffs {
-        let unsure = unsure_readers(project, &lineage, &table);
-        let mut push = |column: String, cols: Vec<String>, change: ColumnChange| {
-            let mut readers = readers_of(&lineage.edges, &table, &cols);
+    for diff in diffs {
+        let unsure = unsure_readers(project, &lineage, &diff.table);
+        for (column, cols, change) in diff.column_changes() {
+            let mut readers = readers_of(&lineage.edges, &diff.table, &cols);
             if !matches!(change, ColumnChange::Added) {
                 readers.extend(unsure.iter().cloned());
             }
             let breaking = !matches!(change, ColumnChange::Added) && !readers.is_empty();
             out.push(SchemaChange {
-                table: table.clone(),
+                table: diff.table.clone(),
                 column,
                 change,
                 breaking,
-                file: file.clone(),
+                file: diff.file.clone(),
                 readers,
             });
-        };
-        for c in &d.removed {
-            let change = match renamed.get(c) {
-                Some(to) => ColumnChange::Renamed { to: to.clone() },
-                None => ColumnChange::Removed,
-            };
-            push(c.clone(), vec![c.clone()], change);
-        }
-        for m in d
-            .modified
-            .iter()
-            .filter(|m| !m.old_nullable && m.new_nullable)
-        {
-            push(m.name.clone(), vec![m.name.clone()], ColumnChange::Nullable);
-        }
-        for m in d.modified.iter().filter(|m| m.old_type != m.new_type) {
-            push(
-                m.name.clone(),
-                vec![m.name.clone()],
-                ColumnChange::Retyped {
-                    old_type: m.old_type.clone(),
-                    new_type: m.new_type.clone(),
-                },
-            );
-        }
-        if let Some([old, new]) = &d.primary_key {
-            let cols: Vec<String> = old
-                .iter()
-                .chain(new)
-                .cloned()
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            push(
-                cols.join(", "),
-                cols,
-                ColumnChange::PrimaryKey {
-                    old: old.clone(),
-                    new: new.clone(),
-                },
-            );
-        }
-        for c in d
-            .added
-            .iter()
-            .filter(|a| !renamed.values().any(|to| to == *a))
-        {
-            push(c.clone(), Vec::new(), ColumnChange::Added);
         }
     }
     for (table, file, old, new) in grains {
@@ -255,6 +162,133 @@ pub fn with_readers(
         });
     }
     Ok(out)
+}
+
+/// The schema diff of one changed DDL, with the columns renamed in it.
+struct DdlDiff {
+    table: String,
+    /// `pipelines/…`.
+    file: String,
+    diff: changes::SchemaDiff,
+    /// Old name → new name.
+    renamed: BTreeMap<String, String>,
+}
+
+impl DdlDiff {
+    /// The diff of DDL file `f`, and the table's columns for its readers: as at the base (their SQL
+    /// was written against it), then those the head adds. A column removed where the head has an
+    /// added column of the same type at the same position was renamed.
+    ///
+    /// Errors: git errors reading the base.
+    fn of(
+        project: &crate::project::Project,
+        pipelines: &Path,
+        f: &changes::FileChange,
+        d: &changes::SchemaDiff,
+        base_commit: &str,
+    ) -> Result<(DdlDiff, Vec<String>), OpsError> {
+        let columns_of = |text: Option<String>| -> Vec<(String, String)> {
+            text.map(|t| crate::sql::analyze(&t))
+                .and_then(|a| {
+                    a.statements
+                        .into_iter()
+                        .find(|s| s.kind.creates_relation() && !s.columns.is_empty())
+                })
+                .map(|s| {
+                    s.columns
+                        .into_iter()
+                        .map(|c| (c.name, c.data_type))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let base_typed = columns_of(changes::git::read_at(
+            pipelines,
+            base_commit,
+            f.old_path.as_deref().unwrap_or(&f.path),
+        )?);
+        let head_typed = columns_of(std::fs::read_to_string(&f.abs_path).ok());
+        let renamed: BTreeMap<String, String> = d
+            .removed
+            .iter()
+            .filter_map(|r| {
+                let i = base_typed.iter().position(|(n, _)| n == r)?;
+                let (new, ty) = head_typed.get(i)?;
+                (d.added.contains(new) && *ty == base_typed[i].1).then(|| (r.clone(), new.clone()))
+            })
+            .collect();
+        let mut cols: Vec<String> = base_typed.into_iter().map(|(n, _)| n).collect();
+        for c in &d.added {
+            if !cols.contains(c) {
+                cols.push(c.clone());
+            }
+        }
+        Ok((
+            DdlDiff {
+                table: f.new_table_name.clone(),
+                file: format!("{}/{}", project.inventory.root_name, f.path),
+                diff: d.clone(),
+                renamed,
+            },
+            cols,
+        ))
+    }
+
+    /// Each change as `(column shown, columns its readers are looked up by, change)`: removed (or
+    /// renamed), made nullable, retyped, the primary key, added (not a rename's new name).
+    fn column_changes(&self) -> Vec<(String, Vec<String>, ColumnChange)> {
+        let (d, renamed) = (&self.diff, &self.renamed);
+        let mut out = Vec::new();
+        for c in &d.removed {
+            let change = match renamed.get(c) {
+                Some(to) => ColumnChange::Renamed { to: to.clone() },
+                None => ColumnChange::Removed,
+            };
+            out.push((c.clone(), vec![c.clone()], change));
+        }
+        for m in d
+            .modified
+            .iter()
+            .filter(|m| !m.old_nullable && m.new_nullable)
+        {
+            out.push((m.name.clone(), vec![m.name.clone()], ColumnChange::Nullable));
+        }
+        for m in d.modified.iter().filter(|m| m.old_type != m.new_type) {
+            out.push((
+                m.name.clone(),
+                vec![m.name.clone()],
+                ColumnChange::Retyped {
+                    old_type: m.old_type.clone(),
+                    new_type: m.new_type.clone(),
+                },
+            ));
+        }
+        if let Some([old, new]) = &d.primary_key {
+            let cols: Vec<String> = old
+                .iter()
+                .chain(new)
+                .cloned()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            out.push((
+                cols.join(", "),
+                cols,
+                ColumnChange::PrimaryKey {
+                    old: old.clone(),
+                    new: new.clone(),
+                },
+            ));
+        }
+        for c in d
+            .added
+            .iter()
+            .filter(|a| !renamed.values().any(|to| to == *a))
+        {
+            out.push((c.clone(), Vec::new(), ColumnChange::Added));
+        }
+        out
+    }
 }
 
 /// `(table written, DML file, old grain, new grain)`.
