@@ -44,7 +44,72 @@ pub fn isolate(
         false,
         "nothing isolated: fix the errors above",
     )?;
-    let inv = &project.inventory;
+    let tables = product_tables(&project.inventory, product, source)?;
+    let (ancestors, external) = what_they_need(&project, &tables);
+    let dest = target.join("pipelines");
+    if dest.exists() {
+        return Err(OpsError::Refused(format!(
+            "{} exists already: give a new target folder (nothing was written)",
+            dest.display()
+        )));
+    }
+    std::fs::create_dir_all(target).map_err(|source| OpsError::Write {
+        path: target.to_path_buf(),
+        source,
+    })?;
+    let staging = target.join(format!(
+        ".pipelines.flinkpipe-isolate-{}",
+        std::process::id()
+    ));
+    let staged = stage(&project.inventory, &staging, &tables, &ancestors, &external)
+        .and_then(|files| stands_alone(&staging, &cfg).map(|()| files));
+    let mut files = match staged {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&staging, &dest).map_err(|source| {
+        let _ = std::fs::remove_dir_all(&staging);
+        OpsError::Write {
+            path: dest.clone(),
+            source,
+        }
+    })?;
+    // The configuration last, once the tree is in place: a failed run leaves no config.yaml behind.
+    if let Some(c) = cfg.source.as_ref().filter(|c| c.is_file()) {
+        let to = target.join("config.yaml");
+        if !to.exists() {
+            let copied = std::fs::read(c)
+                .and_then(|bytes| crate::fsutil::write_atomic(&to, &bytes))
+                .map_err(|source| OpsError::Write {
+                    path: to.clone(),
+                    source,
+                });
+            if let Err(e) = copied {
+                let _ = std::fs::remove_dir_all(&dest);
+                return Err(e);
+            }
+            files += 1;
+        }
+    }
+    Ok(Isolated {
+        product_name: product.to_string(),
+        pipelines: dest,
+        tables,
+        ancestors,
+        external,
+        files,
+    })
+}
+
+/// The tables of `product`, sorted. Errors: it has none (the message names the products there are).
+fn product_tables(
+    inv: &crate::inventory::Inventory,
+    product: &str,
+    source: &Path,
+) -> Result<Vec<String>, OpsError> {
     let mut tables: Vec<String> = inv
         .tables
         .values()
@@ -65,8 +130,18 @@ pub fn isolate(
             products.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
-    // The ancestors, and — until nothing is added — the tables that share a statement set with any
-    // of them (its writer's folder holds the DML; the other sinks need their DDL folders).
+    Ok(tables)
+}
+
+/// The tables of other products that `tables` need, `(copied, external)`: their ancestors and —
+/// until nothing is added — the tables that share a statement set with any of them (its writer's
+/// folder holds the DML; the other sinks need their DDL folders); external and unknown ones are
+/// declared, not copied.
+fn what_they_need(
+    project: &crate::project::Project,
+    tables: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let inv = &project.inventory;
     let mut all: BTreeSet<String> = tables.iter().cloned().collect();
     loop {
         let names: Vec<&str> = all.iter().map(String::as_str).collect();
@@ -92,99 +167,69 @@ pub fn isolate(
             None => {}
         }
     }
-    let dest = target.join("pipelines");
-    if dest.exists() {
+    (ancestors, external)
+}
+
+/// Copies the folders of `tables` and `ancestors` into `staging` and declares `external` in its
+/// `seeds/external_tables.json`; returns the number of files written.
+fn stage(
+    inv: &crate::inventory::Inventory,
+    staging: &Path,
+    tables: &[String],
+    ancestors: &[String],
+    external: &[String],
+) -> Result<usize, OpsError> {
+    let mut files = 0;
+    for name in tables.iter().chain(ancestors) {
+        let t = &inv.tables[name];
+        let rel = inv.rel_to_root(&t.folder);
+        files += copy_folder(&inv.disk_path(&t.folder), &staging.join(rel))?;
+    }
+    if !external.is_empty() {
+        let entries: Vec<serde_json::Value> = external
+            .iter()
+            .map(|e| {
+                let t = &inv.tables[e];
+                serde_json::json!({
+                    "table_name": t.name,
+                    "kafka_topic": t.kafka_topic.clone().unwrap_or_else(|| t.name.clone()),
+                    "product_name": t.product,
+                })
+            })
+            .collect();
+        let path = staging.join("seeds/external_tables.json");
+        write(
+            &path,
+            &crate::fsutil::to_json_pretty(&serde_json::json!({"tables": entries})),
+        )?;
+        files += 1;
+    }
+    Ok(files)
+}
+
+/// The staged copy must load without errors on its own. Errors: the first three of its errors.
+fn stands_alone(staging: &Path, cfg: &crate::config::Config) -> Result<(), OpsError> {
+    let copy = crate::project::load(
+        staging,
+        cfg,
+        crate::project::LoadOptions {
+            allow_unknown: false,
+        },
+    )?;
+    if copy.has_errors() {
+        let first: Vec<String> = copy
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::diagnostics::Severity::Error)
+            .take(3)
+            .map(|d| d.message.clone())
+            .collect();
         return Err(OpsError::Refused(format!(
-            "{} exists already: give a new target folder (nothing was written)",
-            dest.display()
+            "the isolated tree does not validate on its own ({}); nothing was written",
+            first.join("; ")
         )));
     }
-    std::fs::create_dir_all(target).map_err(|source| OpsError::Write {
-        path: target.to_path_buf(),
-        source,
-    })?;
-    let staging = target.join(format!(
-        ".pipelines.flinkpipe-isolate-{}",
-        std::process::id()
-    ));
-    let result = (|| -> Result<usize, OpsError> {
-        let mut files = 0;
-        for name in tables.iter().chain(&ancestors) {
-            let t = &inv.tables[name];
-            let rel = inv.rel_to_root(&t.folder);
-            files += copy_folder(&inv.disk_path(&t.folder), &staging.join(rel))?;
-        }
-        if !external.is_empty() {
-            let entries: Vec<serde_json::Value> = external
-                .iter()
-                .map(|e| {
-                    let t = &inv.tables[e];
-                    serde_json::json!({
-                        "table_name": t.name,
-                        "kafka_topic": t.kafka_topic.clone().unwrap_or_else(|| t.name.clone()),
-                        "product_name": t.product,
-                    })
-                })
-                .collect();
-            let path = staging.join("seeds/external_tables.json");
-            write(
-                &path,
-                &crate::fsutil::to_json_pretty(&serde_json::json!({"tables": entries})),
-            )?;
-            files += 1;
-        }
-        if let Some(c) = cfg.source.as_ref().filter(|c| c.is_file()) {
-            let to = target.join("config.yaml");
-            if !to.exists() {
-                std::fs::copy(c, &to).map_err(|source| OpsError::Write { path: to, source })?;
-                files += 1;
-            }
-        }
-        // The copy must stand on its own.
-        let copy = crate::project::load(
-            &staging,
-            &cfg,
-            crate::project::LoadOptions {
-                allow_unknown: false,
-            },
-        )?;
-        if copy.has_errors() {
-            let first: Vec<String> = copy
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == crate::diagnostics::Severity::Error)
-                .take(3)
-                .map(|d| d.message.clone())
-                .collect();
-            return Err(OpsError::Refused(format!(
-                "the isolated tree does not validate on its own ({}); nothing was written",
-                first.join("; ")
-            )));
-        }
-        Ok(files)
-    })();
-    let files = match result {
-        Ok(f) => f,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(e);
-        }
-    };
-    std::fs::rename(&staging, &dest).map_err(|source| {
-        let _ = std::fs::remove_dir_all(&staging);
-        OpsError::Write {
-            path: dest.clone(),
-            source,
-        }
-    })?;
-    Ok(Isolated {
-        product_name: product.to_string(),
-        pipelines: dest,
-        tables,
-        ancestors,
-        external,
-        files,
-    })
+    Ok(())
 }
 
 fn write(path: &Path, text: &str) -> Result<(), OpsError> {
