@@ -200,51 +200,9 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
     let mut capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
     if req.pool_creation
         && let Some(cap) = &capacity
+        && create_pools(ctx, &cfg, req, &plan_req.pipelines, cap, &mut nodes)?
     {
-        let wanted = pools_to_create(cap);
-        if !wanted.is_empty() {
-            let naming = crate::plan::StatementNaming::from_config(&cfg);
-            for (i, (old, statements, max_cfu)) in wanted.iter().enumerate() {
-                let name = format!(
-                    "{}-{}-{}",
-                    naming.prefix,
-                    super::now_compact().replace('_', "-"),
-                    i + 1
-                );
-                if req.dry_run {
-                    ctx.console.note(&format!(
-                        "note: --pool-creation would create compute pool {name} ({max_cfu} CFUs) for {} statement(s) that do not fit in {old}: {}",
-                        statements.len(),
-                        statements.join(", ")
-                    ));
-                    continue;
-                }
-                let pool = super::pools::create(
-                    ctx,
-                    &super::pools::CreatePoolRequest {
-                        pipelines: plan_req.pipelines.clone(),
-                        name: name.clone(),
-                        max_cfu: *max_cfu,
-                        wait: Some(req.timeout),
-                    },
-                )?;
-                ctx.console.note(&format!(
-                    "created compute pool {} ({name}, {max_cfu} CFUs) for {} statement(s) that did not fit in {old}",
-                    pool.id,
-                    statements.len()
-                ));
-                for n in nodes.iter_mut() {
-                    for step in n.steps.iter_mut() {
-                        if statements.contains(&step.spec.name) {
-                            step.spec.compute_pool = Some(pool.id.clone());
-                        }
-                    }
-                }
-            }
-            if !req.dry_run {
-                capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
-            }
-        }
+        capacity = preflight::capacity(ctx, &cfg, &c, &rt, &nodes, &live, &options)?;
     }
     if req.dry_run {
         let verdicts = preflight::engine_verdicts(&c, &rt, &nodes, &live);
@@ -274,17 +232,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
             )));
         }
     }
-    let mut j = if req.resume {
-        Journal::append(&jpath)?
-    } else {
-        Journal::create(&jpath)?
-    };
-    j.record(&Entry::Run {
-        scope: plan.scope.clone(),
-        tables: plan.nodes.iter().map(|n| n.table_name.clone()).collect(),
-        at: journal::now_secs(),
-    })?;
-    let journal = Mutex::new(j);
+    let journal = Mutex::new(start_journal(&jpath, req.resume, &plan)?);
     let report = run(
         ctx,
         &c,
@@ -300,6 +248,87 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         report,
         journal: jpath,
     }))
+}
+
+/// `--pool-creation`: a compute pool for each group of statements that do not fit in theirs
+/// (`<prefix>-<timestamp>-<n>`, as many CFUs as they need), and those statements moved into it; a dry
+/// run only says what it would create. Returns whether a pool was created (the capacity is then read
+/// again).
+///
+/// Errors: those of [`super::pools::create`].
+fn create_pools(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    req: &DeployRequest,
+    pipelines: &std::path::Path,
+    cap: &Capacity,
+    nodes: &mut [DeployNode],
+) -> Result<bool, OpsError> {
+    let wanted = pools_to_create(cap);
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let naming = crate::plan::StatementNaming::from_config(cfg);
+    for (i, (old, statements, max_cfu)) in wanted.iter().enumerate() {
+        let name = format!(
+            "{}-{}-{}",
+            naming.prefix,
+            super::now_compact().replace('_', "-"),
+            i + 1
+        );
+        if req.dry_run {
+            ctx.console.note(&format!(
+                "note: --pool-creation would create compute pool {name} ({max_cfu} CFUs) for {} statement(s) that do not fit in {old}: {}",
+                statements.len(),
+                statements.join(", ")
+            ));
+            continue;
+        }
+        let pool = super::pools::create(
+            ctx,
+            &super::pools::CreatePoolRequest {
+                pipelines: pipelines.to_path_buf(),
+                name: name.clone(),
+                max_cfu: *max_cfu,
+                wait: Some(req.timeout),
+            },
+        )?;
+        ctx.console.note(&format!(
+            "created compute pool {} ({name}, {max_cfu} CFUs) for {} statement(s) that did not fit in {old}",
+            pool.id,
+            statements.len()
+        ));
+        for n in nodes.iter_mut() {
+            for step in n.steps.iter_mut() {
+                if statements.contains(&step.spec.name) {
+                    step.spec.compute_pool = Some(pool.id.clone());
+                }
+            }
+        }
+    }
+    Ok(!req.dry_run)
+}
+
+/// The journal of this run at `jpath` (appended to with `--resume`, else new), its first entry the
+/// run's scope and tables.
+///
+/// Errors: the journal cannot be created, locked or written.
+fn start_journal(
+    jpath: &std::path::Path,
+    resume: bool,
+    plan: &ExecutionPlan,
+) -> Result<Journal, OpsError> {
+    let mut j = if resume {
+        Journal::append(jpath)?
+    } else {
+        Journal::create(jpath)?
+    };
+    j.record(&Entry::Run {
+        scope: plan.scope.clone(),
+        tables: plan.nodes.iter().map(|n| n.table_name.clone()).collect(),
+        at: journal::now_secs(),
+    })?;
+    Ok(j)
 }
 
 /// The scope of `deploy --blue-green`: the green tables of the newest release of
