@@ -265,34 +265,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     },
                     statement: blue,
                 };
-                let not_ready: Vec<GreenSuccessor> = successors
-                    .get(&target.statement)
-                    .into_iter()
-                    .flatten()
-                    .filter(|g| !g.ready())
-                    .cloned()
-                    .collect();
-                let still_read = blockers.get(&target.statement).cloned().unwrap_or_default();
-                let mut reasons = Vec::new();
-                if !not_ready.is_empty() {
-                    reasons.push(RefusalReason::GreenNotReady);
-                }
-                if !still_read.is_empty() {
-                    reasons.push(RefusalReason::StillRead);
-                }
-                if !unknown.is_empty() {
-                    reasons.push(RefusalReason::ReadersUnknown);
-                }
-                if !reasons.is_empty() {
-                    refused.push(Refused {
-                        statement: target.statement.clone(),
-                        phase: target.phase.clone(),
-                        why: target.why.clone(),
-                        reasons,
-                        not_ready,
-                        readers: still_read,
-                        unknown_readers: unknown.clone(),
-                    });
+                if let Some(r) = refusal(&target, &successors, &blockers, &unknown) {
+                    refused.push(r);
                     if !req.force {
                         // The refused blue job keeps reading its parents' blue tables: their blue
                         // statements stay too, or it would be left without input.
@@ -315,27 +289,15 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         }
     }
     if req.orphans {
-        // Orphans are names only: those built as DML names (jobs) go first, a reader before the
-        // table it reads; the order of the rest does not matter.
-        let mut found = orphans(&project, &naming, &live);
-        found.sort_by_key(|o| (!o.statement.contains("-dml-"), o.statement.clone()));
-        for o in found {
-            if !seen.insert(o.statement.clone()) {
-                continue;
-            }
-            if req.verb == StatementVerb::Stop && o.phase == Phase::Stopped {
-                left_alone.push(LeftAlone {
-                    statement: o.statement,
-                    reason: "already STOPPED".into(),
-                });
-                continue;
-            }
-            statements.push(Target {
-                statement: o.statement,
-                phase: o.phase,
-                why: Why::Orphan,
-            });
-        }
+        add_orphans(
+            &project,
+            &naming,
+            &live,
+            req.verb,
+            &mut seen,
+            &mut statements,
+            &mut left_alone,
+        );
     }
     Ok(Prepared {
         _lock: lock,
@@ -355,6 +317,76 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             forced: req.force,
         },
     })
+}
+
+/// Why blue statement `target` must not go yet, if it must not: a green successor not ready, a
+/// reader still on its tables (`blockers`), or readers that could not be told (`unknown`).
+fn refusal(
+    target: &Target,
+    successors: &BTreeMap<String, Vec<GreenSuccessor>>,
+    blockers: &BTreeMap<String, Vec<Blocker>>,
+    unknown: &[String],
+) -> Option<Refused> {
+    let not_ready: Vec<GreenSuccessor> = successors
+        .get(&target.statement)
+        .into_iter()
+        .flatten()
+        .filter(|g| !g.ready())
+        .cloned()
+        .collect();
+    let still_read = blockers.get(&target.statement).cloned().unwrap_or_default();
+    let mut reasons = Vec::new();
+    if !not_ready.is_empty() {
+        reasons.push(RefusalReason::GreenNotReady);
+    }
+    if !still_read.is_empty() {
+        reasons.push(RefusalReason::StillRead);
+    }
+    if !unknown.is_empty() {
+        reasons.push(RefusalReason::ReadersUnknown);
+    }
+    (!reasons.is_empty()).then(|| Refused {
+        statement: target.statement.clone(),
+        phase: target.phase.clone(),
+        why: target.why.clone(),
+        reasons,
+        not_ready,
+        readers: still_read,
+        unknown_readers: unknown.to_vec(),
+    })
+}
+
+/// `--orphans`: the statements under the prefix that no table owns go too. Orphans are names only:
+/// those built as DML names (jobs) go first, a reader before the table it reads; the order of the
+/// rest does not matter. A stopped one is left alone by `stop`.
+fn add_orphans(
+    project: &crate::project::Project,
+    naming: &StatementNaming,
+    live: &BTreeMap<String, StatementState>,
+    verb: StatementVerb,
+    seen: &mut BTreeSet<String>,
+    statements: &mut Vec<Target>,
+    left_alone: &mut Vec<LeftAlone>,
+) {
+    let mut found = orphans(project, naming, live);
+    found.sort_by_key(|o| (!o.statement.contains("-dml-"), o.statement.clone()));
+    for o in found {
+        if !seen.insert(o.statement.clone()) {
+            continue;
+        }
+        if verb == StatementVerb::Stop && o.phase == Phase::Stopped {
+            left_alone.push(LeftAlone {
+                statement: o.statement,
+                reason: "already STOPPED".into(),
+            });
+            continue;
+        }
+        statements.push(Target {
+            statement: o.statement,
+            phase: o.phase,
+            why: Why::Orphan,
+        });
+    }
 }
 
 /// For each blue statement of the open releases: its green successors, over every table whose blue
