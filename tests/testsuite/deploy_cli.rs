@@ -1060,8 +1060,8 @@ fn redacted(v: &serde_json::Value, fake: &FakeConfluent) -> serde_json::Value {
 fn status_and_undeploy_json_are_their_reports() {
     let fake = FakeConfluent::start();
     let t = Test::fixture()
-        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
-        .confluent(&fake);
+        .confluent(&fake)
+        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV));
     let scope = ["[PIPELINES]", "--table-name", "src_sales_orders"];
     t.cmd(&[&["pipeline", "deploy"], &scope[..]].concat())
         .success();
