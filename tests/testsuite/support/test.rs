@@ -44,6 +44,8 @@ pub struct Test {
     /// The pipelines folder.
     pub pipelines: PathBuf,
     args: Vec<String>,
+    /// Arguments added after those of every run ([`Test::pipelines_last`]).
+    trailing: Vec<String>,
     /// Variables set (`Some`) or removed (`None`), in order.
     env: Vec<(String, Option<String>)>,
 }
@@ -60,6 +62,7 @@ impl Test {
             tmp: Some(tmp),
             repo: None,
             args: Vec::new(),
+            trailing: Vec::new(),
             env: Vec::new(),
         }
     }
@@ -73,6 +76,7 @@ impl Test {
             tmp: Some(tmp),
             repo: None,
             args: Vec::new(),
+            trailing: Vec::new(),
             env: Vec::new(),
         }
     }
@@ -118,6 +122,13 @@ impl Test {
     pub fn args(mut self, args: &[&str]) -> Test {
         let args = self.expand(args);
         self.args.extend(args);
+        self
+    }
+
+    /// Every run ([`Test::run`], [`Test::cmd`], [`Test::command`]) ends with the pipelines folder
+    /// (the commands of a test that all take it last).
+    pub fn pipelines_last(mut self) -> Test {
+        self.trailing = vec![self.pipelines.display().to_string()];
         self
     }
 
@@ -173,6 +184,14 @@ impl Test {
         self.run_with(&self.expand(args))
     }
 
+    /// [`Test::cmd`] with more environment variables (after the test's own, so they win).
+    pub fn cmd_env(&self, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+        let mut c = self.command(args);
+        c.envs(env.iter().copied());
+        let output = c.output().unwrap();
+        self.outcome(&self.expand(args).join(" "), output)
+    }
+
     /// The command of [`Test::cmd`], not started (for a run that talks to the binary through its
     /// standard input); stdin is null unless changed. Check its output with [`Test::outcome`].
     pub fn command(&self, args: &[&str]) -> std::process::Command {
@@ -182,6 +201,7 @@ impl Test {
     fn command_of(&self, args: &[String]) -> std::process::Command {
         let mut c = super::command();
         c.args(args)
+            .args(&self.trailing)
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null());
         for (k, v) in &self.env {
