@@ -81,6 +81,24 @@ impl Test {
         }
     }
 
+    /// A copy of shift_left's fixture project (see [`super::shift_left_fixture`]).
+    pub fn shift_left_fixture() -> Test {
+        Test::copy(super::shift_left_fixture())
+    }
+
+    /// A project copied by [`super::copy_pipelines`] (its guard and pipelines folder).
+    pub fn copy((tmp, pipelines): (tempfile::TempDir, PathBuf)) -> Test {
+        Test {
+            root: tmp.path().to_path_buf(),
+            pipelines,
+            tmp: Some(tmp),
+            repo: None,
+            args: Vec::new(),
+            trailing: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
     /// A file under the pipelines folder (`sources/src_x/sql-scripts/ddl.src_x.sql`).
     pub fn file(self, rel: &str, content: &str) -> Test {
         let p = self.pipelines.join(rel);
