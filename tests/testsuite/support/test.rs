@@ -233,12 +233,13 @@ impl Test {
 
     /// The outcome of a run of [`Test::command`] (`what` names it in failures), checked for secrets.
     pub fn outcome(&self, what: &str, output: Output) -> Outcome {
-        let o = Outcome {
-            output,
-            root: self.root.clone(),
-            command: what.to_string(),
-        };
-        o.no_secrets()
+        Outcome::of(what, output, Some(&self.root))
+    }
+
+    /// Runs the binary outside any project (from the system's temporary folder, as
+    /// [`super::flinkpipe`]): for commands given every path, or none.
+    pub fn outside(args: &[&str]) -> Outcome {
+        Outcome::of(&args.join(" "), super::flinkpipe(args), None)
     }
 
     fn expand(&self, args: &[&str]) -> Vec<String> {
@@ -266,11 +267,23 @@ impl Test {
 /// What a run printed and how it ended.
 pub struct Outcome {
     pub output: Output,
-    root: PathBuf,
+    /// The project root, shown as `[ROOT]` (none for a run outside a project).
+    root: Option<PathBuf>,
     command: String,
 }
 
 impl Outcome {
+    /// The outcome of `command` (its text for failures) that printed `output`, in the project at
+    /// `root` if any; asserts that none of the fake Confluent Cloud's secrets was printed.
+    pub fn of(command: &str, output: Output, root: Option<&Path>) -> Outcome {
+        Outcome {
+            output,
+            root: root.map(Path::to_path_buf),
+            command: command.to_string(),
+        }
+        .no_secrets()
+    }
+
     /// Asserts exit status 0.
     pub fn success(self) -> Outcome {
         self.status(0)
@@ -326,12 +339,23 @@ impl Outcome {
 
     /// Standard output, redacted.
     pub fn stdout(&self) -> String {
-        redact(&String::from_utf8_lossy(&self.output.stdout), &self.root)
+        redact(
+            &String::from_utf8_lossy(&self.output.stdout),
+            self.root.as_deref(),
+        )
     }
 
     /// Standard error, redacted.
     pub fn stderr(&self) -> String {
-        redact(&String::from_utf8_lossy(&self.output.stderr), &self.root)
+        redact(
+            &String::from_utf8_lossy(&self.output.stderr),
+            self.root.as_deref(),
+        )
+    }
+
+    /// Standard output as printed (no redaction).
+    pub fn stdout_raw(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
     }
 
     /// Standard error as printed (no redaction: for a duration the test chose, `after 0.5s`).
@@ -413,13 +437,16 @@ impl Outcome {
     }
 }
 
-/// `text` with the project root (as given and canonical) shown as `[ROOT]` and durations
+/// `text` with the project root if any (as given and canonical) shown as `[ROOT]` and durations
 /// (`0.3s`, `12.5s`) as `[TIME]`.
-pub fn redact(text: &str, root: &Path) -> String {
+pub fn redact(text: &str, root: Option<&Path>) -> String {
     let mut out = text.to_string();
-    let mut roots = vec![root.display().to_string()];
-    if let Ok(c) = root.canonicalize() {
-        roots.push(c.display().to_string());
+    let mut roots = Vec::new();
+    if let Some(root) = root {
+        roots.push(root.display().to_string());
+        if let Ok(c) = root.canonicalize() {
+            roots.push(c.display().to_string());
+        }
     }
     roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
     for r in roots {
@@ -461,7 +488,7 @@ fn redaction_of_paths_and_durations() {
     assert_eq!(
         redact(
             "wrote /tmp/abc/pipelines/x in 1.25s (first row after 0.3s), 2 tables, v1.5",
-            root
+            Some(root)
         ),
         "wrote [ROOT]/pipelines/x in [TIME] (first row after [TIME]), 2 tables, v1.5"
     );
