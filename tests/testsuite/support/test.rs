@@ -34,6 +34,28 @@ pub fn confluent_config() -> String {
     )
 }
 
+/// The Flink endpoint and API key of `fake` (`SL_FLINK_SQL_ENDPOINT`, `SL_FLINK_API_KEY`,
+/// `SL_FLINK_API_SECRET`).
+fn flink_env(fake: &FakeConfluent) -> Vec<(&'static str, String)> {
+    vec![
+        ("SL_FLINK_SQL_ENDPOINT", fake.endpoint()),
+        ("SL_FLINK_API_KEY", KEY.to_string()),
+        ("SL_FLINK_API_SECRET", SECRET.to_string()),
+    ]
+}
+
+/// The control plane of `fake`: the Cloud and Metrics APIs (`FLINKPIPE_CLOUD_API_URL`,
+/// `FLINKPIPE_METRICS_URL`) and the Cloud API key (`SL_CONFLUENT_CLOUD_API_KEY`,
+/// `SL_CONFLUENT_CLOUD_API_SECRET`).
+fn cloud_env(fake: &FakeConfluent) -> Vec<(&'static str, String)> {
+    vec![
+        ("FLINKPIPE_CLOUD_API_URL", fake.endpoint()),
+        ("FLINKPIPE_METRICS_URL", fake.endpoint()),
+        ("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY.to_string()),
+        ("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET.to_string()),
+    ]
+}
+
 /// A project in a temporary folder and the command to run on it.
 pub struct Test {
     /// The temporary folder, until [`Test::git`] hands it to a [`Repo`].
@@ -167,20 +189,21 @@ impl Test {
     /// and the Flink endpoint and API key are the fake's (`SL_FLINK_SQL_ENDPOINT`,
     /// `SL_FLINK_API_KEY`, `SL_FLINK_API_SECRET`).
     pub fn confluent(self, fake: &FakeConfluent) -> Test {
-        self.config(&confluent_config())
-            .env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
-            .env("SL_FLINK_API_KEY", KEY)
-            .env("SL_FLINK_API_SECRET", SECRET)
+        self.config(&confluent_config()).envs(flink_env(fake))
     }
 
     /// The control plane too: the Cloud API and the Metrics API are the fake's
     /// (`FLINKPIPE_CLOUD_API_URL`, `FLINKPIPE_METRICS_URL`) with its Cloud API key
     /// (`SL_CONFLUENT_CLOUD_API_KEY`, `SL_CONFLUENT_CLOUD_API_SECRET`).
     pub fn cloud_api(self, fake: &FakeConfluent) -> Test {
-        self.env("FLINKPIPE_CLOUD_API_URL", &fake.endpoint())
-            .env("FLINKPIPE_METRICS_URL", &fake.endpoint())
-            .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
-            .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
+        self.envs(cloud_env(fake))
+    }
+
+    fn envs(mut self, vars: Vec<(&str, String)>) -> Test {
+        for (k, v) in vars {
+            self.env.push((k.to_string(), Some(v)));
+        }
+        self
     }
 
     /// The target is the Flink SQL Gateway at `url` (`FLINKPIPE_GATEWAY_URL`), its JobManager's REST
@@ -200,6 +223,16 @@ impl Test {
     /// for [`Test::args`], the arguments given there left out.
     pub fn cmd(&self, args: &[&str]) -> Outcome {
         self.run_with(&self.expand(args))
+    }
+
+    /// [`Test::cmd`] against the fake `fake`, both planes, whatever the test's own target: the
+    /// variables of [`Test::confluent`] and [`Test::cloud_api`] for this run (the configuration is
+    /// the project's).
+    pub fn cmd_on(&self, fake: &FakeConfluent, args: &[&str]) -> Outcome {
+        let mut c = self.command(args);
+        c.envs(flink_env(fake)).envs(cloud_env(fake));
+        let output = c.output().unwrap();
+        self.outcome(&self.expand(args).join(" "), output)
     }
 
     /// [`Test::cmd`] with more environment variables (after the test's own, so they win).
