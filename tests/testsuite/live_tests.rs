@@ -344,15 +344,11 @@ fn a_bad_live_tests_file_is_refused_with_file_and_line_before_any_query() {
         &fake,
         "tests:\n  - not_null: [a]\n  - row_count: {min: 1}\n    freshness: {column: ts, max_age: 1h}\n",
     );
-    let o = t.cmd(&["pipeline", "test-live", "pipelines"]);
-    let o = o.code(1);
-    assert!(
-        o.stderr().contains(&format!(
-            "{TESTS_FILE}:3: one check per test (row_count, freshness given): make them separate items"
-        )),
-        "{}",
-        o.stderr()
-    );
+    t.cmd(&["pipeline", "test-live", "pipelines"])
+        .code(1)
+        .stderr_is(&format!(
+            "error: {TESTS_FILE}:3: one check per test (row_count, freshness given): make them separate items\n"
+        ));
     assert!(fake.created().is_empty(), "{:?}", fake.created());
     // A custom query that writes is refused the same way.
     std::fs::write(
@@ -360,14 +356,11 @@ fn a_bad_live_tests_file_is_refused_with_file_and_line_before_any_query() {
         "tests:\n  - row_count: {min: 1}\n  - sql: INSERT INTO {table} SELECT * FROM {table}\n",
     )
     .unwrap();
-    let o = t.cmd(&["pipeline", "test-live", "pipelines"]);
-    let o = o.code(2);
-    assert!(
-        o.stderr()
-            .contains(&format!("{TESTS_FILE}:3:1: `sql query` is for reading")),
-        "{}",
-        o.stderr()
-    );
+    t.cmd(&["pipeline", "test-live", "pipelines"])
+        .code(2)
+        .stderr_is(&format!(
+            "error: {TESTS_FILE}:3:1: `sql query` is for reading: this INSERT statement writes or defines (deploy it with `pipeline deploy`)\n"
+        ));
     assert!(fake.created().is_empty(), "{:?}", fake.created());
 }
 
