@@ -1,11 +1,12 @@
 //! The analysis cache never changes a result: every file the commands write is byte-identical with the
 //! cache off, cold (empty) and warm (filled by an earlier run), and an edit is seen on the next run.
 
+use crate::support::test::Outcome;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Runs `flinkpipe args…` with the cache in `cache` (or off when `None`).
-fn run(args: &[&str], cache: Option<&Path>) -> std::process::Output {
+fn run(args: &[&str], cache: Option<&Path>) -> Outcome {
     let mut cmd = crate::support::command();
     cmd.args(args)
         .env_remove("PIPELINES")
@@ -17,7 +18,7 @@ fn run(args: &[&str], cache: Option<&Path>) -> std::process::Output {
         Some(dir) => cmd.env("XDG_CACHE_HOME", dir),
         None => cmd.env("FLINKPIPE_NO_CACHE", "1"),
     };
-    cmd.output().unwrap()
+    Outcome::of(&args.join(" "), cmd.output().unwrap(), None)
 }
 
 /// Every generated JSON file under `root`, by relative path.
@@ -47,8 +48,8 @@ fn build(root: &Path, cache: Option<&Path>) -> (String, BTreeMap<String, String>
         &["--output", "json", "pipeline", "validate", dir][..],
     ] {
         let o = run(args, cache);
-        out.push_str(&crate::support::stdout(&o));
-        out.push_str(&crate::support::stderr(&o));
+        out.push_str(&o.stdout_raw());
+        out.push_str(&o.stderr_raw());
     }
     (out, outputs(root))
 }
@@ -115,8 +116,8 @@ fn an_edited_file_is_parsed_again_and_a_damaged_cache_is_ignored() {
     let dir = root.to_str().unwrap();
     let graph = |cache: &Path| {
         let o = run(&["pipeline", "graph", dir, "--format", "json"], Some(cache));
-        assert!(o.status.success(), "{}", crate::support::stderr(&o));
-        crate::support::stdout(&o)
+        let o = o.success();
+        o.stdout_raw()
     };
     let before = graph(cache.path());
     assert!(before.contains("src_a"));
@@ -130,7 +131,7 @@ fn an_edited_file_is_parsed_again_and_a_damaged_cache_is_ignored() {
     let after = graph(cache.path());
     let uncached = {
         let o = run(&["pipeline", "graph", dir, "--format", "json"], None);
-        crate::support::stdout(&o)
+        o.stdout_raw()
     };
     assert_eq!(after, uncached);
     assert_ne!(after, before);

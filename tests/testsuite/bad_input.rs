@@ -1,6 +1,8 @@
 //! Bad input gets a clear error naming the file and line, never a panic, and nothing is lost: commands
 //! that find errors write no file.
 
+use crate::support::Test;
+use crate::support::test::Outcome;
 use crate::support::*;
 
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";
@@ -12,8 +14,8 @@ fn ddl(name: &str) -> String {
 }
 
 fn validate(root: &std::path::Path) -> (i32, String) {
-    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    (o.status.code().unwrap(), stderr(&o))
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    (o.output.status.code().unwrap(), o.stderr_raw())
 }
 
 #[test]
@@ -39,14 +41,14 @@ fn unknown_reference_is_an_error_with_file_and_line() {
     );
     assert!(err.contains("'src_typo'"), "{err}");
     // --allow-unknown keeps it as an external node with a warning.
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "validate",
         root.to_str().unwrap(),
         "--allow-unknown",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("warning[unknown-table]"));
+    let o = o.code(0);
+    assert!(o.stderr_raw().contains("warning[unknown-table]"));
 }
 
 #[test]
@@ -162,19 +164,19 @@ fn broken_sql_warns_with_line_and_keeps_references() {
             "INSERT INTO f\nSELECT id,, FROM src_a WHERE (;\n",
         ),
     ]);
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "graph",
         root.to_str().unwrap(),
         "--format",
         "json",
     ]);
-    let err = stderr(&o);
+    let err = o.stderr_raw();
     assert!(
         err.contains("warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:"),
         "{err}"
     );
-    let out = stdout(&o);
+    let out = o.stdout_raw();
     assert!(
         out.contains("\"parent\": \"src_a\"") && out.contains("\"child\": \"f\""),
         "{out}"
@@ -192,8 +194,8 @@ fn failed_metadata_build_leaves_files_as_they_were() {
         ),
         ("facts/f/pipeline_definition.json", "{\"keep\": true}"),
     ]);
-    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = Test::outside(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    o.code(1);
     assert_eq!(
         std::fs::read_to_string(root.join("facts/f/pipeline_definition.json")).unwrap(),
         "{\"keep\": true}"
@@ -204,22 +206,22 @@ fn failed_metadata_build_leaves_files_as_they_were() {
 
 #[test]
 fn usage_errors_exit_2_and_missing_dir_exits_1() {
-    let o = flinkpipe(&["pipeline", "no-such-command"]);
-    assert_eq!(o.status.code(), Some(2));
-    let o = flinkpipe(&["table", "build-inventory", "/no/such/dir"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = Test::outside(&["pipeline", "no-such-command"]);
+    o.code(2);
+    let o = Test::outside(&["table", "build-inventory", "/no/such/dir"]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("/no/such/dir does not exist"),
+        o.stderr_raw().contains("/no/such/dir does not exist"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // Global options are accepted after the subcommand too.
-    let o = flinkpipe(&["sql", "refs", "/no/such/file.sql", "--output", "json"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = Test::outside(&["sql", "refs", "/no/such/file.sql", "--output", "json"]);
+    let o = o.code(1);
     assert!(
-        stdout(&o).contains("\"code\": \"unreadable-file\""),
+        o.stdout_raw().contains("\"code\": \"unreadable-file\""),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
 }
 
@@ -245,18 +247,19 @@ fn statement_name_collisions_are_errors() {
             && err.contains("would all deploy as statement 'dev-usw2-x-dml-int-x-a'"),
         "{err}"
     );
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "build-execution-plan",
         root.to_str().unwrap(),
         "--table-name",
         "int_x_a",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("'int-x-a' (pipelines/intermediates/x/b)"),
+        o.stderr_raw()
+            .contains("'int-x-a' (pipelines/intermediates/x/b)"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -272,9 +275,9 @@ fn metadata_writes_are_all_or_nothing_and_errors_name_the_file() {
     ]);
     // A folder where a metadata file must go: staging fails for that one file.
     std::fs::create_dir_all(root.join("facts/f/pipeline_definition.json")).unwrap();
-    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = Test::outside(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert!(
         err.contains("facts/f/pipeline_definition.json: exists and is not a regular file"),
         "{err}"
@@ -390,20 +393,16 @@ fn symlinked_folders_are_followed_and_loops_reported() {
         root.join("intermediates/p/again"),
     )
     .unwrap();
-    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    let (out, err) = (stdout(&o), stderr(&o));
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    let (out, err) = (o.stdout_raw(), o.stderr_raw());
+    o.code(0);
     assert!(out.contains("2 tables"), "{out}");
     assert!(
         err.contains("warning[symlink-loop]: pipelines/intermediates/p/again"),
         "{err}"
     );
-    let out = crate::support::flinkpipe(&["pipeline", "report", "int_x", root.to_str().unwrap()]);
-    assert!(
-        crate::support::stdout(&out).contains("src"),
-        "{}",
-        crate::support::stdout(&out)
-    );
+    let out = Test::outside(&["pipeline", "report", "int_x", root.to_str().unwrap()]);
+    assert!(out.stdout_raw().contains("src"), "{}", out.stdout_raw());
 }
 
 #[test]
@@ -471,7 +470,7 @@ fn a_dml_never_loses_its_parents_silently() {
     let (_t, root) = tree("\u{feff}INSERT INTO int_b SELECT id FROM src_a;\n");
     let (code, err) = validate(&root);
     assert_eq!(code, 0, "{err}");
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--output",
         "json",
         "pipeline",
@@ -479,7 +478,7 @@ fn a_dml_never_loses_its_parents_silently() {
         "int_b",
         root.to_str().unwrap(),
     ]);
-    assert!(stdout(&o).contains("\"src_a\""), "{}", stdout(&o));
+    assert!(o.stdout_raw().contains("\"src_a\""), "{}", o.stdout_raw());
     // A DML that writes nothing is an error naming it; a misspelt INSERT too (with the parser's warning).
     for (text, first) in [
         ("EXPLAIN INSERT INTO int_b SELECT id FROM src_a;\n", "other"),
@@ -514,9 +513,10 @@ fn unwritable_output_is_an_error_not_a_panic() {
         .stdout(full)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    let o = Outcome::of("flinkpipe", o, None);
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         "error: cannot write the output: No space left on device (os error 28)\n"
     );
 }
@@ -696,14 +696,16 @@ fn every_config_error_names_its_line_and_column() {
     ] {
         let config = tmp.path().join("config.yaml");
         std::fs::write(&config, &text).unwrap();
+        let args = ["pipeline", "validate", root.to_str().unwrap()];
         let o = command()
-            .args(["pipeline", "validate", root.to_str().unwrap()])
+            .args(args)
             .env("SL_CONFIG_FILE", &config)
             .current_dir(tmp.path())
             .output()
             .unwrap();
-        let err = stderr(&o);
-        assert_ne!(o.status.code(), Some(0), "{text}: {err}");
+        let o = Outcome::of(&args.join(" "), o, Some(tmp.path()));
+        let err = o.stderr_raw();
+        o.failure();
         assert!(err.contains(want), "want {want}\ngot {err}");
     }
 }
@@ -772,10 +774,10 @@ fn selec_typo_project() -> (tempfile::TempDir, std::path::PathBuf) {
     ])
 }
 
-fn validate_with(root: &std::path::Path, extra: &[&str]) -> std::process::Output {
+fn validate_with(root: &std::path::Path, extra: &[&str]) -> Outcome {
     let mut args = vec!["pipeline", "validate", root.to_str().unwrap()];
     args.extend_from_slice(extra);
-    flinkpipe(&args)
+    Test::outside(&args)
 }
 
 #[test]
@@ -783,15 +785,16 @@ fn validate_never_says_ok_when_a_statement_could_not_be_parsed() {
     let (_t, root) = selec_typo_project();
     let o = validate_with(&root, &[]);
     // The fallback is kept (the reference does not vanish) and the run is not a failure …
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = o.code(0);
     assert!(
-        stderr(&o).contains("warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:2"),
+        o.stderr_raw()
+            .contains("warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:2"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // … but the summary does not say ok.
     assert_eq!(
-        stdout(&o),
+        o.stdout_raw(),
         "not verified: 2 tables, 1 edges, 1 warning(s); 1 statement(s) could not be parsed and were read by the token-level fallback (references and statefulness estimated): fix them, or gate with --strict\n"
     );
     // Fixed SQL: ok again.
@@ -801,8 +804,8 @@ fn validate_never_says_ok_when_a_statement_could_not_be_parsed() {
     )
     .unwrap();
     let o = validate_with(&root, &["--strict"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+    let o = o.code(0);
+    assert_eq!(o.stdout_raw(), "ok: 2 tables, 1 edges, 0 warning(s)\n");
 }
 
 #[test]
@@ -814,20 +817,20 @@ fn validate_strict_and_deny_make_warning_classes_errors() {
         (&["--deny", "all"][..], "--deny all"),
     ] {
         let o = validate_with(&root, args);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let err = o.stderr_raw();
+        let o = o.code(1);
         assert!(
             err.contains("error[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:2:1:"),
             "{args:?}: {err}"
         );
         assert!(err.contains(&format!("(an error with {why})")), "{err}");
         assert!(err.ends_with("1 error(s), 0 warning(s)\n"), "{err}");
-        assert_eq!(stdout(&o), "", "{args:?}");
+        assert_eq!(o.stdout_raw(), "", "{args:?}");
     }
     // JSON: the same diagnostic, as an error.
     let o = validate_with(&root, &["--strict", "--output", "json"]);
-    assert_eq!(o.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.code(1);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(v[0]["severity"], "error");
     assert_eq!(v[0]["code"], "sql-fallback");
     assert_eq!(v[0]["line"], 2);
@@ -841,24 +844,29 @@ fn validate_strict_and_deny_make_warning_classes_errors() {
         ),
     ]);
     let o = validate_with(&root, &["--strict"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("warning[empty-file]"), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "ok: 1 tables, 0 edges, 1 warning(s)\n");
-    let o = validate_with(&root, &["--strict", "--deny", "empty-file"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = o.code(0);
     assert!(
-        stderr(&o).contains("error[empty-file]: pipelines/sources/src_a/sql-scripts/dml.src_a.sql: file has no SQL statement (an error with --deny empty-file)"),
+        o.stderr_raw().contains("warning[empty-file]"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
+    );
+    assert_eq!(o.stdout_raw(), "ok: 1 tables, 0 edges, 1 warning(s)\n");
+    let o = validate_with(&root, &["--strict", "--deny", "empty-file"]);
+    let o = o.code(1);
+    assert!(
+        o.stderr_raw().contains("error[empty-file]: pipelines/sources/src_a/sql-scripts/dml.src_a.sql: file has no SQL statement (an error with --deny empty-file)"),
+        "{}",
+        o.stderr_raw()
     );
 
     // A typo in the gate is a usage error with the closest class, never a gate that denies nothing.
     let o = validate_with(&root, &["--deny", "sql-falback"]);
-    assert_eq!(o.status.code(), Some(2));
+    let o = o.code(2);
     assert!(
-        stderr(&o).contains("unknown warning class 'sql-falback': did you mean 'sql-fallback'?"),
+        o.stderr_raw()
+            .contains("unknown warning class 'sql-falback': did you mean 'sql-fallback'?"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -866,9 +874,13 @@ fn validate_strict_and_deny_make_warning_classes_errors() {
 fn validate_strict_passes_on_the_bundled_example() {
     let (_t, root) = our_fixture();
     let o = validate_with(&root, &["--strict"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).starts_with("ok: "), "{}", stdout(&o));
-    assert!(stdout(&o).ends_with(", 0 warning(s)\n"), "{}", stdout(&o));
+    let o = o.code(0);
+    assert!(o.stdout_raw().starts_with("ok: "), "{}", o.stdout_raw());
+    assert!(
+        o.stdout_raw().ends_with(", 0 warning(s)\n"),
+        "{}",
+        o.stdout_raw()
+    );
 }
 
 #[test]
@@ -883,14 +895,15 @@ fn statefulness_read_by_the_fallback_is_one_answer_in_refs_metadata_and_plans() 
         ),
     ]);
     let dml = root.join("facts/f/sql-scripts/dml.f.sql");
-    let o = flinkpipe(&["sql", "refs", dml.to_str().unwrap()]);
+    let o = Test::outside(&["sql", "refs", dml.to_str().unwrap()]);
     assert!(
-        stdout(&o).contains("  statefulness: unknown (treated as stateful)\n"),
+        o.stdout_raw()
+            .contains("  statefulness: unknown (treated as stateful)\n"),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
-    let o = flinkpipe(&["sql", "refs", dml.to_str().unwrap(), "--output", "json"]);
-    let refs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = Test::outside(&["sql", "refs", dml.to_str().unwrap(), "--output", "json"]);
+    let refs: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(refs[0]["statefulness"], "unknown");
     let plan_args = [
         "pipeline",
@@ -900,8 +913,9 @@ fn statefulness_read_by_the_fallback_is_one_answer_in_refs_metadata_and_plans() 
         "f",
         "--offline",
     ];
-    let o = flinkpipe(&plan_args);
-    let line = stdout(&o)
+    let o = Test::outside(&plan_args);
+    let line = o
+        .stdout_raw()
         .lines()
         .find(|l| l.contains(" f "))
         .unwrap_or_default()
@@ -909,11 +923,12 @@ fn statefulness_read_by_the_fallback_is_one_answer_in_refs_metadata_and_plans() 
     assert!(
         line.contains("unknown (treated as stateful)"),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
     let mut json_args = plan_args.to_vec();
     json_args.extend(["--output", "json"]);
-    let plan: serde_json::Value = serde_json::from_str(&stdout(&flinkpipe(&json_args))).unwrap();
+    let plan: serde_json::Value =
+        serde_json::from_str(&Test::outside(&json_args).stdout_raw()).unwrap();
     let node = plan["nodes"]
         .as_array()
         .unwrap()
@@ -926,13 +941,13 @@ fn statefulness_read_by_the_fallback_is_one_answer_in_refs_metadata_and_plans() 
     // A GROUP BY the fallback saw (the SELEC typo) is stateful in refs as in the plan.
     let (_t, root) = selec_typo_project();
     let dml = root.join("facts/f/sql-scripts/dml.f.sql");
-    let o = flinkpipe(&["sql", "refs", dml.to_str().unwrap()]);
+    let o = Test::outside(&["sql", "refs", dml.to_str().unwrap()]);
     assert!(
-        stdout(&o).contains("  statefulness: stateful\n"),
+        o.stdout_raw().contains("  statefulness: stateful\n"),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "build-execution-plan",
         root.to_str().unwrap(),
@@ -942,7 +957,7 @@ fn statefulness_read_by_the_fallback_is_one_answer_in_refs_metadata_and_plans() 
         "--output",
         "json",
     ]);
-    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let node = plan["nodes"]
         .as_array()
         .unwrap()
@@ -960,8 +975,8 @@ fn a_create_or_replace_table_read_by_the_fallback_is_only_a_sink() {
         "CREATE OR REPLACE TABLE cat.db.t (\n  id INT\n) WITH (\n  'connector' = 'datagen',,\n  'rows-per-second' = '1'\n);\n",
     )]);
     let ddl = root.join("sources/t/sql-scripts/ddl.t.sql");
-    let o = flinkpipe(&["sql", "refs", ddl.to_str().unwrap(), "--output", "json"]);
-    let refs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = Test::outside(&["sql", "refs", ddl.to_str().unwrap(), "--output", "json"]);
+    let refs: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(refs[0]["sinks"], serde_json::json!(["cat.db.t"]));
     assert_eq!(refs[0]["sources"], serde_json::json!([]));
     assert_eq!(refs[0]["statements"][0]["kind"], "create_table");
@@ -969,11 +984,16 @@ fn a_create_or_replace_table_read_by_the_fallback_is_only_a_sink() {
     assert_eq!(refs[0]["warnings"][0]["code"], "sql-fallback");
     // The project has no self-reference and no unknown table from it.
     let o = validate_with(&root, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("self-reference"), "{}", stderr(&o));
+    let o = o.code(0);
     assert!(
-        stdout(&o).starts_with("not verified: 1 tables, 0 edges"),
+        !o.stderr_raw().contains("self-reference"),
         "{}",
-        stdout(&o)
+        o.stderr_raw()
+    );
+    assert!(
+        o.stdout_raw()
+            .starts_with("not verified: 1 tables, 0 edges"),
+        "{}",
+        o.stdout_raw()
     );
 }

@@ -3,7 +3,8 @@
 //! the rest byte for byte, rebuilds the metadata, and a second run is a no-op.
 
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{flinkpipe, our_fixture, stderr, stdout};
+use crate::support::test::Outcome;
+use crate::support::{Test, our_fixture};
 use std::fs;
 
 const ENRICHED_DML: &str =
@@ -22,7 +23,7 @@ fn changed_repo() -> Repo {
     r
 }
 
-fn run(r: &Repo, extra: &[&str]) -> std::process::Output {
+fn run(r: &Repo, extra: &[&str]) -> Outcome {
     let mut args = vec![
         "pipeline",
         "blue-green",
@@ -31,7 +32,7 @@ fn run(r: &Repo, extra: &[&str]) -> std::process::Output {
         "main",
     ];
     args.extend_from_slice(extra);
-    crate::support::flinkpipe(&args)
+    Test::outside(&args)
 }
 
 fn snapshot_tree(r: &Repo) -> Vec<(String, String)> {
@@ -57,8 +58,8 @@ fn dry_run_prints_diff_and_green_plan_and_changes_nothing() {
     let r = changed_repo();
     let before = snapshot_tree(&r);
     let o = run(&r, &["--output", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let renames: Vec<(String, String)> = v["renames"]
         .as_object()
         .unwrap()
@@ -106,7 +107,7 @@ fn dry_run_prints_diff_and_green_plan_and_changes_nothing() {
     assert_eq!(snapshot_tree(&r), before, "a dry run must not write");
     // The text form is a unified diff plus the plan.
     let o = run(&r, &[]);
-    let text = stdout(&o);
+    let text = o.stdout_raw();
     assert!(
         text.contains(&format!("--- a/pipelines/{ENRICHED_DML}")),
         "{text}"
@@ -125,7 +126,7 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
     let r = changed_repo();
     let before = snapshot_tree(&r);
     let o = run(&r, &["--apply"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let after = snapshot_tree(&r);
     let changed: Vec<&str> = before
         .iter()
@@ -183,20 +184,21 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
     );
     // File and folder names stay; the naming lint accepts files named after another version of
     // their table (it passed before the change too).
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "table",
         "validate-table-names",
         r.pipelines.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    o.success();
     // Commit the green version; the same command again recognises the versioned subgraph.
     r.commit("green", T_CHANGE + 60);
     // Since main, each versioned table is the blue one gone and the green one added.
     let o = r.run(&["project", "list-modified-files", "--since", "main"]);
     assert!(
-        stdout(&o).contains("table renamed from int_sales_orders_enriched"),
+        o.stdout_raw()
+            .contains("table renamed from int_sales_orders_enriched"),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
     // modified_flink_files.json and .txt name the tables at the head (what plans and shift_left read);
     // the base name is kept apart.
@@ -229,8 +231,8 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
         "--since",
         "main",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let impact: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let impact: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let kinds: std::collections::BTreeMap<String, String> = impact["impacts"]
         .as_array()
         .unwrap()
@@ -246,12 +248,12 @@ fn apply_rewrites_rebuilds_and_second_run_is_a_noop() {
     assert_eq!(kinds["int_sales_orders_enriched_v2"], "added");
     assert_eq!(kinds["sales_mv_revenue_export_v2"], "added");
     let o = run(&r, &["--output", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(v["renames"], serde_json::json!({}));
     assert_eq!(v["unchanged"].as_array().unwrap().len(), 8, "{v}");
     let o = run(&r, &["--apply"]);
-    assert!(o.status.success());
+    o.success();
     assert_eq!(snapshot_tree(&r), after, "second apply must be a no-op");
 }
 
@@ -260,7 +262,7 @@ fn update_tables_version_bumps_listed_tables_and_descendants() {
     let (_t, root) = our_fixture();
     let list = root.parent().unwrap().join("tables.txt");
     fs::write(&list, "int_sales_order_lines\n").unwrap();
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "update-tables-version",
         list.to_str().unwrap(),
@@ -268,8 +270,8 @@ fn update_tables_version_bumps_listed_tables_and_descendants() {
         "--output",
         "json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(
         v["renames"]["int_sales_order_lines"],
         "int_sales_order_lines_v2"
@@ -281,7 +283,7 @@ fn update_tables_version_bumps_listed_tables_and_descendants() {
     assert!(v["renames"].get("int_sales_orders_enriched").is_none());
     // Applied: a second bump goes to _v3.
     fs::write(&list, "int_sales_order_lines_v2\n").unwrap();
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "update-tables-version",
         list.to_str().unwrap(),
@@ -290,7 +292,7 @@ fn update_tables_version_bumps_listed_tables_and_descendants() {
         "json",
         "--dry-run",
     ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(
         v["renames"]["int_sales_order_lines_v2"],
         "int_sales_order_lines_v3"
@@ -306,11 +308,12 @@ fn a_failed_metadata_rebuild_puts_the_sql_files_back() {
     fs::create_dir(r.pipelines.join("inventory.json")).unwrap();
     fs::write(r.pipelines.join("inventory.json/keep"), "x").unwrap();
     let o = run(&r, &["--apply"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("inventory.json: exists and is not a regular file"),
+        o.stderr_raw()
+            .contains("inventory.json: exists and is not a regular file"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     assert_eq!(snapshot_tree(&r), before, "the SQL files are as they were");
     assert!(!r.pipelines.join("pipeline_graph.json").exists());
@@ -329,18 +332,18 @@ fn apply_rewrites_the_unit_tests_that_name_versioned_tables() {
     let original = fs::read_to_string(r.pipelines.join(defs)).unwrap();
     // The dry run lists the test files with the SQL files.
     let o = run(&r, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
-        stdout(&o).contains(&format!("--- a/pipelines/{defs}")),
+        o.stdout_raw().contains(&format!("--- a/pipelines/{defs}")),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
     assert_eq!(
         fs::read_to_string(r.pipelines.join(defs)).unwrap(),
         original
     );
     let o = run(&r, &["--apply"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     // test_definitions.yaml: only the table_name values changed (comments and layout kept).
     let yaml = fs::read_to_string(r.pipelines.join(defs)).unwrap();
     insta::assert_snapshot!("blue_green_tests_fct_store_revenue_1m_definitions", yaml);
@@ -385,15 +388,19 @@ fn apply_rewrites_the_unit_tests_that_name_versioned_tables() {
         "int_sales_orders_enriched_v2",
         "sales_fct_store_revenue_1m_v2",
     ] {
-        let o = flinkpipe(&[
+        let o = Test::outside(&[
             "table",
             "run-unit-tests",
             t,
             r.pipelines.to_str().unwrap(),
             "--dry-run",
         ]);
-        assert!(o.status.success(), "{t}: {}{}", stdout(&o), stderr(&o));
-        assert!(stdout(&o).contains("nothing was run"), "{}", stdout(&o));
+        let o = o.success();
+        assert!(
+            o.stdout_raw().contains("nothing was run"),
+            "{}",
+            o.stdout_raw()
+        );
     }
 }
 
@@ -430,7 +437,7 @@ fn a_killed_apply_leaves_sql_and_release_record_all_old_or_all_new() {
     let old = snapshot_tree(&r);
     // The result of an undisturbed run, to compare with.
     let done = changed_repo();
-    assert!(run(&done, &["--apply"]).status.success());
+    run(&done, &["--apply"]).success();
     let new = snapshot_tree(&done);
     let mut seen = std::collections::BTreeSet::new();
     for (k, delay_us) in [
@@ -459,8 +466,8 @@ fn a_killed_apply_leaves_sql_and_release_record_all_old_or_all_new() {
             let mut child = child;
             child.wait().unwrap();
             // The next command that writes the tree completes or undoes what the killed one began.
-            let o = flinkpipe(&["table", "build-inventory", r.pipelines.to_str().unwrap()]);
-            assert!(o.status.success(), "{}", stderr(&o));
+            let o = Test::outside(&["table", "build-inventory", r.pipelines.to_str().unwrap()]);
+            o.success();
             let state = state_of(&r, &old, &new);
             seen.insert(state);
             // Back to the base for the next try.
@@ -474,7 +481,7 @@ fn a_killed_apply_leaves_sql_and_release_record_all_old_or_all_new() {
     }
     assert!(seen.contains("old"), "{seen:?}");
     // A rerun after all that records the release once.
-    assert!(run(&r, &["--apply"]).status.success());
+    run(&r, &["--apply"]).success();
     let record: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap())
             .unwrap();
@@ -487,17 +494,18 @@ fn a_killed_apply_leaves_sql_and_release_record_all_old_or_all_new() {
 #[test]
 fn a_rerun_rebuilds_a_missing_release_record() {
     let r = changed_repo();
-    assert!(run(&r, &["--apply"]).status.success());
+    run(&r, &["--apply"]).success();
     let path = r.pipelines.join("blue_green.json");
     let original: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     fs::remove_file(&path).unwrap();
     let o = run(&r, &["--apply"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
-        stderr(&o).contains("recorded no release for them: rebuilt it"),
+        o.stderr_raw()
+            .contains("recorded no release for them: rebuilt it"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     let rebuilt: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
@@ -522,11 +530,11 @@ fn a_rerun_rebuilds_a_missing_release_record() {
     assert_eq!(rebuilt["releases"][0]["base_ref"], "main");
     // A third run has nothing to do.
     let o = run(&r, &["--apply"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     let again: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(again["releases"].as_array().unwrap().len(), 1);
-    let _ = stdout(&o);
+    let _ = o.stdout_raw();
 }
 
 /// `--in-place` versions only what needs a new version: a stateless statement with a new filter is
@@ -545,8 +553,8 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
     );
     r.commit("drop robots too", T_CHANGE + 10);
     let plain = run(&r, &["--output", "json"]);
-    assert!(plain.status.success(), "{}", stderr(&plain));
-    let plain: serde_json::Value = serde_json::from_str(&stdout(&plain)).unwrap();
+    let plain = plain.success();
+    let plain: serde_json::Value = serde_json::from_str(&plain.stdout_raw()).unwrap();
     let renamed = |v: &serde_json::Value| -> Vec<String> {
         v["renames"].as_object().unwrap().keys().cloned().collect()
     };
@@ -555,8 +563,8 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
         "{plain:#}"
     );
     let out = run(&r, &["--in-place", "--output", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = out.success();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout_raw()).unwrap();
     let names = renamed(&v);
     assert!(
         !names.contains(&"int_c360_clickstream_clean".to_string()),
@@ -588,8 +596,8 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
     );
     r.commit("name the units", T_CHANGE + 15);
     let out = run(&r, &["--in-place", "--output", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = out.success();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout_raw()).unwrap();
     let entry = |v: &serde_json::Value, t: &str| {
         v["in_place"]
             .as_array()
@@ -617,7 +625,7 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
         "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n    jobmanager_url: http://127.0.0.1:1\n",
     )
     .unwrap();
-    let out = crate::support::flinkpipe(&[
+    let out = Test::outside(&[
         "--config",
         config.to_str().unwrap(),
         "pipeline",
@@ -629,8 +637,8 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
         "--output",
         "json",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = out.success();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout_raw()).unwrap();
     let names = renamed(&v);
     assert!(
         !names.contains(&"int_c360_clickstream_clean".to_string()),
@@ -672,7 +680,7 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
         },
     );
     alone.commit("name the units", T_CHANGE + 15);
-    let out = crate::support::flinkpipe(&[
+    let out = Test::outside(&[
         "--config",
         config.to_str().unwrap(),
         "pipeline",
@@ -684,8 +692,8 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
         "--output",
         "json",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = out.success();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout_raw()).unwrap();
     assert!(renamed(&v).is_empty(), "nothing versioned: {v:#}");
     let orders = entry(&v, "c360_fct_customer_orders");
     assert_eq!(orders["in_place"], true, "{orders}");
@@ -709,7 +717,7 @@ fn in_place_versions_only_the_statements_whose_state_needs_it() {
     );
     r.commit("tolerate bad json", T_CHANGE + 20);
     let out = run(&r, &["--in-place", "--output", "json"]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout_raw()).unwrap();
     assert!(
         renamed(&v).contains(&"int_c360_clickstream_clean".to_string()),
         "{v:#}"

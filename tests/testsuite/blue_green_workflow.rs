@@ -4,62 +4,19 @@
 //! `decommission --delete --no-ack` → no blue, no orphan, the record says so. Also orphans of a deleted
 //! table, `--stop`, `--dry-run`, and that a statement owned by a table of the tree is never touched.
 
-use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, ORG, SECRET};
-use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{our_fixture, stderr, stdout};
+use crate::fake_confluent::FakeConfluent;
+use crate::support::Test;
+use crate::support::repo::T_CHANGE;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::process::Output;
-
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
 
 const ENRICHED_DML: &str =
     "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
 
-fn repo() -> Repo {
-    let r = Repo::new(our_fixture());
-    std::fs::write(
-        r.root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    r
-}
-
-/// Runs `flinkpipe ARGS… PIPELINES` against the fake from the repository's root.
-fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
-    run_with(r, fake, args, &[])
-}
-
-/// [`run`] with more environment variables.
-fn run_with(r: &Repo, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let o = crate::support::command()
-        .args(args)
-        .arg(&r.pipelines)
-        .current_dir(&r.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
-    assert!(
-        !all.contains(CLOUD_SECRET) && !all.contains(CLOUD_KEY),
-        "{all}"
-    );
-    o
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
-    stdout(o)
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_str(&ok(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+/// A git repository of the example project (its baseline committed) on `fake`; every command takes
+/// the pipelines folder last.
+fn repo(fake: &FakeConfluent) -> Test {
+    Test::fixture().git().confluent(fake).pipelines_last()
 }
 
 fn running(fake: &FakeConfluent) -> BTreeSet<String> {
@@ -72,30 +29,26 @@ fn running(fake: &FakeConfluent) -> BTreeSet<String> {
 
 #[test]
 fn runbook_deploy_green_validate_decommission_blue() {
-    let r = repo();
     let fake = FakeConfluent::start();
+    let t = repo(&fake);
     // 1. Blue is deployed.
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "deploy", "--dir", "pipelines"],
-    ));
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
     let blue_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
     assert!(running(&fake).contains(blue_dml));
 
     // 2. A logic change, versioned and recorded, then committed.
-    r.branch("feature");
-    r.edit(ENRICHED_DML, |t| {
+    t.repo().branch("feature");
+    t.repo().edit(ENRICHED_DML, |t| {
         t.replace(
             "  ON o.currency = r.currency;",
             "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
         )
     });
-    r.commit("filter test orders", T_CHANGE);
-    let v = json(&run(
-        &r,
-        &fake,
-        &[
+    t.repo().commit("filter test orders", T_CHANGE);
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "pipeline",
@@ -103,11 +56,12 @@ fn runbook_deploy_green_validate_decommission_blue() {
             "--since",
             "main",
             "--apply",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["applied"], true);
     let record: Value = serde_json::from_str(
-        &std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap(),
+        &std::fs::read_to_string(t.pipelines.join("blue_green.json")).unwrap(),
     )
     .unwrap();
     let release = &record["releases"][0];
@@ -134,26 +88,25 @@ fn runbook_deploy_green_validate_decommission_blue() {
             {"name": "dev-usw2-sales-dml-int-sales-orders-enriched-v2", "role": "job"}
         ])
     );
-    r.commit("version the impacted tables", T_CHANGE + 60);
+    t.repo()
+        .commit("version the impacted tables", T_CHANGE + 60);
 
     // 3. Green is deployed beside blue; nothing blue is touched.
     let deletes_before = fake.deletes().len();
-    let d = json(&run(
-        &r,
-        &fake,
-        &["--output", "json", "pipeline", "deploy", "--blue-green"],
-    ));
+    let d = t
+        .cmd(&["--output", "json", "pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout_json();
     assert_eq!(d["success"], true, "{d:#}");
     let up = running(&fake);
     assert!(up.contains("dev-usw2-sales-dml-int-sales-orders-enriched-v2"));
     assert!(up.contains(blue_dml), "blue keeps running");
     assert_eq!(fake.deletes().len(), deletes_before, "nothing deleted");
     // Deploying the release again changes nothing: the green jobs run.
-    let again = json(&run(
-        &r,
-        &fake,
-        &["--output", "json", "pipeline", "deploy", "--blue-green"],
-    ));
+    let again = t
+        .cmd(&["--output", "json", "pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout_json();
     let actions: BTreeSet<&str> = again["nodes"]
         .as_array()
         .unwrap()
@@ -163,7 +116,10 @@ fn runbook_deploy_green_validate_decommission_blue() {
     assert_eq!(actions, BTreeSet::from(["skip"]), "{again:#}");
 
     // 4. Status shows blue next to green, and no orphan.
-    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let s = t
+        .cmd(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     let bg = s["blue_green"].as_array().unwrap();
     let row = bg
         .iter()
@@ -193,7 +149,7 @@ fn runbook_deploy_green_validate_decommission_blue() {
             .all(|b| b["green_table_name"].as_str().unwrap().contains(", ")),
         "{set_rows:#?}"
     );
-    let text = ok(&run(&r, &fake, &["pipeline", "status"]));
+    let text = t.cmd(&["pipeline", "status"]).success().stdout();
     assert!(text.contains("Blue-green"), "{text}");
     // Lag and freshness before consumers move: blue and green side by side (Metrics API).
     let green_dml = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
@@ -202,15 +158,19 @@ fn runbook_deploy_green_validate_decommission_blue() {
     let endpoint = fake.endpoint();
     let cloud = [
         ("FLINKPIPE_METRICS_URL", endpoint.as_str()),
-        ("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY),
-        ("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET),
+        (
+            "SL_CONFLUENT_CLOUD_API_KEY",
+            crate::fake_confluent::CLOUD_KEY,
+        ),
+        (
+            "SL_CONFLUENT_CLOUD_API_SECRET",
+            crate::fake_confluent::CLOUD_SECRET,
+        ),
     ];
-    let s = json(&run_with(
-        &r,
-        &fake,
-        &["--output", "json", "pipeline", "status", "--lag"],
-        &cloud,
-    ));
+    let s = t
+        .cmd_env(&["--output", "json", "pipeline", "status", "--lag"], &cloud)
+        .success()
+        .stdout_json();
     let row = s["blue_green"]
         .as_array()
         .unwrap()
@@ -223,12 +183,10 @@ fn runbook_deploy_green_validate_decommission_blue() {
         row["green_lag"]["pending_records"], 1200,
         "green has not caught up"
     );
-    let text = ok(&run_with(
-        &r,
-        &fake,
-        &["pipeline", "status", "--lag"],
-        &cloud,
-    ));
+    let text = t
+        .cmd_env(&["pipeline", "status", "--lag"], &cloud)
+        .success()
+        .stdout();
     assert!(
         text.contains("Blue next to green")
             && text.contains("in 5000 / out 4900 / pending 0")
@@ -238,11 +196,10 @@ fn runbook_deploy_green_validate_decommission_blue() {
 
     // 5. Decommission blue. Stopping would stop every blue job, the materialized table's too (its
     // DDL runs its job), and no table declaration.
-    let stop = json(&run(
-        &r,
-        &fake,
-        &["--output", "json", "pipeline", "decommission", "--dry-run"],
-    ));
+    let stop = t
+        .cmd(&["--output", "json", "pipeline", "decommission", "--dry-run"])
+        .success()
+        .stdout_json();
     let to_stop: BTreeSet<&str> = stop["plan"]["statements"]
         .as_array()
         .unwrap()
@@ -259,22 +216,20 @@ fn runbook_deploy_green_validate_decommission_blue() {
         "{stop:#}"
     );
     // A dry run changes nothing, then delete without asking.
-    let dry = ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--dry-run"],
-    ));
+    let dry = t
+        .cmd(&["pipeline", "decommission", "--delete", "--dry-run"])
+        .success()
+        .stdout();
     assert!(dry.contains(blue_dml) && dry.contains("dry run"), "{dry}");
     assert!(running(&fake).contains(blue_dml));
     let green_before: BTreeSet<String> = running(&fake)
         .into_iter()
         .filter(|n| n.ends_with("-v2"))
         .collect();
-    let out = ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--no-ack"],
-    ));
+    let out = t
+        .cmd(&["pipeline", "decommission", "--delete", "--no-ack"])
+        .success()
+        .stdout();
     assert!(out.contains(&format!("deleted {blue_dml}")), "{out}");
     let deleted: Vec<String> = fake.deletes()[deletes_before..].to_vec();
     // Only blue statements of the release, children first.
@@ -292,7 +247,7 @@ fn runbook_deploy_green_validate_decommission_blue() {
         .collect();
     assert_eq!(green_after, green_before);
     let record: Value = serde_json::from_str(
-        &std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap(),
+        &std::fs::read_to_string(t.pipelines.join("blue_green.json")).unwrap(),
     )
     .unwrap();
     let dec = &record["releases"][0]["decommissioned"][0];
@@ -300,34 +255,38 @@ fn runbook_deploy_green_validate_decommission_blue() {
     assert_eq!(dec["statement_prefix"], "dev-usw2");
 
     // 6. Afterwards: no blue row, no orphan, nothing left to deploy as green.
-    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let s = t
+        .cmd(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     assert_eq!(s["blue_green"], serde_json::json!([]));
     assert_eq!(s["orphans"], serde_json::json!([]));
-    let o = run(&r, &fake, &["pipeline", "deploy", "--blue-green"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = t.cmd(&["pipeline", "deploy", "--blue-green"]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("no green set still open"),
+        o.stderr().contains("no green set still open"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
 #[test]
 fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements_never() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "deploy", "--product-name", "sales"],
-    ));
+    let t = repo(&fake);
+    t.cmd(&["pipeline", "deploy", "--product-name", "sales"])
+        .success()
+        .stdout();
     // A leaf table is deleted from the tree: its statements are orphans.
-    std::fs::remove_dir_all(r.pipelines.join("views/sales/mv_revenue_export")).unwrap();
+    std::fs::remove_dir_all(t.pipelines.join("views/sales/mv_revenue_export")).unwrap();
     let orphan = "dev-usw2-sales-dml-sales-mv-revenue-export";
     assert!(fake.phase(orphan).is_some());
     // Another project's statement, outside the prefix, is not an orphan of this one.
     fake.seed("prod-usw2-sales-dml-x", "INSERT INTO x SELECT 1", "RUNNING");
-    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let s = t
+        .cmd(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     let orphans: Vec<&str> = s["orphans"]
         .as_array()
         .unwrap()
@@ -338,7 +297,7 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
     assert!(!orphans.contains(&"prod-usw2-sales-dml-x"));
     // A record that names a table of the tree as blue (hand-edited): that statement is left alone.
     std::fs::write(
-        r.pipelines.join("blue_green.json"),
+        t.pipelines.join("blue_green.json"),
         r#"{"format": 1, "releases": [{"created_at": "2026-01-01T00:00:00Z", "base_ref": null,
             "base_commit": null, "statement_prefix": "dev-usw2", "tables": [{
             "blue_table_name": "int_sales_order_lines", "green_table_name": "int_sales_order_lines",
@@ -348,11 +307,10 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
     .unwrap();
     // --stop (the default) stops the orphan job; the owned statement keeps running.
     let before = fake.deletes().len();
-    let out = ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--orphans", "--no-ack"],
-    ));
+    let out = t
+        .cmd(&["pipeline", "decommission", "--orphans", "--no-ack"])
+        .success()
+        .stdout();
     assert!(
         out.contains("owned by table int_sales_order_lines of the tree"),
         "{out}"
@@ -365,17 +323,15 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
     );
     assert_eq!(fake.deletes().len(), before);
     // --delete --orphans removes the orphans (DML and DDL) and nothing else.
-    ok(&run(
-        &r,
-        &fake,
-        &[
-            "pipeline",
-            "decommission",
-            "--orphans",
-            "--delete",
-            "--no-ack",
-        ],
-    ));
+    t.cmd(&[
+        "pipeline",
+        "decommission",
+        "--orphans",
+        "--delete",
+        "--no-ack",
+    ])
+    .success()
+    .stdout();
     let deleted: BTreeSet<String> = fake.deletes()[before..].iter().cloned().collect();
     assert_eq!(
         deleted,
@@ -388,27 +344,31 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
         fake.phase("prod-usw2-sales-dml-x").as_deref(),
         Some("RUNNING")
     );
-    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let s = t
+        .cmd(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     assert_eq!(s["orphans"], serde_json::json!([]));
 }
 
 /// Blue deployed, versioned and committed: `deploy --blue-green` not run yet.
-fn applied_release(r: &Repo, fake: &FakeConfluent) {
-    ok(&run(r, fake, &["pipeline", "deploy", "--dir", "pipelines"]));
-    r.branch("feature");
-    r.edit(ENRICHED_DML, |t| {
+fn applied_release(t: &Test) {
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
+    t.repo().branch("feature");
+    t.repo().edit(ENRICHED_DML, |t| {
         t.replace(
             "  ON o.currency = r.currency;",
             "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
         )
     });
-    r.commit("filter test orders", T_CHANGE);
-    ok(&run(
-        r,
-        fake,
-        &["pipeline", "blue-green", "--since", "main", "--apply"],
-    ));
-    r.commit("version the impacted tables", T_CHANGE + 60);
+    t.repo().commit("filter test orders", T_CHANGE);
+    t.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
+        .success()
+        .stdout();
+    t.repo()
+        .commit("version the impacted tables", T_CHANGE + 60);
 }
 
 /// The line of `text` that starts with `start` (empty when none).
@@ -419,9 +379,9 @@ fn line_of(text: &str, start: &str) -> String {
         .to_string()
 }
 
-fn decommissions(r: &Repo) -> Value {
+fn decommissions(t: &Test) -> Value {
     let record: Value = serde_json::from_str(
-        &std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap(),
+        &std::fs::read_to_string(t.pipelines.join("blue_green.json")).unwrap(),
     )
     .unwrap();
     record["releases"][0]["decommissioned"].clone()
@@ -433,18 +393,18 @@ fn decommissions(r: &Repo) -> Value {
 /// release stays open; `--force` acts and says what it ignored.
 #[test]
 fn decommission_refuses_blue_whose_green_is_not_running() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    applied_release(&r, &fake);
+    let t = repo(&fake);
+    applied_release(&t);
     let blue_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
     let green_dml = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
     let before = fake.phases();
 
     // No green at all: every blue statement is refused, nothing is touched.
     for verb in ["--delete", "--stop"] {
-        let o = run(&r, &fake, &["pipeline", "decommission", verb, "--no-ack"]);
-        assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-        let err = stderr(&o);
+        let o = t.cmd(&["pipeline", "decommission", verb, "--no-ack"]);
+        let o = o.code(1);
+        let err = o.stderr();
         let action = verb.trim_start_matches("--");
         assert!(
             line_of(&err, &format!("error: refused to {action} {blue_dml}: ")).contains(&format!(
@@ -455,23 +415,19 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
         assert!(err.contains("the release stays open"), "{err}");
         assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
         assert_eq!(fake.phases(), before, "nothing stopped");
-        assert_eq!(decommissions(&r), serde_json::json!([]));
+        assert_eq!(decommissions(&t), serde_json::json!([]));
     }
     // The dry run says the same and fails too.
-    let dry = run(
-        &r,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "pipeline",
-            "decommission",
-            "--delete",
-            "--dry-run",
-        ],
-    );
-    assert_eq!(dry.status.code(), Some(1));
-    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let dry = t.cmd(&[
+        "--output",
+        "json",
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--dry-run",
+    ]);
+    let dry = dry.code(1);
+    let plan: Value = serde_json::from_str(&dry.stdout()).unwrap();
     let refused: BTreeSet<&str> = plan["plan"]["refused"]
         .as_array()
         .unwrap()
@@ -491,25 +447,23 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
 
     // Green deployed, then one green job FAILED, STOPPED or PENDING: that blue job is refused and
     // kept, the others go; the release stays open.
-    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    t.cmd(&["pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout();
     for phase in ["FAILED", "STOPPED", "PENDING"] {
         fake.force_phase(green_dml, phase, "forced by the test");
-        let o = run(
-            &r,
-            &fake,
-            &["pipeline", "decommission", "--stop", "--no-ack"],
-        );
-        assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+        let o = t.cmd(&["pipeline", "decommission", "--stop", "--no-ack"]);
+        let o = o.code(1);
         assert_eq!(
-            line_of(&stderr(&o), &format!("error: refused to stop {blue_dml}: ")),
+            line_of(&o.stderr(), &format!("error: refused to stop {blue_dml}: ")),
             format!(
                 "error: refused to stop {blue_dml}: green statement {green_dml} is {phase} (needs RUNNING)"
             ),
             "{}",
-            stderr(&o)
+            o.stderr()
         );
         assert_eq!(fake.phase(blue_dml).as_deref(), Some("RUNNING"));
-        assert_eq!(decommissions(&r), serde_json::json!([]), "{phase}");
+        assert_eq!(decommissions(&t), serde_json::json!([]), "{phase}");
     }
     // Others whose green runs were stopped.
     assert_eq!(
@@ -518,12 +472,8 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
         Some("STOPPED")
     );
     fake.force_phase(green_dml, "FAILED", "forced by the test");
-    let o = run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--no-ack"],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = t.cmd(&["pipeline", "decommission", "--delete", "--no-ack"]);
+    o.code(1);
     assert!(!fake.deletes().contains(&blue_dml.to_string()));
     assert!(
         fake.deletes()
@@ -531,31 +481,27 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
         "{:?}",
         fake.deletes()
     );
-    assert_eq!(decommissions(&r), serde_json::json!([]));
+    assert_eq!(decommissions(&t), serde_json::json!([]));
 
     // --force deletes it, says what it ignored, and closes the release.
-    let o = run(
-        &r,
-        &fake,
-        &[
-            "pipeline",
-            "decommission",
-            "--delete",
-            "--no-ack",
-            "--force",
-        ],
-    );
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let o = t.cmd(&[
+        "pipeline",
+        "decommission",
+        "--delete",
+        "--no-ack",
+        "--force",
+    ]);
+    let o = o.success();
     assert_eq!(
         line_of(
-            &stderr(&o),
+            &o.stderr(),
             &format!("warning: --force: deleted {blue_dml} ")
         ),
         format!(
             "warning: --force: deleted {blue_dml} although green statement {green_dml} is FAILED (needs RUNNING)"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(fake.deletes().contains(&blue_dml.to_string()));
     assert_eq!(
@@ -563,7 +509,7 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
         Some("FAILED"),
         "green untouched"
     );
-    let dec = decommissions(&r);
+    let dec = decommissions(&t);
     assert_eq!(dec[0]["action"], "delete", "{dec:#}");
     assert!(
         dec[0]["statements"]
@@ -577,31 +523,28 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
 /// Confluent users do with finished DDL statements): its blue statements go, the release closes.
 #[test]
 fn decommission_needs_the_green_jobs_running_not_their_finished_declarations() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    applied_release(&r, &fake);
-    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let t = repo(&fake);
+    applied_release(&t);
+    t.cmd(&["pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout();
     let green_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
-    let o = crate::support::command()
-        .args(["statement", "delete", green_ddl])
-        .current_dir(&r.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--no-ack"],
-    ));
+    // `statement delete` takes no pipelines folder.
+    Test::fixture()
+        .confluent(&fake)
+        .args(&["statement", "delete", green_ddl])
+        .run()
+        .success();
+    let out = t
+        .cmd(&["pipeline", "decommission", "--delete", "--no-ack"])
+        .success()
+        .stdout();
     assert!(
         out.contains("deleted dev-usw2-sales-dml-int-sales-orders-enriched "),
         "{out}"
     );
-    assert_eq!(decommissions(&r)[0]["action"], "delete");
+    assert_eq!(decommissions(&t)[0]["action"], "delete");
 }
 
 const WEB_ORDERS_DML: &str =
@@ -634,28 +577,24 @@ fn writers_of_running(
 /// written by two running statements.
 #[test]
 fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writes_only_green() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "deploy", "--dir", "pipelines"],
-    ));
+    let t = repo(&fake);
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
     let blue_set = "dev-usw2-sales-dml-int-sales-web-orders";
     assert!(running(&fake).contains(blue_set));
 
-    r.branch("feature");
-    r.edit(WEB_ORDERS_DML, |t| {
+    t.repo().branch("feature");
+    t.repo().edit(WEB_ORDERS_DML, |t| {
         t.replace(
             "WHERE channel = 'store';",
             "WHERE channel = 'store' AND amount >= 5;",
         )
     });
-    r.commit("store orders of 5 or more", T_CHANGE);
-    let modified = json(&run(
-        &r,
-        &fake,
-        &[
+    t.repo().commit("store orders of 5 or more", T_CHANGE);
+    let modified = t
+        .cmd(&[
             "--output",
             "json",
             "project",
@@ -663,18 +602,17 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
             "--since",
             "main",
             "--output-dir",
-            r.root.join("out").to_str().unwrap(),
-        ],
-    ));
+            t.root.join("out").to_str().unwrap(),
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(
         modified["file_list"][0]["statement_sinks"],
         serde_json::json!(["int_sales_store_orders", "int_sales_web_orders"]),
         "{modified:#}"
     );
-    let impact = json(&run(
-        &r,
-        &fake,
-        &[
+    let impact = t
+        .cmd(&[
             "--output",
             "json",
             "project",
@@ -682,9 +620,10 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
             "--since",
             "main",
             "--output-dir",
-            r.root.join("out").to_str().unwrap(),
-        ],
-    ));
+            t.root.join("out").to_str().unwrap(),
+        ])
+        .success()
+        .stdout_json();
     let impacted: BTreeSet<&str> = impact["impacted_tables"]
         .as_array()
         .unwrap()
@@ -700,10 +639,8 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
         assert!(impacted.contains(t), "{t} not impacted: {impacted:?}");
     }
 
-    let v = json(&run(
-        &r,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "pipeline",
@@ -711,24 +648,28 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
             "--since",
             "main",
             "--apply",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["applied"], true);
-    let dml = std::fs::read_to_string(r.path(WEB_ORDERS_DML)).unwrap();
+    let dml = std::fs::read_to_string(t.repo().path(WEB_ORDERS_DML)).unwrap();
     assert!(
         dml.contains("INSERT INTO int_sales_web_orders_v2")
             && dml.contains("INSERT INTO int_sales_store_orders_v2"),
         "{dml}"
     );
     let top = std::fs::read_to_string(
-        r.path("views/sales/mv_top_stores/sql-scripts/dml.sales_mv_top_stores.sql"),
+        t.repo()
+            .path("views/sales/mv_top_stores/sql-scripts/dml.sales_mv_top_stores.sql"),
     )
     .unwrap();
     assert!(top.contains("int_sales_store_orders_v2"), "{top}");
-    ok(&run(&r, &fake, &["pipeline", "validate"]));
-    r.commit("blue-green", T_CHANGE + 60);
+    t.cmd(&["pipeline", "validate"]).success().stdout();
+    t.repo().commit("blue-green", T_CHANGE + 60);
 
-    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    t.cmd(&["pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout();
     let live = running(&fake);
     assert!(live.contains(blue_set), "blue keeps running: {live:?}");
     assert!(
@@ -755,11 +696,9 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
     );
 
     // Decommission removes the blue statement set once, as one statement, and keeps green.
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--no-ack"],
-    ));
+    t.cmd(&["pipeline", "decommission", "--delete", "--no-ack"])
+        .success()
+        .stdout();
     let deletes: Vec<String> = fake
         .deletes()
         .into_iter()
@@ -775,25 +714,23 @@ fn statement_set_changed_in_its_second_insert_versions_both_sinks_and_green_writ
 /// both statements and where each writes the table.
 #[test]
 fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_anything_starts() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "deploy", "--dir", "pipelines"],
-    ));
+    let t = repo(&fake);
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
     // The old defect, by hand: only the first sink is versioned.
-    r.edit(WEB_ORDERS_DML, |t| {
+    t.repo().edit(WEB_ORDERS_DML, |t| {
         t.replace(
             "INSERT INTO int_sales_web_orders\n",
             "INSERT INTO int_sales_web_orders_v2\n",
         )
     });
     let ddl = "intermediates/sales/int_web_orders/sql-scripts/ddl.int_sales_web_orders.sql";
-    r.edit(ddl, |t| {
+    t.repo().edit(ddl, |t| {
         t.replace("int_sales_web_orders", "int_sales_web_orders_v2")
     });
-    r.edit(
+    t.repo().edit(
         "facts/c360/fct_engagement/sql-scripts/dml.c360_fct_engagement.sql",
         |t| {
             t.replace(
@@ -802,7 +739,7 @@ fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_
             )
         },
     );
-    ok(&run(&r, &fake, &["pipeline", "validate"]));
+    t.cmd(&["pipeline", "validate"]).success().stdout();
     let created_before = fake.created().len();
     for args in [
         vec![
@@ -825,9 +762,9 @@ fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_
             "int_sales_web_orders_v2",
         ],
     ] {
-        let o = run(&r, &fake, &args);
-        let err = stderr(&o);
-        assert!(!o.status.success(), "{args:?} passed: {}", stdout(&o));
+        let o = t.cmd(&args);
+        let err = o.stderr();
+        o.failure();
         assert!(
             err.contains("table 'int_sales_store_orders' would be written by 2 statements")
                 && err.contains("dev-usw2-sales-dml-int-sales-web-orders (running on the target, line")
@@ -851,13 +788,11 @@ fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_
 /// `<name>-co` are not second writers.
 #[test]
 fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "deploy", "--dir", "pipelines"],
-    ));
+    let t = repo(&fake);
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
     let sql = fake
         .sql("dev-usw2-sales-dml-sales-fct-order-payments")
         .expect("deployed");
@@ -886,8 +821,8 @@ fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
             "sales_fct_order_payments",
         ],
     ] {
-        let o = run(&r, &fake, &args);
-        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let o = t.cmd(&args);
+        o.success();
     }
 }
 
@@ -901,18 +836,20 @@ fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
 #[test]
 fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads() {
     use crate::fake_confluent::{FakeGroup, KAFKA_CLUSTER, KAFKA_KEY, KAFKA_SECRET};
-    let r = repo();
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
     std::fs::write(
-        r.root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV).replace(
+        t.root.join("config.yaml"),
+        crate::support::test::confluent_config().replace(
             "cluster_type: dev\n",
             &format!("cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\n"),
         ),
     )
     .unwrap();
-    let fake = FakeConfluent::start();
-    applied_release(&r, &fake);
-    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    applied_release(&t);
+    t.cmd(&["pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout();
     let blue = "int_sales_orders_enriched";
     let blue_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
     let blue_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched";
@@ -952,8 +889,8 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         ("SL_KAFKA_API_SECRET", KAFKA_SECRET),
     ];
     let run_k = |args: &[&str]| {
-        let o = run_with(&r, &fake, args, &env);
-        let all = format!("{}{}", stdout(&o), stderr(&o));
+        let o = t.cmd_env(args, &env);
+        let all = format!("{}{}", o.stdout(), o.stderr());
         assert!(
             !all.contains(KAFKA_KEY) && !all.contains(KAFKA_SECRET),
             "{all}"
@@ -970,22 +907,24 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
             .unwrap_or_else(|| panic!("{table} not listed: {s:#}"))
     };
 
-    let s = json(&run_k(&["--output", "json", "pipeline", "status"]));
+    let s = run_k(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     assert_eq!(
         s["blue_readers"]["consumer_groups"],
         serde_json::json!({"kind": "kafka_rest", "url": url, "cluster_id": KAFKA_CLUSTER})
     );
-    let t = readers_of(&s, blue);
-    assert_eq!(t["topic"], blue, "{t:#}");
+    let reads = readers_of(&s, blue);
+    assert_eq!(reads["topic"], blue, "{reads:#}");
     assert_eq!(
-        t["statements"],
+        reads["statements"],
         serde_json::json!([
             {"statement": "team-b-dml-order-report", "phase": "RUNNING", "found_in": "sql_text"},
             {"statement": "team-c-dml-archive", "phase": "STOPPED", "found_in": "sql_text"}
         ])
     );
     assert_eq!(
-        t["consumer_groups"],
+        reads["consumer_groups"],
         serde_json::json!([
             {"group_id": "billing-app", "state": "STABLE", "members": 1, "lag": 5, "partitions": 2},
             {"group_id": "old-export", "state": "EMPTY", "members": 0, "lag": 12, "partitions": 1}
@@ -995,7 +934,7 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
     let lines = readers_of(&s, "int_sales_order_lines");
     assert_eq!(lines["statements"], serde_json::json!([]), "{lines:#}");
     assert_eq!(lines["consumer_groups"], serde_json::json!([]), "{lines:#}");
-    let text = ok(&run_k(&["pipeline", "status"]));
+    let text = run_k(&["pipeline", "status"]).success().stdout();
     assert!(
         text.contains(
             "    consumer group billing-app: STABLE, 1 member(s), lag 5 over 2 partition(s), blocks decommission\n"
@@ -1009,8 +948,8 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
 
     // Refused, naming both readers; the other blue statements go; the release stays open.
     let o = run_k(&["pipeline", "decommission", "--delete", "--no-ack"]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr();
     let readers = format!(
         "still read: statement team-b-dml-order-report (RUNNING) reads {blue}; still read: consumer group billing-app (1 member(s), lag 5) reads topic {blue}"
     );
@@ -1035,7 +974,7 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         "{:?}",
         fake.deletes()
     );
-    assert_eq!(decommissions(&r), serde_json::json!([]));
+    assert_eq!(decommissions(&t), serde_json::json!([]));
     let dry = run_k(&[
         "--output",
         "json",
@@ -1044,8 +983,8 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         "--delete",
         "--dry-run",
     ]);
-    assert_eq!(dry.status.code(), Some(1));
-    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let dry = dry.code(1);
+    let plan: Value = serde_json::from_str(&dry.stdout()).unwrap();
     let refused = &plan["plan"]["refused"];
     assert_eq!(refused.as_array().unwrap().len(), 2, "{plan:#}");
     assert_eq!(refused[0]["reasons"], serde_json::json!(["still_read"]));
@@ -1059,7 +998,9 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
     // A cluster without `/lags`: the group is found by its consumer's assignment, lag unknown;
     // the empty group cannot be seen.
     fake.unsupported_lags();
-    let s = json(&run_k(&["--output", "json", "pipeline", "status"]));
+    let s = run_k(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     assert_eq!(
         readers_of(&s, blue)["consumer_groups"],
         serde_json::json!([
@@ -1087,8 +1028,8 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         "--delete",
         "--dry-run",
     ]);
-    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
-    let plan: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let dry = dry.code(1);
+    let plan: Value = serde_json::from_str(&dry.stdout()).unwrap();
     let refused = plan["plan"]["refused"].as_array().unwrap();
     assert_eq!(refused.len(), 2, "{plan:#}");
     assert_eq!(
@@ -1111,17 +1052,17 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         "--no-ack",
         "--force",
     ]);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let o = o.success();
     assert_eq!(
         line_of(
-            &stderr(&o),
+            &o.stderr(),
             &format!("warning: --force: deleted {blue_dml} ")
         ),
         format!(
             "warning: --force: deleted {blue_dml} although still read: statement team-b-dml-order-report (RUNNING) reads {blue}; still read: consumer group billing-app (1 member(s), lag unknown) reads topic {blue}"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(fake.deletes().contains(&blue_dml.to_string()));
     assert_eq!(
@@ -1129,7 +1070,7 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
         Some("RUNNING")
     );
     assert_eq!(fake.phase("team-c-dml-archive").as_deref(), Some("STOPPED"));
-    assert_eq!(decommissions(&r)[0]["action"], "delete");
+    assert_eq!(decommissions(&t)[0]["action"], "delete");
     let requests = fake.requests();
     assert!(
         requests
@@ -1147,10 +1088,12 @@ fn decommission_refuses_blue_that_another_team_or_a_consumer_group_still_reads()
 /// go. Found on the local Flink by `e2e_release`.
 #[test]
 fn decommission_keeps_the_blue_parents_of_a_refused_blue_job() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    applied_release(&r, &fake);
-    ok(&run(&r, &fake, &["pipeline", "deploy", "--blue-green"]));
+    let t = repo(&fake);
+    applied_release(&t);
+    t.cmd(&["pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout();
     let lines_dml = "dev-usw2-sales-dml-int-sales-order-lines";
     let enriched_dml = "dev-usw2-sales-dml-int-sales-orders-enriched";
     let enriched_ddl = "dev-usw2-sales-ddl-int-sales-orders-enriched";
@@ -1159,13 +1102,9 @@ fn decommission_keeps_the_blue_parents_of_a_refused_blue_job() {
         "INSERT INTO team_b_line_report SELECT l.order_id FROM int_sales_order_lines AS l",
         "RUNNING",
     );
-    let o = run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--no-ack"],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let err = stderr(&o);
+    let o = t.cmd(&["pipeline", "decommission", "--delete", "--no-ack"]);
+    let o = o.code(1);
+    let err = o.stderr();
     assert_eq!(
         line_of(&err, &format!("error: refused to delete {lines_dml}: ")),
         format!(
@@ -1196,7 +1135,7 @@ fn decommission_keeps_the_blue_parents_of_a_refused_blue_job() {
         "{deletes:?}"
     );
     assert_eq!(
-        decommissions(&r),
+        decommissions(&t),
         serde_json::json!([]),
         "the release stays open"
     );

@@ -2,8 +2,8 @@
 //! git2 (no `git` CLI), typical changes committed on a branch, exact rows, impacted sets and reasons, and
 //! proof that the work tree, the index and HEAD are left alone.
 
+use crate::support::Test;
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{flinkpipe, stderr, stdout};
 use flinkpipe::changes::{self, ChangeKind, ChangeOptions, FileChange};
 use flinkpipe::config::Config;
 use serde_json::Value;
@@ -180,8 +180,8 @@ fn typical_changes_cli_files_and_read_only() {
         "--since",
         "main",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let printed: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let printed: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let written: Value = serde_json::from_str(&r.out_file("modified_flink_files.json")).unwrap();
     assert_eq!(printed, written);
     let list = written["file_list"].as_array().unwrap();
@@ -231,8 +231,8 @@ fn typical_changes_cli_files_and_read_only() {
 
     // Text output names every file with its kind and details.
     let o = r.run(&["project", "list-modified-files", "--since", "main"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    let o = o.success();
+    let text = o.stdout_raw();
     assert!(
         text.starts_with("10 file(s) changed between main ("),
         "{text}"
@@ -261,9 +261,9 @@ fn typical_changes_impact() {
         "--since",
         "main",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     let v: Value = serde_json::from_str(&r.out_file("impacted_tables.json")).unwrap();
-    assert_eq!(v, serde_json::from_str::<Value>(&stdout(&o)).unwrap());
+    assert_eq!(v, serde_json::from_str::<Value>(&o.stdout_raw()).unwrap());
     insta::assert_json_snapshot!("changes_example_impact", v);
     assert_eq!(
         v["ddl_modified_tables"],
@@ -317,7 +317,7 @@ fn typical_changes_impact() {
 
     // The same from the written modified_flink_files.json.
     let o = r.run(&["project", "list-modified-files", "--since", "main"]);
-    assert!(o.status.success());
+    o.success();
     let mf = r.root.join("out/modified_flink_files.json");
     let o = r.run(&[
         "--output",
@@ -327,8 +327,8 @@ fn typical_changes_impact() {
         "--modified-files-path",
         mf.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let from_file: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let from_file: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(from_file, v);
 }
 
@@ -339,9 +339,9 @@ fn deleting_a_table_with_children_is_an_error_naming_them() {
     fs::remove_dir_all(r.path("intermediates/sales/int_paid_orders")).unwrap();
     r.commit("drop int_paid_orders", T_CHANGE);
     let o = r.run(&["project", "list-impacted-tables", "--since", "main"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o).trim_end().lines().last().unwrap(),
+        o.stderr_raw().trim_end().lines().last().unwrap(),
         "error: table 'int_sales_paid_orders' is deleted but its children still read it: \
          c360_fct_customer_orders (facts/c360/fct_customer_orders/sql-scripts/ddl.c360_fct_customer_orders.sql, facts/c360/fct_customer_orders/sql-scripts/dml.c360_fct_customer_orders.sql), \
          int_sales_store_orders (intermediates/sales/int_store_orders/sql-scripts/ddl.int_sales_store_orders.sql), \
@@ -436,8 +436,8 @@ fn include_uncommitted_head_and_since_date() {
         "--head",
         "feature",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(
         v["impacted_tables"],
         serde_json::json!([
@@ -545,8 +545,8 @@ fn shift_left_fixture_schema_change_and_tests() {
         "--since",
         "main",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(
         v["ddl_modified_tables"],
         serde_json::json!(["sl_c360_src_users", "src_table_1"])
@@ -647,8 +647,8 @@ fn renamed_table_and_non_utf8_file() {
         "--since",
         "main",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let kinds: Vec<(String, String)> = v["impacts"]
         .as_array()
         .unwrap()
@@ -674,19 +674,19 @@ fn renamed_table_and_non_utf8_file() {
 fn errors_name_the_ref_or_path() {
     // Not a git repository.
     let (tmp, pipelines) = crate::support::our_fixture();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "list-modified-files",
         pipelines.to_str().unwrap(),
         "--output-dir",
         tmp.path().to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     let expected = format!(
         "error: {} is not inside a git repository: changes are found by comparing git commits (run `git init` and commit the project first)",
         pipelines.display()
     );
-    assert_eq!(stderr(&o).trim_end(), expected);
+    assert_eq!(o.stderr_raw().trim_end(), expected);
     // Every command that compares commits says the same, and none names another command.
     for args in [
         &["pipeline", "blue-green", "--since", "main"][..],
@@ -694,9 +694,9 @@ fn errors_name_the_ref_or_path() {
     ] {
         let mut all = args.to_vec();
         all.insert(2, pipelines.to_str().unwrap());
-        let o = flinkpipe(&all);
-        assert_eq!(o.status.code(), Some(1));
-        assert_eq!(stderr(&o).trim_end(), expected, "{args:?}");
+        let o = Test::outside(&all);
+        let o = o.code(1);
+        assert_eq!(o.stderr_raw().trim_end(), expected, "{args:?}");
     }
     // Bad ref.
     let r = Repo::new(crate::support::our_fixture());
@@ -706,11 +706,12 @@ fn errors_name_the_ref_or_path() {
         "--since",
         "no-such-branch",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).starts_with("error: ref 'no-such-branch' does not resolve to a commit: "),
+        o.stderr_raw()
+            .starts_with("error: ref 'no-such-branch' does not resolve to a commit: "),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // No default base: rename main away.
     r.repo
@@ -792,20 +793,28 @@ fn fresh_graph_file_gives_the_same_impact_as_a_full_load() {
         "main",
     ];
     let full = r.run(&args);
-    assert!(full.status.success(), "{}", stderr(&full));
-    assert!(stderr(&full).contains("WorkTree"), "{}", stderr(&full));
-    let o = flinkpipe(&[
+    let full = full.success();
+    assert!(
+        full.stderr_raw().contains("WorkTree"),
+        "{}",
+        full.stderr_raw()
+    );
+    let o = Test::outside(&[
         "pipeline",
         "build-all-metadata",
         r.pipelines.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let fast = r.run(&args);
-    assert!(fast.status.success(), "{}", stderr(&fast));
-    assert!(stderr(&fast).contains("GraphFile"), "{}", stderr(&fast));
+    let fast = fast.success();
+    assert!(
+        fast.stderr_raw().contains("GraphFile"),
+        "{}",
+        fast.stderr_raw()
+    );
     let (a, b): (Value, Value) = (
-        serde_json::from_str(&stdout(&full)).unwrap(),
-        serde_json::from_str(&stdout(&fast)).unwrap(),
+        serde_json::from_str(&full.stdout_raw()).unwrap(),
+        serde_json::from_str(&fast.stdout_raw()).unwrap(),
     );
     assert_eq!(a, b);
     assert_eq!(a["impacted_tables"].as_array().unwrap().len(), 14);
@@ -814,7 +823,7 @@ fn fresh_graph_file_gives_the_same_impact_as_a_full_load() {
     r.edit(PAID_DML, |t| t.replace("'CAPTURED'", "'SETTLED'"));
     r.commit("later", T_CHANGE + 120);
     let o = r.run(&args);
-    assert!(stderr(&o).contains("WorkTree"), "{}", stderr(&o));
+    assert!(o.stderr_raw().contains("WorkTree"), "{}", o.stderr_raw());
 }
 
 #[test]
@@ -828,13 +837,13 @@ fn shallow_clone_without_the_base_is_a_clear_error() {
     // A shallow clone that fetched the tip only: its parents are cut.
     fs::write(r.root.join(".git/shallow"), format!("{tip}\n")).unwrap();
     let o = r.run(&["project", "list-modified-files", "--since", "main"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).starts_with(
+        o.stderr_raw().starts_with(
             "error: no merge base between 'main' and 'HEAD' (shallow clone: fetch more history, e.g. git fetch --unshallow): "
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -848,8 +857,8 @@ fn impact_text_output() {
     r.edit(PAYMENTS_DML, |t| format!("-- note\n{t}"));
     r.commit("change", T_CHANGE);
     let o = r.run(&["project", "list-impacted-tables", "--since", "main"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    let o = o.success();
+    let text = o.stdout_raw();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
@@ -913,13 +922,13 @@ fn external_table_topic_change_impacts_its_descendants() {
 
     // The CLI: listed in the text and in modified_flink_files.json; the impact follows the graph.
     let o = r.run(&["project", "list-modified-files", "--since", "main"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
-        stdout(&o).contains(
+        o.stdout_raw().contains(
             "external tables:\n  ext_c360_loyalty_members (options: kafka_topic 'crm.loyalty.members.v1' → 'crm.loyalty.members.v2') in seeds/external_tables.json\n  ext_new_feed (added) in seeds/external_tables.json\n"
         ),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
     let written: Value = serde_json::from_str(&r.out_file("modified_flink_files.json")).unwrap();
     assert_eq!(written["external_tables"][0]["change_kind"], "options");
@@ -935,8 +944,8 @@ fn external_table_topic_change_impacts_its_descendants() {
             args.extend(["--since", "main"]);
         }
         let o = r.run(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let impact: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let o = o.success();
+        let impact: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
         assert_eq!(
             impact["impacted_tables"],
             serde_json::json!([
@@ -968,13 +977,13 @@ fn external_table_removed_while_still_read_is_an_error() {
     assert_eq!(set.external_tables.len(), 1);
     assert_eq!(set.external_tables[0].change_kind, ChangeKind::Deleted);
     let o = r.run(&["project", "list-impacted-tables", "--since", "main"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(
+        o.stderr_raw().contains(
             "external table 'ext_c360_loyalty_members' was removed from seeds/external_tables.json but its children still read it: c360_dim_customers (dimensions/c360/dim_customers/sql-scripts/ddl.c360_dim_customers.sql, dimensions/c360/dim_customers/sql-scripts/dml.c360_dim_customers.sql)"
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -1017,15 +1026,15 @@ fn a_modified_files_list_naming_unknown_tables_is_warned_about() {
         "--modified-files-path",
         list.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
-        stderr(&o).contains(&format!(
+        o.stderr_raw().contains(&format!(
             "warning[modified-files]: {}: 'nosuch' is not a table of {}; nothing of it is impacted",
             list.display(),
             r.pipelines.display()
         )),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -1041,5 +1050,5 @@ fn an_external_table_still_declared_elsewhere_is_not_gone() {
     r.write(EXTERNALS, "{\"tables\": []}\n");
     r.commit("keep the product's declaration only", T_CHANGE + 60);
     let o = r.run(&["project", "list-impacted-tables", "--since", "HEAD~1"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
 }

@@ -2,25 +2,15 @@
 //! snippets (text) and as data (JSON), the SVG picture and HTML lineage page of the example project, and
 //! `version [--config]` with secrets masked.
 
+use crate::support::test::Outcome;
 use crate::support::*;
 use std::path::Path;
-use std::process::Output;
-
-fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-}
 
 #[test]
 fn completions_cover_the_command_tree() {
-    let o = flinkpipe(&["completions", "bash"]);
-    ok(&o);
-    let bash = stdout(&o);
+    let o = Test::outside(&["completions", "bash"]);
+    let o = o.success();
+    let bash = o.stdout_raw();
     assert!(bash.contains("_flinkpipe()"), "a bash completion function");
     for word in [
         "pipeline",
@@ -40,19 +30,19 @@ fn completions_cover_the_command_tree() {
         assert!(bash.contains(word), "bash completion lacks {word}");
     }
     for shell in ["zsh", "fish", "powershell"] {
-        let o = flinkpipe(&["completions", shell]);
-        ok(&o);
-        assert!(stdout(&o).contains("validate-table-names"), "{shell}");
+        let o = Test::outside(&["completions", shell]);
+        let o = o.success();
+        assert!(o.stdout_raw().contains("validate-table-names"), "{shell}");
     }
-    let o = flinkpipe(&["completions", "tcsh"]);
-    assert_eq!(o.status.code(), Some(2));
+    let o = Test::outside(&["completions", "tcsh"]);
+    o.code(2);
 }
 
 #[test]
 fn man_page_comes_from_the_clap_definitions() {
-    let o = flinkpipe(&["man"]);
-    ok(&o);
-    let roff = stdout(&o);
+    let o = Test::outside(&["man"]);
+    let o = o.success();
+    let roff = o.stdout_raw();
     let excerpt = roff
         .lines()
         .take_while(|l| !l.starts_with(".SH OPTIONS"))
@@ -75,8 +65,8 @@ fn man_page_comes_from_the_clap_definitions() {
     }
 
     let dir = tempfile::tempdir().unwrap();
-    let o = flinkpipe(&["man", "--out", dir.path().to_str().unwrap()]);
-    ok(&o);
+    let o = Test::outside(&["man", "--out", dir.path().to_str().unwrap()]);
+    let o = o.success();
     for page in [
         "flinkpipe.1",
         "flinkpipe-pipeline.1",
@@ -86,7 +76,10 @@ fn man_page_comes_from_the_clap_definitions() {
     ] {
         assert!(dir.path().join(page).is_file(), "{page}");
     }
-    assert!(stdout(&o).ends_with(&format!(" man pages written to {}\n", dir.path().display())));
+    assert!(
+        o.stdout_raw()
+            .ends_with(&format!(" man pages written to {}\n", dir.path().display()))
+    );
 }
 
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_a (id STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen');\n";
@@ -112,9 +105,9 @@ fn sql_errors_show_a_snippet_pointing_at_the_construct() {
             "INSERT INTO f\nSELECT id,\n\tFROM src_a WHERE (;\n",
         ),
     ]);
-    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert_eq!(
         err,
         "error[unknown-table]: pipelines/intermediates/int_b/sql-scripts/dml.int_b.sql:4:6: table 'int_b' reads 'src_typo', which no table folder defines and seeds/external_tables.json does not declare (use --allow-unknown to keep it as external)
@@ -130,15 +123,15 @@ warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:2: Expected an 
     );
 
     // The same diagnostics as data.
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "validate",
         root.to_str().unwrap(),
         "--output",
         "json",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let diags: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.code(1);
+    let diags: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(
         diags[0],
         serde_json::json!({
@@ -158,16 +151,16 @@ warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:2: Expected an 
 
     // `sql refs`: snippet in text mode, the warning as data in JSON.
     let f = root.join("facts/f/sql-scripts/dml.f.sql");
-    let o = flinkpipe(&["sql", "refs", f.to_str().unwrap()]);
+    let o = Test::outside(&["sql", "refs", f.to_str().unwrap()]);
     assert!(
-        stderr(&o).ends_with(
+        o.stderr_raw().ends_with(
             "dml.f.sql:3:2: Expected an expression, found: FROM; references were read by the token-level extractor\n  |\n3 |     FROM src_a WHERE (;\n  |     ^^^^\n"
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
-    let o = flinkpipe(&["sql", "refs", "--output", "json", f.to_str().unwrap()]);
-    let refs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = Test::outside(&["sql", "refs", "--output", "json", f.to_str().unwrap()]);
+    let refs: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let w = &refs[0]["warnings"][0];
     assert_eq!(
         (w["code"].as_str(), w["line"].as_u64(), w["column"].as_u64()),
@@ -177,15 +170,15 @@ warning[sql-fallback]: pipelines/facts/f/sql-scripts/dml.f.sql:3:2: Expected an 
 
 fn fixture_graph(format: &str) -> String {
     let (_t, root) = our_fixture();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "graph",
         root.to_str().unwrap(),
         "--format",
         format,
     ]);
-    ok(&o);
-    stdout(&o)
+    let o = o.success();
+    o.stdout_raw()
 }
 
 #[test]
@@ -255,21 +248,21 @@ fn html_lineage_page_is_self_contained() {
     insta::assert_snapshot!("example_graph_html", html);
 }
 
-fn flinkpipe_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+fn flinkpipe_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Outcome {
     let mut c = crate::support::command();
     c.args(args).current_dir(cwd);
     for (k, v) in env {
         c.env(k, v);
     }
-    c.output().unwrap()
+    Outcome::of(&args.join(" "), c.output().unwrap(), None)
 }
 
 #[test]
 fn version_and_effective_configuration_with_secrets_masked() {
-    let o = flinkpipe(&["version"]);
-    ok(&o);
+    let o = Test::outside(&["version"]);
+    let o = o.success();
     assert_eq!(
-        stdout(&o),
+        o.stdout_raw(),
         format!("flinkpipe {}\n", env!("CARGO_PKG_VERSION"))
     );
 
@@ -290,8 +283,8 @@ fn version_and_effective_configuration_with_secrets_masked() {
         &["version", "--config", "config.yaml"],
     ] {
         let o = flinkpipe_env(args, dir.path(), &env);
-        ok(&o);
-        let out = stdout(&o);
+        let o = o.success();
+        let out = o.stdout_raw();
         assert!(
             out.starts_with(&format!(
                 "# flinkpipe {}, configuration from config.yaml (secrets masked)\n",
@@ -325,8 +318,8 @@ fn version_and_effective_configuration_with_secrets_masked() {
         dir.path(),
         &env,
     );
-    ok(&o);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(v["config"]["flink"]["api_secret"], "****");
     assert_eq!(v["config"]["kafka"]["cluster_type"], "stage");
 }
@@ -335,9 +328,8 @@ fn version_and_effective_configuration_with_secrets_masked() {
 #[test]
 fn verbose_logs_on_a_pipe_are_plain_text() {
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pipelines");
-    let out =
-        crate::support::flinkpipe(&["-v", "pipeline", "validate", fixtures.to_str().unwrap()]);
-    let err = crate::support::stderr(&out);
+    let out = Test::outside(&["-v", "pipeline", "validate", fixtures.to_str().unwrap()]);
+    let err = out.stderr_raw();
     assert!(err.contains("INFO"), "{err}");
     assert!(!err.contains('\u{1b}'), "escape codes on a pipe: {err:?}");
 }
@@ -368,8 +360,8 @@ fn environment_overrides_reach_statement_names_and_the_effective_configuration()
             root.parent().unwrap(),
             env,
         );
-        ok(&o);
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let o = o.success();
+        let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
         v["nodes"][0]["ddl_statement_name"]
             .as_str()
             .unwrap()
@@ -396,8 +388,8 @@ fn environment_overrides_reach_statement_names_and_the_effective_configuration()
             ("SL_FLINK_API_SECRET", "TOPSECRET"),
         ],
     );
-    ok(&o);
-    let out = stdout(&o);
+    let o = o.success();
+    let out = o.stdout_raw();
     for want in [
         "# statement names: prod-use1-<product>-<ddl|dml>-<table> (region us-east-1; target: Apache Flink SQL Gateway)",
         "cloud_region: us-east-1",
@@ -415,8 +407,12 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
     let project_dir = root.parent().unwrap();
     // ./pipelines from the project folder.
     let o = flinkpipe_env(&["pipeline", "validate"], project_dir, &[]);
-    ok(&o);
-    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    let o = o.success();
+    assert!(
+        o.stdout_raw().starts_with("ok: 36 tables"),
+        "{}",
+        o.stdout_raw()
+    );
     // $PIPELINES wins over ./pipelines; elsewhere without either: an error that says what to do.
     let elsewhere = tempfile::tempdir().unwrap();
     let o = flinkpipe_env(
@@ -424,29 +420,37 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
         elsewhere.path(),
         &[("PIPELINES", root.to_str().unwrap())],
     );
-    ok(&o);
+    o.success();
     let o = flinkpipe_env(&["pipeline", "validate"], elsewhere.path(), &[]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     let tried = std::path::absolute(elsewhere.path().join("pipelines")).unwrap();
     assert!(
-        stderr(&o).contains(&format!(
+        o.stderr_raw().contains(&format!(
             "pipelines folder pipelines ({}) does not exist or is not a folder (pass DIR, set $PIPELINES, or run the command inside a project: a folder with pipelines/ or below it)",
             tried.display()
         )),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // Inside the project: from a table folder deep in the tree, and from a folder beside pipelines/.
     let deep = root.join("facts/c360/fct_customer_orders/sql-scripts");
     assert!(deep.is_dir(), "{}", deep.display());
     let o = flinkpipe_env(&["pipeline", "validate"], &deep, &[]);
-    ok(&o);
-    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    let o = o.success();
+    assert!(
+        o.stdout_raw().starts_with("ok: 36 tables"),
+        "{}",
+        o.stdout_raw()
+    );
     let docs = project_dir.join("docs/notes");
     std::fs::create_dir_all(&docs).unwrap();
     let o = flinkpipe_env(&["pipeline", "validate"], &docs, &[]);
-    ok(&o);
-    assert!(stdout(&o).starts_with("ok: 36 tables"), "{}", stdout(&o));
+    let o = o.success();
+    assert!(
+        o.stdout_raw().starts_with("ok: 36 tables"),
+        "{}",
+        o.stdout_raw()
+    );
     // `version --config` shows the configuration those commands use: the project's config.yaml.
     std::fs::write(
         project_dir.join("config.yaml"),
@@ -461,8 +465,8 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
         ),
     ] {
         let o = flinkpipe_env(&["version", "--config"], cwd, &env);
-        ok(&o);
-        let out = stdout(&o);
+        let o = o.success();
+        let out = o.stdout_raw();
         assert!(
             out.contains("target: Apache Flink SQL Gateway")
                 && out.contains("url: http://project-gw:8083"),
@@ -479,7 +483,7 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
 #[test]
 fn live_commands_list_only_the_options_they_accept() {
     let (_t, root) = our_fixture();
-    let help = |cmd: &str| stdout(&flinkpipe(&["pipeline", cmd, "--help"]));
+    let help = |cmd: &str| Test::outside(&["pipeline", cmd, "--help"]).stdout_raw();
     for (cmd, refused) in [
         (
             "status",
@@ -524,12 +528,13 @@ fn live_commands_list_only_the_options_they_accept() {
             ) {
                 args.push("x");
             }
-            let o = flinkpipe(&args);
-            assert_eq!(o.status.code(), Some(2), "{cmd} {opt}");
+            let o = Test::outside(&args);
+            let o = o.code(2);
             assert!(
-                stderr(&o).contains(&format!("unexpected argument '{opt}'")),
+                o.stderr_raw()
+                    .contains(&format!("unexpected argument '{opt}'")),
                 "{cmd} {opt}: {}",
-                stderr(&o)
+                o.stderr_raw()
             );
         }
     }
@@ -553,7 +558,8 @@ fn live_commands_list_only_the_options_they_accept() {
         "{deploy}"
     );
     assert!(!deploy.contains("against Confluent Cloud"), "{deploy}");
-    let top = stdout(&flinkpipe(&["--help"]))
+    let top = Test::outside(&["--help"])
+        .stdout_raw()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
@@ -617,8 +623,8 @@ fn select_path_accepts_paths_from_here() {
 /// Runs a command that prints JSON with a `nodes` array (a plan, a graph) and returns how many nodes.
 fn node_count(args: &[&str], cwd: &Path) -> usize {
     let o = flinkpipe_env(args, cwd, &[]);
-    ok(&o);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     v["nodes"].as_array().unwrap().len()
 }
 
@@ -731,9 +737,9 @@ fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion
         "kafka:\n  cluster_type: dev\n  sasl.mechanism: PLAIN\nconfluent_cloud:\n  provider: aws\n  cloud_region: us-west-2\nflink:\n  endpoint: https://flink.private.example\n  statement_name_post_fix: None\napp:\n  src_table_name_prefix: raw_\nflinkpipe:\n  gatway:\n    url: http://127.0.0.1:9\n",
     )
     .unwrap();
-    let o = flinkpipe(&["--config", cfg.to_str().unwrap(), "version", "--config"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let err = stderr(&o);
+    let o = Test::outside(&["--config", cfg.to_str().unwrap(), "version", "--config"]);
+    let o = o.success();
+    let err = o.stderr_raw();
     for key in [
         "sasl.mechanism",
         "confluent_cloud.provider",
@@ -747,7 +753,7 @@ fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion
         err.contains("unknown key 'flinkpipe.gatway' ignored (did you mean 'flinkpipe.gateway'?)"),
         "{err}"
     );
-    let out = stdout(&o);
+    let out = o.stdout_raw();
     // provider is the cloud provider, endpoint the Flink SQL endpoint, as in shift_left.
     assert!(out.contains("cloud_provider: aws"), "{out}");
     assert!(
@@ -755,7 +761,7 @@ fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion
         "{out}"
     );
     // src_table_name_prefix names the sources table init creates, and the naming lint follows it.
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--config",
         cfg.to_str().unwrap(),
         "table",
@@ -767,22 +773,22 @@ fn shift_left_config_keys_are_read_with_their_meaning_and_typos_get_a_suggestion
         "--pipelines",
         pipelines.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
         pipelines
             .join("sources/sales/raw_orders/sql-scripts/ddl.raw_sales_orders.sql")
             .is_file(),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--config",
         cfg.to_str().unwrap(),
         "table",
         "validate-table-names",
         pipelines.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    o.success();
 }
 
 /// `--output json` of the commands that write files is the serialisation of their reports (#27),

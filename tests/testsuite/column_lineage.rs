@@ -3,6 +3,7 @@
 //! output column and the indirect set); a statement the code marks unresolved is accepted, a wrong
 //! edge never is.
 
+use crate::support::Test;
 use flinkpipe::sql::columns::{StatementColumns, lineage};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -181,9 +182,9 @@ fn resolved_statements_match_their_hand_labels_exactly() {
 fn the_command_on_the_example_project() {
     let (_t, root) = crate::support::our_fixture();
     let dir = root.to_str().unwrap();
-    let o = crate::support::flinkpipe(&["pipeline", "column-lineage", dir]);
-    assert!(o.status.success(), "{}", crate::support::stderr(&o));
-    let v: Value = serde_json::from_str(&crate::support::stdout(&o)).unwrap();
+    let o = Test::outside(&["pipeline", "column-lineage", dir]);
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let has = |table: &str, column: &str, source: &str, kind: &str| {
         v["edges"].as_array().unwrap().iter().any(|e| {
             e["table"] == table
@@ -227,7 +228,7 @@ fn the_command_on_the_example_project() {
     );
 
     // The upstream of one column reaches the sources, transitively.
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "column-lineage",
         dir,
@@ -237,7 +238,7 @@ fn the_command_on_the_example_project() {
         "amount",
         "--upstream",
     ]);
-    let up: Value = serde_json::from_str(&crate::support::stdout(&o)).unwrap();
+    let up: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let sources: BTreeSet<String> = up["edges"]
         .as_array()
         .unwrap()
@@ -266,7 +267,7 @@ fn the_command_on_the_example_project() {
             .all(|e| e["table"] != "sales_mv_top_stores")
     );
     // An unknown column is a usage error.
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "column-lineage",
         dir,
@@ -275,11 +276,11 @@ fn the_command_on_the_example_project() {
         "--column",
         "nope",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", crate::support::stderr(&o));
+    o.code(2);
 
     // The HTML page: a card per table, a clickable item per column, the edges as data.
-    let o = crate::support::flinkpipe(&["pipeline", "column-lineage", dir, "--format", "html"]);
-    let page = crate::support::stdout(&o);
+    let o = Test::outside(&["pipeline", "column-lineage", dir, "--format", "html"]);
+    let page = o.stdout_raw();
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(
         page.contains("<li data-c=\"int_sales_store_orders.amount\">amount</li>"),
@@ -289,9 +290,9 @@ fn the_command_on_the_example_project() {
     assert!(page.contains("id=\"edge-data\""));
 
     // OpenLineage: one run event per statement, each a JSON object with the column-lineage facet.
-    let o =
-        crate::support::flinkpipe(&["pipeline", "column-lineage", dir, "--format", "openlineage"]);
-    let events: Vec<Value> = crate::support::stdout(&o)
+    let o = Test::outside(&["pipeline", "column-lineage", dir, "--format", "openlineage"]);
+    let events: Vec<Value> = o
+        .stdout_raw()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

@@ -6,16 +6,12 @@
 //! what is sent and nothing on disk (and `app.sql_content_modifier` is refused); housekeeping never
 //! touches a running statement of the project; `status --lag` from the Metrics API.
 
-use crate::fake_confluent::{
-    CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, Outcome, SECRET,
-};
-use crate::support::{stderr, stdout};
+use crate::fake_confluent::{DEFAULT_POOL, ENV, FakeConfluent, KEY, Outcome, SECRET};
+use crate::support::Test;
+use crate::support::test::{Outcome as TestOutcome, confluent_config};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
 
 const TABLE: &str = "sales_fct_order_payments";
 const DDL: &str = "dev-usw2-sales-ddl-sales-fct-order-payments";
@@ -23,60 +19,19 @@ const DML: &str = "dev-usw2-sales-dml-sales-fct-order-payments";
 const DML_FILE: &str =
     "facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql";
 
-struct Project {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    pipelines: PathBuf,
+/// The example project on `fake` (both planes, with the Cloud API key), `config.yaml` =
+/// [`confluent_config`] followed by `extra`.
+fn project(fake: &FakeConfluent, extra: &str) -> Test {
+    Test::fixture()
+        .confluent(fake)
+        .config_append(extra)
+        .cloud_api(fake)
 }
 
-/// The example project with `config.yaml` = [`CONFIG`] followed by `extra`.
-fn project(extra: &str) -> Project {
-    let (tmp, pipelines) = crate::support::our_fixture();
-    let root = tmp.path().to_path_buf();
-    std::fs::write(
-        root.join("config.yaml"),
-        format!("{}{extra}", CONFIG.replace("ORG", ORG).replace("ENV", ENV)),
-    )
-    .unwrap();
-    Project {
-        _tmp: tmp,
-        root,
-        pipelines,
-    }
-}
-
-/// The binary with `args` then the pipelines folder, against the fake; the Cloud API key is set
-/// (and both planes point at the fake) unless `env` clears it.
-fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = cmd(p, fake, args, env);
-    c.arg(&p.pipelines);
-    let o = c.output().unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
-        assert!(!all.contains(secret), "a secret in the output:\n{all}");
-    }
-    o
-}
-
-/// The command of [`run`] without the pipelines folder (from the project's root, where
-/// `./pipelines` is found).
-fn cmd(
-    p: &Project,
-    fake: &FakeConfluent,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> std::process::Command {
-    let mut c = crate::support::command();
-    c.args(args)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
-        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
-        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
-        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
-        .stdin(std::process::Stdio::null());
+/// The command of `args` on the project of `t`, from its root (where `./pipelines` is found), with
+/// `env` added: an empty value removes the variable.
+fn cmd(t: &Test, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
+    let mut c = t.command(args);
     for (k, v) in env {
         if v.is_empty() {
             c.env_remove(k);
@@ -87,7 +42,18 @@ fn cmd(
     c
 }
 
-/// The fake with the default pool (`flink.compute_pool_id` of [`CONFIG`]) on its control plane.
+/// `args` then the pipelines folder (see [`cmd`]), checked for the fake's secrets by [`Test`].
+fn run(t: &Test, args: &[&str], env: &[(&str, &str)]) -> TestOutcome {
+    run_in(t, &t.pipelines, args, env)
+}
+
+/// [`run`] with `dir` in place of the pipelines folder (a folder that does not exist: no project).
+fn run_in(t: &Test, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> TestOutcome {
+    let all = [args, &[dir.to_str().unwrap()]].concat();
+    t.outcome(&all.join(" "), cmd(t, &all, env).output().unwrap())
+}
+
+/// The fake with the default pool (`flink.compute_pool_id` of [`confluent_config`]) on its control plane.
 fn fake() -> FakeConfluent {
     let f = FakeConfluent::start();
     f.add_pool(DEFAULT_POOL, "default", 50, 0);
@@ -103,16 +69,6 @@ fn live_names(fake: &FakeConfluent) -> Vec<String> {
         .collect()
 }
 
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
-    stdout(o)
-}
-
-fn json(o: &Output) -> Value {
-    let out = stdout(o);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{}", stderr(o)))
-}
-
 /// Every file under `dir`, path → bytes.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     walkdir::WalkDir::new(dir)
@@ -123,8 +79,8 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
-fn edit(p: &Project, rel: &str, f: impl Fn(&str) -> String) {
-    let path = p.pipelines.join(rel);
+fn edit(t: &Test, rel: &str, f: impl Fn(&str) -> String) {
+    let path = t.pipelines.join(rel);
     let text = std::fs::read_to_string(&path).unwrap();
     let new = f(&text);
     assert_ne!(new, text, "the edit of {rel} changed nothing");
@@ -142,18 +98,15 @@ fn statement<'a>(v: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
-    let p = project("");
     let fake = fake();
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
+    let t = project(&fake, "");
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
     assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
     let old_sql = fake.sql(DML).unwrap();
     // A column the table does not have: the server rejects the new text in its dry run.
-    edit(&p, DML_FILE, |t| {
+    edit(&t, DML_FILE, |t| {
         t.replace(
             "  p.seconds_to_pay,",
             "  p.seconds_to_pay + p.no_such_column,",
@@ -164,14 +117,9 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     let (posts, deletes) = (fake.posts(), fake.deletes());
 
     // The state loss refused first, without the flag, and nothing touched.
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    );
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let o = run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("keeps state and its SQL changed")
             && out.contains(&format!("--allow-state-loss {TABLE}")),
@@ -180,8 +128,7 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     assert_eq!(fake.deletes(), deletes);
     assert_eq!(fake.posts(), posts);
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -192,8 +139,8 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
         ],
         &[],
     );
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("the new SQL does not validate, so the running statement was left alone")
             && out.contains("Column 'no_such_column' not found in any table"),
@@ -224,15 +171,14 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
     assert!(!fake.names().iter().any(|n| n.contains("-dry-")));
 
     // A text that validates replaces it: checked first, then deleted and created again.
-    edit(&p, DML_FILE, |t| {
+    edit(&t, DML_FILE, |t| {
         t.replace(
             "  p.seconds_to_pay + p.no_such_column,",
             "  p.seconds_to_pay, -- checked",
         )
     });
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -243,7 +189,7 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
         ],
         &[],
     );
-    ok(&o);
+    o.success();
     assert!(fake.sql(DML).unwrap().contains("-- checked"));
     assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
     let last = fake.dry_runs().last().cloned().unwrap();
@@ -260,11 +206,10 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
 
 #[test]
 fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
-    let p = project("");
     let fake = fake();
+    let t = project(&fake, "");
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -276,8 +221,8 @@ fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
         ],
         &[],
     );
-    let v = json(&o);
-    assert!(o.status.success(), "{v:#}");
+    let v = o.stdout_json();
+    o.success();
     assert_eq!(v["success"], true);
     // The DDL is checked on the server; the DML writes a table this deploy creates first, so the
     // server cannot check it yet, and says so.
@@ -315,18 +260,14 @@ fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
 
     // Deployed, then changed: the replacement's text is checked, and a rejection fails the dry run
     // (exit 1) with the server's message, leaving everything as it was.
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
-    edit(&p, DML_FILE, |t| t.replace("p.channel,", "p.bad_channel,"));
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
+    edit(&t, DML_FILE, |t| t.replace("p.channel,", "p.bad_channel,"));
     fake.fail_dry_run("bad_channel", "Column 'bad_channel' not found in table 'p'");
     let before = fake.requests().len();
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -338,8 +279,8 @@ fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
         ],
         &[],
     );
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("INVALID")
             && out.contains(&format!(
@@ -359,11 +300,10 @@ fn deploy_dry_run_checks_on_the_server_what_it_would_create() {
 
 #[test]
 fn explain_prints_the_engines_plan_of_each_statement() {
-    let p = project("");
     let fake = fake();
+    let t = project(&fake, "");
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "explain",
@@ -374,8 +314,8 @@ fn explain_prints_the_engines_plan_of_each_statement() {
         ],
         &[],
     );
-    let v = json(&o);
-    assert!(o.status.success(), "{v:#}");
+    let v = o.stdout_json();
+    o.success();
     assert_eq!(v["success"], true);
     let ddl = statement(&v, DDL);
     assert_eq!(ddl["plan"], Value::Null);
@@ -406,28 +346,19 @@ fn explain_prints_the_engines_plan_of_each_statement() {
     );
 
     // Text, and a statement the engine rejects: its message, exit 1.
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "explain", "--table-name", TABLE],
-        &[],
-    );
-    let out = ok(&o);
+    let o = run(&t, &["pipeline", "explain", "--table-name", TABLE], &[]);
+    let o = o.success();
+    let out = o.stdout();
     assert!(
         out.contains(&format!("== {DML} ({TABLE})")) && out.contains("StreamSink"),
         "{out}"
     );
-    edit(&p, DML_FILE, |t| {
+    edit(&t, DML_FILE, |t| {
         t.replace("p.channel,", "p.channel, FAIL_ME,")
     });
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "explain", "--table-name", TABLE],
-        &[],
-    );
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let o = run(&t, &["pipeline", "explain", "--table-name", TABLE], &[]);
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("FAILED: ") && out.contains("Object 'FAIL_ME' not found"),
         "{out}"
@@ -436,13 +367,12 @@ fn explain_prints_the_engines_plan_of_each_statement() {
 
     // --changelog-mode: the sink's changelog from the physical details (append-only: Confluent
     // leaves the mode out), then an aggregate's upsert key.
-    edit(&p, DML_FILE, |t| {
+    edit(&t, DML_FILE, |t| {
         t.replace("p.channel, FAIL_ME,", "p.channel,")
     });
     let explain_modes = || {
         let o = run(
-            &p,
-            &fake,
+            &t,
             &[
                 "pipeline",
                 "explain",
@@ -454,8 +384,8 @@ fn explain_prints_the_engines_plan_of_each_statement() {
             ],
             &[],
         );
-        let v = json(&o);
-        assert!(o.status.success(), "{v:#}");
+        let v = o.stdout_json();
+        o.success();
         statement(&v, DML)["sinks"].clone()
     };
     let sinks = explain_modes();
@@ -463,7 +393,7 @@ fn explain_prints_the_engines_plan_of_each_statement() {
         sinks,
         serde_json::json!([{"table": format!("env.cluster.{TABLE}"), "mode": "append-only", "kinds": [], "upsert_key": null, "primary_key": null}])
     );
-    edit(&p, DML_FILE, |t| {
+    edit(&t, DML_FILE, |t| {
         format!("{}\nGROUP BY channel;", t.trim_end().trim_end_matches(';'))
     });
     let sinks = explain_modes();
@@ -474,15 +404,15 @@ fn explain_prints_the_engines_plan_of_each_statement() {
 
 #[test]
 fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
-    let p = project(
+    let fake = fake();
+    let t = project(
+        &fake,
         "flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n    sales_fct_order_payments: lfcp-facts\n",
     );
-    let fake = fake();
     fake.add_pool("lfcp-sales", "sales", 10, 0);
     fake.add_pool("lfcp-facts", "facts", 10, 0);
-    let plan = json(&run(
-        &p,
-        &fake,
+    let plan = run(
+        &t,
         &[
             "pipeline",
             "build-execution-plan",
@@ -493,7 +423,8 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     let pool_of: BTreeMap<String, Value> = plan["nodes"]
         .as_array()
         .unwrap()
@@ -510,9 +441,8 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
         pool_of["int_sales_paid_orders"], "lfcp-sales",
         "its product's"
     );
-    let text = ok(&run(
-        &p,
-        &fake,
+    let text = run(
+        &t,
         &[
             "pipeline",
             "build-execution-plan",
@@ -521,15 +451,16 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
             "--offline",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(
         text.contains("pool") && text.contains("lfcp-facts"),
         "{text}"
     );
     // --compute-pool-id wins for the run.
-    let plan = json(&run(
-        &p,
-        &fake,
+    let plan = run(
+        &t,
         &[
             "pipeline",
             "build-execution-plan",
@@ -542,7 +473,8 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
             "lfcp-sales",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     let pools: Vec<&Value> = plan["nodes"]
         .as_array()
         .unwrap()
@@ -555,12 +487,9 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
         "{plan:#}"
     );
     // The deploy sends each statement to its pool.
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
     assert_eq!(fake.statement_pool(DML).as_deref(), Some("lfcp-facts"));
     assert_eq!(
         fake.statement_pool("dev-usw2-sales-dml-int-sales-paid-orders")
@@ -569,28 +498,25 @@ fn compute_pools_per_table_and_product_are_in_the_plan_and_the_statements() {
     );
     // undeploy and status act where statements run: --compute-pool-id is refused there.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "status", "--compute-pool-id", "lfcp-x"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    o.code(2);
 }
 
 #[test]
 fn a_full_pool_stops_the_deploy_before_anything_is_created() {
-    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
     let fake = fake();
+    let t = project(
+        &fake,
+        "flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
+    );
     // 4 of 5 CFUs used elsewhere: the limit is 80 % of 5 = 4.0.
     fake.add_pool("lfcp-sales", "sales", 5, 4);
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    );
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{}\n{err}", stdout(&o));
+    let o = run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let err = o.stderr();
+    o.code(1);
     assert!(
         err.contains("compute pool lfcp-sales (sales): 4 of 5 CFUs in use")
             && err.contains("needing about")
@@ -612,13 +538,12 @@ fn a_full_pool_stops_the_deploy_before_anything_is_created() {
 
     // The dry run says the same and exits 1.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
         &[],
     );
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("STOP: compute pool lfcp-sales (sales): 4 of 5 CFUs in use"),
         "{out}"
@@ -627,16 +552,15 @@ fn a_full_pool_stops_the_deploy_before_anything_is_created() {
     // A higher share lets it through; statements that find the pool at its cap wait with
     // POOL_EXHAUSTED and are reported as such, not as a timeout.
     std::fs::write(
-        p.root.join("config.yaml"),
+        t.root.join("config.yaml"),
         format!(
             "{}  max_cfu_percent_before_allocation: 1.0\nflinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
-            CONFIG.replace("ORG", ORG).replace("ENV", ENV)
+            confluent_config()
         ),
     )
     .unwrap();
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -648,8 +572,8 @@ fn a_full_pool_stops_the_deploy_before_anything_is_created() {
         ],
         &[],
     );
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}");
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("compute pool lfcp-sales is exhausted (POOL_EXHAUSTED): still PENDING"),
         "{out}"
@@ -658,36 +582,38 @@ fn a_full_pool_stops_the_deploy_before_anything_is_created() {
 
     // Without a Cloud API key the check is skipped with a warning, never silently.
     let other = FakeConfluent::start();
-    let p = project("");
+    let t = project(&other, "");
     let o = run(
-        &p,
-        &other,
+        &t,
         &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
         &[
             ("SL_CONFLUENT_CLOUD_API_KEY", ""),
             ("SL_CONFLUENT_CLOUD_API_SECRET", ""),
         ],
     );
-    ok(&o);
+    let o = o.success();
     assert!(
-        stderr(&o).contains("warning[capacity]: compute pool capacity not checked: set SL_CONFLUENT_CLOUD_API_KEY and SL_CONFLUENT_CLOUD_API_SECRET"),
+        o.stderr().contains("warning[capacity]: compute pool capacity not checked: set SL_CONFLUENT_CLOUD_API_KEY and SL_CONFLUENT_CLOUD_API_SECRET"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
 #[test]
 fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_project_runs_in() {
-    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
     let fake = fake();
+    let t = project(
+        &fake,
+        "flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
+    );
     fake.add_pool("lfcp-fake", "default", 10, 3);
     fake.add_pool("lfcp-sales", "sales", 20, 0);
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &["project", "list-compute-pools", "--output", "json"],
         &[],
-    ));
+    )
+    .stdout_json();
     assert_eq!(v["environment"], ENV);
     let pools = v["pools"].as_array().unwrap();
     assert_eq!(pools.len(), 2, "every page of the listing: {v:#}");
@@ -697,7 +623,9 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
         (Some(3), Some(10))
     );
     assert_eq!(default["configured_for"][0], "flink.compute_pool_id");
-    let text = ok(&run(&p, &fake, &["project", "list-compute-pools"], &[]));
+    let text = run(&t, &["project", "list-compute-pools"], &[])
+        .success()
+        .stdout();
     assert!(
         text.contains("lfcp-sales") && text.contains("flinkpipe.compute_pools: sales"),
         "{text}"
@@ -705,39 +633,36 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
 
     // The Flink key is refused by the control plane, and the error says which key is needed.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["project", "list-compute-pools"],
         &[
             ("SL_CONFLUENT_CLOUD_API_KEY", KEY),
             ("SL_CONFLUENT_CLOUD_API_SECRET", SECRET),
         ],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("HTTP 401")
-            && stderr(&o).contains("take a Cloud API key: check SL_CONFLUENT_CLOUD_API_KEY / SL_CONFLUENT_CLOUD_API_SECRET"),
+        o.stderr().contains("HTTP 401")
+            && o.stderr().contains("take a Cloud API key: check SL_CONFLUENT_CLOUD_API_KEY / SL_CONFLUENT_CLOUD_API_SECRET"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["project", "list-compute-pools"],
         &[("SL_CONFLUENT_CLOUD_API_KEY", "")],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"),
+        o.stderr().contains("SL_CONFLUENT_CLOUD_API_KEY"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 
     // Create: checked before anything is sent, then PROVISIONING → PROVISIONED.
     let before = fake.request_count();
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "project",
             "create-compute-pool",
@@ -747,16 +672,15 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
         ],
         &[],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = o.code(2);
     assert!(
-        stderr(&o).contains("5, 10, 20, 30, 40, 50"),
+        o.stderr().contains("5, 10, 20, 30, 40, 50"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert_eq!(fake.request_count(), before, "nothing sent");
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &[
             "project",
             "create-compute-pool",
@@ -767,7 +691,8 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     assert_eq!(v["phase"], "PROVISIONED", "{v:#}");
     assert_eq!(v["max_cfu"], 10);
     let id = v["id"].as_str().unwrap().to_string();
@@ -782,37 +707,35 @@ fn compute_pool_commands_take_the_cloud_key_and_refuse_to_delete_a_pool_the_proj
     assert_eq!(body["spec"]["region"], "us-west-2");
 
     // Delete: refused while a statement of the project runs in the pool.
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
     assert_eq!(fake.statement_pool(DML).as_deref(), Some("lfcp-sales"));
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["project", "delete-compute-pool", "lfcp-sales", "--no-ack"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("compute pool lfcp-sales (sales) holds statements of this project")
-            && stderr(&o).contains(DML),
+        o.stderr()
+            .contains("compute pool lfcp-sales (sales) holds statements of this project")
+            && o.stderr().contains(DML),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(fake.pool("lfcp-sales").is_some());
     // An unused pool goes (asked first: without --no-ack and no answer, nothing happens).
-    let o = run(&p, &fake, &["project", "delete-compute-pool", &id], &[]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = run(&t, &["project", "delete-compute-pool", &id], &[]);
+    o.code(1);
     assert!(fake.pool(&id).is_some());
-    ok(&run(
-        &p,
-        &fake,
+    run(
+        &t,
         &["project", "delete-compute-pool", &id, "--no-ack"],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(fake.pool(&id).is_none());
 }
 
@@ -838,28 +761,24 @@ const RULES: &str = r#"flinkpipe:
 
 #[test]
 fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
-    let p = project(RULES);
+    let fake = fake();
+    let t = project(&fake, RULES);
     std::fs::write(
-        p.root.join("config.yaml"),
+        t.root.join("config.yaml"),
         format!(
             "{}{RULES}",
-            CONFIG
-                .replace("ORG", ORG)
-                .replace("ENV", ENV)
-                .replace("cluster_type: dev", "cluster_type: prod")
+            confluent_config().replace("cluster_type: dev", "cluster_type: prod")
         ),
     )
     .unwrap();
-    let fake = fake();
-    let before = files(&p.pipelines);
-    let config = std::fs::read_to_string(p.root.join("config.yaml")).unwrap();
+    let before = files(&t.pipelines);
+    let config = std::fs::read_to_string(t.root.join("config.yaml")).unwrap();
     let dml = "prod-usw2-sales-dml-sales-fct-order-payments";
     let ddl = "prod-usw2-sales-ddl-sales-fct-order-payments";
 
     // The dry run shows what would be sent and which rules changed it.
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -870,7 +789,8 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     assert_eq!(v["environment"], "prod");
     let d = statement(&v, dml);
     assert_eq!(
@@ -883,12 +803,9 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
         "{sql}"
     );
 
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
     let sent = fake.sql(dml).unwrap();
     assert!(
         sent.contains("FROM int_sales_prod_paid_orders AS p"),
@@ -917,16 +834,15 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
         "{parent}"
     );
     // Nothing on disk changed (the deploy journal aside, in .flinkpipe/).
-    assert_eq!(files(&p.pipelines), before, "the pipelines folder changed");
+    assert_eq!(files(&t.pipelines), before, "the pipelines folder changed");
     assert_eq!(
-        std::fs::read_to_string(p.root.join("config.yaml")).unwrap(),
+        std::fs::read_to_string(t.root.join("config.yaml")).unwrap(),
         config
     );
 
     // status compares the deployed text with the files after the same rules: no drift ...
-    let st = json(&run(
-        &p,
-        &fake,
+    let st = run(
+        &t,
         &[
             "pipeline",
             "status",
@@ -936,7 +852,8 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     let row = statement(&st, dml);
     assert_eq!(row["sql_drift"], false, "{row}");
     assert_eq!(
@@ -944,9 +861,8 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
         serde_json::json!(["prod[0]", "prod[2]", "prod[3]"])
     );
     // ... and under another environment's rules (none for stage) the prod text differs.
-    let st = json(&run(
-        &p,
-        &fake,
+    let st = run(
+        &t,
         &[
             "pipeline",
             "status",
@@ -956,25 +872,27 @@ fn rewrite_rules_change_what_is_sent_and_nothing_on_disk() {
             "json",
         ],
         &[("FLINKPIPE_ENVIRONMENT", "stage")],
-    ));
+    )
+    .stdout_json();
     assert_eq!(st["environment"], "stage");
     assert_eq!(statement(&st, dml)["sql_drift"], true);
 }
 
 #[test]
 fn sql_content_modifier_is_refused_with_the_equivalent_rules_before_anything_is_sent() {
-    let p = project(
+    let fake = fake();
+    let t = project(
+        &fake,
         "app:\n  sql_content_modifier: shift_left.core.utils.table_worker.ReplaceEnvInSqlContent\n",
     );
-    let fake = fake();
     for args in [
         &["pipeline", "deploy", "--table-name", TABLE][..],
         &["pipeline", "status"][..],
         &["pipeline", "explain", "--table-name", TABLE][..],
     ] {
-        let o = run(&p, &fake, args, &[]);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let o = run(&t, args, &[]);
+        let err = o.stderr();
+        o.code(1);
         assert!(
             err.contains("config.yaml: line 11: app.sql_content_modifier: 'shift_left.core.utils.table_worker.ReplaceEnvInSqlContent' is a Python class")
                 && err.contains("flinkpipe:\n    sql_rewrites:")
@@ -984,19 +902,16 @@ fn sql_content_modifier_is_refused_with_the_equivalent_rules_before_anything_is_
     }
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
     // Offline commands are not concerned.
-    ok(&run(&p, &fake, &["pipeline", "validate"], &[]));
+    run(&t, &["pipeline", "validate"], &[]).success().stdout();
 }
 
 #[test]
 fn housekeeping_never_touches_a_running_statement_of_the_project() {
-    let p = project("");
     let fake = fake();
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
+    let t = project(&fake, "");
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
     let project_statements = fake.names();
     fake.seed_in_pool(
         "workspace-2025-old",
@@ -1030,9 +945,8 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
 
     // shift_left's defaults: 'workspace' statements that COMPLETED or FAILED; one listing.
     let lists_before = list_calls(&fake);
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1041,16 +955,16 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     assert_eq!(list_calls(&fake) - lists_before, 1, "one paginated listing");
     assert_eq!(
         names_of(&v["plan"]["statements"]),
         vec!["workspace-2025-old", "workspace-2026-failed"]
     );
     assert_eq!(v["plan"]["action"], "delete");
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1061,7 +975,8 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     assert_eq!(
         names_of(&v["plan"]["statements"]),
         vec!["workspace-2025-old"]
@@ -1069,9 +984,8 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
     assert!(fake.deletes().is_empty(), "a dry run");
 
     // Stopping everything under the project's prefix leaves its running pipeline alone.
-    let out = ok(&run(
-        &p,
-        &fake,
+    let out = run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1082,7 +996,9 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(
         out.contains(&format!(
             "{DML} (RUNNING): a running statement of the project's pipeline (table {TABLE})"
@@ -1101,9 +1017,8 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
         "a PATCH of a project statement"
     );
     // Deleting COMPLETED and FAILED ones under the prefix: the project's running DML stays.
-    ok(&run(
-        &p,
-        &fake,
+    run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1112,13 +1027,14 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert_eq!(fake.phase(DML).as_deref(), Some("RUNNING"));
     assert!(!fake.deletes().iter().any(|d| d == DML));
     // Named explicitly, it is acted on.
-    ok(&run(
-        &p,
-        &fake,
+    run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1129,15 +1045,14 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert_eq!(fake.phase(DML).as_deref(), Some("STOPPED"));
     // The defaults delete what they list, and nothing else.
-    ok(&run(
-        &p,
-        &fake,
-        &["project", "housekeep-statements", "--no-ack"],
-        &[],
-    ));
+    run(&t, &["project", "housekeep-statements", "--no-ack"], &[])
+        .success()
+        .stdout();
     assert!(fake.phase("workspace-2025-old").is_none());
     assert!(fake.phase("workspace-2026-failed").is_none());
     assert_eq!(
@@ -1147,8 +1062,7 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
     assert_eq!(fake.phase("other-team-done").as_deref(), Some("COMPLETED"));
     // A status the action cannot apply to is a usage error.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1159,7 +1073,7 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
         ],
         &[],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    o.code(2);
 }
 
 fn list_calls(fake: &FakeConfluent) -> usize {
@@ -1182,18 +1096,14 @@ fn names_of(v: &Value) -> Vec<String> {
 
 #[test]
 fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
-    let p = project("");
     let fake = fake();
-    ok(&run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    ));
+    let t = project(&fake, "");
+    run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[])
+        .success()
+        .stdout();
     fake.set_metrics(DML, 1200, 1100, 35);
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &[
             "pipeline",
             "status",
@@ -1204,7 +1114,8 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
             "json",
         ],
         &[],
-    ));
+    )
+    .stdout_json();
     let lag = &statement(&v, DML)["lag"];
     assert_eq!(lag["records_in"], 1200, "{v:#}");
     assert_eq!(lag["records_out"], 1100);
@@ -1244,83 +1155,38 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
         assert_eq!(q["granularity"], "PT1M");
         assert_eq!(q["format"], "GROUPED");
     }
-    let out = ok(&run(
-        &p,
-        &fake,
+    let out = run(
+        &t,
         &["pipeline", "status", "--table-name", TABLE, "--lag"],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(
         out.contains("Runtime metrics") && out.contains("1200 (last 10 min)"),
         "{out}"
     );
     // Without the Cloud key, --lag says which key it needs.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "status", "--table-name", TABLE, "--lag"],
         &[("SL_CONFLUENT_CLOUD_API_SECRET", "")],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_SECRET"),
+        o.stderr().contains("SL_CONFLUENT_CLOUD_API_SECRET"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
-}
-
-/// [`run`] with `dir` in place of the pipelines folder (a folder that does not exist: no project).
-fn run_in(
-    p: &Project,
-    fake: &FakeConfluent,
-    dir: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Output {
-    let mut c = crate::support::command();
-    c.args(args)
-        .arg(dir)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
-        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
-        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
-        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
-        .stdin(std::process::Stdio::null());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let o = c.output().unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
-        assert!(!all.contains(secret), "a secret in the output:\n{all}");
-    }
-    o
 }
 
 /// Runs the binary on the project without `--no-ack`: once it asks its question, `meanwhile` changes
 /// the world, then the answer `y` is given. Returns the output.
-fn run_confirming(
-    p: &Project,
-    fake: &FakeConfluent,
-    args: &[&str],
-    meanwhile: impl FnOnce(),
-) -> Output {
+fn run_confirming(t: &Test, args: &[&str], meanwhile: impl FnOnce()) -> TestOutcome {
     use std::io::{Read, Write};
-    let mut c = crate::support::command();
-    c.args(args)
-        .arg(&p.pipelines)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
-        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
-        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
-        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
-        .stdin(std::process::Stdio::piped())
+    let all = [args, &["[PIPELINES]"]].concat();
+    let mut c = t.command(&all);
+    c.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
@@ -1343,19 +1209,19 @@ fn run_confirming(
     out.read_to_end(&mut seen).unwrap();
     let mut o = child.wait_with_output().unwrap();
     o.stdout = seen;
-    o
+    t.outcome(&all.join(" "), o)
 }
 
 /// Writes `pipelines/blue_green.json` with one release of `int_x` → `int_x_v2` under the `dev-usw2`
 /// prefix; `decommissioned`: its blue statements were deleted in that environment.
-fn write_release(p: &Project, decommissioned: bool) {
+fn write_release(t: &Test, decommissioned: bool) {
     let done = if decommissioned {
         r#"[{"statement_prefix": "dev-usw2", "at": "2026-12-02T09:00:00Z", "action": "delete", "statements": ["dev-usw2-sales-dml-int-x"]}]"#
     } else {
         "[]"
     };
     std::fs::write(
-        p.pipelines.join("blue_green.json"),
+        t.pipelines.join("blue_green.json"),
         format!(
             r#"{{"format": 1, "releases": [{{"created_at": "2026-12-01T10:00:00Z", "base_ref": "main", "base_commit": null, "statement_prefix": "dev-usw2",
   "tables": [{{"blue_table_name": "int_x", "green_table_name": "int_x_v2", "product_name": "sales",
@@ -1373,8 +1239,8 @@ fn write_release(p: &Project, decommissioned: bool) {
 /// touched unless named, and the note says so truthfully.
 #[test]
 fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
-    let p = project("");
     let fake = fake();
+    let t = project(&fake, "");
     fake.seed_in_pool(
         "workspace-live",
         "INSERT INTO x SELECT 1",
@@ -1390,10 +1256,9 @@ fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
         3,
     );
     fake.seed_in_pool("workspace-done", "SELECT 1", "COMPLETED", DEFAULT_POOL, 3);
-    let nowhere = p.root.join("no-such-pipelines");
+    let nowhere = t.root.join("no-such-pipelines");
     let o = run_in(
-        &p,
-        &fake,
+        &t,
         &nowhere,
         &[
             "project",
@@ -1408,13 +1273,14 @@ fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
         ],
         &[],
     );
-    let out = ok(&o);
+    let o = o.success();
+    let out = o.stdout();
     assert!(
-        stderr(&o).contains(
+        o.stderr().contains(
             "no live (PENDING, RUNNING, DEGRADED or STOPPING) statement is touched unless named"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(
         out.contains("workspace-live (RUNNING): a live statement, and without a pipelines folder"),
@@ -1433,9 +1299,8 @@ fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
             .any(|d| d.starts_with("workspace-live"))
     );
     // Named, it is acted on.
-    ok(&run_in(
-        &p,
-        &fake,
+    run_in(
+        &t,
         &nowhere,
         &[
             "project",
@@ -1447,7 +1312,9 @@ fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert_eq!(fake.phase("workspace-live").as_deref(), Some("STOPPED"));
 }
 
@@ -1455,9 +1322,9 @@ fn housekeeping_without_a_project_touches_no_live_statement_unless_named() {
 /// tree's, yet serve production: housekeeping leaves them alone, in any phase, until decommissioned.
 #[test]
 fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
-    let p = project("");
     let fake = fake();
-    write_release(&p, false);
+    let t = project(&fake, "");
+    write_release(&t, false);
     let blue = "dev-usw2-sales-dml-int-x";
     let green = "dev-usw2-sales-dml-int-x-v2";
     fake.seed_in_pool(
@@ -1488,9 +1355,8 @@ fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
         DEFAULT_POOL,
         3,
     );
-    let out = ok(&run(
-        &p,
-        &fake,
+    let out = run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1501,7 +1367,9 @@ fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(
         out.contains(&format!(
             "{blue} (RUNNING): a blue statement of table int_x in the open blue-green release"
@@ -1514,9 +1382,8 @@ fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
     assert_eq!(fake.phase(green).as_deref(), Some("RUNNING"));
     assert_eq!(fake.phase("dev-usw2-scratch").as_deref(), Some("STOPPED"));
     // A stopped blue statement is not deleted either: it can still be resumed.
-    ok(&run(
-        &p,
-        &fake,
+    run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1527,14 +1394,15 @@ fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(fake.phase("dev-usw2-sales-ddl-int-x").is_some());
     assert!(fake.phase("dev-usw2-scratch").is_none());
     // Once the release is decommissioned here, the blue statements are housekept like any other.
-    write_release(&p, true);
-    ok(&run(
-        &p,
-        &fake,
+    write_release(&t, true);
+    run(
+        &t,
         &[
             "project",
             "housekeep-statements",
@@ -1545,7 +1413,9 @@ fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
             "--no-ack",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(fake.phase("dev-usw2-sales-ddl-int-x").is_none());
 }
 
@@ -1553,8 +1423,8 @@ fn housekeeping_leaves_the_statements_of_an_open_blue_green_release_alone() {
 /// on, and one whose phase no longer matches is skipped and reported.
 #[test]
 fn housekeeping_rereads_each_statement_before_acting() {
-    let p = project("");
     let fake = fake();
+    let t = project(&fake, "");
     fake.seed_in_pool(
         "workspace-paused",
         "INSERT INTO x SELECT 1",
@@ -1570,12 +1440,12 @@ fn housekeeping_rereads_each_statement_before_acting() {
         3,
     );
     let o = run_confirming(
-        &p,
-        &fake,
+        &t,
         &["project", "housekeep-statements", "--status", "STOPPED"],
         || fake.force_phase("workspace-resumed", "RUNNING", ""),
     );
-    let out = ok(&o);
+    let o = o.success();
+    let out = o.stdout();
     assert!(
         out.contains("skipped workspace-resumed: it was STOPPED when listed and is RUNNING now, which the filters do not select")
             && out.contains("1 of 2 statement(s) deleted, 1 skipped"),
@@ -1591,8 +1461,8 @@ fn housekeeping_rereads_each_statement_before_acting() {
 /// question and the answer.
 #[test]
 fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks() {
-    let p = project("");
     let fake = fake();
+    let t = project(&fake, "");
     fake.add_pool("lfcp-old", "old", 10, 0);
     fake.seed_in_pool(
         "someones-job",
@@ -1601,26 +1471,25 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
         "lfcp-old",
         3,
     );
-    let nowhere = p.root.join("no-such-pipelines");
+    let nowhere = t.root.join("no-such-pipelines");
     let o = run_in(
-        &p,
-        &fake,
+        &t,
         &nowhere,
         &["project", "delete-compute-pool", "lfcp-old", "--no-ack"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(
+        o.stderr().contains(
             "runs 1 live statement(s) (someones-job (RUNNING)), and there is no pipelines folder"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(fake.pool("lfcp-old").is_some());
 
     // An open release's blue statement in the pool.
-    write_release(&p, false);
+    write_release(&t, false);
     fake.add_pool("lfcp-blue", "blue", 10, 0);
     fake.seed_in_pool(
         "dev-usw2-sales-dml-int-x",
@@ -1630,42 +1499,37 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
         3,
     );
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["project", "delete-compute-pool", "lfcp-blue", "--no-ack"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(
+        o.stderr().contains(
             "holds statements of an open blue-green release: dev-usw2-sales-dml-int-x (RUNNING)"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(fake.pool("lfcp-blue").is_some());
 
     // A statement started in the pool while the question was asked: nothing deleted.
     fake.add_pool("lfcp-idle", "idle", 10, 0);
-    let o = run_confirming(
-        &p,
-        &fake,
-        &["project", "delete-compute-pool", "lfcp-idle"],
-        || {
-            fake.seed_in_pool(
-                "late-job",
-                "INSERT INTO z SELECT 1",
-                "RUNNING",
-                "lfcp-idle",
-                0,
-            )
-        },
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = run_confirming(&t, &["project", "delete-compute-pool", "lfcp-idle"], || {
+        fake.seed_in_pool(
+            "late-job",
+            "INSERT INTO z SELECT 1",
+            "RUNNING",
+            "lfcp-idle",
+            0,
+        )
+    });
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("statement(s) started there since it was read: late-job (RUNNING)"),
+        o.stderr()
+            .contains("statement(s) started there since it was read: late-job (RUNNING)"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(fake.pool("lfcp-idle").is_some());
 }
@@ -1674,30 +1538,27 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
 /// say what it uses is never reported as fitting; a bad share names its file and line.
 #[test]
 fn pools_not_ready_block_the_deploy_and_unknown_use_is_not_a_fit() {
-    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
     let fake = fake();
+    let t = project(
+        &fake,
+        "flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
+    );
     fake.add_pool("lfcp-sales", "sales", 50, 0);
     // (The fake turns PROVISIONING into PROVISIONED on the first read: the unit tests cover it.)
     for phase in ["FAILED", "DEPROVISIONING"] {
         fake.set_pool_phase("lfcp-sales", phase);
-        let o = run(
-            &p,
-            &fake,
-            &["pipeline", "deploy", "--table-name", TABLE],
-            &[],
-        );
-        assert_eq!(o.status.code(), Some(1), "{phase}: {}", stdout(&o));
+        let o = run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+        let o = o.code(1);
         assert!(
-            stderr(&o).contains(&format!(
+            o.stderr().contains(&format!(
                 "compute pool lfcp-sales (sales) is {phase}, not PROVISIONED"
-            )) && stderr(&o).contains("nothing was created"),
+            )) && o.stderr().contains("nothing was created"),
             "{}",
-            stderr(&o)
+            o.stderr()
         );
         assert!(fake.posts().is_empty(), "{:?}", fake.posts());
         let o = run(
-            &p,
-            &fake,
+            &t,
             &[
                 "pipeline",
                 "deploy",
@@ -1708,18 +1569,19 @@ fn pools_not_ready_block_the_deploy_and_unknown_use_is_not_a_fit() {
             ],
             &[],
         );
-        let out = ok(&o);
+        let o = o.success();
+        let out = o.stdout();
         assert!(!out.contains("STOP:"), "{out}");
     }
     fake.set_pool_phase("lfcp-sales", "PROVISIONED");
     fake.hide_pool_usage("lfcp-sales");
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
         &[],
     );
-    let out = ok(&o);
+    let o = o.success();
+    let out = o.stdout();
     assert!(
         out.contains("compute pool lfcp-sales (sales): its use is unknown (the control plane gives no status.current_cfu)")
             && !out
@@ -1728,17 +1590,17 @@ fn pools_not_ready_block_the_deploy_and_unknown_use_is_not_a_fit() {
         "{out}"
     );
     assert!(
-        stderr(&o)
+        o.stderr()
             .contains("warning[capacity]: compute pool lfcp-sales (sales): its use is unknown"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
-    let v = json(&run(
-        &p,
-        &fake,
+    let v = run(
+        &t,
         &["project", "list-compute-pools", "--output", "json"],
         &[],
-    ));
+    )
+    .stdout_json();
     let sales = v["pools"]
         .as_array()
         .unwrap()
@@ -1751,22 +1613,22 @@ fn pools_not_ready_block_the_deploy_and_unknown_use_is_not_a_fit() {
     );
 
     // A share outside (0, 1]: the file and the line of the key.
-    let p = project(
+    let t = project(
+        &fake,
         "  max_cfu_percent_before_allocation: 1.5\nflinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
     );
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
         &[],
     );
-    assert_ne!(o.status.code(), Some(0));
+    let o = o.failure();
     assert!(
-        stderr(&o).contains(
+        o.stderr().contains(
             "config.yaml: line 10: flink.max_cfu_percent_before_allocation: 1.5 is not a share"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
@@ -1774,18 +1636,20 @@ fn pools_not_ready_block_the_deploy_and_unknown_use_is_not_a_fit() {
 /// missing"; only a 404 is.
 #[test]
 fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
-    let p = project("flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n");
     let fake = fake();
+    let t = project(
+        &fake,
+        "flinkpipe:\n  compute_pools:\n    sales: lfcp-sales\n",
+    );
     fake.add_pool("lfcp-sales", "sales", 50, 0);
     fake.deny_pool("lfcp-sales");
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["project", "delete-compute-pool", "lfcp-sales", "--no-ack"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr();
     assert!(
         err.contains("HTTP 403")
             && err.contains(
@@ -1796,30 +1660,29 @@ fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
     );
     assert!(fake.pool("lfcp-sales").is_some());
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "deploy", "--table-name", TABLE, "--dry-run"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("may not use: check the pool id")
-            && !stderr(&o).contains("does not exist in this environment"),
+        o.stderr().contains("may not use: check the pool id")
+            && !o.stderr().contains("does not exist in this environment"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     // A pool that is really gone (404) is still read as missing.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["project", "delete-compute-pool", "lfcp-nothere", "--no-ack"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("compute pool lfcp-nothere does not exist"),
+        o.stderr()
+            .contains("compute pool lfcp-nothere does not exist"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
@@ -1831,14 +1694,13 @@ fn a_forbidden_pool_is_a_permission_error_not_a_missing_pool() {
 /// first ends, the next one runs.
 #[test]
 fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
-    let p = project("");
     let fake = fake();
+    let t = project(&fake, "");
     fake.add_pool("lfcp-spare", "spare", 10, 0);
     fake.set_outcome(DML, Outcome::StuckPending);
-    let journal_a = p.root.join("journal-a.jsonl");
+    let journal_a = t.root.join("journal-a.jsonl");
     let mut first = cmd(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -1852,14 +1714,14 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
         &[],
     );
     let first = first
-        .arg(&p.pipelines)
+        .arg(&t.pipelines)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let pid = first.id();
     // Wait until it holds the lock (it writes itself into the lock file).
-    let state = p.root.join(".flinkpipe");
+    let state = t.root.join(".flinkpipe");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let held = std::fs::read_dir(&state)
@@ -1886,8 +1748,8 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
     }
     let requests_before = fake.request_count();
     let deletes_before = fake.deletes().len();
-    let journal_b = p.root.join("elsewhere/journal-b.jsonl");
-    let other_spelling = p.root.join("pipelines/../pipelines");
+    let journal_b = t.root.join("elsewhere/journal-b.jsonl");
+    let other_spelling = t.root.join("pipelines/../pipelines");
     let refused_commands: Vec<(Vec<&str>, bool)> = vec![
         (
             vec![
@@ -1929,13 +1791,12 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
         (vec!["statement", "delete", DDL], false),
     ];
     for (args, with_dir) in &refused_commands {
-        let mut c = cmd(&p, &fake, args, &[]);
+        let mut c = cmd(&t, args, &[]);
         if *with_dir {
-            c.arg(&p.pipelines);
+            c.arg(&t.pipelines);
         }
-        let o = c.output().unwrap();
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let o = t.outcome(&args.join(" "), c.output().unwrap()).code(1);
+        let err = o.stderr();
         assert!(
             err.contains(
                 "another command is changing this project's target: `pipeline deploy` (pid "
@@ -1945,19 +1806,18 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
     }
     // The same folder through another spelling is the same project.
     let o = cmd(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "undeploy", "--table-name", TABLE, "--no-ack"],
         &[],
     )
     .arg(&other_spelling)
     .output()
     .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = t.outcome("undeploy (another spelling)", o).code(1);
     assert!(
-        stderr(&o).contains(&format!("(pid {pid} on host ")),
+        o.stderr().contains(&format!("(pid {pid} on host ")),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     // Nothing was changed by the refused commands: no create, stop or delete.
     let changes: Vec<_> = fake.requests()[requests_before..]
@@ -1970,14 +1830,15 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
     assert!(fake.pool("lfcp-spare").is_some());
     assert!(!journal_b.exists(), "the refused deploy wrote no journal");
     // The first ends (its statement never runs: timeout); the lock goes with it.
-    let out = first.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    ok(&run(
-        &p,
-        &fake,
+    let out = t.outcome("first deploy", first.wait_with_output().unwrap());
+    out.code(1);
+    run(
+        &t,
         &["project", "delete-compute-pool", "lfcp-spare", "--no-ack"],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(fake.pool("lfcp-spare").is_none());
 }
 
@@ -1987,9 +1848,9 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
 /// it and says what it ignored.
 #[test]
 fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases() {
-    let p = project("");
     let fake = fake();
-    write_release(&p, false);
+    let t = project(&fake, "");
+    write_release(&t, false);
     for (phase, name, why) in [
         ("STOPPED", DML, "holds statements of this project"),
         ("FAILED", DDL, "holds statements of this project"),
@@ -2015,24 +1876,22 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
             3,
         );
         let o = run(
-            &p,
-            &fake,
+            &t,
             &["project", "delete-compute-pool", &pool, "--no-ack"],
             &[],
         );
-        assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
+        let o = o.code(1);
         let want = format!("compute pool {pool} (p) {why}: {name} ({phase})");
-        assert!(stderr(&o).contains(&want), "{want}\n{}", stderr(&o));
+        assert!(o.stderr().contains(&want), "{want}\n{}", o.stderr());
         assert!(
-            stderr(&o).contains("--force deletes it anyway"),
+            o.stderr().contains("--force deletes it anyway"),
             "{}",
-            stderr(&o)
+            o.stderr()
         );
         assert!(fake.pool(&pool).is_some());
         // --force: deleted, and it says what it ignored.
         let o = run(
-            &p,
-            &fake,
+            &t,
             &[
                 "project",
                 "delete-compute-pool",
@@ -2042,11 +1901,12 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
             ],
             &[],
         );
-        let out = ok(&o);
+        let o = o.success();
+        let out = o.stdout();
         assert!(
-            stderr(&o).contains(&format!("warning: --force: {want}")),
+            o.stderr().contains(&format!("warning: --force: {want}")),
             "{}",
-            stderr(&o)
+            o.stderr()
         );
         assert!(
             out.contains(&format!("  {name} ({phase})"))
@@ -2065,12 +1925,13 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
         "lfcp-others",
         3,
     );
-    let out = ok(&run(
-        &p,
-        &fake,
+    let out = run(
+        &t,
         &["project", "delete-compute-pool", "lfcp-others", "--no-ack"],
         &[],
-    ));
+    )
+    .success()
+    .stdout();
     assert!(out.contains("  other-team-stopped (STOPPED)"), "{out}");
     assert!(fake.pool("lfcp-others").is_none());
 }
@@ -2079,9 +1940,9 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
 /// anything is sent: the deploy contacts no server and exits 1, naming the file and line.
 #[test]
 fn an_unclosed_comment_deploys_nothing() {
-    let p = project("");
     let fake = fake();
-    let path = p.pipelines.join(DML_FILE);
+    let t = project(&fake, "");
+    let path = t.pipelines.join(DML_FILE);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
         &path,
@@ -2090,17 +1951,13 @@ fn an_unclosed_comment_deploys_nothing() {
         ),
     )
     .unwrap();
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--table-name", TABLE],
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = run(&t, &["pipeline", "deploy", "--table-name", TABLE], &[]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(&format!("error[sql-tokenizer]: pipelines/{DML_FILE}:")),
+        o.stderr()
+            .contains(&format!("error[sql-tokenizer]: pipelines/{DML_FILE}:")),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert_eq!(fake.request_count(), 0, "nothing sent");
 }

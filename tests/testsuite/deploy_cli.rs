@@ -2,71 +2,28 @@
 //! `pipeline deploy|status|undeploy`, `statement stop`, `build-execution-plan --live`, dry runs,
 //! failures, resume, configuration errors, and secrets absent from every output.
 
-use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, Outcome, SECRET};
+use crate::fake_confluent::{FakeConfluent, Outcome};
 use crate::support::Test;
+use crate::support::test::Outcome as TestOutcome;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n  catalog_name: my-env\n  database_name: my-cluster\n";
-
-struct Project {
-    _tmp: tempfile::TempDir,
-    root: std::path::PathBuf,
-    pipelines: std::path::PathBuf,
+/// The example project on `fake`, with the Flink catalog and database named.
+fn project(fake: &FakeConfluent) -> Test {
+    Test::fixture()
+        .confluent(fake)
+        .config_append("  catalog_name: my-env\n  database_name: my-cluster\n")
 }
 
-fn project() -> Project {
-    let (tmp, pipelines) = crate::support::our_fixture();
-    let root = tmp.path().to_path_buf();
-    std::fs::write(
-        root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    Project {
-        _tmp: tmp,
-        root,
-        pipelines,
-    }
-}
-
-fn run(p: &Project, fake: &FakeConfluent, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = crate::support::command();
-    c.args(args);
-    if args[0] != "statement" {
-        c.arg(&p.pipelines);
-    }
-    c.current_dir(&p.root)
-        .env_remove("PIPELINES")
-        .env_remove("SL_CONFIG_FILE")
-        .env_remove("CONFIG_FILE")
-        .env_remove("SL_FLINK_ENV_ID")
-        .env_remove("SL_CLOUD_ORGANIZATION_ID")
-        .env_remove("SL_FLINK_COMPUTE_POOL_ID")
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(
-        !out.contains(SECRET) && !err.contains(SECRET) && !out.contains(KEY) && !err.contains(KEY),
-        "secret in output:\n{out}\n{err}"
-    );
-    (out, err)
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    let (out, err) = text(o);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+/// `args` then the pipelines folder (none for `statement …`), with `env` added.
+fn run(t: &Test, args: &[&str], env: &[(&str, &str)]) -> TestOutcome {
+    let folder: &[&str] = if args[0] == "statement" {
+        &[]
+    } else {
+        &["[PIPELINES]"]
+    };
+    t.cmd_env(&[args, folder].concat(), env)
 }
 
 /// table → parents, from the live plan.
@@ -106,12 +63,11 @@ fn statements_of(plan: &serde_json::Value) -> BTreeMap<String, Vec<String>> {
 
 #[test]
 fn deploy_status_stop_undeploy_round_trip() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let scope = ["--product-name", "sales"];
-    let plan = json(&run(
-        &p,
-        &fake,
+    let plan = run(
+        &t,
         &[
             &[
                 "pipeline",
@@ -124,19 +80,20 @@ fn deploy_status_stop_undeploy_round_trip() {
         ]
         .concat(),
         &[],
-    ));
+    )
+    .success()
+    .stdout_json();
     assert!(fake.posts().is_empty(), "planning writes nothing");
     let lists = fake.requests().len();
     assert_eq!(lists, 1, "one list call, not one per node");
 
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[&["pipeline", "deploy", "-v"], &scope[..]].concat(),
         &[],
     );
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let (out, err) = (o.stdout(), o.stderr());
+    o.success();
     assert!(out.contains("done"), "{out}");
     assert!(
         err.contains("deploy: table="),
@@ -184,12 +141,13 @@ fn deploy_status_stop_undeploy_round_trip() {
     assert_eq!(props["sql.current-catalog"], "my-env");
 
     // Status: everything live, no drift.
-    let st = json(&run(
-        &p,
-        &fake,
+    let st = run(
+        &t,
         &[&["pipeline", "status", "--output", "json"], &scope[..]].concat(),
         &[],
-    ));
+    )
+    .success()
+    .stdout_json();
     let rows = st["statements"].as_array().unwrap();
     assert!(!rows.is_empty());
     for r in rows {
@@ -198,7 +156,7 @@ fn deploy_status_stop_undeploy_round_trip() {
         }
     }
     // Drift after editing a DML file.
-    let dml_file = walkdir::WalkDir::new(&p.pipelines)
+    let dml_file = walkdir::WalkDir::new(&t.pipelines)
         .into_iter()
         .filter_map(|e| e.ok())
         .find(|e| {
@@ -213,12 +171,13 @@ fn deploy_status_stop_undeploy_round_trip() {
         old.replace("SELECT", "SELECT /* changed */"),
     )
     .unwrap();
-    let st = json(&run(
-        &p,
-        &fake,
+    let st = run(
+        &t,
         &[&["pipeline", "status", "--output", "json"], &scope[..]].concat(),
         &[],
-    ));
+    )
+    .success()
+    .stdout_json();
     assert!(
         st["statements"]
             .as_array()
@@ -231,33 +190,25 @@ fn deploy_status_stop_undeploy_round_trip() {
 
     // A second deploy changes nothing: everything is running.
     let before = fake.posts().len();
-    let o = run(
-        &p,
-        &fake,
-        &[&["pipeline", "deploy"], &scope[..]].concat(),
-        &[],
-    );
-    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(&t, &[&["pipeline", "deploy"], &scope[..]].concat(), &[]);
+    o.success();
     assert_eq!(fake.posts().len(), before, "idempotent");
 
     // statement stop NAME.
-    let o = run(&p, &fake, &["statement", "stop", dml], &[]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let o = run(&t, &["statement", "stop", dml], &[]);
+    o.success();
     assert_eq!(fake.phase(dml).as_deref(), Some("STOPPED"));
-    let o = run(&p, &fake, &["statement", "resume", dml], &[]);
-    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(&t, &["statement", "resume", dml], &[]);
+    o.success();
     assert_eq!(fake.phase(dml).as_deref(), Some("RUNNING"));
 
     // Undeploy: children before parents, nothing dropped.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[&["pipeline", "undeploy", "--no-ack"], &scope[..]].concat(),
         &[],
     );
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    o.success();
     let deletes = fake.deletes();
     assert!(!deletes.is_empty());
     let dpos = |n: &str| deletes.iter().position(|c| c == n);
@@ -285,11 +236,10 @@ fn deploy_status_stop_undeploy_round_trip() {
 
 #[test]
 fn dry_run_sends_nothing_and_json_reports_every_node() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -300,8 +250,8 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
         ],
         &[],
     );
-    let (out, _) = text(&o);
-    assert!(o.status.success(), "{out}");
+    let out = o.stdout();
+    o.success();
     assert!(out.contains("Dry run"), "{out}");
     // Only reads and server-side dry runs (never stored): nothing created, changed or deleted.
     assert!(
@@ -314,8 +264,7 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
     assert!(fake.names().is_empty(), "{:?}", fake.names());
 
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "deploy",
@@ -328,7 +277,7 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
         ],
         &[],
     );
-    let v = json(&o);
+    let v = o.success().stdout_json();
     assert_eq!(v["success"], true, "{v}");
     for n in v["nodes"].as_array().unwrap() {
         assert!(
@@ -340,11 +289,10 @@ fn dry_run_sends_nothing_and_json_reports_every_node() {
 
 #[test]
 fn a_failing_table_skips_its_descendants_and_exits_1() {
-    let p = project();
     let fake = FakeConfluent::start();
-    let plan = json(&run(
-        &p,
-        &fake,
+    let t = project(&fake);
+    let plan = run(
+        &t,
         &[
             "pipeline",
             "build-execution-plan",
@@ -355,7 +303,9 @@ fn a_failing_table_skips_its_descendants_and_exits_1() {
             "sales",
         ],
         &[],
-    ));
+    )
+    .success()
+    .stdout_json();
     // A table with children fails.
     let node = plan["nodes"]
         .as_array()
@@ -373,14 +323,9 @@ fn a_failing_table_skips_its_descendants_and_exits_1() {
         dml,
         Outcome::Fail("Table sink doesn't support consuming update changes".into()),
     );
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--product-name", "sales"],
-        &[],
-    );
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let o = run(&t, &["pipeline", "deploy", "--product-name", "sales"], &[]);
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("FAILED") && out.contains("consuming update changes"),
         "{out}"
@@ -390,39 +335,33 @@ fn a_failing_table_skips_its_descendants_and_exits_1() {
 
 #[test]
 fn resume_after_a_complete_run_creates_nothing() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let args = [
         "pipeline",
         "deploy",
         "--table-name",
         "sales_fct_order_payments",
     ];
-    let o = run(&p, &fake, &args, &[]);
-    assert!(o.status.success(), "{:?}", text(&o));
-    let journal = p.root.join(".flinkpipe/deploy-journal.jsonl");
+    let o = run(&t, &args, &[]);
+    o.success();
+    let journal = t.root.join(".flinkpipe/deploy-journal.jsonl");
     assert!(journal.is_file());
     let posts = fake.posts().len();
-    let o = run(&p, &fake, &[&args[..], &["--resume"]].concat(), &[]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let o = run(&t, &[&args[..], &["--resume"]].concat(), &[]);
+    let out = o.stdout();
+    o.success();
     assert_eq!(fake.posts().len(), posts, "{out}");
     assert!(out.contains("journal"), "{out}");
 }
 
 #[test]
 fn every_missing_setting_and_secret_is_named_in_one_run() {
-    let p = project();
     let fake = FakeConfluent::start();
-    std::fs::write(p.root.join("config.yaml"), "kafka:\n  cluster_type: dev\n").unwrap();
-    let o = crate::support::command()
-        .args(["pipeline", "status"])
-        .arg(&p.pipelines)
-        .current_dir(&p.root)
-        .output()
-        .unwrap();
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1));
+    // No target settings and no secrets in the environment.
+    let t = Test::fixture().config("kafka:\n  cluster_type: dev\n");
+    let o = t.cmd(&["pipeline", "status", "[PIPELINES]"]).code(1);
+    let err = o.stderr();
     for expected in [
         "confluent_cloud.environment_id (or environment variable SL_FLINK_ENV_ID)",
         "confluent_cloud.organization_id (or environment variable SL_CLOUD_ORGANIZATION_ID)",
@@ -439,24 +378,23 @@ fn every_missing_setting_and_secret_is_named_in_one_run() {
 
 #[test]
 fn configuration_errors_name_the_missing_key() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let o = run(
-        &p,
-        &fake,
+        &t,
         &["pipeline", "deploy", "--product-name", "sales"],
         &[("SL_FLINK_API_SECRET", "")],
     );
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1));
+    let err = o.stderr();
+    o.code(1);
     assert!(err.contains("SL_FLINK_API_SECRET"), "{err}");
     std::fs::write(
-        p.root.join("config.yaml"),
+        t.root.join("config.yaml"),
         "confluent_cloud:\n  cloud_provider: aws\n",
     )
     .unwrap();
-    let o = run(&p, &fake, &["pipeline", "status"], &[]);
-    let (_, err) = text(&o);
+    let o = run(&t, &["pipeline", "status"], &[]);
+    let err = o.stderr();
     assert!(
         err.contains("confluent_cloud.environment_id") && err.contains("SL_FLINK_ENV_ID"),
         "{err}"
@@ -478,11 +416,10 @@ fn configuration_errors_name_the_missing_key() {
 
 #[test]
 fn plan_reads_a_configured_target_unless_offline() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "build-execution-plan",
@@ -492,15 +429,14 @@ fn plan_reads_a_configured_target_unless_offline() {
         ],
         &[],
     );
-    assert!(o.status.success());
+    o.success();
     assert!(
         fake.requests().is_empty(),
         "--offline never contacts the target"
     );
     // With a target configured, planning reads the live phases: one list call, no write.
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "pipeline",
             "build-execution-plan",
@@ -509,7 +445,7 @@ fn plan_reads_a_configured_target_unless_offline() {
         ],
         &[],
     );
-    assert!(o.status.success());
+    o.success();
     assert_eq!(fake.requests().len(), 1, "one list call");
     assert!(fake.posts().is_empty(), "planning writes nothing");
     let _ = Path::new("");
@@ -524,11 +460,11 @@ fn ctrl_c_stops_cleanly_and_resume_finishes_without_duplicates() {
 }
 
 fn stops_cleanly_on(signal: &str) {
-    let p = project();
     let fake = FakeConfluent::start_with(crate::fake_confluent::FakeOptions {
         step: std::time::Duration::from_millis(300),
         ..Default::default()
     });
+    let t = project(&fake);
     let args = [
         "pipeline",
         "deploy",
@@ -537,17 +473,8 @@ fn stops_cleanly_on(signal: &str) {
         "--max-parallel",
         "2",
     ];
-    let mut c = crate::support::command();
-    c.args(args)
-        .arg(&p.pipelines)
-        .current_dir(&p.root)
-        .env_remove("PIPELINES")
-        .env_remove("SL_CONFIG_FILE")
-        .env_remove("CONFIG_FILE")
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdout(std::process::Stdio::piped())
+    let mut c = t.command(&[&args[..], &["[PIPELINES]"]].concat());
+    c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
     // Wait until the deploy is under way, then send SIGINT as a terminal's Ctrl-C would.
@@ -560,17 +487,17 @@ fn stops_cleanly_on(signal: &str) {
         .status()
         .unwrap();
     assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
-    let (out, err) = text(&o);
+    let o = t.outcome(signal, child.wait_with_output().unwrap());
+    let (out, err) = (o.stdout(), o.stderr());
     // A clean interruption exits 130, as a shell reports Ctrl-C (#22), for each of the signals.
-    assert_eq!(o.status.code(), Some(130), "{signal}: {out}\n{err}");
+    o.code(130);
     assert!(out.contains("--resume"), "{signal}: {out}");
     assert!(
         err.contains("interrupted: the deploy stopped cleanly; run the same command with --resume to continue"),
         "{signal}: {err}"
     );
     // The journal is whole: every line parses and the run's end is recorded.
-    let journal = std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
+    let journal = std::fs::read_to_string(t.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
     for line in journal.lines() {
         serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     }
@@ -584,9 +511,8 @@ fn stops_cleanly_on(signal: &str) {
     );
     let created_before = fake.created().len();
 
-    let o = run(&p, &fake, &[&args[..], &["--resume"]].concat(), &[]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let o = run(&t, &[&args[..], &["--resume"]].concat(), &[]);
+    o.success();
     let created = fake.created();
     let mut uniq = created.clone();
     uniq.sort();
@@ -602,8 +528,8 @@ fn stops_cleanly_on(signal: &str) {
 
 #[test]
 fn statement_verbs_on_a_name_that_does_not_exist_fail_with_a_suggestion() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     fake.seed(
         "dev-usw2-sales-dml-int-sales-orders",
         "INSERT INTO t SELECT 1",
@@ -611,13 +537,12 @@ fn statement_verbs_on_a_name_that_does_not_exist_fail_with_a_suggestion() {
     );
     for verb in ["delete", "stop", "resume"] {
         let o = run(
-            &p,
-            &fake,
+            &t,
             &["statement", verb, "dev-usw2-sales-dml-int-sales-order"],
             &[],
         );
-        let (out, err) = text(&o);
-        assert_eq!(o.status.code(), Some(1), "{verb}: {out}{err}");
+        let (out, err) = (o.stdout(), o.stderr());
+        o.code(1);
         assert!(
             err.contains("statement 'dev-usw2-sales-dml-int-sales-order' not found")
                 && err.contains("(did you mean 'dev-usw2-sales-dml-int-sales-orders'?)"),
@@ -636,10 +561,10 @@ fn statement_verbs_on_a_name_that_does_not_exist_fail_with_a_suggestion() {
 /// folder or table list is reported as such, not as a connection error.
 #[test]
 fn inputs_are_checked_before_the_target_is_contacted() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let down = [("SL_FLINK_SQL_ENDPOINT", "http://127.0.0.1:9")];
-    let missing_list = p.root.join("no-such-list.txt");
+    let missing_list = t.root.join("no-such-list.txt");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec![
@@ -694,9 +619,9 @@ fn inputs_are_checked_before_the_target_is_contacted() {
         ),
     ];
     for (args, expected) in cases {
-        let o = run(&p, &fake, &args, &down);
-        let (out, err) = text(&o);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {out}{err}");
+        let o = run(&t, &args, &down);
+        let err = o.stderr();
+        o.code(1);
         assert!(err.contains(expected), "{args:?}: {err}");
         assert!(
             !err.contains("127.0.0.1:9") && !err.contains("connect"),
@@ -708,15 +633,11 @@ fn inputs_are_checked_before_the_target_is_contacted() {
 
 #[test]
 fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
-    use crate::support::repo::{Repo, T_CHANGE};
-    let r = Repo::new(crate::support::our_fixture());
-    std::fs::write(
-        r.root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    r.commit("config", T_CHANGE - 60);
+    use crate::support::repo::T_CHANGE;
     let fake = FakeConfluent::start();
+    let t = project(&fake).git();
+    let r = t.repo();
+    r.commit("config", T_CHANGE - 60);
     fake.seed(
         "dev-usw2-sales-dml-int-sales-orders-enriched",
         "INSERT INTO x SELECT 1",
@@ -738,25 +659,20 @@ fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
     );
     r.commit("change", T_CHANGE);
     let out = tempfile::tempdir().unwrap();
-    let o = crate::support::command()
-        .args([
+    let o = t.cmd_env(
+        &[
             "--output",
             "json",
             "project",
             "list-modified-files",
             "--since",
             "main",
-        ])
-        .arg(&r.pipelines)
-        .current_dir(&r.root)
-        .env("FLINKPIPE_OUTPUT_DIR", out.path())
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stderr}");
+            "[PIPELINES]",
+        ],
+        &[("FLINKPIPE_OUTPUT_DIR", out.path().to_str().unwrap())],
+    );
+    let (stdout, stderr) = (o.stdout(), o.stderr());
+    o.success();
     // Written where asked, said on stderr, never into the work tree.
     assert!(out.path().join("modified_flink_files.json").is_file());
     assert!(out.path().join("modified_flink_files.txt").is_file());
@@ -783,8 +699,8 @@ fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
     assert_eq!(running["int_sales_orders_enriched"], true);
     assert_eq!(running["int_sales_order_lines"], false);
     // --offline: unknown, not false.
-    let o = crate::support::command()
-        .args([
+    let o = t.cmd_env(
+        &[
             "--output",
             "json",
             "project",
@@ -792,16 +708,11 @@ fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
             "--since",
             "main",
             "--offline",
-        ])
-        .arg(&r.pipelines)
-        .current_dir(&r.root)
-        .env("FLINKPIPE_OUTPUT_DIR", out.path())
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+            "[PIPELINES]",
+        ],
+        &[("FLINKPIPE_OUTPUT_DIR", out.path().to_str().unwrap())],
+    );
+    let v: serde_json::Value = o.stdout_json();
     assert!(
         v["file_list"]
             .as_array()
@@ -827,30 +738,37 @@ fn plan_help_says_when_a_server_is_read() {
 #[test]
 fn two_deploys_at_once_one_runs_the_other_is_refused_naming_it() {
     for round in 0..3 {
-        let p = project();
         let fake = FakeConfluent::start_with(crate::fake_confluent::FakeOptions {
             step: std::time::Duration::from_millis(100),
             ..Default::default()
         });
+        let t = project(&fake);
         let spawn = || {
-            let mut c = crate::support::command();
-            c.args(["pipeline", "deploy", "--product-name", "sales"])
-                .arg(&p.pipelines)
-                .current_dir(&p.root)
-                .env_remove("PIPELINES")
-                .env_remove("SL_CONFIG_FILE")
-                .env_remove("CONFIG_FILE")
-                .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-                .env("SL_FLINK_API_KEY", KEY)
-                .env("SL_FLINK_API_SECRET", SECRET)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::piped())
+            let mut c = t.command(&[
+                "pipeline",
+                "deploy",
+                "--product-name",
+                "sales",
+                "[PIPELINES]",
+            ]);
+            c.stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped());
             c.spawn().unwrap()
         };
         let (a, b) = (spawn(), spawn());
         let pids = [a.id(), b.id()];
-        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let outs = [
+            t.outcome("first deploy", a.wait_with_output().unwrap())
+                .output,
+            t.outcome("second deploy", b.wait_with_output().unwrap())
+                .output,
+        ];
+        let text = |o: &std::process::Output| {
+            (
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        };
         let ok: Vec<_> = outs.iter().filter(|o| o.status.success()).collect();
         let refused: Vec<_> = outs.iter().filter(|o| !o.status.success()).collect();
         let all = || {
@@ -880,7 +798,7 @@ fn two_deploys_at_once_one_runs_the_other_is_refused_naming_it() {
         );
         // The journal is whole and no statement was created twice.
         let journal =
-            std::fs::read_to_string(p.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
+            std::fs::read_to_string(t.root.join(".flinkpipe/deploy-journal.jsonl")).unwrap();
         for line in journal.lines() {
             serde_json::from_str::<serde_json::Value>(line)
                 .unwrap_or_else(|e| panic!("round {round}: {e}: {line}"));
@@ -927,12 +845,11 @@ fn a_refused_properties_file_fails_the_deploy_naming_it() {
         ),
     ];
     for (what, plant, why) in cases {
-        let p = project();
         let fake = FakeConfluent::start();
-        plant(&p.pipelines.join(rel));
+        let t = project(&fake);
+        plant(&t.pipelines.join(rel));
         let o = run(
-            &p,
-            &fake,
+            &t,
             &[
                 "pipeline",
                 "deploy",
@@ -941,8 +858,8 @@ fn a_refused_properties_file_fails_the_deploy_naming_it() {
             ],
             &[],
         );
-        let (out, err) = text(&o);
-        assert_eq!(o.status.code(), Some(1), "{what}: {out}{err}");
+        let err = o.stderr();
+        o.code(1);
         assert!(
             err.contains("dml.int_sales_order_lines.properties") && err.contains(why),
             "{what}: {err}"
@@ -964,24 +881,19 @@ fn a_pending_parent_that_fails_fails_the_deploy_and_its_children_are_not_created
 }
 
 fn pending_parent_fails(pending_reads: usize) {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     let parent = "dev-usw2-sales-dml-int-sales-orders-enriched";
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "deploy", "--product-name", "sales"],
-        &[],
-    );
-    assert!(o.status.success(), "{}", text(&o).1);
+    let o = run(&t, &["pipeline", "deploy", "--product-name", "sales"], &[]);
+    o.success();
     assert_eq!(fake.phase(parent).as_deref(), Some("RUNNING"));
     // Its child is gone (deleted): the next deploy creates it again.
     for child in [
         "dev-usw2-sales-dml-int-sales-order-lines",
         "dev-usw2-sales-ddl-int-sales-order-lines",
     ] {
-        let o = run(&p, &fake, &["statement", "delete", child], &[]);
-        assert!(o.status.success(), "{}", text(&o).1);
+        let o = run(&t, &["statement", "delete", child], &[]);
+        o.success();
     }
     let before = fake.created().len();
     fake.force_phase(parent, "PENDING", "");
@@ -991,8 +903,7 @@ fn pending_parent_fails(pending_reads: usize) {
     // The deploy's listing (its plan) reads it PENDING; only its reads of the statement move it on.
     fake.advance_on_get_only(parent);
     let o = run(
-        &p,
-        &fake,
+        &t,
         &[
             "--output",
             "json",
@@ -1003,8 +914,8 @@ fn pending_parent_fails(pending_reads: usize) {
         ],
         &[],
     );
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let out = o.stdout();
+    o.code(1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(v["success"], false);
     let node = v["nodes"]
@@ -1059,9 +970,7 @@ fn redacted(v: &serde_json::Value, fake: &FakeConfluent) -> serde_json::Value {
 #[test]
 fn status_and_undeploy_json_are_their_reports() {
     let fake = FakeConfluent::start();
-    let t = Test::fixture()
-        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
-        .confluent(&fake);
+    let t = project(&fake);
     let scope = ["[PIPELINES]", "--table-name", "src_sales_orders"];
     t.cmd(&[&["pipeline", "deploy"], &scope[..]].concat())
         .success();

@@ -6,10 +6,10 @@
 //!
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 
-use crate::support::{stderr, stdout};
+use crate::support::test::Outcome;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 const GATEWAY: &str = "http://127.0.0.1:8083";
 const JOBMANAGER: &str = "http://127.0.0.1:8081";
@@ -40,7 +40,7 @@ const TOTALS_DML_FILE: &str = "facts/e/fct_totals/sql-scripts/dml.fct_e_totals.s
 const LINES_DML_FILE: &str = "intermediates/e/int_lines/sql-scripts/dml.int_e_lines.sql";
 const LINES_DDL_FILE: &str = "intermediates/e/int_lines/sql-scripts/ddl.int_e_lines.sql";
 
-fn run(root: &Path, args: &[&str]) -> (Value, Output) {
+fn run(root: &Path, args: &[&str]) -> (Value, Outcome) {
     let out = crate::support::command()
         .arg("--config")
         .arg(root.join("config.yaml"))
@@ -51,12 +51,13 @@ fn run(root: &Path, args: &[&str]) -> (Value, Output) {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let v = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+    let out = Outcome::of(&args.join(" "), out, None);
+    let v = serde_json::from_str(&out.stdout_raw()).unwrap_or_else(|e| {
         panic!(
             "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
-            out.status.code(),
-            stdout(&out),
-            stderr(&out)
+            out.output.status.code(),
+            out.stdout_raw(),
+            out.stderr_raw()
         )
     });
     (v, out)
@@ -106,7 +107,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
 
     // 1. A valid project: every statement explained, nothing rejected.
     let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
-    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    out.success();
     let statements = v["engine_check"]["statements"].as_array().unwrap();
     let outcome = |name: &str| -> String {
         statements
@@ -127,7 +128,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
         root,
         &["pipeline", "explain", "--changelog-mode", "--dir", "facts"],
     );
-    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    out.success();
     let sink = v["statements"]
         .as_array()
         .unwrap()
@@ -169,7 +170,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     )
     .unwrap();
     let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
-    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    out.code(1);
     assert_eq!(
         rejections(&v),
         vec![(
@@ -187,7 +188,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     )
     .unwrap();
     let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
-    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    out.code(1);
     assert_eq!(rejections(&v)[0].0, "engine-changelog-mismatch", "{v:#}");
 
     // 5. A DDL type error is the DDL's error, once, at its line, the unknown type
@@ -199,7 +200,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     )
     .unwrap();
     let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
-    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    out.code(1);
     assert_eq!(
         rejections(&v),
         vec![(

@@ -4,7 +4,8 @@
 //! nothing a run created is left behind; the integration test of a three-table subgraph (a source, a
 //! CTAS, an aggregate) passes and a wrong expectation fails. Skips without the stack, like `e2e_gateway`.
 
-use crate::support::{our_fixture, stderr, stdout};
+use crate::support::our_fixture;
+use crate::support::test::Outcome;
 use serde_json::Value;
 use std::process::Command;
 
@@ -68,13 +69,14 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
     )
     .unwrap();
     let run = |args: &[&str]| {
-        crate::support::command()
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
             .current_dir(tmp.path())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
     let p = pipelines.to_str().unwrap();
 
@@ -89,8 +91,8 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
         "--junit",
         junit.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let text = v.to_string();
     for table in [
         "sales_fct_order_payments",
@@ -120,8 +122,8 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
     let csv = std::fs::read_to_string(&expected).unwrap();
     std::fs::write(&expected, csv.replace("10,1,42,3,", "10,1,41,3,")).unwrap();
     let o = run(&["table", "run-unit-tests", "int_inventory_stock_levels", p]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let out = stdout(&o);
+    let o = o.code(1);
+    let out = o.stdout_raw();
     assert!(out.contains("FAIL"), "{out}");
     assert!(
         out.contains("41") && out.contains("42"),
@@ -137,7 +139,7 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
         "int_inventory_stock_levels",
         p,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
 }
 
 #[test]
@@ -156,24 +158,25 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     )
     .unwrap();
     let run = |args: &[&str]| {
-        crate::support::command()
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
             .current_dir(tmp.path())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
     let p = pipelines.to_str().unwrap();
     let sink = "int_inventory_stock_levels";
     // src_inventory_stock_movements → int_inventory_movements_typed (a CTAS) → the sink.
     let o = run(&["project", "init-integration-tests", "--table-name", sink, p]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
 
     // 1. Not filled in yet: FAIL, with the sink's rows as CSV lines to paste.
     let o = run(&["project", "run-integration-tests", "--table-name", sink, p]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let out = stdout(&o);
+    let o = o.code(1);
+    let out = o.stdout_raw();
     assert!(out.contains("not filled in yet"), "{out}");
     for row in [
         "1,1,-10,1,2025-01-01 10:01:00",
@@ -201,8 +204,8 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
         "--junit",
         junit.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(v["passed"], true, "{v:#}");
     assert_eq!(v["suites"][0]["cases"][0]["result"], "PASS", "{v:#}");
     assert!(
@@ -214,8 +217,8 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     // 3. A wrong expectation: FAIL with both values, exit 1.
     std::fs::write(&expected, good.replace("2,2,-9,1,", "2,2,9,1,")).unwrap();
     let o = run(&["project", "run-integration-tests", "--table-name", sink, p]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let out = stdout(&o);
+    let o = o.code(1);
+    let out = o.stdout_raw();
     assert!(out.contains("FAIL") && out.contains("-9"), "{out}");
     assert!(out.contains("0 passed, 1 failed"), "{out}");
 
@@ -228,7 +231,7 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
         "sales_mv_top_stores",
         p,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     std::fs::write(
         pipelines
             .join("views/sales/mv_top_stores/tests/integration/expected_sales_mv_top_stores_1.csv"),
@@ -242,8 +245,12 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
         "sales_mv_top_stores",
         p,
     ]);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+    let o = o.success();
+    assert!(
+        o.stdout_raw().contains("1 passed, 0 failed"),
+        "{}",
+        o.stdout_raw()
+    );
 
     // 5. Nothing left running; delete-integration-tests finds no statement.
     assert_eq!(live_jobs(&prefix), Vec::<String>::new());
@@ -256,7 +263,7 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
         sink,
         p,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(v["statements"], serde_json::json!([]), "{v:#}");
 }

@@ -1,6 +1,7 @@
 //! Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 //! `fixtures/expected_graph.json`, the project must validate cleanly, and the JSON outputs are golden files.
 
+use crate::support::Test;
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::graph::canonical_layer;
@@ -92,8 +93,8 @@ fn normalise(s: &str, root: &Path) -> String {
 #[test]
 fn golden_inventory_json() {
     let (_tmp, root) = our_fixture();
-    let o = flinkpipe(&["table", "build-inventory", root.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Test::outside(&["table", "build-inventory", root.to_str().unwrap()]);
+    o.success();
     let text = std::fs::read_to_string(root.join("inventory.json")).unwrap();
     insta::assert_snapshot!("example_inventory_json", text);
 }
@@ -101,8 +102,8 @@ fn golden_inventory_json() {
 #[test]
 fn golden_metadata_files() {
     let (_tmp, root) = our_fixture();
-    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Test::outside(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    o.success();
     let def = std::fs::read_to_string(
         root.join("facts/c360/fct_customer_orders/pipeline_definition.json"),
     )
@@ -111,8 +112,8 @@ fn golden_metadata_files() {
     let graph = std::fs::read_to_string(root.join("pipeline_graph.json")).unwrap();
     insta::assert_snapshot!("example_pipeline_graph_json", graph);
     // A second build rewrites the same bytes: no stale edges, no merge.
-    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
-    assert!(o.status.success());
+    let o = Test::outside(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    o.success();
     assert_eq!(
         std::fs::read_to_string(root.join("pipeline_graph.json")).unwrap(),
         graph
@@ -122,7 +123,7 @@ fn golden_metadata_files() {
 #[test]
 fn golden_execution_plan_json() {
     let (_tmp, root) = our_fixture();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "build-execution-plan",
         root.to_str().unwrap(),
@@ -132,9 +133,9 @@ fn golden_execution_plan_json() {
         "--output",
         "json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    insta::assert_snapshot!("example_plan_sales_json", normalise(&stdout(&o), &root));
-    let text = flinkpipe(&[
+    let o = o.success();
+    insta::assert_snapshot!("example_plan_sales_json", normalise(&o.stdout_raw(), &root));
+    let text = Test::outside(&[
         "pipeline",
         "build-execution-plan",
         root.to_str().unwrap(),
@@ -142,24 +143,24 @@ fn golden_execution_plan_json() {
         "sales",
         "--may-start-descendants",
     ]);
-    insta::assert_snapshot!("example_plan_sales_text", stdout(&text));
+    insta::assert_snapshot!("example_plan_sales_text", text.stdout_raw());
 }
 
 #[test]
 fn golden_graph_exports() {
     let (_tmp, root) = our_fixture();
     for format in ["mermaid", "dot", "json"] {
-        let o = flinkpipe(&[
+        let o = Test::outside(&[
             "pipeline",
             "graph",
             root.to_str().unwrap(),
             "--format",
             format,
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        insta::assert_snapshot!(format!("example_graph_{format}"), stdout(&o));
+        let o = o.success();
+        insta::assert_snapshot!(format!("example_graph_{format}"), o.stdout_raw());
     }
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "graph",
         root.to_str().unwrap(),
@@ -168,20 +169,20 @@ fn golden_graph_exports() {
         "--format",
         "json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    insta::assert_snapshot!("example_graph_select", stdout(&o));
+    let o = o.success();
+    insta::assert_snapshot!("example_graph_select", o.stdout_raw());
 }
 
 #[test]
 fn golden_report() {
     let (_tmp, root) = our_fixture();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "report",
         "c360_fct_customer_orders",
         root.to_str().unwrap(),
         "--children-too",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    insta::assert_snapshot!("example_report_text", stdout(&o));
+    let o = o.success();
+    insta::assert_snapshot!("example_report_text", o.stdout_raw());
 }

@@ -3,7 +3,9 @@
 //! the middle, a statement set writing two tables), the refusals, and a run against the Confluent
 //! fake that passes and leaves nothing behind. The run on a real Flink is in `e2e_unit_tests`.
 
-use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, QueryScript, SECRET};
+use crate::fake_confluent::{FakeConfluent, QueryScript};
+use crate::support::Test;
+use crate::support::test::Outcome;
 use flinkpipe::config::Config;
 use flinkpipe::project::LoadOptions;
 use flinkpipe::unittest::Suffix;
@@ -12,24 +14,17 @@ use flinkpipe::unittest::prepare::{PrepareOptions, Role};
 use flinkpipe::unittest::rewrite::Storage;
 use serde_json::json;
 use std::path::Path;
-use std::process::Output;
 
 const LEVELS: &str = "intermediates/inventory/int_stock_levels/tests/integration";
 
-fn texts(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn init(pipelines: &Path, sink: &str) -> Output {
-    crate::support::command()
-        .args(["project", "init-integration-tests", "--table-name", sink])
-        .arg(pipelines)
-        .current_dir(pipelines.parent().unwrap())
-        .output()
-        .unwrap()
+fn init(t: &Test, sink: &str) -> Outcome {
+    t.cmd(&[
+        "project",
+        "init-integration-tests",
+        "--table-name",
+        sink,
+        "[PIPELINES]",
+    ])
 }
 
 fn load(pipelines: &Path) -> flinkpipe::project::Project {
@@ -42,10 +37,11 @@ fn it() -> Suffix {
 
 #[test]
 fn init_writes_source_rows_an_unfilled_expectation_and_the_definitions() {
-    let (_t, pipelines) = crate::support::our_fixture();
-    let o = init(&pipelines, "int_inventory_stock_levels");
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
+    let o = init(&t, "int_inventory_stock_levels");
+    let out = o.stdout();
+    o.success();
     assert!(
         out.contains("(sources: src_inventory_stock_movements)"),
         "{out}"
@@ -90,29 +86,26 @@ fn init_writes_source_rows_an_unfilled_expectation_and_the_definitions() {
         "sku_id,warehouse_id,on_hand,movements,last_movement_at\n",
     )
     .unwrap();
-    let o = init(&pipelines, "int_inventory_stock_levels");
-    let (out, _) = texts(&o);
-    assert!(o.status.success());
+    let o = init(&t, "int_inventory_stock_levels");
+    let out = o.stdout();
+    o.success();
     assert_eq!(out.matches("(exists)").count(), 3, "{out}");
     assert_eq!(
         std::fs::read_to_string(dir.join("expected_int_inventory_stock_levels_1.csv")).unwrap(),
         "sku_id,warehouse_id,on_hand,movements,last_movement_at\n"
     );
     // shift_left's form: the sink as a positional, --project-path, and a JSON report.
-    let o = crate::support::command()
-        .args([
-            "--output",
-            "json",
-            "project",
-            "init-integration-tests",
-            "sales_fct_store_revenue_1m",
-            "--project-path",
-        ])
-        .arg(&pipelines)
-        .output()
-        .unwrap();
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{err}");
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "project",
+        "init-integration-tests",
+        "sales_fct_store_revenue_1m",
+        "--project-path",
+        "[PIPELINES]",
+    ]);
+    let out = o.stdout();
+    o.success();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         v["inputs"],
@@ -123,7 +116,8 @@ fn init_writes_source_rows_an_unfilled_expectation_and_the_definitions() {
 
 #[test]
 fn the_subgraph_runs_parents_first_and_statement_sets_once() {
-    let (_t, pipelines) = crate::support::our_fixture();
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
     let project = load(&pipelines);
     let sg = integration::subgraph(&project, "sales_fct_store_revenue_1m").unwrap();
     assert_eq!(sg.sources, ["src_sales_fx_rates", "src_sales_orders"]);
@@ -181,12 +175,9 @@ fn the_subgraph_runs_parents_first_and_statement_sets_once() {
 
 #[test]
 fn every_table_of_the_subgraph_is_renamed_and_mapped_to_the_test_broker() {
-    let (_t, pipelines) = crate::support::our_fixture();
-    assert!(
-        init(&pipelines, "int_inventory_stock_levels")
-            .status
-            .success()
-    );
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
+    init(&t, "int_inventory_stock_levels").success();
     let project = load(&pipelines);
     let opts = PrepareOptions {
         suffix: it(),
@@ -259,31 +250,29 @@ fn every_table_of_the_subgraph_is_renamed_and_mapped_to_the_test_broker() {
 
 #[test]
 fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
-    let (_t, pipelines) = crate::support::our_fixture();
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
     let run = |args: &[&str]| {
-        crate::support::command()
-            .args(["project", "run-integration-tests"])
-            .args(args)
-            .arg(&pipelines)
-            .current_dir(pipelines.parent().unwrap())
-            .output()
-            .unwrap()
+        t.cmd(
+            &[
+                &["project", "run-integration-tests"],
+                args,
+                &["[PIPELINES]"],
+            ]
+            .concat(),
+        )
     };
     // No definitions yet: says how to write them.
     let o = run(&["--table-name", "int_inventory_stock_levels"]);
-    let (_, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let err = o.stderr();
+    o.code(1);
     assert!(
         err.contains(&format!("pipelines/{LEVELS}/integration_test_definitions.yaml"))
             && err.contains("run `flinkpipe project init-integration-tests --table-name int_inventory_stock_levels` first"),
         "{err}"
     );
     // An input for a table that is not a source: the line of the entry.
-    assert!(
-        init(&pipelines, "int_inventory_stock_levels")
-            .status
-            .success()
-    );
+    init(&t, "int_inventory_stock_levels").success();
     let defs = pipelines
         .join(LEVELS)
         .join("integration_test_definitions.yaml");
@@ -298,8 +287,8 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
     )
     .unwrap();
     let o = run(&["--table-name", "int_inventory_stock_levels"]);
-    let (_, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let err = o.stderr();
+    o.code(1);
     assert!(
         err.contains(&format!("pipelines/{LEVELS}/integration_test_definitions.yaml:7: input for 'int_inventory_movements_typed', which is not a source of the subgraph of int_inventory_stock_levels (its sources: src_inventory_stock_movements)")),
         "{err}"
@@ -307,8 +296,8 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
     // --dry-run: the repaired suite is checked offline; the expectation not filled in yet is said.
     std::fs::write(&defs, text).unwrap();
     let o = run(&["--dry-run", "--table-name", "int_inventory_stock_levels"]);
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("int_inventory_stock_levels: 1 test case(s) checked (it_int_inventory_stock_levels_1), 1 check(s) not ready: a run would fail them; test tables: src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it; nothing was run (--dry-run)"),
         "{out}"
@@ -321,20 +310,16 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
     )
     .unwrap();
     let o = run(&["--dry-run", "--table-name", "int_inventory_stock_levels"]);
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let out = o.stdout();
+    o.success();
     assert!(out.contains("1 test case(s) ready"), "{out}");
     // No sink: a usage error.
-    let o = crate::support::command()
-        .args(["project", "run-integration-tests"])
-        .output()
-        .unwrap();
-    let (_, err) = texts(&o);
-    assert_ne!(o.status.code(), Some(0));
-    assert!(err.contains("--table-name SINK"), "{err}");
+    Test::new()
+        .args(&["project", "run-integration-tests"])
+        .run()
+        .failure()
+        .stderr_has("--table-name SINK");
 }
-
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n  catalog_name: my-env\n  database_name: my-cluster\n";
 
 /// The sink as Confluent sends it: an upsert changelog with one update.
 fn levels_script() -> QueryScript {
@@ -373,37 +358,20 @@ fn levels_script() -> QueryScript {
 
 #[test]
 fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
-    let (tmp, pipelines) = crate::support::our_fixture();
-    std::fs::write(
-        tmp.path().join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    assert!(
-        init(&pipelines, "int_inventory_stock_levels")
-            .status
-            .success()
-    );
+    let fake = FakeConfluent::start();
+    let t = Test::fixture()
+        .confluent(&fake)
+        .config_append("  catalog_name: my-env\n  database_name: my-cluster\n");
+    let pipelines = t.pipelines.clone();
+    init(&t, "int_inventory_stock_levels").success();
     std::fs::write(
         pipelines.join(LEVELS).join("expected_int_inventory_stock_levels_1.csv"),
         "sku_id,warehouse_id,on_hand,movements,last_movement_at\n1,1,-10,1,2025-01-01 10:01:00\n2,2,-9,1,2025-01-01 10:02:00\n3,3,-8,1,2025-01-01 10:03:00\n",
     )
     .unwrap();
-    let fake = FakeConfluent::start();
     fake.add_query("int_inventory_stock_levels_it`", levels_script());
-    let run = |args: &[&str]| {
-        crate::support::command()
-            .args(args)
-            .arg(&pipelines)
-            .current_dir(tmp.path())
-            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-            .env("SL_FLINK_API_KEY", KEY)
-            .env("SL_FLINK_API_SECRET", SECRET)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap()
-    };
-    let junit = tmp.path().join("junit.xml");
+    let run = |args: &[&str]| t.cmd(&[args, &["[PIPELINES]"]].concat());
+    let junit = t.root.join("junit.xml");
     let o = run(&[
         "--output",
         "json",
@@ -414,8 +382,8 @@ fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
         "--table-name",
         "int_inventory_stock_levels",
     ]);
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let out = o.stdout();
+    o.success();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let case = &v["suites"][0]["cases"][0];
     assert_eq!(case["name"], "it_int_inventory_stock_levels_1");
@@ -474,8 +442,8 @@ fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
         "--table-name",
         "int_inventory_stock_levels",
     ]);
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let out = o.stdout();
+    o.success();
     assert!(out.contains("statements: none"), "{out}");
     assert!(
         out.contains("src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it"),
@@ -485,12 +453,13 @@ fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
 
 #[test]
 fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
-    let (tmp, pipelines) = crate::support::our_fixture();
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
     let sink = "c360_dim_customers";
     // No DDL for ext_c360_loyalty_members: refused, nothing written, the way out said.
-    let o = init(&pipelines, sink);
-    let (_, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let o = init(&t, sink);
+    let err = o.stderr();
+    o.code(1);
     assert!(
         err.contains("source 'ext_c360_loyalty_members' of the subgraph of c360_dim_customers has no DDL in the project")
             && err.contains("flinkpipe.gateway.external_ddl"),
@@ -500,7 +469,7 @@ fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
     assert!(!dir.exists());
     // With the external DDL configured: a copy renamed to _it, declared as a foundation.
     let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/external");
-    let config = tmp.path().join("config.yaml");
+    let config = t.root.join("config.yaml");
     std::fs::write(
         &config,
         format!(
@@ -509,15 +478,16 @@ fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
         ),
     )
     .unwrap();
-    let o = crate::support::command()
-        .arg("--config")
-        .arg(&config)
-        .args(["project", "init-integration-tests", "--table-name", sink])
-        .arg(&pipelines)
-        .output()
-        .unwrap();
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let o = t.cmd(&[
+        "--config",
+        config.to_str().unwrap(),
+        "project",
+        "init-integration-tests",
+        "--table-name",
+        sink,
+        "[PIPELINES]",
+    ]);
+    o.success();
     let ddl = std::fs::read_to_string(dir.join("ddl_ext_c360_loyalty_members.sql")).unwrap();
     assert!(
         ddl.contains("CREATE TABLE IF NOT EXISTS ext_c360_loyalty_members_it"),
@@ -529,27 +499,25 @@ fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
         "{defs}"
     );
     // The run's offline checks accept it.
-    let o = crate::support::command()
-        .arg("--config")
-        .arg(&config)
-        .args([
-            "project",
-            "run-integration-tests",
-            "--dry-run",
-            "--table-name",
-            sink,
-        ])
-        .arg(&pipelines)
-        .output()
-        .unwrap();
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "not filled in yet: {out}\n{err}");
+    let o = t.cmd(&[
+        "--config",
+        config.to_str().unwrap(),
+        "project",
+        "run-integration-tests",
+        "--dry-run",
+        "--table-name",
+        sink,
+        "[PIPELINES]",
+    ]);
+    let out = o.stdout();
+    o.code(1);
     assert!(out.contains("ext_c360_loyalty_members_it"), "{out}");
 }
 
 #[test]
 fn every_subgraph_of_the_example_runs_each_statement_after_the_statements_it_reads() {
-    let (_t, pipelines) = crate::support::our_fixture();
+    let t = Test::fixture();
+    let pipelines = t.pipelines.clone();
     let project = load(&pipelines);
     let mut checked = 0;
     for (name, t) in &project.inventory.tables {

@@ -4,12 +4,9 @@
 //! `live_tests.yaml` refused with its file and line before any query, and `--blue-green`
 //! selecting the open release's green tables.
 
-use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, QueryScript, SECRET};
-use crate::support::{our_fixture, stderr, stdout};
+use crate::fake_confluent::{FakeConfluent, QueryScript};
+use crate::support::Test;
 use serde_json::{Value, json};
-use std::process::Output;
-
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
 
 const TABLE: &str = "c360_fct_customer_orders";
 const TESTS_FILE: &str = "pipelines/facts/c360/fct_customer_orders/tests/live_tests.yaml";
@@ -26,38 +23,11 @@ tests:
     sql: SELECT * FROM {table} WHERE paid_orders < 0
 ";
 
-struct Project {
-    _tmp: tempfile::TempDir,
-    root: std::path::PathBuf,
-}
-
-fn project(tests: &str) -> Project {
-    let (tmp, _) = our_fixture();
-    let root = tmp.path().to_path_buf();
-    std::fs::write(
-        root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    let file = root.join(TESTS_FILE);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(file, tests).unwrap();
-    Project { _tmp: tmp, root }
-}
-
-fn run(p: &Project, fake: &FakeConfluent, args: &[&str]) -> Output {
-    let o = crate::support::command()
-        .args(args)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
-    o
+/// The example project on `fake`, with `tests` as the live tests of [`TABLE`].
+fn project(fake: &FakeConfluent, tests: &str) -> Test {
+    Test::fixture()
+        .confluent(fake)
+        .file(TESTS_FILE.strip_prefix("pipelines/").unwrap(), tests)
 }
 
 fn col(name: &str, t: &str) -> Value {
@@ -148,8 +118,8 @@ fn by_name(report: &Value) -> std::collections::BTreeMap<String, Value> {
 
 #[test]
 fn every_kind_of_live_test_passes_on_good_rows_with_junit_and_no_query_left() {
-    let p = project(TESTS);
     let fake = FakeConfluent::start();
+    let t = project(&fake, TESTS);
     fake.add_query("WHERE paid_orders < 0", script(&[]));
     fake.add_query(
         &format!("FROM `{TABLE}`"),
@@ -158,25 +128,21 @@ fn every_kind_of_live_test_passes_on_good_rows_with_junit_and_no_query_left() {
             json!(["2", "silver", "5", stamp(120)]),
         ]),
     );
-    let junit = p.root.join("out/live.xml");
+    let junit = t.root.join("out/live.xml");
     std::fs::create_dir_all(junit.parent().unwrap()).unwrap();
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "pipeline",
-            "test-live",
-            "pipelines",
-            "--junit",
-            junit.to_str().unwrap(),
-            "--idle",
-            "1",
-        ],
-    );
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "pipeline",
+        "test-live",
+        "pipelines",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--idle",
+        "1",
+    ]);
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
     assert_eq!(
         (&v["passed"], &v["failed"], &v["errors"]),
         (&json!(7), &json!(0), &json!(0)),
@@ -237,8 +203,8 @@ fn every_kind_of_live_test_passes_on_good_rows_with_junit_and_no_query_left() {
 
 #[test]
 fn every_kind_of_live_test_fails_on_bad_rows_with_its_failing_rows() {
-    let p = project(TESTS);
     let fake = FakeConfluent::start();
+    let t = project(&fake, TESTS);
     let old_wire = stamp(7200);
     let old = iso(&old_wire);
     fake.add_query(
@@ -255,39 +221,35 @@ fn every_kind_of_live_test_fails_on_bad_rows_with_its_failing_rows() {
             json!(["2", "bronze", "3", old_wire]),
         ]),
     );
-    let junit = p.root.join("live.xml");
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "pipeline",
-            "test-live",
-            "pipelines",
-            "--table-name",
-            TABLE,
-            "--max-failing-rows",
-            "1",
-            "--junit",
-            junit.to_str().unwrap(),
-            "--idle",
-            "1",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let junit = t.root.join("live.xml");
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "pipeline",
+        "test-live",
+        "pipelines",
+        "--table-name",
+        TABLE,
+        "--max-failing-rows",
+        "1",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--idle",
+        "1",
+    ]);
+    let o = o.code(1);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
     assert_eq!(
         (&v["passed"], &v["failed"], &v["errors"]),
         (&json!(0), &json!(7), &json!(0)),
         "{v:#}"
     );
-    let t = by_name(&v);
+    let tests = by_name(&v);
     let got = |n: &str| {
         (
-            t[n]["message"].as_str().unwrap().to_string(),
-            t[n]["failing_count"].as_u64().unwrap(),
-            t[n]["failing_rows"].clone(),
+            tests[n]["message"].as_str().unwrap().to_string(),
+            tests[n]["failing_count"].as_u64().unwrap(),
+            tests[n]["failing_rows"].clone(),
         )
     };
     assert_eq!(
@@ -360,13 +322,9 @@ fn every_kind_of_live_test_fails_on_bad_rows_with_its_failing_rows() {
         "{xml}"
     );
     // The text report names each failure with its file and line.
-    let o = run(
-        &p,
-        &fake,
-        &["pipeline", "test-live", "pipelines", "--idle", "1"],
-    );
-    assert_eq!(o.status.code(), Some(1));
-    let text = stdout(&o);
+    let o = t.cmd(&["pipeline", "test-live", "pipelines", "--idle", "1"]);
+    let o = o.code(1);
+    let text = o.stdout();
     assert!(
         text.contains(&format!(
             "FAIL {TABLE}.not_null_loyalty_tier: {TESTS_FILE}:3: 1 row(s) NULL in loyalty_tier\n  customer_id=1, loyalty_tier=NULL, paid_orders=3, updated_at={old}\n"
@@ -381,41 +339,37 @@ fn every_kind_of_live_test_fails_on_bad_rows_with_its_failing_rows() {
 
 #[test]
 fn a_bad_live_tests_file_is_refused_with_file_and_line_before_any_query() {
-    let p = project(
+    let fake = FakeConfluent::start();
+    let t = project(
+        &fake,
         "tests:\n  - not_null: [a]\n  - row_count: {min: 1}\n    freshness: {column: ts, max_age: 1h}\n",
     );
-    let fake = FakeConfluent::start();
-    let o = run(&p, &fake, &["pipeline", "test-live", "pipelines"]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    assert!(
-        stderr(&o).contains(&format!(
-            "{TESTS_FILE}:3: one check per test (row_count, freshness given): make them separate items"
-        )),
-        "{}",
-        stderr(&o)
-    );
+    t.cmd(&["pipeline", "test-live", "pipelines"])
+        .code(1)
+        .stderr_is(&format!(
+            "error: {TESTS_FILE}:3: one check per test (row_count, freshness given): make them separate items\n"
+        ));
     assert!(fake.created().is_empty(), "{:?}", fake.created());
     // A custom query that writes is refused the same way.
     std::fs::write(
-        p.root.join(TESTS_FILE),
+        t.root.join(TESTS_FILE),
         "tests:\n  - row_count: {min: 1}\n  - sql: INSERT INTO {table} SELECT * FROM {table}\n",
     )
     .unwrap();
-    let o = run(&p, &fake, &["pipeline", "test-live", "pipelines"]);
-    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
-    assert!(
-        stderr(&o).contains(&format!("{TESTS_FILE}:3:1: `sql query` is for reading")),
-        "{}",
-        stderr(&o)
-    );
+    t.cmd(&["pipeline", "test-live", "pipelines"])
+        .code(2)
+        .stderr_is(&format!(
+            "error: {TESTS_FILE}:3:1: `sql query` is for reading: this INSERT statement writes or defines (deploy it with `pipeline deploy`)\n"
+        ));
     assert!(fake.created().is_empty(), "{:?}", fake.created());
 }
 
 #[test]
 fn blue_green_tests_the_green_tables_of_the_open_release() {
-    let p = project("tests:\n  - row_count: {min: 1}\n");
+    let fake = FakeConfluent::start();
+    let t = project(&fake, "tests:\n  - row_count: {min: 1}\n");
     std::fs::write(
-        p.root.join("pipelines/blue_green.json"),
+        t.root.join("pipelines/blue_green.json"),
         serde_json::to_string_pretty(&json!({
             "format": 1,
             "releases": [{
@@ -436,27 +390,22 @@ fn blue_green_tests_the_green_tables_of_the_open_release() {
         .unwrap(),
     )
     .unwrap();
-    let fake = FakeConfluent::start();
     fake.add_query(
         &format!("FROM `{TABLE}`"),
         script(&[json!(["1", "gold", "3", stamp(0)])]),
     );
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "pipeline",
-            "test-live",
-            "pipelines",
-            "--blue-green",
-            "--idle",
-            "1",
-        ],
-    );
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "pipeline",
+        "test-live",
+        "pipelines",
+        "--blue-green",
+        "--idle",
+        "1",
+    ]);
+    let o = o.success();
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
     let tables: Vec<&str> = v["tables"]
         .as_array()
         .unwrap()
@@ -467,23 +416,19 @@ fn blue_green_tests_the_green_tables_of_the_open_release() {
     assert_eq!(v["passed"], 1);
     assert_eq!(queries_deleted(&fake), 1);
     // A table outside the release is refused with --blue-green.
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "pipeline",
-            "test-live",
-            "pipelines",
-            "--blue-green",
-            "--table-name",
-            "c360_dim_customers",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = t.cmd(&[
+        "pipeline",
+        "test-live",
+        "pipelines",
+        "--blue-green",
+        "--table-name",
+        "c360_dim_customers",
+    ]);
+    let o = o.code(2);
     assert!(
-        stderr(&o).contains("not a green table of the open release"),
+        o.stderr().contains("not a green table of the open release"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
@@ -491,26 +436,22 @@ fn blue_green_tests_the_green_tables_of_the_open_release() {
 /// is an ERROR, the command fails, and the query is deleted all the same.
 #[test]
 fn a_partial_read_never_passes() {
-    let p = project("tests:\n  - not_null: [loyalty_tier]\n");
     let fake = FakeConfluent::start();
+    let t = project(&fake, "tests:\n  - not_null: [loyalty_tier]\n");
     let mut s = script(&[json!(["1", "gold", "3", stamp(0)])]);
     s.bounded = false;
     fake.add_query(&format!("FROM `{TABLE}`"), s);
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "pipeline",
-            "test-live",
-            "pipelines",
-            "--idle",
-            "1",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "pipeline",
+        "test-live",
+        "pipelines",
+        "--idle",
+        "1",
+    ]);
+    let o = o.code(1);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
     let t = &v["tables"][0]["tests"][0];
     assert_eq!(t["verdict"], "ERROR", "{t:#}");
     assert_eq!(

@@ -1,7 +1,8 @@
 //! Execution-plan rules on small synthetic projects: scope filters at every level of the cascade, state
 //! forms, exclusions, --dml-only, --dir, table lists and errors.
 
-use crate::support::{flinkpipe, project, stderr, stdout};
+use crate::support::Test;
+use crate::support::project;
 use flinkpipe::config::Config;
 use flinkpipe::plan::{
     Action, ExecutionPlan, PlanOptions, Scope, StatementNaming, StatementStatus, build_plan,
@@ -282,7 +283,7 @@ fn cli_reads_status_file_and_table_list_files() {
     .unwrap();
     let list = dir.join("list.json");
     std::fs::write(&list, r#"{"file_list": [{"table_name": "b"}]}"#).unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "build-execution-plan",
         root.to_str().unwrap(),
@@ -293,9 +294,9 @@ fn cli_reads_status_file_and_table_list_files() {
         "--output",
         "json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    assert!(!o.stderr_raw().contains("warning"), "{}", o.stderr_raw());
+    let v: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let rows: Vec<(String, String)> = v["nodes"]
         .as_array()
         .unwrap()
@@ -320,7 +321,7 @@ fn cli_reads_status_file_and_table_list_files() {
     // environment: a warning (the plan still runs).
     let plan_with = |text: &str| {
         std::fs::write(&status, text).unwrap();
-        flinkpipe(&[
+        Test::outside(&[
             "pipeline",
             "build-execution-plan",
             root.to_str().unwrap(),
@@ -331,25 +332,25 @@ fn cli_reads_status_file_and_table_list_files() {
         ])
     };
     let o = plan_with(r#"{"dev-usw2-p1-dml-a": "RUNNIN", "dev-usw2-p1-ddl-src": "COMPLETED"}"#);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         format!(
             "error: invalid statement status file {}: 'dev-usw2-p1-dml-a' has phase 'RUNNIN': not a statement phase (valid phases: PENDING, RUNNING, COMPLETED, DELETING, FAILING, FAILED, STOPPING, STOPPED, DEGRADED)\n",
             status.display()
         )
     );
     let o = plan_with(r#"{"prod-euc1-p1-dml-a": "RUNNING"}"#);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
-        stderr(&o)
+        o.stderr_raw()
             .contains("none of its 1 statements is a statement of this project (e.g. 'dev-usw2-"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // A bad status file is an error naming it.
     std::fs::write(&status, "[1, 2]").unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "build-execution-plan",
         root.to_str().unwrap(),
@@ -358,11 +359,11 @@ fn cli_reads_status_file_and_table_list_files() {
         "--statement-status",
         status.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("invalid statement status file"),
+        o.stderr_raw().contains("invalid statement status file"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -493,9 +494,9 @@ fn a_redeclared_table_is_shown_as_declare_and_not_counted_as_a_create() {
         "--statement-status",
         status.to_str().unwrap(),
     ];
-    let o = flinkpipe(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    let o = Test::outside(&args);
+    let o = o.success();
+    let out = o.stdout_raw();
     let action_of = |t: &str| {
         out.lines()
             .find(|l| l.split_whitespace().nth(2) == Some(t))
@@ -515,7 +516,7 @@ fn a_redeclared_table_is_shown_as_declare_and_not_counted_as_a_create() {
     // JSON keeps the action the executor runs (its DDL is created) and says why.
     let mut json = args.to_vec();
     json.extend(["--output", "json"]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&flinkpipe(&json))).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&Test::outside(&json).stdout_raw()).unwrap();
     assert_eq!(v["nodes"][0]["table_name"], "src");
     assert_eq!(v["nodes"][0]["action"], "create");
     assert_eq!(v["nodes"][0]["cause"]["kind"], "redeclared");

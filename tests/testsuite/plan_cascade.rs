@@ -3,7 +3,8 @@
 //! again, which is not a restart and cascades nothing. Checked on the example project and as a property
 //! over generated graphs, for every scope form.
 
-use crate::support::{flinkpipe, our_fixture, project, stdout};
+use crate::support::Test;
+use crate::support::{our_fixture, project};
 use flinkpipe::config::Config;
 use flinkpipe::plan::{
     Action, Cause, ExecutionPlan, Origin, PlanOptions, Scope, StatementNaming, StatementStatus,
@@ -516,8 +517,9 @@ fn table_names_and_a_table_list_give_the_same_plan() {
     ]);
     let mut by_list: Vec<&str> = common_args.to_vec();
     by_list.extend(["--table-list-file-name", list.to_str().unwrap()]);
-    let a: serde_json::Value = serde_json::from_str(&stdout(&flinkpipe(&by_names))).unwrap();
-    let b: serde_json::Value = serde_json::from_str(&stdout(&flinkpipe(&by_list))).unwrap();
+    let a: serde_json::Value =
+        serde_json::from_str(&Test::outside(&by_names).stdout_raw()).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&Test::outside(&by_list).stdout_raw()).unwrap();
     assert_eq!(a["nodes"], b["nodes"]);
     assert!(!a["nodes"].as_array().unwrap().is_empty());
 }

@@ -3,48 +3,9 @@
 //! max rows), 409 not ready, typed values, every output format, the query statement always deleted,
 //! and bad input refused before any server is contacted.
 
-use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, QueryScript, SECRET};
-use crate::support::{our_fixture, stderr, stdout};
+use crate::fake_confluent::{FakeConfluent, QueryScript};
+use crate::support::Test;
 use serde_json::{Value, json};
-use std::process::Output;
-
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
-
-struct Project {
-    _tmp: tempfile::TempDir,
-    root: std::path::PathBuf,
-}
-
-fn project() -> Project {
-    let (tmp, _) = our_fixture();
-    let root = tmp.path().to_path_buf();
-    std::fs::write(
-        root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    Project { _tmp: tmp, root }
-}
-
-fn run(p: &Project, fake: &FakeConfluent, args: &[&str]) -> Output {
-    let o = crate::support::command()
-        .args(args)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    assert!(!all.contains(SECRET) && !all.contains(KEY), "{all}");
-    o
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
-    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
-}
 
 fn col(name: &str, t: &str) -> Value {
     json!({"name": name, "type": {"type": t, "nullable": true}})
@@ -93,13 +54,10 @@ fn queries_deleted(fake: &FakeConfluent) -> bool {
 
 #[test]
 fn a_changelog_folds_into_one_row_per_key_and_the_statement_is_deleted() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query("FROM orders_by_store", counts());
-    let o = run(
-        &p,
-        &fake,
-        &[
+    let o = t.cmd(&[
             "--output",
             "json",
             "sql",
@@ -107,9 +65,10 @@ fn a_changelog_folds_into_one_row_per_key_and_the_statement_is_deleted() {
             "SELECT store_id, COUNT(*) AS orders, SUM(amount) AS amount FROM orders_by_store GROUP BY store_id",
         ],
     );
-    let v = json_of(&o);
+    let o = o.success();
+    let v = o.stdout_json();
     // Each row object keeps the columns' order (scripts and people read it so).
-    let raw = stdout(&o);
+    let raw = o.stdout();
     let rows_at = raw.find("\"rows\"").unwrap();
     let at = |k: &str| raw[rows_at..].find(k).unwrap();
     assert!(
@@ -145,21 +104,20 @@ fn a_changelog_folds_into_one_row_per_key_and_the_statement_is_deleted() {
 
 #[test]
 fn changelog_output_lists_every_change_in_arrival_order() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query("FROM orders_by_store", counts());
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "sql",
             "query",
             "SELECT * FROM orders_by_store",
             "--changelog",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     let kinds: Vec<&str> = v["changes"]
         .as_array()
         .unwrap()
@@ -172,18 +130,14 @@ fn changelog_output_lists_every_change_in_arrival_order() {
         json!({"store_id": 1, "orders": 1, "amount": 10.5})
     );
     // Text: an op column, aligned columns with names and types.
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "sql",
-            "query",
-            "SELECT * FROM orders_by_store",
-            "--changelog",
-        ],
-    );
-    let out = stdout(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT * FROM orders_by_store",
+        "--changelog",
+    ]);
+    let out = o.stdout();
+    let o = o.success();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[0].split_whitespace().collect::<Vec<_>>(),
@@ -199,24 +153,22 @@ fn changelog_output_lists_every_change_in_arrival_order() {
         ["-U", "1", "1", "10.50"]
     );
     assert!(
-        stderr(&o).contains("2 row(s) from 5 change(s); complete"),
+        o.stderr().contains("2 row(s) from 5 change(s); complete"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
 #[test]
 fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let mut script = counts();
     script.bounded = false;
     script.upsert_columns = None;
     fake.add_query("FROM endless", script);
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "sql",
@@ -224,18 +176,17 @@ fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() 
             "SELECT * FROM endless",
             "--idle",
             "0.5",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["complete"], false);
     assert_eq!(v["stopped_by"], "idle");
     // No key: a multiset of whole rows, -U removes one equal row.
     assert_eq!(v["key"], Value::Null);
     assert_eq!(v["rows"].as_array().unwrap().len(), 3, "{v:#}");
     assert!(queries_deleted(&fake));
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "sql",
@@ -245,8 +196,9 @@ fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() 
             "1",
             "--idle",
             "0.5",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     // An updating result is folded to the stop condition, then its first row printed.
     assert_eq!(v["stopped_by"], "idle");
     assert_eq!(v["rows"].as_array().unwrap().len(), 1);
@@ -256,43 +208,35 @@ fn an_unbounded_query_stops_when_idle_or_at_max_rows_with_the_snapshot_so_far() 
 
 #[test]
 fn csv_and_jsonl_formats() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query("FROM orders_by_store", counts());
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "sql",
-            "query",
-            "SELECT * FROM orders_by_store",
-            "--format",
-            "csv",
-        ],
-    );
-    assert_eq!(stdout(&o), "store_id,orders,amount\n1,2,21.00\n2,2,6.25\n");
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT * FROM orders_by_store",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(o.stdout(), "store_id,orders,amount\n1,2,21.00\n2,2,6.25\n");
     fake.add_query("FROM orders_by_store", counts());
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "sql",
-            "query",
-            "SELECT * FROM orders_by_store",
-            "--format",
-            "jsonl",
-        ],
-    );
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT * FROM orders_by_store",
+        "--format",
+        "jsonl",
+    ]);
     assert_eq!(
-        stdout(&o),
+        o.stdout(),
         "{\"store_id\":1,\"orders\":2,\"amount\":21.00}\n{\"store_id\":2,\"orders\":2,\"amount\":6.25}\n"
     );
 }
 
 #[test]
 fn a_preview_reads_the_table_from_the_start_keyed_by_its_primary_key() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query(
         "FROM `c360_fct_customer_orders`",
         QueryScript {
@@ -308,10 +252,8 @@ fn a_preview_reads_the_table_from_the_start_keyed_by_its_primary_key() {
             ..QueryScript::default()
         },
     );
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "table",
@@ -320,8 +262,9 @@ fn a_preview_reads_the_table_from_the_start_keyed_by_its_primary_key() {
             "pipelines",
             "--where",
             "orders > 0",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["table_name"], "c360_fct_customer_orders");
     assert_eq!(
         v["sql"],
@@ -349,39 +292,36 @@ fn a_preview_reads_the_table_from_the_start_keyed_by_its_primary_key() {
         "latest-offset"
     );
     // The current version of a table is found from its unversioned name; unknown names get a hint.
-    let o = run(
-        &p,
-        &fake,
-        &["table", "preview", "c360_fct_customer_order", "pipelines"],
-    );
-    assert_eq!(o.status.code(), Some(1));
+    let o = t.cmd(&["table", "preview", "c360_fct_customer_order", "pipelines"]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(
+        o.stderr().contains(
             "unknown table 'c360_fct_customer_order' (did you mean 'c360_fct_customer_orders'?)"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
 }
 
 #[test]
 fn a_query_that_fails_reports_the_engine_message_and_is_deleted() {
-    let p = project();
     let fake = FakeConfluent::start();
-    let o = run(&p, &fake, &["sql", "query", "SELECT * FROM FAIL_ME"]);
-    assert_eq!(o.status.code(), Some(1));
+    let t = Test::fixture().confluent(&fake);
+    let o = t.cmd(&["sql", "query", "SELECT * FROM FAIL_ME"]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("SQL validation failed. Object 'FAIL_ME' not found"),
+        o.stderr()
+            .contains("SQL validation failed. Object 'FAIL_ME' not found"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(queries_deleted(&fake), "{:?}", fake.deletes());
 }
 
 #[test]
 fn writing_sql_and_several_statements_are_refused_before_any_server_is_contacted() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     for (sql, expected) in [
         (
             "INSERT INTO t SELECT * FROM s",
@@ -397,9 +337,9 @@ fn writing_sql_and_several_statements_are_refused_before_any_server_is_contacted
         ),
         ("   ", "no query to run"),
     ] {
-        let o = run(&p, &fake, &["sql", "query", sql]);
-        assert_eq!(o.status.code(), Some(2), "{sql}");
-        assert!(stderr(&o).contains(expected), "{sql}: {}", stderr(&o));
+        let o = t.cmd(&["sql", "query", sql]);
+        let o = o.code(2);
+        assert!(o.stderr().contains(expected), "{sql}: {}", o.stderr());
     }
     assert_eq!(fake.request_count(), 0);
 }
@@ -408,26 +348,20 @@ fn writing_sql_and_several_statements_are_refused_before_any_server_is_contacted
 /// `--output json`), never the same one twice, until the timeout; the query is then deleted.
 #[test]
 fn follow_prints_each_changed_snapshot_once() {
-    use crate::support::Test;
     let fake = FakeConfluent::start();
     let mut script = counts();
     script.bounded = false;
     fake.add_query("FROM live_counts", script);
-    let t = Test::fixture()
-        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
-        .env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .args(&[
-            "--output",
-            "json",
-            "sql",
-            "query",
-            "SELECT * FROM live_counts",
-            "--follow",
-            "--timeout",
-            "4",
-        ]);
+    let t = Test::fixture().confluent(&fake).args(&[
+        "--output",
+        "json",
+        "sql",
+        "query",
+        "SELECT * FROM live_counts",
+        "--follow",
+        "--timeout",
+        "4",
+    ]);
     let out = t.run().success().stdout();
     let snapshots: Vec<Value> = out
         .lines()
@@ -452,21 +386,6 @@ fn follow_prints_each_changed_snapshot_once() {
     assert!(queries_deleted(&fake));
 }
 
-/// Spawns `flinkpipe ARGS` against the fake from the project's root.
-fn spawn(p: &Project, fake: &FakeConfluent, args: &[&str]) -> std::process::Child {
-    crate::support::command()
-        .args(args)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// Waits (up to 20 s) until `ready` holds.
 fn wait_for(what: &str, ready: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -481,7 +400,6 @@ fn wait_for(what: &str, ready: impl Fn() -> bool) {
 /// deleted before the process ends, whichever signal it was.
 #[test]
 fn a_query_stopped_by_any_signal_deletes_its_statement() {
-    let p = project();
     let endless = |fake: &FakeConfluent, from: &str| {
         let mut script = counts();
         script.bounded = false;
@@ -520,7 +438,13 @@ fn a_query_stopped_by_any_signal_deletes_its_statement() {
                     "60",
                 ]
             };
-            let child = spawn(&p, &fake, &args);
+            let t = Test::fixture().confluent(&fake);
+            let child = t
+                .command(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
             // Its results are being read: the query runs.
             wait_for(&format!("{case}: reading results"), || {
                 fake.requests()
@@ -529,7 +453,7 @@ fn a_query_stopped_by_any_signal_deletes_its_statement() {
             });
             // SAFETY: our own child, still running (it reads until 60 s).
             unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-            let out = child.wait_with_output().unwrap();
+            let out = t.outcome(&case, child.wait_with_output().unwrap()).output;
             assert!(
                 out.status.code().is_some(),
                 "{case}: killed by the signal instead of handling it: {:?}",
@@ -545,14 +469,14 @@ fn a_query_stopped_by_any_signal_deletes_its_statement() {
 #[test]
 fn a_query_whose_create_answer_is_lost_is_deleted() {
     use crate::fake_confluent::{Fault, FaultAction};
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let mut script = counts();
     script.bounded = false;
     fake.add_query("FROM endless", script);
     fake.add_fault(Fault::new(Some("POST"), None, FaultAction::DropAfter, 1));
-    let o = run(&p, &fake, &["sql", "query", "SELECT * FROM endless"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = t.cmd(&["sql", "query", "SELECT * FROM endless"]);
+    o.code(1);
     let stored: Vec<String> = fake
         .created()
         .into_iter()
@@ -567,20 +491,16 @@ fn a_query_whose_create_answer_is_lost_is_deleted() {
 #[test]
 fn a_query_clean_up_retries_through_429s() {
     use crate::fake_confluent::Fault;
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query("FROM bounded", counts());
     fake.add_fault(Fault::too_many(Some("DELETE"), 1, 7));
-    let o = run(
-        &p,
-        &fake,
-        &["--output", "json", "sql", "query", "SELECT * FROM bounded"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = t.cmd(&["--output", "json", "sql", "query", "SELECT * FROM bounded"]);
+    let o = o.success();
     assert!(
-        !stderr(&o).contains("could not be stopped"),
+        !o.stderr().contains("could not be stopped"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     let deletes = fake
         .requests()
@@ -604,8 +524,8 @@ fn regions(pages: Vec<Vec<(Option<u8>, Value)>>, bounded: bool) -> QueryScript {
 
 #[test]
 fn a_keyed_result_keeps_a_key_between_its_update_before_and_after() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     // Unbounded: the read idles out right after the -U page, before its +U arrives.
     fake.add_query(
         "FROM by_region",
@@ -617,10 +537,8 @@ fn a_keyed_result_keeps_a_key_between_its_update_before_and_after() {
             false,
         ),
     );
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "sql",
@@ -628,8 +546,9 @@ fn a_keyed_result_keeps_a_key_between_its_update_before_and_after() {
             "SELECT * FROM by_region",
             "--idle",
             "0.5",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["key"], json!(["region"]));
     assert_eq!(
         v["rows"],
@@ -648,25 +567,24 @@ fn a_keyed_result_keeps_a_key_between_its_update_before_and_after() {
             true,
         ),
     );
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "sql",
             "query",
             "SELECT * FROM region_totals",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["rows"], json!([{"region": "EU", "n": 2}]));
     assert_eq!(v["complete"], true);
 }
 
 #[test]
 fn a_statement_that_fails_and_then_ends_is_a_failure_and_is_deleted() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let mut s = regions(
         vec![
             vec![(None, json!(["EU", "1"]))],
@@ -677,24 +595,20 @@ fn a_statement_that_fails_and_then_ends_is_a_failure_and_is_deleted() {
     s.fail_at = Some((1, "Deserialization error at offset 42".into()));
     s.fail_ends = true;
     fake.add_query("FROM failing_end", s);
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "sql",
-            "query",
-            "SELECT * FROM failing_end",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "sql",
+        "query",
+        "SELECT * FROM failing_end",
+    ]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("Deserialization error at offset 42"),
+        o.stderr().contains("Deserialization error at offset 42"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
-    assert!(!stdout(&o).contains("\"complete\": true"), "{}", stdout(&o));
+    assert!(!o.stdout().contains("\"complete\": true"), "{}", o.stdout());
     assert!(queries_deleted(&fake), "{:?}", fake.deletes());
 }
 
@@ -705,8 +619,8 @@ fn a_statement_that_fails_mid_stream_is_a_failure_whatever_stops_the_read() {
         &["--timeout", "1"][..],
         &["--max-rows", "2"][..],
     ] {
-        let p = project();
         let fake = FakeConfluent::start();
+        let t = Test::fixture().confluent(&fake);
         let mut s = regions(
             vec![
                 vec![(None, json!(["EU", "1"]))],
@@ -724,12 +638,12 @@ fn a_statement_that_fails_mid_stream_is_a_failure_whatever_stops_the_read() {
             "SELECT * FROM failing_mid",
         ];
         args.extend_from_slice(stop);
-        let o = run(&p, &fake, &args);
-        assert_eq!(o.status.code(), Some(1), "{stop:?}: {}", stderr(&o));
+        let o = t.cmd(&args);
+        let o = o.code(1);
         assert!(
-            stderr(&o).contains("Table 'x' does not exist"),
+            o.stderr().contains("Table 'x' does not exist"),
             "{stop:?}: {}",
-            stderr(&o)
+            o.stderr()
         );
         assert!(queries_deleted(&fake), "{stop:?}");
     }
@@ -737,8 +651,8 @@ fn a_statement_that_fails_mid_stream_is_a_failure_whatever_stops_the_read() {
 
 #[test]
 fn next_links_are_followed_as_given_with_the_parameters_the_service_adds() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let mut s = regions(
         vec![
             vec![(None, json!(["EU", "1"]))],
@@ -749,11 +663,10 @@ fn next_links_are_followed_as_given_with_the_parameters_the_service_adds() {
     );
     s.next_param = Some(("cursor_hint".into(), "abc".into()));
     fake.add_query("FROM linked", s);
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &["--output", "json", "sql", "query", "SELECT * FROM linked"],
-    ));
+    let v = t
+        .cmd(&["--output", "json", "sql", "query", "SELECT * FROM linked"])
+        .success()
+        .stdout_json();
     assert_eq!(
         v["rows"],
         json!([{"region": "EU", "n": 1}, {"region": "US", "n": 3}])
@@ -763,8 +676,8 @@ fn next_links_are_followed_as_given_with_the_parameters_the_service_adds() {
 
 #[test]
 fn nested_types_on_confluent_are_named_and_typed_recursively() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query(
         "FROM nested_things",
         QueryScript {
@@ -792,17 +705,16 @@ fn nested_types_on_confluent_are_named_and_typed_recursively() {
             ..QueryScript::default()
         },
     );
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "sql",
             "query",
             "SELECT * FROM nested_things",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     let types: Vec<&str> = v["columns"]
         .as_array()
         .unwrap()
@@ -833,8 +745,8 @@ fn nested_types_on_confluent_are_named_and_typed_recursively() {
 
 #[test]
 fn csv_tells_null_from_the_empty_string() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query(
         "FROM notes",
         QueryScript {
@@ -848,13 +760,9 @@ fn csv_tells_null_from_the_empty_string() {
             ..QueryScript::default()
         },
     );
-    let o = run(
-        &p,
-        &fake,
-        &["sql", "query", "SELECT * FROM notes", "--format", "csv"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "id,note\n1,\n2,\"\"\n3,\"a, \"\"b\"\"\"\n");
+    let o = t.cmd(&["sql", "query", "SELECT * FROM notes", "--format", "csv"]);
+    let o = o.success();
+    assert_eq!(o.stdout(), "id,note\n1,\n2,\"\"\n3,\"a, \"\"b\"\"\"\n");
 }
 
 /// `pipeline release-check` reads blue and green as `table preview` does and compares them by the
@@ -862,8 +770,8 @@ fn csv_tells_null_from_the_empty_string() {
 /// they are declared with `--expect-diff`; every query statement is deleted.
 #[test]
 fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let script = |rows: &[(&str, &str)]| QueryScript {
         columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
         upsert_columns: None,
@@ -899,37 +807,33 @@ fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences
         a.extend_from_slice(extra);
         a
     };
-    let o = run(&p, &fake, &args(&[]));
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = t.cmd(&args(&[]));
+    let o = o.code(1);
+    let v = o.stdout_json();
     assert_eq!(v["verdict"], "differs", "{v:#}");
-    let t = &v["tables"][0];
-    assert_eq!(t["key"], json!(["customer_id"]));
+    let table = &v["tables"][0];
+    assert_eq!(table["key"], json!(["customer_id"]));
     assert_eq!(
         (
-            &t["blue_rows"],
-            &t["green_rows"],
-            &t["only_in_blue"],
-            &t["only_in_green"],
-            &t["values_differ"]
+            &table["blue_rows"],
+            &table["green_rows"],
+            &table["only_in_blue"],
+            &table["only_in_green"],
+            &table["values_differ"]
         ),
         (&json!(3), &json!(2), &json!(1), &json!(0), &json!(1)),
-        "{t:#}"
+        "{table:#}"
     );
     // Sample rows in column order.
-    assert_eq!(t["only_in_blue_samples"], json!([[9, 1]]));
+    assert_eq!(table["only_in_blue_samples"], json!([[9, 1]]));
     // Declared: the orders column changes and keys may leave.
-    let o = run(
-        &p,
-        &fake,
-        &args(&[
-            "--expect-diff",
-            "c360_fct_customer_orders.orders",
-            "--expect-diff",
-            "c360_fct_customer_orders.customer_id",
-        ]),
-    );
-    let v = json_of(&o);
+    let o = t.cmd(&args(&[
+        "--expect-diff",
+        "c360_fct_customer_orders.orders",
+        "--expect-diff",
+        "c360_fct_customer_orders.customer_id",
+    ]));
+    let v = o.success().stdout_json();
     assert_eq!(v["verdict"], "expected-difference", "{v:#}");
     assert!(queries_deleted(&fake));
 }
@@ -939,8 +843,8 @@ fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences
 /// pull-request markdown; its own bounded queries are never listed.
 #[test]
 fn release_check_lists_who_still_reads_blue() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let script = |rows: &[(&str, &str)]| QueryScript {
         columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
         upsert_columns: None,
@@ -971,7 +875,7 @@ fn release_check_lists_who_still_reads_blue() {
             "reason": "logic change"}],
         "decommissioned": []}]});
     std::fs::write(
-        p.root.join("pipelines/blue_green.json"),
+        t.root.join("pipelines/blue_green.json"),
         serde_json::to_string_pretty(&record).unwrap(),
     )
     .unwrap();
@@ -983,7 +887,7 @@ fn release_check_lists_who_still_reads_blue() {
     let base = ["pipeline", "release-check", "pipelines", "--idle", "1"];
     let mut args = vec!["--output", "json"];
     args.extend(base);
-    let v = json_of(&run(&p, &fake, &args));
+    let v = t.cmd(&args).success().stdout_json();
     assert_eq!(v["verdict"], "same", "{v:#}");
     assert_eq!(
         v["readers"]["tables"],
@@ -997,9 +901,9 @@ fn release_check_lists_who_still_reads_blue() {
     assert_eq!(v["readers"]["consumer_groups"]["kind"], "not_checked");
     let mut args = base.to_vec();
     args.extend(["--format", "markdown"]);
-    let o = run(&p, &fake, &args);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let md = stdout(&o);
+    let o = t.cmd(&args);
+    let o = o.success();
+    let md = o.stdout();
     assert!(md.contains("#### Who still reads blue"), "{md}");
     assert!(
         md.contains(
@@ -1016,8 +920,8 @@ fn release_check_lists_who_still_reads_blue() {
 /// nanoseconds.
 #[test]
 fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_every_format() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let script = || QueryScript {
         columns: json!([
             col("id", "INTEGER"),
@@ -1054,8 +958,8 @@ fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_ever
     };
     let sql = "SELECT * FROM prices";
     fake.add_query("FROM prices", script());
-    let o = run(&p, &fake, &["--output", "json", "sql", "query", sql]);
-    let raw = stdout(&o);
+    let o = t.cmd(&["--output", "json", "sql", "query", sql]);
+    let raw = o.stdout();
     for exact in [
         r#""price": 12.50"#,
         r#""big": 12345678901234567890.1234567890"#,
@@ -1069,7 +973,7 @@ fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_ever
         assert!(raw.contains(exact), "{exact} not in {raw}");
     }
     // One JSON type per column: numbers only (never a string next to a number).
-    let v = json_of(&o);
+    let v = o.success().stdout_json();
     for r in v["rows"].as_array().unwrap() {
         assert!(r["price"].is_number() && r["big"].is_number(), "{r}");
     }
@@ -1079,23 +983,23 @@ fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_ever
         "{raw}"
     );
     fake.add_query("FROM prices", script());
-    let o = run(&p, &fake, &["sql", "query", sql, "--format", "csv"]);
+    let o = t.cmd(&["sql", "query", sql, "--format", "csv"]);
     assert_eq!(
-        stdout(&o),
+        o.stdout(),
         "id,price,big,at,prices\n\
          1,12.50,12345678901234567890.1234567890,2025-01-01T10:00:00.123456789,\"[1.0,2.5]\"\n\
          2,35.00,922337203685477.5807000000,2025-01-01T10:00:00.000000001,[]\n\
          3,0.10,0.0000000000,,\n"
     );
     fake.add_query("FROM prices", script());
-    let o = run(&p, &fake, &["sql", "query", sql, "--format", "jsonl"]);
+    let o = t.cmd(&["sql", "query", sql, "--format", "jsonl"]);
     assert_eq!(
-        stdout(&o).lines().next().unwrap(),
+        o.stdout().lines().next().unwrap(),
         r#"{"id":1,"price":12.50,"big":12345678901234567890.1234567890,"at":"2025-01-01T10:00:00.123456789","prices":[1.0,2.5]}"#
     );
     fake.add_query("FROM prices", script());
-    let o = run(&p, &fake, &["sql", "query", sql]);
-    let out = stdout(&o);
+    let o = t.cmd(&["sql", "query", sql]);
+    let out = o.stdout();
     let row2: Vec<&str> = out.lines().nth(4).unwrap().split_whitespace().collect();
     assert_eq!(
         row2[..4],
@@ -1114,8 +1018,8 @@ fn decimals_keep_their_digits_and_scale_and_timestamps_their_nanoseconds_in_ever
 /// append-only result stops at N rows (its rows are final), partial too.
 #[test]
 fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cut_midway() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     let windows = |bounded: bool| QueryScript {
         columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
         upsert_columns: Some(vec![0]),
@@ -1133,20 +1037,16 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
         ..QueryScript::default()
     };
     fake.add_query("FROM customer_windows", windows(true));
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "sql",
-            "query",
-            "SELECT * FROM customer_windows",
-            "--max-rows",
-            "1",
-        ],
-    );
-    let v = json_of(&o);
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "sql",
+        "query",
+        "SELECT * FROM customer_windows",
+        "--max-rows",
+        "1",
+    ]);
+    let v = o.success().stdout_json();
     assert_eq!(v["rows"], json!([{"customer_id": 7, "orders": 27}]));
     assert_eq!(v["total_rows"], 2);
     assert_eq!(v["stopped_by"], "end");
@@ -1158,49 +1058,42 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
     assert!(queries_deleted(&fake));
     // Text: the summary says how many of the snapshot's rows are shown.
     fake.add_query("FROM customer_windows", windows(true));
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "sql",
-            "query",
-            "SELECT * FROM customer_windows",
-            "--max-rows",
-            "1",
-            "--format",
-            "csv",
-        ],
-    );
-    assert_eq!(stdout(&o), "customer_id,orders\n7,27\n");
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT * FROM customer_windows",
+        "--max-rows",
+        "1",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(o.stdout(), "customer_id,orders\n7,27\n");
     assert!(
-        stderr(&o).contains("first 1 of 2 row(s) from 8 change(s); complete"),
+        o.stderr()
+            .contains("first 1 of 2 row(s) from 8 change(s); complete"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     // Unbounded: read to the idle stop, then cut; the snapshot is partial and the summary says so.
     fake.add_query("FROM live_windows", windows(false));
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "sql",
-            "query",
-            "SELECT * FROM live_windows",
-            "--max-rows",
-            "2",
-            "--idle",
-            "0.5",
-            "--format",
-            "csv",
-        ],
-    );
-    assert_eq!(stdout(&o), "customer_id,orders\n7,27\n8,176\n");
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT * FROM live_windows",
+        "--max-rows",
+        "2",
+        "--idle",
+        "0.5",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(o.stdout(), "customer_id,orders\n7,27\n8,176\n");
     assert!(
-        stderr(&o).contains(
+        o.stderr_raw().contains(
             "2 row(s) from 8 change(s); partial snapshot, stopped after 0.5s without new rows"
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // `table preview --limit` folds by the table's primary key the same way.
     fake.add_query("FROM `c360_fct_customer_orders`", {
@@ -1208,10 +1101,8 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
         s.upsert_columns = None;
         s
     });
-    let v = json_of(&run(
-        &p,
-        &fake,
-        &[
+    let v = t
+        .cmd(&[
             "--output",
             "json",
             "table",
@@ -1220,8 +1111,9 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
             "pipelines",
             "--limit",
             "1",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(v["key"], json!(["customer_id"]));
     assert_eq!(v["rows"], json!([{"customer_id": 7, "orders": 27}]));
     assert_eq!(v["total_rows"], 2);
@@ -1238,42 +1130,34 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
             ..QueryScript::default()
         },
     );
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "sql",
-            "query",
-            "SELECT * FROM clicks",
-            "--max-rows",
-            "2",
-        ],
-    );
-    let v = json_of(&o);
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "sql",
+        "query",
+        "SELECT * FROM clicks",
+        "--max-rows",
+        "2",
+    ]);
+    let v = o.success().stdout_json();
     assert_eq!(v["rows"], json!([{"id": 1}, {"id": 2}]));
     assert_eq!(v["stopped_by"], "max_rows");
     assert_eq!(v["partial"], true);
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "sql",
-            "query",
-            "SELECT * FROM clicks",
-            "--max-rows",
-            "2",
-            "--format",
-            "csv",
-        ],
-    );
-    assert_eq!(stdout(&o), "id\n1\n2\n");
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT * FROM clicks",
+        "--max-rows",
+        "2",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(o.stdout(), "id\n1\n2\n");
     assert!(
-        stderr(&o)
+        o.stderr()
             .contains("2 row(s) from 2 change(s); partial snapshot, stopped at the row limit"),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
     assert!(queries_deleted(&fake));
 }
@@ -1283,7 +1167,6 @@ fn a_row_limit_prints_the_first_rows_of_the_folded_snapshot_never_a_changelog_cu
 /// `[(EU,1),(US,1)] → [(EU,2),(US,1)] → [(EU,2),(US,3)]`, never a snapshot without a key.
 #[test]
 fn follow_on_a_keyed_result_never_shows_a_state_the_result_never_had() {
-    use crate::support::Test;
     let fake = FakeConfluent::start();
     fake.add_query(
         "FROM live_regions",
@@ -1303,10 +1186,7 @@ fn follow_on_a_keyed_result_never_shows_a_state_the_result_never_had() {
         ),
     );
     let out = Test::fixture()
-        .config(&CONFIG.replace("ORG", ORG).replace("ENV", ENV))
-        .env("SL_FLINK_SQL_ENDPOINT", &fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
+        .confluent(&fake)
         .args(&[
             "--output",
             "json",
@@ -1340,8 +1220,8 @@ fn follow_on_a_keyed_result_never_shows_a_state_the_result_never_had() {
 /// `inconsistencies`), its values typed like the rows: a DECIMAL is a number with its scale.
 #[test]
 fn a_retraction_of_a_missing_row_is_reported_with_typed_values() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
     fake.add_query(
         "FROM refunds",
         QueryScript {
@@ -1357,19 +1237,15 @@ fn a_retraction_of_a_missing_row_is_reported_with_typed_values() {
             ..QueryScript::default()
         },
     );
-    let o = run(
-        &p,
-        &fake,
-        &["--output", "json", "sql", "query", "SELECT * FROM refunds"],
-    );
+    let o = t.cmd(&["--output", "json", "sql", "query", "SELECT * FROM refunds"]);
     assert!(
-        stderr(&o).contains(
+        o.stderr().contains(
             "warning[changelog]: change #2 -D retracts a row that is not in the result: [9,1.00]"
         ),
         "{}",
-        stderr(&o)
+        o.stderr()
     );
-    let raw = stdout(&o).replace([' ', '\n'], "");
+    let raw = o.stdout().replace([' ', '\n'], "");
     assert!(
         raw.contains(r#""inconsistencies":[{"position":1,"kind":"-D","row":[9,1.00]}]"#),
         "{raw}"

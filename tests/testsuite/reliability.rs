@@ -7,7 +7,8 @@
 //! The 1,000,000-table chain and the 10,000-reader fan-out are `#[ignore]`d here and measured by
 //! `scripts/bench-shapes.sh` (BENCHMARKS.md).
 
-use crate::support::{command, project, stderr, stdout};
+use crate::support::test::Outcome;
+use crate::support::{command, project};
 use flinkpipe::config::Config;
 use flinkpipe::graph::{
     self, EdgeKind, GraphError, NodeInfo, PipelineGraph, child_tree, parent_tree, render_tree_text,
@@ -18,7 +19,7 @@ use flinkpipe::plan::{Action, PlanOptions, Scope, StatementNaming, StatementStat
 use flinkpipe::project::{LoadOptions, Project};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// The chain length of the in-memory walks: far beyond what one stack frame per level survives on a
@@ -225,7 +226,7 @@ fn fanout_on_disk(n: usize) -> (tempfile::TempDir, PathBuf) {
 
 /// Runs the binary, killing it (and failing) if it has not ended after `secs`: a hang guard, not a
 /// timing assertion (every command here ends in well under a second on a quiet machine).
-fn run_bounded(args: &[&str], secs: u64) -> Output {
+fn run_bounded(args: &[&str], secs: u64) -> Outcome {
     let child = command()
         .args(args)
         .current_dir(std::env::temp_dir())
@@ -240,7 +241,7 @@ fn run_bounded(args: &[&str], secs: u64) -> Output {
         let _ = tx.send(child.wait_with_output());
     });
     match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(o) => o.unwrap(),
+        Ok(o) => Outcome::of(&args.join(" "), o.unwrap(), None),
         Err(_) => {
             // SAFETY: our own child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -260,8 +261,8 @@ fn a_deep_report_prints_as_text_and_json_is_refused_past_its_depth_limit() {
     let last = name(n - 1);
     let r = path_str(&root);
     let o = run_bounded(&["pipeline", "report", &last, r], 120);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    let o = o.success();
+    let text = o.stdout_raw();
     assert_eq!(
         text.lines().count(),
         n + 1,
@@ -269,15 +270,15 @@ fn a_deep_report_prints_as_text_and_json_is_refused_past_its_depth_limit() {
     );
     assert!(text.contains(&format!("[depth {}] ", n - 1)));
     let o = run_bounded(&["pipeline", "report", &last, r, "--output", "json"], 120);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(&format!(
+        o.stderr_raw().contains(&format!(
             "error: the parent tree of '{last}' is {} levels deep; --output json nests one object per level and writes at most {}",
             n - 1,
             graph::MAX_JSON_DEPTH
-        )) && stderr(&o).contains(&format!("--select '+{last}' --format json")),
+        )) && o.stderr_raw().contains(&format!("--select '+{last}' --format json")),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // One level is fine.
     let o = run_bounded(
@@ -292,7 +293,7 @@ fn a_deep_report_prints_as_text_and_json_is_refused_past_its_depth_limit() {
         ],
         120,
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
 }
 
 /// Every `pipeline_definition.json` is proportional to its own table's parents and children: an
@@ -303,7 +304,7 @@ fn metadata_files_grow_with_their_own_edges_not_with_their_siblings() {
     let size_of_a_reader = |readers: usize| {
         let (_t, root) = fanout_on_disk(readers);
         let o = run_bounded(&["pipeline", "build-all-metadata", path_str(&root)], 300);
-        assert!(o.status.success(), "{}", stderr(&o));
+        o.success();
         let file = root.join("intermediates/c/int_f_0/pipeline_definition.json");
         let def: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -416,11 +417,11 @@ fn fifos_and_devices_are_refused_by_name_never_read() {
         for args in commands(&root) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let o = run_bounded(&args, 120);
-            assert_eq!(o.status.code(), Some(1), "{what}: {args:?}: {}", stderr(&o));
+            let o = o.code(1);
             assert!(
-                stderr(&o).contains(want),
+                o.stderr_raw().contains(want),
                 "{what}: {args:?}: {}",
-                stderr(&o)
+                o.stderr_raw()
             );
         }
     }
@@ -440,14 +441,14 @@ fn fifos_and_devices_are_refused_by_name_never_read() {
         ],
         120,
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(&format!(
+        o.stderr_raw().contains(&format!(
             "cannot read statement status file {}: not a regular file but a FIFO (named pipe): refused",
             fifo.display()
         )),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -460,11 +461,11 @@ fn files_over_the_size_limit_are_refused_with_their_size() {
     f.set_len(flinkpipe::fsutil::MAX_SQL_FILE_BYTES + 1)
         .unwrap();
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("error[file-refused]: pipelines/intermediates/c/int_big/sql-scripts/dml.int_big.sql: too large (8388609 bytes, over the limit of 8 MiB for this kind of file): refused"),
+        o.stderr_raw().contains("error[file-refused]: pipelines/intermediates/c/int_big/sql-scripts/dml.int_big.sql: too large (8388609 bytes, over the limit of 8 MiB for this kind of file): refused"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -476,11 +477,11 @@ fn small_input_mistakes_are_reported_not_skipped() {
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("sql-scripts"), "not a folder").unwrap();
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("error[sql-scripts-not-a-folder]: pipelines/intermediates/c/int_q/sql-scripts: sql-scripts is not a folder"),
+        o.stderr_raw().contains("error[sql-scripts-not-a-folder]: pipelines/intermediates/c/int_q/sql-scripts: sql-scripts is not a folder"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 
     // A UTF-8 byte order mark in external_tables.json is accepted.
@@ -492,7 +493,7 @@ fn small_input_mistakes_are_reported_not_skipped() {
     )
     .unwrap();
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
 
     // A phase that is not a statement phase.
     let (t, root) = two_tables();
@@ -510,11 +511,11 @@ fn small_input_mistakes_are_reported_not_skipped() {
         ],
         120,
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("'dev-usw2-c-dml-int-b' has phase 'BANANA': not a statement phase (valid phases: PENDING, RUNNING,"),
+        o.stderr_raw().contains("'dev-usw2-c-dml-int-b' has phase 'BANANA': not a statement phase (valid phases: PENDING, RUNNING,"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 
     // A config value of the wrong type: the key and the line.
@@ -531,8 +532,8 @@ fn small_input_mistakes_are_reported_not_skipped() {
         ],
         120,
     );
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert!(
         err.contains("flinkpipe.layers") && err.contains("line 3"),
         "{err}"
@@ -547,8 +548,8 @@ fn control_characters_in_folder_names_are_escaped_in_text() {
     let folder = root.join("intermediates/c/int_\u{1b}[31mred\tx/sql-scripts");
     std::fs::create_dir_all(&folder).unwrap();
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert!(!err.contains('\u{1b}') && !err.contains('\t'), "{err:?}");
     assert!(err.contains("int_\\x1b[31mred\\tx"), "{err}");
     // JSON keeps the exact name (escaped by JSON itself).
@@ -557,9 +558,9 @@ fn control_characters_in_folder_names_are_escaped_in_text() {
         120,
     );
     assert!(
-        stdout(&o).contains("int_\\u001b[31mred\\tx"),
+        o.stdout_raw().contains("int_\\u001b[31mred\\tx"),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
 }
 
@@ -598,7 +599,7 @@ fn leftovers(root: &Path) -> Vec<PathBuf> {
 fn built_chain(n: usize) -> (tempfile::TempDir, PathBuf, BTreeMap<PathBuf, String>) {
     let (t, root) = chain_on_disk(n);
     let o = run_bounded(&["pipeline", "build-all-metadata", path_str(&root)], 600);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let new = definitions(&root);
     assert_eq!(new.len(), n);
     for p in new.keys() {
@@ -704,15 +705,17 @@ fn a_killed_build_is_completed_or_undone_by_the_next_command() {
             // files were being replaced, a warning when only temporaries remain).
             let o = run_bounded(&["pipeline", "validate", path_str(&root)], 300);
             assert!(
-                stderr(&o).contains("[interrupted-write]: pipelines/.flinkpipe-batch-")
-                    && stderr(&o).contains("flinkpipe pipeline build-all-metadata"),
+                o.stderr_raw()
+                    .contains("[interrupted-write]: pipelines/.flinkpipe-batch-")
+                    && o.stderr_raw()
+                        .contains("flinkpipe pipeline build-all-metadata"),
                 "{}",
-                stderr(&o)
+                o.stderr_raw()
             );
         }
         // The next command that writes the tree (here the inventory) cleans up first.
         let o = run_bounded(&["table", "build-inventory", path_str(&root)], 300);
-        assert!(o.status.success(), "{}", stderr(&o));
+        o.success();
         assert_eq!(
             leftovers(&root),
             Vec::<PathBuf>::new(),
@@ -740,17 +743,17 @@ fn temporary_files_of_dead_processes_are_reported_and_removed_by_the_next_writer
         std::fs::write(f, "junk").unwrap();
     }
     let o = run_bounded(&["pipeline", "validate", path_str(&root)], 120);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     assert!(
-        stderr(&o).contains("warning[stale-temporary-files]: ")
-            && stderr(&o).contains("3 temporary file(s)"),
+        o.stderr_raw().contains("warning[stale-temporary-files]: ")
+            && o.stderr_raw().contains("3 temporary file(s)"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     assert!(stale.iter().all(|f| f.exists()), "validate writes nothing");
     let o = run_bounded(&["pipeline", "build-all-metadata", path_str(&root)], 120);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stale.iter().all(|f| !f.exists()), "{}", stderr(&o));
+    let o = o.success();
+    assert!(stale.iter().all(|f| !f.exists()), "{}", o.stderr_raw());
     assert_eq!(leftovers(&root), Vec::<PathBuf>::new());
 }
 
@@ -758,7 +761,7 @@ fn temporary_files_of_dead_processes_are_reported_and_removed_by_the_next_writer
 fn project_init_ignores_temporary_files() {
     let t = tempfile::tempdir().unwrap();
     let o = run_bounded(&["project", "init", "shop", path_str(t.path())], 60);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let gi = std::fs::read_to_string(t.path().join("shop/.gitignore")).unwrap();
     for want in [
         ".*.flinkpipe-tmp-*",
@@ -787,7 +790,7 @@ fn bench_commands_on_a_generated_tree() {
         let mut a = args.clone();
         a.push(path_str(&root));
         let o = run_bounded(&a, 3600);
-        assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+        o.success();
     }
 }
 

@@ -4,10 +4,10 @@
 //! blue SQL; a dry run changes nothing; a decommissioned release is refused), and the planning and
 //! acting steps on the in-memory target (order, failures, refusals).
 
-use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, ORG, SECRET};
+use crate::fake_confluent::FakeConfluent;
 use crate::memory_target::{MemoryTarget, Op, http};
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{our_fixture, stderr, stdout};
+use crate::support::{Test, stderr, stdout};
 use flinkpipe::ops::rollback;
 use flinkpipe::ops::statement::StatementVerb;
 use flinkpipe::plan::StatementNaming;
@@ -17,10 +17,7 @@ use flinkpipe::versioning::record::{
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Output;
 use std::time::Duration;
-
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n";
 
 const ENRICHED_DML: &str =
     "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
@@ -28,74 +25,42 @@ const BLUE_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched";
 const GREEN_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
 const GREEN_DDL: &str = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
 
-fn repo() -> Repo {
-    let r = Repo::new(our_fixture());
-    std::fs::write(
-        r.root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    r
+/// A git repository of the example project (its baseline committed) on `fake`; every command takes
+/// the pipelines folder last.
+fn repo(fake: &FakeConfluent) -> Test {
+    Test::fixture().git().confluent(fake).pipelines_last()
 }
 
-/// Runs `flinkpipe ARGS… PIPELINES` against the fake from the repository's root.
-fn run(r: &Repo, fake: &FakeConfluent, args: &[&str]) -> Output {
-    let o = crate::support::command()
-        .args(args)
-        .arg(&r.pipelines)
-        .current_dir(&r.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    for secret in [SECRET, KEY, CLOUD_SECRET, CLOUD_KEY] {
-        assert!(!all.contains(secret), "{all}");
-    }
-    o
+fn record_text(t: &Test) -> String {
+    std::fs::read_to_string(t.pipelines.join("blue_green.json")).unwrap()
 }
 
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
-    stdout(o)
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_str(&ok(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
-}
-
-fn record_text(r: &Repo) -> String {
-    std::fs::read_to_string(r.pipelines.join("blue_green.json")).unwrap()
-}
-
-fn record(r: &Repo) -> Value {
-    serde_json::from_str(&record_text(r)).unwrap()
+fn record(t: &Test) -> Value {
+    serde_json::from_str(&record_text(t)).unwrap()
 }
 
 /// Blue deployed, a logic change versioned and committed, green deployed beside blue.
-fn green_deployed(r: &Repo, fake: &FakeConfluent) {
-    ok(&run(r, fake, &["pipeline", "deploy", "--dir", "pipelines"]));
-    r.branch("feature");
-    r.edit(ENRICHED_DML, |t| {
+fn green_deployed(t: &Test, fake: &FakeConfluent) {
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
+    t.repo().branch("feature");
+    t.repo().edit(ENRICHED_DML, |t| {
         t.replace(
             "  ON o.currency = r.currency;",
             "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
         )
     });
-    r.commit("filter test orders", T_CHANGE);
-    ok(&run(
-        r,
-        fake,
-        &["pipeline", "blue-green", "--since", "main", "--apply"],
-    ));
-    r.commit("version the impacted tables", T_CHANGE + 60);
-    let d = json(&run(
-        r,
-        fake,
-        &["--output", "json", "pipeline", "deploy", "--blue-green"],
-    ));
+    t.repo().commit("filter test orders", T_CHANGE);
+    t.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
+        .success()
+        .stdout();
+    t.repo()
+        .commit("version the impacted tables", T_CHANGE + 60);
+    let d = t
+        .cmd(&["--output", "json", "pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout_json();
     assert_eq!(d["success"], true, "{d:#}");
     assert_eq!(fake.phase(GREEN_DML).as_deref(), Some("RUNNING"));
     assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
@@ -109,10 +74,10 @@ fn green_names(fake: &FakeConfluent) -> BTreeSet<String> {
         .collect()
 }
 
-fn git(r: &Repo, args: &[&str]) -> String {
+fn git(t: &Test, args: &[&str]) -> String {
     let o = std::process::Command::new("git")
         .args(args)
-        .current_dir(&r.root)
+        .current_dir(&t.root)
         .output()
         .unwrap();
     assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
@@ -121,9 +86,9 @@ fn git(r: &Repo, args: &[&str]) -> String {
 
 #[test]
 fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_blue_sql() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    green_deployed(&r, &fake);
+    let t = repo(&fake);
+    green_deployed(&t, &fake);
     let greens = green_names(&fake);
     assert!(
         greens.contains(GREEN_DML) && greens.contains(GREEN_DDL),
@@ -134,21 +99,20 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
         .into_iter()
         .filter(|(n, _)| !n.ends_with("-v2"))
         .collect();
-    let before_record = record_text(&r);
+    let before_record = record_text(&t);
 
     // The dry run lists the green statements, children first, and changes nothing.
-    let dry = json(&run(
-        &r,
-        &fake,
-        &[
+    let dry = t
+        .cmd(&[
             "--output",
             "json",
             "pipeline",
             "rollback",
             "--delete",
             "--dry-run",
-        ],
-    ));
+        ])
+        .success()
+        .stdout_json();
     assert_eq!(dry["dry_run"], true);
     let planned: Vec<String> = dry["plan"]["statements"]
         .as_array()
@@ -167,7 +131,7 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
         "a job before its declaration"
     );
     // The release lists parents first: each table's statements come after its children's.
-    let release = &record(&r)["releases"][0];
+    let release = &record(&t)["releases"][0];
     let tables = release["tables"].as_array().unwrap();
     let first_of = |t: &Value| {
         t["green_statements"]
@@ -205,41 +169,43 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
     assert_eq!(dry["git"]["restore"]["source"], base);
     assert_eq!(dry["git"]["restore"]["source_kind"], "base_commit");
     assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
-    assert_eq!(record_text(&r), before_record, "the dry run writes nothing");
+    assert_eq!(record_text(&t), before_record, "the dry run writes nothing");
 
     // Without --no-ack it asks; no answer (stdin closed) changes nothing.
-    let declined = run(&r, &fake, &["pipeline", "rollback", "--delete"]);
-    assert_eq!(declined.status.code(), Some(1));
+    let declined = t.cmd(&["pipeline", "rollback", "--delete"]);
+    let declined = declined.code(1);
     assert!(
-        stdout(&declined)
+        declined
+            .stdout()
             .contains("Delete them and record the release as rolled back? [y/N] nothing changed"),
         "{}",
-        stdout(&declined)
+        declined.stdout()
     );
     assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
-    assert_eq!(record_text(&r), before_record);
+    assert_eq!(record_text(&t), before_record);
 
     // The rollback deletes green, in the planned order, and nothing else.
-    let out = run(&r, &fake, &["pipeline", "rollback", "--delete", "--no-ack"]);
-    let text = ok(&out);
+    let out = t.cmd(&["pipeline", "rollback", "--delete", "--no-ack"]);
+    let out = out.success();
+    let text = out.stdout();
     assert_eq!(fake.deletes(), planned);
     assert!(green_names(&fake).is_empty(), "{:?}", fake.phases());
     let blue_after: BTreeMap<String, String> = fake.phases();
     assert_eq!(blue_after, blue_before, "blue untouched");
-    let rb = &record(&r)["releases"][0]["rolled_back"];
+    let rb = &record(&t)["releases"][0]["rolled_back"];
     assert_eq!(rb.as_array().unwrap().len(), 1, "{rb:#}");
     assert_eq!(rb[0]["statement_prefix"], "dev-usw2");
     assert_eq!(rb[0]["action"], "delete");
     assert_eq!(rb[0]["statements"], serde_json::json!(planned));
     assert_eq!(
-        record(&r)["releases"][0]["decommissioned"],
+        record(&t)["releases"][0]["decommissioned"],
         serde_json::json!([])
     );
     assert!(
         text.contains("recorded in blue_green.json: release"),
         "{text}"
     );
-    let release_commit = r.head_commit().to_string();
+    let release_commit = t.repo().head_commit().to_string();
     assert!(
         text.contains(&format!(
             "Now put the blue SQL back in the files ({} path(s), from the release's base commit {}; the release was committed in {}); run from ",
@@ -278,11 +244,11 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
     for c in &cmds {
         let words: Vec<String> = shell_words(c);
         let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-        git(&r, &args);
+        git(&t, &args);
     }
     assert_eq!(
         git(
-            &r,
+            &t,
             &[
                 "diff",
                 "--stat",
@@ -296,38 +262,44 @@ fn rollback_deletes_green_children_first_keeps_blue_records_it_and_restores_the_
         "",
         "the pipelines folder is the base's again"
     );
-    let status = git(&r, &["status", "--porcelain", "--", "pipelines"]);
+    let status = git(&t, &["status", "--porcelain", "--", "pipelines"]);
     assert!(status.is_empty(), "{status}");
 
     // Closed: status shows no blue-green pair, a second rollback and decommission find nothing open.
-    let s = json(&run(&r, &fake, &["--output", "json", "pipeline", "status"]));
+    let s = t
+        .cmd(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
     assert_eq!(s["blue_green"], serde_json::json!([]), "{s:#}");
-    let again = run(&r, &fake, &["pipeline", "rollback", "--no-ack"]);
-    assert_eq!(again.status.code(), Some(1));
+    let again = t.cmd(&["pipeline", "rollback", "--no-ack"]);
+    let again = again.code(1);
     assert!(
-        stderr(&again).contains("records no blue-green release to roll back"),
+        again
+            .stderr()
+            .contains("records no blue-green release to roll back"),
         "{}",
-        stderr(&again)
+        again.stderr()
     );
-    let dec = ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--dry-run"],
-    ));
+    let dec = t
+        .cmd(&["pipeline", "decommission", "--delete", "--dry-run"])
+        .success()
+        .stdout();
     assert!(dec.contains("No blue-green release is open"), "{dec}");
-    let check = run(&r, &fake, &["pipeline", "release-check"]);
-    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    let check = t.cmd(&["pipeline", "release-check"]);
+    let check = check.code(2);
     assert!(
-        stderr(&check).contains("no open blue-green release"),
+        check.stderr().contains("no open blue-green release"),
         "{}",
-        stderr(&check)
+        check.stderr()
     );
-    let redeploy = run(&r, &fake, &["pipeline", "deploy", "--blue-green"]);
-    assert_eq!(redeploy.status.code(), Some(1), "{}", stderr(&redeploy));
+    let redeploy = t.cmd(&["pipeline", "deploy", "--blue-green"]);
+    let redeploy = redeploy.code(1);
     assert!(
-        stderr(&redeploy).contains("records no green set still open"),
+        redeploy
+            .stderr()
+            .contains("records no green set still open"),
         "{}",
-        stderr(&redeploy)
+        redeploy.stderr()
     );
 }
 
@@ -370,10 +342,13 @@ fn shell_words(s: &str) -> Vec<String> {
 
 #[test]
 fn rollback_stops_green_jobs_by_default_and_leaves_declarations() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    green_deployed(&r, &fake);
-    let text = ok(&run(&r, &fake, &["pipeline", "rollback", "--no-ack"]));
+    let t = repo(&fake);
+    green_deployed(&t, &fake);
+    let text = t
+        .cmd(&["pipeline", "rollback", "--no-ack"])
+        .success()
+        .stdout();
     assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
     assert_eq!(fake.phase(GREEN_DML).as_deref(), Some("STOPPED"));
     assert_eq!(fake.phase(GREEN_DDL).as_deref(), Some("COMPLETED"));
@@ -386,7 +361,7 @@ fn rollback_stops_green_jobs_by_default_and_leaves_declarations() {
         text.contains(&format!("{GREEN_DDL}: declares the table, runs no job")),
         "{text}"
     );
-    let rb = &record(&r)["releases"][0]["rolled_back"][0];
+    let rb = &record(&t)["releases"][0]["rolled_back"][0];
     assert_eq!(rb["action"], "stop");
     let stopped: Vec<&str> = rb["statements"]
         .as_array()
@@ -402,27 +377,25 @@ fn rollback_stops_green_jobs_by_default_and_leaves_declarations() {
 
 #[test]
 fn a_decommissioned_release_cannot_be_rolled_back() {
-    let r = repo();
     let fake = FakeConfluent::start();
-    green_deployed(&r, &fake);
-    ok(&run(
-        &r,
-        &fake,
-        &["pipeline", "decommission", "--delete", "--no-ack"],
-    ));
+    let t = repo(&fake);
+    green_deployed(&t, &fake);
+    t.cmd(&["pipeline", "decommission", "--delete", "--no-ack"])
+        .success()
+        .stdout();
     let deletes = fake.deletes();
-    let before = record_text(&r);
+    let before = record_text(&t);
     for extra in [&["--no-ack"][..], &["--dry-run"][..]] {
         let mut args = vec!["pipeline", "rollback", "--delete"];
         args.extend_from_slice(extra);
-        let o = run(&r, &fake, &args);
-        assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-        let err = stderr(&o);
+        let o = t.cmd(&args);
+        let o = o.code(1);
+        let err = o.stderr();
         assert!(err.contains("cannot be rolled back"), "{err}");
         assert!(err.contains("was decommissioned at"), "{err}");
         assert_eq!(fake.deletes(), deletes, "nothing more deleted");
         assert_eq!(fake.phase(GREEN_DML).as_deref(), Some("RUNNING"));
-        assert_eq!(record_text(&r), before);
+        assert_eq!(record_text(&t), before);
     }
 }
 

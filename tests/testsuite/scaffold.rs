@@ -1,10 +1,11 @@
 //! Scaffolding: `project init`, `table init` (templates, overrides, naming) and the naming lint
 //! `table validate-table-names`, run through the real binary on temporary folders.
 
+use crate::support::Test;
+use crate::support::test::Outcome;
 use crate::support::*;
 use flinkpipe::config::Config;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 /// Every file under `root`, relative, sorted (`/` separators).
 fn files_under(root: &Path) -> Vec<String> {
@@ -28,20 +29,10 @@ fn read(p: impl AsRef<Path>) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
-fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-}
-
 /// A fresh data-product project `shop` with product `sales`; returns (guard, project root).
 fn shop() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "init",
         "shop",
@@ -51,24 +42,24 @@ fn shop() -> (tempfile::TempDir, PathBuf) {
         "--product",
         "sales",
     ]);
-    ok(&o);
+    o.success();
     let root = tmp.path().join("shop");
     (tmp, root)
 }
 
-fn table_init(root: &Path, args: &[&str]) -> Output {
+fn table_init(root: &Path, args: &[&str]) -> Outcome {
     let pipelines = root.join("pipelines");
     let mut all = vec!["table", "init"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--pipelines", pipelines.to_str().unwrap()]);
-    flinkpipe(&all)
+    Test::outside(&all)
 }
 
 #[test]
 fn project_init_kimball_creates_the_layout() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = flinkpipe(&["project", "init", "dwh", tmp.path().to_str().unwrap()]);
-    ok(&o);
+    let o = Test::outside(&["project", "init", "dwh", tmp.path().to_str().unwrap()]);
+    let o = o.success();
     let root = tmp.path().join("dwh");
     assert_eq!(
         files_under(&root),
@@ -84,7 +75,11 @@ fn project_init_kimball_creates_the_layout() {
             "pipelines/views/.gitkeep",
         ]
     );
-    assert!(stdout(&o).starts_with("created project "), "{}", stdout(&o));
+    assert!(
+        o.stdout_raw().starts_with("created project "),
+        "{}",
+        o.stdout_raw()
+    );
     // The config uses only shift_left's keys, so it loads without a warning.
     let cfg = Config::load(Some(&root.join("config.yaml"))).unwrap();
     assert!(cfg.unknown_keys.is_empty(), "{:?}", cfg.unknown_keys);
@@ -97,7 +92,7 @@ fn project_init_kimball_creates_the_layout() {
 #[test]
 fn project_init_data_product_has_a_folder_per_product() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--output",
         "json",
         "project",
@@ -107,7 +102,7 @@ fn project_init_data_product_has_a_folder_per_product() {
         "--project-type",
         "data_product",
     ]);
-    ok(&o);
+    let o = o.success();
     let root = tmp.path().join("dp");
     let expected = [
         ".gitignore",
@@ -121,7 +116,7 @@ fn project_init_data_product_has_a_folder_per_product() {
         "pipelines/views/data_product_1/.gitkeep",
     ];
     assert_eq!(files_under(&root), expected);
-    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(json["files"], serde_json::json!(expected));
     let cfg = Config::load(Some(&root.join("config.yaml"))).unwrap();
     assert_eq!(cfg.app.products, ["data_product_1"]);
@@ -136,10 +131,10 @@ fn project_init_refuses_to_overwrite_and_changes_nothing() {
     let root = tmp.path().join("dwh");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("README.md"), "mine\n").unwrap();
-    let o = flinkpipe(&["project", "init", "dwh", tmp.path().to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = Test::outside(&["project", "init", "dwh", tmp.path().to_str().unwrap()]);
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         format!(
             "error: refusing to overwrite existing file(s): {}\n",
             root.join("README.md").display()
@@ -190,7 +185,7 @@ fn table_init_per_layer_validates_and_parses_cleanly() {
             "sales_fct_revenue",
         ],
     ] {
-        ok(&table_init(&root, args));
+        table_init(&root, args).success();
     }
     let p = root.join("pipelines");
     let tables: Vec<String> = files_under(&p)
@@ -272,20 +267,20 @@ fn table_init_per_layer_validates_and_parses_cleanly() {
     }
 
     // The whole project validates, and follows its own naming convention.
-    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap()]);
-    ok(&o);
-    assert_eq!(stdout(&o), "ok: 6 tables, 5 edges, 0 warning(s)\n");
-    assert_eq!(stderr(&o), "");
-    let o = flinkpipe(&[
+    let o = Test::outside(&["pipeline", "validate", p.to_str().unwrap()]);
+    let o = o.success();
+    assert_eq!(o.stdout_raw(), "ok: 6 tables, 5 edges, 0 warning(s)\n");
+    assert_eq!(o.stderr_raw(), "");
+    let o = Test::outside(&[
         "--config",
         root.join("config.yaml").to_str().unwrap(),
         "table",
         "validate-table-names",
         p.to_str().unwrap(),
     ]);
-    ok(&o);
+    let o = o.success();
     assert_eq!(
-        stdout(&o),
+        o.stdout_raw(),
         "ok: 6 table folders follow the naming convention\n"
     );
 
@@ -317,9 +312,9 @@ fn table_init_errors_are_clear_and_write_nothing() {
     let (_t, root) = shop();
     let before = files_under(&root);
     let o = table_init(&root, &["orders", "facts", "--product", "sales"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         "error: a table in facts reads other tables: name them with --source TABLE (repeatable)\n"
     );
     let o = table_init(
@@ -333,53 +328,57 @@ fn table_init_errors_are_clear_and_write_nothing() {
             "src_nope",
         ],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         "error: --source 'src_nope': no table of the project (or of seeds/external_tables.json) has this name\n"
     );
     let o = table_init(&root, &["orders", "gold"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds\n"
     );
     let o = table_init(&root, &["bad-name", "sources"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("'bad-name' is not a valid table name"));
-    let o = table_init(&root, &["orders", "sources", "--product", "sa les"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("'sa les' is not a valid product name"),
+        o.stderr_raw()
+            .contains("'bad-name' is not a valid table name")
+    );
+    let o = table_init(&root, &["orders", "sources", "--product", "sa les"]);
+    let o = o.code(1);
+    assert!(
+        o.stderr_raw()
+            .contains("'sa les' is not a valid product name"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     assert_eq!(files_under(&root), before);
 
     // A second init of the same table refuses to overwrite it.
-    ok(&table_init(
-        &root,
-        &["orders", "sources", "--product", "sales"],
-    ));
+    table_init(&root, &["orders", "sources", "--product", "sales"]).success();
     let ddl = root.join("pipelines/sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql");
     std::fs::write(&ddl, "-- edited\n").unwrap();
     let o = table_init(
         &root,
         &["src_sales_orders", "sources", "--product", "sales"],
     );
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with("error: refusing to overwrite existing file(s): "));
+    let o = o.code(1);
+    assert!(
+        o.stderr_raw()
+            .starts_with("error: refusing to overwrite existing file(s): ")
+    );
     assert_eq!(read(&ddl), "-- edited\n");
 
     // Without --pipelines, $PIPELINES or ./pipelines: a clear error.
-    let o = flinkpipe(&["table", "init", "x", "sources"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = Test::outside(&["table", "init", "x", "sources"]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).starts_with(
+        o.stderr_raw().starts_with(
             "error: no pipelines folder at pipelines (use --pipelines DIR or $PIPELINES)"
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -393,10 +392,7 @@ fn project_templates_override_the_builtin_ones() {
         "-- our own template\nCREATE TABLE IF NOT EXISTS {{ table }} (\n  k STRING,\n  PRIMARY KEY (k) NOT ENFORCED\n) DISTRIBUTED BY HASH(k) INTO 6 BUCKETS WITH (\n  'changelog.mode' = '{{changelog_mode}}',\n  'kafka.cleanup-policy' = '{{cleanup_policy}}'\n);\n",
     )
     .unwrap();
-    ok(&table_init(
-        &root,
-        &["orders", "sources", "--product", "sales"],
-    ));
+    table_init(&root, &["orders", "sources", "--product", "sales"]).success();
     let folder = root.join("pipelines/sources/sales/src_orders");
     assert_eq!(
         read(folder.join("sql-scripts/ddl.src_sales_orders.sql")),
@@ -408,9 +404,9 @@ fn project_templates_override_the_builtin_ones() {
     // A typo in an overriding template is an error naming it, and nothing is written.
     std::fs::write(tpl.join("Makefile"), "all:\n\techo {{tabel}}\n").unwrap();
     let o = table_init(&root, &["payments", "sources", "--product", "sales"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert_eq!(
-        stderr(&o),
+        o.stderr_raw(),
         format!(
             "error: {}:2: unknown placeholder '{{{{tabel}}}}'\n",
             tpl.join("Makefile").display()
@@ -470,15 +466,15 @@ fn naming_lint_reports_each_mistake_with_file_and_line() {
     ]);
     let cfg = tmp.path().join("config.yaml");
     std::fs::write(&cfg, "app:\n  products: [sales]\n").unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--output",
         "json",
         "table",
         "validate-table-names",
         p.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let findings: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.code(1);
+    let findings: Vec<serde_json::Value> = serde_json::from_str(&o.stdout_raw()).unwrap();
     let lines: Vec<String> = findings
         .iter()
         .map(|d| {
@@ -507,9 +503,9 @@ fn naming_lint_reports_each_mistake_with_file_and_line() {
     );
     // Without the configuration, any product is accepted; the rest stays.
     let _ = std::fs::remove_file(&cfg);
-    let o = flinkpipe(&["table", "validate-table-names", p.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = Test::outside(&["table", "validate-table-names", p.to_str().unwrap()]);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert!(!err.contains("naming-product"), "{err}");
     // Text mode: first line as everywhere, then the snippet.
     assert!(
@@ -524,23 +520,15 @@ fn naming_lint_reports_each_mistake_with_file_and_line() {
 #[test]
 fn kimball_tables_without_product_and_configured_layer_folders() {
     let tmp = tempfile::tempdir().unwrap();
-    ok(&flinkpipe(&[
-        "project",
-        "init",
-        "dwh",
-        tmp.path().to_str().unwrap(),
-    ]));
+    Test::outside(&["project", "init", "dwh", tmp.path().to_str().unwrap()]).success();
     let root = tmp.path().join("dwh");
     // A layer folder of flinkpipe.layers is used as given; the table type comes from the mapping.
     let cfg = root.join("config.yaml");
     let text = read(&cfg)
         + "flinkpipe:\n  layers:\n    bronze: source\n  naming:\n    cleanup_policy:\n      facts: delete\n";
     std::fs::write(&cfg, text).unwrap();
-    ok(&table_init(&root, &["orders", "bronze"]));
-    ok(&table_init(
-        &root,
-        &["orders", "fact", "--source", "src_orders"],
-    ));
+    table_init(&root, &["orders", "bronze"]).success();
+    table_init(&root, &["orders", "fact", "--source", "src_orders"]).success();
     let p = root.join("pipelines");
     assert!(
         p.join("bronze/src_orders/sql-scripts/ddl.src_orders.sql")
@@ -558,27 +546,24 @@ fn kimball_tables_without_product_and_configured_layer_folders() {
     );
     assert!(read(p.join("facts/fct_orders/Makefile")).contains("PIPELINES := $(abspath ../..)"));
     let cfg_arg = cfg.to_str().unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--config",
         cfg_arg,
         "pipeline",
         "validate",
         p.to_str().unwrap(),
     ]);
-    ok(&o);
-    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
-    let o = flinkpipe(&["table", "validate-table-names", p.to_str().unwrap()]);
-    ok(&o);
+    let o = o.success();
+    assert_eq!(o.stdout_raw(), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+    let o = Test::outside(&["table", "validate-table-names", p.to_str().unwrap()]);
+    o.success();
 }
 
 #[test]
 fn table_makefile_runs_flinkpipe_on_its_project() {
     let (_t, root) = shop();
-    ok(&table_init(
-        &root,
-        &["orders", "sources", "--product", "sales"],
-    ));
-    ok(&table_init(
+    table_init(&root, &["orders", "sources", "--product", "sales"]).success();
+    table_init(
         &root,
         &[
             "orders",
@@ -588,7 +573,8 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
             "--source",
             "src_sales_orders",
         ],
-    ));
+    )
+    .success();
     // The project's configuration names the statements; another project's exported configuration
     // does not apply.
     std::fs::write(root.join("config.yaml"), "kafka:\n  cluster_type: stage\n").unwrap();
@@ -604,8 +590,9 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
         .env_remove("CONFIG_FILE")
         .output()
         .unwrap();
-    ok(&o);
-    let out = stdout(&o);
+    let o = Outcome::of("make", o, None);
+    let o = o.success();
+    let out = o.stdout_raw();
     assert!(
         out.starts_with("Execution plan for table int_sales_orders\n"),
         "{out}"
@@ -628,11 +615,13 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
         .current_dir(&folder)
         .output()
         .unwrap();
-    ok(&o);
+    let o = Outcome::of("flinkpipe", o, None);
+    let o = o.success();
     assert!(
-        stdout(&o).contains("stage-usw2-sales-dml-int-sales-orders"),
+        o.stdout_raw()
+            .contains("stage-usw2-sales-dml-int-sales-orders"),
         "{}",
-        stdout(&o)
+        o.stdout_raw()
     );
     assert!(
         out.ends_with("ok: 2 tables, 1 edges, 0 warning(s)\n"),
@@ -645,13 +634,10 @@ fn table_makefile_runs_flinkpipe_on_its_project() {
 #[test]
 fn table_makefile_finds_flinkpipe_on_path_or_says_how_to_get_it() {
     let (_t, root) = shop();
-    ok(&table_init(
-        &root,
-        &["orders", "sources", "--product", "sales"],
-    ));
+    table_init(&root, &["orders", "sources", "--product", "sales"]).success();
     let folder = root.join("pipelines/sources/sales/src_orders");
     let make = |path: &str| {
-        std::process::Command::new("make")
+        let o = std::process::Command::new("make")
             .args(["-s", "validate"])
             .current_dir(&folder)
             .env("PATH", path)
@@ -660,12 +646,13 @@ fn table_makefile_finds_flinkpipe_on_path_or_says_how_to_get_it() {
             .env_remove("CONFIG_FILE")
             .env_remove("FLINKPIPE")
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of("make -s validate", o, None)
     };
     // Not on PATH: make stops before running anything, naming the fix.
     let o = make("/usr/bin:/bin");
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let o = o.failure();
+    let err = o.stderr_raw();
     assert!(
         err.contains("'flinkpipe' not found: put flinkpipe on PATH (`make install` in the flinkpipe repository runs `cargo install --path . --locked`), or give its path: make plan FLINKPIPE=/path/to/flinkpipe"),
         "{err}"
@@ -675,8 +662,8 @@ fn table_makefile_finds_flinkpipe_on_path_or_says_how_to_get_it() {
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_flinkpipe"), bin.join("flinkpipe")).unwrap();
     let o = make(&format!("{}:/usr/bin:/bin", bin.display()));
-    ok(&o);
-    assert_eq!(stdout(&o), "ok: 1 tables, 0 edges, 0 warning(s)\n");
+    let o = o.success();
+    assert_eq!(o.stdout_raw(), "ok: 1 tables, 0 edges, 0 warning(s)\n");
 }
 
 /// #22: `table init` in a project that deploys to the SQL Gateway writes DDL for it — `kafka` for a
@@ -690,11 +677,8 @@ fn table_init_follows_a_gateway_target() {
         "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:9\n  unit_tests:\n    kafka_bootstrap_servers: broker.local:9092\n",
     )
     .unwrap();
-    ok(&table_init(
-        &root,
-        &["orders", "sources", "--product", "sales"],
-    ));
-    ok(&table_init(
+    table_init(&root, &["orders", "sources", "--product", "sales"]).success();
+    table_init(
         &root,
         &[
             "orders",
@@ -704,7 +688,8 @@ fn table_init_follows_a_gateway_target() {
             "--source",
             "src_sales_orders",
         ],
-    ));
+    )
+    .success();
     let p = root.join("pipelines");
     let src = read(p.join("sources/sales/src_orders/sql-scripts/ddl.src_sales_orders.sql"));
     let int = read(p.join("intermediates/sales/int_orders/sql-scripts/ddl.int_sales_orders.sql"));
@@ -744,14 +729,10 @@ fn table_init_follows_a_gateway_target() {
         let a = flinkpipe::sql::analyze(&read(p.join(&f)));
         assert!(a.warnings.is_empty(), "{f}: {:?}", a.warnings);
     }
-    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap(), "--strict"]);
-    ok(&o);
-    assert_eq!(stdout(&o), "ok: 2 tables, 1 edges, 0 warning(s)\n");
-    ok(&flinkpipe(&[
-        "table",
-        "validate-table-names",
-        p.to_str().unwrap(),
-    ]));
+    let o = Test::outside(&["pipeline", "validate", p.to_str().unwrap(), "--strict"]);
+    let o = o.success();
+    assert_eq!(o.stdout_raw(), "ok: 2 tables, 1 edges, 0 warning(s)\n");
+    Test::outside(&["table", "validate-table-names", p.to_str().unwrap()]).success();
 }
 
 /// #22: a DML with several sources joins on their shared primary key, else on the key columns they
@@ -797,7 +778,7 @@ fn table_init_joins_sources_on_their_shared_keys_or_leaves_a_marked_todo() {
         for s in sources {
             args.extend(["--source", s]);
         }
-        ok(&table_init(&root, &args));
+        table_init(&root, &args).success();
         read(p.join(format!(
             "facts/sales/fct_{name}/sql-scripts/dml.sales_fct_{name}.sql"
         )))
@@ -820,22 +801,22 @@ fn table_init_joins_sources_on_their_shared_keys_or_leaves_a_marked_todo() {
         none.contains("FROM src_sales_a AS t1\n  -- TODO(flinkpipe): these sources share no key column; write the join condition\n  LEFT JOIN src_sales_x AS t2 ON TRUE;"),
         "{none}"
     );
-    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap()]);
-    ok(&o);
+    let o = Test::outside(&["pipeline", "validate", p.to_str().unwrap()]);
+    let o = o.success();
     assert!(
-        stderr(&o).contains(
+        o.stderr_raw().contains(
             "warning[scaffold-todo]: pipelines/facts/sales/fct_ax/sql-scripts/dml.sales_fct_ax.sql:"
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
-    let o = flinkpipe(&["pipeline", "validate", p.to_str().unwrap(), "--strict"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = Test::outside(&["pipeline", "validate", p.to_str().unwrap(), "--strict"]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains(
+        o.stderr_raw().contains(
             "error[scaffold-todo]: pipelines/facts/sales/fct_ax/sql-scripts/dml.sales_fct_ax.sql:"
         ),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }

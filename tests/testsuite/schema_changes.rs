@@ -3,8 +3,9 @@
 //! exactly when some downstream statement reads it (the generator knows who reads what), and the
 //! readers are named with their file:line.
 
+use crate::support::Test;
+use crate::support::project;
 use crate::support::repo::{Repo, T_BASE};
-use crate::support::{flinkpipe, project, stdout};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -99,7 +100,7 @@ fn generate(rng: &mut Rng) -> Generated {
 }
 
 fn check(r: &Repo) -> (Option<i32>, Value) {
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "validate",
         r.pipelines.to_str().unwrap(),
@@ -110,9 +111,9 @@ fn check(r: &Repo) -> (Option<i32>, Value) {
         "--output",
         "json",
     ]);
-    let v: Value = serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("{e}: {}", crate::support::stderr(&o)));
-    (o.status.code(), v)
+    let v: Value =
+        serde_json::from_str(&o.stdout_raw()).unwrap_or_else(|e| panic!("{e}: {}", o.stderr_raw()));
+    (o.output.status.code(), v)
 }
 
 #[test]
@@ -253,7 +254,7 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
     );
     // list-impacted-tables says which columns of each impacted table see the change.
     let out = r.root.join("out");
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "--output",
         "json",
         "project",
@@ -264,7 +265,7 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
         "--output-dir",
         out.to_str().unwrap(),
     ]);
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let affected: BTreeMap<String, Value> = v["impacts"][0]["descendants"]
         .as_array()
         .unwrap()
@@ -403,7 +404,7 @@ fn blue_green_fail_on_breaking_refuses_and_writes_nothing() {
         t.replace("  x STRING,\n", "")
     });
     r.commit("drop s.x", T_BASE + 60);
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "blue-green",
         r.pipelines.to_str().unwrap(),
@@ -413,8 +414,8 @@ fn blue_green_fail_on_breaking_refuses_and_writes_nothing() {
         "--fail-on",
         "breaking",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = crate::support::stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert!(err.contains("s.x (pipelines/sources/s/sql-scripts/ddl.s.sql) is read by m.x (pipelines/intermediates/m/sql-scripts/dml.m.sql:1)"), "{err}");
     assert!(!r.pipelines.join("blue_green.json").exists());
     assert!(

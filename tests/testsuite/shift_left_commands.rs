@@ -7,10 +7,9 @@
 use crate::fake_confluent::{
     CLOUD_KEY, CLOUD_SECRET, DEFAULT_POOL, ENV, FakeConfluent, KEY, ORG, SECRET,
 };
-use crate::support::{Test, stderr, stdout};
+use crate::support::Test;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Output;
 
 const TABLE: &str = "sales_fct_order_payments";
 const TABLE_DIR: &str = "facts/sales/fct_order_payments";
@@ -117,12 +116,8 @@ fn build_metadata_writes_the_tables_definition_and_its_neighbours_only() {
     assert!(!t.pipelines.join("pipeline_graph.json").exists());
     // Each file is byte for byte what build-all-metadata writes for that table.
     let mine: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
-    let o = crate::support::command()
-        .args(["pipeline", "build-all-metadata"])
-        .arg(&t.pipelines)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = t.cmd(&["pipeline", "build-all-metadata", "[PIPELINES]"]);
+    o.success();
     for (f, before) in files.iter().zip(mine) {
         assert_eq!(
             std::fs::read(f).unwrap(),
@@ -152,12 +147,8 @@ fn build_metadata_writes_the_tables_definition_and_its_neighbours_only() {
 fn delete_all_metadata_lists_asks_and_deletes_all_of_them() {
     let t = Test::fixture();
     let pipelines = t.pipelines.clone();
-    let build = crate::support::command()
-        .args(["pipeline", "build-all-metadata"])
-        .arg(&pipelines)
-        .output()
-        .unwrap();
-    assert!(build.status.success(), "{}", stderr(&build));
+    let build = t.cmd(&["pipeline", "build-all-metadata", "[PIPELINES]"]);
+    build.success();
     let count = || {
         walkdir::WalkDir::new(&pipelines)
             .into_iter()
@@ -188,12 +179,8 @@ fn delete_all_metadata_lists_asks_and_deletes_all_of_them() {
     assert_eq!(dry["deleted"], 0);
     assert_eq!(count(), before);
     let t2 = Test::fixture();
-    let o = crate::support::command()
-        .args(["pipeline", "build-all-metadata"])
-        .arg(&t2.pipelines)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let o = t2.cmd(&["pipeline", "build-all-metadata", "[PIPELINES]"]);
+    o.success();
     let t2 = t2.args(&[
         "--output",
         "json",
@@ -330,14 +317,15 @@ fn update_makefiles_regenerate_from_the_template_and_keep_the_users_targets() {
         .current_dir(mk2.parent().unwrap())
         .output()
         .unwrap();
+    let o = t.outcome("make -n plan", o);
     assert!(
-        stdout(&o).contains(&format!(
+        o.stdout_raw().contains(&format!(
             "pipeline build-execution-plan {} --table-name {TABLE}",
             pipelines.display()
         )),
         "{}{}",
-        stdout(&o),
-        stderr(&o)
+        o.stdout_raw(),
+        o.stderr_raw()
     );
     // An unknown table: error, nothing written.
     Test::fixture()
@@ -447,27 +435,6 @@ fn validate_config_reports_every_problem_at_once_with_its_line() {
     assert_eq!(v["problems"][0]["key"], "flinkpipe.gateway.url");
 }
 
-/// The example project with a Confluent configuration, run against the fake.
-fn confluent_run(t: &Test, fake: &FakeConfluent, args: &[&str]) -> Output {
-    let mut c = crate::support::command();
-    c.args(args)
-        .current_dir(&t.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
-        .env("FLINKPIPE_METRICS_URL", fake.endpoint())
-        .env("SL_CONFLUENT_CLOUD_API_KEY", CLOUD_KEY)
-        .env("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET)
-        .stdin(std::process::Stdio::null());
-    let o = c.output().unwrap();
-    let all = format!("{}{}", stdout(&o), stderr(&o));
-    for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
-        assert!(!all.contains(secret), "a secret in the output:\n{all}");
-    }
-    o
-}
-
 fn confluent_project() -> Test {
     Test::fixture().config(&format!(
         "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n"
@@ -479,12 +446,11 @@ fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
     let t = confluent_project();
     let fake = FakeConfluent::start();
     fake.add_pool(DEFAULT_POOL, "default", 50, 0);
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     fake.seed_in_pool("workspace-old", "SELECT 1", "COMPLETED", DEFAULT_POOL, 9);
     fake.seed_in_pool(
         "other-team",
@@ -493,8 +459,7 @@ fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
         "lfcp-other",
         3,
     );
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -505,8 +470,8 @@ fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
             "pipelines",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     assert_eq!(v["compute_pool_id"], DEFAULT_POOL);
     let rows = v["statements"].as_array().unwrap();
     let row = |n: &str| {
@@ -525,12 +490,11 @@ fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
         rows.iter().all(|r| r["statement"] != "other-team"),
         "another pool's statement"
     );
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["project", "get-statement-list", DEFAULT_POOL, "pipelines"],
     );
-    let text = stdout(&o);
+    let text = o.stdout_raw();
     assert!(text.contains("(not ours)") && text.contains("9d"), "{text}");
 }
 
@@ -540,13 +504,9 @@ fn list_environments_reads_every_page_of_the_org_api_with_the_cloud_key() {
     let fake = FakeConfluent::start();
     fake.add_environment("env-prod9", "prod");
     fake.add_environment("env-stage3", "stage");
-    let o = confluent_run(
-        &t,
-        &fake,
-        &["--output", "json", "project", "list-environments"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = t.cmd_on(&fake, &["--output", "json", "project", "list-environments"]);
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     assert_eq!(v["configured"], ENV);
     assert_eq!(
         names(&v["environments"], "id"),
@@ -554,27 +514,28 @@ fn list_environments_reads_every_page_of_the_org_api_with_the_cloud_key() {
     );
     assert_eq!(v["environments"][1]["display_name"], "prod");
     assert_eq!(v["environments"][0]["stream_governance"], "ESSENTIALS");
-    let text = stdout(&confluent_run(&t, &fake, &["project", "list-environments"]));
+    let text = t
+        .cmd_on(&fake, &["project", "list-environments"])
+        .stdout_raw();
     let mine = text.lines().find(|l| l.contains(ENV)).unwrap();
     assert!(
         mine.starts_with('*'),
         "the configured one is marked: {text}"
     );
     // The Flink key is not enough: the Cloud key is named.
-    let mut c = crate::support::command();
-    let o = c
-        .args(["project", "list-environments"])
-        .current_dir(&t.root)
-        .env("FLINKPIPE_CLOUD_API_URL", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    let o = t.cmd_env(
+        &["project", "list-environments"],
+        &[
+            ("FLINKPIPE_CLOUD_API_URL", &fake.endpoint()),
+            ("SL_FLINK_API_KEY", KEY),
+            ("SL_FLINK_API_SECRET", SECRET),
+        ],
+    );
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("SL_CONFLUENT_CLOUD_API_KEY"),
+        o.stderr_raw().contains("SL_CONFLUENT_CLOUD_API_KEY"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -596,9 +557,9 @@ fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_res
     );
     fake.seed_in_pool("workspace-1", "SELECT 1", "COMPLETED", "lfcp-sales1", 2);
     // No answer: listed, nothing deleted, exit 1.
-    let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools", "sales"]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    let text = stdout(&o);
+    let o = t.cmd_on(&fake, &["project", "delete-all-compute-pools", "sales"]);
+    let o = o.code(1);
+    let text = o.stdout_raw();
     assert!(text.contains("delete lfcp-sales1 (sales-adhoc)"), "{text}");
     assert!(text.contains("workspace-1 (COMPLETED)"), "{text}");
     assert!(
@@ -611,8 +572,7 @@ fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_res
     assert!(text.contains("nothing deleted"));
     assert_eq!(fake.pool_ids().len(), 4);
     // --no-ack: the unprotected one goes; exit 1 because some were kept.
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -623,8 +583,8 @@ fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_res
             "--no-ack",
         ],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.code(1);
+    let v = json_of(&o.stdout_raw());
     assert_eq!(v["deleted"][0]["id"], "lfcp-sales1");
     assert_eq!(v["deleted"][0]["deleted"], true);
     assert_eq!(v["plan"]["kept"].as_array().unwrap().len(), 2);
@@ -635,8 +595,7 @@ fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_res
     // A list file: only those; an id that does not exist is named.
     let list = t.root.join("pools.txt");
     std::fs::write(&list, "# pools to drop\nlfcp-c360\nlfcp-gone\n").unwrap();
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -648,13 +607,13 @@ fn delete_all_compute_pools_lists_keeps_protected_pools_asks_and_deletes_the_res
             "--no-ack",
         ],
     );
-    let v = json_of(&stdout(&o));
+    let v = json_of(&o.stdout_raw());
     assert_eq!(v["deleted"][0]["id"], "lfcp-c360");
     assert_eq!(v["plan"]["kept"][0]["id"], "lfcp-gone");
     assert!(!fake.pool_ids().contains(&"lfcp-c360".to_string()));
     // Neither a product nor a list: a usage error.
-    let o = confluent_run(&t, &fake, &["project", "delete-all-compute-pools"]);
-    assert_eq!(o.status.code(), Some(2));
+    let o = t.cmd_on(&fake, &["project", "delete-all-compute-pools"]);
+    o.code(2);
 }
 
 #[test]
@@ -897,8 +856,9 @@ fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let out = format!("{}{}", stdout(&o), stderr(&o));
-    assert!(o.status.success(), "make failed:\n{out}");
+    let o = t.outcome("make -s all", o);
+    let out = format!("{}{}", o.stdout_raw(), o.stderr_raw());
+    o.success();
     for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
         assert!(!out.contains(secret), "a secret in the output");
     }
@@ -967,12 +927,11 @@ fn deploy_version_deploys_the_tables_recorded_at_that_version() {
         );
     let fake = FakeConfluent::start();
     fake.add_pool(DEFAULT_POOL, "default", 50, 0);
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--version", "_v2"],
     );
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    o.success();
     let names = fake.names();
     assert!(
         names.contains(&"dev-usw2-sales-dml-int-x-v2".to_string()),
@@ -987,19 +946,17 @@ fn deploy_version_deploys_the_tables_recorded_at_that_version() {
         "not recorded at _v2: {names:?}"
     );
     // A version nothing was recorded at, and a version with a scope.
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--version", "3"],
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("records no table at version _v3"),
+        o.stderr_raw().contains("records no table at version _v3"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "pipeline",
@@ -1011,10 +968,9 @@ fn deploy_version_deploys_the_tables_recorded_at_that_version() {
             "int_y",
         ],
     );
-    assert_eq!(o.status.code(), Some(2));
+    o.code(2);
     // shift_left's --max-thread and --parallel are accepted.
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "pipeline",
@@ -1027,7 +983,7 @@ fn deploy_version_deploys_the_tables_recorded_at_that_version() {
             "--parallel",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     assert!(
         fake.names()
             .contains(&"dev-usw2-sales-dml-int-y".to_string())
@@ -1046,21 +1002,21 @@ fn list_topics_on_confluent_reads_the_kafka_rest_api_with_the_kafka_key() {
     fake.add_topic("zz_scratch", 1);
     let out = tempfile::tempdir().unwrap();
     let run = |extra: &[(&str, &str)], json: bool| {
-        let mut c = crate::support::command();
-        if json {
-            c.args(["--output", "json"]);
-        }
-        c.args(["project", "list-topics"])
-            .arg(out.path())
-            .current_dir(&t.root)
-            .env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint())
+        let json_args: &[&str] = if json { &["--output", "json"] } else { &[] };
+        let list = [
+            json_args,
+            &["project", "list-topics", out.path().to_str().unwrap()],
+        ]
+        .concat();
+        let mut c = t.command(&list);
+        c.env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint())
             .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
             .stdin(std::process::Stdio::null());
         for (k, v) in extra {
             c.env(k, v);
         }
-        let o = c.output().unwrap();
-        let all = format!("{}{}", stdout(&o), stderr(&o));
+        let o = t.outcome(&list.join(" "), c.output().unwrap());
+        let all = format!("{}{}", o.stdout_raw(), o.stderr_raw());
         assert!(
             !all.contains(KAFKA_SECRET) && !all.contains(KAFKA_KEY),
             "a secret in the output:\n{all}"
@@ -1083,8 +1039,8 @@ fn list_topics_on_confluent_reads_the_kafka_rest_api_with_the_kafka_key() {
     )
     .unwrap();
     let o = run(&key, true);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     assert_eq!(v["source"], "kafka_rest");
     assert_eq!(v["cluster_id"], KAFKA_CLUSTER);
     // Every page (two per page), sorted, each with its table.
@@ -1120,21 +1076,22 @@ fn list_topics_on_confluent_reads_the_kafka_rest_api_with_the_kafka_key() {
     assert_eq!(file.lines().count(), 5);
     // Without the Kafka key: both variables named; with the Flink key only: refused by the API.
     let o = run(&[], false);
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("SL_KAFKA_API_KEY") && stderr(&o).contains("SL_KAFKA_API_SECRET"),
+        o.stderr_raw().contains("SL_KAFKA_API_KEY")
+            && o.stderr_raw().contains("SL_KAFKA_API_SECRET"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     let o = run(
         &[("SL_KAFKA_API_KEY", KEY), ("SL_KAFKA_API_SECRET", SECRET)],
         false,
     );
-    assert_eq!(o.status.code(), Some(1));
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("401") && stderr(&o).contains("Kafka API key"),
+        o.stderr_raw().contains("401") && o.stderr_raw().contains("Kafka API key"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
 }
 
@@ -1236,12 +1193,11 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
     ));
     let fake = FakeConfluent::start();
     fake.add_pool(DEFAULT_POOL, "default", 50, 0);
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     // Another team's running job reads one of our leaves.
     fake.seed_in_pool(
         "other-team-dml",
@@ -1266,15 +1222,12 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
             .env("FLINKPIPE_KAFKA_REST_URL", fake.endpoint());
     };
     let run = |args: &[&str]| {
-        let mut c = crate::support::command();
-        c.args(args)
-            .current_dir(&t.root)
-            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
+        let mut c = t.command(args);
+        c.env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
             .env("SL_FLINK_API_KEY", KEY)
-            .env("SL_FLINK_API_SECRET", SECRET)
-            .stdin(std::process::Stdio::null());
+            .env("SL_FLINK_API_SECRET", SECRET);
         kafka(&mut c);
-        c.output().unwrap()
+        t.outcome(&args.join(" "), c.output().unwrap())
     };
     let o = run(&[
         "--output",
@@ -1285,8 +1238,8 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
         "--output-file",
         report.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     let unused: Vec<&Value> = v["unused_tables"].as_array().unwrap().iter().collect();
     let find = |n: &str| unused.iter().find(|u| u["table_name"] == n).copied();
     // What runs, what it reads, and what another team's job reads are used.
@@ -1357,12 +1310,12 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
         "--output-file",
         report.to_str().unwrap(),
     ]);
-    assert_eq!(json_of(&stdout(&o))["unused_topics"], Value::Null);
+    assert_eq!(json_of(&o.stdout_raw())["unused_topics"], Value::Null);
 
     // Dropping: the report is the list. Without an answer nothing happens.
     let o = run(&["project", "delete-unused-tables", report.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    assert!(stdout(&o).contains("nothing dropped"));
+    let o = o.code(1);
+    assert!(o.stdout_raw().contains("nothing dropped"));
     let drops = || {
         fake.requests()
             .into_iter()
@@ -1379,8 +1332,8 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
         report.to_str().unwrap(),
         "--no-ack",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let dropped = names(&json_of(&stdout(&o))["dropped"], "table_name");
+    let o = o.success();
+    let dropped = names(&json_of(&o.stdout_raw())["dropped"], "table_name");
     assert!(
         dropped.contains(&"sales_mv_revenue_export".to_string()),
         "{dropped:?}"
@@ -1406,8 +1359,8 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
         list.to_str().unwrap(),
         "--no-ack",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert!(
         err.contains(&format!("{TABLE}: a running statement reads or writes it")),
         "{err}"
@@ -1433,8 +1386,7 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
         "-- widen the key\nALTER TABLE src_sales_orders SET ('changelog.mode' = 'upsert');\nALTER TABLE int_sales_paid_orders SET ('kafka.retention.time' = '7 d');\n",
     )
     .unwrap();
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -1447,8 +1399,8 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
             "5",
         ],
     );
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     let stmts = names(&v["statements"], "statement");
     assert_eq!(stmts.len(), 2);
     assert!(
@@ -1495,8 +1447,7 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
         "ALTER TABLE FAIL_ME SET ('a' = 'b');\nALTER TABLE src_sales_orders SET ('a' = 'b');\n",
     )
     .unwrap();
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -1509,8 +1460,8 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
             "5",
         ],
     );
-    assert_eq!(o.status.code(), Some(1));
-    let v = json_of(&stdout(&o));
+    let o = o.code(1);
+    let v = json_of(&o.stdout_raw());
     assert_eq!(v["statements"][0]["outcome"], "failed");
     assert_eq!(v["statements"][1]["outcome"], "not_run");
 }
@@ -1522,12 +1473,11 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
     fake.add_pool(DEFAULT_POOL, "default", 50, 0);
     fake.add_pool("lfcp-idle", "idle", 10, 0);
     fake.add_pool("lfcp-small", "small", 20, 0);
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let dml = "dev-usw2-sales-dml-sales-fct-order-payments";
     fake.set_metrics(dml, 1000, 990, 7);
     fake.force_phase(
@@ -1544,8 +1494,7 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
     );
 
     // healthcheck: a verdict per table of the product, with the failure's detail and the backlog.
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -1556,8 +1505,8 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
             "pipelines",
         ],
     );
-    assert_eq!(o.status.code(), Some(1), "a failed table: {}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.code(1);
+    let v = json_of(&o.stdout_raw());
     let table = |n: &str| {
         v["tables"]
             .as_array()
@@ -1596,10 +1545,9 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
             .args(["-u", "-d", &format!("@{since}"), "+%Y-%m-%dT%H:%M:%S"])
             .output()
             .unwrap();
-        stdout(&o).trim().to_string()
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -1613,8 +1561,8 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
             &date,
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     assert!(
         (30..=31).contains(&v["window_minutes"].as_u64().unwrap()),
         "{}",
@@ -1629,8 +1577,7 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
         rows.iter()
             .all(|r| r["statement"] != "dev-usw2-sales-dml-int-sales-paid-orders")
     );
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "pipeline",
@@ -1640,11 +1587,10 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
             "yesterday",
         ],
     );
-    assert_eq!(o.status.code(), Some(2));
+    o.code(2);
 
     // analyze-pool-usage: CFUs and statements per pool, the idle pool and the small one advised.
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "--output",
@@ -1656,8 +1602,8 @@ fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
             "sales",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&stdout(&o));
+    let o = o.success();
+    let v = json_of(&o.stdout_raw());
     let pool = |id: &str| {
         v["pools"]
             .as_array()
@@ -1757,12 +1703,7 @@ fn isolate_data_product_copies_a_product_and_what_it_reads_into_a_tree_that_vali
         "no other product's facts"
     );
     // The new tree validates on its own.
-    let o = crate::support::command()
-        .args(["pipeline", "validate"])
-        .arg(&new)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    Test::outside(&["pipeline", "validate", new.to_str().unwrap()]).success();
     // Again into the same folder: refused, nothing changed; an unknown product lists the products.
     let again = t.run().status(1);
     assert!(
@@ -1906,9 +1847,9 @@ fn every_shift_left_command_exists_with_its_options() {
         ),
     ];
     for (group, cmd, opts) in commands {
-        let o = crate::support::flinkpipe(&[group, cmd, "--help"]);
-        assert!(o.status.success(), "{group} {cmd}: {}", stderr(&o));
-        let help = stdout(&o);
+        let o = Test::outside(&[group, cmd, "--help"]);
+        let o = o.success();
+        let help = o.stdout_raw();
         for opt in *opts {
             assert!(
                 help.contains(opt),
@@ -1920,7 +1861,7 @@ fn every_shift_left_command_exists_with_its_options() {
     // field-lineage is the column lineage of one table, written where shift_left writes it.
     let (_t, root) = crate::support::our_fixture();
     let out = root.parent().unwrap().join("lineage-out");
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "field-lineage",
         "int_sales_store_orders",
@@ -1929,7 +1870,7 @@ fn every_shift_left_command_exists_with_its_options() {
         out.to_str().unwrap(),
         "--open",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let v: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("int_sales_store_orders_lineage.json")).unwrap(),
     )
@@ -1937,7 +1878,7 @@ fn every_shift_left_command_exists_with_its_options() {
     assert!(!v["edges"].as_array().unwrap().is_empty());
     assert!(out.join("int_sales_store_orders_lineage.html").is_file());
     // The integration tests take shift_left's form: an unknown sink is named.
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "run-integration-tests",
         "t",
@@ -1945,8 +1886,8 @@ fn every_shift_left_command_exists_with_its_options() {
         "--project-path",
         root.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("'t'"), "{}", stderr(&o));
+    let o = o.code(1);
+    assert!(o.stderr_raw().contains("'t'"), "{}", o.stderr_raw());
 }
 
 #[test]
@@ -1955,16 +1896,14 @@ fn deploy_pool_creation_creates_a_pool_the_statements_fit_in_when_theirs_is_full
     let fake = FakeConfluent::start();
     // 8 of 10 CFUs used by others: at the 0.8 limit, nothing more fits.
     fake.add_pool(DEFAULT_POOL, "default", 10, 8);
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
     );
-    assert_eq!(o.status.code(), Some(1), "refused without --pool-creation");
+    o.code(1);
     assert!(fake.created().is_empty());
     // A dry run says which pool it would create, and creates nothing.
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "pipeline",
@@ -1977,13 +1916,13 @@ fn deploy_pool_creation_creates_a_pool_the_statements_fit_in_when_theirs_is_full
         ],
     );
     assert!(
-        stderr(&o).contains("--pool-creation would create compute pool dev-usw2-"),
+        o.stderr_raw()
+            .contains("--pool-creation would create compute pool dev-usw2-"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     assert_eq!(fake.pool_ids(), [DEFAULT_POOL]);
-    let o = confluent_run(
-        &t,
+    let o = t.cmd_on(
         &fake,
         &[
             "pipeline",
@@ -1994,14 +1933,15 @@ fn deploy_pool_creation_creates_a_pool_the_statements_fit_in_when_theirs_is_full
             "--pool-creation",
         ],
     );
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let o = o.success();
     let pools = fake.pool_ids();
     assert_eq!(pools.len(), 2, "{pools:?}");
     let new = pools.iter().find(|p| *p != DEFAULT_POOL).unwrap();
     assert!(
-        stderr(&o).contains(&format!("created compute pool {new}")),
+        o.stderr_raw()
+            .contains(&format!("created compute pool {new}")),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     let dml = "dev-usw2-sales-dml-sales-fct-order-payments";
     assert_eq!(fake.statement_pool(dml).as_deref(), Some(new.as_str()));

@@ -1,6 +1,7 @@
 //! The whole offline workflow on shift_left's own test project (a public fixture nobody here wrote):
 //! inventory, graph, metadata files and execution plans must match what its authors meant.
 
+use crate::support::Test;
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::plan::{Action, PlanOptions, Scope, StatementNaming, StatementStatus, build_plan};
@@ -217,8 +218,8 @@ fn plan_z_force_ancestors_matches_shift_left() {
 fn inventory_json_matches_shift_left_except_its_defects() {
     use flinkpipe::inventory::shift_left::parse_inventory_file;
     let (_tmp, root) = shift_left_fixture();
-    let o = flinkpipe(&["table", "build-inventory", root.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Test::outside(&["table", "build-inventory", root.to_str().unwrap()]);
+    o.success();
     let ours = parse_inventory_file(&std::fs::read_to_string(root.join("inventory.json")).unwrap())
         .unwrap();
     let theirs_text = std::fs::read_to_string(
@@ -243,19 +244,19 @@ fn inventory_json_matches_shift_left_except_its_defects() {
 #[test]
 fn unknown_references_fail_by_default() {
     let (_tmp, root) = shift_left_fixture();
-    let o = flinkpipe(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
+    let o = Test::outside(&["pipeline", "build-all-metadata", root.to_str().unwrap()]);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     assert_eq!(err.matches("error[unknown-table]").count(), 7, "{err}");
     assert!(err.contains("pipelines/intermediates/p1/int_test/sql-scripts/dml.int_tag.sql:19:14: table 'int_tag' reads 'tenant_dimension'"), "{err}");
     assert!(!root.join("pipeline_graph.json").exists());
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "build-all-metadata",
         root.to_str().unwrap(),
         "--allow-unknown",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let def: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("facts/p1/fct_order/pipeline_definition.json")).unwrap(),
     )
@@ -275,8 +276,8 @@ fn unknown_references_fail_by_default() {
     // inventory.json lists folders and manifests only, whichever command wrote it: the references
     // kept as external are graph nodes (and pipeline_definition.json parents), not inventory entries.
     let by_metadata = std::fs::read_to_string(root.join("inventory.json")).unwrap();
-    let o = flinkpipe(&["table", "build-inventory", root.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Test::outside(&["table", "build-inventory", root.to_str().unwrap()]);
+    o.success();
     let by_inventory = std::fs::read_to_string(root.join("inventory.json")).unwrap();
     assert_eq!(by_metadata, by_inventory);
     assert!(!by_inventory.contains("\"tenant_dimension\""));

@@ -8,6 +8,7 @@
 //!   by two statements among blue ∪ green (every statement of the tree keeps running while green starts);
 //! - the plan of a restart of that statement restarts every table it writes.
 
+use crate::support::Test;
 use crate::support::project;
 use flinkpipe::changes::{ChangeKind, FileChange, FileRole, HeadGraph, impacted_tables};
 use flinkpipe::config::Config;
@@ -313,13 +314,9 @@ fn validate_names_both_writers_of_a_table_or_topic() {
     ];
     let refs: Vec<(&str, &str)> = two_writers.iter().map(|(p, c)| (*p, c.as_str())).collect();
     let (tmp, root) = project(&refs);
-    let o = crate::support::flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    let err = format!(
-        "{}{}",
-        crate::support::stdout(&o),
-        crate::support::stderr(&o)
-    );
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    let err = format!("{}{}", o.stdout_raw(), o.stderr_raw());
+    o.code(1);
     assert!(err.contains("table-written-twice"), "{err}");
     assert!(
         err.contains("pipelines/intermediates/a/sql-scripts/dml.a.sql:4")
@@ -329,14 +326,14 @@ fn validate_names_both_writers_of_a_table_or_topic() {
     // Declared as fed by two jobs: accepted.
     let cfg = tmp.path().join("config.yaml");
     std::fs::write(&cfg, "flinkpipe:\n  multi_writer_tables: [b]\n").unwrap();
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "pipeline",
         "validate",
         root.to_str().unwrap(),
         "--config",
         cfg.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", crate::support::stderr(&o));
+    o.success();
 
     // Two tables, one topic, two writers.
     let shared = [
@@ -357,13 +354,9 @@ fn validate_names_both_writers_of_a_table_or_topic() {
     ];
     let refs: Vec<(&str, &str)> = shared.iter().map(|(p, c)| (*p, c.as_str())).collect();
     let (_t2, root) = project(&refs);
-    let o = crate::support::flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    let err = format!(
-        "{}{}",
-        crate::support::stdout(&o),
-        crate::support::stderr(&o)
-    );
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    let err = format!("{}{}", o.stdout_raw(), o.stderr_raw());
+    o.code(1);
     assert!(err.contains("storage-written-twice"), "{err}");
     assert!(
         err.contains("topic 'a' would be written by 2 statements"),

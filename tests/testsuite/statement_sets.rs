@@ -1,6 +1,7 @@
 //! Statement sets keep per-member lineage: each sink reads only what its own INSERT reads, a member
 //! reading another member's sink is a normal edge, and a sink without a table folder is an error.
 
+use crate::support::Test;
 use crate::support::*;
 use flinkpipe::config::Config;
 use flinkpipe::project::{LoadOptions, Project};
@@ -189,9 +190,9 @@ fn sink_without_folder_is_an_error_with_file_and_line() {
     assert!(d.message.contains("'c'"), "{}", d.message);
     assert!(d.message.contains(DML_A), "{}", d.message);
     // Through the CLI: validate fails naming file:line.
-    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    let err = o.stderr_raw();
+    o.code(1);
     assert!(
         err.contains(&format!("error[sink-without-folder]: {DML_A}:5:15:")),
         "{err}"
@@ -201,9 +202,9 @@ fn sink_without_folder_is_an_error_with_file_and_line() {
 #[test]
 fn no_false_self_reference_warning() {
     let (_t, root) = set_project(EXECUTE_SET, true);
-    let o = flinkpipe(&["pipeline", "validate", root.to_str().unwrap()]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let o = Test::outside(&["pipeline", "validate", root.to_str().unwrap()]);
+    let err = o.stderr_raw();
+    o.code(0);
     assert!(!err.contains("reads itself"), "{err}");
     assert!(!err.contains("self-reference"), "{err}");
 }

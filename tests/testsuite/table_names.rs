@@ -2,7 +2,8 @@
 //! was versioned (`int_sales_orders_enriched` → `int_sales_orders_enriched_v2`), its old name and a
 //! case-changed name work in every command that takes a table, with a note on stderr.
 
-use crate::support::{flinkpipe, our_fixture, stderr, stdout};
+use crate::support::Test;
+use crate::support::our_fixture;
 use std::fs;
 use std::path::Path;
 
@@ -14,13 +15,13 @@ fn versioned() -> (tempfile::TempDir, std::path::PathBuf) {
     let (t, root) = our_fixture();
     let list = root.parent().unwrap().join("seed.txt");
     fs::write(&list, format!("{OLD}\n")).unwrap();
-    let o = flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "update-tables-version",
         list.to_str().unwrap(),
         root.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     (t, root)
 }
 
@@ -67,13 +68,13 @@ fn every_command_resolves_a_pre_version_and_a_case_changed_name() {
             if args.last() == Some(&"--select") {
                 args.push(&select);
             }
-            let o = flinkpipe(&args);
-            assert!(o.status.success(), "{args:?}: {}{}", stdout(&o), stderr(&o));
-            assert!(stdout(&o).contains(NEW), "{args:?}: {}", stdout(&o));
+            let o = Test::outside(&args);
+            let o = o.success();
+            assert!(o.stdout_raw().contains(NEW), "{args:?}: {}", o.stdout_raw());
             assert!(
-                stderr(&o).contains(&note(given)),
+                o.stderr_raw().contains(&note(given)),
                 "{args:?}: {}",
-                stderr(&o)
+                o.stderr_raw()
             );
         }
         // init-unit-tests on a versioned table without tests writes them for the resolved table.
@@ -82,8 +83,8 @@ fn every_command_resolves_a_pre_version_and_a_case_changed_name() {
         } else {
             "INT_SALES_ORDER_LINES_V2"
         };
-        let o = flinkpipe(&["table", "init-unit-tests", lines, dir]);
-        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let o = Test::outside(&["table", "init-unit-tests", lines, dir]);
+        o.success();
         let defs = fs::read_to_string(
             root.join("intermediates/sales/int_order_lines/tests/test_definitions.yaml"),
         )
@@ -117,8 +118,8 @@ fn every_command_resolves_a_pre_version_and_a_case_changed_name() {
             vec!["table", "preview", given, dir],
         ];
         for args in online {
-            let o = flinkpipe(&args);
-            let err = stderr(&o);
+            let o = Test::outside(&args);
+            let err = o.stderr_raw();
             assert!(!err.contains("unknown table"), "{args:?}: {err}");
             assert!(err.contains(&note(given)), "{args:?}: {err}");
         }
@@ -129,12 +130,13 @@ fn every_command_resolves_a_pre_version_and_a_case_changed_name() {
 fn unknown_and_ambiguous_names_are_errors_naming_the_candidates() {
     let (_t, root) = versioned();
     let dir = root.to_str().unwrap();
-    let o = flinkpipe(&["pipeline", "report", "int_sales_orders_enrichd", dir]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = Test::outside(&["pipeline", "report", "int_sales_orders_enrichd", dir]);
+    let o = o.code(1);
     assert!(
-        stderr(&o).contains("unknown table 'int_sales_orders_enrichd' (did you mean"),
+        o.stderr_raw()
+            .contains("unknown table 'int_sales_orders_enrichd' (did you mean"),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     // Two tables whose names differ only by case.
     let copy = |from: &str, to: &str| {
@@ -170,8 +172,8 @@ fn unknown_and_ambiguous_names_are_errors_naming_the_candidates() {
         .unwrap()
         .to_string();
     copy(&rel, &format!("{rel}_upper"));
-    let o = flinkpipe(&["pipeline", "report", "Src_C360_customers", dir]);
-    let err = stderr(&o);
+    let o = Test::outside(&["pipeline", "report", "Src_C360_customers", dir]);
+    let err = o.stderr_raw();
     assert!(
         err.contains(
             "table name 'Src_C360_customers' is ambiguous: it matches 'SRC_C360_Customers', 'src_c360_customers'"

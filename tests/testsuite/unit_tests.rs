@@ -3,51 +3,18 @@
 //! complete, outputs come from scripted changelogs), and every kind of bad input refused with file
 //! and line before anything is sent.
 
-use crate::fake_confluent::{ENV, FakeConfluent, KEY, ORG, QueryScript, SECRET};
+use crate::fake_confluent::{FakeConfluent, QueryScript};
+use crate::support::Test;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-const CONFIG: &str = "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: ORG\n  environment_id: ENV\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: lfcp-fake\n  catalog_name: my-env\n  database_name: my-cluster\n";
-
-struct Project {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    pipelines: PathBuf,
-}
-
-fn project() -> Project {
-    let (tmp, pipelines) = crate::support::our_fixture();
-    let root = tmp.path().to_path_buf();
-    std::fs::write(
-        root.join("config.yaml"),
-        CONFIG.replace("ORG", ORG).replace("ENV", ENV),
-    )
-    .unwrap();
-    Project {
-        _tmp: tmp,
-        root,
-        pipelines,
-    }
-}
-
-fn run(p: &Project, fake: &FakeConfluent, args: &[&str]) -> Output {
-    let mut c = crate::support::command();
-    c.args(args)
-        .arg(&p.pipelines)
-        .current_dir(&p.root)
-        .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-        .env("SL_FLINK_API_KEY", KEY)
-        .env("SL_FLINK_API_SECRET", SECRET)
-        .stdin(std::process::Stdio::null());
-    c.output().unwrap()
-}
-
-fn texts(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+/// The example project on `fake`, the Flink catalog and database named; every command takes the
+/// pipelines folder last.
+fn project(fake: &FakeConfluent) -> Test {
+    Test::fixture()
+        .confluent(fake)
+        .config_append("  catalog_name: my-env\n  database_name: my-cluster\n")
+        .pipelines_last()
 }
 
 const LEVELS: &str = "intermediates/inventory/int_stock_levels/tests";
@@ -102,25 +69,21 @@ fn stock_levels_script() -> QueryScript {
 
 #[test]
 fn suite_passes_on_confluent_and_leaves_nothing_behind() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
-    let junit = p.root.join("junit.xml");
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "table",
-            "run-unit-tests",
-            "int_inventory_stock_levels",
-            "--junit",
-            junit.to_str().unwrap(),
-        ],
-    );
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let junit = t.root.join("junit.xml");
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "run-unit-tests",
+        "int_inventory_stock_levels",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let out = o.stdout();
+    o.success();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let case = &v["suites"][0]["cases"][0];
     assert_eq!(case["name"], "on_hand_after_receipts_and_sales");
@@ -188,29 +151,25 @@ fn suite_passes_on_confluent_and_leaves_nothing_behind() {
 
 #[test]
 fn a_wrong_expectation_fails_with_a_clear_diff() {
-    let p = project();
-    let file = p
+    let fake = FakeConfluent::start();
+    let t = project(&fake);
+    let file = t
         .pipelines
         .join(LEVELS)
         .join("expected_int_inventory_stock_levels_1.csv");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("10,1,42,3", "10,1,41,3")).unwrap();
-    let fake = FakeConfluent::start();
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
-    let junit = p.root.join("junit.xml");
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "table",
-            "run-unit-tests",
-            "int_inventory_stock_levels",
-            "--junit",
-            junit.to_str().unwrap(),
-        ],
-    );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let junit = t.root.join("junit.xml");
+    let o = t.cmd(&[
+        "table",
+        "run-unit-tests",
+        "int_inventory_stock_levels",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let out = o.stdout();
+    o.code(1);
     assert!(out.contains("FAIL"), "{out}");
     assert!(
         out.contains("key {sku_id=10, warehouse_id=1}: expected {sku_id=10, warehouse_id=1, on_hand=41, movements=3, last_movement_at='2025-01-01T10:02:00'} (line 3), got {sku_id=10, warehouse_id=1, on_hand=42, movements=3, last_movement_at='2025-01-01T10:02:00.000'}"),
@@ -233,8 +192,8 @@ fn a_wrong_expectation_fails_with_a_clear_diff() {
 }
 
 /// Rewrites `rel` under the pipelines folder with `f` of its text.
-fn edit(p: &Project, rel: &str, f: impl Fn(&str) -> String) {
-    let path = p.pipelines.join(rel);
+fn edit(t: &Test, rel: &str, f: impl Fn(&str) -> String) {
+    let path = t.pipelines.join(rel);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, f(&text)).unwrap();
@@ -243,7 +202,7 @@ fn edit(p: &Project, rel: &str, f: impl Fn(&str) -> String) {
 #[test]
 fn bad_input_is_named_with_file_and_line_before_anything_is_sent() {
     let rev = "facts/sales/fct_store_revenue_1m/tests";
-    type Setup = Box<dyn Fn(&Project)>;
+    type Setup = Box<dyn Fn(&Test)>;
     let cases: Vec<(&str, Setup, &str)> = vec![
         (
             "int_sales_paid_orders",
@@ -333,12 +292,12 @@ fn bad_input_is_named_with_file_and_line_before_anything_is_sent() {
         ),
     ];
     for (table, setup, want) in cases {
-        let p = project();
-        setup(&p);
         let fake = FakeConfluent::start();
-        let o = run(&p, &fake, &["table", "run-unit-tests", table]);
-        let (out, err) = texts(&o);
-        assert_eq!(o.status.code(), Some(1), "{want}\n{out}\n{err}");
+        let t = project(&fake);
+        setup(&t);
+        let o = t.cmd(&["table", "run-unit-tests", table]);
+        let err = o.stderr();
+        o.code(1);
         assert!(err.contains(want), "want: {want}\ngot: {err}");
         assert_eq!(fake.request_count(), 0, "{want}: the target was contacted");
     }
@@ -346,22 +305,18 @@ fn bad_input_is_named_with_file_and_line_before_anything_is_sent() {
 
 #[test]
 fn init_writes_a_runnable_suite_and_never_overwrites() {
-    let p = project();
     let fake = FakeConfluent::start();
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "table",
-            "init-unit-tests",
-            "int_sales_paid_orders",
-            "--create-csv",
-        ],
-    );
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let t = project(&fake);
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "init-unit-tests",
+        "int_sales_paid_orders",
+        "--create-csv",
+    ]);
+    let out = o.stdout();
+    o.success();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         v["inputs"],
@@ -388,7 +343,7 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
             "{f} not in {written:?}"
         );
     }
-    let tests = p
+    let tests = t
         .pipelines
         .join("intermediates/sales/int_paid_orders/tests");
     let ddl = std::fs::read_to_string(tests.join("ddl_src_sales_orders.sql")).unwrap();
@@ -423,19 +378,15 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
         "{exp}"
     );
     // Again: every file kept.
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "table",
-            "init-unit-tests",
-            "int_sales_paid_orders",
-            "--create-csv",
-        ],
-    );
-    let v: serde_json::Value = serde_json::from_str(&texts(&o).0).unwrap();
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "init-unit-tests",
+        "int_sales_paid_orders",
+        "--create-csv",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&(o.stdout(), o.stderr()).0).unwrap();
     assert_eq!(v["written"], json!([]));
     assert_eq!(v["kept"].as_array().unwrap().len(), written.len());
     assert_eq!(fake.request_count(), 0);
@@ -443,8 +394,8 @@ fn init_writes_a_runnable_suite_and_never_overwrites() {
 
 #[test]
 fn delete_removes_what_a_killed_run_left() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     fake.seed(
         "dev-usw2-dml-int-inventory-stock-levels-ut",
         "INSERT INTO int_inventory_stock_levels_ut SELECT 1",
@@ -460,19 +411,15 @@ fn delete_removes_what_a_killed_run_left() {
         "INSERT INTO int_inventory_stock_levels SELECT 1",
         "RUNNING",
     );
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "table",
-            "delete-unit-tests",
-            "int_inventory_stock_levels",
-        ],
-    );
-    let (out, err) = texts(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "delete-unit-tests",
+        "int_inventory_stock_levels",
+    ]);
+    let out = o.stdout();
+    o.success();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         v["statements"],
@@ -517,8 +464,8 @@ fn delete_removes_what_a_killed_run_left() {
 /// accepted as is (then run on the target), as the README reports.
 #[test]
 fn shift_left_test_folders_report() {
-    let (tmp, pipelines) = crate::support::shift_left_fixture();
-    let cfg = tmp.path().join("config.yaml");
+    let t = Test::shift_left_fixture();
+    let cfg = t.root.join("config.yaml");
     // A gateway on a closed port: accepted suites fail only when the target is contacted.
     std::fs::write(
         &cfg,
@@ -550,20 +497,19 @@ fn shift_left_test_folders_report() {
         ("sl_c360_dim_users", "connection failed"),
     ];
     for (table, msg) in want {
-        let o = crate::support::command()
-            .args([
-                "--config",
-                cfg.to_str().unwrap(),
-                "table",
-                "run-unit-tests",
-                table,
-            ])
-            .arg(&pipelines)
-            .args(["--allow-unknown", "--timeout", "2"])
-            .output()
-            .unwrap();
-        let (out, err) = texts(&o);
-        assert_eq!(o.status.code(), Some(1), "{table}");
+        let o = t.cmd(&[
+            "--config",
+            cfg.to_str().unwrap(),
+            "table",
+            "run-unit-tests",
+            table,
+            "[PIPELINES]",
+            "--allow-unknown",
+            "--timeout",
+            "2",
+        ]);
+        let (out, err) = (o.stdout(), o.stderr());
+        o.code(1);
         assert!(
             out.contains(msg) || err.contains(msg),
             "{table}: want {msg}\n{out}\n{err}"
@@ -576,29 +522,25 @@ fn shift_left_test_folders_report() {
 /// makes the run exit 1 and the others still run to their end.
 #[test]
 fn project_run_unit_tests_runs_several_suites_with_one_summary() {
-    let p = project();
     let fake = FakeConfluent::start();
+    let t = project(&fake);
     // The stock levels get their changelog; the web orders get none: the fake answers their output
     // queries without a schema, which the comparison reports as an ERROR naming the expected file.
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "project",
-            "run-unit-tests",
-            "--table-name",
-            "int_inventory_stock_levels",
-            "--table-name",
-            "int_sales_web_orders",
-            "--max-parallel",
-            "2",
-        ],
-    );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "project",
+        "run-unit-tests",
+        "--table-name",
+        "int_inventory_stock_levels",
+        "--table-name",
+        "int_sales_web_orders",
+        "--max-parallel",
+        "2",
+    ]);
+    let out = o.stdout();
+    o.code(1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let results: std::collections::BTreeMap<String, String> = v["suites"]
         .as_array()
@@ -636,21 +578,20 @@ fn project_run_unit_tests_runs_several_suites_with_one_summary() {
 fn run_unit_tests_stopped_by_sigterm_or_sighup_cleans_up_through_429s() {
     use crate::fake_confluent::Fault;
     for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
-        let p = project();
         let fake = FakeConfluent::start();
+        let t = project(&fake);
         let mut script = stock_levels_script();
         script.bounded = false;
         script.pages.push(vec![]);
         fake.add_query("int_inventory_stock_levels_ut`", script);
-        let child = crate::support::command()
-            .args(["table", "run-unit-tests", "int_inventory_stock_levels"])
-            .arg(&p.pipelines)
-            .args(["--timeout", "60"])
-            .current_dir(&p.root)
-            .env("SL_FLINK_SQL_ENDPOINT", fake.endpoint())
-            .env("SL_FLINK_API_KEY", KEY)
-            .env("SL_FLINK_API_SECRET", SECRET)
-            .stdin(std::process::Stdio::null())
+        let child = t
+            .command(&[
+                "table",
+                "run-unit-tests",
+                "int_inventory_stock_levels",
+                "--timeout",
+                "60",
+            ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -676,8 +617,9 @@ fn run_unit_tests_stopped_by_sigterm_or_sighup_cleans_up_through_429s() {
         fake.add_fault(Fault::too_many(Some("DELETE"), 1, 7));
         // SAFETY: our own child, still running (its query reads until 60 s).
         unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-        let out = child.wait_with_output().unwrap();
-        let (o, e) = texts(&out);
+        let out = t.outcome(name, child.wait_with_output().unwrap());
+        let (o, e) = (out.stdout(), out.stderr());
+        let out = out.output;
         assert!(
             out.status.code().is_some(),
             "{name}: killed by the signal: {:?}\n{o}\n{e}",
@@ -698,8 +640,9 @@ fn run_unit_tests_stopped_by_sigterm_or_sighup_cleans_up_through_429s() {
 #[test]
 fn init_unit_tests_refuses_table_names_that_are_paths_and_writes_nothing() {
     for bad in ["q/../../PWNED", "a..b", "x\\\\y"] {
-        let p = project();
-        let dml = p
+        let fake = FakeConfluent::start();
+        let t = project(&fake);
+        let dml = t
             .pipelines
             .join("intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql");
         let text = std::fs::read_to_string(&dml).unwrap();
@@ -708,27 +651,22 @@ fn init_unit_tests_refuses_table_names_that_are_paths_and_writes_nothing() {
             text.replace("src_sales_payments p", &format!("`{bad}` p")),
         )
         .unwrap();
-        let before = tree(&p.root);
-        let fake = FakeConfluent::start();
-        let o = run(
-            &p,
-            &fake,
-            &[
-                "table",
-                "init-unit-tests",
-                "int_sales_paid_orders",
-                "--allow-unknown",
-            ],
-        );
-        let (out, err) = texts(&o);
-        assert_eq!(o.status.code(), Some(1), "{bad}: {out}\n{err}");
+        let before = tree(&t.root);
+        let o = t.cmd(&[
+            "table",
+            "init-unit-tests",
+            "int_sales_paid_orders",
+            "--allow-unknown",
+        ]);
+        let err = o.stderr();
+        o.code(1);
         assert!(
             err.contains("pipelines/intermediates/sales/int_paid_orders/sql-scripts/dml.int_sales_paid_orders.sql")
                 && err.contains(&format!("table name `{bad}` cannot name a test file"))
                 && err.contains("nothing was written"),
             "{bad}: {err}"
         );
-        assert_eq!(tree(&p.root), before, "{bad}: files were written");
+        assert_eq!(tree(&t.root), before, "{bad}: files were written");
     }
 }
 
@@ -763,8 +701,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_dry_run_refuses_what_a_run_fails_and_an_unfilled_case_prints_csv_to_paste() {
-    let p = project();
-    let file = p
+    let fake = FakeConfluent::start();
+    let t = project(&fake);
+    let file = t
         .pipelines
         .join(LEVELS)
         .join("expected_int_inventory_stock_levels_1.csv");
@@ -774,20 +713,15 @@ fn a_dry_run_refuses_what_a_run_fails_and_an_unfilled_case_prints_csv_to_paste()
         format!("{header}\n{}\n", flinkpipe::unittest::data::NOT_FILLED_IN),
     )
     .unwrap();
-    let fake = FakeConfluent::start();
     // The dry run says "not ready", names the file, exits 1 and contacts nothing.
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "table",
-            "run-unit-tests",
-            "int_inventory_stock_levels",
-            "--dry-run",
-        ],
-    );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let o = t.cmd(&[
+        "table",
+        "run-unit-tests",
+        "int_inventory_stock_levels",
+        "--dry-run",
+    ]);
+    let out = o.stdout();
+    o.code(1);
     assert!(!out.contains(" ready ("), "{out}");
     assert!(
         out.contains("1 test case(s) checked (on_hand_after_receipts_and_sales), 1 check(s) not ready: a run would fail them"),
@@ -797,33 +731,25 @@ fn a_dry_run_refuses_what_a_run_fails_and_an_unfilled_case_prints_csv_to_paste()
         out.contains("  on_hand_after_receipts_and_sales / int_inventory_stock_levels (pipelines/intermediates/inventory/int_stock_levels/tests/expected_int_inventory_stock_levels_1.csv): not filled in yet"),
         "{out}"
     );
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "--output",
-            "json",
-            "table",
-            "run-unit-tests",
-            "int_inventory_stock_levels",
-            "--dry-run",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_str(&texts(&o).0).unwrap();
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "run-unit-tests",
+        "int_inventory_stock_levels",
+        "--dry-run",
+    ]);
+    let o = o.code(1);
+    let v: serde_json::Value = serde_json::from_str(&(o.stdout(), o.stderr()).0).unwrap();
     assert_eq!(v["not_ready"][0]["reason"], "not_filled_in");
     assert_eq!(v["not_ready"][0]["output"], "int_inventory_stock_levels");
     assert_eq!(fake.request_count(), 0);
 
     // The real run fails the check and prints the rows as CSV lines of the file's header.
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
-    let o = run(
-        &p,
-        &fake,
-        &["table", "run-unit-tests", "int_inventory_stock_levels"],
-    );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let o = t.cmd(&["table", "run-unit-tests", "int_inventory_stock_levels"]);
+    let out = o.stdout();
+    o.code(1);
     assert!(!out.contains("{sku_id="), "{out}");
     let csv_block = [
         header,
@@ -840,30 +766,22 @@ fn a_dry_run_refuses_what_a_run_fails_and_an_unfilled_case_prints_csv_to_paste()
         .map(|l| format!("{}\n", l.trim()))
         .collect();
     std::fs::write(&file, pasted).unwrap();
-    let o = run(
-        &p,
-        &fake,
-        &[
-            "table",
-            "run-unit-tests",
-            "int_inventory_stock_levels",
-            "--dry-run",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", texts(&o).0);
+    let o = t.cmd(&[
+        "table",
+        "run-unit-tests",
+        "int_inventory_stock_levels",
+        "--dry-run",
+    ]);
+    let o = o.code(0);
     assert!(
-        texts(&o).0.contains("1 test case(s) ready"),
+        (o.stdout(), o.stderr()).0.contains("1 test case(s) ready"),
         "{}",
-        texts(&o).0
+        (o.stdout(), o.stderr()).0
     );
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
-    let o = run(
-        &p,
-        &fake,
-        &["table", "run-unit-tests", "int_inventory_stock_levels"],
-    );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let o = t.cmd(&["table", "run-unit-tests", "int_inventory_stock_levels"]);
+    let out = o.stdout();
+    o.code(0);
     assert!(out.contains("1 passed, 0 failed"), "{out}");
 }
 
@@ -967,10 +885,11 @@ fn junit_test_case_names_are_unique() {
 /// declared scale (`revenue_eur=9.00` expected, `revenue_eur=8.00` got).
 #[test]
 fn decimal_outputs_compare_by_value_and_print_with_their_declared_scale() {
-    let p = project();
+    let fake = FakeConfluent::start();
+    let t = project(&fake);
     let dir = "facts/sales/fct_store_revenue_1m/tests";
     // Only the expected rows (the validation query is another test's concern).
-    edit(&p, &format!("{dir}/test_definitions.yaml"), |t| {
+    edit(&t, &format!("{dir}/test_definitions.yaml"), |t| {
         let cut = t
             .find("  - table_name: sales_fct_store_revenue_1m\n    file_name: ./tests/validate")
             .unwrap();
@@ -1025,30 +944,26 @@ fn decimal_outputs_compare_by_value_and_print_with_their_declared_scale() {
         bounded: true,
         ..QueryScript::default()
     };
-    let fake = FakeConfluent::start();
     fake.add_query("sales_fct_store_revenue_1m_ut`", script());
-    let o = run(
-        &p,
-        &fake,
-        &["table", "run-unit-tests", "sales_fct_store_revenue_1m"],
-    );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let o = t.cmd(&["table", "run-unit-tests", "sales_fct_store_revenue_1m"]);
+    let out = o.stdout();
+    o.code(0);
     assert!(out.contains("1 passed, 0 failed"), "{out}");
     edit(
-        &p,
+        &t,
         &format!("{dir}/expected_sales_fct_store_revenue_1m_1.csv"),
         |t| t.replace(",1,1,8.00", ",1,1,9.00"),
     );
+    // A fresh fake: the project's target is the new one.
     let fake = FakeConfluent::start();
     fake.add_query("sales_fct_store_revenue_1m_ut`", script());
-    let o = run(
-        &p,
-        &fake,
+    let endpoint = fake.endpoint();
+    let o = t.cmd_env(
         &["table", "run-unit-tests", "sales_fct_store_revenue_1m"],
+        &[("SL_FLINK_SQL_ENDPOINT", &endpoint)],
     );
-    let (out, err) = texts(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    let out = o.stdout();
+    o.code(1);
     assert!(
         out.contains("missing (expected line 5): {store_id=1, window_start='2025-01-01T10:01:00', window_end='2025-01-01T10:02:00', order_count=1, units=1, revenue_eur=9.00}"),
         "{out}"

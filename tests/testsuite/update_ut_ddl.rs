@@ -2,15 +2,17 @@
 //! DDLs and CSV inputs of the unit-test folders that read the table; SQL inputs are flagged; a dry run
 //! writes nothing; a second run has nothing to do.
 
+use crate::support::Test;
+use crate::support::our_fixture;
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{flinkpipe, our_fixture, stderr, stdout};
+use crate::support::test::Outcome;
 
 const PAID_DDL: &str =
     "intermediates/sales/int_paid_orders/sql-scripts/ddl.int_sales_paid_orders.sql";
 const WEB_TESTS: &str = "intermediates/sales/int_web_orders/tests";
 const PAYMENTS_TESTS: &str = "facts/sales/fct_order_payments/tests";
 
-fn run(r: &Repo, extra: &[&str]) -> std::process::Output {
+fn run(r: &Repo, extra: &[&str]) -> Outcome {
     let mut args = vec![
         "project",
         "update-ut-ddl",
@@ -20,7 +22,7 @@ fn run(r: &Repo, extra: &[&str]) -> std::process::Output {
         "HEAD~1",
     ];
     args.extend_from_slice(extra);
-    flinkpipe(&args)
+    Test::outside(&args)
 }
 
 #[test]
@@ -38,8 +40,8 @@ fn a_changed_ddl_reaches_the_test_copies_of_its_readers() {
     let before = std::fs::read_to_string(r.path(&csv)).unwrap();
 
     let o = run(&r, &["--dry-run"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    let o = o.success();
+    let out = o.stdout_raw();
     assert!(
         out.contains(&format!(
             "+++ b/pipelines/{WEB_TESTS}/ddl_int_sales_paid_orders.sql"
@@ -63,14 +65,14 @@ fn a_changed_ddl_reaches_the_test_copies_of_its_readers() {
     );
 
     let o = run(&r, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = o.success();
     // The SQL input of the other folder is positional: flagged, not rewritten.
     assert!(
-        stderr(&o).contains(&format!(
+        o.stderr_raw().contains(&format!(
             "warning[by-hand]: pipelines/{PAYMENTS_TESTS}/insert_int_sales_paid_orders_1.sql"
         )),
         "{}",
-        stderr(&o)
+        o.stderr_raw()
     );
     let foundation =
         std::fs::read_to_string(r.path(&format!("{WEB_TESTS}/ddl_int_sales_paid_orders.sql")))
@@ -95,7 +97,11 @@ fn a_changed_ddl_reaches_the_test_copies_of_its_readers() {
     );
     // Nothing left to do; the project still validates.
     let o = run(&r, &[]);
-    assert!(stdout(&o).contains("nothing to update"), "{}", stdout(&o));
-    let o = flinkpipe(&["pipeline", "validate", r.pipelines.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        o.stdout_raw().contains("nothing to update"),
+        "{}",
+        o.stdout_raw()
+    );
+    let o = Test::outside(&["pipeline", "validate", r.pipelines.to_str().unwrap()]);
+    o.success();
 }

@@ -2,6 +2,8 @@
 //! `tests/data/upgrade/plans/`) and from the SQL alone: the rows measured by restoring a `SUM(amount) …
 //! GROUP BY store_id` job's savepoint into each variant.
 
+use crate::support::Test;
+use crate::support::test::Outcome;
 use flinkpipe::changes::upgrade::{OperatorChangeKind, Tier, Verdict, compare_plans};
 use serde_json::Value;
 
@@ -127,15 +129,12 @@ fn changed_repo() -> crate::support::repo::Repo {
     r
 }
 
-fn run(args: &[&str]) -> std::process::Output {
-    crate::support::command().args(args).output().unwrap()
+fn run(args: &[&str]) -> Outcome {
+    Test::outside(args)
 }
 
-fn verdicts(
-    out: &std::process::Output,
-) -> std::collections::BTreeMap<String, (String, String, String)> {
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+fn verdicts(out: &Outcome) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let v = out.stdout_json();
     v["statements"]
         .as_array()
         .unwrap()
@@ -168,12 +167,7 @@ fn offline_upgrade_check_gives_one_verdict_per_changed_statement() {
         "json",
     ]);
     // A change needs a new version: exit 1.
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = out.code(1);
     let v = verdicts(&out);
     let want = |t: &str, verdict: &str, action: &str| {
         assert_eq!(
@@ -219,7 +213,7 @@ fn offline_upgrade_check_gives_one_verdict_per_changed_statement() {
         "--output",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0));
+    let out = out.code(0);
     assert_eq!(verdicts(&out).len(), 1);
 }
 
@@ -267,7 +261,7 @@ fn engine_upgrade_check_compiles_both_sides_on_the_local_flink() {
             v.get(t).map(|(v, tier, _)| (v.as_str(), tier.as_str())),
             Some((verdict, "engine")),
             "{t}: {v:#?}\n{}",
-            String::from_utf8_lossy(&out.stdout)
+            out.stdout_raw()
         );
     };
     want("sales_fct_store_revenue_1m", "state-incompatible");

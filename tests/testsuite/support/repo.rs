@@ -1,7 +1,6 @@
 //! A temporary git repository built with git2 (no `git` CLI) around a copied `pipelines/` tree.
 #![allow(dead_code)]
 
-use super::flinkpipe;
 use flinkpipe::changes::{self, ChangeOptions};
 use flinkpipe::config::Config;
 use git2::{IndexAddOption, Repository, Signature, Time};
@@ -90,7 +89,9 @@ impl Repo {
         fs::read(self.root.join(".git/index")).unwrap()
     }
 
-    pub fn run(&self, args: &[&str]) -> std::process::Output {
+    /// Runs the binary with `args`, then the pipelines folder and `--output-dir <root>/out`, outside
+    /// the repository (see [`super::Test::outside`]).
+    pub fn run(&self, args: &[&str]) -> super::test::Outcome {
         let mut all: Vec<&str> = args.to_vec();
         let out = self.root.join("out");
         fs::create_dir_all(&out).unwrap();
@@ -99,7 +100,7 @@ impl Repo {
         all.push(&pipelines);
         all.push("--output-dir");
         all.push(&out);
-        flinkpipe(&all)
+        super::Test::outside(&all)
     }
 
     pub fn out_file(&self, name: &str) -> String {
