@@ -11,7 +11,7 @@
 //! plan and is listed as such.
 
 use super::scope::PlanRequest;
-use super::target::{self, TargetKind};
+use super::target::{self, Connected, TargetKind};
 use super::{Context, OpsError};
 use crate::config::process_env;
 use crate::deploy::env_sql::EnvSql;
@@ -158,106 +158,139 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
     let plans_dir = tempfile::tempdir()?;
     let mut statements = Vec::new();
     for (table, spec, explain) in work {
-        let Some(sql) = explain else {
-            statements.push(Explained {
-                table_name: table,
-                statement: spec.name,
-                explain: None,
-                plan: None,
-                error: Some(if spec.kind == StatementKind::Ddl {
-                    "a DDL statement: EXPLAIN takes queries, INSERT, statement sets and CTAS".into()
-                } else {
-                    "EXPLAIN does not take this statement".into()
-                }),
-                failed: false,
-                sinks: None,
-            });
-            continue;
-        };
-        if let Some(gw) = &compiler {
-            let compiled = rt.block_on(gw.compile_plan(&spec, plans_dir.path()));
-            // A CTAS or materialized table has no COMPILE PLAN: a limit, not a failure.
-            let (sinks, error, failed) = match compiled {
-                Ok(Some(plan)) => match engine_plan::sinks_of_compiled_plan(&plan) {
-                    Ok(s) => (Some(s), None, false),
-                    Err(e) => (None, Some(e), true),
-                },
-                Ok(None) => (
-                    None,
-                    Some("COMPILE PLAN takes INSERT and statement sets only: no changelog mode for a CTAS or materialized table here".to_string()),
-                    false,
-                ),
-                Err(e) => (None, Some(c.scrubber.scrub(&e.to_string())), true),
-            };
-            statements.push(Explained {
-                table_name: table,
-                statement: spec.name,
-                explain: Some(sql),
-                plan: None,
-                failed,
-                error,
-                sinks,
-            });
-            continue;
-        }
-        let query = StatementSpec {
-            name: super::query::query_name(&naming),
-            sql: sql.clone(),
-            properties: spec.properties.clone(),
-            kind: StatementKind::Dml,
-            compute_pool: spec.compute_pool.clone(),
-        };
-        let outcome = rt.block_on(async {
-            // Listening before the create: a signal during it still lets the query be removed.
-            let mut signals = super::signals::Interrupts::listen();
-            let mut stream = c.target.start_query(&query).await?;
-            read::read(stream.as_mut(), &options, false, &Quiet, async move {
-                signals.recv().await;
-            })
-            .await
-        });
-        let (plan_text, error) = match outcome {
-            Ok(r) => {
-                if let Some(e) = &r.close_error {
-                    ctx.console.warn(&format!(
-                        "warning[explain]: {} could not be removed ({}): `flinkpipe pipeline decommission --orphans --delete` removes it",
-                        r.statement,
-                        c.scrubber.scrub(e)
-                    ));
-                }
-                let text: Vec<String> = r
-                    .rows
-                    .iter()
-                    .filter_map(|row| row.first().map(plain))
-                    .collect();
-                if text.is_empty() {
-                    (
-                        None,
-                        Some(format!("no plan came back ({:?})", r.stopped_by)),
-                    )
-                } else {
-                    (Some(text.join("\n")), None)
-                }
+        let explained = match (explain, &compiler) {
+            (None, _) => not_explainable(table, spec),
+            (Some(sql), Some(gw)) => {
+                let compiled = rt.block_on(gw.compile_plan(&spec, plans_dir.path()));
+                compiled_changelog(&c, table, spec, sql, compiled)
             }
-            Err(e) => (None, Some(c.scrubber.scrub(&e.to_string()))),
+            (Some(sql), None) => {
+                let query = StatementSpec {
+                    name: super::query::query_name(&naming),
+                    sql: sql.clone(),
+                    properties: spec.properties.clone(),
+                    kind: StatementKind::Dml,
+                    compute_pool: spec.compute_pool.clone(),
+                };
+                let outcome = rt.block_on(async {
+                    // Listening before the create: a signal during it still lets the query be
+                    // removed.
+                    let mut signals = super::signals::Interrupts::listen();
+                    let mut stream = c.target.start_query(&query).await?;
+                    read::read(stream.as_mut(), &options, false, &Quiet, async move {
+                        signals.recv().await;
+                    })
+                    .await
+                });
+                explained_plan(ctx, &c, req.changelog_mode, table, spec, sql, outcome)
+            }
         };
-        let sinks = (req.changelog_mode && error.is_none())
-            .then(|| engine_plan::sinks_of_confluent_explain(plan_text.as_deref().unwrap_or("")));
-        statements.push(Explained {
-            table_name: table,
-            statement: spec.name,
-            explain: Some(sql),
-            failed: error.is_some(),
-            plan: plan_text,
-            error,
-            sinks,
-        });
+        statements.push(explained);
     }
     Ok(ExplainReport {
         scope: plan.scope,
         target: c.scrubber.scrub(&c.target.describe()),
         statements,
     })
+}
+
+/// A statement EXPLAIN does not take (a DDL, …): reported, not failed.
+fn not_explainable(table: String, spec: StatementSpec) -> Explained {
+    Explained {
+        table_name: table,
+        error: Some(if spec.kind == StatementKind::Ddl {
+            "a DDL statement: EXPLAIN takes queries, INSERT, statement sets and CTAS".into()
+        } else {
+            "EXPLAIN does not take this statement".into()
+        }),
+        statement: spec.name,
+        explain: None,
+        plan: None,
+        failed: false,
+        sinks: None,
+    }
+}
+
+/// The sinks' changelog modes from the plan the gateway compiled (`compiled`). A CTAS or
+/// materialized table has no COMPILE PLAN: a limit, not a failure.
+fn compiled_changelog(
+    c: &Connected,
+    table: String,
+    spec: StatementSpec,
+    sql: String,
+    compiled: Result<Option<serde_json::Value>, crate::target::TargetError>,
+) -> Explained {
+    let (sinks, error, failed) = match compiled {
+        Ok(Some(plan)) => match engine_plan::sinks_of_compiled_plan(&plan) {
+            Ok(s) => (Some(s), None, false),
+            Err(e) => (None, Some(e), true),
+        },
+        Ok(None) => (
+            None,
+            Some("COMPILE PLAN takes INSERT and statement sets only: no changelog mode for a CTAS or materialized table here".to_string()),
+            false,
+        ),
+        Err(e) => (None, Some(c.scrubber.scrub(&e.to_string())), true),
+    };
+    Explained {
+        table_name: table,
+        statement: spec.name,
+        explain: Some(sql),
+        plan: None,
+        failed,
+        error,
+        sinks,
+    }
+}
+
+/// The plan an `EXPLAIN` query returned (`outcome`; its rows' first column, line by line), with the
+/// sinks' changelog modes read from it when `changelog_mode`. A query that could not be removed is
+/// a warning on the console.
+fn explained_plan(
+    ctx: &Context,
+    c: &Connected,
+    changelog_mode: bool,
+    table: String,
+    spec: StatementSpec,
+    sql: String,
+    outcome: Result<read::QueryResult, crate::target::TargetError>,
+) -> Explained {
+    let (plan_text, error) = match outcome {
+        Ok(r) => {
+            if let Some(e) = &r.close_error {
+                ctx.console.warn(&format!(
+                    "warning[explain]: {} could not be removed ({}): `flinkpipe pipeline decommission --orphans --delete` removes it",
+                    r.statement,
+                    c.scrubber.scrub(e)
+                ));
+            }
+            let text: Vec<String> = r
+                .rows
+                .iter()
+                .filter_map(|row| row.first().map(plain))
+                .collect();
+            if text.is_empty() {
+                (
+                    None,
+                    Some(format!("no plan came back ({:?})", r.stopped_by)),
+                )
+            } else {
+                (Some(text.join("\n")), None)
+            }
+        }
+        Err(e) => (None, Some(c.scrubber.scrub(&e.to_string()))),
+    };
+    let sinks = (changelog_mode && error.is_none())
+        .then(|| engine_plan::sinks_of_confluent_explain(plan_text.as_deref().unwrap_or("")));
+    Explained {
+        table_name: table,
+        statement: spec.name,
+        explain: Some(sql),
+        failed: error.is_some(),
+        plan: plan_text,
+        error,
+        sinks,
+    }
 }
 
 /// A value as plain text (a string without its JSON quotes).
