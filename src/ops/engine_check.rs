@@ -125,30 +125,9 @@ pub fn engine_check(
         req.allow_unknown,
         "no engine check: fix the errors above",
     )?;
-    let wanted: Option<BTreeSet<String>> = match &req.since {
+    let wanted = match &req.since {
         None => None,
-        Some(change) => {
-            let set =
-                changes::list_changes(pipelines, &super::changes::change_options(change)?, &cfg)?;
-            let mut names = BTreeSet::new();
-            for f in set
-                .files
-                .iter()
-                .filter(|f| f.change_kind != ChangeKind::Deleted)
-            {
-                if project.inventory.tables.contains_key(&f.new_table_name) {
-                    names.insert(f.new_table_name.clone());
-                    names.extend(
-                        project
-                            .graph
-                            .children(&f.new_table_name)
-                            .into_iter()
-                            .map(str::to_string),
-                    );
-                }
-            }
-            Some(names)
-        }
+        Some(change) => Some(changed_and_children(&project, pipelines, &cfg, change)?),
     };
     let naming = StatementNaming::from_config(&cfg);
     let env = EnvSql::from_config(&cfg, &process_env)?;
@@ -188,86 +167,29 @@ pub fn engine_check(
             ddl_at.insert(s.spec.name.clone(), (shown(&s.file), s.line, s.spec.sql));
         }
     }
-    let mut statements = Vec::new();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    let mut declared_ok: BTreeSet<String> = BTreeSet::new();
-    // DDL statements that could not be declared: statement name → the engine's message.
-    let mut ddl_rejected: BTreeMap<String, String> = BTreeMap::new();
-    let mut reported: BTreeSet<String> = BTreeSet::new();
-    let mut report = |d: Diagnostic, key: String| {
-        if reported.insert(key) {
-            diagnostics.push(d);
-        }
+    let mut checker = Checker {
+        ddl_at: &ddl_at,
+        statements: Vec::new(),
+        diagnostics: Vec::new(),
+        declared_ok: BTreeSet::new(),
+        ddl_rejected: BTreeMap::new(),
+        reported: BTreeSet::new(),
     };
     for (table, step) in &work {
         if step.spec.kind == StatementKind::Ddl {
             continue;
         }
         let file = shown(&step.file);
-        let outcome = rt.block_on(gw.validate_statement(&step.spec));
-        let outcome = match outcome {
-            Ok(()) => {
-                declared_ok.extend(
-                    crate::sql::analyze(&step.spec.sql)
-                        .statements
-                        .iter()
-                        .flat_map(|s| s.sources.iter().chain(s.sinks.iter()))
-                        .map(|n| n.name.table().to_ascii_lowercase()),
-                );
-                EngineOutcome::Valid
-            }
-            Err(TargetError::Invalid(message)) => {
-                let message = first_lines(&message);
-                match declaration_failure(&message)
-                    .and_then(|(st, cause)| ddl_at.get(st).map(|a| (st, cause, a)))
-                {
-                    // A table's DDL that cannot be declared is that DDL's error, reported once.
-                    Some((st, cause, (f, l, sql))) => {
-                        let (line, column) = position(cause, sql, *l);
-                        ddl_rejected
-                            .entry(st.to_string())
-                            .or_insert_with(|| cause.to_string());
-                        report(
-                            Diagnostic::error(
-                                code_of(cause),
-                                format!("the Flink planner rejects the DDL of {st}: {cause}"),
-                            )
-                            .at(f.clone(), Some(line), column),
-                            format!("ddl:{st}"),
-                        );
-                    }
-                    None => {
-                        // A declaration of a table the project does not define (an external
-                        // table's DDL): its position is in that DDL, not in this statement.
-                        let (line, column) = if declaration_failure(&message).is_some()
-                            || message.contains("declaring ")
-                        {
-                            (step.line, None)
-                        } else {
-                            explained_position(&message, &step.spec.sql, step.line)
-                        };
-                        report(
-                            Diagnostic::error(
-                                code_of(&message),
-                                format!(
-                                    "the Flink planner rejects {} ({table}): {message}",
-                                    step.spec.name
-                                ),
-                            )
-                            .at(file.clone(), Some(line), column),
-                            format!("dml:{}", step.spec.name),
-                        );
-                    }
-                }
-                EngineOutcome::Rejected { message }
-            }
+        let outcome = match rt.block_on(gw.validate_statement(&step.spec)) {
+            Ok(()) => checker.valid(step),
+            Err(TargetError::Invalid(message)) => checker.rejected(table, step, &file, &message),
             Err(e @ TargetError::Transport { .. }) => {
                 return Err(OpsError::Target(format!(
                     "the local Flink does not answer ({e}); start it with `make up` (scripts/local-flink.sh) or set flinkpipe.gateway.url"
                 )));
             }
             Err(TargetError::Config(reason)) => {
-                report(
+                checker.report(
                     Diagnostic::warning(
                         "engine-not-checked",
                         format!("the local Flink cannot check {}: {reason}", step.spec.name),
@@ -286,7 +208,7 @@ pub fn engine_check(
                 )));
             }
         };
-        statements.push(EngineStatement {
+        checker.statements.push(EngineStatement {
             table_name: table.clone(),
             statement: step.spec.name.clone(),
             kind: step.spec.kind,
@@ -299,15 +221,15 @@ pub fn engine_check(
         .iter()
         .filter(|(_, s)| s.spec.kind == StatementKind::Ddl)
     {
-        let outcome = match ddl_rejected.get(&step.spec.name) {
+        let outcome = match checker.ddl_rejected.get(&step.spec.name) {
             Some(message) => EngineOutcome::Rejected {
                 message: message.clone(),
             },
             None => EngineOutcome::Declared {
-                used: declared_ok.contains(&table.to_ascii_lowercase()),
+                used: checker.declared_ok.contains(&table.to_ascii_lowercase()),
             },
         };
-        statements.push(EngineStatement {
+        checker.statements.push(EngineStatement {
             table_name: table.clone(),
             statement: step.spec.name.clone(),
             kind: step.spec.kind,
@@ -316,12 +238,126 @@ pub fn engine_check(
             outcome,
         });
     }
+    let (statements, diagnostics) = (checker.statements, checker.diagnostics);
     ctx.console.diagnostics(&diagnostics, None);
     Ok(EngineCheck {
         engine,
         statements,
         diagnostics,
     })
+}
+
+/// The tables whose files changed since `change` (not deleted) and their children: what a change
+/// can break.
+///
+/// Errors: git errors, a bad ref.
+fn changed_and_children(
+    project: &crate::project::Project,
+    pipelines: &Path,
+    cfg: &crate::config::Config,
+    change: &super::changes::ChangeRequest,
+) -> Result<BTreeSet<String>, OpsError> {
+    let set = changes::list_changes(pipelines, &super::changes::change_options(change)?, cfg)?;
+    let mut names = BTreeSet::new();
+    for f in set
+        .files
+        .iter()
+        .filter(|f| f.change_kind != ChangeKind::Deleted)
+    {
+        if project.inventory.tables.contains_key(&f.new_table_name) {
+            names.insert(f.new_table_name.clone());
+            names.extend(
+                project
+                    .graph
+                    .children(&f.new_table_name)
+                    .into_iter()
+                    .map(str::to_string),
+            );
+        }
+    }
+    Ok(names)
+}
+
+/// What the checks found so far.
+struct Checker<'a> {
+    /// Every DDL statement of the project by statement name: `(file shown, line, SQL)`.
+    ddl_at: &'a BTreeMap<String, (String, usize, String)>,
+    statements: Vec<EngineStatement>,
+    diagnostics: Vec<Diagnostic>,
+    /// Tables (lower case) a valid statement read or wrote: their DDL was declared and used.
+    declared_ok: BTreeSet<String>,
+    /// DDL statements that could not be declared: statement name → the engine's message.
+    ddl_rejected: BTreeMap<String, String>,
+    /// Keys of the diagnostics given (`ddl:<statement>`, `dml:<statement>`): each is given once.
+    reported: BTreeSet<String>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, d: Diagnostic, key: String) {
+        if self.reported.insert(key) {
+            self.diagnostics.push(d);
+        }
+    }
+
+    /// `step` is valid: the tables it reads and writes were declared and used.
+    fn valid(&mut self, step: &Step) -> EngineOutcome {
+        self.declared_ok.extend(
+            crate::sql::analyze(&step.spec.sql)
+                .statements
+                .iter()
+                .flat_map(|s| s.sources.iter().chain(s.sinks.iter()))
+                .map(|n| n.name.table().to_ascii_lowercase()),
+        );
+        EngineOutcome::Valid
+    }
+
+    /// The planner rejected `step` (of `table`, in `file`) with `message`: a table's DDL that cannot
+    /// be declared is that DDL's error, reported once at its own file and line; anything else is the
+    /// statement's, at the position the message gives.
+    fn rejected(&mut self, table: &str, step: &Step, file: &str, message: &str) -> EngineOutcome {
+        let message = first_lines(message);
+        let ddl_at = self.ddl_at;
+        match declaration_failure(&message)
+            .and_then(|(st, cause)| ddl_at.get(st).map(|a| (st, cause, a)))
+        {
+            Some((st, cause, (f, l, sql))) => {
+                let (line, column) = position(cause, sql, *l);
+                self.ddl_rejected
+                    .entry(st.to_string())
+                    .or_insert_with(|| cause.to_string());
+                self.report(
+                    Diagnostic::error(
+                        code_of(cause),
+                        format!("the Flink planner rejects the DDL of {st}: {cause}"),
+                    )
+                    .at(f.clone(), Some(line), column),
+                    format!("ddl:{st}"),
+                );
+            }
+            None => {
+                // A declaration of a table the project does not define (an external table's
+                // DDL): its position is in that DDL, not in this statement.
+                let (line, column) =
+                    if declaration_failure(&message).is_some() || message.contains("declaring ") {
+                        (step.line, None)
+                    } else {
+                        explained_position(&message, &step.spec.sql, step.line)
+                    };
+                self.report(
+                    Diagnostic::error(
+                        code_of(&message),
+                        format!(
+                            "the Flink planner rejects {} ({table}): {message}",
+                            step.spec.name
+                        ),
+                    )
+                    .at(file.to_string(), Some(line), column),
+                    format!("dml:{}", step.spec.name),
+                );
+            }
+        }
+        EngineOutcome::Rejected { message }
+    }
 }
 
 /// The engine's message without its Java stack trace: the lines up to the first `\tat …` frame,
