@@ -402,13 +402,19 @@ pub fn job_failure(exceptions: &Value) -> Option<String> {
                 .get("stacktrace")?
                 .as_str()
         })?;
-    // The deepest "Caused by:" names the real problem (a missing topic, a bad record).
+    Some(deepest_cause(text))
+}
+
+/// The deepest `Caused by:` of a Java stack trace as Flink prints it (the real problem: a missing
+/// topic, a `StateMigrationException`), else its first line; Java package prefixes removed. A text
+/// that is no stack trace is its first line.
+pub fn deepest_cause(text: &str) -> String {
     let cause = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Caused by: "))
         .next_back()
         .unwrap_or_else(|| text.lines().next().unwrap_or(""));
-    Some(strip_java_package(cause.trim()))
+    strip_java_package(cause.trim())
 }
 
 /// One column of a `DESCRIBE` result: `[name, type, null, key, extras, watermark]`.
