@@ -431,6 +431,23 @@ fn empirical_run(
 /// stay as the explanation; a run that proved nothing leaves the assessment as it was, saying why.
 fn with_evidence(a: Assessment, ev: &Evidence) -> Assessment {
     let (verdict, why) = match ev.outcome {
+        // The same result on a few rows does not outweigh a plan that computes its state otherwise.
+        Outcome::SameResult
+            if matches!(
+                a.verdict,
+                Verdict::StateCompatibleSemanticsChanged | Verdict::StateIncompatible
+            ) =>
+        {
+            (
+                Verdict::StateCompatibleSemanticsChanged,
+                format!(
+                    "empirical: the new SQL restored the old one's savepoint and its result on test case {} equals a fresh run's, but the {} reading sees the state computed otherwise ({}): the results may differ on other rows",
+                    ev.case.as_deref().unwrap_or("?"),
+                    tier_name(a.tier),
+                    a.verdict
+                ),
+            )
+        }
         Outcome::SameResult => (
             Verdict::StateCompatible,
             format!(
