@@ -292,10 +292,16 @@ pub fn upgrade_check(
                 Some("there is no old statement to restore from".to_string())
             } else if matches!(a.verdict, Verdict::Unchanged | Verdict::Stateless) {
                 Some(format!("{}: no state to restore", a.verdict))
+            } else if !has_unit_tests(&project, &f.new_table_name) {
+                Some(format!(
+                    "{} has no unit tests (tests/{}): the empirical run uses their fixtures",
+                    f.new_table_name,
+                    crate::unittest::definitions::FILE_NAME
+                ))
             } else if engine.is_none() {
                 Some("the local Flink is not configured".into())
-            } else if let Some(e) = &engine_down {
-                Some(format!("the local Flink does not answer ({e})"))
+            } else if engine_down.is_some() {
+                Some("the local Flink does not answer".into())
             } else {
                 None
             };
@@ -353,6 +359,18 @@ struct EmpiricalInput<'a> {
     timeout: std::time::Duration,
 }
 
+/// Whether `table` has a `tests/test_definitions.yaml` in its folder.
+fn has_unit_tests(project: &crate::project::Project, table: &str) -> bool {
+    project.inventory.tables.get(table).is_some_and(|t| {
+        project
+            .inventory
+            .disk_path(&t.folder)
+            .join("tests")
+            .join(crate::unittest::definitions::FILE_NAME)
+            .is_file()
+    })
+}
+
 /// Prepares the table's unit-test suite and runs [`empirical::run`] on it; why not, when it cannot.
 fn empirical_run(
     input: &EmpiricalInput<'_>,
@@ -362,28 +380,6 @@ fn empirical_run(
 ) -> Evidence {
     use crate::unittest::prepare::{self, PrepareOptions};
     let cfg = input.cfg;
-    let has_tests = input
-        .project
-        .inventory
-        .tables
-        .get(input.table)
-        .map(|t| {
-            input
-                .project
-                .inventory
-                .disk_path(&t.folder)
-                .join("tests")
-                .join(crate::unittest::definitions::FILE_NAME)
-                .is_file()
-        })
-        .unwrap_or(false);
-    if !has_tests {
-        return Evidence::not_run(format!(
-            "{} has no unit tests (tests/{}): the empirical run uses their fixtures",
-            input.table,
-            crate::unittest::definitions::FILE_NAME
-        ));
-    }
     let suffix = match super::unit_tests::suffix(cfg, None) {
         Ok(s) => s,
         Err(e) => return Evidence::not_run(e.to_string()),
