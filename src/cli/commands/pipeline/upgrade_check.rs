@@ -17,7 +17,7 @@ pub struct Args {
     /// Only the statements writing this table (repeatable).
     #[arg(long = "table-name", value_name = "TABLE")]
     pub tables: Vec<String>,
-    /// Where plans are compiled [default: local].
+    /// Where plans are compiled; `local` when not given.
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
     /// Restore each changed stateful statement for real on the local Flink, on its table's unit-test
@@ -104,6 +104,9 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     for s in &report.statements {
         for r in &s.reasons {
             println!("  {}:{}: {}: {r}", s.file, s.line, s.statement);
+        }
+        for row in s.empirical.iter().flat_map(|e| &e.differing_rows) {
+            println!("  {}:{}: {}: {row}", s.file, s.line, s.statement);
         }
     }
     Ok(ok)
