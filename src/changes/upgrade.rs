@@ -88,6 +88,10 @@ pub enum Tier {
     Offline,
     /// The compiled plans of the local Flink planner.
     Engine,
+    /// A real restore on the local Flink, on the table's unit-test fixtures (`upgrade-check
+    /// --empirical`): the old statement run on half the rows, stopped with a savepoint, the new one
+    /// started from it on the other half, and its result compared with a fresh run of the new one.
+    Empirical,
 }
 
 /// How a stateful operator differs between the old and the new statement.

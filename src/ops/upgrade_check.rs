@@ -2,13 +2,16 @@
 //! over the running statement's state? One verdict per statement (all sinks of a statement set
 //! together) from [`crate::changes::upgrade`]: offline from the SQL front end, and with `--engine
 //! local` from the compiled plans of the local Flink (old and new SQL compiled with the project's DDL
-//! at the head), with the action each target takes.
+//! at the head), with the action each target takes. With `--empirical`, a changed stateful
+//! statement that has unit tests is restored for real on the local Flink
+//! ([`crate::unittest::upgrade`]), and that run's outcome is the verdict (tier `empirical`).
 
 use super::{Context, OpsError};
 use crate::changes::upgrade::{self, Assessment, OperatorDiff, Tier, Verdict};
 use crate::changes::{self, ChangeKind, FileRole};
 use crate::config::process_env;
 use crate::target::{StatementKind, StatementSpec};
+use crate::unittest::upgrade::{self as empirical, Evidence, Outcome};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -36,7 +39,15 @@ pub struct UpgradeCheckRequest {
     pub engine: Engine,
     /// Keep unknown references as external tables.
     pub allow_unknown: bool,
+    /// Restore each changed stateful statement for real on its unit-test fixtures (needs
+    /// [`Engine::Local`]).
+    pub empirical: bool,
+    /// The time limit of one statement's empirical run (default [`EMPIRICAL_TIMEOUT`]).
+    pub timeout: Option<std::time::Duration>,
 }
+
+/// The default time limit of one statement's empirical run.
+pub const EMPIRICAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// What deploying the change does on a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -105,6 +116,9 @@ pub struct StatementVerdict {
     pub line: usize,
     /// What a deploy does, per target.
     pub action: Actions,
+    /// The empirical run (`--empirical` only): what it showed, or why it did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empirical: Option<Evidence>,
 }
 
 /// The report.
@@ -132,6 +146,11 @@ pub fn upgrade_check(
     pipelines: &Path,
     req: &UpgradeCheckRequest,
 ) -> Result<UpgradeReport, OpsError> {
+    if req.empirical && req.engine == Engine::Offline {
+        return Err(OpsError::Usage(
+            "--empirical runs on the local Flink: it cannot go with --engine offline".into(),
+        ));
+    }
     let cfg = ctx.project_config(pipelines)?;
     let project = ctx.load_valid_project(
         &cfg,
@@ -214,6 +233,7 @@ pub fn upgrade_check(
     let rt = super::target::runtime()?;
     let dir = tempfile::tempdir()?;
     let mut engine_down: Option<String> = None;
+    let mut cancel: Option<crate::deploy::executor::Cancel> = None;
     let mut statements = Vec::new();
     for (f, old, new, tables, line, statement) in todo {
         let file = format!("pipelines/{}", f.path);
@@ -267,9 +287,52 @@ pub fn upgrade_check(
                 }
             }
         };
+        let (a, evidence) = if req.empirical {
+            let why_not = if old.is_none() {
+                Some("there is no old statement to restore from".to_string())
+            } else if matches!(a.verdict, Verdict::Unchanged | Verdict::Stateless) {
+                Some(format!("{}: no state to restore", a.verdict))
+            } else if !has_unit_tests(&project, &f.new_table_name) {
+                Some(format!(
+                    "{} has no unit tests (tests/{}): the empirical run uses their fixtures",
+                    f.new_table_name,
+                    crate::unittest::definitions::FILE_NAME
+                ))
+            } else if engine.is_none() {
+                Some("the local Flink is not configured".into())
+            } else if engine_down.is_some() {
+                Some("the local Flink does not answer".into())
+            } else {
+                None
+            };
+            let ev = match (why_not, &engine, &old) {
+                (None, Some(gw), Some(old_sql)) => {
+                    let cancel =
+                        cancel.get_or_insert_with(|| super::unit_tests::on_ctrl_c(ctx, &rt));
+                    empirical_run(
+                        &EmpiricalInput {
+                            project: &project,
+                            cfg: &cfg,
+                            table: &f.new_table_name,
+                            old: old_sql,
+                            timeout: req.timeout.unwrap_or(EMPIRICAL_TIMEOUT),
+                        },
+                        gw,
+                        &rt,
+                        cancel,
+                    )
+                }
+                (Some(why), _, _) => Evidence::not_run(why),
+                _ => Evidence::not_run("the local Flink is not configured"),
+            };
+            (with_evidence(a, &ev), Some(ev))
+        } else {
+            (a, None)
+        };
         statements.push(StatementVerdict {
             statement,
             tables,
+            empirical: evidence,
             action: Actions::of(a.verdict),
             verdict: a.verdict,
             tier: a.tier,
@@ -283,6 +346,161 @@ pub fn upgrade_check(
         base_commit: set.base_commit,
         statements,
     })
+}
+
+/// What one statement's empirical run needs.
+struct EmpiricalInput<'a> {
+    project: &'a crate::project::Project,
+    cfg: &'a crate::config::Config,
+    /// The table whose DML changed.
+    table: &'a str,
+    /// The old SQL text (at the base commit).
+    old: &'a str,
+    timeout: std::time::Duration,
+}
+
+/// Whether `table` has a `tests/test_definitions.yaml` in its folder.
+fn has_unit_tests(project: &crate::project::Project, table: &str) -> bool {
+    project.inventory.tables.get(table).is_some_and(|t| {
+        project
+            .inventory
+            .disk_path(&t.folder)
+            .join("tests")
+            .join(crate::unittest::definitions::FILE_NAME)
+            .is_file()
+    })
+}
+
+/// Prepares the table's unit-test suite and runs [`empirical::run`] on it; why not, when it cannot.
+fn empirical_run(
+    input: &EmpiricalInput<'_>,
+    gw: &crate::target::GatewayTarget,
+    rt: &tokio::runtime::Runtime,
+    cancel: &crate::deploy::executor::Cancel,
+) -> Evidence {
+    use crate::unittest::prepare::{self, PrepareOptions};
+    let cfg = input.cfg;
+    let suffix = match super::unit_tests::suffix(cfg, None) {
+        Ok(s) => s,
+        Err(e) => return Evidence::not_run(e.to_string()),
+    };
+    let suite = match prepare::prepare(
+        input.project,
+        cfg,
+        input.table,
+        &PrepareOptions {
+            suffix: suffix.clone(),
+            storage: crate::unittest::rewrite::Storage::Kafka {
+                bootstrap: super::unit_tests::bootstrap(cfg),
+            },
+            case: None,
+        },
+    ) {
+        Ok(s) => s,
+        Err(e) => return Evidence::not_run(format!("its unit tests cannot be prepared: {e}")),
+    };
+    let old = match empirical::rename_onto(&suite, cfg, input.old) {
+        Ok(o) => o,
+        Err(e) => {
+            return Evidence::not_run(format!(
+                "the old SQL cannot be renamed onto the test tables: {e}"
+            ));
+        }
+    };
+    let plan = match empirical::plan(&suite, &old, &suite.tested) {
+        Ok(p) => p,
+        Err(why) => return Evidence::not_run(why),
+    };
+    let opts = empirical::RunOptions {
+        naming: crate::unittest::TestNaming {
+            prefix: crate::plan::StatementNaming::from_config(cfg).prefix,
+            suffix,
+        },
+        timeout: input.timeout,
+        poll: std::time::Duration::from_millis(500),
+    };
+    let kafka = crate::target::kafka::KafkaAdmin::new(&super::unit_tests::bootstrap(cfg));
+    rt.block_on(empirical::run(gw, &kafka, &suite, &plan, &opts, cancel))
+}
+
+/// The assessment an empirical run gives: its outcome decides, the engine's (or offline) operators
+/// stay as the explanation; a run that proved nothing leaves the assessment as it was, saying why.
+fn with_evidence(a: Assessment, ev: &Evidence) -> Assessment {
+    let (verdict, why) = match ev.outcome {
+        // The same result on a few rows does not outweigh a plan that computes its state otherwise.
+        Outcome::SameResult
+            if matches!(
+                a.verdict,
+                Verdict::StateCompatibleSemanticsChanged | Verdict::StateIncompatible
+            ) =>
+        {
+            (
+                Verdict::StateCompatibleSemanticsChanged,
+                format!(
+                    "empirical: the new SQL restored the old one's savepoint and its result on test case {} equals a fresh run's, but the {} reading sees the state computed otherwise ({}): the results may differ on other rows",
+                    ev.case.as_deref().unwrap_or("?"),
+                    tier_name(a.tier),
+                    a.verdict
+                ),
+            )
+        }
+        Outcome::SameResult => (
+            Verdict::StateCompatible,
+            format!(
+                "empirical: the new SQL restored the old one's savepoint (test case {}, {} + {} rows) and its result equals a fresh run's",
+                ev.case.as_deref().unwrap_or("?"),
+                ev.rows_first_half,
+                ev.rows_second_half
+            ),
+        ),
+        Outcome::DifferentResult => (
+            Verdict::StateCompatibleSemanticsChanged,
+            format!(
+                "empirical: the new SQL restored the old one's savepoint (test case {}), but {} output row(s) differ from a fresh run's",
+                ev.case.as_deref().unwrap_or("?"),
+                ev.rows_differing
+            ),
+        ),
+        Outcome::RestoreFailed => (
+            Verdict::StateIncompatible,
+            format!(
+                "empirical: the new SQL failed to restore the old one's savepoint: {}",
+                ev.error.as_deref().unwrap_or("?")
+            ),
+        ),
+        Outcome::Inconclusive => {
+            let tier = tier_name(a.tier);
+            return with_reason(
+                a,
+                &format!(
+                    "empirical run inconclusive ({}): {tier} reading",
+                    ev.error.as_deref().unwrap_or("?")
+                ),
+            );
+        }
+        Outcome::NotRun => {
+            let tier = tier_name(a.tier);
+            return with_reason(
+                a,
+                &format!(
+                    "empirical tier not available: {}: {tier} reading",
+                    ev.why_not.as_deref().unwrap_or("?")
+                ),
+            );
+        }
+    };
+    let mut out = with_reason(a, &why);
+    out.verdict = verdict;
+    out.tier = Tier::Empirical;
+    out
+}
+
+fn tier_name(t: Tier) -> &'static str {
+    match t {
+        Tier::Offline => "offline",
+        Tier::Engine => "engine",
+        Tier::Empirical => "empirical",
+    }
 }
 
 fn with_reason(mut a: Assessment, why: &str) -> Assessment {

@@ -253,6 +253,8 @@ fn in_place_upgrades(
             tables: Vec::new(),
             engine: super::upgrade_check::Engine::Local,
             allow_unknown,
+            empirical: false,
+            timeout: None,
         },
     )?;
     let mut out = Vec::new();

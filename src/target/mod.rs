@@ -390,6 +390,17 @@ pub trait Target: Send + Sync {
         )))
     }
 
+    /// Removes the files of a savepoint this run took and no longer needs (SQL Gateway: the
+    /// JobManager's `POST /savepoint-disposal`,
+    /// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/ops/rest_api/#savepoint-disposal>,
+    /// waited for until it completes). Default: `Ok(())` (nothing to remove).
+    ///
+    /// Errors: the JobManager's answer, or the disposal's failure cause.
+    async fn dispose_savepoint(&self, path: &str) -> Result<(), TargetError> {
+        let _ = path;
+        Ok(())
+    }
+
     /// Where the statement's newest job restored its state from; `Ok(None)`: it started without
     /// state, has no job, or the target cannot tell (the default).
     async fn restored_from(&self, name: &str) -> Result<Option<Restored>, TargetError> {

@@ -28,6 +28,7 @@ pub mod naming;
 pub mod prepare;
 pub mod rewrite;
 pub mod run;
+pub mod upgrade;
 
 pub use naming::{Suffix, TestNaming};
 

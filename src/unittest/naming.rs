@@ -115,6 +115,12 @@ impl TestNaming {
         self.name(&format!("out-{case}"), table)
     }
 
+    /// A statement of the empirical upgrade check of `table` (`step`: `old`, `new`, `ref`:
+    /// `dev-upg-old-x-ut`).
+    pub fn upgrade(&self, step: &str, table: &str) -> String {
+        self.name(&format!("upg-{step}"), table)
+    }
+
     /// The `DROP TABLE` of `table`'s test table.
     pub fn drop(&self, table: &str) -> String {
         self.name("drop", table)
@@ -137,15 +143,17 @@ impl TestNaming {
                 .and_then(|k| k.strip_suffix('-'))
             else {
                 // A name fitted to 100 characters ends with a hash: compare with every kind.
-                return ["ddl", "dml", "drop"]
+                return ["ddl", "dml", "drop", "upg-old", "upg-new", "upg-ref"]
                     .iter()
                     .any(|k| self.name(k, t) == statement);
             };
-            matches!(kind, "ddl" | "dml" | "drop")
-                || ["ins-", "val-", "out-"].iter().any(|p| {
-                    kind.strip_prefix(p)
-                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-                })
+            matches!(
+                kind,
+                "ddl" | "dml" | "drop" | "upg-old" | "upg-new" | "upg-ref"
+            ) || ["ins-", "val-", "out-"].iter().any(|p| {
+                kind.strip_prefix(p)
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            })
         })
     }
 }

@@ -229,6 +229,42 @@ pub fn map_storage(ddl: &str, table: &str, storage: &Storage) -> String {
     out
 }
 
+/// The DDL of a test table without its `'scan.bounded.mode'` option: a statement reading it runs
+/// until stopped (the empirical upgrade check stops it with a savepoint, which needs a job that is
+/// still running; see [`super::upgrade`]). A DDL without that option is returned unchanged.
+pub fn unbounded(ddl: &str) -> String {
+    let analysis = crate::sql::analyze(ddl);
+    let Some(st) = analysis
+        .statements
+        .iter()
+        .find(|s| matches!(s.kind, StatementKind::CreateTable | StatementKind::Ctas))
+    else {
+        return ddl.to_string();
+    };
+    if !st
+        .with_options
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("scan.bounded.mode"))
+    {
+        return ddl.to_string();
+    }
+    let options: Vec<(String, String)> = st
+        .with_options
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("scan.bounded.mode"))
+        .cloned()
+        .collect();
+    let Some(w) = clauses(ddl).with else {
+        return ddl.to_string();
+    };
+    format!(
+        "{}{}{}",
+        &ddl[..w.start],
+        options_text(&options),
+        &ddl[w.end..]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +338,20 @@ mod tests {
         assert!(out.contains("'changelog.mode' = 'upsert'"));
         assert!(out.contains("'scan.bounded.mode' = 'latest-offset'"));
         assert!(!out.contains("unbounded"));
+    }
+
+    #[test]
+    fn unbounded_drops_the_bound_only() {
+        let kafka = Storage::Kafka {
+            bootstrap: "b:1".into(),
+        };
+        let bounded = map_storage("CREATE TABLE e_ut (k STRING, v INT)", "e_ut", &kafka);
+        let out = unbounded(&bounded);
+        assert_eq!(
+            out,
+            "CREATE TABLE e_ut (k STRING, v INT)\nWITH (\n  'connector' = 'kafka',\n  'topic' = 'e_ut',\n  'properties.bootstrap.servers' = 'b:1',\n  'format' = 'json',\n  'scan.startup.mode' = 'earliest-offset'\n)"
+        );
+        assert_eq!(unbounded(&out), out);
     }
 
     #[test]

@@ -55,6 +55,9 @@ mod e2e_release;
 /// test of a three-table subgraph.
 mod e2e_unit_tests;
 mod e2e_upgrade;
+/// `upgrade-check --empirical` on a real Flink: three changes of an aggregate restored for real on
+/// its unit-test fixtures.
+mod e2e_upgrade_empirical;
 /// Our example project (`fixtures/`): the graph must equal the hand-derived truth in
 mod example_project;
 /// The SQL Gateway target against a scripted in-process fake of the gateway and JobManager REST

@@ -394,3 +394,118 @@ fn verdicts_match_the_measured_restores_of_the_labelled_change_pairs() {
         .collect();
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// `--empirical` where it cannot run (no Flink behind the configured gateway, a table without unit
+/// tests): each statement keeps its offline verdict, says why in `reasons`, and carries an
+/// `empirical` object with `outcome: not-run`. Nothing is contacted but the closed port.
+#[test]
+fn empirical_not_run_keeps_the_offline_verdict_and_says_why() {
+    let r = changed_repo();
+    let config = r.root.join("config.yaml");
+    std::fs::write(
+        &config,
+        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n    jobmanager_url: http://127.0.0.1:1\n",
+    )
+    .unwrap();
+    let out = crate::support::command()
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "pipeline",
+            "upgrade-check",
+            r.pipelines.to_str().unwrap(),
+            "--since",
+            "HEAD~1",
+            "--empirical",
+            "--timeout",
+            "60",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["base_commit"] = "<base>".into();
+    insta::assert_json_snapshot!("upgrade_check_empirical_not_run", v);
+}
+
+/// `--empirical` runs on the local Flink: with `--engine offline` it is a usage error; `--timeout`
+/// goes with `--empirical` only.
+#[test]
+fn empirical_flags_parse_and_refuse_what_does_not_fit() {
+    let r = changed_repo();
+    let p = r.pipelines.to_str().unwrap();
+    let out = run(&[
+        "pipeline",
+        "upgrade-check",
+        p,
+        "--since",
+        "HEAD~1",
+        "--empirical",
+        "--engine",
+        "offline",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    assert!(
+        crate::support::stderr(&out)
+            .contains("--empirical runs on the local Flink: it cannot go with --engine offline"),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let out = run(&[
+        "pipeline",
+        "upgrade-check",
+        p,
+        "--since",
+        "HEAD~1",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        crate::support::stderr(&out).contains("--empirical"),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let out = run(&[
+        "pipeline",
+        "upgrade-check",
+        p,
+        "--empirical",
+        "--timeout",
+        "soon",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    // Without --empirical nothing changes: no `empirical` key.
+    let out = run(&[
+        "pipeline",
+        "upgrade-check",
+        p,
+        "--since",
+        "HEAD~1",
+        "--engine",
+        "offline",
+        "--output",
+        "json",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["statements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.get("empirical").is_none()),
+        "{v:#}"
+    );
+}

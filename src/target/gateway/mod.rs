@@ -608,6 +608,48 @@ impl Target for GatewayTarget {
         self.restored_of(name).await
     }
 
+    /// `POST /savepoint-disposal`, then `GET /savepoint-disposal/{trigger}` until it is
+    /// `COMPLETED` (at most 30 s).
+    async fn dispose_savepoint(&self, path: &str) -> Result<(), TargetError> {
+        let body = serde_json::json!({ "savepoint-path": path });
+        let answer = self
+            .http
+            .send(
+                reqwest::Method::POST,
+                self.http.jm("savepoint-disposal"),
+                Some(&body),
+            )
+            .await?;
+        let Some(trigger) = answer.get("request-id").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let status = self
+                .http
+                .get(self.http.jm(&format!("savepoint-disposal/{trigger}")))
+                .await?;
+            if status.pointer("/status/id").and_then(Value::as_str) == Some("COMPLETED") {
+                return match status
+                    .pointer("/operation/failure-cause/stack-trace")
+                    .and_then(Value::as_str)
+                {
+                    Some(trace) => Err(TargetError::Config(format!(
+                        "disposing savepoint {path}: {}",
+                        wire::deepest_cause(trace)
+                    ))),
+                    None => Ok(()),
+                };
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(TargetError::Config(format!(
+                    "disposing savepoint {path}: not done after 30 s"
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+    }
+
     async fn delete_statement(&self, name: &str) -> Result<bool, TargetError> {
         if self.defs.is_ddl(name) || self.local().ddl.contains_key(name) {
             return Ok(self.local().ddl.remove(name).is_some());

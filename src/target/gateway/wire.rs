@@ -155,6 +155,12 @@ pub fn root_cause(body: &str) -> String {
         .iter()
         .position(|c| c.contains("SqlExecutionException"))
         .and_then(|i| causes.get(i + 1));
+    // A job the JobManager refused (a savepoint it cannot map, a JobMaster that cannot start) is
+    // wrapped in `TableException: Failed to execute sql`: the deepest cause names the problem.
+    let after_exec = match after_exec {
+        Some(c) if c.trim_end().ends_with("Failed to execute sql") => causes.last().or(Some(c)),
+        other => other,
+    };
     let pick = after_exec
         .or_else(|| {
             causes.iter().rev().find(|c| {
@@ -402,13 +408,19 @@ pub fn job_failure(exceptions: &Value) -> Option<String> {
                 .get("stacktrace")?
                 .as_str()
         })?;
-    // The deepest "Caused by:" names the real problem (a missing topic, a bad record).
+    Some(deepest_cause(text))
+}
+
+/// The deepest `Caused by:` of a Java stack trace as Flink prints it (the real problem: a missing
+/// topic, a `StateMigrationException`), else its first line; Java package prefixes removed. A text
+/// that is no stack trace is its first line.
+pub fn deepest_cause(text: &str) -> String {
     let cause = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Caused by: "))
         .next_back()
         .unwrap_or_else(|| text.lines().next().unwrap_or(""));
-    Some(strip_java_package(cause.trim()))
+    strip_java_package(cause.trim())
 }
 
 /// One column of a `DESCRIBE` result: `[name, type, null, key, extras, watermark]`.
@@ -551,6 +563,17 @@ mod tests {
         assert_eq!(
             root_cause(&body),
             "ValidationException: SQL validation failed. From line 1, column 31 to line 1, column 33: Object 'src' not found"
+        );
+    }
+
+    #[test]
+    fn a_refused_job_is_named_by_its_deepest_cause() {
+        // Trimmed from Flink 2.2's answer to an INSERT started from a savepoint it cannot map.
+        let trace = "org.apache.flink.table.gateway.api.utils.SqlGatewayException: Failed to fetchResults.\nCaused by: org.apache.flink.table.gateway.service.utils.SqlExecutionException: Failed to execute the operation 844e.\n\tat z\nCaused by: org.apache.flink.table.api.TableException: Failed to execute sql\n\tat y\nCaused by: org.apache.flink.util.FlinkException: Failed to execute job 'x-upg-new'.\nCaused by: org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster.\nCaused by: java.lang.IllegalStateException: Failed to rollback to checkpoint/savepoint file:/sp/savepoint-1. Cannot map checkpoint/savepoint state for operator b57f to the new program, because the operator is not available in the new program.\n\tat w\n";
+        let body = json!({"errors": ["Internal server error.", format!("<Exception on server side:\n{trace}End of exception on server side>")]}).to_string();
+        assert_eq!(
+            root_cause(&body),
+            "IllegalStateException: Failed to rollback to checkpoint/savepoint file:/sp/savepoint-1. Cannot map checkpoint/savepoint state for operator b57f to the new program, because the operator is not available in the new program."
         );
     }
 

@@ -1,5 +1,7 @@
-//! `flinkpipe pipeline upgrade-check [DIR] [--since REF] [--table-name T …] [--engine local|offline]`.
+//! `flinkpipe pipeline upgrade-check [DIR] [--since REF] [--table-name T …] [--engine local|offline]
+//! [--empirical [--timeout S]]`.
 
+use crate::changes::upgrade::Tier;
 use crate::cli::args::{ChangeRefs, EngineChoice, ProjectArgs};
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
@@ -15,9 +17,18 @@ pub struct Args {
     /// Only the statements writing this table (repeatable).
     #[arg(long = "table-name", value_name = "TABLE")]
     pub tables: Vec<String>,
-    /// Where plans are compiled.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Local)]
-    pub engine: EngineChoice,
+    /// Where plans are compiled; `local` when not given.
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
+    /// Restore each changed stateful statement for real on the local Flink, on its table's unit-test
+    /// fixtures: the old SQL on half the rows, stopped with a savepoint, the new SQL started from it
+    /// on the other half, its result compared with a fresh run of the new SQL (tier `empirical`).
+    /// Implies `--engine local`; a statement without unit tests keeps its engine verdict.
+    #[arg(long)]
+    pub empirical: bool,
+    /// Time limit of one statement's empirical run, in seconds.
+    #[arg(long, value_name = "S", requires = "empirical", default_value_t = 300)]
+    pub timeout: u64,
 }
 
 fn action(a: UpgradeAction) -> &'static str {
@@ -37,10 +48,12 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             change: args.refs.request(),
             tables: args.tables.clone(),
             engine: match args.engine {
-                EngineChoice::Offline => Engine::Offline,
-                EngineChoice::Local => Engine::Local,
+                Some(EngineChoice::Offline) => Engine::Offline,
+                Some(EngineChoice::Local) | None => Engine::Local,
             },
             allow_unknown: args.project.allow_unknown,
+            empirical: args.empirical,
+            timeout: Some(std::time::Duration::from_secs(args.timeout)),
         },
     )?;
     let ok = report.all_in_place();
@@ -63,7 +76,12 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
                 s.statement.clone(),
                 s.tables.join(", "),
                 s.verdict.to_string(),
-                format!("{:?}", s.tier).to_lowercase(),
+                match s.tier {
+                    Tier::Offline => "offline",
+                    Tier::Engine => "engine",
+                    Tier::Empirical => "empirical",
+                }
+                .to_string(),
                 action(s.action.gateway).into(),
                 action(s.action.confluent_cloud).into(),
             ]
@@ -86,6 +104,9 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     for s in &report.statements {
         for r in &s.reasons {
             println!("  {}:{}: {}: {r}", s.file, s.line, s.statement);
+        }
+        for row in s.empirical.iter().flat_map(|e| &e.differing_rows) {
+            println!("  {}:{}: {}: {row}", s.file, s.line, s.statement);
         }
     }
     Ok(ok)
