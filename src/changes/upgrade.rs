@@ -520,9 +520,10 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
         }
     }
     // The second phase of a two-phase aggregate keeps the accumulators the first phase sends it:
-    // its input row. The planner adds accumulators of its own there (a `COUNT(*)` for hopping and
-    // cumulating windows, to know a slice is empty), which the calls do not show: a TUMBLE window
-    // turned into a HOP one fails a restore (StateMigrationException, measured on Flink 2.2).
+    // its input row. The planner adds accumulators of its own there (a `COUNT(*)` for hopping
+    // windows, to know a shared slice is empty), which the calls do not show: a TUMBLE or CUMULATE
+    // window turned into a HOP one, or back, fails a restore (StateMigrationException, measured on
+    // Flink 2.2).
     if n.operator.starts_with("global-") || n.operator.starts_with("incremental-") {
         out.insert(
             "accumulators",
@@ -1225,22 +1226,22 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             old: None,
             new: None,
         };
-        let shared = |w: Option<&str>| matches!(w, Some("HOP" | "CUMULATE"));
+        let sliced = |w: Option<&str>| matches!(w, Some("TUMBLE" | "CUMULATE"));
         if o.window != n.window
-            && ((o.window == Some("TUMBLE") && shared(n.window))
-                || (shared(o.window) && n.window == Some("TUMBLE")))
+            && ((o.window == Some("HOP") && sliced(n.window))
+                || (sliced(o.window) && n.window == Some("HOP")))
             && !o.counts_rows
             && !n.counts_rows
         {
-            // Hopping and cumulating windows share slices, and the planner gives their aggregate
-            // a `COUNT(*)` accumulator of its own (to know a slice is empty) that a tumbling
-            // window has not: StateMigrationException (measured on Flink 2.2).
+            // The planner gives a hopping window's aggregate a `COUNT(*)` accumulator of its own
+            // (`count1$`, to know a shared slice is empty) that tumbling and cumulating windows
+            // have not: StateMigrationException both ways (measured on Flink 2.2).
             d.change = OperatorChangeKind::Changed;
             d.fields = vec!["window".into()];
             d.old = o.window.map(str::to_string);
             d.new = n.window.map(str::to_string);
             reasons.push(format!(
-                "{}: a {} window becomes a {} one: the planner keeps a row count for hopping and cumulating windows only, so the accumulators change shape: a restore fails",
+                "{}: a {} window becomes a {} one: the planner keeps a row count for hopping windows only, so the accumulators change shape: a restore fails",
                 n.operator,
                 o.window.unwrap_or_default(),
                 n.window.unwrap_or_default()
@@ -1452,6 +1453,10 @@ mod tests {
         );
         assert_eq!(
             compare_sql(&win("HOP"), &win("CUMULATE")).verdict,
+            Verdict::StateIncompatible
+        );
+        assert_eq!(
+            compare_sql(&win("TUMBLE"), &win("CUMULATE")).verdict,
             Verdict::Unknown
         );
         // A CTE's filter feeds the aggregate; a CTE's projection may be pruned.
