@@ -455,17 +455,13 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
     let b = &n.body;
     let mut out = BTreeMap::new();
     out.insert("type", Value::String(n.kind.clone()));
-    // State entries: their names, and whether a TTL is set (TTL adds a timestamp to every value).
+    // State entries: their names. A TTL set, changed or removed is not part of the layout: Flink
+    // 2.x migrates state values into and out of their TTL wrapping on restore (measured on 2.2:
+    // a `STATE_TTL` hint added restores); the retention is a semantics change (the body differs).
     if let Some(st) = b.get("state").and_then(Value::as_array) {
         let entries: Vec<Value> = st
             .iter()
-            .map(|s| {
-                let ttl = s.get("ttl").and_then(Value::as_str).unwrap_or("0 ms");
-                serde_json::json!({
-                    "name": s.get("name"),
-                    "ttl": !ttl.trim_start().starts_with('0'),
-                })
-            })
+            .map(|s| serde_json::json!({ "name": s.get("name") }))
             .collect();
         out.insert("state", Value::Array(entries));
     }
@@ -527,6 +523,22 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
             }
         }
     }
+    // The second phase of a two-phase aggregate keeps the accumulators the first phase sends it:
+    // its input row. The planner adds accumulators of its own there (a `COUNT(*)` for hopping
+    // windows, to know a shared slice is empty), which the calls do not show: a TUMBLE or CUMULATE
+    // window turned into a HOP one, or back, fails a restore (StateMigrationException, measured on
+    // Flink 2.2).
+    if n.operator.starts_with("global-") || n.operator.starts_with("incremental-") {
+        out.insert(
+            "accumulators",
+            Value::Array(
+                input_types
+                    .iter()
+                    .map(|t| Value::Array(t.iter().cloned().map(Value::String).collect()))
+                    .collect(),
+            ),
+        );
+    }
     // The rows an operator stores, or the keys and accumulators an aggregate outputs.
     if ROW_STORING.contains(&n.operator.as_str()) {
         out.insert(
@@ -547,7 +559,13 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
     out
 }
 
-/// The top-level fields of two node bodies that differ, named.
+/// Fields of a stateful node that say which changes it sends on, not what it stores or how it
+/// computes: `generateUpdateBefore` turns on when an operator after it needs `-U` rows (a `HAVING`
+/// filter after an aggregate); a restore keeps results right (measured on Flink 2.2).
+const CHANGELOG_ONLY: &[&str] = &["generateUpdateBefore"];
+
+/// The top-level fields of two node bodies that differ, named (those in [`CHANGELOG_ONLY`] left
+/// out).
 fn differing_fields(old: &Value, new: &Value) -> Vec<String> {
     let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
         return if old == new {
@@ -560,7 +578,7 @@ fn differing_fields(old: &Value, new: &Value) -> Vec<String> {
     keys.sort();
     keys.dedup();
     keys.into_iter()
-        .filter(|k| o.get(*k) != n.get(*k))
+        .filter(|k| !CHANGELOG_ONLY.contains(&k.as_str()) && o.get(*k) != n.get(*k))
         .map(|k| k.to_string())
         .collect()
 }
@@ -746,6 +764,30 @@ struct SqlOperator {
     /// For an aggregate, its functions and key count without their arguments: two layouts that
     /// differ only in arguments keep the state only if every argument keeps its type.
     shape: Option<String>,
+    /// For an aggregate over a window table function, the function (`TUMBLE`, `HOP`, `CUMULATE`,
+    /// `SESSION`).
+    window: Option<&'static str>,
+    /// For an aggregate, whether it counts rows (`COUNT(*)`, `COUNT(1)`).
+    counts_rows: bool,
+    /// The expressions its state is keyed by (grouping keys, `PARTITION BY`): their number is in
+    /// the layout; their types, which the offline reading does not know, are the state's key type.
+    keys: Vec<String>,
+}
+
+/// The window table functions, as Flink's planner names them.
+const WINDOW_TVFS: &[&str] = &["TUMBLE", "HOP", "CUMULATE", "SESSION"];
+
+/// The window table function a `FROM` text calls (`TABLE(HOP(TABLE t, …))`), if any.
+fn window_tvf(from: &str) -> Option<&'static str> {
+    let up = from.to_uppercase();
+    WINDOW_TVFS.iter().copied().find(|w| {
+        up.match_indices(&format!("{w}(")).any(|(i, _)| {
+            !up[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
 }
 
 /// The name of a join's kind (`inner`, `left outer`, …), as the layout of its state.
@@ -771,7 +813,17 @@ fn group_by_len(g: &sqlparser::ast::GroupByExpr) -> usize {
 }
 
 /// The stateful operators of a statement's queries, per SELECT, in order.
-fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet<String>)> {
+/// The stateful operators, the identifiers read and the projections of the CTEs (`cte-projection
+/// <name> <items>`).
+#[allow(clippy::type_complexity)]
+fn sql_operators(
+    text: &str,
+) -> Option<(
+    Statefulness,
+    Vec<SqlOperator>,
+    BTreeSet<String>,
+    Vec<String>,
+)> {
     use sqlparser::ast::{Expr, SetExpr, Statement, TableFactor, Visit, Visitor};
     use std::ops::ControlFlow;
     let analysis = sql::analyze(text);
@@ -806,6 +858,30 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
             ControlFlow::Continue(())
         }
         fn pre_visit_query(&mut self, q: &sqlparser::ast::Query) -> ControlFlow<()> {
+            // A CTE feeds the SELECTs that read it: its sources, filters and grouping, apart from
+            // its projection (whose columns the planner prunes when nothing reads them).
+            for cte in q.with.iter().flat_map(|w| w.cte_tables.iter()) {
+                let name = &cte.alias.name;
+                if let SetExpr::Select(c) = cte.query.body.as_ref() {
+                    let from: Vec<String> = c.from.iter().map(|f| f.to_string()).collect();
+                    self.1.push(format!(
+                        "cte-feed {name} from {} where {} {} having {}",
+                        from.join(", "),
+                        c.selection
+                            .as_ref()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default(),
+                        c.group_by,
+                        c.having.as_ref().map(|e| e.to_string()).unwrap_or_default()
+                    ));
+                    let projection: Vec<String> =
+                        c.projection.iter().map(|p| p.to_string()).collect();
+                    self.1
+                        .push(format!("cte-projection {name} {}", projection.join(", ")));
+                } else {
+                    self.1.push(format!("cte-feed {name} {}", cte.query));
+                }
+            }
             let SetExpr::Select(s) = q.body.as_ref() else {
                 if let SetExpr::SetOperation {
                     op, set_quantifier, ..
@@ -817,6 +893,9 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                         layout: format!("{op}"),
                         semantics: q.body.to_string(),
                         shape: None,
+                        window: None,
+                        counts_rows: false,
+                        keys: Vec::new(),
                     });
                 }
                 return ControlFlow::Continue(());
@@ -825,15 +904,30 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
             let mut names = Vec::new();
             let mut ranking = Vec::new();
             let mut windows = Vec::new();
+            let mut partition_keys = Vec::new();
             for item in &s.projection {
                 let _ = sqlparser::ast::visit_expressions(item, |e: &Expr| {
                     if let Expr::Function(f) = e {
                         let name = f.name.to_string();
-                        if f.over.is_some() {
-                            ranking.push(format!("{}{}", name.to_uppercase(), f.args));
-                            if let Some(w) = &f.over {
-                                windows.push(w.to_string());
-                            }
+                        if let Some(w) = &f.over {
+                            // The state is keyed by the partition keys: their number is part of
+                            // its layout (another number fails a restore, measured).
+                            let partition: Vec<String> = match w {
+                                sqlparser::ast::WindowType::WindowSpec(spec) => {
+                                    spec.partition_by.iter().map(|e| e.to_string()).collect()
+                                }
+                                sqlparser::ast::WindowType::NamedWindow(n) => {
+                                    vec![format!("window {n}")]
+                                }
+                            };
+                            ranking.push(format!(
+                                "{}{} partitions {}",
+                                name.to_uppercase(),
+                                f.args,
+                                partition.len()
+                            ));
+                            partition_keys.extend(partition);
+                            windows.push(w.to_string());
                         } else if sql::state::is_aggregate(&name) {
                             calls.push(format!("{}{}", name.to_uppercase(), f.args));
                             names.push(name.to_uppercase());
@@ -865,7 +959,17 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                 .chain(s.from.iter().skip(1).map(|_| "comma join".to_string()))
                 .collect();
             self.1.push(format!("filter {filters}"));
-            let sources = format!("from {} {filters}", from.join(", "));
+            // What feeds the operators of this SELECT: its sources and `WHERE`. `HAVING` and
+            // `QUALIFY` filter after the aggregate (a restore keeps results right, measured); they
+            // feed only a ranking of this SELECT, which reads every filter (below).
+            let sources = format!(
+                "from {} where {}",
+                from.join(", "),
+                s.selection
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            );
             if !calls.is_empty() || !group_by.is_empty() && group_by != "GROUP BY " {
                 self.0.push(SqlOperator {
                     operator: "aggregate".into(),
@@ -876,6 +980,16 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                         names.join(", "),
                         group_by_len(&s.group_by)
                     )),
+                    window: window_tvf(&from.join(", ")),
+                    keys: match &s.group_by {
+                        sqlparser::ast::GroupByExpr::Expressions(e, _) => {
+                            e.iter().map(|e| e.to_string()).collect()
+                        }
+                        sqlparser::ast::GroupByExpr::All(_) => Vec::new(),
+                    },
+                    counts_rows: calls
+                        .iter()
+                        .any(|c| matches!(c.replace(' ', "").as_str(), "COUNT(*)" | "COUNT(1)")),
                 });
             }
             if s.distinct.is_some() {
@@ -884,6 +998,9 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                     layout: "distinct".into(),
                     semantics: sources.clone(),
                     shape: None,
+                    window: None,
+                    counts_rows: false,
+                    keys: Vec::new(),
                 });
             }
             for j in &joins {
@@ -892,6 +1009,9 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                     layout: j.clone(),
                     semantics: sources.clone(),
                     shape: None,
+                    window: None,
+                    counts_rows: false,
+                    keys: Vec::new(),
                 });
             }
             if !ranking.is_empty() {
@@ -900,6 +1020,9 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                     layout: ranking.join(", "),
                     semantics: format!("over {} {sources}", windows.join(", ")),
                     shape: None,
+                    window: None,
+                    counts_rows: false,
+                    keys: partition_keys.clone(),
                 });
             }
             if let Some(m) = s.from.iter().find_map(|f| match &f.relation {
@@ -913,6 +1036,9 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
                     layout: "partial matches of input rows".into(),
                     semantics: format!("{m} {sources}"),
                     shape: None,
+                    window: None,
+                    counts_rows: false,
+                    keys: Vec::new(),
                 });
             }
             ControlFlow::Continue(())
@@ -931,15 +1057,81 @@ fn sql_operators(text: &str) -> Option<(Statefulness, Vec<SqlOperator>, BTreeSet
             }
         }
     }
+    let (ctes, seen): (Vec<String>, Vec<String>) =
+        seen.into_iter().partition(|s| s.starts_with("cte-"));
     let (filters, columns): (Vec<String>, Vec<String>) =
         seen.into_iter().partition(|s| s.starts_with("filter "));
+    let (feeds, projections): (Vec<String>, Vec<String>) =
+        ctes.into_iter().partition(|s| s.starts_with("cte-feed "));
+    for o in ops.iter_mut() {
+        for f in &feeds {
+            o.semantics.push_str(&format!(" {f}"));
+        }
+    }
     // A ranking's range is the filter of the query around it (`WHERE rn <= 3`, Top-N): every
     // filter of the statement feeds what a ranking keeps.
     for o in ops.iter_mut().filter(|o| o.operator == "over") {
         o.semantics
             .push_str(&format!(" around {}", filters.join("; ")));
     }
-    Some((state, ops, columns.into_iter().collect()))
+    Some((state, ops, columns.into_iter().collect(), projections))
+}
+
+/// The query hints of a text (`/*+ STATE_TTL('o' = '1d') */`, whitespace-normalised, in order):
+/// the parser drops them as comments.
+fn hints(text: &str) -> Vec<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+    Tokenizer::new(&crate::sql::dialect::FlinkDialect, text)
+        .tokenize()
+        .map(|tokens| {
+            tokens
+                .into_iter()
+                .filter_map(|t| match t {
+                    Token::Whitespace(Whitespace::MultiLineComment(c)) if c.starts_with('+') => {
+                        Some(c[1..].split_whitespace().collect::<Vec<_>>().join(" "))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `STATE_TTL` hints of a text as table (or alias) → retention text, and whether it has other
+/// hints (their texts). Flink: `STATE_TTL('orders' = '1d', 'c' = '12h')` sets the retention of
+/// the state of the join or aggregate that reads that input
+/// (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/queries/hints/#state-ttl-hints>).
+fn state_ttl_hints(text: &str) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut ttl = BTreeMap::new();
+    let mut other = Vec::new();
+    for h in hints(text) {
+        let up = h.to_uppercase();
+        let Some(at) = up.find("STATE_TTL") else {
+            other.push(h);
+            continue;
+        };
+        let rest = &h[at + "STATE_TTL".len()..];
+        let (Some(open), Some(close)) = (rest.find('('), rest.find(')')) else {
+            other.push(h);
+            continue;
+        };
+        if open < close {
+            for kv in rest[open + 1..close].split(',') {
+                if let Some((k, v)) = kv.split_once('=') {
+                    let unq = |x: &str| x.trim().trim_matches('\'').to_lowercase();
+                    ttl.insert(unq(k), unq(v).replace(' ', ""));
+                }
+            }
+        }
+        // Hints beside STATE_TTL in the same comment.
+        let (before, after) = (&h[..at], &rest[close + 1..]);
+        let others = format!("{before} {after}");
+        let others = others.trim_matches(|c: char| c == ',' || c.is_whitespace());
+        if !others.is_empty() {
+            other.push(others.to_string());
+        }
+    }
+    (ttl, other)
 }
 
 /// The offline operators that keep input rows (so the columns they are fed are part of their state).
@@ -951,7 +1143,8 @@ const SQL_ROW_STORING: &[&str] = &["join", "over", "match-recognize", "distinct"
 /// changed`; an operator added, removed or with other calls `state-incompatible`. Text the parser
 /// cannot read is `unknown`. Cosmetic changes are the caller's to call `unchanged`.
 pub fn compare_sql(old: &str, new: &str) -> Assessment {
-    let (Some((so, oo, co)), Some((sn, on, cn))) = (sql_operators(old), sql_operators(new)) else {
+    let (Some((so, oo, co, po)), Some((sn, on, cn, pn))) = (sql_operators(old), sql_operators(new))
+    else {
         return Assessment {
             verdict: Verdict::Unknown,
             tier: Tier::Offline,
@@ -1037,7 +1230,40 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             old: None,
             new: None,
         };
-        if o.layout != n.layout && o.shape.is_some() && o.shape == n.shape {
+        let sliced = |w: Option<&str>| matches!(w, Some("TUMBLE" | "CUMULATE"));
+        if o.window != n.window
+            && ((o.window == Some("HOP") && sliced(n.window))
+                || (sliced(o.window) && n.window == Some("HOP")))
+            && !o.counts_rows
+            && !n.counts_rows
+        {
+            // The planner gives a hopping window's aggregate a `COUNT(*)` accumulator of its own
+            // (`count1$`, to know a shared slice is empty) that tumbling and cumulating windows
+            // have not: StateMigrationException both ways (measured on Flink 2.2).
+            d.change = OperatorChangeKind::Changed;
+            d.fields = vec!["window".into()];
+            d.old = o.window.map(str::to_string);
+            d.new = n.window.map(str::to_string);
+            reasons.push(format!(
+                "{}: a {} window becomes a {} one: the planner keeps a row count for hopping windows only, so the accumulators change shape: a restore fails",
+                n.operator,
+                o.window.unwrap_or_default(),
+                n.window.unwrap_or_default()
+            ));
+            verdict = Verdict::StateIncompatible;
+        } else if o.window != n.window {
+            d.change = OperatorChangeKind::Changed;
+            d.fields = vec!["window".into()];
+            d.old = o.window.map(str::to_string);
+            d.new = n.window.map(str::to_string);
+            reasons.push(format!(
+                "{}: the window table function changes ({} → {}): whether the accumulators keep their shape depends on what the planner adds, which the offline reading does not know (`--engine local` compares them)",
+                n.operator,
+                o.window.unwrap_or("none"),
+                n.window.unwrap_or("none")
+            ));
+            unknown_arguments = true;
+        } else if o.layout != n.layout && o.shape.is_some() && o.shape == n.shape {
             d.change = OperatorChangeKind::Changed;
             d.fields = vec!["arguments".into()];
             d.old = Some(o.layout.clone());
@@ -1057,6 +1283,18 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
                 n.operator, o.layout, n.layout
             ));
             verdict = Verdict::StateIncompatible;
+        } else if o.keys != n.keys {
+            d.change = OperatorChangeKind::Changed;
+            d.fields = vec!["keys".into()];
+            d.old = Some(o.keys.join(", "));
+            d.new = Some(n.keys.join(", "));
+            reasons.push(format!(
+                "{}: it is keyed by other expressions ({} → {}): the state restores only if the key keeps its type (another type fails: StateMigrationException), which the offline reading does not know (`--engine local` compares the key types)",
+                n.operator,
+                o.keys.join(", "),
+                n.keys.join(", ")
+            ));
+            unknown_arguments = true;
         } else if o.semantics != n.semantics {
             d.change = OperatorChangeKind::SemanticsChanged;
             d.fields = vec!["input".into()];
@@ -1069,6 +1307,37 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             }
         }
         operators.push(d);
+    }
+    // A state TTL set, changed or removed: Flink 2.x migrates the state values into or out of
+    // their TTL wrapping on restore (measured on Flink 2.2), but the state was kept (and expired)
+    // under the old retention. Other hints: not modelled.
+    let ((ttl_o, other_o), (ttl_n, other_n)) = (state_ttl_hints(old), state_ttl_hints(new));
+    if ttl_o != ttl_n && verdict != Verdict::StateIncompatible {
+        reasons.push(format!(
+            "a STATE_TTL retention is set, changed or removed ({ttl_o:?} → {ttl_n:?}): the state restores, but it was kept (and expired) under the old retention"
+        ));
+        operators.push(OperatorDiff {
+            operator: "state-ttl".into(),
+            change: OperatorChangeKind::SemanticsChanged,
+            fields: vec!["ttl".into()],
+            old: Some(format!("{ttl_o:?}")),
+            new: Some(format!("{ttl_n:?}")),
+        });
+        if verdict == Verdict::StateCompatible {
+            verdict = Verdict::StateCompatibleSemanticsChanged;
+        }
+    }
+    if po != pn && verdict != Verdict::StateIncompatible {
+        reasons.push(format!(
+            "a CTE's projection changes ({po:?} → {pn:?}): its columns feed the state only if the query reads them (the planner prunes the others), which the offline reading does not follow (`--engine local` compares the plans)"
+        ));
+        unknown_arguments = true;
+    }
+    if other_o != other_n && verdict != Verdict::StateIncompatible {
+        reasons.push(format!(
+            "query hints change ({other_o:?} → {other_n:?}), which the offline reading does not model (`--engine local` compares the plans)"
+        ));
+        unknown_arguments = true;
     }
     if unknown_arguments && verdict != Verdict::StateIncompatible {
         verdict = Verdict::Unknown;
@@ -1142,9 +1411,89 @@ mod tests {
             ),
             Verdict::StateCompatibleSemanticsChanged
         );
+        // Another grouping key: the restore needs the same key type, which the text does not say.
         assert_eq!(
             v("INSERT INTO snk SELECT city, SUM(amount) FROM src GROUP BY city;"),
+            Verdict::Unknown
+        );
+        // Another number of grouping keys: another key type.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT store_id, city, SUM(amount) FROM src GROUP BY store_id, city;"
+            ),
+            Verdict::StateIncompatible
+        );
+        // A filter after the aggregate keeps its state and its results.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT store_id, SUM(amount) FROM src GROUP BY store_id HAVING SUM(amount) > 10;"
+            ),
+            Verdict::StateCompatible
+        );
+        // A STATE_TTL hint set (the values are migrated into their TTL wrapping) or changed.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT /*+ STATE_TTL('src' = '1h') */ store_id, SUM(amount) FROM src GROUP BY store_id;"
+            ),
             Verdict::StateCompatibleSemanticsChanged
+        );
+        assert_eq!(
+            compare_sql(
+                "INSERT INTO snk SELECT /*+ STATE_TTL('src' = '1h') */ store_id, SUM(amount) FROM src GROUP BY store_id;",
+                "INSERT INTO snk SELECT /*+ STATE_TTL('src'='2h') */ store_id, SUM(amount) FROM src GROUP BY store_id;"
+            )
+            .verdict,
+            Verdict::StateCompatibleSemanticsChanged
+        );
+        // A tumbling window turned into a hopping one: the planner adds a row count.
+        let win = |f: &str| {
+            format!(
+                "INSERT INTO snk SELECT store_id, window_start, SUM(amount) FROM TABLE({f}(TABLE src, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY store_id, window_start, window_end;"
+            )
+        };
+        assert_eq!(
+            compare_sql(&win("TUMBLE"), &win("HOP")).verdict,
+            Verdict::StateIncompatible
+        );
+        assert_eq!(
+            compare_sql(&win("HOP"), &win("CUMULATE")).verdict,
+            Verdict::StateIncompatible
+        );
+        assert_eq!(
+            compare_sql(&win("TUMBLE"), &win("CUMULATE")).verdict,
+            Verdict::Unknown
+        );
+        // A CTE's filter feeds the aggregate; a CTE's projection may be pruned.
+        let cte = |body: &str| {
+            format!(
+                "INSERT INTO snk WITH o AS ({body}) SELECT store_id, SUM(amount) FROM o GROUP BY store_id;"
+            )
+        };
+        assert_eq!(
+            compare_sql(
+                &cte("SELECT store_id, amount FROM src"),
+                &cte("SELECT store_id, amount FROM src WHERE amount > 1")
+            )
+            .verdict,
+            Verdict::StateCompatibleSemanticsChanged
+        );
+        assert_eq!(
+            compare_sql(
+                &cte("SELECT store_id, amount, city FROM src"),
+                &cte("SELECT store_id, amount, UPPER(city) AS city FROM src")
+            )
+            .verdict,
+            Verdict::Unknown
+        );
+        // A deduplication partitioned by more keys: another key type.
+        let dedup = |keys: &str| {
+            format!(
+                "INSERT INTO snk SELECT id FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {keys} ORDER BY ts) AS rn FROM src) WHERE rn = 1;"
+            )
+        };
+        assert_eq!(
+            compare_sql(&dedup("id"), &dedup("id, store_id")).verdict,
+            Verdict::StateIncompatible
         );
         assert_eq!(
             v("INSERT INTO snk SELECT store_id, SUM(amount), COUNT(*) FROM src GROUP BY store_id;"),
