@@ -441,13 +441,8 @@ fn empirical_not_run_keeps_the_offline_verdict_and_says_why() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        crate::support::stderr(&out)
-    );
-    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = Outcome::of("pipeline upgrade-check --empirical", out, None).code(1);
+    let mut v: Value = out.stdout_json();
     v["base_commit"] = "<base>".into();
     insta::assert_json_snapshot!("upgrade_check_empirical_not_run", v);
 }
@@ -458,7 +453,7 @@ fn empirical_not_run_keeps_the_offline_verdict_and_says_why() {
 fn empirical_flags_parse_and_refuse_what_does_not_fit() {
     let r = changed_repo();
     let p = r.pipelines.to_str().unwrap();
-    let out = run(&[
+    run(&[
         "pipeline",
         "upgrade-check",
         p,
@@ -467,20 +462,10 @@ fn empirical_flags_parse_and_refuse_what_does_not_fit() {
         "--empirical",
         "--engine",
         "offline",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        crate::support::stderr(&out)
-    );
-    assert!(
-        crate::support::stderr(&out)
-            .contains("--empirical runs on the local Flink: it cannot go with --engine offline"),
-        "{}",
-        crate::support::stderr(&out)
-    );
-    let out = run(&[
+    ])
+    .code(2)
+    .stderr_has("--empirical runs on the local Flink: it cannot go with --engine offline");
+    run(&[
         "pipeline",
         "upgrade-check",
         p,
@@ -488,24 +473,20 @@ fn empirical_flags_parse_and_refuse_what_does_not_fit() {
         "HEAD~1",
         "--timeout",
         "30",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        crate::support::stderr(&out).contains("--empirical"),
-        "{}",
-        crate::support::stderr(&out)
-    );
-    let out = run(&[
+    ])
+    .code(2)
+    .stderr_has("--empirical");
+    run(&[
         "pipeline",
         "upgrade-check",
         p,
         "--empirical",
         "--timeout",
         "soon",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
+    ])
+    .code(2);
     // Without --empirical nothing changes: no `empirical` key.
-    let out = run(&[
+    let v = run(&[
         "pipeline",
         "upgrade-check",
         p,
@@ -515,8 +496,8 @@ fn empirical_flags_parse_and_refuse_what_does_not_fit() {
         "offline",
         "--output",
         "json",
-    ]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    ])
+    .stdout_json();
     assert!(
         v["statements"]
             .as_array()
