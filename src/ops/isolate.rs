@@ -81,11 +81,19 @@ pub fn isolate(
     if let Some(c) = cfg.source.as_ref().filter(|c| c.is_file()) {
         let to = target.join("config.yaml");
         if !to.exists() {
-            let copied = std::fs::read(c)
-                .and_then(|bytes| crate::fsutil::write_atomic(&to, &bytes))
-                .map_err(|source| OpsError::Write {
-                    path: to.clone(),
-                    source,
+            // Copied beside it, then renamed: its permission bits kept (a 0600 file stays 0600).
+            let tmp = target.join(format!(
+                ".config.yaml.flinkpipe-isolate-{}",
+                std::process::id()
+            ));
+            let copied = std::fs::copy(c, &tmp)
+                .and_then(|_| std::fs::rename(&tmp, &to))
+                .map_err(|source| {
+                    let _ = std::fs::remove_file(&tmp);
+                    OpsError::Write {
+                        path: to.clone(),
+                        source,
+                    }
                 });
             if let Err(e) = copied {
                 let _ = std::fs::remove_dir_all(&dest);

@@ -274,7 +274,7 @@ fn client() -> Result<reqwest::Client, RestError> {
         .build()
         .map_err(|e| RestError {
             status: None,
-            message: format!("the HTTP client: {e}"),
+            message: e.to_string(),
         })
 }
 
