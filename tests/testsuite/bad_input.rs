@@ -137,18 +137,7 @@ fn unreadable_files_are_reported_not_panicked() {
     .unwrap();
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("error[not-utf8]: pipelines/sources/latin1/sql-scripts/ddl.latin1.sql:2:6:"),
-        "{err}"
-    );
-    assert!(
-        err.contains("warning[empty-file]: pipelines/sources/empty/sql-scripts/ddl.empty.sql"),
-        "{err}"
-    );
-    assert!(
-        err.contains("warning[empty-file]: pipelines/sources/comment/sql-scripts/ddl.comment.sql"),
-        "{err}"
-    );
+    insta::assert_snapshot!(err);
 }
 
 #[test]
@@ -239,11 +228,7 @@ fn statement_name_collisions_are_errors() {
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("error[statement-name-collision]")
-            && err.contains("would all deploy as statement 'dev-usw2-x-dml-int-x-a'"),
-        "{err}"
-    );
+    insta::assert_snapshot!(err);
     let o = Test::outside(&[
         "pipeline",
         "build-execution-plan",
@@ -299,10 +284,7 @@ fn a_folder_whose_sql_names_no_table_is_an_error_not_a_silent_gap() {
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("error[no-table]: pipelines/facts/f/sql-scripts/dml.f.sql"),
-        "{err}"
-    );
+    insta::assert_snapshot!(err);
 }
 
 #[test]
@@ -321,11 +303,7 @@ fn unknown_layer_folders_and_shadowed_externals_are_reported() {
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("warning[unknown-layer]: pipelines/gold: folder 'gold' is not a layer folder"),
-        "{err}"
-    );
-    assert!(err.contains("warning[external-defined]: pipelines/seeds/external_tables.json: 'src_a' is declared external"), "{err}");
+    insta::assert_snapshot!(err);
 }
 
 /// A parse error inside a subquery is reported where it is, not where sqlparser's backtracking ended
@@ -413,13 +391,7 @@ fn broken_external_tables_manifest_names_file_line_and_column() {
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    let name = root.file_name().unwrap().to_str().unwrap();
-    assert!(
-        err.contains(&format!(
-            "error[bad-external-tables]: {name}/seeds/external_tables.json:2:22: cannot read external tables manifest: trailing comma at line 2 column 22"
-        )),
-        "{err}"
-    );
+    insta::assert_snapshot!(err);
 }
 
 #[test]
@@ -605,10 +577,7 @@ fn a_table_written_by_two_dmls_is_named_with_the_line() {
     ]);
     let (code, err) = validate(&root);
     assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("error[table-written-twice]: pipelines/facts/g/sql-scripts/dml.g.sql:3:15: table 'f' is written by the DML of 'g' (pipelines/facts/g/sql-scripts/dml.g.sql:3) and by the DML of 'f' (pipelines/facts/f/sql-scripts/dml.f.sql:1)"),
-        "{err}"
-    );
+    insta::assert_snapshot!(err);
 }
 
 /// Issue #29 item 6: an unclosed `/*` (which hid the statements after it), a NUL byte, and a byte
