@@ -699,8 +699,9 @@ fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
 
 #[test]
 fn plan_help_says_when_a_server_is_read() {
-    let o = crate::support::flinkpipe(&["pipeline", "build-execution-plan", "--help"]);
-    let help = crate::support::stdout(&o);
+    let help = Test::outside(&["pipeline", "build-execution-plan", "--help"])
+        .success()
+        .stdout_raw();
     assert!(!help.contains("no server is contacted"), "{help}");
     assert!(help.contains("--offline"), "{help}");
     assert!(help.contains("configured target"), "{help}");
