@@ -6,8 +6,9 @@
 //! without a stack prints why it skips (unless `FLINKPIPE_E2E=required`, which turns that into a
 //! failure).
 
+use crate::support::our_fixture;
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{our_fixture, stderr, stdout};
+use crate::support::test::Outcome;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -53,12 +54,8 @@ fn script(args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "local-flink.sh {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let out = Outcome::of(&format!("local-flink.sh {}", args.join(" ")), out, None).success();
+    out.stdout_raw()
 }
 
 /// Records per topic (-1: no such topic).
@@ -137,8 +134,8 @@ struct Env {
 }
 
 impl Env {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        crate::support::command()
+    fn run(&self, args: &[&str]) -> Outcome {
+        let o = crate::support::command()
             .arg("--config")
             .arg(&self.config)
             .args(args)
@@ -147,7 +144,8 @@ impl Env {
             .env_remove("FLINKPIPE_JOBMANAGER_URL")
             .current_dir(&self.repo.root)
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     }
 
     /// `statement …` commands find the project through `$PIPELINES` (resume needs its SQL).
@@ -163,20 +161,21 @@ impl Env {
             .current_dir(&self.repo.root)
             .output()
             .unwrap();
-        assert!(out.status.success(), "flinkpipe {all:?}: {}", stderr(&out));
-        serde_json::from_str(&stdout(&out)).unwrap()
+        let out = Outcome::of("flinkpipe", out, None);
+        let out = out.success();
+        serde_json::from_str(&out.stdout_raw()).unwrap()
     }
 
     fn json(&self, args: &[&str]) -> Value {
         let mut all = args.to_vec();
         all.extend(["--output", "json"]);
         let out = self.run(&all);
-        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        serde_json::from_str(&out.stdout_raw()).unwrap_or_else(|e| {
             panic!(
                 "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
-                out.status.code(),
-                stdout(&out),
-                stderr(&out)
+                out.output.status.code(),
+                out.stdout_raw(),
+                out.stderr_raw()
             )
         })
     }
@@ -523,12 +522,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "--delete",
         "--no-ack",
     ]);
-    assert!(
-        out.status.success(),
-        "decommission: {}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    out.success();
     let status = env.json(&["pipeline", "status", env.pipelines()]);
     assert_eq!(status["blue_green"], serde_json::json!([]), "{status:#}");
     assert_eq!(status["orphans"], serde_json::json!([]), "{status:#}");
@@ -640,12 +634,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "--delete",
         "--no-ack",
     ]);
-    assert!(
-        out.status.success(),
-        "decommission: {}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    out.success();
     let j = jobs();
     assert_eq!(running(&j, &blue_set), 0, "blue set deleted");
     assert_eq!(running(&j, &green_set), 1, "green set runs");
@@ -715,7 +704,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     );
     for n in [&child, &stock] {
         let out = env.run(&["statement", "delete", n]);
-        assert!(out.status.success(), "delete {n}: {}", stderr(&out));
+        out.success();
     }
     let r = env.json(&[
         "pipeline",
@@ -759,12 +748,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "pipelines",
         "--no-ack",
     ]);
-    assert!(
-        out.status.success(),
-        "undeploy: {}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    out.success();
     let j = jobs();
     let left: Vec<&String> = j
         .iter()
@@ -839,8 +823,9 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
             .current_dir(tmp.path())
             .output()
             .unwrap();
-        serde_json::from_str(&stdout(&out))
-            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}\n{}", stdout(&out), stderr(&out)))
+        let out = Outcome::of("flinkpipe", out, None);
+        serde_json::from_str(&out.stdout_raw())
+            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}\n{}", out.stdout_raw(), out.stderr_raw()))
     };
     let p = pipelines.to_str().unwrap();
     // Run 1: the source and the CTAS.
@@ -869,7 +854,8 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
         .current_dir(tmp.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = Outcome::of("flinkpipe", out, None);
+    out.success();
     let j = jobs();
     assert_eq!(
         running(&j, &ctas) + running(&j, &child) + running(&j, &set),
@@ -912,27 +898,23 @@ fn queries_and_previews_on_a_real_flink() {
     .unwrap();
     script(&["topics", pipelines.to_str().unwrap()]);
     let p = pipelines.to_str().unwrap();
-    let run = |args: &[&str]| -> std::process::Output {
-        crate::support::command()
+    let run = |args: &[&str]| -> Outcome {
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
             .env("PIPELINES", &pipelines)
             .current_dir(tmp.path())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
     let json = |args: &[&str]| -> Value {
         let mut all = vec!["--output", "json"];
         all.extend_from_slice(args);
         let o = run(&all);
-        assert!(
-            o.status.success(),
-            "{args:?}: {}\n{}",
-            stdout(&o),
-            stderr(&o)
-        );
-        serde_json::from_str(&stdout(&o)).unwrap()
+        let o = o.success();
+        serde_json::from_str(&o.stdout_raw()).unwrap()
     };
     let d = json(&["pipeline", "deploy", p, "--table-name", "seed_sales_stores"]);
     assert_eq!(d["success"], true, "{d:#}");
@@ -1058,5 +1040,5 @@ fn queries_and_previews_on_a_real_flink() {
     let s = json(&["pipeline", "status", p, "--table-name", "seed_sales_stores"]);
     assert_eq!(s["orphans"], serde_json::json!([]), "{s:#}");
     let out = run(&["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    out.success();
 }

@@ -6,10 +6,11 @@
 //!
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 
-use crate::support::{stderr, stdout};
+use crate::support::Test;
+use crate::support::test::Outcome;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const GATEWAY: &str = "http://127.0.0.1:8083";
@@ -54,8 +55,8 @@ struct Env {
 }
 
 impl Env {
-    fn run(&self, args: &[&str]) -> Output {
-        crate::support::command()
+    fn run(&self, args: &[&str]) -> Outcome {
+        let o = crate::support::command()
             .arg("--config")
             .arg(&self.config)
             .args(args)
@@ -63,19 +64,20 @@ impl Env {
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     }
 
-    fn json(&self, args: &[&str]) -> (Value, Output) {
+    fn json(&self, args: &[&str]) -> (Value, Outcome) {
         let mut all = args.to_vec();
         all.extend(["--output", "json"]);
         let out = self.run(&all);
-        let v = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        let v = serde_json::from_str(&out.stdout_raw()).unwrap_or_else(|e| {
             panic!(
                 "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
-                out.status.code(),
-                stdout(&out),
-                stderr(&out)
+                out.output.status.code(),
+                out.stdout_raw(),
+                out.stderr_raw()
             )
         });
         (v, out)
@@ -166,7 +168,7 @@ fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
 
     // 1. The dry run plans the DML with EXPLAIN in the session; DDL cannot be checked there.
     let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines", "--dry-run"]);
-    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    out.success();
     let rows = v["statements"].as_array().unwrap();
     let check = |name: &str| {
         rows.iter()
@@ -183,13 +185,13 @@ fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
 
     // 2. Deploy, then the job's runtime metrics from the JobManager.
     let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines"]);
-    assert_eq!(v["success"], true, "{v:#}\n{}", stderr(&out));
+    assert_eq!(v["success"], true, "{v:#}\n{}", out.stderr_raw());
     let (jid, state) = job_of(&dml).unwrap();
     assert_eq!(state, "RUNNING");
     let start = Instant::now();
     let lag = loop {
         let (v, out) = env.json(&["pipeline", "status", "--lag"]);
-        assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+        out.success();
         let lag = v["statements"]
             .as_array()
             .unwrap()
@@ -219,7 +221,7 @@ fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
 
     // 3. Flink's plan of the DML.
     let (v, out) = env.json(&["pipeline", "explain", "--dir", "pipelines"]);
-    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    out.success();
     let plan = v["statements"]
         .as_array()
         .unwrap()
@@ -260,7 +262,7 @@ fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
 
     // 5. Undeploy: nothing of this run keeps running.
     let out = env.run(&["pipeline", "undeploy", "--dir", "pipelines", "--no-ack"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    out.success();
     assert_ne!(job_of(&dml).map(|j| j.1).as_deref(), Some("RUNNING"));
 }
 
@@ -275,7 +277,7 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
     let tmp = tempfile::tempdir().unwrap();
     let product = format!("e2e{:x}", std::process::id());
     let prefix = format!("e2einit{:x}", std::process::id());
-    let o = crate::support::flinkpipe(&[
+    let o = Test::outside(&[
         "project",
         "init",
         "shop",
@@ -285,7 +287,7 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
         "--product",
         &product,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    o.success();
     let root = tmp.path().join("shop");
     let pipelines = root.join("pipelines");
     let config = root.join("config.yaml");
@@ -306,7 +308,7 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
             .arg(&pipelines)
             .output()
             .unwrap();
-        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        Outcome::of(&args.join(" "), o, None).success();
     };
     let src = format!("src_{product}_orders");
     let int = format!("int_{product}_orders");
@@ -326,7 +328,7 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
         .arg(&pipelines)
         .output()
         .unwrap();
-    assert!(topics.status.success(), "{}", stderr(&topics));
+    Outcome::of("local-flink.sh topics", topics, None).success();
     let env = Env {
         _tmp: tmp,
         root,
@@ -335,7 +337,7 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
         prefix,
     };
     let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines"]);
-    assert_eq!(v["success"], true, "{v:#}\n{}", stderr(&out));
+    assert_eq!(v["success"], true, "{v:#}\n{}", out.stderr_raw());
     for table in [&int, &fct] {
         let name = format!("{}-{product}-dml-{}", env.prefix, table.replace('_', "-"));
         let start = Instant::now();

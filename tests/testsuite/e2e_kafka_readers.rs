@@ -12,7 +12,7 @@
 //! cargo test --test testsuite e2e_kafka_readers`.
 
 use crate::support::kafka::{join, leave};
-use crate::support::{stderr, stdout};
+use crate::support::test::Outcome;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::process::Command;
@@ -131,7 +131,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
     assert!(!listed.iter().any(|t| t.name == missing));
 
     let run = |args: &[&str]| {
-        crate::support::command()
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
@@ -139,11 +139,12 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
             .current_dir(&root)
             .stdin(std::process::Stdio::null())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
     let o = run(&["--output", "json", "pipeline", "status"]);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let s: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = o.success();
+    let s: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     let readers = &s["blue_readers"];
     assert_eq!(
         readers["consumer_groups"],
@@ -168,7 +169,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
         "{t:#}"
     );
 
-    let text = stdout(&run(&["pipeline", "status"]));
+    let text = run(&["pipeline", "status"]).stdout_raw();
     assert!(
         text.contains(&format!(
             "    consumer group {group}: Empty, 0 member(s), lag 3 over 1 partition(s)\n"
@@ -181,7 +182,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
     conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))
         .unwrap();
     let member = join(&mut conn, &group);
-    let text = stdout(&run(&["pipeline", "status"]));
+    let text = run(&["pipeline", "status"]).stdout_raw();
     assert!(
         text.contains(&format!(
             "    consumer group {group}: Stable, 1 member(s), lag 3 over 1 partition(s), blocks decommission\n"
@@ -208,8 +209,8 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
         "--delete",
         "--dry-run",
     ]);
-    let plan: Value = serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
+    let plan: Value = serde_json::from_str(&o.stdout_raw())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", o.stdout_raw(), o.stderr_raw()));
     assert_eq!(plan["plan"]["refused"], serde_json::json!([]), "{plan:#}");
     assert!(
         plan["plan"]["readers"]["tables"][0]["consumer_groups"]
@@ -219,7 +220,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
             .any(|g| g["group_id"] == group.as_str() && g["members"] == 0),
         "{plan:#}"
     );
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    o.success();
     drop(cleanup);
 }
 
@@ -344,7 +345,7 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
     let admin = KafkaAdmin::new(KAFKA);
     rt.block_on(admin.recreate(&topics)).unwrap();
     let run = |args: &[&str]| {
-        crate::support::command()
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
@@ -352,12 +353,10 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
             .current_dir(&root)
             .stdin(std::process::Stdio::null())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
-    let ok = |o: std::process::Output| {
-        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-        stdout(&o)
-    };
+    let ok = |o: Outcome| o.success().stdout_raw();
     let blue_dml = format!("{prefix}-p-dml-int-p-feed");
     ok(run(&["pipeline", "deploy", "--dir", "pipelines"]));
     assert_eq!(job_states(&blue_dml), vec!["RUNNING"]);
@@ -401,8 +400,8 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
         .unwrap();
     let member = join(&mut conn, &group);
     let o = run(&["pipeline", "decommission", "--delete", "--no-ack"]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     let line = err
         .lines()
         .find(|l| l.starts_with(&format!("error: refused to delete {blue_dml}: ")))

@@ -16,11 +16,11 @@
 
 use crate::support::kafka::{delete_group, join, leave};
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{stderr, stdout};
+use crate::support::test::Outcome;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, http_get, stack_available};
@@ -199,34 +199,29 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
     )
     .unwrap();
     let pipelines = repo.pipelines.to_str().unwrap().to_string();
-    let run = |args: &[&str]| -> Output {
-        crate::support::command()
+    let run = |args: &[&str]| -> Outcome {
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
             .current_dir(&repo.root)
             .stdin(std::process::Stdio::null())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
     let ok = |args: &[&str]| -> String {
         let o = run(args);
-        assert!(
-            o.status.success(),
-            "flinkpipe {args:?}: exit {:?}\n{}\n{}",
-            o.status.code(),
-            stdout(&o),
-            stderr(&o)
-        );
-        stdout(&o)
+        let o = o.success();
+        o.stdout_raw()
     };
-    let json = |o: &Output| -> Value {
-        serde_json::from_str(&stdout(o)).unwrap_or_else(|e| {
+    let json = |o: &Outcome| -> Value {
+        serde_json::from_str(&o.stdout_raw()).unwrap_or_else(|e| {
             panic!(
                 "not JSON ({e}); exit {:?}\n{}\n{}",
-                o.status.code(),
-                stdout(o),
-                stderr(o)
+                o.output.status.code(),
+                o.stdout_raw(),
+                o.stderr_raw()
             )
         })
     };
@@ -308,7 +303,7 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
             args.extend(["--expect-diff", "int_rc_totals.total"]);
         }
         let o = run(&args);
-        (json(&o), o.status.code())
+        (json(&o), o.output.status.code())
     };
     // Green catches up from the earliest offsets: until then its totals are partial sums.
     let start = Instant::now();
@@ -403,12 +398,12 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
         "--delete",
         "--no-ack",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
-    let err = stderr(&o);
+    let o = o.code(1);
+    let err = o.stderr_raw();
     let refusal = |blue: &str| {
         err.lines()
             .find(|l| l.starts_with(&format!("error: refused to delete {blue}: ")))
-            .unwrap_or_else(|| panic!("{blue} not refused:\n{err}\n{}", stdout(&o)))
+            .unwrap_or_else(|| panic!("{blue} not refused:\n{err}\n{}", o.stdout_raw()))
             .to_string()
     };
     let line = refusal(&dml("int_rc_totals"));

@@ -18,11 +18,11 @@
 //! testsuite e2e_upgrade`.
 
 use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::{stderr, stdout};
+use crate::support::test::Outcome;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, http_get, stack_available};
@@ -164,8 +164,8 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     )
     .unwrap();
     let pipelines = repo.pipelines.to_str().unwrap().to_string();
-    let run = |args: &[&str]| -> Output {
-        crate::support::command()
+    let run = |args: &[&str]| -> Outcome {
+        let o = crate::support::command()
             .arg("--config")
             .arg(&config)
             .args(args)
@@ -173,18 +173,19 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
             .env_remove("PIPELINES")
             .stdin(std::process::Stdio::null())
             .output()
-            .unwrap()
+            .unwrap();
+        Outcome::of(&args.join(" "), o, None)
     };
     let json = |args: &[&str]| -> Value {
         let mut all = vec!["--output", "json"];
         all.extend_from_slice(args);
         let o = run(&all);
-        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| {
+        serde_json::from_str(&o.stdout_raw()).unwrap_or_else(|e| {
             panic!(
                 "flinkpipe {args:?}: not JSON ({e}); exit {:?}\n{}\n{}",
-                o.status.code(),
-                stdout(&o),
-                stderr(&o)
+                o.output.status.code(),
+                o.stdout_raw(),
+                o.stderr_raw()
             )
         })
     };
@@ -311,7 +312,7 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     let planned_node = node(&plan, "int_up_totals");
     assert_eq!(planned_node["action"], "restart", "{plan:#}");
     assert_eq!(planned_node["in_place"], "upgrade (savepoint)", "{plan:#}");
-    let text = stdout(&run(&args));
+    let text = run(&args).stdout_raw();
     assert!(
         text.lines()
             .any(|l| l.contains("upgrade (savepoint)") && l.contains("int_up_totals")),

@@ -946,19 +946,13 @@ async fn gateway_decimals_keep_their_digits_and_scale() {
 
 /// Runs `flinkpipe ARGS` against the fake gateway (and JobManager) from an empty directory, while
 /// the fake keeps answering on this runtime.
-async fn cli(fake: &Fake, args: &[&str]) -> std::process::Output {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = crate::support::command();
-    cmd.args(args)
-        .current_dir(dir.path())
-        .env("FLINKPIPE_GATEWAY_URL", &fake.url)
-        .env("FLINKPIPE_JOBMANAGER_URL", &fake.url)
-        .stdin(std::process::Stdio::null());
+async fn cli(fake: &Fake, args: &[&str]) -> crate::support::test::Outcome {
+    let t = crate::support::Test::empty().gateway(&fake.url);
+    let mut cmd = t.command(args);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap();
-    drop(dir);
-    out
+    t.outcome(&args.join(" "), out)
 }
 
 const ORDERS_COLUMNS: &str = r#"[{"name":"id","logicalType":{"type":"BIGINT","nullable":true}}]"#;
@@ -991,14 +985,14 @@ async fn a_failed_gateway_query_is_exit_1_with_its_failure_whatever_stops_the_re
         &["--output", "json", "sql", "query", "SELECT * FROM orders"],
     )
     .await;
-    let err = crate::support::stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let err = o.stderr_raw();
+    let o = o.code(1);
     assert!(
         err.contains("failed (operation ERROR)")
             && err.contains("UnknownTopicOrPartitionException"),
         "{err}"
     );
-    assert!(!crate::support::stdout(&o).contains("\"complete\""));
+    assert!(!o.stdout_raw().contains("\"complete\""));
     let log = fake.state.lock().unwrap().log.clone();
     assert!(
         log.iter()
@@ -1022,8 +1016,8 @@ async fn a_failed_gateway_query_is_exit_1_with_its_failure_whatever_stops_the_re
         &["sql", "query", "SELECT * FROM orders", "--idle", "0.3"],
     )
     .await;
-    let err = crate::support::stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let err = o.stderr_raw();
+    o.code(1);
     assert!(
         err.contains("failed (job FAILED)") && err.contains("UnknownTopicOrPartitionException"),
         "{err}"

@@ -39,13 +39,16 @@ fn it() -> Suffix {
 fn init_writes_source_rows_an_unfilled_expectation_and_the_definitions() {
     let t = Test::fixture();
     let pipelines = t.pipelines.clone();
-    let o = init(&t, "int_inventory_stock_levels");
-    let out = o.stdout();
-    o.success();
-    assert!(
-        out.contains("(sources: src_inventory_stock_movements)"),
-        "{out}"
-    );
+    init(&t, "int_inventory_stock_levels")
+        .success()
+        .stdout_is(&format!(
+            "integration tests of int_inventory_stock_levels in pipelines/{LEVELS} (sources: src_inventory_stock_movements)
+  wrote pipelines/{LEVELS}/insert_src_inventory_stock_movements_1.sql
+  wrote pipelines/{LEVELS}/expected_int_inventory_stock_levels_1.csv
+  wrote pipelines/{LEVELS}/integration_test_definitions.yaml
+next: check the input rows, write the expected rows of int_inventory_stock_levels (a first run lists what it holds), then `flinkpipe project run-integration-tests --table-name int_inventory_stock_levels`
+"
+        ));
     let dir = pipelines.join(LEVELS);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -263,14 +266,11 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
         )
     };
     // No definitions yet: says how to write them.
-    let o = run(&["--table-name", "int_inventory_stock_levels"]);
-    let err = o.stderr();
-    o.code(1);
-    assert!(
-        err.contains(&format!("pipelines/{LEVELS}/integration_test_definitions.yaml"))
-            && err.contains("run `flinkpipe project init-integration-tests --table-name int_inventory_stock_levels` first"),
-        "{err}"
-    );
+    run(&["--table-name", "int_inventory_stock_levels"])
+        .code(1)
+        .stderr_is(&format!(
+            "error: pipelines/{LEVELS}/integration_test_definitions.yaml: no integration test definitions: run `flinkpipe project init-integration-tests --table-name int_inventory_stock_levels` first\n"
+        ));
     // An input for a table that is not a source: the line of the entry.
     init(&t, "int_inventory_stock_levels").success();
     let defs = pipelines
@@ -286,22 +286,16 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
         ),
     )
     .unwrap();
-    let o = run(&["--table-name", "int_inventory_stock_levels"]);
-    let err = o.stderr();
-    o.code(1);
-    assert!(
-        err.contains(&format!("pipelines/{LEVELS}/integration_test_definitions.yaml:7: input for 'int_inventory_movements_typed', which is not a source of the subgraph of int_inventory_stock_levels (its sources: src_inventory_stock_movements)")),
-        "{err}"
-    );
+    run(&["--table-name", "int_inventory_stock_levels"])
+        .code(1)
+        .stderr_is(&format!("error: pipelines/{LEVELS}/integration_test_definitions.yaml:7: input for 'int_inventory_movements_typed', which is not a source of the subgraph of int_inventory_stock_levels (its sources: src_inventory_stock_movements)\n"));
     // --dry-run: the repaired suite is checked offline; the expectation not filled in yet is said.
     std::fs::write(&defs, text).unwrap();
-    let o = run(&["--dry-run", "--table-name", "int_inventory_stock_levels"]);
-    let out = o.stdout();
-    o.code(1);
-    assert!(
-        out.contains("int_inventory_stock_levels: 1 test case(s) checked (it_int_inventory_stock_levels_1), 1 check(s) not ready: a run would fail them; test tables: src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it; nothing was run (--dry-run)"),
-        "{out}"
-    );
+    run(&["--dry-run", "--table-name", "int_inventory_stock_levels"])
+        .code(1)
+        .stdout_is(&format!("int_inventory_stock_levels: 1 test case(s) checked (it_int_inventory_stock_levels_1), 1 check(s) not ready: a run would fail them; test tables: src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it; nothing was run (--dry-run)
+  it_int_inventory_stock_levels_1 / int_inventory_stock_levels (pipelines/{LEVELS}/expected_int_inventory_stock_levels_1.csv): not filled in yet: write the expected rows (a run lists what the output holds, as CSV lines) and delete its `# flinkpipe: not filled in yet` line
+"));
     std::fs::write(
         pipelines
             .join(LEVELS)
@@ -309,10 +303,9 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
         "sku_id,warehouse_id,on_hand,movements,last_movement_at\n1,1,-10,1,2025-01-01 10:01:00\n",
     )
     .unwrap();
-    let o = run(&["--dry-run", "--table-name", "int_inventory_stock_levels"]);
-    let out = o.stdout();
-    o.success();
-    assert!(out.contains("1 test case(s) ready"), "{out}");
+    run(&["--dry-run", "--table-name", "int_inventory_stock_levels"])
+        .success()
+        .stdout_is("int_inventory_stock_levels: 1 test case(s) ready (it_int_inventory_stock_levels_1); test tables: src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it; nothing was run (--dry-run)\n");
     // No sink: a usage error.
     Test::new()
         .args(&["project", "run-integration-tests"])
@@ -442,12 +435,11 @@ fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
         "--table-name",
         "int_inventory_stock_levels",
     ]);
-    let out = o.stdout();
-    o.success();
-    assert!(out.contains("statements: none"), "{out}");
-    assert!(
-        out.contains("src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it"),
-        "{out}"
+    o.success().stdout_is(
+        "integration-test artefacts of int_inventory_stock_levels removed:
+  statements: none
+  tables:     src_inventory_stock_movements_it, int_inventory_movements_typed_it, int_inventory_stock_levels_it
+",
     );
 }
 
@@ -457,14 +449,7 @@ fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
     let pipelines = t.pipelines.clone();
     let sink = "c360_dim_customers";
     // No DDL for ext_c360_loyalty_members: refused, nothing written, the way out said.
-    let o = init(&t, sink);
-    let err = o.stderr();
-    o.code(1);
-    assert!(
-        err.contains("source 'ext_c360_loyalty_members' of the subgraph of c360_dim_customers has no DDL in the project")
-            && err.contains("flinkpipe.gateway.external_ddl"),
-        "{err}"
-    );
+    init(&t, sink).code(1).stderr_is("error: pipelines/dimensions/c360/dim_customers/sql-scripts/dml.c360_dim_customers.sql: source 'ext_c360_loyalty_members' of the subgraph of c360_dim_customers has no DDL in the project (an external table): add its DDL to flinkpipe.gateway.external_ddl, or write pipelines/dimensions/c360/dim_customers/tests/integration/ddl_ext_c360_loyalty_members.sql and declare it under foundations in pipelines/dimensions/c360/dim_customers/tests/integration/integration_test_definitions.yaml; nothing was written\n");
     let dir = pipelines.join("dimensions/c360/dim_customers/tests/integration");
     assert!(!dir.exists());
     // With the external DDL configured: a copy renamed to _it, declared as a foundation.
@@ -509,9 +494,9 @@ fn an_external_source_needs_a_ddl_and_gets_a_foundation() {
         sink,
         "[PIPELINES]",
     ]);
-    let out = o.stdout();
-    o.code(1);
-    assert!(out.contains("ext_c360_loyalty_members_it"), "{out}");
+    o.code(1).stdout_is("c360_dim_customers: 1 test case(s) checked (it_c360_dim_customers_1), 1 check(s) not ready: a run would fail them; test tables: ext_c360_loyalty_members_it, seed_c360_segments_it, src_c360_customers_it, int_c360_customers_latest_it, c360_dim_customers_it; nothing was run (--dry-run)
+  it_c360_dim_customers_1 / c360_dim_customers (pipelines/dimensions/c360/dim_customers/tests/integration/expected_c360_dim_customers_1.csv): not filled in yet: write the expected rows (a run lists what the output holds, as CSV lines) and delete its `# flinkpipe: not filled in yet` line
+");
 }
 
 #[test]

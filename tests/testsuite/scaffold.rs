@@ -339,20 +339,12 @@ fn table_init_errors_are_clear_and_write_nothing() {
         o.stderr_raw(),
         "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds\n"
     );
-    let o = table_init(&root, &["bad-name", "sources"]);
-    let o = o.code(1);
-    assert!(
-        o.stderr_raw()
-            .contains("'bad-name' is not a valid table name")
-    );
-    let o = table_init(&root, &["orders", "sources", "--product", "sa les"]);
-    let o = o.code(1);
-    assert!(
-        o.stderr_raw()
-            .contains("'sa les' is not a valid product name"),
-        "{}",
-        o.stderr_raw()
-    );
+    table_init(&root, &["bad-name", "sources"])
+        .code(1)
+        .stderr_is("error: 'bad-name' is not a valid table name: use letters, digits and underscores, starting with a letter\n");
+    table_init(&root, &["orders", "sources", "--product", "sa les"])
+        .code(1)
+        .stderr_is("error: 'sa les' is not a valid product name: use letters, digits and underscores, starting with a letter\n");
     assert_eq!(files_under(&root), before);
 
     // A second init of the same table refuses to overwrite it.

@@ -103,6 +103,13 @@ impl Test {
         }
     }
 
+    /// An empty folder: no `pipelines/`, no configuration (for commands that take no project).
+    pub fn empty() -> Test {
+        let t = Test::new();
+        std::fs::remove_dir(&t.pipelines).unwrap();
+        t
+    }
+
     /// A copy of shift_left's fixture project (see [`super::shift_left_fixture`]).
     pub fn shift_left_fixture() -> Test {
         Test::copy(super::shift_left_fixture())
