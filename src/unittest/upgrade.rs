@@ -435,7 +435,8 @@ impl Runner<'_> {
                 .await
                 .map_err(|e| Stop::Other(format!("{name}: {e}")))?;
             if let Some(s) = &st
-                && matches!(s.phase, Phase::Failed | Phase::Failing)
+                && (matches!(s.phase, Phase::Failed | Phase::Failing)
+                    || (s.phase == Phase::Degraded && is_restore_failure(&s.detail)))
             {
                 return Err(failed(s.detail.clone()));
             }
@@ -687,6 +688,20 @@ impl Runner<'_> {
     }
 }
 
+/// Whether a restarting job's failure is its restore's (a cluster that restarts it forever never
+/// reaches FAILED): Flink's `StateMigrationException`, or a savepoint whose state it cannot map or
+/// restore.
+fn is_restore_failure(detail: &str) -> bool {
+    [
+        "StateMigrationException",
+        "Cannot map checkpoint/savepoint state",
+        "Failed to restore",
+        "restoreState",
+    ]
+    .iter()
+    .any(|m| detail.contains(m))
+}
+
 /// The rows only one side has (as multisets): `restored only: …`, then `fresh only: …`.
 pub fn differing(restored: &[String], fresh: &[String]) -> Vec<String> {
     let mut count: BTreeMap<&str, i64> = BTreeMap::new();
@@ -842,6 +857,16 @@ mod tests {
             plan(&suite(kafka, &["INSERT INTO s_ut VALUES (1)"]), &one, &one).unwrap_err(),
             "test case c1 has 1 input row(s): too few to split in two halves: no empirical run"
         );
+    }
+
+    #[test]
+    fn a_restarting_job_failed_its_restore_only_when_flink_says_so() {
+        assert!(is_restore_failure(
+            "StateMigrationException: The new state serializer … must not be incompatible with the old state serializer"
+        ));
+        assert!(!is_restore_failure(
+            "TimeoutException: Timed out waiting for a node assignment"
+        ));
     }
 
     #[test]
