@@ -435,7 +435,8 @@ impl Runner<'_> {
                 .await
                 .map_err(|e| Stop::Other(format!("{name}: {e}")))?;
             if let Some(s) = &st
-                && matches!(s.phase, Phase::Failed | Phase::Failing)
+                && (matches!(s.phase, Phase::Failed | Phase::Failing)
+                    || (s.phase == Phase::Degraded && is_restore_failure(&s.detail)))
             {
                 return Err(failed(s.detail.clone()));
             }
@@ -687,6 +688,20 @@ impl Runner<'_> {
     }
 }
 
+/// Whether a restarting job's failure is its restore's (a cluster that restarts it forever never
+/// reaches FAILED): Flink's `StateMigrationException`, or a savepoint whose state it cannot map or
+/// restore.
+fn is_restore_failure(detail: &str) -> bool {
+    [
+        "StateMigrationException",
+        "Cannot map checkpoint/savepoint state",
+        "Failed to restore",
+        "restoreState",
+    ]
+    .iter()
+    .any(|m| detail.contains(m))
+}
+
 /// The rows only one side has (as multisets): `restored only: …`, then `fresh only: …`.
 pub fn differing(restored: &[String], fresh: &[String]) -> Vec<String> {
     let mut count: BTreeMap<&str, i64> = BTreeMap::new();
@@ -780,6 +795,78 @@ mod tests {
         );
         assert_eq!((h.first_rows, h.second_rows), (3, 1));
         assert_eq!(halves(&["INSERT INTO o_ut SELECT * FROM x".into()]), None);
+    }
+
+    fn suite(storage: Storage, inserts: &[&str]) -> Suite {
+        Suite {
+            table: "t".into(),
+            product: "p".into(),
+            definitions_file: "pipelines/t/tests/test_definitions.yaml".into(),
+            suffix: super::super::Suffix::default(),
+            storage,
+            tables: Vec::new(),
+            tested: Vec::new(),
+            cases: vec![super::super::prepare::Case {
+                name: "c1".into(),
+                index: 1,
+                inserts: inserts.iter().map(|s| s.to_string()).collect(),
+                checks: Vec::new(),
+            }],
+        }
+    }
+
+    fn st(sql: &str) -> TestedStatement {
+        TestedStatement {
+            table: "t".into(),
+            sql: sql.into(),
+            properties: BTreeMap::new(),
+        }
+    }
+
+    /// Why a suite cannot be run empirically, in the words the report gives.
+    #[test]
+    fn plans_say_why_the_empirical_run_cannot_take_place() {
+        let kafka = Storage::Kafka {
+            bootstrap: "b:1".into(),
+        };
+        let one = [st("INSERT INTO o_ut SELECT * FROM s_ut")];
+        let two_rows = "INSERT INTO s_ut VALUES (1), (2)";
+        let p = plan(&suite(kafka.clone(), &[two_rows]), &one, &one).unwrap();
+        assert_eq!(
+            (p.case.as_str(), p.halves.first_rows, p.halves.second_rows),
+            ("c1", 1, 1)
+        );
+        assert_eq!(
+            plan(&suite(Storage::Confluent, &[two_rows]), &one, &one).unwrap_err(),
+            "the empirical run needs the SQL Gateway and its Kafka broker"
+        );
+        assert_eq!(
+            plan(&suite(kafka.clone(), &[two_rows]), &[], &one).unwrap_err(),
+            "the old SQL is not one INSERT or statement set (0 statements to run): no empirical run"
+        );
+        assert_eq!(
+            plan(
+                &suite(kafka.clone(), &["INSERT INTO s_ut SELECT 1"]),
+                &one,
+                &one
+            )
+            .unwrap_err(),
+            "the inputs of test case c1 are not INSERT … VALUES rows: no empirical run"
+        );
+        assert_eq!(
+            plan(&suite(kafka, &["INSERT INTO s_ut VALUES (1)"]), &one, &one).unwrap_err(),
+            "test case c1 has 1 input row(s): too few to split in two halves: no empirical run"
+        );
+    }
+
+    #[test]
+    fn a_restarting_job_failed_its_restore_only_when_flink_says_so() {
+        assert!(is_restore_failure(
+            "StateMigrationException: The new state serializer … must not be incompatible with the old state serializer"
+        ));
+        assert!(!is_restore_failure(
+            "TimeoutException: Timed out waiting for a node assignment"
+        ));
     }
 
     #[test]
