@@ -21,7 +21,7 @@ pub use batch::{
 pub use read::{
     MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
     byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,
-    read_project_file, read_user_file, read_user_text, utf8_error_position,
+    read_project_file, read_user_file, read_user_file_stamped, read_user_text, utf8_error_position,
 };
 pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash};
 
@@ -55,6 +55,22 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         // Unreadable target (e.g. write-only): fall through to the write, which reports real problems.
         Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
     };
+    let tmp = temp_path(path);
+    let result = write_new(&tmp, contents, mode, false).and_then(|f| {
+        drop(f); // closed before the rename (Windows cannot rename an open file)
+        std::fs::rename(&tmp, path)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Replaces `path` with `contents` atomically (a temporary file renamed over it) even when it already
+/// holds them, unlike [`write_atomic`]: for files whose modification time itself carries meaning (the
+/// records of [`WrittenRecord`], whose entries must be older than the record). Not synced.
+pub fn replace_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let mode = std::fs::metadata(path).ok().and_then(|m| file_mode(&m));
     let tmp = temp_path(path);
     let result = write_new(&tmp, contents, mode, false).and_then(|f| {
         drop(f); // closed before the rename (Windows cannot rename an open file)
