@@ -38,6 +38,12 @@ pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash}
 ///
 /// Errors: the folder does not exist or is not writable, or the rename fails (the target is untouched).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    write_atomic_changed(path, contents).map(|_| ())
+}
+
+/// [`write_atomic`], saying whether the file was written (`false`: it already held `contents` and was
+/// left untouched).
+pub fn write_atomic_changed(path: &Path, contents: &[u8]) -> std::io::Result<bool> {
     // One open of the target tells both whether it is unchanged and which mode to keep.
     let mode = match File::open(path) {
         Ok(mut f) => {
@@ -46,7 +52,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
                 let mut old = Vec::with_capacity(contents.len());
                 f.read_to_end(&mut old)?;
                 if old == contents {
-                    return Ok(());
+                    return Ok(false);
                 }
             }
             file_mode(&meta)
@@ -63,7 +69,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result
+    result.map(|()| true)
 }
 
 /// Replaces `path` with `contents` atomically (a temporary file renamed over it) even when it already

@@ -242,6 +242,13 @@ fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
         );
     }
 
+    // build-inventory on the unchanged tree leaves inventory.json as it is, and says so.
+    let o = run(&["table", "build-inventory", dir], Some(cache.path()));
+    assert!(o.status.success(), "{}", crate::support::stderr(&o));
+    let said = crate::support::stdout(&o);
+    assert!(said.contains("3 tables already in (unchanged)"), "{said}");
+    assert_eq!(stamps(), written);
+
     // Any change of the stamp is seen: here the modification time.
     age(&root.join(dml), 5);
     let changed = metadata();
