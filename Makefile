@@ -6,7 +6,7 @@ DEMO_DIR := target/demo
 # The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/flinkpipe
 
-.PHONY: build install test test-offline demo up down bench bench-shapes lint clean
+.PHONY: build install test test-offline demo up down bench bench-large bench-shapes lint clean
 
 # The local Apache Flink 2.2 + SQL Gateway + Kafka stack (scripts/local-flink.sh; Java 17, PyPI, Maven Central).
 STACK := scripts/local-flink.sh
@@ -74,8 +74,14 @@ demo: build
 	@echo "Stop the whole local stack (Flink, gateway, Kafka; also for anyone else using it): make down"
 	@echo; echo "flinkpipe is at $(abspath $(BIN)); to use it as 'flinkpipe' (the README's examples, the table Makefiles): make install (cargo install --path . --locked, into ~/.cargo/bin)"
 
+# 1,000 and 10,000 tables; any sizes with BENCH_SIZES="1000 10000 100000" make bench.
 bench:
 	bash scripts/bench.sh
+
+# Also 100,000 tables: the first run (no cache) and the unchanged tree, each with peak memory
+# (≈ 2 GB of scratch disk, 10–20 minutes on 2 cores).
+bench-large:
+	BENCH_SIZES="$${BENCH_SIZES:-1000 10000 100000}" bash scripts/bench.sh
 
 # A 1,000,000-table chain and one source read by 10,000 tables (≈ 20 GB of scratch disk, 1–2 hours on 2 cores).
 bench-shapes:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark flinkpipe's offline commands on generated trees.
 #
-#   scripts/bench.sh            # 1,000, 10,000 and 100,000 tables, 3 runs each
+#   scripts/bench.sh                                  # 1,000 and 10,000 tables, 3 runs each
+#   BENCH_SIZES="1000 10000 100000" scripts/bench.sh  # also 100,000 tables (≈ 2 GB of scratch disk,
+#                                                     # 10-20 minutes on 2 cores): `make bench-large`
 #
 # Builds `cargo build --release`, generates trees with scripts/gen-bench-tree.py, then for each
 # size runs, RUNS times on a fresh copy of the tree:
@@ -19,14 +21,14 @@
 # Sizes of 100,000 tables and more run only BENCH_CACHE_LARGE="none unchanged" (a first run without
 # cache, and the unchanged tree), each with its peak memory.
 #
-# Environment: BENCH_SIZES="1000 10000 100000"  BENCH_RUNS=3  BENCH_SEED=42
+# Environment: BENCH_SIZES="1000 10000" (default)  BENCH_RUNS=3  BENCH_SEED=42
 #              BENCH_CACHE="none cold warm unchanged"  BENCH_CACHE_LARGE="none unchanged"
 #              BENCH_DIR=<scratch dir, default: mktemp -d, removed at the end>
 #              FLINKPIPE=<binary> (skips the cargo build)
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-sizes="${BENCH_SIZES:-1000 10000 100000}"
+sizes="${BENCH_SIZES:-1000 10000}"
 runs="${BENCH_RUNS:-3}"
 modes_small="${BENCH_CACHE:-none cold warm unchanged}"
 modes_large="${BENCH_CACHE_LARGE:-none unchanged}"

@@ -21,7 +21,7 @@ pub use batch::{
 pub use read::{
     MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
     byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,
-    read_project_file, read_user_file, read_user_text, utf8_error_position,
+    read_project_file, read_user_file, read_user_file_stamped, read_user_text, utf8_error_position,
 };
 pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash};
 
@@ -38,6 +38,12 @@ pub use record::{Entry as RecordEntry, RACY, Stamp, WrittenRecord, content_hash}
 ///
 /// Errors: the folder does not exist or is not writable, or the rename fails (the target is untouched).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    write_atomic_changed(path, contents).map(|_| ())
+}
+
+/// [`write_atomic`], saying whether the file was written (`false`: it already held `contents` and was
+/// left untouched).
+pub fn write_atomic_changed(path: &Path, contents: &[u8]) -> std::io::Result<bool> {
     // One open of the target tells both whether it is unchanged and which mode to keep.
     let mode = match File::open(path) {
         Ok(mut f) => {
@@ -46,7 +52,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
                 let mut old = Vec::with_capacity(contents.len());
                 f.read_to_end(&mut old)?;
                 if old == contents {
-                    return Ok(());
+                    return Ok(false);
                 }
             }
             file_mode(&meta)
@@ -55,6 +61,22 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         // Unreadable target (e.g. write-only): fall through to the write, which reports real problems.
         Err(_) => std::fs::metadata(path).ok().and_then(|m| file_mode(&m)),
     };
+    let tmp = temp_path(path);
+    let result = write_new(&tmp, contents, mode, false).and_then(|f| {
+        drop(f); // closed before the rename (Windows cannot rename an open file)
+        std::fs::rename(&tmp, path)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map(|()| true)
+}
+
+/// Replaces `path` with `contents` atomically (a temporary file renamed over it) even when it already
+/// holds them, unlike [`write_atomic`]: for files whose modification time itself carries meaning (the
+/// records of [`WrittenRecord`], whose entries must be older than the record). Not synced.
+pub fn replace_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let mode = std::fs::metadata(path).ok().and_then(|m| file_mode(&m));
     let tmp = temp_path(path);
     let result = write_new(&tmp, contents, mode, false).and_then(|f| {
         drop(f); // closed before the rename (Windows cannot rename an open file)

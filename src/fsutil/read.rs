@@ -55,6 +55,15 @@ pub fn max_bytes_for(path: &Path) -> u64 {
 /// refused …"), `FileTooLarge` for one over the limit ("too large (9 MiB, over the limit of 8 MiB …)"),
 /// and the system's errors (not found, permission).
 pub fn read_user_file(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    read_user_file_stamped(path, max_bytes).map(|(bytes, _)| bytes)
+}
+
+/// [`read_user_file`], with the file's metadata as it was (`fstat` of the open file) just before its
+/// bytes were read: a [`super::Stamp`] of it never names a newer state than the bytes returned.
+pub fn read_user_file_stamped(
+    path: &Path,
+    max_bytes: u64,
+) -> std::io::Result<(Vec<u8>, std::fs::Metadata)> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -97,7 +106,7 @@ pub fn read_user_file(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     if bytes.len() as u64 > max_bytes {
         return Err(too_large(format!("more than {}", byte_size(max_bytes))));
     }
-    Ok(bytes)
+    Ok((bytes, meta))
 }
 
 /// A data file given by the user (JSON or YAML: `config.yaml`, `external_tables.json`, a status file, a

@@ -129,8 +129,17 @@ impl WrittenRecord {
     /// The recorded entry of `path` if the file is still as recorded (same stamp, not racy) and its
     /// recorded content has this `hash`: the file already holds the content. One `stat` of `path`.
     pub fn holds(&self, path: &Path, hash: u128) -> Option<Entry> {
+        if self.entries.get(path)?.hash != hash {
+            return None;
+        }
+        self.current(path)
+    }
+
+    /// The recorded entry of `path` if the file is still as recorded (same stamp, not racy): the hash
+    /// of its content is the recorded one. One `stat` of `path` (following symbolic links).
+    pub fn current(&self, path: &Path) -> Option<Entry> {
         let entry = self.entries.get(path)?;
-        if entry.hash != hash || entry.stamp.mtime_ns + RACY.as_nanos() as i128 > self.saved_at_ns {
+        if entry.stamp.mtime_ns + RACY.as_nanos() as i128 > self.saved_at_ns {
             return None;
         }
         let now = Stamp::of(&std::fs::metadata(path).ok()?)?;
@@ -175,7 +184,10 @@ impl WrittenRecord {
         {
             return;
         }
-        if let Err(e) = super::write_atomic(path, out.as_bytes()) {
+        // Always replaced, even with the same bytes: the record's own modification time is what its
+        // entries must be older than, so a record saved again after a racy run must get a new one (or
+        // its racy entries would stay untrusted, and their files be read, on every later run).
+        if let Err(e) = super::replace_atomic(path, out.as_bytes()) {
             tracing::debug!(error = %e, record = %path.display(), "record of written files not written");
         }
     }

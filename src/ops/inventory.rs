@@ -2,7 +2,7 @@
 //! shape (shift_left 0.1.52, <https://github.com/jbcodeforce/shift_left_utils>).
 
 use super::{Context, OpsError};
-use crate::fsutil::{to_json_pretty, write_atomic};
+use crate::fsutil::{to_json_pretty, write_atomic_changed};
 use crate::inventory::Inventory;
 use crate::inventory::shift_left::{InventoryFile, to_inventory_file};
 use crate::project::{Layout, scan};
@@ -16,6 +16,8 @@ pub struct Written {
     pub path: PathBuf,
     /// The file's content.
     pub inventory: InventoryFile,
+    /// `false` when the file already held this content (it was left untouched).
+    pub written: bool,
 }
 
 /// Builds and writes `pipelines/inventory.json`. Diagnostics go to the console.
@@ -39,11 +41,16 @@ pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsEr
     ctx.recover_tree(pipelines, Some(&diags))?;
     let inventory = to_inventory_file(&inv);
     let path = pipelines.join(INVENTORY_FILE);
-    write_atomic(&path, to_json_pretty(&inventory).as_bytes()).map_err(|source| {
-        OpsError::Write {
-            path: path.clone(),
-            source,
-        }
-    })?;
-    Ok(Written { path, inventory })
+    let written =
+        write_atomic_changed(&path, to_json_pretty(&inventory).as_bytes()).map_err(|source| {
+            OpsError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    Ok(Written {
+        path,
+        inventory,
+        written,
+    })
 }

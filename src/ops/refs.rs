@@ -72,7 +72,7 @@ pub fn refs(files: &[PathBuf]) -> Vec<FileRefs> {
                     })
                     .collect(),
                 warnings: diags,
-                text: file.text.clone(),
+                text: file.text().to_string(),
             }
         })
         .collect()

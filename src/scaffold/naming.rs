@@ -536,12 +536,12 @@ fn check_file_name(file: &SqlFile, kind: &str, table: &str, out: &mut Vec<Diagno
 /// The line of `'key'` in the statement's WITH clause (the statement's line when not found).
 fn option_line(file: &SqlFile, stmt: &StatementInfo, key: &str) -> usize {
     let start: usize = file
-        .text
+        .text()
         .split_inclusive('\n')
         .take(stmt.line.saturating_sub(1))
         .map(str::len)
         .sum();
-    let rest = file.text[start..].to_ascii_lowercase();
+    let rest = file.text()[start..].to_ascii_lowercase();
     rest.find(&format!("'{}'", key.to_ascii_lowercase()))
         .map(|off| stmt.line + rest[..off].matches('\n').count())
         .unwrap_or(stmt.line)

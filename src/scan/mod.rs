@@ -12,7 +12,7 @@ pub mod layout;
 pub use layout::Layout;
 
 use crate::diagnostics::Diagnostic;
-use crate::fsutil::slash_path;
+use crate::fsutil::{RecordEntry, Stamp, WrittenRecord, slash_path};
 use crate::sql::{self, FileAnalysis};
 use cache::{AnalysisCache, Key};
 use rayon::prelude::*;
@@ -33,8 +33,9 @@ pub struct SqlFile {
     pub rel: String,
     /// Absolute (or as given) path on disk.
     pub path: PathBuf,
-    /// The file's text; empty when it could not be read.
-    pub text: String,
+    /// The file's text once read ([`SqlFile::text`]): a file the stat record shows unchanged is
+    /// analysed from the cache without being read.
+    text: std::sync::OnceLock<String>,
     pub analysis: FileAnalysis,
     /// `false` when the file could not be read or is not UTF-8 (a diagnostic says why).
     pub readable: bool,
@@ -46,10 +47,23 @@ impl SqlFile {
         SqlFile {
             rel,
             path: path.to_path_buf(),
-            text: String::new(),
+            text: std::sync::OnceLock::from(String::new()),
             analysis: FileAnalysis::default(),
             readable: false,
         }
+    }
+
+    /// The file's text; empty when it could not be read. A file whose analysis came from the cache
+    /// by its stamp alone (see [`cache`]) is read on the first call: if it changed since the scan
+    /// (or became unreadable), the text is what it holds now (empty if unreadable), as any file
+    /// read after a scan would be.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            crate::fsutil::read_user_file(&self.path, crate::fsutil::MAX_SQL_FILE_BYTES)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .unwrap_or_default()
+        })
     }
 }
 
@@ -113,7 +127,15 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
         return Err(ScanError::NotADirectory(root.to_path_buf()));
     }
     let cache = AnalysisCache::for_root(root);
-    let result = scan_with_cache(root, layout, &cache);
+    // The stamps of the SQL files read last time, beside the cache: an unchanged file is known from
+    // one stat, its analysis taken from the cache by its recorded content key without reading it.
+    let seen = if cache.enabled() {
+        cache::root_file(root, "read").map_or_else(WrittenRecord::disabled, WrittenRecord::at)
+    } else {
+        WrittenRecord::disabled()
+    };
+    let (result, stamps) = scan_with_cache(root, layout, &cache, &seen);
+    let result = (result, stamps.0);
     if cache.enabled() {
         let current: Vec<(Key, &FileAnalysis)> = result
             .1
@@ -126,6 +148,7 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
             })
             .collect();
         cache.save(&current);
+        seen.save(stamps.1);
     }
     Ok(result.0)
 }
@@ -133,12 +156,16 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
 /// Content keys of a folder's DDL and DML (`None`: no such file, or unreadable).
 type FolderKeys = [Option<Key>; 2];
 
+/// A file's path and its stamp with its content key, for the record of files read.
+type Seen = (PathBuf, RecordEntry);
+
 /// The scan proper; also returns each folder's content keys, in the order of `folders`.
 fn scan_with_cache(
     root: &Path,
     layout: &Layout,
     cache: &AnalysisCache,
-) -> (ScanResult, Vec<FolderKeys>) {
+    seen: &WrittenRecord,
+) -> (ScanResult, (Vec<FolderKeys>, Vec<Seen>)) {
     let root_name = root
         .canonicalize()
         .ok()
@@ -274,19 +301,21 @@ fn scan_with_cache(
         "table folders found"
     );
     // 2. Read and parse each folder's files in parallel.
-    let mut results: Vec<(TableFolder, Vec<Diagnostic>, FolderKeys)> = folder_paths
+    let mut results: Vec<(TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>)> = folder_paths
         .par_iter()
-        .map(|folder| read_folder(root, &root_name, folder, layout, cache))
+        .map(|folder| read_folder(root, &root_name, folder, layout, cache, seen))
         .collect();
 
     results.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut folders = Vec::with_capacity(results.len());
     let mut keys = Vec::with_capacity(results.len());
     let mut diagnostics = walk_diagnostics;
-    for (f, d, k) in results {
+    let mut stamps = Vec::with_capacity(results.len() * 2);
+    for (f, d, k, s) in results {
         folders.push(f);
         keys.push(k);
         diagnostics.extend(d);
+        stamps.extend(s);
     }
     (
         ScanResult {
@@ -296,7 +325,7 @@ fn scan_with_cache(
             external_manifests,
             diagnostics,
         },
-        keys,
+        (keys, stamps),
     )
 }
 
@@ -306,7 +335,8 @@ fn read_folder(
     folder: &Path,
     layout: &Layout,
     cache: &AnalysisCache,
-) -> (TableFolder, Vec<Diagnostic>, FolderKeys) {
+    seen: &WrittenRecord,
+) -> (TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>) {
     let mut diags = Vec::new();
     let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
     let comps: Vec<String> = rel_to_root
@@ -384,14 +414,17 @@ fn read_folder(
         }
     }
     let mut keys: FolderKeys = [None, None];
+    let mut stamps = Vec::new();
     let mut read = |n: &String, slot: usize| {
-        let (file, key) = read_sql_cached(
+        let (file, key, stamp) = read_sql_cached(
             &scripts.join(n),
             format!("{rel}/sql-scripts/{n}"),
             &mut diags,
             cache,
+            seen,
         );
         keys[slot] = key;
+        stamps.extend(stamp);
         file
     };
     let ddl = ddl_names.first().map(|n| read(n, 0));
@@ -418,29 +451,63 @@ fn read_folder(
         },
         diags,
         keys,
+        stamps,
     )
 }
 
 /// Reads and analyses one SQL file, turning every problem into a diagnostic on `diags`.
 pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFile {
-    read_sql_cached(path, rel, diags, &AnalysisCache::disabled()).0
+    read_sql_cached(
+        path,
+        rel,
+        diags,
+        &AnalysisCache::disabled(),
+        &WrittenRecord::disabled(),
+    )
+    .0
 }
 
-/// [`read_sql`] with an analysis cache; also returns the content key of a readable file.
+/// [`read_sql`] with an analysis cache and the record of the files read last time (`seen`); also
+/// returns the content key of a readable file and, for a file whose diagnostics all come from its
+/// analysis (no forbidden character, no [`layout::TODO_MARKER`]), its stamp to record.
+///
+/// A file `seen` shows unchanged (same device, inode, size and modification time, older than the
+/// record by [`crate::fsutil::RACY`]) whose recorded key is in the cache is not read: its analysis
+/// is the cached one, its text is read only if asked for ([`SqlFile::text`]).
 fn read_sql_cached(
     path: &Path,
     rel: String,
     diags: &mut Vec<Diagnostic>,
     cache: &AnalysisCache,
-) -> (SqlFile, Option<Key>) {
+    seen: &WrittenRecord,
+) -> (SqlFile, Option<Key>, Option<Seen>) {
+    if cache.enabled()
+        && let Some(entry) = seen.current(path)
+        && let Some(analysis) = cache.get(entry.hash)
+    {
+        empty_file_diagnostic(&analysis, &rel, diags);
+        warning_diagnostics(&analysis, &rel, diags);
+        return (
+            SqlFile {
+                rel,
+                path: path.to_path_buf(),
+                text: std::sync::OnceLock::new(),
+                analysis,
+                readable: true,
+            },
+            Some(entry.hash),
+            Some((path.to_path_buf(), entry)),
+        );
+    }
     // Regular files only, at most MAX_SQL_FILE_BYTES: a FIFO would block forever, /dev/zero never end.
-    let bytes = match crate::fsutil::read_user_file(path, crate::fsutil::MAX_SQL_FILE_BYTES) {
-        Ok(b) => b,
-        Err(e) => {
-            diags.push(crate::fsutil::read_diagnostic(&e).at(rel.clone(), None, None));
-            return (SqlFile::unreadable(rel, path), None);
-        }
-    };
+    let (bytes, meta) =
+        match crate::fsutil::read_user_file_stamped(path, crate::fsutil::MAX_SQL_FILE_BYTES) {
+            Ok(b) => b,
+            Err(e) => {
+                diags.push(crate::fsutil::read_diagnostic(&e).at(rel.clone(), None, None));
+                return (SqlFile::unreadable(rel, path), None, None);
+            }
+        };
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -463,12 +530,13 @@ fn read_sql_cached(
                 )
                 .at(rel.clone(), Some(line), Some(col)),
             );
-            return (SqlFile::unreadable(rel, path), None);
+            return (SqlFile::unreadable(rel, path), None, None);
         }
     };
     // Characters no SQL file holds, which would be sent as they are (#29): a NUL byte, and a byte
     // order mark anywhere but at the very start (a doubled BOM sent "\u{feff}" as a statement).
-    if let Some((at, what)) = forbidden_character(&text) {
+    let forbidden = forbidden_character(&text);
+    if let Some((at, what)) = forbidden {
         let (line, col) = line_col(&text, at);
         diags.push(Diagnostic::error("sql-character", what.to_string()).at(
             rel.clone(),
@@ -481,20 +549,13 @@ fn read_sql_cached(
     let analysis = key
         .and_then(|k| cache.get(k))
         .unwrap_or_else(|| sql::analyze(&text));
-    // A file over a limit has no statement either; its own error says why.
-    if analysis.statements.is_empty() && !analysis.warnings.iter().any(|w| w.kind.is_error()) {
-        diags.push(
-            Diagnostic::warning("empty-file", "file has no SQL statement").at(
-                rel.clone(),
-                None,
-                None,
-            ),
-        );
-    }
+    empty_file_diagnostic(&analysis, &rel, diags);
+    let mut todo = false;
     // A decision `table init` left to the user (the join condition of sources without a shared key).
     for (i, l) in text.lines().enumerate() {
         if let Some(at) = l.find(layout::TODO_MARKER) {
             let col = l[..at].chars().count() + 1;
+            todo = true;
             diags.push(
                 Diagnostic::warning(
                     TODO_CODE,
@@ -510,6 +571,38 @@ fn read_sql_cached(
             );
         }
     }
+    warning_diagnostics(&analysis, &rel, diags);
+    // Only a file with no diagnostic of its text may be known later from its stamp alone.
+    let clean = forbidden.is_none() && !todo;
+    let stamp = key
+        .zip(Stamp::of(&meta))
+        .filter(|_| clean)
+        .map(|(hash, stamp)| (path.to_path_buf(), RecordEntry { stamp, hash }));
+    (
+        SqlFile {
+            rel,
+            path: path.to_path_buf(),
+            text: std::sync::OnceLock::from(text),
+            analysis,
+            readable: true,
+        },
+        key,
+        stamp,
+    )
+}
+
+/// The warning about a file with no statement (from its analysis alone).
+fn empty_file_diagnostic(analysis: &FileAnalysis, rel: &str, diags: &mut Vec<Diagnostic>) {
+    // A file over a limit has no statement either; its own error says why.
+    if analysis.statements.is_empty() && !analysis.warnings.iter().any(|w| w.kind.is_error()) {
+        diags.push(
+            Diagnostic::warning("empty-file", "file has no SQL statement").at(rel, None, None),
+        );
+    }
+}
+
+/// The diagnostics of a file's analysis warnings (tokenizer, parser, limits).
+fn warning_diagnostics(analysis: &FileAnalysis, rel: &str, diags: &mut Vec<Diagnostic>) {
     for w in &analysis.warnings {
         let message = match w.kind {
             sql::WarningKind::Fallback => format!(
@@ -523,18 +616,8 @@ fn read_sql_cached(
         } else {
             Diagnostic::warning(w.kind.code(), message)
         };
-        diags.push(d.at(rel.clone(), Some(w.line), Some(w.column)));
+        diags.push(d.at(rel, Some(w.line), Some(w.column)));
     }
-    (
-        SqlFile {
-            rel,
-            path: path.to_path_buf(),
-            text,
-            analysis,
-            readable: true,
-        },
-        key,
-    )
 }
 
 /// The first character of `text` that no SQL file may hold — a NUL byte, or a byte order mark

@@ -71,10 +71,11 @@ fn outputs_are_identical_without_cold_and_warm_cache() {
         })
         .collect();
     cache_files.sort();
-    // One analysis cache and one record of the files build-all-metadata wrote, per tree.
+    // One analysis cache, one record of the SQL files read and one of the files build-all-metadata
+    // wrote, per tree.
     assert_eq!(
         cache_files,
-        ["analysis", "written"],
+        ["analysis", "read", "written"],
         "one cache file of each kind per tree"
     );
     let (warm_out, warm_files) = build(&cached, Some(cache.path()));
@@ -142,7 +143,117 @@ fn an_edited_file_is_parsed_again_and_a_damaged_cache_is_ignored() {
     }
     assert_eq!(graph(cache.path()), uncached);
     for f in std::fs::read_dir(cache.path().join("flinkpipe")).unwrap() {
-        let text = std::fs::read(f.unwrap().path()).unwrap();
-        assert!(text.starts_with(b"flinkpipe-analysis-cache "));
+        let path = f.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read(&path).unwrap();
+        // The analyses, and the stamps of the SQL files read (the record of `fsutil::record`).
+        let head: &[u8] = if name.starts_with("read-") {
+            b"flinkpipe-written "
+        } else {
+            b"flinkpipe-analysis-cache "
+        };
+        assert!(text.starts_with(head), "{name}");
     }
+}
+
+/// Sets a file's modification time `secs` seconds into the past, keeping its inode and size.
+fn age(p: &Path, secs: u64) {
+    let f = std::fs::File::options().write(true).open(p).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+        .unwrap();
+}
+
+/// Rewrites a file in place with `content` (same length) and puts back its modification time: the
+/// same device, inode, size and time, so only reading the file would see the change.
+fn swap_keeping_stamp(p: &Path, content: &str) {
+    let before = std::fs::metadata(p).unwrap();
+    assert_eq!(before.len(), content.len() as u64);
+    std::fs::write(p, content).unwrap();
+    let f = std::fs::File::options().write(true).open(p).unwrap();
+    f.set_modified(before.modified().unwrap()).unwrap();
+}
+
+#[test]
+fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
+    let cache = tempfile::tempdir().unwrap();
+    let dml = "facts/p/fct/sql-scripts/dml.fct.sql";
+    let (_t, root) = crate::support::project(&[
+        (
+            "sources/p/src_a/sql-scripts/ddl.src_a.sql",
+            "CREATE TABLE src_a (id INT);",
+        ),
+        (
+            "sources/p/src_b/sql-scripts/ddl.src_b.sql",
+            "CREATE TABLE src_b (id INT);",
+        ),
+        (
+            "facts/p/fct/sql-scripts/ddl.fct.sql",
+            "CREATE TABLE fct (id INT);",
+        ),
+        (dml, "INSERT INTO fct SELECT id FROM src_a;"),
+    ]);
+    let dir = root.to_str().unwrap();
+    let metadata = || {
+        let o = run(&["pipeline", "build-all-metadata", dir], Some(cache.path()));
+        assert!(o.status.success(), "{}", crate::support::stderr(&o));
+        crate::support::stdout(&o)
+    };
+    let stamps = || {
+        outputs(&root)
+            .keys()
+            .map(|rel| {
+                let m = std::fs::metadata(root.join(rel)).unwrap();
+                (rel.clone(), m.modified().unwrap())
+            })
+            .collect::<BTreeMap<_, _>>()
+    };
+
+    // 1st run, right after the files were written: their stamps are too recent to be trusted
+    // (racy), and so are those of the outputs it writes.
+    let first = metadata();
+    assert!(first.contains("3 written, 0 unchanged"), "{first}");
+    let written = stamps();
+    // Only for the clock to move on past `RACY` (100 ms): nothing here measures time.
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    // 2nd run: every file is racy against the first record, so the SQL files are read and the
+    // outputs compared again, and both records are saved anew; nothing is rewritten.
+    let second = metadata();
+    assert!(second.contains("0 written, 3 unchanged"), "{second}");
+    assert_eq!(stamps(), written);
+
+    // 3rd and 4th runs: every SQL file and output is known from its stamp and is not opened. A change
+    // that keeps the stamp (same inode, size and time) is not seen in either: the DML now reads
+    // src_b, the definition on disk says src_x, and both stay as they are.
+    let definition_path = root.join("facts/p/fct/pipeline_definition.json");
+    let definition = std::fs::read_to_string(&definition_path).unwrap();
+    assert!(definition.contains("\"src_a\""), "{definition}");
+    swap_keeping_stamp(&root.join(dml), "INSERT INTO fct SELECT id FROM src_b;");
+    swap_keeping_stamp(
+        &definition_path,
+        &definition.replace("\"src_a\"", "\"src_x\""),
+    );
+    for run in ["3rd", "4th"] {
+        let out = metadata();
+        assert!(out.contains("0 written, 3 unchanged"), "{run}: {out}");
+        assert_eq!(stamps(), written, "{run}");
+        let now = std::fs::read_to_string(&definition_path).unwrap();
+        assert!(
+            now.contains("\"src_x\"") && !now.contains("src_b"),
+            "{run}: {now}"
+        );
+    }
+
+    // build-inventory on the unchanged tree leaves inventory.json as it is, and says so.
+    let o = run(&["table", "build-inventory", dir], Some(cache.path()));
+    assert!(o.status.success(), "{}", crate::support::stderr(&o));
+    let said = crate::support::stdout(&o);
+    assert!(said.contains("3 tables already in (unchanged)"), "{said}");
+    assert_eq!(stamps(), written);
+
+    // Any change of the stamp is seen: here the modification time.
+    age(&root.join(dml), 5);
+    let changed = metadata();
+    assert!(changed.contains("written"), "{changed}");
+    let now = std::fs::read_to_string(&definition_path).unwrap();
+    assert!(now.contains("\"src_b\"") && !now.contains("src_x"), "{now}");
 }

@@ -20,8 +20,13 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         print_json(&w.inventory);
     } else {
         println!(
-            "{} tables written to {}",
+            "{} tables {} {}",
             w.inventory.len(),
+            if w.written {
+                "written to"
+            } else {
+                "already in (unchanged)"
+            },
             w.path.display()
         );
     }
