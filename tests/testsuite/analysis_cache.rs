@@ -194,9 +194,9 @@ fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
     ]);
     let dir = root.to_str().unwrap();
     let metadata = || {
-        let o = run(&["pipeline", "build-all-metadata", dir], Some(cache.path()));
-        assert!(o.status.success(), "{}", crate::support::stderr(&o));
-        crate::support::stdout(&o)
+        run(&["pipeline", "build-all-metadata", dir], Some(cache.path()))
+            .success()
+            .stdout_raw()
     };
     let stamps = || {
         outputs(&root)
@@ -244,9 +244,9 @@ fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
     }
 
     // build-inventory on the unchanged tree leaves inventory.json as it is, and says so.
-    let o = run(&["table", "build-inventory", dir], Some(cache.path()));
-    assert!(o.status.success(), "{}", crate::support::stderr(&o));
-    let said = crate::support::stdout(&o);
+    let said = run(&["table", "build-inventory", dir], Some(cache.path()))
+        .success()
+        .stdout_raw();
     assert!(said.contains("3 tables already in (unchanged)"), "{said}");
     assert_eq!(stamps(), written);
 
