@@ -9,14 +9,16 @@
 //! - [`compare_sql`], offline, diffs the stateful operators the SQL front end finds in each query
 //!   (aggregate calls, grouping keys, joins, filters) when no planner is at hand.
 //!
-//! The rules, measured on Flink 2.2 by stopping a `SUM(amount) … GROUP BY store_id` job with a savepoint
-//! and starting each variant from it:
+//! The rules, measured on Flink 2.2 by stopping a job with a savepoint and starting each variant from
+//! it (`tests/data/upgrade/pairs.json`, `scripts/measure-upgrade-pairs.py`):
 //!
 //! | change | restore | verdict |
 //! |---|---|---|
-//! | same plan, aliases only | restores, results right | `state-compatible` |
+//! | same plan, aliases only; a `HAVING` after the aggregate (only `generateUpdateBefore` changes) | restores, results right | `state-compatible` |
 //! | a filter or another grouping column (same type) feeding the state | restores, state computed under other semantics | `state-compatible-semantics-changed` |
+//! | a `STATE_TTL` set, changed or removed (Flink 2.x migrates the TTL wrapping) | restores, state kept under another retention | `state-compatible-semantics-changed` |
 //! | an aggregate call added or changed (`COUNT(*)`, `SUM` → `MAX`), a key or state type changed | `StateMigrationException` | `state-incompatible` |
+//! | a window turned into or from HOP (the planner gives hopping windows a row count accumulator) | `StateMigrationException` | `state-incompatible` |
 //! | a stateful operator added or removed (a join before the aggregate) | state cannot be mapped to the new operators | `state-incompatible` |
 //!
 //! Operator identity in a savepoint comes from the job graph's shape (Flink hashes each operator from
