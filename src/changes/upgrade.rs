@@ -927,7 +927,29 @@ fn sql_operators(
                             partition_keys.extend(partition);
                             windows.push(w.to_string());
                         } else if sql::state::is_aggregate(&name) {
-                            calls.push(format!("{}{}", name.to_uppercase(), f.args));
+                            // The same call twice is one accumulator (the planner merges them).
+                            let call = format!("{}{}", name.to_uppercase(), f.args);
+                            if !calls.contains(&call) {
+                                calls.push(call);
+                                names.push(name.to_uppercase());
+                            }
+                        }
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
+            }
+            // Aggregate calls that only a `HAVING` reads are kept in the state all the same (one
+            // the projection also makes is the same call: the planner computes it once).
+            if let Some(h) = &s.having {
+                let _ = sqlparser::ast::visit_expressions(h, |e: &Expr| {
+                    if let Expr::Function(f) = e {
+                        let name = f.name.to_string();
+                        let call = format!("{}{}", name.to_uppercase(), f.args);
+                        if f.over.is_none()
+                            && sql::state::is_aggregate(&name)
+                            && !calls.contains(&call)
+                        {
+                            calls.push(call);
                             names.push(name.to_uppercase());
                         }
                     }
@@ -1427,6 +1449,20 @@ mod tests {
                 "INSERT INTO snk SELECT store_id, SUM(amount) FROM src GROUP BY store_id HAVING SUM(amount) > 10;"
             ),
             Verdict::StateCompatible
+        );
+        // The same call twice is one accumulator.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT store_id, SUM(amount), SUM(amount) * 2 FROM src GROUP BY store_id;"
+            ),
+            Verdict::StateCompatible
+        );
+        // An aggregate call only HAVING reads is state all the same.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT store_id, SUM(amount) FROM src GROUP BY store_id HAVING COUNT(*) > 5;"
+            ),
+            Verdict::StateIncompatible
         );
         // A STATE_TTL hint set (the values are migrated into their TTL wrapping) or changed.
         assert_eq!(
