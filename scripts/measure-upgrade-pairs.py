@@ -121,6 +121,13 @@ def job_state(jid):
     return body.get("state") if st == 200 else None
 
 
+def tasks_running(jid):
+    """Whether every vertex of the job runs (a RUNNING job may still deploy its tasks)."""
+    st, body = http("GET", f"{JOBMANAGER}/jobs/{jid}")
+    vertices = body.get("vertices", []) if st == 200 else []
+    return bool(vertices) and all(v.get("status") == "RUNNING" for v in vertices)
+
+
 def job_checkpoints(jid):
     st, body = http("GET", f"{JOBMANAGER}/jobs/{jid}/checkpoints")
     return body if st == 200 else {}
@@ -206,12 +213,22 @@ def measure(pairs_file, pair, min_run, watch, log):
         started.append(new_job)
         log(f"  new job {new_job}")
         t0 = time.time()
-        while time.time() - t0 < watch:
+        while True:
             state = job_state(new_job)
             if state in ("FAILED", "CANCELED", "FINISHED"):
                 break
+            # Watched `watch` seconds, and until every task runs and a checkpoint completed after
+            # the restore (every operator opened its state), at most 60 s more.
+            settled = tasks_running(new_job) and job_checkpoints(new_job).get("counts", {}).get("completed", 0) >= 1
+            if time.time() - t0 >= watch and (settled or time.time() - t0 >= watch + 60):
+                break
             time.sleep(1)
         state = job_state(new_job)
+        if state == "RUNNING" and not tasks_running(new_job) and not job_exceptions(new_job):
+            return "error", "the new job's tasks did not all reach RUNNING"
+        if state == "RUNNING" and not job_exceptions(new_job) and not job_checkpoints(new_job).get("counts", {}).get("completed", 0):
+            return "error", "no checkpoint completed after the restore"
+
         exceptions = job_exceptions(new_job)
         restored = ((job_checkpoints(new_job).get("latest") or {}).get("restored") or {})
         if exceptions:

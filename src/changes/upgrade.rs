@@ -9,14 +9,16 @@
 //! - [`compare_sql`], offline, diffs the stateful operators the SQL front end finds in each query
 //!   (aggregate calls, grouping keys, joins, filters) when no planner is at hand.
 //!
-//! The rules, measured on Flink 2.2 by stopping a `SUM(amount) … GROUP BY store_id` job with a savepoint
-//! and starting each variant from it:
+//! The rules, measured on Flink 2.2 by stopping a job with a savepoint and starting each variant from
+//! it (`tests/data/upgrade/pairs.json`, `scripts/measure-upgrade-pairs.py`):
 //!
 //! | change | restore | verdict |
 //! |---|---|---|
-//! | same plan, aliases only | restores, results right | `state-compatible` |
+//! | same plan, aliases only; a `HAVING` after the aggregate (only `generateUpdateBefore` changes) | restores, results right | `state-compatible` |
 //! | a filter or another grouping column (same type) feeding the state | restores, state computed under other semantics | `state-compatible-semantics-changed` |
+//! | a `STATE_TTL` set, changed or removed (Flink 2.x migrates the TTL wrapping) | restores, state kept under another retention | `state-compatible-semantics-changed` |
 //! | an aggregate call added or changed (`COUNT(*)`, `SUM` → `MAX`), a key or state type changed | `StateMigrationException` | `state-incompatible` |
+//! | a window turned into or from HOP (the planner gives hopping windows a row count accumulator) | `StateMigrationException` | `state-incompatible` |
 //! | a stateful operator added or removed (a join before the aggregate) | state cannot be mapped to the new operators | `state-incompatible` |
 //!
 //! Operator identity in a savepoint comes from the job graph's shape (Flink hashes each operator from
@@ -516,6 +518,16 @@ fn layout(nodes: &[Node], i: usize) -> BTreeMap<&'static str, Value> {
     {
         out.insert("partitionSpec", types_at(k, input(0)));
     }
+    // An OVER aggregate's partition keys sit in its `overSpec`. Its calls are not layout: a
+    // `COUNT(*) OVER w` added beside `SUM(x) OVER w` (ROWS frame) restores (measured on Flink 2.2).
+    if let Some(k) = b
+        .get("overSpec")
+        .and_then(|spec| spec.get("partition"))
+        .and_then(|p| p.get("fields"))
+        .and_then(Value::as_array)
+    {
+        out.insert("overPartition", types_at(k, input(0)));
+    }
     if let Some(js) = b.get("joinSpec") {
         for (side, field) in [(0usize, "leftKeys"), (1, "rightKeys")] {
             if let Some(idx) = js.get(field).and_then(Value::as_array) {
@@ -905,6 +917,7 @@ fn sql_operators(
             let mut ranking = Vec::new();
             let mut windows = Vec::new();
             let mut partition_keys = Vec::new();
+            let mut over_shape: Vec<String> = Vec::new();
             for item in &s.projection {
                 let _ = sqlparser::ast::visit_expressions(item, |e: &Expr| {
                     if let Expr::Function(f) = e {
@@ -926,10 +939,39 @@ fn sql_operators(
                                 f.args,
                                 partition.len()
                             ));
+                            // Without the calls of aggregates over a window: a call added there
+                            // restored once (measured), which is no rule.
+                            over_shape.push(if sql::state::is_ranking(&name) {
+                                format!("{} partitions {}", name.to_uppercase(), partition.len())
+                            } else {
+                                format!("aggregate partitions {}", partition.len())
+                            });
                             partition_keys.extend(partition);
                             windows.push(w.to_string());
                         } else if sql::state::is_aggregate(&name) {
-                            calls.push(format!("{}{}", name.to_uppercase(), f.args));
+                            // The same call twice is one accumulator (the planner merges them).
+                            let call = format!("{}{}", name.to_uppercase(), f.args);
+                            if !calls.contains(&call) {
+                                calls.push(call);
+                                names.push(name.to_uppercase());
+                            }
+                        }
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
+            }
+            // Aggregate calls that only a `HAVING` reads are kept in the state all the same (one
+            // the projection also makes is the same call: the planner computes it once).
+            if let Some(h) = &s.having {
+                let _ = sqlparser::ast::visit_expressions(h, |e: &Expr| {
+                    if let Expr::Function(f) = e {
+                        let name = f.name.to_string();
+                        let call = format!("{}{}", name.to_uppercase(), f.args);
+                        if f.over.is_none()
+                            && sql::state::is_aggregate(&name)
+                            && !calls.contains(&call)
+                        {
+                            calls.push(call);
                             names.push(name.to_uppercase());
                         }
                     }
@@ -1019,7 +1061,10 @@ fn sql_operators(
                     operator: "over".into(),
                     layout: ranking.join(", "),
                     semantics: format!("over {} {sources}", windows.join(", ")),
-                    shape: None,
+                    shape: {
+                        over_shape.dedup();
+                        Some(over_shape.join(", "))
+                    },
                     window: None,
                     counts_rows: false,
                     keys: partition_keys.clone(),
@@ -1075,6 +1120,46 @@ fn sql_operators(
             .push_str(&format!(" around {}", filters.join("; ")));
     }
     Some((state, ops, columns.into_iter().collect(), projections))
+}
+
+/// The window table function calls of a text (`HOP(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND,
+/// …)`), whitespace-normalised, in order: the parser's tree keeps not every argument (a
+/// `SESSION(TABLE t PARTITION BY k, …)` loses them), so sizes, slides and gaps are read here.
+fn window_calls(text: &str) -> Vec<String> {
+    let up = text.to_uppercase();
+    let mut out = Vec::new();
+    for w in WINDOW_TVFS {
+        for (i, _) in up.match_indices(&format!("{w}(")) {
+            if up[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let mut depth = 0usize;
+            let mut end = up.len();
+            for (j, c) in up[i + w.len()..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i + w.len() + j + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.push((
+                i,
+                up[i..end].split_whitespace().collect::<Vec<_>>().join(" "),
+            ));
+        }
+    }
+    out.sort();
+    out.into_iter().map(|(_, c)| c).collect()
 }
 
 /// The query hints of a text (`/*+ STATE_TTL('o' = '1d') */`, whitespace-normalised, in order):
@@ -1327,6 +1412,14 @@ pub fn compare_sql(old: &str, new: &str) -> Assessment {
             verdict = Verdict::StateCompatibleSemanticsChanged;
         }
     }
+    if verdict == Verdict::StateCompatible && window_calls(old) != window_calls(new) {
+        reasons.push(format!(
+            "a window's size, slide, step or gap changes ({:?} → {:?}): the state restores, but its windows were cut another way",
+            window_calls(old),
+            window_calls(new)
+        ));
+        verdict = Verdict::StateCompatibleSemanticsChanged;
+    }
     if po != pn && verdict != Verdict::StateIncompatible {
         reasons.push(format!(
             "a CTE's projection changes ({po:?} → {pn:?}): its columns feed the state only if the query reads them (the planner prunes the others), which the offline reading does not follow (`--engine local` compares the plans)"
@@ -1430,6 +1523,20 @@ mod tests {
             ),
             Verdict::StateCompatible
         );
+        // The same call twice is one accumulator.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT store_id, SUM(amount), SUM(amount) * 2 FROM src GROUP BY store_id;"
+            ),
+            Verdict::StateCompatible
+        );
+        // An aggregate call only HAVING reads is state all the same.
+        assert_eq!(
+            v(
+                "INSERT INTO snk SELECT store_id, SUM(amount) FROM src GROUP BY store_id HAVING COUNT(*) > 5;"
+            ),
+            Verdict::StateIncompatible
+        );
         // A STATE_TTL hint set (the values are migrated into their TTL wrapping) or changed.
         assert_eq!(
             v(
@@ -1462,6 +1569,24 @@ mod tests {
         assert_eq!(
             compare_sql(&win("TUMBLE"), &win("CUMULATE")).verdict,
             Verdict::Unknown
+        );
+        // A session window's gap (the parser's tree drops a SESSION's arguments).
+        let session = |gap: &str| {
+            format!(
+                "INSERT INTO snk SELECT store_id, window_start, SUM(amount) FROM TABLE(SESSION(TABLE src PARTITION BY store_id, DESCRIPTOR(ts), INTERVAL '{gap}' SECOND)) GROUP BY store_id, window_start, window_end;"
+            )
+        };
+        assert_eq!(
+            compare_sql(&session("5"), &session("10")).verdict,
+            Verdict::StateCompatibleSemanticsChanged
+        );
+        assert_eq!(
+            compare_sql(
+                &session("5"),
+                &session("5").replace(", DESCRIPTOR", ",\n    DESCRIPTOR")
+            )
+            .verdict,
+            Verdict::StateCompatible
         );
         // A CTE's filter feeds the aggregate; a CTE's projection may be pruned.
         let cte = |body: &str| {

@@ -334,7 +334,10 @@ fn verdicts_match_the_measured_restores_of_the_labelled_change_pairs() {
             format!("{dir}/dml.{t}.sql"),
             format!("{};\n", named(p["old"].as_str().unwrap(), name)),
         ));
-        if p["old"].as_str().unwrap().contains("fct_out2") {
+        if ["old", "new"]
+            .iter()
+            .any(|side| p[side].as_str().unwrap().contains("fct_out2"))
+        {
             let t2 = format!("{t}_2");
             files.push((
                 format!("facts/x/{t2}/sql-scripts/ddl.{t2}.sql"),
