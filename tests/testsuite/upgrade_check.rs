@@ -109,7 +109,12 @@ fn changed_repo() -> crate::support::repo::Repo {
     r.commit("base", 1_700_000_000);
     r.edit(
         "facts/sales/fct_store_revenue_1m/sql-scripts/dml.sales_fct_store_revenue_1m.sql",
-        |s| s.replace("CAST(SUM(qty) AS BIGINT)", "CAST(MAX(qty) AS BIGINT)"),
+        |s| {
+            s.replace(
+                "CAST(SUM(qty) AS BIGINT)",
+                "CAST(COUNT(DISTINCT qty) AS BIGINT)",
+            )
+        },
     );
     r.edit(
         "facts/inventory/fct_sku_demand/sql-scripts/dml.inventory_fct_sku_demand.sql",
