@@ -456,11 +456,14 @@ fn types_at(idx: &[Value], types: &[String]) -> Value {
 /// fills them. Flink's built-in declarative functions on an input without retractions
 /// (`org.apache.flink.table.planner.functions.aggfunctions`: `SumAggFunction`, `Sum0AggFunction`,
 /// `MinAggFunction`, `MaxAggFunction`, `CountAggFunction`, `Count1AggFunction`) keep one field:
-/// SUM, SUM0, MIN and MAX of their result type, COUNT a BIGINT. So `SUM` → `MAX` of a BIGINT or an
-/// INT, `MAX` → `MIN`, or `COUNT(*)` → `SUM` of a BIGINT restores (measured on Flink 2.2: the state
-/// was computed by another function, a semantics change), while `SUM` → `MAX` of a `DECIMAL(10, 2)`
-/// fails (`StateMigrationException`: the sum is a `DECIMAL(38, 2)`). Any other call (DISTINCT, a
-/// retracting one, another function) is its whole JSON: a change of it changes the layout.
+/// SUM, SUM0, MIN and MAX of their result type, COUNT a BIGINT; `ListAggFunction` keeps two STRINGs
+/// (the concatenation and the delimiter). So `SUM` → `MAX` of a BIGINT or an INT, `MAX` → `MIN`,
+/// `COUNT(*)` → `SUM` of a BIGINT, `COUNT(x)` → `COUNT(*)` or another LISTAGG delimiter restores
+/// (measured on Flink 2.2: the state was computed otherwise, a semantics change), while `SUM` →
+/// `MAX` of a `DECIMAL(10, 2)` (the sum is a `DECIMAL(38, 2)`) or a SUM of an INT → of a BIGINT fails
+/// (`StateMigrationException`). Any other call (DISTINCT, a retracting one, another function: AVG,
+/// FIRST_VALUE, …) is its whole JSON: a change of it changes the layout (`SUM` → `AVG` and
+/// `FIRST_VALUE` → `LAST_VALUE` fail, measured).
 fn accumulators(call: &Value, retracts: bool) -> Value {
     let function = call
         .get("internalName")
@@ -481,6 +484,14 @@ fn accumulators(call: &Value, retracts: bool) -> Value {
                 return Value::Array(vec![Value::String(t)]);
             }
             ("COUNT", _) => return Value::Array(vec![Value::String("BIGINT".into())]),
+            // `ListAggFunction`: the concatenation and the delimiter, two STRINGs whatever the
+            // delimiter (another one restores, measured).
+            ("LISTAGG", _) => {
+                return Value::Array(vec![
+                    Value::String("STRING".into()),
+                    Value::String("STRING".into()),
+                ]);
+            }
             _ => {}
         }
     }
@@ -993,6 +1004,9 @@ fn sql_operators(
                 return ControlFlow::Continue(());
             };
             let mut calls = Vec::new();
+            // The `FILTER (WHERE …)` of each call: which rows feed its accumulator (a semantics
+            // change; the accumulator keeps its type: measured, it restores).
+            let mut call_filters: Vec<String> = Vec::new();
             let mut names = Vec::new();
             let mut ranking = Vec::new();
             let mut windows = Vec::new();
@@ -1031,6 +1045,9 @@ fn sql_operators(
                         } else if sql::state::is_aggregate(&name) {
                             // The same call twice is one accumulator (the planner merges them).
                             let call = format!("{}{}", name.to_uppercase(), f.args);
+                            if let Some(filter) = &f.filter {
+                                call_filters.push(format!("{call} FILTER (WHERE {filter})"));
+                            }
                             if !calls.contains(&call) {
                                 names.push(accumulator_kind(&name, &call));
                                 calls.push(call);
@@ -1047,6 +1064,9 @@ fn sql_operators(
                     if let Expr::Function(f) = e {
                         let name = f.name.to_string();
                         let call = format!("{}{}", name.to_uppercase(), f.args);
+                        if let Some(filter) = &f.filter {
+                            call_filters.push(format!("{call} FILTER (WHERE {filter})"));
+                        }
                         if f.over.is_none()
                             && sql::state::is_aggregate(&name)
                             && !calls.contains(&call)
@@ -1096,7 +1116,7 @@ fn sql_operators(
                 self.0.push(SqlOperator {
                     operator: "aggregate".into(),
                     layout: format!("{} keys {}", calls.join(", "), group_by_len(&s.group_by)),
-                    semantics: format!("{group_by} {sources}"),
+                    semantics: format!("{group_by} {sources} {}", call_filters.join(", ")),
                     shape: Some(format!(
                         "{} keys {}",
                         names.join(", "),
