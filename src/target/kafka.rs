@@ -17,7 +17,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
     MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader, TopicName,
-    create_topics_request::CreatableTopic,
+    create_topics_request::CreatableTopic, offset_fetch_request::OffsetFetchRequestTopic,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use std::collections::{BTreeMap, BTreeSet};
@@ -392,6 +392,18 @@ impl GroupOnTopic {
     }
 }
 
+/// The topics and partitions of `map`, as an `OffsetFetch` asks for them (the same for every group).
+fn offset_fetch_topics(map: &ClusterMap) -> Vec<OffsetFetchRequestTopic> {
+    map.leaders
+        .iter()
+        .map(|(t, parts)| {
+            OffsetFetchRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_string(t.clone())))
+                .with_partition_indexes(parts.iter().map(|p| p.0).collect())
+        })
+        .collect()
+}
+
 /// Open connections by broker address (`host:port`), reused across one operation's requests.
 type Pool = BTreeMap<String, TcpStream>;
 
@@ -527,11 +539,12 @@ impl KafkaAdmin {
             return Ok(out);
         }
         let groups = self.every_group(&mut pool, &map, single).await?;
+        let topic_req = offset_fetch_topics(&map);
         let mut committed: Vec<Committed> = Vec::new();
         let mut described: BTreeMap<String, GroupOnTopic> = BTreeMap::new();
         for (group, listed) in &groups {
             let (offsets, coordinator) = self
-                .committed_offsets(&mut pool, &map, group, single)
+                .committed_offsets(&mut pool, &topic_req, group, single)
                 .await?;
             if offsets.is_empty() {
                 continue;
@@ -625,29 +638,17 @@ impl KafkaAdmin {
         Ok(groups)
     }
 
-    /// The offsets `group` committed on the partitions of `map`'s topics (`OffsetFetch` on its
+    /// The offsets `group` committed on the partitions of `topic_req` (`OffsetFetch` on its
     /// coordinator, asked again while the coordinator is loading or moving: 14, 15, 16), and that
     /// coordinator's address.
     async fn committed_offsets(
         &self,
         pool: &mut Pool,
-        map: &ClusterMap,
+        topic_req: &[OffsetFetchRequestTopic],
         group: &str,
         single: bool,
     ) -> Result<(Vec<Committed>, String), KafkaError> {
-        use kafka_protocol::messages::{
-            GroupId, OffsetFetchRequest, OffsetFetchResponse,
-            offset_fetch_request::OffsetFetchRequestTopic,
-        };
-        let topic_req: Vec<OffsetFetchRequestTopic> = map
-            .leaders
-            .iter()
-            .map(|(t, parts)| {
-                OffsetFetchRequestTopic::default()
-                    .with_name(TopicName(StrBytes::from_string(t.clone())))
-                    .with_partition_indexes(parts.iter().map(|p| p.0).collect())
-            })
-            .collect();
+        use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse};
         let boot = self.bootstrap.clone();
         let deadline = Instant::now() + self.timeout;
         let (of, coordinator) = loop {
@@ -661,7 +662,7 @@ impl KafkaAdmin {
                     OFFSET_FETCH_VERSION,
                     &OffsetFetchRequest::default()
                         .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
-                        .with_topics(Some(topic_req.clone())),
+                        .with_topics(Some(topic_req.to_vec())),
                     OffsetFetchRequest::header_version(OFFSET_FETCH_VERSION),
                     OffsetFetchResponse::header_version(OFFSET_FETCH_VERSION),
                 )
