@@ -120,21 +120,7 @@ fn clauses(sql: &str) -> Clauses {
             Token::RParen => depth -= 1,
             _ if depth == 0 && c.as_kw.is_none() => {
                 if word(t, "WITH") && toks.get(i + 1).is_some_and(|(n, _)| *n == Token::LParen) {
-                    let mut d = 0i32;
-                    let mut j = i + 1;
-                    while j < toks.len() {
-                        match toks[j].0 {
-                            Token::LParen => d += 1,
-                            Token::RParen => {
-                                d -= 1;
-                                if d == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        j += 1;
-                    }
+                    let j = closing_paren(&toks, i + 1);
                     let end = toks.get(j).map_or(sql.len(), |(_, r)| r.end);
                     c.with = Some(r.start..end);
                     i = j;
@@ -168,15 +154,40 @@ fn clauses(sql: &str) -> Clauses {
     c
 }
 
+/// The index of the `)` that closes the `(` at `open` in `toks` (tokens without whitespace, with
+/// their byte ranges), or `toks.len()` when it is never closed.
+pub(super) fn closing_paren(toks: &[(Token, Range<usize>)], open: usize) -> usize {
+    let mut d = 0i32;
+    let mut j = open;
+    while j < toks.len() {
+        match toks[j].0 {
+            Token::LParen => d += 1,
+            Token::RParen => {
+                d -= 1;
+                if d == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    j
+}
+
+/// The `CREATE TABLE` or CTAS statement of a DDL, if it has one.
+fn create_statement(analysis: &crate::sql::FileAnalysis) -> Option<&crate::sql::StatementInfo> {
+    analysis
+        .statements
+        .iter()
+        .find(|s| matches!(s.kind, StatementKind::CreateTable | StatementKind::Ctas))
+}
+
 /// Maps the storage of a test table's DDL (one `CREATE TABLE`, already renamed to `table`; see module
 /// docs). Statements other than `CREATE TABLE` / CTAS are returned unchanged.
 pub fn map_storage(ddl: &str, table: &str, storage: &Storage) -> String {
     let analysis = crate::sql::analyze(ddl);
-    let Some(st) = analysis
-        .statements
-        .iter()
-        .find(|s| matches!(s.kind, StatementKind::CreateTable | StatementKind::Ctas))
-    else {
+    let Some(st) = create_statement(&analysis) else {
         return ddl.to_string();
     };
     let option = |k: &str| {
@@ -234,11 +245,7 @@ pub fn map_storage(ddl: &str, table: &str, storage: &Storage) -> String {
 /// still running; see [`super::upgrade`]). A DDL without that option is returned unchanged.
 pub fn unbounded(ddl: &str) -> String {
     let analysis = crate::sql::analyze(ddl);
-    let Some(st) = analysis
-        .statements
-        .iter()
-        .find(|s| matches!(s.kind, StatementKind::CreateTable | StatementKind::Ctas))
-    else {
+    let Some(st) = create_statement(&analysis) else {
         return ddl.to_string();
     };
     if !st

@@ -83,21 +83,7 @@ fn value_rows(insert: &str) -> Option<(String, Vec<String>, String)> {
         match t {
             Token::LParen => {
                 let start = r.start;
-                let mut d = 0i32;
-                let mut j = i;
-                while j < toks.len() {
-                    match toks[j].0 {
-                        Token::LParen => d += 1,
-                        Token::RParen => {
-                            d -= 1;
-                            if d == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    j += 1;
-                }
+                let j = rewrite::closing_paren(&toks, i);
                 let end = toks.get(j)?.1.end;
                 rows.push(insert[start..end].to_string());
                 tail_start = end;
