@@ -435,43 +435,34 @@ impl Outcome {
     /// Asserts that the redacted standard output does not contain `part`.
     pub fn stdout_lacks(self, part: &str) -> Outcome {
         let out = self.stdout();
-        assert!(
-            !out.contains(part),
-            "flinkpipe {}: {part:?} in\n{out}",
-            self.command
-        );
-        self
+        self.holds(&out, part, false)
     }
 
     /// Asserts that the redacted standard error does not contain `part`.
     pub fn stderr_lacks(self, part: &str) -> Outcome {
         let err = self.stderr();
-        assert!(
-            !err.contains(part),
-            "flinkpipe {}: {part:?} in\n{err}",
-            self.command
-        );
-        self
+        self.holds(&err, part, false)
     }
 
     /// Asserts that the redacted standard error contains `part`.
     pub fn stderr_has(self, part: &str) -> Outcome {
         let err = self.stderr();
-        assert!(
-            err.contains(part),
-            "flinkpipe {}: {part:?} not in\n{err}",
-            self.command
-        );
-        self
+        self.holds(&err, part, true)
     }
 
     /// Asserts that the redacted standard output contains `part`.
     pub fn stdout_has(self, part: &str) -> Outcome {
         let out = self.stdout();
+        self.holds(&out, part, true)
+    }
+
+    /// Asserts that `text` (one of the outputs) contains `part` when `wanted`, else that it does not.
+    fn holds(self, text: &str, part: &str, wanted: bool) -> Outcome {
         assert!(
-            out.contains(part),
-            "flinkpipe {}: {part:?} not in\n{out}",
-            self.command
+            text.contains(part) == wanted,
+            "flinkpipe {}: {part:?} {} in\n{text}",
+            self.command,
+            if wanted { "not" } else { "unexpectedly" }
         );
         self
     }
