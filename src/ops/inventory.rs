@@ -5,7 +5,7 @@ use super::{Context, OpsError};
 use crate::fsutil::{to_json_pretty, write_atomic_changed};
 use crate::inventory::Inventory;
 use crate::inventory::shift_left::{InventoryFile, to_inventory_file};
-use crate::project::{Layout, scan};
+use crate::project::{Detail, Layout, scan_with};
 use std::path::{Path, PathBuf};
 
 pub use crate::inventory::shift_left::INVENTORY_FILE;
@@ -27,7 +27,11 @@ pub struct Written {
 pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
     ctx.recover_tree(pipelines, None)?;
-    let scanned = scan(pipelines, &Layout::with_overrides(&cfg.flinkpipe.layers))?;
+    let scanned = scan_with(
+        pipelines,
+        &Layout::with_overrides(&cfg.flinkpipe.layers),
+        Detail::Inventory,
+    )?;
     let inv = Inventory::build(&scanned, &cfg);
     let mut diags = inv.diagnostics.clone();
     crate::diagnostics::normalize(&mut diags);

@@ -15,7 +15,6 @@ use crate::diagnostics::Diagnostic;
 use crate::fsutil::{RecordEntry, Stamp, WrittenRecord, slash_path};
 use crate::sql::{self, FileAnalysis};
 use cache::{AnalysisCache, Key};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// The code of the warning about temporary files of killed flinkpipe runs found in the tree: commands
@@ -123,6 +122,26 @@ pub enum ScanError {
 /// Errors: `root` is not a folder. Every other problem (unreadable file, non-UTF-8 text, empty file,
 /// SQL the parser rejects, ambiguous files) becomes a diagnostic with the file and, where known, the line.
 pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
+    scan_with(root, layout, Detail::Full)
+}
+
+/// How much of each SQL file a scan keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Whole analyses and the files' texts: for commands that read statements and columns
+    /// (`pipeline validate`, the scaffold, `sql refs`).
+    Full,
+    /// Lean analyses ([`FileAnalysis::strip_to_references`]: no statement texts, no column lists)
+    /// and no file texts ([`SqlFile::text`] reads the file again if asked): what
+    /// [`crate::inventory::Inventory::build`] reads, in a fraction of the memory and of the time
+    /// of loading the cache.
+    Inventory,
+}
+
+/// [`scan`] keeping the [`Detail`] asked for.
+///
+/// Errors: as [`scan`].
+pub fn scan_with(root: &Path, layout: &Layout, detail: Detail) -> Result<ScanResult, ScanError> {
     if !root.is_dir() {
         return Err(ScanError::NotADirectory(root.to_path_buf()));
     }
@@ -134,8 +153,8 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
     } else {
         WrittenRecord::disabled()
     };
-    let (result, stamps) = scan_with_cache(root, layout, &cache, &seen);
-    let result = (result, stamps.0);
+    let (result, stamps) = scan_with_cache(root, layout, &cache, &seen, detail);
+    let mut result = (result, stamps.0);
     if cache.enabled() {
         let current: Vec<(Key, &FileAnalysis)> = result
             .1
@@ -149,6 +168,14 @@ pub fn scan(root: &Path, layout: &Layout) -> Result<ScanResult, ScanError> {
             .collect();
         cache.save(&current);
         seen.save(stamps.1);
+        if detail == Detail::Inventory {
+            // The new analyses were kept whole for the cache only.
+            for f in &mut result.0.folders {
+                for file in [&mut f.ddl, &mut f.dml].into_iter().flatten() {
+                    file.analysis.strip_to_references();
+                }
+            }
+        }
     }
     Ok(result.0)
 }
@@ -165,6 +192,7 @@ fn scan_with_cache(
     layout: &Layout,
     cache: &AnalysisCache,
     seen: &WrittenRecord,
+    detail: Detail,
 ) -> (ScanResult, (Vec<FolderKeys>, Vec<Seen>)) {
     let root_name = root
         .canonicalize()
@@ -172,10 +200,67 @@ fn scan_with_cache(
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "pipelines".to_string());
 
-    // 1. One sequential walk finds table folders and external-table manifests. Table folders are not
-    //    searched below `target/` or `node_modules/`, manifests not below `sql-scripts/` or `tests/`, and
-    //    neither below hidden folders. `sql-scripts/` is not entered: `read_folder` lists it.
-    let mut folder_paths: Vec<PathBuf> = Vec::new();
+    // One walk finds table folders and external-table manifests (see [`walk`]); each folder found is
+    // read and parsed on the thread pool while the walk goes on, so that the walk's system calls and
+    // the parsing overlap.
+    let found = std::sync::Mutex::new(Vec::new());
+    let walked = rayon::in_place_scope(|s| {
+        walk(root, &root_name, |folder| {
+            let (found, root_name) = (&found, &root_name);
+            s.spawn(move |_| {
+                let read = read_folder(root, root_name, &folder, layout, cache, seen, detail);
+                found
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(read);
+            });
+        })
+    });
+    let mut results: Vec<(TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>)> = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    tracing::debug!(
+        folders = results.len(),
+        cached = cache.len(),
+        "table folders read"
+    );
+    results.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    let mut folders = Vec::with_capacity(results.len());
+    let mut keys = Vec::with_capacity(results.len());
+    let mut diagnostics = walked.diagnostics;
+    let mut stamps = Vec::with_capacity(results.len() * 2);
+    for (f, d, k, s) in results {
+        folders.push(f);
+        keys.push(k);
+        diagnostics.extend(d);
+        stamps.extend(s);
+    }
+    (
+        ScanResult {
+            root: root.to_path_buf(),
+            root_name,
+            folders,
+            external_manifests: walked.external_manifests,
+            diagnostics,
+        },
+        (keys, stamps),
+    )
+}
+
+/// What [`walk`] found besides the table folders.
+struct Walked {
+    /// Every `seeds/external_tables.json`, in walk order.
+    external_manifests: Vec<PathBuf>,
+    /// Unreadable folders, symlink loops, misplaced table files, stale temporary files.
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// One sequential walk of the tree at `root` (named `root_name` in diagnostics): calls `on_folder`
+/// with every table folder (a folder holding `sql-scripts/`) as it is found, and returns the
+/// external-table manifests and the walk's diagnostics. Table folders are not searched below
+/// `target/` or `node_modules/`, manifests not below `sql-scripts/` or `tests/`, and neither below
+/// hidden folders. `sql-scripts/` is not entered: `read_folder` lists it.
+fn walk(root: &Path, root_name: &str, mut on_folder: impl FnMut(PathBuf)) -> Walked {
     let mut external_manifests: Vec<PathBuf> = Vec::new();
     // Symlinked folders are followed (teams link shared tables in); walkdir detects loops.
     let mut walk_diagnostics: Vec<Diagnostic> = Vec::new();
@@ -200,7 +285,7 @@ fn scan_with_cache(
                     .map(|p| slash_path(p.strip_prefix(root).unwrap_or(p)))
                     .unwrap_or_default();
                 let at = if at.is_empty() {
-                    root_name.clone()
+                    root_name.to_string()
                 } else {
                     format!("{root_name}/{at}")
                 };
@@ -238,7 +323,7 @@ fn scan_with_cache(
                 && !below(entry.path(), ["target", "node_modules"])
                 && let Some(parent) = entry.path().parent()
             {
-                folder_paths.push(parent.to_path_buf());
+                on_folder(parent.to_path_buf());
             }
             walker.skip_current_dir();
         } else if name == "sql-scripts" && entry.depth() >= 2 {
@@ -295,38 +380,10 @@ fn scan_with_cache(
             .at(format!("{root_name}/{rel}"), None, None),
         );
     }
-    tracing::debug!(
-        folders = folder_paths.len(),
-        cached = cache.len(),
-        "table folders found"
-    );
-    // 2. Read and parse each folder's files in parallel.
-    let mut results: Vec<(TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>)> = folder_paths
-        .par_iter()
-        .map(|folder| read_folder(root, &root_name, folder, layout, cache, seen))
-        .collect();
-
-    results.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
-    let mut folders = Vec::with_capacity(results.len());
-    let mut keys = Vec::with_capacity(results.len());
-    let mut diagnostics = walk_diagnostics;
-    let mut stamps = Vec::with_capacity(results.len() * 2);
-    for (f, d, k, s) in results {
-        folders.push(f);
-        keys.push(k);
-        diagnostics.extend(d);
-        stamps.extend(s);
+    Walked {
+        external_manifests,
+        diagnostics: walk_diagnostics,
     }
-    (
-        ScanResult {
-            root: root.to_path_buf(),
-            root_name,
-            folders,
-            external_manifests,
-            diagnostics,
-        },
-        (keys, stamps),
-    )
 }
 
 fn read_folder(
@@ -336,6 +393,7 @@ fn read_folder(
     layout: &Layout,
     cache: &AnalysisCache,
     seen: &WrittenRecord,
+    detail: Detail,
 ) -> (TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>) {
     let mut diags = Vec::new();
     let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
@@ -422,6 +480,7 @@ fn read_folder(
             &mut diags,
             cache,
             seen,
+            detail,
         );
         keys[slot] = key;
         stamps.extend(stamp);
@@ -463,6 +522,7 @@ pub fn read_sql(path: &Path, rel: String, diags: &mut Vec<Diagnostic>) -> SqlFil
         diags,
         &AnalysisCache::disabled(),
         &WrittenRecord::disabled(),
+        Detail::Full,
     )
     .0
 }
@@ -480,10 +540,15 @@ fn read_sql_cached(
     diags: &mut Vec<Diagnostic>,
     cache: &AnalysisCache,
     seen: &WrittenRecord,
+    detail: Detail,
 ) -> (SqlFile, Option<Key>, Option<Seen>) {
+    let cached = |key: Key| match detail {
+        Detail::Full => cache.get(key),
+        Detail::Inventory => sql::deserialize_lean(|| cache.get(key)),
+    };
     if cache.enabled()
         && let Some(entry) = seen.current(path)
-        && let Some(analysis) = cache.get(entry.hash)
+        && let Some(analysis) = cached(entry.hash)
     {
         empty_file_diagnostic(&analysis, &rel, diags);
         warning_diagnostics(&analysis, &rel, diags);
@@ -546,9 +611,7 @@ fn read_sql_cached(
     }
     // A hit is the stored result of `sql::analyze` on these exact bytes (see `cache` for why that holds).
     let key = cache.enabled().then(|| cache::key(text.as_bytes()));
-    let analysis = key
-        .and_then(|k| cache.get(k))
-        .unwrap_or_else(|| sql::analyze(&text));
+    let mut analysis = key.and_then(cached).unwrap_or_else(|| sql::analyze(&text));
     empty_file_diagnostic(&analysis, &rel, diags);
     let mut todo = false;
     // A decision `table init` left to the user (the join condition of sources without a shared key).
@@ -578,11 +641,21 @@ fn read_sql_cached(
         .zip(Stamp::of(&meta))
         .filter(|_| clean)
         .map(|(hash, stamp)| (path.to_path_buf(), RecordEntry { stamp, hash }));
+    let text = match detail {
+        Detail::Full => std::sync::OnceLock::from(text),
+        Detail::Inventory => {
+            // Without a cache the analysis is made lean now; with one, once it is saved whole.
+            if !cache.enabled() {
+                analysis.strip_to_references();
+            }
+            std::sync::OnceLock::new()
+        }
+    };
     (
         SqlFile {
             rel,
             path: path.to_path_buf(),
-            text: std::sync::OnceLock::from(text),
+            text,
             analysis,
             readable: true,
         },

@@ -257,3 +257,93 @@ fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
     let now = std::fs::read_to_string(&definition_path).unwrap();
     assert!(now.contains("\"src_b\"") && !now.contains("src_x"), "{now}");
 }
+
+/// Every `.sql` file under `dir`, sorted.
+fn sql_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "sql"))
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A lean analysis (what inventory-only commands load from the cache) is exactly the whole analysis
+/// without statement texts and column lists, on every file of the corpus and of the test data: no
+/// other field is lost or changed on the way, and the whole deserialisation is unchanged.
+#[test]
+fn a_lean_analysis_is_the_whole_one_without_texts_and_columns() {
+    let corpus = crate::support::corpus();
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real-sql");
+    let files: Vec<_> = sql_files(&corpus)
+        .into_iter()
+        .chain(sql_files(&real))
+        .collect();
+    assert!(files.len() > 300, "{} SQL files", files.len());
+    let (mut texts, mut columns) = (0usize, 0usize);
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let whole = flinkpipe::sql::analyze(&text);
+        let json = serde_json::to_string(&whole).unwrap();
+        let again: flinkpipe::sql::FileAnalysis = serde_json::from_str(&json).unwrap();
+        assert_eq!(again, whole, "{}", path.display());
+        let lean: flinkpipe::sql::FileAnalysis =
+            flinkpipe::sql::deserialize_lean(|| serde_json::from_str(&json).unwrap());
+        let mut stripped = whole.clone();
+        stripped.strip_to_references();
+        assert_eq!(lean, stripped, "{}", path.display());
+        // Outside `deserialize_lean`, deserialisation is whole again.
+        let after: flinkpipe::sql::FileAnalysis = serde_json::from_str(&json).unwrap();
+        assert_eq!(after, whole, "{}", path.display());
+        texts += whole
+            .statements
+            .iter()
+            .filter(|s| !s.text.is_empty())
+            .count();
+        columns += whole
+            .statements
+            .iter()
+            .map(|s| s.columns.len())
+            .sum::<usize>();
+    }
+    // The files do have what a lean analysis drops.
+    assert!(
+        texts > 300 && columns > 500,
+        "{texts} texts, {columns} columns"
+    );
+}
+
+/// The inventory built from a lean scan (`Detail::Inventory`, what `build-inventory`,
+/// `build-all-metadata` and every command loading the project use) is the one built from whole
+/// analyses, field by field, on both example trees: the whole scan fills the cache of a fresh copy, the
+/// lean ones read it back (the cache off is `outputs_are_identical_without_cold_and_warm_cache`).
+#[test]
+fn the_inventory_of_a_lean_scan_is_the_inventory_of_a_whole_one() {
+    use flinkpipe::config::Config;
+    use flinkpipe::inventory::Inventory;
+    use flinkpipe::project::{Detail, Layout, scan_with};
+    for (tmp, root) in [
+        crate::support::our_fixture(),
+        crate::support::shift_left_fixture(),
+    ] {
+        let cfg = Config::default();
+        let layout = Layout::with_overrides(&cfg.flinkpipe.layers);
+        let whole = format!(
+            "{:?}",
+            Inventory::build(&scan_with(&root, &layout, Detail::Full).unwrap(), &cfg).tables
+        );
+        for _ in 0..2 {
+            let lean = format!(
+                "{:?}",
+                Inventory::build(&scan_with(&root, &layout, Detail::Inventory).unwrap(), &cfg)
+                    .tables
+            );
+            assert_eq!(lean, whole, "{}", root.display());
+        }
+        drop(tmp);
+    }
+}
