@@ -33,6 +33,7 @@ pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsEr
         Detail::Inventory,
     )?;
     let inv = Inventory::build(&scanned, &cfg);
+    crate::project::free_in_background(scanned);
     let mut diags = inv.diagnostics.clone();
     crate::diagnostics::normalize(&mut diags);
     ctx.console
@@ -44,6 +45,7 @@ pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsEr
     }
     ctx.recover_tree(pipelines, Some(&diags))?;
     let inventory = to_inventory_file(&inv);
+    crate::project::free_in_background(inv);
     let path = pipelines.join(INVENTORY_FILE);
     let written =
         write_atomic_changed(&path, to_json_pretty(&inventory).as_bytes()).map_err(|source| {

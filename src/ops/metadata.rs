@@ -47,7 +47,7 @@ pub fn build_all_metadata(
     )?;
     ctx.recover_tree(pipelines, Some(&project.diagnostics))?;
     let written = write_metadata(&project, pipelines)?;
-    Ok(MetadataWritten {
+    let report = MetadataWritten {
         tables: project.inventory.tables.len(),
         edges: project.graph.edges().count(),
         definitions_written: written.metadata.definitions_written,
@@ -57,7 +57,9 @@ pub fn build_all_metadata(
         graph_path: pipelines.join(metadata::GRAPH_FILE),
         inventory_path: pipelines.join(INVENTORY_FILE),
         graph: metadata::graph_file(&project),
-    })
+    };
+    project.free_in_background();
+    Ok(report)
 }
 
 /// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json` of a loaded
