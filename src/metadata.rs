@@ -296,6 +296,18 @@ pub fn write_all_with(
     Ok(written)
 }
 
+/// The files [`write_all`] writes for `project`: every `pipeline_definition.json` (one per table that
+/// is not external, in the inventory's order), then `pipeline_graph.json`.
+pub fn files(project: &Project) -> Vec<std::path::PathBuf> {
+    let inv = &project.inventory;
+    inv.tables
+        .values()
+        .filter(|t| !t.external)
+        .map(|t| inv.disk_path(&t.folder).join(DEFINITION_FILE))
+        .chain(std::iter::once(inv.root.join(GRAPH_FILE)))
+        .collect()
+}
+
 /// What [`write_all`] did with the metadata files: how many `pipeline_definition.json` files got a
 /// new content, how many already held it (left untouched, mtime kept), and whether
 /// `pipeline_graph.json` was rewritten.

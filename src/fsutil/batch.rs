@@ -131,6 +131,8 @@ pub struct Batch {
 struct BatchRecord {
     record: WrittenRecord,
     unchanged: Mutex<Vec<(PathBuf, Entry)>>,
+    /// The key of the inputs every file of the batch derives from ([`Batch::deriving_from`]).
+    inputs: Option<u128>,
 }
 
 impl Batch {
@@ -195,7 +197,18 @@ impl Batch {
             self.record = Some(BatchRecord {
                 record,
                 unchanged: Mutex::new(Vec::new()),
+                inputs: None,
             });
+        }
+        self
+    }
+
+    /// Says that every file this batch writes or finds up to date derives from the inputs of key
+    /// `inputs` alone (see [`WrittenRecord::inputs`]): the renewed record names it. Only for a batch
+    /// of [`Batch::with_record`] that stages *every* derived file of the tree and nothing else.
+    pub fn deriving_from(mut self, inputs: Option<u128>) -> Batch {
+        if let Some(rec) = &mut self.record {
+            rec.inputs = inputs;
         }
         self
     }
@@ -274,11 +287,11 @@ impl Batch {
                     },
                 ))
             }));
-            (rec.record, entries)
+            (rec.record, entries, rec.inputs)
         });
         self.rename_all(staged)?;
-        if let Some((record, entries)) = record {
-            record.save(entries);
+        if let Some((record, entries, inputs)) = record {
+            record.save_with_inputs(entries, inputs);
         }
         Ok(())
     }

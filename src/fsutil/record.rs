@@ -19,16 +19,22 @@
 //! a missing, foreign or damaged record loads empty (its body carries an XXH3-64 checksum), and a
 //! record that cannot be written is ignored.
 //!
-//! Format (text): a header `flinkpipe-written format=1 body=<16 hex digits>`, then one line per
-//! file: `<32 hex: content hash> <dev> <ino> <size> <mtime ns> <path>` (decimal numbers; a path
-//! holding a newline is not recorded).
+//! A record may also name the **inputs** its files were derived from ([`WrittenRecord::inputs`]: a
+//! key of every SQL file's content, the tree's layout, the configuration and the build, see
+//! [`crate::project::Project::inputs`]): when the inputs of a new run have that key and every
+//! recorded file is still as recorded, every derived file already holds what the run would write,
+//! and `build-all-metadata` need not generate them to compare.
+//!
+//! Format (text): a header `flinkpipe-written format=2 inputs=<32 hex digits, or -> body=<16 hex
+//! digits>`, then one line per file: `<32 hex: content hash> <dev> <ino> <size> <mtime ns> <path>`
+//! (decimal numbers; a path holding a newline is not recorded).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 /// Bumped whenever the record's layout changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// How much older than the record a file's modification time must be for its stamp to be trusted
 /// (coarse file-system clocks tick every few milliseconds).
@@ -84,6 +90,8 @@ pub struct WrittenRecord {
     file: Option<PathBuf>,
     /// The record file's own modification time, in nanoseconds (entries must be [`RACY`] older).
     saved_at_ns: i128,
+    /// The key of the inputs the recorded files were derived from, if the saving batch knew it.
+    inputs: Option<u128>,
     entries: HashMap<PathBuf, Entry>,
 }
 
@@ -103,9 +111,10 @@ impl WrittenRecord {
             && let Ok(meta) = std::fs::metadata(path)
             && let Some(stamp) = Stamp::of(&meta)
             && let Ok(bytes) = std::fs::read(path)
-            && let Some(entries) = parse(&bytes)
+            && let Some((inputs, entries)) = parse(&bytes)
         {
             record.saved_at_ns = stamp.mtime_ns;
+            record.inputs = inputs;
             record.entries = entries;
         }
         record
@@ -124,6 +133,18 @@ impl WrittenRecord {
     /// Whether no entry was loaded.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The key of the inputs every recorded file was derived from (see the module docs), when the
+    /// batch that saved the record gave one.
+    pub fn inputs(&self) -> Option<u128> {
+        self.inputs
+    }
+
+    /// Whether the record holds exactly the files `paths` (no more, no fewer) and each is still as
+    /// recorded (same stamp, not racy): one `stat` per file, stopping at the first that is not.
+    pub fn holds_exactly(&self, paths: &[PathBuf]) -> bool {
+        paths.len() == self.entries.len() && paths.iter().all(|p| self.current(p).is_some())
     }
 
     /// The recorded entry of `path` if the file is still as recorded (same stamp, not racy) and its
@@ -148,9 +169,16 @@ impl WrittenRecord {
 
     /// Replaces the record with `entries`, unless every one of them is already recorded as it is
     /// (nothing to save). Errors are ignored: the record is only an optimisation.
-    pub fn save(&self, mut entries: Vec<(PathBuf, Entry)>) {
+    pub fn save(&self, entries: Vec<(PathBuf, Entry)>) {
+        self.save_with_inputs(entries, None);
+    }
+
+    /// [`save`](Self::save), the record naming the key of the `inputs` every file of `entries` was
+    /// derived from (`None`: not known).
+    pub fn save_with_inputs(&self, mut entries: Vec<(PathBuf, Entry)>, inputs: Option<u128>) {
         let Some(path) = &self.file else { return };
-        if entries.len() == self.entries.len()
+        if inputs == self.inputs
+            && entries.len() == self.entries.len()
             && entries.iter().all(|(p, e)| {
                 self.entries.get(p).is_some_and(|old| {
                     old == e && e.stamp.mtime_ns + RACY.as_nanos() as i128 <= self.saved_at_ns
@@ -174,8 +202,9 @@ impl WrittenRecord {
                 e.hash, s.dev, s.ino, s.size, s.mtime_ns
             );
         }
+        let inputs = inputs.map_or_else(|| "-".to_string(), |k| format!("{k:032x}"));
         let out = format!(
-            "{} body={:016x}\n{body}",
+            "{} inputs={inputs} body={:016x}\n{body}",
             header_prefix(),
             xxh3_64(body.as_bytes())
         );
@@ -197,13 +226,20 @@ fn header_prefix() -> String {
     format!("flinkpipe-written format={FORMAT}")
 }
 
-/// The entries of a whole record; `None` for anything unexpected.
-fn parse(bytes: &[u8]) -> Option<HashMap<PathBuf, Entry>> {
+/// The inputs key and the entries of a whole record; `None` for anything unexpected.
+type Parsed = (Option<u128>, HashMap<PathBuf, Entry>);
+
+fn parse(bytes: &[u8]) -> Option<Parsed> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (head, body) = text.split_once('\n')?;
-    let sum = head
+    let (inputs, sum) = head
         .strip_prefix(&header_prefix())?
-        .strip_prefix(" body=")?;
+        .strip_prefix(" inputs=")?
+        .split_once(" body=")?;
+    let inputs = match inputs {
+        "-" => None,
+        k => Some(u128::from_str_radix(k, 16).ok()?),
+    };
     if u64::from_str_radix(sum, 16).ok()? != xxh3_64(body.as_bytes()) {
         return None;
     }
@@ -229,7 +265,7 @@ fn parse(bytes: &[u8]) -> Option<HashMap<PathBuf, Entry>> {
             },
         );
     }
-    Some(entries)
+    Some((inputs, entries))
 }
 
 #[cfg(all(test, unix))]
@@ -310,7 +346,7 @@ mod tests {
         assert!(WrittenRecord::at(rec_file.clone()).is_empty());
         let other = String::from_utf8(good)
             .unwrap()
-            .replacen("format=1", "format=0", 1);
+            .replacen("format=2", "format=0", 1);
         std::fs::write(&rec_file, other).unwrap();
         assert!(WrittenRecord::at(rec_file.clone()).is_empty());
         let off = WrittenRecord::disabled();

@@ -22,6 +22,11 @@ pub struct Project {
     pub graph: PipelineGraph,
     /// Scan, inventory and lineage diagnostics, errors first.
     pub diagnostics: Vec<Diagnostic>,
+    /// The key of everything the project was built from: the scan's inputs ([`crate::scan::ScanResult::inputs`]),
+    /// the configuration and the load options. Two loads with the same key give the same project, so
+    /// the files derived from it alone are the same (see [`crate::fsutil::WrittenRecord::inputs`]).
+    /// `None` when the scan's is.
+    pub inputs: Option<u128>,
 }
 
 impl From<crate::lineage::Linked> for Project {
@@ -30,6 +35,7 @@ impl From<crate::lineage::Linked> for Project {
             inventory: l.inventory,
             graph: l.graph,
             diagnostics: l.diagnostics,
+            inputs: None,
         }
     }
 }
@@ -75,6 +81,15 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
         elapsed_ms = started.elapsed().as_millis() as u64,
         "scanned and parsed"
     );
+    let inputs = scan.inputs.and_then(|scanned| {
+        let config = serde_json::to_vec(config).ok()?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&scanned.to_le_bytes());
+        h.update(&(config.len() as u64).to_le_bytes());
+        h.update(&config);
+        h.update(&[u8::from(options.allow_unknown)]);
+        Some(h.digest128())
+    });
     let inventory = Inventory::build(&scan, config);
     // The inventory holds what it needs of the analyses: free them while the graph is built (at
     // 100,000 tables they are most of the memory, and freeing millions of small values takes a
@@ -87,7 +102,8 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
     );
     let linked = crate::lineage::link(inventory, options);
     let _ = freed.join();
-    let project = Project::from(linked);
+    let mut project = Project::from(linked);
+    project.inputs = inputs;
     tracing::info!(
         edges = project.graph.edges().count(),
         elapsed_ms = started.elapsed().as_millis() as u64,

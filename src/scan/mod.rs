@@ -98,6 +98,11 @@ pub struct ScanResult {
     /// `tests/`), in walk order: found by the same walk as the table folders, read by the inventory.
     pub external_manifests: Vec<PathBuf>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The key of everything read: this build of flinkpipe, the root, every table folder's path,
+    /// layer, product and file names, every SQL file's content key, and every external-table
+    /// manifest's bytes (XXH3-128). `None` when a SQL file has no content key (the cache is off, or
+    /// the file could not be read) or a manifest could not be read. See [`inputs_key`].
+    pub inputs: Option<u128>,
 }
 
 /// Errors that stop a scan before it starts.
@@ -168,6 +173,7 @@ pub fn scan_with(root: &Path, layout: &Layout, detail: Detail) -> Result<ScanRes
             .collect();
         cache.save(&current);
         seen.save(stamps.1);
+        result.0.inputs = inputs_key(root, &result.0, &result.1);
         if detail == Detail::Inventory {
             // The new analyses were kept whole for the cache only.
             for f in &mut result.0.folders {
@@ -178,6 +184,54 @@ pub fn scan_with(root: &Path, layout: &Layout, detail: Detail) -> Result<ScanRes
         }
     }
     Ok(result.0)
+}
+
+/// The key of the inputs of a scan (see [`ScanResult::inputs`]): two scans with the same key read
+/// the same bytes in the same places with the same build, so whatever is derived from them alone is
+/// the same. Each field is hashed with its length, so no two different inputs run together.
+fn inputs_key(root: &Path, scanned: &ScanResult, keys: &[FolderKeys]) -> Option<u128> {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(env!("CARGO_PKG_VERSION").as_bytes());
+    // This very binary (another build may derive other files from the same inputs).
+    let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+    field(format!("{:?}", Stamp::of(&exe)?).as_bytes());
+    let canonical = root.canonicalize().ok()?;
+    field(canonical.as_os_str().as_encoded_bytes());
+    field(scanned.root_name.as_bytes());
+    for (f, k) in scanned.folders.iter().zip(keys) {
+        field(f.rel.as_bytes());
+        field(f.table_type.as_bytes());
+        field(f.product.as_bytes());
+        for (file, key) in [(&f.ddl, k[0]), (&f.dml, k[1])] {
+            match file {
+                None => field(b"-"),
+                Some(file) => {
+                    field(file.rel.as_bytes());
+                    field(&key?.to_le_bytes());
+                }
+            }
+        }
+        field(&(f.dlq_ddl.len() as u64).to_le_bytes());
+        for d in &f.dlq_ddl {
+            field(d.as_bytes());
+        }
+        field(&(f.properties.len() as u64).to_le_bytes());
+        for p in &f.properties {
+            field(p.as_bytes());
+        }
+    }
+    field(&(scanned.external_manifests.len() as u64).to_le_bytes());
+    for m in &scanned.external_manifests {
+        field(m.as_os_str().as_encoded_bytes());
+        let bytes =
+            crate::fsutil::read_user_file(m, crate::fsutil::MAX_EXTERNAL_MANIFEST_BYTES).ok()?;
+        field(&cache::key(&bytes).to_le_bytes());
+    }
+    Some(h.digest128())
 }
 
 /// Content keys of a folder's DDL and DML (`None`: no such file, or unreadable).
@@ -242,6 +296,7 @@ fn scan_with_cache(
             folders,
             external_manifests: walked.external_manifests,
             diagnostics,
+            inputs: None,
         },
         (keys, stamps),
     )

@@ -347,3 +347,84 @@ fn the_inventory_of_a_lean_scan_is_the_inventory_of_a_whole_one() {
         drop(tmp);
     }
 }
+
+/// Once a run has recorded the inputs its files derive from, an unchanged tree is answered from the
+/// record without generating a file; but any change of the inputs is seen, even one that leaves every
+/// SQL file's stamp as it was: a new table folder, an edited external-table manifest, a derived file
+/// removed by hand.
+#[test]
+fn metadata_derived_from_recorded_inputs_is_not_generated_again_until_an_input_changes() {
+    let cache = tempfile::tempdir().unwrap();
+    let (_t, root) = crate::support::project(&[
+        (
+            "sources/p/src_a/sql-scripts/ddl.src_a.sql",
+            "CREATE TABLE src_a (id INT);",
+        ),
+        (
+            "facts/p/fct/sql-scripts/ddl.fct.sql",
+            "CREATE TABLE fct (id INT);",
+        ),
+        (
+            "facts/p/fct/sql-scripts/dml.fct.sql",
+            "INSERT INTO fct SELECT id FROM src_a JOIN ext_x ON TRUE;",
+        ),
+        (
+            "seeds/external_tables.json",
+            r#"{"tables": [{"table_name": "ext_x", "kafka_topic": "x", "product_name": "p"}]}"#,
+        ),
+    ]);
+    let dir = root.to_str().unwrap();
+    let metadata = || {
+        run(&["pipeline", "build-all-metadata", dir], Some(cache.path()))
+            .success()
+            .stdout_raw()
+    };
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(250));
+    let fct = root.join("facts/p/fct/pipeline_definition.json");
+    let src = root.join("sources/p/src_a/pipeline_definition.json");
+    assert!(metadata().contains("2 written, 0 unchanged"));
+    settle();
+    assert!(metadata().contains("0 written, 2 unchanged"));
+    settle();
+    // Answered from the record: a definition changed behind flinkpipe's back, keeping its stamp,
+    // stays as it is (as any file known from its stamp does).
+    let definition = std::fs::read_to_string(&fct).unwrap();
+    swap_keeping_stamp(&fct, &definition.replace("\"src_a\"", "\"src_q\""));
+    assert!(metadata().contains("0 written, 2 unchanged"));
+    assert!(std::fs::read_to_string(&fct).unwrap().contains("\"src_q\""));
+
+    // A new table folder: its definition is written, and src_a's names its new child.
+    let scripts = root.join("facts/p/fct2/sql-scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::write(
+        scripts.join("dml.fct2.sql"),
+        "INSERT INTO fct2 SELECT id FROM src_a;",
+    )
+    .unwrap();
+    std::fs::write(scripts.join("ddl.fct2.sql"), "CREATE TABLE fct2 (id INT);").unwrap();
+    let out = metadata();
+    assert!(out.contains("2 written, 1 unchanged"), "{out}");
+    assert!(std::fs::read_to_string(&src).unwrap().contains("\"fct2\""));
+    settle();
+    assert!(metadata().contains("0 written, 3 unchanged"));
+    settle();
+
+    // The manifest: ext_x's topic changes, which fct's definition shows for its parent.
+    let manifest = root.join("seeds/external_tables.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(std::fs::read_to_string(&fct).unwrap().contains("\"x\""));
+    std::fs::write(&manifest, text.replace("\"x\"", "\"x2\"")).unwrap();
+    let out = metadata();
+    assert!(out.contains("written"), "{out}");
+    let now = std::fs::read_to_string(&fct).unwrap();
+    assert!(now.contains("\"x2\"") && now.contains("\"src_a\""), "{now}");
+    settle();
+    assert!(metadata().contains("0 written, 3 unchanged"));
+    settle();
+
+    // A derived file removed by hand is written again.
+    std::fs::remove_file(&src).unwrap();
+    let out = metadata();
+    assert!(out.contains("1 written, 2 unchanged"), "{out}");
+    assert!(src.is_file());
+}
