@@ -229,8 +229,21 @@ impl Inventory {
             );
         }
         let mut tables: BTreeMap<String, Table> = BTreeMap::new();
-        for folder in &scan.folders {
-            let Some(table) = table_from_folder(folder, config, &mut diagnostics) else {
+        // Each folder's table is built on the thread pool (they are independent); they are then
+        // taken in folder order, with their diagnostics, as one after the other would be.
+        let built: Vec<(Option<Table>, Vec<Diagnostic>)> = {
+            use rayon::prelude::*;
+            scan.folders
+                .par_iter()
+                .map(|folder| {
+                    let mut found = Vec::new();
+                    (table_from_folder(folder, config, &mut found), found)
+                })
+                .collect()
+        };
+        for (table, found) in built {
+            diagnostics.extend(found);
+            let Some(table) = table else {
                 continue;
             };
             if let Some(existing) = tables.get(&table.name) {

@@ -17,9 +17,9 @@ pub struct Args {
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let pipelines = args.project.pipelines();
     let allow_unknown = args.project.allow_unknown;
-    let w = metadata::build_all_metadata(&inv.ctx, pipelines, allow_unknown)?;
-    if inv.json() {
-        print_json(&w.graph);
+    let w = metadata::build_all_metadata(&inv.ctx, pipelines, allow_unknown, inv.json())?;
+    if let Some(graph) = &w.graph {
+        print_json(graph);
     } else {
         let state = |written: bool| if written { "written" } else { "unchanged" };
         println!(
