@@ -123,9 +123,9 @@ impl AnalysisCache {
     /// Replaces the stored entries with `current` (the analyses of this run, by key), so entries of
     /// deleted or edited files do not pile up. Skipped when nothing changed (every key was a hit and no
     /// entry went stale). Errors are ignored: the cache is only ever an optimisation.
-    pub fn save(&self, current: &[(Key, &FileAnalysis)]) {
+    pub fn save(&self, current: Vec<(Key, Stored<'_>)>) {
         let Some(path) = &self.file else { return };
-        let mut entries: Vec<(Key, &FileAnalysis)> = current.to_vec();
+        let mut entries = current;
         entries.sort_unstable_by_key(|(k, _)| *k);
         entries.dedup_by_key(|(k, _)| *k);
         if entries.len() == self.index.len()
@@ -135,17 +135,36 @@ impl AnalysisCache {
         }
         // Unchanged entries reuse their stored line; new ones are serialised, in parallel by batches
         // appended to one buffer (the peak is one file plus a batch, not two copies of the file).
+        // The whole file is reserved at once where its size is known (a growing buffer would hold
+        // two copies while it is moved), and each serialised entry is freed once copied.
+        let known: usize = entries
+            .iter()
+            .map(|(k, e)| match (self.index.get(k), e) {
+                (Some(r), _) => r.len() + 43,
+                (None, Stored::Json(json)) => json.len() + 43,
+                (None, Stored::Analysis(_)) => 0,
+            })
+            .sum();
         let mut out = header(0).into_bytes();
+        out.reserve(known);
         let head_len = out.len();
-        for batch in entries.chunks(1024) {
+        let mut rest = entries.into_iter();
+        loop {
+            let batch: Vec<(Key, Stored<'_>)> = rest.by_ref().take(1024).collect();
+            if batch.is_empty() {
+                break;
+            }
             let lines: Vec<Vec<u8>> = batch
-                .par_iter()
+                .into_par_iter()
                 .map(|(k, analysis)| {
                     let mut line = format!("{k:032x} 00000000 ").into_bytes();
-                    match self.index.get(k) {
-                        Some(r) => line.extend_from_slice(&self.body[r.clone()]),
-                        None => serde_json::to_writer(&mut line, analysis)
-                            .expect("plain data serialises"),
+                    match (self.index.get(&k), analysis) {
+                        (Some(r), _) => line.extend_from_slice(&self.body[r.clone()]),
+                        (None, Stored::Json(json)) => line.extend_from_slice(&json),
+                        (None, Stored::Analysis(analysis)) => {
+                            serde_json::to_writer(&mut line, analysis)
+                                .expect("plain data serialises")
+                        }
                     }
                     let len = format!("{:08x}", line.len() - 42);
                     line[33..41].copy_from_slice(len.as_bytes());
@@ -170,6 +189,26 @@ impl AnalysisCache {
             tracing::debug!(error = %e, cache = %path.display(), "analysis cache not written");
         }
     }
+}
+
+/// An analysis to store ([`AnalysisCache::save`]): as it is, or already serialised by
+/// [`serialise`] (a lean scan serialises each new analysis on the thread that made it, then keeps
+/// only its lean form).
+#[derive(Debug, Clone)]
+pub enum Stored<'a> {
+    Analysis(&'a FileAnalysis),
+    Json(Vec<u8>),
+}
+
+impl<'a> From<&'a FileAnalysis> for Stored<'a> {
+    fn from(a: &'a FileAnalysis) -> Stored<'a> {
+        Stored::Analysis(a)
+    }
+}
+
+/// An analysis as the cache stores it (its JSON), for [`Stored::Json`].
+pub fn serialise(analysis: &FileAnalysis) -> Vec<u8> {
+    serde_json::to_vec(analysis).expect("plain data serialises")
 }
 
 /// The cache file of kind `kind` (`analysis`, `written`) of the pipelines tree at `root`:
@@ -388,7 +427,11 @@ mod tests {
         );
         let empty = AnalysisCache::at(file.clone());
         assert!(empty.enabled() && empty.is_empty());
-        empty.save(&[(k1, &a1), (k2, &a2), (k1, &a1)]);
+        empty.save(vec![
+            (k1, (&a1).into()),
+            (k2, (&a2).into()),
+            (k1, (&a1).into()),
+        ]);
 
         let loaded = AnalysisCache::at(file.clone());
         assert_eq!(loaded.len(), 2);
@@ -398,9 +441,9 @@ mod tests {
 
         // Unchanged set: not rewritten. A smaller set: stale entries are dropped.
         let before = std::fs::read(&file).unwrap();
-        loaded.save(&[(k2, &a2), (k1, &a1)]);
+        loaded.save(vec![(k2, (&a2).into()), (k1, (&a1).into())]);
         assert_eq!(std::fs::read(&file).unwrap(), before);
-        loaded.save(&[(k2, &a2)]);
+        loaded.save(vec![(k2, Stored::Json(serialise(&a2)))]);
         let pruned = AnalysisCache::at(file.clone());
         assert_eq!(pruned.len(), 1);
         assert_eq!(pruned.get(k2).as_ref(), Some(&a2));
@@ -411,7 +454,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("analysis-y.cache");
         let (k, a) = sample("INSERT INTO t SELECT * FROM s");
-        AnalysisCache::at(file.clone()).save(&[(k, &a)]);
+        AnalysisCache::at(file.clone()).save(vec![(k, (&a).into())]);
         let good = std::fs::read(&file).unwrap();
 
         // Truncated body.
@@ -436,7 +479,7 @@ mod tests {
         std::fs::create_dir(&file).unwrap();
         let c = AnalysisCache::at(file.clone());
         assert!(c.is_empty());
-        c.save(&[(k, &a)]); // cannot write: ignored
+        c.save(vec![(k, (&a).into())]); // cannot write: ignored
     }
 
     #[test]
@@ -444,7 +487,7 @@ mod tests {
         let c = AnalysisCache::disabled();
         assert!(!c.enabled());
         let (k, a) = sample("SELECT 1");
-        c.save(&[(k, &a)]);
+        c.save(vec![(k, (&a).into())]);
         assert_eq!(c.get(k), None);
     }
 }

@@ -36,6 +36,9 @@ pub struct SqlFile {
     /// analysed from the cache without being read.
     text: std::sync::OnceLock<String>,
     pub analysis: FileAnalysis,
+    /// For a new cache entry of a lean scan: the whole analysis as the cache stores it, serialised
+    /// before [`analysis`](Self::analysis) was made lean; dropped once the cache is saved.
+    stored: Option<Vec<u8>>,
     /// `false` when the file could not be read or is not UTF-8 (a diagnostic says why).
     pub readable: bool,
 }
@@ -48,6 +51,7 @@ impl SqlFile {
             path: path.to_path_buf(),
             text: std::sync::OnceLock::from(String::new()),
             analysis: FileAnalysis::default(),
+            stored: None,
             readable: false,
         }
     }
@@ -161,27 +165,26 @@ pub fn scan_with(root: &Path, layout: &Layout, detail: Detail) -> Result<ScanRes
     let (result, stamps) = scan_with_cache(root, layout, &cache, &seen, detail);
     let mut result = (result, stamps.0);
     if cache.enabled() {
-        let current: Vec<(Key, &FileAnalysis)> = result
+        let current: Vec<(Key, cache::Stored)> = result
             .1
             .iter()
-            .zip(&result.0.folders)
+            .zip(result.0.folders.iter_mut())
             .flat_map(|(keys, f)| {
-                [(keys[0], &f.ddl), (keys[1], &f.dml)]
+                [(keys[0], &mut f.ddl), (keys[1], &mut f.dml)]
                     .into_iter()
-                    .filter_map(|(k, file)| Some((k?, &file.as_ref()?.analysis)))
+                    .filter_map(|(k, file)| {
+                        let file = file.as_mut()?;
+                        let stored = match file.stored.take() {
+                            Some(json) => cache::Stored::Json(json),
+                            None => cache::Stored::Analysis(&file.analysis),
+                        };
+                        Some((k?, stored))
+                    })
             })
             .collect();
-        cache.save(&current);
+        cache.save(current);
         seen.save(stamps.1);
         result.0.inputs = inputs_key(root, &result.0, &result.1);
-        if detail == Detail::Inventory {
-            // The new analyses were kept whole for the cache only.
-            for f in &mut result.0.folders {
-                for file in [&mut f.ddl, &mut f.dml].into_iter().flatten() {
-                    file.analysis.strip_to_references();
-                }
-            }
-        }
     }
     Ok(result.0)
 }
@@ -613,6 +616,7 @@ fn read_sql_cached(
                 path: path.to_path_buf(),
                 text: std::sync::OnceLock::new(),
                 analysis,
+                stored: None,
                 readable: true,
             },
             Some(entry.hash),
@@ -666,7 +670,11 @@ fn read_sql_cached(
     }
     // A hit is the stored result of `sql::analyze` on these exact bytes (see `cache` for why that holds).
     let key = cache.enabled().then(|| cache::key(text.as_bytes()));
-    let mut analysis = key.and_then(cached).unwrap_or_else(|| sql::analyze(&text));
+    let mut hit = false;
+    let mut analysis = key
+        .and_then(cached)
+        .inspect(|_| hit = true)
+        .unwrap_or_else(|| sql::analyze(&text));
     empty_file_diagnostic(&analysis, &rel, diags);
     let mut todo = false;
     // A decision `table init` left to the user (the join condition of sources without a shared key).
@@ -696,13 +704,16 @@ fn read_sql_cached(
         .zip(Stamp::of(&meta))
         .filter(|_| clean)
         .map(|(hash, stamp)| (path.to_path_buf(), RecordEntry { stamp, hash }));
+    let mut stored = None;
     let text = match detail {
         Detail::Full => std::sync::OnceLock::from(text),
         Detail::Inventory => {
-            // Without a cache the analysis is made lean now; with one, once it is saved whole.
-            if !cache.enabled() {
-                analysis.strip_to_references();
+            // A new entry of the cache is serialised whole here, on this thread, and the analysis
+            // kept lean: the scan never holds every whole analysis at once.
+            if cache.enabled() && !hit {
+                stored = Some(cache::serialise(&analysis));
             }
+            analysis.strip_to_references();
             std::sync::OnceLock::new()
         }
     };
@@ -712,6 +723,7 @@ fn read_sql_cached(
             path: path.to_path_buf(),
             text,
             analysis,
+            stored,
             readable: true,
         },
         key,
