@@ -243,12 +243,7 @@ pub fn write_all_with(
     let results: Vec<Result<Option<Staged>, BatchError>> = tables
         .par_iter()
         .filter_map(|t| definition(project, &t.name).map(|d| (t, d)))
-        .map(|(t, d)| {
-            batch.stage(
-                &inv.disk_path(&t.folder).join(DEFINITION_FILE),
-                to_json_pretty(&d).as_bytes(),
-            )
-        })
+        .map(|(t, d)| batch.stage(&definition_path(inv, t), to_json_pretty(&d).as_bytes()))
         .chain(rayon::iter::once(batch.stage(
             &inv.root.join(GRAPH_FILE),
             to_json_pretty(&graph_file(project)).as_bytes(),
@@ -303,9 +298,14 @@ pub fn files(project: &Project) -> Vec<std::path::PathBuf> {
     inv.tables
         .values()
         .filter(|t| !t.external)
-        .map(|t| inv.disk_path(&t.folder).join(DEFINITION_FILE))
+        .map(|t| definition_path(inv, t))
         .chain(std::iter::once(inv.root.join(GRAPH_FILE)))
         .collect()
+}
+
+/// Where a table's `pipeline_definition.json` is written: in its folder.
+fn definition_path(inv: &Inventory, t: &Table) -> std::path::PathBuf {
+    inv.disk_path(&t.folder).join(DEFINITION_FILE)
 }
 
 /// What [`write_all`] did with the metadata files: how many `pipeline_definition.json` files got a

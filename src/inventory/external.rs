@@ -73,13 +73,16 @@ pub fn parse_external_manifest(text: &str) -> Result<Vec<ExternalDeclaration>, M
 
 /// Reads the `seeds/external_tables.json` files the scan found (shift_left's manifest:
 /// `{"tables":[{"table_name","kafka_topic","product_name"}]}`).
+/// Also returns the key (XXH3-128) of the manifests as they were read here: their paths and texts,
+/// for [`Inventory::manifests_key`](super::Inventory::manifests_key); `None` when one could not be read.
 pub(super) fn read_external_manifests(
     root: &Path,
     root_name: &str,
     manifests: &[PathBuf],
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Table> {
+) -> (Vec<Table>, Option<u128>) {
     let mut out = Vec::new();
+    let mut key = Some(xxhash_rust::xxh3::Xxh3::new());
     for path in manifests {
         let rel = format!(
             "{root_name}/{}",
@@ -92,6 +95,15 @@ pub(super) fn read_external_manifests(
             crate::fsutil::MAX_EXTERNAL_MANIFEST_BYTES,
         )
         .map_err(|e| (e.to_string(), None))
+        .inspect(|t| {
+            if let Some(h) = &mut key {
+                for field in [path.as_os_str().as_encoded_bytes(), t.as_bytes()] {
+                    h.update(&(field.len() as u64).to_le_bytes());
+                    h.update(field);
+                }
+            }
+        })
+        .inspect_err(|_| key = None)
         .and_then(|t| {
             parse_external_manifest(&t)
                 .map_err(|e| (e.message, Some((e.line, e.column)).filter(|p| p.0 > 0)))
@@ -120,7 +132,7 @@ pub(super) fn read_external_manifests(
             });
         }
     }
-    out
+    (out, key.map(|h| h.digest128()))
 }
 
 /// A table defined outside the project (shift_left's `external_kafka` shape: folder

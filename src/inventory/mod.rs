@@ -143,6 +143,10 @@ pub struct Inventory {
     pub diagnostics: Vec<Diagnostic>,
     /// `flinkpipe.sql_variables` the names were resolved with: what is deployed has them substituted.
     pub sql_variables: BTreeMap<String, String>,
+    /// The key (XXH3-128) of the `seeds/external_tables.json` manifests as [`Inventory::build`] read
+    /// them (paths and texts); `None` when one could not be read (or no scan built the inventory).
+    /// Part of [`crate::project::Project::inputs`].
+    pub manifests_key: Option<u128>,
 }
 
 /// Resolves a name as written to an inventory key: qualifiers equal to the configured default catalog
@@ -269,7 +273,7 @@ impl Inventory {
             }
             tables.insert(table.name.clone(), table);
         }
-        let externals = read_external_manifests(
+        let (externals, manifests_key) = read_external_manifests(
             &scan.root,
             &scan.root_name,
             &scan.external_manifests,
@@ -329,6 +333,7 @@ impl Inventory {
             tables,
             diagnostics,
             sql_variables: config.flinkpipe.sql_variables.clone(),
+            manifests_key,
         }
     }
 

@@ -23,7 +23,8 @@ pub struct Project {
     /// Scan, inventory and lineage diagnostics, errors first.
     pub diagnostics: Vec<Diagnostic>,
     /// The key of everything the project was built from: the scan's inputs ([`crate::scan::ScanResult::inputs`]),
-    /// the configuration and the load options. Two loads with the same key give the same project, so
+    /// the manifests the inventory read ([`Inventory::manifests_key`]), the configuration and the load
+    /// options. Two loads with the same key give the same project, so
     /// the files derived from it alone are the same (see [`crate::fsutil::WrittenRecord::inputs`]).
     /// `None` when the scan's is.
     pub inputs: Option<u128>,
@@ -81,16 +82,20 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
         elapsed_ms = started.elapsed().as_millis() as u64,
         "scanned and parsed"
     );
-    let inputs = scan.inputs.and_then(|scanned| {
-        let config = serde_json::to_vec(config).ok()?;
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        h.update(&scanned.to_le_bytes());
-        h.update(&(config.len() as u64).to_le_bytes());
-        h.update(&config);
-        h.update(&[u8::from(options.allow_unknown)]);
-        Some(h.digest128())
-    });
     let inventory = Inventory::build(&scan, config);
+    let inputs = scan
+        .inputs
+        .zip(inventory.manifests_key)
+        .and_then(|(scanned, manifests)| {
+            let config = serde_json::to_vec(config).ok()?;
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            h.update(&scanned.to_le_bytes());
+            h.update(&manifests.to_le_bytes());
+            h.update(&(config.len() as u64).to_le_bytes());
+            h.update(&config);
+            h.update(&[u8::from(options.allow_unknown)]);
+            Some(h.digest128())
+        });
     // The inventory holds what it needs of the analyses: free them while the graph is built (at
     // 100,000 tables they are most of the memory, and freeing millions of small values takes a
     // tenth of a second per 10,000 tables).

@@ -103,9 +103,10 @@ pub struct ScanResult {
     pub external_manifests: Vec<PathBuf>,
     pub diagnostics: Vec<Diagnostic>,
     /// The key of everything read: this build of flinkpipe, the root, every table folder's path,
-    /// layer, product and file names, every SQL file's content key, and every external-table
-    /// manifest's bytes (XXH3-128). `None` when a SQL file has no content key (the cache is off, or
-    /// the file could not be read) or a manifest could not be read. See [`inputs_key`].
+    /// layer, product and file names, and every SQL file's content key (XXH3-128); the external-table
+    /// manifests, read by the inventory, are keyed there
+    /// ([`crate::inventory::Inventory::manifests_key`]). `None` when a SQL file has no content key
+    /// (the cache is off, or the file could not be read). See [`inputs_key`].
     pub inputs: Option<u128>,
 }
 
@@ -226,13 +227,6 @@ fn inputs_key(root: &Path, scanned: &ScanResult, keys: &[FolderKeys]) -> Option<
         for p in &f.properties {
             field(p.as_bytes());
         }
-    }
-    field(&(scanned.external_manifests.len() as u64).to_le_bytes());
-    for m in &scanned.external_manifests {
-        field(m.as_os_str().as_encoded_bytes());
-        let bytes =
-            crate::fsutil::read_user_file(m, crate::fsutil::MAX_EXTERNAL_MANIFEST_BYTES).ok()?;
-        field(&cache::key(&bytes).to_le_bytes());
     }
     Some(h.digest128())
 }

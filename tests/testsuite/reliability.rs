@@ -138,6 +138,7 @@ fn chain_project(n: usize) -> Project {
         tables,
         diagnostics: Vec::new(),
         sql_variables: Default::default(),
+        manifests_key: None,
     };
     let p = flinkpipe::project::Project::from(lineage::link(inv, LoadOptions::default()));
     assert!(
