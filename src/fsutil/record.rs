@@ -147,6 +147,19 @@ impl WrittenRecord {
         paths.len() == self.entries.len() && paths.iter().all(|p| self.current(p).is_some())
     }
 
+    /// Whether every recorded file is still as recorded (same stamp, not racy) and `paths` are all
+    /// among them: one `stat` per recorded file, on the thread pool. A record with no entry holds
+    /// nothing (`false`).
+    pub fn all_current(&self, paths: &[&Path]) -> bool {
+        use rayon::prelude::*;
+        !self.entries.is_empty()
+            && paths.iter().all(|p| self.entries.contains_key(*p))
+            && self
+                .entries
+                .par_iter()
+                .all(|(path, entry)| self.is_current(path, entry))
+    }
+
     /// The recorded entry of `path` if the file is still as recorded (same stamp, not racy) and its
     /// recorded content has this `hash`: the file already holds the content. One `stat` of `path`.
     pub fn holds(&self, path: &Path, hash: u128) -> Option<Entry> {
@@ -160,11 +173,16 @@ impl WrittenRecord {
     /// of its content is the recorded one. One `stat` of `path` (following symbolic links).
     pub fn current(&self, path: &Path) -> Option<Entry> {
         let entry = self.entries.get(path)?;
-        if entry.stamp.mtime_ns + RACY.as_nanos() as i128 > self.saved_at_ns {
-            return None;
-        }
-        let now = Stamp::of(&std::fs::metadata(path).ok()?)?;
-        (now == entry.stamp).then_some(*entry)
+        self.is_current(path, entry).then_some(*entry)
+    }
+
+    /// Whether the file at `path`, recorded as `entry`, is still as recorded and not racy.
+    fn is_current(&self, path: &Path, entry: &Entry) -> bool {
+        entry.stamp.mtime_ns + RACY.as_nanos() as i128 <= self.saved_at_ns
+            && std::fs::metadata(path)
+                .ok()
+                .and_then(|m| Stamp::of(&m))
+                .is_some_and(|now| now == entry.stamp)
     }
 
     /// Replaces the record with `entries`, unless every one of them is already recorded as it is

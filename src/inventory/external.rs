@@ -71,6 +71,26 @@ pub fn parse_external_manifest(text: &str) -> Result<Vec<ExternalDeclaration>, M
     Ok(tables)
 }
 
+/// Adds one manifest, its path and its text as read, to the key of the manifests.
+fn hash_manifest(h: &mut xxhash_rust::xxh3::Xxh3, path: &Path, text: &str) {
+    crate::scan::cache::hash_field(h, path.as_os_str().as_encoded_bytes());
+    crate::scan::cache::hash_field(h, text.as_bytes());
+}
+
+/// The key [`read_external_manifests`] gives the `manifests` (found by the scan's walk, in its
+/// order), read now without parsing them: the inventory's part of a project's inputs key for a
+/// [`crate::scan::probe`]. `None` when one cannot be read (a load reports it).
+pub fn manifests_key(manifests: &[PathBuf]) -> Option<u128> {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for path in manifests {
+        let text =
+            crate::fsutil::read_data_file_within(path, crate::fsutil::MAX_EXTERNAL_MANIFEST_BYTES)
+                .ok()?;
+        hash_manifest(&mut h, path, &text);
+    }
+    Some(h.digest128())
+}
+
 /// Reads the `seeds/external_tables.json` files the scan found (shift_left's manifest:
 /// `{"tables":[{"table_name","kafka_topic","product_name"}]}`).
 /// Also returns the key (XXH3-128) of the manifests as they were read here: their paths and texts,
@@ -97,10 +117,7 @@ pub(super) fn read_external_manifests(
         .map_err(|e| (e.to_string(), None))
         .inspect(|t| {
             if let Some(h) = &mut key {
-                for field in [path.as_os_str().as_encoded_bytes(), t.as_bytes()] {
-                    h.update(&(field.len() as u64).to_le_bytes());
-                    h.update(field);
-                }
+                hash_manifest(h, path, t);
             }
         })
         .inspect_err(|_| key = None)

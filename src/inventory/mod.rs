@@ -12,6 +12,7 @@ pub mod names;
 pub mod shift_left;
 pub mod writers;
 
+pub use external::manifests_key;
 use external::read_external_manifests;
 pub use external::{ExternalDeclaration, ManifestError, external_table, parse_external_manifest};
 use folder::table_from_folder;

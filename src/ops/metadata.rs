@@ -5,7 +5,7 @@ use super::{Context, OpsError};
 use crate::fsutil::{Batch, WrittenRecord, to_json_pretty};
 use crate::inventory::shift_left::{INVENTORY_FILE, to_inventory_file};
 use crate::metadata::{self, GraphFile};
-use crate::project::Project;
+use crate::project::{LoadSummary, Project};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +42,9 @@ pub fn build_all_metadata(
 ) -> Result<MetadataWritten, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
     ctx.recover_tree(pipelines, None)?;
+    if !with_graph && let Some(report) = unchanged_metadata(ctx, &cfg, pipelines, allow_unknown) {
+        return Ok(report);
+    }
     let project = ctx.load_valid_project(
         &cfg,
         pipelines,
@@ -50,6 +53,10 @@ pub fn build_all_metadata(
     )?;
     ctx.recover_tree(pipelines, Some(&project.diagnostics))?;
     let written = write_metadata(&project, pipelines)?;
+    // What this load found, for the next run on the same inputs (see `unchanged_metadata`).
+    if let Some(summary) = LoadSummary::of(&project) {
+        summary.save(pipelines);
+    }
     let report = MetadataWritten {
         tables: project.inventory.tables.len(),
         edges: project.graph.edges().count(),
@@ -63,6 +70,55 @@ pub fn build_all_metadata(
     };
     project.free_in_background();
     Ok(report)
+}
+
+/// `build-all-metadata` without loading the project, when nothing it derives from changed: the
+/// inputs key of the tree, known from the files' stamps ([`crate::project::probe_inputs`]), is the
+/// one the recorded metadata files were derived from, every recorded file (the definitions,
+/// `pipeline_graph.json`, `inventory.json`) is still as recorded, and the summary of the load that
+/// wrote them is kept ([`LoadSummary`]). The run then reports what that load found (its counts, its
+/// diagnostics on the console), and writes nothing. `None`: the caller loads the project.
+fn unchanged_metadata(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    pipelines: &Path,
+    allow_unknown: bool,
+) -> Option<MetadataWritten> {
+    let record = WrittenRecord::at(crate::scan::cache::root_file(pipelines, "written")?);
+    record.inputs()?;
+    let inputs = crate::project::probe_inputs(
+        pipelines,
+        cfg,
+        crate::project::LoadOptions { allow_unknown },
+    )?;
+    if record.inputs() != Some(inputs) {
+        return None;
+    }
+    let summary = LoadSummary::load(pipelines, inputs)?;
+    let graph_path = pipelines.join(metadata::GRAPH_FILE);
+    let inventory_path = pipelines.join(INVENTORY_FILE);
+    if !record.all_current(&[&graph_path, &inventory_path]) {
+        return None;
+    }
+    tracing::debug!(
+        inputs = %format!("{inputs:032x}"),
+        "metadata inputs unchanged: reported from the load summary, no file read"
+    );
+    ctx.console.diagnostics(
+        &summary.diagnostics,
+        super::source_base(pipelines).as_deref(),
+    );
+    Some(MetadataWritten {
+        tables: summary.tables,
+        edges: summary.edges,
+        definitions_written: 0,
+        definitions_unchanged: record.len() - 2,
+        graph_written: false,
+        inventory_written: false,
+        graph_path,
+        inventory_path,
+        graph: None,
+    })
 }
 
 /// Writes every `pipeline_definition.json`, `pipeline_graph.json` and `inventory.json` of a loaded

@@ -5,7 +5,10 @@
 //! [`crate::inventory::names`] ([`Project::resolve_table`]).
 
 pub use crate::inventory::names::{NameError, Resolved};
+pub mod summary;
+
 pub use crate::scan::{Detail, Layout, ScanError, scan, scan_with};
+pub use summary::LoadSummary;
 
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
@@ -86,16 +89,7 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
     let inputs = scan
         .inputs
         .zip(inventory.manifests_key)
-        .and_then(|(scanned, manifests)| {
-            let config = serde_json::to_vec(config).ok()?;
-            let mut h = xxhash_rust::xxh3::Xxh3::new();
-            h.update(&scanned.to_le_bytes());
-            h.update(&manifests.to_le_bytes());
-            h.update(&(config.len() as u64).to_le_bytes());
-            h.update(&config);
-            h.update(&[u8::from(options.allow_unknown)]);
-            Some(h.digest128())
-        });
+        .and_then(|(scanned, manifests)| inputs_key(scanned, manifests, config, options));
     // The inventory holds what it needs of the analyses: free them while the graph is built (at
     // 100,000 tables they are most of the memory, and freeing millions of small values takes a
     // tenth of a second per 10,000 tables).
@@ -115,6 +109,36 @@ pub fn load(root: &Path, config: &Config, options: LoadOptions) -> Result<Projec
         "graph built"
     );
     Ok(project)
+}
+
+/// The key of a project's inputs ([`Project::inputs`]) from the scan's key, the manifests' key, the
+/// configuration and the load options; `None` if the configuration cannot be serialised.
+fn inputs_key(
+    scanned: u128,
+    manifests: u128,
+    config: &Config,
+    options: LoadOptions,
+) -> Option<u128> {
+    let config = serde_json::to_vec(config).ok()?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&scanned.to_le_bytes());
+    h.update(&manifests.to_le_bytes());
+    h.update(&(config.len() as u64).to_le_bytes());
+    h.update(&config);
+    h.update(&[u8::from(options.allow_unknown)]);
+    Some(h.digest128())
+}
+
+/// The key [`load`] would give the project at `root` ([`Project::inputs`]), known from the files'
+/// stamps alone ([`crate::scan::probe`]; the manifests are read, they are small): no SQL file is
+/// read or parsed, no inventory or graph built. `None` whenever the key cannot be had that way (the
+/// cache is off, a SQL file changed since the last scan, the walk has something to report); a load
+/// then says what the tree holds.
+pub fn probe_inputs(root: &Path, config: &Config, options: LoadOptions) -> Option<u128> {
+    let layout = Layout::with_overrides(&config.flinkpipe.layers);
+    let (scanned, manifests) = crate::scan::probe(root, &layout)?;
+    let manifests = crate::inventory::manifests_key(&manifests)?;
+    inputs_key(scanned, manifests, config, options)
 }
 
 /// The pipelines folder of the project the current folder `cwd` is in, for commands run without DIR

@@ -50,6 +50,13 @@ pub fn key(bytes: &[u8]) -> Key {
     xxh3_128(bytes)
 }
 
+/// Adds one field of a key of many fields to `h`: its length (8 bytes, little-endian), then its
+/// bytes, so that no two different sequences of fields hash the same bytes.
+pub fn hash_field(h: &mut xxhash_rust::xxh3::Xxh3, bytes: &[u8]) {
+    h.update(&(bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
 /// Key → byte range of the entry's JSON in the loaded file.
 type Index = HashMap<Key, std::ops::Range<usize>>;
 

@@ -108,6 +108,9 @@ pub struct ScanResult {
     /// ([`crate::inventory::Inventory::manifests_key`]). `None` when a SQL file has no content key
     /// (the cache is off, or the file could not be read). See [`inputs_key`].
     pub inputs: Option<u128>,
+    /// Whether the walk found nothing to report (no stale temporary file, misplaced table file,
+    /// symlink loop or unreadable folder): only such a scan is keyed.
+    pub walk_clean: bool,
 }
 
 /// Errors that stop a scan before it starts.
@@ -185,50 +188,180 @@ pub fn scan_with(root: &Path, layout: &Layout, detail: Detail) -> Result<ScanRes
             .collect();
         cache.save(current);
         seen.save(stamps.1);
-        result.0.inputs = inputs_key(root, &result.0, &result.1);
+        // A walk with something to say (a stale temporary file, a misplaced table file, a symlink
+        // loop) is not keyed: what it says is not in the key, and a [`probe`] does not report it.
+        if result.0.walk_clean {
+            let scanned = &result.0;
+            result.0.inputs = inputs_key(
+                root,
+                &scanned.root_name,
+                scanned
+                    .folders
+                    .iter()
+                    .zip(&result.1)
+                    .map(|(f, k)| FolderInputs::of_scan(f, *k)),
+            );
+        }
     }
     Ok(result.0)
 }
 
+/// What [`inputs_key`] keys of one table folder: the same for a scan ([`TableFolder`]) and a
+/// [`probe`] ([`Listing`]), so that both give one key for one tree.
+struct FolderInputs<'a> {
+    rel: &'a str,
+    table_type: &'a str,
+    product: &'a str,
+    /// The DDL's and the DML's relative path and content key (`None`: no key known).
+    files: [Option<(String, Option<Key>)>; 2],
+    dlq_ddl: &'a [String],
+    properties: &'a [String],
+}
+
+impl<'a> FolderInputs<'a> {
+    fn of_scan(f: &'a TableFolder, keys: FolderKeys) -> Self {
+        let file = |file: &Option<SqlFile>, key| file.as_ref().map(|s| (s.rel.clone(), key));
+        FolderInputs {
+            rel: &f.rel,
+            table_type: &f.table_type,
+            product: &f.product,
+            files: [file(&f.ddl, keys[0]), file(&f.dml, keys[1])],
+            dlq_ddl: &f.dlq_ddl,
+            properties: &f.properties,
+        }
+    }
+
+    fn of_listing(l: &'a Listing, keys: FolderKeys) -> Self {
+        FolderInputs {
+            rel: &l.rel,
+            table_type: &l.table_type,
+            product: &l.product,
+            files: [
+                l.file_rel(0).map(|r| (r, keys[0])),
+                l.file_rel(1).map(|r| (r, keys[1])),
+            ],
+            dlq_ddl: &l.dlq_ddl,
+            properties: &l.properties,
+        }
+    }
+}
+
 /// The key of the inputs of a scan (see [`ScanResult::inputs`]): two scans with the same key read
 /// the same bytes in the same places with the same build, so whatever is derived from them alone is
-/// the same. Each field is hashed with its length, so no two different inputs run together.
-fn inputs_key(root: &Path, scanned: &ScanResult, keys: &[FolderKeys]) -> Option<u128> {
+/// the same. Each field is hashed with its length, so no two different inputs run together. `folders`
+/// in the order of their relative paths.
+fn inputs_key<'a>(
+    root: &Path,
+    root_name: &str,
+    folders: impl Iterator<Item = FolderInputs<'a>>,
+) -> Option<u128> {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let mut field = |bytes: &[u8]| {
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
+    let mut field = |bytes: &[u8]| cache::hash_field(&mut h, bytes);
     field(env!("CARGO_PKG_VERSION").as_bytes());
     // This very binary (another build may derive other files from the same inputs).
     let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
     field(format!("{:?}", Stamp::of(&exe)?).as_bytes());
     let canonical = root.canonicalize().ok()?;
     field(canonical.as_os_str().as_encoded_bytes());
-    field(scanned.root_name.as_bytes());
-    for (f, k) in scanned.folders.iter().zip(keys) {
+    field(root_name.as_bytes());
+    for f in folders {
         field(f.rel.as_bytes());
         field(f.table_type.as_bytes());
         field(f.product.as_bytes());
-        for (file, key) in [(&f.ddl, k[0]), (&f.dml, k[1])] {
+        for file in &f.files {
             match file {
                 None => field(b"-"),
-                Some(file) => {
-                    field(file.rel.as_bytes());
-                    field(&key?.to_le_bytes());
+                Some((rel, key)) => {
+                    field(rel.as_bytes());
+                    field(&(*key)?.to_le_bytes());
                 }
             }
         }
         field(&(f.dlq_ddl.len() as u64).to_le_bytes());
-        for d in &f.dlq_ddl {
+        for d in f.dlq_ddl {
             field(d.as_bytes());
         }
         field(&(f.properties.len() as u64).to_le_bytes());
-        for p in &f.properties {
+        for p in f.properties {
             field(p.as_bytes());
         }
     }
     Some(h.digest128())
+}
+
+/// The key a scan of `root` would give as [`ScanResult::inputs`], from the stamps of its files
+/// alone, and the external-table manifests the walk found (for the inventory's part of the key,
+/// [`crate::inventory::external::manifests_key`]): the tree is walked, each `sql-scripts/` listed
+/// and each SQL file `stat`ed, and no file is read. `None` — so that the caller scans — when the
+/// cache is off, when any SQL file is not as the record of files read last time has it (changed,
+/// new, racy, or never recorded clean: see [`read_sql_cached`]), or when the walk or a listing
+/// has anything to report (a diagnostic, which only a scan reports). Stops at the first such file.
+///
+/// Cost: one walk, one listing per table folder and one `stat` per SQL file, on the thread pool;
+/// at 100,000 tables a fraction of a scan from the cache.
+pub fn probe(root: &Path, layout: &Layout) -> Option<(u128, Vec<PathBuf>)> {
+    if !root.is_dir() {
+        return None;
+    }
+    let seen = WrittenRecord::at(cache::root_file(root, "read")?);
+    if seen.is_empty() {
+        return None;
+    }
+    let root_name = root_name_of(root);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let found = std::sync::Mutex::new(Vec::new());
+    let walked = rayon::in_place_scope(|s| {
+        walk(root, &root_name, Some(&stop), |folder| {
+            let (found, root_name, stop, seen) = (&found, &root_name, &stop, &seen);
+            s.spawn(move |_| {
+                use std::sync::atomic::Ordering::Relaxed;
+                if stop.load(Relaxed) {
+                    return;
+                }
+                let listing = list_folder(root, root_name, &folder, layout);
+                let mut keys: FolderKeys = [None, None];
+                for (slot, key) in keys.iter_mut().enumerate() {
+                    if let Some(name) = &listing.files[slot] {
+                        *key = seen
+                            .current(&listing.scripts.join(name))
+                            .map(|entry| entry.hash);
+                        if key.is_none() {
+                            stop.store(true, Relaxed);
+                        }
+                    }
+                }
+                if !listing.diags.is_empty() {
+                    stop.store(true, Relaxed);
+                }
+                found
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((listing, keys));
+            });
+        })
+    });
+    if stop.into_inner() || !walked.diagnostics.is_empty() {
+        return None;
+    }
+    let mut found = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    let key = inputs_key(
+        root,
+        &root_name,
+        found.iter().map(|(l, k)| FolderInputs::of_listing(l, *k)),
+    )?;
+    Some((key, walked.external_manifests))
+}
+
+/// The name of the pipelines root as stored paths start with it (`pipelines`): the last component
+/// of its canonical path.
+fn root_name_of(root: &Path) -> String {
+    root.canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "pipelines".to_string())
 }
 
 /// Content keys of a folder's DDL and DML (`None`: no such file, or unreadable).
@@ -245,18 +378,14 @@ fn scan_with_cache(
     seen: &WrittenRecord,
     detail: Detail,
 ) -> (ScanResult, (Vec<FolderKeys>, Vec<Seen>)) {
-    let root_name = root
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "pipelines".to_string());
+    let root_name = root_name_of(root);
 
     // One walk finds table folders and external-table manifests (see [`walk`]); each folder found is
     // read and parsed on the thread pool while the walk goes on, so that the walk's system calls and
     // the parsing overlap.
     let found = std::sync::Mutex::new(Vec::new());
     let walked = rayon::in_place_scope(|s| {
-        walk(root, &root_name, |folder| {
+        walk(root, &root_name, None, |folder| {
             let (found, root_name) = (&found, &root_name);
             s.spawn(move |_| {
                 let read = read_folder(root, root_name, &folder, layout, cache, seen, detail);
@@ -278,6 +407,7 @@ fn scan_with_cache(
     results.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut folders = Vec::with_capacity(results.len());
     let mut keys = Vec::with_capacity(results.len());
+    let walk_clean = walked.diagnostics.is_empty();
     let mut diagnostics = walked.diagnostics;
     let mut stamps = Vec::with_capacity(results.len() * 2);
     for (f, d, k, s) in results {
@@ -294,6 +424,7 @@ fn scan_with_cache(
             external_manifests: walked.external_manifests,
             diagnostics,
             inputs: None,
+            walk_clean,
         },
         (keys, stamps),
     )
@@ -311,8 +442,14 @@ struct Walked {
 /// with every table folder (a folder holding `sql-scripts/`) as it is found, and returns the
 /// external-table manifests and the walk's diagnostics. Table folders are not searched below
 /// `target/` or `node_modules/`, manifests not below `sql-scripts/` or `tests/`, and neither below
-/// hidden folders. `sql-scripts/` is not entered: `read_folder` lists it.
-fn walk(root: &Path, root_name: &str, mut on_folder: impl FnMut(PathBuf)) -> Walked {
+/// hidden folders. `sql-scripts/` is not entered: `read_folder` lists it. The walk ends early once
+/// `stop` is set (what it returns is then partial).
+fn walk(
+    root: &Path,
+    root_name: &str,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+    mut on_folder: impl FnMut(PathBuf),
+) -> Walked {
     let mut external_manifests: Vec<PathBuf> = Vec::new();
     // Symlinked folders are followed (teams link shared tables in); walkdir detects loops.
     let mut walk_diagnostics: Vec<Diagnostic> = Vec::new();
@@ -329,6 +466,9 @@ fn walk(root: &Path, root_name: &str, mut on_folder: impl FnMut(PathBuf)) -> Wal
         })
     };
     while let Some(entry) = walker.next() {
+        if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+            break;
+        }
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -438,15 +578,33 @@ fn walk(root: &Path, root_name: &str, mut on_folder: impl FnMut(PathBuf)) -> Wal
     }
 }
 
-fn read_folder(
-    root: &Path,
-    root_name: &str,
-    folder: &Path,
-    layout: &Layout,
-    cache: &AnalysisCache,
-    seen: &WrittenRecord,
-    detail: Detail,
-) -> (TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>) {
+/// What a table folder's `sql-scripts/` listing says, before any SQL file is read: everything of the
+/// folder that [`inputs_key`] keys besides the files' contents.
+struct Listing {
+    /// As [`TableFolder::rel`].
+    rel: String,
+    table_type: String,
+    product: String,
+    scripts: PathBuf,
+    /// The DDL's and the DML's file name (the first of each role, by name).
+    files: [Option<String>; 2],
+    dlq_ddl: Vec<String>,
+    properties: Vec<String>,
+    /// Unreadable `sql-scripts/`, several files of one role, no DDL nor DML.
+    diags: Vec<Diagnostic>,
+}
+
+impl Listing {
+    /// The relative path of the DDL (`slot` 0) or the DML (1), as [`SqlFile::rel`].
+    fn file_rel(&self, slot: usize) -> Option<String> {
+        self.files[slot]
+            .as_ref()
+            .map(|n| format!("{}/sql-scripts/{n}", self.rel))
+    }
+}
+
+/// Lists a table folder's `sql-scripts/` and classifies its files (nothing is read).
+fn list_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> Listing {
     let mut diags = Vec::new();
     let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
     let comps: Vec<String> = rel_to_root
@@ -495,7 +653,7 @@ fn read_folder(
     let mut dml_names = Vec::new();
     let mut dlq_ddl = Vec::new();
     let mut properties = Vec::new();
-    for n in &names {
+    for n in names {
         let lower = n.to_ascii_lowercase();
         if lower.ends_with(".properties") {
             properties.push(format!("{rel}/sql-scripts/{n}"));
@@ -503,10 +661,10 @@ fn read_folder(
             if lower.contains("dlq") {
                 dlq_ddl.push(format!("{rel}/sql-scripts/{n}"));
             } else {
-                ddl_names.push(n.clone());
+                ddl_names.push(n);
             }
         } else if lower.starts_with("dml.") && lower.ends_with(".sql") {
-            dml_names.push(n.clone());
+            dml_names.push(n);
         }
     }
     for (role, list) in [("DDL", &ddl_names), ("DML", &dml_names)] {
@@ -523,24 +681,7 @@ fn read_folder(
             );
         }
     }
-    let mut keys: FolderKeys = [None, None];
-    let mut stamps = Vec::new();
-    let mut read = |n: &String, slot: usize| {
-        let (file, key, stamp) = read_sql_cached(
-            &scripts.join(n),
-            format!("{rel}/sql-scripts/{n}"),
-            &mut diags,
-            cache,
-            seen,
-            detail,
-        );
-        keys[slot] = key;
-        stamps.extend(stamp);
-        file
-    };
-    let ddl = ddl_names.first().map(|n| read(n, 0));
-    let dml = dml_names.first().map(|n| read(n, 1));
-    if ddl.is_none() && dml.is_none() {
+    if ddl_names.is_empty() && dml_names.is_empty() {
         diags.push(
             Diagnostic::error(
                 "empty-table-folder",
@@ -549,16 +690,57 @@ fn read_folder(
             .at(format!("{rel}/sql-scripts"), None, None),
         );
     }
+    Listing {
+        rel,
+        table_type,
+        product,
+        scripts,
+        files: [ddl_names.into_iter().next(), dml_names.into_iter().next()],
+        dlq_ddl,
+        properties,
+        diags,
+    }
+}
+
+fn read_folder(
+    root: &Path,
+    root_name: &str,
+    folder: &Path,
+    layout: &Layout,
+    cache: &AnalysisCache,
+    seen: &WrittenRecord,
+    detail: Detail,
+) -> (TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>) {
+    let listing = list_folder(root, root_name, folder, layout);
+    let mut diags = listing.diags;
+    let mut keys: FolderKeys = [None, None];
+    let mut stamps = Vec::new();
+    let mut read = |slot: usize| {
+        let name = listing.files[slot].as_ref()?;
+        let (file, key, stamp) = read_sql_cached(
+            &listing.scripts.join(name),
+            format!("{}/sql-scripts/{name}", listing.rel),
+            &mut diags,
+            cache,
+            seen,
+            detail,
+        );
+        keys[slot] = key;
+        stamps.extend(stamp);
+        Some(file)
+    };
+    let ddl = read(0);
+    let dml = read(1);
     (
         TableFolder {
-            rel,
+            rel: listing.rel,
             path: folder.to_path_buf(),
-            table_type,
-            product,
+            table_type: listing.table_type,
+            product: listing.product,
             ddl,
             dml,
-            dlq_ddl,
-            properties,
+            dlq_ddl: listing.dlq_ddl,
+            properties: listing.properties,
         },
         diags,
         keys,

@@ -71,11 +71,11 @@ fn outputs_are_identical_without_cold_and_warm_cache() {
         })
         .collect();
     cache_files.sort();
-    // One analysis cache, one record of the SQL files read and one of the files build-all-metadata
-    // wrote, per tree.
+    // One analysis cache, one record of the SQL files read, one of the files build-all-metadata
+    // wrote and the summary of its load, per tree.
     assert_eq!(
         cache_files,
-        ["analysis", "read", "written"],
+        ["analysis", "read", "summary", "written"],
         "one cache file of each kind per tree"
     );
     let (warm_out, warm_files) = build(&cached, Some(cache.path()));
@@ -427,4 +427,174 @@ fn metadata_derived_from_recorded_inputs_is_not_generated_again_until_an_input_c
     let out = metadata();
     assert!(out.contains("1 written, 2 unchanged"), "{out}");
     assert!(src.is_file());
+}
+
+/// Once a run has written the metadata of a tree and no input changed since (every SQL file as the
+/// record of files read has it, the same folders, manifests and configuration), `build-all-metadata`
+/// reports what that run's load found without reading a SQL file, a cached analysis or building the
+/// inventory: the same console output, warnings included (`--output json`, which prints the graph,
+/// loads the project). Any change of
+/// an input, and anything the walk would report (a stale temporary file), sends it back to a whole
+/// load.
+#[test]
+fn an_unchanged_tree_is_reported_from_the_summary_of_the_last_load() {
+    let cache = tempfile::tempdir().unwrap();
+    let dml = "facts/p/fct/sql-scripts/dml.fct.sql";
+    let (tmp, root) = crate::support::project(&[
+        (
+            "sources/p/src_a/sql-scripts/ddl.src_a.sql",
+            // Warnings each load reports: one of the file's analysis, one of the inventory.
+            "CREATE TABLE src_a (id INT) WITH ('topic' = '${TOPIC_A}');",
+        ),
+        (
+            "facts/p/fct/sql-scripts/ddl.fct.sql",
+            "CREATE TABLE fct (id INT);\nCREATE TABLE fct_side (id INT);",
+        ),
+        (dml, "INSERT INTO fct SELECT id FROM src_a;"),
+    ]);
+    let dir = root.to_str().unwrap();
+    // Debug lines of the metadata operation only: the one a reported run logs, nothing else.
+    let metadata = |json: bool| {
+        let mut cmd = crate::support::command();
+        if json {
+            cmd.args(["--output", "json"]);
+        }
+        cmd.args(["pipeline", "build-all-metadata", dir])
+            .env_remove("PIPELINES")
+            .env_remove("SL_CONFIG_FILE")
+            .env_remove("CONFIG_FILE")
+            .env_remove("FLINKPIPE_NO_CACHE")
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("FLINKPIPE_LOG", "flinkpipe::ops::metadata=debug")
+            .current_dir(std::env::temp_dir());
+        let o = Outcome::of("build-all-metadata", cmd.output().unwrap(), None).success();
+        let (out, err) = (o.stdout_raw(), o.stderr_raw());
+        let reported = err.contains("reported from the load summary");
+        let err: String = err
+            .lines()
+            .filter(|l| !l.contains("load summary"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        (out, err, reported)
+    };
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(250));
+    let (first, first_err, reported) = metadata(false);
+    assert!(first.contains("2 written, 0 unchanged"), "{first}");
+    assert!(
+        first_err.contains("sql-placeholder") && first_err.contains("several-tables-in-ddl"),
+        "{first_err}"
+    );
+    assert!(!reported);
+    settle();
+    // The SQL files were racy for the first run's record: read again, nothing written.
+    let (second, second_err, reported) = metadata(false);
+    assert!(second.contains("0 written, 2 unchanged"), "{second}");
+    assert!(!reported);
+    let (second_json, _, _) = {
+        settle();
+        metadata(true)
+    };
+    settle();
+
+    // Reported from the summary: the very output of a whole load, text and JSON.
+    let (third, third_err, reported) = metadata(false);
+    assert!(reported, "{third}{third_err}");
+    assert_eq!(third, second);
+    assert_eq!(third_err, second_err);
+    // `--output json` prints the graph: always a whole load, with the same output.
+    let (third_json, _, reported) = metadata(true);
+    assert!(!reported);
+    assert_eq!(third_json, second_json);
+    // Even with the analysis cache gone: nothing is read from it.
+    for e in std::fs::read_dir(cache.path().join("flinkpipe")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("analysis")
+        {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    assert!(metadata(false).2);
+
+    // Each change below is seen by a whole load, and the run after it is reported again.
+    type Change<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let changes: Vec<Change> = vec![
+        ("an edited SQL file", Box::new(|| age(&root.join(dml), 5))),
+        (
+            "a new table folder",
+            Box::new(|| {
+                let ddl = root.join("facts/p/fct2/sql-scripts/ddl.fct2.sql");
+                std::fs::create_dir_all(ddl.parent().unwrap()).unwrap();
+                std::fs::write(&ddl, "CREATE TABLE fct2 (id INT);").unwrap();
+                age(&ddl, 5);
+            }),
+        ),
+        (
+            "a new manifest",
+            Box::new(|| {
+                std::fs::create_dir_all(root.join("seeds")).unwrap();
+                std::fs::write(
+                    root.join("seeds/external_tables.json"),
+                    r#"{"tables": [{"table_name": "ext_x", "kafka_topic": "x"}]}"#,
+                )
+                .unwrap();
+            }),
+        ),
+        (
+            "a changed configuration",
+            Box::new(|| {
+                std::fs::write(
+                    tmp.path().join("config.yaml"),
+                    "flinkpipe:\n  statement_prefix: other\n",
+                )
+                .unwrap()
+            }),
+        ),
+        (
+            "a stale temporary file",
+            Box::new(|| {
+                std::fs::write(
+                    root.join("facts/p/fct/.pipeline_definition.json.flinkpipe-tmp-999999999"),
+                    "{}",
+                )
+                .unwrap()
+            }),
+        ),
+        (
+            "a removed output",
+            Box::new(|| {
+                std::fs::remove_file(root.join("facts/p/fct/pipeline_definition.json")).unwrap()
+            }),
+        ),
+    ];
+    for (what, change) in changes {
+        change();
+        let (out, err, reported) = metadata(false);
+        assert!(!reported, "{what}: {out}{err}");
+        assert!(err.contains("sql-placeholder"), "{what}: {err}");
+        settle();
+        // The whole load's record may hold racy stamps: the next run reads them again.
+        metadata(false);
+        settle();
+        let (again, again_err, reported) = metadata(false);
+        assert!(
+            reported,
+            "{what}: not reported after a whole load: {again}{again_err}"
+        );
+        assert!(again.contains("0 written"), "{what}: {again}");
+        assert!(again_err.contains("sql-placeholder"), "{what}: {again_err}");
+    }
+    assert!(
+        !root
+            .join("facts/p/fct/.pipeline_definition.json.flinkpipe-tmp-999999999")
+            .exists()
+    );
+    assert!(root.join("facts/p/fct/pipeline_definition.json").is_file());
+    let inventory = std::fs::read_to_string(root.join("inventory.json")).unwrap();
+    assert!(
+        inventory.contains("fct2") && inventory.contains("ext_x"),
+        "{inventory}"
+    );
 }
