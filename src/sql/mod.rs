@@ -15,6 +15,7 @@ mod deep;
 pub mod dialect;
 mod extract;
 pub mod fallback;
+pub mod lexer;
 pub mod limits;
 pub mod model;
 pub mod placeholders;

@@ -164,6 +164,14 @@ thread_local! {
 /// [`split`] with the caller's line index of `sql` (so a file is indexed once).
 pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex) -> SplitFile {
     let mut out = SplitFile::default();
+    // The fast tokenizer covers most files; what it does not cover (and every error) is sqlparser's.
+    if dialect.dialect() == std::any::TypeId::of::<super::dialect::FlinkDialect>()
+        && let Some(tokens) = super::lexer::tokenize_significant(sql)
+    {
+        out.tokens = tokens;
+        out.statements = units(&out.tokens, lines);
+        return out;
+    }
     RAW_TOKENS.with(|cell| {
         let mut raw = cell.borrow_mut();
         raw.clear();
@@ -235,7 +243,7 @@ pub(crate) fn split_indexed(dialect: &dyn Dialect, sql: &str, lines: &LineIndex)
 /// Moves the significant tokens out of `raw` (leaving it empty): drops whitespace and comments (hints
 /// `/*+ … */` are comments to the tokenizer), and splits `>>` into two `>`: Flink has no shift operator,
 /// and nested types (`ARRAY<ROW<a INT>>`) end with `>>`.
-fn significant(raw: &mut Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+pub(crate) fn significant(raw: &mut Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let count = raw
         .iter()
         .map(|t| match t.token {

@@ -99,6 +99,9 @@ mod sql_corpus;
 mod sql_dialect;
 /// Fuzzing the SQL front end: token-level mutations of real Flink SQL (the shared corpus and the cases of
 mod sql_fuzz;
+/// The fast tokenizer gives sqlparser's tokens and spans, or leaves the file to sqlparser (corpus and
+/// mutations).
+mod sql_lexer;
 /// The SQL front end's answers as a project sees them (issue #14): what a statement the parser rejected,
 mod sql_project;
 /// Accuracy of the SQL front end on real Flink SQL from public repositories it was not developed
