@@ -308,6 +308,7 @@ pub fn probe(root: &Path, layout: &Layout) -> Option<(u128, Vec<PathBuf>)> {
         return None;
     }
     let root_name = root_name_of(root);
+    // Each folder's stats on the thread pool while the walk goes on.
     let stop = std::sync::atomic::AtomicBool::new(false);
     let found = std::sync::Mutex::new(Vec::new());
     let walked = rayon::in_place_scope(|s| {
@@ -318,7 +319,7 @@ pub fn probe(root: &Path, layout: &Layout) -> Option<(u128, Vec<PathBuf>)> {
                 if stop.load(Relaxed) {
                     return;
                 }
-                let listing = list_folder(root, root_name, &folder, layout);
+                let listing = list_folder(root, root_name, folder, layout);
                 let mut keys: FolderKeys = [None, None];
                 for (slot, key) in keys.iter_mut().enumerate() {
                     if let Some(name) = &listing.files[slot] {
@@ -388,7 +389,7 @@ fn scan_with_cache(
         walk(root, &root_name, None, |folder| {
             let (found, root_name) = (&found, &root_name);
             s.spawn(move |_| {
-                let read = read_folder(root, root_name, &folder, layout, cache, seen, detail);
+                let read = read_folder(root, root_name, folder, layout, cache, seen, detail);
                 found
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -438,17 +439,27 @@ struct Walked {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// A table folder the walk found: its path, and the names of the files in its `sql-scripts/`
+/// (`None`: the walk could not list it, see [`walk`]).
+struct FoundFolder {
+    path: PathBuf,
+    listed: Option<Vec<String>>,
+}
+
 /// One sequential walk of the tree at `root` (named `root_name` in diagnostics): calls `on_folder`
 /// with every table folder (a folder holding `sql-scripts/`) as it is found, and returns the
 /// external-table manifests and the walk's diagnostics. Table folders are not searched below
 /// `target/` or `node_modules/`, manifests not below `sql-scripts/` or `tests/`, and neither below
-/// hidden folders. `sql-scripts/` is not entered: `read_folder` lists it. The walk ends early once
-/// `stop` is set (what it returns is then partial).
+/// hidden folders. The names of the files in `sql-scripts/` come with the folder (walkdir has listed
+/// it to walk it: listing it again cost one more open and read of every `sql-scripts/`), `None` when
+/// the walk could not list it (an unreadable entry): [`list_folder`] then lists it and reports what
+/// it finds. Nothing below `sql-scripts/` is walked. The walk ends early once `stop` is set (what it
+/// returns is then partial).
 fn walk(
     root: &Path,
     root_name: &str,
     stop: Option<&std::sync::atomic::AtomicBool>,
-    mut on_folder: impl FnMut(PathBuf),
+    mut on_folder: impl FnMut(FoundFolder),
 ) -> Walked {
     let mut external_manifests: Vec<PathBuf> = Vec::new();
     // Symlinked folders are followed (teams link shared tables in); walkdir detects loops.
@@ -465,9 +476,48 @@ fn walk(
                 .any(|c| names.iter().any(|n| c.as_os_str() == *n))
         })
     };
+    // The `sql-scripts/` being listed: its table folder, its path, the names so far (`None` once an
+    // entry could not be read).
+    let mut listing: Option<(PathBuf, PathBuf, Option<Vec<String>>)> = None;
     while let Some(entry) = walker.next() {
         if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
             break;
+        }
+        if let Some((_, scripts, names)) = &mut listing {
+            let path = match &entry {
+                Ok(e) => Some(e.path()),
+                Err(e) => e.path(),
+            };
+            if path.is_some_and(|p| p != scripts.as_path() && p.starts_with(&*scripts)) {
+                match &entry {
+                    Ok(e) => {
+                        let is_dir = e.file_type().is_dir();
+                        if is_dir {
+                            walker.skip_current_dir();
+                        }
+                        if let Some(names) = names
+                            && let Some(name) = e.file_name().to_str()
+                        {
+                            // As `list_folder` keeps them: table files whatever they are (reading one
+                            // reports it), other files, no folders.
+                            let n = name.to_ascii_lowercase();
+                            if ((n.starts_with("ddl.") || n.starts_with("dml."))
+                                && n.ends_with(".sql"))
+                                || !is_dir
+                            {
+                                names.push(name.to_string());
+                            }
+                        } else {
+                            *names = None;
+                        }
+                    }
+                    Err(_) => *names = None,
+                }
+                continue;
+            }
+            if let Some((path, _, listed)) = listing.take() {
+                on_folder(FoundFolder { path, listed });
+            }
         }
         let entry = match entry {
             Ok(e) => e,
@@ -515,9 +565,15 @@ fn walk(
                 && !below(entry.path(), ["target", "node_modules"])
                 && let Some(parent) = entry.path().parent()
             {
-                on_folder(parent.to_path_buf());
+                // Its entries come next (walkdir has listed it): collected until the walk leaves it.
+                listing = Some((
+                    parent.to_path_buf(),
+                    entry.path().to_path_buf(),
+                    Some(Vec::new()),
+                ));
+            } else {
+                walker.skip_current_dir();
             }
-            walker.skip_current_dir();
         } else if name == "sql-scripts" && entry.depth() >= 2 {
             // Not a folder (a file, a FIFO, a dangling link): the table would be lost silently.
             let rel = slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()));
@@ -559,6 +615,11 @@ fn walk(
         }
     }
 
+    if let Some((path, _, listed)) = listing.take()
+        && !stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        on_folder(FoundFolder { path, listed });
+    }
     if let Some(first) = stale.first() {
         let rel = slash_path(first.strip_prefix(root).unwrap_or(first));
         walk_diagnostics.push(
@@ -604,7 +665,13 @@ impl Listing {
 }
 
 /// Lists a table folder's `sql-scripts/` and classifies its files (nothing is read).
-fn list_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> Listing {
+/// The names of the files in `sql-scripts/` are the walk's ([`FoundFolder::listed`]), or listed here.
+fn list_folder(root: &Path, root_name: &str, found: FoundFolder, layout: &Layout) -> Listing {
+    let FoundFolder {
+        path: folder,
+        listed,
+    } = found;
+    let folder = folder.as_path();
     let mut diags = Vec::new();
     let rel_to_root = folder.strip_prefix(root).unwrap_or(folder);
     let comps: Vec<String> = rel_to_root
@@ -620,8 +687,9 @@ fn list_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> 
     };
 
     let scripts = folder.join("sql-scripts");
-    let mut names: Vec<String> =
-        match std::fs::read_dir(&scripts) {
+    let mut names: Vec<String> = match listed {
+        Some(names) => names,
+        None => match std::fs::read_dir(&scripts) {
             // The entry's type comes with the listing; only symlinks need a stat (to their target).
             // A `ddl.*.sql` / `dml.*.sql` that is not a readable file (a folder, a dangling symlink) is
             // kept, so that reading it reports it instead of the table losing it silently.
@@ -646,7 +714,8 @@ fn list_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> 
                 );
                 Vec::new()
             }
-        };
+        },
+    };
     names.sort();
 
     let mut ddl_names = Vec::new();
@@ -705,12 +774,13 @@ fn list_folder(root: &Path, root_name: &str, folder: &Path, layout: &Layout) -> 
 fn read_folder(
     root: &Path,
     root_name: &str,
-    folder: &Path,
+    folder: FoundFolder,
     layout: &Layout,
     cache: &AnalysisCache,
     seen: &WrittenRecord,
     detail: Detail,
 ) -> (TableFolder, Vec<Diagnostic>, FolderKeys, Vec<Seen>) {
+    let path = folder.path.clone();
     let listing = list_folder(root, root_name, folder, layout);
     let mut diags = listing.diags;
     let mut keys: FolderKeys = [None, None];
@@ -734,7 +804,7 @@ fn read_folder(
     (
         TableFolder {
             rel: listing.rel,
-            path: folder.to_path_buf(),
+            path,
             table_type: listing.table_type,
             product: listing.product,
             ddl,
@@ -968,4 +1038,116 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
         .count()
         + 1;
     (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `list_folder` makes of a folder with the walk's names and with its own listing.
+    fn listings(
+        root: &Path,
+    ) -> Vec<(String, [Option<String>; 2], Vec<String>, Vec<String>, usize)> {
+        let mut found = Vec::new();
+        let walked = walk(root, "pipelines", None, |f| found.push(f));
+        assert!(walked.diagnostics.is_empty(), "{:?}", walked.diagnostics);
+        let layout = Layout::default();
+        let show = |l: Listing| (l.rel, l.files, l.dlq_ddl, l.properties, l.diags.len());
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        found
+            .into_iter()
+            .map(|f| {
+                let own = FoundFolder {
+                    path: f.path.clone(),
+                    listed: None,
+                };
+                let by_walk = show(list_folder(root, "pipelines", f, &layout));
+                let by_itself = show(list_folder(root, "pipelines", own, &layout));
+                assert_eq!(by_walk, by_itself);
+                by_walk
+            })
+            .collect()
+    }
+
+    /// The walk lists each `sql-scripts/` once, for the folder: the same files as a listing of its
+    /// own, whatever the folder holds (subfolders, hidden files, links to files, to folders and
+    /// dangling), and nothing below it is walked.
+    #[test]
+    fn the_walks_listing_of_sql_scripts_is_the_folders_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("pipelines");
+        let scripts = root.join("facts/p/fct/sql-scripts");
+        std::fs::create_dir_all(scripts.join("sub/sql-scripts")).unwrap();
+        std::fs::create_dir_all(scripts.join("ddl.folder.sql")).unwrap();
+        for (name, text) in [
+            ("ddl.fct.sql", "CREATE TABLE fct (id INT);"),
+            ("dml.fct.sql", "INSERT INTO fct SELECT 1;"),
+            ("ddl.fct_dlq.sql", "CREATE TABLE fct_dlq (id INT);"),
+            ("kafka.properties", "a=b"),
+            (".hidden.properties", "a=b"),
+            ("README.md", "notes"),
+            (
+                "sub/sql-scripts/ddl.deep.sql",
+                "CREATE TABLE deep (id INT);",
+            ),
+        ] {
+            std::fs::write(scripts.join(name), text).unwrap();
+        }
+        let src = root.join("sources/p/src/sql-scripts");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("ddl.src.sql"), "CREATE TABLE src (id INT);").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(scripts.join("dml.fct.sql"), src.join("dml.src.sql"))
+                .unwrap();
+            std::os::unix::fs::symlink(scripts.join("sub"), src.join("linked-folder")).unwrap();
+            std::os::unix::fs::symlink(scripts.join("kafka.properties"), src.join("x.properties"))
+                .unwrap();
+        }
+        let all = listings(&root);
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert_eq!(all[0].0, "pipelines/facts/p/fct");
+        assert_eq!(
+            all[0].1,
+            [
+                Some("ddl.fct.sql".to_string()),
+                Some("dml.fct.sql".to_string())
+            ]
+        );
+        assert_eq!(
+            all[0].2,
+            ["pipelines/facts/p/fct/sql-scripts/ddl.fct_dlq.sql"]
+        );
+        assert_eq!(
+            all[0].3,
+            [
+                "pipelines/facts/p/fct/sql-scripts/.hidden.properties",
+                "pipelines/facts/p/fct/sql-scripts/kafka.properties"
+            ]
+        );
+        // Two DDL files (the folder named like one counts): a diagnostic.
+        assert_eq!(all[0].4, 1);
+        #[cfg(unix)]
+        {
+            assert_eq!(
+                all[1].1,
+                [
+                    Some("ddl.src.sql".to_string()),
+                    Some("dml.src.sql".to_string())
+                ]
+            );
+            assert_eq!(
+                all[1].3,
+                ["pipelines/sources/p/src/sql-scripts/x.properties"]
+            );
+            // A dangling link: the walk cannot list the folder, which lists itself.
+            std::os::unix::fs::symlink(src.join("gone"), src.join("dangling.sql")).unwrap();
+            let mut found = Vec::new();
+            walk(&root, "pipelines", None, |f| found.push(f));
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            assert!(found[0].listed.is_some());
+            assert!(found[1].listed.is_none());
+            assert_eq!(listings(&root).len(), 2);
+        }
+    }
 }
