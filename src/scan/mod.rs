@@ -1044,10 +1044,11 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
 mod tests {
     use super::*;
 
+    /// A listing as compared: relative path, DDL and DML names, DLQ DDLs, properties, diagnostics.
+    type Shown = (String, [Option<String>; 2], Vec<String>, Vec<String>, usize);
+
     /// What `list_folder` makes of a folder with the walk's names and with its own listing.
-    fn listings(
-        root: &Path,
-    ) -> Vec<(String, [Option<String>; 2], Vec<String>, Vec<String>, usize)> {
+    fn listings(root: &Path) -> Vec<Shown> {
         let mut found = Vec::new();
         let walked = walk(root, "pipelines", None, |f| found.push(f));
         assert!(walked.diagnostics.is_empty(), "{:?}", walked.diagnostics);
