@@ -54,7 +54,8 @@ pub fn build_all_metadata(
     ctx.recover_tree(pipelines, Some(&project.diagnostics))?;
     let written = write_metadata(&project, pipelines)?;
     // What this load found, for the next run on the same inputs (see `unchanged_metadata`).
-    if let Some(summary) = LoadSummary::of(&project) {
+    let definitions = written.metadata.definitions_written + written.metadata.definitions_unchanged;
+    if let Some(summary) = LoadSummary::of(&project, definitions) {
         summary.save(pipelines);
     }
     let report = MetadataWritten {
@@ -97,7 +98,10 @@ fn unchanged_metadata(
     let summary = LoadSummary::load(pipelines, inputs)?;
     let graph_path = pipelines.join(metadata::GRAPH_FILE);
     let inventory_path = pipelines.join(INVENTORY_FILE);
-    if !record.all_current(&[&graph_path, &inventory_path]) {
+    // Every file the load wrote is recorded (a file the record could not hold is written again).
+    if record.len() != summary.definitions + 2
+        || !record.all_current(&[&graph_path, &inventory_path])
+    {
         return None;
     }
     tracing::debug!(
@@ -112,7 +116,7 @@ fn unchanged_metadata(
         tables: summary.tables,
         edges: summary.edges,
         definitions_written: 0,
-        definitions_unchanged: record.len() - 2,
+        definitions_unchanged: summary.definitions,
         graph_written: false,
         inventory_written: false,
         graph_path,

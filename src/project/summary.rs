@@ -10,8 +10,8 @@
 //!
 //! Like the cache, it is only an optimisation: a missing, foreign or damaged summary (or one of
 //! another key) is not used, and one that cannot be written is ignored. Format: JSON
-//! `{"format": 1, "inputs": "<32 hex digits>", "tables": N, "edges": N, "diagnostics": [...]}`, each
-//! diagnostic as `--output json` gives it.
+//! `{"format": 2, "inputs": "<32 hex digits>", "tables": N, "edges": N, "definitions": N,
+//! "diagnostics": [...]}`, each diagnostic as `--output json` gives it.
 
 use super::Project;
 use crate::diagnostics::{Diagnostic, Severity, WARNING_CLASSES};
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Bumped whenever the layout changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The counts and diagnostics of a loaded project with the key of its inputs (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +30,8 @@ pub struct LoadSummary {
     pub tables: usize,
     /// Edges of the graph.
     pub edges: usize,
+    /// `pipeline_definition.json` files the load's metadata has (one per table that is not external).
+    pub definitions: usize,
     /// The project's diagnostics, in its order (warnings only: a project with errors writes nothing).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -50,13 +52,15 @@ struct Stored {
     inputs: String,
     tables: usize,
     edges: usize,
+    definitions: usize,
     diagnostics: Vec<StoredDiagnostic>,
 }
 
 impl LoadSummary {
-    /// The summary of `project`; `None` when it has no inputs key, or a diagnostic that is an error
-    /// or of a class outside [`WARNING_CLASSES`] (which could not be read back as it is).
-    pub fn of(project: &Project) -> Option<LoadSummary> {
+    /// The summary of `project`, whose metadata has `definitions` definition files; `None` when it
+    /// has no inputs key, or a diagnostic that is an error or of a class outside [`WARNING_CLASSES`]
+    /// (which could not be read back as it is).
+    pub fn of(project: &Project, definitions: usize) -> Option<LoadSummary> {
         let storable = project
             .diagnostics
             .iter()
@@ -66,6 +70,7 @@ impl LoadSummary {
             inputs: project.inputs?,
             tables: project.inventory.tables.len(),
             edges: project.graph.edges().count(),
+            definitions,
             diagnostics: project.diagnostics.clone(),
         })
     }
@@ -96,6 +101,7 @@ impl LoadSummary {
             inputs,
             tables: stored.tables,
             edges: stored.edges,
+            definitions: stored.definitions,
             diagnostics,
         })
     }
@@ -111,6 +117,7 @@ impl LoadSummary {
             inputs: format!("{:032x}", self.inputs),
             tables: self.tables,
             edges: self.edges,
+            definitions: self.definitions,
             diagnostics: self
                 .diagnostics
                 .iter()

@@ -484,11 +484,14 @@ fn walk(
             break;
         }
         if let Some((_, scripts, names)) = &mut listing {
-            let path = match &entry {
-                Ok(e) => Some(e.path()),
-                Err(e) => e.path(),
+            let inside = match &entry {
+                Ok(e) => e.path() != scripts.as_path() && e.path().starts_with(&*scripts),
+                // An error listing the folder (its own path), one of its entries, or one without a
+                // path while it is listed (a failed read of the folder): the folder lists itself, and
+                // reports what it finds.
+                Err(e) => e.path().is_none_or(|p| p.starts_with(&*scripts)),
             };
-            if path.is_some_and(|p| p != scripts.as_path() && p.starts_with(&*scripts)) {
+            if inside {
                 match &entry {
                     Ok(e) => {
                         let is_dir = e.file_type().is_dir();
@@ -499,11 +502,11 @@ fn walk(
                             && let Some(name) = e.file_name().to_str()
                         {
                             // As `list_folder` keeps them: table files whatever they are (reading one
-                            // reports it), other files, no folders.
+                            // reports it), other regular files (links followed), nothing else.
                             let n = name.to_ascii_lowercase();
                             if ((n.starts_with("ddl.") || n.starts_with("dml."))
                                 && n.ends_with(".sql"))
-                                || !is_dir
+                                || e.file_type().is_file()
                             {
                                 names.push(name.to_string());
                             }
@@ -1104,6 +1107,12 @@ mod tests {
             std::os::unix::fs::symlink(scripts.join("sub"), src.join("linked-folder")).unwrap();
             std::os::unix::fs::symlink(scripts.join("kafka.properties"), src.join("x.properties"))
                 .unwrap();
+            // Not regular files: never listed.
+            std::os::unix::fs::symlink("/dev/null", src.join("null.properties")).unwrap();
+            let fifo = std::process::Command::new("mkfifo")
+                .arg(src.join("fifo.properties"))
+                .status();
+            assert!(fifo.is_ok_and(|s| s.success()));
         }
         let all = listings(&root);
         assert_eq!(all.len(), 2, "{all:?}");
