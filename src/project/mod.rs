@@ -123,8 +123,7 @@ fn inputs_key(
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&scanned.to_le_bytes());
     h.update(&manifests.to_le_bytes());
-    h.update(&(config.len() as u64).to_le_bytes());
-    h.update(&config);
+    crate::scan::cache::hash_field(&mut h, &config);
     h.update(&[u8::from(options.allow_unknown)]);
     Some(h.digest128())
 }

@@ -479,8 +479,9 @@ fn walk(
     // The `sql-scripts/` being listed: its table folder, its path, the names so far (`None` once an
     // entry could not be read).
     let mut listing: Option<(PathBuf, PathBuf, Option<Vec<String>>)> = None;
+    let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
     while let Some(entry) = walker.next() {
-        if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+        if stopped() {
             break;
         }
         if let Some((_, scripts, names)) = &mut listing {
@@ -501,13 +502,8 @@ fn walk(
                         if let Some(names) = names
                             && let Some(name) = e.file_name().to_str()
                         {
-                            // As `list_folder` keeps them: table files whatever they are (reading one
-                            // reports it), other regular files (links followed), nothing else.
-                            let n = name.to_ascii_lowercase();
-                            if ((n.starts_with("ddl.") || n.starts_with("dml."))
-                                && n.ends_with(".sql"))
-                                || e.file_type().is_file()
-                            {
+                            // walkdir follows links: the type is the target's.
+                            if listed_in_scripts(name, || e.file_type().is_file()) {
                                 names.push(name.to_string());
                             }
                         } else {
@@ -599,10 +595,7 @@ fn walk(
             external_manifests.push(entry.into_path());
         } else if entry.depth() > 0
             && !entry.file_type().is_dir()
-            && {
-                let n = name.to_string_lossy().to_ascii_lowercase();
-                (n.starts_with("ddl.") || n.starts_with("dml.")) && n.ends_with(".sql")
-            }
+            && is_table_file_name(&name.to_string_lossy())
             && !below(entry.path(), ["tests", "target"])
             && !below(entry.path(), ["node_modules", "tests"])
         {
@@ -619,7 +612,7 @@ fn walk(
     }
 
     if let Some((path, _, listed)) = listing.take()
-        && !stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        && !stopped()
     {
         on_folder(FoundFolder { path, listed });
     }
@@ -640,6 +633,19 @@ fn walk(
         external_manifests,
         diagnostics: walk_diagnostics,
     }
+}
+
+/// Whether `name` is a table file's name: `ddl.*.sql` or `dml.*.sql`, in any case.
+fn is_table_file_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    (n.starts_with("ddl.") || n.starts_with("dml.")) && n.ends_with(".sql")
+}
+
+/// Whether an entry of `sql-scripts/` named `name` is listed: a table file whatever it is (a folder,
+/// a dangling link: reading it reports it, rather than the table losing it silently), else only a
+/// regular file (`is_file`, links followed).
+fn listed_in_scripts(name: &str, is_file: impl FnOnce() -> bool) -> bool {
+    is_table_file_name(name) || is_file()
 }
 
 /// What a table folder's `sql-scripts/` listing says, before any SQL file is read: everything of the
@@ -694,19 +700,14 @@ fn list_folder(root: &Path, root_name: &str, found: FoundFolder, layout: &Layout
         Some(names) => names,
         None => match std::fs::read_dir(&scripts) {
             // The entry's type comes with the listing; only symlinks need a stat (to their target).
-            // A `ddl.*.sql` / `dml.*.sql` that is not a readable file (a folder, a dangling symlink) is
-            // kept, so that reading it reports it instead of the table losing it silently.
             Ok(rd) => rd
                 .filter_map(|e| e.ok())
                 .filter(|e| {
-                    let n = e.file_name().to_string_lossy().to_ascii_lowercase();
-                    let sql =
-                        (n.starts_with("ddl.") || n.starts_with("dml.")) && n.ends_with(".sql");
-                    sql || match e.file_type() {
+                    listed_in_scripts(&e.file_name().to_string_lossy(), || match e.file_type() {
                         Ok(t) if t.is_symlink() => e.path().is_file(),
                         Ok(t) => t.is_file(),
                         Err(_) => e.path().is_file(),
-                    }
+                    })
                 })
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect(),
