@@ -5,8 +5,8 @@ use crate::support::test::Outcome;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Runs `flinkpipe args…` with the cache in `cache` (or off when `None`).
-fn run(args: &[&str], cache: Option<&Path>) -> Outcome {
+/// `flinkpipe args…` with the cache in `cache` (or off when `None`), outside any project.
+fn command(args: &[&str], cache: Option<&Path>) -> std::process::Command {
     let mut cmd = crate::support::command();
     cmd.args(args)
         .env_remove("PIPELINES")
@@ -18,7 +18,13 @@ fn run(args: &[&str], cache: Option<&Path>) -> Outcome {
         Some(dir) => cmd.env("XDG_CACHE_HOME", dir),
         None => cmd.env("FLINKPIPE_NO_CACHE", "1"),
     };
-    Outcome::of(&args.join(" "), cmd.output().unwrap(), None)
+    cmd
+}
+
+/// Runs `flinkpipe args…` with the cache in `cache` (or off when `None`).
+fn run(args: &[&str], cache: Option<&Path>) -> Outcome {
+    let output = command(args, cache).output().unwrap();
+    Outcome::of(&args.join(" "), output, None)
 }
 
 /// Every generated JSON file under `root`, by relative path.
@@ -258,18 +264,6 @@ fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
     assert!(now.contains("\"src_b\"") && !now.contains("src_x"), "{now}");
 }
 
-/// Every `.sql` file under `dir`, sorted.
-fn sql_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "sql"))
-        .map(|e| e.into_path())
-        .collect();
-    files.sort();
-    files
-}
-
 /// A lean analysis (what inventory-only commands load from the cache) is exactly the whole analysis
 /// without statement texts and column lists, on every file of the corpus and of the test data: no
 /// other field is lost or changed on the way, and the whole deserialisation is unchanged.
@@ -277,9 +271,9 @@ fn sql_files(dir: &Path) -> Vec<std::path::PathBuf> {
 fn a_lean_analysis_is_the_whole_one_without_texts_and_columns() {
     let corpus = crate::support::corpus();
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real-sql");
-    let files: Vec<_> = sql_files(&corpus)
+    let files: Vec<_> = crate::support::sql_files(&corpus)
         .into_iter()
-        .chain(sql_files(&real))
+        .chain(crate::support::sql_files(&real))
         .collect();
     assert!(files.len() > 300, "{} SQL files", files.len());
     let (mut texts, mut columns) = (0usize, 0usize);
@@ -455,19 +449,16 @@ fn an_unchanged_tree_is_reported_from_the_summary_of_the_last_load() {
     let dir = root.to_str().unwrap();
     // Debug lines of the metadata operation only: the one a reported run logs, nothing else.
     let metadata = |json: bool| {
-        let mut cmd = crate::support::command();
-        if json {
-            cmd.args(["--output", "json"]);
-        }
-        cmd.args(["pipeline", "build-all-metadata", dir])
-            .env_remove("PIPELINES")
-            .env_remove("SL_CONFIG_FILE")
-            .env_remove("CONFIG_FILE")
-            .env_remove("FLINKPIPE_NO_CACHE")
-            .env("XDG_CACHE_HOME", cache.path())
+        let args: &[&str] = if json {
+            &["--output", "json", "pipeline", "build-all-metadata", dir]
+        } else {
+            &["pipeline", "build-all-metadata", dir]
+        };
+        let output = command(args, Some(cache.path()))
             .env("FLINKPIPE_LOG", "flinkpipe::ops::metadata=debug")
-            .current_dir(std::env::temp_dir());
-        let o = Outcome::of("build-all-metadata", cmd.output().unwrap(), None).success();
+            .output()
+            .unwrap();
+        let o = Outcome::of("build-all-metadata", output, None).success();
         let (out, err) = (o.stdout_raw(), o.stderr_raw());
         let reported = err.contains("reported from the load summary");
         let err: String = err

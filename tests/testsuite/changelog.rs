@@ -2,24 +2,10 @@
 //! lead to them (inserts, update pairs, upserts without `-U`, deletes, re-inserts), the fold equals the
 //! final state, keyed and as a multiset; a retraction of a missing row is reported, never applied.
 
+use crate::support::Rng;
 use flinkpipe::results::{Change, Mode, RowKind, Snapshot};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-/// xorshift64*: deterministic, so a failure reproduces from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// A row `[key, value, label]` with typed values (a NULL now and then).
 fn row(rng: &mut Rng, key: i64) -> Vec<Value> {

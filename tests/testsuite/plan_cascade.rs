@@ -3,6 +3,7 @@
 //! again, which is not a restart and cascades nothing. Checked on the example project and as a property
 //! over generated graphs, for every scope form.
 
+use crate::support::Rng;
 use crate::support::Test;
 use crate::support::{our_fixture, project};
 use flinkpipe::config::Config;
@@ -275,21 +276,6 @@ fn property_on_the_example_project_for_every_scope() {
         }
     }
     assert!(checked > 100, "{checked}");
-}
-
-/// A small deterministic generator (xorshift64*), so failures reproduce from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// A random project: sources (CREATE TABLE), views (CREATE VIEW), CTAS, and DML tables that read one or

@@ -6,6 +6,7 @@
 
 use crate::fake_confluent::FakeConfluent;
 use crate::memory_target::{MemoryTarget, Op, http};
+use crate::support::Rng;
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::{Test, stderr, stdout};
 use flinkpipe::ops::rollback;
@@ -718,21 +719,6 @@ fn the_restore_of_an_uncommitted_release_diffs_the_work_tree_and_needs_a_base() 
 
 // ---- a property over random releases ----
 
-/// xorshift64*: reproducible pseudo-random numbers for the property below.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// For every release (1–6 tables, some written by one statement set, green statements live in any
 /// phase or absent, blue running) and both verbs: the plan never names a blue statement, names each
 /// green statement once, acts on every live green one with `--delete` and on no declaration or
@@ -743,7 +729,7 @@ fn the_rollback_plan_never_touches_blue_and_goes_children_first_for_every_releas
     use flinkpipe::target::{StatementMeta, StatementState};
     for seed in 1..400u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let n = 1 + rng.below(6) as usize;
+        let n = 1 + rng.below(6);
         let mut tables: Vec<GreenTable> = (0..n)
             .map(|i| table(&format!("t{i}"), &format!("t{i}_v2")))
             .collect();

@@ -3,26 +3,12 @@
 //! exactly when some downstream statement reads it (the generator knows who reads what), and the
 //! readers are named with their file:line.
 
+use crate::support::Rng;
 use crate::support::Test;
 use crate::support::project;
 use crate::support::repo::{Repo, T_BASE};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn ddl(name: &str, cols: &[String]) -> String {
     let body: Vec<String> = cols.iter().map(|c| format!("  {c} STRING,")).collect();

@@ -16,32 +16,13 @@
 //! - a statement read by the fallback has a warning; a SELECT-only statement has no statefulness;
 //! - time: within a generous bound of the input's size (a quadratic walk on a 50 KB input shows).
 
+use crate::support::Rng;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use flinkpipe::sql::{self, Statefulness, StatementKind};
 use sqlparser::tokenizer::{Token, Tokenizer};
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 /// Tokens worth inserting: statement keywords, clause keywords, Flink constructs, punctuation, quotes,
 /// placeholders, comments.

@@ -3,20 +3,9 @@
 //! character-level mutations of them aimed at its edges (quotes, comments, operators, numbers glued to
 //! words, non-ASCII characters, line ends). It must also cover most real files, or it is no faster.
 
+use crate::support::Rng;
 use flinkpipe::sql::lexer::{reference_tokens, tokenize_significant};
 use std::path::{Path, PathBuf};
-
-/// Every `.sql` file under `dir`.
-fn sql_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "sql"))
-        .map(|e| e.into_path())
-        .collect();
-    files.sort();
-    files
-}
 
 fn texts() -> Vec<(PathBuf, String)> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -26,7 +15,7 @@ fn texts() -> Vec<(PathBuf, String)> {
         repo.join("fixtures"),
     ]
     .iter()
-    .flat_map(|d| sql_files(d))
+    .flat_map(|d| crate::support::sql_files(d))
     .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
     .collect()
 }
@@ -56,26 +45,6 @@ fn the_fast_tokenizer_gives_sqlparsers_tokens_on_every_real_file() {
         "covered {covered} of {} files",
         texts.len()
     );
-}
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
 }
 
 /// The nearest character boundary of `s` at or before `at`.

@@ -8,6 +8,7 @@
 //!   by two statements among blue ∪ green (every statement of the tree keeps running while green starts);
 //! - the plan of a restart of that statement restarts every table it writes.
 
+use crate::support::Rng;
 use crate::support::Test;
 use crate::support::project;
 use flinkpipe::changes::{ChangeKind, FileChange, FileRole, HeadGraph, impacted_tables};
@@ -17,23 +18,6 @@ use flinkpipe::plan::{Action, PlanOptions, Scope, StatementNaming, StatementStat
 use flinkpipe::project::{LoadOptions, Project};
 use flinkpipe::versioning::{VersionRequest, plan_versions};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// xorshift64*: failures reproduce from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn ddl(name: &str) -> String {
     format!(

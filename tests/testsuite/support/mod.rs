@@ -15,6 +15,18 @@ pub fn corpus() -> PathBuf {
     p
 }
 
+/// Every `.sql` file under `dir`, sorted.
+pub fn sql_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "sql"))
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    files
+}
+
 /// Copies `src` into a fresh temp dir as `<tmp>/pipelines` and returns (guard, pipelines path).
 /// shift_left's generated files (inventory.json, pipeline_definition.json) are left out.
 pub fn copy_pipelines(src: &Path) -> (tempfile::TempDir, PathBuf) {
@@ -120,7 +132,9 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
 }
 pub mod kafka;
 pub mod repo;
+pub mod rng;
 pub mod stack;
 pub mod test;
 
+pub use rng::Rng;
 pub use test::Test;
