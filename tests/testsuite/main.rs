@@ -102,6 +102,7 @@ mod sql_fuzz;
 /// The fast tokenizer gives sqlparser's tokens and spans, or leaves the file to sqlparser (corpus and
 /// mutations).
 mod sql_lexer;
+mod sql_parse_fast;
 /// The SQL front end's answers as a project sees them (issue #14): what a statement the parser rejected,
 mod sql_project;
 /// Accuracy of the SQL front end on real Flink SQL from public repositories it was not developed
