@@ -238,6 +238,7 @@ pub fn write_all_with(
     batch: Batch,
     extra: Vec<Staged>,
 ) -> Result<Written, BatchError> {
+    let started = std::time::Instant::now();
     let inv: &Inventory = &project.inventory;
     let tables: Vec<&Table> = inv.tables.values().filter(|t| !t.external).collect();
     let results: Vec<Result<Option<Staged>, BatchError>> = tables
@@ -287,7 +288,16 @@ pub fn write_all_with(
         batch.abandon(staged);
         return Err(e);
     }
+    tracing::info!(
+        files = staged.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "metadata staged"
+    );
     batch.commit(staged)?;
+    tracing::info!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "metadata committed"
+    );
     Ok(written)
 }
 

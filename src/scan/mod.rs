@@ -928,7 +928,14 @@ fn read_sql_cached(
     empty_file_diagnostic(&analysis, &rel, diags);
     let mut todo = false;
     // A decision `table init` left to the user (the join condition of sources without a shared key).
-    for (i, l) in text.lines().enumerate() {
+    // One search of the whole text first: most files have none, and a search per line builds the
+    // substring searcher once per line.
+    let lines = if text.contains(layout::TODO_MARKER) {
+        text.lines()
+    } else {
+        "".lines()
+    };
+    for (i, l) in lines.enumerate() {
         if let Some(at) = l.find(layout::TODO_MARKER) {
             let col = l[..at].chars().count() + 1;
             todo = true;
