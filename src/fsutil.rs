@@ -162,76 +162,98 @@ pub fn discard(staged: Vec<Staged>) {
 /// Phase two: renames every staged temporary over its target, all or nothing. Each existing target is
 /// first kept under a backup name by a hard link (no copy of its bytes; a copy where links are not
 /// supported); a target that cannot be kept (a folder, an unreadable file) stops the batch before any
-/// rename. If a rename still fails, the targets already replaced get their previous file back (or are
-/// removed if they did not exist), and the remaining temporaries are removed. The error names the file.
+/// rename. If a rename still fails, the targets replaced get their previous file back (or are removed
+/// if they did not exist), and the temporaries are removed. The error names the file (the first in
+/// `staged` order that failed).
+///
+/// The backups, the renames and the removal of the backups each run on the thread pool: they are
+/// independent system calls, and at 100,000 files one thread making them was a tenth of a first
+/// `build-all-metadata`. Every rename is attempted before a failure is acted on.
 pub fn commit(staged: Vec<Staged>) -> Result<(), PathError> {
     commit_with(staged, || true)
 }
 
 /// [`commit`], calling `on_rollback` before putting back the files already replaced (a [`Batch`]
 /// records it in its marker). When `on_rollback` answers `false` (the rollback could not be
-/// recorded), nothing is put back and nothing is removed: the temporaries not yet renamed (the failed
-/// one included) and the backups stay, so that a later [`recover`] completes the commit as the marker
-/// still says; the error says so.
+/// recorded), nothing is put back and nothing is removed: the targets renamed stay new, the
+/// temporaries that failed and the backups stay, so that a later [`recover`] completes the commit as
+/// the marker still says; the error says so.
 pub(crate) fn commit_with(
     staged: Vec<Staged>,
     mut on_rollback: impl FnMut() -> bool,
 ) -> Result<(), PathError> {
+    use rayon::prelude::*;
+    let kept: Vec<std::io::Result<Option<PathBuf>>> =
+        staged.par_iter().map(|s| backup(&s.target)).collect();
     let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(staged.len());
-    for s in &staged {
-        match backup(&s.target) {
+    let mut failed = None;
+    for (i, b) in kept.into_iter().enumerate() {
+        match b {
             Ok(b) => backups.push(b),
             Err(source) => {
-                remove_backups(&backups);
-                let target = s.target.clone();
-                discard(staged);
-                return Err(PathError {
-                    path: target,
-                    source,
-                });
+                failed.get_or_insert((i, source));
             }
         }
     }
-    let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
-    let mut it = staged.into_iter().zip(backups);
-    while let Some((s, b)) = it.next() {
-        let target = s.target.clone();
-        if let Err(source) = std::fs::rename(&s.tmp, &s.target) {
-            if !on_rollback() {
-                return Err(PathError {
-                    path: target,
-                    source: std::io::Error::new(
-                        source.kind(),
-                        format!(
-                            "{source}; the batch could not be marked as rolling back, so the files already replaced were left new and the rest staged: the next flinkpipe command that writes this tree completes the batch"
-                        ),
-                    ),
-                });
+    if let Some((i, source)) = failed {
+        remove_backups(&backups);
+        let target = staged[i].target.clone();
+        discard(staged);
+        return Err(PathError {
+            path: target,
+            source,
+        });
+    }
+    let results: Vec<std::io::Result<()>> = staged
+        .par_iter()
+        .map(|s| std::fs::rename(&s.tmp, &s.target))
+        .collect();
+    let mut renamed: Vec<bool> = Vec::with_capacity(results.len());
+    let mut failed = None;
+    for (i, r) in results.into_iter().enumerate() {
+        renamed.push(r.is_ok());
+        if let Err(source) = r {
+            failed.get_or_insert((i, source));
+        }
+    }
+    let Some((first, source)) = failed else {
+        remove_backups(&backups);
+        return Ok(());
+    };
+    let target = staged[first].target.clone();
+    if !on_rollback() {
+        return Err(PathError {
+            path: target,
+            source: std::io::Error::new(
+                source.kind(),
+                format!(
+                    "{source}; the batch could not be marked as rolling back, so the files already replaced were left new and the rest staged: the next flinkpipe command that writes this tree completes the batch"
+                ),
+            ),
+        });
+    }
+    staged
+        .into_par_iter()
+        .zip(backups)
+        .zip(renamed)
+        .for_each(|((s, old), renamed)| match (renamed, old) {
+            (true, Some(old)) => {
+                let _ = std::fs::rename(&old, &s.target);
             }
-            let _ = std::fs::remove_file(&s.tmp);
-            for (t, old) in done.into_iter().rev() {
-                match old {
-                    Some(old) => {
-                        let _ = std::fs::rename(&old, &t);
-                    }
-                    None => {
-                        let _ = std::fs::remove_file(&t);
-                    }
+            (true, None) => {
+                let _ = std::fs::remove_file(&s.target);
+            }
+            (false, old) => {
+                let _ = std::fs::remove_file(&s.tmp);
+                if let Some(old) = old {
+                    let _ = std::fs::remove_file(old);
                 }
             }
-            let (rest, rest_backups): (Vec<Staged>, Vec<Option<PathBuf>>) = it.unzip();
-            discard(rest);
-            remove_backups(&rest_backups);
-            remove_backups(&[b]);
-            return Err(PathError {
-                path: target,
-                source,
-            });
-        }
-        done.push((target, b));
-    }
-    remove_backups(&done.into_iter().map(|(_, b)| b).collect::<Vec<_>>());
-    Ok(())
+        });
+    Err(PathError {
+        path: target,
+        source,
+    })
 }
 
 /// Flushes every staged temporary to the disk, then the folders that hold them, before a [`Batch`]'s
@@ -354,9 +376,10 @@ fn backup(target: &Path) -> std::io::Result<Option<PathBuf>> {
 }
 
 fn remove_backups(backups: &[Option<PathBuf>]) {
-    for b in backups.iter().flatten() {
+    use rayon::prelude::*;
+    backups.par_iter().flatten().for_each(|b| {
         let _ = std::fs::remove_file(b);
-    }
+    });
 }
 
 impl Staged {
@@ -539,6 +562,41 @@ mod tests {
         assert!(write_atomic(&p, b"new").is_err());
         assert!(p.is_dir());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Whichever rename fails (the renames run in parallel), every file is as before: replaced ones
+    /// get their old content back, new ones are removed, and no temporary or backup is left.
+    #[test]
+    fn a_batch_whose_rename_fails_anywhere_puts_every_file_back() {
+        for failing in 0..6 {
+            let dir = tempfile::tempdir().unwrap();
+            let paths: Vec<PathBuf> = (0..6)
+                .map(|i| dir.path().join(format!("f{i}.json")))
+                .collect();
+            // Even files exist before the batch, odd ones are new.
+            for p in paths.iter().step_by(2) {
+                std::fs::write(p, b"old").unwrap();
+            }
+            let staged: Vec<Staged> = paths
+                .iter()
+                .map(|p| stage(p, b"new").unwrap().unwrap())
+                .collect();
+            std::fs::remove_file(&staged[failing].tmp).unwrap();
+            let err = commit(staged).unwrap_err();
+            assert_eq!(err.path, paths[failing]);
+            for (i, p) in paths.iter().enumerate() {
+                if i % 2 == 0 {
+                    assert_eq!(std::fs::read(p).unwrap(), b"old", "f{i}, failing {failing}");
+                } else {
+                    assert!(!p.exists(), "f{i} did not exist before (failing {failing})");
+                }
+            }
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                3,
+                "failing {failing}"
+            );
+        }
     }
 
     #[test]
