@@ -291,7 +291,7 @@ impl Batch {
         });
         self.rename_all(staged)?;
         if let Some((record, entries, inputs)) = record {
-            record.save_with_inputs(entries, inputs);
+            record.save_with_inputs(super::record::settle(entries), inputs);
         }
         Ok(())
     }

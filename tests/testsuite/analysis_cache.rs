@@ -219,10 +219,11 @@ fn an_unchanged_tree_is_neither_read_nor_rewritten_on_later_runs() {
     let first = metadata();
     assert!(first.contains("3 written, 0 unchanged"), "{first}");
     let written = stamps();
-    // Only for the clock to move on past `RACY` (100 ms): nothing here measures time.
+    // Only for the clock to move on past `RACY` (30 ms): nothing here measures time.
     std::thread::sleep(std::time::Duration::from_millis(250));
-    // 2nd run: every file is racy against the first record, so the SQL files are read and the
-    // outputs compared again, and both records are saved anew; nothing is rewritten.
+    // 2nd run: every SQL file is racy against the first record of files read, so they are read again
+    // and the record saved anew (the outputs were settled by the first run: `record::settle`); nothing
+    // is rewritten.
     let second = metadata();
     assert!(second.contains("0 written, 3 unchanged"), "{second}");
     assert_eq!(stamps(), written);
@@ -588,4 +589,50 @@ fn an_unchanged_tree_is_reported_from_the_summary_of_the_last_load() {
         inventory.contains("fct2") && inventory.contains("ext_x"),
         "{inventory}"
     );
+}
+
+/// The run right after one that wrote the metadata is reported from the summary: the files just
+/// written are settled before the record of written files is saved (`record::settle`), so they are
+/// not racy for the next run, which would otherwise read every one of them back. (SQL files edited
+/// just before a run stay racy for the next one: only a file older than its record is trusted.)
+#[test]
+fn the_run_right_after_a_write_is_reported_from_the_summary() {
+    let cache = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "sources/p/src_a/sql-scripts/ddl.src_a.sql",
+            "CREATE TABLE src_a (id INT);",
+        ),
+        (
+            "facts/p/fct/sql-scripts/ddl.fct.sql",
+            "CREATE TABLE fct (id INT);",
+        ),
+        (
+            "facts/p/fct/sql-scripts/dml.fct.sql",
+            "INSERT INTO fct SELECT id FROM src_a;",
+        ),
+    ];
+    let (_tmp, root) = crate::support::project(&files);
+    for (rel, _) in files {
+        age(&root.join(rel), 60);
+    }
+    let dir = root.to_str().unwrap();
+    let metadata = || {
+        let output = command(&["pipeline", "build-all-metadata", dir], Some(cache.path()))
+            .env("FLINKPIPE_LOG", "flinkpipe::ops::metadata=debug")
+            .output()
+            .unwrap();
+        let o = Outcome::of("build-all-metadata", output, None).success();
+        (
+            o.stdout_raw().to_string(),
+            o.stderr_raw().contains("reported from the load summary"),
+        )
+    };
+    let (first, reported) = metadata();
+    assert!(first.contains("2 written, 0 unchanged"), "{first}");
+    assert!(!reported);
+    // No pause: the next run comes right away.
+    let (second, reported) = metadata();
+    assert!(reported, "{second}");
+    assert!(second.contains("0 written, 2 unchanged"), "{second}");
 }
