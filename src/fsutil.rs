@@ -183,6 +183,17 @@ pub(crate) fn commit_with(
     mut on_rollback: impl FnMut() -> bool,
 ) -> Result<(), PathError> {
     use rayon::prelude::*;
+    // The same target twice would have its two renames (and rollbacks) race on one temporary and one
+    // backup: refused before anything changes. A batch never stages a file twice; this is a guard.
+    let mut targets = std::collections::HashSet::with_capacity(staged.len());
+    if let Some(dup) = staged.iter().find(|s| !targets.insert(s.target.as_path())) {
+        let target = dup.target.clone();
+        discard(staged);
+        return Err(PathError {
+            path: target,
+            source: std::io::Error::other("staged twice in one batch: nothing was replaced"),
+        });
+    }
     let kept: Vec<std::io::Result<Option<PathBuf>>> =
         staged.par_iter().map(|s| backup(&s.target)).collect();
     let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(staged.len());
@@ -597,6 +608,31 @@ mod tests {
                 "failing {failing}"
             );
         }
+    }
+
+    #[test]
+    fn a_target_staged_twice_is_refused_before_anything_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, b"old a").unwrap();
+        let first = stage(&a, b"new a").unwrap().unwrap();
+        let again = Staged {
+            tmp: first.tmp.clone(),
+            target: a.clone(),
+            stamp: None,
+            hash: None,
+        };
+        let other = stage(&b, b"new b").unwrap().unwrap();
+        let err = commit(vec![first, other, again]).unwrap_err();
+        assert_eq!(err.path, a);
+        assert!(err.to_string().contains("staged twice"), "{err}");
+        assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+        assert!(!b.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 
     #[test]

@@ -40,9 +40,21 @@ const FORMAT: u32 = 2;
 
 /// How much older than the record a file's modification time must be for its stamp to be trusted:
 /// more than one tick of the clock file times come from (Linux's coarse clock ticks every 1–10 ms,
-/// Windows' every 15.6 ms). A file system whose times are whole seconds (FAT, HFS+) truncates the
-/// record's own time too, so an entry of the same second stays racy whatever this margin.
+/// Windows' every 15.6 ms). A time of whole seconds (FAT, HFS+, ext3, some NFS servers: the file
+/// system keeps no fraction) counts from the end of its second ([`trusted_from`]).
 pub const RACY: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// The earliest record time (nanoseconds since the epoch) at which a file stamped `mtime_ns` can be
+/// trusted: [`RACY`] after its modification time, or after the end of its second when the time has
+/// no fraction (a file system of whole seconds gives every write of that second the same time).
+fn trusted_from(mtime_ns: i128) -> i128 {
+    let whole_second = if mtime_ns.rem_euclid(1_000_000_000) == 0 {
+        1_000_000_000
+    } else {
+        0
+    };
+    mtime_ns + whole_second + RACY.as_nanos() as i128
+}
 
 /// The hash of a content, as recorded: XXH3-128 of its bytes.
 pub fn content_hash(bytes: &[u8]) -> u128 {
@@ -182,7 +194,7 @@ impl WrittenRecord {
 
     /// Whether the file at `path`, recorded as `entry`, is still as recorded and not racy.
     fn is_current(&self, path: &Path, entry: &Entry) -> bool {
-        entry.stamp.mtime_ns + RACY.as_nanos() as i128 <= self.saved_at_ns
+        trusted_from(entry.stamp.mtime_ns) <= self.saved_at_ns
             && std::fs::metadata(path)
                 .ok()
                 .and_then(|m| Stamp::of(&m))
@@ -203,7 +215,7 @@ impl WrittenRecord {
             && entries.len() == self.entries.len()
             && entries.iter().all(|(p, e)| {
                 self.entries.get(p).is_some_and(|old| {
-                    old == e && e.stamp.mtime_ns + RACY.as_nanos() as i128 <= self.saved_at_ns
+                    old == e && trusted_from(e.stamp.mtime_ns) <= self.saved_at_ns
                 })
             })
         {
@@ -254,7 +266,9 @@ const COARSE_CLOCK_LAG: std::time::Duration = std::time::Duration::from_millis(1
 /// [`RACY`] plus the coarse clock's lag, once for all of them), then reads each such file again
 /// and keeps its entry only if its stamp is unchanged and its content still has the recorded hash
 /// ([`content_hash`]). A later edit then gets a later modification time, so a record saved after
-/// this holds nothing racy. Entries that are not racy are returned as they are.
+/// this holds nothing racy. Entries that are not racy are returned as they are, and so are those
+/// whose time is in the future or has no fraction (whole seconds: a wait of up to a second), which
+/// stay racy for the next run.
 ///
 /// Without it, the run right after a `build-all-metadata` that wrote files read every racy file back
 /// (at 10,000 tables the second run took 0.7 s instead of 0.2 s).
@@ -265,25 +279,31 @@ pub fn settle(entries: Vec<(PathBuf, Entry)>) -> Vec<(PathBuf, Entry)> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i128)
     };
-    let wait = (RACY + COARSE_CLOCK_LAG).as_nanos() as i128;
+    let lag = COARSE_CLOCK_LAG.as_nanos() as i128;
     let start = now_ns();
-    let newest = entries
+    // Racy now, and worth waiting for: a time with a fraction, not in the future (a clock set back,
+    // a file from another machine) and not of whole seconds (a wait of up to a second): those stay
+    // racy for the next run, as before.
+    let waits_for = |mtime_ns: i128| {
+        trusted_from(mtime_ns) + lag > start
+            && mtime_ns <= start
+            && mtime_ns.rem_euclid(1_000_000_000) != 0
+    };
+    let Some(until) = entries
         .iter()
         .map(|(_, e)| e.stamp.mtime_ns)
-        .filter(|m| m + wait > start)
-        .max();
-    let Some(newest) = newest else {
+        .filter(|m| waits_for(*m))
+        .map(|m| trusted_from(m) + lag)
+        .max()
+    else {
         return entries;
     };
-    // A modification time in the future (a clock set back, a file from another machine) is not
-    // waited for: such an entry stays racy.
-    let ns = (newest + wait - start).clamp(0, wait);
+    let ns = (until - start).clamp(0, (RACY + COARSE_CLOCK_LAG).as_nanos() as i128);
     std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
     entries
         .into_par_iter()
         .filter(|(path, e)| {
-            e.stamp.mtime_ns + wait <= start
-                || e.stamp.mtime_ns > start
+            !waits_for(e.stamp.mtime_ns)
                 || (std::fs::metadata(path)
                     .ok()
                     .and_then(|m| Stamp::of(&m))
@@ -442,6 +462,42 @@ mod tests {
         assert!(rec.holds(&a, content_hash(b"new a")).is_some());
         assert!(rec.holds(&old, content_hash(b"old")).is_some());
         assert!(rec.holds(&b, content_hash(b"new b")).is_none());
+    }
+
+    /// A time of whole seconds (a file system without fractions) is trusted only after its second
+    /// has ended, whatever the record's own clock.
+    #[test]
+    fn a_whole_second_time_is_racy_until_its_second_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec_file = dir.path().join("written-w.cache");
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, b"x").unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let this_second = std::time::UNIX_EPOCH + std::time::Duration::from_secs(now.as_secs());
+        let set = |t: std::time::SystemTime| {
+            std::fs::File::options()
+                .write(true)
+                .open(&a)
+                .unwrap()
+                .set_modified(t)
+                .unwrap()
+        };
+        set(this_second);
+        WrittenRecord::at(rec_file.clone()).save(settle(vec![entry_of(&a, b"x")]));
+        assert!(
+            WrittenRecord::at(rec_file.clone())
+                .holds(&a, content_hash(b"x"))
+                .is_none()
+        );
+        set(this_second - std::time::Duration::from_secs(10));
+        WrittenRecord::at(rec_file.clone()).save(vec![entry_of(&a, b"x")]);
+        assert!(
+            WrittenRecord::at(rec_file)
+                .holds(&a, content_hash(b"x"))
+                .is_some()
+        );
     }
 
     #[test]

@@ -145,3 +145,19 @@ fn the_fast_path_changes_no_parse_of_a_mutated_file() {
     eprintln!("{parsed} of {runs} mutations parsed whole by sqlparser");
     assert!(parsed > runs / 10 && parsed < runs, "{parsed} of {runs}");
 }
+
+/// What makes sqlparser's answer for a word that is no keyword an identifier, whatever follows but
+/// `(` or a string: the dialect allows no lambda (`a -> …`), no XML or custom-type typed literal
+/// (`t 'x'`) and no outer-join marker (`a(+)`). If one of them changes, the fast path must too.
+#[test]
+fn the_dialect_settings_the_fast_path_relies_on_hold() {
+    use sqlparser::dialect::Dialect;
+    use sqlparser::keywords::Keyword;
+    let d = FlinkDialect;
+    assert!(!d.supports_lambda_functions());
+    assert!(!d.supports_xml_expressions());
+    assert!(!d.supports_outer_join_operator());
+    for qualified in [false, true] {
+        assert!(!d.is_custom_type_typed_string(Keyword::NoKeyword, qualified));
+    }
+}

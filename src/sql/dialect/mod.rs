@@ -197,7 +197,9 @@ impl Dialect for FlinkDialect {
             // only after that speculation, building and formatting an error. A following `.` or `[` is left
             // to the caller (`parse_subexpr` reads `a.b.c` and `a[1]` after the prefix), as it is after
             // sqlparser's own prefix. `MODEL m` is Flink's model argument, read below. Checked against
-            // sqlparser's own parse of every expression of a corpus by `tests/testsuite/sql_parse_fast.rs`.
+            // sqlparser's own parse of every expression of a corpus by `tests/testsuite/sql_parse_fast.rs`,
+            // which also checks the settings this relies on (no lambdas, no XML or custom-type typed
+            // literals, no `(+)` outer joins).
             if w.keyword == Keyword::NoKeyword
                 && FAST_PATHS.with(std::cell::Cell::get)
                 && !(w.quote_style.is_none() && w.value.eq_ignore_ascii_case(MODEL_ARG))
