@@ -194,18 +194,8 @@ pub(crate) fn commit_with(
             source: std::io::Error::other("staged twice in one batch: nothing was replaced"),
         });
     }
-    let kept: Vec<std::io::Result<Option<PathBuf>>> =
-        staged.par_iter().map(|s| backup(&s.target)).collect();
-    let mut backups: Vec<Option<PathBuf>> = Vec::with_capacity(staged.len());
-    let mut failed = None;
-    for (i, b) in kept.into_iter().enumerate() {
-        match b {
-            Ok(b) => backups.push(b),
-            Err(source) => {
-                failed.get_or_insert((i, source));
-            }
-        }
-    }
+    let (kept, failed) = first_failure(staged.par_iter().map(|s| backup(&s.target)).collect());
+    let backups: Vec<Option<PathBuf>> = kept.into_iter().flatten().collect();
     if let Some((i, source)) = failed {
         remove_backups(&backups);
         let target = staged[i].target.clone();
@@ -215,18 +205,12 @@ pub(crate) fn commit_with(
             source,
         });
     }
-    let results: Vec<std::io::Result<()>> = staged
-        .par_iter()
-        .map(|s| std::fs::rename(&s.tmp, &s.target))
-        .collect();
-    let mut renamed: Vec<bool> = Vec::with_capacity(results.len());
-    let mut failed = None;
-    for (i, r) in results.into_iter().enumerate() {
-        renamed.push(r.is_ok());
-        if let Err(source) = r {
-            failed.get_or_insert((i, source));
-        }
-    }
+    let (renamed, failed) = first_failure(
+        staged
+            .par_iter()
+            .map(|s| std::fs::rename(&s.tmp, &s.target))
+            .collect(),
+    );
     let Some((first, source)) = failed else {
         remove_backups(&backups);
         return Ok(());
@@ -248,13 +232,13 @@ pub(crate) fn commit_with(
         .zip(backups)
         .zip(renamed)
         .for_each(|((s, old), renamed)| match (renamed, old) {
-            (true, Some(old)) => {
+            (Some(()), Some(old)) => {
                 let _ = std::fs::rename(&old, &s.target);
             }
-            (true, None) => {
+            (Some(()), None) => {
                 let _ = std::fs::remove_file(&s.target);
             }
-            (false, old) => {
+            (None, old) => {
                 let _ = std::fs::remove_file(&s.tmp);
                 if let Some(old) = old {
                     let _ = std::fs::remove_file(old);
@@ -265,6 +249,24 @@ pub(crate) fn commit_with(
         path: target,
         source,
     })
+}
+
+/// The values of `results` in order (`None` where one failed) and the first failure with its index.
+fn first_failure<T>(
+    results: Vec<std::io::Result<T>>,
+) -> (Vec<Option<T>>, Option<(usize, std::io::Error)>) {
+    let mut failed = None;
+    let values = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.map_err(|source| {
+                failed.get_or_insert((i, source));
+            })
+            .ok()
+        })
+        .collect();
+    (values, failed)
 }
 
 /// Flushes every staged temporary to the disk, then the folders that hold them, before a [`Batch`]'s

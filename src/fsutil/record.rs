@@ -376,8 +376,19 @@ mod tests {
 
     /// Sets a file's modification time `secs` seconds into the past (so it is not racy).
     fn age(p: &Path, secs: u64) {
-        let f = std::fs::File::options().write(true).open(p).unwrap();
-        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+        set_mtime(
+            p,
+            std::time::SystemTime::now() - std::time::Duration::from_secs(secs),
+        );
+    }
+
+    /// Sets a file's modification time, keeping its inode and size.
+    fn set_mtime(p: &Path, t: std::time::SystemTime) {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
             .unwrap();
     }
 
@@ -448,12 +459,7 @@ mod tests {
         // recorded, only the content tells.
         let mtime = std::fs::metadata(&b).unwrap().modified().unwrap();
         std::fs::write(&b, b"new B").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&b)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        set_mtime(&b, mtime);
         let settled = settle(entries);
         let kept: Vec<&PathBuf> = settled.iter().map(|(p, _)| p).collect();
         assert_eq!(kept, [&old, &a]);
@@ -476,22 +482,14 @@ mod tests {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap();
         let this_second = std::time::UNIX_EPOCH + std::time::Duration::from_secs(now.as_secs());
-        let set = |t: std::time::SystemTime| {
-            std::fs::File::options()
-                .write(true)
-                .open(&a)
-                .unwrap()
-                .set_modified(t)
-                .unwrap()
-        };
-        set(this_second);
+        set_mtime(&a, this_second);
         WrittenRecord::at(rec_file.clone()).save(settle(vec![entry_of(&a, b"x")]));
         assert!(
             WrittenRecord::at(rec_file.clone())
                 .holds(&a, content_hash(b"x"))
                 .is_none()
         );
-        set(this_second - std::time::Duration::from_secs(10));
+        set_mtime(&a, this_second - std::time::Duration::from_secs(10));
         WrittenRecord::at(rec_file.clone()).save(vec![entry_of(&a, b"x")]);
         assert!(
             WrittenRecord::at(rec_file)

@@ -36,6 +36,24 @@ use dialect::FlinkDialect;
 use extract::Facts;
 use split::LineIndex;
 
+/// Runs `f` with the thread-local switch `flag` set to `value` on this thread, and puts its previous
+/// value back afterwards, also when `f` panics (the lean deserialisation of analyses, the parser's
+/// fast path switched off by tests).
+pub(crate) fn with_flag<R>(
+    flag: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    value: bool,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore(&'static std::thread::LocalKey<std::cell::Cell<bool>>, bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            self.0.with(|c| c.set(self.1));
+        }
+    }
+    let _restore = Restore(flag, flag.with(|c| c.replace(value)));
+    f()
+}
+
 /// A Flink SQL identifier in backticks, inner backticks doubled (`` my`t `` → `` `my``t` ``).
 pub fn quote_identifier(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))

@@ -428,14 +428,7 @@ thread_local! {
 /// [`FileAnalysis::strip_to_references`] leaves them: statement texts and column lists are skipped
 /// in the input without being built, which is most of a stored analysis's bytes and allocations.
 pub fn deserialize_lean<T>(f: impl FnOnce() -> T) -> T {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            LEAN.with(|l| l.set(self.0));
-        }
-    }
-    let _reset = Reset(LEAN.with(|l| l.replace(true)));
-    f()
+    super::with_flag(&LEAN, true, f)
 }
 
 /// A field that [`deserialize_lean`] skips: its value is read past (`IgnoredAny`) and the default

@@ -5,20 +5,6 @@
 
 use crate::support::Rng;
 use flinkpipe::sql::lexer::{reference_tokens, tokenize_significant};
-use std::path::{Path, PathBuf};
-
-fn texts() -> Vec<(PathBuf, String)> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        crate::support::corpus(),
-        repo.join("tests/data"),
-        repo.join("fixtures"),
-    ]
-    .iter()
-    .flat_map(|d| crate::support::sql_files(d))
-    .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
-    .collect()
-}
 
 /// Checks one text; `true` when the fast tokenizer covered it.
 fn check(sql: &str, what: &dyn std::fmt::Display) -> bool {
@@ -35,7 +21,7 @@ fn check(sql: &str, what: &dyn std::fmt::Display) -> bool {
 
 #[test]
 fn the_fast_tokenizer_gives_sqlparsers_tokens_on_every_real_file() {
-    let texts = texts();
+    let texts = crate::support::sql_texts();
     assert!(texts.len() > 400, "{} files", texts.len());
     let covered = texts.iter().filter(|(p, t)| check(t, &p.display())).count();
     eprintln!("covered {covered} of {} files", texts.len());
@@ -66,7 +52,7 @@ fn the_fast_tokenizer_gives_sqlparsers_tokens_on_mutated_files() {
         "\r\n", "\u{b}", "\u{c}", "?", "@", "#", "&", "^", "~", "{", "}", "\\", "ü'", "->",
         "SELECT", "1e5L",
     ];
-    let texts = texts();
+    let texts = crate::support::sql_texts();
     let mut rng = Rng(0x5EED_1E7E_u64);
     let (mut runs, mut covered) = (0usize, 0usize);
     for (path, text) in &texts {

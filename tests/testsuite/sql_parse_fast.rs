@@ -7,20 +7,6 @@
 use crate::support::Rng;
 use flinkpipe::sql::dialect::{FlinkDialect, without_fast_paths};
 use sqlparser::parser::Parser;
-use std::path::{Path, PathBuf};
-
-fn texts() -> Vec<(PathBuf, String)> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        crate::support::corpus(),
-        repo.join("tests/data"),
-        repo.join("fixtures"),
-    ]
-    .iter()
-    .flat_map(|d| crate::support::sql_files(d))
-    .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
-    .collect()
-}
 
 /// sqlparser's statements (or error) and flinkpipe's analysis of `sql`, printed with every span.
 fn both(sql: &str) -> (String, String) {
@@ -54,7 +40,7 @@ fn check(sql: &str, what: &dyn std::fmt::Display) -> bool {
 
 #[test]
 fn the_fast_path_changes_no_parse_of_a_real_file() {
-    let texts = texts();
+    let texts = crate::support::sql_texts();
     assert!(texts.len() > 400, "{} files", texts.len());
     let parsed = texts.iter().filter(|(p, t)| check(t, &p.display())).count();
     eprintln!(
@@ -111,7 +97,7 @@ fn the_fast_path_changes_no_parse_of_a_mutated_file() {
         " ROW(",
         " ARRAY[",
     ];
-    let texts = texts();
+    let texts = crate::support::sql_texts();
     let mut rng = Rng(0xFA57_9A75_u64);
     let (mut runs, mut parsed) = (0usize, 0usize);
     for (path, text) in &texts {

@@ -86,14 +86,7 @@ thread_local! {
 /// outside tests.
 #[doc(hidden)]
 pub fn without_fast_paths<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            FAST_PATHS.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(FAST_PATHS.with(|c| c.replace(false)));
-    f()
+    super::with_flag(&FAST_PATHS, false, f)
 }
 
 fn word(tok: &TokenWithSpan) -> Option<&Word> {

@@ -27,6 +27,17 @@ pub fn sql_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every readable `.sql` file of the corpus, the test data and the example projects, with its text:
+/// the real SQL the front end's differential tests run on.
+pub fn sql_texts() -> Vec<(PathBuf, String)> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [corpus(), repo.join("tests/data"), repo.join("fixtures")]
+        .iter()
+        .flat_map(|d| sql_files(d))
+        .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
+        .collect()
+}
+
 /// Copies `src` into a fresh temp dir as `<tmp>/pipelines` and returns (guard, pipelines path).
 /// shift_left's generated files (inventory.json, pipeline_definition.json) are left out.
 pub fn copy_pipelines(src: &Path) -> (tempfile::TempDir, PathBuf) {
