@@ -73,6 +73,12 @@ pub fn print_diagnostics_in(diags: &[Diagnostic], base: Option<&Path>) {
 }
 
 /// Prints a value as pretty JSON on stdout.
+/// A duration in seconds as people read it: one decimal and a unit (`2.000999927520752` →
+/// `2.0 s`, `-0.5` → `-0.5 s`).
+pub fn seconds(v: f64) -> String {
+    format!("{v:.1} s")
+}
+
 pub fn print_json<T: serde::Serialize>(value: &T) {
     println!(
         "{}",

@@ -5,8 +5,10 @@
 //! table's current end, folded by the green table's primary key), then [`compare`] gives, per
 //! blue → green pair: row counts, keys only in blue, keys only in green, keys whose values differ
 //! (up to `samples` rows each, side by side), per-column null counts and, for numeric columns,
-//! sum/min/max, the newest value of the first timestamp column (freshness) and green's lag behind
-//! blue on it, and a [`Verdict`]. It also lists who still reads each blue table
+//! sum/min/max, the newest value of the first timestamp column, how far green's writer is behind
+//! blue's writer in the positions each has processed ([`Positions`]: the sink watermark, the source
+//! backlog), and a [`Verdict`]. A pair that cannot be read is reported `unreadable` with the reason,
+//! and the other pairs are still checked. It also lists who still reads each blue table
 //! ([`super::readers`]: statements not the project's, Kafka consumer groups on its topic), which the
 //! verdict leaves alone: they are what to move before `pipeline decommission`.
 
@@ -30,8 +32,8 @@ pub struct ReleaseCheckRequest {
     /// Declared differences: `table` (any difference of that table) or `table.column` (values of
     /// that column; a key column also declares keys only on one side). Either side's name.
     pub expect_diff: Vec<String>,
-    /// Green is `catching-up` when its newest time value is more than this many seconds behind
-    /// blue's.
+    /// Green is `catching-up` when its writer's watermark is more than this many seconds behind
+    /// blue's writer's (or, without watermarks, when it has more records left to read).
     pub max_lag_seconds: f64,
     /// Sample rows kept per kind of difference.
     pub samples: usize,
@@ -47,8 +49,11 @@ pub enum Verdict {
     Same,
     /// Differences only in declared columns or keys (`--expect-diff`).
     ExpectedDifference,
-    /// Green is behind blue beyond `--max-lag`: differences are not judged yet.
+    /// Green's writer is behind blue's in the positions it has processed (beyond `--max-lag`):
+    /// differences are not judged yet.
     CatchingUp,
+    /// One side could not be read (the reason is in [`TableCheck::unreadable`]): nothing is known.
+    Unreadable,
     /// Undeclared differences.
     Differs,
 }
@@ -59,6 +64,7 @@ impl Verdict {
             Verdict::Same => "same",
             Verdict::ExpectedDifference => "expected-difference",
             Verdict::CatchingUp => "catching-up",
+            Verdict::Unreadable => "unreadable",
             Verdict::Differs => "differs",
         }
     }
@@ -148,14 +154,59 @@ pub struct TableCheck {
     pub only_in_green_samples: Vec<SampleRow>,
     pub values_differ_samples: Vec<DiffSample>,
     pub columns: Vec<ColumnCheck>,
-    /// The column freshness is measured on (the first TIMESTAMP / TIMESTAMP_LTZ column).
+    /// The first TIMESTAMP / TIMESTAMP_LTZ column, whose newest value each side shows: for the
+    /// reader only (a filter in green may drop the newest row; freshness is [`Self::positions`]).
     pub time_column: Option<String>,
     pub blue_newest: Option<String>,
     pub green_newest: Option<String>,
-    /// Seconds green's newest time value is behind blue's (negative: ahead).
+    /// Seconds green's writer's watermark is behind blue's writer's (negative: ahead); `None` when
+    /// either watermark is unknown.
     pub lag_seconds: Option<f64>,
+    /// The positions of both writers, when the target reported them.
+    pub positions: Option<Positions>,
     /// The differences that were not declared (columns, `keys`, `columns:` for schema).
     pub undeclared: Vec<String>,
+    /// Why the pair could not be read (verdict `unreadable`): the target's message.
+    pub unreadable: Option<String>,
+}
+
+/// How far each side's writer has got, from its runtime metrics ([`crate::target::metrics`]):
+/// the event-time watermark at its sinks and the records still waiting in its sources. Green is
+/// behind when its watermark is more than `--max-lag` seconds behind blue's; when either side has
+/// no watermark, when it has more records left to read than blue (and some).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Positions {
+    pub blue_statement: String,
+    pub green_statement: String,
+    /// Sink watermarks, milliseconds since the epoch.
+    pub blue_watermark_ms: Option<i64>,
+    pub green_watermark_ms: Option<i64>,
+    /// Records waiting in each writer's source topics.
+    pub blue_pending_records: Option<u64>,
+    pub green_pending_records: Option<u64>,
+}
+
+impl Positions {
+    /// Seconds green's watermark is behind blue's (negative: ahead), when both are known.
+    pub fn lag_seconds(&self) -> Option<f64> {
+        match (self.blue_watermark_ms, self.green_watermark_ms) {
+            (Some(b), Some(g)) if b >= 0 && g >= 0 => Some((b - g) as f64 / 1000.0),
+            _ => None,
+        }
+    }
+
+    /// Whether green is behind blue by more than `max_lag_seconds` (watermarks), or, without both
+    /// watermarks, has more records left to read than blue.
+    pub fn green_behind(&self, max_lag_seconds: f64) -> bool {
+        match self.lag_seconds() {
+            Some(lag) => lag > max_lag_seconds,
+            None => match (self.blue_pending_records, self.green_pending_records) {
+                (Some(b), Some(g)) => g > 0 && g > b,
+                (None, Some(g)) => g > 0,
+                _ => false,
+            },
+        }
+    }
 }
 
 /// The whole check.
@@ -164,6 +215,8 @@ pub struct ReleaseCheck {
     pub statement_prefix: Option<String>,
     pub verdict: Verdict,
     pub tables: Vec<TableCheck>,
+    /// Why the writers' positions are unknown (freshness not judged), when the target could not tell.
+    pub positions_note: Option<String>,
     /// Who still reads the blue tables checked (not part of the verdict).
     pub readers: super::readers::ReadersReport,
 }
@@ -177,10 +230,12 @@ impl ReleaseCheck {
 /// Options of [`compare`].
 #[derive(Debug, Clone, Default)]
 pub struct CompareOptions {
-    /// Declared columns of this pair (`*` for the whole table).
+    /// Declared columns of this pair (`*` for the whole table: a lag is then no reason to wait).
     pub expected: BTreeSet<String>,
     pub max_lag_seconds: f64,
     pub samples: usize,
+    /// The writers' positions, when known.
+    pub positions: Option<Positions>,
 }
 
 /// Runs the check: reads both sides of every pair, compares them.
@@ -232,11 +287,60 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
         req.allow_unknown,
         "no release check: fix the errors above",
     )?;
+    let c = super::target::connect(&cfg, Some(&project))?;
+    let rt = super::target::runtime()?;
+    let live = rt.block_on(super::target::live_statements(&c))?;
+    let writers: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(b, g)| writer_statements(&project, &naming, release, b, g))
+        .collect();
+    let wanted: BTreeSet<String> = writers
+        .iter()
+        .flat_map(|(b, g)| [b.clone(), g.clone()])
+        .filter(|n| !n.is_empty())
+        .collect();
+    let (metrics, positions_note) = match super::lag::collect(&cfg, &c, &rt, &live, &wanted, 10) {
+        Ok((m, _)) => (m, None),
+        Err(e) => (
+            BTreeMap::new(),
+            Some(format!(
+                "the writers' positions could not be read ({e}): freshness is not judged"
+            )),
+        ),
+    };
     let mut tables = Vec::new();
-    for (blue, green) in &pairs {
-        let green_name = ctx.resolve_table(&project, green)?;
-        let g = query::snapshot_as(ctx, &cfg, &project, &green_name, &green_name, &req.read)?;
-        let b = query::snapshot_as(ctx, &cfg, &project, &green_name, blue, &req.read)?;
+    for ((blue, green), (blue_st, green_st)) in pairs.iter().zip(&writers) {
+        let positions =
+            (metrics.contains_key(blue_st) || metrics.contains_key(green_st)).then(|| {
+                let (b, g) = (metrics.get(blue_st), metrics.get(green_st));
+                Positions {
+                    blue_statement: blue_st.clone(),
+                    green_statement: green_st.clone(),
+                    blue_watermark_ms: b.and_then(|m| m.watermark_ms),
+                    green_watermark_ms: g.and_then(|m| m.watermark_ms),
+                    blue_pending_records: b.and_then(|m| m.pending_records),
+                    green_pending_records: g.and_then(|m| m.pending_records),
+                }
+            });
+        let read = |table: &str, name: &str| {
+            query::snapshot_as(ctx, &cfg, &project, table, name, &req.read)
+                .map_err(|e| format!("reading {name}: {}", c.scrubber.scrub(&e.to_string())))
+        };
+        let green_name = match ctx.resolve_table(&project, green) {
+            Ok(n) => n,
+            Err(e) => {
+                tables.push(unreadable(blue, green, e.to_string(), positions));
+                continue;
+            }
+        };
+        let sides = read(&green_name, &green_name).and_then(|g| Ok((read(&green_name, blue)?, g)));
+        let (b, g) = match sides {
+            Ok(v) => v,
+            Err(why) => {
+                tables.push(unreadable(blue, &green_name, why, positions));
+                continue;
+            }
+        };
         let expected = expected_for(&req.expect_diff, blue, &green_name);
         tables.push(compare(
             blue,
@@ -247,6 +351,7 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
                 expected,
                 max_lag_seconds: req.max_lag_seconds,
                 samples: req.samples,
+                positions,
             },
         ));
     }
@@ -255,9 +360,6 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
         .map(|t| t.verdict)
         .max()
         .unwrap_or(Verdict::Same);
-    let c = super::target::connect(&cfg, Some(&project))?;
-    let rt = super::target::runtime()?;
-    let live = rt.block_on(super::target::live_statements(&c))?;
     let mut readers = rt.block_on(super::readers::blue_readers(
         &cfg, &project, &record, &naming, &c, &live,
     ));
@@ -270,8 +372,78 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
         statement_prefix: release.map(|r| r.statement_prefix.clone()),
         verdict,
         tables,
+        positions_note,
         readers,
     })
+}
+
+/// The statements (jobs) that write the blue and the green table of a pair: those recorded for the
+/// release, else the green table's own DML and the DML the blue name would have under the same
+/// naming. An empty name when there is none (a table without a job).
+fn writer_statements(
+    project: &crate::project::Project,
+    naming: &crate::plan::StatementNaming,
+    release: Option<&crate::versioning::record::Release>,
+    blue: &str,
+    green: &str,
+) -> (String, String) {
+    use crate::versioning::record::StatementRole;
+    let job = |v: &[crate::versioning::record::RecordedStatement]| {
+        v.iter()
+            .find(|s| s.role == StatementRole::Job)
+            .map(|s| s.name.clone())
+    };
+    if let Some(t) = release.and_then(|r| {
+        r.tables.iter().find(|t| {
+            t.blue_table_name.eq_ignore_ascii_case(blue)
+                && t.green_table_name.eq_ignore_ascii_case(green)
+        })
+    }) {
+        return (
+            job(&t.blue_statements).unwrap_or_default(),
+            job(&t.green_statements).unwrap_or_default(),
+        );
+    }
+    let product = project
+        .inventory
+        .tables
+        .get(green)
+        .map(|t| t.product.clone())
+        .unwrap_or_default();
+    let green_st = naming
+        .table_statements(project, green)
+        .into_iter()
+        .find(|n| n.contains("-dml-"))
+        .unwrap_or_default();
+    (naming.dml(&product, blue), green_st)
+}
+
+/// The check of a pair that could not be read: verdict `unreadable`, the reason, nothing compared.
+fn unreadable(blue: &str, green: &str, why: String, positions: Option<Positions>) -> TableCheck {
+    TableCheck {
+        blue_table: blue.to_string(),
+        green_table: green.to_string(),
+        verdict: Verdict::Unreadable,
+        key: None,
+        blue_rows: 0,
+        green_rows: 0,
+        blue_complete: false,
+        green_complete: false,
+        only_in_blue: 0,
+        only_in_green: 0,
+        values_differ: 0,
+        only_in_blue_samples: Vec::new(),
+        only_in_green_samples: Vec::new(),
+        values_differ_samples: Vec::new(),
+        columns: Vec::new(),
+        time_column: None,
+        blue_newest: None,
+        green_newest: None,
+        lag_seconds: positions.as_ref().and_then(Positions::lag_seconds),
+        positions,
+        undeclared: Vec::new(),
+        unreadable: Some(why),
+    }
 }
 
 /// The declared columns of one pair from `--expect-diff` values (`*`: the whole table).
@@ -373,13 +545,19 @@ pub fn compare(
     let rows = RowDiff::of(blue, green, key.as_deref());
     let columns = column_checks(blue, green, &rows.differing_by_col);
     let fresh = Freshness::of(blue, green);
+    let whole_table_declared = opts.expected.contains("*");
+    let behind = !whole_table_declared
+        && opts
+            .positions
+            .as_ref()
+            .is_some_and(|p| p.green_behind(opts.max_lag_seconds));
     let undeclared = undeclared(opts, key.as_deref(), &rows, &columns, blue, green);
     let any_diff = rows.keys_differ()
         || !rows.differ.is_empty()
         || columns
             .iter()
             .any(|c| c.blue.is_none() || c.green.is_none());
-    let verdict = if fresh.lag_seconds.is_some_and(|l| l > opts.max_lag_seconds) {
+    let verdict = if behind {
         Verdict::CatchingUp
     } else if !undeclared.is_empty() {
         Verdict::Differs
@@ -429,8 +607,10 @@ pub fn compare(
         time_column: fresh.time_column,
         blue_newest: fresh.blue_newest,
         green_newest: fresh.green_newest,
-        lag_seconds: fresh.lag_seconds,
+        lag_seconds: opts.positions.as_ref().and_then(Positions::lag_seconds),
+        positions: opts.positions.clone(),
         undeclared,
+        unreadable: None,
     }
 }
 
@@ -569,13 +749,12 @@ fn column_checks(
         .collect()
 }
 
-/// How far green is behind blue: the newest value of green's first timestamp column on each side.
+/// The newest value of green's first timestamp column on each side (shown, never judged: green may
+/// filter out blue's newest row).
 struct Freshness {
     time_column: Option<String>,
     blue_newest: Option<String>,
     green_newest: Option<String>,
-    /// Blue's newest minus green's, in seconds.
-    lag_seconds: Option<f64>,
 }
 
 impl Freshness {
@@ -590,18 +769,10 @@ impl Freshness {
             .and_then(|n| index_of(&blue.columns, n));
         let blue_newest = newest(&blue.rows, blue_time);
         let green_newest = newest(&green.rows, time_col);
-        let lag_seconds = match (
-            blue_newest.as_deref().and_then(crate::time::epoch_seconds),
-            green_newest.as_deref().and_then(crate::time::epoch_seconds),
-        ) {
-            (Some(b), Some(g)) => Some(b - g),
-            _ => None,
-        };
         Freshness {
             time_column,
             blue_newest,
             green_newest,
-            lag_seconds,
         }
     }
 }
@@ -682,6 +853,22 @@ mod tests {
             expected: expected.iter().map(|s| s.to_string()).collect(),
             max_lag_seconds: 60.0,
             samples: 5,
+            positions: None,
+        }
+    }
+
+    fn positions(
+        blue_wm: Option<i64>,
+        green_wm: Option<i64>,
+        pending: (Option<u64>, Option<u64>),
+    ) -> Positions {
+        Positions {
+            blue_statement: "p-dml-t".into(),
+            green_statement: "p-dml-t-v2".into(),
+            blue_watermark_ms: blue_wm,
+            green_watermark_ms: green_wm,
+            blue_pending_records: pending.0,
+            green_pending_records: pending.1,
         }
     }
 
@@ -716,7 +903,7 @@ mod tests {
         let c = compare("t", "t_v2", &b, &g, &opts(&[]));
         assert_eq!(c.verdict, Verdict::Same);
         assert_eq!((c.blue_rows, c.green_rows), (2, 2));
-        assert_eq!(c.lag_seconds, Some(0.0));
+        assert_eq!(c.lag_seconds, None, "no positions, no lag");
         let total = &c.columns[1];
         assert_eq!(
             total.blue,
@@ -787,21 +974,63 @@ mod tests {
         assert!(c.only_in_blue_samples.is_empty());
     }
 
+    /// Freshness is the writers' positions, never the newest surviving value: green that filters
+    /// out blue's newest row (its newest value is older) is not behind when its watermark is not.
     #[test]
-    fn green_behind_blue_is_catching_up() {
+    fn green_behind_blue_is_judged_on_positions_not_on_the_newest_row() {
         let b = result(
             COLS,
             Some(&["id"]),
-            vec![json!([1, 10, "2026-01-01T00:10:00Z"])],
+            vec![
+                json!([1, 10, "2026-01-01T00:00:00Z"]),
+                json!([2, 110, "2026-01-01T01:56:00Z"]),
+            ],
         );
+        // Green filtered row 2 out (a threshold changed): its newest value is 6960 s older.
         let g = result(
             COLS,
             Some(&["id"]),
-            vec![json!([1, 5, "2026-01-01T00:00:00.500Z"])],
+            vec![json!([1, 10, "2026-01-01T00:00:00Z"])],
         );
         let c = compare("t", "t_v2", &b, &g, &opts(&[]));
-        assert_eq!(c.lag_seconds, Some(599.5));
-        assert_eq!(c.verdict, Verdict::CatchingUp);
+        assert_eq!(c.lag_seconds, None);
+        assert_eq!(c.verdict, Verdict::Differs);
+        // The same positions on both sides: not catching up, the difference is judged.
+        let at = |p: Positions| CompareOptions {
+            positions: Some(p),
+            ..opts(&[])
+        };
+        let c = compare(
+            "t",
+            "t_v2",
+            &b,
+            &g,
+            &at(positions(
+                Some(7_000_000),
+                Some(7_000_000),
+                (Some(0), Some(0)),
+            )),
+        );
+        assert_eq!((c.lag_seconds, c.verdict), (Some(0.0), Verdict::Differs));
+        // Declared as a whole table: an expected difference.
+        let c = compare(
+            "t",
+            "t_v2",
+            &b,
+            &g,
+            &CompareOptions {
+                positions: Some(positions(Some(7_000_000), Some(7_000_000), (None, None))),
+                ..opts(&["*"])
+            },
+        );
+        assert_eq!(c.verdict, Verdict::ExpectedDifference);
+        // Green's watermark 599.5 s behind blue's: catching up beyond 60 s, not beyond 600 s.
+        let behind = positions(Some(600_000), Some(500), (Some(0), Some(0)));
+        let c = compare("t", "t_v2", &b, &g, &at(behind.clone()));
+        assert_eq!(
+            (c.lag_seconds, c.verdict),
+            (Some(599.5), Verdict::CatchingUp)
+        );
         let c = compare(
             "t",
             "t_v2",
@@ -809,10 +1038,56 @@ mod tests {
             &g,
             &CompareOptions {
                 max_lag_seconds: 600.0,
-                ..opts(&[])
+                ..at(behind.clone())
             },
         );
         assert_eq!(c.verdict, Verdict::Differs);
+        // A declared whole-table difference is honoured even when green is behind.
+        let c = compare(
+            "t",
+            "t_v2",
+            &b,
+            &g,
+            &CompareOptions {
+                positions: Some(behind),
+                ..opts(&["*"])
+            },
+        );
+        assert_eq!(c.verdict, Verdict::ExpectedDifference);
+        // Without watermarks: the backlog of green's sources against blue's.
+        for (pending, is_behind) in [
+            ((Some(0), Some(0)), false),
+            ((Some(5), Some(5)), false),
+            ((Some(0), Some(12)), true),
+            ((None, Some(3)), true),
+            ((Some(4), None), false),
+            ((None, None), false),
+        ] {
+            let p = positions(None, Some(1), pending);
+            assert_eq!(p.green_behind(60.0), is_behind, "{pending:?}");
+            let c = compare("t", "t_v2", &b, &g, &at(p));
+            let want = if is_behind {
+                Verdict::CatchingUp
+            } else {
+                Verdict::Differs
+            };
+            assert_eq!(c.verdict, want, "{pending:?}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_pair_fails_the_release_and_says_why() {
+        let t = unreadable("t", "t_v2", "reading t: Object 't' not found".into(), None);
+        assert_eq!(t.verdict, Verdict::Unreadable);
+        assert!(!t.verdict.passes());
+        assert_eq!(
+            t.unreadable.as_deref(),
+            Some("reading t: Object 't' not found")
+        );
+        assert!(
+            Verdict::Unreadable > Verdict::CatchingUp && Verdict::Unreadable < Verdict::Differs
+        );
+        assert_eq!(Verdict::Unreadable.as_str(), "unreadable");
     }
 
     #[test]

@@ -76,8 +76,8 @@ pub fn connect(cfg: &Config, project: Option<&Project>) -> Result<Connected, Ops
 }
 
 /// [`connect`], and on the SQL Gateway also declares each `(table, alias)` pair's alias: a copy of
-/// the table's DDL with the table's name replaced by the alias (whole words). `pipeline
-/// release-check` uses it to read a blue table whose files were renamed to green (`t_v2` → `t`);
+/// the table's definition (its DDL, or the CTAS / materialized table that creates it) with the
+/// table's name replaced by the alias (whole words). `pipeline release-check` uses it to read a blue table whose files were renamed to green (`t_v2` → `t`);
 /// Confluent Cloud tables are topics in the catalog and need no declaration.
 ///
 /// Errors: as [`connect`].
@@ -143,29 +143,46 @@ fn gateway_with_aliases(
         None => Vec::new(),
     };
     specs.extend(external_ddl(cfg)?);
+    let aliased = alias_definitions(&specs, aliases)?;
+    specs.extend(aliased);
+    GatewayTarget::new(settings, Definitions::new(specs))
+        .map_err(|e| OpsError::Target(e.to_string()))
+}
+
+/// The declarations of [`connect_with_aliases`]'s aliases: for each `(table, alias)`, a copy of
+/// every statement of `specs` that creates `table` (its DDL, a CTAS, a materialized table) with the
+/// table's name replaced by the alias (whole words, any case), marked a declaration (DDL) so it is
+/// never run as a job nor listed as a statement.
+///
+/// Errors: none in practice (a table name always makes a valid pattern once escaped).
+fn alias_definitions(
+    specs: &[StatementSpec],
+    aliases: &[(String, String)],
+) -> Result<Vec<StatementSpec>, OpsError> {
     let mut aliased = Vec::new();
     for (table, alias) in aliases {
         let word = regex::Regex::new(&format!(r"(?i)\b{}\b", regex::escape(table)))
             .map_err(|e| OpsError::Usage(e.to_string()))?;
+        // The table's definition: its DDL, or the CTAS / materialized table that creates it (the
+        // alias is then declared from the `DESCRIBE` of its query, as the table itself is).
         for s in specs.iter().filter(|s| {
-            s.kind == crate::target::StatementKind::Ddl
-                && crate::sql::analyze(&s.sql).statements.iter().any(|st| {
-                    st.kind.creates_relation()
-                        && st
-                            .sinks
-                            .first()
-                            .is_some_and(|k| k.name.table().eq_ignore_ascii_case(table))
-                })
+            crate::sql::analyze(&s.sql).statements.iter().any(|st| {
+                st.kind.creates_relation()
+                    && st
+                        .sinks
+                        .first()
+                        .is_some_and(|k| k.name.table().eq_ignore_ascii_case(table))
+            })
         }) {
             let mut copy = s.clone();
+            // A declaration only: the copy is never run as a job, nor listed as a statement.
+            copy.kind = crate::target::StatementKind::Ddl;
             copy.name = format!("{}-as-{alias}", s.name);
             copy.sql = word.replace_all(&s.sql, alias.as_str()).into_owned();
             aliased.push(copy);
         }
     }
-    specs.extend(aliased);
-    GatewayTarget::new(settings, Definitions::new(specs))
-        .map_err(|e| OpsError::Target(e.to_string()))
+    Ok(aliased)
 }
 
 /// A scrubber for every secret flinkpipe reads from the environment — the Flink API key and secret
@@ -271,4 +288,79 @@ pub fn live_status(cfg: &Config, project: &Project) -> Result<StatementStatus, O
     let rt = runtime()?;
     let live = rt.block_on(live_statements(&c))?;
     Ok(status_of(&live))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::StatementKind;
+    use crate::target::gateway::catalog::{Definition, Definitions};
+
+    fn spec(name: &str, sql: &str, kind: StatementKind) -> StatementSpec {
+        StatementSpec {
+            name: name.into(),
+            sql: sql.into(),
+            properties: BTreeMap::new(),
+            kind,
+            compute_pool: None,
+        }
+    }
+
+    /// `release-check` reads a blue table through its green successor's definition, whatever
+    /// defines it: a DDL, a CTAS or a materialized table (a job's statement: the alias is a
+    /// declaration only, derived from its query as the table itself is).
+    #[test]
+    fn aliases_are_declared_from_every_kind_of_definition() {
+        let specs = vec![
+            spec(
+                "p-ddl-t-v2",
+                "CREATE TABLE t_v2 (id INT) WITH ('connector' = 'kafka', 'topic' = 't_v2')",
+                StatementKind::Ddl,
+            ),
+            spec(
+                "p-dml-mv-v2",
+                "CREATE MATERIALIZED TABLE mv_v2 (PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'mv_v2') FRESHNESS = INTERVAL '1' MINUTE AS SELECT id FROM t_v2",
+                StatementKind::Dml,
+            ),
+            spec(
+                "p-dml-c-v2",
+                "CREATE TABLE c_v2 WITH ('connector' = 'kafka', 'topic' = 'c_v2') AS SELECT id FROM t_v2",
+                StatementKind::Dml,
+            ),
+            spec(
+                "p-dml-x",
+                "INSERT INTO x SELECT id FROM mv_v2",
+                StatementKind::Dml,
+            ),
+        ];
+        let aliases: Vec<(String, String)> = [("t_v2", "t"), ("mv_v2", "mv"), ("c_v2", "c")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let copies = alias_definitions(&specs, &aliases).unwrap();
+        assert_eq!(copies.len(), 3, "{copies:#?}");
+        assert!(copies.iter().all(|c| c.kind == StatementKind::Ddl));
+        let mut all = specs.clone();
+        all.extend(copies);
+        let defs = Definitions::new(all);
+        match defs.definition_of("t") {
+            Some(Definition::Ddl { sql, .. }) => assert!(sql.contains("'topic' = 't'"), "{sql}"),
+            other => panic!("t: {other:?}"),
+        }
+        for blue in ["mv", "c"] {
+            match defs.definition_of(blue) {
+                Some(Definition::Derived { table, options, .. }) => {
+                    assert_eq!(table, blue);
+                    assert!(
+                        options.iter().any(|(k, v)| k == "topic" && v == blue),
+                        "{options:?}"
+                    );
+                }
+                other => panic!("{blue}: {other:?}"),
+            }
+        }
+        // The copies are declarations: never a job of the listing.
+        assert!(defs.is_ddl("p-dml-mv-v2-as-mv"));
+        assert!(!defs.is_ddl("p-dml-mv-v2"));
+    }
 }

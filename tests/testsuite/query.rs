@@ -832,6 +832,87 @@ fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences
     assert!(queries_deleted(&fake));
 }
 
+/// A pair that cannot be read does not stop the check: every pair is reported, the unreadable one
+/// `unreadable` with the target's reason (masked), and the release fails; the others are compared.
+#[test]
+fn release_check_reports_every_pair_and_marks_the_unreadable_one() {
+    let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
+    let script = |rows: &[(&str, &str)], fail: Option<&str>| QueryScript {
+        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+        pages: vec![
+            rows.iter()
+                .map(|(k, v)| (None, json!([k, v])))
+                .collect::<Vec<_>>(),
+        ],
+        bounded: true,
+        fail_at: fail.map(|d| (0, d.to_string())),
+        fail_ends: fail.is_some(),
+        ..QueryScript::default()
+    };
+    // The first pair's blue side fails to read; the second pair is identical on both sides.
+    fake.add_query(
+        "FROM `c360_fct_customer_orders_blue`",
+        script(
+            &[],
+            Some("Object 'c360_fct_customer_orders_blue' not found"),
+        ),
+    );
+    fake.add_query(
+        "FROM `c360_fct_customer_orders`",
+        script(&[("7", "2")], None),
+    );
+    fake.add_query(
+        "FROM `c360_fct_engagement_blue`",
+        script(&[("7", "2")], None),
+    );
+    fake.add_query("FROM `c360_fct_engagement`", script(&[("7", "2")], None));
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "pipeline",
+        "release-check",
+        "pipelines",
+        "--table-name",
+        "c360_fct_customer_orders_blue=c360_fct_customer_orders",
+        "--table-name",
+        "c360_fct_engagement_blue=c360_fct_engagement",
+        "--idle",
+        "1",
+    ]);
+    let v = o.code(1).stdout_json();
+    assert_eq!(v["verdict"], "unreadable", "{v:#}");
+    let tables = v["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 2, "{v:#}");
+    assert_eq!(tables[0]["verdict"], "unreadable");
+    let why = tables[0]["unreadable"].as_str().unwrap();
+    assert!(
+        why.contains("c360_fct_customer_orders_blue") && why.contains("not found"),
+        "{why}"
+    );
+    assert_eq!(tables[1]["verdict"], "same", "{v:#}");
+    assert_eq!(tables[1]["unreadable"], Value::Null);
+    let o = t.cmd(&[
+        "pipeline",
+        "release-check",
+        "pipelines",
+        "--table-name",
+        "c360_fct_customer_orders_blue=c360_fct_customer_orders",
+        "--table-name",
+        "c360_fct_engagement_blue=c360_fct_engagement",
+        "--idle",
+        "1",
+    ]);
+    let o = o.code(1);
+    let text = o.stdout();
+    assert!(
+        text.contains("unreadable: reading c360_fct_customer_orders_blue"),
+        "{text}"
+    );
+    assert!(text.contains("release: unreadable"), "{text}");
+    assert!(queries_deleted(&fake));
+}
+
 /// `release-check` also lists who still reads each blue table of the open release — here another
 /// team's running statement, found in its SQL — without changing the verdict, in JSON, text and the
 /// pull-request markdown; its own bounded queries are never listed.

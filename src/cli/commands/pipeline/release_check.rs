@@ -22,7 +22,8 @@ pub struct Args {
     /// keys only on one side) or `table` (any difference). Repeatable.
     #[arg(long, value_name = "TABLE[.COLUMN]")]
     pub expect_diff: Vec<String>,
-    /// Green is catching-up when its newest time value is more than this many seconds behind blue's.
+    /// Green is catching-up when its writer's watermark is more than this many seconds behind blue's
+    /// writer's (without watermarks: when its sources have more records left to read).
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub max_lag: f64,
     /// Sample rows shown per kind of difference.
@@ -120,7 +121,8 @@ fn summary_rows(check: &ReleaseCheck) -> Vec<Vec<String>> {
                 t.only_in_blue.to_string(),
                 t.only_in_green.to_string(),
                 t.values_differ.to_string(),
-                t.lag_seconds.map_or("-".into(), |l| format!("{l}s")),
+                t.lag_seconds
+                    .map_or("-".into(), crate::cli::render::seconds),
             ]
         })
         .collect()
@@ -143,15 +145,35 @@ fn row_text(r: &crate::ops::release_check::SampleRow) -> String {
 
 fn details(t: &TableCheck, out: &mut String, md: bool) {
     let bullet = if md { "- " } else { "  " };
+    if let Some(why) = &t.unreadable {
+        out.push_str(&format!("{bullet}unreadable: {why}\n"));
+        return;
+    }
     if !t.blue_complete || !t.green_complete {
         out.push_str(&format!(
             "{bullet}note: a read was cut before the end of its table (blue complete: {}, green complete: {})\n",
             t.blue_complete, t.green_complete
         ));
     }
+    if let Some(p) = &t.positions {
+        let wm = |ms: Option<i64>| {
+            ms.and_then(crate::target::metrics::watermark_text)
+                .unwrap_or_else(|| "-".into())
+        };
+        let n = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        out.push_str(&format!(
+            "{bullet}positions: blue {} watermark {} pending {} | green {} watermark {} pending {}\n",
+            p.blue_statement,
+            wm(p.blue_watermark_ms),
+            n(p.blue_pending_records),
+            p.green_statement,
+            wm(p.green_watermark_ms),
+            n(p.green_pending_records)
+        ));
+    }
     if let Some(c) = &t.time_column {
         out.push_str(&format!(
-            "{bullet}freshness ({c}): blue {} green {}\n",
+            "{bullet}newest {c}: blue {} green {}\n",
             t.blue_newest.as_deref().unwrap_or("-"),
             t.green_newest.as_deref().unwrap_or("-")
         ));
@@ -197,6 +219,9 @@ fn text(check: &ReleaseCheck) -> String {
             details(t, &mut out, false);
         }
     }
+    if let Some(note) = &check.positions_note {
+        out.push_str(&format!("note: {note}\n"));
+    }
     out.push_str(&format!("release: {}\n", check.verdict.as_str()));
     out.push_str(&crate::cli::render::blue_readers(&check.readers));
     out
@@ -216,6 +241,9 @@ fn markdown(check: &ReleaseCheck) -> String {
     );
     for r in summary_rows(check) {
         out.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    if let Some(note) = &check.positions_note {
+        out.push_str(&format!("\nNote: {note}\n"));
     }
     for t in &check.tables {
         if t.verdict != release_check::Verdict::Same {
