@@ -80,8 +80,13 @@ pub fn evaluate(
     };
     if e.verdict == Verdict::Pass && !complete {
         return error(format!(
-            "{}, but the read stopped before the table's end (idle or timeout): a partial snapshot proves nothing",
-            e.message
+            "{}, but the read stopped before the table's end (idle or timeout): a partial snapshot proves nothing{}",
+            e.message,
+            if matches!(check, Check::Sql { .. }) {
+                " (a `sql:` check reads every Kafka table of the project to its current end; a table it hints itself, or reads as a window TVF's `TABLE t` argument, is read as written: bound it with /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */ after its name, or raise --timeout)"
+            } else {
+                ""
+            }
         ));
     }
     e

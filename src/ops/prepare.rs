@@ -3,6 +3,10 @@
 //! statement in file order, each waited for until COMPLETED and then removed
 //! ([`super::oneoff::run_to_completion`]); the first failure stops the run (later statements are
 //! not sent). shift_left sent them all without waiting and left the statements behind.
+//!
+//! On the SQL Gateway the catalog is the session's: every table a statement names (read, written,
+//! altered or dropped) is declared first from the project's DDL, and what the statements change
+//! lasts as long as the run's session (the note in [`PrepareReport::note`]).
 
 use super::target;
 use super::{Context, OpsError};
@@ -28,6 +32,8 @@ pub struct PreparedStatement {
 pub struct PrepareReport {
     pub file: PathBuf,
     pub statements: Vec<PreparedStatement>,
+    /// What the reader should know of the target (the SQL Gateway's session-scoped catalog).
+    pub note: Option<String>,
 }
 
 impl PrepareReport {
@@ -61,7 +67,19 @@ pub fn prepare(
         )));
     }
     let cfg = ctx.project_config(pipelines)?;
-    let c = target::connect(&cfg, None)?;
+    // On the SQL Gateway the catalog lives in the session: the tables the statements name are
+    // declared first from the project's DDL, so the project is loaded (Confluent Cloud keeps its
+    // tables and needs none).
+    let project = match target::TargetKind::of(&cfg) {
+        target::TargetKind::SqlGateway => Some(ctx.load_valid_project(
+            &cfg,
+            pipelines,
+            false,
+            "nothing prepared: fix the errors above (the SQL Gateway declares the project's tables from its DDL)",
+        )?),
+        target::TargetKind::ConfluentCloud => None,
+    };
+    let c = target::connect(&cfg, project.as_ref())?;
     let naming = crate::plan::StatementNaming::from_config(&cfg);
     let _lock = super::lock::lock_target(pipelines, &c, &naming.prefix, "pipeline prepare")?;
     let rt = target::runtime()?;
@@ -105,8 +123,12 @@ pub fn prepare(
             error,
         });
     }
+    let note = (c.kind == target::TargetKind::SqlGateway).then(|| {
+        "on the SQL Gateway the catalog is in memory per session: the project's tables were declared from its DDL, and what these statements changed in the catalog ends with this run (data they wrote stays)".to_string()
+    });
     Ok(PrepareReport {
         file: sql_file.to_path_buf(),
         statements: out,
+        note,
     })
 }

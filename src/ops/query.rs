@@ -182,7 +182,9 @@ pub fn snapshot_unfolded(
 
 /// Runs a read-only query of the project's tables as a bounded read: on Confluent Cloud every
 /// table it reads is read from its earliest offset to its current end (the statement properties
-/// of [`preview`]); on the SQL Gateway the tables are read as their DDL and the query's hints say.
+/// of [`preview`]); on the SQL Gateway every Kafka table of the project it reads gets the hint of
+/// [`preview`] ([`crate::sql::rewrite::with_table_hints`]), except a reference the query already
+/// hints and a window TVF's `TABLE t` argument, which are read as the query says.
 /// The query is always stopped. `origin` names where the SQL came from, for messages.
 ///
 /// Errors: SQL that is not one read-only statement, as [`query`].
@@ -195,7 +197,23 @@ pub fn bounded_query(
     read: &ReadOptions,
 ) -> Result<QueryOutcome, OpsError> {
     check_read_only(sql, origin)?;
-    let (_, properties) = bounded_select(TargetKind::of(cfg), None, "x", None);
+    let kind = TargetKind::of(cfg);
+    let (_, properties) = bounded_select(kind, None, "x", None);
+    // On the SQL Gateway every Kafka table of the project the query reads gets the hint that
+    // `table preview` gives its table: read from the earliest offset up to the current end.
+    let bounded;
+    let sql = if kind == TargetKind::SqlGateway {
+        let hint_for = |name: &crate::sql::TableName| -> Option<String> {
+            let t = project.inventory.tables.get(name.table())?;
+            bounded_read_options(t.connector()).map(str::to_string)
+        };
+        bounded = crate::sql::rewrite::with_table_hints(sql, &hint_for)
+            .map_err(|e| OpsError::Usage(format!("{origin}: {e}")))?
+            .0;
+        bounded.as_str()
+    } else {
+        sql
+    };
     let result = run(
         ctx,
         cfg,
@@ -255,6 +273,19 @@ fn snapshot(
     })
 }
 
+/// The dynamic table options that read a table of this connector from its start to its current end
+/// on the SQL Gateway (Flink's Kafka connector: `scan.startup.mode`, `scan.bounded.mode`; an
+/// upsert-kafka table always starts at the earliest offset); `None` for a connector without them.
+fn bounded_read_options(connector: Option<&str>) -> Option<&'static str> {
+    match connector {
+        Some("kafka") => {
+            Some("'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'")
+        }
+        Some("upsert-kafka") => Some("'scan.bounded.mode' = 'latest-offset'"),
+        _ => None,
+    }
+}
+
 /// `SELECT * FROM name [WHERE …]` bounded at the table's current end (see [`preview`]), and the
 /// statement properties that bound it on Confluent Cloud.
 fn bounded_select(
@@ -264,14 +295,9 @@ fn bounded_select(
     filter: Option<&str>,
 ) -> (String, BTreeMap<String, String>) {
     let kafka = matches!(connector, Some("kafka" | "upsert-kafka"));
-    let hint = match (kind, connector) {
-        (TargetKind::SqlGateway, Some("kafka")) => {
-            " /*+ OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset') */"
-        }
-        (TargetKind::SqlGateway, Some("upsert-kafka")) => {
-            " /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */"
-        }
-        _ => "",
+    let hint = match (kind, bounded_read_options(connector)) {
+        (TargetKind::SqlGateway, Some(options)) => format!(" /*+ OPTIONS({options}) */"),
+        _ => String::new(),
     };
     let mut sql = format!("SELECT * FROM {}{hint}", crate::sql::quote_identifier(name));
     if let Some(f) = filter {

@@ -250,6 +250,79 @@ pub fn rename_tables_with(
     })
 }
 
+/// Adds a table hint (`/*+ OPTIONS(…) */`, Flink's dynamic table options:
+/// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/sql/queries/hints/#dynamic-table-options>)
+/// after every table a query reads for which `hint_for(name)` gives the options' text (`'k' = 'v',
+/// …`): how a bounded read of a Kafka table is asked for on the SQL Gateway
+/// (`'scan.bounded.mode' = 'latest-offset'`). A reference already followed by a hint keeps its own,
+/// and so does a window TVF's `TABLE t` argument (Flink takes no hint there); both are returned by
+/// name in the second value, so the caller can say which reads stay as written.
+///
+/// Errors: a reference without a usable span ([`RewriteError::NoSpan`]); a result that does not
+/// read exactly the same tables ([`RewriteError::Verification`]). The text is then not to be used.
+pub fn with_table_hints(
+    sql: &str,
+    hint_for: &dyn Fn(&TableName) -> Option<String>,
+) -> Result<(String, Vec<String>), RewriteError> {
+    let analysis = super::analyze(sql);
+    let lines = LineIndex::new(sql);
+    let mut inserts: Vec<(usize, String)> = Vec::new();
+    let mut kept: Vec<String> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for st in &analysis.statements {
+        for r in &st.sources {
+            let Some(options) = hint_for(&r.name) else {
+                continue;
+            };
+            let Some(span) = r.span else {
+                return Err(RewriteError::NoSpan {
+                    name: r.name.dotted(),
+                    line: st.line,
+                });
+            };
+            let (start, end) = (lines.offset(loc(span.start)), lines.offset(loc(span.end)));
+            if !seen.insert(end) {
+                continue;
+            }
+            let before = sql[..start].trim_end();
+            let after = sql[end..].trim_start();
+            let tvf_argument = before
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .is_some_and(|w| w.eq_ignore_ascii_case("TABLE"));
+            if after.starts_with("/*+") || tvf_argument {
+                kept.push(r.name.dotted());
+                continue;
+            }
+            inserts.push((end, format!(" /*+ OPTIONS({options}) */")));
+        }
+    }
+    let mut text = sql.to_string();
+    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    for (at, hint) in &inserts {
+        text.insert_str(*at, hint);
+    }
+    let names = |a: &FileAnalysis| -> Vec<Vec<String>> {
+        a.statements
+            .iter()
+            .map(|st| {
+                let mut v: Vec<String> = st.sources.iter().map(|r| r.name.dotted()).collect();
+                v.sort();
+                v
+            })
+            .collect()
+    };
+    let again = super::analyze(&text);
+    if names(&again) != names(&analysis) {
+        return Err(RewriteError::Verification {
+            detail: "the query with table hints does not read the same tables".into(),
+        });
+    }
+    kept.sort();
+    kept.dedup();
+    Ok((text, kept))
+}
+
 fn loc(l: super::model::Location) -> sqlparser::tokenizer::Location {
     sqlparser::tokenizer::Location::new(l.line as u64, l.column as u64)
 }

@@ -41,6 +41,8 @@ mod deploy_decide;
 mod deploy_executor;
 /// The README and the mdBook under docs/: generated command reference fresh, README short, links resolve.
 mod docs;
+/// Day-2 commands on a real Flink: live `sql:` checks read to the end, `prepare` on project tables.
+mod e2e_day2;
 /// Dry run, lag, explain and a rejected restart on a real Flink (datagen → blackhole, no Kafka).
 mod e2e_engine_check;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):

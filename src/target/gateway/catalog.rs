@@ -100,8 +100,55 @@ pub fn created_tables(sql_text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Every table a statement reads or writes (sources, sinks, statement-set members, `LIKE` sources),
-/// as [`table_key`]s, in first-seen order.
+/// The table an `ALTER [MATERIALIZED] TABLE [IF EXISTS] t …` or `DROP [TEMPORARY] [MATERIALIZED]
+/// TABLE [IF EXISTS] t` statement names (dotted, quotes removed): the session must know it before
+/// the statement runs (`pipeline prepare`). `None` for any other statement.
+pub fn altered_table(statement: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&FlinkDialect, statement).tokenize().ok()?;
+    let mut it = tokens
+        .into_iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .peekable();
+    let keyword = |t: Option<&Token>, kw: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
+    let first = it.next();
+    if !(keyword(first.as_ref(), "ALTER") || keyword(first.as_ref(), "DROP")) {
+        return None;
+    }
+    for optional in ["TEMPORARY", "MATERIALIZED"] {
+        if keyword(it.peek(), optional) {
+            it.next();
+        }
+    }
+    if !keyword(it.next().as_ref(), "TABLE") {
+        return None;
+    }
+    if keyword(it.peek(), "IF") {
+        it.next();
+        if keyword(it.peek(), "NOT") {
+            it.next();
+        }
+        if !keyword(it.next().as_ref(), "EXISTS") {
+            return None;
+        }
+    }
+    let mut parts = Vec::new();
+    loop {
+        match it.next() {
+            Some(Token::Word(w)) => parts.push(w.value),
+            _ => return None,
+        }
+        if it.peek() == Some(&Token::Period) {
+            it.next();
+        } else {
+            break;
+        }
+    }
+    Some(parts.join("."))
+}
+
+/// Every table a statement reads or writes (sources, sinks, statement-set members, `LIKE` sources,
+/// the table an `ALTER TABLE` or `DROP TABLE` names), as [`table_key`]s, in first-seen order.
 pub fn referenced_tables(sql_text: &str) -> Vec<String> {
     let analysis = sql::analyze(sql_text);
     let mut out: Vec<String> = Vec::new();
@@ -112,6 +159,9 @@ pub fn referenced_tables(sql_text: &str) -> Vec<String> {
         }
     };
     for st in &analysis.statements {
+        if let Some(t) = altered_table(&st.text) {
+            push(&t);
+        }
         for r in st.sources.iter().chain(&st.sinks) {
             push(&r.name.dotted());
         }
@@ -287,6 +337,30 @@ impl Definitions {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// `pipeline prepare` on the gateway: the table an ALTER or DROP names is declared first.
+    #[test]
+    fn altered_and_dropped_tables_are_referenced() {
+        for (sql, want) in [
+            ("ALTER TABLE src_x ADD (c INT)", Some("src_x")),
+            (
+                "alter table IF EXISTS `cat`.`db`.`My Table` SET ('k' = 'v')",
+                Some("cat.db.My Table"),
+            ),
+            ("ALTER MATERIALIZED TABLE mv SUSPEND", Some("mv")),
+            ("-- why\nDROP TEMPORARY TABLE IF EXISTS t1", Some("t1")),
+            ("DROP VIEW v", None),
+            ("ALTER FUNCTION f AS 'x'", None),
+            ("INSERT INTO a SELECT * FROM b", None),
+            ("ALTER TABLE", None),
+        ] {
+            assert_eq!(altered_table(sql).as_deref(), want, "{sql}");
+        }
+        assert_eq!(
+            referenced_tables("ALTER TABLE src_x ADD (c INT)"),
+            ["src_x"]
+        );
+    }
 
     fn spec(name: &str, sql: &str, kind: StatementKind) -> StatementSpec {
         StatementSpec {

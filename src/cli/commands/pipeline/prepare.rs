@@ -50,5 +50,8 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             ),
         }
     }
+    if let Some(note) = &r.note {
+        println!("note: {note}");
+    }
     Ok(r.success())
 }
