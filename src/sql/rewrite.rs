@@ -298,7 +298,7 @@ pub fn with_table_hints(
         }
     }
     let mut text = sql.to_string();
-    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    inserts.sort_by_key(|i| std::cmp::Reverse(i.0));
     for (at, hint) in &inserts {
         text.insert_str(*at, hint);
     }
