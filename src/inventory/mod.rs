@@ -156,6 +156,8 @@ pub struct Inventory {
 /// `catalog.db.table`, 2 parts = `db.table` in the current catalog).
 ///
 /// Template placeholders in the name (`${env}_orders`) are replaced by `flinkpipe.sql_variables` first.
+/// Parts that would read ambiguously joined (`` `x.y` ``, one identifier, against `` `x`.`y` ``) are
+/// written back in backquotes ([`TableName::key`]), so two different names never share a key.
 pub fn resolve_name(name: &TableName, config: &Config) -> String {
     let vars = &config.flinkpipe.sql_variables;
     let substituted;
@@ -179,9 +181,27 @@ pub fn resolve_name(name: &TableName, config: &Config) -> String {
     let cat = config.flink.catalog_name.as_deref();
     let db = config.flink.database_name.as_deref();
     match parts.len() {
-        3 if Some(parts[0].as_str()) == cat && Some(parts[1].as_str()) == db => parts[2].clone(),
-        2 if Some(parts[0].as_str()) == db => parts[1].clone(),
-        _ => name.dotted(),
+        3 if Some(parts[0].as_str()) == cat && Some(parts[1].as_str()) == db => {
+            crate::sql::key_part(&parts[2])
+        }
+        2 if Some(parts[0].as_str()) == db => crate::sql::key_part(&parts[1]),
+        _ => name.key(),
+    }
+}
+
+/// A table's identity in the catalogs, for comparing names written under different current
+/// catalogs and databases: `[catalog, database, table]`, the missing qualifiers of `name` filled in
+/// from `catalog` and `database` (a statement's `sql.current-catalog` / `sql.current-database`); a
+/// qualifier that is unknown stays empty (Flink has no empty identifier, so it matches only another
+/// unknown one). A name of more than three parts is kept whole. Parts compare exactly, as Flink
+/// compares identifiers; the result's [`TableName::key`] is a key for it.
+pub fn qualified(name: &TableName, catalog: Option<&str>, database: Option<&str>) -> TableName {
+    let c = catalog.unwrap_or_default().to_string();
+    let d = database.unwrap_or_default().to_string();
+    match name.parts.as_slice() {
+        [t] => TableName::new([c, d, t.clone()]),
+        [db, t] => TableName::new([c, db.clone(), t.clone()]),
+        _ => name.clone(),
     }
 }
 
