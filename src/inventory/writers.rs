@@ -580,4 +580,64 @@ mod tests {
         // One statement writing a table twice (two INSERTs) is one writer.
         assert!(conflicts(&[w("s", "t", None), w("s", "t", None)], &BTreeSet::new()).is_empty());
     }
+
+    /// Issue #41 items 4 and 13: a running statement's write is keyed as Flink resolves it — its
+    /// own current catalog and database fill the missing qualifiers, identifiers compare exactly
+    /// (backquotes dropped, `` `x.y` `` one identifier) — and an unknown qualifier of the project
+    /// matches any.
+    #[test]
+    fn running_writes_key_as_flink_resolves_them() {
+        use crate::sql::TableName;
+        let known = Frame {
+            catalog: Some("env".into()),
+            database: Some("db".into()),
+        };
+        let n = |parts: &[&str]| TableName::new(parts.iter().copied());
+        let ours = known.key_of_inventory("t");
+        // Every way of writing the project's `t`.
+        for (name, c, d) in [
+            (n(&["t"]), None, None),
+            (n(&["t"]), Some("env"), Some("db")),
+            (n(&["db", "t"]), None, None),
+            (n(&["db", "t"]), Some("env"), Some("other")),
+            (n(&["env", "db", "t"]), Some("x"), Some("y")),
+            (n(&["t"]), None, Some("db")),
+        ] {
+            assert_eq!(known.key_of(&name, c, d), ours, "{name:?} {c:?} {d:?}");
+        }
+        // And none of these.
+        for (name, c, d) in [
+            (n(&["t"]), None, Some("other")),
+            (n(&["t"]), Some("env2"), None),
+            (n(&["other", "t"]), None, None),
+            (n(&["db.t"]), None, None),
+            (n(&["env.db.t"]), None, None),
+            (n(&["env", "db.t"]), None, None),
+            (n(&["T"]), None, None),
+            (n(&["t "]), None, None),
+        ] {
+            assert_ne!(known.key_of(&name, c, d), ours, "{name:?} {c:?} {d:?}");
+        }
+        assert_eq!(known.display(&ours), "t");
+        assert_eq!(
+            known.display(&known.key_of(&n(&["x.y"]), None, None)),
+            "`x.y`"
+        );
+        assert_eq!(
+            known.display(&known.key_of(&n(&["x", "y"]), None, None)),
+            "x.y"
+        );
+        // An unknown catalog and database: whatever a statement runs under is the project's.
+        let unknown = Frame {
+            catalog: None,
+            database: None,
+        };
+        let ours = unknown.key_of_inventory("t");
+        for (c, d) in [(None, None), (Some("env"), Some("db")), (Some("a"), None)] {
+            assert_eq!(unknown.key_of(&n(&["t"]), c, d), ours);
+            assert_eq!(unknown.key_of(&n(&["env", "db", "t"]), c, d), ours);
+        }
+        assert_ne!(unknown.key_of(&n(&["db.t"]), None, None), ours);
+        assert_eq!(unknown.display(&ours), "t");
+    }
 }

@@ -2064,3 +2064,69 @@ fn housekeeping_refuses_an_empty_or_blank_prefix() {
     assert_eq!(fake.phase("workspace-1").as_deref(), Some("COMPLETED"));
     assert_eq!(fake.phase("other-team-job").as_deref(), Some("STOPPED"));
 }
+
+/// Issue #41 item 7: a window SUM replaced by a plain projection discards the window's state,
+/// although the new SQL keeps none: `deploy --dry-run` says it is refused (and why), `deploy` refuses
+/// it without touching the running statement, and only `--allow-state-loss` replaces it.
+#[test]
+fn a_stateful_statement_replaced_by_a_stateless_one_needs_the_state_loss_allowed() {
+    const T: &str = "sales_fct_store_revenue_1m";
+    const T_DML: &str = "dev-usw2-sales-dml-sales-fct-store-revenue-1m";
+    let fake = fake();
+    let t = project(&fake, "");
+    run(&t, &["pipeline", "deploy", "--table-name", T], &[])
+        .success()
+        .stdout();
+    assert_eq!(fake.phase(T_DML).as_deref(), Some("RUNNING"));
+    let old_sql = fake.sql(T_DML).unwrap();
+    std::fs::write(
+        t.pipelines
+            .join("facts/sales/fct_store_revenue_1m/sql-scripts/dml.sales_fct_store_revenue_1m.sql"),
+        "INSERT INTO sales_fct_store_revenue_1m\nSELECT store_id, order_time AS window_start, order_time AS window_end,\n  CAST(1 AS BIGINT) AS order_count, CAST(qty AS BIGINT) AS units,\n  CAST(line_amount_eur AS DECIMAL(14, 2)) AS revenue_eur\nFROM int_sales_order_lines;\n",
+    )
+    .unwrap();
+    let (posts, deletes) = (fake.posts(), fake.deletes());
+    for dry in [true, false] {
+        let mut args = vec!["pipeline", "deploy", "--table-name", T];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = run(&t, &args, &[]);
+        let out = o.stdout();
+        // The dry run reports the refusal (its exit says whether the server checks pass); the
+        // deploy refuses.
+        o.code(if dry { 0 } else { 1 });
+        let refusal = if dry {
+            format!(
+                "refuse (stateful, new SQL: state-incompatible; the restart would lose its state: a new version with `pipeline blue-green`, or --allow-state-loss {T})"
+            )
+        } else {
+            "keeps state and its SQL changed".to_string()
+        };
+        assert!(
+            out.contains(&refusal)
+                && out.contains(&format!("--allow-state-loss {T}"))
+                && !out.contains("delete and recreate"),
+            "dry run {dry}: {out}"
+        );
+        assert_eq!(fake.deletes(), deletes, "dry run {dry}");
+        assert_eq!(fake.phase(T_DML).as_deref(), Some("RUNNING"));
+        assert_eq!(fake.sql(T_DML).unwrap(), old_sql);
+    }
+    assert_eq!(fake.posts(), posts, "something was created");
+    run(
+        &t,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            T,
+            "--allow-state-loss",
+            T,
+        ],
+        &[],
+    )
+    .success();
+    assert_ne!(fake.sql(T_DML).unwrap(), old_sql);
+    assert_eq!(fake.phase(T_DML).as_deref(), Some("RUNNING"));
+}
