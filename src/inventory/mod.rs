@@ -574,3 +574,64 @@ impl Inventory {
         }
     }
 }
+
+#[cfg(test)]
+mod name_key_tests {
+    use super::{qualified, resolve_name};
+    use crate::config::Config;
+    use crate::sql::TableName;
+    use std::collections::HashMap;
+
+    /// Issue #41 item 13, exhaustively over names of the characters that could make two names
+    /// print alike (`.`, `` ` ``): two names that resolve to one inventory key are one table of
+    /// the catalogs (same catalog, database and identifier), whatever the configured catalog and
+    /// database — `` `x.y` `` and `` `x`.`y` `` never share a key.
+    #[test]
+    fn an_inventory_key_never_stands_for_two_tables() {
+        let mut parts: Vec<String> = Vec::new();
+        for a in ['a', '.', '`'] {
+            parts.push(a.to_string());
+            for b in ['a', '.', '`'] {
+                parts.push(format!("{a}{b}"));
+            }
+        }
+        let mut names = Vec::new();
+        for a in &parts {
+            names.push(TableName::new([a.clone()]));
+            for b in &parts {
+                names.push(TableName::new([a.clone(), b.clone()]));
+                for c in &parts {
+                    names.push(TableName::new([a.clone(), b.clone(), c.clone()]));
+                }
+            }
+        }
+        for (cat, db) in [
+            (None, None),
+            (Some("a"), Some("a")),
+            (Some("a."), Some(".a")),
+            (Some("a"), None),
+        ] {
+            let mut cfg = Config::default();
+            cfg.flink.catalog_name = cat.map(str::to_string);
+            cfg.flink.database_name = db.map(str::to_string);
+            let mut seen: HashMap<String, TableName> = HashMap::new();
+            for n in &names {
+                let key = resolve_name(n, &cfg);
+                let table = qualified(n, cat, db);
+                if let Some(other) = seen.get(&key) {
+                    assert_eq!(
+                        other, &table,
+                        "{n:?} and another name share the key {key} ({cat:?}, {db:?})"
+                    );
+                } else {
+                    seen.insert(key, table);
+                }
+            }
+        }
+        let cfg = Config::default();
+        assert_ne!(
+            resolve_name(&TableName::new(["x.y"]), &cfg),
+            resolve_name(&TableName::new(["x", "y"]), &cfg)
+        );
+    }
+}
