@@ -156,6 +156,8 @@ pub struct Inventory {
 /// `catalog.db.table`, 2 parts = `db.table` in the current catalog).
 ///
 /// Template placeholders in the name (`${env}_orders`) are replaced by `flinkpipe.sql_variables` first.
+/// Parts that would read ambiguously joined (`` `x.y` ``, one identifier, against `` `x`.`y` ``) are
+/// written back in backquotes ([`TableName::key`]), so two different names never share a key.
 pub fn resolve_name(name: &TableName, config: &Config) -> String {
     let vars = &config.flinkpipe.sql_variables;
     let substituted;
@@ -179,9 +181,27 @@ pub fn resolve_name(name: &TableName, config: &Config) -> String {
     let cat = config.flink.catalog_name.as_deref();
     let db = config.flink.database_name.as_deref();
     match parts.len() {
-        3 if Some(parts[0].as_str()) == cat && Some(parts[1].as_str()) == db => parts[2].clone(),
-        2 if Some(parts[0].as_str()) == db => parts[1].clone(),
-        _ => name.dotted(),
+        3 if Some(parts[0].as_str()) == cat && Some(parts[1].as_str()) == db => {
+            crate::sql::key_part(&parts[2])
+        }
+        2 if Some(parts[0].as_str()) == db => crate::sql::key_part(&parts[1]),
+        _ => name.key(),
+    }
+}
+
+/// A table's identity in the catalogs, for comparing names written under different current
+/// catalogs and databases: `[catalog, database, table]`, the missing qualifiers of `name` filled in
+/// from `catalog` and `database` (a statement's `sql.current-catalog` / `sql.current-database`); a
+/// qualifier that is unknown stays empty (Flink has no empty identifier, so it matches only another
+/// unknown one). A name of more than three parts is kept whole. Parts compare exactly, as Flink
+/// compares identifiers; the result's [`TableName::key`] is a key for it.
+pub fn qualified(name: &TableName, catalog: Option<&str>, database: Option<&str>) -> TableName {
+    let c = catalog.unwrap_or_default().to_string();
+    let d = database.unwrap_or_default().to_string();
+    match name.parts.as_slice() {
+        [t] => TableName::new([c, d, t.clone()]),
+        [db, t] => TableName::new([c, db.clone(), t.clone()]),
+        _ => name.clone(),
     }
 }
 
@@ -552,5 +572,66 @@ impl Inventory {
         } else {
             self.root.join(rest)
         }
+    }
+}
+
+#[cfg(test)]
+mod name_key_tests {
+    use super::{qualified, resolve_name};
+    use crate::config::Config;
+    use crate::sql::TableName;
+    use std::collections::HashMap;
+
+    /// Issue #41 item 13, exhaustively over names of the characters that could make two names
+    /// print alike (`.`, `` ` ``): two names that resolve to one inventory key are one table of
+    /// the catalogs (same catalog, database and identifier), whatever the configured catalog and
+    /// database — `` `x.y` `` and `` `x`.`y` `` never share a key.
+    #[test]
+    fn an_inventory_key_never_stands_for_two_tables() {
+        let mut parts: Vec<String> = Vec::new();
+        for a in ['a', '.', '`'] {
+            parts.push(a.to_string());
+            for b in ['a', '.', '`'] {
+                parts.push(format!("{a}{b}"));
+            }
+        }
+        let mut names = Vec::new();
+        for a in &parts {
+            names.push(TableName::new([a.clone()]));
+            for b in &parts {
+                names.push(TableName::new([a.clone(), b.clone()]));
+                for c in &parts {
+                    names.push(TableName::new([a.clone(), b.clone(), c.clone()]));
+                }
+            }
+        }
+        for (cat, db) in [
+            (None, None),
+            (Some("a"), Some("a")),
+            (Some("a."), Some(".a")),
+            (Some("a"), None),
+        ] {
+            let mut cfg = Config::default();
+            cfg.flink.catalog_name = cat.map(str::to_string);
+            cfg.flink.database_name = db.map(str::to_string);
+            let mut seen: HashMap<String, TableName> = HashMap::new();
+            for n in &names {
+                let key = resolve_name(n, &cfg);
+                let table = qualified(n, cat, db);
+                if let Some(other) = seen.get(&key) {
+                    assert_eq!(
+                        other, &table,
+                        "{n:?} and another name share the key {key} ({cat:?}, {db:?})"
+                    );
+                } else {
+                    seen.insert(key, table);
+                }
+            }
+        }
+        let cfg = Config::default();
+        assert_ne!(
+            resolve_name(&TableName::new(["x.y"]), &cfg),
+            resolve_name(&TableName::new(["x", "y"]), &cfg)
+        );
     }
 }

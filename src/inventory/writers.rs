@@ -62,9 +62,12 @@ pub fn storage_of(name: &str, with_options: &[(String, String)]) -> Option<Stora
     let Some(connector) = opt("connector") else {
         // A Confluent Cloud table is its topic in its database (the Kafka cluster); its name may be
         // qualified (`env.cluster.t`).
-        let (cluster, topic) = match name.rsplit_once('.') {
-            Some((q, t)) => (q.to_string(), t.to_string()),
-            None => (String::new(), name.to_string()),
+        let mut parts = crate::sql::TableName::from_key(name).parts;
+        let topic = parts.pop().unwrap_or_default();
+        let cluster = if parts.is_empty() {
+            String::new()
+        } else {
+            crate::sql::TableName::new(parts).key()
         };
         return Some(Storage::Topic { cluster, topic });
     };
@@ -347,6 +350,124 @@ pub fn sql_writes_at(
     out
 }
 
+/// The catalog and database the project's statements run in, the frame in which the one-writer
+/// check compares the tables written by every running statement of an environment — the project's
+/// and any other (another prefix, another team) — with those of the tree.
+///
+/// A name is compared as Flink resolves it: `[catalog, database, table]`
+/// ([`super::qualified`]), the missing qualifiers taken from the statement's
+/// `sql.current-catalog` / `sql.current-database` properties, else from the target's defaults;
+/// parts compare exactly (backquotes are not part of an identifier; `` `x.y` `` is one identifier,
+/// not `x`.`y`). Where the project's own catalog (or database) is unknown, every statement's
+/// catalog (or database) counts as the project's: an unknown qualifier matches any, so a doubt
+/// refuses rather than lets a second writer start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The project's catalog (`flink.catalog_name`, else the target's default); `None`: unknown.
+    pub catalog: Option<String>,
+    /// The project's database (`flink.database_name`, else the target's default); `None`: unknown.
+    pub database: Option<String>,
+}
+
+impl Frame {
+    /// The frame of `config` on a target whose defaults are `default` (`(catalog, database)`,
+    /// [`crate::target::Target::default_namespace`]).
+    pub fn new(config: &Config, default: (Option<String>, Option<String>)) -> Frame {
+        Frame {
+            catalog: config.flink.catalog_name.clone().or(default.0),
+            database: config.flink.database_name.clone().or(default.1),
+        }
+    }
+
+    /// The key of the table `name` written by a statement whose current catalog and database are
+    /// `catalog` / `database` (`None`: the project's).
+    pub fn key_of(
+        &self,
+        name: &crate::sql::TableName,
+        catalog: Option<&str>,
+        database: Option<&str>,
+    ) -> String {
+        let mut q = super::qualified(
+            name,
+            catalog.or(self.catalog.as_deref()),
+            database.or(self.database.as_deref()),
+        );
+        if q.parts.len() == 3 {
+            if self.catalog.is_none() {
+                q.parts[0].clear();
+            }
+            if self.database.is_none() {
+                q.parts[1].clear();
+            }
+        }
+        q.key()
+    }
+
+    /// The key of an inventory name (resolved against the project's catalog and database,
+    /// [`super::resolve_name`]).
+    pub fn key_of_inventory(&self, table: &str) -> String {
+        self.key_of(&crate::sql::TableName::from_key(table), None, None)
+    }
+
+    /// A key as the project writes it: without the project's own catalog and database.
+    pub fn display(&self, key: &str) -> String {
+        let q = crate::sql::TableName::from_key(key);
+        let cat = self.catalog.as_deref().unwrap_or_default();
+        let db = self.database.as_deref().unwrap_or_default();
+        match q.parts.as_slice() {
+            [c, d, t] if c == cat && d == db => crate::sql::key_part(t),
+            [c, d, t] if c == cat => crate::sql::TableName::new([d.clone(), t.clone()]).key(),
+            _ => key.to_string(),
+        }
+    }
+}
+
+/// The writes of a running statement's SQL in `frame` (every sink of its INSERTs and statement
+/// sets, the table of a CTAS or materialized table), each `table` a [`Frame::key_of`] under the
+/// statement's `properties` (`sql.current-catalog`, `sql.current-database`); the storage of a sink
+/// comes from `storage` (by inventory name) when it is one of the project's names.
+pub fn running_writes(
+    statement: &str,
+    sql: &FileAnalysis,
+    properties: &BTreeMap<String, String>,
+    frame: &Frame,
+    config: &Config,
+    storage: &BTreeMap<String, Storage>,
+) -> Vec<Write> {
+    let catalog = properties.get("sql.current-catalog").map(String::as_str);
+    let database = properties.get("sql.current-database").map(String::as_str);
+    let mut out = Vec::new();
+    for st in &sql.statements {
+        let writes = matches!(
+            st.kind,
+            StatementKind::Insert
+                | StatementKind::StatementSet
+                | StatementKind::Ctas
+                | StatementKind::CreateMaterializedTable
+        ) || (st.fallback && !st.sinks.is_empty() && !st.kind.creates_relation());
+        if !writes || st.temporary {
+            continue;
+        }
+        for sink in &st.sinks {
+            let key = frame.key_of(&sink.name, catalog, database);
+            let ours = resolve_name(
+                &crate::sql::TableName::from_key(&frame.display(&key)),
+                config,
+            );
+            let line = sink.span.map_or(st.line, |s| s.start.line);
+            out.push(Write {
+                statement: statement.to_string(),
+                storage: storage.get(&ours).cloned(),
+                table: key,
+                at: format!("running on the target, line {line} of its SQL"),
+            });
+        }
+    }
+    out.sort();
+    out.dedup_by(|b, a| a.statement == b.statement && a.table == b.table);
+    out
+}
+
 /// The storage of every table a SQL text creates (`CREATE TABLE`, CTAS, materialized table), by
 /// resolved name.
 pub fn created_storage(sql: &FileAnalysis, config: &Config) -> BTreeMap<String, Storage> {
@@ -458,5 +579,65 @@ mod tests {
         assert!(conflicts(&writes, &allowed).is_empty());
         // One statement writing a table twice (two INSERTs) is one writer.
         assert!(conflicts(&[w("s", "t", None), w("s", "t", None)], &BTreeSet::new()).is_empty());
+    }
+
+    /// Issue #41 items 4 and 13: a running statement's write is keyed as Flink resolves it — its
+    /// own current catalog and database fill the missing qualifiers, identifiers compare exactly
+    /// (backquotes dropped, `` `x.y` `` one identifier) — and an unknown qualifier of the project
+    /// matches any.
+    #[test]
+    fn running_writes_key_as_flink_resolves_them() {
+        use crate::sql::TableName;
+        let known = Frame {
+            catalog: Some("env".into()),
+            database: Some("db".into()),
+        };
+        let n = |parts: &[&str]| TableName::new(parts.iter().copied());
+        let ours = known.key_of_inventory("t");
+        // Every way of writing the project's `t`.
+        for (name, c, d) in [
+            (n(&["t"]), None, None),
+            (n(&["t"]), Some("env"), Some("db")),
+            (n(&["db", "t"]), None, None),
+            (n(&["db", "t"]), Some("env"), Some("other")),
+            (n(&["env", "db", "t"]), Some("x"), Some("y")),
+            (n(&["t"]), None, Some("db")),
+        ] {
+            assert_eq!(known.key_of(&name, c, d), ours, "{name:?} {c:?} {d:?}");
+        }
+        // And none of these.
+        for (name, c, d) in [
+            (n(&["t"]), None, Some("other")),
+            (n(&["t"]), Some("env2"), None),
+            (n(&["other", "t"]), None, None),
+            (n(&["db.t"]), None, None),
+            (n(&["env.db.t"]), None, None),
+            (n(&["env", "db.t"]), None, None),
+            (n(&["T"]), None, None),
+            (n(&["t "]), None, None),
+        ] {
+            assert_ne!(known.key_of(&name, c, d), ours, "{name:?} {c:?} {d:?}");
+        }
+        assert_eq!(known.display(&ours), "t");
+        assert_eq!(
+            known.display(&known.key_of(&n(&["x.y"]), None, None)),
+            "`x.y`"
+        );
+        assert_eq!(
+            known.display(&known.key_of(&n(&["x", "y"]), None, None)),
+            "x.y"
+        );
+        // An unknown catalog and database: whatever a statement runs under is the project's.
+        let unknown = Frame {
+            catalog: None,
+            database: None,
+        };
+        let ours = unknown.key_of_inventory("t");
+        for (c, d) in [(None, None), (Some("env"), Some("db")), (Some("a"), None)] {
+            assert_eq!(unknown.key_of(&n(&["t"]), c, d), ours);
+            assert_eq!(unknown.key_of(&n(&["env", "db", "t"]), c, d), ours);
+        }
+        assert_ne!(unknown.key_of(&n(&["db.t"]), None, None), ours);
+        assert_eq!(unknown.display(&ours), "t");
     }
 }

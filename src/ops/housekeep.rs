@@ -293,10 +293,18 @@ impl Selector {
 
 /// Works out what to act on, from one listing of the target.
 ///
-/// Errors (before any server is contacted): a status the action cannot apply to (`--action resume
+/// Errors (before any server is contacted): an empty or blank `starts_with` (it would select every
+/// statement of the environment); a status the action cannot apply to (`--action resume
 /// --status FAILED`); then errors in the project or its blue-green record, a target that cannot be
 /// listed, a named statement the target does not know.
 pub fn prepare(ctx: &Context, req: &HousekeepRequest) -> Result<Prepared, OpsError> {
+    if let Some(p) = &req.starts_with
+        && p.trim().is_empty()
+    {
+        return Err(OpsError::Usage(format!(
+            "--starts-with {p:?}: an empty (or blank) prefix would match every statement of the environment; give a prefix, or name statements with --statement-name"
+        )));
+    }
     let (defaults, possible) = phases_for(req.action);
     for p in &req.status {
         if !possible.contains(p) {

@@ -82,7 +82,13 @@ pub fn build_execution_plan(
         // The deploy of this plan would be refused for two writers of a table: say it now.
         let env = crate::deploy::env_sql::EnvSql::from_config(&cfg, &crate::config::process_env)?;
         let nodes = crate::deploy::spec::deploy_nodes(&project, &plan, &env)?;
-        super::preflight::one_writer(&cfg, &project, &nodes, statements)?;
+        super::preflight::one_writer(
+            &cfg,
+            &project,
+            &nodes,
+            statements,
+            c.target.default_namespace(),
+        )?;
         // On the SQL Gateway the planner judges each changed restarted job, as the deploy will.
         let verdicts = super::preflight::engine_verdicts(c, rt, &nodes, statements);
         let known = crate::deploy::executor::Known::of_target(c.target.as_ref());

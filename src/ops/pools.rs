@@ -6,7 +6,9 @@
 //! Deleting is two steps, so that the caller can show what runs there and ask first: [`prepare_delete`]
 //! reads the pool and the statements in it (one listing of the data plane), [`PreparedDelete::execute`]
 //! deletes. A pool where statements of the project run, or statements of a blue-green release still
-//! open, or — without a pipelines folder — any live statement, is never deleted: they are named
+//! open, is not deleted without `force`; a pool holding statements the project does not own (another
+//! team's, in any phase but COMPLETED; without a pipelines folder every statement counts as such) is
+//! not deleted without `delete_foreign_statements`, wherever the command runs: they are named
 //! instead. The statements are listed again right before the delete.
 
 use super::target::{self, TargetKind};
@@ -205,6 +207,9 @@ pub struct DeletePoolRequest {
     /// Delete it although statements of the project or of an open release are in it (each one is
     /// named in [`DeletePlan::ignored`]).
     pub force: bool,
+    /// Delete it although statements the project does not own (another team's, any phase but
+    /// COMPLETED) are in it; `force` does not cover them.
+    pub delete_foreign_statements: bool,
 }
 
 /// A statement that is in the pool (any phase but DELETING).
@@ -247,15 +252,27 @@ struct PoolGuard {
     /// Statements of open blue-green releases → why.
     releases: std::collections::BTreeMap<String, String>,
     has_project: bool,
+    /// Override the refusals for the project's own statements and the configured pools.
     force: bool,
+    /// Delete the pool although statements the project does not own are in it.
+    delete_foreign: bool,
+}
+
+/// Whether a statement the project does not own may go with its pool: only a COMPLETED one (a
+/// finished query or DDL). Any other phase — live, STOPPED (resumable), FAILED (restartable), or a
+/// phase flinkpipe does not know — protects the pool.
+pub fn foreign_statement_is_disposable(phase: &Phase) -> bool {
+    *phase == Phase::Completed
 }
 
 impl PoolGuard {
     /// The statements in pool `id` (one listing of the data plane; any phase but DELETING), the
-    /// project's first, and — with `force` — the refusals it overrode; or the refusal naming those
-    /// that protect the pool: a statement of the project or of an open release in **any** phase (a
-    /// STOPPED one can be resumed, a FAILED one restarted: deleting the pool deletes them), and,
-    /// without a pipelines folder, any live one.
+    /// project's first, and the refusals `force` / `delete_foreign` overrode; or the refusal naming
+    /// those that protect the pool: a statement of the project or of an open release in **any** phase
+    /// (a STOPPED one can be resumed, a FAILED one restarted: deleting the pool deletes them), unless
+    /// `force`; a statement the project does not own in any phase but COMPLETED
+    /// ([`foreign_statement_is_disposable`]; without a pipelines folder, every statement), unless
+    /// `delete_foreign`.
     fn statements_in(
         &self,
         rt: &tokio::runtime::Runtime,
@@ -305,35 +322,53 @@ impl PoolGuard {
                 released.join("; ")
             ));
         }
-        let running: Vec<&InPool> = statements
+        // Statements this project does not own go with the pool: another team's job (RUNNING, or
+        // STOPPED and resumable, or FAILED and restartable) is never deleted unless the caller says
+        // so by name. Without a pipelines folder no statement can be told apart from the project's,
+        // so every one counts as foreign. Only a COMPLETED statement (a finished query) loses nothing.
+        let foreign: Vec<String> = statements
             .iter()
-            .filter(|s| {
-                !matches!(
-                    live[&s.statement].phase,
-                    Phase::Stopped | Phase::Failed | Phase::Completed
-                )
-            })
+            .filter(|s| s.table_name.is_none() && !self.releases.contains_key(&s.statement))
+            .filter(|s| !foreign_statement_is_disposable(&s.phase))
+            .map(|s| format!("{} ({})", s.statement, s.phase))
             .collect();
-        if !self.has_project && !running.is_empty() {
-            refusals.push(format!(
-                "compute pool {} ({}) runs {} live statement(s) ({}), and there is no pipelines folder at {}: the project's statements cannot be told apart from others, so the pool is not deleted; run from the project, or stop or delete those statements first (project housekeep-statements --statement-name …)",
+        let mut foreign_refusals = Vec::new();
+        if !foreign.is_empty() {
+            let whose = if self.has_project {
+                "that this project does not own".to_string()
+            } else {
+                format!(
+                    "that cannot be told apart from the project's (there is no pipelines folder at {})",
+                    self.pipelines.display()
+                )
+            };
+            foreign_refusals.push(format!(
+                "compute pool {} ({}) holds {} statement(s) {whose}: {}; deleting the pool deletes them: stop or delete them first (project housekeep-statements --statement-name …), or pass --delete-foreign-statements",
                 pool.id,
                 pool.display_name,
-                running.len(),
-                running
-                    .iter()
-                    .map(|s| format!("{} ({})", s.statement, s.phase))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                self.pipelines.display()
+                foreign.len(),
+                foreign.join(", "),
             ));
         }
-        if !refusals.is_empty() && !self.force {
+        let refused_foreign = !foreign_refusals.is_empty() && !self.delete_foreign;
+        let refused_own = !refusals.is_empty() && !self.force;
+        if refused_own || refused_foreign {
+            let mut why = Vec::new();
+            if refused_own {
+                why.push(format!(
+                    "{} (--force deletes it anyway)",
+                    refusals.join("; ")
+                ));
+            }
+            if refused_foreign {
+                why.extend(foreign_refusals);
+            }
             return Err(OpsError::Refused(format!(
-                "{}; nothing deleted (--force deletes it anyway)",
-                refusals.join("; ")
+                "{}; nothing deleted",
+                why.join("; ")
             )));
         }
+        refusals.extend(foreign_refusals);
         Ok((statements, refusals))
     }
 }
@@ -341,9 +376,10 @@ impl PoolGuard {
 /// Reads the pool and the statements running in it.
 ///
 /// Errors: the pool does not exist; statements of the project, or of a blue-green release still
-/// open in this environment (`pipelines/blue_green.json`), are in it in any phase (unless `force`); without a pipelines folder,
-/// any live statement runs in it (it cannot be told apart from the project's) — each refused, named;
-/// the targets' errors.
+/// open in this environment (`pipelines/blue_green.json`), are in it in any phase (unless `force`);
+/// statements the project does not own are in it in any phase but COMPLETED (without a pipelines
+/// folder: any statement; unless `delete_foreign_statements`) — each refused, named; the targets'
+/// errors.
 pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<PreparedDelete, OpsError> {
     let cfg = ctx.project_config(&req.pipelines)?;
     let (client, scrubber) = client(&cfg)?;
@@ -379,6 +415,7 @@ pub fn prepare_delete(ctx: &Context, req: &DeletePoolRequest) -> Result<Prepared
         releases,
         has_project,
         force: req.force,
+        delete_foreign: req.delete_foreign_statements,
     };
     let (statements, ignored) = guard.statements_in(&rt, &pool)?;
     Ok(PreparedDelete {
@@ -565,6 +602,9 @@ pub struct DeleteAllPoolsRequest {
     /// Delete pools the configuration names, or that hold statements of the project or of an open
     /// release, all the same.
     pub force: bool,
+    /// Delete pools that hold statements the project does not own (any phase but COMPLETED);
+    /// `force` does not cover them.
+    pub delete_foreign_statements: bool,
 }
 
 /// A selected pool that is not deleted, and why.
@@ -608,9 +648,10 @@ pub struct PreparedDeleteAll {
 
 /// Reads the environment's pools, selects them (by display name or list file) and checks each as
 /// `delete-compute-pool` does: a pool holding statements of the project or of an open release (any
-/// phase), or — without a pipelines folder — any live statement, is kept, named with its reason; so
-/// is a pool the configuration sends statements to (`flink.compute_pool_id`,
-/// `flinkpipe.compute_pools`), unless `force`. Nothing is deleted here.
+/// phase), or a pool the configuration sends statements to (`flink.compute_pool_id`,
+/// `flinkpipe.compute_pools`), is kept unless `force`; a pool holding statements the project does not
+/// own (any phase but COMPLETED; without a pipelines folder, any statement) is kept unless
+/// `delete_foreign_statements` — each named with its reason. Nothing is deleted here.
 ///
 /// Errors: neither a product nor a list file (deleting every pool of an environment is not offered),
 /// an unreadable list file, the targets' errors.
@@ -676,6 +717,7 @@ pub fn prepare_delete_all(
         releases,
         has_project,
         force: req.force,
+        delete_foreign: req.delete_foreign_statements,
     };
     let mut kept = Vec::new();
     let selected: Vec<ComputePool> = match &listed {

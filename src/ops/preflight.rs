@@ -321,24 +321,29 @@ pub fn capacity(
 }
 
 /// The one-writer rule on the state after a deploy: every statement the plan sends (the nodes it
-/// creates or restarts, with the SQL of the tree) and every live statement of the project's
-/// statement-name prefix that is still running (PENDING, RUNNING, DEGRADED, FAILING) and that the
-/// deploy does not replace (with the SQL it runs now; a carry-over's `<name>-co` counts as `<name>`;
-/// statements of other prefixes — other environments or projects — resolve their names in their own
-/// catalog and are left out). Storage comes from the tree's DDLs, else from the live `CREATE` statements the target lists.
+/// creates or restarts, with the SQL of the tree) and every statement of the target that is still
+/// running (PENDING, RUNNING, DEGRADED, FAILING) and that the deploy does not replace — the
+/// project's, and those of any other statement-name prefix or team (another `cluster_type`, a
+/// workspace's `INSERT INTO`), with the SQL it runs now; a carry-over's `<name>-co` counts as
+/// `<name>`. Tables are compared as Flink resolves them ([`crate::inventory::writers::Frame`]): a running
+/// statement's names under its own `sql.current-catalog` / `sql.current-database` (else the
+/// target's defaults, `default_namespace`), the tree's under the project's catalog and database.
+/// Storage comes from the tree's DDLs, else from the live `CREATE` statements the target lists.
 ///
 /// Errors: [`OpsError::Refused`] naming every table or storage written by two of them, with the
-/// file:line of each INSERT of the tree and the line of the live statement's SQL; tables of
+/// file:line of each INSERT of the tree and the line of the other statement's SQL; tables of
 /// `flinkpipe.multi_writer_tables` are accepted.
 pub fn one_writer(
     cfg: &crate::config::Config,
     project: &crate::project::Project,
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
+    default_namespace: (Option<String>, Option<String>),
 ) -> Result<(), OpsError> {
-    use crate::inventory::writers;
+    use crate::inventory::writers::{self, Collision};
     use crate::target::Phase;
     let naming = crate::plan::StatementNaming::from_config(cfg);
+    let frame = writers::Frame::new(cfg, default_namespace);
     let sent: BTreeSet<&str> = nodes
         .iter()
         .filter(|n| n.action != Action::Skip)
@@ -352,10 +357,6 @@ pub fn one_writer(
         .chain(live.keys().map(String::as_str))
         .map(crate::deploy::executor::carry_temp_name)
         .collect();
-    // Statements of other projects or environments (another statement-name prefix) may share the
-    // Confluent environment: their names resolve in their own catalog and database, not ours.
-    let ours =
-        |name: &str| name.starts_with(&format!("{}-", naming.prefix)) || name == naming.prefix;
     let inv = &project.inventory;
     // Storage: live CREATEs first, the tree's DDLs over them.
     let mut storage = BTreeMap::new();
@@ -372,32 +373,46 @@ pub fn one_writer(
     })
     .into_iter()
     .filter(|w| sent.contains(w.statement.as_str()))
+    .map(|mut w| {
+        w.table = frame.key_of_inventory(&w.table);
+        w
+    })
     .collect();
     for st in live.values() {
         let running = matches!(
             st.phase,
             Phase::Pending | Phase::Running | Phase::Degraded | Phase::Failing
         );
-        if !running
-            || sent.contains(st.name.as_str())
-            || carried.contains(&st.name)
-            || !ours(&st.name)
-        {
+        if !running || sent.contains(st.name.as_str()) || carried.contains(&st.name) {
             continue;
         }
-        writes.extend(writers::sql_writes_at(
+        writes.extend(writers::running_writes(
             &st.name,
             &crate::sql::analyze(&st.sql),
+            &st.properties,
+            &frame,
             cfg,
             &storage,
-            |line| format!("running on the target, line {line} of its SQL"),
         ));
     }
+    let allowed: BTreeSet<String> = writers::allowed(cfg)
+        .iter()
+        .map(|t| frame.key_of_inventory(t))
+        .collect();
     // Only what this deploy causes: a collision that involves a statement it sends (two live
     // statements it leaves alone were there before and stay whatever it does).
-    let found: Vec<writers::Conflict> = writers::conflicts(&writes, &writers::allowed(cfg))
+    let found: Vec<writers::Conflict> = writers::conflicts(&writes, &allowed)
         .into_iter()
         .filter(|c| c.writes.iter().any(|w| sent.contains(w.statement.as_str())))
+        .map(|mut c| {
+            if let Collision::Table(t) = &c.on {
+                c.on = Collision::Table(frame.display(t));
+            }
+            for w in &mut c.writes {
+                w.table = frame.display(&w.table);
+            }
+            c
+        })
         .collect();
     if found.is_empty() {
         return Ok(());

@@ -53,8 +53,64 @@ impl TableName {
     }
 
     /// The parts joined with `.`, as the corpus labels and `sql refs` print names (`cat.db.t`).
+    /// Not a key: `` `x.y` `` and `` `x`.`y` `` print alike; compare names with [`TableName::key`].
     pub fn dotted(&self) -> String {
         self.parts.join(".")
+    }
+
+    /// The name as one string that tells every name apart, for keys and comparisons: the parts
+    /// joined with `.`, a part written back in backquotes (`` ` `` doubled inside, as Flink SQL
+    /// escapes it) when it is empty or holds a `.` or a `` ` `` — so `` `x.y` `` (one identifier)
+    /// keys as `` `x.y` `` and `` `x`.`y` `` (two) as `x.y`. Parts compare exactly, as Flink compares
+    /// identifiers (case-sensitive; backquotes are not part of the identifier: `` `t` `` is `t`).
+    /// [`TableName::from_key`] reads it back.
+    pub fn key(&self) -> String {
+        self.parts
+            .iter()
+            .map(|p| key_part(p))
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    /// The name a [`TableName::key`] was made from (`from_key(&n.key()) == n` for every name with at
+    /// least one part). A string that is not such a key (an unclosed backquote) is read as far as it
+    /// goes, the rest as one part.
+    pub fn from_key(key: &str) -> TableName {
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        let mut chars = key.chars().peekable();
+        let mut quoted = false;
+        let mut was_quoted = false;
+        while let Some(c) = chars.next() {
+            match (quoted, c) {
+                (true, '`') if chars.peek() == Some(&'`') => {
+                    chars.next();
+                    cur.push('`');
+                }
+                (true, '`') => quoted = false,
+                (true, c) => cur.push(c),
+                (false, '`') if cur.is_empty() && !was_quoted => {
+                    quoted = true;
+                    was_quoted = true;
+                }
+                (false, '.') => {
+                    parts.push(std::mem::take(&mut cur));
+                    was_quoted = false;
+                }
+                (false, c) => cur.push(c),
+            }
+        }
+        parts.push(cur);
+        TableName { parts }
+    }
+}
+
+/// One part of a [`TableName::key`]: bare, or backquoted when it is empty or holds `.` or `` ` ``.
+pub fn key_part(part: &str) -> String {
+    if part.is_empty() || part.contains('.') || part.contains('`') {
+        format!("`{}`", part.replace('`', "``"))
+    } else {
+        part.to_string()
     }
 }
 
@@ -443,5 +499,56 @@ where
         Ok(T::default())
     } else {
         T::deserialize(d)
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::TableName;
+    use std::collections::HashMap;
+
+    /// Every string of `alphabet` up to `len` characters.
+    fn strings(alphabet: &[char], len: usize) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..len {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            out.extend(last.iter().cloned());
+        }
+        out
+    }
+
+    /// Issue #41 item 13, exhaustively over a small alphabet that holds the troublesome characters
+    /// (`.`, `` ` ``): two names have the same key only when they are the same name (`` `x.y` `` is not
+    /// `` `x`.`y` ``), and every key reads back as its name.
+    #[test]
+    fn keys_tell_every_name_apart_and_read_back() {
+        let parts = strings(&['a', '.', '`'], 3);
+        let mut names: Vec<TableName> = Vec::new();
+        for a in &parts {
+            names.push(TableName::new([a.clone()]));
+            for b in &parts {
+                names.push(TableName::new([a.clone(), b.clone()]));
+                for c in &parts {
+                    names.push(TableName::new([a.clone(), b.clone(), c.clone()]));
+                }
+            }
+        }
+        let mut seen: HashMap<String, &TableName> = HashMap::new();
+        for n in &names {
+            let k = n.key();
+            if let Some(other) = seen.insert(k.clone(), n) {
+                panic!("{n:?} and {other:?} share the key {k}");
+            }
+            assert_eq!(&TableName::from_key(&k), n, "{k}");
+        }
+        assert_eq!(seen.len(), 40 + 40 * 40 + 40 * 40 * 40);
+        assert_eq!(TableName::new(["x.y"]).key(), "`x.y`");
+        assert_eq!(TableName::new(["x", "y"]).key(), "x.y");
+        assert_eq!(TableName::new(["a`b"]).key(), "`a``b`");
+        assert_eq!(TableName::new(["cat", "db", "t"]).key(), "cat.db.t");
     }
 }

@@ -705,14 +705,15 @@ fn verify(
                     if let Some(last) = parts.last_mut() {
                         *last = new;
                     }
-                    TableName { parts }.dotted()
+                    TableName { parts }.key()
                 }
-                None => r.name.dotted(),
+                None => r.name.key(),
             })
             .collect()
     };
+    // Keys, not dotted names: `` `x.y` `` and `` `x`.`y` `` must not pass for each other.
     let names =
-        |refs: &[TableRef]| -> BTreeSet<String> { refs.iter().map(|r| r.name.dotted()).collect() };
+        |refs: &[TableRef]| -> BTreeSet<String> { refs.iter().map(|r| r.name.key()).collect() };
     for (b, a) in before.statements.iter().zip(&after.statements) {
         for (what, want, got) in [
             ("sinks", expect(&b.sinks), names(&a.sinks)),

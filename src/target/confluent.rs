@@ -856,6 +856,13 @@ impl Target for ConfluentTarget {
         }
     }
 
+    fn default_namespace(&self) -> (Option<String>, Option<String>) {
+        (
+            self.settings.catalog.clone(),
+            self.settings.database.clone(),
+        )
+    }
+
     fn supports_carry_over(&self) -> bool {
         true
     }

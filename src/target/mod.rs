@@ -414,6 +414,15 @@ pub trait Target: Send + Sync {
         false
     }
 
+    /// The catalog and database a statement's unqualified table names resolve in when its
+    /// properties do not say (`sql.current-catalog`, `sql.current-database`): what the one-writer
+    /// check ([`crate::inventory::writers::Frame`]) reads every running statement of the target
+    /// with. Confluent Cloud: `flink.catalog_name` / `flink.database_name` (the properties it sends);
+    /// the SQL Gateway: Flink's built-in `default_catalog` / `default_database`. `None`: unknown.
+    fn default_namespace(&self) -> (Option<String>, Option<String>) {
+        (None, None)
+    }
+
     /// Starts a read-only query (`SELECT`, `SHOW`, `DESCRIBE`, `EXPLAIN`) under the name `spec.name`
     /// (so that a run killed half-way leaves something `pipeline status` lists as an orphan) and
     /// returns its result stream. The caller reads it with [`crate::target::read::read`], which

@@ -454,13 +454,11 @@ fn check_one_writer(
 
 /// The new last part for a reference whose resolved key is being renamed: the key's own new name when the
 /// reference is written bare or qualified (qualifiers are kept by the rewriter).
-fn split_last(_key: &str, new: &str, written: &TableName) -> String {
+fn split_last(_key: &str, new: &str, _written: &TableName) -> String {
     // `resolve_name` keeps non-default qualifiers in the key (`db.t`); the rewriter replaces only the last
     // part, so give it the new table part.
-    match written.parts.len() {
-        1 => new.to_string(),
-        _ => new.rsplit('.').next().unwrap_or(new).to_string(),
-    }
+    // The key's last part, unquoted (`` `x.y_v2` `` is one identifier, [`TableName::key`]).
+    crate::sql::TableName::from_key(new).table().to_string()
 }
 
 /// A unified diff of every edit (`--- a/<file>` / `+++ b/<file>`), files in path order.

@@ -783,11 +783,10 @@ fn a_deploy_that_would_leave_a_table_with_two_running_writers_is_refused_before_
     );
 }
 
-/// The one-writer check counts only what a deploy causes among the project's statements: a statement
-/// of another prefix (another environment in the same Confluent environment) and a carry-over's
-/// `<name>-co` are not second writers.
+/// The one-writer check counts only what a deploy causes: a carry-over's `<name>-co` is not a second
+/// writer; a stopped statement of another prefix is not one either.
 #[test]
-fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
+fn the_one_writer_check_ignores_carry_over_temporaries_and_stopped_statements() {
     let fake = FakeConfluent::start();
     let t = repo(&fake);
     t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
@@ -799,7 +798,7 @@ fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
     fake.seed(
         "stg-usw2-sales-dml-sales-fct-order-payments",
         &sql,
-        "RUNNING",
+        "STOPPED",
     );
     fake.seed(
         "dev-usw2-sales-dml-sales-fct-order-payments-co",
@@ -824,6 +823,105 @@ fn the_one_writer_check_ignores_other_prefixes_and_carry_over_temporaries() {
         let o = t.cmd(&args);
         o.success();
     }
+}
+
+/// Issue #41 item 4: one writer per table across prefixes. The same tree deployed a second time
+/// with another `kafka.cluster_type` (another statement prefix, same environment, catalog and
+/// database) is refused before anything is created, naming each table and the statement already
+/// writing it; so is a deploy next to another team's running `INSERT INTO` one of its tables,
+/// however the name is written (backquoted, qualified under the statement's own
+/// `sql.current-catalog` / `sql.current-database`), on `deploy`, `deploy --dry-run` and
+/// `build-execution-plan`.
+#[test]
+fn a_second_writer_of_another_prefix_or_team_is_refused_before_anything_is_created() {
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
+    let config = t.root.join("config.yaml");
+    let yaml = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        yaml.replace("cluster_type: dev", "cluster_type: stage"),
+    )
+    .unwrap();
+    let created = fake.created().len();
+    for args in [
+        vec!["pipeline", "deploy", "--dir", "pipelines", "--dry-run"],
+        vec!["pipeline", "deploy", "--dir", "pipelines"],
+    ] {
+        let o = t.cmd(&args);
+        let err = o.stderr();
+        o.code(1);
+        assert!(
+            err.contains("one writer per table")
+                && err
+                    .contains("table 'sales_fct_order_payments' would be written by 2 statements")
+                && err.contains(
+                    "dev-usw2-sales-dml-sales-fct-order-payments (running on the target, line"
+                )
+                && err.contains("stage-usw2-sales-dml-sales-fct-order-payments ("),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(fake.created().len(), created, "something was created");
+    assert!(!fake.names().iter().any(|n| n.starts_with("stage-")));
+
+    // Another team's INSERT INTO one of the tree's tables, on a fresh environment, written in every
+    // way Flink reads as that table.
+    for (i, (text, props)) in [
+        ("INSERT INTO sales_fct_order_payments SELECT * FROM x", vec![]),
+        ("INSERT INTO `sales_fct_order_payments` SELECT * FROM x", vec![]),
+        (
+            "INSERT INTO `env-1`.`lkc-1`.`sales_fct_order_payments` SELECT * FROM x",
+            vec![],
+        ),
+        (
+            "INSERT INTO sales_fct_order_payments SELECT * FROM x",
+            vec![("sql.current-catalog", "env-1"), ("sql.current-database", "lkc-1")],
+        ),
+        (
+            "EXECUTE STATEMENT SET BEGIN INSERT INTO other_t SELECT 1; INSERT INTO sales_fct_order_payments SELECT * FROM x; END",
+            vec![],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let fake = FakeConfluent::start();
+        let t = repo(&fake);
+        let theirs = format!("team-b-job-{i}");
+        fake.seed(&theirs, text, "RUNNING");
+        fake.set_properties(&theirs, &props);
+        for args in [
+            vec!["pipeline", "build-execution-plan", "--dir", "pipelines"],
+            vec!["pipeline", "deploy", "--dir", "pipelines"],
+        ] {
+            let o = t.cmd(&args);
+            let err = o.stderr();
+            o.code(1);
+            assert!(
+                err.contains("would be written by 2 statements")
+                    && err.contains("sales_fct_order_payments")
+                    && err.contains(&format!("{theirs} (running on the target, line 1 of its SQL)")),
+                "{text} {props:?} {args:?}: {err}"
+            );
+        }
+        assert!(fake.created().is_empty(), "{text}: something was created");
+    }
+    // `x.y` (one identifier) is not `x`.`y`: a write into the table `sales_fct_order_payments.z`
+    // of no catalog is not a write into the project's table, nor one into a database named after it.
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    fake.seed(
+        "team-c-job",
+        "INSERT INTO `lkc-1.sales_fct_order_payments` SELECT * FROM x",
+        "RUNNING",
+    );
+    fake.set_properties("team-c-job", &[("sql.current-database", "lkc-1")]);
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success();
 }
 
 /// Issue #25, who still reads blue, on Confluent Cloud: another team's running statement reads a

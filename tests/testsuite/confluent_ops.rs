@@ -1453,7 +1453,7 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
     let o = o.code(1);
     assert!(
         o.stderr().contains(
-            "runs 1 live statement(s) (someones-job (RUNNING)), and there is no pipelines folder"
+            "holds 1 statement(s) that cannot be told apart from the project's (there is no pipelines folder at"
         ),
         "{}",
         o.stderr()
@@ -1499,7 +1499,7 @@ fn deleting_a_pool_protects_unknown_live_statements_open_releases_and_rechecks()
     let o = o.code(1);
     assert!(
         o.stderr()
-            .contains("statement(s) started there since it was read: late-job (RUNNING)"),
+            .contains("holds 1 statement(s) that this project does not own: late-job (RUNNING)"),
         "{}",
         o.stderr()
     );
@@ -1796,8 +1796,8 @@ fn one_command_at_a_time_changes_a_projects_target_whatever_the_journal() {
 
 /// Issue #29 item 6: a pool holding statements of the project or of an open release is not deleted
 /// whatever their phase (a STOPPED statement can be resumed, a FAILED one restarted: they go with the
-/// pool); another project's STOPPED statement does not protect it (it is listed); `--force` deletes
-/// it and says what it ignored.
+/// pool); another project's STOPPED statement protects it too (issue #41 item 3), and only
+/// `--delete-foreign-statements` covers it; the two flags delete it and say what they ignored.
 #[test]
 fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases() {
     let fake = fake();
@@ -1841,7 +1841,11 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
             o.stderr()
         );
         assert!(fake.pool(&pool).is_some());
-        // --force: deleted, and it says what it ignored.
+        // Another team's STOPPED statement protects the pool too, and --force does not cover it.
+        let foreign = format!(
+            "compute pool {pool} (p) holds 1 statement(s) that this project does not own: other-team-paused (STOPPED); deleting the pool deletes them"
+        );
+        assert!(o.stderr().contains(&foreign), "{}", o.stderr());
         let o = run(
             &t,
             &[
@@ -1853,10 +1857,28 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
             ],
             &[],
         );
+        let o = o.code(1);
+        assert!(o.stderr().contains(&foreign), "{}", o.stderr());
+        assert!(fake.pool(&pool).is_some());
+        // --force --delete-foreign-statements: deleted, and it says what it ignored.
+        let o = run(
+            &t,
+            &[
+                "project",
+                "delete-compute-pool",
+                &pool,
+                "--no-ack",
+                "--force",
+                "--delete-foreign-statements",
+            ],
+            &[],
+        );
         let o = o.success();
         let out = o.stdout();
         assert!(
-            o.stderr().contains(&format!("warning: --force: {want}")),
+            o.stderr().contains(&format!("warning: overridden: {want}"))
+                && o.stderr()
+                    .contains(&format!("warning: overridden: {foreign}")),
             "{}",
             o.stderr()
         );
@@ -1868,15 +1890,9 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
         assert!(fake.pool(&pool).is_none());
         fake.force_phase(name, "DELETING", "");
     }
-    // Only another project's stopped statement: listed, not protected.
+    // Only another project's COMPLETED statement: listed, not protected.
     fake.add_pool("lfcp-others", "o", 10, 0);
-    fake.seed_in_pool(
-        "other-team-stopped",
-        "INSERT INTO c SELECT 1",
-        "STOPPED",
-        "lfcp-others",
-        3,
-    );
+    fake.seed_in_pool("other-team-done", "SELECT 1", "COMPLETED", "lfcp-others", 3);
     let out = run(
         &t,
         &["project", "delete-compute-pool", "lfcp-others", "--no-ack"],
@@ -1884,7 +1900,7 @@ fn deleting_a_pool_refuses_stopped_statements_of_the_project_and_open_releases()
     )
     .success()
     .stdout();
-    assert!(out.contains("  other-team-stopped (STOPPED)"), "{out}");
+    assert!(out.contains("  other-team-done (COMPLETED)"), "{out}");
     assert!(fake.pool("lfcp-others").is_none());
 }
 
@@ -1912,4 +1928,205 @@ fn an_unclosed_comment_deploys_nothing() {
         o.stderr()
     );
     assert_eq!(fake.request_count(), 0, "nothing sent");
+}
+
+/// Issue #41 item 3: a pool holding a statement the project does not own — another team's, in any
+/// phase but COMPLETED — is never deleted by `delete-compute-pool` nor by
+/// `delete-all-compute-pools`, whether the command runs inside the project or outside one, and
+/// whether `--force` is given or not; only `--delete-foreign-statements` deletes it (and says so).
+#[test]
+fn a_pool_with_statements_the_project_does_not_own_is_kept_wherever_the_command_runs() {
+    let fake = fake();
+    let t = project(&fake, "");
+    let nowhere = t.root.join("no-such-pipelines");
+    let mut n = 0;
+    for phase in ["RUNNING", "PENDING", "DEGRADED", "STOPPED", "FAILED"] {
+        for (inside, dir) in [(true, t.pipelines.clone()), (false, nowhere.clone())] {
+            for all in [false, true] {
+                for force in [false, true] {
+                    n += 1;
+                    let pool = format!("lfcp-team{n}");
+                    fake.add_pool(&pool, &format!("sales-team{n}"), 10, 0);
+                    let theirs = format!("other-team-job-{n}");
+                    fake.seed_in_pool(&theirs, "INSERT INTO b SELECT 1", phase, &pool, 3);
+                    let dir = dir.to_str().unwrap();
+                    let args = |extra: &[&'static str]| -> Vec<String> {
+                        let mut a: Vec<String> = if all {
+                            vec![
+                                "project".into(),
+                                "delete-all-compute-pools".into(),
+                                format!("sales-team{n}"),
+                                "--pipelines".into(),
+                                dir.into(),
+                            ]
+                        } else {
+                            vec![
+                                "project".into(),
+                                "delete-compute-pool".into(),
+                                pool.clone(),
+                                dir.into(),
+                            ]
+                        };
+                        a.push("--no-ack".into());
+                        if force {
+                            a.push("--force".into());
+                        }
+                        a.extend(extra.iter().map(|s| s.to_string()));
+                        a
+                    };
+                    let go = |a: Vec<String>| {
+                        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                        t.outcome(&a.join(" "), cmd(&t, &a, &[]).output().unwrap())
+                    };
+                    let case = format!("{phase}, inside {inside}, all {all}, force {force}");
+                    let o = go(args(&[])).code(1);
+                    let said = format!("{}{}", o.stdout(), o.stderr());
+                    assert!(
+                        said.contains(&format!("{theirs} ({phase})"))
+                            && said.contains("--delete-foreign-statements"),
+                        "{case}: {said}"
+                    );
+                    assert!(fake.pool(&pool).is_some(), "{case}: the pool was deleted");
+                    assert_eq!(fake.phase(&theirs).as_deref(), Some(phase), "{case}");
+                    let o = go(args(&["--delete-foreign-statements"])).success();
+                    assert!(
+                        o.stderr().contains(&format!(
+                            "warning: overridden: compute pool {pool} (sales-team{n}) holds 1 statement(s)"
+                        )),
+                        "{case}: {}",
+                        o.stderr()
+                    );
+                    assert!(fake.pool(&pool).is_none(), "{case}: not deleted");
+                    fake.force_phase(&theirs, "DELETING", "");
+                }
+            }
+        }
+    }
+    // A COMPLETED statement of another team loses nothing: it does not protect the pool.
+    fake.add_pool("lfcp-done", "done", 10, 0);
+    fake.seed_in_pool("workspace-9", "SELECT 1", "COMPLETED", "lfcp-done", 3);
+    run(
+        &t,
+        &["project", "delete-compute-pool", "lfcp-done", "--no-ack"],
+        &[],
+    )
+    .success();
+    assert!(fake.pool("lfcp-done").is_none());
+}
+
+/// Issue #41 item 13: an empty or blank `--starts-with` would select every statement of the
+/// environment; it is a usage error (exit 2, named) for every action, with or without a project,
+/// with or without `--statement-name`, and nothing is sent — not even a listing.
+#[test]
+fn housekeeping_refuses_an_empty_or_blank_prefix() {
+    let fake = fake();
+    let t = project(&fake, "");
+    fake.seed_in_pool("workspace-1", "SELECT 1", "COMPLETED", DEFAULT_POOL, 3);
+    fake.seed_in_pool(
+        "other-team-job",
+        "INSERT INTO x SELECT 1",
+        "STOPPED",
+        DEFAULT_POOL,
+        3,
+    );
+    let nowhere = t.root.join("no-such-pipelines");
+    for prefix in ["", " ", "\t", "  \n ", "\u{3000}"] {
+        for action in ["delete", "stop", "resume"] {
+            for (dir, named) in [
+                (&t.pipelines, false),
+                (&nowhere, false),
+                (&t.pipelines, true),
+            ] {
+                let before = fake.requests().len();
+                let mut args = vec![
+                    "project",
+                    "housekeep-statements",
+                    "--starts-with",
+                    prefix,
+                    "--action",
+                    action,
+                    "--no-ack",
+                ];
+                if named {
+                    args.extend(["--statement-name", "workspace-1"]);
+                }
+                let o = run_in(&t, dir, &args, &[]).code(2);
+                assert!(
+                    o.stderr()
+                        .contains("would match every statement of the environment"),
+                    "{prefix:?} {action}: {}",
+                    o.stderr()
+                );
+                assert_eq!(fake.requests().len(), before, "{prefix:?} {action}: sent");
+            }
+        }
+    }
+    assert_eq!(fake.phase("workspace-1").as_deref(), Some("COMPLETED"));
+    assert_eq!(fake.phase("other-team-job").as_deref(), Some("STOPPED"));
+}
+
+/// Issue #41 item 7: a window SUM replaced by a plain projection discards the window's state,
+/// although the new SQL keeps none: `deploy --dry-run` says it is refused (and why), `deploy` refuses
+/// it without touching the running statement, and only `--allow-state-loss` replaces it.
+#[test]
+fn a_stateful_statement_replaced_by_a_stateless_one_needs_the_state_loss_allowed() {
+    const T: &str = "sales_fct_store_revenue_1m";
+    const T_DML: &str = "dev-usw2-sales-dml-sales-fct-store-revenue-1m";
+    let fake = fake();
+    let t = project(&fake, "");
+    run(&t, &["pipeline", "deploy", "--table-name", T], &[])
+        .success()
+        .stdout();
+    assert_eq!(fake.phase(T_DML).as_deref(), Some("RUNNING"));
+    let old_sql = fake.sql(T_DML).unwrap();
+    std::fs::write(
+        t.pipelines
+            .join("facts/sales/fct_store_revenue_1m/sql-scripts/dml.sales_fct_store_revenue_1m.sql"),
+        "INSERT INTO sales_fct_store_revenue_1m\nSELECT store_id, order_time AS window_start, order_time AS window_end,\n  CAST(1 AS BIGINT) AS order_count, CAST(qty AS BIGINT) AS units,\n  CAST(line_amount_eur AS DECIMAL(14, 2)) AS revenue_eur\nFROM int_sales_order_lines;\n",
+    )
+    .unwrap();
+    let (posts, deletes) = (fake.posts(), fake.deletes());
+    for dry in [true, false] {
+        let mut args = vec!["pipeline", "deploy", "--table-name", T];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = run(&t, &args, &[]);
+        let out = o.stdout();
+        // The dry run reports the refusal (its exit says whether the server checks pass); the
+        // deploy refuses.
+        o.code(if dry { 0 } else { 1 });
+        let refusal = if dry {
+            format!(
+                "refuse (stateful, new SQL: state-incompatible; the restart would lose its state: a new version with `pipeline blue-green`, or --allow-state-loss {T})"
+            )
+        } else {
+            "keeps state and its SQL changed".to_string()
+        };
+        assert!(
+            out.contains(&refusal)
+                && out.contains(&format!("--allow-state-loss {T}"))
+                && !out.contains("delete and recreate"),
+            "dry run {dry}: {out}"
+        );
+        assert_eq!(fake.deletes(), deletes, "dry run {dry}");
+        assert_eq!(fake.phase(T_DML).as_deref(), Some("RUNNING"));
+        assert_eq!(fake.sql(T_DML).unwrap(), old_sql);
+    }
+    assert_eq!(fake.posts(), posts, "something was created");
+    run(
+        &t,
+        &[
+            "pipeline",
+            "deploy",
+            "--table-name",
+            T,
+            "--allow-state-loss",
+            T,
+        ],
+        &[],
+    )
+    .success();
+    assert_ne!(fake.sql(T_DML).unwrap(), old_sql);
+    assert_eq!(fake.phase(T_DML).as_deref(), Some("RUNNING"));
 }

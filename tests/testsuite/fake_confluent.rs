@@ -571,6 +571,16 @@ impl FakeConfluent {
         );
     }
 
+    /// Sets a stored statement's `spec.properties` (`sql.current-catalog`, …), as its owner sent them.
+    pub fn set_properties(&self, name: &str, properties: &[(&str, &str)]) {
+        let mut st = self.state.lock().unwrap();
+        let s = st.statements.get_mut(name).expect("a stored statement");
+        s.properties = properties
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    }
+
     /// Stores a statement as [`FakeConfluent::seed`] does, in `pool`, created `age_days` ago.
     pub fn seed_in_pool(&self, name: &str, sql: &str, phase: &str, pool: &str, age_days: u64) {
         self.seed(name, sql, phase);

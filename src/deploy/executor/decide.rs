@@ -19,6 +19,9 @@
 //!   but stopped) → stop if needed and resume in place;
 //! - a changed DDL → refused, or with `--allow-drop` on a restart: drop the table and recreate;
 //! - changed SQL of a statement the plan does not restart → refused (left alone);
+//! - new SQL replacing a live or stopped DML whose running text is not *proven* stateless (the
+//!   verdict `stateless`; `unknown` and every other verdict count as stateful), whatever the new
+//!   SQL is → refused (state loss) unless `--allow-state-loss` names it;
 //! - anything else (a restarted stateful DML, FAILED, STOPPED with new SQL…) → delete and create
 //!   again, validating the new text first when the old one is live.
 
@@ -259,18 +262,21 @@ pub fn decide(
     {
         return StepPlan::CarryOver;
     }
-    // A stateful DML with new SQL that holds state now (live or stopped): recreating it starts it
-    // from nothing, so its state is lost — refused unless allowed for it.
+    // A DML with new SQL that may hold state now (live or stopped): recreating it starts it from
+    // nothing, so its state is lost — refused unless allowed for it. What holds state is the
+    // *running* statement, whatever the new SQL is (a window SUM replaced by a plain projection
+    // discards the window's state), so the node's own statefulness (that of the new SQL) does not
+    // excuse it. Only a proof lets it through: the verdict `stateless` (both texts read exactly,
+    // neither keeps state); every other verdict — `unknown`, and any verdict added later — counts
+    // as stateful.
     if !same
         && dml
         && restart
-        && !node.stateless
         && (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
         && !state_loss_allowed(options, node, spec)
     {
         let verdict = running_verdict(known, &s.sql, &spec.sql);
-        // Both texts read exactly and neither keeps state: nothing to lose.
-        if verdict != Verdict::Stateless {
+        if !proves_no_state(verdict) {
             return StepPlan::Refuse(Refusal::StateLoss { verdict });
         }
     }
@@ -280,6 +286,14 @@ pub fn decide(
     StepPlan::Recreate {
         validate_first: must_validate(&s.phase),
     }
+}
+
+/// Whether `verdict` proves that replacing the running statement loses no state: only
+/// [`Verdict::Stateless`] (neither text keeps operator state). `unchanged` is not a proof here (the
+/// texts differ, and a stateful text formatted anew keeps its state only through a restore), nor is
+/// `unknown` or any verdict this rule does not name.
+pub fn proves_no_state(verdict: Verdict) -> bool {
+    verdict == Verdict::Stateless
 }
 
 /// Whether `--allow-state-loss` names the node's table, the statement, or `all`.
@@ -797,17 +811,27 @@ mod tests {
                 "{phase}"
             );
         }
-        // A stateful running text, or a sink that takes updates: recreated.
+        // A stateful running text replaced by a stateless one: its state is lost, so it is refused
+        // (issue #41 item 7) unless allowed; then recreated.
         let d = state(
             "INSERT INTO a SELECT id, COUNT(*) FROM src GROUP BY id",
             Running,
         );
-        assert_eq!(
+        assert!(matches!(
             decide(Some(&d), &new, &stateless, &opts(false), CONFLUENT),
+            StepPlan::Refuse(Refusal::StateLoss { .. })
+        ));
+        let loss = DeployOptions {
+            allow_state_loss: vec!["all".into()],
+            ..opts(false)
+        };
+        assert_eq!(
+            decide(Some(&d), &new, &stateless, &loss, CONFLUENT),
             StepPlan::Recreate {
                 validate_first: true
             }
         );
+        // A sink that takes updates, from a stateless text: recreated.
         let upsert = DeployNode {
             upsert_sink: true,
             ..node(Action::Restart, true)
@@ -819,12 +843,13 @@ mod tests {
                 validate_first: true
             }
         );
+        // A running text that cannot be read is not proven stateless: refused.
         let unreadable = state("-- deployed SQL is not the project's current text", Running);
         assert_eq!(
             decide(Some(&unreadable), &new, &stateless, &opts(false), CONFLUENT),
-            StepPlan::Recreate {
-                validate_first: true
-            }
+            StepPlan::Refuse(Refusal::StateLoss {
+                verdict: Verdict::Unknown
+            })
         );
         // Not restarted by the plan: left alone, as before.
         let d = state(DML, Running);
@@ -985,5 +1010,82 @@ mod tests {
         d.properties
             .insert(OFFSET_FROM.into(), carry_temp_name(&dml.spec.name));
         assert!(handover_candidate(Some(&d), &dml.spec, true));
+    }
+
+    /// Issue #41 item 7, for every input of the kind: a live or stopped DML whose running text keeps
+    /// state (or cannot be read), replaced by any new text — stateful or not — with the node either
+    /// way, on either target and under any verdict the target's planner may give, is never replaced
+    /// without `--allow-state-loss`: the only outcomes are the refusal and, where the target restores
+    /// the state from a savepoint, that restore.
+    #[test]
+    fn no_replacement_discards_state_without_the_flag() {
+        use Phase::*;
+        let old_texts = [
+            "INSERT INTO a SELECT window_start, SUM(v) FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end",
+            "INSERT INTO a SELECT id, COUNT(*) FROM src GROUP BY id",
+            "INSERT INTO a SELECT DISTINCT id FROM src",
+            "INSERT INTO a SELECT s.id, t.v FROM src s JOIN t ON s.id = t.id",
+            "INSERT INTO a SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts DESC) AS rn FROM src) WHERE rn = 1",
+            "-- deployed SQL is not the project's current text",
+            "INSERT INTO a SELECT id, LAST_VALUE(v) FROM src GROUP BY id",
+        ];
+        let new_texts = [
+            "INSERT INTO a SELECT * FROM src",
+            "INSERT INTO a SELECT id, v * 2 FROM src WHERE v > 0",
+            "INSERT INTO a SELECT id, COUNT(*) FROM src GROUP BY id",
+            "INSERT INTO a SELECT id, MAX(v) FROM src GROUP BY id",
+            "INSERT INTO a SELECT window_start, SUM(v) FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end",
+        ];
+        let verdicts = [
+            None,
+            Some(Verdict::Unchanged),
+            Some(Verdict::StateCompatible),
+            Some(Verdict::StateCompatibleSemanticsChanged),
+            Some(Verdict::StateIncompatible),
+            Some(Verdict::Unknown),
+        ];
+        let mut checked = 0;
+        for old in old_texts {
+            for new in new_texts.iter().filter(|n| **n != old) {
+                let new = step(StatementKind::Dml, new);
+                for phase in [Running, Pending, Degraded, Stopped, Stopping] {
+                    let d = state(old, phase.clone());
+                    for stateless in [true, false] {
+                        for upsert_sink in [true, false] {
+                            let n = DeployNode {
+                                upsert_sink,
+                                ..node(Action::Restart, stateless)
+                            };
+                            for base in [CONFLUENT, GATEWAY] {
+                                for engine_verdict in verdicts {
+                                    let known = Known {
+                                        engine_verdict,
+                                        ..base
+                                    };
+                                    let got = decide(Some(&d), &new, &n, &opts(false), known);
+                                    let case = format!(
+                                        "{old} → {} ({phase}, stateless node {stateless}, {known:?})",
+                                        new.spec.sql
+                                    );
+                                    match &got {
+                                        StepPlan::Refuse(Refusal::StateLoss { verdict }) => {
+                                            assert!(!proves_no_state(*verdict), "{case}")
+                                        }
+                                        StepPlan::SavepointRestart {
+                                            restore: crate::target::Restore::State,
+                                            ..
+                                        } => assert!(known.savepoint_restart, "{case}"),
+                                        other => panic!("{case}: {other:?}"),
+                                    }
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Every pair but the two where the texts are the same (the window and the COUNT).
+        assert_eq!(checked, (7 * 5 - 2) * 5 * 2 * 2 * 2 * 6);
     }
 }

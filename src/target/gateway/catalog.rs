@@ -79,12 +79,12 @@ pub struct Definitions {
 }
 
 /// The catalog key of a table name: its last part, lower-cased (`cat.db.T` → `t`). The target works in
-/// one session catalog, so qualification does not separate tables here.
+/// one session catalog, so qualification does not separate tables here. `name` is a
+/// [`crate::sql::TableName::key`] or a name as Flink prints it (backquoted parts, `` ` `` doubled): a
+/// backquoted identifier holding a dot is one part (`` `x.y` `` → `x.y`, never `y`).
 pub fn table_key(name: &str) -> String {
-    name.rsplit('.')
-        .next()
-        .unwrap_or(name)
-        .trim_matches('`')
+    crate::sql::TableName::from_key(name)
+        .table()
         .to_ascii_lowercase()
 }
 
@@ -96,7 +96,7 @@ pub fn created_tables(sql_text: &str) -> Vec<(String, String)> {
         .iter()
         .filter(|st| st.kind.creates_relation())
         .flat_map(|st| st.sinks.iter())
-        .map(|r| (table_key(&r.name.dotted()), r.name.table().to_string()))
+        .map(|r| (table_key(&r.name.key()), r.name.table().to_string()))
         .collect()
 }
 
@@ -163,15 +163,15 @@ pub fn referenced_tables(sql_text: &str) -> Vec<String> {
             push(&t);
         }
         for r in st.sources.iter().chain(&st.sinks) {
-            push(&r.name.dotted());
+            push(&r.name.key());
         }
         for n in &st.like_sources {
-            push(&n.dotted());
+            push(&n.key());
         }
         for m in &st.members {
-            push(&m.sink.name.dotted());
+            push(&m.sink.name.key());
             for r in &m.sources {
-                push(&r.name.dotted());
+                push(&r.name.key());
             }
         }
     }
@@ -260,17 +260,17 @@ impl Definitions {
             let Some(sink) = st.sinks.first() else {
                 continue;
             };
-            let key = table_key(&sink.name.dotted());
+            let key = table_key(&sink.name.key());
             let table = sink.name.table().to_string();
             let mut needs: Vec<String> = Vec::new();
             for r in &st.sources {
-                let k = table_key(&r.name.dotted());
+                let k = table_key(&r.name.key());
                 if k != key && !needs.contains(&k) {
                     needs.push(k);
                 }
             }
             for n in &st.like_sources {
-                let k = table_key(&n.dotted());
+                let k = table_key(&n.key());
                 if k != key && !needs.contains(&k) {
                     needs.push(k);
                 }

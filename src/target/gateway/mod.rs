@@ -413,6 +413,15 @@ impl Target for GatewayTarget {
         Ok(Box::new(self.open_query(spec).await?))
     }
 
+    fn default_namespace(&self) -> (Option<String>, Option<String>) {
+        // Flink's `table.builtin-catalog-name` / `table.builtin-database-name` defaults: every
+        // session of the gateway starts there.
+        (
+            Some("default_catalog".to_string()),
+            Some("default_database".to_string()),
+        )
+    }
+
     fn describe(&self) -> String {
         format!(
             "flink sql gateway {} (jobmanager {})",

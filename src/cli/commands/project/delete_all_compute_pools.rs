@@ -37,6 +37,11 @@ pub struct Args {
     /// Delete protected pools too (what was overridden is printed).
     #[arg(long)]
     pub force: bool,
+    /// Delete the pool even though statements this project does not own (another team's, in any
+    /// phase but COMPLETED; without a pipelines folder, every statement) are in it: they are deleted
+    /// with it. `--force` does not cover them.
+    #[arg(long)]
+    pub delete_foreign_statements: bool,
     /// Keep unknown references as external tables (warning) instead of failing.
     #[arg(long)]
     pub allow_unknown: bool,
@@ -51,6 +56,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             list_file: args.compute_pool_list_file.clone(),
             allow_unknown: args.allow_unknown,
             force: args.force,
+            delete_foreign_statements: args.delete_foreign_statements,
         },
     )?;
     let plan = prepared.plan.clone();
@@ -71,7 +77,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
                 println!("      {} ({})", s.statement, s.phase);
             }
             for i in &p.ignored {
-                eprintln!("warning: --force: {i}");
+                eprintln!("warning: overridden: {i}");
             }
         }
         for k in &plan.kept {

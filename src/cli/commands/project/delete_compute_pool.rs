@@ -21,6 +21,11 @@ pub struct Args {
     /// (in any phase); what was ignored is printed.
     #[arg(long)]
     pub force: bool,
+    /// Delete the pool even though statements this project does not own (another team's, in any
+    /// phase but COMPLETED; without a pipelines folder, every statement) are in it: they are deleted
+    /// with it. `--force` does not cover them.
+    #[arg(long)]
+    pub delete_foreign_statements: bool,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
@@ -31,6 +36,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             id: args.id.clone(),
             allow_unknown: args.project.allow_unknown,
             force: args.force,
+            delete_foreign_statements: args.delete_foreign_statements,
         },
     )?;
     let plan = &prepared.plan;
@@ -60,7 +66,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         }
     }
     for i in &plan.ignored {
-        eprintln!("warning: --force: {i}");
+        eprintln!("warning: overridden: {i}");
     }
     if !args.no_ack && !confirm(&format!("Delete compute pool {}?", plan.pool.id))? {
         println!("nothing deleted");
