@@ -4,6 +4,11 @@
 //! - atomic writes: [`write_atomic`] for one file, [`stage`] / [`commit`] for an all-or-nothing batch;
 //! - [`Batch`] (`batch`): a batch announced by a marker file at the root of the tree, interrupted
 //!   cleanly by SIGINT, and [`recover`], which finishes what a killed process left;
+//! - [`confine`]: nothing is written, renamed or deleted through a symbolic link that leaves the
+//!   root a command writes under (every [`Batch`] checks it; [`write_atomic_within`] and
+//!   [`create_dir_all_within`] for single writes);
+//! - [`file_name_component`] (`name`): the one check of a table or statement name that becomes part
+//!   of a file name;
 //! - path display ([`slash_path`]).
 
 use std::fs::{File, OpenOptions};
@@ -11,6 +16,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
 mod batch;
+pub mod confine;
+mod name;
 mod read;
 mod record;
 
@@ -18,6 +25,10 @@ pub use batch::{
     BATCH_MARKER_PREFIX, Batch, BatchError, BatchPhase, Durability, InterruptedBatch, Recovery,
     SigintScope, catch_sigint, interrupted_batches, is_stale_leftover, recover,
 };
+pub use confine::{
+    Confinement, Escape, EscapeReason, create_dir_all_within, resolve, write_atomic_within,
+};
+pub use name::{MAX_NAME_BYTES, UnsafeName, file_name_component};
 pub use read::{
     MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
     byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,

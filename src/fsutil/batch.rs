@@ -38,6 +38,7 @@
 //! another time than the one recorded (Linux `/proc/<pid>/stat`), so a reused pid is not mistaken for
 //! the writer.
 
+use super::confine::Confinement;
 use super::record::{Entry, Stamp, WrittenRecord, content_hash};
 use super::{PathError, Staged, discard};
 use serde::{Deserialize, Serialize};
@@ -123,6 +124,8 @@ pub struct Batch {
     keep_marker: bool,
     /// The record of derived files consulted and renewed by this batch ([`Batch::with_record`]).
     record: Option<BatchRecord>,
+    /// Every staged file must be reached through no link that leaves the root.
+    confine: Confinement,
     _sigint: SigintGuard,
 }
 
@@ -177,6 +180,7 @@ impl Batch {
             durability,
             keep_marker: false,
             record: None,
+            confine: Confinement::new(root),
             _sigint: sigint,
         };
         batch.write_marker()?;
@@ -215,10 +219,18 @@ impl Batch {
 
     /// Stages one file (see [`super::stage`]) unless SIGINT arrived; `None`: the target already holds
     /// these bytes (read and compared, or known from the record of [`Batch::with_record`]).
+    ///
+    /// Errors: [`BatchError::File`] for a file that cannot be staged, or whose folder is reached
+    /// through a symbolic link that leaves the batch's root (an [`super::Escape`], see
+    /// [`super::confine`]: nothing is written there); [`BatchError::Interrupted`].
     pub fn stage(&self, path: &Path, contents: &[u8]) -> Result<Option<Staged>, BatchError> {
         if self.interrupted() {
             return Err(BatchError::Interrupted { committed: false });
         }
+        self.confine.check_file(path).map_err(|e| PathError {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
         let Some(rec) = &self.record else {
             return Ok(super::stage(path, contents)?);
         };

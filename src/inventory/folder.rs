@@ -34,6 +34,7 @@ pub(super) fn table_from_folder(
         dml_without_insert(folder, diags);
     }
     let name = table_name(folder, &dml_target, &ddl_target, diags)?;
+    unsafe_name(folder, &name, &dml_target, &ddl_target, diags);
     let mut r = Reads::default();
     let files = folder
         .ddl
@@ -81,6 +82,41 @@ pub(super) fn table_from_folder(
         ddl_kind: ddl_stmt.map(|s| s.kind),
         temporal_join_sources: r.temporal.into_iter().collect(),
     })
+}
+
+/// A table name that cannot be part of a file name (`` `../../tmp/x` ``, a NUL, `CON`, …: the rule
+/// of [`crate::fsutil::file_name_component`]) is an error (`unsafe-table-name`) at the statement that
+/// names it: commands name files after tables (`<table>_lineage.json`, `ddl_<table>.sql`), and such
+/// a name would write elsewhere.
+fn unsafe_name(
+    folder: &TableFolder,
+    name: &str,
+    dml_target: &Option<(String, &TableRef)>,
+    ddl_target: &Option<(String, &TableRef, StatementKind)>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Err(why) = crate::fsutil::file_name_component(name) else {
+        return;
+    };
+    let at = match (ddl_target, dml_target) {
+        (Some((_, r, _)), _) => folder.ddl.as_ref().map(|f| (f.rel.clone(), r.span)),
+        (None, Some((_, r))) => folder.dml.as_ref().map(|f| (f.rel.clone(), r.span)),
+        (None, None) => None,
+    };
+    let (file, span) = at.unwrap_or_else(|| (folder.rel.clone(), None));
+    diags.push(
+        Diagnostic::error(
+            "unsafe-table-name",
+            format!(
+                "table name `{name}` cannot be part of a file name: it {why} (flinkpipe names files after tables); rename the table"
+            ),
+        )
+        .at(
+            file,
+            span.map(|s| s.start.line),
+            span.map(|s| s.start.column),
+        ),
+    );
 }
 
 /// One table per folder: a second persistent CREATE in the DDL is not a table of the project

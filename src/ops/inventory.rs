@@ -2,7 +2,7 @@
 //! shape (shift_left 0.1.52, <https://github.com/jbcodeforce/shift_left_utils>).
 
 use super::{Context, OpsError};
-use crate::fsutil::{to_json_pretty, write_atomic_changed};
+use crate::fsutil::{to_json_pretty, write_atomic_within};
 use crate::inventory::Inventory;
 use crate::inventory::shift_left::{InventoryFile, to_inventory_file};
 use crate::project::{Detail, Layout, scan_with};
@@ -47,12 +47,10 @@ pub fn build_inventory(ctx: &Context, pipelines: &Path) -> Result<Written, OpsEr
     let inventory = to_inventory_file(&inv);
     crate::project::free_in_background(inv);
     let path = pipelines.join(INVENTORY_FILE);
-    let written =
-        write_atomic_changed(&path, to_json_pretty(&inventory).as_bytes()).map_err(|source| {
-            OpsError::Write {
-                path: path.clone(),
-                source,
-            }
+    let written = write_atomic_within(pipelines, &path, to_json_pretty(&inventory).as_bytes())
+        .map_err(|source| OpsError::Write {
+            path: path.clone(),
+            source,
         })?;
     Ok(Written {
         path,

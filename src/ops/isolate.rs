@@ -26,10 +26,34 @@ pub struct Isolated {
     pub files: usize,
 }
 
+/// Refuses a target folder inside the source pipelines folder (the copy would become tables of the
+/// source: every table twice) or a source inside the target, whatever the spelling: both resolved
+/// ([`crate::fsutil::resolve`]: symbolic links, `..`, a target that does not exist yet).
+fn overlapping(source: &Path, target: &Path) -> Result<(), OpsError> {
+    let (s, t) = (
+        crate::fsutil::resolve(source),
+        crate::fsutil::resolve(target),
+    );
+    let why = if t.starts_with(&s) {
+        "is inside the source pipelines folder"
+    } else if s.starts_with(&t) {
+        "holds the source pipelines folder"
+    } else {
+        return Ok(());
+    };
+    Err(OpsError::Refused(format!(
+        "target folder {} ({}) {why} {} ({}): give a folder outside it (nothing was written)",
+        target.display(),
+        t.display(),
+        source.display(),
+        s.display()
+    )))
+}
+
 /// Isolates `product` of the project at `source` (its pipelines folder) into `target/pipelines`.
 ///
-/// Errors: errors in the source project, an unknown product (with the products there are), a target
-/// whose `pipelines/` exists already, a copy that does not load without errors (removed), a file that
+/// Errors: a target inside the source or holding it, errors in the source project, an unknown
+/// product (with the products there are), a target whose `pipelines/` exists already, a copy that does not load without errors (removed), a file that
 /// cannot be copied (nothing left behind).
 pub fn isolate(
     ctx: &Context,
@@ -37,6 +61,7 @@ pub fn isolate(
     source: &Path,
     target: &Path,
 ) -> Result<Isolated, OpsError> {
+    overlapping(source, target)?;
     let cfg = ctx.project_config(source)?;
     let project = ctx.load_valid_project(
         &cfg,

@@ -352,6 +352,16 @@ pub fn list_metadata_files(dir: &Path) -> Result<MetadataFiles, OpsError> {
 /// Errors: a file that cannot be moved (naming it; every file is as it was).
 pub fn delete_metadata_files(list: &MetadataFiles) -> Result<usize, OpsError> {
     let mut moved: Vec<(PathBuf, PathBuf)> = Vec::new();
+    // Never through a link that leaves the folder (the walk does not follow links; this is the rule).
+    let confine = crate::fsutil::Confinement::new(&list.dir);
+    for f in &list.files {
+        if let Err(e) = confine.check_file(f) {
+            return Err(OpsError::Write {
+                path: f.clone(),
+                source: e.into(),
+            });
+        }
+    }
     for f in &list.files {
         if !f.exists() {
             continue;

@@ -196,6 +196,19 @@ pub fn write_report_file(path: &Path, text: &str) -> Result<(), OpsError> {
     })
 }
 
+/// The file name of `table`'s `report --open` page, `<table>_pipeline_graph.html`.
+///
+/// Errors: a name that cannot be a file name ([`crate::fsutil::file_name_component`]): refused,
+/// nothing written.
+pub fn page_file_name(table: &str) -> Result<String, OpsError> {
+    let name = crate::fsutil::file_name_component(table).map_err(|why| {
+        OpsError::Refused(format!(
+            "table name `{table}` cannot name a file in the output folder: it {why}; nothing was written"
+        ))
+    })?;
+    Ok(format!("{name}_pipeline_graph.html"))
+}
+
 /// shift_left's `report --open` page: the lineage page ([`crate::graph::to_html`]) of `table` and
 /// its ancestors (and descendants with `children_too`), written to `<table>_pipeline_graph.html` in
 /// `out_dir`, else `$FLINKPIPE_OUTPUT_DIR`, else `~/.shift_left/` (shift_left's folder). Returns the
@@ -222,8 +235,9 @@ pub fn write_report_page(
         super::graph::GraphFormat::Html,
         allow_unknown,
     )?;
+    let name = page_file_name(table)?;
     let dir = super::changes::output_dir_or_default(out_dir)?;
-    let path = dir.join(format!("{table}_pipeline_graph.html"));
+    let path = dir.join(name);
     write_report_file(&path, &page.text)?;
     Ok(path)
 }

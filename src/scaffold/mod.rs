@@ -146,7 +146,7 @@ pub fn init_project(req: &ProjectInit) -> Result<Created, ScaffoldError> {
             }
         }
     }
-    write_new(&root, files)
+    write_new(&root, &root, files)
 }
 
 /// Request of `table init`.
@@ -307,7 +307,7 @@ pub fn init_table(
             tpl.render("table/dml_values.sql", &vars)?,
         ));
     }
-    let created = write_new(&req.pipelines.join(&rel), files)?;
+    let created = write_new(&req.pipelines, &req.pipelines.join(&rel), files)?;
     Ok(CreatedTable { naming, created })
 }
 
@@ -492,8 +492,14 @@ fn table_vars(
     .collect()
 }
 
-/// Writes `files` (relative to `root`) if none exists yet; returns them sorted.
-fn write_new(root: &Path, files: Vec<(String, String)>) -> Result<Created, ScaffoldError> {
+/// Writes `files` (relative to `root`) if none exists yet; returns them sorted. No folder is created
+/// and no file written through a symbolic link that leaves `tree` (the project, or the pipelines
+/// folder): see [`crate::fsutil::confine`].
+fn write_new(
+    tree: &Path,
+    root: &Path,
+    files: Vec<(String, String)>,
+) -> Result<Created, ScaffoldError> {
     let existing: Vec<PathBuf> = files
         .iter()
         .map(|(rel, _)| root.join(rel))
@@ -506,6 +512,13 @@ fn write_new(root: &Path, files: Vec<(String, String)>) -> Result<Created, Scaff
         let path = path.to_path_buf();
         move |source| ScaffoldError::Write { path, source }
     };
+    let confine = crate::fsutil::Confinement::new(tree);
+    for (rel, _) in &files {
+        let path = root.join(rel);
+        confine
+            .check_file(&path)
+            .map_err(|e| werr(&path)(e.into()))?;
+    }
     for (rel, text) in &files {
         let path = root.join(rel);
         if let Some(dir) = path.parent() {

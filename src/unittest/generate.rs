@@ -516,7 +516,8 @@ pub fn write_new_files(
 ) -> Result<(Vec<String>, Vec<String>), UnitTestError> {
     let inv = &project.inventory;
     let created_dir = !dir.exists();
-    std::fs::create_dir_all(dir)
+    // Never through a link that leaves the tree (a `tests/` linked to a folder outside).
+    crate::fsutil::create_dir_all_within(&inv.root, dir)
         .map_err(|e| UnitTestError::in_file(rel, format!("cannot create: {e}")))?;
     let (mut written, mut kept) = (Vec::new(), Vec::new());
     // All or nothing: every new file is staged, then renamed into place together (a batch, so that
@@ -555,20 +556,10 @@ pub fn write_new_files(
     Ok((written, kept))
 }
 
-/// Why `name` cannot be used as (part of) a file name — a path separator, `..`, a NUL, or nothing
-/// at all — or `None` when it can.
-pub fn not_a_file_name(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("is empty")
-    } else if name.contains(['/', '\\']) {
-        Some("holds a path separator")
-    } else if name.contains("..") {
-        Some("holds `..`")
-    } else if name.contains('\0') {
-        Some("holds a NUL character")
-    } else {
-        None
-    }
+/// Why `name` cannot be used as (part of) a file name, or `None` when it can: the one rule of
+/// [`crate::fsutil::file_name_component`].
+pub fn not_a_file_name(name: &str) -> Option<crate::fsutil::UnsafeName> {
+    crate::fsutil::file_name_component(name).err()
 }
 
 /// Literals the SQL under test compares columns with (`col = 'X'`, `t.col = 5`, `col IN ('A', 'B')`;

@@ -75,6 +75,9 @@ mod graph_select;
 mod integration_tests;
 /// `pipeline test-live`: data tests of tests/live_tests.yaml on the Confluent fake, JUnit.
 mod live_tests;
+/// Nothing is written outside the project: no command writes through a link that leaves it.
+#[cfg(unix)]
+mod outside_writes;
 mod plan;
 /// The descendant cascade never spreads beyond the start tables: a table without a job of its own whose
 mod plan_cascade;

@@ -36,6 +36,12 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             ..Default::default()
         },
     )?;
+    // The name becomes a file name in DIR: one plain component, or nothing is written.
+    let table = crate::fsutil::file_name_component(table).map_err(|why| {
+        crate::ops::OpsError::Refused(format!(
+            "table name `{table}` cannot name a file in the output folder: it {why}; nothing was written"
+        ))
+    })?;
     let dir = output_dir.map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
     std::fs::create_dir_all(&dir).map_err(|e| {
         crate::ops::OpsError::Refused(format!("cannot create {}: {e}", dir.display()))

@@ -64,6 +64,10 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         parent_only,
         allow_unknown,
     )?;
+    // A table name that cannot name the page is refused before any file is written.
+    if formats.open {
+        report::page_file_name(&r.table_name)?;
+    }
     let wants_document = formats.yaml || formats.json || formats.output_file_name.is_some();
     let document = if wants_document || inv.json() {
         Some(report::report_document(&r, formats.yaml)?)
