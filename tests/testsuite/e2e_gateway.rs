@@ -953,8 +953,9 @@ fn queries_and_previews_on_a_real_flink() {
     if !stack_available() {
         return;
     }
-    let prefix = format!("e2eq{}", std::process::id() % 100_000);
+    let prefix = run_prefix("e2eq");
     let (tmp, pipelines) = our_fixture();
+    let _ = own_topics(&pipelines, &prefix);
     // The seed writes a topic of this run's own, so its rows are exactly the DML's.
     let topic = format!("{prefix}_seed_sales_stores");
     let ddl = pipelines.join("seeds/sales/seed_stores/sql-scripts/ddl.seed_sales_stores.sql");
@@ -962,7 +963,7 @@ fn queries_and_previews_on_a_real_flink() {
     std::fs::write(
         &ddl,
         text.replace(
-            "'topic' = 'seed_sales_stores'",
+            &format!("'topic' = '{prefix}_seed_sales_stores'"),
             &format!("'topic' = '{topic}'"),
         ),
     )
@@ -1121,4 +1122,55 @@ fn queries_and_previews_on_a_real_flink() {
     assert_eq!(s["orphans"], serde_json::json!([]), "{s:#}");
     let out = run(&["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"]);
     out.success();
+}
+
+/// `make demo` and the end-to-end tests share one stack (#41.5): a run's copy of `fixtures/` gets
+/// topics no other project uses — none of the fixtures' own topics (the demo's), every topic of the
+/// tree renamed, the project still valid — and a run cancels only `<prefix>-…` jobs, never `demo-…`
+/// nor those of a run whose prefix starts with its own. Runs without the stack.
+#[test]
+fn an_end_to_end_run_owns_its_topics_and_cancels_only_its_own_jobs() {
+    let topics = |dir: &std::path::Path| -> std::collections::BTreeSet<String> {
+        let re = regex::Regex::new(r"'topic'\s*=\s*'([^']+)'").unwrap();
+        crate::support::sql_files(dir)
+            .iter()
+            .flat_map(|f| {
+                let text = std::fs::read_to_string(f).unwrap();
+                re.captures_iter(&text)
+                    .map(|c| c[1].to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let demo = topics(&root().join("fixtures/pipelines"));
+    assert!(demo.contains("int_sales_web_orders"), "{demo:?}");
+    let a = run_prefix("e2e");
+    let b = run_prefix("e2e");
+    assert_ne!(a, b);
+    for prefix in [&a, &b] {
+        let (_tmp, pipelines) = our_fixture();
+        let topic = own_topics(&pipelines, prefix);
+        let mine = topics(&pipelines);
+        assert_eq!(mine.len(), demo.len());
+        assert!(mine.is_disjoint(&demo), "{mine:?}");
+        for t in &demo {
+            assert!(mine.contains(&topic(t)), "{t}");
+        }
+        crate::support::command()
+            .args(["pipeline", "validate"])
+            .arg(&pipelines)
+            .output()
+            .map(|o| assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr)))
+            .unwrap();
+    }
+    let p = "e2e123";
+    assert!(is_ours("e2e123-sales-dml-x", p));
+    for other in [
+        "demo-sales-dml-int-sales-web-orders",
+        "e2e1234-sales-dml-x",
+        "e2e123",
+        "xe2e123-sales-dml-x",
+    ] {
+        assert!(!is_ours(other, p), "{other}");
+    }
 }
