@@ -759,6 +759,48 @@ mod tests {
         assert_eq!(out.notes.len(), 1);
     }
 
+    /// For every namespace (none, a word, a dotted path, a URL folder) and separator, a location that
+    /// ends with the name moves, and one where anything follows the name, or where the name is only
+    /// the end of a longer word, stays.
+    #[test]
+    fn every_location_ending_with_the_name_moves_and_no_other() {
+        let names = [("orders", "orders_v2"), ("t_v2", "t_v3"), ("a", "a_v2")];
+        let heads = [
+            "",
+            "team",
+            "e2e42",
+            "crm.sales",
+            "s3://b/x/",
+            "file:///tmp/",
+        ];
+        let seps = ["", "_", ".", "-"];
+        for (old, new) in names {
+            for head in heads {
+                for sep in seps {
+                    if head.is_empty() != sep.is_empty() && !head.ends_with('/') {
+                        continue;
+                    }
+                    for tail in ["", "/"] {
+                        let value = format!("{head}{sep}{old}{tail}");
+                        assert_eq!(
+                            renamed_location(&value, old, new),
+                            Some(format!("{head}{sep}{new}{tail}")),
+                            "{value}"
+                        );
+                    }
+                    for after in [".v1", "x", "_archive", "/part"] {
+                        let value = format!("{head}{sep}{old}{after}");
+                        assert_eq!(renamed_location(&value, old, new), None, "{value}");
+                    }
+                    if !head.is_empty() && !head.ends_with('/') {
+                        let value = format!("{head}{old}");
+                        assert_eq!(renamed_location(&value, old, new), None, "{value}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_location_that_ends_with_the_name_after_a_namespace_moves() {
         for (value, moved) in [
