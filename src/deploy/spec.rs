@@ -229,7 +229,7 @@ pub fn deploy_nodes(
         .iter()
         .map(|n| {
             let steps = if n.action == Action::Skip {
-                statements_of(project, n, true, env).unwrap_or_default()
+                kept_statements(project, n, env)
             } else {
                 node_steps(project, n, env)?
             };
@@ -332,6 +332,34 @@ pub fn node_steps(
         return Ok(Vec::new());
     }
     statements_of(project, node, node.run_ddl, env)
+}
+
+/// The statements a node the plan skips keeps (none when its files cannot be read): its DDL, then the
+/// job whose phase tells whether the table is live — its own DML, or, for a table written by another
+/// table's statement set, that set's DML (the statement the plan read). The executor checks the job
+/// before the node's children start; a DDL statement may be absent while the table is live (the SQL
+/// Gateway's DDL is session-scoped, and users delete COMPLETED DDL statements on Confluent Cloud).
+fn kept_statements(project: &Project, node: &PlanNode, env: &EnvSql) -> Vec<Step> {
+    let mut steps = statements_of(project, node, true, env).unwrap_or_default();
+    let owner = project
+        .inventory
+        .tables
+        .get(&node.table_name)
+        .and_then(|t| t.written_by.as_deref());
+    if let Some(owner) = owner {
+        steps.extend(
+            table_statements(
+                project,
+                owner,
+                None,
+                node.dml_statement_name.as_deref(),
+                node.compute_pool_id.as_deref(),
+                env,
+            )
+            .unwrap_or_default(),
+        );
+    }
+    steps
 }
 
 /// Every statement a node's files define (DDL when `with_ddl`, then DML), whatever the plan's action,

@@ -195,6 +195,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         "nothing decommissioned: fix the errors above",
     )?;
     let naming = StatementNaming::from_config(&cfg);
+    let suffix = super::unit_tests::suffix(&cfg, None)?;
     let record = BlueGreenRecord::read(&req.pipelines)?;
     let connected = target::connect(&cfg, Some(&project))?;
     let lock = super::lock::lock_target(
@@ -220,7 +221,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     }
     // With `orphans`, the orphans go in the same run: they keep no blue statement.
     let going: BTreeSet<String> = if req.orphans {
-        orphans(&project, &naming, &live)
+        orphans(&project, &naming, &suffix, &live)
             .into_iter()
             .map(|o| o.statement)
             .collect()
@@ -292,6 +293,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         add_orphans(
             &project,
             &naming,
+            &suffix,
             &live,
             req.verb,
             &mut seen,
@@ -362,13 +364,14 @@ fn refusal(
 fn add_orphans(
     project: &crate::project::Project,
     naming: &StatementNaming,
+    suffix: &crate::unittest::Suffix,
     live: &BTreeMap<String, StatementState>,
     verb: StatementVerb,
     seen: &mut BTreeSet<String>,
     statements: &mut Vec<Target>,
     left_alone: &mut Vec<LeftAlone>,
 ) {
-    let mut found = orphans(project, naming, live);
+    let mut found = orphans(project, naming, suffix, live);
     found.sort_by_key(|o| (!o.statement.contains("-dml-"), o.statement.clone()));
     for o in found {
         if !seen.insert(o.statement.clone()) {

@@ -26,6 +26,9 @@ pub enum Health {
     NotRunning,
     /// A statement FAILED.
     Failed,
+    /// No job writes the table on this target: a plain `CREATE TABLE` or `CREATE VIEW` that the SQL
+    /// Gateway declares in each deploy's session (never a statement of its own). Not a failure.
+    Declared,
 }
 
 /// One table of the product.
@@ -56,9 +59,12 @@ pub struct HealthReport {
 impl HealthReport {
     /// Whether every table is healthy (drift alone is not a failure of the pipeline).
     pub fn healthy(&self) -> bool {
-        self.tables
-            .iter()
-            .all(|t| matches!(t.health, Health::Healthy | Health::Drifted))
+        self.tables.iter().all(|t| {
+            matches!(
+                t.health,
+                Health::Healthy | Health::Drifted | Health::Declared
+            )
+        })
     }
 }
 
@@ -106,26 +112,26 @@ pub fn healthcheck(
         ..PlanRequest::default()
     };
     let (r, metrics_skipped) = status_with_lag(ctx, plan, 10)?;
+    let cfg = ctx.project_config(pipelines)?;
+    let project = ctx.load_valid_project(
+        &cfg,
+        pipelines,
+        false,
+        "nothing checked: fix the errors above",
+    )?;
+    let naming = crate::plan::StatementNaming::from_config(&cfg);
     let mut by_table: BTreeMap<String, Vec<&status::StatementRow>> = BTreeMap::new();
     for s in &r.statements {
         by_table.entry(s.table_name.clone()).or_default().push(s);
     }
     let mut tables = Vec::new();
-    for (table, rows) in by_table {
-        let phase_health = |p: Option<&Phase>| match p {
-            None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
-            Some(Phase::Failed) => Health::Failed,
-            Some(Phase::Degraded | Phase::Pending) => Health::Degraded,
-            _ => Health::Healthy,
+    for (table, all_rows) in by_table {
+        let rows = counted_rows(&project, &naming, &r.statements, &table, &all_rows);
+        let health = if rows.is_empty() {
+            Health::Declared
+        } else {
+            table_health(&rows)
         };
-        let mut health = rows
-            .iter()
-            .map(|s| phase_health(s.phase.as_ref()))
-            .max()
-            .unwrap_or(Health::NotRunning);
-        if health == Health::Healthy && rows.iter().any(|s| s.sql_drift == Some(true)) {
-            health = Health::Drifted;
-        }
         let pending_records = rows
             .iter()
             .filter_map(|s| {
@@ -134,6 +140,11 @@ pub fn healthcheck(
                     .and_then(|l: &RuntimeMetrics| l.pending_records)
             })
             .max();
+        let backpressured = rows.iter().find(|s| {
+            s.lag
+                .as_ref()
+                .is_some_and(|l| l.backpressure == Some(crate::target::metrics::Backpressure::High))
+        });
         tables.push(TableHealth {
             table_name: table,
             health,
@@ -144,7 +155,8 @@ pub fn healthcheck(
             pending_records,
             detail: rows
                 .iter()
-                .find_map(|s| s.detail.clone().filter(|d| !d.is_empty())),
+                .find_map(|s| s.detail.clone().filter(|d| !d.is_empty()))
+                .or_else(|| backpressured.map(|s| format!("{}: backpressure high", s.statement))),
         });
     }
     let mut summary = BTreeMap::new();
@@ -162,6 +174,74 @@ pub fn healthcheck(
         summary,
         metrics_skipped,
     })
+}
+
+/// A table's verdict from the statements that count for it: the worst phase, then drift; a job
+/// whose vertices are backpressured (high) is degraded.
+fn table_health(rows: &[&status::StatementRow]) -> Health {
+    let phase_health = |p: Option<&Phase>| match p {
+        None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
+        Some(Phase::Failed) => Health::Failed,
+        Some(Phase::Degraded | Phase::Pending) => Health::Degraded,
+        _ => Health::Healthy,
+    };
+    let mut health = rows
+        .iter()
+        .map(|s| phase_health(s.phase.as_ref()))
+        .max()
+        .unwrap_or(Health::NotRunning);
+    let backpressured = rows.iter().any(|s| {
+        s.lag
+            .as_ref()
+            .is_some_and(|l| l.backpressure == Some(crate::target::metrics::Backpressure::High))
+    });
+    if health == Health::Healthy && backpressured {
+        health = Health::Degraded;
+    }
+    if health == Health::Healthy && rows.iter().any(|s| s.sql_drift == Some(true)) {
+        health = Health::Drifted;
+    }
+    health
+}
+
+/// The statements whose phases tell whether `table` is live. A DDL statement that lives only in a
+/// deploy's session (SQL Gateway: [`status::StatementRow::session_scoped`]) is never listed, so it
+/// does not count — unless it is the table's job (a CTAS, a materialized table), which the target
+/// lists. A table written by another table's statement set counts that set's job (`rows` of the
+/// whole report are searched for it). Empty: no job writes the table on this target
+/// ([`Health::Declared`]).
+fn counted_rows<'a>(
+    project: &crate::project::Project,
+    naming: &crate::plan::StatementNaming,
+    report: &'a [status::StatementRow],
+    table: &str,
+    rows: &[&'a status::StatementRow],
+) -> Vec<&'a status::StatementRow> {
+    use crate::sql::StatementKind as SqlKind;
+    let t = project.inventory.tables.get(table);
+    let ddl_is_job = t.is_some_and(|t| {
+        matches!(
+            t.ddl_kind,
+            Some(SqlKind::Ctas | SqlKind::CreateMaterializedTable)
+        )
+    });
+    let mut counted: Vec<&status::StatementRow> = rows
+        .iter()
+        .copied()
+        .filter(|s| !s.session_scoped || ddl_is_job)
+        .collect();
+    let writer = t
+        .and_then(|t| t.written_by.as_ref())
+        .and_then(|w| project.inventory.tables.get(w));
+    if let Some(w) = writer {
+        let set = naming.dml(&w.product, &w.name);
+        if !counted.iter().any(|s| s.statement == set)
+            && let Some(row) = report.iter().find(|s| s.statement == set)
+        {
+            counted.push(row);
+        }
+    }
+    counted
 }
 
 /// One running statement.

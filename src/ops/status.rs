@@ -85,8 +85,10 @@ pub struct StatusReport {
     /// Blue statements of the blue-green releases still open in this environment, with their green
     /// successors.
     pub blue_green: Vec<BlueGreenRow>,
-    /// Statements under the prefix that no table owns.
+    /// Statements under the prefix that no table owns (unit-test statements excepted).
     pub orphans: Vec<Orphan>,
+    /// The tool's own unit-test statements still on the target ([`unit_test_statements`]).
+    pub unit_test_statements: Vec<Orphan>,
     /// Who still reads each blue table of the open releases ([`super::readers`]): statements not
     /// the project's, consumer groups on its topic.
     pub blue_readers: super::readers::ReadersReport,
@@ -209,7 +211,9 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         lag_source = Some(source);
     }
     // Blue statements of an open release are shown with their green successors, not as orphans.
-    let orphans = orphans(&project, &naming, &live)
+    let suffix = super::unit_tests::suffix(&cfg, None)?;
+    let unit_test_statements = unit_test_statements(&project, &naming, &suffix, &live);
+    let orphans = orphans(&project, &naming, &suffix, &live)
         .into_iter()
         .filter(|o| !blue_green.iter().any(|b| b.blue_statement == o.statement))
         .collect();
@@ -220,6 +224,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         statements,
         blue_green,
         orphans,
+        unit_test_statements,
         blue_readers,
         environment: env.environment,
         lag: lag_source,
@@ -358,15 +363,57 @@ fn name_here(
     }
 }
 
-/// Live statements under `naming`'s prefix that no table of the project owns, sorted by name.
+/// The statements under `naming`'s prefix that no table of the tree owns. The tool's own unit-test
+/// statements (names of [`crate::unittest::TestNaming`] with the configured `suffix` for a table of
+/// the tree: `<prefix>-{ddl|dml|ins-N|val-N|out-N|drop|upg-…}-<table>-ut`) are not orphans: see
+/// [`unit_test_statements`].
 pub fn orphans(
     project: &crate::project::Project,
     naming: &StatementNaming,
+    suffix: &crate::unittest::Suffix,
     live: &BTreeMap<String, StatementState>,
 ) -> Vec<Orphan> {
     let owned = naming.owned_statements(project);
+    let tests = unit_test_naming(project, naming, suffix);
     live.values()
         .filter(|s| naming.is_under_prefix(&s.name) && !owned.contains_key(&s.name))
+        .filter(|s| !tests(&s.name))
+        .map(|s| Orphan {
+            statement: s.name.clone(),
+            phase: s.phase.clone(),
+            detail: s.detail.clone(),
+        })
+        .collect()
+}
+
+/// Whether a statement name is one a unit-test or integration-test run of a table of the tree
+/// creates (with `suffix`), and no table of the tree owns.
+fn unit_test_naming<'a>(
+    project: &'a crate::project::Project,
+    naming: &'a StatementNaming,
+    suffix: &crate::unittest::Suffix,
+) -> impl Fn(&str) -> bool + 'a {
+    let tests = crate::unittest::TestNaming {
+        prefix: naming.prefix.clone(),
+        suffix: suffix.clone(),
+    };
+    let tables: Vec<String> = project.inventory.tables.keys().cloned().collect();
+    let owned = naming.owned_statements(project);
+    move |name: &str| !owned.contains_key(name) && tests.owns(name, &tables)
+}
+
+/// The tool's own unit-test statements left on the target (a run keeps its last statements with
+/// `--keep`, a killed run leaves them, a gateway keeps COMPLETED jobs): labelled, not orphans;
+/// `flinkpipe table delete-unit-tests TABLE` removes them.
+pub fn unit_test_statements(
+    project: &crate::project::Project,
+    naming: &StatementNaming,
+    suffix: &crate::unittest::Suffix,
+    live: &BTreeMap<String, StatementState>,
+) -> Vec<Orphan> {
+    let tests = unit_test_naming(project, naming, suffix);
+    live.values()
+        .filter(|s| tests(&s.name))
         .map(|s| Orphan {
             statement: s.name.clone(),
             phase: s.phase.clone(),

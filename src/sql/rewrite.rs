@@ -543,14 +543,18 @@ fn alias_state(sig: &[&Tok], end: usize) -> AliasState {
 const LOCATION_OPTIONS: &[&str] = &["topic", "path", "table-name", "index"];
 
 /// The new value of a location option when it names the renamed table: the whole value (`'orders'`), or
-/// its last path segment (`'s3://bucket/exports/orders/'` → `…/orders_v2/`).
+/// its last path segment (`'s3://bucket/exports/orders/'` → `…/orders_v2/`), or a name that ends with
+/// the table's name after a namespace separator `_`, `.` or `-` (`'team.orders'` → `'team.orders_v2'`,
+/// `'e2e42_orders'` → `'e2e42_orders_v2'`: a per-project or per-run prefix moves with the table).
+/// A value where the name is followed by anything (`'crm.orders.v1'`) does not name the table.
 fn renamed_location(value: &str, old: &str, new: &str) -> Option<String> {
-    if value == old {
-        return Some(new.to_string());
-    }
     let trimmed = value.trim_end_matches('/');
-    let (head, last) = trimmed.rsplit_once('/')?;
-    (last == old).then(|| format!("{head}/{new}{}", &value[trimmed.len()..]))
+    let tail = &value[trimmed.len()..];
+    let last_start = trimmed.rfind('/').map_or(0, |i| i + 1);
+    let last = &trimmed[last_start..];
+    let prefix_len = last.strip_suffix(old).map(str::len)?;
+    let named = prefix_len == 0 || last[..prefix_len].ends_with(['_', '.', '-']);
+    named.then(|| format!("{}{new}{tail}", &trimmed[..last_start + prefix_len]))
 }
 
 /// Moves the renamed table's own storage with it: a location option ([`LOCATION_OPTIONS`]) of the
@@ -827,6 +831,70 @@ mod tests {
             "CREATE TABLE t_v2 (x INT) WITH ('connector' = 'kafka', 'topic' = 'crm.t.v1')"
         );
         assert_eq!(out.notes.len(), 1);
+    }
+
+    /// For every namespace (none, a word, a dotted path, a URL folder) and separator, a location that
+    /// ends with the name moves, and one where anything follows the name, or where the name is only
+    /// the end of a longer word, stays.
+    #[test]
+    fn every_location_ending_with_the_name_moves_and_no_other() {
+        let names = [("orders", "orders_v2"), ("t_v2", "t_v3"), ("a", "a_v2")];
+        let heads = [
+            "",
+            "team",
+            "e2e42",
+            "crm.sales",
+            "s3://b/x/",
+            "file:///tmp/",
+        ];
+        let seps = ["", "_", ".", "-"];
+        for (old, new) in names {
+            for head in heads {
+                for sep in seps {
+                    if head.is_empty() != sep.is_empty() && !head.ends_with('/') {
+                        continue;
+                    }
+                    for tail in ["", "/"] {
+                        let value = format!("{head}{sep}{old}{tail}");
+                        assert_eq!(
+                            renamed_location(&value, old, new),
+                            Some(format!("{head}{sep}{new}{tail}")),
+                            "{value}"
+                        );
+                    }
+                    for after in [".v1", "x", "_archive", "/part"] {
+                        let value = format!("{head}{sep}{old}{after}");
+                        assert_eq!(renamed_location(&value, old, new), None, "{value}");
+                    }
+                    if !head.is_empty() && !head.ends_with('/') {
+                        let value = format!("{head}{old}");
+                        assert_eq!(renamed_location(&value, old, new), None, "{value}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_location_that_ends_with_the_name_after_a_namespace_moves() {
+        for (value, moved) in [
+            ("orders", Some("orders_v2")),
+            ("e2e42_orders", Some("e2e42_orders_v2")),
+            ("team.orders", Some("team.orders_v2")),
+            ("team-orders", Some("team-orders_v2")),
+            ("s3://b/x/orders/", Some("s3://b/x/orders_v2/")),
+            ("s3://b/x/run7_orders", Some("s3://b/x/run7_orders_v2")),
+            ("weborders", None),
+            ("crm.orders.v1", None),
+            ("s3://b/orders/x", None),
+            ("s3://b/x", None),
+        ] {
+            assert_eq!(
+                renamed_location(value, "orders", "orders_v2").as_deref(),
+                moved,
+                "{value}"
+            );
+        }
     }
 
     #[test]

@@ -351,6 +351,77 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
     assert_eq!(s["orphans"], serde_json::json!([]));
 }
 
+/// The tool's own unit-test statements (every name a unit-test or integration-test run creates, for
+/// every table of the tree, COMPLETED as a gateway keeps them) are labelled as such in `status`, never
+/// orphans, and `decommission --orphans --delete` leaves them alone; a statement of the same shape
+/// for a table the tree does not hold is still an orphan (#43.6).
+#[test]
+fn unit_test_statements_are_labelled_not_orphans() {
+    use flinkpipe::unittest::{Suffix, TestNaming};
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    let naming = TestNaming {
+        prefix: "dev-usw2".into(),
+        suffix: Suffix::default(),
+    };
+    let project = flinkpipe::project::load(
+        &t.pipelines,
+        &flinkpipe::config::Config::default(),
+        flinkpipe::project::LoadOptions {
+            allow_unknown: true,
+        },
+    )
+    .unwrap();
+    let mut tests = BTreeSet::new();
+    for (i, table) in project.inventory.tables.keys().enumerate() {
+        let names = [
+            naming.ddl(table),
+            naming.dml(table),
+            naming.ins(1 + i % 3, table),
+            naming.val(1 + i % 2, table),
+            naming.out(1, table),
+            naming.drop(table),
+            naming.upgrade("old", table),
+        ];
+        for n in names {
+            fake.seed(&n, "INSERT INTO t_ut SELECT 1", "COMPLETED");
+            tests.insert(n);
+        }
+    }
+    let stranger = naming.dml("no_such_table");
+    fake.seed(&stranger, "INSERT INTO x_ut SELECT 1", "COMPLETED");
+    let s = t
+        .cmd(&["--output", "json", "pipeline", "status"])
+        .success()
+        .stdout_json();
+    let names = |key: &str| -> BTreeSet<String> {
+        s[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["statement"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("unit_test_statements"), tests);
+    assert_eq!(names("orphans"), BTreeSet::from([stranger.clone()]));
+    let text = t.cmd(&["pipeline", "status"]).success().stdout();
+    assert!(
+        text.contains("Unit-test statements (flinkpipe's own test runs, not orphans)"),
+        "{text}"
+    );
+    let before = fake.deletes().len();
+    t.cmd(&[
+        "pipeline",
+        "decommission",
+        "--orphans",
+        "--delete",
+        "--no-ack",
+    ])
+    .success()
+    .stdout();
+    assert_eq!(fake.deletes()[before..], [stranger]);
+}
+
 /// Blue deployed, versioned and committed: `deploy --blue-green` not run yet.
 fn applied_release(t: &Test) {
     t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])

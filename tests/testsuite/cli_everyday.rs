@@ -682,6 +682,7 @@ fn gateway_status_folds_session_ddl_and_fits_120_columns() {
         ],
         blue_green: Vec::new(),
         orphans: Vec::new(),
+        unit_test_statements: Vec::new(),
         blue_readers: Default::default(),
         environment: "dev".into(),
         lag: None,

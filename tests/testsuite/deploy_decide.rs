@@ -1295,3 +1295,97 @@ async fn a_failed_upgrade_starts_the_old_sql_again_from_the_same_savepoint() {
         "{r:#?}"
     );
 }
+
+/// On a target that lists only jobs (the SQL Gateway: DDL is session-scoped, no DDL statement is ever
+/// listed), a table is live when the job that writes it runs. For every table of `fixtures/` with a
+/// job: its job absent, every other job RUNNING and no DDL statement at all, the plan creates it and
+/// keeps its ancestors, and the deploy creates it — also below a table written by another table's
+/// statement set (`int_sales_store_orders`, written by the set of `int_sales_web_orders`), whose kept
+/// node is checked through that set's job, not through its absent DDL (#41.6).
+#[tokio::test(start_paused = true)]
+async fn a_kept_ancestor_is_live_when_the_job_writing_it_runs_whatever_its_ddl_statement() {
+    use flinkpipe::plan::{self, Scope, StatementNaming, StatementStatus};
+    use flinkpipe::sql::model::StatementKind as SqlKind;
+    let (_tmp, pipelines) = crate::support::our_fixture();
+    let cfg = flinkpipe::config::Config::default();
+    let project = flinkpipe::project::load(
+        &pipelines,
+        &cfg,
+        flinkpipe::project::LoadOptions {
+            allow_unknown: true,
+        },
+    )
+    .unwrap();
+    let naming = StatementNaming::from_config(&cfg);
+    // Each table's job: the DML that writes it (its own or its statement set's), else a CTAS's or a
+    // materialized table's DDL.
+    let job = |name: &str| -> Option<String> {
+        let t = &project.inventory.tables[name];
+        let owner = t
+            .written_by
+            .as_ref()
+            .map(|w| &project.inventory.tables[w])
+            .unwrap_or(t);
+        if t.external {
+            None
+        } else if owner.dml_ref.is_some() {
+            Some(naming.dml(&owner.product, &owner.name))
+        } else if matches!(
+            t.ddl_kind,
+            Some(SqlKind::Ctas | SqlKind::CreateMaterializedTable)
+        ) {
+            Some(naming.ddl(&t.product, &t.name))
+        } else {
+            None
+        }
+    };
+    let jobs: BTreeMap<String, String> = project
+        .inventory
+        .tables
+        .keys()
+        .filter_map(|t| Some((t.clone(), job(t)?)))
+        .collect();
+    let mut below_a_set_sink = 0;
+    for (table, own) in &jobs {
+        let status: StatementStatus = jobs
+            .values()
+            .filter(|j| *j != own)
+            .map(|j| (j.clone(), Phase::Running))
+            .collect();
+        let plan = plan::build_plan(
+            &project,
+            &naming,
+            &status,
+            &Scope::Tables(vec![table.clone()]),
+            &Default::default(),
+        )
+        .unwrap();
+        let nodes = flinkpipe::deploy::deploy_nodes(
+            &project,
+            &plan,
+            &flinkpipe::deploy::env_sql::EnvSql::none(),
+        )
+        .unwrap();
+        let t = MemoryTarget::with_savepoints();
+        for (j, sql) in nodes
+            .iter()
+            .flat_map(|n| n.steps.iter())
+            .filter(|s| status.phases.contains_key(&s.spec.name))
+            .map(|s| (s.spec.name.clone(), s.spec.sql.clone()))
+            .collect::<BTreeMap<_, _>>()
+        {
+            t.seed(&j, &sql, Phase::Running, &[]);
+        }
+        let r = run(&t, &nodes, JournalState::default()).await;
+        assert!(r.success(), "{table}: {r:#?}");
+        assert_eq!(outcome(&r, table), &Outcome::Done, "{table}");
+        let kept_set_sink = plan.nodes.iter().any(|n| {
+            n.action == Action::Skip && project.inventory.tables[&n.table_name].written_by.is_some()
+        });
+        below_a_set_sink += usize::from(kept_set_sink);
+    }
+    assert!(
+        below_a_set_sink > 0,
+        "no table below a kept statement-set sink"
+    );
+}

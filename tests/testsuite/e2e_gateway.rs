@@ -8,6 +8,7 @@
 
 use crate::support::our_fixture;
 use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::stack::{is_ours, own_topics, run_prefix};
 use crate::support::test::Outcome;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -71,33 +72,6 @@ fn offsets(topics: &[&str]) -> BTreeMap<String, i64> {
         .collect()
 }
 
-/// Waits until every topic holds more records than in `before`.
-fn wait_for_rows(
-    topics: &[&str],
-    before: &BTreeMap<String, i64>,
-    timeout: Duration,
-) -> BTreeMap<String, i64> {
-    let start = Instant::now();
-    loop {
-        let now = offsets(topics);
-        let missing: Vec<&str> = topics
-            .iter()
-            .copied()
-            .filter(|t| {
-                now.get(*t).copied().unwrap_or(-1) <= before.get(*t).copied().unwrap_or(0).max(0)
-            })
-            .collect();
-        if missing.is_empty() {
-            return now;
-        }
-        assert!(
-            start.elapsed() < timeout,
-            "no new rows after {timeout:?} in {missing:?} (offsets {now:?})"
-        );
-        std::thread::sleep(Duration::from_secs(3));
-    }
-}
-
 /// Jobs on the cluster: name → states (newest first).
 fn jobs() -> BTreeMap<String, Vec<String>> {
     let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).expect("jobs/overview");
@@ -131,9 +105,51 @@ struct Env {
     repo: Repo,
     config: PathBuf,
     prefix: String,
+    /// A table's topic name → this run's topic ([`own_topics`]).
+    topic: Box<dyn Fn(&str) -> String>,
 }
 
 impl Env {
+    /// Records in each table's topic (this run's own, [`own_topics`]), keyed by table (-1: no topic).
+    fn offsets(&self, tables: &[&str]) -> BTreeMap<String, i64> {
+        let topics: Vec<String> = tables.iter().map(|t| (self.topic)(t)).collect();
+        let by_topic = offsets(&topics.iter().map(String::as_str).collect::<Vec<_>>());
+        tables
+            .iter()
+            .zip(&topics)
+            .filter_map(|(t, topic)| Some((t.to_string(), *by_topic.get(topic)?)))
+            .collect()
+    }
+
+    /// Waits until every table's topic holds more records than in `before` (keyed by table).
+    fn wait_for_rows(
+        &self,
+        tables: &[&str],
+        before: &BTreeMap<String, i64>,
+        timeout: Duration,
+    ) -> BTreeMap<String, i64> {
+        let start = Instant::now();
+        loop {
+            let now = self.offsets(tables);
+            let missing: Vec<&str> = tables
+                .iter()
+                .copied()
+                .filter(|t| {
+                    now.get(*t).copied().unwrap_or(-1)
+                        <= before.get(*t).copied().unwrap_or(0).max(0)
+                })
+                .collect();
+            if missing.is_empty() {
+                return now;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "no new rows after {timeout:?} in {missing:?} (offsets {now:?})"
+            );
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    }
+
     fn run(&self, args: &[&str]) -> Outcome {
         let o = crate::support::command()
             .arg("--config")
@@ -217,11 +233,11 @@ impl Drop for Env {
                 j["name"].as_str().unwrap_or(""),
                 j["state"].as_str().unwrap_or(""),
             );
-            let ours = name.starts_with(&self.prefix)
+            let ours = is_ours(name, &self.prefix)
                 || http_get(&format!("{JOBMANAGER}/jobs/{id}/config")).is_some_and(|c| {
                     c.pointer("/execution-config/user-config/flinkpipe.statement")
                         .and_then(Value::as_str)
-                        .is_some_and(|n| n.starts_with(&self.prefix))
+                        .is_some_and(|n| is_ours(n, &self.prefix))
                 });
             if ours && !matches!(state, "FINISHED" | "FAILED" | "CANCELED") {
                 let _ = Command::new("curl")
@@ -251,9 +267,12 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     if !stack_available() {
         return;
     }
-    // A prefix of our own: statement (job) names do not collide with `make demo`'s.
-    let prefix = format!("e2e{}", std::process::id() % 100_000);
-    let repo = Repo::new(our_fixture());
+    // A prefix and topics of our own: neither job names nor topics collide with `make demo`'s (the
+    // same fixtures under the prefix `demo` and the fixtures' topic names) or another run's.
+    let prefix = run_prefix("e2e");
+    let fixture = our_fixture();
+    let topic = own_topics(&fixture.1, &prefix);
+    let repo = Repo::new(fixture);
     let config = repo.root.join("config.yaml");
     std::fs::write(
         &config,
@@ -267,6 +286,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         repo,
         config,
         prefix,
+        topic: Box::new(topic),
     };
     script(&[
         "topics",
@@ -282,7 +302,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "c360_dim_customers",
         "sales_fct_order_payments",
     ];
-    let before = offsets(&sinks);
+    let before = env.offsets(&sinks);
     let t0 = Instant::now();
     let report = env.deploy_all();
     let deploy_secs = t0.elapsed().as_secs_f64();
@@ -337,7 +357,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         );
     }
     // Rows arrive in the sink topics.
-    wait_for_rows(&sinks, &before, Duration::from_secs(120));
+    env.wait_for_rows(&sinks, &before, Duration::from_secs(120));
     eprintln!("deploy of fixtures/: {deploy_secs:.1} s");
 
     // ---- 2. a second deploy changes nothing and starts no duplicate ---------------------------
@@ -483,7 +503,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     // Flink does not create Kafka topics: `deploy --blue-green` creates the green tables' new topics
     // on their broker first.
     // (A stack kept from an earlier run may have the topic already: its rows so far are the base.)
-    let before_v2 = offsets(&["int_c360_clickstream_clean_v2"]);
+    let before_v2 = env.offsets(&["int_c360_clickstream_clean_v2"]);
     let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--blue-green"]);
     assert_eq!(deployed["success"], true, "{deployed:#}");
     let j = jobs();
@@ -496,7 +516,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "green runs: {:?}",
         j.get(&green_name)
     );
-    wait_for_rows(
+    env.wait_for_rows(
         &["int_c360_clickstream_clean_v2"],
         &before_v2,
         Duration::from_secs(90),
@@ -607,7 +627,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     env.repo.commit("version the statement set", T_CHANGE + 180);
     let blue_set = env.dml("sales", "int_sales_web_orders");
     let green_set = env.dml("sales", "int_sales_web_orders_v2");
-    let before_green = offsets(&["int_sales_store_orders_v2", "int_sales_web_orders_v2"]);
+    let before_green = env.offsets(&["int_sales_store_orders_v2", "int_sales_web_orders_v2"]);
     let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--blue-green"]);
     assert_eq!(deployed["success"], true, "{deployed:#}");
     let j = jobs();
@@ -622,7 +642,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
         "green set runs: {:?}",
         j.get(&green_set)
     );
-    wait_for_rows(
+    env.wait_for_rows(
         &["int_sales_store_orders_v2", "int_sales_web_orders_v2"],
         &before_green,
         Duration::from_secs(120),
@@ -640,19 +660,79 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     assert_eq!(running(&j, &green_set), 1, "green set runs");
     // No job writes the blue topic any more, while green keeps writing its own: had green kept the
     // blue sink, the blue topic would still grow.
-    let quiet_from = offsets(&["int_sales_store_orders", "int_sales_store_orders_v2"]);
-    let grown = wait_for_rows(
+    let quiet_from = env.offsets(&["int_sales_store_orders", "int_sales_store_orders_v2"]);
+    let grown = env.wait_for_rows(
         &["int_sales_store_orders_v2"],
         &quiet_from,
         Duration::from_secs(120),
     );
     std::thread::sleep(Duration::from_secs(5));
-    let after = offsets(&["int_sales_store_orders"]);
+    let after = env.offsets(&["int_sales_store_orders"]);
     assert_eq!(
         after["int_sales_store_orders"], quiet_from["int_sales_store_orders"],
         "the blue topic still receives records (green {:?})",
         grown
     );
+
+    // ---- 4c. blue-green below a table written by a statement set (#41.6) ---------------------
+    // `sales_mv_top_stores_v2` reads `int_sales_store_orders_v2`, which the set of
+    // `int_sales_web_orders_v2` writes: a kept ancestor whose DDL statement the gateway never lists
+    // (session-scoped). It is live because the set's job runs, so the green view starts on it.
+    let dim = "dimensions/sales/dim_stores/sql-scripts/dml.sales_dim_stores.sql";
+    env.repo.edit(dim, |s| {
+        s.replacen(
+            "CONCAT(s.store_name, ' -- '",
+            "CONCAT(s.store_name, ' / '",
+            1,
+        )
+    });
+    env.repo.commit("store label with a slash", T_CHANGE + 240);
+    let bg = env.json(&[
+        "pipeline",
+        "blue-green",
+        env.pipelines(),
+        "--since",
+        "HEAD~1",
+        "--apply",
+    ]);
+    assert_eq!(bg["applied"], true, "{bg:#}");
+    env.repo
+        .commit("version below the store dimension", T_CHANGE + 300);
+    let deployed = env.json(&["pipeline", "deploy", env.pipelines(), "--blue-green"]);
+    assert_eq!(deployed["success"], true, "{deployed:#}");
+    let kept = node(&deployed, "int_sales_store_orders_v2");
+    assert_eq!(kept["status"], "skipped", "{kept}");
+    assert_eq!(node(&deployed, "sales_mv_top_stores_v3")["status"], "done");
+    assert_eq!(
+        running(&jobs(), &env.dml("sales", "sales_mv_top_stores_v3")),
+        1
+    );
+    // Health on the gateway is the jobs: every table of the product is healthy while they run,
+    // whatever the session-scoped DDL statements (#43.1).
+    let health = env.run(&[
+        "--output",
+        "json",
+        "pipeline",
+        "healthcheck",
+        "sales",
+        env.pipelines(),
+    ]);
+    let health = health.success();
+    let health: Value = serde_json::from_str(&health.stdout_raw()).unwrap();
+    for t in health["tables"].as_array().unwrap() {
+        assert!(
+            t["health"] == "healthy" || t["health"] == "declared" || t["health"] == "drifted",
+            "{t}"
+        );
+    }
+    let out = env.run(&[
+        "pipeline",
+        "decommission",
+        env.pipelines(),
+        "--delete",
+        "--no-ack",
+    ]);
+    out.success();
 
     // ---- 5. a broken DML fails with the gateway's message; its descendants are skipped --------
     let stock = env.dml("inventory", "inventory_fct_stock_alerts");
@@ -752,7 +832,7 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     let j = jobs();
     let left: Vec<&String> = j
         .iter()
-        .filter(|(n, s)| n.starts_with(&env.prefix) && s.iter().any(|s| s == "RUNNING"))
+        .filter(|(n, s)| is_ours(n, &env.prefix) && s.iter().any(|s| s == "RUNNING"))
         .map(|(n, _)| n)
         .collect();
     assert!(left.is_empty(), "still running after undeploy: {left:?}");
@@ -873,8 +953,9 @@ fn queries_and_previews_on_a_real_flink() {
     if !stack_available() {
         return;
     }
-    let prefix = format!("e2eq{}", std::process::id() % 100_000);
+    let prefix = run_prefix("e2eq");
     let (tmp, pipelines) = our_fixture();
+    let _ = own_topics(&pipelines, &prefix);
     // The seed writes a topic of this run's own, so its rows are exactly the DML's.
     let topic = format!("{prefix}_seed_sales_stores");
     let ddl = pipelines.join("seeds/sales/seed_stores/sql-scripts/ddl.seed_sales_stores.sql");
@@ -882,7 +963,7 @@ fn queries_and_previews_on_a_real_flink() {
     std::fs::write(
         &ddl,
         text.replace(
-            "'topic' = 'seed_sales_stores'",
+            &format!("'topic' = '{prefix}_seed_sales_stores'"),
             &format!("'topic' = '{topic}'"),
         ),
     )
@@ -1041,4 +1122,55 @@ fn queries_and_previews_on_a_real_flink() {
     assert_eq!(s["orphans"], serde_json::json!([]), "{s:#}");
     let out = run(&["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"]);
     out.success();
+}
+
+/// `make demo` and the end-to-end tests share one stack (#41.5): a run's copy of `fixtures/` gets
+/// topics no other project uses — none of the fixtures' own topics (the demo's), every topic of the
+/// tree renamed, the project still valid — and a run cancels only `<prefix>-…` jobs, never `demo-…`
+/// nor those of a run whose prefix starts with its own. Runs without the stack.
+#[test]
+fn an_end_to_end_run_owns_its_topics_and_cancels_only_its_own_jobs() {
+    let topics = |dir: &std::path::Path| -> std::collections::BTreeSet<String> {
+        let re = regex::Regex::new(r"'topic'\s*=\s*'([^']+)'").unwrap();
+        crate::support::sql_files(dir)
+            .iter()
+            .flat_map(|f| {
+                let text = std::fs::read_to_string(f).unwrap();
+                re.captures_iter(&text)
+                    .map(|c| c[1].to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let demo = topics(&root().join("fixtures/pipelines"));
+    assert!(demo.contains("int_sales_web_orders"), "{demo:?}");
+    let a = run_prefix("e2e");
+    let b = run_prefix("e2e");
+    assert_ne!(a, b);
+    for prefix in [&a, &b] {
+        let (_tmp, pipelines) = our_fixture();
+        let topic = own_topics(&pipelines, prefix);
+        let mine = topics(&pipelines);
+        assert_eq!(mine.len(), demo.len());
+        assert!(mine.is_disjoint(&demo), "{mine:?}");
+        for t in &demo {
+            assert!(mine.contains(&topic(t)), "{t}");
+        }
+        crate::support::command()
+            .args(["pipeline", "validate"])
+            .arg(&pipelines)
+            .output()
+            .map(|o| assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr)))
+            .unwrap();
+    }
+    let p = "e2e123";
+    assert!(is_ours("e2e123-sales-dml-x", p));
+    for other in [
+        "demo-sales-dml-int-sales-web-orders",
+        "e2e1234-sales-dml-x",
+        "e2e123",
+        "xe2e123-sales-dml-x",
+    ] {
+        assert!(!is_ours(other, p), "{other}");
+    }
 }

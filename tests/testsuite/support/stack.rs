@@ -39,3 +39,39 @@ pub fn stack_available() -> bool {
     }
     ok
 }
+
+/// A prefix for one end-to-end run: `<kind><pid><nanos>` (lower case, letters and digits), unique
+/// among the runs on one stack and never `make demo`'s `demo`. Statement (job) names of the run are
+/// `<prefix>-…`, its topics `<prefix>_…` ([`own_topics`]).
+pub fn run_prefix(kind: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{kind}{:x}{:x}", std::process::id(), nanos % 0x10000)
+}
+
+/// Gives the project under `pipelines` topics of its own: every `'topic' = 'NAME'` of its SQL files
+/// becomes `'<prefix>_NAME'`, so that an end-to-end run never reads or writes the topics of another
+/// project on the same stack (`make demo` deploys the same fixtures under their own names; Kafka
+/// topics are global while gateway catalogs are per session). A topic of an external table (a dotted
+/// name, read and never written: `crm.loyalty.members.v1`) is left alone. Blue-green moves the
+/// prefixed topic with its table (`<prefix>_t` → `<prefix>_t_v2`). Returns the rename of one name.
+pub fn own_topics(pipelines: &std::path::Path, prefix: &str) -> impl Fn(&str) -> String + use<> {
+    let re = regex::Regex::new(r"'topic'(\s*)=(\s*)'([A-Za-z0-9_\-]+)'").unwrap();
+    for file in super::sql_files(pipelines) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let new = re.replace_all(&text, format!("'topic'$1=$2'{prefix}_$3'").as_str());
+        if new != text {
+            std::fs::write(&file, new.as_ref()).unwrap();
+        }
+    }
+    let prefix = prefix.to_string();
+    move |name: &str| format!("{prefix}_{name}")
+}
+
+/// Whether a job or statement name is one of this run's: `<prefix>-…` exactly (a run never cancels a
+/// job it did not start: not `make demo`'s `demo-…`, not another run's `<prefix>7-…`).
+pub fn is_ours(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .is_some_and(|rest| rest.starts_with('-'))
+}

@@ -79,6 +79,9 @@ fn print_text(r: &status::StatusReport, verbose: bool) {
     if !r.blue_green.is_empty() {
         print_blue_green(r);
     }
+    if !r.unit_test_statements.is_empty() {
+        print_unit_test_statements(r);
+    }
     if !r.orphans.is_empty() {
         print_orphans(r);
     }
@@ -171,6 +174,18 @@ fn print_blue_green(r: &status::StatusReport) {
     }
     print!("{}", crate::cli::render::blue_readers(&r.blue_readers));
     println!("(validate the green tables, then: flinkpipe pipeline decommission --delete)");
+}
+
+/// The tool's own unit-test statements still on the target (not orphans).
+fn print_unit_test_statements(r: &status::StatusReport) {
+    println!("\nUnit-test statements (flinkpipe's own test runs, not orphans):\n");
+    let rows: Vec<Vec<String>> = r
+        .unit_test_statements
+        .iter()
+        .map(|o| vec![o.statement.clone(), o.phase.to_string(), o.detail.clone()])
+        .collect();
+    print!("{}", table(&["statement", "phase", "detail"], &rows));
+    println!("(remove them with: flinkpipe table delete-unit-tests TABLE)");
 }
 
 /// Statements under the prefix that no table of the tree owns.
