@@ -168,23 +168,11 @@ fn gateway_with_aliases(
         .map_err(|e| OpsError::Target(e.to_string()))
 }
 
-/// A scrubber for every secret flinkpipe reads from the environment — the Flink API key and secret
-/// and the Cloud API key and secret — so that none of them shows in any output, whichever the
-/// command uses.
+/// A scrubber for every secret flinkpipe reads from the environment ([`Scrubber::of_environment`]:
+/// the Flink and Cloud API keys, secrets and Basic tokens), so that none of them shows in any output,
+/// whichever the command uses.
 pub fn secrets_scrubber(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
-    use crate::target::secrets::{
-        CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, FLINK_API_KEY_VAR, FLINK_API_SECRET_VAR,
-    };
-    Scrubber::new(
-        [
-            FLINK_API_KEY_VAR,
-            FLINK_API_SECRET_VAR,
-            CLOUD_API_KEY_VAR,
-            CLOUD_API_SECRET_VAR,
-        ]
-        .into_iter()
-        .filter_map(env),
-    )
+    Scrubber::of_environment(env)
 }
 
 /// The DDL statements of `flinkpipe.gateway.external_ddl` (files, or folders of `*.sql`, sorted).

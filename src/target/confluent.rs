@@ -20,7 +20,7 @@
 //!   marks most fields optional, and real answers omit some); any 2xx accepted.
 
 use super::retry::{Backoff, Limit, Retryable, parse_retry_after, retry, seed_of};
-use super::secrets::{Credentials, Scrubber};
+use super::secrets::{Credentials, Scrubber, ServerText};
 use super::{
     Checked, ErrorKind, Phase, StatementMeta, StatementSpec, StatementState, Target, TargetError,
 };
@@ -178,12 +178,13 @@ impl From<WireStatement> for StatementState {
     }
 }
 
-/// A raw answer: status, headers we use, body.
+/// An answer: status, headers we use, body — masked as it is read ([`ServerText`]), so everything
+/// parsed from it (details, exceptions, warnings, error messages) is masked too.
 struct Answer {
     status: StatusCode,
     request_id: Option<String>,
     retry_after: Option<Duration>,
-    body: String,
+    body: ServerText,
 }
 
 impl ConfluentTarget {
@@ -209,7 +210,11 @@ impl ConfluentTarget {
             ))
             .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{shown}': {e}")))?;
         let client = super::secrets::cloud_http_client(settings.request_timeout)?;
-        let scrubber = settings.credentials.scrubber();
+        // Its own credentials, and every other secret of the environment (a server may echo any).
+        let scrubber = settings
+            .credentials
+            .scrubber()
+            .merged(&Scrubber::of_environment(&|v| std::env::var(v).ok()));
         Ok(ConfluentTarget {
             settings,
             client,
@@ -301,15 +306,15 @@ impl ConfluentTarget {
                 url = next;
                 continue;
             }
-            let body = resp
+            let raw = resp
                 .text()
                 .await
                 .map_err(|e| self.transport(method, &url, &e))?;
             return Ok(Answer {
                 status,
-                request_id,
+                request_id: request_id.map(|r| self.scrubber.scrub(&r)),
                 retry_after,
-                body,
+                body: ServerText::masked(&raw, &self.scrubber),
             });
         }
         Err(TargetError::Config(format!(

@@ -285,6 +285,8 @@ struct State {
     groups: Vec<FakeGroup>,
     /// `/lags` answers 404, as on a cluster that is not dedicated.
     lags_unsupported: bool,
+    /// Every text field of every answer echoes the credentials ([`FakeConfluent::echo_secrets`]).
+    echo_secrets: bool,
 }
 
 /// A consumer group of the fake's Kafka cluster.
@@ -740,6 +742,13 @@ impl FakeConfluent {
         }
     }
 
+    /// From now on every human text of every answer (`detail`, `message`, `title`, `reason` at any
+    /// depth: `status.detail`, exceptions, warnings, error bodies) ends with [`echoed_secrets`], as
+    /// some error paths of real services echo the credentials they were given.
+    pub fn echo_secrets(&self) {
+        self.state.lock().unwrap().echo_secrets = true;
+    }
+
     /// Requests received so far.
     pub fn request_count(&self) -> usize {
         self.state.lock().unwrap().requests.len()
@@ -779,6 +788,50 @@ fn strip_leading_comments(sql: &str) -> String {
         .filter(|l| !l.trim_start().starts_with("--"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What [`FakeConfluent::echo_secrets`] appends: every key, secret and Basic token the fake accepts.
+pub fn echoed_secrets() -> String {
+    format!(
+        " (auth key={KEY} secret={SECRET} header=Basic {} cloud={CLOUD_KEY}:{CLOUD_SECRET} Basic {})",
+        basic(KEY, SECRET),
+        basic(CLOUD_KEY, CLOUD_SECRET)
+    )
+}
+
+/// Every secret the fake knows, and the Basic tokens built from them: none may ever be printed.
+pub fn all_secrets() -> Vec<String> {
+    vec![
+        KEY.into(),
+        SECRET.into(),
+        CLOUD_KEY.into(),
+        CLOUD_SECRET.into(),
+        KAFKA_KEY.into(),
+        KAFKA_SECRET.into(),
+        basic(KEY, SECRET),
+        basic(CLOUD_KEY, CLOUD_SECRET),
+        basic(KAFKA_KEY, KAFKA_SECRET),
+    ]
+}
+
+/// Appends [`echoed_secrets`] to every human text of `v`.
+fn echo_into(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    serde_json::Value::String(t)
+                        if matches!(k.as_str(), "detail" | "message" | "title" | "reason") =>
+                    {
+                        t.push_str(&echoed_secrets())
+                    }
+                    _ => echo_into(x),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(echo_into),
+        _ => {}
+    }
 }
 
 fn basic(key: &str, secret: &str) -> String {
@@ -1033,6 +1086,13 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     };
     if matches!(fault, Some(FaultAction::DropAfter)) {
         return;
+    }
+    let mut resp = resp;
+    if st.lock().unwrap().echo_secrets
+        && let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&resp.body)
+    {
+        echo_into(&mut v);
+        resp.body = v.to_string();
     }
     write_resp(&mut sock, resp, id).await;
 }
