@@ -243,6 +243,29 @@ pub async fn live_statements(c: &Connected) -> Result<BTreeMap<String, Statement
     Ok(list.into_iter().map(|s| (s.name.clone(), s)).collect())
 }
 
+/// The project's statements when every name in `expected` is among those flinkpipe created
+/// ([`Target::list_own_statements`]: on Confluent Cloud one listing filtered by the server with
+/// `label_selector` on flinkpipe's label, instead of every team's statements); when one is not (not
+/// deployed yet, or made by another tool), every statement of the environment
+/// ([`live_statements`]), so that nothing the project names is ever reported absent while it exists.
+pub async fn own_statements(
+    c: &Connected,
+    expected: &std::collections::BTreeSet<String>,
+) -> Result<BTreeMap<String, StatementState>, OpsError> {
+    let own: BTreeMap<String, StatementState> = c
+        .target
+        .list_own_statements()
+        .await
+        .map_err(|e| c.error("listing statements", e))?
+        .into_iter()
+        .map(|s| (s.name.clone(), s))
+        .collect();
+    if expected.iter().all(|n| own.contains_key(n)) {
+        return Ok(own);
+    }
+    live_statements(c).await
+}
+
 /// Plan statuses from live states.
 pub fn status_of(live: &BTreeMap<String, StatementState>) -> StatementStatus {
     StatementStatus {

@@ -481,6 +481,45 @@ mod tests {
         );
     }
 
+    /// #41.11: server text is masked when built — every secret of the environment, each pair's
+    /// Basic token, in any form the scrubber knows.
+    #[test]
+    fn server_text_is_masked_when_built() {
+        let env = |v: &str| match v {
+            FLINK_API_KEY_VAR => Some("FLINKKEY12345678".to_string()),
+            FLINK_API_SECRET_VAR => Some("flink-secret-abcdefgh".to_string()),
+            CLOUD_API_KEY_VAR => Some("CLOUDKEY87654321".to_string()),
+            CLOUD_API_SECRET_VAR => Some("cloud/secret+xyz".to_string()),
+            _ => None,
+        };
+        let s = Scrubber::of_environment(&env);
+        let flink = base64(b"FLINKKEY12345678:flink-secret-abcdefgh");
+        let cloud = base64(b"CLOUDKEY87654321:cloud/secret+xyz");
+        let raw = format!(
+            r#"{{"status":{{"detail":"auth FLINKKEY12345678 flink-secret-abcdefgh Basic {flink} {cloud} cloud%2Fsecret%2Bxyz"}}}}"#
+        );
+        let t = ServerText::masked(&raw, &s);
+        for secret in [
+            "FLINKKEY12345678",
+            "flink-secret-abcdefgh",
+            "CLOUDKEY87654321",
+            "cloud/secret+xyz",
+            "cloud%2Fsecret%2Bxyz",
+            flink.as_str(),
+            cloud.as_str(),
+        ] {
+            assert!(!t.contains(secret), "{secret} in {t}");
+        }
+        // Still JSON: the structure is untouched.
+        let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        assert!(
+            v["status"]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("auth ****")
+        );
+    }
+
     #[test]
     fn userinfo_is_masked_in_urls() {
         assert_eq!(
