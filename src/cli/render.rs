@@ -157,7 +157,14 @@ pub fn plan(plan: &ExecutionPlan) -> String {
 pub fn statement_outcome(json: bool, o: &crate::ops::statement::StatementOutcome) {
     if json {
         print_json(o);
-    } else if o.detail.is_empty() {
+        return;
+    }
+    statement_outcome_line(o);
+    print!("{}", server_notes([(o.statement.as_str(), &o.server)]));
+}
+
+fn statement_outcome_line(o: &crate::ops::statement::StatementOutcome) {
+    if o.detail.is_empty() {
         println!(
             "{}: {} done (phase {})",
             o.statement,
@@ -1040,6 +1047,26 @@ pub fn status_statements(r: &crate::ops::status::StatusReport, verbose: bool) ->
     }
     let n = rows.len();
     (table(&header, &rows), n)
+}
+
+/// What the server says beyond the phase, per statement that has something to say
+/// ([`crate::target::ServerNotes::lines`]: the newest exception, a state limit other than OK, warnings,
+/// the offsets of a stopped statement), as an indented block after a blank line; empty when no
+/// statement has notes.
+pub fn server_notes<'a>(
+    notes: impl IntoIterator<Item = (&'a str, &'a crate::target::ServerNotes)>,
+) -> String {
+    let mut out = String::new();
+    for (statement, n) in notes {
+        for line in n.lines() {
+            out.push_str(&format!("  {statement}: {line}\n"));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\nWhat the server says:\n{out}")
+    }
 }
 
 /// Cuts the last column of `rows` with `…` so that [`table`]'s lines fit `width` columns (at least 12

@@ -90,19 +90,46 @@ pub struct DryRun {
     pub capacity: Option<Capacity>,
     /// `--allow-pool-overcommit` was given.
     pub allow_pool_overcommit: bool,
+    /// `--pool-creation`: the pools the real run would create, and for which statements (the pool
+    /// each replaces no longer blocks). Left out of JSON when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools_to_create: Vec<PoolToCreate>,
+}
+
+/// A compute pool `deploy --pool-creation` creates for statements that do not fit in theirs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolToCreate {
+    /// The pool they do not fit in (missing, or over the ratio).
+    pub instead_of: String,
+    /// The statements moved to the new pool.
+    pub statements: Vec<String>,
+    /// Its `spec.max_cfu`.
+    pub max_cfu: u32,
 }
 
 impl DryRun {
     /// Whether the real deploy would get past its checks: every server check passes and no pool
-    /// blocks.
+    /// blocks ([`DryRun::blocking_pools`]).
     pub fn success(&self) -> bool {
         self.statements
             .iter()
             .all(|s| s.check.as_ref().is_none_or(|c| !c.fails()))
-            && self
-                .capacity
-                .as_ref()
-                .is_none_or(|c| c.blocking(self.allow_pool_overcommit).is_empty())
+            && self.blocking_pools().is_empty()
+    }
+
+    /// The pools that would stop the real run: those the capacity check blocks, except those whose
+    /// statements `--pool-creation` would move to a new pool (the real run creates it and checks
+    /// again).
+    pub fn blocking_pools(&self) -> Vec<&super::capacity::PoolCheck> {
+        self.capacity
+            .as_ref()
+            .map(|c| {
+                c.blocking(self.allow_pool_overcommit)
+                    .into_iter()
+                    .filter(|p| !self.pools_to_create.iter().any(|n| n.instead_of == p.pool))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -216,6 +243,17 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
             &verdicts,
             DryRunExtras {
                 checks,
+                pools_to_create: match (&capacity, req.pool_creation) {
+                    (Some(cap), true) => pools_to_create(cap)
+                        .into_iter()
+                        .map(|(instead_of, statements, max_cfu)| PoolToCreate {
+                            instead_of,
+                            statements,
+                            max_cfu,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                },
                 capacity,
                 environment: env.environment.clone(),
                 allow_pool_overcommit: req.allow_pool_overcommit,
@@ -624,6 +662,7 @@ struct DryRunExtras {
     capacity: Option<Capacity>,
     environment: String,
     allow_pool_overcommit: bool,
+    pools_to_create: Vec<PoolToCreate>,
 }
 
 fn dry_run(
@@ -735,5 +774,6 @@ fn dry_run(
         statements,
         capacity: extras.capacity,
         allow_pool_overcommit: extras.allow_pool_overcommit,
+        pools_to_create: extras.pools_to_create,
     }
 }

@@ -42,6 +42,19 @@ pub struct TableHealth {
     pub pending_records: Option<u64>,
     /// The first problem's detail (the FAILED statement's error).
     pub detail: Option<String>,
+    /// What the server says about each statement of the table that has something to say (Confluent
+    /// Cloud: latest exceptions, state limit, warnings, offsets of a stopped statement); left out of
+    /// JSON when none has.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<StatementNotes>,
+}
+
+/// The server's notes on one statement ([`crate::target::ServerNotes`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatementNotes {
+    pub statement: String,
+    #[serde(flatten)]
+    pub notes: crate::target::ServerNotes,
 }
 
 /// `pipeline healthcheck PRODUCT`.
@@ -156,7 +169,19 @@ pub fn healthcheck(
             detail: rows
                 .iter()
                 .find_map(|s| s.detail.clone().filter(|d| !d.is_empty()))
+                .or_else(|| {
+                    rows.iter()
+                        .find_map(|s| s.server.exceptions.first().map(|e| e.message.clone()))
+                })
                 .or_else(|| backpressured.map(|s| format!("{}: backpressure high", s.statement))),
+            server: rows
+                .iter()
+                .filter(|s| !s.server.is_empty())
+                .map(|s| StatementNotes {
+                    statement: s.statement.clone(),
+                    notes: s.server.clone(),
+                })
+                .collect(),
         });
     }
     let mut summary = BTreeMap::new();
@@ -342,12 +367,74 @@ pub struct PoolUsageReport {
     pub pools: Vec<PoolUsage>,
     /// Consolidation advice, one sentence each.
     pub advice: Vec<String>,
+    /// Pools to resize in place (`spec.max_cfu`): those at or past the ratio, to the smallest size
+    /// under which their current use stays below it; applied with `--apply`. Left out of JSON when
+    /// none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resizes: Vec<PoolResize>,
+}
+
+/// A compute pool resized in place (`PATCH fcpm/v2/compute-pools/{id}` with `spec.max_cfu`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolResize {
+    pub id: String,
+    pub display_name: String,
+    /// `spec.max_cfu` now.
+    pub from_max_cfu: u32,
+    /// The size advised: the smallest of 5, 10, 20, 30, 40, 50 under which `current_cfu` is below
+    /// the ratio.
+    pub to_max_cfu: u32,
+    pub current_cfu: u32,
+    /// Advised only (no `--apply`), done, or failed (and why).
+    pub outcome: ResizeOutcome,
+}
+
+/// What became of a [`PoolResize`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "error", rename_all = "snake_case")]
+pub enum ResizeOutcome {
+    /// Advice only: rerun with `--apply` to resize.
+    Advised,
+    /// The server accepted the new size.
+    Resized,
+    /// The server refused; the (masked) error.
+    Failed(String),
+}
+
+/// The resize each pool needs: a pool whose `current_cfu` reaches `ratio` × `max_cfu` (new statements
+/// would not start there) grows to the smallest size of [`crate::target::cloud::MAX_CFU_VALUES`]
+/// whose share below the ratio exceeds its use; a pool already at the largest size, or whose use is
+/// unknown, gets none.
+pub fn resizes_of(pools: &[PoolUsage], ratio: f64) -> Vec<PoolResize> {
+    pools
+        .iter()
+        .filter_map(|p| {
+            let used = p.current_cfu?;
+            if f64::from(used) < f64::from(p.max_cfu) * ratio {
+                return None;
+            }
+            let to = crate::target::cloud::MAX_CFU_VALUES
+                .iter()
+                .copied()
+                .find(|v| *v > p.max_cfu && f64::from(*v) * ratio > f64::from(used))?;
+            Some(PoolResize {
+                id: p.id.clone(),
+                display_name: p.display_name.clone(),
+                from_max_cfu: p.max_cfu,
+                to_max_cfu: to,
+                current_cfu: used,
+                outcome: ResizeOutcome::Advised,
+            })
+        })
+        .collect()
 }
 
 /// shift_left's `pipeline analyze-pool-usage [-p PRODUCT] [-d DIR]`: every compute pool of the
 /// environment with its CFUs and running statements (one pool listing, one statement listing), and
 /// advice: idle pools to delete, and small pools whose CFUs fit in another pool's free share (below
-/// the ratio) to merge there. Read-only.
+/// the ratio) to merge there, and pools at or past the ratio to resize in place ([`resizes_of`]).
+/// Read-only unless `apply`: then each advised resize is sent (`PATCH fcpm/v2/compute-pools/{id}`),
+/// one after the other, a failure recorded and the next one tried.
 ///
 /// Errors: no Cloud API key (named), errors in the project, the targets'.
 pub fn analyze_pool_usage(
@@ -355,6 +442,7 @@ pub fn analyze_pool_usage(
     pipelines: &Path,
     product: Option<&str>,
     directory: Option<&str>,
+    apply: bool,
 ) -> Result<PoolUsageReport, OpsError> {
     let list = super::pools::list(ctx, pipelines)?;
     let cfg = ctx.project_config(pipelines)?;
@@ -449,10 +537,23 @@ pub fn analyze_pool_usage(
             emptied.push(p.id.clone());
         }
     }
+    let mut resizes = resizes_of(&pools, ratio);
+    if apply && !resizes.is_empty() {
+        let (client, scrubber) = super::pools::client(&cfg)?;
+        for r in &mut resizes {
+            r.outcome = match rt.block_on(client.resize_pool(&r.id, r.to_max_cfu)) {
+                Ok(_) => ResizeOutcome::Resized,
+                Err(e) => ResizeOutcome::Failed(
+                    scrubber.scrub(&format!("resizing compute pool {}: {e}", r.id)),
+                ),
+            };
+        }
+    }
     Ok(PoolUsageReport {
         environment: list.environment,
         ratio,
         pools,
         advice,
+        resizes,
     })
 }

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// A client of the control plane and the scrubber of every secret.
-fn client(cfg: &Config) -> Result<(CloudClient, Scrubber), OpsError> {
+pub(super) fn client(cfg: &Config) -> Result<(CloudClient, Scrubber), OpsError> {
     if TargetKind::of(cfg) == TargetKind::SqlGateway {
         return Err(OpsError::Refused(
             "compute pools are Confluent Cloud's: the configured target is an Apache Flink SQL Gateway (flinkpipe.gateway.url)".into(),

@@ -75,6 +75,10 @@ pub struct StatementOutcome {
     pub phase: Option<Phase>,
     /// The target's detail (e.g. the savepoint a gateway job was stopped with).
     pub detail: String,
+    /// What the server says beyond the phase: the offsets a stopped statement stopped at, its
+    /// exceptions when it failed, state limit, warnings ([`crate::target::ServerNotes`]).
+    #[serde(flatten)]
+    pub server: crate::target::ServerNotes,
 }
 
 /// Applies `req.verb` to one statement and waits for its goal.
@@ -125,12 +129,29 @@ pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, Op
         });
     }
     let r = rt.block_on(apply(&c, &req.name, req.verb, req.timeout));
-    let s = r.map_err(|e| c.error(&format!("{} {}", req.verb, req.name), e))?;
+    let s = match r {
+        Ok(s) => s,
+        Err(e) => {
+            // Why it did not reach its goal: the newest exception, when the server has one.
+            let why = rt
+                .block_on(c.target.exceptions(&req.name))
+                .ok()
+                .and_then(|x| x.into_iter().next())
+                .map(|x| format!(" (latest exception: {}: {})", x.name, x.message))
+                .unwrap_or_default();
+            return Err(c.error(&format!("{} {}", req.verb, req.name), format!("{e}{why}")));
+        }
+    };
+    let mut server = s.as_ref().map(|s| s.meta.notes.clone()).unwrap_or_default();
+    if let Some(s) = &s {
+        server.exceptions = rt.block_on(super::status::exceptions_of(&c, s));
+    }
     Ok(StatementOutcome {
         statement: req.name.clone(),
         action: req.verb,
         detail: s.as_ref().map(|s| s.detail.clone()).unwrap_or_default(),
         phase: s.map(|s| s.phase),
+        server,
     })
 }
 

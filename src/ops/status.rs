@@ -45,6 +45,11 @@ pub struct StatementRow {
     pub compute_pool: Option<String>,
     /// Runtime metrics (`--lag`), `None`: not asked, or no metrics for it.
     pub lag: Option<RuntimeMetrics>,
+    /// What the server says beyond the phase (Confluent Cloud): the latest exceptions of a failed
+    /// or degraded statement, its state limit, warnings, the offsets of a stopped one; each field
+    /// left out when empty.
+    #[serde(flatten)]
+    pub server: crate::target::ServerNotes,
 }
 
 /// A blue statement of an open blue-green release next to its green successor.
@@ -147,13 +152,24 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         ctx.console,
     )?;
     let env = EnvSql::from_config(&cfg, &process_env)?;
+    let mut expected = std::collections::BTreeSet::new();
     for n in &offline.nodes {
-        spec::statements_of(&project, n, true, &env)?;
+        for st in spec::statements_of(&project, n, true, &env)? {
+            expected.insert(st.spec.name);
+        }
     }
     let record = BlueGreenRecord::read(&req.pipelines)?;
+    let naming = StatementNaming::from_config(&cfg);
     let c = target::connect(&cfg, Some(&project))?;
     let rt = target::runtime()?;
-    let live = rt.block_on(target::live_statements(&c))?;
+    // Only the project's statements (Confluent Cloud: filtered by the server on flinkpipe's label),
+    // unless one it names is not among them, or a release is open (who still reads a blue table
+    // may be anyone's statement).
+    let live = if record.open_release(&naming.prefix).is_some() {
+        rt.block_on(target::live_statements(&c))?
+    } else {
+        rt.block_on(target::own_statements(&c, &expected))?
+    };
     let plan = super::plan::plan_with(
         &cfg,
         &project,
@@ -179,10 +195,15 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
                 rewritten_by: st.rewritten_by.clone(),
                 compute_pool: l.and_then(|l| l.meta.compute_pool_id.clone()),
                 lag: None,
+                server: l.map(|l| l.meta.notes.clone()).unwrap_or_default(),
             });
         }
     }
-    let naming = StatementNaming::from_config(&cfg);
+    for row in &mut statements {
+        if let Some(l) = live.get(&row.statement) {
+            row.server.exceptions = rt.block_on(exceptions_of(&c, l));
+        }
+    }
     let mut blue_green = blue_green_rows(&record, &naming, &live);
     let blue_readers = rt.block_on(super::readers::blue_readers(
         &cfg, &project, &record, &naming, &c, &live,
@@ -420,4 +441,30 @@ pub fn unit_test_statements(
             detail: s.detail.clone(),
         })
         .collect()
+}
+
+/// The latest exceptions of a statement that failed, is failing or degraded ([`Target::exceptions`],
+/// Confluent Cloud's `GET …/statements/{name}/exceptions`); none for a healthy one (no call). A read
+/// that fails is logged and shows none: the status itself does not depend on it.
+///
+/// [`Target::exceptions`]: crate::target::Target::exceptions
+pub async fn exceptions_of(
+    c: &target::Connected,
+    s: &StatementState,
+) -> Vec<crate::target::StatementException> {
+    use crate::target::Phase;
+    if !matches!(s.phase, Phase::Failed | Phase::Failing | Phase::Degraded) {
+        return Vec::new();
+    }
+    match c.target.exceptions(&s.name).await {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!(
+                "{}",
+                c.scrubber
+                    .scrub(&format!("reading the exceptions of {}: {e}", s.name))
+            );
+            Vec::new()
+        }
+    }
 }

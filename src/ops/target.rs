@@ -185,23 +185,11 @@ fn alias_definitions(
     Ok(aliased)
 }
 
-/// A scrubber for every secret flinkpipe reads from the environment — the Flink API key and secret
-/// and the Cloud API key and secret — so that none of them shows in any output, whichever the
-/// command uses.
+/// A scrubber for every secret flinkpipe reads from the environment ([`Scrubber::of_environment`]:
+/// the Flink and Cloud API keys, secrets and Basic tokens), so that none of them shows in any output,
+/// whichever the command uses.
 pub fn secrets_scrubber(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
-    use crate::target::secrets::{
-        CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, FLINK_API_KEY_VAR, FLINK_API_SECRET_VAR,
-    };
-    Scrubber::new(
-        [
-            FLINK_API_KEY_VAR,
-            FLINK_API_SECRET_VAR,
-            CLOUD_API_KEY_VAR,
-            CLOUD_API_SECRET_VAR,
-        ]
-        .into_iter()
-        .filter_map(env),
-    )
+    Scrubber::of_environment(env)
 }
 
 /// The DDL statements of `flinkpipe.gateway.external_ddl` (files, or folders of `*.sql`, sorted).
@@ -270,6 +258,29 @@ pub async fn live_statements(c: &Connected) -> Result<BTreeMap<String, Statement
         .await
         .map_err(|e| c.error("listing statements", e))?;
     Ok(list.into_iter().map(|s| (s.name.clone(), s)).collect())
+}
+
+/// The project's statements when every name in `expected` is among those flinkpipe created
+/// ([`Target::list_own_statements`]: on Confluent Cloud one listing filtered by the server with
+/// `label_selector` on flinkpipe's label, instead of every team's statements); when one is not (not
+/// deployed yet, or made by another tool), every statement of the environment
+/// ([`live_statements`]), so that nothing the project names is ever reported absent while it exists.
+pub async fn own_statements(
+    c: &Connected,
+    expected: &std::collections::BTreeSet<String>,
+) -> Result<BTreeMap<String, StatementState>, OpsError> {
+    let own: BTreeMap<String, StatementState> = c
+        .target
+        .list_own_statements()
+        .await
+        .map_err(|e| c.error("listing statements", e))?
+        .into_iter()
+        .map(|s| (s.name.clone(), s))
+        .collect();
+    if expected.iter().all(|n| own.contains_key(n)) {
+        return Ok(own);
+    }
+    live_statements(c).await
 }
 
 /// Plan statuses from live states.

@@ -8,9 +8,11 @@
 //!   `X-Request-Id` appended to every error.
 //! - one paginated listing (`page_size=100`), `metadata.next` resolved and its `page_token`
 //!   re-issued on the original request; stops on an absent/null/empty `next` or a repeated token.
-//! - GET, DELETE and the stop/resume PATCH (naturally idempotent: it sets `/spec/stopped`) are
-//!   retried on 429, 500, 502, 503, 504 and connection errors, honouring `Retry-After`; POST is
-//!   never retried here (the statement name is the idempotency key: the executor GETs the name
+//! - GET and DELETE are retried on 429, 500, 502, 503, 504 and connection errors, honouring
+//!   `Retry-After`. Stop and resume are the GA `PUT` of the whole statement with its
+//!   `metadata.resource_version` (read, set `spec.stopped`, write; a 409 or an unknown outcome is
+//!   read again and retried, bounded; never the Early Access `PATCH`). Every body is masked as it is
+//!   read ([`ServerText`]). POST is never retried here (the statement name is the idempotency key: the executor GETs the name
 //!   first). Error bodies: every `errors[].detail` joined with `"; "`, else the raw
 //!   body. Redirects are not followed automatically: a redirect to the **same host** (same scheme or
 //!   an upgrade to HTTPS) is re-issued with credentials, up to 5 hops; a redirect to another host (or
@@ -20,7 +22,7 @@
 //!   marks most fields optional, and real answers omit some); any 2xx accepted.
 
 use super::retry::{Backoff, Limit, Retryable, parse_retry_after, retry, seed_of};
-use super::secrets::{Credentials, Scrubber};
+use super::secrets::{Credentials, Scrubber, ServerText};
 use super::{
     Checked, ErrorKind, Phase, StatementMeta, StatementSpec, StatementState, Target, TargetError,
 };
@@ -31,6 +33,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 mod query;
+
+/// The label every statement flinkpipe creates carries (`metadata.labels`, value `true`; user labels
+/// must be prefixed `user.confluent.io/`), and the `label_selector` that lists only those
+/// (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)/operation/listSqlv1Statements>).
+pub const FLINKPIPE_LABEL: &str = "user.confluent.io/flinkpipe";
 
 /// Maximum redirect hops re-issued by hand (the Flink endpoint may redirect; Confluent's own CLI
 /// follows about 5 hops with credentials, <https://github.com/confluentinc/cli>).
@@ -114,6 +121,45 @@ struct WireMetadata {
     created_at: Option<String>,
 }
 
+/// `status.state_limit_status`.
+#[derive(Debug, Default, Deserialize)]
+struct WireStateLimit {
+    #[serde(default)]
+    state_limit_state: Option<String>,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+/// One of `status.warnings`.
+#[derive(Debug, Default, Deserialize)]
+struct WireWarning {
+    #[serde(default)]
+    severity: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    created_at: Option<String>,
+}
+
+/// `StatementExceptionList` (`GET …/statements/{name}/exceptions`).
+#[derive(Debug, Default, Deserialize)]
+struct WireExceptions {
+    #[serde(default)]
+    data: Option<Vec<WireException>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WireException {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    timestamp: Option<String>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 struct WireSpec {
     #[serde(default)]
@@ -134,6 +180,51 @@ struct WireStatus {
     detail: Option<String>,
     #[serde(default)]
     scaling_status: Option<WireScaling>,
+    #[serde(default)]
+    state_limit_status: Option<WireStateLimit>,
+    #[serde(default)]
+    warnings: Option<Vec<WireWarning>>,
+    #[serde(default)]
+    latest_offsets: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    latest_offsets_timestamp: Option<String>,
+}
+
+/// The zero time Go services send for an unset timestamp (`latest_offsets_timestamp` before any
+/// offsets were recorded, as in the API reference's example).
+fn is_zero_time(t: &str) -> bool {
+    t.is_empty() || t.starts_with("0001-01-01")
+}
+
+impl WireStatus {
+    fn notes(&mut self) -> super::ServerNotes {
+        super::ServerNotes {
+            state_limit: self.state_limit_status.take().and_then(|l| {
+                Some(super::StateLimitStatus {
+                    state: l.state_limit_state.filter(|s| !s.is_empty())?.into(),
+                    detail: l.detail.unwrap_or_default(),
+                })
+            }),
+            warnings: self
+                .warnings
+                .take()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|w| super::StatementWarning {
+                    severity: w.severity.unwrap_or_default().into(),
+                    reason: w.reason.unwrap_or_default(),
+                    message: w.message.unwrap_or_default(),
+                    created_at: w.created_at.filter(|t| !is_zero_time(t)),
+                })
+                .collect(),
+            latest_offsets: self.latest_offsets.take().unwrap_or_default(),
+            latest_offsets_timestamp: self
+                .latest_offsets_timestamp
+                .take()
+                .filter(|t| !is_zero_time(t)),
+            exceptions: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,7 +248,8 @@ struct WireListMeta {
 }
 
 impl From<WireStatement> for StatementState {
-    fn from(w: WireStatement) -> Self {
+    fn from(mut w: WireStatement) -> Self {
+        let notes = w.status.notes();
         StatementState {
             name: w.name,
             phase: Phase::parse(w.status.phase.as_deref().unwrap_or("PENDING")),
@@ -173,17 +265,19 @@ impl From<WireStatement> for StatementState {
                     .scaling_status
                     .and_then(|s| s.scaling_state)
                     .is_some_and(|s| s.eq_ignore_ascii_case("POOL_EXHAUSTED")),
+                notes,
             },
         }
     }
 }
 
-/// A raw answer: status, headers we use, body.
+/// An answer: status, headers we use, body — masked as it is read ([`ServerText`]), so everything
+/// parsed from it (details, exceptions, warnings, error messages) is masked too.
 struct Answer {
     status: StatusCode,
     request_id: Option<String>,
     retry_after: Option<Duration>,
-    body: String,
+    body: ServerText,
 }
 
 impl ConfluentTarget {
@@ -209,7 +303,11 @@ impl ConfluentTarget {
             ))
             .map_err(|e| TargetError::Config(format!("invalid Flink endpoint '{shown}': {e}")))?;
         let client = super::secrets::cloud_http_client(settings.request_timeout)?;
-        let scrubber = settings.credentials.scrubber();
+        // Its own credentials, and every other secret of the environment (a server may echo any).
+        let scrubber = settings
+            .credentials
+            .scrubber()
+            .merged(&Scrubber::of_environment(&|v| std::env::var(v).ok()));
         Ok(ConfluentTarget {
             settings,
             client,
@@ -301,15 +399,15 @@ impl ConfluentTarget {
                 url = next;
                 continue;
             }
-            let body = resp
+            let raw = resp
                 .text()
                 .await
                 .map_err(|e| self.transport(method, &url, &e))?;
             return Ok(Answer {
                 status,
-                request_id,
+                request_id: request_id.map(|r| self.scrubber.scrub(&r)),
                 retry_after,
-                body,
+                body: ServerText::masked(&raw, &self.scrubber),
             });
         }
         Err(TargetError::Config(format!(
@@ -496,23 +594,189 @@ impl ConfluentTarget {
         }
     }
 
-    async fn patch_stopped(&self, name: &str, stopped: bool) -> Result<(), TargetError> {
+    /// Stop (`stopped`) or resume a statement with the GA `PUT` of the whole statement
+    /// (<https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)/operation/updateSqlv1Statement>,
+    /// as Confluent's CLI and Terraform provider do; the `PATCH` alternative is Early Access): read it,
+    /// set `spec.stopped`, write it back with the `metadata.resource_version` read, so that a
+    /// concurrent change is never overwritten. A stale version (409) is read again and retried, up to
+    /// [`PUT_ATTEMPTS`] times; a statement already in the wanted `spec.stopped` is left alone. A
+    /// transient failure of the PUT (its outcome unknown) is resolved the same way: the next read
+    /// shows whether it was applied. Missing → [`TargetError::NotFound`].
+    async fn put_stopped(&self, name: &str, stopped: bool) -> Result<(), TargetError> {
         let url = self.statement_url(name);
-        let body =
-            serde_json::json!([{"op": "replace", "path": "/spec/stopped", "value": stopped}]);
-        let a = self
-            .send_retrying(
-                Method::PATCH,
-                &url,
-                Some(("application/json-patch+json", &body)),
-            )
-            .await?;
-        match a.status {
-            s if s.is_success() => Ok(()),
-            StatusCode::NOT_FOUND => Err(TargetError::NotFound(name.to_string())),
-            _ => Err(self.fail(&Method::PATCH, &url, &a)),
+        let mut last: Option<TargetError> = None;
+        for _ in 0..PUT_ATTEMPTS {
+            let a = self.send_retrying(Method::GET, &url, None).await?;
+            match a.status {
+                StatusCode::NOT_FOUND => return Err(TargetError::NotFound(name.to_string())),
+                s if s.is_success() => {}
+                _ => return Err(self.fail(&Method::GET, &url, &a)),
+            }
+            let read: serde_json::Value = serde_json::from_str(&a.body).map_err(|e| {
+                self.unexpected(
+                    &Method::GET,
+                    &url,
+                    &a,
+                    &format!("unexpected response body: {e}"),
+                )
+            })?;
+            if read
+                .pointer("/spec/stopped")
+                .and_then(serde_json::Value::as_bool)
+                == Some(stopped)
+            {
+                return Ok(());
+            }
+            let body = put_body(&read, stopped).ok_or_else(|| {
+                self.unexpected(
+                    &Method::GET,
+                    &url,
+                    &a,
+                    "the statement has no metadata.resource_version: it cannot be updated safely",
+                )
+            })?;
+            let put = match self
+                .send_once(&Method::PUT, &url, Some(("application/json", &body)))
+                .await
+            {
+                Ok(p) => p,
+                Err(e) if e.transient().is_some() => {
+                    last = Some(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            match put.status {
+                s if s.is_success() => return Ok(()),
+                StatusCode::NOT_FOUND => return Err(TargetError::NotFound(name.to_string())),
+                StatusCode::CONFLICT => {
+                    tracing::info!(
+                        "{name}: changed since it was read (409 on resource_version); reading it again"
+                    );
+                    last = Some(self.fail(&Method::PUT, &url, &put));
+                }
+                s if is_retryable_status(s) => {
+                    let e = self.fail(&Method::PUT, &url, &put);
+                    let wait = e
+                        .transient()
+                        .and_then(|t| t.retry_after)
+                        .unwrap_or(Duration::from_millis(500));
+                    tokio::time::sleep(wait).await;
+                    last = Some(e);
+                }
+                _ => return Err(self.fail(&Method::PUT, &url, &put)),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            TargetError::Config(format!("{name}: the update did not go through"))
+        }))
+    }
+
+    /// Every statement (one paginated listing), or with `selector` (`k=v,k2=v2`) those whose labels
+    /// match it (`label_selector`, filtered by the server).
+    async fn list_selected(
+        &self,
+        selector: Option<&str>,
+    ) -> Result<Vec<StatementState>, TargetError> {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        let mut seen = std::collections::BTreeSet::new();
+        loop {
+            let mut url = self.statements_url();
+            {
+                let mut q = url.query_pairs_mut();
+                q.append_pair("page_size", "100");
+                if let Some(l) = selector {
+                    q.append_pair("label_selector", l);
+                }
+                if let Some(t) = &token {
+                    q.append_pair("page_token", t);
+                }
+            }
+            let a = self.send_retrying(Method::GET, &url, None).await?;
+            if !a.status.is_success() {
+                return Err(self.fail(&Method::GET, &url, &a));
+            }
+            let list: WireList = serde_json::from_str(&a.body).map_err(|e| TargetError::Http {
+                method: "GET".into(),
+                path: url.path().to_string(),
+                status: a.status.as_u16(),
+                message: format!("unexpected list body: {e}"),
+                kind: ErrorKind::Permanent,
+                retry_after: None,
+            })?;
+            out.extend(list.data.into_iter().map(StatementState::from));
+            let next = list.metadata.and_then(|m| m.next);
+            match next_page_token(&url, next.as_deref()) {
+                Some(t) if seen.insert(t.clone()) => token = Some(t),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// A permanent error about an answer that cannot be used.
+    fn unexpected(&self, method: &Method, url: &Url, a: &Answer, why: &str) -> TargetError {
+        TargetError::Http {
+            method: method.to_string(),
+            path: url.path().to_string(),
+            status: a.status.as_u16(),
+            message: self.scrubber.scrub(why),
+            kind: ErrorKind::Permanent,
+            retry_after: None,
         }
     }
+}
+
+/// Attempts of a stop or resume whose `PUT` meets a concurrent change (409) or an unknown outcome.
+pub const PUT_ATTEMPTS: usize = 5;
+
+/// The body of the `PUT` that sets `spec.stopped` on the statement `read` (as GET returned it): the
+/// request schema of `updateSqlv1Statement` — `name`, `organization_id`, `environment_id`,
+/// `metadata` (`self`, `resource_version`, `labels`) and `spec` with every writable field as read and
+/// `stopped` set; read-only parts (`api_version`, `kind`, `status`, `spec.execution_mode`) left out.
+/// `None` without a `metadata.resource_version` (required by the spec).
+pub fn put_body(read: &serde_json::Value, stopped: bool) -> Option<serde_json::Value> {
+    use serde_json::{Map, Value};
+    let version = read
+        .pointer("/metadata/resource_version")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())?;
+    let mut metadata = Map::new();
+    if let Some(s) = read.pointer("/metadata/self").filter(|v| v.is_string()) {
+        metadata.insert("self".into(), s.clone());
+    }
+    metadata.insert("resource_version".into(), version.into());
+    if let Some(l) = read.pointer("/metadata/labels").filter(|v| v.is_object()) {
+        metadata.insert("labels".into(), l.clone());
+    }
+    let mut spec = Map::new();
+    for key in [
+        "statement",
+        "properties",
+        "compute_pool_id",
+        "principal",
+        "scaling",
+    ] {
+        if let Some(v) = read
+            .get("spec")
+            .and_then(|s| s.get(key))
+            .filter(|v| !v.is_null())
+        {
+            spec.insert(key.into(), v.clone());
+        }
+    }
+    spec.insert("stopped".into(), stopped.into());
+    let mut body = Map::new();
+    body.insert("name".into(), read.get("name")?.clone());
+    for key in ["organization_id", "environment_id"] {
+        if let Some(v) = read.get(key).filter(|v| v.is_string()) {
+            body.insert(key.into(), v.clone());
+        }
+    }
+    body.insert("metadata".into(), Value::Object(metadata));
+    body.insert("spec".into(), Value::Object(spec));
+    Some(Value::Object(body))
 }
 
 /// 429, 500, 502, 503, 504 (rate limited or transient; error codes:
@@ -650,38 +914,12 @@ impl Target for ConfluentTarget {
     }
 
     async fn list_statements(&self) -> Result<Vec<StatementState>, TargetError> {
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        let mut seen = std::collections::BTreeSet::new();
-        loop {
-            let mut url = self.statements_url();
-            {
-                let mut q = url.query_pairs_mut();
-                q.append_pair("page_size", "100");
-                if let Some(t) = &token {
-                    q.append_pair("page_token", t);
-                }
-            }
-            let a = self.send_retrying(Method::GET, &url, None).await?;
-            if !a.status.is_success() {
-                return Err(self.fail(&Method::GET, &url, &a));
-            }
-            let list: WireList = serde_json::from_str(&a.body).map_err(|e| TargetError::Http {
-                method: "GET".into(),
-                path: url.path().to_string(),
-                status: a.status.as_u16(),
-                message: format!("unexpected list body: {e}"),
-                kind: ErrorKind::Permanent,
-                retry_after: None,
-            })?;
-            out.extend(list.data.into_iter().map(StatementState::from));
-            let next = list.metadata.and_then(|m| m.next);
-            match next_page_token(&url, next.as_deref()) {
-                Some(t) if seen.insert(t.clone()) => token = Some(t),
-                _ => break,
-            }
-        }
-        Ok(out)
+        self.list_selected(None).await
+    }
+
+    async fn list_own_statements(&self) -> Result<Vec<StatementState>, TargetError> {
+        self.list_selected(Some(&format!("{FLINKPIPE_LABEL}=true")))
+            .await
     }
 
     async fn get_statement(&self, name: &str) -> Result<Option<StatementState>, TargetError> {
@@ -723,7 +961,7 @@ impl Target for ConfluentTarget {
             "name": spec.name,
             "organization_id": self.settings.organization_id,
             "environment_id": self.settings.environment_id,
-            "metadata": {"labels": {"user.confluent.io/flinkpipe": "true"}},
+            "metadata": {"labels": {FLINKPIPE_LABEL: "true"}},
             "spec": s,
         });
         let a = self
@@ -760,11 +998,44 @@ impl Target for ConfluentTarget {
     }
 
     async fn stop_statement(&self, name: &str) -> Result<(), TargetError> {
-        self.patch_stopped(name, true).await
+        self.put_stopped(name, true).await
     }
 
     async fn resume_statement(&self, name: &str) -> Result<(), TargetError> {
-        self.patch_stopped(name, false).await
+        self.put_stopped(name, false).await
+    }
+
+    /// `GET …/statements/{name}/exceptions` (GA): the 10 newest, newest first; a missing statement
+    /// has none.
+    async fn exceptions(&self, name: &str) -> Result<Vec<super::StatementException>, TargetError> {
+        let mut url = self.statement_url(name);
+        url.path_segments_mut()
+            .expect("http url has path segments")
+            .push("exceptions");
+        let a = self.send_retrying(Method::GET, &url, None).await?;
+        match a.status {
+            StatusCode::NOT_FOUND => return Ok(Vec::new()),
+            s if s.is_success() => {}
+            _ => return Err(self.fail(&Method::GET, &url, &a)),
+        }
+        let list: WireExceptions = serde_json::from_str(&a.body).map_err(|e| {
+            self.unexpected(
+                &Method::GET,
+                &url,
+                &a,
+                &format!("unexpected exceptions body: {e}"),
+            )
+        })?;
+        Ok(list
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| super::StatementException {
+                name: e.name.unwrap_or_default(),
+                message: e.message.unwrap_or_default(),
+                timestamp: e.timestamp.filter(|t| !is_zero_time(t)),
+            })
+            .collect())
     }
 
     async fn delete_statement(&self, name: &str) -> Result<bool, TargetError> {
@@ -927,6 +1198,73 @@ mod tests {
                 Some("http://flink.us-west-2.aws.confluent.cloud/x")
             )
             .is_err()
+        );
+    }
+
+    /// #43.7: the PUT body of a stop or resume is the statement as read with `spec.stopped` set and
+    /// only the request schema's writable parts (`updateSqlv1Statement`): never `status`,
+    /// `api_version`, `kind` or `spec.execution_mode`; none without a `resource_version`.
+    #[test]
+    fn put_bodies_keep_the_writable_fields_and_the_resource_version() {
+        let read = serde_json::json!({
+            "api_version": "sql/v1", "kind": "Statement", "name": "s1",
+            "organization_id": "o", "environment_id": "e",
+            "metadata": {"self": "https://h/s1", "uid": "u", "resource_version": "7",
+                         "created_at": "2025-01-01T00:00:00Z", "labels": {"user.confluent.io/flinkpipe": "true"}},
+            "spec": {"statement": "INSERT INTO t SELECT 1", "properties": {"a": "b"},
+                     "compute_pool_id": "lfcp-1", "principal": "sa-1", "stopped": false,
+                     "execution_mode": "streaming"},
+            "status": {"phase": "RUNNING", "detail": ""}
+        });
+        for stopped in [true, false] {
+            let b = put_body(&read, stopped).unwrap();
+            assert_eq!(
+                b,
+                serde_json::json!({
+                    "name": "s1", "organization_id": "o", "environment_id": "e",
+                    "metadata": {"self": "https://h/s1", "resource_version": "7",
+                                 "labels": {"user.confluent.io/flinkpipe": "true"}},
+                    "spec": {"statement": "INSERT INTO t SELECT 1", "properties": {"a": "b"},
+                             "compute_pool_id": "lfcp-1", "principal": "sa-1", "stopped": stopped}
+                })
+            );
+        }
+        let mut no_version = read.clone();
+        no_version["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resource_version");
+        assert!(put_body(&no_version, true).is_none());
+    }
+
+    /// #43.9: state limit, warnings and offsets are read; unknown values kept; the zero time dropped.
+    #[test]
+    fn status_notes_are_read_from_the_statement() {
+        let w: WireStatement = serde_json::from_str(
+            r#"{"name":"a","status":{"phase":"STOPPED",
+                "state_limit_status":{"state_limit_state":"EXCEEDING_HARD_LIMIT","detail":"too big"},
+                "warnings":[{"severity":"SEVERE_NEW","reason":"R","message":"m","created_at":"2025-11-10T16:20:00Z"}],
+                "latest_offsets":{"t":"partition:0,offset:1"},"latest_offsets_timestamp":"2025-11-10T16:20:00Z"}}"#,
+        )
+        .unwrap();
+        let n = StatementState::from(w).meta.notes;
+        assert_eq!(
+            n.state_limit.as_ref().map(|l| &l.state),
+            Some(&super::super::StateLimit::ExceedingHardLimit)
+        );
+        assert_eq!(
+            n.warnings[0].severity,
+            super::super::WarningSeverity::Unknown("SEVERE_NEW".into())
+        );
+        assert_eq!(n.latest_offsets["t"], "partition:0,offset:1");
+        let w: WireStatement = serde_json::from_str(
+            r#"{"name":"a","status":{"phase":"RUNNING","latest_offsets":{},"latest_offsets_timestamp":"0001-01-01T00:00:00Z"}}"#,
+        )
+        .unwrap();
+        let n = StatementState::from(w).meta.notes;
+        assert!(
+            n.is_empty() && n.latest_offsets_timestamp.is_none(),
+            "{n:?}"
         );
     }
 

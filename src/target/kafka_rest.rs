@@ -313,10 +313,12 @@ async fn get_all(
                 message: format!("GET {url}: {}", e.without_url()),
             })?;
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| RestError {
+        let raw = resp.text().await.map_err(|e| RestError {
             status: None,
             message: e.without_url().to_string(),
         })?;
+        // Masked as it is read: nothing parsed from the answer can carry a secret the server echoed.
+        let text = super::secrets::ServerText::masked(&raw, &s.credentials.scrubber());
         if !status.is_success() {
             let msg = serde_json::from_str::<Value>(&text)
                 .ok()

@@ -113,6 +113,211 @@ pub struct StatementMeta {
     /// no CFU left (a PENDING statement with `POOL_EXHAUSTED` waits for a full pool:
     /// <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>).
     pub pool_exhausted: bool,
+    /// What the server says beyond the phase: state limits, warnings, the offsets of a stopped
+    /// statement (the exceptions are read on demand, [`Target::exceptions`]).
+    #[serde(default)]
+    pub notes: ServerNotes,
+}
+
+/// What Confluent Cloud says about a statement besides its phase and `status.detail`
+/// (`sql/v1` `StatementStatus`, <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>);
+/// every text masked ([`secrets::ServerText`]). Empty on targets that cannot tell; each field left
+/// out of JSON when empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerNotes {
+    /// `status.state_limit_status`: how close the statement's state is to its limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_limit: Option<StateLimitStatus>,
+    /// `status.warnings`: non-fatal issues (e.g. `MISSING_WINDOW_START_END`), as the server lists
+    /// them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<StatementWarning>,
+    /// `status.latest_offsets`: per topic, `partition:0,offset:100;partition:1,offset:200` — the
+    /// positions a resume or a carry-over starts from; filled only once the statement is stopped.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub latest_offsets: BTreeMap<String, String>,
+    /// `status.latest_offsets_timestamp` (RFC 3339, UTC); `None` when absent or the zero time the
+    /// service sends before any offsets were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_offsets_timestamp: Option<String>,
+    /// `GET …/statements/{name}/exceptions`: the newest first (at most 10), read for statements
+    /// that failed or are degraded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exceptions: Vec<StatementException>,
+}
+
+impl ServerNotes {
+    /// Nothing worth showing.
+    pub fn is_empty(&self) -> bool {
+        self.lines().is_empty()
+    }
+
+    /// The notes as lines of text, most urgent first: the newest exception, a state limit other
+    /// than `OK`, each warning, the offsets of a stopped statement.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(e) = self.exceptions.first() {
+            out.push(format!(
+                "exception{}: {}{}",
+                e.timestamp
+                    .as_deref()
+                    .map(|t| format!(" at {t}"))
+                    .unwrap_or_default(),
+                if e.name.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", e.name)
+                },
+                e.message
+            ));
+            if self.exceptions.len() > 1 {
+                out.push(format!(
+                    "{} older exception(s) (--output json lists them)",
+                    self.exceptions.len() - 1
+                ));
+            }
+        }
+        if let Some(l) = &self.state_limit
+            && l.state != StateLimit::Ok
+        {
+            out.push(format!(
+                "state {}{}",
+                l.state.as_str(),
+                if l.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", l.detail)
+                }
+            ));
+        }
+        for w in &self.warnings {
+            out.push(format!(
+                "warning {} {}: {}",
+                w.severity.as_str(),
+                w.reason,
+                w.message
+            ));
+        }
+        if !self.latest_offsets.is_empty() {
+            let offsets: Vec<String> = self
+                .latest_offsets
+                .iter()
+                .map(|(t, o)| format!("{t} {o}"))
+                .collect();
+            out.push(format!(
+                "stopped at offsets{}: {}",
+                self.latest_offsets_timestamp
+                    .as_deref()
+                    .map(|t| format!(" ({t})"))
+                    .unwrap_or_default(),
+                offsets.join("; ")
+            ));
+        }
+        out
+    }
+}
+
+/// An open set of names the server may extend (`x-extensible-enum` in Confluent's OpenAPI spec): the
+/// known ones as variants, any other kept as sent.
+macro_rules! extensible_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(from = "String", into = "String")]
+        pub enum $name {
+            $($(#[$vm])* $v,)+
+            /// A value this version does not know, as sent (upper-cased).
+            Unknown(String),
+        }
+
+        impl $name {
+            /// The wire name.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$v => $s,)+
+                    $name::Unknown(s) => s,
+                }
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                match s.to_ascii_uppercase().as_str() {
+                    $($s => $name::$v,)+
+                    other => $name::Unknown(other.to_string()),
+                }
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(v: $name) -> String {
+                v.as_str().to_string()
+            }
+        }
+    };
+}
+
+extensible_enum! {
+    /// `status.state_limit_status.state_limit_state`.
+    StateLimit {
+        /// Within the state limits.
+        Ok = "OK",
+        /// Approaching the soft limit.
+        ApproachingSoftLimit = "APPROACHING_SOFT_LIMIT",
+        /// Exceeding the soft limit.
+        ExceedingSoftLimit = "EXCEEDING_SOFT_LIMIT",
+        /// Approaching the hard limit.
+        ApproachingHardLimit = "APPROACHING_HARD_LIMIT",
+        /// Exceeding the hard limit.
+        ExceedingHardLimit = "EXCEEDING_HARD_LIMIT",
+    }
+}
+
+extensible_enum! {
+    /// `status.warnings[].severity`.
+    WarningSeverity {
+        /// For information.
+        Low = "LOW",
+        /// May require action; can degrade the statement.
+        Moderate = "MODERATE",
+        /// Requires action: the statement will degrade.
+        Critical = "CRITICAL",
+    }
+}
+
+/// `status.state_limit_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateLimitStatus {
+    /// `state_limit_state`.
+    pub state: StateLimit,
+    /// `detail`: why (masked server text); may be empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// One of `status.warnings`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementWarning {
+    pub severity: WarningSeverity,
+    /// Machine-readable, e.g. `MISSING_WINDOW_START_END`.
+    pub reason: String,
+    /// Human text (masked).
+    pub message: String,
+    /// RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}
+
+/// One exception of `GET …/statements/{name}/exceptions` (`StatementException`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementException {
+    /// e.g. `java.lang.RuntimeException`.
+    pub name: String,
+    /// The error message (masked).
+    pub message: String,
+    /// When it occurred (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 pub use crate::plan::Restore;
@@ -277,6 +482,14 @@ pub trait Target: Send + Sync {
     /// one call per statement.
     async fn list_statements(&self) -> Result<Vec<StatementState>, TargetError>;
 
+    /// The statements flinkpipe created in this environment — on Confluent Cloud those carrying its
+    /// label ([`confluent::FLINKPIPE_LABEL`]), filtered by the server (`label_selector`): one short
+    /// listing in an environment shared with other teams. Statements made by other tools are not
+    /// among them. Targets without labels list every statement (the default).
+    async fn list_own_statements(&self) -> Result<Vec<StatementState>, TargetError> {
+        self.list_statements().await
+    }
+
     /// One statement; `Ok(None)` when it does not exist.
     async fn get_statement(&self, name: &str) -> Result<Option<StatementState>, TargetError>;
 
@@ -293,6 +506,13 @@ pub trait Target: Send + Sync {
 
     /// Deletes a statement; `Ok(false)` when it did not exist (success: the goal is reached).
     async fn delete_statement(&self, name: &str) -> Result<bool, TargetError>;
+
+    /// The statement's latest exceptions, newest first (Confluent Cloud: `GET
+    /// …/statements/{name}/exceptions`, the 10 newest); empty when it has none, is absent, or the
+    /// target cannot tell (the default).
+    async fn exceptions(&self, _name: &str) -> Result<Vec<StatementException>, TargetError> {
+        Ok(Vec::new())
+    }
 
     /// Checks a statement without running it, before the executor deletes the statement it replaces:
     /// [`TargetError::Invalid`] with the planner's cause when it cannot run. Targets that cannot tell

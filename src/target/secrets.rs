@@ -142,6 +142,75 @@ impl Scrubber {
     }
 }
 
+impl Scrubber {
+    /// One scrubber hiding the values of both (a client's own credentials and every other secret of
+    /// the environment).
+    pub fn merged(mut self, other: &Scrubber) -> Scrubber {
+        self.values.extend(other.values.iter().cloned());
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.0.len()));
+        self.values.dedup();
+        self
+    }
+
+    /// A scrubber for every secret flinkpipe reads from the environment through `env`: the Flink API
+    /// key and secret, the Cloud API key and secret, the Kafka API key and secret, and the Basic-auth token of each pair
+    /// (`base64(key:secret)`), so that none of them shows in any output, whichever client the command
+    /// uses.
+    pub fn of_environment(env: &dyn Fn(&str) -> Option<String>) -> Scrubber {
+        let mut values = Vec::new();
+        for (k, s) in [
+            (FLINK_API_KEY_VAR, FLINK_API_SECRET_VAR),
+            (CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR),
+            (
+                super::kafka_rest::KAFKA_API_KEY_VAR,
+                super::kafka_rest::KAFKA_API_SECRET_VAR,
+            ),
+        ] {
+            let (key, secret) = (env(k), env(s));
+            if let (Some(key), Some(secret)) = (&key, &secret) {
+                values.push(base64(format!("{key}:{secret}").as_bytes()));
+            }
+            values.extend(key);
+            values.extend(secret);
+        }
+        Scrubber::new(values)
+    }
+}
+
+/// Text a server sent (a response body, and everything read from it: a statement's `status.detail`,
+/// its exceptions and warnings, error details), **masked when it is built** — the only constructor,
+/// [`ServerText::masked`], runs the [`Scrubber`] — so that no path from a response to an output (text,
+/// JSON, files, logs) can forget the mask: a server that echoes the credentials (some error paths
+/// do) never gets them printed. It derefs to `str`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerText(String);
+
+impl ServerText {
+    /// `raw` as received, with every secret `scrubber` knows (and their encoded forms) replaced by
+    /// `****`.
+    pub fn masked(raw: &str, scrubber: &Scrubber) -> ServerText {
+        ServerText(scrubber.scrub(raw))
+    }
+
+    /// The masked text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ServerText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ServerText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Shortest encoded fragment masked: shorter ones could match ordinary text.
 const MIN_FRAGMENT: usize = 8;
 
@@ -409,6 +478,45 @@ mod tests {
         assert_eq!(
             s.scrub("GET /statements/x: HTTP 429"),
             "GET /statements/x: HTTP 429"
+        );
+    }
+
+    /// #41.11: server text is masked when built — every secret of the environment, each pair's
+    /// Basic token, in any form the scrubber knows.
+    #[test]
+    fn server_text_is_masked_when_built() {
+        let env = |v: &str| match v {
+            FLINK_API_KEY_VAR => Some("FLINKKEY12345678".to_string()),
+            FLINK_API_SECRET_VAR => Some("flink-secret-abcdefgh".to_string()),
+            CLOUD_API_KEY_VAR => Some("CLOUDKEY87654321".to_string()),
+            CLOUD_API_SECRET_VAR => Some("cloud/secret+xyz".to_string()),
+            _ => None,
+        };
+        let s = Scrubber::of_environment(&env);
+        let flink = base64(b"FLINKKEY12345678:flink-secret-abcdefgh");
+        let cloud = base64(b"CLOUDKEY87654321:cloud/secret+xyz");
+        let raw = format!(
+            r#"{{"status":{{"detail":"auth FLINKKEY12345678 flink-secret-abcdefgh Basic {flink} {cloud} cloud%2Fsecret%2Bxyz"}}}}"#
+        );
+        let t = ServerText::masked(&raw, &s);
+        for secret in [
+            "FLINKKEY12345678",
+            "flink-secret-abcdefgh",
+            "CLOUDKEY87654321",
+            "cloud/secret+xyz",
+            "cloud%2Fsecret%2Bxyz",
+            flink.as_str(),
+            cloud.as_str(),
+        ] {
+            assert!(!t.contains(secret), "{secret} in {t}");
+        }
+        // Still JSON: the structure is untouched.
+        let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        assert!(
+            v["status"]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("auth ****")
         );
     }
 

@@ -651,6 +651,7 @@ fn gateway_status_folds_session_ddl_and_fits_120_columns() {
             rewritten_by: Vec::new(),
             compute_pool: None,
             lag: None,
+            server: Default::default(),
         }
     };
     let report = StatusReport {

@@ -156,7 +156,7 @@ fn a_replacement_whose_dry_run_fails_leaves_the_running_statement_alone() {
         !fake
             .requests()
             .iter()
-            .any(|r| r.method == "PATCH" && r.path.ends_with(DML)),
+            .any(|r| matches!(r.method.as_str(), "PUT" | "PATCH") && r.path.ends_with(DML)),
         "the running statement was stopped"
     );
     let dry = fake.dry_runs();
@@ -982,11 +982,14 @@ fn housekeeping_never_touches_a_running_statement_of_the_project() {
         assert_ne!(fake.phase(s).as_deref(), Some("STOPPED"), "{s} stopped");
     }
     assert!(
-        !fake.requests().iter().any(|r| r.method == "PATCH"
-            && project_statements
-                .iter()
-                .any(|s| r.path.ends_with(s.as_str()))),
-        "a PATCH of a project statement"
+        !fake
+            .requests()
+            .iter()
+            .any(|r| matches!(r.method.as_str(), "PUT" | "PATCH")
+                && project_statements
+                    .iter()
+                    .any(|s| r.path.ends_with(s.as_str()))),
+        "a stop (PUT) of a project statement"
     );
     // Deleting COMPLETED and FAILED ones under the prefix: the project's running DML stays.
     run(

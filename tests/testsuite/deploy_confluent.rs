@@ -69,16 +69,17 @@ async fn lifecycle_create_get_conflict_delete() {
         .unwrap_err();
     assert_eq!(e, TargetError::AlreadyExists("dev-dml-a".into()));
     t.stop_statement("dev-dml-a").await.unwrap();
-    let patch = fake
+    // The GA PUT of the whole statement with its resource_version, never the Early Access PATCH.
+    assert!(!fake.requests().iter().any(|r| r.method == "PATCH"));
+    let put = fake
         .requests()
         .into_iter()
-        .find(|r| r.method == "PATCH")
+        .find(|r| r.method == "PUT")
         .unwrap();
-    assert_eq!(
-        patch.content_type.as_deref(),
-        Some("application/json-patch+json")
-    );
-    assert!(patch.body.contains("/spec/stopped"));
+    assert_eq!(put.content_type.as_deref(), Some("application/json"));
+    let body: serde_json::Value = serde_json::from_str(&put.body).unwrap();
+    assert_eq!(body["spec"]["stopped"], true);
+    assert!(body["metadata"]["resource_version"].is_string(), "{body}");
     assert!(t.delete_statement("dev-dml-a").await.unwrap());
     assert_eq!(
         t.get_statement("dev-dml-a").await.unwrap().unwrap().phase,

@@ -198,6 +198,18 @@ struct Stmt {
     created_at: String,
     /// `status.scaling_status.scaling_state` is `POOL_EXHAUSTED`.
     pool_exhausted: bool,
+    /// `metadata.labels`, as POSTed.
+    labels: BTreeMap<String, String>,
+    /// `status.state_limit_status`: (state, detail).
+    state_limit: Option<(String, String)>,
+    /// `status.warnings`: (severity, reason, message).
+    warnings: Vec<(String, String, String)>,
+    /// Exceptions besides the one of a FAILED statement: (name, message), oldest first.
+    exceptions: Vec<(String, String)>,
+    /// `status.latest_offsets`, filled once STOPPED.
+    latest_offsets: BTreeMap<String, String>,
+    /// PUTs still to meet a concurrent change (the version bumped just before): answered 409.
+    conflicts: u32,
 }
 
 /// A compute pool of `fcpm/v2`
@@ -285,6 +297,8 @@ struct State {
     groups: Vec<FakeGroup>,
     /// `/lags` answers 404, as on a cluster that is not dedicated.
     lags_unsupported: bool,
+    /// Every text field of every answer echoes the credentials ([`FakeConfluent::echo_secrets`]).
+    echo_secrets: bool,
 }
 
 /// A consumer group of the fake's Kafka cluster.
@@ -567,6 +581,12 @@ impl FakeConfluent {
                 pool: DEFAULT_POOL.to_string(),
                 created_at: rfc3339_days_ago(0),
                 pool_exhausted: false,
+                labels: BTreeMap::new(),
+                state_limit: None,
+                warnings: Vec::new(),
+                exceptions: Vec::new(),
+                latest_offsets: BTreeMap::new(),
+                conflicts: 0,
             },
         );
     }
@@ -750,6 +770,59 @@ impl FakeConfluent {
         }
     }
 
+    /// From now on every human text of every answer (`detail`, `message`, `title`, `reason` at any
+    /// depth: `status.detail`, exceptions, warnings, error bodies) ends with [`echoed_secrets`], as
+    /// some error paths of real services echo the credentials they were given.
+    pub fn echo_secrets(&self) {
+        self.state.lock().unwrap().echo_secrets = true;
+    }
+
+    /// Sets `status.state_limit_status` of a stored statement (`APPROACHING_SOFT_LIMIT`, …).
+    pub fn set_state_limit(&self, name: &str, state: &str, detail: &str) {
+        self.with_stmt(name, |s| {
+            s.state_limit = Some((state.to_string(), detail.to_string()))
+        });
+    }
+
+    /// Adds one of `status.warnings` to a stored statement.
+    pub fn add_warning(&self, name: &str, severity: &str, reason: &str, message: &str) {
+        self.with_stmt(name, |s| {
+            s.warnings
+                .push((severity.into(), reason.into(), message.into()))
+        });
+    }
+
+    /// Adds an exception (newest so far) to a stored statement's `/exceptions`.
+    pub fn add_exception(&self, name: &str, class: &str, message: &str) {
+        self.with_stmt(name, |s| s.exceptions.push((class.into(), message.into())));
+    }
+
+    /// The next `n` PUTs of `name` meet a concurrent change: the statement's version is bumped just
+    /// before each, so its `resource_version` is stale and the PUT is answered 409.
+    pub fn conflict_puts(&self, name: &str, n: u32) {
+        self.with_stmt(name, |s| s.conflicts = n);
+    }
+
+    /// `metadata.labels` of a stored statement.
+    pub fn labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        self.state
+            .lock()
+            .unwrap()
+            .statements
+            .get(name)
+            .map(|s| s.labels.clone())
+    }
+
+    fn with_stmt(&self, name: &str, f: impl FnOnce(&mut Stmt)) {
+        let mut st = self.state.lock().unwrap();
+        let s = st
+            .statements
+            .get_mut(name)
+            .unwrap_or_else(|| panic!("no statement {name}"));
+        f(s);
+        s.version += 1;
+    }
+
     /// Requests received so far.
     pub fn request_count(&self) -> usize {
         self.state.lock().unwrap().requests.len()
@@ -789,6 +862,50 @@ fn strip_leading_comments(sql: &str) -> String {
         .filter(|l| !l.trim_start().starts_with("--"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What [`FakeConfluent::echo_secrets`] appends: every key, secret and Basic token the fake accepts.
+pub fn echoed_secrets() -> String {
+    format!(
+        " (auth key={KEY} secret={SECRET} header=Basic {} cloud={CLOUD_KEY}:{CLOUD_SECRET} Basic {})",
+        basic(KEY, SECRET),
+        basic(CLOUD_KEY, CLOUD_SECRET)
+    )
+}
+
+/// Every secret the fake knows, and the Basic tokens built from them: none may ever be printed.
+pub fn all_secrets() -> Vec<String> {
+    vec![
+        KEY.into(),
+        SECRET.into(),
+        CLOUD_KEY.into(),
+        CLOUD_SECRET.into(),
+        KAFKA_KEY.into(),
+        KAFKA_SECRET.into(),
+        basic(KEY, SECRET),
+        basic(CLOUD_KEY, CLOUD_SECRET),
+        basic(KAFKA_KEY, KAFKA_SECRET),
+    ]
+}
+
+/// Appends [`echoed_secrets`] to every human text of `v`.
+fn echo_into(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    serde_json::Value::String(t)
+                        if matches!(k.as_str(), "detail" | "message" | "title" | "reason") =>
+                    {
+                        t.push_str(&echoed_secrets())
+                    }
+                    _ => echo_into(x),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(echo_into),
+        _ => {}
+    }
 }
 
 fn basic(key: &str, secret: &str) -> String {
@@ -894,6 +1011,7 @@ fn reason(status: u16) -> &'static str {
         400 => "Bad Request",
         401 => "Unauthorized",
         404 => "Not Found",
+        403 => "Forbidden",
         409 => "Conflict",
         422 => "Unprocessable Entity",
         429 => "Too Many Requests",
@@ -1044,6 +1162,13 @@ async fn handle(mut sock: TcpStream, st: Arc<Mutex<State>>, opts: FakeOptions) {
     if matches!(fault, Some(FaultAction::DropAfter)) {
         return;
     }
+    let mut resp = resp;
+    if st.lock().unwrap().echo_secrets
+        && let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&resp.body)
+    {
+        echo_into(&mut v);
+        resp.body = v.to_string();
+    }
     write_resp(&mut sock, resp, id).await;
 }
 
@@ -1062,14 +1187,45 @@ fn view(s: &Stmt) -> serde_json::Value {
         }),
         _ => serde_json::json!({}),
     };
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "api_version": "sql/v1", "kind": "Statement", "name": s.name,
         "organization_id": ORG, "environment_id": ENV,
-        "metadata": {"resource_version": s.version.to_string(), "uid": format!("uid-{}", s.name), "labels": {}, "created_at": s.created_at},
+        "metadata": {"self": format!("http://fake{}/statements/{}", statements_base(), s.name), "resource_version": s.version.to_string(), "uid": format!("uid-{}", s.name), "labels": s.labels, "created_at": s.created_at},
         "spec": {"statement": s.sql, "properties": s.properties, "compute_pool_id": s.pool, "principal": "sa-fake", "stopped": s.stopped},
         "status": {"phase": s.phase, "detail": s.detail, "traits": traits,
-                   "scaling_status": {"scaling_state": if s.pool_exhausted && s.phase == "PENDING" { "POOL_EXHAUSTED" } else { "OK" }}}
-    })
+                   "scaling_status": {"scaling_state": if s.pool_exhausted && s.phase == "PENDING" { "POOL_EXHAUSTED" } else { "OK" }},
+                   "network_kind": "PUBLIC",
+                   "warnings": s.warnings.iter().map(|(sev, reason, message)| serde_json::json!({"severity": sev, "created_at": "2026-01-01T10:00:00Z", "reason": reason, "message": message})).collect::<Vec<_>>(),
+                   "latest_offsets": if s.phase == "STOPPED" { serde_json::json!(s.latest_offsets) } else { serde_json::json!({}) },
+                   "latest_offsets_timestamp": if s.phase == "STOPPED" && !s.latest_offsets.is_empty() { "2026-01-01T10:05:00Z" } else { "0001-01-01T00:00:00Z" }}
+    });
+    if let Some((state, detail)) = &s.state_limit {
+        v["status"]["state_limit_status"] = serde_json::json!({"state_limit_state": state, "detail": detail, "last_updated": "2026-01-01T10:00:00Z"});
+    }
+    v
+}
+
+/// The statements collection's path under the fake's host.
+fn statements_base() -> String {
+    format!("/sql/v1/organizations/{ORG}/environments/{ENV}")
+}
+
+/// The offsets a stopped statement of the fake reports: one topic per table it reads (`FROM x` /
+/// `JOIN x`), two partitions.
+fn offsets_of(sql: &str) -> BTreeMap<String, String> {
+    let words: Vec<&str> = sql.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter(|w| w[0].eq_ignore_ascii_case("FROM") || w[0].eq_ignore_ascii_case("JOIN"))
+        .map(|w| w[1].trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
+        .filter(|t| !t.is_empty() && !t.eq_ignore_ascii_case("select"))
+        .map(|t| {
+            (
+                t.to_string(),
+                "partition:0,offset:100;partition:1,offset:200".to_string(),
+            )
+        })
+        .collect()
 }
 
 /// Applies at most one pending transition of `name`, respecting `step`.
@@ -1103,6 +1259,9 @@ fn advance_depth(state: &mut State, name: &str, step: Duration, depth: u8) {
         return;
     }
     if let Some((p, d)) = s.script.pop_front() {
+        if p == "STOPPED" {
+            s.latest_offsets = offsets_of(&s.sql);
+        }
         s.phase = p;
         s.detail = d;
         s.version += 1;
@@ -1147,10 +1306,22 @@ fn route(
                 .and_then(|t| usize::from_str_radix(t, 16).ok())
                 .unwrap_or(0);
             let pool = query.get("spec.compute_pool_id");
+            // `label_selector=k=v,k2=v2`: every pair must match.
+            let selector: Vec<(String, String)> = query
+                .get("label_selector")
+                .map(|l| percent_decode(l))
+                .map(|l| {
+                    l.split(',')
+                        .filter_map(|p| p.split_once('='))
+                        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
             let all: Vec<&Stmt> = s
                 .statements
                 .values()
                 .filter(|x| pool.is_none_or(|p| *p == x.pool))
+                .filter(|x| selector.iter().all(|(k, v)| x.labels.get(k) == Some(v)))
                 .collect();
             let page: Vec<serde_json::Value> =
                 all.iter().skip(start).take(size).map(|x| view(x)).collect();
@@ -1382,6 +1553,20 @@ fn route(
                 pool,
                 created_at: rfc3339_days_ago(0),
                 pool_exhausted,
+                labels: v
+                    .pointer("/metadata/labels")
+                    .and_then(|l| l.as_object())
+                    .map(|l| {
+                        l.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                state_limit: None,
+                warnings: Vec::new(),
+                exceptions: Vec::new(),
+                latest_offsets: BTreeMap::new(),
+                conflicts: 0,
             };
             let body = view(&stmt);
             s.statements.insert(name.clone(), stmt);
@@ -1493,6 +1678,37 @@ fn route(
                 serde_json::json!({"api_version": "sql/v1", "kind": "StatementResult", "metadata": {"self": "", "next": next}, "results": {"data": data}}),
             )
         }
+        ("GET", path) if path.starts_with("/statements/") && path.ends_with("/exceptions") => {
+            let name = path
+                .trim_start_matches("/statements/")
+                .trim_end_matches("/exceptions")
+                .to_string();
+            let Some(x) = s.statements.get(&name) else {
+                return err(404, &format!("Statement resource={name} does not exist"));
+            };
+            // The 10 newest, newest first; a FAILED statement's own failure is the newest.
+            let mut all: Vec<(String, String)> = x.exceptions.clone();
+            if matches!(x.phase.as_str(), "FAILED" | "FAILING") && !x.detail.is_empty() {
+                all.push((
+                    "org.apache.flink.table.api.TableException".into(),
+                    format!(
+                        "org.apache.flink.table.api.ValidationException: {}",
+                        x.detail
+                    ),
+                ));
+            }
+            let data: Vec<serde_json::Value> = all
+                .iter()
+                .rev()
+                .take(10)
+                .enumerate()
+                .map(|(i, (class, message))| serde_json::json!({"kind": "StatementException", "name": class, "message": message, "timestamp": format!("2026-01-01T10:{:02}:00Z", 59 - i.min(59))}))
+                .collect();
+            json(
+                200,
+                serde_json::json!({"api_version": "sql/v1", "kind": "StatementExceptionList", "metadata": {"self": format!("http://{host}{base}/statements/{name}/exceptions")}, "data": data}),
+            )
+        }
         (m, path) if path.starts_with("/statements/") => {
             let name = path.trim_start_matches("/statements/").to_string();
             let missing = || err(404, &format!("Statement resource={name} does not exist"));
@@ -1530,6 +1746,60 @@ fn route(
                         }
                     }
                 },
+                // The GA update (`updateSqlv1Statement`): the whole statement with the
+                // `metadata.resource_version` last read (a stale one is 409), `name`, `metadata` and
+                // `spec.stopped` required; only `spec.stopped` may change; 202 without a body.
+                "PUT" => {
+                    let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                        return err(400, "body must be JSON");
+                    };
+                    let Some(x) = s.statements.get_mut(&name) else {
+                        return missing();
+                    };
+                    if x.conflicts > 0 {
+                        x.conflicts -= 1;
+                        x.version += 1;
+                    }
+                    let Some(version) = v
+                        .pointer("/metadata/resource_version")
+                        .and_then(|r| r.as_str())
+                    else {
+                        return err(400, "metadata.resource_version is required");
+                    };
+                    if version != x.version.to_string() {
+                        return json(
+                            409,
+                            serde_json::json!({"errors":[{"status":"409","code":"conflict","detail":format!("Statement {name} was modified: resource_version {version} is stale")}]}),
+                        );
+                    }
+                    if v.get("name").and_then(|n| n.as_str()) != Some(name.as_str()) {
+                        return err(400, "name must be the statement's");
+                    }
+                    let Some(stop) = v.pointer("/spec/stopped").and_then(|b| b.as_bool()) else {
+                        return err(400, "spec.stopped is required");
+                    };
+                    if v.pointer("/spec/statement").and_then(|t| t.as_str()) != Some(x.sql.as_str())
+                    {
+                        let mut r = err(422, "spec.statement cannot be changed");
+                        r.body = serde_json::json!({"errors":[{"status":"422","code":"invalid_configuration","detail":"spec.statement is immutable","source":{"pointer":"/spec/statement"}}]}).to_string();
+                        return r;
+                    }
+                    let props: BTreeMap<String, String> = v
+                        .pointer("/spec/properties")
+                        .and_then(|p| serde_json::from_value(p.clone()).ok())
+                        .unwrap_or_default();
+                    if props != x.properties {
+                        return err(400, "spec.properties cannot be changed");
+                    }
+                    if let Err(e) = set_stopped(x, stop) {
+                        return e;
+                    }
+                    Resp {
+                        status: 202,
+                        headers: vec![],
+                        body: String::new(),
+                    }
+                }
                 "PATCH" => {
                     let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
                         return err(400, "body must be a JSON patch");
@@ -1549,26 +1819,9 @@ fn route(
                             return err(422, &format!("unsupported patch {kind} {path}"));
                         }
                         let stop = op.get("value").and_then(|v| v.as_bool()).unwrap_or(false);
-                        if stop {
-                            x.stopped = true;
-                            if matches!(x.phase.as_str(), "PENDING" | "RUNNING" | "DEGRADED") {
-                                x.script.clear();
-                                x.script.push_back(("STOPPING".into(), String::new()));
-                                x.script.push_back(("STOPPED".into(), String::new()));
-                            }
-                        } else if x.phase == "STOPPED" {
-                            if !x.is_dml {
-                                return err(
-                                    400,
-                                    "only INSERT INTO, CREATE TABLE AS and EXECUTE STATEMENT SET can be resumed",
-                                );
-                            }
-                            x.stopped = false;
-                            x.script.clear();
-                            x.script.push_back(("PENDING".into(), String::new()));
-                            x.script.push_back(("RUNNING".into(), String::new()));
+                        if let Err(e) = set_stopped(x, stop) {
+                            return e;
                         }
-                        x.version += 1;
                     }
                     json(200, view(x))
                 }
@@ -1577,6 +1830,63 @@ fn route(
         }
         _ => err(404, &format!("no route {}", req.path)),
     }
+}
+
+/// Sets `spec.stopped` (PUT or PATCH): a stop of a PENDING, RUNNING or DEGRADED statement goes
+/// STOPPING → STOPPED on the next reads (its `latest_offsets` filled), a stop of another phase only
+/// sets the flag; a resume of a STOPPED INSERT/CTAS/STATEMENT SET goes PENDING → RUNNING, of another
+/// kind is 400.
+fn set_stopped(x: &mut Stmt, stop: bool) -> Result<(), Resp> {
+    if stop {
+        x.stopped = true;
+        if matches!(x.phase.as_str(), "PENDING" | "RUNNING" | "DEGRADED") {
+            x.script.clear();
+            x.script.push_back(("STOPPING".into(), String::new()));
+            x.script.push_back(("STOPPED".into(), String::new()));
+        }
+    } else if x.phase == "STOPPED" {
+        if !x.is_dml {
+            return Err(err(
+                400,
+                "only INSERT INTO, CREATE TABLE AS and EXECUTE STATEMENT SET can be resumed",
+            ));
+        }
+        x.stopped = false;
+        x.latest_offsets.clear();
+        x.script.clear();
+        x.script.push_back(("PENDING".into(), String::new()));
+        x.script.push_back(("RUNNING".into(), String::new()));
+    }
+    x.version += 1;
+    Ok(())
+}
+
+/// `%XX` sequences decoded, `+` as a space (a query value).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                match std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    Some(v) => {
+                        out.push(v);
+                        i += 3;
+                        continue;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// RFC 3339 (`2025-11-07T18:45:05.000000Z`) of now minus `days`.
@@ -1955,6 +2265,36 @@ fn route_control(st: &Arc<Mutex<State>>, req: &Req, host: &str) -> Resp {
         }
         (m, p) if p.starts_with("/fcpm/v2/compute-pools/") => {
             let id = p.trim_start_matches("/fcpm/v2/compute-pools/").to_string();
+            // `updateFcpmV2ComputePool`: no query; `spec.environment.id` in the body is required,
+            // `max_cfu` one of 5, 10, 20, 30, 40, 50 (else 422); 200 with the pool.
+            if m == "PATCH" {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                    return err(400, "body must be JSON");
+                };
+                if v.pointer("/spec/environment/id").and_then(|x| x.as_str()) != Some(ENV) {
+                    return err(400, "spec.environment.id is required");
+                }
+                if s.denied_pools.contains(&id) {
+                    return denied(&id);
+                }
+                let max = v.pointer("/spec/max_cfu").and_then(|x| x.as_u64());
+                if let Some(max) = max
+                    && ![5, 10, 20, 30, 40, 50].contains(&max)
+                {
+                    return err(
+                        422,
+                        &format!("spec.max_cfu {max} is not one of 5, 10, 20, 30, 40, 50"),
+                    );
+                }
+                let Some(pool) = s.pools.get_mut(&id) else {
+                    return not_found(&id);
+                };
+                if let Some(max) = max {
+                    pool.max_cfu = max as u32;
+                }
+                let pool = pool.clone();
+                return json(200, pool_view(&s, &pool, host));
+            }
             if !env_ok {
                 return err(400, "environment query parameter is required");
             }

@@ -28,6 +28,9 @@ mod changes;
 /// Everyday command-line use: completions and man page from the clap definitions, SQL errors with source
 mod cli_everyday;
 mod column_lineage;
+/// Confluent Cloud day 2 with what the service says: masked server text, stop/resume by PUT, exceptions,
+/// state limits, warnings, offsets, label selectors, pool resizes.
+mod confluent_day2;
 /// Confluent Cloud day-2 operations against the fake: dry runs, explain, pools, capacity, per-environment SQL, housekeeping, lag.
 mod confluent_ops;
 /// Deploy speed against the fake (run with `scripts/bench-deploy.sh`, or

@@ -1915,6 +1915,15 @@ fn deploy_pool_creation_creates_a_pool_the_statements_fit_in_when_theirs_is_full
             "--dry-run",
         ],
     );
+    // #43.10: the dry run passes where the real run passes (the pool it would create is counted).
+    let o = o.success();
+    assert!(
+        !o.stdout().contains("The deploy would stop")
+            && o.stdout()
+                .contains("--pool-creation would create a compute pool of 10 CFUs for 5 statement(s) that do not fit in lfcp-fake"),
+        "{}",
+        o.stdout()
+    );
     assert!(
         o.stderr_raw()
             .contains("--pool-creation would create compute pool dev-usw2-"),

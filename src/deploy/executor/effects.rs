@@ -1108,6 +1108,26 @@ pub(super) async fn settle(
 /// `POOL_EXHAUSTED` (the Statement resource,
 /// <https://docs.confluent.io/cloud/current/api.html#tag/Statements-(sqlv1)>), or
 /// its detail says so.
+/// `detail` followed by the statement's newest exception ([`Target::exceptions`]: Confluent Cloud's
+/// `GET …/statements/{name}/exceptions`) when the server has one that says more; the detail alone
+/// when it has none or cannot be read (the failure is reported either way).
+async fn with_latest_exception(target: &dyn Target, name: &str, detail: &str) -> String {
+    let Ok(list) = target.exceptions(name).await else {
+        return detail.to_string();
+    };
+    match list.first() {
+        Some(e) if !e.message.is_empty() && !detail.contains(e.message.as_str()) => {
+            let e = format!("latest exception: {}: {}", e.name, e.message);
+            if detail.is_empty() {
+                e
+            } else {
+                format!("{detail}; {e}")
+            }
+        }
+        _ => detail.to_string(),
+    }
+}
+
 fn pool_exhausted(s: &StatementState) -> bool {
     s.meta.pool_exhausted || s.detail.contains("POOL_EXHAUSTED")
 }
@@ -1178,7 +1198,7 @@ async fn wait_phase(
                 return stop(StepError::Failed {
                     statement: statement(),
                     phase: s.phase.clone(),
-                    detail: s.detail.clone(),
+                    detail: with_latest_exception(ctx.target, &spec.name, &s.detail).await,
                 });
             }
             Phase::Degraded => {

@@ -32,7 +32,7 @@
 
 use super::confluent::error_message;
 use super::retry::{Backoff, Limit, parse_retry_after, retry, seed_of};
-use super::secrets::{CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, Credentials, Scrubber};
+use super::secrets::{CLOUD_API_KEY_VAR, CLOUD_API_SECRET_VAR, Credentials, Scrubber, ServerText};
 use super::{ErrorKind, TargetError};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
@@ -158,10 +158,10 @@ pub struct CloudClient {
     scrubber: Scrubber,
 }
 
-/// A raw answer.
+/// An answer, its body masked as it is read ([`ServerText`]).
 struct Answer {
     status: StatusCode,
-    body: String,
+    body: ServerText,
     request_id: Option<String>,
     retry_after: Option<Duration>,
 }
@@ -176,7 +176,11 @@ impl CloudClient {
         super::secrets::base_url(&settings.api_url, "control-plane URL", &remedy)?;
         super::secrets::base_url(&settings.metrics_url, "Metrics API URL", &remedy)?;
         let client = super::secrets::cloud_http_client(settings.request_timeout)?;
-        let scrubber = settings.credentials.scrubber();
+        // Its own credentials, and every other secret of the environment (a server may echo any).
+        let scrubber = settings
+            .credentials
+            .scrubber()
+            .merged(&Scrubber::of_environment(&|v| std::env::var(v).ok()));
         Ok(CloudClient {
             settings,
             client,
@@ -246,11 +250,11 @@ impl CloudClient {
         };
         let request_id = header("x-request-id");
         let retry_after = header("retry-after").and_then(|v| parse_retry_after(&v));
-        let body = resp.text().await.unwrap_or_default();
+        let raw = resp.text().await.unwrap_or_default();
         Ok(Answer {
             status,
-            body,
-            request_id,
+            body: ServerText::masked(&raw, &self.scrubber),
+            request_id: request_id.map(|r| self.scrubber.scrub(&r)),
             retry_after,
         })
     }

@@ -247,6 +247,39 @@ impl CloudClient {
         })
     }
 
+    /// Resizes a pool in place: `PATCH /fcpm/v2/compute-pools/{id}` with `{"spec": {"environment":
+    /// {"id": …}, "max_cfu": …}}` (`updateFcpmV2ComputePool`, GA; `spec.environment` required,
+    /// plain JSON). Never retried. Returns the pool as the server answers it.
+    ///
+    /// Errors: `max_cfu` not one of [`super::MAX_CFU_VALUES`] (checked before sending; 422 from the
+    /// server too), a missing pool (404), a permission error (403), the server's errors.
+    pub async fn resize_pool(&self, id: &str, max_cfu: u32) -> Result<ComputePool, TargetError> {
+        if !super::MAX_CFU_VALUES.contains(&max_cfu) {
+            return Err(TargetError::Config(format!(
+                "max_cfu {max_cfu} is not one of {:?}",
+                super::MAX_CFU_VALUES
+            )));
+        }
+        let url = self.pools_url(Some(id));
+        let body = json!({"spec": {
+            "environment": {"id": self.settings.environment_id},
+            "max_cfu": max_cfu,
+        }});
+        let a = self.send_once(&Method::PATCH, &url, Some(&body)).await?;
+        if !a.status.is_success() {
+            return Err(self.fail(&Method::PATCH, &url, &a));
+        }
+        let v = self.parse(&Method::PATCH, &url, &a)?;
+        ComputePool::from_wire(&v).ok_or_else(|| TargetError::Http {
+            method: "PATCH".into(),
+            path: url.path().to_string(),
+            status: a.status.as_u16(),
+            message: "the answer names no pool id".into(),
+            kind: ErrorKind::Permanent,
+            retry_after: None,
+        })
+    }
+
     /// Deletes a pool; `Ok(false)` when it did not exist (404; a 403 is a permission error).
     pub async fn delete_pool(&self, id: &str) -> Result<bool, TargetError> {
         let mut url = self.pools_url(Some(id));

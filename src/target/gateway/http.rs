@@ -57,6 +57,9 @@ pub(super) struct Http {
     gateway: Url,
     jobmanager: Url,
     retry: Backoff,
+    /// Every secret of the environment ([`crate::target::Scrubber::of_environment`]): each answer
+    /// is masked as it is read.
+    scrubber: crate::target::Scrubber,
 }
 
 /// Where credentials of the gateway's URLs belong instead: nowhere (the gateway takes none).
@@ -84,6 +87,7 @@ impl Http {
             gateway,
             jobmanager,
             retry,
+            scrubber: crate::target::Scrubber::of_environment(&|v| std::env::var(v).ok()),
         })
     }
 
@@ -158,9 +162,11 @@ impl Http {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let text = resp.text().await.map_err(transport)?;
+        let raw = resp.text().await.map_err(transport)?;
+        // Masked as it is read: nothing parsed from the answer can carry a secret it echoed.
+        let text = crate::target::secrets::ServerText::masked(&raw, &self.scrubber);
         if status.is_success() {
-            return Ok(text);
+            return Ok(text.as_str().to_string());
         }
         let class = ErrorClass::of(status.as_u16(), &text);
         Err(HttpError {

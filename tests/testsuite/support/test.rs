@@ -3,8 +3,8 @@
 //! outcome whose text has its volatile parts redacted (the project's temporary path as `[ROOT]`,
 //! durations such as `1.2s` as `[TIME]`), so that expected outputs can be written out whole.
 //!
-//! Every run checks that none of the fake Confluent Cloud's secrets ([`crate::fake_confluent::KEY`],
-//! `SECRET`, `CLOUD_KEY`, `CLOUD_SECRET`) is printed.
+//! Every run checks that none of the fake Confluent Cloud's secrets ([`crate::fake_confluent::all_secrets`]: keys,
+//! secrets and their Basic tokens) is printed.
 //!
 //! ```ignore
 //! Test::fixture()
@@ -354,9 +354,9 @@ impl Outcome {
             String::from_utf8_lossy(&self.output.stdout),
             String::from_utf8_lossy(&self.output.stderr)
         );
-        for secret in [KEY, SECRET, CLOUD_KEY, CLOUD_SECRET] {
+        for secret in crate::fake_confluent::all_secrets() {
             assert!(
-                !all.contains(secret),
+                !all.contains(&secret),
                 "flinkpipe {}: a secret in the output:\n{all}",
                 self.command
             );

@@ -1,5 +1,5 @@
-//! `flinkpipe pipeline analyze-pool-usage [DIR] [-p P] [-d D]`: CFUs per compute pool and
-//! consolidation advice.
+//! `flinkpipe pipeline analyze-pool-usage [DIR] [-p P] [-d D] [--apply]`: CFUs per compute pool,
+//! consolidation advice, and pools to resize in place (`--apply` resizes them).
 
 use crate::cli::args::PipelinesDir;
 use crate::cli::render::print_json;
@@ -17,16 +17,24 @@ pub struct Args {
     /// Count only the statements of tables under this folder.
     #[arg(short = 'd', long = "directory", value_name = "D")]
     pub directory: Option<String>,
+    /// Resize the pools the advice names (`spec.max_cfu`, in place); without it the advice is only
+    /// shown. Exit 1 when a resize fails.
+    #[arg(long)]
+    pub apply: bool,
 }
 
 /// Runs the command.
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let pipelines = args.dir.pipelines.as_path();
     let (product, directory) = (args.product_name.as_deref(), args.directory.as_deref());
-    let r = health::analyze_pool_usage(&inv.ctx, pipelines, product, directory)?;
+    let r = health::analyze_pool_usage(&inv.ctx, pipelines, product, directory, args.apply)?;
+    let ok = !r
+        .resizes
+        .iter()
+        .any(|x| matches!(x.outcome, health::ResizeOutcome::Failed(_)));
     if inv.json() {
         print_json(&r);
-        return Ok(true);
+        return Ok(ok);
     }
     println!("Compute pools of environment {}:", r.environment);
     for p in &r.pools {
@@ -54,5 +62,25 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     for a in &r.advice {
         println!("advice: {a}");
     }
-    Ok(true)
+    for x in &r.resizes {
+        let what = format!(
+            "{} ({}) uses {} of {} CFUs, at or past {:.0}%",
+            x.id,
+            x.display_name,
+            x.current_cfu,
+            x.from_max_cfu,
+            r.ratio * 100.0
+        );
+        match &x.outcome {
+            health::ResizeOutcome::Advised => println!(
+                "advice: {what}: resize it to {} CFUs (rerun with --apply)",
+                x.to_max_cfu
+            ),
+            health::ResizeOutcome::Resized => {
+                println!("resized: {what}: now {} CFUs", x.to_max_cfu)
+            }
+            health::ResizeOutcome::Failed(e) => println!("FAILED: {what}: {e}"),
+        }
+    }
+    Ok(ok)
 }

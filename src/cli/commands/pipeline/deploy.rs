@@ -186,7 +186,7 @@ fn dry_run(json: bool, d: &DryRun) {
     );
     if let Some(cap) = &d.capacity {
         println!();
-        let blocking = cap.blocking(d.allow_pool_overcommit);
+        let blocking = d.blocking_pools();
         for p in &cap.pools {
             let blocks = blocking.iter().any(|b| b.pool == p.pool);
             println!(
@@ -197,6 +197,15 @@ fn dry_run(json: bool, d: &DryRun) {
         }
         for n in &cap.notes {
             println!("note: {n}");
+        }
+        for n in &d.pools_to_create {
+            println!(
+                "--pool-creation would create a compute pool of {} CFUs for {} statement(s) that do not fit in {}: {}",
+                n.max_cfu,
+                n.statements.len(),
+                n.instead_of,
+                n.statements.join(", ")
+            );
         }
     }
     if !d.success() {

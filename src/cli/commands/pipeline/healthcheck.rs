@@ -43,6 +43,11 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         if let Some(d) = &t.detail {
             println!("      {d}");
         }
+        for n in &t.server {
+            for line in n.notes.lines() {
+                println!("      {}: {line}", n.statement);
+            }
+        }
     }
     println!(
         "{}",

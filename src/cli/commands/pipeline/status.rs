@@ -60,6 +60,12 @@ fn print_text(r: &status::StatusReport, verbose: bool) {
             String::new()
         }
     );
+    let notes = crate::cli::render::server_notes(
+        r.statements
+            .iter()
+            .map(|s| (s.statement.as_str(), &s.server)),
+    );
+    print!("{notes}");
     let rewritten: Vec<String> = r
         .statements
         .iter()
