@@ -26,17 +26,20 @@ pub const WARNING_CLASSES: &[&str] = &[
     "symlink-loop",
     "stale-temporary-files",
     "interrupted-write",
+    "unknown-column",
 ];
 
 /// The warning classes `pipeline validate --strict` makes errors: a statement was not read as Flink
 /// reads it (the parser rejected it and the token-level fallback estimated its references and state; a
 /// `;` is missing; Flink does not accept it as written; a placeholder no variable resolved, so the SQL
-/// sent would hold it), or a decision `table init` left to the user (`TODO(flinkpipe)`).
+/// sent would hold it), a column its table's DDL does not have (Flink rejects the statement), or a
+/// decision `table init` left to the user (`TODO(flinkpipe)`).
 pub const STRICT_CLASSES: &[&str] = &[
     "sql-fallback",
     "sql-missing-semicolon",
     "sql-syntax",
     "sql-placeholder",
+    "unknown-column",
     "scaffold-todo",
 ];
 

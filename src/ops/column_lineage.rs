@@ -41,6 +41,10 @@ pub struct Edge {
     /// The statement's file (relative, `pipelines/…`) and 1-based line.
     pub file: String,
     pub line: usize,
+    /// The line of the top-level statement (an `EXECUTE STATEMENT SET`'s for its members): the Flink
+    /// job, one OpenLineage run event.
+    #[serde(skip)]
+    pub statement_line: usize,
 }
 
 /// A statement whose lineage is not certain, and why.
@@ -184,6 +188,15 @@ pub fn read_sql(project: &crate::project::Project, rel: &str) -> Result<String, 
     ))
 }
 
+/// One writing statement of the project with its file (`pipelines/…`) and the project's name of the
+/// table it writes.
+#[derive(Debug, Clone)]
+pub struct ProjectStatement {
+    pub file: String,
+    pub table: String,
+    pub columns: columns::StatementColumns,
+}
+
 /// The column lineage of a loaded project. `schema_overrides` replaces tables' columns (in order;
 /// the columns a change removed kept at their place, so that their readers are still bound to them).
 ///
@@ -193,6 +206,65 @@ pub fn project_lineage(
     cfg: &crate::config::Config,
     schema_overrides: &BTreeMap<String, Vec<String>>,
 ) -> Result<ColumnLineage, OpsError> {
+    let (statements, infos) = project_statements(project, cfg, schema_overrides)?;
+    let key = |written: &str| -> String { resolve_name(&TableName::new(written.split('.')), cfg) };
+    let mut edges = BTreeSet::new();
+    let mut unresolved = Vec::new();
+    for ProjectStatement {
+        file,
+        table,
+        columns: st,
+    } in statements
+    {
+        if !st.unresolved.is_empty() {
+            // Listed as unresolved, with no edge: an edge of an unsure statement may be wrong.
+            unresolved.push(Unresolved {
+                table,
+                file,
+                line: st.line,
+                reasons: st.unresolved,
+            });
+            continue;
+        }
+        for c in &st.columns {
+            let feeds = c
+                .direct
+                .iter()
+                .map(|s| (s, EdgeKind::Direct))
+                .chain(st.indirect.iter().map(|s| (s, EdgeKind::Indirect)));
+            for ((src_table, src_col), kind) in feeds {
+                edges.insert(Edge {
+                    table: table.clone(),
+                    column: c.name.clone(),
+                    source_table: key(src_table),
+                    source_column: src_col.clone(),
+                    kind,
+                    file: file.clone(),
+                    line: st.line,
+                    statement_line: st.statement_line,
+                });
+            }
+        }
+    }
+    Ok(ColumnLineage {
+        columns: infos,
+        edges: edges.into_iter().collect(),
+        unresolved,
+    })
+}
+
+/// Every writing statement of a loaded project (each DML file, and the DDL of a CTAS, materialized
+/// table or view without DML) read with the project's DDLs as schemas (`schema_overrides` replacing
+/// tables' columns, in order), in file order; and the columns with their types. A statement whose sink
+/// cannot be read (a statement the parser rejects, with no sink the token-level reading finds) is
+/// given the table of its file.
+///
+/// Errors: unreadable SQL files.
+pub fn project_statements(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    schema_overrides: &BTreeMap<String, Vec<String>>,
+) -> Result<(Vec<ProjectStatement>, Vec<ColumnInfo>), OpsError> {
     let inv = &project.inventory;
     let read = |rel: &str| read_sql(project, rel);
     // Schemas and column types from the DDLs.
@@ -210,16 +282,15 @@ pub fn project_lineage(
         cfg,
     };
     let key = |written: &str| -> String { resolve_name(&TableName::new(written.split('.')), cfg) };
-    let mut edges = BTreeSet::new();
-    let mut unresolved = Vec::new();
-    let mut files: BTreeSet<&String> = BTreeSet::new();
+    // File → the table it belongs to.
+    let mut files: BTreeMap<&String, &String> = BTreeMap::new();
     for t in inv
         .tables
         .values()
         .filter(|t| !t.external && t.written_by.is_none())
     {
         if let Some(dml) = &t.dml_ref {
-            files.insert(dml);
+            files.insert(dml, &t.name);
         }
         // A CTAS, a materialized table or a view: its DDL holds its query.
         if let (
@@ -232,47 +303,25 @@ pub fn project_lineage(
         ) = (t.ddl_kind, &t.ddl_ref)
             && t.dml_ref.is_none()
         {
-            files.insert(ddl);
+            files.insert(ddl, &t.name);
         }
     }
-    for file in files {
+    let mut out = Vec::new();
+    for (file, owner) in files {
         for st in columns::lineage(&read(file)?, &schemas) {
-            let table = key(&st.sink);
-            if !st.unresolved.is_empty() {
-                // Listed as unresolved, with no edge: an edge of an unsure statement may be wrong.
-                unresolved.push(Unresolved {
-                    table: table.clone(),
-                    file: file.clone(),
-                    line: st.line,
-                    reasons: st.unresolved.clone(),
-                });
-                continue;
-            }
-            for c in &st.columns {
-                let feeds = c
-                    .direct
-                    .iter()
-                    .map(|s| (s, EdgeKind::Direct))
-                    .chain(st.indirect.iter().map(|s| (s, EdgeKind::Indirect)));
-                for ((src_table, src_col), kind) in feeds {
-                    edges.insert(Edge {
-                        table: table.clone(),
-                        column: c.name.clone(),
-                        source_table: key(src_table),
-                        source_column: src_col.clone(),
-                        kind,
-                        file: file.clone(),
-                        line: st.line,
-                    });
-                }
-            }
+            let table = if st.sink.is_empty() {
+                owner.clone()
+            } else {
+                key(&st.sink)
+            };
+            out.push(ProjectStatement {
+                file: file.clone(),
+                table,
+                columns: st,
+            });
         }
     }
-    Ok(ColumnLineage {
-        columns: infos,
-        edges: edges.into_iter().collect(),
-        unresolved,
-    })
+    Ok((out, infos))
 }
 
 /// The edges reached from `table` (`column`) upstream and/or downstream, transitively, with the
@@ -419,32 +468,30 @@ fn esc(s: &str) -> String {
 const OPENLINEAGE_NAMESPACE: &str = "flinkpipe";
 const OPENLINEAGE_PRODUCER: &str = "https://github.com/flinkpipe/flinkpipe";
 
-/// OpenLineage (spec 2-0-2): one `COMPLETE` run event per statement (its file and line), JSON Lines,
-/// with the `columnLineage` dataset facet (1-2-0) on its output: each column's input fields with their
-/// transformation type, `DIRECT` or `INDIRECT` (no subtype: flinkpipe does not tell an identity from a
-/// transformation). `event_time` is RFC 3339; run ids are derived from the statement, so that the same
-/// lineage gives the same events.
+/// OpenLineage (spec 2-0-2): one `COMPLETE` run event per statement — a Flink job: a statement set
+/// is one event, with one output per table its INSERTs write — named by its file and line, JSON Lines,
+/// with the `columnLineage` dataset facet (1-2-0) on each output: each column's input fields with
+/// their transformation type, `DIRECT` or `INDIRECT` (no subtype: flinkpipe does not tell an identity
+/// from a transformation). `event_time` is RFC 3339; run ids are derived from the statement, so that
+/// the same lineage gives the same events.
 pub fn to_openlineage(l: &ColumnLineage, event_time: &str) -> String {
     use serde_json::{Map, Value, json};
-    // (file, line, table) → column → inputs
+    // (file, statement line) → table → column → inputs
     type Fields = BTreeMap<String, BTreeSet<(String, String, EdgeKind)>>;
-    let mut statements: BTreeMap<(String, usize, String), Fields> = BTreeMap::new();
+    let mut statements: BTreeMap<(String, usize), BTreeMap<String, Fields>> = BTreeMap::new();
     for e in &l.edges {
         statements
-            .entry((e.file.clone(), e.line, e.table.clone()))
+            .entry((e.file.clone(), e.statement_line))
+            .or_default()
+            .entry(e.table.clone())
             .or_default()
             .entry(e.column.clone())
             .or_default()
             .insert((e.source_table.clone(), e.source_column.clone(), e.kind));
     }
-    let mut out = String::new();
-    for ((file, line, table), fields) in statements {
-        let inputs: BTreeSet<&String> = fields
-            .values()
-            .flat_map(|s| s.iter().map(|(t, _, _)| t))
-            .collect();
+    fn facet_fields(fields: &Fields) -> Value {
         let mut facet_fields = Map::new();
-        for (col, srcs) in &fields {
+        for (col, srcs) in fields {
             let input_fields: Vec<Value> = srcs
                 .iter()
                 .map(|(t, c, k)| {
@@ -461,7 +508,30 @@ pub fn to_openlineage(l: &ColumnLineage, event_time: &str) -> String {
                 .collect();
             facet_fields.insert(col.clone(), json!({ "inputFields": input_fields }));
         }
-        let h = xxhash_rust::xxh3::xxh3_128(format!("{file}:{line}:{table}").as_bytes());
+        Value::Object(facet_fields)
+    }
+    let mut out = String::new();
+    for ((file, line), tables) in statements {
+        let inputs: BTreeSet<&String> = tables
+            .values()
+            .flat_map(|f| f.values())
+            .flat_map(|s| s.iter().map(|(t, _, _)| t))
+            .collect();
+        let outputs: Vec<Value> = tables
+            .iter()
+            .map(|(table, fields)| {
+                json!({
+                    "namespace": OPENLINEAGE_NAMESPACE,
+                    "name": table,
+                    "facets": {"columnLineage": {
+                        "_producer": OPENLINEAGE_PRODUCER,
+                        "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet",
+                        "fields": facet_fields(fields),
+                    }},
+                })
+            })
+            .collect();
+        let h = xxhash_rust::xxh3::xxh3_128(format!("{file}:{line}").as_bytes());
         let run_id = format!(
             "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
             (h >> 96) as u32,
@@ -478,15 +548,7 @@ pub fn to_openlineage(l: &ColumnLineage, event_time: &str) -> String {
             "run": {"runId": run_id},
             "job": {"namespace": OPENLINEAGE_NAMESPACE, "name": format!("{file}:{line}")},
             "inputs": inputs.iter().map(|t| json!({"namespace": OPENLINEAGE_NAMESPACE, "name": t})).collect::<Vec<_>>(),
-            "outputs": [{
-                "namespace": OPENLINEAGE_NAMESPACE,
-                "name": table,
-                "facets": {"columnLineage": {
-                    "_producer": OPENLINEAGE_PRODUCER,
-                    "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet",
-                    "fields": Value::Object(facet_fields),
-                }},
-            }],
+            "outputs": outputs,
         });
         out.push_str(&event.to_string());
         out.push('\n');

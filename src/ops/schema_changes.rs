@@ -3,6 +3,14 @@
 //! primary-key change, with
 //! the statements that read the column (by the project's column lineage, [`super::column_lineage`]),
 //! directly and transitively. A change that a reader uses is `breaking`; a column added is `additive`.
+//!
+//! Positional readers: a statement that expands `*` over a table, or an INSERT without a column list
+//! into it (`SELECT` or `VALUES`), relies on the order and count of its columns. A column added,
+//! removed or moved is breaking for such a statement when it now fills its outputs otherwise: read
+//! against the table's columns at the base and at the head, an output column takes its value from
+//! other sources (or another position), or the outputs no longer match the sink's columns in number.
+//! A statement whose own file changed too is judged only on the count (it was rewritten for the new
+//! columns); one whose lineage is unresolved at both is counted as an unsure reader.
 
 use super::column_lineage::{self, EdgeKind};
 use super::{Context, OpsError};
@@ -23,6 +31,10 @@ pub enum ColumnChange {
     Nullable,
     /// Its type changed.
     Retyped { old_type: String, new_type: String },
+    /// The columns kept moved relative to each other: `old` and `new` are the table's columns in
+    /// order (a rename in place applied to `old`). A statement that reads the table by position (`*`,
+    /// an INSERT without a column list) now gets other values at some positions.
+    Reordered { old: Vec<String>, new: Vec<String> },
     /// The primary (upsert) key changed: `[old, new]`; readers of the key columns see another grain.
     PrimaryKey { old: Vec<String>, new: Vec<String> },
     /// A column was added.
@@ -50,6 +62,10 @@ pub struct Reader {
     /// column (`column` is `?`); counted as a reader.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unsure: bool,
+    /// The statement reads (or, without a column list, writes) the changed table by position, and the
+    /// change moves what it gets: `star` (`*` / `t.*` over it) or `no_column_list`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_position: Option<crate::sql::columns::PositionalKind>,
 }
 
 /// A changed column and who reads it.
@@ -113,18 +129,37 @@ pub fn with_readers(
     if diffs.is_empty() && grains.is_empty() {
         return Ok(Vec::new());
     }
+    let changed_files: BTreeSet<String> = files
+        .iter()
+        .map(|f| format!("{}/{}", project.inventory.root_name, f.path))
+        .collect();
+    let mut by_position = positional_readers(project, cfg, &diffs, &changed_files)?;
     // The head's lineage, with the changed tables' columns as at the base (removed ones included) so
     // that their readers bind to them.
     let lineage = column_lineage::project_lineage(project, cfg, &removed)?;
     let mut out = Vec::new();
     for diff in diffs {
         let unsure = unsure_readers(project, &lineage, &diff.table);
+        let positional = by_position.remove(&diff.table).unwrap_or_default();
         for (column, cols, change) in diff.column_changes() {
             let mut readers = readers_of(&lineage.edges, &diff.table, &cols);
-            if !matches!(change, ColumnChange::Added) {
+            if !matches!(change, ColumnChange::Added | ColumnChange::Reordered { .. }) {
                 readers.extend(unsure.iter().cloned());
             }
-            let breaking = !matches!(change, ColumnChange::Added) && !readers.is_empty();
+            // Who reads the table by position sees every added, removed or moved column.
+            if matches!(
+                change,
+                ColumnChange::Added | ColumnChange::Removed | ColumnChange::Reordered { .. }
+            ) {
+                for r in &positional {
+                    if !readers.contains(r) {
+                        readers.push(r.clone());
+                    }
+                }
+            }
+            let breaking = !readers.is_empty()
+                && (!matches!(change, ColumnChange::Added)
+                    || readers.iter().any(|r| r.by_position.is_some()));
             out.push(SchemaChange {
                 table: diff.table.clone(),
                 column,
@@ -172,6 +207,9 @@ struct DdlDiff {
     diff: changes::SchemaDiff,
     /// Old name → new name.
     renamed: BTreeMap<String, String>,
+    /// The table's columns in order at the base and at the head.
+    base: Vec<String>,
+    head: Vec<String>,
 }
 
 impl DdlDiff {
@@ -217,6 +255,8 @@ impl DdlDiff {
                 (d.added.contains(new) && *ty == base_typed[i].1).then(|| (r.clone(), new.clone()))
             })
             .collect();
+        let base: Vec<String> = base_typed.iter().map(|(n, _)| n.clone()).collect();
+        let head: Vec<String> = head_typed.iter().map(|(n, _)| n.clone()).collect();
         let mut cols: Vec<String> = base_typed.into_iter().map(|(n, _)| n).collect();
         for c in &d.added {
             if !cols.contains(c) {
@@ -229,9 +269,39 @@ impl DdlDiff {
                 file: format!("{}/{}", project.inventory.root_name, f.path),
                 diff: d.clone(),
                 renamed,
+                base,
+                head,
             },
             cols,
         ))
+    }
+
+    /// The base columns with the renames applied: what the head would be with no column added,
+    /// removed or moved.
+    fn base_renamed(&self) -> Vec<String> {
+        self.base
+            .iter()
+            .map(|c| self.renamed.get(c).unwrap_or(c).clone())
+            .collect()
+    }
+
+    /// Whether the order or count of the table's columns changed (a rename in place changes neither).
+    fn positions_changed(&self) -> bool {
+        !self.base.is_empty() && !self.head.is_empty() && self.base_renamed() != self.head
+    }
+
+    /// The columns kept (both at the base, renamed, and at the head) whose order relative to each
+    /// other changed; empty when none moved.
+    fn moved(&self) -> Vec<String> {
+        let old = self.base_renamed();
+        let kept_old: Vec<&String> = old.iter().filter(|c| self.head.contains(c)).collect();
+        let kept_new: Vec<&String> = self.head.iter().filter(|c| old.contains(c)).collect();
+        kept_old
+            .iter()
+            .zip(&kept_new)
+            .filter(|(a, b)| a != b)
+            .map(|(_, b)| (*b).clone())
+            .collect()
     }
 
     /// Each change as `(column shown, columns its readers are looked up by, change)`: removed (or
@@ -287,8 +357,149 @@ impl DdlDiff {
         {
             out.push((c.clone(), Vec::new(), ColumnChange::Added));
         }
+        let moved = self.moved();
+        if !moved.is_empty() {
+            out.push((
+                moved.join(", "),
+                Vec::new(),
+                ColumnChange::Reordered {
+                    old: self.base_renamed(),
+                    new: self.head.clone(),
+                },
+            ));
+        }
         out
     }
+}
+
+/// The statements that read (or write without a column list) a table of `diffs` whose columns moved
+/// or changed in count, and whose outputs the move changes (see the module's doc), by table.
+///
+/// Errors: unreadable SQL files.
+fn positional_readers(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    diffs: &[DdlDiff],
+    changed_files: &BTreeSet<String>,
+) -> Result<BTreeMap<String, Vec<Reader>>, OpsError> {
+    use crate::sql::columns::{PositionalKind, StatementColumns};
+    let moved: BTreeMap<&str, &DdlDiff> = diffs
+        .iter()
+        .filter(|d| d.positions_changed())
+        .map(|d| (d.table.as_str(), d))
+        .collect();
+    let mut out: BTreeMap<String, Vec<Reader>> = BTreeMap::new();
+    if moved.is_empty() {
+        return Ok(out);
+    }
+    let key = |written: &str| {
+        crate::inventory::resolve_name(&crate::sql::TableName::new(written.split('.')), cfg)
+    };
+    let base_columns: BTreeMap<String, Vec<String>> = moved
+        .iter()
+        .map(|(t, d)| (t.to_string(), d.base.clone()))
+        .collect();
+    let (head, _) = column_lineage::project_statements(project, cfg, &BTreeMap::new())?;
+    let (base, _) = column_lineage::project_statements(project, cfg, &base_columns)?;
+    // The first output whose value changed (`*` for a change of count), or `None` when the reading
+    // at the head fills every output as at the base.
+    let changed = |h: &StatementColumns, b: &StatementColumns| -> Option<String> {
+        if h.width_mismatch.is_some() {
+            return Some("*".into());
+        }
+        if !b.unresolved.is_empty() {
+            return None;
+        }
+        if !h.unresolved.is_empty() {
+            return Some("*".into());
+        }
+        if h.insert {
+            // Each sink column kept gets its value from the same sources; a value read from no column
+            // (a literal, `VALUES`) from the same position (a column the sink gained with the change
+            // is new, not changed).
+            return h
+                .columns
+                .iter()
+                .enumerate()
+                .find(|(i, x)| {
+                    b.columns
+                        .iter()
+                        .position(|y| y.name == x.name)
+                        .is_some_and(|j| {
+                            let y = &b.columns[j];
+                            y.direct != x.direct || (x.direct.is_empty() && j != *i)
+                        })
+                })
+                .map(|(_, x)| x.name.clone());
+        }
+        // A view or CTAS: its columns are named by its query; a move changes only their order.
+        h.columns
+            .iter()
+            .find(|x| {
+                b.columns
+                    .iter()
+                    .find(|y| y.name == x.name)
+                    .is_some_and(|y| y.direct != x.direct)
+            })
+            .map(|x| x.name.clone())
+    };
+    for (h, b) in head.iter().zip(&base) {
+        if (&h.file, h.columns.line, &h.columns.sink) != (&b.file, b.columns.line, &b.columns.sink)
+        {
+            continue;
+        }
+        let rewritten = changed_files.contains(&h.file);
+        for p in &h.columns.positional {
+            let table = key(&p.table);
+            if !moved.contains_key(table.as_str()) {
+                continue;
+            }
+            let both_unresolved = !h.columns.unresolved.is_empty()
+                && !b.columns.unresolved.is_empty()
+                && h.columns.width_mismatch.is_none();
+            let column = if rewritten {
+                // Rewritten with the change: only a count that no longer matches is certain.
+                h.columns.width_mismatch.map(|_| "*".to_string())
+            } else if both_unresolved {
+                Some("?".to_string())
+            } else {
+                changed(&h.columns, &b.columns)
+            };
+            let Some(column) = column else { continue };
+            let how = match p.kind {
+                PositionalKind::Star => format!("`*` over {table}"),
+                PositionalKind::NoColumnList => {
+                    format!("INSERT into {table} without a column list")
+                }
+            };
+            let why = match h.columns.width_mismatch {
+                Some((outputs, cols)) => format!(
+                    "{how}: {outputs} output column(s) for {cols} column(s) of {}",
+                    h.table
+                ),
+                None if column == "?" => format!(
+                    "{how}, column lineage unresolved: {}",
+                    h.columns.unresolved.join("; ")
+                ),
+                None => format!("{how}: its column {column} now gets another value"),
+            };
+            let reader = Reader {
+                table: h.table.clone(),
+                column,
+                kind: EdgeKind::Direct,
+                file: h.file.clone(),
+                line: h.columns.line,
+                via: Some(format!("by position: {why}")),
+                unsure: both_unresolved && !rewritten,
+                by_position: Some(p.kind),
+            };
+            let list = out.entry(table).or_default();
+            if !list.contains(&reader) {
+                list.push(reader);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `(table written, DML file, old grain, new grain)`.
@@ -379,6 +590,7 @@ fn unsure_readers(
                 u.reasons.join("; ")
             )),
             unsure: true,
+            by_position: None,
         })
         .collect()
 }
@@ -408,6 +620,7 @@ fn readers_of(edges: &[column_lineage::Edge], table: &str, columns: &[String]) -
                 line: e.line,
                 via: via.clone(),
                 unsure: false,
+                by_position: None,
             });
             // What the reader computes from it carries the change further down.
             if e.kind == EdgeKind::Direct {

@@ -127,6 +127,11 @@ pub fn validate(
             .map(|b| interrupted_batch(b, pipelines, &project.inventory.root_name)),
     );
     project.diagnostics.extend(more);
+    // Reading every statement's columns costs a second parse of the tree: done when the gate asks.
+    if gate.denies(UNKNOWN_COLUMN).is_some() {
+        let found = unknown_columns(&project, &cfg)?;
+        project.diagnostics.extend(found);
+    }
     gate.apply(&mut project.diagnostics);
     ctx.console.diagnostics(
         &project.diagnostics,
@@ -143,6 +148,66 @@ pub fn validate(
         diagnostics: project.diagnostics,
         unparsed_statements,
     })
+}
+
+/// The warning class of a column reference its relation does not have.
+const UNKNOWN_COLUMN: &str = "unknown-column";
+
+/// One `unknown-column` warning per reference to a column that its relation (a table whose DDL the
+/// project has, a CTE, a derived table) does not have, at the reference's file and line, with the
+/// closest column it has.
+///
+/// Errors: unreadable SQL files.
+fn unknown_columns(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+) -> Result<Vec<Diagnostic>, OpsError> {
+    let (statements, _) = super::column_lineage::project_statements(
+        project,
+        cfg,
+        &std::collections::BTreeMap::new(),
+    )?;
+    let mut out = Vec::new();
+    for st in &statements {
+        for u in &st.columns.unknown_columns {
+            let bare = u.column.rsplit('.').next().unwrap_or(&u.column);
+            let hint = suggestion(bare, &u.known)
+                .map(|c| format!("; did you mean '{c}'?"))
+                .unwrap_or_default();
+            let d = Diagnostic::warning(
+                UNKNOWN_COLUMN,
+                format!(
+                    "the statement writing {} reads column {}, which {} does not have (its columns: {}){hint}",
+                    st.table,
+                    u.column,
+                    u.relations.join(" or "),
+                    u.known.join(", ")
+                ),
+            )
+            .at(st.file.clone(), Some(u.line), None);
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The column `wanted` most likely is: the one known column that extends it or that it extends
+/// (`y` → `y2`, a rename that kept the stem), else the closest by edit distance.
+fn suggestion(wanted: &str, known: &[String]) -> Option<String> {
+    let lower = wanted.to_lowercase();
+    let stems: Vec<&String> = known
+        .iter()
+        .filter(|k| {
+            let k = k.to_lowercase();
+            k != lower && (k.starts_with(&lower) || lower.starts_with(&k))
+        })
+        .collect();
+    match stems.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => crate::diagnostics::closest(wanted, known.iter().map(String::as_str)),
+    }
 }
 
 /// The diagnostic for a batch of files whose writer was killed (see [`crate::fsutil::Batch`]): an error

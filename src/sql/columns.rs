@@ -7,10 +7,17 @@
 //!
 //! Exactly right or explicitly unsure: a reference that cannot be bound to one relation (a bare column
 //! with several candidate relations of unknown schema, `*` over an unknown schema, MATCH_RECOGNIZE,
-//! JSON_TABLE, a scalar subquery in a projection) makes the statement *unresolved* with the reason;
-//! nothing is guessed. The rules are written down in `tests/data/column_lineage/SPEC.md` (output names,
-//! CTEs and subqueries resolved through to base tables, `window_start`/`window_end`/`window_time`
-//! produced by the window, `UNNEST`/`LATERAL TABLE` outputs direct from their arguments).
+//! JSON_TABLE, a scalar subquery in a projection), a column its relation does not have
+//! ([`StatementColumns::unknown_columns`]) and a statement the parser cannot read make the statement
+//! *unresolved* with the reason; nothing is guessed. The rules are written down in
+//! `tests/data/column_lineage/SPEC.md` (output names, CTEs and subqueries resolved through to base
+//! tables, `window_start`/`window_end`/`window_time` of a window TVF computed from its `DESCRIPTOR` time
+//! column, as Flink's planner derives them, `UNNEST`/`LATERAL TABLE` outputs direct from their
+//! arguments).
+//!
+//! Positional reads are recorded ([`StatementColumns::positional`]): `*` / `t.*` expanded over a
+//! table's columns and an INSERT without a column list depend on the order and count of that table's
+//! columns, not only on their names.
 //!
 //! Schemas (a table's columns, in order) come from the caller ([`Schemas`]): the project's DDLs, or the
 //! file's own `CREATE TABLE`s. Views and CTAS created earlier in the same text are resolved through.
@@ -64,13 +71,53 @@ pub struct OutputColumn {
     pub direct: BTreeSet<SourceColumn>,
 }
 
+/// How a statement depends on the order and count of a table's columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PositionalKind {
+    /// `*` or `t.*` expanded over the table's columns (directly, or through a CTE, a derived table, a
+    /// view of the text or a window TVF): a column added, removed or moved changes what the statement
+    /// outputs at each position.
+    Star,
+    /// An INSERT into the table without a column list (`SELECT …` or `VALUES`): the query's outputs
+    /// fill the table's writable columns by position.
+    NoColumnList,
+}
+
+/// A table whose column order and count a statement relies on.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Positional {
+    /// The table as written (dotted).
+    pub table: String,
+    /// How it relies on them.
+    pub kind: PositionalKind,
+}
+
+/// A column reference that names a column its relation does not have (the relation's columns are
+/// known: a DDL, a CTE, a derived table): Flink rejects the statement ("Column 'x' not found").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownColumn {
+    /// The column as written, with its qualifier if any (`o.amount`).
+    pub column: String,
+    /// The relations it was looked up in (tables as written, dotted; CTE and alias names otherwise).
+    pub relations: Vec<String>,
+    /// The columns those relations do have (for a "did you mean").
+    pub known: Vec<String>,
+    /// 1-based line of the reference.
+    pub line: usize,
+}
+
 /// The column lineage of one writing statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatementColumns {
-    /// The relation written, as written (dotted).
+    /// The relation written, as written (dotted); empty when a statement the parser cannot read names
+    /// no sink the token-level reading recognises.
     pub sink: String,
     /// 1-based line of the statement (of the member, in a statement set).
     pub line: usize,
+    /// 1-based line of the top-level statement (the `EXECUTE STATEMENT SET` of a member: one Flink
+    /// job; else [`Self::line`]'s statement).
+    pub statement_line: usize,
     /// The output columns, in order.
     pub columns: Vec<OutputColumn>,
     /// Source columns that shape the rows without being copied.
@@ -80,11 +127,28 @@ pub struct StatementColumns {
     pub grain: BTreeSet<SourceColumn>,
     /// Why the statement could not be resolved with certainty (empty: resolved).
     pub unresolved: Vec<String>,
+    /// The tables whose column order and count the statement relies on, sorted (also filled for an
+    /// unresolved statement, as far as its text shows them).
+    pub positional: Vec<Positional>,
+    /// Column references to columns their relation does not have (each also an `unresolved` reason).
+    pub unknown_columns: Vec<UnknownColumn>,
+    /// `(outputs, sink columns)` when the query's output count differs from the columns it fills.
+    pub width_mismatch: Option<(usize, usize)>,
+    /// An INSERT (its outputs fill the sink's columns in order); else a view or CTAS, whose columns
+    /// are its query's, by name.
+    pub insert: bool,
+}
+
+/// Why a unit that does not parse has no column lineage (an `unresolved` reason).
+fn unparsed_reason(why: &str) -> String {
+    format!("the statement cannot be parsed ({why}): its column lineage is unknown")
 }
 
 /// The column lineage of every writing statement of `sql`, in order. `schemas` gives the columns of
 /// tables defined elsewhere; the text's own `CREATE TABLE`s add to it, and its views and CTAS are
-/// resolved through. A unit that does not parse yields no statement.
+/// resolved through. A writing unit the parser cannot read (or that is over the parser's limits) yields
+/// one unresolved statement per sink the token-level reading finds in it (sink empty when it finds
+/// none), with the parser's message: its columns are unknown, not constants.
 pub fn lineage(sql: &str, schemas: &dyn Schemas) -> Vec<StatementColumns> {
     let mut local = Local {
         outer: schemas,
@@ -92,24 +156,81 @@ pub fn lineage(sql: &str, schemas: &dyn Schemas) -> Vec<StatementColumns> {
         views: BTreeMap::new(),
     };
     let mut out = Vec::new();
+    let mut analysis: Option<super::FileAnalysis> = None;
     for (line, parsed) in super::parse_units(sql) {
-        let Ok(statements) = parsed else {
-            continue;
-        };
-        for st in &statements {
-            statement(&mut local, st, line, &mut out);
+        match parsed {
+            Ok(statements) => {
+                for st in &statements {
+                    statement(&mut local, st, line, &mut out);
+                }
+            }
+            // Not a writing statement (SET, USE, CREATE FUNCTION, …): nothing to read.
+            Err(why) if why == super::OPAQUE_UNIT => {}
+            Err(why) => {
+                let a = analysis.get_or_insert_with(|| super::analyze(sql));
+                out.extend(unparsed(a, line, &why));
+            }
         }
     }
     out
+}
+
+/// The unresolved statements of a unit at `line` that does not parse: one per sink the token-level
+/// reading finds (none for a unit that writes nothing: a `SELECT`, a `CREATE TABLE` without query).
+fn unparsed(a: &super::FileAnalysis, line: usize, why: &str) -> Vec<StatementColumns> {
+    use super::StatementKind as K;
+    let infos: Vec<&super::StatementInfo> =
+        a.statements.iter().filter(|s| s.line == line).collect();
+    let writes = |k: K| {
+        matches!(
+            k,
+            K::Insert | K::StatementSet | K::Ctas | K::CreateView | K::CreateMaterializedTable
+        )
+    };
+    if !infos.is_empty() && infos.iter().all(|s| !writes(s.kind)) {
+        return Vec::new();
+    }
+    let mut sinks: Vec<String> = infos
+        .iter()
+        .flat_map(|s| s.sinks.iter().map(|r| r.name.dotted()))
+        .collect();
+    sinks.dedup();
+    if sinks.is_empty() {
+        sinks.push(String::new());
+    }
+    sinks
+        .into_iter()
+        .map(|sink| StatementColumns {
+            sink,
+            line,
+            statement_line: line,
+            columns: Vec::new(),
+            indirect: BTreeSet::new(),
+            grain: BTreeSet::new(),
+            unresolved: vec![unparsed_reason(why)],
+            positional: Vec::new(),
+            unknown_columns: Vec::new(),
+            width_mismatch: None,
+            insert: false,
+        })
+        .collect()
 }
 
 /// Schemas of the text being read: its own `CREATE TABLE`s over the caller's, and its views.
 struct Local<'a> {
     outer: &'a dyn Schemas,
     tables: BTreeMap<String, Vec<(String, bool)>>,
-    /// Views and CTAS of the text: their output columns with sources, and the columns that shape their
-    /// rows (a statement reading the view is shaped by them too).
-    views: BTreeMap<String, (Vec<Out>, BTreeSet<SourceColumn>)>,
+    /// Views and CTAS of the text: their output columns with sources, the columns that shape their
+    /// rows (a statement reading the view is shaped by them too), and the tables whose column order
+    /// their outputs follow (`*`).
+    views: BTreeMap<String, View>,
+}
+
+/// A view or CTAS of the text, as its readers see it.
+struct View {
+    outs: Vec<Out>,
+    shaped: BTreeSet<SourceColumn>,
+    origins: BTreeSet<String>,
 }
 
 impl Local<'_> {
@@ -160,22 +281,31 @@ fn statement(local: &mut Local, st: &Statement, line: usize, out: &mut Vec<State
             let q = ct.query.as_ref().expect("CTAS");
             let sink = dotted(&ct.name);
             let declared: Vec<String> = ct.columns.iter().map(|c| c.name.value.clone()).collect();
-            let r = written(local, &sink, line_of(&ct.name, line), q, &declared, false);
-            remember(local, &sink, &r);
+            let (r, origins) = written(
+                local,
+                &sink,
+                line_of(&ct.name, line),
+                line,
+                q,
+                &declared,
+                false,
+            );
+            remember(local, &sink, &r, origins);
             out.push(r);
         }
         Statement::CreateView(cv) => {
             let sink = dotted(&cv.name);
             let declared: Vec<String> = cv.columns.iter().map(|c| c.name.value.clone()).collect();
-            let r = written(
+            let (r, origins) = written(
                 local,
                 &sink,
                 line_of(&cv.name, line),
+                line,
                 &cv.query,
                 &declared,
                 false,
             );
-            remember(local, &sink, &r);
+            remember(local, &sink, &r, origins);
             out.push(r);
         }
         Statement::Insert(ins) => {
@@ -195,36 +325,39 @@ fn statement(local: &mut Local, st: &Statement, line: usize, out: &mut Vec<State
                         .map(|i| i.value.clone())
                 })
                 .collect();
-            out.push(written(local, &sink, line_of(name, line), q, &listed, true));
+            out.push(written(local, &sink, line_of(name, line), line, q, &listed, true).0);
         }
         _ => {}
     }
 }
 
-fn remember(local: &mut Local, sink: &str, r: &StatementColumns) {
+fn remember(local: &mut Local, sink: &str, r: &StatementColumns, origins: BTreeSet<String>) {
     local.views.insert(
         sink.to_string(),
-        (
-            r.columns
+        View {
+            outs: r
+                .columns
                 .iter()
                 .map(|c| (c.name.clone(), c.direct.clone()))
                 .collect(),
-            r.indirect.clone(),
-        ),
+            shaped: r.indirect.clone(),
+            origins,
+        },
     );
 }
 
 /// The lineage of `query` written into `sink`: output names from `listed` (an INSERT column list or a
 /// view's / CTAS's declared columns), else (for an INSERT) the sink's writable DDL columns by position,
-/// else the query's own output names.
+/// else the query's own output names. Also the tables whose column order the outputs follow (`*`).
 fn written(
     local: &Local,
     sink: &str,
     line: usize,
+    statement_line: usize,
     q: &Query,
     listed: &[String],
     insert: bool,
-) -> StatementColumns {
+) -> (StatementColumns, BTreeSet<String>) {
     let mut w = Walk {
         local,
         ctes: Vec::new(),
@@ -232,15 +365,36 @@ fn written(
         grain: BTreeSet::new(),
         unresolved: Vec::new(),
         using_join: false,
+        origins: BTreeSet::new(),
+        unknown: Vec::new(),
     };
     let outputs = w.query(q, &[]);
+    let origins = std::mem::take(&mut w.origins);
+    let mut positional: BTreeSet<Positional> = origins
+        .iter()
+        .map(|t| Positional {
+            table: t.clone(),
+            kind: PositionalKind::Star,
+        })
+        .collect();
+    if insert && listed.is_empty() {
+        positional.insert(Positional {
+            table: sink.to_string(),
+            kind: PositionalKind::NoColumnList,
+        });
+    }
     let mut result = StatementColumns {
         sink: sink.to_string(),
         line,
+        statement_line,
         columns: Vec::new(),
         indirect: std::mem::take(&mut w.indirect),
         grain: std::mem::take(&mut w.grain),
         unresolved: std::mem::take(&mut w.unresolved),
+        positional: positional.into_iter().collect(),
+        unknown_columns: std::mem::take(&mut w.unknown),
+        width_mismatch: None,
+        insert,
     };
     let Some(outputs) = outputs else {
         if result.unresolved.is_empty() {
@@ -248,7 +402,7 @@ fn written(
                 .unresolved
                 .push("the query's columns cannot be listed".into());
         }
-        return result;
+        return (result, origins);
     };
     let names: Vec<String> = if !listed.is_empty() {
         listed.to_vec()
@@ -267,14 +421,15 @@ fn written(
             outputs.len(),
             names.len()
         ));
-        return result;
+        result.width_mismatch = Some((outputs.len(), names.len()));
+        return (result, origins);
     }
     result.columns = names
         .into_iter()
         .zip(outputs)
         .map(|(name, (_, direct))| OutputColumn { name, direct })
         .collect();
-    result
+    (result, origins)
 }
 
 /// A relation in the scope of a SELECT.
@@ -283,7 +438,13 @@ struct Rel {
     /// The names it is referred to by (its alias; else its name as written and that name's last part).
     names: Vec<String>,
     kind: RelKind,
+    /// The tables whose column order its columns follow: a base table itself; the tables a CTE, a
+    /// derived table or a view expands with `*`.
+    origins: BTreeSet<String>,
 }
+
+/// A CTE: its outputs and the tables whose column order they follow.
+type Cte = (Vec<Out>, BTreeSet<String>);
 
 #[derive(Debug, Clone)]
 enum RelKind {
@@ -294,8 +455,12 @@ enum RelKind {
     },
     /// A CTE, a derived table, a view of the text, a function's outputs.
     Derived(Vec<Out>),
-    /// A window TVF over a relation: its columns plus `window_start`, `window_end`, `window_time`.
-    Window(Box<RelKind>),
+    /// A window TVF over a relation: its columns plus `window_start`, `window_end`, `window_time`,
+    /// computed from `time` (the `DESCRIPTOR` column's sources).
+    Window {
+        inner: Box<RelKind>,
+        time: BTreeSet<SourceColumn>,
+    },
 }
 
 const WINDOW_COLUMNS: [&str; 3] = ["window_start", "window_end", "window_time"];
@@ -311,7 +476,7 @@ impl RelKind {
             RelKind::Base { .. } if col == ROWTIME => Some(true),
             RelKind::Base { columns, .. } => columns.as_ref().map(|c| find(c, col).is_some()),
             RelKind::Derived(outs) => Some(outs.iter().any(|(n, _)| same(n, col))),
-            RelKind::Window(inner) => {
+            RelKind::Window { inner, .. } => {
                 if WINDOW_COLUMNS.iter().any(|w| same(w, col)) {
                     Some(true)
                 } else {
@@ -335,9 +500,9 @@ impl RelKind {
                 .iter()
                 .find(|(n, _)| same(n, col))
                 .map(|(_, s)| s.clone()),
-            RelKind::Window(inner) => {
+            RelKind::Window { inner, time } => {
                 if WINDOW_COLUMNS.iter().any(|w| same(w, col)) {
-                    Some(BTreeSet::new())
+                    Some(time.clone())
                 } else {
                     inner.sources(col)
                 }
@@ -354,15 +519,33 @@ impl RelKind {
                     .collect()
             }),
             RelKind::Derived(outs) => Some(outs.clone()),
-            RelKind::Window(inner) => {
+            RelKind::Window { inner, time } => {
                 let mut v = inner.all()?;
-                v.extend(
-                    WINDOW_COLUMNS
-                        .iter()
-                        .map(|w| (w.to_string(), BTreeSet::new())),
-                );
+                v.extend(WINDOW_COLUMNS.iter().map(|w| (w.to_string(), time.clone())));
                 Some(v)
             }
+        }
+    }
+
+    /// The columns it is known to have (empty for a base table of unknown schema).
+    fn known(&self) -> Vec<String> {
+        match self {
+            RelKind::Base { columns, .. } => columns.clone().unwrap_or_default(),
+            RelKind::Derived(outs) => outs.iter().map(|o| o.0.clone()).collect(),
+            RelKind::Window { inner, .. } => {
+                let mut v = inner.known();
+                v.extend(WINDOW_COLUMNS.iter().map(|w| w.to_string()));
+                v
+            }
+        }
+    }
+
+    /// The name an unknown column is reported against: a base table's name as written, else `alias`.
+    fn reported_name(&self, alias: &str) -> String {
+        match self {
+            RelKind::Base { table, .. } => table.clone(),
+            RelKind::Window { inner, .. } => inner.reported_name(alias),
+            RelKind::Derived(_) => alias.to_string(),
         }
     }
 }
@@ -383,12 +566,17 @@ fn same(a: &str, b: &str) -> bool {
 struct Walk<'a> {
     local: &'a Local<'a>,
     /// CTE scopes, innermost last.
-    ctes: Vec<BTreeMap<String, Vec<Out>>>,
+    ctes: Vec<BTreeMap<String, Cte>>,
     indirect: BTreeSet<SourceColumn>,
     grain: BTreeSet<SourceColumn>,
     unresolved: Vec<String>,
     /// A `JOIN … USING` was met in the current SELECT.
     using_join: bool,
+    /// Set by [`Walk::query`] (and the bodies it walks) on return: the tables whose column order the
+    /// query's outputs follow (its `*` expansions).
+    origins: BTreeSet<String>,
+    /// Column references to columns their relations do not have.
+    unknown: Vec<UnknownColumn>,
 }
 
 /// Where a column reference is read: into the value (direct) or into the row set's shape (indirect).
@@ -406,25 +594,44 @@ impl Walk<'_> {
         }
     }
 
-    fn cte(&self, name: &str) -> Option<Vec<Out>> {
+    fn cte(&self, name: &str) -> Option<Cte> {
         self.ctes
             .iter()
             .rev()
             .find_map(|scope| scope.get(name).cloned())
     }
 
-    /// The outputs of `q`; `outer` is the enclosing scope (correlated subqueries).
+    /// A relation named in FROM (or in a window TVF's `TABLE t`): a CTE of the scope, a view of the
+    /// text, else a base table; with the tables whose column order its columns follow.
+    fn named(&mut self, table: &str) -> (RelKind, BTreeSet<String>) {
+        if let Some((outs, origins)) = self.cte(table) {
+            (RelKind::Derived(outs), origins)
+        } else if let Some(v) = self.local.views.get(table) {
+            self.indirect.extend(v.shaped.iter().cloned());
+            (RelKind::Derived(v.outs.clone()), v.origins.clone())
+        } else {
+            (
+                RelKind::Base {
+                    columns: self.local.columns(table, false),
+                    table: table.to_string(),
+                },
+                BTreeSet::from([table.to_string()]),
+            )
+        }
+    }
+
+    /// The outputs of `q`; `outer` is the enclosing scope (correlated subqueries). Sets
+    /// [`Walk::origins`] to the tables whose column order the outputs follow.
     fn query(&mut self, q: &Query, outer: &[Rel]) -> Option<Vec<Out>> {
-        let mut scope = BTreeMap::new();
         self.ctes.push(BTreeMap::new());
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 let outs = self.query(&cte.query, outer);
+                let origins = std::mem::take(&mut self.origins);
                 if let Some(mut outs) = outs {
                     rename(&mut outs, &cte.alias);
-                    scope.insert(cte.alias.name.value.clone(), outs.clone());
                     if let Some(top) = self.ctes.last_mut() {
-                        top.insert(cte.alias.name.value.clone(), outs);
+                        top.insert(cte.alias.name.value.clone(), (outs, origins));
                     }
                 } else {
                     self.unsure(format!(
@@ -435,6 +642,7 @@ impl Walk<'_> {
             }
         }
         let (outs, rels) = self.set_expr(&q.body, outer);
+        let origins = std::mem::take(&mut self.origins);
         if let Some(order) = &q.order_by
             && let OrderByKind::Expressions(list) = &order.kind
         {
@@ -443,6 +651,7 @@ impl Walk<'_> {
             }
         }
         self.ctes.pop();
+        self.origins = origins;
         outs
     }
 
@@ -482,7 +691,10 @@ impl Walk<'_> {
             SetExpr::Query(q) => (self.query(q, outer), Vec::new()),
             SetExpr::SetOperation { left, right, .. } => {
                 let (l, rels) = self.set_expr(left, outer);
+                let mut origins = std::mem::take(&mut self.origins);
                 let (r, _) = self.set_expr(right, outer);
+                origins.append(&mut self.origins);
+                self.origins = origins;
                 match (l, r) {
                     (Some(mut l), Some(r)) if l.len() == r.len() => {
                         for (a, b) in l.iter_mut().zip(r) {
@@ -510,10 +722,12 @@ impl Walk<'_> {
                         }
                     }
                 }
+                self.origins.clear();
                 (Some(outs), Vec::new())
             }
             _ => {
                 self.unsure("a query form column lineage does not read");
+                self.origins.clear();
                 (None, Vec::new())
             }
         }
@@ -552,6 +766,7 @@ impl Walk<'_> {
             self.indirect.extend(src);
         }
         let mut outs: Vec<Out> = Vec::new();
+        let mut origins: BTreeSet<String> = BTreeSet::new();
         for (i, item) in s.projection.iter().enumerate() {
             match item {
                 SelectItem::UnnamedExpr(e) => {
@@ -577,6 +792,7 @@ impl Walk<'_> {
                         self.unsure("* without a relation");
                     }
                     for r in &rels {
+                        origins.extend(r.origins.iter().cloned());
                         match r.kind.all() {
                             Some(cols) => outs.extend(cols),
                             None => self.unsure(format!(
@@ -595,10 +811,13 @@ impl Walk<'_> {
                         }
                     };
                     match rels.iter().find(|r| r.names.iter().any(|n| same(n, &q))) {
-                        Some(r) => match r.kind.all() {
-                            Some(cols) => outs.extend(cols),
-                            None => self.unsure(format!("{q}.* whose columns are unknown")),
-                        },
+                        Some(r) => {
+                            origins.extend(r.origins.iter().cloned());
+                            match r.kind.all() {
+                                Some(cols) => outs.extend(cols),
+                                None => self.unsure(format!("{q}.* whose columns are unknown")),
+                            }
+                        }
                         None => self.unsure(format!("{q}.* names no relation in scope")),
                     }
                 }
@@ -623,6 +842,7 @@ impl Walk<'_> {
                 self.window_spec(spec, &rels, outer);
             }
         }
+        self.origins = origins;
         (Some(outs), rels)
     }
 
@@ -698,22 +918,13 @@ impl Walk<'_> {
                 ..
             } => {
                 if let Some(args) = args {
-                    let kind = self.table_function(&dotted(name), &args.args, rels, outer);
-                    rels.push(aliased(kind, alias, &dotted(name), self));
+                    let (kind, origins) =
+                        self.table_function(&dotted(name), &args.args, rels, outer);
+                    rels.push(aliased(kind, origins, alias, &dotted(name), self));
                     return;
                 }
                 let table = dotted(name);
-                let kind = if let Some(outs) = self.cte(&table) {
-                    RelKind::Derived(outs)
-                } else if let Some((outs, shaped)) = self.local.views.get(&table) {
-                    self.indirect.extend(shaped.iter().cloned());
-                    RelKind::Derived(outs.clone())
-                } else {
-                    RelKind::Base {
-                        columns: self.local.columns(&table, false),
-                        table: table.clone(),
-                    }
-                };
+                let (kind, origins) = self.named(&table);
                 let mut names = Vec::new();
                 match alias {
                     Some(a) => names.push(a.name.value.clone()),
@@ -743,7 +954,11 @@ impl Walk<'_> {
                 if let Some(TableVersion::ForSystemTimeAsOf(e)) = version {
                     conditions.push(e);
                 }
-                rels.push(Rel { names, kind });
+                rels.push(Rel {
+                    names,
+                    kind,
+                    origins,
+                });
             }
             TableFactor::Derived {
                 lateral,
@@ -759,6 +974,7 @@ impl Walk<'_> {
                 } else {
                     self.query(subquery, outer)
                 };
+                let origins = std::mem::take(&mut self.origins);
                 let kind = match outs {
                     Some(mut outs) => {
                         if let Some(a) = alias {
@@ -774,10 +990,11 @@ impl Walk<'_> {
                 rels.push(Rel {
                     names: alias.iter().map(|a| a.name.value.clone()).collect(),
                     kind,
+                    origins,
                 });
             }
             TableFactor::TableFunction { expr, alias } => {
-                let kind = match expr {
+                let (kind, origins) = match expr {
                     Expr::Function(f) => {
                         let args: Vec<FunctionArg> = match &f.args {
                             FunctionArguments::List(l) => l.args.clone(),
@@ -787,16 +1004,19 @@ impl Walk<'_> {
                     }
                     other => {
                         let s = self.expr(other, rels, outer);
-                        RelKind::Derived(vec![("EXPR$0".into(), s)])
+                        (
+                            RelKind::Derived(vec![("EXPR$0".into(), s)]),
+                            BTreeSet::new(),
+                        )
                     }
                 };
-                rels.push(aliased(kind, alias, "", self));
+                rels.push(aliased(kind, origins, alias, "", self));
             }
             TableFactor::Function {
                 name, args, alias, ..
             } => {
-                let kind = self.table_function(&dotted(name), args, rels, outer);
-                rels.push(aliased(kind, alias, &dotted(name), self));
+                let (kind, origins) = self.table_function(&dotted(name), args, rels, outer);
+                rels.push(aliased(kind, origins, alias, &dotted(name), self));
             }
             TableFactor::UNNEST {
                 alias, array_exprs, ..
@@ -814,6 +1034,7 @@ impl Walk<'_> {
                                 .map(|c| (c.name.value.clone(), src.clone()))
                                 .collect(),
                         ),
+                        origins: BTreeSet::new(),
                     }),
                     _ => self.unsure("UNNEST without column names"),
                 }
@@ -827,15 +1048,16 @@ impl Walk<'_> {
         }
     }
 
-    /// A table-valued function: a window TVF over `TABLE t` (t's columns plus the window's, the
-    /// `DESCRIPTOR` time column indirect), else a function whose outputs come from its arguments.
+    /// A table-valued function: a window TVF over `TABLE t` (t's columns plus the window's, computed
+    /// from the `DESCRIPTOR` time column, as Flink's planner derives them), else a function whose
+    /// outputs come from its arguments; with the tables whose column order its columns follow.
     fn table_function(
         &mut self,
         name: &str,
         args: &[FunctionArg],
         rels: &[Rel],
         outer: &[Rel],
-    ) -> RelKind {
+    ) -> (RelKind, BTreeSet<String>) {
         let exprs: Vec<&Expr> = args
             .iter()
             .filter_map(|a| match a {
@@ -855,18 +1077,9 @@ impl Walk<'_> {
                 .map(|i| i.value.clone())
                 .collect::<Vec<_>>()
                 .join(".");
-            let inner = if let Some(outs) = self.cte(&t) {
-                RelKind::Derived(outs)
-            } else if let Some((outs, shaped)) = self.local.views.get(&t) {
-                self.indirect.extend(shaped.iter().cloned());
-                RelKind::Derived(outs.clone())
-            } else {
-                RelKind::Base {
-                    columns: self.local.columns(&t, false),
-                    table: t.clone(),
-                }
-            };
-            // DESCRIPTOR(ts): the time column, indirect.
+            let (inner, origins) = self.named(&t);
+            // DESCRIPTOR(ts): the time column the window columns are computed from.
+            let mut time = BTreeSet::new();
             for e in &exprs {
                 if let Expr::Function(f) = e
                     && f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR")
@@ -877,24 +1090,33 @@ impl Walk<'_> {
                             a
                         {
                             match inner.sources(&col.value) {
-                                Some(s) => self.indirect.extend(s),
+                                Some(s) => time.extend(s),
                                 None => self.unsure(format!("window time column {}", col.value)),
                             }
                         }
                     }
                 }
             }
-            return RelKind::Window(Box::new(inner));
+            return (
+                RelKind::Window {
+                    inner: Box::new(inner),
+                    time,
+                },
+                origins,
+            );
         }
         if table.is_some() {
             self.unsure(format!("table function {name} over a table"));
-            return RelKind::Derived(Vec::new());
+            return (RelKind::Derived(Vec::new()), BTreeSet::new());
         }
         let mut src = BTreeSet::new();
         for e in exprs {
             src.extend(self.expr(e, rels, outer));
         }
-        RelKind::Derived(vec![(FUNCTION_OUTPUT.to_string(), src)])
+        (
+            RelKind::Derived(vec![(FUNCTION_OUTPUT.to_string(), src)]),
+            BTreeSet::new(),
+        )
     }
 
     fn expr(&mut self, e: &Expr, rels: &[Rel], outer: &[Rel]) -> BTreeSet<SourceColumn> {
@@ -961,16 +1183,33 @@ impl Walk<'_> {
         for spec in c.windows {
             self.window_spec(&spec, rels, outer);
         }
-        for (qualifier, col) in c.refs {
+        for (qualifier, col, line) in c.refs {
+            let written = match &qualifier {
+                Some(q) => format!("{q}.{col}"),
+                None => col.clone(),
+            };
             match self.resolve(qualifier.as_deref(), &col, rels, outer) {
                 Some(s) => out.extend(s),
-                None => self.unsure(format!(
-                    "column {} cannot be bound to one relation",
-                    match &qualifier {
-                        Some(q) => format!("{q}.{col}"),
-                        None => col.clone(),
+                None => match missing(qualifier.as_deref(), &col, rels, outer) {
+                    Some((relations, known)) => {
+                        self.unsure(format!(
+                            "column {written} is not a column of {}",
+                            relations.join(" or ")
+                        ));
+                        let u = UnknownColumn {
+                            column: written,
+                            relations,
+                            known,
+                            line,
+                        };
+                        if !self.unknown.contains(&u) {
+                            self.unknown.push(u);
+                        }
                     }
-                )),
+                    None => {
+                        self.unsure(format!("column {written} cannot be bound to one relation"))
+                    }
+                },
             }
         }
         out
@@ -1040,11 +1279,52 @@ impl Walk<'_> {
     }
 }
 
+/// The relations a column reference that [`Walk::resolve`] could not bind was looked up in, when each
+/// of them is known not to have it, with the columns they have: the qualifier's relation, or every
+/// relation of the scopes for a bare column. `None` when some candidate's columns are unknown or the
+/// reference is ambiguous.
+fn missing(
+    qualifier: Option<&str>,
+    col: &str,
+    rels: &[Rel],
+    outer: &[Rel],
+) -> Option<(Vec<String>, Vec<String>)> {
+    let name = |r: &Rel| {
+        r.kind
+            .reported_name(r.names.first().map_or("", String::as_str))
+    };
+    match qualifier {
+        Some(q) if !q.contains('.') => {
+            let r = rels
+                .iter()
+                .chain(outer)
+                .find(|r| r.names.iter().any(|n| same(n, q)))?;
+            (r.kind.has(col) == Some(false)).then(|| (vec![name(r)], r.kind.known()))
+        }
+        Some(_) => None,
+        None => {
+            let all: Vec<&Rel> = rels.iter().chain(outer).collect();
+            if all.is_empty() || all.iter().any(|r| r.kind.has(col) != Some(false)) {
+                return None;
+            }
+            let mut names: Vec<String> = all.iter().map(|r| name(r)).collect();
+            names.dedup();
+            Some((names, all.iter().flat_map(|r| r.kind.known()).collect()))
+        }
+    }
+}
+
 /// The name of a table function's single output when its alias names none.
 const FUNCTION_OUTPUT: &str = "EXPR$0";
 
 /// A relation built by a function, with its alias (and column aliases) applied.
-fn aliased(kind: RelKind, alias: &Option<TableAlias>, name: &str, w: &mut Walk) -> Rel {
+fn aliased(
+    kind: RelKind,
+    origins: BTreeSet<String>,
+    alias: &Option<TableAlias>,
+    name: &str,
+    w: &mut Walk,
+) -> Rel {
     let mut kind = kind;
     if let Some(a) = alias
         && !a.columns.is_empty()
@@ -1079,7 +1359,11 @@ fn aliased(kind: RelKind, alias: &Option<TableAlias>, name: &str, w: &mut Walk) 
     if names.is_empty() && !name.is_empty() {
         names.push(name.to_string());
     }
-    Rel { names, kind }
+    Rel {
+        names,
+        kind,
+        origins,
+    }
 }
 
 /// Applies `AS x(a, b, …)` column aliases to outputs, by position.
@@ -1092,7 +1376,8 @@ fn rename(outs: &mut [Out], alias: &TableAlias) {
 /// Collects the column references of an expression (not inside its subqueries, which are handed back,
 /// nor inside `OVER` specifications, handed back too).
 struct Collect {
-    refs: Vec<(Option<String>, String)>,
+    /// `(qualifier, column, 1-based line)`.
+    refs: Vec<(Option<String>, String, usize)>,
     subqueries: Vec<Query>,
     windows: Vec<sqlparser::ast::WindowSpec>,
     unsure: Vec<String>,
@@ -1104,7 +1389,8 @@ impl Visitor for Collect {
     fn pre_visit_expr(&mut self, e: &Expr) -> std::ops::ControlFlow<()> {
         match e {
             Expr::Identifier(i) if !is_niladic(i) => {
-                self.refs.push((None, i.value.clone()));
+                self.refs
+                    .push((None, i.value.clone(), i.span.start.line as usize));
             }
             Expr::CompoundIdentifier(parts) => {
                 let (last, rest) = parts.split_last().expect("a compound identifier");
@@ -1113,12 +1399,14 @@ impl Visitor for Collect {
                     .map(|p| p.value.clone())
                     .collect::<Vec<_>>()
                     .join(".");
-                self.refs.push((Some(q), last.value.clone()));
+                self.refs
+                    .push((Some(q), last.value.clone(), last.span.start.line as usize));
             }
             Expr::CompoundFieldAccess { root, .. } => {
                 // `col['k']`, `col.f`: the root column is read.
                 if let Expr::Identifier(i) = root.as_ref() {
-                    self.refs.push((None, i.value.clone()));
+                    self.refs
+                        .push((None, i.value.clone(), i.span.start.line as usize));
                 }
             }
             Expr::Subquery(q) | Expr::Exists { subquery: q, .. } => {
@@ -1138,7 +1426,7 @@ impl Visitor for Collect {
         // Subqueries are walked by the caller with their own scope; their columns must not be taken
         // as the outer expression's. The visitor still descends, so refs found below a subquery are
         // dropped by `post_visit_query`.
-        self.refs.push((None, SUBQUERY_MARK.to_string()));
+        self.refs.push((None, SUBQUERY_MARK.to_string(), 0));
         std::ops::ControlFlow::Continue(())
     }
 
@@ -1146,7 +1434,7 @@ impl Visitor for Collect {
         if let Some(at) = self
             .refs
             .iter()
-            .rposition(|(q, c)| q.is_none() && c == SUBQUERY_MARK)
+            .rposition(|(q, c, _)| q.is_none() && c == SUBQUERY_MARK)
         {
             self.refs.truncate(at);
         }
@@ -1247,7 +1535,7 @@ mod tests {
         assert_eq!(
             cols(r),
             vec![
-                ("window_start".to_string(), vec![]),
+                ("window_start".to_string(), vec!["t.ts".to_string()]),
                 ("k".to_string(), vec!["t.k".to_string()]),
                 ("total".to_string(), vec!["t.v".to_string()]),
             ]
@@ -1337,5 +1625,249 @@ mod tests {
         );
         assert_eq!(r[1].sink, "b");
         assert_eq!(ind(&r[1]), vec!["t.q"]);
+    }
+
+    fn schemas(tables: &[(&str, &[&str])]) -> BTreeMap<String, Vec<(String, bool)>> {
+        tables
+            .iter()
+            .map(|(t, cols)| {
+                (
+                    t.to_string(),
+                    cols.iter().map(|c| (c.to_string(), false)).collect(),
+                )
+            })
+            .collect()
+    }
+
+    fn positional(r: &StatementColumns) -> Vec<(String, PositionalKind)> {
+        r.positional
+            .iter()
+            .map(|p| (p.table.clone(), p.kind))
+            .collect()
+    }
+
+    /// Issue 42, item 8: `*` (bare, qualified, of a join, through a CTE, a derived table, a view of
+    /// the text, a window TVF) records the tables whose column order the outputs follow; an INSERT
+    /// without a column list (SELECT or VALUES) records its sink; naming columns records nothing.
+    #[test]
+    fn positional_reads_are_recorded_for_every_kind_of_star_and_insert_without_columns() {
+        use PositionalKind::{NoColumnList, Star};
+        let s = schemas(&[
+            ("a", &["id", "region", "v"]),
+            ("b", &["id", "w"]),
+            ("t", &["id", "region", "v"]),
+        ]);
+        let cases: Vec<(&str, Vec<(&str, PositionalKind)>)> = vec![
+            (
+                "INSERT INTO t SELECT * FROM a;",
+                vec![("a", Star), ("t", NoColumnList)],
+            ),
+            (
+                "INSERT INTO t (id, region, v) SELECT x.* FROM a AS x;",
+                vec![("a", Star)],
+            ),
+            (
+                "INSERT INTO t (id, region, v) SELECT a.* FROM a JOIN b ON a.id = b.id;",
+                vec![("a", Star)],
+            ),
+            (
+                "INSERT INTO t (id, region, v, w) SELECT * FROM a JOIN b ON a.id = b.id;",
+                vec![("a", Star), ("b", Star)],
+            ),
+            (
+                "INSERT INTO t (id, region, v) WITH c AS (SELECT * FROM a) SELECT * FROM c;",
+                vec![("a", Star)],
+            ),
+            (
+                "INSERT INTO t (id, region, v) WITH c AS (SELECT * FROM a) SELECT id, region, v FROM c;",
+                vec![],
+            ),
+            (
+                "INSERT INTO t (id, region, v) SELECT * FROM (SELECT * FROM a) AS d;",
+                vec![("a", Star)],
+            ),
+            (
+                "INSERT INTO t (id, region, v) SELECT d.* FROM (SELECT id, region, v FROM a) AS d;",
+                vec![],
+            ),
+            (
+                "CREATE TEMPORARY VIEW vw AS SELECT * FROM a;\nINSERT INTO t (id, region, v) SELECT * FROM vw;",
+                vec![("a", Star)],
+            ),
+            (
+                "INSERT INTO t VALUES (1, 'eu', 2);",
+                vec![("t", NoColumnList)],
+            ),
+            ("INSERT INTO t (id, region, v) VALUES (1, 'eu', 2);", vec![]),
+            (
+                "INSERT INTO t SELECT id, region, v FROM a;",
+                vec![("t", NoColumnList)],
+            ),
+            (
+                "INSERT INTO t (id, region, v) SELECT id, region, v FROM a UNION ALL SELECT * FROM a;",
+                vec![("a", Star)],
+            ),
+        ];
+        for (sql, want) in cases {
+            let r = lineage(sql, &s);
+            let r = r.last().unwrap();
+            let want: Vec<(String, PositionalKind)> =
+                want.into_iter().map(|(t, k)| (t.to_string(), k)).collect();
+            assert_eq!(positional(r), want, "{sql}");
+        }
+        // A window TVF over a table: `*` gives the table's columns, then the window's.
+        let r = &lineage(
+            "INSERT INTO t SELECT * FROM TABLE(TUMBLE(TABLE a, DESCRIPTOR(v), INTERVAL '1' MINUTE));",
+            &s,
+        )[0];
+        assert!(positional(r).contains(&("a".to_string(), Star)), "{r:?}");
+        assert_eq!(r.width_mismatch, Some((6, 3)));
+    }
+
+    /// Issue 42, item 11: the window columns of every window TVF are computed from its DESCRIPTOR
+    /// column (Flink's planner derives them from it), through CTEs and `*`; the time column is indirect
+    /// only where it shapes the rows (grouped by a window column).
+    #[test]
+    fn window_bounds_are_direct_from_the_descriptor_column() {
+        let s = schemas(&[("o", &["id", "amount", "ts"])]);
+        for tvf in [
+            "TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '1' MINUTE)",
+            "HOP(TABLE o, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)",
+            "CUMULATE(TABLE o, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '1' HOUR)",
+            "SESSION(TABLE o PARTITION BY id, DESCRIPTOR(ts), INTERVAL '5' MINUTE)",
+        ] {
+            let sql = format!(
+                "INSERT INTO s SELECT window_start, window_end, window_time, SUM(amount) AS total FROM TABLE({tvf}) GROUP BY window_start, window_end, window_time;"
+            );
+            let r = &lineage(&sql, &s)[0];
+            assert!(r.unresolved.is_empty(), "{tvf}: {:?}", r.unresolved);
+            assert_eq!(
+                cols(r),
+                vec![
+                    ("window_start".to_string(), vec!["o.ts".to_string()]),
+                    ("window_end".to_string(), vec!["o.ts".to_string()]),
+                    ("window_time".to_string(), vec!["o.ts".to_string()]),
+                    ("total".to_string(), vec!["o.amount".to_string()]),
+                ],
+                "{tvf}"
+            );
+            assert_eq!(ind(r), vec!["o.ts"], "{tvf}");
+        }
+        // Without grouping, the window only adds columns: the time column is not indirect.
+        let r = &lineage(
+            "INSERT INTO s WITH w AS (SELECT * FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) SELECT id, window_end FROM w;",
+            &s,
+        )[0];
+        assert_eq!(
+            cols(r),
+            vec![
+                ("id".to_string(), vec!["o.id".to_string()]),
+                ("window_end".to_string(), vec!["o.ts".to_string()]),
+            ]
+        );
+        assert!(ind(r).is_empty(), "{:?}", ind(r));
+    }
+
+    /// Issue 42, item 10: a column its relation does not have (qualified or bare, in a projection, a
+    /// filter, a CTE) is unresolved with the reason and listed with its line; a bare column over one
+    /// relation of known schema binds to it (no "cannot be bound to one relation").
+    #[test]
+    fn unknown_columns_of_known_relations_are_reported_with_their_line() {
+        let s = schemas(&[("src", &["id", "region", "amount"]), ("c", &["id", "name"])]);
+        let cases = [
+            (
+                "INSERT INTO t\nSELECT id,\n  channel FROM src;",
+                "channel",
+                3,
+            ),
+            (
+                "INSERT INTO t SELECT id FROM src\nWHERE channel = 'x';",
+                "channel",
+                2,
+            ),
+            (
+                "INSERT INTO t SELECT s.id, s.chanel FROM src AS s;",
+                "s.chanel",
+                1,
+            ),
+            (
+                "INSERT INTO t WITH x AS (SELECT id FROM src)\nSELECT region FROM x;",
+                "region",
+                2,
+            ),
+            (
+                "INSERT INTO t SELECT src.id, nme FROM src JOIN c ON src.id = c.id;",
+                "nme",
+                1,
+            ),
+        ];
+        for (sql, col, line) in cases {
+            let r = &lineage(sql, &s)[0];
+            assert_eq!(r.unknown_columns.len(), 1, "{sql}: {r:?}");
+            let u = &r.unknown_columns[0];
+            assert_eq!((u.column.as_str(), u.line), (col, line), "{sql}");
+            assert!(
+                r.unresolved
+                    .iter()
+                    .any(|w| w.contains("is not a column of")),
+                "{sql}: {:?}",
+                r.unresolved
+            );
+            assert!(
+                !r.unresolved.iter().any(|w| w.contains("cannot be bound")),
+                "{sql}: {:?}",
+                r.unresolved
+            );
+        }
+        // Known columns, a correlated reference, `$rowtime`: nothing unknown.
+        let r = &lineage(
+            "INSERT INTO t SELECT id, `$rowtime` FROM src WHERE id IN (SELECT c.id FROM c WHERE c.name = src.region);",
+            &s,
+        )[0];
+        assert!(r.unknown_columns.is_empty(), "{:?}", r.unknown_columns);
+        // A relation of unknown schema: not an error, taken at its word.
+        let r = &lineage("INSERT INTO t SELECT channel FROM elsewhere;", &s)[0];
+        assert!(
+            r.unknown_columns.is_empty() && r.unresolved.is_empty(),
+            "{r:?}"
+        );
+    }
+
+    /// Issue 42, item 9: a writing statement the parser cannot read is an unresolved statement (its
+    /// sink from the token-level reading, the parser's message in the reason), not no statement; a
+    /// unit that writes nothing stays silent.
+    #[test]
+    fn unparseable_writing_statements_are_unresolved_with_line_and_reason() {
+        let cases = [
+            ("INSERT INTO t SELEC a FROM s;", "t", 1),
+            ("-- x\nINSERT INTO db.t SELECT a,, b FROM s;", "db.t", 2),
+            (
+                "CREATE TABLE x (a INT);\nINSERT INTO t SELECT a FROM s WHERE;",
+                "t",
+                2,
+            ),
+            (
+                "EXECUTE STATEMENT SET BEGIN\nINSERT INTO t SELECT a FROM s;\nINSERT INTO u SELEC b FROM s;\nEND;",
+                "t",
+                1,
+            ),
+            ("CREATE VIEW v AS SELECT a FROM s WHERE a = = 1;", "v", 1),
+        ];
+        for (sql, sink, line) in cases {
+            let r = lineage(sql, &none());
+            let st = r
+                .iter()
+                .find(|st| st.sink == sink)
+                .unwrap_or_else(|| panic!("{sql}: {r:?}"));
+            assert_eq!(st.line, line, "{sql}");
+            assert!(st.columns.is_empty(), "{sql}");
+            assert!(
+                st.unresolved[0].starts_with("the statement cannot be parsed ("),
+                "{sql}: {:?}",
+                st.unresolved
+            );
+        }
+        assert!(lineage("SELEC a FROM s;", &none()).is_empty());
+        assert!(lineage("SET 'a' = 'b';\nCREATE TABLE x (a INT);", &none()).is_empty());
     }
 }

@@ -131,6 +131,10 @@ fn analyze_text(sql: &str, text: &str, lines: &LineIndex) -> FileAnalysis {
     out
 }
 
+/// The message of [`parse_units`] for a unit classified by its keywords without parsing (`SET`, `USE`,
+/// `CREATE FUNCTION`, …: none of them writes a query result).
+pub(crate) const OPAQUE_UNIT: &str = "not parsed (classified by its keywords)";
+
 /// Every top-level unit of a SQL text parsed by the Flink dialect, for the analyses that need the syntax
 /// tree itself (column lineage): `(line of the unit, its statements)`, a statement set giving its
 /// members; `Err(message)` for a unit that does not parse or that is classified without parsing. Same
@@ -149,10 +153,7 @@ pub(crate) fn parse_units(sql: &str) -> Vec<(usize, Result<Vec<Statement>, Strin
     for unit in &file.statements {
         let mut tokens = file.tokens[unit.tokens.clone()].to_vec();
         if !unit.statement_set && dialect::opaque_statement_kind(&tokens).is_some() {
-            out.push((
-                unit.line,
-                Err("not parsed (classified by its keywords)".into()),
-            ));
+            out.push((unit.line, Err(OPAQUE_UNIT.into())));
             continue;
         }
         if beyond_parser_limits(&tokens).is_some() {

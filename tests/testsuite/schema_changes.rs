@@ -130,7 +130,10 @@ fn removing_a_column_is_breaking_exactly_when_a_downstream_statement_reads_it() 
                     .iter()
                     .find(|x| x["table"] == table.as_str() && x["column"] == c.as_str())
                     .unwrap_or_else(|| panic!("seed {seed}: {table}.{c} not reported: {v:#}"));
-                let expected = g.read.contains(&(table.clone(), c.clone()));
+                // Read downstream, or written by position: every generated writer is an INSERT
+                // without a column list, which now fills one column more than its sink has.
+                let expected =
+                    g.read.contains(&(table.clone(), c.clone())) || !table.starts_with("src_");
                 assert_eq!(
                     change["breaking"], expected,
                     "seed {seed}: removing {table}.{c}: {change:#}"
@@ -144,7 +147,8 @@ fn removing_a_column_is_breaking_exactly_when_a_downstream_statement_reads_it() 
                     breaking_cases += 1;
                     let readers = change["readers"].as_array().unwrap();
                     assert!(
-                        readers.iter().any(|x| x["via"].is_null()
+                        readers.iter().any(|x| (x["via"].is_null()
+                            || x["by_position"] == "no_column_list")
                             && x["file"].as_str().is_some_and(|f| f.ends_with(".sql"))
                             && x["line"].as_u64().is_some_and(|l| l >= 1)),
                         "seed {seed}: {change:#}"
@@ -211,6 +215,7 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|x| x["by_position"].is_null())
         .map(|x| {
             (
                 format!(
@@ -238,6 +243,21 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
             ),
         ]
     );
+    // `SELECT * FROM s` now sends one column fewer into m: m's statement reads s by position.
+    assert!(
+        change["readers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["table"] == "m"
+                && x["by_position"] == "star"
+                && x["line"] == 1
+                && x["via"]
+                    .as_str()
+                    .unwrap()
+                    .contains("2 output column(s) for 3 column(s) of m")),
+        "{change:#}"
+    );
     // list-impacted-tables says which columns of each impacted table see the change.
     let out = r.root.join("out");
     let o = Test::outside(&[
@@ -263,7 +283,11 @@ fn a_column_used_two_levels_down_is_reported_with_both_readers() {
             )
         })
         .collect();
-    assert_eq!(affected["m"], serde_json::json!(["x (reads s.x)"]));
+    // m reads s by position (`SELECT *`): all of it sees the change.
+    assert_eq!(
+        affected["m"],
+        serde_json::json!(["* (reads s.x)", "x (reads s.x)"])
+    );
     assert_eq!(affected["f"], serde_json::json!(["total (reads s.x)"]));
 }
 
@@ -460,4 +484,331 @@ fn a_view_reading_a_removed_column_is_a_breaking_reader() {
         })
         .collect();
     assert_eq!(readers, vec!["f.name", "v.name"], "{v:#}");
+}
+
+/// The example of issue 42, item 8: a source read by position in every way a reader can (`b.*`, `*`,
+/// `b.*` of a join, `*` of a CTE, `*` of a view of the file, `*` into a column list) and by name.
+fn positional_files() -> Vec<(String, String)> {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let three = cols(&["id", "region", "amount"]);
+    let mut files = vec![
+        (
+            "sources/src_b/sql-scripts/ddl.src_b.sql".to_string(),
+            ddl("src_b", &three),
+        ),
+        (
+            "sources/c/sql-scripts/ddl.c.sql".to_string(),
+            ddl("c", &cols(&["id", "name"])),
+        ),
+    ];
+    let readers: [(&str, Vec<String>, &str); 7] = [
+        (
+            "t_star",
+            three.clone(),
+            "-- qualified star\nINSERT INTO t_star\nSELECT b.*\nFROM src_b AS b;\n",
+        ),
+        (
+            "t_bare",
+            three.clone(),
+            "INSERT INTO t_bare SELECT * FROM src_b;\n",
+        ),
+        (
+            "t_join",
+            cols(&["id", "region", "amount", "name"]),
+            "INSERT INTO t_join\nSELECT b.*, c.name\nFROM src_b AS b JOIN c ON b.id = c.id;\n",
+        ),
+        (
+            "t_cte",
+            three.clone(),
+            "INSERT INTO t_cte\nWITH x AS (SELECT * FROM src_b)\nSELECT * FROM x;\n",
+        ),
+        (
+            "t_view",
+            three.clone(),
+            "CREATE TEMPORARY VIEW v AS SELECT * FROM src_b;\nINSERT INTO t_view SELECT * FROM v;\n",
+        ),
+        (
+            "t_list",
+            three.clone(),
+            "INSERT INTO t_list (id, region, amount)\nSELECT * FROM src_b;\n",
+        ),
+        (
+            "t_named",
+            three.clone(),
+            "INSERT INTO t_named (id, region, amount)\nSELECT id, region, amount FROM src_b;\n",
+        ),
+    ];
+    for (t, c, dml) in readers {
+        files.push((
+            format!("intermediates/{t}/sql-scripts/ddl.{t}.sql"),
+            ddl(t, &c),
+        ));
+        files.push((
+            format!("intermediates/{t}/sql-scripts/dml.{t}.sql"),
+            dml.to_string(),
+        ));
+    }
+    files
+}
+
+/// The positional readers of `table` in a change of `v`: `(reader table, file:line, by_position)`.
+fn by_position(v: &Value, table: &str) -> BTreeSet<(String, String, String)> {
+    v["schema_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["table"] == table && c["breaking"] == true)
+        .flat_map(|c| c["readers"].as_array().unwrap().iter())
+        .filter(|r| !r["by_position"].is_null())
+        .map(|r| {
+            (
+                r["table"].as_str().unwrap().to_string(),
+                format!("{}:{}", r["file"].as_str().unwrap(), r["line"]),
+                r["by_position"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn star_readers(tables: &[&str]) -> BTreeSet<(String, String, String)> {
+    tables
+        .iter()
+        .map(|t| {
+            let line = match *t {
+                "t_star" => 2,
+                "t_view" => 2,
+                _ => 1,
+            };
+            (
+                t.to_string(),
+                format!("pipelines/intermediates/{t}/sql-scripts/dml.{t}.sql:{line}"),
+                "star".to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 42, item 8: columns of a source moved (same names, same types, other order) are breaking for
+/// every statement that reads it by position — `b.*`, `*`, `b.*` of a join, `*` of a CTE, `*` of a
+/// view, `*` into a column list — each named with its file:line; not for a reader by name.
+#[test]
+fn reordered_columns_are_breaking_for_positional_readers_only() {
+    let files = positional_files();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("sources/src_b/sql-scripts/ddl.src_b.sql", |t| {
+        t.replace(
+            "  id STRING,\n  region STRING,\n",
+            "  region STRING,\n  id STRING,\n",
+        )
+    });
+    r.commit("reorder src_b", T_BASE + 60);
+    let (code, v) = check(&r);
+    assert_eq!(code, Some(1), "{v:#}");
+    let change = v["schema_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["change"]["kind"] == "reordered")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(change["table"], "src_b");
+    assert_eq!(
+        change["change"]["old"],
+        serde_json::json!(["id", "region", "amount"])
+    );
+    assert_eq!(
+        change["change"]["new"],
+        serde_json::json!(["region", "id", "amount"])
+    );
+    assert_eq!(change["breaking"], true);
+    assert_eq!(
+        by_position(&v, "src_b"),
+        star_readers(&["t_star", "t_bare", "t_join", "t_cte", "t_view", "t_list"]),
+        "{v:#}"
+    );
+    // The reader's message says what it now gets.
+    let star = change["readers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["table"] == "t_star")
+        .unwrap();
+    assert_eq!(star["column"], "id");
+    assert!(
+        star["via"].as_str().unwrap().contains("`*` over src_b"),
+        "{star:#}"
+    );
+}
+
+/// Issue 42, item 8: a column inserted in the middle, or appended, changes the count of `*`: breaking
+/// for each positional reader whose sink did not grow with it (named with file:line), additive for
+/// readers by name; a reader whose sink gained the same column reads the same values at each position.
+#[test]
+fn added_columns_are_breaking_for_positional_readers_whose_sink_did_not_follow() {
+    for (what, edit) in [
+        (
+            "inserted in the middle",
+            "  id STRING,\n  extra STRING,\n  region STRING,\n  amount STRING,\n",
+        ),
+        (
+            "appended",
+            "  id STRING,\n  region STRING,\n  amount STRING,\n  extra STRING,\n",
+        ),
+    ] {
+        let files = positional_files();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let r = Repo::new(project(&refs));
+        let three = "  id STRING,\n  region STRING,\n  amount STRING,\n";
+        r.edit("sources/src_b/sql-scripts/ddl.src_b.sql", |t| {
+            t.replace(three, edit)
+        });
+        // t_bare's sink follows the source: same columns in the same order.
+        r.edit("intermediates/t_bare/sql-scripts/ddl.t_bare.sql", |t| {
+            t.replace(three, edit)
+        });
+        r.commit("add src_b.extra", T_BASE + 60);
+        let (code, v) = check(&r);
+        assert_eq!(code, Some(1), "{what}: {v:#}");
+        let added = v["schema_changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["table"] == "src_b" && c["column"] == "extra")
+            .unwrap_or_else(|| panic!("{what}: {v:#}"));
+        assert_eq!(added["change"]["kind"], "added", "{what}");
+        assert_eq!(added["breaking"], true, "{what}: {added:#}");
+        assert_eq!(
+            by_position(&v, "src_b"),
+            star_readers(&["t_star", "t_join", "t_cte", "t_view", "t_list"]),
+            "{what}: {v:#}"
+        );
+        assert!(
+            added["readers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|x| x["table"] != "t_named" && x["table"] != "t_bare"),
+            "{what}: {added:#}"
+        );
+    }
+}
+
+/// Issue 42, item 8: a sink's columns moved are breaking for the statements that write it by
+/// position — an INSERT … SELECT or INSERT … VALUES without a column list — and not for one with a
+/// column list.
+#[test]
+fn a_reordered_sink_is_breaking_for_its_writers_without_a_column_list() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let three = cols(&["id", "region", "amount"]);
+    let mut files = vec![(
+        "sources/s/sql-scripts/ddl.s.sql".to_string(),
+        ddl("s", &three),
+    )];
+    for (t, dml) in [
+        (
+            "w_select",
+            "INSERT INTO w_select\nSELECT id, region, amount FROM s;\n",
+        ),
+        (
+            "w_values",
+            "INSERT INTO w_values VALUES ('1', 'eu', '2');\n",
+        ),
+        (
+            "w_listed",
+            "INSERT INTO w_listed (id, region, amount) SELECT id, region, amount FROM s;\n",
+        ),
+    ] {
+        files.push((
+            format!("intermediates/{t}/sql-scripts/ddl.{t}.sql"),
+            ddl(t, &three),
+        ));
+        files.push((
+            format!("intermediates/{t}/sql-scripts/dml.{t}.sql"),
+            dml.to_string(),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    for t in ["w_select", "w_values", "w_listed"] {
+        r.edit(&format!("intermediates/{t}/sql-scripts/ddl.{t}.sql"), |x| {
+            x.replace(
+                "  region STRING,\n  amount STRING,\n",
+                "  amount STRING,\n  region STRING,\n",
+            )
+        });
+    }
+    r.commit("reorder the sinks", T_BASE + 60);
+    let (code, v) = check(&r);
+    assert_eq!(code, Some(1), "{v:#}");
+    for (t, breaking) in [("w_select", true), ("w_values", true), ("w_listed", false)] {
+        let c = v["schema_changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["table"] == t && c["change"]["kind"] == "reordered")
+            .unwrap_or_else(|| panic!("{t}: {v:#}"));
+        assert_eq!(c["breaking"], breaking, "{t}: {c:#}");
+        if breaking {
+            assert_eq!(
+                by_position(&v, t),
+                BTreeSet::from([(
+                    t.to_string(),
+                    format!("pipelines/intermediates/{t}/sql-scripts/dml.{t}.sql:1"),
+                    "no_column_list".to_string()
+                )]),
+                "{v:#}"
+            );
+        }
+    }
+}
+
+/// Issue 42, item 10: a column renamed in a parent's DDL and still read downstream by its old name is
+/// an `unknown-column` error of `validate --strict` at the reader's file:line (a warning class: without
+/// the gate the run passes).
+#[test]
+fn strict_validate_fails_on_a_renamed_column_still_read_downstream() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        (
+            "sources/s/sql-scripts/ddl.s.sql".to_string(),
+            ddl("s", &cols(&["id", "x", "y"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
+            ddl("m", &cols(&["id", "y"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/dml.m.sql".to_string(),
+            "INSERT INTO m\nSELECT id,\n  y\nFROM s;\n".to_string(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    let dir = r.pipelines.to_str().unwrap().to_string();
+    Test::outside(&["pipeline", "validate", &dir, "--strict"]).success();
+    r.edit("sources/s/sql-scripts/ddl.s.sql", |t| {
+        t.replace("  y STRING,\n", "  y2 STRING,\n")
+    });
+    r.commit("rename s.y", T_BASE + 60);
+    let o = Test::outside(&["pipeline", "validate", &dir, "--strict"]);
+    let o = o.code(1);
+    let err = o.stderr_raw();
+    assert!(
+        err.contains("error[unknown-column]: pipelines/intermediates/m/sql-scripts/dml.m.sql:3"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean 'y2'?"), "{err}");
+    Test::outside(&["pipeline", "validate", &dir]).success();
 }

@@ -27,12 +27,15 @@ pub(super) fn parse_table_argument(
     if prefix == TABLE_ARG {
         // Flink's set-semantics table arguments (`SESSION(TABLE t PARTITION BY k, …)`, process table
         // functions) may add PARTITION BY / ORDER BY; they name columns, not relations, and are not kept.
+        // Several keys are parenthesised (`PARTITION BY (a, b)`); without parentheses one key, as in
+        // Flink's grammar: the comma after it separates the function's next argument
+        // (`SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), …)`).
         if parser.parse_keywords(&[Keyword::PARTITION, Keyword::BY]) {
             if parser.consume_token(&Token::LParen) {
                 parser.parse_comma_separated(Parser::parse_expr)?;
                 parser.expect_token(&Token::RParen)?;
             } else {
-                parser.parse_comma_separated(Parser::parse_expr)?;
+                parser.parse_expr()?;
             }
         }
         if parser.parse_keywords(&[Keyword::ORDER, Keyword::BY]) {
@@ -40,7 +43,7 @@ pub(super) fn parse_table_argument(
                 parser.parse_comma_separated(Parser::parse_order_by_expr)?;
                 parser.expect_token(&Token::RParen)?;
             } else {
-                parser.parse_comma_separated(Parser::parse_order_by_expr)?;
+                parser.parse_order_by_expr()?;
             }
         }
     }

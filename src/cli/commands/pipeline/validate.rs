@@ -23,8 +23,9 @@ pub struct Args {
     #[arg(long, value_enum, requires = "since")]
     pub fail_on: Option<FailOn>,
     /// The CI gate: a statement not read as Flink reads it is an error (exit 1): sql-fallback
-    /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder, and
-    /// scaffold-todo (a TODO(flinkpipe) that table init left).
+    /// (the parser rejected it), sql-missing-semicolon, sql-syntax, sql-placeholder,
+    /// unknown-column (a column its table's DDL does not have), and scaffold-todo (a
+    /// TODO(flinkpipe) that table init left).
     #[arg(long)]
     pub strict: bool,
     /// Make the warnings of CLASS errors (exit 1), e.g. `--deny unknown-layer`; repeatable;
@@ -146,6 +147,12 @@ fn print_change(c: &SchemaChange, fail_on_breaking: bool) {
             new.join(", ")
         ),
         ColumnChange::Added => format!("column {}.{} added", c.table, c.column),
+        ColumnChange::Reordered { old, new } => format!(
+            "columns of {} reordered ({}) → ({})",
+            c.table,
+            old.join(", "),
+            new.join(", ")
+        ),
         ColumnChange::Grain { old, new } => format!(
             "grain of {} changed: grouped by ({}) → ({})",
             c.table,
