@@ -163,7 +163,7 @@ mod tests {
                 format!("{ok}_lineage.json"),
                 format!("ddl_{ok}.sql"),
                 format!("expected_{ok}_1.csv"),
-                format!("{ok}"),
+                ok.to_string(),
             ] {
                 let joined = Path::new("/base/dir").join(&file);
                 let comps: Vec<Component> = joined.components().collect();
