@@ -143,8 +143,9 @@ impl IntegrationTarget {
 pub enum EngineChoice {
     /// The SQL front end only.
     Offline,
-    /// The local Flink's SQL Gateway (the project's gateway target, else http://127.0.0.1:8083):
-    /// upgrade-check falls back to the offline reading when it does not answer; validate fails.
+    /// The local Flink's SQL Gateway (the project's gateway target, else http://127.0.0.1:8083); when
+    /// it does not answer, the command fails (exit 2). Only upgrade-check without `--engine` falls
+    /// back to the offline reading, saying so.
     Local,
 }
 

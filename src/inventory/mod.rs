@@ -347,6 +347,7 @@ impl Inventory {
             }
         }
         classify_lookup_joins(&mut tables);
+        classify_through_views_and_updating_sources(&mut tables);
         shared_storage(&tables, &multi_writer, &mut diagnostics);
         Inventory {
             root_name: scan.root_name.clone(),
@@ -541,6 +542,91 @@ fn classify_lookup_joins(tables: &mut BTreeMap<String, Table>) {
         if only_temporal && t.temporal_sources_all_lookup(&lookup) {
             t.statefulness = Statefulness::Stateless;
             t.state_reasons.clear();
+        }
+    }
+}
+
+/// Whether reading `t` gives the planner an upsert (or retract) changelog, which it normalizes with a
+/// stateful `ChangelogNormalize` ([`StateReason::UpdatingSource`]): the `upsert-kafka` connector, a
+/// `'changelog.mode'` of `upsert` or `retract`, or a table with a primary key and neither a connector
+/// nor a mode (Confluent Cloud, whose default mode for a table with a primary key is `upsert`). A
+/// primary key on an append-only connector (`datagen`, `kafka`, `filesystem`) does not count.
+pub fn reads_as_updating(t: &Table) -> bool {
+    let mode = t
+        .with_options
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("changelog.mode"))
+        .map(|(_, v)| v.to_ascii_lowercase());
+    match mode.as_deref() {
+        Some("upsert" | "retract") => true,
+        Some(_) => false,
+        None => {
+            t.connector() == Some("upsert-kafka")
+                || (t.connector().is_none() && !t.primary_key.is_empty())
+        }
+    }
+}
+
+/// What only the project sees of a query's state: a view it reads runs inside its job (the planner
+/// inlines views, and views of views), so the view's state reasons are the reader's
+/// ([`StateReason::View`] besides them); an updating source it reads (directly or through a view) is
+/// normalized with state ([`StateReason::UpdatingSource`]). Runs to a fixpoint, so a chain of views
+/// of any length is seen through; a view whose statefulness is unknown makes a stateless reader
+/// unknown.
+fn classify_through_views_and_updating_sources(tables: &mut BTreeMap<String, Table>) {
+    let updating: BTreeSet<String> = tables
+        .values()
+        .filter(|t| reads_as_updating(t))
+        .map(|t| t.name.clone())
+        .collect();
+    loop {
+        let views: BTreeMap<String, (Statefulness, Vec<StateReason>)> = tables
+            .values()
+            .filter(|t| t.ddl_kind == Some(StatementKind::CreateView))
+            .map(|t| (t.name.clone(), (t.statefulness, t.state_reasons.clone())))
+            .collect();
+        let mut changed = false;
+        for t in tables.values_mut() {
+            if t.statefulness == Statefulness::None || t.external {
+                continue;
+            }
+            let mut add: Vec<StateReason> = Vec::new();
+            let mut unknown = false;
+            for r in t.reads.iter().filter(|r| r.kind == ReadKind::Data) {
+                if r.name == t.name {
+                    continue;
+                }
+                if updating.contains(&r.name) {
+                    add.push(StateReason::UpdatingSource);
+                }
+                if let Some((s, reasons)) = views.get(&r.name) {
+                    match s {
+                        Statefulness::Stateful => {
+                            add.push(StateReason::View);
+                            add.extend(reasons.iter().copied());
+                        }
+                        Statefulness::Unknown => unknown = true,
+                        _ => {}
+                    }
+                }
+            }
+            for a in add {
+                if !t.state_reasons.contains(&a) {
+                    t.state_reasons.push(a);
+                    t.state_reasons.sort();
+                    changed = true;
+                }
+            }
+            if !t.state_reasons.is_empty() && t.statefulness != Statefulness::Stateful {
+                t.statefulness = Statefulness::Stateful;
+                changed = true;
+            } else if unknown && t.statefulness == Statefulness::Stateless {
+                t.statefulness = Statefulness::Unknown;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
         }
     }
 }

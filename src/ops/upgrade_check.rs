@@ -22,10 +22,14 @@ pub enum Engine {
     /// The SQL front end only.
     Offline,
     /// The SQL Gateway of the local Flink (the project's gateway target if it has one, else
-    /// `$FLINKPIPE_GATEWAY_URL`, else `http://127.0.0.1:8083`); falls back to the offline reading,
-    /// saying why, when it does not answer.
-    #[default]
+    /// `$FLINKPIPE_GATEWAY_URL`, else `http://127.0.0.1:8083`), asked for explicitly (`--engine
+    /// local`): when it does not answer the check fails ([`OpsError::Usage`], exit 2) naming the
+    /// address tried, instead of answering from another tier.
     Local,
+    /// The default (no `--engine`): the local Flink when it answers, else the offline reading, with a
+    /// note in each statement's reasons.
+    #[default]
+    Auto,
 }
 
 /// What `upgrade-check` compares.
@@ -132,9 +136,9 @@ pub struct UpgradeReport {
 impl UpgradeReport {
     /// Whether every change can be deployed in place on a gateway (no new version needed).
     pub fn all_in_place(&self) -> bool {
-        self.statements
-            .iter()
-            .all(|s| !s.verdict.needs_new_version())
+        self.statements.iter().all(|s| {
+            !s.verdict.needs_new_version() && s.action.gateway != UpgradeAction::NewVersion
+        })
     }
 }
 
@@ -170,8 +174,10 @@ pub fn upgrade_check(
         .files
         .iter()
         // Added statements replace nothing (no state to take over), deleted ones run no more.
+        // So are the DDL files whose statement is a query (CTAS, materialized table): its job keeps
+        // the query's state as a DML's does.
         .filter(|f| {
-            f.role == FileRole::Dml
+            (f.role == FileRole::Dml || (f.role == FileRole::Ddl && derived(&project, f)))
                 && !matches!(f.change_kind, ChangeKind::Deleted | ChangeKind::Added)
         })
     {
@@ -217,8 +223,9 @@ pub fn upgrade_check(
         ));
     }
     // The engine, when asked for and there is something to compile.
+    let mut engine_url = String::new();
     let engine = match req.engine {
-        Engine::Local if !todo.is_empty() => {
+        Engine::Local | Engine::Auto if !todo.is_empty() => {
             let settings =
                 crate::target::settings::gateway(&cfg, &process_env).unwrap_or_else(|| {
                     crate::target::GatewaySettings::new(
@@ -226,6 +233,7 @@ pub fn upgrade_check(
                         "http://127.0.0.1:8081",
                     )
                 });
+            engine_url = settings.gateway_url.clone();
             Some(super::target::gateway_with(&cfg, Some(&project), settings)?)
         }
         _ => None,
@@ -253,7 +261,19 @@ pub fn upgrade_check(
                 reasons: vec!["only formatting, comments or keyword case changed".into()],
             },
             Some(old) => {
-                let offline = upgrade::compare_sql(old, &new);
+                let around = |sql: &str, at_base: bool| {
+                    surroundings(&project, &cfg, sql, |rel| {
+                        if at_base {
+                            changes::git::read_at(pipelines, &set.base_commit, rel)
+                                .ok()
+                                .flatten()
+                        } else {
+                            std::fs::read_to_string(project.inventory.disk_path(rel)).ok()
+                        }
+                    })
+                };
+                let offline =
+                    upgrade::compare_sql_in(old, &around(old, true), &new, &around(&new, false));
                 match (&engine, &engine_down) {
                     (Some(gw), None) => {
                         match rt.block_on(compile_both(gw, old, &new, &statement, dir.path())) {
@@ -262,6 +282,12 @@ pub fn upgrade_check(
                                 offline,
                                 "the local Flink cannot compile this statement (COMPILE PLAN takes INSERT and statement sets): offline reading",
                             ),
+                            Err(Fail::Down(e)) if req.engine == Engine::Local && !req.empirical => {
+                                return Err(OpsError::Usage(format!(
+                                    "--engine local: the local Flink does not answer at {} ({e}); nothing was compared (start it with `make up`, or choose --engine offline)",
+                                    engine_url
+                                )));
+                            }
                             Err(Fail::Down(e)) => {
                                 engine_down = Some(e.clone());
                                 with_reason(
@@ -329,11 +355,24 @@ pub fn upgrade_check(
         } else {
             (a, None)
         };
+        let mut a = a;
+        let action = if derived(&project, f) && a.verdict != Verdict::Unchanged {
+            a.reasons.push(format!(
+                "{} is a CTAS or materialized table: its query is its schema, so a changed query creates the table anew (a new version); a deploy in place refuses it when the table holds state",
+                f.new_table_name
+            ));
+            Actions {
+                gateway: UpgradeAction::NewVersion,
+                confluent_cloud: UpgradeAction::NewVersion,
+            }
+        } else {
+            Actions::of(a.verdict)
+        };
         statements.push(StatementVerdict {
             statement,
             tables,
             empirical: evidence,
-            action: Actions::of(a.verdict),
+            action,
             verdict: a.verdict,
             tier: a.tier,
             operators: a.operators,
@@ -346,6 +385,100 @@ pub fn upgrade_check(
         base_commit: set.base_commit,
         statements,
     })
+}
+
+/// Whether the file's table is created by a query (CTAS, materialized table).
+fn derived(project: &crate::project::Project, f: &changes::FileChange) -> bool {
+    project
+        .inventory
+        .tables
+        .get(&f.new_table_name)
+        .is_some_and(|t| {
+            matches!(
+                t.ddl_kind,
+                Some(
+                    crate::sql::StatementKind::Ctas
+                        | crate::sql::StatementKind::CreateMaterializedTable
+                )
+            )
+        })
+}
+
+/// What the project knows around a statement's text ([`upgrade::Surroundings`]): the views it reads,
+/// directly or through other views (their DDL files' texts as `read` gives them: a path relative to
+/// the pipelines folder), and the updating sources it reads, directly or through those views
+/// ([`crate::inventory::reads_as_updating`]). Names are resolved as the inventory resolves them; a
+/// name the project does not define is left out.
+fn surroundings(
+    project: &crate::project::Project,
+    cfg: &crate::config::Config,
+    sql: &str,
+    read: impl Fn(&str) -> Option<String>,
+) -> upgrade::Surroundings {
+    let tables = &project.inventory.tables;
+    let mut out = upgrade::Surroundings::default();
+    let mut seen = BTreeSet::new();
+    // Depth first, a view's text after those of the views it reads.
+    fn walk(
+        names: Vec<String>,
+        tables: &std::collections::BTreeMap<String, crate::inventory::Table>,
+        project: &crate::project::Project,
+        read: &dyn Fn(&str) -> Option<String>,
+        seen: &mut BTreeSet<String>,
+        out: &mut upgrade::Surroundings,
+    ) {
+        for name in names {
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            let Some(t) = tables.get(&name) else { continue };
+            if crate::inventory::reads_as_updating(t) {
+                out.updating_sources.push(name.clone());
+            }
+            if t.ddl_kind == Some(crate::sql::StatementKind::CreateView) {
+                let inner: Vec<String> = t
+                    .reads
+                    .iter()
+                    .filter(|r| r.kind == crate::inventory::ReadKind::Data)
+                    .map(|r| r.name.clone())
+                    .collect();
+                walk(inner, tables, project, read, seen, out);
+                if let Some(text) = t
+                    .ddl_ref
+                    .as_deref()
+                    .and_then(|r| read(project.inventory.rel_to_root(r)))
+                {
+                    out.views.push(text);
+                }
+            }
+        }
+    }
+    let names: Vec<String> = crate::sql::analyze(sql)
+        .sources()
+        .iter()
+        .map(|n| crate::inventory::resolve_name(n, cfg))
+        .collect();
+    walk(names, tables, project, &read, &mut seen, &mut out);
+    // The least known of the sinks' states.
+    let states: Vec<upgrade::SinkState> = crate::sql::analyze(sql)
+        .sinks()
+        .iter()
+        .map(|n| {
+            upgrade::SinkState::of(
+                tables
+                    .get(&crate::inventory::resolve_name(n, cfg))
+                    .and_then(|t| t.connector()),
+            )
+        })
+        .collect();
+    out.sink_state = if states.is_empty() || states.contains(&upgrade::SinkState::Unknown) {
+        upgrade::SinkState::Unknown
+    } else if states.contains(&upgrade::SinkState::Kept) {
+        upgrade::SinkState::Kept
+    } else {
+        upgrade::SinkState::None
+    };
+    out
 }
 
 /// What one statement's empirical run needs.

@@ -251,7 +251,7 @@ fn in_place_upgrades(
                 ..changes.clone()
             },
             tables: Vec::new(),
-            engine: super::upgrade_check::Engine::Local,
+            engine: super::upgrade_check::Engine::Auto,
             allow_unknown,
             empirical: false,
             timeout: None,

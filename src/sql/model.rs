@@ -244,6 +244,15 @@ pub enum StateReason {
     /// (Flink's temporal sort buffers rows until the watermark passes them), and `ORDER BY … LIMIT n` is a
     /// streaming Top-N (Flink SQL reference, Queries › ORDER BY clause and LIMIT clause; Top-N).
     Sort,
+    /// The query reads a view whose query keeps state (the planner inlines the view, so its
+    /// operators run in this statement's job); set by the project analysis, which sees the view.
+    View,
+    /// The query reads an updating source: an `upsert-kafka` table, or one whose `'changelog.mode'`
+    /// is `upsert` or `retract` (on Confluent Cloud also a table with a primary key and no mode: its
+    /// default is `upsert`). Flink's planner puts a `ChangelogNormalize` after an upsert source, which
+    /// keeps the last row of each key (Flink "Dynamic Tables › Table to Stream Conversion", changelog
+    /// modes); set by the project analysis, which sees the source's DDL.
+    UpdatingSource,
 }
 
 /// A column of a created table (physical, computed or metadata).

@@ -211,3 +211,139 @@ fn configured_placeholders_resolve_names_and_the_deployed_sql() {
     let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
     assert!(p.inventory.tables.contains_key("${env}_orders"));
 }
+
+/// What only the project sees (issue #42): a view runs inside every statement that reads it, so a
+/// reader of a stateful view — through a chain of views of any length, in other folders — is
+/// stateful with the view's reasons; a reader of an updating source (`upsert-kafka`, a
+/// `changelog.mode` of `upsert` or `retract`, a primary key without connector nor mode: Confluent
+/// Cloud's `upsert` default) is stateful (ChangelogNormalize), also through a view; a primary key on
+/// an append-only connector is not. The plan and the metadata say the same.
+#[test]
+fn statefulness_sees_through_views_and_updating_sources() {
+    use flinkpipe::sql::StateReason;
+    let orders = "CREATE TABLE IF NOT EXISTS src_o (id STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'kafka', 'topic' = 'o', 'format' = 'json');\n";
+    let stateful_views = [
+        (
+            "SELECT id, window_start, SUM(v) AS v FROM TABLE(TUMBLE(TABLE src_o, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY id, window_start, window_end",
+            StateReason::WindowAggregate,
+        ),
+        (
+            "SELECT id, SUM(v) AS v FROM src_o GROUP BY id",
+            StateReason::GroupAggregate,
+        ),
+        ("SELECT DISTINCT id, v FROM src_o", StateReason::Distinct),
+    ];
+    for (query, reason) in stateful_views {
+        for depth in 1..=3usize {
+            let mut files: Vec<(String, String)> = vec![(
+                "sources/src_o/sql-scripts/ddl.src_o.sql".into(),
+                orders.into(),
+            )];
+            // v1 holds the query; v(k+1) reads v(k).
+            for k in 1..=depth {
+                let body = if k == 1 {
+                    query.to_string()
+                } else {
+                    format!("SELECT id, v FROM v{} WHERE v > 0", k - 1)
+                };
+                files.push((
+                    format!("views/v{k}/sql-scripts/ddl.v{k}.sql"),
+                    format!("CREATE VIEW v{k} AS {body};\n"),
+                ));
+            }
+            files.push(("facts/f/sql-scripts/ddl.f.sql".into(), ddl("f")));
+            files.push((
+                "facts/f/sql-scripts/dml.f.sql".into(),
+                format!("INSERT INTO f SELECT id, v FROM v{depth} WHERE v > 1;\n"),
+            ));
+            let refs: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let (_t, root) = project(&refs);
+            let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default())
+                .unwrap();
+            let f = &p.inventory.tables["f"];
+            assert_eq!(
+                f.statefulness,
+                Statefulness::Stateful,
+                "{query} depth {depth}"
+            );
+            assert!(
+                f.state_reasons.contains(&reason) && f.state_reasons.contains(&StateReason::View),
+                "{query} depth {depth}: {:?}",
+                f.state_reasons
+            );
+            let def = metadata::definition(&p, "f").unwrap();
+            assert_eq!(def.complexity.state_form, "Stateful");
+        }
+    }
+    // A stateless view keeps its reader stateless.
+    let (_t, root) = project(&[
+        ("sources/src_o/sql-scripts/ddl.src_o.sql", orders),
+        (
+            "views/v1/sql-scripts/ddl.v1.sql",
+            "CREATE VIEW v1 AS SELECT id, v FROM src_o WHERE v > 0;\n",
+        ),
+        ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+        (
+            "facts/f/sql-scripts/dml.f.sql",
+            "INSERT INTO f SELECT id, v FROM v1;\n",
+        ),
+    ]);
+    let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default()).unwrap();
+    assert_eq!(
+        p.inventory.tables["f"].statefulness,
+        Statefulness::Stateless
+    );
+
+    // Updating sources, read directly and through a view.
+    let cases: [(&str, bool); 7] = [
+        (
+            "WITH ('connector' = 'upsert-kafka', 'topic' = 'd', 'key.format' = 'json', 'value.format' = 'json')",
+            true,
+        ),
+        ("WITH ('changelog.mode' = 'upsert')", true),
+        ("WITH ('changelog.mode' = 'retract')", true),
+        ("", true),
+        ("WITH ('changelog.mode' = 'append')", false),
+        ("WITH ('connector' = 'datagen')", false),
+        (
+            "WITH ('connector' = 'kafka', 'topic' = 'd', 'format' = 'json')",
+            false,
+        ),
+    ];
+    for (with, updating) in cases {
+        for through_view in [false, true] {
+            let dim = format!(
+                "CREATE TABLE IF NOT EXISTS src_d (id STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) {with};\n"
+            );
+            let read = if through_view { "v_d" } else { "src_d" };
+            let dml = format!("INSERT INTO f SELECT id, v FROM {read} WHERE v > 1;\n");
+            let (_t, root) = project(&[
+                ("sources/src_d/sql-scripts/ddl.src_d.sql", &dim),
+                (
+                    "views/v_d/sql-scripts/ddl.v_d.sql",
+                    "CREATE VIEW v_d AS SELECT id, v FROM src_d;\n",
+                ),
+                ("facts/f/sql-scripts/ddl.f.sql", &ddl("f")),
+                ("facts/f/sql-scripts/dml.f.sql", &dml),
+            ]);
+            let p = flinkpipe::project::load(&root, &Config::default(), LoadOptions::default())
+                .unwrap();
+            let f = &p.inventory.tables["f"];
+            let want = if updating {
+                Statefulness::Stateful
+            } else {
+                Statefulness::Stateless
+            };
+            assert_eq!(f.statefulness, want, "{with} through view {through_view}");
+            assert_eq!(
+                f.state_reasons.contains(&StateReason::UpdatingSource),
+                updating,
+                "{with}: {:?}",
+                f.state_reasons
+            );
+        }
+    }
+}

@@ -232,7 +232,7 @@ pub fn decide(
         && matches!(s.phase, Phase::Running | Phase::Stopped)
     {
         use crate::target::Restore;
-        let verdict = running_verdict(known, &s.sql, &spec.sql);
+        let verdict = running_verdict(known, node, &s.sql, &spec.sql);
         let restore = match verdict {
             Verdict::Unchanged | Verdict::StateCompatible => Some(Restore::State),
             Verdict::Stateless => Some(Restore::Offsets),
@@ -258,7 +258,7 @@ pub fn decide(
         && !node.upsert_sink
         && known.carry_over
         && (live || s.phase == Phase::Stopped)
-        && running_verdict(known, &s.sql, &spec.sql) == Verdict::Stateless
+        && running_verdict(known, node, &s.sql, &spec.sql) == Verdict::Stateless
     {
         return StepPlan::CarryOver;
     }
@@ -275,7 +275,8 @@ pub fn decide(
         && (live || matches!(s.phase, Phase::Stopped | Phase::Stopping))
         && !state_loss_allowed(options, node, spec)
     {
-        let verdict = running_verdict(known, &s.sql, &spec.sql);
+        let verdict = running_verdict(known, node, &s.sql, &spec.sql);
+        // Only a verdict that proves no state is lost lets the replacement through.
         if !proves_no_state(verdict) {
             return StepPlan::Refuse(Refusal::StateLoss { verdict });
         }
@@ -308,14 +309,21 @@ fn state_loss_allowed(options: &DeployOptions, node: &DeployNode, spec: &Stateme
 /// one ([`Known::engine_verdict`]), else the SQL front end's
 /// ([`crate::changes::upgrade::compare_sql`]); `unknown` for a running text without a statement (the
 /// SQL Gateway's jobs deployed before their text travelled with them). `stateless` only when both
-/// read exactly.
-fn running_verdict(known: Known, old: &str, new: &str) -> Verdict {
-    if let Some(v) = known.engine_verdict {
+/// read exactly. The texts alone do not show the state of a view they read or of an updating
+/// source's normalization, which the project analysis sees: a `stateless` reading of the texts of a
+/// node the project calls stateful (or unknown) is `unknown`, which counts as stateful.
+fn running_verdict(known: Known, node: &DeployNode, old: &str, new: &str) -> Verdict {
+    let v = if let Some(v) = known.engine_verdict {
         v
     } else if crate::sql::analyze(old).statements.is_empty() {
         Verdict::Unknown
     } else {
         crate::changes::upgrade::compare_sql(old, new).verdict
+    };
+    if v == Verdict::Stateless && !node.stateless {
+        Verdict::Unknown
+    } else {
+        v
     }
 }
 
@@ -595,7 +603,13 @@ mod tests {
                 validate_first: false
             }
         );
-        // A changed DML: left alone while live unless restarted; a restart validates first.
+        // A changed DML: left alone while live unless restarted; a restart validates first. The
+        // node is stateful while its texts read as stateless (state they do not show: a view, an
+        // updating source): `unknown`, refused while it may hold state, unless allowed.
+        let allowed = DeployOptions {
+            allow_state_loss: vec!["a".into()],
+            ..DeployOptions::default()
+        };
         for phase in [Running, Pending, Degraded, Completed] {
             let d = state(DML, phase.clone());
             assert_eq!(
@@ -604,11 +618,22 @@ mod tests {
                     phase: phase.clone()
                 })
             );
+            let recreate = StepPlan::Recreate {
+                validate_first: phase != Completed,
+            };
             assert_eq!(
                 decide(Some(&d), &dml, &restart, &opts(false), CONFLUENT),
-                StepPlan::Recreate {
-                    validate_first: phase != Completed
+                if phase == Completed {
+                    recreate.clone()
+                } else {
+                    StepPlan::Refuse(Refusal::StateLoss {
+                        verdict: Verdict::Unknown,
+                    })
                 }
+            );
+            assert_eq!(
+                decide(Some(&d), &dml, &restart, &allowed, CONFLUENT),
+                recreate
             );
         }
         // Failed or stopped with new SQL: recreated, nothing live to protect; FAILING may still
@@ -1087,5 +1112,32 @@ mod tests {
         }
         // Every pair but the two where the texts are the same (the window and the COUNT).
         assert_eq!(checked, (7 * 5 - 2) * 5 * 2 * 2 * 2 * 6);
+    }
+
+    /// A DML whose texts read as stateless but that the project calls stateful (it reads a view
+    /// with a window aggregate, or an updating source: state the texts do not show) is never
+    /// restarted from offsets nor carried over: the verdict is `unknown`, and the change refused.
+    #[test]
+    fn texts_that_read_stateless_of_a_stateful_node_are_unknown() {
+        let old = "INSERT INTO a SELECT store_id, total FROM v_win WHERE total > 1;";
+        let new = "INSERT INTO a SELECT store_id, total FROM v_win WHERE total > 5;";
+        let dml = step(StatementKind::Dml, new);
+        let running = state(old, Phase::Running);
+        let stateful = node(Action::Restart, false);
+        for known in [CONFLUENT, GATEWAY] {
+            assert_eq!(
+                decide(Some(&running), &dml, &stateful, &opts(false), known),
+                StepPlan::Refuse(Refusal::StateLoss {
+                    verdict: Verdict::Unknown
+                }),
+                "{known:?}"
+            );
+        }
+        // The same texts of a node the project calls stateless: offsets carried over.
+        let stateless = node(Action::Restart, true);
+        assert_eq!(
+            decide(Some(&running), &dml, &stateless, &opts(false), CONFLUENT),
+            StepPlan::CarryOver
+        );
     }
 }

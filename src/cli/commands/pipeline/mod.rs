@@ -67,8 +67,9 @@ pub enum PipelineCommand {
     /// For each statement whose DML changed since a git ref: can the new SQL take over the running
     /// statement's state? `unchanged`, `stateless` (restart from offsets), `state-compatible`
     /// (restore from a savepoint), `state-compatible-semantics-changed` or `state-incompatible` (a
-    /// new version), `unknown`; from the compiled plans of the local Flink (`--engine local`, the
-    /// default when it answers) or the SQL front end (`--engine offline`). Exit 1 when a change needs a
+    /// new version), `unknown`; from the compiled plans of the local Flink (`--engine local`: fails,
+    /// exit 2, when it does not answer; without `--engine` it is used when it answers) or the SQL
+    /// front end (`--engine offline`). Exit 1 when a change needs a
     /// new version.
     UpgradeCheck(upgrade_check::Args),
     /// Compute the execution plan of a table, product, folder or table list. Writes nothing anywhere;

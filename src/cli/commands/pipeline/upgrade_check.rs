@@ -17,7 +17,8 @@ pub struct Args {
     /// Only the statements writing this table (repeatable).
     #[arg(long = "table-name", value_name = "TABLE")]
     pub tables: Vec<String>,
-    /// Where plans are compiled; `local` when not given.
+    /// Where plans are compiled. Not given: the local Flink when it answers, else offline (each
+    /// statement says so); `local` given explicitly fails (exit 2) when the local Flink does not answer.
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
     /// Restore each changed stateful statement for real on the local Flink, on its table's unit-test
@@ -49,7 +50,8 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             tables: args.tables.clone(),
             engine: match args.engine {
                 Some(EngineChoice::Offline) => Engine::Offline,
-                Some(EngineChoice::Local) | None => Engine::Local,
+                Some(EngineChoice::Local) => Engine::Local,
+                None => Engine::Auto,
             },
             allow_unknown: args.project.allow_unknown,
             empirical: args.empirical,
@@ -63,7 +65,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     }
     if report.statements.is_empty() {
         println!(
-            "no DML changed since {}",
+            "no DML, CTAS or materialized-table query changed since {}",
             &report.base_commit[..report.base_commit.len().min(12)]
         );
         return Ok(true);
