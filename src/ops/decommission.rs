@@ -291,10 +291,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     }
     if req.orphans {
         add_orphans(
-            &project,
-            &naming,
-            &suffix,
-            &live,
+            orphans(&project, &naming, &suffix, &live),
             req.verb,
             &mut seen,
             &mut statements,
@@ -358,20 +355,16 @@ fn refusal(
     })
 }
 
-/// `--orphans`: the statements under the prefix that no table owns go too. Orphans are names only:
+/// `--orphans`: the statements under the prefix that no table owns (`found`) go too. Orphans are names only:
 /// those built as DML names (jobs) go first, a reader before the table it reads; the order of the
 /// rest does not matter. A stopped one is left alone by `stop`.
 fn add_orphans(
-    project: &crate::project::Project,
-    naming: &StatementNaming,
-    suffix: &crate::unittest::Suffix,
-    live: &BTreeMap<String, StatementState>,
+    mut found: Vec<super::status::Orphan>,
     verb: StatementVerb,
     seen: &mut BTreeSet<String>,
     statements: &mut Vec<Target>,
     left_alone: &mut Vec<LeftAlone>,
 ) {
-    let mut found = orphans(project, naming, suffix, live);
     found.sort_by_key(|o| (!o.statement.contains("-dml-"), o.statement.clone()));
     for o in found {
         if !seen.insert(o.statement.clone()) {
