@@ -1128,6 +1128,7 @@ pub fn blue_readers(r: &crate::ops::readers::ReadersReport) -> String {
                 match s.found_in {
                     FoundIn::SqlText => "SQL",
                     FoundIn::JobPlan => "job plan",
+                    FoundIn::SourceTopics => "Kafka sources",
                 },
                 if s.running() {
                     ", blocks decommission"

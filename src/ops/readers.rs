@@ -12,10 +12,13 @@
 //!   another statement prefix, another team, a leftover under the prefix — is a reader when it reads
 //!   the blue table. On Confluent Cloud what it reads comes from its SQL text (`spec.statement` of the
 //!   statements list, parsed with [`crate::sql::analyze`]); on the SQL Gateway a job that is not the
-//!   project's has no SQL text, so it comes from its job plan ([`crate::target::Target::statement_reads`]:
-//!   the `TableSourceScan`/`LookupJoin` nodes). Either way a table is matched by the last part of its
-//!   name: a reader that declares the blue topic under another table name is not seen as a statement
-//!   (its consumer group may be). A statement blocks while its phase is PENDING, RUNNING or DEGRADED.
+//!   project's has no SQL text and its table names are its own session's (another project's
+//!   `orders` may be another topic), so it is a reader when its Kafka sources read the blue table's
+//!   topic ([`crate::target::Target::statement_topics`]: the sources' gauges); only a job whose
+//!   sources report no topic yet is matched by its job plan ([`crate::target::Target::statement_reads`]:
+//!   the `TableSourceScan`/`LookupJoin` nodes, a doubt that blocks). On Confluent Cloud a table is
+//!   matched by the last part of its name: a reader that declares the blue topic under another table
+//!   name is not seen as a statement (its consumer group may be). A statement blocks while its phase is PENDING, RUNNING or DEGRADED.
 //! - **Consumer groups.** The blue table's topic is the green table's `'topic'` moved back (a
 //!   blue-green moves a topic that is the table's name with it, [`crate::sql::rewrite`]; a topic it
 //!   kept is shared), or on Confluent Cloud the blue table's name. On the SQL Gateway the groups come
@@ -45,8 +48,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub enum FoundIn {
     /// Its SQL text names the table as a source (Confluent Cloud).
     SqlText,
-    /// Its job plan scans the table (SQL Gateway).
+    /// Its job plan scans the table (SQL Gateway, a job whose sources report no topic).
     JobPlan,
+    /// Its Kafka sources read the table's topic (SQL Gateway: the sources' gauges).
+    SourceTopics,
 }
 
 /// A statement on the target, not the project's, that reads a blue table.
@@ -279,6 +284,31 @@ pub async fn blue_readers(
             || matches!(s.phase, Phase::Deleting | Phase::Completed | Phase::Failed)
         {
             continue;
+        }
+        // On the SQL Gateway the topics a job's Kafka sources read decide: table names are the
+        // job's own session's, and another project's `orders` may be another topic.
+        if c.kind == TargetKind::SqlGateway {
+            match c.target.statement_topics(&s.name).await {
+                Ok(Some(topics)) => {
+                    for t in &mut report.tables {
+                        if t.topic.as_ref().is_some_and(|topic| topics.contains(topic)) {
+                            t.statements.push(ReadingStatement {
+                                statement: s.name.clone(),
+                                phase: s.phase.clone(),
+                                found_in: FoundIn::SourceTopics,
+                            });
+                        }
+                    }
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    report
+                        .unknown_statements
+                        .push((s.name.clone(), c.scrubber.scrub(&e.to_string())));
+                    continue;
+                }
+            }
         }
         let (reads, found_in) = match c.kind {
             TargetKind::ConfluentCloud => (sql_sources(&s.sql), FoundIn::SqlText),

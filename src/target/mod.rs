@@ -562,6 +562,19 @@ pub trait Target: Send + Sync {
         Ok(None)
     }
 
+    /// The Kafka topics a live statement's job reads, as its sources report them: on the SQL Gateway
+    /// the JobManager's metrics of the job's vertices (`GET /jobs/{id}/vertices/{v}/metrics`, the
+    /// Kafka source's `KafkaSourceReader.topic.<topic>.partition.<p>.…` gauges,
+    /// <https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/connectors/table/kafka/>).
+    /// Table names say nothing across gateway sessions (each session has its own catalog, so two
+    /// projects' `orders` may be two topics); topics do. `Ok(None)`: the target cannot tell (the
+    /// default; Confluent Cloud, whose tables are topics), the statement has no job, or no source
+    /// reports a topic yet.
+    async fn statement_topics(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
+        let _ = name;
+        Ok(None)
+    }
+
     /// The plan the target's own planner compiles for `spec` (an INSERT or a statement set): the
     /// JSON of Flink's `COMPILE PLAN '<file>' FOR …`
     /// (<https://nightlies.apache.org/flink/flink-docs-release-2.2/docs/dev/table/concepts/overview/>),

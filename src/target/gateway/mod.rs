@@ -475,6 +475,29 @@ impl Target for GatewayTarget {
         Ok(out.into_values().collect())
     }
 
+    async fn statement_topics(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
+        let jobs = self.jobs().await?;
+        let Some(job) = self.newest(&jobs, name).await else {
+            return Ok(None);
+        };
+        let plan = self
+            .http
+            .get(self.http.jm(&format!("jobs/{}/plan", job.jid)))
+            .await?;
+        let mut topics = std::collections::BTreeSet::new();
+        for vertex in wire::plan_vertex_ids(&plan) {
+            let metrics = self
+                .http
+                .get(
+                    self.http
+                        .jm(&format!("jobs/{}/vertices/{vertex}/metrics", job.jid)),
+                )
+                .await?;
+            topics.extend(wire::source_topics(&metrics));
+        }
+        Ok((!topics.is_empty()).then(|| topics.into_iter().collect()))
+    }
+
     async fn statement_reads(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
         let jobs = self.jobs().await?;
         let Some(job) = self.newest(&jobs, name).await else {

@@ -507,6 +507,41 @@ pub fn derived_table_ddl(
     )
 }
 
+/// The vertex ids of a job plan (`GET /jobs/{id}/plan`: `plan.nodes[].id`), in plan order.
+pub fn plan_vertex_ids(plan: &Value) -> Vec<String> {
+    plan.pointer("/plan/nodes")
+        .or_else(|| plan.get("nodes"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// The topics a vertex's Kafka sources read, from the names of its metrics (`GET
+/// /jobs/{id}/vertices/{v}/metrics`: `[{"id": "0.Source__t[1].KafkaSourceReader.topic.<topic>.partition.<p>.currentOffset"}]`;
+/// a topic may hold dots, so it is what stands between `.KafkaSourceReader.topic.` and the last
+/// `.partition.`), sorted, without repeats.
+pub fn source_topics(metrics: &Value) -> Vec<String> {
+    const START: &str = "KafkaSourceReader.topic.";
+    let mut out = std::collections::BTreeSet::new();
+    for m in metrics.as_array().into_iter().flatten() {
+        let Some(id) = m.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(i) = id.find(START) else {
+            continue;
+        };
+        let rest = &id[i + START.len()..];
+        if let Some(j) = rest.rfind(".partition.")
+            && j > 0
+        {
+            out.insert(rest[..j].to_string());
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// The tables a job reads, from its plan (`GET /jobs/{id}/plan`: `plan.nodes[].description`): each
 /// `TableSourceScan(table=[[catalog, database, t]], …)` and `LookupJoin(table=[catalog.database.t],
 /// …)` names one (the last part, as Flink prints it; `&lt;`-style escapes of the web UI undone),
@@ -787,5 +822,28 @@ mod tests {
             plan_source_tables(&json!({"plan": {"nodes": [{"description": "Source: Custom"}]}}))
                 .is_empty()
         );
+    }
+}
+
+#[cfg(test)]
+mod source_topic_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Who reads a topic on the gateway: the Kafka source's own gauges name it, dots and all.
+    #[test]
+    fn topics_come_from_the_kafka_source_gauges() {
+        let metrics = json!([
+            {"id": "0.Source__orders[1].KafkaSourceReader.topic.demo_orders.partition.0.currentOffset"},
+            {"id": "0.Source__orders[1].KafkaSourceReader.topic.demo_orders.partition.1.committedOffset"},
+            {"id": "1.Source__x[2].KafkaSourceReader.topic.team.a.clicks.partition.12.currentOffset"},
+            {"id": "0.Source__orders[1].numRecordsOut"},
+            {"id": "0.KafkaSourceReader.topic..partition.0.currentOffset"},
+            {"nothing": 1}
+        ]);
+        assert_eq!(source_topics(&metrics), ["demo_orders", "team.a.clicks"]);
+        assert!(source_topics(&json!({})).is_empty());
+        let plan = json!({"plan": {"nodes": [{"id": "a1"}, {"id": "b2"}, {"x": 1}]}});
+        assert_eq!(plan_vertex_ids(&plan), ["a1", "b2"]);
     }
 }
