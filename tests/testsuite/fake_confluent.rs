@@ -571,6 +571,11 @@ impl FakeConfluent {
         );
     }
 
+    /// Removes a statement at once, as if deleted earlier (nothing recorded as a request).
+    pub fn remove(&self, name: &str) {
+        self.state.lock().unwrap().statements.remove(name);
+    }
+
     /// Stores a statement as [`FakeConfluent::seed`] does, in `pool`, created `age_days` ago.
     pub fn seed_in_pool(&self, name: &str, sql: &str, phase: &str, pool: &str, age_days: u64) {
         self.seed(name, sql, phase);
