@@ -507,3 +507,32 @@ impl BlueGreenRecord {
         crate::fsutil::to_json_pretty(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_of() {
+        for (green, blue) in [
+            ("t_v2", "t"),
+            ("t_v5", "t"),
+            ("t_v3", "t_v2"),
+            ("t_v10", "t_v9"),
+            ("t_v_v2", "t_v"),
+        ] {
+            assert!(is_version_of(green, blue), "{green} of {blue}");
+        }
+        for (green, blue) in [
+            ("t", "t"),
+            ("t_v2", "t_v2"),
+            ("t_v4", "t_v2"),
+            ("u_v2", "t"),
+            ("t", "t_v2"),
+            ("t_v2", "t_v3"),
+            ("order_view", "order"),
+        ] {
+            assert!(!is_version_of(green, blue), "{green} of {blue}");
+        }
+    }
+}
