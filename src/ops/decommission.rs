@@ -35,6 +35,10 @@ pub struct DecommissionRequest {
     /// Longest wait for one statement to reach the goal.
     pub timeout: Duration,
     pub allow_unknown: bool,
+    /// Listen for SIGINT, SIGTERM and SIGHUP from the first look at the target on (no question
+    /// will be asked): one that arrives before the first statement is acted on ends the run there,
+    /// with nothing done. Otherwise they are listened for from [`Prepared::execute`] on.
+    pub listen_early: bool,
     /// Act on blue statements that are refused — green successors not ready, readers left, readers
     /// that could not be read (each one is reported in [`DecommissionPlan::refused`] and
     /// [`DecommissionPlan::forced`]).
@@ -189,6 +193,8 @@ pub struct Prepared {
     _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
+    /// Listening since [`prepare`] ([`DecommissionRequest::listen_early`]).
+    signals: Option<super::signals::Interrupts>,
     pipelines: PathBuf,
     record: BlueGreenRecord,
     timeout: Duration,
@@ -222,6 +228,10 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         "pipeline decommission",
     )?;
     let rt = target::runtime()?;
+    let signals = req.listen_early.then(|| {
+        let _in = rt.enter();
+        super::signals::Interrupts::listen()
+    });
     let live = rt.block_on(target::live_statements(&connected))?;
     let owned = naming.owned_statements(&project);
     let found = rt.block_on(readers::blue_readers(
@@ -322,6 +332,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         _lock: lock,
         connected,
         rt,
+        signals,
         pipelines: req.pipelines.clone(),
         record,
         timeout: req.timeout,
@@ -618,8 +629,9 @@ impl Prepared {
                 (t.statement.as_str(), table)
             })
             .collect();
+        let early = self.signals;
         let acted = self.rt.block_on(async {
-            let mut signals = super::signals::Interrupts::listen();
+            let mut signals = early.unwrap_or_else(super::signals::Interrupts::listen);
             statement::act_watched(
                 c.target.as_ref(),
                 names.iter().map(String::as_str),

@@ -36,6 +36,10 @@ pub struct RollbackRequest {
     /// Longest wait for one statement to reach the goal.
     pub timeout: Duration,
     pub allow_unknown: bool,
+    /// Listen for SIGINT, SIGTERM and SIGHUP from the first look at the target on (no question
+    /// will be asked): one that arrives before the first statement is acted on ends the run there,
+    /// with nothing done. Otherwise they are listened for from [`Prepared::execute`] on.
+    pub listen_early: bool,
     /// Roll back only the tables whose blue writer is still there ([`Guard::partial`]).
     pub partial: bool,
 }
@@ -427,6 +431,8 @@ pub struct Prepared {
     _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
+    /// Listening since [`prepare`] ([`RollbackRequest::listen_early`]).
+    signals: Option<super::signals::Interrupts>,
     pipelines: PathBuf,
     record: BlueGreenRecord,
     timeout: Duration,
@@ -494,6 +500,10 @@ pub fn prepare(ctx: &Context, req: &RollbackRequest) -> Result<Prepared, OpsErro
         "pipeline rollback",
     )?;
     let rt = target::runtime()?;
+    let signals = req.listen_early.then(|| {
+        let _in = rt.enter();
+        super::signals::Interrupts::listen()
+    });
     let live = rt.block_on(target::live_statements(&connected))?;
     let plan = plan_guarded(&record, &naming, &live, req.verb, &guard)?;
     let release = record
@@ -507,6 +517,7 @@ pub fn prepare(ctx: &Context, req: &RollbackRequest) -> Result<Prepared, OpsErro
         _lock: lock,
         connected,
         rt,
+        signals,
         pipelines: req.pipelines.clone(),
         record,
         timeout: req.timeout,
@@ -542,8 +553,9 @@ impl Prepared {
             .iter()
             .map(|t| (t.statement.as_str(), t.green_table_name.as_str()))
             .collect();
+        let early = self.signals;
         let acted = self.rt.block_on(async {
-            let mut signals = super::signals::Interrupts::listen();
+            let mut signals = early.unwrap_or_else(super::signals::Interrupts::listen);
             statement::act_watched(
                 c.target.as_ref(),
                 names.iter().map(String::as_str),

@@ -57,6 +57,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             orphans: args.orphans,
             timeout: Duration::from_secs(args.timeout),
             allow_unknown: args.project.allow_unknown,
+            listen_early: args.no_ack && !args.dry_run,
             force: args.force,
         },
     )?;

@@ -51,6 +51,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             verb,
             timeout: Duration::from_secs(args.timeout),
             allow_unknown: args.project.allow_unknown,
+            listen_early: args.no_ack && !args.dry_run,
             partial: args.partial,
         },
     )?;
