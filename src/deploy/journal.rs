@@ -18,6 +18,10 @@
 //! complete entry that follows a torn piece on the same line is kept; any other line that is not an
 //! entry is an error, since the file was then changed by hand.
 //!
+//! The same machinery writes the release journal of `pipeline decommission` and `pipeline rollback`
+//! (`crate::ops::release_journal`): its runs start with [`Entry::ReleaseRun`] and list the
+//! statements stopped or deleted as [`Entry::Stopped`] and [`Entry::Deleted`].
+//!
 //! What `--resume` uses ([`JournalState`]): the tables whose node finished, and the statements this run
 //! created (found again by GET, they are adopted, never deleted and recreated as a restart would).
 

@@ -1254,3 +1254,64 @@ fn rollback_and_decommission_refuse_a_record_that_does_not_follow_from_the_tree(
     assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
     assert_eq!(fake.phase(&outside).as_deref(), Some("RUNNING"));
 }
+
+/// Issue #41 item 12 for `rollback`: SIGTERM while it deletes green exits 130, prints each green
+/// statement it had deleted, journals it, leaves the release open; the same rollback run again
+/// finishes and closes it.
+#[test]
+fn an_interrupted_rollback_exits_130_prints_what_it_did_and_a_rerun_finishes() {
+    use crate::fake_confluent::{Fault, FaultAction};
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    green_deployed(&t, &fake);
+    fake.add_fault(Fault::new(
+        Some("DELETE"),
+        None,
+        FaultAction::Slow(Duration::from_millis(400)),
+        1000,
+    ));
+    let mut c = t.command(&["pipeline", "rollback", "--delete", "--no-ack"]);
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while fake.deletes().len() < 2 && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = t.outcome("rollback", child.wait_with_output().unwrap());
+    let o = o.code(130);
+    let (out, err) = (o.stdout(), o.stderr());
+    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
+    let journal = std::fs::read_to_string(t.root.join(".flinkpipe/release-journal.jsonl")).unwrap();
+    let journaled: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "deleted")
+        .map(|e| e["statement"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!journaled.is_empty(), "{journal}");
+    for j in &journaled[..journaled.len() - 1] {
+        assert!(
+            out.contains(&format!("deleted {j} ")),
+            "{j} not printed: {out}"
+        );
+    }
+    assert!(
+        record(&t)["releases"][0].get("rolled_back").is_none(),
+        "still open"
+    );
+    assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
+    t.cmd(&["pipeline", "rollback", "--delete", "--no-ack"])
+        .success()
+        .stdout();
+    assert!(green_names(&fake).is_empty(), "{:?}", fake.phases());
+    assert_eq!(
+        record(&t)["releases"][0]["rolled_back"][0]["action"],
+        "delete"
+    );
+}
