@@ -4,7 +4,8 @@
 //!
 //! Exit codes: 0 success, 1 errors found in the input (diagnostics, unknown table, …), 2 usage errors,
 //! 130 interrupted cleanly by SIGINT, SIGTERM or SIGHUP (a batch of writes finished or undone first; a
-//! deploy that started nothing new and recorded its end).
+//! deploy that started nothing new and recorded its end; a decommission or rollback that journaled and
+//! printed every statement it had acted on).
 
 // The flags' doc comments are clap's help texts, where `<DIR>` and `<time>` are placeholders, not HTML.
 #![allow(rustdoc::invalid_html_tags)]

@@ -18,6 +18,10 @@
 //! complete entry that follows a torn piece on the same line is kept; any other line that is not an
 //! entry is an error, since the file was then changed by hand.
 //!
+//! The same machinery writes the release journal of `pipeline decommission` and `pipeline rollback`
+//! (`crate::ops::release_journal`): its runs start with [`Entry::ReleaseRun`] and list the
+//! statements stopped or deleted as [`Entry::Stopped`] and [`Entry::Deleted`].
+//!
 //! What `--resume` uses ([`JournalState`]): the tables whose node finished, and the statements this run
 //! created (found again by GET, they are adopted, never deleted and recreated as a restart would).
 
@@ -93,6 +97,24 @@ pub enum Entry {
         /// Why, scrubbed of secrets.
         reason: String,
     },
+    /// First line of a `pipeline decommission` or `pipeline rollback` run, in the release journal
+    /// (`<project>/.flinkpipe/release-journal.jsonl`): what it acts on. The statements it stopped or
+    /// deleted follow as [`Entry::Stopped`] and [`Entry::Deleted`] (their `table`: the table whose
+    /// statement it is), each written once the target accepted the request.
+    ReleaseRun {
+        /// Which command.
+        command: ReleaseCommand,
+        /// `stop` or `delete`.
+        action: String,
+        /// The environment's statement prefix.
+        statement_prefix: String,
+        /// `created_at` of the releases it acts on.
+        releases: Vec<String>,
+        /// The statements it will act on, in order.
+        statements: Vec<String>,
+        /// Unix time, seconds.
+        at: u64,
+    },
     /// The run ended (normally or interrupted).
     RunEnded {
         /// Whether Ctrl-C ended it.
@@ -100,6 +122,16 @@ pub enum Entry {
         /// Unix time, seconds.
         at: u64,
     },
+}
+
+/// The command of an [`Entry::ReleaseRun`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReleaseCommand {
+    /// `pipeline decommission`: blue statements.
+    Decommission,
+    /// `pipeline rollback`: green statements.
+    Rollback,
 }
 
 /// Errors of the journal file.

@@ -15,6 +15,7 @@ use super::statement::{self, Done, StatementVerb};
 use super::status::{blue_green_statements, green_statements, orphans};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
+use crate::deploy::journal::ReleaseCommand;
 use crate::plan::StatementNaming;
 use crate::target::{Phase, StatementState};
 use crate::versioning::record::{BlueGreenRecord, Decommission, StatementRole};
@@ -34,6 +35,10 @@ pub struct DecommissionRequest {
     /// Longest wait for one statement to reach the goal.
     pub timeout: Duration,
     pub allow_unknown: bool,
+    /// Listen for SIGINT, SIGTERM and SIGHUP from the first look at the target on (no question
+    /// will be asked): one that arrives before the first statement is acted on ends the run there,
+    /// with nothing done. Otherwise they are listened for from [`Prepared::execute`] on.
+    pub listen_early: bool,
     /// Act on blue statements that are refused — green successors not ready, readers left, readers
     /// that could not be read (each one is reported in [`DecommissionPlan::refused`] and
     /// [`DecommissionPlan::forced`]).
@@ -81,6 +86,11 @@ pub struct GreenSuccessor {
     pub phase: Option<Phase>,
     /// The phase it needs: RUNNING (a job) or COMPLETED (a declaration).
     pub needed: Phase,
+    /// Set when it is not a successor of the blue statement's own tables but a green statement
+    /// upstream of its green table (named here): that green table counts as live only when
+    /// everything upstream of it in green is, or it would run on no input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_of: Option<String>,
 }
 
 impl GreenSuccessor {
@@ -162,12 +172,18 @@ pub struct DecommissionReport {
     pub results: Vec<Done>,
     /// Whether `pipelines/blue_green.json` now records the releases as decommissioned here.
     pub recorded: bool,
+    /// The signal (`SIGINT`, `SIGTERM`, `SIGHUP`) that ended the run before its last statement:
+    /// `results` lists what was done, the release journal records it, and a rerun finishes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<super::signals::Interrupt>,
 }
 
 impl DecommissionReport {
     /// Every statement reached its goal and none was refused (or `force` was given).
     pub fn success(&self) -> bool {
-        !self.plan.blocked() && self.results.iter().all(|r| r.error.is_none())
+        self.interrupted.is_none()
+            && !self.plan.blocked()
+            && self.results.iter().all(|r| r.error.is_none())
     }
 }
 
@@ -177,6 +193,8 @@ pub struct Prepared {
     _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
+    /// Listening since [`prepare`] ([`DecommissionRequest::listen_early`]).
+    signals: Option<super::signals::Interrupts>,
     pipelines: PathBuf,
     record: BlueGreenRecord,
     timeout: Duration,
@@ -197,6 +215,12 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
     let naming = StatementNaming::from_config(&cfg);
     let suffix = super::unit_tests::suffix(&cfg, None)?;
     let record = BlueGreenRecord::read(&req.pipelines)?;
+    // The record is input, not truth: only entries that follow from the tree are acted on.
+    record.check_releases(
+        &project,
+        &req.pipelines,
+        (0..record.releases.len()).filter(|i| record.releases[*i].is_open_in(&naming.prefix)),
+    )?;
     let connected = target::connect(&cfg, Some(&project))?;
     let lock = super::lock::lock_target(
         &req.pipelines,
@@ -205,6 +229,10 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         "pipeline decommission",
     )?;
     let rt = target::runtime()?;
+    let signals = req.listen_early.then(|| {
+        let _in = rt.enter();
+        super::signals::Interrupts::listen()
+    });
     let live = rt.block_on(target::live_statements(&connected))?;
     let owned = naming.owned_statements(&project);
     let found = rt.block_on(readers::blue_readers(
@@ -237,7 +265,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         .iter()
         .filter(|r| r.is_open_in(&naming.prefix))
         .collect();
-    let (successors, mut blockers) = successors_and_blockers(&open, &naming, &found, &going, &live);
+    let (successors, mut blockers) =
+        successors_and_blockers(&open, &naming, &project.graph, &found, &going, &live);
     let mut refused = Vec::new();
     for release in &open {
         releases.push(release.created_at.clone());
@@ -302,6 +331,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         _lock: lock,
         connected,
         rt,
+        signals,
         pipelines: req.pipelines.clone(),
         record,
         timeout: req.timeout,
@@ -386,12 +416,14 @@ fn add_orphans(
 }
 
 /// For each blue statement of the open releases: its green successors, over every table whose blue
-/// statements include it (a statement set writing two tables has the greens of both), and its
-/// blockers, over every table it writes or declares (the readers of those blue tables, except the
-/// statements `going` in the same run).
+/// statements include it (a statement set writing two tables has the greens of both), then the
+/// green statements upstream of those green tables in `graph` (a green table counts as live only
+/// when everything upstream of it in green is), and its blockers, over every table it writes or
+/// declares (the readers of those blue tables, except the statements `going` in the same run).
 fn successors_and_blockers(
     open: &[&crate::versioning::record::Release],
     naming: &StatementNaming,
+    graph: &crate::graph::PipelineGraph,
     found: &ReadersReport,
     going: &BTreeSet<String>,
     live: &BTreeMap<String, StatementState>,
@@ -404,6 +436,9 @@ fn successors_and_blockers(
     let mut successors: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
     // The blockers of each blue statement, over every table it writes or declares.
     let mut blockers: BTreeMap<String, Vec<Blocker>> = BTreeMap::new();
+    // Each green table's own successors, and the blue statements of each green table.
+    let mut green_of: BTreeMap<String, Vec<GreenSuccessor>> = BTreeMap::new();
+    let mut users: Vec<(String, Vec<String>)> = Vec::new();
     for release in open {
         for t in &release.tables {
             let table_blockers = found
@@ -426,28 +461,59 @@ fn successors_and_blockers(
             if greens.iter().any(|g| g.role == StatementRole::Job) {
                 greens.retain(|g| g.role == StatementRole::Job);
             }
-            for (blue, _) in blue_green_statements(naming, &release.statement_prefix, t) {
-                let list = successors.entry(blue.name).or_default();
-                if greens.is_empty() {
-                    list.push(GreenSuccessor {
-                        statement: String::new(),
-                        phase: None,
-                        needed: Phase::Running,
-                    });
-                }
-                for g in &greens {
-                    if list.iter().any(|s| s.statement == g.name) {
-                        continue;
-                    }
-                    let needed = match g.role {
+            let mut own: Vec<GreenSuccessor> = greens
+                .iter()
+                .map(|g| GreenSuccessor {
+                    statement: g.name.clone(),
+                    phase: live.get(&g.name).map(|s| s.phase.clone()),
+                    needed: match g.role {
                         StatementRole::Job => Phase::Running,
                         StatementRole::Declaration => Phase::Completed,
-                    };
-                    list.push(GreenSuccessor {
-                        statement: g.name.clone(),
-                        phase: live.get(&g.name).map(|s| s.phase.clone()),
-                        needed,
-                    });
+                    },
+                    upstream_of: None,
+                })
+                .collect();
+            if own.is_empty() {
+                own.push(GreenSuccessor {
+                    statement: String::new(),
+                    phase: None,
+                    needed: Phase::Running,
+                    upstream_of: None,
+                });
+            }
+            green_of.insert(t.green_table_name.clone(), own);
+            users.push((
+                t.green_table_name.clone(),
+                blue_green_statements(naming, &release.statement_prefix, t)
+                    .into_iter()
+                    .map(|(b, _)| b.name)
+                    .collect(),
+            ));
+        }
+    }
+    for (green, blues) in users {
+        // Its own green statements, then those of every green table upstream of it.
+        let mut all: Vec<GreenSuccessor> = green_of[&green].clone();
+        for a in graph.ancestors(&[green.as_str()]) {
+            if a == green {
+                continue;
+            }
+            for g in green_of.get(&a).into_iter().flatten() {
+                all.push(GreenSuccessor {
+                    upstream_of: Some(green.clone()),
+                    ..g.clone()
+                });
+            }
+        }
+        for blue in blues {
+            let list = successors.entry(blue).or_default();
+            for g in &all {
+                let dup = list.iter().any(|s| {
+                    s.statement == g.statement
+                        && (!s.statement.is_empty() || s.upstream_of == g.upstream_of)
+                });
+                if !dup {
+                    list.push(g.clone());
                 }
             }
         }
@@ -518,28 +584,75 @@ fn keep_blue_parents(
 }
 
 impl Prepared {
-    /// Acts on every statement in order (a failure is recorded and the next one tried), then, when
-    /// every blue statement reached its goal and none was refused (or `force` was given), records the open releases as decommissioned in this
-    /// environment (`pipelines/blue_green.json`, written atomically).
+    /// Acts on every statement in order (a failure is recorded and the next one tried), each one
+    /// written to the release journal ([`super::release_journal`]) as soon as the target accepted
+    /// it; SIGINT, SIGTERM or SIGHUP ends the run after the request under way
+    /// ([`DecommissionReport::interrupted`]). Then, when every blue statement reached its goal and
+    /// none was refused (or `force` was given), records the open releases as decommissioned in this
+    /// environment (`pipelines/blue_green.json`, written atomically), with the blue statements that
+    /// earlier interrupted or refused runs had already acted on.
     ///
-    /// Errors: the record cannot be written (the statements were acted on; the report says which).
+    /// Errors: the journal cannot be opened, or the record cannot be written (the statements were
+    /// acted on; the journal says which).
     pub fn execute(self) -> Result<DecommissionReport, OpsError> {
         let c = &self.connected;
         let verb = self.plan.action;
-        let results: Vec<Done> = self.rt.block_on(statement::act_in_order(
-            c.target.as_ref(),
-            self.plan.statements.iter().map(|t| t.statement.as_str()),
+        let names: Vec<String> = self
+            .plan
+            .statements
+            .iter()
+            .map(|t| t.statement.clone())
+            .collect();
+        let mut run = super::release_journal::Run::start(
+            &self.pipelines,
+            ReleaseCommand::Decommission,
             verb,
-            self.timeout,
-            &c.scrubber,
-        ));
+            &self.plan.statement_prefix,
+            &self.plan.releases,
+            &names,
+        )?;
+        let table_of: BTreeMap<&str, &str> = self
+            .plan
+            .statements
+            .iter()
+            .map(|t| {
+                let table = match &t.why {
+                    Why::Blue {
+                        blue_table_name, ..
+                    } => blue_table_name.as_str(),
+                    Why::Orphan => "",
+                };
+                (t.statement.as_str(), table)
+            })
+            .collect();
+        let early = self.signals;
+        let acted = self.rt.block_on(async {
+            let mut signals = early.unwrap_or_else(super::signals::Interrupts::listen);
+            statement::act_watched(
+                c.target.as_ref(),
+                names.iter().map(String::as_str),
+                verb,
+                self.timeout,
+                &c.scrubber,
+                &mut |name| run.acted(table_of.get(name).copied().unwrap_or_default(), name),
+                Some(&mut signals),
+            )
+            .await
+        });
+        run.end(acted.interrupted.is_some())?;
+        let results = acted.results;
+        let interrupted = acted.interrupted;
         let blue_failed = results
             .iter()
             .zip(&self.plan.statements)
             .any(|(r, t)| r.error.is_some() && matches!(t.why, Why::Blue { .. }));
         let mut recorded = false;
-        // A refused blue statement keeps its release open (unless forced).
-        if !blue_failed && !self.plan.blocked() && !self.plan.releases.is_empty() {
+        // A refused blue statement keeps its release open (unless forced); so does an interrupt.
+        if interrupted.is_none()
+            && !blue_failed
+            && !self.plan.blocked()
+            && !self.plan.releases.is_empty()
+        {
             let mut record = self.record.clone();
             let at = super::now_utc();
             for release in record
@@ -550,18 +663,26 @@ impl Prepared {
                 if release.decommissioned_in(&self.plan.statement_prefix) {
                     continue;
                 }
-                let names: BTreeSet<&str> = self
+                let mut names: BTreeSet<String> = self
                     .plan
                     .statements
                     .iter()
                     .filter(|t| matches!(&t.why, Why::Blue { release: r, .. } if *r == release.created_at))
-                    .map(|t| t.statement.as_str())
+                    .map(|t| t.statement.clone())
                     .collect();
+                // What earlier runs (interrupted, killed, refused in part) did to this release.
+                names.extend(super::release_journal::acted_on(
+                    &self.pipelines,
+                    ReleaseCommand::Decommission,
+                    &self.plan.statement_prefix,
+                    &release.created_at,
+                    verb,
+                )?);
                 release.decommissioned.push(Decommission {
                     statement_prefix: self.plan.statement_prefix.clone(),
                     at: at.clone(),
                     action: verb.as_str().to_string(),
-                    statements: names.into_iter().map(str::to_string).collect(),
+                    statements: names.into_iter().collect(),
                 });
             }
             let path = BlueGreenRecord::path(&self.pipelines);
@@ -573,6 +694,7 @@ impl Prepared {
             plan: self.plan,
             results,
             recorded,
+            interrupted,
         })
     }
 }

@@ -73,6 +73,7 @@ pub mod query;
 pub mod readers;
 pub mod refs;
 pub mod release_check;
+pub mod release_journal;
 pub mod report;
 pub mod rollback;
 pub mod scaffold;

@@ -17,6 +17,7 @@ use super::statement::{self, Done, StatementVerb};
 use super::status::{blue_green_statements, green_statements};
 use super::target::{self, Connected};
 use super::{Context, OpsError};
+use crate::deploy::journal::ReleaseCommand;
 use crate::plan::StatementNaming;
 use crate::target::{Phase, Scrubber, StatementState, Target};
 use crate::versioning::record::{BLUE_GREEN_FILE, BlueGreenRecord, Rollback, StatementRole};
@@ -35,6 +36,37 @@ pub struct RollbackRequest {
     /// Longest wait for one statement to reach the goal.
     pub timeout: Duration,
     pub allow_unknown: bool,
+    /// Listen for SIGINT, SIGTERM and SIGHUP from the first look at the target on (no question
+    /// will be asked): one that arrives before the first statement is acted on ends the run there,
+    /// with nothing done. Otherwise they are listened for from [`Prepared::execute`] on.
+    pub listen_early: bool,
+    /// Roll back only the tables whose blue writer is still there ([`Guard::partial`]).
+    pub partial: bool,
+}
+
+/// What keeps a rollback from leaving a table of the release without a running writer.
+#[derive(Debug, Clone, Default)]
+pub struct Guard {
+    /// Blue statements that a `decommission` run of the release deleted here (the release journal,
+    /// [`super::release_journal::acted_on`]): gone even while the target still lists them.
+    pub deleted_blue: BTreeSet<String>,
+    /// Each green table of the release → the green tables upstream of it (the tree's graph).
+    pub upstream: BTreeMap<String, BTreeSet<String>>,
+    /// Instead of refusing when the blue writer of a table is gone ([`WithoutBlue`]), keep that
+    /// table's green statements and those of every green table upstream of it, and roll back the
+    /// rest.
+    pub partial: bool,
+}
+
+/// A table of the release whose blue writer is gone (its blue job absent, FAILED, or deleted by a
+/// decommission) while its green job is live: green is its only writer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WithoutBlue {
+    pub blue_table_name: String,
+    pub green_table_name: String,
+    /// The blue job and what became of it (`absent`, `FAILED`, `deleted by decommission`).
+    pub blue_statement: String,
+    pub blue_state: String,
 }
 
 /// One green statement to act on.
@@ -86,6 +118,13 @@ pub struct RollbackPlan {
     pub left_alone: Vec<LeftAlone>,
     /// The release's blue statements, untouched, with their phases.
     pub blue: Vec<BlueStatement>,
+    /// With [`Guard::partial`]: the tables whose blue writer is gone; their green statements (and
+    /// those upstream of them) are in `kept`, not acted on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub without_blue: Vec<WithoutBlue>,
+    /// Green statements kept running so that no table of the release is left without a writer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<LeftAlone>,
 }
 
 /// What a rollback did.
@@ -97,36 +136,63 @@ pub struct RollbackReport {
     /// every green statement reached its goal; otherwise the release stays open and the command can
     /// be run again).
     pub recorded: bool,
+    /// The signal (`SIGINT`, `SIGTERM`, `SIGHUP`) that ended the run before its last statement:
+    /// `results` lists what was done, the release journal records it, the release stays open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<super::signals::Interrupt>,
 }
 
 impl RollbackReport {
-    /// Every green statement reached its goal.
+    /// Every green statement reached its goal, uninterrupted.
     pub fn success(&self) -> bool {
-        self.results.iter().all(|r| r.error.is_none())
+        self.interrupted.is_none() && self.results.iter().all(|r| r.error.is_none())
     }
 }
 
-/// Works out the rollback of the newest release not rolled back in the environment of `naming`.
+/// The index of the release a rollback acts on: the newest one not rolled back in the environment
+/// of `prefix`.
 ///
-/// Errors ([`OpsError::Refused`]): no release left to roll back; the newest one was decommissioned
-/// here (its blue statements deleted).
+/// Errors ([`OpsError::Refused`]): none left.
+pub fn release_index(record: &BlueGreenRecord, prefix: &str) -> Result<usize, OpsError> {
+    record
+        .releases
+        .iter()
+        .rposition(|r| !r.rolled_back_in(prefix))
+        .ok_or_else(|| {
+            OpsError::Refused(format!(
+                "{BLUE_GREEN_FILE} records no blue-green release to roll back for statement prefix '{prefix}'"
+            ))
+        })
+}
+
+/// [`plan_guarded`] with the default [`Guard`]: the live phases alone tell which blue writers are
+/// gone, and a table whose blue writer is gone refuses the rollback.
 pub fn plan(
     record: &BlueGreenRecord,
     naming: &StatementNaming,
     live: &BTreeMap<String, StatementState>,
     verb: StatementVerb,
 ) -> Result<RollbackPlan, OpsError> {
+    plan_guarded(record, naming, live, verb, &Guard::default())
+}
+
+/// Works out the rollback of the newest release not rolled back in the environment of `naming`.
+/// No table of the release is left without a running writer: when the blue job of a table is gone
+/// (absent, FAILED, or deleted by a decommission per `guard`) while its green job is live, the
+/// rollback is refused naming the tables, unless [`Guard::partial`], which keeps those tables'
+/// green statements and those upstream of them.
+///
+/// Errors ([`OpsError::Refused`]): no release left to roll back; the newest one was decommissioned
+/// here (its blue statements deleted); tables whose blue writer is gone.
+pub fn plan_guarded(
+    record: &BlueGreenRecord,
+    naming: &StatementNaming,
+    live: &BTreeMap<String, StatementState>,
+    verb: StatementVerb,
+    guard: &Guard,
+) -> Result<RollbackPlan, OpsError> {
     let prefix = &naming.prefix;
-    let Some(release) = record
-        .releases
-        .iter()
-        .rev()
-        .find(|r| !r.rolled_back_in(prefix))
-    else {
-        return Err(OpsError::Refused(format!(
-            "{BLUE_GREEN_FILE} records no blue-green release to roll back for statement prefix '{prefix}'"
-        )));
-    };
+    let release = &record.releases[release_index(record, prefix)?];
     if release.decommissioned_in(prefix) {
         let at = release
             .decommissioned
@@ -139,6 +205,53 @@ pub fn plan(
             release.created_at
         )));
     }
+    let without_blue = without_blue(release, naming, live, guard);
+    if !without_blue.is_empty() && !guard.partial {
+        let tables: Vec<String> = without_blue
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} (blue {} {}; green {} is its only writer)",
+                    w.blue_table_name, w.blue_statement, w.blue_state, w.green_table_name
+                )
+            })
+            .collect();
+        return Err(OpsError::Refused(format!(
+            "the blue-green release of {} cannot be rolled back for statement prefix '{prefix}': the blue side of {} table(s) is no longer there, and stopping or deleting green would leave them without a writer: {}; nothing was stopped or deleted. Finish the decommission instead (`pipeline decommission --delete`), or redeploy blue for those tables first, or roll back only the other tables with --partial (their green statements, and those upstream of them, keep running)",
+            release.created_at,
+            without_blue.len(),
+            tables.join(", ")
+        )));
+    }
+    // The tables that stay on green: those without blue, and those downstream of them (their blue
+    // jobs would read a blue table nothing writes any more); then every green table upstream of
+    // those, which feeds them.
+    let gone: BTreeSet<&str> = without_blue
+        .iter()
+        .map(|w| w.green_table_name.as_str())
+        .collect();
+    let mut keep_tables: BTreeSet<&str> = gone.clone();
+    for (green, up) in &guard.upstream {
+        if up.iter().any(|u| gone.contains(u.as_str())) {
+            keep_tables.insert(green);
+        }
+    }
+    for green in keep_tables.clone() {
+        if let Some(up) = guard.upstream.get(green) {
+            keep_tables.extend(up.iter().map(String::as_str));
+        }
+    }
+    let keep: BTreeMap<String, String> = release
+        .tables
+        .iter()
+        .filter(|t| keep_tables.contains(t.green_table_name.as_str()))
+        .flat_map(|t| {
+            green_statements(naming, &release.statement_prefix, t)
+                .into_iter()
+                .map(|g| (g.name, t.green_table_name.clone()))
+        })
+        .collect();
+    let mut kept = Vec::new();
     let mut statements = Vec::new();
     let mut left_alone = Vec::new();
     let mut seen = BTreeSet::new();
@@ -149,6 +262,15 @@ pub fn plan(
             .rev()
         {
             if !seen.insert(g.name.clone()) {
+                continue;
+            }
+            if let Some(table) = keep.get(&g.name) {
+                kept.push(LeftAlone {
+                    statement: g.name,
+                    reason: format!(
+                        "kept: green {table} is, or feeds, the only writer of a table whose blue side is gone"
+                    ),
+                });
                 continue;
             }
             let reason = match live.get(&g.name) {
@@ -200,7 +322,59 @@ pub fn plan(
         statements,
         left_alone,
         blue,
+        without_blue,
+        kept,
     })
+}
+
+/// The tables of `release` whose blue job is gone (absent, FAILED, or deleted by a decommission per
+/// `guard`) while a green job of theirs is live ([`WithoutBlue`]). A table without a blue job (a
+/// declaration only) has no blue writer to lose.
+fn without_blue(
+    release: &crate::versioning::record::Release,
+    naming: &StatementNaming,
+    live: &BTreeMap<String, StatementState>,
+    guard: &Guard,
+) -> Vec<WithoutBlue> {
+    let mut out = Vec::new();
+    for t in &release.tables {
+        let jobs: Vec<String> = blue_green_statements(naming, &release.statement_prefix, t)
+            .into_iter()
+            .filter(|(b, _)| b.role == StatementRole::Job)
+            .map(|(b, _)| b.name)
+            .collect();
+        let state = |name: &String| -> Option<String> {
+            if guard.deleted_blue.contains(name) {
+                return Some("deleted by decommission".into());
+            }
+            match live.get(name).map(|s| &s.phase) {
+                None => Some("absent".into()),
+                Some(Phase::Failed) => Some("FAILED".into()),
+                Some(_) => None,
+            }
+        };
+        let gone: Vec<(String, String)> = jobs
+            .iter()
+            .filter_map(|j| state(j).map(|s| (j.clone(), s)))
+            .collect();
+        if jobs.is_empty() || gone.len() < jobs.len() {
+            continue;
+        }
+        let green_live = green_statements(naming, &release.statement_prefix, t)
+            .iter()
+            .any(|g| g.role == StatementRole::Job && live.contains_key(&g.name));
+        if !green_live {
+            continue;
+        }
+        let (blue_statement, blue_state) = gone[0].clone();
+        out.push(WithoutBlue {
+            blue_table_name: t.blue_table_name.clone(),
+            green_table_name: t.green_table_name.clone(),
+            blue_statement,
+            blue_state,
+        });
+    }
+    out
 }
 
 /// Acts on the plan's statements in order, waiting for each goal (a failure is reported and the
@@ -257,6 +431,8 @@ pub struct Prepared {
     _lock: Option<super::lock::TargetLock>,
     connected: Connected,
     rt: tokio::runtime::Runtime,
+    /// Listening since [`prepare`] ([`RollbackRequest::listen_early`]).
+    signals: Option<super::signals::Interrupts>,
     pipelines: PathBuf,
     record: BlueGreenRecord,
     timeout: Duration,
@@ -285,6 +461,37 @@ pub fn prepare(ctx: &Context, req: &RollbackRequest) -> Result<Prepared, OpsErro
     )?;
     let naming = StatementNaming::from_config(&cfg);
     let record = BlueGreenRecord::read(&req.pipelines)?;
+    let index = release_index(&record, &naming.prefix)?;
+    // The record is input, not truth: only entries that follow from the tree are acted on.
+    record.check_releases(&project, &req.pipelines, [index])?;
+    let release = &record.releases[index];
+    let greens: BTreeSet<&str> = release
+        .tables
+        .iter()
+        .map(|t| t.green_table_name.as_str())
+        .collect();
+    let guard = Guard {
+        deleted_blue: super::release_journal::acted_on(
+            &req.pipelines,
+            ReleaseCommand::Decommission,
+            &naming.prefix,
+            &release.created_at,
+            StatementVerb::Delete,
+        )?,
+        upstream: greens
+            .iter()
+            .map(|g| {
+                let up = project
+                    .graph
+                    .ancestors(&[g])
+                    .into_iter()
+                    .filter(|a| a != g && greens.contains(a.as_str()))
+                    .collect();
+                (g.to_string(), up)
+            })
+            .collect(),
+        partial: req.partial,
+    };
     let connected = target::connect(&cfg, Some(&project))?;
     let lock = super::lock::lock_target(
         &req.pipelines,
@@ -293,8 +500,12 @@ pub fn prepare(ctx: &Context, req: &RollbackRequest) -> Result<Prepared, OpsErro
         "pipeline rollback",
     )?;
     let rt = target::runtime()?;
+    let signals = req.listen_early.then(|| {
+        let _in = rt.enter();
+        super::signals::Interrupts::listen()
+    });
     let live = rt.block_on(target::live_statements(&connected))?;
-    let plan = plan(&record, &naming, &live, req.verb)?;
+    let plan = plan_guarded(&record, &naming, &live, req.verb, &guard)?;
     let release = record
         .releases
         .iter()
@@ -306,6 +517,7 @@ pub fn prepare(ctx: &Context, req: &RollbackRequest) -> Result<Prepared, OpsErro
         _lock: lock,
         connected,
         rt,
+        signals,
         pipelines: req.pipelines.clone(),
         record,
         timeout: req.timeout,
@@ -320,14 +532,50 @@ impl Prepared {
     ///
     /// Errors: the record cannot be written (the statements were acted on; the report says which).
     pub fn execute(self) -> Result<RollbackReport, OpsError> {
-        let results = self.rt.block_on(act(
-            self.connected.target.as_ref(),
-            &self.plan,
-            self.timeout,
-            &self.connected.scrubber,
-        ));
+        let c = &self.connected;
+        let names: Vec<String> = self
+            .plan
+            .statements
+            .iter()
+            .map(|t| t.statement.clone())
+            .collect();
+        let mut run = super::release_journal::Run::start(
+            &self.pipelines,
+            ReleaseCommand::Rollback,
+            self.plan.action,
+            &self.plan.statement_prefix,
+            std::slice::from_ref(&self.plan.release),
+            &names,
+        )?;
+        let table_of: BTreeMap<&str, &str> = self
+            .plan
+            .statements
+            .iter()
+            .map(|t| (t.statement.as_str(), t.green_table_name.as_str()))
+            .collect();
+        let early = self.signals;
+        let acted = self.rt.block_on(async {
+            let mut signals = early.unwrap_or_else(super::signals::Interrupts::listen);
+            statement::act_watched(
+                c.target.as_ref(),
+                names.iter().map(String::as_str),
+                self.plan.action,
+                self.timeout,
+                &c.scrubber,
+                &mut |name| run.acted(table_of.get(name).copied().unwrap_or_default(), name),
+                Some(&mut signals),
+            )
+            .await
+        });
+        run.end(acted.interrupted.is_some())?;
+        let (results, interrupted) = (acted.results, acted.interrupted);
         let mut done = false;
-        if let Some(record) = recorded(&self.record, &self.plan, &results, &super::now_utc()) {
+        let closed = if interrupted.is_none() {
+            recorded(&self.record, &self.plan, &results, &super::now_utc())
+        } else {
+            None
+        };
+        if let Some(record) = closed {
             let path = BlueGreenRecord::path(&self.pipelines);
             crate::fsutil::write_atomic_synced(&path, record.to_text().as_bytes())
                 .map_err(|source| OpsError::Write { path, source })?;
@@ -337,6 +585,7 @@ impl Prepared {
             plan: self.plan,
             results,
             recorded: done,
+            interrupted,
         })
     }
 }

@@ -16,6 +16,13 @@ pub enum Interrupt {
     Hup,
 }
 
+/// Serialised as its name: `"SIGINT"`, `"SIGTERM"`, `"SIGHUP"`.
+impl serde::Serialize for Interrupt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl Interrupt {
     /// `SIGINT`, `SIGTERM`, `SIGHUP`.
     pub fn as_str(self) -> &'static str {

@@ -213,15 +213,128 @@ pub async fn apply_on(
     verb: StatementVerb,
     timeout: Duration,
 ) -> Result<Option<StatementState>, crate::target::TargetError> {
-    let poll = crate::target::Backoff::POLL;
+    if !request_on(target, name, verb).await? {
+        return Ok(None);
+    }
+    wait_on(target, name, verb, timeout).await
+}
+
+/// Sends `verb` for `name`. Returns whether there is a goal to wait for (`false`: a delete found
+/// the statement gone already).
+async fn request_on(
+    target: &dyn Target,
+    name: &str,
+    verb: StatementVerb,
+) -> Result<bool, crate::target::TargetError> {
     match verb {
         StatementVerb::Stop => target.stop_statement(name).await?,
         StatementVerb::Resume => target.resume_statement(name).await?,
-        StatementVerb::Delete => {
-            if !target.delete_statement(name).await? {
-                return Ok(None);
+        StatementVerb::Delete => return target.delete_statement(name).await,
+    }
+    Ok(true)
+}
+
+/// Polls `name` (with backoff) until `verb`'s goal is reached or `timeout` passes.
+async fn wait_on(
+    target: &dyn Target,
+    name: &str,
+    verb: StatementVerb,
+    timeout: Duration,
+) -> Result<Option<StatementState>, crate::target::TargetError> {
+    let poll = crate::target::Backoff::POLL;
+    executor::wait_until(target, name, timeout, poll, |s| verb.reached(s)).await
+}
+
+/// What [`act_watched`] did: one [`Done`] per statement it got to, in order, and the signal that
+/// ended it early, if one did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acted {
+    pub results: Vec<Done>,
+    /// The signal (SIGINT, SIGTERM, SIGHUP) after which no further statement was started.
+    pub interrupted: Option<super::signals::Interrupt>,
+}
+
+/// [`act_in_order`], recorded and interruptible, for `decommission` and `rollback`:
+/// `requested(name)` is called as soon as the target accepted the verb for a statement, before its
+/// goal is awaited (the caller journals it; an error there stops the sequence, since what follows
+/// could not be recorded); a signal of `signals` (SIGINT, SIGTERM, SIGHUP) ends the wait of the
+/// statement under way — its request was sent and recorded, its result says it was not confirmed —
+/// and no further statement is started. A request already sent is never abandoned half-way.
+pub async fn act_watched<'a>(
+    target: &dyn Target,
+    names: impl IntoIterator<Item = &'a str>,
+    verb: StatementVerb,
+    timeout: Duration,
+    scrubber: &crate::target::Scrubber,
+    requested: &mut dyn FnMut(&str) -> Result<(), String>,
+    mut signals: Option<&mut super::signals::Interrupts>,
+) -> Acted {
+    use futures_util::FutureExt;
+    let mut out = Acted {
+        results: Vec::new(),
+        interrupted: None,
+    };
+    let failed = |name: &str, e: String| Done {
+        statement: name.to_string(),
+        phase: None,
+        error: Some(scrubber.scrub(&format!("{verb} {name}: {e}"))),
+    };
+    for name in names {
+        if let Some(s) = signals.as_deref_mut()
+            && let Some(which) = s.recv().now_or_never()
+        {
+            out.interrupted = Some(which);
+            break;
+        }
+        let wait = match request_on(target, name, verb).await {
+            Ok(w) => w,
+            Err(e) => {
+                out.results.push(failed(name, e.to_string()));
+                continue;
             }
+        };
+        if let Err(e) = requested(name) {
+            out.results.push(failed(name, e));
+            break;
+        }
+        if !wait {
+            out.results.push(Done {
+                statement: name.to_string(),
+                phase: Some(None),
+                error: None,
+            });
+            continue;
+        }
+        let waited = match signals.as_deref_mut() {
+            Some(s) => {
+                tokio::select! {
+                    r = wait_on(target, name, verb, timeout) => Ok(r),
+                    which = s.recv() => Err(which),
+                }
+            }
+            None => Ok(wait_on(target, name, verb, timeout).await),
+        };
+        out.results.push(match waited {
+            Ok(Ok(s)) => Done {
+                statement: name.to_string(),
+                phase: Some(s.map(|s| s.phase)),
+                error: None,
+            },
+            Ok(Err(e)) => failed(name, e.to_string()),
+            Err(which) => {
+                out.interrupted = Some(which);
+                failed(
+                    name,
+                    format!(
+                        "interrupted ({}) before the target confirmed it: the request was sent",
+                        which.as_str()
+                    ),
+                )
+            }
+        });
+        if out.interrupted.is_some() {
+            break;
         }
     }
-    executor::wait_until(target, name, timeout, poll, |s| verb.reached(s)).await
+    out
 }

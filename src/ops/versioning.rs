@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::plan::StatementNaming;
 use crate::project::Project;
 use crate::versioning::record::{
-    BlueGreenRecord, GreenTable, RecordedStatement, Release, StatementRole,
+    BlueGreenRecord, GreenFacts, GreenTable, RecordedStatement, Release,
 };
 use crate::versioning::{self, VersionRequest};
 use std::path::Path;
@@ -564,7 +564,7 @@ fn rebuild_missing_record(
     }
     let (record, release) = record_release(
         pipelines,
-        &|g| facts_from_green(project, g),
+        &|g| GreenFacts::from_green(project, g),
         naming,
         &rebuilt,
         baseline,
@@ -587,40 +587,6 @@ struct Baseline {
     base_commit: String,
 }
 
-/// What the record needs to know of a green table: its product, the owner of the statement that writes
-/// it (green name), and which of its statements exist.
-struct GreenFacts {
-    product: String,
-    /// The table whose folder holds the DML that writes it (itself, or a statement set's owner).
-    owner: String,
-    owner_product: String,
-    /// A DML writes it (its own or its owner's).
-    dml: bool,
-    has_ddl: bool,
-    /// Its DDL runs the job (CTAS, materialized table) and no DML writes it.
-    ddl_runs_job: bool,
-}
-
-fn facts_of(
-    t: &crate::inventory::Table,
-    owner: Option<&crate::inventory::Table>,
-    owner_name: String,
-) -> GreenFacts {
-    let dml = t.written_by.is_some() || owner.is_some_and(|o| o.dml_ref.is_some());
-    let ddl_runs_job = matches!(
-        t.ddl_kind,
-        Some(crate::sql::StatementKind::Ctas | crate::sql::StatementKind::CreateMaterializedTable)
-    ) && !dml;
-    GreenFacts {
-        product: t.product.clone(),
-        owner_product: owner.map_or(t.product.clone(), |o| o.product.clone()),
-        owner: owner_name,
-        dml,
-        has_ddl: t.ddl_ref.is_some(),
-        ddl_runs_job,
-    }
-}
-
 /// The facts of green table `green`, read from the blue project before the rewrite (the green table is
 /// the blue one renamed, its owner renamed too when it is versioned).
 fn facts_from_blue(project: &Project, plan: &VersionPlan, green: &str) -> Option<GreenFacts> {
@@ -637,15 +603,7 @@ fn facts_from_blue(project: &Project, plan: &VersionPlan, green: &str) -> Option
         .get(owner_blue)
         .cloned()
         .unwrap_or_else(|| owner_blue.to_string());
-    Some(facts_of(t, owner, owner_green))
-}
-
-/// The facts of green table `green`, read from the rewritten (green) project.
-fn facts_from_green(project: &Project, green: &str) -> Option<GreenFacts> {
-    let t = project.inventory.tables.get(green)?;
-    let owner_name = t.written_by.as_deref().unwrap_or(&t.name);
-    let owner = project.inventory.tables.get(owner_name);
-    Some(facts_of(t, owner, owner_name.to_string()))
+    Some(GreenFacts::of(t, owner, owner_green))
 }
 
 /// The record with a new release for `plan` appended, and that release. Statement names are those of
@@ -672,33 +630,13 @@ fn record_release(
         .filter_map(|g| {
             let f = facts(&g.table_name)?;
             // The blue table had the same files: its statements carry the blue names (a statement set
-            // that writes it is named after its writer's blue name). A CTAS or materialized table's
-            // DDL runs its job.
-            let ddl_role = if f.ddl_runs_job {
-                StatementRole::Job
-            } else {
-                StatementRole::Declaration
-            };
+            // that writes it is named after its writer's blue name).
             let statements = |blue: bool| -> Vec<RecordedStatement> {
-                let (table, writer) = if blue {
-                    (g.blue_table_name.clone(), blue_of(&f.owner))
+                if blue {
+                    f.statements(naming, &g.blue_table_name, &blue_of(&f.owner))
                 } else {
-                    (g.table_name.clone(), f.owner.clone())
-                };
-                let mut v = Vec::new();
-                if f.dml {
-                    v.push(RecordedStatement {
-                        name: naming.dml(&f.owner_product, &writer),
-                        role: StatementRole::Job,
-                    });
+                    f.statements(naming, &g.table_name, &f.owner)
                 }
-                if f.has_ddl {
-                    v.push(RecordedStatement {
-                        name: naming.ddl(&f.product, &table),
-                        role: ddl_role,
-                    });
-                }
-                v
             };
             let blue_statements = statements(true);
             let mut green_statements = statements(false);

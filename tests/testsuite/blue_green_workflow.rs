@@ -295,7 +295,8 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
         .collect();
     assert!(orphans.contains(&orphan), "{orphans:?}");
     assert!(!orphans.contains(&"prod-usw2-sales-dml-x"));
-    // A record that names a table of the tree as blue (hand-edited): that statement is left alone.
+    // A record that names a table of the tree as blue (hand-edited): refused as a whole (issue
+    // #41 item 2), nothing touched.
     std::fs::write(
         t.pipelines.join("blue_green.json"),
         r#"{"format": 1, "releases": [{"created_at": "2026-01-01T00:00:00Z", "base_ref": null,
@@ -305,16 +306,22 @@ fn orphans_of_a_deleted_table_are_listed_and_decommissioned_and_owned_statements
             "green_statements": [], "reason": "hand-edited"}]}]}"#,
     )
     .unwrap();
-    // --stop (the default) stops the orphan job; the owned statement keeps running.
     let before = fake.deletes().len();
+    let phases = fake.phases();
+    let o = t.cmd(&["pipeline", "decommission", "--orphans", "--no-ack"]);
+    let err = o.code(1).stderr();
+    assert!(
+        err.contains("release 2026-01-01T00:00:00Z, tables[1] (blue 'int_sales_order_lines' → green 'int_sales_order_lines'): 'int_sales_order_lines' is not a next version of 'int_sales_order_lines'"),
+        "{err}"
+    );
+    assert_eq!(fake.phases(), phases, "nothing touched");
+    std::fs::remove_file(t.pipelines.join("blue_green.json")).unwrap();
+    // --stop (the default) stops the orphan job; the owned statement keeps running.
     let out = t
         .cmd(&["pipeline", "decommission", "--orphans", "--no-ack"])
         .success()
         .stdout();
-    assert!(
-        out.contains("owned by table int_sales_order_lines of the tree"),
-        "{out}"
-    );
+    assert!(out.contains(orphan), "{out}");
     assert_eq!(fake.phase(orphan).as_deref(), Some("STOPPED"));
     assert_eq!(
         fake.phase("dev-usw2-sales-dml-int-sales-order-lines")
@@ -525,33 +532,37 @@ fn decommission_refuses_blue_whose_green_is_not_running() {
         fake.force_phase(green_dml, phase, "forced by the test");
         let o = t.cmd(&["pipeline", "decommission", "--stop", "--no-ack"]);
         let o = o.code(1);
-        assert_eq!(
-            line_of(&o.stderr(), &format!("error: refused to stop {blue_dml}: ")),
-            format!(
+        let err = o.stderr();
+        assert!(
+            line_of(&err, &format!("error: refused to stop {blue_dml}: ")).starts_with(&format!(
                 "error: refused to stop {blue_dml}: green statement {green_dml} is {phase} (needs RUNNING)"
-            ),
-            "{}",
-            o.stderr()
+            )),
+            "{err}"
+        );
+        // Issue #41: every green table downstream of it runs on no input, so its blue stays too.
+        let child = "dev-usw2-sales-dml-int-sales-order-lines";
+        assert!(
+            line_of(&err, &format!("error: refused to stop {child}: ")).starts_with(&format!(
+                "error: refused to stop {child}: green statement {green_dml} is {phase} (needs RUNNING), upstream of green int_sales_order_lines_v2, which would run on no input"
+            )),
+            "{err}"
         );
         assert_eq!(fake.phase(blue_dml).as_deref(), Some("RUNNING"));
+        assert_eq!(fake.phase(child).as_deref(), Some("RUNNING"));
         assert_eq!(decommissions(&t), serde_json::json!([]), "{phase}");
     }
-    // Others whose green runs were stopped.
-    assert_eq!(
-        fake.phase("dev-usw2-sales-dml-int-sales-order-lines")
-            .as_deref(),
-        Some("STOPPED")
-    );
+    // Issue #41 item 1, the variant without an interrupt: with the changed table's green job
+    // FAILED, no blue statement of the release is stopped or deleted, its descendants' neither
+    // (their green successors run, on no input).
+    for (name, phase) in fake.phases() {
+        if !name.ends_with("-v2") {
+            assert_ne!(phase, "STOPPED", "{name}");
+        }
+    }
     fake.force_phase(green_dml, "FAILED", "forced by the test");
     let o = t.cmd(&["pipeline", "decommission", "--delete", "--no-ack"]);
     o.code(1);
-    assert!(!fake.deletes().contains(&blue_dml.to_string()));
-    assert!(
-        fake.deletes()
-            .contains(&"dev-usw2-sales-dml-int-sales-order-lines".to_string()),
-        "{:?}",
-        fake.deletes()
-    );
+    assert!(fake.deletes().is_empty(), "{:?}", fake.deletes());
     assert_eq!(decommissions(&t), serde_json::json!([]));
 
     // --force deletes it, says what it ignored, and closes the release.

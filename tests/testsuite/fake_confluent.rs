@@ -601,6 +601,11 @@ impl FakeConfluent {
             .collect();
     }
 
+    /// Removes a statement at once, as if deleted earlier (nothing recorded as a request).
+    pub fn remove(&self, name: &str) {
+        self.state.lock().unwrap().statements.remove(name);
+    }
+
     /// Stores a statement as [`FakeConfluent::seed`] does, in `pool`, created `age_days` ago.
     pub fn seed_in_pool(&self, name: &str, sql: &str, phase: &str, pool: &str, age_days: u64) {
         self.seed(name, sql, phase);

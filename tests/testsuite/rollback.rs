@@ -833,3 +833,485 @@ fn the_rollback_plan_never_touches_blue_and_goes_children_first_for_every_releas
         }
     }
 }
+
+// ---- issue #41: an interrupted decommission, a record that does not follow from the tree ----
+
+const WEB_ORDERS_DML: &str =
+    "intermediates/sales/int_web_orders/sql-scripts/dml.int_sales_web_orders.sql";
+
+/// Blue deployed; the second INSERT of the example's statement set changed, versioned and
+/// committed; green deployed beside blue (the walkthrough of issue #41 item 1).
+fn set_green_deployed(t: &Test, fake: &FakeConfluent) {
+    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+        .success()
+        .stdout();
+    t.repo().branch("feature");
+    t.repo().edit(WEB_ORDERS_DML, |t| {
+        t.replace(
+            "WHERE channel = 'store';",
+            "WHERE channel = 'store' AND amount >= 5;",
+        )
+    });
+    t.repo().commit("store orders of 5 or more", T_CHANGE);
+    t.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
+        .success()
+        .stdout();
+    t.repo().commit("blue-green", T_CHANGE + 60);
+    t.cmd(&["pipeline", "deploy", "--blue-green"])
+        .success()
+        .stdout();
+    assert_eq!(
+        fake.phase("dev-usw2-sales-dml-int-sales-web-orders-v2")
+            .as_deref(),
+        Some("RUNNING")
+    );
+}
+
+/// The newest release's tables: (blue table, green table, blue jobs, green jobs).
+type Jobs = Vec<(String, String, Vec<String>, Vec<String>)>;
+
+fn release_jobs(t: &Test) -> Jobs {
+    let r = record(t);
+    let release = r["releases"].as_array().unwrap().last().unwrap().clone();
+    let jobs = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["role"] == "job")
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    release["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["blue_table_name"].as_str().unwrap().to_string(),
+                e["green_table_name"].as_str().unwrap().to_string(),
+                jobs(&e["blue_statements"]),
+                jobs(&e["green_statements"]),
+            )
+        })
+        .collect()
+}
+
+/// Every table of the release has a RUNNING writer: its blue job or its green job.
+fn every_table_written(fake: &FakeConfluent, jobs: &Jobs, what: &str) {
+    for (blue, green, b, g) in jobs {
+        if b.is_empty() && g.is_empty() {
+            continue;
+        }
+        let running = b
+            .iter()
+            .chain(g)
+            .any(|n| fake.phase(n).as_deref() == Some("RUNNING"));
+        assert!(
+            running,
+            "{what}: {blue} / {green} has no running writer: {:?}",
+            fake.phases()
+        );
+    }
+}
+
+/// Issue #41 item 1, at every position of the decommission's deletion sequence: the blue
+/// statements before that position are gone (a Ctrl-C or kill -9 there; with the release journal's
+/// lines, or without them as after a kill between a delete and its line). `rollback --delete` then
+/// refuses (exit 1, naming every table whose blue job is gone, nothing stopped or deleted, the record
+/// unchanged) whenever a blue job is gone, and succeeds otherwise; `--partial` rolls back the rest.
+/// After every rollback each table of the release still has a running writer.
+#[test]
+fn rollback_after_a_decommission_interrupted_at_any_position_leaves_every_table_a_writer() {
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    set_green_deployed(&t, &fake);
+    let dry = t
+        .cmd(&[
+            "--output",
+            "json",
+            "pipeline",
+            "decommission",
+            "--delete",
+            "--dry-run",
+        ])
+        .success()
+        .stdout_json();
+    let sequence: Vec<String> = dry["plan"]["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["statement"].as_str().unwrap().to_string())
+        .collect();
+    assert!(sequence.len() >= 6, "{sequence:?}");
+    let jobs = release_jobs(&t);
+    let snapshot: Vec<(String, String, String)> = fake
+        .phases()
+        .into_iter()
+        .map(|(n, p)| (fake.sql(&n).unwrap(), n, p))
+        .collect();
+    let record_before = record_text(&t);
+    let journal = t.root.join(".flinkpipe/release-journal.jsonl");
+    let created_at = record(&t)["releases"].as_array().unwrap().last().unwrap()["created_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for k in 0..=sequence.len() {
+        for with_journal in [true, false] {
+            let what = format!("{k} deleted, journal {with_journal}");
+            for (sql, n, p) in &snapshot {
+                fake.seed(n, sql, p);
+            }
+            std::fs::write(t.pipelines.join("blue_green.json"), &record_before).unwrap();
+            let _ = std::fs::remove_file(&journal);
+            let deleted = &sequence[..k];
+            for n in deleted {
+                fake.remove(n);
+            }
+            if with_journal {
+                let mut lines = vec![serde_json::json!({"event": "release_run", "command": "decommission", "action": "delete", "statement_prefix": "dev-usw2", "releases": [created_at], "statements": sequence, "at": 1}).to_string()];
+                lines.extend(deleted.iter().map(|n| {
+                    serde_json::json!({"event": "deleted", "table": "t", "statement": n})
+                        .to_string()
+                }));
+                std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+                std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+            }
+            let gone: Vec<&str> = jobs
+                .iter()
+                .filter(|(_, _, b, _)| !b.is_empty() && b.iter().all(|j| deleted.contains(j)))
+                .map(|(blue, ..)| blue.as_str())
+                .collect();
+            let deletes = fake.deletes().len();
+            let o = t.cmd(&["pipeline", "rollback", "--delete", "--no-ack"]);
+            if gone.is_empty() {
+                o.success();
+                every_table_written(&fake, &jobs, &what);
+                continue;
+            }
+            let o = o.code(1);
+            let err = o.stderr();
+            assert!(err.contains("cannot be rolled back"), "{what}: {err}");
+            for blue in &gone {
+                assert!(
+                    err.contains(&format!(" {blue} (blue ")),
+                    "{what}: {blue}: {err}"
+                );
+            }
+            assert_eq!(fake.deletes().len(), deletes, "{what}: nothing deleted");
+            assert_eq!(record_text(&t), record_before, "{what}");
+            every_table_written(&fake, &jobs, &what);
+            // --partial rolls back the tables whose blue is there, and keeps the others written.
+            let o = t.cmd(&["pipeline", "rollback", "--delete", "--no-ack", "--partial"]);
+            let out = o.success().stdout();
+            assert!(
+                out.contains("Green statements kept running"),
+                "{what}: {out}"
+            );
+            every_table_written(&fake, &jobs, &what);
+        }
+    }
+}
+
+/// Issue #41 items 1 and 12, with real signals: a `decommission --delete` interrupted by SIGINT,
+/// SIGTERM or SIGHUP while it deletes exits 130, prints every statement it had deleted and records
+/// each in the release journal; `rollback` then refuses, naming the tables left without blue; the
+/// same decommission run again finishes and records every blue statement of both runs.
+#[test]
+fn an_interrupted_decommission_exits_130_prints_what_it_did_and_a_rerun_finishes() {
+    use crate::fake_confluent::{Fault, FaultAction};
+    for signal in ["INT", "TERM", "HUP"] {
+        let fake = FakeConfluent::start();
+        let t = repo(&fake);
+        set_green_deployed(&t, &fake);
+        let greens = green_names(&fake);
+        fake.add_fault(Fault::new(
+            Some("DELETE"),
+            None,
+            FaultAction::Slow(Duration::from_millis(400)),
+            1000,
+        ));
+        let mut c = t.command(&["pipeline", "decommission", "--delete", "--no-ack"]);
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = c.spawn().unwrap();
+        let t0 = std::time::Instant::now();
+        while fake.deletes().len() < 2 && t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let kill = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let o = t.outcome(signal, child.wait_with_output().unwrap());
+        let o = o.code(130);
+        let (out, err) = (o.stdout(), o.stderr());
+        assert!(err.contains(&format!("interrupted (SIG{signal})")), "{err}");
+        assert!(
+            err.contains("run the same command again to finish"),
+            "{err}"
+        );
+        let requested = fake.deletes();
+        assert!(requested.len() >= 2, "{requested:?}");
+        let journal =
+            std::fs::read_to_string(t.root.join(".flinkpipe/release-journal.jsonl")).unwrap();
+        let journaled: Vec<String> = journal
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["event"] == "deleted")
+            .map(|e| e["statement"].as_str().unwrap().to_string())
+            .collect();
+        for d in &requested {
+            let name = d.trim_start_matches("/statements/");
+            assert!(
+                journaled.iter().any(|j| j == name),
+                "{signal}: {name} not journaled: {journal}"
+            );
+        }
+        for j in &journaled[..journaled.len() - 1] {
+            assert!(
+                out.contains(&format!("deleted {j} ")),
+                "{signal}: {j} not printed: {out}"
+            );
+        }
+        assert!(
+            !record_text(&t).contains("\"decommissioned\": [\n"),
+            "not closed"
+        );
+
+        // Rollback refuses: the blue writer of some tables is gone.
+        let jobs = release_jobs(&t);
+        let o = t.cmd(&["pipeline", "rollback", "--delete", "--no-ack"]);
+        let err = o.code(1).stderr();
+        assert!(err.contains("cannot be rolled back"), "{err}");
+        assert!(err.contains("only writer"), "{err}");
+        for g in &greens {
+            assert!(fake.phase(g).is_some(), "{signal}: green {g} deleted");
+        }
+        every_table_written(&fake, &jobs, signal);
+
+        // The rerun finishes and records both runs' deletions.
+        t.cmd(&["pipeline", "decommission", "--delete", "--no-ack"])
+            .success()
+            .stdout();
+        let r = record(&t);
+        let done: BTreeSet<String> =
+            r["releases"].as_array().unwrap().last().unwrap()["decommissioned"][0]["statements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string())
+                .collect();
+        for j in &journaled {
+            assert!(done.contains(j), "{signal}: {j} not recorded: {done:?}");
+        }
+        every_table_written(&fake, &jobs, signal);
+    }
+}
+
+/// Issue #41 item 2, every kind of entry that does not follow from the tree — a green table the
+/// tree does not hold, a green name that is not a next version of its blue, a table of the tree
+/// never versioned, another product, green or blue statements naming a running statement outside
+/// the release, a role swapped, a statement left out, an entry listed twice, an entry added for a
+/// table never versioned: `rollback` and `decommission` (and their dry runs) refuse with exit 1
+/// naming the entry and what does not follow, and stop, delete or write nothing.
+#[test]
+fn rollback_and_decommission_refuse_a_record_that_does_not_follow_from_the_tree() {
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    green_deployed(&t, &fake);
+    let good = record(&t);
+    let path = t.pipelines.join("blue_green.json");
+    let entries = good["releases"][0]["tables"].as_array().unwrap().clone();
+    let versioned: BTreeSet<String> = entries
+        .iter()
+        .map(|e| e["blue_table_name"].as_str().unwrap().to_string())
+        .collect();
+    // A running statement outside the release: a table of the tree never versioned.
+    let outside = fake
+        .phases()
+        .into_iter()
+        .find(|(n, p)| {
+            p == "RUNNING"
+                && n.contains("-dml-")
+                && !n.ends_with("-v2")
+                && !versioned
+                    .iter()
+                    .any(|b| n.ends_with(&format!("-{}", b.replace('_', "-"))))
+        })
+        .map(|(n, _)| n)
+        .expect("a running statement outside the release");
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let kinds: Vec<(&str, Edit, &str)> = vec![
+        (
+            "green not in the tree",
+            Box::new(|r| {
+                r["tables"][0]["green_table_name"] = "int_sales_orders_enriched_v3".into()
+            }),
+            "green table 'int_sales_orders_enriched_v3' is not a table of the tree",
+        ),
+        (
+            "green not a version of blue",
+            Box::new(|r| r["tables"][0]["blue_table_name"] = "int_sales_orders".into()),
+            "is not a next version of 'int_sales_orders'",
+        ),
+        (
+            "a tree table never versioned as green",
+            Box::new(|r| {
+                r["tables"][0]["green_table_name"] = "int_sales_orders".into();
+                r["tables"][0]["blue_table_name"] = "int_sales_orders".into();
+            }),
+            "is not a next version of",
+        ),
+        (
+            "an entry added for a table never versioned",
+            Box::new(|r| {
+                let mut e = r["tables"][0].clone();
+                e["blue_table_name"] = "int_sales_orders".into();
+                e["green_table_name"] = "int_sales_orders_v2".into();
+                r["tables"].as_array_mut().unwrap().push(e);
+            }),
+            "green table 'int_sales_orders_v2' is not a table of the tree",
+        ),
+        (
+            "another product",
+            Box::new(|r| r["tables"][0]["product_name"] = "c360".into()),
+            "product 'c360' recorded",
+        ),
+        (
+            "green statements naming a statement outside the release",
+            {
+                let o = outside.clone();
+                Box::new(move |r| r["tables"][0]["green_statements"][1]["name"] = o.clone().into())
+            },
+            "green_statements [",
+        ),
+        (
+            "blue statements naming a statement outside the release",
+            {
+                let o = outside.clone();
+                Box::new(move |r| r["tables"][0]["blue_statements"][0]["name"] = o.clone().into())
+            },
+            "blue_statements [",
+        ),
+        (
+            "a role swapped",
+            Box::new(|r| r["tables"][0]["green_statements"][0]["role"] = "job".into()),
+            "green_statements [",
+        ),
+        (
+            "a statement left out",
+            Box::new(|r| {
+                r["tables"][0]["green_statements"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+            "green_statements [",
+        ),
+        (
+            "an entry listed twice",
+            Box::new(|r| {
+                let e = r["tables"][0].clone();
+                r["tables"].as_array_mut().unwrap().push(e);
+            }),
+            "listed twice",
+        ),
+    ];
+    for (kind, edit, expected) in &kinds {
+        let mut bad = good.clone();
+        edit(&mut bad["releases"][0]);
+        let text = serde_json::to_string_pretty(&bad).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        let phases = fake.phases();
+        let deletes = fake.deletes().len();
+        for args in [
+            &["pipeline", "rollback", "--delete", "--no-ack"][..],
+            &["pipeline", "rollback", "--delete", "--dry-run"][..],
+            &["pipeline", "decommission", "--delete", "--no-ack"][..],
+            &["pipeline", "decommission", "--stop", "--no-ack"][..],
+        ] {
+            let o = t.cmd(args);
+            let err = o.code(1).stderr();
+            assert!(
+                err.contains(
+                    "of the record do not follow from the tree, so nothing was stopped or deleted"
+                ),
+                "{kind}: {args:?}: {err}"
+            );
+            assert!(err.contains(expected), "{kind}: {args:?}: {err}");
+            assert!(err.contains("release "), "{kind}: {err}");
+            assert_eq!(fake.phases(), phases, "{kind}: {args:?}: nothing touched");
+            assert_eq!(fake.deletes().len(), deletes, "{kind}: {args:?}");
+            assert_eq!(record_text(&t), text, "{kind}: {args:?}: record unchanged");
+        }
+    }
+    // The record as written by blue-green is consistent: rollback works.
+    std::fs::write(&path, serde_json::to_string_pretty(&good).unwrap()).unwrap();
+    t.cmd(&["pipeline", "rollback", "--delete", "--no-ack"])
+        .success()
+        .stdout();
+    assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
+    assert_eq!(fake.phase(&outside).as_deref(), Some("RUNNING"));
+}
+
+/// Issue #41 item 12 for `rollback`: SIGTERM while it deletes green exits 130, prints each green
+/// statement it had deleted, journals it, leaves the release open; the same rollback run again
+/// finishes and closes it.
+#[test]
+fn an_interrupted_rollback_exits_130_prints_what_it_did_and_a_rerun_finishes() {
+    use crate::fake_confluent::{Fault, FaultAction};
+    let fake = FakeConfluent::start();
+    let t = repo(&fake);
+    green_deployed(&t, &fake);
+    fake.add_fault(Fault::new(
+        Some("DELETE"),
+        None,
+        FaultAction::Slow(Duration::from_millis(400)),
+        1000,
+    ));
+    let mut c = t.command(&["pipeline", "rollback", "--delete", "--no-ack"]);
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while fake.deletes().len() < 2 && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = t.outcome("rollback", child.wait_with_output().unwrap());
+    let o = o.code(130);
+    let (out, err) = (o.stdout(), o.stderr());
+    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
+    let journal = std::fs::read_to_string(t.root.join(".flinkpipe/release-journal.jsonl")).unwrap();
+    let journaled: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "deleted")
+        .map(|e| e["statement"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!journaled.is_empty(), "{journal}");
+    for j in &journaled[..journaled.len() - 1] {
+        assert!(
+            out.contains(&format!("deleted {j} ")),
+            "{j} not printed: {out}"
+        );
+    }
+    assert!(
+        record(&t)["releases"][0].get("rolled_back").is_none(),
+        "still open"
+    );
+    assert_eq!(fake.phase(BLUE_DML).as_deref(), Some("RUNNING"));
+    t.cmd(&["pipeline", "rollback", "--delete", "--no-ack"])
+        .success()
+        .stdout();
+    assert!(green_names(&fake).is_empty(), "{:?}", fake.phases());
+    assert_eq!(
+        record(&t)["releases"][0]["rolled_back"][0]["action"],
+        "delete"
+    );
+}

@@ -6,7 +6,7 @@
 
 use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
-use crate::cli::{CmdResult, Invocation};
+use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::decommission::{
     self, DecommissionPlan, DecommissionRequest, RefusalReason, Refused, Why,
 };
@@ -57,6 +57,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             orphans: args.orphans,
             timeout: Duration::from_secs(args.timeout),
             allow_unknown: args.project.allow_unknown,
+            listen_early: args.no_ack && !args.dry_run,
             force: args.force,
         },
     )?;
@@ -89,7 +90,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let report = prepared.execute()?;
     if inv.json() {
         print_json(&report);
-        return Ok(report.success());
+        return interrupted_or(args, &report, report.success());
     }
     for r in &report.results {
         match &r.error {
@@ -112,7 +113,28 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             report.plan.statement_prefix
         );
     }
-    Ok(report.success())
+    interrupted_or(args, &report, report.success())
+}
+
+/// After an interrupt (SIGINT, SIGTERM, SIGHUP), what was done is printed above: exit 130 with how
+/// to finish; otherwise `done`.
+fn interrupted_or(args: &Args, report: &decommission::DecommissionReport, done: bool) -> CmdResult {
+    let Some(which) = report.interrupted else {
+        return Ok(done);
+    };
+    let acted = report.results.iter().filter(|r| r.error.is_none()).count();
+    Err(Failure {
+        message: format!(
+            "interrupted ({}): {acted} of {} statement(s) {}, each recorded in {}; the release stays open: run the same command again to finish",
+            which.as_str(),
+            report.plan.statements.len(),
+            past(report.plan.action),
+            crate::ops::release_journal::path(&args.project.dir.pipelines).display()
+        ),
+        usage: false,
+        plain: false,
+        interrupted: true,
+    })
 }
 
 /// On stderr: each refused blue statement and why (green successors not ready, readers left,
@@ -186,7 +208,7 @@ fn not_ready_text(r: &Refused) -> String {
     r.not_ready
         .iter()
         .map(|g| {
-            if g.statement.is_empty() {
+            let text = if g.statement.is_empty() {
                 "the release records no green statement for its table".to_string()
             } else {
                 format!(
@@ -195,6 +217,12 @@ fn not_ready_text(r: &Refused) -> String {
                     g.phase_text(),
                     g.needed
                 )
+            };
+            match &g.upstream_of {
+                Some(green) => {
+                    format!("{text}, upstream of green {green}, which would run on no input")
+                }
+                None => text,
             }
         })
         .collect::<Vec<_>>()

@@ -5,7 +5,7 @@
 
 use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
-use crate::cli::{CmdResult, Invocation};
+use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::rollback::{self, RollbackPlan, RollbackRequest};
 use crate::ops::statement::StatementVerb;
 use crate::versioning::restore::{Restore, RestoreSource};
@@ -31,6 +31,11 @@ pub struct Args {
     /// Longest wait for one statement to stop or disappear, in seconds.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub timeout: u64,
+    /// When the blue side of some tables is gone (deleted by a decommission, absent, FAILED), roll
+    /// back only the other tables: the green statements of those tables, and of the green tables
+    /// upstream of them, keep running (without it the rollback is refused).
+    #[arg(long)]
+    pub partial: bool,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
@@ -46,6 +51,8 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             verb,
             timeout: Duration::from_secs(args.timeout),
             allow_unknown: args.project.allow_unknown,
+            listen_early: args.no_ack && !args.dry_run,
+            partial: args.partial,
         },
     )?;
     let plan = &prepared.plan;
@@ -97,7 +104,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             report: &report,
             git,
         });
-        return Ok(report.success());
+        return interrupted_or(args, &report);
     }
     for r in &report.results {
         match &r.error {
@@ -111,6 +118,9 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             ),
             Some(e) => eprintln!("error: {e}"),
         }
+    }
+    if report.interrupted.is_some() {
+        return interrupted_or(args, &report);
     }
     if report.recorded {
         println!(
@@ -127,6 +137,27 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         );
     }
     Ok(report.success())
+}
+
+/// After an interrupt (SIGINT, SIGTERM, SIGHUP), what was done is printed above: exit 130 with how
+/// to finish; otherwise whether every green statement reached its goal.
+fn interrupted_or(args: &Args, report: &rollback::RollbackReport) -> CmdResult {
+    let Some(which) = report.interrupted else {
+        return Ok(report.success());
+    };
+    let acted = report.results.iter().filter(|r| r.error.is_none()).count();
+    Err(Failure {
+        message: format!(
+            "interrupted ({}): {acted} of {} green statement(s) {}, each recorded in {}; the release stays open: run the same command again to finish",
+            which.as_str(),
+            report.plan.statements.len(),
+            past(report.plan.action),
+            crate::ops::release_journal::path(&args.project.dir.pipelines).display()
+        ),
+        usage: false,
+        plain: false,
+        interrupted: true,
+    })
 }
 
 fn past(v: StatementVerb) -> &'static str {
@@ -212,6 +243,21 @@ fn plan_text(plan: &RollbackPlan) -> String {
     if !plan.left_alone.is_empty() {
         out.push_str("\nLeft alone:\n");
         for l in &plan.left_alone {
+            out.push_str(&format!("  {}: {}\n", l.statement, l.reason));
+        }
+    }
+    if !plan.without_blue.is_empty() {
+        out.push_str("\nTables whose blue side is gone (--partial: they stay on green):\n");
+        for w in &plan.without_blue {
+            out.push_str(&format!(
+                "  {}: blue {} {}, green {} kept\n",
+                w.blue_table_name, w.blue_statement, w.blue_state, w.green_table_name
+            ));
+        }
+    }
+    if !plan.kept.is_empty() {
+        out.push_str("\nGreen statements kept running:\n");
+        for l in &plan.kept {
             out.push_str(&format!("  {}: {}\n", l.statement, l.reason));
         }
     }
