@@ -142,7 +142,10 @@ pub fn act(ctx: &Context, req: &StatementRequest) -> Result<StatementOutcome, Op
             return Err(c.error(&format!("{} {}", req.verb, req.name), format!("{e}{why}")));
         }
     };
-    let mut server = s.as_ref().map(|s| s.meta.notes.clone()).unwrap_or_default();
+    let mut server = s
+        .as_ref()
+        .map(|s| (*s.meta.notes).clone())
+        .unwrap_or_default();
     if let Some(s) = &s {
         server.exceptions = rt.block_on(super::status::exceptions_of(&c, s));
     }

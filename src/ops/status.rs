@@ -195,7 +195,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
                 rewritten_by: st.rewritten_by.clone(),
                 compute_pool: l.and_then(|l| l.meta.compute_pool_id.clone()),
                 lag: None,
-                server: l.map(|l| l.meta.notes.clone()).unwrap_or_default(),
+                server: l.map(|l| (*l.meta.notes).clone()).unwrap_or_default(),
             });
         }
     }

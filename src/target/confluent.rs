@@ -265,7 +265,7 @@ impl From<WireStatement> for StatementState {
                     .scaling_status
                     .and_then(|s| s.scaling_state)
                     .is_some_and(|s| s.eq_ignore_ascii_case("POOL_EXHAUSTED")),
-                notes,
+                notes: Box::new(notes),
             },
         }
     }

@@ -114,9 +114,10 @@ pub struct StatementMeta {
     /// <https://docs.confluent.io/cloud/current/flink/concepts/statements.html>).
     pub pool_exhausted: bool,
     /// What the server says beyond the phase: state limits, warnings, the offsets of a stopped
-    /// statement (the exceptions are read on demand, [`Target::exceptions`]).
+    /// statement (the exceptions are read on demand, [`Target::exceptions`]). Boxed: most states
+    /// have none, and states are moved around a lot.
     #[serde(default)]
-    pub notes: ServerNotes,
+    pub notes: Box<ServerNotes>,
 }
 
 /// What Confluent Cloud says about a statement besides its phase and `status.detail`
