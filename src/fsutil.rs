@@ -28,7 +28,7 @@ pub use batch::{
 pub use confine::{
     Confinement, Escape, EscapeReason, create_dir_all_within, resolve, write_atomic_within,
 };
-pub use name::{MAX_NAME_BYTES, UnsafeName, file_name_component};
+pub use name::{MAX_NAME_BYTES, UnsafeName, file_name_component, shown_name};
 pub use read::{
     MAX_DATA_FILE_BYTES, MAX_EXTERNAL_MANIFEST_BYTES, MAX_GENERATED_FILE_BYTES, MAX_SQL_FILE_BYTES,
     byte_size, is_refusal, max_bytes_for, read_data_file, read_data_file_within, read_diagnostic,

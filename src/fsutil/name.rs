@@ -49,6 +49,16 @@ impl std::fmt::Display for UnsafeName {
     }
 }
 
+/// A table name as messages show it: in backquotes, once (an inventory name that holds a dot is
+/// already written back in backquotes, `` `x.y` ``, and keeps them).
+pub fn shown_name(name: &str) -> String {
+    if name.len() >= 2 && name.starts_with('`') && name.ends_with('`') {
+        name.to_string()
+    } else {
+        format!("`{name}`")
+    }
+}
+
 /// `name` itself when it can be (part of) a file name on every platform: one component, no path
 /// separator, no `..`, no control character (NUL included), none of Windows' reserved characters or
 /// device names, no trailing dot or space, at most [`MAX_NAME_BYTES`] bytes.

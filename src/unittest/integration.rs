@@ -291,7 +291,8 @@ pub fn generate(
             return Err(UnitTestError::in_file(
                 &t.folder,
                 format!(
-                    "table name `{name}` cannot name a test file: it {why}; nothing was written"
+                    "table name {shown} cannot name a test file: it {why}; nothing was written",
+                    shown = crate::fsutil::shown_name(&name)
                 ),
             ));
         }

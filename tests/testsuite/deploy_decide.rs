@@ -628,12 +628,12 @@ async fn a_replacement_is_checked_first_in_every_phase_that_may_still_run() {
             TargetError::Invalid("Object 'src' not found".into()),
             1,
         );
-        let r = run(
-            &t,
-            &[node("a", &[], Action::Restart)],
-            JournalState::default(),
-        )
-        .await;
+        // A stateless table (its text and the plan agree): only the validation decides.
+        let a = DeployNode {
+            stateless: true,
+            ..node("a", &[], Action::Restart)
+        };
+        let r = run(&t, &[a], JournalState::default()).await;
         let validated = t.log().contains(&Call::Validate("dml-a".into()));
         assert_eq!(validated, !ended, "{phase}: {:?}", t.log());
         if ended {
@@ -822,12 +822,11 @@ async fn a_job_that_cannot_be_checked_does_not_replace_a_running_one() {
         Phase::Running,
         &[],
     );
-    let r = run(
-        &t,
-        &[node("a", &[], Action::Restart)],
-        JournalState::default(),
-    )
-    .await;
+    let a = DeployNode {
+        stateless: true,
+        ..node("a", &[], Action::Restart)
+    };
+    let r = run(&t, &[a], JournalState::default()).await;
     assert!(
         matches!(step_error(&r, "a"), StepError::Unchecked { .. }),
         "{r:#?}"

@@ -669,10 +669,11 @@ async fn stateless_restart_with_new_properties_carries_offsets_over_under_the_sa
         vec![
             "DRY RUN",
             "POST dev-dml-a-co",
-            "PATCH /statements/dev-dml-a",
+            // Stops are the GA PUT of the whole statement (`spec.stopped`), named in its body.
+            "PUT dev-dml-a",
             "DELETE /statements/dev-dml-a",
             "POST dev-dml-a",
-            "PATCH /statements/dev-dml-a-co",
+            "PUT dev-dml-a-co",
             "DELETE /statements/dev-dml-a-co",
         ]
     );
@@ -873,7 +874,12 @@ async fn a_restart_with_sql_that_does_not_validate_leaves_the_running_statement_
             inner: target(&fake),
             answer,
         };
-        let report = deploy(&t, &[b], &options(), &Session::quiet()).await;
+        // The state loss is accepted, so what stops the replacement is the validation alone.
+        let opts = DeployOptions {
+            allow_state_loss: vec!["b".into()],
+            ..options()
+        };
+        let report = deploy(&t, &[b], &opts, &Session::quiet()).await;
         assert!(!report.success());
         assert!(
             match step_error(&report.nodes[0].outcome) {
@@ -956,7 +962,7 @@ async fn a_pending_parent_that_fails_fails_the_deploy_and_starts_no_child() {
                 assert!(!report.success(), "{case}: {report:#?}");
                 assert!(
                     matches!(step_error(&report.nodes[0].outcome), Some(StepError::Failed { statement, phase: Phase::Failed, detail })
-                        if statement == failing && detail == "Table 'src_topic' does not exist"),
+                        if statement == failing && detail.starts_with("Table 'src_topic' does not exist")),
                     "{case}: {:?}",
                     report.nodes[0].outcome
                 );
@@ -1064,7 +1070,7 @@ async fn a_pending_grandparent_that_fails_starts_nothing_below_it() {
     assert!(!report.success(), "{report:#?}");
     assert!(
         matches!(step_error(&report.nodes[0].outcome), Some(StepError::Failed { statement, phase: Phase::Failed, detail })
-            if statement == "dev-dml-a" && detail == "boom"),
+            if statement == "dev-dml-a" && detail.starts_with("boom")),
         "{:?}",
         report.nodes[0].outcome
     );
