@@ -222,7 +222,7 @@ pub fn write_report_page(
         super::graph::GraphFormat::Html,
         allow_unknown,
     )?;
-    let dir = super::changes::output_dir_or_default(out_dir)?;
+    let dir = super::output_dir(out_dir, pipelines)?;
     let path = dir.join(format!("{table}_pipeline_graph.html"));
     write_report_file(&path, &page.text)?;
     Ok(path)
