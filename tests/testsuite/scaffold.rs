@@ -337,7 +337,7 @@ fn table_init_errors_are_clear_and_write_nothing() {
     let o = o.code(1);
     assert_eq!(
         o.stderr_raw(),
-        "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds\n"
+        "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds, or a folder <layer>[/<product>] of the pipelines folder\n"
     );
     table_init(&root, &["bad-name", "sources"])
         .code(1)
