@@ -171,8 +171,15 @@ pub fn list_modified_files(
             }
         }
     }
-    if req.running_from_target && super::target::TargetKind::is_configured(&cfg) {
-        fill_running(&cfg, &set, &mut modified)?;
+    // The list reads only git: the target only adds `running`, so a target that does not answer
+    // leaves it unknown (null) with a warning and never fails the command.
+    if req.running_from_target
+        && super::target::TargetKind::is_configured(&cfg)
+        && let Err(e) = fill_running(&cfg, &set, &mut modified)
+    {
+        ctx.console.warn(&format!(
+            "warning[target]: `running` left unknown (null): {e}; --offline does not ask the target"
+        ));
     }
     let dir = super::output_dir(output_dir, pipelines)?;
     let output_dir = Some(dir.as_path());
