@@ -376,7 +376,10 @@ pub fn init_table(
             format!("sql-scripts/ddl.{t}.sql"),
             tpl.render(ddl_template, &vars)?,
         ),
-        ("Makefile".to_string(), tpl.render("table/Makefile", &vars)?),
+        (
+            "Makefile".to_string(),
+            makefile_with_marker(&tpl.render("table/Makefile", &vars)?),
+        ),
         (
             "tests/README.md".to_string(),
             tpl.render("table/tests/README.md", &vars)?,
@@ -483,6 +486,16 @@ fn join_clause(sources: &[String], keys: &[SourceKeys]) -> String {
 /// everything above it from the template and keeps everything below it.
 pub const USER_TARGETS_MARKER: &str =
     "# --- flinkpipe: your targets below (kept by table update-makefile) ---";
+
+/// A table `Makefile` as `table init` and `table update-makefile` write it: the template's text, a
+/// blank line and [`USER_TARGETS_MARKER`], below which the user's own targets are kept by updates.
+pub fn makefile_with_marker(fresh: &str) -> String {
+    let mut text = fresh.trim_end_matches('\n').to_string();
+    text.push_str("\n\n");
+    text.push_str(USER_TARGETS_MARKER);
+    text.push('\n');
+    text
+}
 
 /// The `Makefile` of an existing table folder, rendered from the current `table/Makefile` template
 /// (the project's override under `<project>/templates/` wins), for `table update-makefile`.
