@@ -735,7 +735,10 @@ pub fn query_outcome(
             "stopped after {}s without new rows (the stream may go on)",
             args.idle
         ),
-        StopReason::Timeout => "stopped at the timeout (the stream may go on)".to_string(),
+        StopReason::Timeout => match &o.unbounded {
+            Some(h) => format!("stopped at the timeout: {h}"),
+            None => "stopped at the timeout (the stream may go on)".to_string(),
+        },
         StopReason::Interrupted => "interrupted".to_string(),
     };
     let first = r
