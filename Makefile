@@ -45,6 +45,7 @@ down:
 # fixtures/ is copied first, because the commands write files into the project.
 demo: build
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -r fixtures/pipelines $(DEMO_DIR)/
+	@cp templates/project/gitignore $(DEMO_DIR)/.gitignore
 	@echo "== flinkpipe pipeline validate $(DEMO_DIR)/pipelines"
 	@$(BIN) pipeline validate $(DEMO_DIR)/pipelines
 	@echo; echo "== flinkpipe table build-inventory $(DEMO_DIR)/pipelines"

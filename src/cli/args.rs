@@ -296,14 +296,25 @@ pub struct PhaseSourceArgs {
     pub offline: bool,
 }
 
-/// `--compute-pool-id` of `build-execution-plan` and `deploy` (`undeploy` and `status` act on the
-/// statements where they run, so they do not list it).
+/// shift_left's `--compute-pool-id`: of `build-execution-plan` and `deploy`, and of the commands
+/// that run statements of their own (unit and integration tests, explain). `undeploy` takes it
+/// for shift_left's scripts, and deletes each statement where it runs.
 #[derive(Debug, Args, Clone)]
 pub struct PoolArgs {
-    /// Run every statement of the plan in this compute pool (over flinkpipe.compute_pools and
-    /// flink.compute_pool_id; Confluent Cloud).
+    /// Run the statements in this compute pool (over flinkpipe.compute_pools and
+    /// flink.compute_pool_id, as $SL_FLINK_COMPUTE_POOL_ID; Confluent Cloud).
     #[arg(long, value_name = "POOL_ID")]
     pub compute_pool_id: Option<String>,
+}
+
+impl PoolArgs {
+    /// The pool as a configuration override (`flink.compute_pool_id`).
+    pub fn overrides(&self) -> crate::ops::ConfigOverrides {
+        crate::ops::ConfigOverrides {
+            compute_pool_id: self.compute_pool_id.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 /// When a query stops and how its result is printed (`sql query`, `table preview`).
@@ -466,6 +477,92 @@ pub fn version_config_alias(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
+/// shift_left's boolean options are typer flags, each with a `--no-<flag>` form (`--no-pool-creation`,
+/// `--no-dml-only`, `--no-no-ack`, …; <https://typer.tiangolo.com/tutorial/parameter-types/bool/>):
+/// every on/off flag of ours (clap's `SetTrue`) takes it too. A `--no-X` that the command does not
+/// define itself, where the command has a flag `--X`, switches `--X` off: the `--X` given before it in
+/// the same command are dropped (the last form given wins, as typer reads it), and it is not passed
+/// on. Everything else is left to clap (an unknown `--no-X` stays an error there).
+pub fn negated_flags(args: Vec<OsString>) -> Vec<OsString> {
+    use clap::CommandFactory;
+    let mut root = Cli::command();
+    root.build();
+    let mut cur = &root;
+    let mut out: Vec<OsString> = Vec::with_capacity(args.len());
+    // Where the current (sub)command's own tokens start in `out`.
+    let mut start = 0;
+    let mut rest = args.into_iter();
+    if let Some(program) = rest.next() {
+        out.push(program);
+        start = 1;
+    }
+    while let Some(a) = rest.next() {
+        let s = a.to_string_lossy().into_owned();
+        if s == "--" {
+            out.push(a);
+            out.extend(rest);
+            break;
+        }
+        if let Some(long) = s.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or(long);
+            let known = cur.get_arguments().find(|x| {
+                x.get_long() == Some(name) || x.get_all_aliases().is_some_and(|v| v.contains(&name))
+            });
+            match known {
+                Some(x) => {
+                    let value = x.get_action().takes_values() && !long.contains('=');
+                    out.push(a);
+                    if value && let Some(v) = rest.next() {
+                        out.push(v);
+                    }
+                }
+                None => match name.strip_prefix("no-").and_then(|flag| {
+                    cur.get_arguments().find(|x| {
+                        matches!(x.get_action(), clap::ArgAction::SetTrue)
+                            && (x.get_long() == Some(flag)
+                                || x.get_all_aliases().is_some_and(|v| v.contains(&flag)))
+                    })
+                }) {
+                    Some(flag) if !long.contains('=') => {
+                        let forms: Vec<String> = flag
+                            .get_long()
+                            .into_iter()
+                            .chain(flag.get_all_aliases().unwrap_or_default())
+                            .map(|l| format!("--{l}"))
+                            .collect();
+                        let mut i = start;
+                        while i < out.len() {
+                            if forms.iter().any(|f| out[i] == **f) {
+                                out.remove(i);
+                            } else {
+                                i += 1;
+                            }
+                        }
+                    }
+                    _ => out.push(a),
+                },
+            }
+        } else if s.len() == 2 && s.starts_with('-') {
+            let short = s.chars().nth(1);
+            let value = cur
+                .get_arguments()
+                .find(|x| x.get_short() == short)
+                .is_some_and(|x| x.get_action().takes_values());
+            out.push(a);
+            if value && let Some(v) = rest.next() {
+                out.push(v);
+            }
+        } else {
+            if let Some(sub) = cur.find_subcommand(&s) {
+                cur = sub;
+                start = out.len() + 1;
+            }
+            out.push(a);
+        }
+    }
+    out
+}
+
 /// The project whose SQL `statement resume` needs on the SQL Gateway (which keeps no statement text):
 /// `$PIPELINES`, else `./pipelines` when it exists.
 pub fn statement_project_dir() -> Option<PathBuf> {
@@ -483,6 +580,115 @@ mod tests {
             .into_iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    fn negate(args: &[&str]) -> Vec<String> {
+        negated_flags(args.iter().map(OsString::from).collect())
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Every on/off flag of every command takes its `--no-` form, which switches it off (the last
+    /// form given wins), and the command line then parses.
+    #[test]
+    fn every_flag_has_its_no_form_and_the_last_form_wins() {
+        use clap::CommandFactory;
+        let mut root = Cli::command();
+        root.build();
+        fn leaves<'a>(
+            c: &'a clap::Command,
+            path: Vec<&'a str>,
+            out: &mut Vec<(Vec<&'a str>, &'a clap::Command)>,
+        ) {
+            if c.has_subcommands() {
+                for s in c.get_subcommands() {
+                    let mut p = path.clone();
+                    p.push(s.get_name());
+                    leaves(s, p, out);
+                }
+            } else {
+                out.push((path, c));
+            }
+        }
+        let mut all = Vec::new();
+        leaves(&root, vec![], &mut all);
+        let mut flags = 0;
+        for (path, cmd) in &all {
+            for arg in cmd.get_arguments() {
+                let (clap::ArgAction::SetTrue, Some(long)) = (arg.get_action(), arg.get_long())
+                else {
+                    continue;
+                };
+                if cmd
+                    .get_arguments()
+                    .any(|x| x.get_long() == Some(&format!("no-{long}")))
+                {
+                    continue;
+                }
+                flags += 1;
+                let mut line = vec!["fp"];
+                line.extend(path.iter().copied());
+                let on = format!("--{long}");
+                let off = format!("--no-{long}");
+                let mut a = line.clone();
+                a.extend([on.as_str(), "x", off.as_str()]);
+                let mut want = line.clone();
+                want.push("x");
+                assert_eq!(negate(&a), want, "{a:?}");
+                let mut b = line.clone();
+                b.extend([off.as_str(), on.as_str()]);
+                let mut want = line.clone();
+                want.push(on.as_str());
+                assert_eq!(negate(&b), want, "{b:?}");
+            }
+        }
+        assert!(flags > 100, "{flags} flags");
+        // Values are not read as flags, global options before the command are skipped with their value.
+        assert_eq!(
+            negate(&[
+                "fp",
+                "--output",
+                "json",
+                "pipeline",
+                "deploy",
+                "--table-name",
+                "--no-dml-only",
+                "--dml-only",
+                "--no-dml-only"
+            ]),
+            [
+                "fp",
+                "--output",
+                "json",
+                "pipeline",
+                "deploy",
+                "--table-name",
+                "--no-dml-only"
+            ]
+        );
+        // shift_left's --no-ack flag has its --no-no-ack form; an unknown --no- form stays for clap.
+        assert_eq!(
+            negate(&["fp", "pipeline", "undeploy", "--no-ack", "--no-no-ack"]),
+            ["fp", "pipeline", "undeploy"]
+        );
+        assert_eq!(
+            negate(&["fp", "pipeline", "undeploy", "--no-such"]),
+            ["fp", "pipeline", "undeploy", "--no-such"]
+        );
+        let parsed = Cli::try_parse_from(negate(&[
+            "fp",
+            "pipeline",
+            "deploy",
+            "--dml-only",
+            "--no-dml-only",
+        ]))
+        .unwrap();
+        let Command::Pipeline(commands::pipeline::PipelineCommand::Deploy(d)) = parsed.command
+        else {
+            panic!()
+        };
+        assert!(!d.plan.cascade.dml_only);
     }
 
     #[test]

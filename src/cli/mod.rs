@@ -131,7 +131,9 @@ pub fn main() -> i32 {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(64 << 20)
         .build_global();
-    let cli = match Cli::try_parse_from(args::version_config_alias(std::env::args_os().collect())) {
+    let cli = match Cli::try_parse_from(args::negated_flags(args::version_config_alias(
+        std::env::args_os().collect(),
+    ))) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

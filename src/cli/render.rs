@@ -748,7 +748,10 @@ pub fn query_outcome(
             "stopped after {}s without new rows (the stream may go on)",
             args.idle
         ),
-        StopReason::Timeout => "stopped at the timeout (the stream may go on)".to_string(),
+        StopReason::Timeout => match &o.unbounded {
+            Some(h) => format!("stopped at the timeout: {h}"),
+            None => "stopped at the timeout (the stream may go on)".to_string(),
+        },
         StopReason::Interrupted => "interrupted".to_string(),
     };
     let first = r
@@ -823,16 +826,15 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
         });
         return;
     }
-    let what = match r.kind {
-        crate::ops::unit_tests::TestKind::Unit => "Unit tests",
-        crate::ops::unit_tests::TestKind::Integration => "Integration tests",
-    };
     let mut counts = Counts::default();
     for s in &r.suites {
-        print_suite(what, s, &mut counts);
+        print_suite(r.kind, s, &mut counts);
     }
     if !r.without_tests.is_empty() {
-        println!("no tests/ folder: {}", r.without_tests.join(", "));
+        println!(
+            "no unit tests (no tests/test_definitions.yaml): {}",
+            r.without_tests.join(", ")
+        );
     }
     if let Some(j) = &r.junit {
         println!("JUnit XML: {}", j.display());
@@ -843,7 +845,8 @@ pub fn unit_test_report(json: bool, r: &crate::ops::unit_tests::RunReport) {
     );
 }
 
-/// Test cases by verdict, over the suites printed (a suite's setup error counts as an error).
+/// The report's lines by verdict ([`crate::unittest::run::ReportLine`]: the rows of the tables
+/// printed).
 #[derive(Default)]
 struct Counts {
     pass: usize,
@@ -853,41 +856,47 @@ struct Counts {
 
 /// One suite: a row per test case output (or per case without outputs), the full differences of
 /// those cut short in the table, cleanup errors, whether its tables were kept.
-fn print_suite(what: &str, s: &crate::unittest::run::SuiteResult, counts: &mut Counts) {
-    use crate::unittest::run::Verdict;
+fn print_suite(
+    kind: crate::ops::unit_tests::TestKind,
+    s: &crate::unittest::run::SuiteResult,
+    counts: &mut Counts,
+) {
+    use crate::ops::unit_tests::TestKind;
+    use crate::unittest::run::{ReportLine, Verdict};
+    let (what, delete) = match kind {
+        TestKind::Unit => ("Unit tests", "table delete-unit-tests"),
+        TestKind::Integration => ("Integration tests", "project delete-integration-tests"),
+    };
     println!("{what} of {} on {}\n", s.table, s.target);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    if let Some(e) = &s.error {
-        rows.push(vec![
-            "(setup)".into(),
-            "-".into(),
-            "ERROR".into(),
-            "-".into(),
-            e.clone(),
-            "-".into(),
-        ]);
-        counts.error += 1;
-    }
-    for c in &s.cases {
-        if c.outputs.is_empty() {
-            rows.push(vec![
+    for line in s.lines() {
+        match line.verdict() {
+            Verdict::Pass => counts.pass += 1,
+            Verdict::Fail => counts.fail += 1,
+            Verdict::Error => counts.error += 1,
+        }
+        match line {
+            ReportLine::Setup(e) => rows.push(vec![
+                "(setup)".into(),
+                "-".into(),
+                "ERROR".into(),
+                "-".into(),
+                e.to_string(),
+                "-".into(),
+            ]),
+            ReportLine::Case(c) => rows.push(vec![
                 c.name.clone(),
                 "-".into(),
                 c.result.as_str().into(),
                 "-".into(),
                 c.error.clone().unwrap_or_default(),
                 format!("{:.1}s", c.seconds),
-            ]);
-        }
-        match c.result {
-            Verdict::Pass => counts.pass += 1,
-            Verdict::Fail => counts.fail += 1,
-            Verdict::Error => counts.error += 1,
-        }
-        for o in &c.outputs {
-            rows.push(output_row(&c.name, o));
-            notes.extend(output_note(&c.name, o));
+            ]),
+            ReportLine::Output(c, o) => {
+                rows.push(output_row(&c.name, o));
+                notes.extend(output_note(&c.name, o));
+            }
         }
     }
     print!(
@@ -908,14 +917,11 @@ fn print_suite(what: &str, s: &crate::unittest::run::SuiteResult, counts: &mut C
         println!("{n}");
     }
     for e in &s.cleanup_errors {
-        println!(
-            "cleanup: {e} (run `flinkpipe table delete-unit-tests {}`)",
-            s.table
-        );
+        println!("cleanup: {e} (run `flinkpipe {delete} {}`)", s.table);
     }
     if s.kept {
         println!(
-            "kept: the test tables, topics and last statements are in place (`flinkpipe table delete-unit-tests {}` removes them)",
+            "kept: the test tables, topics and last statements are in place (`flinkpipe {delete} {}` removes them)",
             s.table
         );
     }

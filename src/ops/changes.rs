@@ -28,8 +28,48 @@ pub struct ChangeRequest {
     pub running_from_target: bool,
 }
 
-/// The library's change options. Errors (usage): a `since_date` that is not `YYYY-MM-DD`.
+/// shift_left's `--baseline` of `list-modified-files`: which of its two bases a diff starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Baseline {
+    /// The commit before the `--since` date (shift_left's default), else the branch.
+    #[default]
+    Since,
+    /// The branch's tip (merge-base with the head), even when a date is given.
+    Branch,
+}
+
+impl ChangeRequest {
+    /// shift_left 0.1.52's form `list-modified-files BRANCH [--since YYYY-MM-DD] [--baseline
+    /// since|branch]` read as ours: the base is the day's commit when a date is given and the
+    /// baseline is `since`, else BRANCH (as `--since BRANCH`). `branch: None` changes nothing.
+    pub fn with_branch(mut self, branch: Option<String>, baseline: Baseline) -> ChangeRequest {
+        let Some(branch) = branch else {
+            return self;
+        };
+        let dated = self.since_date.is_some()
+            || self
+                .since
+                .as_deref()
+                .is_some_and(|s| changes::git::parse_date(s).is_some());
+        if baseline == Baseline::Branch || !dated {
+            self.since = Some(branch);
+            self.since_date = None;
+        }
+        self
+    }
+}
+
+/// The library's change options: a `since` that is a day (`YYYY-MM-DD`, shift_left's `--since`)
+/// is read as `since_date`. Errors (usage): a `since_date` that is not `YYYY-MM-DD`.
 pub fn change_options(req: &ChangeRequest) -> Result<ChangeOptions, OpsError> {
+    let mut req = req.clone();
+    if req.since_date.is_none()
+        && let Some(s) = req.since.as_deref()
+        && changes::git::parse_date(s).is_some()
+    {
+        req.since_date = req.since.take();
+    }
+    let req = &req;
     if let Some(d) = &req.since_date
         && changes::git::parse_date(d).is_none()
     {
@@ -54,34 +94,6 @@ pub struct ModifiedReport {
     pub modified: ModifiedFiles,
     /// Where `modified_flink_files.json` and `.txt` were written.
     pub written: Vec<PathBuf>,
-}
-
-/// Where `modified_flink_files.*` and `impacted_tables.json` go: `--output-dir`, else
-/// `$FLINKPIPE_OUTPUT_DIR`, else shift_left's folder `~/.shift_left/` (where shift_left 0.1.52
-/// writes them, <https://github.com/jbcodeforce/shift_left_utils>), so that neither tool writes
-/// into the repository's work tree unless asked. Created if needed.
-///
-/// Errors: no home folder to default to, a folder that cannot be created.
-pub fn output_dir_or_default(given: Option<&Path>) -> Result<PathBuf, OpsError> {
-    let dir = match given {
-        Some(d) => d.to_path_buf(),
-        None => match crate::config::process_env("FLINKPIPE_OUTPUT_DIR") {
-            Some(d) => PathBuf::from(d),
-            None => {
-                let home = crate::config::process_env("HOME").ok_or_else(|| {
-                    OpsError::Usage(
-                        "no home folder ($HOME) for ~/.shift_left: give --output-dir".into(),
-                    )
-                })?;
-                PathBuf::from(home).join(".shift_left")
-            }
-        },
-    };
-    std::fs::create_dir_all(&dir).map_err(|source| OpsError::Write {
-        path: dir.clone(),
-        source,
-    })?;
-    Ok(dir)
 }
 
 /// Fills `running` of every row from the configured target's statements (one list call): the
@@ -128,7 +140,7 @@ fn write_output(dir: Option<&Path>, name: &str, contents: &str) -> Result<PathBu
 }
 
 /// Lists the files changed since a ref and writes `modified_flink_files.json` and `.txt` into
-/// `output_dir` (default: the current folder).
+/// `output_dir` (default: [`super::output_dir`]).
 ///
 /// Errors: not a git repository, unknown refs, a bad date (usage), files that cannot be written.
 pub fn list_modified_files(
@@ -159,10 +171,17 @@ pub fn list_modified_files(
             }
         }
     }
-    if req.running_from_target && super::target::TargetKind::is_configured(&cfg) {
-        fill_running(&cfg, &set, &mut modified)?;
+    // The list reads only git: the target only adds `running`, so a target that does not answer
+    // leaves it unknown (null) with a warning and never fails the command.
+    if req.running_from_target
+        && super::target::TargetKind::is_configured(&cfg)
+        && let Err(e) = fill_running(&cfg, &set, &mut modified)
+    {
+        ctx.console.warn(&format!(
+            "warning[target]: `running` left unknown (null): {e}; --offline does not ask the target"
+        ));
     }
-    let dir = output_dir_or_default(output_dir)?;
+    let dir = super::output_dir(output_dir, pipelines)?;
     let output_dir = Some(dir.as_path());
     let written = vec![
         write_output(
@@ -183,6 +202,14 @@ pub fn list_modified_files(
     })
 }
 
+/// Where `list-impacted-tables` writes: a file (shift_left's `--output-file`), or
+/// `impacted_tables.json` in a folder (`--output-dir`, else [`super::output_dir`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    File(PathBuf),
+    Dir(Option<PathBuf>),
+}
+
 /// The impact and the file written.
 #[derive(Debug, Clone)]
 pub struct ImpactReport {
@@ -191,7 +218,7 @@ pub struct ImpactReport {
 }
 
 /// Lists the descendants impacted by the changes since a ref (or those of a `modified_flink_files.json`)
-/// and writes `impacted_tables.json` into `output_dir` (default: the current folder). Tables a given
+/// and writes `impacted_tables.json` into `output_dir` (default: [`super::output_dir`]). Tables a given
 /// list names but this tree does not have are warned about.
 ///
 /// Errors: as [`list_modified_files`]; an unreadable list; removed external tables still read.
@@ -200,7 +227,7 @@ pub fn list_impacted_tables(
     pipelines: &Path,
     req: &ChangeRequest,
     modified_files_path: Option<&Path>,
-    output_dir: Option<&Path>,
+    output: &Output,
 ) -> Result<ImpactReport, OpsError> {
     let cfg = ctx.project_config(pipelines)?;
     let opts = change_options(req)?;
@@ -290,7 +317,22 @@ pub fn list_impacted_tables(
             }
         }
     }
-    let dir = output_dir_or_default(output_dir)?;
-    let written = write_output(Some(&dir), "impacted_tables.json", &to_json_pretty(&impact))?;
+    let json = to_json_pretty(&impact);
+    let written = match output {
+        Output::File(f) => {
+            if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
+                super::output_dir(Some(parent), pipelines)?;
+            }
+            write_atomic(f, json.as_bytes()).map_err(|source| OpsError::Write {
+                path: f.clone(),
+                source,
+            })?;
+            f.clone()
+        }
+        Output::Dir(d) => {
+            let dir = super::output_dir(d.as_deref(), pipelines)?;
+            write_output(Some(&dir), "impacted_tables.json", &json)?
+        }
+    };
     Ok(ImpactReport { impact, written })
 }

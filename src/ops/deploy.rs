@@ -85,6 +85,8 @@ pub struct DryRun {
     pub scope: String,
     /// The environment whose rewrite rules apply (`kafka.cluster_type` or `flinkpipe.environment`).
     pub environment: String,
+    /// The target the server checks ran on (its description, secrets masked).
+    pub target: String,
     pub statements: Vec<DryRunStatement>,
     /// The compute pool check (Confluent Cloud; `None` when nothing starts or on the SQL Gateway).
     pub capacity: Option<Capacity>,
@@ -256,6 +258,7 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
                 },
                 capacity,
                 environment: env.environment.clone(),
+                target: c.scrubber.scrub(&c.target.describe()),
                 allow_pool_overcommit: req.allow_pool_overcommit,
             },
         )));
@@ -661,6 +664,7 @@ struct DryRunExtras {
     checks: BTreeMap<String, ServerCheck>,
     capacity: Option<Capacity>,
     environment: String,
+    target: String,
     allow_pool_overcommit: bool,
     pools_to_create: Vec<PoolToCreate>,
 }
@@ -771,6 +775,7 @@ fn dry_run(
     DryRun {
         scope: plan.scope.clone(),
         environment: extras.environment,
+        target: extras.target,
         statements,
         capacity: extras.capacity,
         allow_pool_overcommit: extras.allow_pool_overcommit,

@@ -35,6 +35,9 @@ pub struct ExplainRequest {
     /// SQL Gateway from the compiled plan (`COMPILE PLAN`, which needs the engine on this machine),
     /// on Confluent Cloud from the `EXPLAIN` text's physical details.
     pub changelog_mode: bool,
+    /// Also write each plan to `<table>_explain_report.json` (shift_left's `--persist-report`, its
+    /// shape `{"table_name", "trace"}`) in [`super::output_dir`].
+    pub persist_report: bool,
 }
 
 /// The plan of one statement.
@@ -64,6 +67,9 @@ pub struct ExplainReport {
     /// The target, secrets masked.
     pub target: String,
     pub statements: Vec<Explained>,
+    /// The reports written with [`ExplainRequest::persist_report`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub persisted: Vec<std::path::PathBuf>,
 }
 
 impl ExplainReport {
@@ -187,10 +193,25 @@ pub fn explain(ctx: &Context, req: &ExplainRequest) -> Result<ExplainReport, Ops
         };
         statements.push(explained);
     }
+    let mut persisted = Vec::new();
+    if req.persist_report {
+        let dir = super::output_dir(None, &req.plan.pipelines)?;
+        for s in statements.iter().filter(|s| s.plan.is_some()) {
+            let path = dir.join(format!("{}_explain_report.json", s.table_name));
+            let body = serde_json::json!({"table_name": s.table_name, "trace": s.plan});
+            crate::fsutil::write_atomic(&path, crate::fsutil::to_json_pretty(&body).as_bytes())
+                .map_err(|source| OpsError::Write {
+                    path: path.clone(),
+                    source,
+                })?;
+            persisted.push(path);
+        }
+    }
     Ok(ExplainReport {
         scope: plan.scope,
         target: c.scrubber.scrub(&c.target.describe()),
         statements,
+        persisted,
     })
 }
 

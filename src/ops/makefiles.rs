@@ -145,10 +145,7 @@ pub fn update_makefiles(
 
 /// The new file: the template's text, the marker line, and what the old file had below its marker.
 fn merge(fresh: &str, old: Option<&str>) -> (String, MakefileChange, usize) {
-    let mut text = fresh.trim_end_matches('\n').to_string();
-    text.push_str("\n\n");
-    text.push_str(USER_TARGETS_MARKER);
-    text.push('\n');
+    let mut text = scaffold::makefile_with_marker(fresh);
     let Some(old) = old else {
         return (text, MakefileChange::Created, 0);
     };

@@ -130,7 +130,22 @@ pub struct Context<'a> {
     /// `--config FILE`, if given.
     pub config_file: Option<PathBuf>,
     pub console: &'a dyn Console,
+    /// Settings a command's options put over the configuration and the environment.
+    pub overrides: ConfigOverrides,
     reported: Once,
+}
+
+/// Settings given on the command line over `config.yaml` and the environment: shift_left's
+/// `--compute-pool-id` (its `$SL_FLINK_COMPUTE_POOL_ID`), `--environment-id`, `--region`. `None`
+/// leaves the configured value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfigOverrides {
+    /// Over `flink.compute_pool_id`.
+    pub compute_pool_id: Option<String>,
+    /// Over `confluent_cloud.environment_id`.
+    pub environment_id: Option<String>,
+    /// Over `confluent_cloud.cloud_region`.
+    pub cloud_region: Option<String>,
 }
 
 impl<'a> Context<'a> {
@@ -138,6 +153,23 @@ impl<'a> Context<'a> {
         Context {
             config_file,
             console,
+            overrides: ConfigOverrides::default(),
+            reported: Once::new(),
+        }
+    }
+
+    /// This context with `overrides` over its configuration (the fields they leave `None` keep
+    /// this context's).
+    pub fn with_overrides(&self, overrides: ConfigOverrides) -> Context<'a> {
+        let keep = |new: Option<String>, old: &Option<String>| new.or_else(|| old.clone());
+        Context {
+            config_file: self.config_file.clone(),
+            console: self.console,
+            overrides: ConfigOverrides {
+                compute_pool_id: keep(overrides.compute_pool_id, &self.overrides.compute_pool_id),
+                environment_id: keep(overrides.environment_id, &self.overrides.environment_id),
+                cloud_region: keep(overrides.cloud_region, &self.overrides.cloud_region),
+            },
             reported: Once::new(),
         }
     }
@@ -171,7 +203,17 @@ impl<'a> Context<'a> {
     }
 
     fn load_config(&self, path: Option<&Path>) -> Result<Config, OpsError> {
-        let cfg = Config::load(path)?.with_env(crate::config::process_env);
+        let mut cfg = Config::load(path)?.with_env(crate::config::process_env);
+        let o = &self.overrides;
+        if let Some(p) = &o.compute_pool_id {
+            cfg.flink.compute_pool_id = Some(p.clone());
+        }
+        if let Some(e) = &o.environment_id {
+            cfg.confluent_cloud.environment_id = Some(e.clone());
+        }
+        if let Some(r) = &o.cloud_region {
+            cfg.confluent_cloud.cloud_region = Some(r.clone());
+        }
         self.reported.call_once(|| {
             for k in &cfg.unknown_keys {
                 let hint = crate::config::closest_key(k)
@@ -318,6 +360,29 @@ pub fn state_dir(pipelines: &Path) -> PathBuf {
         .canonicalize()
         .unwrap_or_else(|_| pipelines.to_path_buf());
     root.parent().unwrap_or(Path::new(".")).join(".flinkpipe")
+}
+
+/// Where a command writes the reports it makes (`modified_flink_files.json` / `.txt`,
+/// `impacted_tables.json`, `unused_tables_<time>.txt`, lineage and report pages, explain reports):
+/// the folder the user gave, else `$FLINKPIPE_OUTPUT_DIR`, else the project's own
+/// `<project>/.flinkpipe/` ([`state_dir`], ignored by the project's `.gitignore`) — never a folder
+/// shared by every project (shift_left 0.1.52 writes them all into `~/.shift_left/`, so a second
+/// project overwrites the first's) nor the current folder. Created if needed.
+///
+/// Errors: a folder that cannot be created.
+pub fn output_dir(given: Option<&Path>, pipelines: &Path) -> Result<PathBuf, OpsError> {
+    let dir = match given {
+        Some(d) => d.to_path_buf(),
+        None => match crate::config::process_env("FLINKPIPE_OUTPUT_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => state_dir(pipelines),
+        },
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| OpsError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
 }
 
 /// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).

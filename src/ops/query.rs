@@ -44,6 +44,19 @@ pub struct PreviewRequest {
     pub read: ReadOptions,
     pub follow: bool,
     pub allow_unknown: bool,
+    /// Read the blue table of a blue-green release (the version before the resolved one) through
+    /// the green one's definition, instead of the table the name resolves to.
+    pub side: Side,
+}
+
+/// Which table of a blue-green pair `table preview` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Side {
+    /// The table the name resolves to (its newest version).
+    #[default]
+    Green,
+    /// The version before it, the one still running until decommission.
+    Blue,
 }
 
 /// A query's result and the SQL that ran.
@@ -53,8 +66,35 @@ pub struct QueryOutcome {
     pub sql: String,
     /// The table previewed (`table preview` only), after name resolution.
     pub table: Option<String>,
+    /// Why the read may not end by itself (an aggregate over tables read without a bound), and
+    /// how to bound it; `None` when it is bounded or carries no aggregate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unbounded: Option<String>,
     #[serde(flatten)]
     pub result: QueryResult,
+}
+
+/// Why a read-only query over live topics may not end by itself: it aggregates (`GROUP BY`,
+/// `DISTINCT`, `OVER`, a join) over tables it reads without `scan.bounded.mode` and has no `LIMIT`, so
+/// its result keeps updating as rows arrive and the read stops only at `--idle` or `--timeout`.
+/// `None` otherwise. Words are matched outside strings and comments (the SQL front end's tokens).
+pub fn unbounded_hint(sql: &str) -> Option<String> {
+    let tokens = crate::sql::lexer::tokenize_significant(sql)?;
+    let words: Vec<String> = tokens
+        .iter()
+        .filter_map(|t| match &t.token {
+            sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() => {
+                Some(w.value.to_ascii_uppercase())
+            }
+            _ => None,
+        })
+        .collect();
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let aggregates = has("GROUP") || has("DISTINCT") || has("OVER") || has("JOIN");
+    let bounded = sql.to_ascii_lowercase().contains("scan.bounded.mode") || has("LIMIT");
+    (aggregates && !bounded).then(|| {
+        "the query aggregates over tables read without a bound, so its result keeps updating and the read ends only at --idle or --timeout: bound each table with /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */ after its name, add LIMIT N, or read one table with `table preview`".to_string()
+    })
 }
 
 /// Runs a read-only query. Ctrl-C ends it with the snapshot held then; the query is stopped in every
@@ -82,6 +122,10 @@ pub fn query(
         )?),
         _ => None,
     };
+    let unbounded = unbounded_hint(&req.sql).filter(|_| !req.follow);
+    if let Some(h) = &unbounded {
+        ctx.console.warn(&format!("warning[unbounded]: {h}"));
+    }
     let result = run(
         ctx,
         &cfg,
@@ -95,6 +139,7 @@ pub fn query(
     Ok(QueryOutcome {
         sql: req.sql.clone(),
         table: None,
+        unbounded,
         result,
     })
 }
@@ -120,20 +165,35 @@ pub fn preview(
     )?;
     let name = ctx.resolve_table(&project, &req.table)?;
     let table = &project.inventory.tables[&name];
+    let read_name = match req.side {
+        Side::Green => name.clone(),
+        Side::Blue => crate::versioning::names::previous_version(&name).ok_or_else(|| {
+            OpsError::Usage(format!(
+                "--side blue: {name} has no version suffix, so no blue-green release replaced a blue table by it"
+            ))
+        })?,
+    };
     let (sql, properties) = bounded_select(
         TargetKind::of(&cfg),
         table.connector(),
-        &name,
+        &read_name,
         req.filter.as_deref(),
     );
+    // The blue table is declared (SQL Gateway) from the green DDL with its name.
+    let aliases = if read_name == name {
+        Vec::new()
+    } else {
+        vec![(name.clone(), read_name.clone())]
+    };
     let mut read = req.read.clone();
     if read.key_columns.is_none() && !table.primary_key.is_empty() {
         read.key_columns = Some(table.primary_key.clone());
     }
-    let result = run(
+    let result = run_on(
         ctx,
         &cfg,
         Some(&project),
+        &aliases,
         &sql,
         properties,
         &read,
@@ -142,7 +202,8 @@ pub fn preview(
     )?;
     Ok(QueryOutcome {
         sql,
-        table: Some(name),
+        table: Some(read_name),
+        unbounded: None,
         result,
     })
 }
@@ -227,6 +288,7 @@ pub fn bounded_query(
     Ok(QueryOutcome {
         sql: sql.to_string(),
         table: None,
+        unbounded: None,
         result,
     })
 }
@@ -269,6 +331,7 @@ fn snapshot(
     Ok(QueryOutcome {
         sql,
         table: Some(read_name.to_string()),
+        unbounded: None,
         result,
     })
 }
@@ -450,4 +513,30 @@ fn run_on(
         ));
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod unbounded_tests {
+    use super::unbounded_hint;
+
+    #[test]
+    fn an_aggregate_over_unbounded_tables_gets_the_hint() {
+        for sql in [
+            "SELECT store_id, COUNT(*) FROM orders GROUP BY store_id",
+            "select distinct store_id from orders",
+            "SELECT o.id, s.name FROM orders o JOIN stores s ON o.sid = s.id",
+            "SELECT id, ROW_NUMBER() OVER (PARTITION BY k ORDER BY t) FROM orders",
+        ] {
+            assert!(unbounded_hint(sql).is_some(), "{sql}");
+        }
+        for sql in [
+            "SELECT * FROM orders",
+            "SELECT store_id, COUNT(*) FROM orders GROUP BY store_id LIMIT 10",
+            "SELECT store_id, COUNT(*) FROM orders /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */ GROUP BY store_id",
+            "SELECT 'group by' AS note FROM orders -- GROUP BY\n",
+            "SELECT `group` FROM orders",
+        ] {
+            assert!(unbounded_hint(sql).is_none(), "{sql}");
+        }
+    }
 }

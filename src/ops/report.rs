@@ -236,7 +236,7 @@ pub fn write_report_page(
         allow_unknown,
     )?;
     let name = page_file_name(table)?;
-    let dir = super::changes::output_dir_or_default(out_dir)?;
+    let dir = super::output_dir(out_dir, pipelines)?;
     let path = dir.join(name);
     write_report_file(&path, &page.text)?;
     Ok(path)

@@ -131,8 +131,7 @@ fn assess_loaded(
 pub struct AssessRequest {
     pub pipelines: PathBuf,
     pub include_topics: bool,
-    /// The text report; default `unused_tables_<timestamp>.txt` in `$FLINKPIPE_OUTPUT_DIR`, else
-    /// `~/.shift_left/`.
+    /// The text report; default `unused_tables_<timestamp>.txt` in [`super::output_dir`].
     pub output_file: Option<PathBuf>,
     pub allow_unknown: bool,
 }
@@ -200,7 +199,7 @@ pub fn assess(ctx: &Context, req: &AssessRequest) -> Result<UnusedReport, OpsErr
     };
     let file = match &req.output_file {
         Some(f) => f.clone(),
-        None => super::changes::output_dir_or_default(None)?.join(format!(
+        None => super::output_dir(None, &req.pipelines)?.join(format!(
             "unused_tables_{}.txt",
             super::now_utc()
                 .replace([':', '-'], "")

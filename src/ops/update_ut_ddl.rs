@@ -15,6 +15,35 @@ use std::path::{Path, PathBuf};
 /// The command, as batch markers name it (it also repairs what a killed run left).
 const COMMAND: &str = "flinkpipe project update-ut-ddl";
 
+/// What a hand edit of a SQL input (`file`, text `sql`) of `table` needs once its columns are
+/// `columns`: an INSERT that names no columns has positional rows (check them against the new
+/// columns); one that names columns only needs an edit when it names a column the table no longer
+/// has (the columns it does not name are NULL). `None`: nothing to do.
+pub fn sql_input_note(file: &str, sql: &str, table: &str, columns: &[String]) -> Option<String> {
+    let inserts = crate::sql::columns::insert_column_lists(sql);
+    if inserts.is_empty() || inserts.iter().any(|(_, c)| c.is_none()) {
+        return Some(format!(
+            "{file}: SQL rows of {table} are positional: check them against its new columns ({})",
+            columns.join(", ")
+        ));
+    }
+    let mut gone: Vec<&str> = inserts
+        .iter()
+        .flat_map(|(_, c)| c.iter().flatten())
+        .filter(|n| !columns.iter().any(|c| c.eq_ignore_ascii_case(n)))
+        .map(String::as_str)
+        .collect();
+    gone.sort();
+    gone.dedup();
+    (!gone.is_empty()).then(|| {
+        format!(
+            "{file}: the INSERT into {table} names column(s) it no longer has: {} (its columns: {})",
+            gone.join(", "),
+            columns.join(", ")
+        )
+    })
+}
+
 /// Which tables' test copies to bring up to date.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateUtDdlRequest {
@@ -324,12 +353,10 @@ impl Updater<'_> {
                     }
                 }
                 FileType::Sql => {
-                    let note = format!(
-                        "{}: SQL rows of {} are positional: check them against its new columns ({})",
-                        self.rel(&p),
-                        t.name,
-                        columns.join(", ")
-                    );
+                    let text = self.read(&p)?;
+                    let Some(note) = sql_input_note(&self.rel(&p), &text, &t.name, columns) else {
+                        continue;
+                    };
                     if self.out.edits.iter().any(|e| e.path == ddl_path)
                         && !self.out.by_hand.contains(&note)
                     {
@@ -339,5 +366,40 @@ impl Updater<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sql_input_note;
+
+    #[test]
+    fn only_positional_inserts_or_dropped_named_columns_need_a_hand_edit() {
+        let cols: Vec<String> = ["id", "name", "email"].map(String::from).to_vec();
+        let note = |sql: &str| sql_input_note("f.sql", sql, "t", &cols);
+        assert!(
+            note("INSERT INTO t VALUES (1, 'a');")
+                .unwrap()
+                .contains("positional")
+        );
+        assert!(
+            note("INSERT INTO t (id, name) VALUES (1, 'a');\nINSERT INTO t VALUES (2, 'b', 'c');")
+                .unwrap()
+                .contains("positional")
+        );
+        assert_eq!(note("INSERT INTO t (id, name) VALUES (1, 'a');"), None);
+        assert_eq!(
+            note("INSERT INTO `t` (`ID`, email) VALUES (1, 'a'), (2, 'b');"),
+            None
+        );
+        let n = note("INSERT INTO t (id, phone) VALUES (1, '5');").unwrap();
+        assert!(n.contains("names column(s) it no longer has: phone"), "{n}");
+        assert!(!n.contains("positional"), "{n}");
+        // Not SQL that parses: checked by hand as before.
+        assert!(
+            note("INSERT INTO t VALUES (")
+                .unwrap()
+                .contains("positional")
+        );
     }
 }

@@ -30,8 +30,14 @@ pub enum ScaffoldError {
     #[error(transparent)]
     Template(#[from] TemplateError),
     /// `LAYER` is not one of the layers.
-    #[error("unknown layer '{0}': use sources, intermediates, dimensions, facts, views or seeds")]
+    #[error(
+        "unknown layer '{0}': use sources, intermediates, dimensions, facts, views or seeds, or a folder <layer>[/<product>] of the pipelines folder"
+    )]
     UnknownLayer(String),
+    /// A table folder path (shift_left's `TABLE_PATH`) that is not `<layer>[/<product>]` inside the
+    /// pipelines folder, or whose product differs from `--product-name`.
+    #[error("table path '{path}': {reason}")]
+    TablePath { path: String, reason: String },
     /// A non-source table was asked for without `--source`.
     #[error("a table in {layer} reads other tables: name them with --source TABLE (repeatable)")]
     SourceRequired { layer: &'static str },
@@ -149,6 +155,75 @@ pub fn init_project(req: &ProjectInit) -> Result<Created, ScaffoldError> {
     write_new(&root, &root, files)
 }
 
+/// `table init`'s second argument: a layer (`sources`, `fact`, a folder of `flinkpipe.layers`), or, as
+/// shift_left 0.1.52 reads its `TABLE_PATH`, the folder the table folder goes in — `<layer>` or
+/// `<layer>/<product>`, relative to the pipelines folder or an absolute path inside it
+/// (`$PIPELINES/sources/p1`). Returns the layer and the product the path names.
+///
+/// Errors: a path outside the pipelines folder, or deeper than `<layer>/<product>`.
+pub fn split_table_path(
+    pipelines: &Path,
+    arg: &str,
+) -> Result<(String, Option<String>), ScaffoldError> {
+    if !arg.contains('/') && !arg.contains(std::path::MAIN_SEPARATOR) {
+        return Ok((arg.to_string(), None));
+    }
+    let bad = |reason: String| ScaffoldError::TablePath {
+        path: arg.to_string(),
+        reason,
+    };
+    let given = Path::new(arg);
+    let rel: PathBuf = if given.is_absolute() {
+        let root = pipelines
+            .canonicalize()
+            .unwrap_or_else(|_| pipelines.to_path_buf());
+        // The folder may not exist yet: resolve its deepest existing ancestor.
+        let mut existing = given.to_path_buf();
+        let mut tail = Vec::new();
+        while !existing.exists() {
+            match (
+                existing.file_name().map(|n| n.to_os_string()),
+                existing.parent(),
+            ) {
+                (Some(n), Some(p)) => {
+                    tail.push(n);
+                    existing = p.to_path_buf();
+                }
+                _ => break,
+            }
+        }
+        let mut full = existing.canonicalize().unwrap_or(existing);
+        full.extend(tail.iter().rev());
+        full.strip_prefix(&root)
+            .map(Path::to_path_buf)
+            .map_err(|_| {
+                bad(format!(
+                    "not inside the pipelines folder {}",
+                    root.display()
+                ))
+            })?
+    } else {
+        given.to_path_buf()
+    };
+    let parts: Vec<String> = rel
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| match c {
+            std::path::Component::Normal(n) => Ok(n.to_string_lossy().into_owned()),
+            _ => Err(bad(
+                "use a folder inside the pipelines folder (no '..')".into()
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    match parts.as_slice() {
+        [layer] => Ok((layer.clone(), None)),
+        [layer, product] => Ok((layer.clone(), Some(product.clone()))),
+        _ => Err(bad(
+            "a table goes in <layer> or <layer>/<product> of the pipelines folder".into(),
+        )),
+    }
+}
+
 /// Request of `table init`.
 #[derive(Debug, Clone)]
 pub struct TableInit {
@@ -156,7 +231,8 @@ pub struct TableInit {
     pub pipelines: PathBuf,
     /// Table name, with or without the convention's prefix (`orders`, `src_sales_orders`).
     pub name: String,
-    /// Layer folder or type (`sources`, `fact`, …, or a folder mapped in `flinkpipe.layers`).
+    /// Layer folder or type (`sources`, `fact`, …, or a folder mapped in `flinkpipe.layers`), or
+    /// the folder `<layer>[/<product>]` the table goes in ([`split_table_path`]).
     pub layer: String,
     /// The product (`None` or `"None"`: directly under the layer folder).
     pub product: Option<String>,
@@ -210,19 +286,29 @@ pub fn init_table(
         return Err(ScaffoldError::NoPipelines(req.pipelines.clone()));
     }
     let layout = Layout::with_overrides(&cfg.flinkpipe.layers);
+    let (layer_arg, path_product) = split_table_path(&req.pipelines, &req.layer)?;
     let (layer, folder) =
-        if layout.is_layer(&req.layer) && cfg.flinkpipe.layers.contains_key(&req.layer) {
-            let l = Layer::parse(layout.table_type(&req.layer))
+        if layout.is_layer(&layer_arg) && cfg.flinkpipe.layers.contains_key(&layer_arg) {
+            let l = Layer::parse(layout.table_type(&layer_arg))
                 .ok_or_else(|| ScaffoldError::UnknownLayer(req.layer.clone()))?;
-            (l, req.layer.clone())
+            (l, layer_arg.clone())
         } else {
-            let l = Layer::parse(&req.layer)
+            let l = Layer::parse(&layer_arg)
                 .ok_or_else(|| ScaffoldError::UnknownLayer(req.layer.clone()))?;
             (l, l.folder().to_string())
         };
+    if let (Some(given), Some(in_path)) = (&req.product, &path_product)
+        && given != in_path
+    {
+        return Err(ScaffoldError::TablePath {
+            path: req.layer.clone(),
+            reason: format!("its product folder is '{in_path}', --product-name says '{given}'"),
+        });
+    }
     let product = req
         .product
         .as_deref()
+        .or(path_product.as_deref())
         .filter(|p| *p != crate::scan::layout::NO_PRODUCT);
     let naming = Convention::from_config(cfg).table_naming(layer, product, &req.name)?;
     if req.sources.is_empty() && !matches!(layer, Layer::Source | Layer::Seed) {
@@ -290,7 +376,10 @@ pub fn init_table(
             format!("sql-scripts/ddl.{t}.sql"),
             tpl.render(ddl_template, &vars)?,
         ),
-        ("Makefile".to_string(), tpl.render("table/Makefile", &vars)?),
+        (
+            "Makefile".to_string(),
+            makefile_with_marker(&tpl.render("table/Makefile", &vars)?),
+        ),
         (
             "tests/README.md".to_string(),
             tpl.render("table/tests/README.md", &vars)?,
@@ -397,6 +486,16 @@ fn join_clause(sources: &[String], keys: &[SourceKeys]) -> String {
 /// everything above it from the template and keeps everything below it.
 pub const USER_TARGETS_MARKER: &str =
     "# --- flinkpipe: your targets below (kept by table update-makefile) ---";
+
+/// A table `Makefile` as `table init` and `table update-makefile` write it: the template's text, a
+/// blank line and [`USER_TARGETS_MARKER`], below which the user's own targets are kept by updates.
+pub fn makefile_with_marker(fresh: &str) -> String {
+    let mut text = fresh.trim_end_matches('\n').to_string();
+    text.push_str("\n\n");
+    text.push_str(USER_TARGETS_MARKER);
+    text.push('\n');
+    text
+}
 
 /// The `Makefile` of an existing table folder, rendered from the current `table/Makefile` template
 /// (the project's override under `<project>/templates/` wins), for `table update-makefile`.
@@ -538,4 +637,44 @@ fn write_new(
         root: root.to_path_buf(),
         files: names,
     })
+}
+
+#[cfg(test)]
+mod table_path_tests {
+    use super::split_table_path;
+    use std::path::Path;
+
+    /// A layer, a `<layer>/<product>` folder (relative or absolute inside the pipelines folder, which
+    /// need not exist yet) and nothing else.
+    #[test]
+    fn a_table_path_is_a_layer_and_maybe_a_product() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipelines = dir.path().join("pipelines");
+        std::fs::create_dir_all(pipelines.join("sources")).unwrap();
+        let split = |a: &str| split_table_path(&pipelines, a).map_err(|e| e.to_string());
+        assert_eq!(split("facts"), Ok(("facts".into(), None)));
+        assert_eq!(
+            split("sources/p1"),
+            Ok(("sources".into(), Some("p1".into())))
+        );
+        assert_eq!(
+            split("./sources/p1/"),
+            Ok(("sources".into(), Some("p1".into())))
+        );
+        let abs = pipelines.join("sources/p1");
+        assert_eq!(
+            split(abs.to_str().unwrap()),
+            Ok(("sources".into(), Some("p1".into())))
+        );
+        let abs = pipelines.join("dimensions");
+        assert_eq!(
+            split(abs.to_str().unwrap()),
+            Ok(("dimensions".into(), None))
+        );
+        for bad in ["sources/p1/x", "../sources", "/elsewhere/sources"] {
+            let e = split(bad).unwrap_err();
+            assert!(e.contains(&format!("table path '{bad}'")), "{e}");
+        }
+        assert!(Path::new(&pipelines).is_dir());
+    }
 }

@@ -216,6 +216,37 @@ fn unparsed(a: &super::FileAnalysis, line: usize, why: &str) -> Vec<StatementCol
         .collect()
 }
 
+/// The INSERTs of `sql`, in order: the table each writes (as written, dotted) and the columns it
+/// names (`INSERT INTO t (a, b) …`; `None` when it names none, so its values go by position). A
+/// statement that does not parse is left out.
+pub fn insert_column_lists(sql: &str) -> Vec<(String, Option<Vec<String>>)> {
+    let mut out = Vec::new();
+    for (_, parsed) in super::parse_units(sql) {
+        let Ok(statements) = parsed else {
+            continue;
+        };
+        for st in &statements {
+            let Statement::Insert(ins) = st else {
+                continue;
+            };
+            let TableObject::TableName(name) = &ins.table else {
+                continue;
+            };
+            let listed: Vec<String> = ins
+                .columns
+                .iter()
+                .filter_map(|c| {
+                    c.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.clone())
+                })
+                .collect();
+            out.push((dotted(name), (!listed.is_empty()).then_some(listed)));
+        }
+    }
+    out
+}
+
 /// Schemas of the text being read: its own `CREATE TABLE`s over the caller's, and its views.
 struct Local<'a> {
     outer: &'a dyn Schemas,

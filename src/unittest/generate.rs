@@ -263,9 +263,23 @@ pub fn generate(
             }
         }
     }
+    // Every table the statement writes gets its expected rows (a statement set writes several):
+    // the table first, then the other sinks of the project in name order.
+    let outputs: Vec<(&str, &crate::inventory::Table)> = std::iter::once((table, t))
+        .chain(
+            sinks
+                .iter()
+                .filter(|s| s.as_str() != table)
+                .filter_map(|s| inv.tables.get(s).map(|e| (s.as_str(), e))),
+        )
+        .collect();
     // Names become file names (`ddl_<input>.sql`, `expected_<table>_1.csv`): each must be a name,
     // not a path, before anything is written (a backquoted `q/../../x` would write elsewhere).
-    for name in std::iter::once(table).chain(inputs.iter().map(String::as_str)) {
+    for name in outputs
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(inputs.iter().map(String::as_str))
+    {
         if let Some(why) = not_a_file_name(name) {
             return Err(UnitTestError::in_file(
                 &tested_rel,
@@ -287,7 +301,10 @@ pub fn generate(
         files.push((format!("ddl_{input}.sql"), format!("{renamed};\n")));
         structs.push(parsed);
     }
-    let out_cols = output_columns(project, t);
+    let out_cols: Vec<(&str, Vec<String>)> = outputs
+        .iter()
+        .map(|(n, e)| (*n, output_columns(project, e)))
+        .collect();
     let mut cases = Vec::new();
     for i in 1..=opts.nb_test_cases.max(1) {
         let csv = opts.create_csv && i % 2 == 0;
@@ -302,11 +319,19 @@ pub fn generate(
             case.inputs.push(data);
             files.push((name, content));
         }
-        let expected = format!("expected_{table}_{i}.csv");
-        files.push((
-            expected.clone(),
-            expected_skeleton(table, &case.name, &out_cols, "unit tests"),
-        ));
+        for (sink, cols) in &out_cols {
+            let expected = format!("expected_{sink}_{i}.csv");
+            files.push((
+                expected.clone(),
+                expected_skeleton(sink, &case.name, cols, "unit tests"),
+            ));
+            case.outputs.push(TestData {
+                table_name: sink.to_string(),
+                file_name: format!("./tests/{expected}"),
+                file_type: FileType::Csv,
+                line: 0,
+            });
+        }
         let validate = format!("validate_{table}_{i}.sql");
         files.push((
             validate.clone(),
@@ -316,14 +341,12 @@ pub fn generate(
                 suffix.table(table)
             ),
         ));
-        for (f, ty) in [(expected, FileType::Csv), (validate, FileType::Sql)] {
-            case.outputs.push(TestData {
-                table_name: table.to_string(),
-                file_name: format!("./tests/{f}"),
-                file_type: ty,
-                line: 0,
-            });
-        }
+        case.outputs.push(TestData {
+            table_name: table.to_string(),
+            file_name: format!("./tests/{validate}"),
+            file_type: FileType::Sql,
+            line: 0,
+        });
         cases.push(case);
     }
     let defs = TestDefinitions {

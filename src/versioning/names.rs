@@ -22,9 +22,32 @@ pub fn next_version(name: &str, default_suffix: &str) -> Result<String, String> 
     })
 }
 
+/// The version a blue-green release replaced (the blue name of a green one): `t_v3` → `t_v2`,
+/// `t_v2` → `t` (the first release versions an unversioned name as `_v2`); `None` for a name
+/// without a version suffix (no release made it).
+pub fn previous_version(name: &str) -> Option<String> {
+    match split_version(name) {
+        (base, Some(v)) if v > 2 => Some(format!("{base}_v{}", v - 1)),
+        (base, Some(_)) => Some(base.to_string()),
+        (_, None) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn previous_versions() {
+        assert_eq!(previous_version("t_v3").as_deref(), Some("t_v2"));
+        assert_eq!(previous_version("t_v10").as_deref(), Some("t_v9"));
+        assert_eq!(previous_version("t_v2").as_deref(), Some("t"));
+        assert_eq!(previous_version("t"), None);
+        for n in ["t", "t_v2", "order_view_v7"] {
+            let next = next_version(n, "_v2").unwrap();
+            assert_eq!(previous_version(&next).as_deref(), Some(n));
+        }
+    }
 
     #[test]
     fn versions() {

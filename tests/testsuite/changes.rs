@@ -1052,3 +1052,80 @@ fn an_external_table_still_declared_elsewhere_is_not_gone() {
     let o = r.run(&["project", "list-impacted-tables", "--since", "HEAD~1"]);
     o.success();
 }
+
+/// Issue #44 item 2: without an output folder, the reports go into the project's own `.flinkpipe/`
+/// — not the shared `~/.shift_left/`, not the current folder — for list-modified-files,
+/// list-impacted-tables and field-lineage alike.
+#[test]
+fn reports_go_where_the_project_is_by_default() {
+    let r = example_with_changes();
+    let home = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    let p = r.pipelines.to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let o = crate::support::command()
+            .env_remove("FLINKPIPE_OUTPUT_DIR")
+            .env("HOME", home.path())
+            .args(args)
+            .current_dir(here.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    run(&["project", "list-modified-files", &p, "--since", "main"]);
+    run(&["project", "list-impacted-tables", &p, "--since", "main"]);
+    run(&["pipeline", "field-lineage", "int_sales_paid_orders", &p]);
+    let state = r.root.join(".flinkpipe");
+    for f in [
+        "modified_flink_files.json",
+        "modified_flink_files.txt",
+        "impacted_tables.json",
+        "int_sales_paid_orders_lineage.json",
+    ] {
+        assert!(state.join(f).is_file(), "{f} not in {}", state.display());
+    }
+    assert!(!home.path().join(".shift_left").exists());
+    assert_eq!(std::fs::read_dir(here.path()).unwrap().count(), 0);
+}
+
+/// Issue #43 item 12: a command that reads only git never needs a server — a configured target that
+/// does not answer leaves `running` unknown with a warning, and the command succeeds.
+#[test]
+fn list_modified_files_does_not_need_the_target() {
+    let r = example_with_changes();
+    let config = r.root.join("down.yaml");
+    fs::write(
+        &config,
+        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n",
+    )
+    .unwrap();
+    let o = r.run(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--output",
+        "json",
+        "project",
+        "list-modified-files",
+        "--since",
+        "main",
+    ]);
+    let o = o.success();
+    assert!(
+        o.stderr_raw().contains("`running` left unknown (null)"),
+        "{}",
+        o.stderr_raw()
+    );
+    let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
+    assert!(
+        v["file_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|row| row["running"].is_null()),
+        "{v:#}"
+    );
+}

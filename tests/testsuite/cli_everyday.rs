@@ -477,8 +477,9 @@ fn dir_defaults_to_pipelines_env_then_the_current_folder() {
 }
 
 /// A command lists only the options it accepts (#22): the offline planning options belong to
-/// build-execution-plan, --compute-pool-id to build-execution-plan and deploy, the cascade options
-/// to the commands that plan (not undeploy); elsewhere clap refuses
+/// build-execution-plan, --compute-pool-id to the commands that run statements (and undeploy, which
+/// shift_left's scripts give it), the cascade options to the commands that plan (not undeploy);
+/// elsewhere clap refuses
 /// them as it refuses any unknown option (exit 2), and --help does not show them.
 #[test]
 fn live_commands_list_only_the_options_they_accept() {
@@ -501,7 +502,6 @@ fn live_commands_list_only_the_options_they_accept() {
                 "--offline",
                 "--statement-status",
                 "--live",
-                "--compute-pool-id",
                 "--may-start-descendants",
                 "--force-ancestors",
                 "--cross-product-deployment",

@@ -267,3 +267,88 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert_eq!(v["statements"], serde_json::json!([]), "{v:#}");
 }
+
+/// Issue #44 item 3: "no rows expected" is an assertion like any other — a statement set whose
+/// inputs no filter lets through gives two empty outputs, and both header-only expected CSVs pass,
+/// with the same report on every run (an empty result may come without its schema).
+#[test]
+fn no_rows_expected_passes_the_same_on_every_run_on_a_real_flink() {
+    if !stack_available() {
+        return;
+    }
+    let prefix = format!("e2enr{}", std::process::id() % 100_000);
+    let (tmp, pipelines) = our_fixture();
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+        ),
+    )
+    .unwrap();
+    let tests = pipelines.join("intermediates/sales/int_web_orders/tests");
+    let inputs = tests.join("insert_int_sales_paid_orders_1.csv");
+    let csv = std::fs::read_to_string(&inputs).unwrap();
+    std::fs::write(
+        &inputs,
+        csv.replace(",web,", ",phone,")
+            .replace(",store,", ",phone,"),
+    )
+    .unwrap();
+    for sink in ["int_sales_web_orders", "int_sales_store_orders"] {
+        let f = tests.join(format!("expected_{sink}_1.csv"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        let header = text.lines().find(|l| !l.starts_with('#')).unwrap();
+        std::fs::write(&f, format!("{header}\n")).unwrap();
+    }
+    let p = pipelines.to_str().unwrap();
+    let mut reports = Vec::new();
+    for _ in 0..3 {
+        let o = crate::support::command()
+            .arg("--config")
+            .arg(&config)
+            .args([
+                "--output",
+                "json",
+                "table",
+                "run-unit-tests",
+                "int_sales_web_orders",
+                p,
+            ])
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let o = Outcome::of("run-unit-tests int_sales_web_orders", o, None);
+        let out = o.stdout_raw();
+        let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let outputs: Vec<(String, String, u64, u64)> = v["suites"][0]["cases"][0]["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["table"].as_str().unwrap().to_string(),
+                    o["result"].as_str().unwrap().to_string(),
+                    o["expected_rows"].as_u64().unwrap(),
+                    o["actual_rows"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        o.success();
+        reports.push(outputs);
+    }
+    assert_eq!(
+        reports[0],
+        [
+            ("int_sales_web_orders".to_string(), "PASS".to_string(), 0, 0),
+            (
+                "int_sales_store_orders".to_string(),
+                "PASS".to_string(),
+                0,
+                0
+            ),
+        ]
+    );
+    assert!(reports.iter().all(|r| *r == reports[0]), "{reports:?}");
+    assert_eq!(live_jobs(&prefix), Vec::<String>::new());
+}

@@ -1327,3 +1327,79 @@ fn a_retraction_of_a_missing_row_is_reported_with_typed_values() {
     );
     assert!(raw.contains(r#""rows":[{"id":1,"amount":2.50}]"#), "{raw}");
 }
+
+/// Issue #44 item 8: `table preview NAME --side blue` reads the blue table of a blue-green pair (the
+/// version before the one the name resolves to) through the green definition; an unversioned table
+/// has no blue side.
+#[test]
+fn preview_side_blue_reads_the_version_before() {
+    let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake).file(
+        "pipelines/sources/sales/src_refunds/sql-scripts/ddl.src_sales_refunds_v2.sql",
+        "CREATE TABLE IF NOT EXISTS src_sales_refunds_v2 (\n  refund_id BIGINT,\n  amount DECIMAL(10, 2),\n  PRIMARY KEY (refund_id) NOT ENFORCED\n);\n",
+    );
+    fake.add_query(
+        "FROM `src_sales_refunds`",
+        QueryScript {
+            columns: json!([col("refund_id", "BIGINT"), col("amount", "DECIMAL(10, 2)")]),
+            pages: vec![vec![(None, json!(["1", "2.50"]))]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let v = t
+        .cmd(&[
+            "--output",
+            "json",
+            "table",
+            "preview",
+            "src_sales_refunds",
+            "pipelines",
+            "--side",
+            "blue",
+        ])
+        .success()
+        .stdout_json();
+    assert_eq!(v["sql"], "SELECT * FROM `src_sales_refunds`", "{v:#}");
+    assert_eq!(v["rows"], json!([{"refund_id": 1, "amount": 2.5}]), "{v:#}");
+    t.cmd(&[
+        "table",
+        "preview",
+        "c360_fct_customer_orders",
+        "pipelines",
+        "--side",
+        "blue",
+    ])
+    .code(2)
+    .stderr_has("--side blue: c360_fct_customer_orders has no version suffix");
+}
+
+/// Issue #44 item 9: an aggregate over tables read without a bound says up front that only --idle or
+/// --timeout ends it, and how to bound it.
+#[test]
+fn an_unbounded_aggregate_says_so_up_front() {
+    let fake = FakeConfluent::start();
+    let t = Test::fixture().confluent(&fake);
+    fake.add_query(
+        "GROUP BY",
+        QueryScript {
+            columns: json!([col("store_id", "BIGINT"), col("n", "BIGINT")]),
+            pages: vec![vec![(None, json!(["1", "2"]))]],
+            bounded: true,
+            ..QueryScript::default()
+        },
+    );
+    let o = t.cmd(&[
+        "sql",
+        "query",
+        "SELECT store_id, COUNT(*) AS n FROM src_sales_orders GROUP BY store_id",
+    ]);
+    let o = o.success();
+    assert!(
+        o.stderr_raw()
+            .contains("warning[unbounded]: the query aggregates over tables read without a bound")
+            && o.stderr_raw().contains("scan.bounded.mode"),
+        "{}",
+        o.stderr_raw()
+    );
+}

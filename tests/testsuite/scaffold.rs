@@ -337,7 +337,7 @@ fn table_init_errors_are_clear_and_write_nothing() {
     let o = o.code(1);
     assert_eq!(
         o.stderr_raw(),
-        "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds\n"
+        "error: unknown layer 'gold': use sources, intermediates, dimensions, facts, views or seeds, or a folder <layer>[/<product>] of the pipelines folder\n"
     );
     table_init(&root, &["bad-name", "sources"])
         .code(1)
@@ -810,5 +810,46 @@ fn table_init_joins_sources_on_their_shared_keys_or_leaves_a_marked_todo() {
         ),
         "{}",
         o.stderr_raw()
+    );
+}
+
+/// Issue #44 item 7: a Makefile `table init` writes is what `update-all-makefiles` writes (its
+/// marker line included), so an update finds it unchanged, not "replaced"; `project init` and
+/// `make demo` write a `.gitignore` that keeps `.flinkpipe/` (journal, locks, reports) out of git;
+/// the Makefile's `plan` says it reads live phases and passes ARGS (`--offline`).
+#[test]
+fn table_init_makefiles_are_current_and_state_stays_out_of_git() {
+    let (_tmp, root) = shop();
+    for (name, layer) in [("orders", "sources"), ("stores", "seeds")] {
+        table_init(root.as_path(), &[name, layer, "--product", "sales"]).success();
+    }
+    let pipelines = root.join("pipelines");
+    let o = Test::outside(&[
+        "--output",
+        "json",
+        "table",
+        "update-all-makefiles",
+        pipelines.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&o.success().stdout_raw()).unwrap();
+    let changes: Vec<&str> = v["makefiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["unchanged", "unchanged"], "{v:#}");
+    let mk = read(pipelines.join("sources/sales/src_orders/Makefile"));
+    assert!(
+        mk.contains("contacts no server") && mk.contains("--offline"),
+        "{mk}"
+    );
+    assert!(mk.contains("--table-name $(TABLE) $(ARGS)"), "{mk}");
+    let ignore = read(root.join(".gitignore"));
+    assert!(ignore.lines().any(|l| l == ".flinkpipe/"), "{ignore}");
+    let make = read(Path::new(env!("CARGO_MANIFEST_DIR")).join("Makefile"));
+    assert!(
+        make.contains("cp templates/project/gitignore $(DEMO_DIR)/.gitignore"),
+        "make demo writes the project's .gitignore"
     );
 }

@@ -757,9 +757,9 @@ export CONFIG_FILE := $(CURDIR)/config.yaml
 TABLE := sales_fct_order_payments
 DML := $(PIPELINES)/facts/sales/fct_order_payments/sql-scripts/dml.sales_fct_order_payments.sql
 
-.PHONY: all check inventory metadata one-table report names cross one-child makefiles plan deploy envs statements update running usage assess isolate prepare
+.PHONY: all check inventory metadata one-table report names cross one-child makefiles plan deploy envs statements update running usage assess isolate prepare forms
 
-all: check inventory metadata one-table report names cross one-child makefiles plan deploy statements envs update running usage assess isolate prepare
+all: check inventory metadata one-table report names cross one-child makefiles plan deploy statements envs update running usage assess isolate prepare forms
 
 check:
 	shift_left version
@@ -822,6 +822,19 @@ isolate:
 prepare:
 	echo "ALTER TABLE src_sales_orders SET ('kafka.retention.time' = '7 d');" > $(CURDIR)/alter.sql
 	shift_left pipeline prepare $(CURDIR)/alter.sql
+
+# The forms of shift_left's command docs: a table path, the branch and --project-path, Typer's
+# --no- forms, undeploy --cross-product, table explain.
+forms:
+	git init -q -b master . && git add -A && git -c user.name=t -c user.email=t@t commit -qm base
+	shift_left project list-modified-files master --project-path . --file-filter .sql
+	shift_left project list-impacted-tables --modified-files-path $(CURDIR)/out/modified_flink_files.json --project-path $(PIPELINES) --output-file $(CURDIR)/impacted.json
+	shift_left table init src_table_1 $(PIPELINES)/sources/p1 --product-name p1
+	shift_left table explain --table-name $(TABLE) --persist-report
+	shift_left pipeline build-execution-plan $(PIPELINES) --table-name $(TABLE) --no-may-start-descendants --no-force-ancestors --no-cross-product-deployment --no-dml-only
+	shift_left pipeline undeploy $(PIPELINES) --table-name $(TABLE) --cross-product --no-ack
+	shift_left pipeline deploy $(PIPELINES) --table-name $(TABLE) --no-pool-creation --no-parallel --max-thread 1
+	shift_left table delete-unit-tests $(TABLE) --compute-pool-id $(SL_FLINK_COMPUTE_POOL_ID)
 "#;
 
 #[test]
@@ -903,6 +916,49 @@ fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
             .is_file()
     );
     assert!(out.contains("done     "), "prepare:\n{out}");
+    // The forms.
+    assert!(
+        out.contains("0 file(s) changed between master"),
+        "list-modified-files master:\n{out}"
+    );
+    let impacted = json_of(&std::fs::read_to_string(t.root.join("impacted.json")).unwrap());
+    assert!(impacted["impacted_tables"].is_array(), "{impacted}");
+    let p1 = t.pipelines.join("sources/p1");
+    let made: Vec<_> = std::fs::read_dir(&p1)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{out}", p1.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(p1.join(&made[0]).join("sql-scripts").is_dir(), "{made:?}");
+    let report = t
+        .root
+        .join("out")
+        .join(format!("{TABLE}_explain_report.json"));
+    let report = json_of(&std::fs::read_to_string(&report).unwrap());
+    assert_eq!(report["table_name"], TABLE);
+    assert!(report["trace"].as_str().is_some_and(|t| !t.is_empty()));
+}
+
+/// shift_left's `run-unit-tests T --test-case-name X --run-all`: one case, the whole of it.
+#[test]
+fn run_unit_tests_takes_a_test_case_name_with_run_all() {
+    let o = Test::fixture()
+        .args(&[
+            "--output",
+            "json",
+            "table",
+            "run-unit-tests",
+            TABLE,
+            "[PIPELINES]",
+            "--test-case-name",
+            "paid_orders_with_their_store",
+            "--run-all",
+            "--dry-run",
+        ])
+        .run()
+        .success()
+        .stdout();
+    assert!(o.contains("paid_orders_with_their_store"), "{o}");
 }
 
 #[test]
@@ -1724,139 +1780,129 @@ fn isolate_data_product_copies_a_product_and_what_it_reads_into_a_tree_that_vali
         .stderr_has("products: c360, inventory, sales");
 }
 
-/// Every shift_left 0.1.52 command of the issue exists with shift_left's options (its Typer CLI,
-/// `cli_commands/{project,table,pipeline}.py`), as `--help` lists them.
+/// Every form of shift_left 0.1.52's CLI, listed from its Typer code (`cli_commands/*.py`, `cli.py`)
+/// by `scripts/shift-left-cli-forms.py`: one line per command, positional argument and option.
+const SHIFT_LEFT_FORMS: &str = include_str!("../data/shift_left_0.1.52_cli.txt");
+
+/// shift_left's LLM migration commands: out of flinkpipe's scope (no LLM is asked).
+const NOT_OURS: &[&str] = &["table migrate", "table search-source-dependencies"];
+
+/// A value clap accepts for a shift_left option that takes one.
+fn sample(opt: &str) -> &'static str {
+    match opt {
+        "--project-type" => "kimball",
+        "--action" => "DELETE",
+        "--status" => "FAILED",
+        "--baseline" => "branch",
+        "--age" | "--nb-test-cases" | "--max-thread" => "2",
+        "--post-fix-unit-test" => "_ut",
+        "--from-date" => "2026-01-01T00:00:00",
+        "--since" => "2026-01-01",
+        _ => "v",
+    }
+}
+
+/// Every command, positional and option of shift_left's CLI exists in ours (hidden ones count: they
+/// are accepted), each option parses with a value, and each Typer flag parses in both forms.
 #[test]
-fn every_shift_left_command_exists_with_its_options() {
-    let commands: &[(&str, &str, &[&str])] = &[
-        ("project", "list-topics", &["<PATH>"]),
-        ("project", "list-environments", &[]),
-        (
-            "project",
-            "delete-all-compute-pools",
-            &["[PRODUCT]", "--compute-pool-list-file"],
-        ),
-        ("project", "validate-config", &[]),
-        ("project", "get-statement-list", &["<COMPUTE_POOL_ID>"]),
-        (
-            "project",
-            "isolate-data-product",
-            &["<PRODUCT_NAME>", "<SOURCE_FOLDER>", "<TARGET_FOLDER>"],
-        ),
-        (
-            "project",
-            "assess-unused-tables",
-            &["--include-topics", "--no-topics", "--output-file"],
-        ),
-        ("project", "delete-unused-tables", &["<TABLE_LIST_FILE>"]),
-        (
-            "project",
-            "update-ut-ddl",
-            &[
-                "--git-branch",
-                "--modified-files-path",
-                "--full-replace",
-                "--project-path",
-                "--repo-root",
-            ],
-        ),
-        (
-            "project",
-            "init-integration-tests",
-            &["[SINK_TABLE_NAME]", "--project-path", "--table-name"],
-        ),
-        (
-            "project",
-            "run-integration-tests",
-            &[
-                "--scenario-name",
-                "--compute-pool-id",
-                "--measure-latency",
-                "--no-measure-latency",
-                "--output-file",
-            ],
-        ),
-        ("project", "delete-integration-tests", &["--no-confirm"]),
-        ("table", "update-makefile", &["<TABLE>"]),
-        ("table", "update-all-makefiles", &[]),
-        (
-            "table",
-            "update-tables",
-            &[
-                "<FOLDER>",
-                "[CLASS]",
-                "--ddl",
-                "--both-ddl-dml",
-                "--string-to-change-from",
-                "--string-to-change-to",
-            ],
-        ),
-        (
-            "table",
-            "validate-unit-tests",
-            &["--test-case-name", "--run-all", "--post-fix-unit-test"],
-        ),
-        ("pipeline", "build-metadata", &["<DML_FILE>"]),
-        ("pipeline", "delete-all-metadata", &[]),
-        (
-            "pipeline",
-            "report",
-            &[
-                "--yaml",
-                "--json",
-                "--children-too",
-                "--parent-only",
-                "--output-file-name",
-                "--open",
-            ],
-        ),
-        (
-            "pipeline",
-            "field-lineage",
-            &["<TABLE_NAME>", "--output-dir", "--open"],
-        ),
-        ("pipeline", "healthcheck", &["<PRODUCT_NAME>"]),
-        (
-            "pipeline",
-            "report-running-statements",
-            &["--dir", "--table-name", "--product-name", "--from-date"],
-        ),
-        (
-            "pipeline",
-            "analyze-pool-usage",
-            &["--product-name", "--directory"],
-        ),
-        ("pipeline", "prepare", &["<SQL_FILE>", "--compute-pool-id"]),
-        (
-            "pipeline",
-            "deploy",
-            &[
-                "--max-thread",
-                "--version",
-                "--table-name",
-                "--product-name",
-                "--table-list-file-name",
-                "--exclude-table-file-name",
-                "--compute-pool-id",
-                "--dml-only",
-                "--may-start-descendants",
-                "--force-ancestors",
-                "--cross-product-deployment",
-                "--dir",
-            ],
-        ),
-    ];
-    for (group, cmd, opts) in commands {
-        let o = Test::outside(&[group, cmd, "--help"]);
-        let o = o.success();
-        let help = o.stdout_raw();
-        for opt in *opts {
-            assert!(
-                help.contains(opt),
-                "`flinkpipe {group} {cmd} --help` lacks {opt}:\n{help}"
-            );
+fn every_form_of_shift_lefts_cli_parses_in_ours() {
+    use clap::{CommandFactory, Parser};
+    use flinkpipe::cli::args::{Cli, negated_flags, version_config_alias};
+    let mut root = Cli::command();
+    root.build();
+    let mut positionals: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    let mut checked = 0;
+    let mut skipped = 0;
+    let mut missing = Vec::new();
+    for line in SHIFT_LEFT_FORMS.lines().filter(|l| !l.trim().is_empty()) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let (group, name) = (parts[0], parts[1]);
+        if NOT_OURS.contains(&format!("{group} {name}").as_str()) {
+            skipped += 1;
+            continue;
+        }
+        let path: Vec<&str> = if group == "cli" {
+            vec![name]
+        } else {
+            vec![group, name]
+        };
+        let mut cmd = &root;
+        for p in &path {
+            cmd = match cmd.find_subcommand(p) {
+                Some(c) => c,
+                None => {
+                    missing.push(format!("no command `flinkpipe {}`", path.join(" ")));
+                    break;
+                }
+            };
+        }
+        if cmd.get_name() != name {
+            continue;
+        }
+        let Some(third) = parts.get(2) else { continue };
+        if third.starts_with('<') {
+            *positionals
+                .entry((path.join(" "), String::new()))
+                .or_default() += 1;
+            continue;
+        }
+        let kind = parts[parts.len() - 1];
+        let shift_left_positionals = SHIFT_LEFT_FORMS
+            .lines()
+            .filter(|l| l.starts_with(&format!("{group} {name} <")))
+            .count();
+        for form in &parts[2..parts.len() - 1] {
+            checked += 1;
+            let mut argv = vec!["flinkpipe"];
+            argv.extend(&path);
+            argv.extend(std::iter::repeat_n("x", shift_left_positionals));
+            argv.push(form);
+            if kind == "value" {
+                argv.push(sample(form));
+            }
+            // update-tables replaces one string with another: both are given together.
+            if (group, name) == ("table", "update-tables") {
+                for companion in ["--string-to-change-from", "--string-to-change-to"] {
+                    if *form != companion {
+                        argv.extend([companion, "v"]);
+                    }
+                }
+            }
+            let argv: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            if let Err(e) = Cli::try_parse_from(negated_flags(version_config_alias(argv.clone()))) {
+                missing.push(format!(
+                    "`{}`: {}",
+                    line,
+                    e.to_string().lines().next().unwrap_or("")
+                ));
+            }
         }
     }
+    for ((cmd, _), n) in &positionals {
+        let mut c = &root;
+        for p in cmd.split(' ') {
+            c = c.find_subcommand(p).unwrap();
+        }
+        let ours = c.get_positionals().count();
+        if ours < *n {
+            missing.push(format!(
+                "`flinkpipe {cmd}` takes {ours} positional(s), shift_left {n}"
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} form(s) refused:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
+    assert!(checked > 100, "{checked} options checked");
+    assert_eq!(skipped, 8, "the LLM commands' lines");
+}
+
+/// The commands and options shift_left's own docs and scripts use, as `--help` shows them.
+#[test]
+fn every_shift_left_command_exists_with_its_options() {
     // The commands whose work has an issue of its own say so, and do nothing.
     // field-lineage is the column lineage of one table, written where shift_left writes it.
     let (_t, root) = crate::support::our_fixture();

@@ -525,7 +525,8 @@ fn project_run_unit_tests_runs_several_suites_with_one_summary() {
     let fake = FakeConfluent::start();
     let t = project(&fake);
     // The stock levels get their changelog; the web orders get none: the fake answers their output
-    // queries without a schema, which the comparison reports as an ERROR naming the expected file.
+    // queries without a schema and without rows — an empty output, whose columns are the test
+    // table's declared ones: the expected row is missing (FAIL), on every run.
     fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
     let o = t.cmd(&[
         "--output",
@@ -557,7 +558,7 @@ fn project_run_unit_tests_runs_several_suites_with_one_summary() {
         results,
         std::collections::BTreeMap::from([
             ("int_inventory_stock_levels".to_string(), "PASS".to_string()),
-            ("int_sales_web_orders".to_string(), "ERROR".to_string()),
+            ("int_sales_web_orders".to_string(), "FAIL".to_string()),
         ]),
         "{v:#}"
     );
@@ -1013,5 +1014,109 @@ fn the_sql_under_test_runs_without_source_idleness() {
             .get(prepare::SOURCE_IDLE_TIMEOUT)
             .map(String::as_str),
         Some("0 ms")
+    );
+}
+
+/// Issue #44 item 5: a statement set writes several tables; init-unit-tests writes an expected CSV
+/// per sink and per case, each with that sink's columns, and the definitions check every one.
+#[test]
+fn init_unit_tests_writes_an_expected_csv_per_sink_of_a_statement_set() {
+    let fake = FakeConfluent::start();
+    let t = project(&fake);
+    let dir = t.pipelines.join("intermediates/sales/int_web_orders/tests");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "init-unit-tests",
+        "int_sales_web_orders",
+    ]);
+    let out = o.stdout();
+    o.success();
+    for sink in ["int_sales_web_orders", "int_sales_store_orders"] {
+        for i in 1..=2 {
+            let f = dir.join(format!("expected_{sink}_{i}.csv"));
+            let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{e}: {out}"));
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with("order_id,customer_id,store_id")),
+                "{sink}: {text}"
+            );
+        }
+    }
+    let defs = std::fs::read_to_string(dir.join("test_definitions.yaml")).unwrap();
+    assert_eq!(
+        defs.matches("table_name: int_sales_store_orders").count(),
+        2,
+        "{defs}"
+    );
+    // The dry run names both outputs of each case as not filled in yet.
+    let o = t.cmd(&[
+        "--output",
+        "json",
+        "table",
+        "run-unit-tests",
+        "int_sales_web_orders",
+        "--dry-run",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout()).unwrap();
+    let not_ready: Vec<String> = v["not_ready"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["output"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        not_ready
+            .iter()
+            .filter(|o| *o == "int_sales_store_orders")
+            .count(),
+        2,
+        "{v:#}"
+    );
+}
+
+/// Issue #44 item 4: the summary counts the rows the table shows, and a folder whose tests/ holds no
+/// test_definitions.yaml is said to have no unit tests (not "no tests/ folder").
+#[test]
+fn the_summary_counts_the_rows_of_the_table() {
+    let fake = FakeConfluent::start();
+    let t = project(&fake).file(
+        "pipelines/facts/sales/fct_order_payments/tests/README.md",
+        "notes\n",
+    );
+    std::fs::remove_file(
+        t.pipelines
+            .join("facts/sales/fct_order_payments/tests/test_definitions.yaml"),
+    )
+    .unwrap();
+    fake.add_query("int_inventory_stock_levels_ut`", stock_levels_script());
+    let o = t.cmd(&[
+        "project",
+        "run-unit-tests",
+        "--table-name",
+        "int_inventory_stock_levels",
+        "--table-name",
+        "int_sales_web_orders",
+        "--table-name",
+        "sales_fct_order_payments",
+    ]);
+    let out = o.stdout();
+    o.code(1);
+    let count = |verdict: &str| {
+        out.lines()
+            .filter(|l| l.split("  ").any(|c| c.trim() == verdict))
+            .count()
+    };
+    let (pass, fail, error) = (count("PASS"), count("FAIL"), count("ERROR"));
+    assert!(pass > 0 && fail > 0, "{out}");
+    assert!(
+        out.contains(&format!("{pass} passed, {fail} failed, {error} error(s)")),
+        "{out}"
+    );
+    assert!(
+        out.contains("no unit tests (no tests/test_definitions.yaml): sales_fct_order_payments"),
+        "{out}"
     );
 }

@@ -108,7 +108,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     print_refusals(&report.plan);
     if report.recorded {
         println!(
-            "recorded in blue_green.json: released {} for statement prefix '{}'",
+            "recorded in blue_green.json: the released tables' blue statements are {} (statement prefix '{}')",
             past(report.plan.action),
             report.plan.statement_prefix
         );

@@ -177,7 +177,8 @@ fn dry_run(json: bool, d: &DryRun) {
             .count()
     };
     println!(
-        "\nServer checks ({} environment): {} valid, {} invalid, {} not checked, {} errors",
+        "\nServer checks on {} (SQL rewritten by the rules of environment '{}'): {} valid, {} invalid, {} not checked, {} errors",
+        d.target,
         d.environment,
         count(|c| matches!(c, ServerCheck::Valid)),
         count(|c| matches!(c, ServerCheck::Invalid(_))),

@@ -2,7 +2,7 @@
 //! tables (shift_left's `explain`), as text or JSON; with `--changelog-mode`, the changelog each sink
 //! receives and its upsert key.
 
-use crate::cli::args::{ProjectArgs, ScopeArgs};
+use crate::cli::args::{PoolArgs, ProjectArgs, ScopeArgs};
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::explain::{self, ExplainRequest};
@@ -23,11 +23,17 @@ pub struct Args {
     /// retract, with its +I/-U/+U/-D kinds) and its upsert key.
     #[arg(long)]
     pub changelog_mode: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+    /// Also write each plan to <table>_explain_report.json (shift_left's shape) in
+    /// $FLINKPIPE_OUTPUT_DIR, else the project's .flinkpipe/.
+    #[arg(long)]
+    pub persist_report: bool,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let r = explain::explain(
-        &inv.ctx,
+        &inv.ctx.with_overrides(args.pool.overrides()),
         &ExplainRequest {
             plan: PlanRequest {
                 pipelines: args.project.dir.pipelines.clone(),
@@ -37,8 +43,12 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             },
             timeout: Duration::from_secs(args.timeout),
             changelog_mode: args.changelog_mode,
+            persist_report: args.persist_report,
         },
     )?;
+    for p in &r.persisted {
+        eprintln!("wrote {}", p.display());
+    }
     if inv.json() {
         print_json(&ExplainView {
             success: r.success(),

@@ -3,7 +3,7 @@
 use crate::cli::args::PipelinesDir;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::column_lineage::{self, LineageRequest};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Options of `pipeline field-lineage`.
 #[derive(Debug, clap::Args)]
@@ -12,7 +12,8 @@ pub struct Args {
     pub table_name: String,
     #[command(flatten)]
     pub dir: PipelinesDir,
-    /// Output folder for the lineage JSON and HTML page.
+    /// Output folder for the lineage JSON and HTML page [default: $FLINKPIPE_OUTPUT_DIR, else the
+    /// project's .flinkpipe/].
     #[arg(short = 'o', long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Open the HTML page.
@@ -42,10 +43,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             "table name {shown} cannot name a file in the output folder: it {why}; nothing was written", shown = crate::fsutil::shown_name(&table)
         ))
     })?;
-    let dir = output_dir.map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf);
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        crate::ops::OpsError::Refused(format!("cannot create {}: {e}", dir.display()))
-    })?;
+    let dir = crate::ops::output_dir(output_dir, pipelines)?;
     let json = dir.join(format!("{table}_lineage.json"));
     crate::fsutil::write_atomic(&json, crate::fsutil::to_json_pretty(&l).as_bytes()).map_err(
         |e| crate::ops::OpsError::Refused(format!("cannot write {}: {e}", json.display())),

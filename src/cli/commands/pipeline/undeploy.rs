@@ -1,7 +1,7 @@
 //! `flinkpipe pipeline undeploy [DIR] SCOPE`: deletes the statements of the scope's tables and their
 //! descendants, children first, after confirmation (unless `--no-ack`).
 
-use crate::cli::args::{ProjectArgs, ScopeArgs};
+use crate::cli::args::{PoolArgs, ProjectArgs, ScopeArgs};
 use crate::cli::render::{confirm, print_json};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::scope::PlanRequest;
@@ -18,6 +18,12 @@ pub struct Args {
     /// Do not ask for confirmation.
     #[arg(long)]
     pub no_ack: bool,
+    /// shift_left's flag, accepted: an undeploy always deletes every descendant of the scope, in
+    /// any product (a child cannot run without its parent); shift_left 0.1.52 ignores it too.
+    #[arg(long)]
+    pub cross_product: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
     /// Also drop the tables (DROP TABLE: deletes their topics' data).
     #[arg(long)]
     pub allow_drop: bool,
@@ -27,8 +33,9 @@ pub struct Args {
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let ctx = inv.ctx.with_overrides(args.pool.overrides());
     let prepared = undeploy::prepare(
-        &inv.ctx,
+        &ctx,
         &UndeployRequest {
             plan: PlanRequest {
                 pipelines: args.project.dir.pipelines.clone(),

@@ -119,6 +119,9 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         Verdict::Ok if rejected > 0 => {
             println!("failed: {counts}, {rejected} rejected by the engine")
         }
+        Verdict::Ok if breaking > 0 => println!(
+            "ok: {counts} — {breaking} breaking change(s) listed above do not fail the check without --fail-on breaking"
+        ),
         Verdict::Ok => println!("ok: {counts}"),
         Verdict::Unverified => println!(
             "not verified: {counts}; {} statement(s) could not be parsed and were read by the token-level fallback (references and statefulness estimated): fix them, or gate with --strict",

@@ -1,7 +1,7 @@
 //! `flinkpipe project delete-integration-tests --table-name SINK [DIR]`: removes what runs of the
 //! sink's integration tests created.
 
-use crate::cli::args::IntegrationTarget;
+use crate::cli::args::{IntegrationTarget, PoolArgs};
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::OpsError;
@@ -15,12 +15,14 @@ pub struct Args {
     /// shift_left's option: the command never asks.
     #[arg(long)]
     pub no_confirm: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let (table, pipelines) = args.target.resolve().map_err(OpsError::Usage)?;
     let d = integration_tests::delete(
-        &inv.ctx,
+        &inv.ctx.with_overrides(args.pool.overrides()),
         &DeleteRequest {
             pipelines,
             table,

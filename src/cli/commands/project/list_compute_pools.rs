@@ -11,12 +11,23 @@ use crate::ops::pools;
 pub struct Args {
     #[command(flatten)]
     pub dir: PipelinesDir,
+    /// shift_left's option: the environment [default: confluent_cloud.environment_id].
+    #[arg(long, value_name = "ENV_ID")]
+    pub environment_id: Option<String>,
+    /// shift_left's option: the cloud region [default: confluent_cloud.cloud_region].
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
 }
 
 /// Runs the command.
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let pipelines = args.dir.pipelines.as_path();
-    let r = pools::list(&inv.ctx, pipelines)?;
+    let ctx = inv.ctx.with_overrides(crate::ops::ConfigOverrides {
+        environment_id: args.environment_id.clone(),
+        cloud_region: args.region.clone(),
+        ..Default::default()
+    });
+    let r = pools::list(&ctx, pipelines)?;
     if inv.json() {
         print_json(&r);
         return Ok(r.missing.is_empty());

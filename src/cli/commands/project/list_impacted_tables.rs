@@ -17,23 +17,33 @@ pub struct Args {
     /// Read the changes from this modified_flink_files.json instead of git.
     #[arg(long, value_name = "FILE")]
     pub modified_files_path: Option<PathBuf>,
-    /// Folder for impacted_tables.json [default: $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left].
-    #[arg(long, value_name = "DIR")]
+    /// Folder for impacted_tables.json [default: $FLINKPIPE_OUTPUT_DIR, else the project's
+    /// .flinkpipe/].
+    #[arg(long, value_name = "DIR", conflicts_with = "output_file")]
     pub output_dir: Option<PathBuf>,
+    /// shift_left's option: the pipelines folder (over DIR and $PIPELINES).
+    #[arg(long, value_name = "DIR")]
+    pub project_path: Option<PathBuf>,
+    /// shift_left's option: the file to write instead of <output dir>/impacted_tables.json.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
 }
 
 /// Runs the command.
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
-    let pipelines = args.dir.pipelines.as_path();
+    let pipelines = args.project_path.as_deref().unwrap_or(&args.dir.pipelines);
     let refs = &args.refs;
     let modified_files_path = args.modified_files_path.as_deref();
-    let output_dir = args.output_dir.as_deref();
+    let output = match &args.output_file {
+        Some(f) => changes::Output::File(f.clone()),
+        None => changes::Output::Dir(args.output_dir.clone()),
+    };
     let r = changes::list_impacted_tables(
         &inv.ctx,
         pipelines,
         &refs.request(),
         modified_files_path,
-        output_dir,
+        &output,
     )?;
     eprintln!("wrote {}", r.written.display());
     let impact = &r.impact;

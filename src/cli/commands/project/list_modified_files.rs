@@ -1,21 +1,31 @@
 //! `flinkpipe project list-modified-files [DIR]`: the files changed since a git ref, each with its
 //! table and change kind; writes `modified_flink_files.json` / `.txt`.
 
-use crate::cli::args::{ChangeRefs, PipelinesDir};
+use crate::cli::args::ChangeRefs;
 use crate::cli::render::{print_json, table};
 use crate::cli::{CmdResult, Invocation};
-use crate::ops::changes::{self, ChangeSet, ModifiedFiles};
+use crate::ops::changes::{self, Baseline, ChangeSet, ModifiedFiles};
 use std::path::PathBuf;
 
 /// Options of `project list-modified-files`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub dir: PipelinesDir,
+    /// The pipelines folder [default: $PIPELINES, else <--project-path>/pipelines, else
+    /// ./pipelines]; or shift_left's BRANCH_NAME: a value that is not a folder is the branch to
+    /// compare with (as --since BRANCH).
+    #[arg(value_name = "DIR|BRANCH")]
+    pub dir_or_branch: Option<String>,
+    /// shift_left's option: the project (the git repository) whose pipelines/ folder is read.
+    #[arg(long, value_name = "DIR")]
+    pub project_path: Option<PathBuf>,
+    /// shift_left's option, with BRANCH and a --since day: `since` (default) compares with the
+    /// day's commit, `branch` with the branch.
+    #[arg(long, value_enum, default_value_t = BaselineArg::Since)]
+    pub baseline: BaselineArg,
     #[command(flatten)]
     pub refs: ChangeRefs,
-    /// Folder for modified_flink_files.json and .txt [default: $FLINKPIPE_OUTPUT_DIR, else
-    /// ~/.shift_left, as shift_left; never the work tree unless given].
+    /// Folder for modified_flink_files.json and .txt [default: $FLINKPIPE_OUTPUT_DIR, else the
+    /// project's .flinkpipe/].
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Do not ask the configured target whether the tables' statements run (`running` is then
@@ -24,13 +34,47 @@ pub struct Args {
     pub offline: bool,
 }
 
+/// shift_left's `--baseline` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BaselineArg {
+    /// The commit before the --since day.
+    Since,
+    /// The branch.
+    Branch,
+}
+
+/// The pipelines folder and the branch of the positional argument: a folder is the pipelines
+/// folder, anything else shift_left's BRANCH_NAME.
+pub fn pipelines_and_branch(
+    positional: Option<&str>,
+    project_path: Option<&std::path::Path>,
+) -> (PathBuf, Option<String>) {
+    let default = || {
+        crate::config::process_env("PIPELINES")
+            .map(PathBuf::from)
+            .or_else(|| project_path.map(|p| p.join("pipelines")))
+            .unwrap_or_else(|| PathBuf::from("pipelines"))
+    };
+    match positional {
+        Some(p) if std::path::Path::new(p).is_dir() => (PathBuf::from(p), None),
+        Some(b) => (default(), Some(b.to_string())),
+        None => (default(), None),
+    }
+}
+
 /// Runs the command.
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
-    let pipelines = args.dir.pipelines.as_path();
+    let (pipelines, branch) =
+        pipelines_and_branch(args.dir_or_branch.as_deref(), args.project_path.as_deref());
+    let pipelines = pipelines.as_path();
     let refs = &args.refs;
     let output_dir = args.output_dir.as_deref();
     let offline = args.offline;
-    let mut req = refs.request();
+    let baseline = match args.baseline {
+        BaselineArg::Since => Baseline::Since,
+        BaselineArg::Branch => Baseline::Branch,
+    };
+    let mut req = refs.request().with_branch(branch, baseline);
     req.running_from_target = !offline;
     let r = changes::list_modified_files(&inv.ctx, pipelines, &req, output_dir)?;
     let shown: Vec<String> = r.written.iter().map(|p| p.display().to_string()).collect();

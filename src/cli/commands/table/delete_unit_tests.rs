@@ -1,6 +1,6 @@
 //! `flinkpipe table delete-unit-tests TABLE [DIR]`: removes what runs of the table's tests created.
 
-use crate::cli::args::ProjectArgs;
+use crate::cli::args::{PoolArgs, ProjectArgs};
 use crate::cli::render::print_json;
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::unit_tests::{self, DeleteRequest};
@@ -15,11 +15,13 @@ pub struct Args {
     /// Test suffix [default: app.post_fix_unit_test, else _ut].
     #[arg(long, value_name = "S")]
     pub post_fix_unit_test: Option<String>,
+    #[command(flatten)]
+    pub pool: PoolArgs,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     let d = unit_tests::delete(
-        &inv.ctx,
+        &inv.ctx.with_overrides(args.pool.overrides()),
         &DeleteRequest {
             pipelines: args.project.dir.pipelines.clone(),
             table: args.table.clone(),

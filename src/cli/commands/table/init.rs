@@ -1,4 +1,4 @@
-//! `flinkpipe table init NAME LAYER`: a table folder from the templates.
+//! `flinkpipe table init NAME LAYER|TABLE_PATH`: a table folder from the templates.
 
 use crate::cli::render::created;
 use crate::cli::{CmdResult, Invocation};
@@ -10,7 +10,10 @@ use std::path::PathBuf;
 pub struct Args {
     /// Table name, with or without the convention's prefix (`orders` → `src_<product>_orders` in sources).
     pub name: String,
-    /// Layer: sources, intermediates, dimensions, facts, views or seeds (or a folder of flinkpipe.layers).
+    /// Layer: sources, intermediates, dimensions, facts, views or seeds (or a folder of
+    /// flinkpipe.layers); or shift_left's TABLE_PATH, the folder `<layer>[/<product>]` the table goes
+    /// in, relative to the pipelines folder or absolute inside it ($PIPELINES/sources/p1).
+    #[arg(value_name = "LAYER|TABLE_PATH")]
     pub layer: String,
     /// The product the table belongs to.
     #[arg(long, alias = "product-name", value_name = "P")]

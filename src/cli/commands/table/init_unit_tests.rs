@@ -21,9 +21,18 @@ pub struct Args {
     /// Test suffix: '_' and 2-3 letters or digits [default: app.post_fix_unit_test, else _ut].
     #[arg(long, value_name = "S")]
     pub post_fix_unit_test: Option<String>,
+    /// shift_left's option (test data from an LLM), accepted: the data is generated from the
+    /// table's SQL, typed as its columns, as without it (a warning says so).
+    #[arg(long)]
+    pub ai: bool,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    if args.ai {
+        inv.ctx.console.warn(
+            "warning[ai]: --ai: flinkpipe asks no LLM; the test data is generated from the table's SQL",
+        );
+    }
     let g = unit_tests::init(
         &inv.ctx,
         &InitRequest {

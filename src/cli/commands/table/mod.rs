@@ -50,6 +50,9 @@ pub enum TableCommand {
     /// Remove every statement, test table and topic that runs of TABLE's unit tests create (also after
     /// a killed run).
     DeleteUnitTests(delete_unit_tests::Args),
+    /// shift_left's place for `pipeline explain`: the engine's plan of each statement of the scope's
+    /// tables (--table-name, --product-name, --table-list-file-name, …).
+    Explain(crate::cli::commands::pipeline::explain::Args),
     /// Print the rows of a table of the project, read from the configured target (from the start of
     /// its topic to its current end where the connector allows; folded by its primary key).
     Preview(preview::Args),
@@ -70,5 +73,6 @@ pub fn run(inv: &Invocation, cmd: &TableCommand) -> CmdResult {
         TableCommand::UpdateAllMakefiles(args) => update_all_makefiles::exec(inv, args),
         TableCommand::DeleteUnitTests(args) => delete_unit_tests::exec(inv, args),
         TableCommand::Preview(args) => preview::exec(inv, args),
+        TableCommand::Explain(args) => crate::cli::commands::pipeline::explain::exec(inv, args),
     }
 }

@@ -20,6 +20,17 @@ pub struct Args {
     pub limit: Option<usize>,
     #[command(flatten)]
     pub read: ReadArgs,
+    /// Of a blue-green pair, which table to read: green (the newest version, what the name
+    /// resolves to) or blue (the version before it, still running until decommission).
+    #[arg(long, value_enum, default_value_t = SideArg::Green)]
+    pub side: SideArg,
+}
+
+/// `--side` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SideArg {
+    Green,
+    Blue,
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
@@ -37,6 +48,10 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             read,
             follow: args.read.follow,
             allow_unknown: args.project.allow_unknown,
+            side: match args.side {
+                SideArg::Green => query::Side::Green,
+                SideArg::Blue => query::Side::Blue,
+            },
         },
         &display,
     )?;

@@ -2,7 +2,7 @@
 //! unit tests on the configured target, a result table, exit 1 when any fails; `--dry-run` only checks
 //! the suite (nothing contacted).
 
-use crate::cli::args::{ProjectArgs, UnitTestRunOptions};
+use crate::cli::args::{PoolArgs, ProjectArgs, UnitTestRunOptions};
 use crate::cli::render::{dry_run_report, unit_test_report};
 use crate::cli::{CmdResult, Invocation};
 use crate::ops::unit_tests::{self, RunRequest, RunSettings};
@@ -16,11 +16,14 @@ pub struct Args {
     #[command(flatten)]
     pub project: ProjectArgs,
     /// Run only this test case.
-    #[arg(long, value_name = "NAME", conflicts_with = "run_all")]
+    #[arg(long, value_name = "NAME")]
     pub test_case_name: Option<String>,
-    /// Run every test case (the default; shift_left's option).
+    /// shift_left's option (run the validation SQL too), accepted with or without --test-case-name:
+    /// every run inserts, runs the statement under test and checks the outputs.
     #[arg(long)]
     pub run_all: bool,
+    #[command(flatten)]
+    pub pool: PoolArgs,
     /// Check the suite (test definitions, every file they name, the SQL under test) as a run does
     /// first, and stop there: nothing is contacted.
     #[arg(long)]
@@ -30,6 +33,7 @@ pub struct Args {
 }
 
 pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
+    let ctx = inv.ctx.with_overrides(args.pool.overrides());
     let req = RunRequest {
         pipelines: args.project.dir.pipelines.clone(),
         table: args.table.clone(),
@@ -43,11 +47,11 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         },
     };
     if args.dry_run {
-        let d = unit_tests::dry_run_table(&inv.ctx, &req)?;
+        let d = unit_tests::dry_run_table(&ctx, &req)?;
         dry_run_report(inv.json(), &d);
         return Ok(d.ready());
     }
-    let report = unit_tests::run_table(&inv.ctx, &req)?;
+    let report = unit_tests::run_table(&ctx, &req)?;
     unit_test_report(inv.json(), &report);
     Ok(report.passed())
 }
