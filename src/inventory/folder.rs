@@ -108,7 +108,7 @@ fn unsafe_name(
         Diagnostic::error(
             "unsafe-table-name",
             format!(
-                "table name {shown} cannot be part of a file name: it {why} (flinkpipe names files after tables); rename the table", shown = crate::fsutil::shown_name(&name)
+                "table name {shown} cannot be part of a file name: it {why} (flinkpipe names files after tables); rename the table", shown = crate::fsutil::shown_name(name)
             ),
         )
         .at(

@@ -217,7 +217,14 @@ pub fn deploy(ctx: &Context, req: &DeployRequest) -> Result<DeployOutcome, OpsEr
         &super::Silent,
     )?;
     let mut nodes = spec::deploy_nodes(&project, &plan, &env)?;
-    preflight::one_writer(&cfg, &project, &nodes, &live, c.target.default_namespace())?;
+    preflight::one_writer(
+        &cfg,
+        &project,
+        &nodes,
+        &live,
+        c.target.default_namespace(),
+        c.target.session_scoped_tables(),
+    )?;
     warn_skipped_drift(ctx, &project, &plan, &live, &env);
     let options = DeployOptions {
         max_parallel: req.max_parallel.max(1),

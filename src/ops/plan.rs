@@ -88,6 +88,7 @@ pub fn build_execution_plan(
             &nodes,
             statements,
             c.target.default_namespace(),
+            c.target.session_scoped_tables(),
         )?;
         // On the SQL Gateway the planner judges each changed restarted job, as the deploy will.
         let verdicts = super::preflight::engine_verdicts(c, rt, &nodes, statements);

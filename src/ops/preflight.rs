@@ -329,6 +329,9 @@ pub fn capacity(
 /// statement's names under its own `sql.current-catalog` / `sql.current-database` (else the
 /// target's defaults, `default_namespace`), the tree's under the project's catalog and database.
 /// Storage comes from the tree's DDLs, else from the live `CREATE` statements the target lists.
+/// With `session_scoped` tables (the SQL Gateway, [`crate::target::Target::session_scoped_tables`])
+/// a running statement of another prefix names its own session's tables, not the project's: it is
+/// left out (a name says nothing there; two projects on one shared stack are not two writers).
 ///
 /// Errors: [`OpsError::Refused`] naming every table or storage written by two of them, with the
 /// file:line of each INSERT of the tree and the line of the other statement's SQL; tables of
@@ -339,6 +342,7 @@ pub fn one_writer(
     nodes: &[DeployNode],
     live: &BTreeMap<String, StatementState>,
     default_namespace: (Option<String>, Option<String>),
+    session_scoped: bool,
 ) -> Result<(), OpsError> {
     use crate::inventory::writers::{self, Collision};
     use crate::target::Phase;
@@ -384,6 +388,9 @@ pub fn one_writer(
             Phase::Pending | Phase::Running | Phase::Degraded | Phase::Failing
         );
         if !running || sent.contains(st.name.as_str()) || carried.contains(&st.name) {
+            continue;
+        }
+        if session_scoped && !naming.is_under_prefix(&st.name) {
             continue;
         }
         writes.extend(writers::running_writes(

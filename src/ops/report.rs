@@ -203,7 +203,7 @@ pub fn write_report_file(path: &Path, text: &str) -> Result<(), OpsError> {
 pub fn page_file_name(table: &str) -> Result<String, OpsError> {
     let name = crate::fsutil::file_name_component(table).map_err(|why| {
         OpsError::Refused(format!(
-            "table name {shown} cannot name a file in the output folder: it {why}; nothing was written", shown = crate::fsutil::shown_name(&table)
+            "table name {shown} cannot name a file in the output folder: it {why}; nothing was written", shown = crate::fsutil::shown_name(table)
         ))
     })?;
     Ok(format!("{name}_pipeline_graph.html"))

@@ -657,6 +657,15 @@ pub trait Target: Send + Sync {
         (None, None)
     }
 
+    /// Whether table names belong to the session that declared them (the SQL Gateway: each session
+    /// starts with an empty in-memory catalog, so another project's `orders` is another table, maybe
+    /// on another topic) rather than to the target (Confluent Cloud: a table is a topic of the
+    /// environment's cluster). The one-writer check then leaves out the running statements of other
+    /// prefixes, whose tables it cannot tell from their names. Default: `false`.
+    fn session_scoped_tables(&self) -> bool {
+        false
+    }
+
     /// Starts a read-only query (`SELECT`, `SHOW`, `DESCRIBE`, `EXPLAIN`) under the name `spec.name`
     /// (so that a run killed half-way leaves something `pipeline status` lists as an orphan) and
     /// returns its result stream. The caller reads it with [`crate::target::read::read`], which

@@ -285,7 +285,7 @@ pub fn generate(
                 &tested_rel,
                 format!(
                     "table name {shown} cannot name a test file: it {why}; nothing was written",
-                    shown = crate::fsutil::shown_name(&name)
+                    shown = crate::fsutil::shown_name(name)
                 ),
             ));
         }

@@ -628,12 +628,16 @@ async fn a_replacement_is_checked_first_in_every_phase_that_may_still_run() {
             TargetError::Invalid("Object 'src' not found".into()),
             1,
         );
-        // A stateless table (its text and the plan agree): only the validation decides.
-        let a = DeployNode {
-            stateless: true,
-            ..node("a", &[], Action::Restart)
+        // The state loss is accepted: only the validation decides.
+        let session = Session {
+            resume: JournalState::default(),
+            ..Session::quiet()
         };
-        let r = run(&t, &[a], JournalState::default()).await;
+        let opts = DeployOptions {
+            allow_state_loss: vec!["a".into()],
+            ..options()
+        };
+        let r = deploy(&t, &[node("a", &[], Action::Restart)], &opts, &session).await;
         let validated = t.log().contains(&Call::Validate("dml-a".into()));
         assert_eq!(validated, !ended, "{phase}: {:?}", t.log());
         if ended {

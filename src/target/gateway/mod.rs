@@ -413,6 +413,10 @@ impl Target for GatewayTarget {
         Ok(Box::new(self.open_query(spec).await?))
     }
 
+    fn session_scoped_tables(&self) -> bool {
+        true
+    }
+
     fn default_namespace(&self) -> (Option<String>, Option<String>) {
         // Flink's `table.builtin-catalog-name` / `table.builtin-database-name` defaults: every
         // session of the gateway starts there.

@@ -40,7 +40,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     // The name becomes a file name in DIR: one plain component, or nothing is written.
     let table = crate::fsutil::file_name_component(table).map_err(|why| {
         crate::ops::OpsError::Refused(format!(
-            "table name {shown} cannot name a file in the output folder: it {why}; nothing was written", shown = crate::fsutil::shown_name(&table)
+            "table name {shown} cannot name a file in the output folder: it {why}; nothing was written", shown = crate::fsutil::shown_name(table)
         ))
     })?;
     let dir = crate::ops::output_dir(output_dir, pipelines)?;
