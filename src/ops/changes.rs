@@ -24,7 +24,8 @@ pub struct ChangeRequest {
     pub file_filter: Option<String>,
     /// Compare with the work tree instead of the head commit.
     pub include_uncommitted: bool,
-    /// Fill `running` from the configured target (one list call) when one is configured.
+    /// Fill `running` from the configured target (one list call) when one is configured
+    /// (`--running`); off, the operation reads git alone and contacts no server.
     pub running_from_target: bool,
 }
 
@@ -178,7 +179,7 @@ pub fn list_modified_files(
         && let Err(e) = fill_running(&cfg, &set, &mut modified)
     {
         ctx.console.warn(&format!(
-            "warning[target]: `running` left unknown (null): {e}; --offline does not ask the target"
+            "warning[target]: `running` left unknown (null): {e}; without --running the target is not asked"
         ));
     }
     let dir = super::output_dir(output_dir, pipelines)?;

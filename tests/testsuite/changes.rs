@@ -1097,27 +1097,40 @@ fn reports_go_where_the_project_is_by_default() {
 #[test]
 fn list_modified_files_does_not_need_the_target() {
     let r = example_with_changes();
+    // A gateway that would answer slowly, if asked: the default list never connects to it.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
     let config = r.root.join("down.yaml");
     fs::write(
         &config,
-        "flinkpipe:\n  gateway:\n    url: http://127.0.0.1:1\n",
+        format!("flinkpipe:\n  gateway:\n    url: http://127.0.0.1:{port}\n    jobmanager_url: http://127.0.0.1:{port}\n"),
     )
     .unwrap();
-    let o = r.run(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--output",
-        "json",
-        "project",
-        "list-modified-files",
-        "--since",
-        "main",
-    ]);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--config",
+            config.to_str().unwrap(),
+            "--output",
+            "json",
+            "project",
+            "list-modified-files",
+            "--since",
+            "main",
+        ];
+        args.extend_from_slice(extra);
+        r.run(&args)
+    };
+    let o = run(&[]);
     let o = o.success();
     assert!(
-        o.stderr_raw().contains("`running` left unknown (null)"),
+        !o.stderr_raw().contains("warning[target]"),
         "{}",
         o.stderr_raw()
+    );
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "list-modified-files connected to the target"
     );
     let v: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
     assert!(
@@ -1127,5 +1140,14 @@ fn list_modified_files_does_not_need_the_target() {
             .iter()
             .all(|row| row["running"].is_null()),
         "{v:#}"
+    );
+    // Asked for (`--running`), a target that does not answer leaves `running` unknown: exit 0.
+    drop(listener);
+    let o = run(&["--running"]);
+    let o = o.success();
+    assert!(
+        o.stderr_raw().contains("`running` left unknown (null)"),
+        "{}",
+        o.stderr_raw()
     );
 }

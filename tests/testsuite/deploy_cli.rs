@@ -642,6 +642,7 @@ fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
             "list-modified-files",
             "--since",
             "main",
+            "--running",
             "[PIPELINES]",
         ],
         &[("FLINKPIPE_OUTPUT_DIR", out.path().to_str().unwrap())],
@@ -673,28 +674,38 @@ fn modified_files_go_to_the_output_folder_and_say_which_statements_run() {
         .collect();
     assert_eq!(running["int_sales_orders_enriched"], true);
     assert_eq!(running["int_sales_order_lines"], false);
-    // --offline: unknown, not false.
-    let o = t.cmd_env(
-        &[
+    // Without --running (and with --offline): unknown, not false, and the target is never asked.
+    for extra in [None, Some("--offline")] {
+        let before = fake.request_count();
+        let mut args = vec![
             "--output",
             "json",
             "project",
             "list-modified-files",
             "--since",
             "main",
-            "--offline",
-            "[PIPELINES]",
-        ],
-        &[("FLINKPIPE_OUTPUT_DIR", out.path().to_str().unwrap())],
-    );
-    let v: serde_json::Value = o.stdout_json();
-    assert!(
-        v["file_list"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|row| row["running"].is_null())
-    );
+        ];
+        args.extend(extra);
+        args.push("[PIPELINES]");
+        let o = t.cmd_env(
+            &args,
+            &[("FLINKPIPE_OUTPUT_DIR", out.path().to_str().unwrap())],
+        );
+        let v: serde_json::Value = o.stdout_json();
+        assert!(
+            v["file_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|row| row["running"].is_null()),
+            "{extra:?}: {v:#}"
+        );
+        assert_eq!(
+            fake.request_count(),
+            before,
+            "{extra:?}: the target was asked"
+        );
+    }
 }
 
 #[test]

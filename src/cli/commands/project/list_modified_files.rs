@@ -28,8 +28,12 @@ pub struct Args {
     /// project's .flinkpipe/].
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// Do not ask the configured target whether the tables' statements run (`running` is then
-    /// null, as when no target is configured).
+    /// Also ask the configured target whether each table's statement runs (one list call; fills
+    /// `running`). Without it the list reads git alone and contacts no server (`running` is null),
+    /// so it runs in CI with no target reachable.
+    #[arg(long, conflicts_with = "offline")]
+    pub running: bool,
+    /// Contact no server (the default; kept for scripts that pass it).
     #[arg(long)]
     pub offline: bool,
 }
@@ -75,7 +79,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         BaselineArg::Branch => Baseline::Branch,
     };
     let mut req = refs.request().with_branch(branch, baseline);
-    req.running_from_target = !offline;
+    req.running_from_target = args.running && !offline;
     let r = changes::list_modified_files(&inv.ctx, pipelines, &req, output_dir)?;
     let shown: Vec<String> = r.written.iter().map(|p| p.display().to_string()).collect();
     eprintln!("wrote {}", shown.join(" and "));
