@@ -670,14 +670,29 @@ impl Prepared {
                     .filter(|t| matches!(&t.why, Why::Blue { release: r, .. } if *r == release.created_at))
                     .map(|t| t.statement.clone())
                     .collect();
-                // What earlier runs (interrupted, killed, refused in part) did to this release.
-                names.extend(super::release_journal::acted_on(
-                    &self.pipelines,
-                    ReleaseCommand::Decommission,
-                    &self.plan.statement_prefix,
-                    &release.created_at,
-                    verb,
-                )?);
+                // What earlier runs (interrupted, killed, refused in part) did to this release: of
+                // the statements a run journalled (it may have served several releases and orphans),
+                // this release's blue statements only.
+                let here = StatementNaming {
+                    prefix: self.plan.statement_prefix.clone(),
+                };
+                let own: BTreeSet<String> = release
+                    .tables
+                    .iter()
+                    .flat_map(|t| blue_green_statements(&here, &release.statement_prefix, t))
+                    .map(|(b, _)| b.name)
+                    .collect();
+                names.extend(
+                    super::release_journal::acted_on(
+                        &self.pipelines,
+                        ReleaseCommand::Decommission,
+                        &self.plan.statement_prefix,
+                        &release.created_at,
+                        verb,
+                    )?
+                    .into_iter()
+                    .filter(|n| own.contains(n)),
+                );
                 release.decommissioned.push(Decommission {
                     statement_prefix: self.plan.statement_prefix.clone(),
                     at: at.clone(),

@@ -362,7 +362,18 @@ fn without_blue(
         }
         let green_live = green_statements(naming, &release.statement_prefix, t)
             .iter()
-            .any(|g| g.role == StatementRole::Job && live.contains_key(&g.name));
+            .any(|g| {
+                // A green job that runs (or is about to): a FAILED or stopped one writes nothing.
+                g.role == StatementRole::Job
+                    && live.get(&g.name).is_some_and(|s| {
+                        matches!(
+                            s.phase,
+                            crate::target::Phase::Pending
+                                | crate::target::Phase::Running
+                                | crate::target::Phase::Degraded
+                        )
+                    })
+            });
         if !green_live {
             continue;
         }
@@ -396,14 +407,16 @@ pub async fn act(
 }
 
 /// The record with the plan's release marked rolled back in its environment at `at`; `None` when a
-/// statement failed (the release stays open) or the release is no longer in the record.
+/// statement failed, or a partial rollback kept green statements running (`plan.kept`: those
+/// tables are still on green, so the release stays open and their files are not to be restored),
+/// or the release is no longer in the record.
 pub fn recorded(
     record: &BlueGreenRecord,
     plan: &RollbackPlan,
     results: &[Done],
     at: &str,
 ) -> Option<BlueGreenRecord> {
-    if results.iter().any(|r| r.error.is_some()) {
+    if results.iter().any(|r| r.error.is_some()) || !plan.kept.is_empty() {
         return None;
     }
     let mut record = record.clone();

@@ -194,6 +194,7 @@ fn unparsed(a: &super::FileAnalysis, line: usize, why: &str) -> Vec<StatementCol
         .iter()
         .flat_map(|s| s.sinks.iter().map(|r| r.name.dotted()))
         .collect();
+    sinks.sort();
     sinks.dedup();
     if sinks.is_empty() {
         sinks.push(String::new());

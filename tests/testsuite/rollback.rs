@@ -1008,6 +1008,21 @@ fn rollback_after_a_decommission_interrupted_at_any_position_leaves_every_table_
                 "{what}: {out}"
             );
             every_table_written(&fake, &jobs, &what);
+            // The kept tables are still on green: the release stays open, no restore is printed.
+            assert!(
+                out.contains("stays open in blue_green.json"),
+                "{what}: {out}"
+            );
+            assert!(!out.contains("git restore"), "{what}: {out}");
+            let v: serde_json::Value = serde_json::from_str(&record_text(&t)).unwrap();
+            let release = v["releases"].as_array().unwrap().last().unwrap().clone();
+            assert!(
+                release
+                    .get("rolled_back")
+                    .and_then(|r| r.as_array())
+                    .is_none_or(|a| a.is_empty()),
+                "{what}: {release:#}"
+            );
         }
     }
 }

@@ -130,6 +130,12 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             report.plan.statement_prefix
         );
         print_restore(&restore, &report.plan.release, true);
+    } else if report.success() && !report.plan.kept.is_empty() {
+        println!(
+            "partial rollback: {} green statement(s) kept running (the only writers of tables whose blue side is gone), so release {} stays open in blue_green.json and its files are not restored; roll those tables forward, or redeploy their blue side, then run `pipeline rollback` again",
+            report.plan.kept.len(),
+            report.plan.release
+        );
     } else {
         eprintln!(
             "error: not every green statement was {}: the release stays open; run `pipeline rollback` again",
