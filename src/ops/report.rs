@@ -211,8 +211,8 @@ pub fn page_file_name(table: &str) -> Result<String, OpsError> {
 
 /// shift_left's `report --open` page: the lineage page ([`crate::graph::to_html`]) of `table` and
 /// its ancestors (and descendants with `children_too`), written to `<table>_pipeline_graph.html` in
-/// `out_dir`, else `$FLINKPIPE_OUTPUT_DIR`, else `~/.shift_left/` (shift_left's folder). Returns the
-/// file's path.
+/// `out_dir`, else `$FLINKPIPE_OUTPUT_DIR`, else the project's `.flinkpipe/` ([`super::output_dir`]).
+/// Returns the file's path.
 ///
 /// Errors: an unknown table, a folder or file that cannot be written.
 pub fn write_report_page(

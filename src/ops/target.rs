@@ -161,7 +161,9 @@ fn alias_definitions(
 ) -> Result<Vec<StatementSpec>, OpsError> {
     let mut aliased = Vec::new();
     for (table, alias) in aliases {
-        let word = regex::Regex::new(&format!(r"(?i)\b{}\b", regex::escape(table)))
+        // The name as a whole word, or as the end of a location after `_`, `.` or `-` (a topic
+        // `<namespace>_<table>` moves with its table in a blue-green, `crate::sql::rewrite`).
+        let word = regex::Regex::new(&format!(r"(?i)(\b|[_.\-]){}\b", regex::escape(table)))
             .map_err(|e| OpsError::Usage(e.to_string()))?;
         // The table's definition: its DDL, or the CTAS / materialized table that creates it (the
         // alias is then declared from the `DESCRIBE` of its query, as the table itself is).
@@ -178,7 +180,9 @@ fn alias_definitions(
             // A declaration only: the copy is never run as a job, nor listed as a statement.
             copy.kind = crate::target::StatementKind::Ddl;
             copy.name = format!("{}-as-{alias}", s.name);
-            copy.sql = word.replace_all(&s.sql, alias.as_str()).into_owned();
+            copy.sql = word
+                .replace_all(&s.sql, |c: &regex::Captures| format!("{}{alias}", &c[1]))
+                .into_owned();
             aliased.push(copy);
         }
     }
@@ -325,7 +329,7 @@ mod tests {
         let specs = vec![
             spec(
                 "p-ddl-t-v2",
-                "CREATE TABLE t_v2 (id INT) WITH ('connector' = 'kafka', 'topic' = 't_v2')",
+                "CREATE TABLE t_v2 (id INT) WITH ('connector' = 'kafka', 'topic' = 'team_a.t_v2')",
                 StatementKind::Ddl,
             ),
             spec(
@@ -355,7 +359,9 @@ mod tests {
         all.extend(copies);
         let defs = Definitions::new(all);
         match defs.definition_of("t") {
-            Some(Definition::Ddl { sql, .. }) => assert!(sql.contains("'topic' = 't'"), "{sql}"),
+            Some(Definition::Ddl { sql, .. }) => {
+                assert!(sql.contains("'topic' = 'team_a.t'"), "{sql}")
+            }
             other => panic!("t: {other:?}"),
         }
         for blue in ["mv", "c"] {

@@ -279,10 +279,12 @@ fn no_rows_expected_passes_the_same_on_every_run_on_a_real_flink() {
     let prefix = format!("e2enr{}", std::process::id() % 100_000);
     let (tmp, pipelines) = our_fixture();
     let config = tmp.path().join("config.yaml");
+    // Its own unit-test suffix, so its tables and topics (`<table>_nr`) are not the fixtures
+    // suites' (`<table>_ut`), which run beside it on the same Kafka with other input rows.
     std::fs::write(
         &config,
         format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+            "app:\n  post_fix_unit_test: _nr\nflinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
         ),
     )
     .unwrap();

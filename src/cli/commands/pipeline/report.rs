@@ -21,7 +21,7 @@ pub struct ReportFormats {
     #[arg(long, value_name = "FILE")]
     pub output_file_name: Option<PathBuf>,
     /// Write the lineage page of the report's tables to `<table>_pipeline_graph.html` (in
-    /// $FLINKPIPE_OUTPUT_DIR, else ~/.shift_left) and print its path; open it when a browser is
+    /// $FLINKPIPE_OUTPUT_DIR, else the project's .flinkpipe/) and print its path; open it when a browser is
     /// configured ($BROWSER).
     #[arg(long)]
     pub open: bool,

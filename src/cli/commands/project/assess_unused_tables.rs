@@ -18,8 +18,8 @@ pub struct Args {
     /// Do not assess the Kafka topics.
     #[arg(long)]
     pub no_topics: bool,
-    /// The report file [default: unused_tables_<time>.txt in $FLINKPIPE_OUTPUT_DIR, else
-    /// ~/.shift_left].
+    /// The report file [default: unused_tables_<time>.txt in $FLINKPIPE_OUTPUT_DIR, else the
+    /// project's .flinkpipe/].
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
 }
