@@ -286,48 +286,38 @@ pub async fn blue_readers(
             continue;
         }
         // On the SQL Gateway the topics a job's Kafka sources read decide: table names are the
-        // job's own session's, and another project's `orders` may be another topic.
-        if c.kind == TargetKind::SqlGateway {
-            match c.target.statement_topics(&s.name).await {
-                Ok(Some(topics)) => {
-                    for t in &mut report.tables {
-                        if t.topic.as_ref().is_some_and(|topic| topics.contains(topic)) {
-                            t.statements.push(ReadingStatement {
-                                statement: s.name.clone(),
-                                phase: s.phase.clone(),
-                                found_in: FoundIn::SourceTopics,
-                            });
-                        }
-                    }
-                    continue;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    report
-                        .unknown_statements
-                        .push((s.name.clone(), c.scrubber.scrub(&e.to_string())));
-                    continue;
-                }
+        // job's own session's, and another project's `orders` may be another topic. Its job plan's
+        // table names serve only while its sources report no topic.
+        let read = match c.kind {
+            TargetKind::ConfluentCloud => {
+                Ok((Reads::Tables(sql_sources(&s.sql)), FoundIn::SqlText))
             }
-        }
-        let (reads, found_in) = match c.kind {
-            TargetKind::ConfluentCloud => (sql_sources(&s.sql), FoundIn::SqlText),
-            TargetKind::SqlGateway => match c.target.statement_reads(&s.name).await {
-                Ok(Some(tables)) => (tables, FoundIn::JobPlan),
-                Ok(None) => (sql_sources(&s.sql), FoundIn::SqlText),
-                Err(e) => {
-                    report
-                        .unknown_statements
-                        .push((s.name.clone(), c.scrubber.scrub(&e.to_string())));
-                    continue;
-                }
+            TargetKind::SqlGateway => match c.target.statement_topics(&s.name).await {
+                Ok(Some(topics)) => Ok((Reads::Topics(topics), FoundIn::SourceTopics)),
+                Ok(None) => c.target.statement_reads(&s.name).await.map(|r| match r {
+                    Some(tables) => (Reads::Tables(tables), FoundIn::JobPlan),
+                    None => (Reads::Tables(sql_sources(&s.sql)), FoundIn::SqlText),
+                }),
+                Err(e) => Err(e),
             },
         };
+        let (reads, found_in) = match read {
+            Ok(r) => r,
+            Err(e) => {
+                report
+                    .unknown_statements
+                    .push((s.name.clone(), c.scrubber.scrub(&e.to_string())));
+                continue;
+            }
+        };
         for t in &mut report.tables {
-            if reads
-                .iter()
-                .any(|r| r.eq_ignore_ascii_case(&t.blue_table_name))
-            {
+            let reads_it = match &reads {
+                Reads::Topics(topics) => t.topic.as_ref().is_some_and(|x| topics.contains(x)),
+                Reads::Tables(tables) => tables
+                    .iter()
+                    .any(|r| r.eq_ignore_ascii_case(&t.blue_table_name)),
+            };
+            if reads_it {
                 t.statements.push(ReadingStatement {
                     statement: s.name.clone(),
                     phase: s.phase.clone(),
@@ -338,6 +328,13 @@ pub async fn blue_readers(
     }
     report.consumer_groups = consumer_groups(cfg, c, &mut report.tables).await;
     report
+}
+
+/// What a statement reads, as the target can tell: the topics of its Kafka sources, or table names
+/// (last part).
+enum Reads {
+    Topics(Vec<String>),
+    Tables(Vec<String>),
 }
 
 /// The table names (last part) a statement's SQL reads.

@@ -759,6 +759,16 @@ fn csv_tells_null_from_the_empty_string() {
     assert_eq!(o.stdout(), "id,note\n1,\n2,\"\"\n3,\"a, \"\"b\"\"\"\n");
 }
 
+/// A bounded result of `(customer_id, orders)` rows, one page: what release-check reads on each side.
+fn orders_script(rows: &[(&str, &str)]) -> QueryScript {
+    QueryScript {
+        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
+        pages: vec![rows.iter().map(|(k, v)| (None, json!([k, v]))).collect()],
+        bounded: true,
+        ..QueryScript::default()
+    }
+}
+
 /// `pipeline release-check` reads blue and green as `table preview` does and compares them by the
 /// green table's primary key: a key only in blue and a changed value are `differs` (exit 1) until
 /// they are declared with `--expect-diff`; every query statement is deleted.
@@ -766,18 +776,7 @@ fn csv_tells_null_from_the_empty_string() {
 fn release_check_compares_blue_and_green_by_key_and_honours_declared_differences() {
     let fake = FakeConfluent::start();
     let t = Test::fixture().confluent(&fake);
-    let script = |rows: &[(&str, &str)]| QueryScript {
-        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
-        upsert_columns: None,
-        pages: vec![
-            rows.iter()
-                .map(|(k, v)| (None, json!([k, v])))
-                .collect::<Vec<_>>(),
-        ],
-        bounded: true,
-        not_ready_reads: 0,
-        ..QueryScript::default()
-    };
+    let script = |rows: &[(&str, &str)]| orders_script(rows);
     fake.add_query(
         "FROM `c360_fct_customer_orders_blue`",
         script(&[("7", "2"), ("8", "1"), ("9", "1")]),
@@ -839,16 +838,9 @@ fn release_check_reports_every_pair_and_marks_the_unreadable_one() {
     let fake = FakeConfluent::start();
     let t = Test::fixture().confluent(&fake);
     let script = |rows: &[(&str, &str)], fail: Option<&str>| QueryScript {
-        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
-        pages: vec![
-            rows.iter()
-                .map(|(k, v)| (None, json!([k, v])))
-                .collect::<Vec<_>>(),
-        ],
-        bounded: true,
         fail_at: fail.map(|d| (0, d.to_string())),
         fail_ends: fail.is_some(),
-        ..QueryScript::default()
+        ..orders_script(rows)
     };
     // The first pair's blue side fails to read; the second pair is identical on both sides.
     fake.add_query(
@@ -920,18 +912,7 @@ fn release_check_reports_every_pair_and_marks_the_unreadable_one() {
 fn release_check_lists_who_still_reads_blue() {
     let fake = FakeConfluent::start();
     let t = Test::fixture().confluent(&fake);
-    let script = |rows: &[(&str, &str)]| QueryScript {
-        columns: json!([col("customer_id", "BIGINT"), col("orders", "BIGINT")]),
-        upsert_columns: None,
-        pages: vec![
-            rows.iter()
-                .map(|(k, v)| (None, json!([k, v])))
-                .collect::<Vec<_>>(),
-        ],
-        bounded: true,
-        not_ready_reads: 0,
-        ..QueryScript::default()
-    };
+    let script = |rows: &[(&str, &str)]| orders_script(rows);
     fake.add_query(
         "FROM `c360_fct_customer_orders_blue`",
         script(&[("7", "2"), ("8", "1")]),
