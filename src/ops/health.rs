@@ -40,6 +40,14 @@ pub struct TableHealth {
     pub statements: Vec<(String, Option<Phase>)>,
     /// Pending records (consumer lag) of its job, when metrics could be read.
     pub pending_records: Option<u64>,
+    /// How many times its job restarted since it was submitted (SQL Gateway: the JobManager's
+    /// `numRestarts`), the most of its statements'; `None` when not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
+    /// Its job's checkpoints (SQL Gateway: the JobManager), of the statement whose checkpointing
+    /// fails if one does; `None` when not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<crate::target::metrics::Checkpoints>,
     /// The first problem's detail (the FAILED statement's error).
     pub detail: Option<String>,
     /// What the server says about each statement of the table that has something to say (Confluent
@@ -158,6 +166,45 @@ pub fn healthcheck(
                 .as_ref()
                 .is_some_and(|l| l.backpressure == Some(crate::target::metrics::Backpressure::High))
         });
+        let restarts = rows
+            .iter()
+            .filter_map(|s| s.lag.as_ref().and_then(|l| l.restarts))
+            .max();
+        let all_checkpoints: Vec<(&str, &crate::target::metrics::Checkpoints)> = rows
+            .iter()
+            .filter_map(|s| {
+                let c = s.lag.as_ref()?.checkpoints.as_ref()?;
+                Some((s.statement.as_str(), c))
+            })
+            .collect();
+        let failing = all_checkpoints
+            .iter()
+            .find_map(|(s, c)| c.failing().map(|f| (*s, *c, f)));
+        let checkpoints = failing
+            .map(|(_, c, _)| c)
+            .or_else(|| all_checkpoints.first().map(|(_, c)| *c))
+            .cloned();
+        let restarted = rows.iter().find_map(|s| {
+            let n = s.lag.as_ref()?.restarts.filter(|n| *n > 0)?;
+            Some(format!(
+                "{}: restarted {n} time{} since it was submitted",
+                s.statement,
+                if n == 1 { "" } else { "s" }
+            ))
+        });
+        let checkpoint_failed = failing.map(|(s, _, f)| {
+            format!(
+                "{s}: checkpoint {} failed at {}{}",
+                f.id,
+                crate::target::metrics::watermark_text(f.at_ms)
+                    .unwrap_or_else(|| f.at_ms.to_string()),
+                if f.message.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", f.message)
+                }
+            )
+        });
         tables.push(TableHealth {
             table_name: table,
             health,
@@ -166,6 +213,8 @@ pub fn healthcheck(
                 .map(|s| (s.statement.clone(), s.phase.clone()))
                 .collect(),
             pending_records,
+            restarts,
+            checkpoints,
             detail: rows
                 .iter()
                 .find_map(|s| s.detail.clone().filter(|d| !d.is_empty()))
@@ -173,6 +222,8 @@ pub fn healthcheck(
                     rows.iter()
                         .find_map(|s| s.server.exceptions.first().map(|e| e.message.clone()))
                 })
+                .or(checkpoint_failed)
+                .or(restarted)
                 .or_else(|| backpressured.map(|s| format!("{}: backpressure high", s.statement))),
             server: rows
                 .iter()
@@ -201,8 +252,11 @@ pub fn healthcheck(
     })
 }
 
-/// A table's verdict from the statements that count for it: the worst phase, then drift; a job
-/// whose vertices are backpressured (high) is degraded.
+/// A table's verdict from the statements that count for it: the worst phase, then drift. A running
+/// job is degraded when its vertices are backpressured (high), when its checkpointing fails (the
+/// newest checkpoint failed and none completed after it) or when it restarted since it was
+/// submitted (each restart replays from the last checkpoint: the cluster's restart strategy is
+/// spending its attempts).
 fn table_health(rows: &[&status::StatementRow]) -> Health {
     let phase_health = |p: Option<&Phase>| match p {
         None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
@@ -220,7 +274,15 @@ fn table_health(rows: &[&status::StatementRow]) -> Health {
             .as_ref()
             .is_some_and(|l| l.backpressure == Some(crate::target::metrics::Backpressure::High))
     });
-    if health == Health::Healthy && backpressured {
+    let troubled = rows.iter().any(|s| {
+        s.lag.as_ref().is_some_and(|l| {
+            l.restarts.is_some_and(|n| n > 0)
+                || l.checkpoints
+                    .as_ref()
+                    .is_some_and(|c| c.failing().is_some())
+        })
+    });
+    if health == Health::Healthy && (backpressured || troubled) {
         health = Health::Degraded;
     }
     if health == Health::Healthy && rows.iter().any(|s| s.sql_drift == Some(true)) {

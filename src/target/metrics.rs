@@ -11,7 +11,8 @@
 //! - **SQL Gateway**: the JobManager REST API of the job named after the statement: its source
 //!   operators' `numRecordsOut` and `pendingRecords` (the Kafka source's backlog), its sink operators'
 //!   `numRecordsIn` (records that reached the sinks), the sink vertex's input watermark and the worst
-//!   backpressure level of its vertices — counters since the job started.
+//!   backpressure level of its vertices — counters since the job started; and the job's own health:
+//!   its checkpoints (`/jobs/{id}/checkpoints`) and restarts (the job metric `numRestarts`).
 
 use serde::{Deserialize, Serialize};
 
@@ -81,8 +82,68 @@ pub struct RuntimeMetrics {
     pub watermark_ms: Option<i64>,
     /// The worst backpressure level of its vertices (SQL Gateway only).
     pub backpressure: Option<Backpressure>,
+    /// Its job's checkpoints since it started (SQL Gateway only: the JobManager's
+    /// `/jobs/{id}/checkpoints`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<Checkpoints>,
+    /// How many times its job restarted since it was submitted (SQL Gateway only: the job metric
+    /// `numRestarts`; the cluster's `restart-strategy` decides how many a job gets before it fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
     /// Over what `records_in` and `records_out` are counted.
     pub counted: Counted,
+}
+
+/// A job's checkpoints, from the JobManager's `GET /jobs/{id}/checkpoints` (`counts` and
+/// `latest.completed` / `latest.failed`, shapes observed on Flink 2.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoints {
+    /// Checkpoints completed since the job started.
+    pub completed: u64,
+    /// Checkpoints that failed (expired, declined, or could not be triggered) since the job started.
+    pub failed: u64,
+    /// When the newest completed checkpoint was acknowledged, milliseconds since the epoch.
+    pub latest_completed_ms: Option<i64>,
+    /// The newest failed checkpoint that the JobManager kept (a failure to trigger one, before the
+    /// tasks run, is counted in `failed` but not kept).
+    pub latest_failure: Option<CheckpointFailure>,
+}
+
+/// One failed checkpoint (`latest.failed`: `id`, `failure_timestamp`, `failure_message`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointFailure {
+    /// The checkpoint's id.
+    pub id: u64,
+    /// When it failed, milliseconds since the epoch.
+    pub at_ms: i64,
+    /// Flink's reason (`Checkpoint expired before completing.`).
+    pub message: String,
+}
+
+impl Checkpoints {
+    /// The failure that says checkpointing is failing now: the newest failed checkpoint, when no
+    /// checkpoint completed after it. A failure followed by a completed checkpoint is history.
+    pub fn failing(&self) -> Option<&CheckpointFailure> {
+        let f = self.latest_failure.as_ref()?;
+        match self.latest_completed_ms {
+            Some(done) if done >= f.at_ms => None,
+            _ => Some(f),
+        }
+    }
+
+    /// `12 completed, 1 failed` (`, failing` when [`Checkpoints::failing`]).
+    pub fn describe(&self) -> String {
+        format!(
+            "{} completed, {} failed{}",
+            self.completed,
+            self.failed,
+            if self.failing().is_some() {
+                ", failing"
+            } else {
+                ""
+            }
+        )
+    }
 }
 
 impl RuntimeMetrics {
@@ -94,6 +155,8 @@ impl RuntimeMetrics {
             pending_records: None,
             watermark_ms: None,
             backpressure: None,
+            checkpoints: None,
+            restarts: None,
             counted,
         }
     }
@@ -126,6 +189,31 @@ mod tests {
             watermark_text(1_700_000_000_123).as_deref(),
             Some("2023-11-14T22:13:20.123Z")
         );
+    }
+
+    #[test]
+    fn a_failure_counts_until_a_checkpoint_completes_after_it() {
+        let failure = CheckpointFailure {
+            id: 10,
+            at_ms: 2_000,
+            message: "Checkpoint expired before completing.".into(),
+        };
+        let mut c = Checkpoints {
+            completed: 0,
+            failed: 10,
+            latest_completed_ms: None,
+            latest_failure: Some(failure.clone()),
+        };
+        assert_eq!(c.failing(), Some(&failure));
+        assert_eq!(c.describe(), "0 completed, 10 failed, failing");
+        c.latest_completed_ms = Some(1_999);
+        assert!(c.failing().is_some());
+        c.latest_completed_ms = Some(2_500);
+        assert_eq!(c.failing(), None);
+        assert_eq!(c.describe(), "0 completed, 10 failed");
+        c.latest_failure = None;
+        c.latest_completed_ms = None;
+        assert_eq!(c.failing(), None);
     }
 
     #[test]

@@ -56,6 +56,8 @@ struct State {
     user_config: BTreeMap<String, Value>,
     /// `GET /jobs/{jid}/checkpoints` by jid.
     checkpoints: BTreeMap<String, Value>,
+    /// The job metric `numRestarts` (`GET /jobs/{jid}/metrics?get=numRestarts`) by jid.
+    restarts: BTreeMap<String, u64>,
 }
 
 /// A JobManager vertex with its metrics.
@@ -167,7 +169,10 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
             }
             if sql.starts_with("INSERT") {
                 let jid = format!("{:032x}", n);
-                let name = v_name(&sql);
+                let name = match st.configs[n - 1]["pipeline.name"].as_str() {
+                    Some(pipeline_name) if !sql.contains("-- name: ") => pipeline_name.to_string(),
+                    _ => v_name(&sql),
+                };
                 st.jobs
                     .push((jid.clone(), name, "RUNNING".into(), 1000 + n as i64));
                 let params = st.configs[n - 1]["pipeline.global-job-parameters"]
@@ -257,6 +262,15 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
                 .cloned()
                 .unwrap_or(json!({"latest": {"savepoint": null, "restored": null}})),
         )),
+        ("GET", ["jobs", jid, "metrics"]) => Some((
+            200,
+            match st.restarts.get(*jid) {
+                Some(n) if query.contains("numRestarts") => {
+                    json!([{"id": "numRestarts", "value": n.to_string()}])
+                }
+                _ => json!([]),
+            },
+        )),
         ("GET", ["jobs", jid, "plan"]) => match st.plans.get(*jid) {
             Some(p) => Some((200, p.clone())),
             None => Some((404, json!({"errors": ["Job not found"]}))),
@@ -282,8 +296,8 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
     }
 }
 
-/// The fake names jobs after the statement it is told (it has no executionConfig parsing): the test
-/// statements carry their name in a comment `-- name: <n>`.
+/// The name of a job when its statement has no `pipeline.name` (as a deploy sets): the test
+/// statements carry their name in a comment `-- name: <n>`, which wins.
 fn v_name(sql: &str) -> String {
     sql.lines()
         .find_map(|l| l.trim().strip_prefix("-- name: "))
@@ -1270,4 +1284,155 @@ async fn a_job_carries_its_sql_text_and_starts_from_a_savepoint_with_its_recover
             .get("execution.state-recovery.ignore-unclaimed-state")
             .is_none()
     );
+}
+
+/// Issue #43 item 1: health on the SQL Gateway is each table's job as the JobManager tells it — a
+/// running job whose checkpointing fails (the newest checkpoint failed, none completed since) or
+/// that restarted is `degraded`, with the reason; a job whose old failure was followed by a
+/// completed checkpoint is healthy. `status --lag` shows both columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
+    let fake = Fake::start().await;
+    let ddl = |t: &str, with: &str| {
+        format!("CREATE TABLE IF NOT EXISTS {t} (a INT) WITH ('connector' = '{with}');\n")
+    };
+    let dml = |t: &str| format!("INSERT INTO {t}\nSELECT a FROM src_p;\n");
+    let mut t = crate::support::Test::new().file(
+        "sources/p/src_p/sql-scripts/ddl.src_p.sql",
+        &ddl("src_p", "datagen"),
+    );
+    for table in [
+        "p_fct_ok",
+        "p_fct_ckpt",
+        "p_fct_restarted",
+        "p_fct_recovered",
+    ] {
+        t = t
+            .file(
+                &format!("facts/p/{table}/sql-scripts/ddl.{table}.sql"),
+                &ddl(table, "blackhole"),
+            )
+            .file(
+                &format!("facts/p/{table}/sql-scripts/dml.{table}.sql"),
+                &dml(table),
+            );
+    }
+    let t = t.gateway(&fake.url);
+    let checkpoints = |completed: u64, failed: u64, done: Option<i64>, failure: Option<i64>| {
+        json!({
+            "counts": {"restored": 0, "total": completed + failed, "in_progress": 0, "completed": completed, "failed": failed},
+            "latest": {
+                "completed": done.map(|ms| json!({"id": completed, "status": "COMPLETED", "latest_ack_timestamp": ms})),
+                "failed": failure.map(|ms| json!({"id": completed + failed, "status": "FAILED", "latest_ack_timestamp": -1, "failure_timestamp": ms, "failure_message": "Checkpoint expired before completing."})),
+                "savepoint": null, "restored": null
+            }
+        })
+    };
+    let deployed = {
+        let mut cmd = t.command(&[
+            "--output",
+            "json",
+            "pipeline",
+            "deploy",
+            "--product-name",
+            "p",
+        ]);
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        t.outcome("deploy", out)
+    };
+    let deployed = deployed.success();
+    {
+        let mut st = fake.state.lock().unwrap();
+        for (table, ckpt, restarts) in [
+            (
+                "p_fct_ok",
+                checkpoints(12, 0, Some(1_700_000_000_000), None),
+                0,
+            ),
+            (
+                "p_fct_ckpt",
+                checkpoints(3, 9, Some(1_700_000_000_000), Some(1_700_000_050_000)),
+                0,
+            ),
+            (
+                "p_fct_restarted",
+                checkpoints(5, 0, Some(1_700_000_000_000), None),
+                2,
+            ),
+            (
+                "p_fct_recovered",
+                checkpoints(8, 1, Some(1_700_000_090_000), Some(1_700_000_050_000)),
+                0,
+            ),
+        ] {
+            let name = format!("dev-usw2-p-dml-{}", table.replace('_', "-"));
+            let jid = st
+                .jobs
+                .iter()
+                .find(|j| j.1 == name)
+                .unwrap_or_else(|| panic!("{name}: {:?}\n{}", st.jobs, deployed.stdout_raw()))
+                .0
+                .clone();
+            st.checkpoints.insert(jid.clone(), ckpt);
+            st.restarts.insert(jid, restarts);
+        }
+    }
+    let o = {
+        let mut cmd = t.command(&["--output", "json", "pipeline", "healthcheck", "p"]);
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        t.outcome("healthcheck", out)
+    };
+    let v = o.json();
+    let o = o.code(1);
+    let table = |name: &str| {
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["table_name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {v:#}\n{}", o.stderr_raw()))
+            .clone()
+    };
+    let ok = table("p_fct_ok");
+    assert_eq!(ok["health"], "healthy", "{ok:#}");
+    assert_eq!(ok["restarts"], 0, "{ok:#}");
+    assert_eq!(ok["checkpoints"]["completed"], 12, "{ok:#}");
+    let ckpt = table("p_fct_ckpt");
+    assert_eq!(ckpt["health"], "degraded", "{ckpt:#}");
+    assert_eq!(
+        ckpt["detail"],
+        "dev-usw2-p-dml-p-fct-ckpt: checkpoint 12 failed at 2023-11-14T22:14:10.000Z: Checkpoint expired before completing.",
+        "{ckpt:#}"
+    );
+    let restarted = table("p_fct_restarted");
+    assert_eq!(restarted["health"], "degraded", "{restarted:#}");
+    assert_eq!(
+        restarted["detail"],
+        "dev-usw2-p-dml-p-fct-restarted: restarted 2 times since it was submitted"
+    );
+    let recovered = table("p_fct_recovered");
+    assert_eq!(recovered["health"], "healthy", "{recovered:#}");
+    assert_eq!(recovered["checkpoints"]["failed"], 1, "{recovered:#}");
+    assert_eq!(
+        v["summary"],
+        json!({"declared": 1, "degraded": 2, "healthy": 2})
+    );
+    // `status --lag` has the two columns.
+    let o = {
+        let mut cmd = t.command(&["pipeline", "status", "--lag"]);
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        t.outcome("status --lag", out)
+    };
+    let text = o.stdout();
+    assert!(
+        text.contains("checkpoints") && text.contains("restarts"),
+        "{text}"
+    );
+    assert!(text.contains("3 completed, 9 failed, failing"), "{text}");
 }

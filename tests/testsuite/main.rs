@@ -51,6 +51,8 @@ mod e2e_engine_check;
 /// End to end on a real Apache Flink 2.2 + SQL Gateway + Kafka stack (`scripts/local-flink.sh up`):
 mod e2e_gateway;
 mod e2e_gateway_ops;
+/// Health on a real Flink: a running job whose checkpoints fail is degraded, with Flink's reason.
+mod e2e_health;
 /// Who still reads blue on the local Kafka: a consumer group's committed offsets and lag.
 mod e2e_kafka_readers;
 /// The release loop on a real Flink: release-check's verdicts, a consumer group blocking decommission,

@@ -12,7 +12,10 @@
 //! `<table>[n]__Writer`: observed); pending = the source operators' `pendingRecords` (the Kafka
 //! source's backlog, FLIP-33); the watermark = the smallest input watermark of the vertices holding
 //! a sink; backpressure = the worst level of any vertex. All counters since the job started, summed
-//! over subtasks.
+//! over subtasks. The job's health beside them: `GET /jobs/{id}/checkpoints` (counts, the newest
+//! completed and failed checkpoint: [`super::wire::checkpoint_stats`]) and the job metric
+//! `GET /jobs/{id}/metrics?get=numRestarts` ([`super::wire::restart_count`]); either is left unknown
+//! when the JobManager does not answer it.
 
 use super::GatewayTarget;
 use crate::target::TargetError;
@@ -133,6 +136,18 @@ impl GatewayTarget {
             }
         }
         m.watermark_ms = watermark;
+        if let Ok(c) = self
+            .http
+            .get(self.http.jm(&format!("jobs/{jid}/checkpoints")))
+            .await
+        {
+            m.checkpoints = super::wire::checkpoint_stats(&c);
+        }
+        let mut url = self.http.jm(&format!("jobs/{jid}/metrics"));
+        url.query_pairs_mut().append_pair("get", "numRestarts");
+        if let Ok(r) = self.http.get(url).await {
+            m.restarts = super::wire::restart_count(&r);
+        }
         Ok(m)
     }
 }

@@ -119,6 +119,52 @@ pub fn restored_from(checkpoints: &Value) -> Option<(String, bool)> {
     Some((path, savepoint))
 }
 
+/// A job's checkpoints from `GET /jobs/{id}/checkpoints` (`counts.completed`, `counts.failed`,
+/// `latest.completed.latest_ack_timestamp`, `latest.failed.{id, failure_timestamp,
+/// failure_message}`; shapes observed on Flink 2.2). `None` when the answer has no `counts` (a job
+/// without checkpointing answers them all 0, which is `Some`).
+pub fn checkpoint_stats(checkpoints: &Value) -> Option<crate::target::metrics::Checkpoints> {
+    let counts = checkpoints.get("counts")?;
+    let n = |k: &str| counts.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let latest = checkpoints.get("latest");
+    let latest_completed_ms = latest
+        .and_then(|l| l.get("completed"))
+        .and_then(|c| c.get("latest_ack_timestamp"))
+        .and_then(Value::as_i64)
+        .filter(|ms| *ms >= 0);
+    let latest_failure = latest.and_then(|l| l.get("failed")).and_then(|f| {
+        Some(crate::target::metrics::CheckpointFailure {
+            id: f.get("id").and_then(Value::as_u64)?,
+            at_ms: f.get("failure_timestamp").and_then(Value::as_i64)?,
+            message: f
+                .get("failure_message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        })
+    });
+    Some(crate::target::metrics::Checkpoints {
+        completed: n("completed"),
+        failed: n("failed"),
+        latest_completed_ms,
+        latest_failure,
+    })
+}
+
+/// A job's restart count from `GET /jobs/{id}/metrics?get=numRestarts`
+/// (`[{"id": "numRestarts", "value": "2"}]`; the JobManager answers `[]` until its metric fetcher
+/// has read the job once, which is `None`).
+pub fn restart_count(metrics: &Value) -> Option<u64> {
+    metrics
+        .as_array()?
+        .iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some("numRestarts"))?
+        .get("value")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
 /// The job name Flink gives the continuous refresh job of a materialized table (it ignores
 /// `pipeline.name` for them): ``Materialized_table_`cat`.`db`.`t`_continuous_refresh_job``.
 /// Returns the suffix to match, since the catalog and database may vary: `` .`t`_continuous_refresh_job``.
@@ -589,6 +635,49 @@ pub fn plan_source_tables(plan: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Answers of a real Flink 2.2 JobManager: a job whose every checkpoint expires
+    /// (`execution.checkpointing.timeout: 10ms`), and a healthy one.
+    #[test]
+    fn checkpoints_and_restarts_as_the_job_manager_tells_them() {
+        let failing = serde_json::json!({
+            "counts": {"restored": 0, "total": 10, "in_progress": 0, "completed": 0, "failed": 10},
+            "latest": {"completed": null, "savepoint": null, "restored": null, "failed": {
+                "className": "failed", "id": 10, "status": "FAILED", "is_savepoint": false,
+                "trigger_timestamp": 1796600185917_i64, "latest_ack_timestamp": -1,
+                "num_subtasks": 2, "num_acknowledged_subtasks": 0, "checkpoint_type": "CHECKPOINT",
+                "failure_timestamp": 1796600185929_i64,
+                "failure_message": "Checkpoint expired before completing."}}
+        });
+        let c = checkpoint_stats(&failing).unwrap();
+        assert_eq!(
+            (c.completed, c.failed, c.latest_completed_ms),
+            (0, 10, None)
+        );
+        let f = c.failing().unwrap();
+        assert_eq!(
+            (f.id, f.at_ms, f.message.as_str()),
+            (10, 1796600185929, "Checkpoint expired before completing.")
+        );
+        let healthy = serde_json::json!({
+            "counts": {"restored": 0, "total": 11, "in_progress": 0, "completed": 10, "failed": 1},
+            "latest": {"completed": {"id": 9, "status": "COMPLETED",
+                "latest_ack_timestamp": 1796600108489_i64}, "savepoint": null, "failed": null, "restored": null}
+        });
+        let c = checkpoint_stats(&healthy).unwrap();
+        assert_eq!((c.completed, c.failed), (10, 1));
+        assert_eq!(c.latest_completed_ms, Some(1796600108489));
+        assert!(c.latest_failure.is_none() && c.failing().is_none());
+        assert_eq!(
+            checkpoint_stats(&serde_json::json!({"errors": ["x"]})),
+            None
+        );
+        assert_eq!(
+            restart_count(&serde_json::json!([{"id": "numRestarts", "value": "2"}])),
+            Some(2)
+        );
+        assert_eq!(restart_count(&serde_json::json!([])), None);
+    }
     use serde_json::json;
 
     #[test]

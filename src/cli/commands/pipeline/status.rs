@@ -13,8 +13,9 @@ use crate::target::Phase;
 pub struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
-    /// Also show runtime metrics: records in and out, pending records (consumer lag), watermark and
-    /// backpressure (Confluent Cloud: the Metrics API, a Cloud API key; SQL Gateway: the JobManager).
+    /// Also show runtime metrics: records in and out, pending records (consumer lag), watermark,
+    /// backpressure, and on the SQL Gateway the job's checkpoints and restarts (Confluent Cloud: the
+    /// Metrics API, a Cloud API key; SQL Gateway: the JobManager).
     #[arg(long)]
     pub lag: bool,
     /// Window of the Metrics API record counts, in minutes (Confluent Cloud).
@@ -98,7 +99,8 @@ fn print_text(r: &status::StatusReport, verbose: bool) {
     }
 }
 
-/// Records in and out, pending, watermark and backpressure of the statements with a job.
+/// Records in and out, pending, watermark, backpressure, checkpoints and restarts of the statements
+/// with a job.
 fn print_metrics(r: &status::StatusReport, source: &str) {
     println!("\nRuntime metrics ({source}):\n");
     // Statements with a job: metrics, or a phase in which a job runs (a COMPLETED DDL has none).
@@ -126,7 +128,9 @@ fn print_metrics(r: &status::StatusReport, source: &str) {
                 "records out",
                 "pending",
                 "watermark",
-                "backpressure"
+                "backpressure",
+                "checkpoints",
+                "restarts"
             ],
             &rows
         )
@@ -210,10 +214,11 @@ fn count(v: Option<u64>) -> String {
     v.map(|n| n.to_string()).unwrap_or_else(|| "-".into())
 }
 
-/// records in, records out (with what they count over), pending, watermark, backpressure.
+/// records in, records out (with what they count over), pending, watermark, backpressure,
+/// checkpoints, restarts.
 fn lag_cells(m: Option<&RuntimeMetrics>) -> Vec<String> {
     let Some(m) = m else {
-        return vec!["-".into(); 5];
+        return vec!["-".into(); 7];
     };
     let over = m.counted.describe();
     vec![
@@ -226,6 +231,11 @@ fn lag_cells(m: Option<&RuntimeMetrics>) -> Vec<String> {
         m.backpressure
             .map(|b| b.as_str().to_string())
             .unwrap_or_else(|| "-".into()),
+        m.checkpoints
+            .as_ref()
+            .map(|c| c.describe())
+            .unwrap_or_else(|| "-".into()),
+        count(m.restarts),
     ]
 }
 
