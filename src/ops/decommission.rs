@@ -156,13 +156,58 @@ pub struct DecommissionPlan {
     pub readers: ReadersReport,
     /// Whether `force` was given: `refused` lists what it ignored.
     pub forced: bool,
+    /// The blue tables that are materialized tables on a target with a materialized-tables API
+    /// (Confluent Cloud): their continuous query runs apart from the statement that created them,
+    /// so it is stopped through that API (`spec.stopped`, with either verb: the table, its topic and
+    /// its data are kept; `DROP MATERIALIZED TABLE` removes them when they are no longer needed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub materialized_tables: Vec<BlueMaterialized>,
 }
 
 impl DecommissionPlan {
-    /// Whether blue statements are refused and not acted on (the command fails).
-    pub fn blocked(&self) -> bool {
-        !self.forced && !self.refused.is_empty()
+    /// Whether there is anything to act on: a statement, or a blue materialized table to stop.
+    pub fn has_work(&self) -> bool {
+        !self.statements.is_empty()
+            || self
+                .materialized_tables
+                .iter()
+                .any(|m| m.action == MaterializedAction::Stop)
     }
+
+    /// Whether blue statements (or blue materialized tables) are refused and not acted on (the
+    /// command fails).
+    pub fn blocked(&self) -> bool {
+        !self.forced
+            && (!self.refused.is_empty()
+                || self
+                    .materialized_tables
+                    .iter()
+                    .any(|m| matches!(m.action, MaterializedAction::Refused { .. })))
+    }
+}
+
+/// A blue table that is a materialized table, and what the decommission does with its query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlueMaterialized {
+    pub blue_table_name: String,
+    pub green_table_name: String,
+    /// The blue table as the API lists it.
+    pub materialized: crate::target::materialized::MaterializedTable,
+    pub action: MaterializedAction,
+}
+
+/// What happens to a blue materialized table's query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MaterializedAction {
+    /// Its query is stopped (`spec.stopped = true`).
+    Stop,
+    /// Already stopped: nothing to do.
+    AlreadyStopped,
+    /// Not yet (the same rules as a blue statement's): its green successor is not live on the
+    /// materialized-tables API, something still reads it, or who reads it could not be told.
+    /// With `force` it is stopped anyway.
+    Refused { reasons: Vec<String> },
 }
 
 /// What a decommission did.
@@ -176,14 +221,28 @@ pub struct DecommissionReport {
     /// `results` lists what was done, the release journal records it, and a rerun finishes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<super::signals::Interrupt>,
+    /// Each blue materialized table whose query was to be stopped: its name and the error, if the
+    /// stop failed (a rerun stops what is left: a stopped one is left alone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub materialized_results: Vec<MaterializedStopped>,
+}
+
+/// The stop of one blue materialized table's query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MaterializedStopped {
+    pub table_name: String,
+    /// Why the stop failed (secrets masked); `None`: stopped.
+    pub error: Option<String>,
 }
 
 impl DecommissionReport {
-    /// Every statement reached its goal and none was refused (or `force` was given).
+    /// Every statement and materialized table reached its goal and none was refused (or `force`
+    /// was given).
     pub fn success(&self) -> bool {
         self.interrupted.is_none()
             && !self.plan.blocked()
             && self.results.iter().all(|r| r.error.is_none())
+            && self.materialized_results.iter().all(|r| r.error.is_none())
     }
 }
 
@@ -318,6 +377,9 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             }
         }
     }
+    let materialized_tables = rt.block_on(blue_materialized(
+        &project, &open, &naming, &connected, &blockers, &unknown, req.force,
+    ))?;
     if req.orphans {
         add_orphans(
             orphans(&project, &naming, &suffix, &live),
@@ -344,8 +406,107 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             refused,
             readers: found,
             forced: req.force,
+            materialized_tables,
         },
     })
+}
+
+/// The blue tables of the open releases that are materialized tables (the green table's DDL is
+/// `CREATE [OR ALTER] MATERIALIZED TABLE`) and that the target's materialized-tables API lists,
+/// each with what to do with its query: stop it when its green successor is live on that API
+/// (RUNNING, no version being activated) and nothing still reads it (`blockers` of its blue
+/// statements, `unknown` readers), as for a blue statement; otherwise refused, unless `force`.
+/// Empty on a target without such an API.
+///
+/// Errors: the API answers an error (nothing is acted on).
+async fn blue_materialized(
+    project: &crate::project::Project,
+    open: &[&crate::versioning::record::Release],
+    naming: &StatementNaming,
+    c: &Connected,
+    blockers: &BTreeMap<String, Vec<Blocker>>,
+    unknown: &[String],
+    force: bool,
+) -> Result<Vec<BlueMaterialized>, OpsError> {
+    let is_mt =
+        |table: &str| {
+            project.inventory.tables.get(table).is_some_and(|t| {
+                t.ddl_kind == Some(crate::sql::StatementKind::CreateMaterializedTable)
+            })
+        };
+    let tables: Vec<(
+        &crate::versioning::record::Release,
+        &crate::versioning::record::GreenTable,
+    )> = open
+        .iter()
+        .flat_map(|r| r.tables.iter().map(move |t| (*r, t)))
+        .filter(|(_, t)| is_mt(&t.green_table_name))
+        .collect();
+    if tables.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(listed) = c
+        .target
+        .materialized_tables()
+        .await
+        .map_err(|e| c.error("listing materialized tables", e))?
+    else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (release, t) in tables.into_iter().rev() {
+        let Some(blue) = listed.iter().find(|m| m.name == t.blue_table_name) else {
+            continue;
+        };
+        if out
+            .iter()
+            .any(|b: &BlueMaterialized| b.blue_table_name == t.blue_table_name)
+        {
+            continue;
+        }
+        let action = if blue.stopped {
+            MaterializedAction::AlreadyStopped
+        } else {
+            let mut reasons = Vec::new();
+            match listed.iter().find(|m| m.name == t.green_table_name) {
+                Some(g) if g.is_live() => {}
+                Some(g) => reasons.push(format!(
+                    "its green successor {} is {}",
+                    g.name,
+                    g.describe()
+                )),
+                None => reasons.push(format!(
+                    "its green successor {} is not listed by the materialized-tables API",
+                    t.green_table_name
+                )),
+            }
+            for (b, _) in blue_green_statements(naming, &release.statement_prefix, t) {
+                for r in blockers.get(&b.name).into_iter().flatten() {
+                    reasons.push(match r {
+                        Blocker::RunningStatement { statement, .. } => {
+                            format!("still read by statement {statement}")
+                        }
+                        Blocker::ActiveGroup { group_id, .. } => {
+                            format!("still read by consumer group {group_id}")
+                        }
+                    });
+                }
+            }
+            reasons.extend(unknown.iter().map(|u| format!("readers unknown: {u}")));
+            if reasons.is_empty() || force {
+                MaterializedAction::Stop
+            } else {
+                MaterializedAction::Refused { reasons }
+            }
+        };
+        out.push(BlueMaterialized {
+            blue_table_name: t.blue_table_name.clone(),
+            green_table_name: t.green_table_name.clone(),
+            materialized: blue.clone(),
+            action,
+        });
+    }
+    Ok(out)
 }
 
 /// Why blue statement `target` must not go yet, if it must not: a green successor not ready, a
@@ -642,6 +803,24 @@ impl Prepared {
         run.end(acted.interrupted.is_some())?;
         let results = acted.results;
         let interrupted = acted.interrupted;
+        // The blue materialized tables' queries, once their statements are done.
+        let mut materialized_results = Vec::new();
+        if interrupted.is_none() {
+            for m in &self.plan.materialized_tables {
+                if m.action != MaterializedAction::Stop {
+                    continue;
+                }
+                let r = self.rt.block_on(
+                    c.target
+                        .set_materialized_table_stopped(&m.materialized, true),
+                );
+                materialized_results.push(MaterializedStopped {
+                    table_name: m.blue_table_name.clone(),
+                    error: r.err().map(|e| c.scrubber.scrub(&e.to_string())),
+                });
+            }
+        }
+        let materialized_failed = materialized_results.iter().any(|r| r.error.is_some());
         let blue_failed = results
             .iter()
             .zip(&self.plan.statements)
@@ -650,6 +829,7 @@ impl Prepared {
         // A refused blue statement keeps its release open (unless forced); so does an interrupt.
         if interrupted.is_none()
             && !blue_failed
+            && !materialized_failed
             && !self.plan.blocked()
             && !self.plan.releases.is_empty()
         {
@@ -710,6 +890,7 @@ impl Prepared {
             results,
             recorded,
             interrupted,
+            materialized_results,
         })
     }
 }

@@ -148,11 +148,19 @@ pub fn healthcheck(
     let mut tables = Vec::new();
     for (table, all_rows) in by_table {
         let rows = counted_rows(&project, &naming, &r.statements, &table, &all_rows);
-        let health = if rows.is_empty() {
+        let materialized = r.materialized_tables.iter().find(|m| m.table_name == table);
+        let mut health = if rows.is_empty() {
             Health::Declared
         } else {
             table_health(&rows)
         };
+        // A materialized table's query runs apart from the statement that created it: its own
+        // phase counts (the creating statement may well have COMPLETED).
+        let materialized_problem = materialized.and_then(|m| {
+            let (h, why) = materialized_health(m)?;
+            health = health.max(h);
+            why
+        });
         let pending_records = rows
             .iter()
             .filter_map(|s| {
@@ -215,9 +223,11 @@ pub fn healthcheck(
             pending_records,
             restarts,
             checkpoints,
-            detail: rows
-                .iter()
-                .find_map(|s| s.detail.clone().filter(|d| !d.is_empty()))
+            detail: materialized_problem
+                .or_else(|| {
+                    rows.iter()
+                        .find_map(|s| s.detail.clone().filter(|d| !d.is_empty()))
+                })
                 .or_else(|| {
                     rows.iter()
                         .find_map(|s| s.server.exceptions.first().map(|e| e.message.clone()))
@@ -289,6 +299,46 @@ fn table_health(rows: &[&status::StatementRow]) -> Health {
         health = Health::Drifted;
     }
     health
+}
+
+/// The verdict of a materialized table from the target's materialized-tables API, with the reason
+/// when it is not healthy: its phase (a query being created or evolved — CREATING, ALTERING, or a
+/// newer version not active yet — is degraded until it runs), not listed → not running. `None`
+/// when the API could not be read (the statements' verdict stands).
+fn materialized_health(m: &status::MaterializedTableRow) -> Option<(Health, Option<String>)> {
+    let Some(t) = &m.materialized else {
+        return m.unreadable.is_none().then(|| {
+            (
+                Health::NotRunning,
+                Some(format!(
+                    "materialized table {}: not listed by the target's materialized-tables API",
+                    m.table_name
+                )),
+            )
+        });
+    };
+    let h = match &t.phase {
+        None => Health::Degraded,
+        Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
+        Some(Phase::Failed | Phase::Failing) => Health::Failed,
+        Some(Phase::Running) if !t.evolving() => Health::Healthy,
+        Some(Phase::Running | Phase::Degraded | Phase::Pending) => Health::Degraded,
+        Some(Phase::Completed) => Health::Healthy,
+        Some(Phase::Unknown(_)) => Health::Degraded,
+    };
+    let why = (h != Health::Healthy).then(|| {
+        format!(
+            "materialized table {}: {}{}",
+            t.name,
+            t.describe(),
+            if t.detail.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", t.detail)
+            }
+        )
+    });
+    Some((h, why))
 }
 
 /// The statements whose phases tell whether `table` is live. A DDL statement that lives only in a

@@ -101,6 +101,24 @@ pub struct StatusReport {
     pub environment: String,
     /// Where the runtime metrics come from (`--lag`); `None`: not asked.
     pub lag: Option<LagSource>,
+    /// The tables of the scope that are materialized tables, as the target's materialized-tables
+    /// API tells them (Confluent Cloud); empty on a target without one. Left out of JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub materialized_tables: Vec<MaterializedTableRow>,
+}
+
+/// A table of the scope whose DDL is `CREATE [OR ALTER] MATERIALIZED TABLE`, on a target with a
+/// materialized-tables API ([`crate::target::Target::materialized_tables`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MaterializedTableRow {
+    pub table_name: String,
+    /// The resource; `None` when the API does not list it (never created, or dropped).
+    pub materialized: Option<crate::target::materialized::MaterializedTable>,
+    /// Its versions, as the API lists them (`status.version` is the active one).
+    pub versions: Vec<crate::target::materialized::MaterializedTableVersion>,
+    /// Why the API could not be read, when it could not (the rest of the status stands).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 /// What `pipeline status` shows.
@@ -204,6 +222,11 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
             row.server.exceptions = rt.block_on(exceptions_of(&c, l));
         }
     }
+    let materialized_tables = rt.block_on(materialized_rows(
+        &project,
+        plan.nodes.iter().map(|n| n.table_name.as_str()),
+        &c,
+    ));
     let mut blue_green = blue_green_rows(&record, &naming, &live);
     let blue_readers = rt.block_on(super::readers::blue_readers(
         &cfg, &project, &record, &naming, &c, &live,
@@ -249,7 +272,63 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         blue_readers,
         environment: env.environment,
         lag: lag_source,
+        materialized_tables,
     })
+}
+
+/// The materialized tables among `tables` (their DDL is `CREATE [OR ALTER] MATERIALIZED TABLE`) as
+/// the target's materialized-tables API tells them, matched by name, with their versions. Empty
+/// when none of `tables` is one, or the target has no such API; an API that answers an error
+/// gives rows marked [`MaterializedTableRow::unreadable`].
+pub async fn materialized_rows<'a>(
+    project: &crate::project::Project,
+    tables: impl Iterator<Item = &'a str>,
+    c: &target::Connected,
+) -> Vec<MaterializedTableRow> {
+    let ours: Vec<&str> = tables
+        .filter(|t| {
+            project.inventory.tables.get(*t).is_some_and(|t| {
+                t.ddl_kind == Some(crate::sql::StatementKind::CreateMaterializedTable)
+            })
+        })
+        .collect();
+    if ours.is_empty() {
+        return Vec::new();
+    }
+    let listed = match c.target.materialized_tables().await {
+        Ok(None) => return Vec::new(),
+        Ok(Some(l)) => l,
+        Err(e) => {
+            let why = c.scrubber.scrub(&e.to_string());
+            return ours
+                .iter()
+                .map(|t| MaterializedTableRow {
+                    table_name: (*t).to_string(),
+                    materialized: None,
+                    versions: Vec::new(),
+                    unreadable: Some(why.clone()),
+                })
+                .collect();
+        }
+    };
+    let mut rows = Vec::new();
+    for t in ours {
+        let found = listed.iter().find(|m| m.name == t).cloned();
+        let (versions, unreadable) = match &found {
+            Some(m) => match c.target.materialized_table_versions(m).await {
+                Ok(v) => (v, None),
+                Err(e) => (Vec::new(), Some(c.scrubber.scrub(&e.to_string()))),
+            },
+            None => (Vec::new(), None),
+        };
+        rows.push(MaterializedTableRow {
+            table_name: t.to_string(),
+            materialized: found,
+            versions,
+            unreadable,
+        });
+    }
+    rows
 }
 
 /// Blue statements of the releases still open for `naming`'s prefix, each with its green successor

@@ -234,11 +234,11 @@ struct WireScaling {
 }
 
 #[derive(Debug, Deserialize)]
-struct WireList {
+struct WireList<T> {
     #[serde(default)]
     metadata: Option<WireListMeta>,
-    #[serde(default)]
-    data: Vec<WireStatement>,
+    #[serde(default = "Vec::new")]
+    data: Vec<T>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -603,7 +603,20 @@ impl ConfluentTarget {
     /// transient failure of the PUT (its outcome unknown) is resolved the same way: the next read
     /// shows whether it was applied. Missing → [`TargetError::NotFound`].
     async fn put_stopped(&self, name: &str, stopped: bool) -> Result<(), TargetError> {
-        let url = self.statement_url(name);
+        self.put_stopped_at(&self.statement_url(name), name, stopped, put_body)
+            .await
+    }
+
+    /// [`ConfluentTarget::put_stopped`] on the resource at `url` (a statement, a materialized
+    /// table), whose `PUT` body `body` makes from what GET read.
+    async fn put_stopped_at(
+        &self,
+        url: &Url,
+        name: &str,
+        stopped: bool,
+        body: fn(&serde_json::Value, bool) -> Option<serde_json::Value>,
+    ) -> Result<(), TargetError> {
+        let url = url.clone();
         let mut last: Option<TargetError> = None;
         for _ in 0..PUT_ATTEMPTS {
             let a = self.send_retrying(Method::GET, &url, None).await?;
@@ -627,12 +640,14 @@ impl ConfluentTarget {
             {
                 return Ok(());
             }
-            let body = put_body(&read, stopped).ok_or_else(|| {
+            let body = body(&read, stopped).ok_or_else(|| {
                 self.unexpected(
                     &Method::GET,
                     &url,
                     &a,
-                    "the statement has no metadata.resource_version: it cannot be updated safely",
+                    &format!(
+                        "{name} has no metadata.resource_version: it cannot be updated safely"
+                    ),
                 )
             })?;
             let put = match self
@@ -678,16 +693,32 @@ impl ConfluentTarget {
         &self,
         selector: Option<&str>,
     ) -> Result<Vec<StatementState>, TargetError> {
+        let params: Vec<(&str, &str)> = selector
+            .map(|l| ("label_selector", l))
+            .into_iter()
+            .collect();
+        let list: Vec<WireStatement> = self.list_all(self.statements_url(), &params).await?;
+        Ok(list.into_iter().map(StatementState::from).collect())
+    }
+
+    /// Every item of the `sql/v1` collection at `collection` (a `…List` answer: `data`,
+    /// `metadata.next`), in pages of 100 (`page_size`, the spec's maximum) followed by their
+    /// `page_token`, with `params` on each request; a token seen before ends the listing.
+    async fn list_all<T: serde::de::DeserializeOwned>(
+        &self,
+        collection: Url,
+        params: &[(&str, &str)],
+    ) -> Result<Vec<T>, TargetError> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         let mut seen = std::collections::BTreeSet::new();
         loop {
-            let mut url = self.statements_url();
+            let mut url = collection.clone();
             {
                 let mut q = url.query_pairs_mut();
                 q.append_pair("page_size", "100");
-                if let Some(l) = selector {
-                    q.append_pair("label_selector", l);
+                for (k, v) in params {
+                    q.append_pair(k, v);
                 }
                 if let Some(t) = &token {
                     q.append_pair("page_token", t);
@@ -697,15 +728,16 @@ impl ConfluentTarget {
             if !a.status.is_success() {
                 return Err(self.fail(&Method::GET, &url, &a));
             }
-            let list: WireList = serde_json::from_str(&a.body).map_err(|e| TargetError::Http {
-                method: "GET".into(),
-                path: url.path().to_string(),
-                status: a.status.as_u16(),
-                message: format!("unexpected list body: {e}"),
-                kind: ErrorKind::Permanent,
-                retry_after: None,
-            })?;
-            out.extend(list.data.into_iter().map(StatementState::from));
+            let list: WireList<T> =
+                serde_json::from_str(&a.body).map_err(|e| TargetError::Http {
+                    method: "GET".into(),
+                    path: url.path().to_string(),
+                    status: a.status.as_u16(),
+                    message: format!("unexpected list body: {e}"),
+                    kind: ErrorKind::Permanent,
+                    retry_after: None,
+                })?;
+            out.extend(list.data);
             let next = list.metadata.and_then(|m| m.next);
             match next_page_token(&url, next.as_deref()) {
                 Some(t) if seen.insert(t.clone()) => token = Some(t),
@@ -713,6 +745,29 @@ impl ConfluentTarget {
             }
         }
         Ok(out)
+    }
+
+    /// `…/databases/{kafka_cluster_id}/materialized-tables/{table_name}[/versions]`.
+    fn materialized_table_url(
+        &self,
+        t: &super::materialized::MaterializedTable,
+        versions: bool,
+    ) -> Url {
+        let mut u = self.base.clone();
+        {
+            let mut p = u.path_segments_mut().expect("http url has path segments");
+            p.pop_if_empty();
+            p.extend([
+                "databases",
+                &t.kafka_cluster_id,
+                "materialized-tables",
+                &t.name,
+            ]);
+            if versions {
+                p.push("versions");
+            }
+        }
+        u
     }
 
     /// A permanent error about an answer that cannot be used.
@@ -737,6 +792,28 @@ pub const PUT_ATTEMPTS: usize = 5;
 /// `stopped` set; read-only parts (`api_version`, `kind`, `status`, `spec.execution_mode`) left out.
 /// `None` without a `metadata.resource_version` (required by the spec).
 pub fn put_body(read: &serde_json::Value, stopped: bool) -> Option<serde_json::Value> {
+    put_body_keeping(
+        read,
+        stopped,
+        &[
+            "statement",
+            "properties",
+            "compute_pool_id",
+            "principal",
+            "scaling",
+        ],
+    )
+}
+
+/// The body of a `PUT` of a whole `sql/v1` resource (a statement, a materialized table) read as
+/// `read`, with `spec.stopped` set: `name`, `organization_id`, `environment_id`, `metadata` (`self`,
+/// `resource_version`, `labels`) and the `spec` fields named in `spec_keys` (those that are not
+/// null). `None` without a `metadata.resource_version` or a `name`.
+pub fn put_body_keeping(
+    read: &serde_json::Value,
+    stopped: bool,
+    spec_keys: &[&str],
+) -> Option<serde_json::Value> {
     use serde_json::{Map, Value};
     let version = read
         .pointer("/metadata/resource_version")
@@ -751,19 +828,13 @@ pub fn put_body(read: &serde_json::Value, stopped: bool) -> Option<serde_json::V
         metadata.insert("labels".into(), l.clone());
     }
     let mut spec = Map::new();
-    for key in [
-        "statement",
-        "properties",
-        "compute_pool_id",
-        "principal",
-        "scaling",
-    ] {
+    for key in spec_keys {
         if let Some(v) = read
             .get("spec")
-            .and_then(|s| s.get(key))
+            .and_then(|s| s.get(*key))
             .filter(|v| !v.is_null())
         {
-            spec.insert(key.into(), v.clone());
+            spec.insert((*key).into(), v.clone());
         }
     }
     spec.insert("stopped".into(), stopped.into());
@@ -1003,6 +1074,48 @@ impl Target for ConfluentTarget {
 
     async fn resume_statement(&self, name: &str) -> Result<(), TargetError> {
         self.put_stopped(name, false).await
+    }
+
+    /// `listSqlv1MaterializedTables` (GA): every materialized table of the environment, in pages
+    /// of 100.
+    async fn materialized_tables(
+        &self,
+    ) -> Result<Option<Vec<super::materialized::MaterializedTable>>, TargetError> {
+        let url = self.base.join("materialized-tables").expect("static path");
+        let list: Vec<serde_json::Value> = self.list_all(url, &[]).await?;
+        Ok(Some(
+            list.iter()
+                .filter_map(super::materialized::MaterializedTable::from_wire)
+                .collect(),
+        ))
+    }
+
+    /// `listSqlv1MaterializedTableVersions` (GA), in pages of 100; a table that is gone has none.
+    async fn materialized_table_versions(
+        &self,
+        table: &super::materialized::MaterializedTable,
+    ) -> Result<Vec<super::materialized::MaterializedTableVersion>, TargetError> {
+        let url = self.materialized_table_url(table, true);
+        let list: Vec<serde_json::Value> = match self.list_all(url, &[]).await {
+            Ok(l) => l,
+            Err(TargetError::Http { status: 404, .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        Ok(list
+            .iter()
+            .filter_map(super::materialized::MaterializedTableVersion::from_wire)
+            .collect())
+    }
+
+    /// `updateSqlv1MaterializedTable` (GA): the whole table as read, `spec.stopped` set.
+    async fn set_materialized_table_stopped(
+        &self,
+        table: &super::materialized::MaterializedTable,
+        stopped: bool,
+    ) -> Result<(), TargetError> {
+        let url = self.materialized_table_url(table, false);
+        self.put_stopped_at(&url, &table.name, stopped, super::materialized::put_body)
+            .await
     }
 
     /// `GET …/statements/{name}/exceptions` (GA): the 10 newest, newest first; a missing statement

@@ -28,6 +28,7 @@ pub mod confluent;
 pub mod gateway;
 pub mod kafka;
 pub mod kafka_rest;
+pub mod materialized;
 pub mod metrics;
 pub mod read;
 pub mod retry;
@@ -574,6 +575,43 @@ pub trait Target: Send + Sync {
     async fn statement_topics(&self, name: &str) -> Result<Option<Vec<String>>, TargetError> {
         let _ = name;
         Ok(None)
+    }
+
+    /// The materialized tables of the environment, as the target's own API lists them (Confluent
+    /// Cloud: `listSqlv1MaterializedTables`, [`materialized`]): what a `CREATE MATERIALIZED TABLE`
+    /// becomes there, whose phase — not the creating statement's — tells whether its query runs.
+    /// `Ok(None)`: the target has no such API (the default; the SQL Gateway, where a materialized
+    /// table's refresh job is found by its name).
+    async fn materialized_tables(
+        &self,
+    ) -> Result<Option<Vec<materialized::MaterializedTable>>, TargetError> {
+        Ok(None)
+    }
+
+    /// The versions of `table`, in the target's order (Confluent Cloud:
+    /// `listSqlv1MaterializedTableVersions`). Default: none.
+    async fn materialized_table_versions(
+        &self,
+        table: &materialized::MaterializedTable,
+    ) -> Result<Vec<materialized::MaterializedTableVersion>, TargetError> {
+        let _ = table;
+        Ok(Vec::new())
+    }
+
+    /// Stops (`stopped`) or resumes the continuous query of `table`, keeping the table, its topic
+    /// and its data (Confluent Cloud: the GA `PUT` of the whole materialized table with its
+    /// `metadata.resource_version`, `spec.stopped` set; a 409 is read again and retried). Missing →
+    /// [`TargetError::NotFound`]. Default: a [`TargetError::Config`] error (no such API).
+    async fn set_materialized_table_stopped(
+        &self,
+        table: &materialized::MaterializedTable,
+        stopped: bool,
+    ) -> Result<(), TargetError> {
+        let _ = stopped;
+        Err(TargetError::Config(format!(
+            "{}: this target has no materialized-tables API",
+            table.name
+        )))
     }
 
     /// The plan the target's own planner compiles for `spec` (an INSERT or a statement set): the

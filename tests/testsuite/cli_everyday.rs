@@ -687,6 +687,7 @@ fn gateway_status_folds_session_ddl_and_fits_120_columns() {
         blue_readers: Default::default(),
         environment: "dev".into(),
         lag: None,
+        materialized_tables: Vec::new(),
     };
     let (text, shown) = flinkpipe::cli::render::status_statements(&report, false);
     assert_eq!(shown, 2, "{text}");

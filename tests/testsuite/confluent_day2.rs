@@ -510,3 +510,170 @@ fn a_pool_at_its_limit_is_resized_in_place_with_apply_only() {
     .stdout_json();
     assert!(v.get("resizes").is_none(), "{v:#}");
 }
+
+const MT: &str = "c360_mv_customer_360";
+const MT_DDL: &str = "views/c360/mv_customer_360/sql-scripts/ddl.c360_mv_customer_360.sql";
+
+/// #43.11: a `CREATE MATERIALIZED TABLE` becomes a resource of Confluent's GA materialized-tables
+/// API, whose phase — not the creating statement's COMPLETED — tells whether its query runs:
+/// `status` lists it with its versions, `healthcheck` judges the table by it, and `decommission`
+/// stops the blue table's query through it (`PUT` with `spec.stopped`, the table and its data
+/// kept) once its green successor runs there — refused while green is not live.
+#[test]
+fn materialized_tables_are_seen_through_the_materialized_tables_api() {
+    let fake = fake();
+    let t = Test::fixture().git().confluent(&fake).cloud_api(&fake);
+    run(&t, &["pipeline", "deploy", "--product-name", "c360"]).success();
+    let mt = fake
+        .materialized(MT)
+        .expect("the deploy made the materialized table");
+    assert_eq!((mt.phase.as_str(), mt.version), ("RUNNING", 1));
+
+    // status: the table with its phase and versions, from the API's own paths.
+    let v = run(
+        &t,
+        &["--output", "json", "pipeline", "status", "--table-name", MT],
+    )
+    .success()
+    .stdout_json();
+    let rows = v["materialized_tables"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v:#}");
+    assert_eq!(rows[0]["table_name"], MT);
+    assert_eq!(rows[0]["materialized"]["phase"], "RUNNING");
+    assert_eq!(rows[0]["materialized"]["version"], 1);
+    assert_eq!(rows[0]["materialized"]["kafka_cluster_id"], "lkc-fake01");
+    assert_eq!(rows[0]["versions"].as_array().unwrap().len(), 1);
+    let paths: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.starts_with("GET ") && p.ends_with("/materialized-tables")),
+        "{paths:#?}"
+    );
+    assert!(
+        paths.iter().any(|p| p.starts_with("GET ")
+            && p.ends_with(&format!(
+                "/databases/lkc-fake01/materialized-tables/{MT}/versions"
+            ))),
+        "{paths:#?}"
+    );
+    let text = run(&t, &["pipeline", "status", "--table-name", MT])
+        .success()
+        .stdout();
+    assert!(
+        text.contains("Materialized tables") && text.contains("RUNNING, version 1"),
+        "{text}"
+    );
+
+    // healthcheck: healthy while it runs; FAILED on the API is a failed table, with its detail,
+    // although the creating statement COMPLETED.
+    let health = |t: &Test| -> Value {
+        let o = run(t, &["--output", "json", "pipeline", "healthcheck", "c360"]);
+        let v = o.json();
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["table_name"] == MT)
+            .cloned()
+            .unwrap_or_else(|| panic!("{v:#}"))
+    };
+    assert_eq!(health(&t)["health"], "healthy");
+    fake.with_materialized(MT, |m| {
+        m.phase = "FAILED".into();
+        m.detail = "Query failed: division by zero".into();
+    });
+    let h = health(&t);
+    assert_eq!(h["health"], "failed", "{h:#}");
+    assert_eq!(
+        h["detail"],
+        format!("materialized table {MT}: FAILED, version 1: Query failed: division by zero")
+    );
+    run(&t, &["pipeline", "healthcheck", "c360"]).code(1);
+    fake.with_materialized(MT, |m| {
+        m.phase = "RUNNING".into();
+        m.detail = String::new();
+    });
+
+    // A change of its query, released blue-green: green is a materialized table of its own.
+    t.repo().branch("feature");
+    t.repo().edit(MT_DDL, |s| {
+        s.replace(
+            "  ON c.customer_id = e.customer_id;",
+            "  ON c.customer_id = e.customer_id\nWHERE c.country <> 'XX';",
+        )
+    });
+    t.repo()
+        .commit("leave out the test country", crate::support::repo::T_CHANGE);
+    run(
+        &t,
+        &["pipeline", "blue-green", "--since", "main", "--apply"],
+    )
+    .success();
+    t.repo().commit(
+        "version the impacted tables",
+        crate::support::repo::T_CHANGE + 60,
+    );
+    run(&t, &["pipeline", "deploy", "--blue-green"]).success();
+    let green = format!("{MT}_v2");
+    assert!(fake.materialized(&green).is_some(), "green made");
+
+    // Green not live yet (an evolution being activated): the blue query is not stopped.
+    fake.with_materialized(&green, |m| {
+        m.phase = "ALTERING".into();
+        m.latest_version = 2;
+    });
+    let o = run(&t, &["pipeline", "decommission", "--no-ack"]);
+    let err = o.stderr();
+    o.code(1);
+    assert!(
+        err.contains(&format!(
+            "refused to stop the query of materialized table {MT}"
+        )) && err.contains(&format!(
+            "its green successor {green} is PENDING, version 1 (2 being activated)"
+        )),
+        "{err}"
+    );
+    assert!(!fake.materialized(MT).unwrap().stopped);
+
+    // Green runs: the blue query is stopped through the API, the table kept.
+    fake.with_materialized(&green, |m| {
+        m.phase = "RUNNING".into();
+        m.latest_version = 1;
+    });
+    let before = fake.requests().len();
+    let o = run(&t, &["pipeline", "decommission", "--no-ack"]).success();
+    assert!(
+        o.stdout().contains(&format!(
+            "stopped the query of materialized table {MT} (the table, its topic and its data are kept)"
+        )),
+        "{}",
+        o.stdout()
+    );
+    let blue = fake.materialized(MT).expect("kept");
+    assert!(blue.stopped && blue.phase == "STOPPED", "{blue:?}");
+    let puts: Vec<_> = fake.requests()[before..]
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.contains("/materialized-tables/"))
+        .map(|r| (r.path.clone(), r.body.clone()))
+        .collect();
+    assert_eq!(puts.len(), 1, "{puts:#?}");
+    assert!(
+        puts[0]
+            .0
+            .ends_with(&format!("/databases/lkc-fake01/materialized-tables/{MT}"))
+    );
+    let body: Value = serde_json::from_str(&puts[0].1).unwrap();
+    assert_eq!(body["spec"]["stopped"], true);
+    assert!(body["metadata"]["resource_version"].is_string());
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|r| r.method == "DELETE" && r.path.contains("/materialized-tables/"))
+    );
+}

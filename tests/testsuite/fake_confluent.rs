@@ -299,6 +299,34 @@ struct State {
     lags_unsupported: bool,
     /// Every text field of every answer echoes the credentials ([`FakeConfluent::echo_secrets`]).
     echo_secrets: bool,
+    /// Materialized tables by name: what a `CREATE [OR ALTER] MATERIALIZED TABLE` statement makes
+    /// (the GA `sql/v1` Materialized Tables API).
+    materialized: BTreeMap<String, FakeMaterialized>,
+}
+
+/// A materialized table of the fake (`sql.v1.MaterializedTable`), with its versions.
+#[derive(Debug, Clone)]
+pub struct FakeMaterialized {
+    pub name: String,
+    /// `spec.kafka_cluster_id`: [`KAFKA_CLUSTER`].
+    pub kafka_cluster_id: String,
+    /// `status.phase`.
+    pub phase: String,
+    pub detail: String,
+    pub stopped: bool,
+    /// `status.version` and `status.latest_version`.
+    pub version: u32,
+    pub latest_version: u32,
+    /// `metadata.resource_version`, one more per update.
+    pub resource_version: u32,
+    /// `spec.query`.
+    pub query: String,
+    /// `spec.compute_pool_id`.
+    pub pool: String,
+    /// Each version's `CREATE OR ALTER …` statement, version 1 first.
+    pub statements: Vec<String>,
+    /// Updates to answer 409 (a concurrent change) before one goes through.
+    pub conflicts: u32,
 }
 
 /// A consumer group of the fake's Kafka cluster.
@@ -804,6 +832,19 @@ impl FakeConfluent {
 
     /// The next `n` PUTs of `name` meet a concurrent change: the statement's version is bumped just
     /// before each, so its `resource_version` is stale and the PUT is answered 409.
+    /// The materialized table `name`, when a statement made it.
+    pub fn materialized(&self, name: &str) -> Option<FakeMaterialized> {
+        self.state.lock().unwrap().materialized.get(name).cloned()
+    }
+
+    /// Changes the materialized table `name` (its phase, detail, versions…).
+    pub fn with_materialized(&self, name: &str, f: impl FnOnce(&mut FakeMaterialized)) {
+        let mut s = self.state.lock().unwrap();
+        f(s.materialized
+            .get_mut(name)
+            .expect("a materialized table of the fake"));
+    }
+
     pub fn conflict_puts(&self, name: &str, n: u32) {
         self.with_stmt(name, |s| s.conflicts = n);
     }
@@ -1574,6 +1615,7 @@ fn route(
                 conflicts: 0,
             };
             let body = view(&stmt);
+            materialize(&mut s, &stmt);
             s.statements.insert(name.clone(), stmt);
             s.order.push(name.clone());
             let mut r = json(201, body);
@@ -1714,6 +1756,22 @@ fn route(
                 serde_json::json!({"api_version": "sql/v1", "kind": "StatementExceptionList", "metadata": {"self": format!("http://{host}{base}/statements/{name}/exceptions")}, "data": data}),
             )
         }
+        ("GET", "/materialized-tables") => {
+            let all: Vec<serde_json::Value> = s
+                .materialized
+                .values()
+                .map(|m| materialized_view(m, host, base))
+                .collect();
+            page_of(
+                &all,
+                &query,
+                &format!("http://{host}{base}/materialized-tables"),
+                "MaterializedTableList",
+            )
+        }
+        (m, path) if path.starts_with("/databases/") => {
+            route_materialized(&mut s, m, path, req, &query, host, base)
+        }
         (m, path) if path.starts_with("/statements/") => {
             let name = path.trim_start_matches("/statements/").to_string();
             let missing = || err(404, &format!("Statement resource={name} does not exist"));
@@ -1834,6 +1892,242 @@ fn route(
             }
         }
         _ => err(404, &format!("no route {}", req.path)),
+    }
+}
+
+/// A `CREATE [OR ALTER] MATERIALIZED TABLE [IF NOT EXISTS] t … AS query` statement makes the
+/// materialized table `t` (RUNNING, version 1) or evolves it (one version more); other statements
+/// leave the tables alone.
+fn materialize(s: &mut State, stmt: &Stmt) {
+    let text = strip_leading_comments(&stmt.sql);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
+    let at = match upper
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["CREATE", "MATERIALIZED", "TABLE", "IF", "NOT", "EXISTS", ..] => 6,
+        ["CREATE", "MATERIALIZED", "TABLE", ..] => 3,
+        ["CREATE", "OR", "ALTER", "MATERIALIZED", "TABLE", ..] => 5,
+        _ => return,
+    };
+    let Some(raw) = words.get(at) else {
+        return;
+    };
+    let name = raw
+        .split('(')
+        .next()
+        .unwrap_or("")
+        .rsplit('.')
+        .next()
+        .unwrap_or("")
+        .trim_matches('`')
+        .to_string();
+    let query = upper
+        .iter()
+        .position(|w| w == "AS")
+        .map(|i| words[i + 1..].join(" "))
+        .unwrap_or_default();
+    let pool = stmt.pool.clone();
+    match s.materialized.get_mut(&name) {
+        Some(m) if at == 5 => {
+            m.version += 1;
+            m.latest_version = m.version;
+            m.resource_version += 1;
+            m.query = query;
+            m.statements.push(text.clone());
+        }
+        Some(_) => {}
+        None => {
+            s.materialized.insert(
+                name.clone(),
+                FakeMaterialized {
+                    name,
+                    kafka_cluster_id: KAFKA_CLUSTER.to_string(),
+                    phase: "RUNNING".into(),
+                    detail: "Materialized table is running.".into(),
+                    stopped: false,
+                    version: 1,
+                    latest_version: 1,
+                    resource_version: 1,
+                    query,
+                    pool,
+                    statements: vec![text.clone()],
+                    conflicts: 0,
+                },
+            );
+        }
+    }
+}
+
+/// `sql.v1.MaterializedTable`.
+fn materialized_view(m: &FakeMaterialized, host: &str, base: &str) -> serde_json::Value {
+    serde_json::json!({
+        "api_version": "sql/v1",
+        "kind": "MaterializedTable",
+        "metadata": {
+            "self": format!("http://{host}{base}/databases/{}/materialized-tables/{}", m.kafka_cluster_id, m.name),
+            "uid": format!("uid-{}", m.name),
+            "resource_version": m.resource_version.to_string(),
+            "labels": {},
+        },
+        "name": m.name,
+        "organization_id": ORG,
+        "environment_id": ENV,
+        "spec": {
+            "kafka_cluster_id": m.kafka_cluster_id,
+            "compute_pool_id": m.pool,
+            "principal": "sa-fake",
+            "stopped": m.stopped,
+            "table_options": {},
+            "query": m.query,
+        },
+        "status": {
+            "phase": m.phase,
+            "detail": m.detail,
+            "warnings": [],
+            "creation_statement": m.statements.last().cloned().unwrap_or_default(),
+            "version": m.version,
+            "latest_version": m.latest_version,
+        },
+    })
+}
+
+/// One page of a `sql/v1` list (`page_size`, at most 100, default 10; `page_token` = the index to
+/// start at), with `metadata.next` while items are left.
+fn page_of(
+    all: &[serde_json::Value],
+    query: &BTreeMap<String, String>,
+    self_url: &str,
+    kind: &str,
+) -> Resp {
+    let size: usize = match query.get("page_size").map(|p| p.parse::<usize>()) {
+        None => 10,
+        Some(Ok(n)) if (1..=100).contains(&n) => n,
+        Some(_) => return err(400, "page_size must be between 1 and 100"),
+    };
+    let from: usize = query
+        .get("page_token")
+        .and_then(|t| t.strip_prefix("mt"))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
+    let end = (from + size).min(all.len());
+    let next = if end < all.len() {
+        format!("{self_url}?page_size={size}&page_token=mt{end}")
+    } else {
+        String::new()
+    };
+    json(
+        200,
+        serde_json::json!({
+            "api_version": "sql/v1",
+            "kind": kind,
+            "metadata": {"self": self_url, "next": next},
+            "data": all.get(from..end).unwrap_or(&[]),
+        }),
+    )
+}
+
+/// `…/databases/{kafka_cluster_id}/materialized-tables/{table_name}[/versions]`: GET, the GA `PUT`
+/// (the whole table with the `metadata.resource_version` last read, a stale one 409; only
+/// `spec.stopped` is applied: STOPPED at once, a resume RUNNING; 200 with the table), DELETE
+/// (204), and the versions list.
+fn route_materialized(
+    s: &mut State,
+    method: &str,
+    path: &str,
+    req: &Req,
+    query: &BTreeMap<String, String>,
+    host: &str,
+    base: &str,
+) -> Resp {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (cluster, name, versions) = match parts.as_slice() {
+        ["databases", c, "materialized-tables", n] => (*c, *n, false),
+        ["databases", c, "materialized-tables", n, "versions"] => (*c, *n, true),
+        _ => return err(404, &format!("no route {}", req.path)),
+    };
+    let missing = || err(404, &format!("Materialized table {name} does not exist"));
+    if s
+        .materialized
+        .get(name)
+        .is_none_or(|m| m.kafka_cluster_id != cluster)
+    {
+        return missing();
+    }
+    match (method, versions) {
+        ("GET", true) => {
+            let m = &s.materialized[name];
+            let all: Vec<serde_json::Value> = m
+                .statements
+                .iter()
+                .enumerate()
+                .map(|(i, st)| {
+                    serde_json::json!({
+                        "api_version": "sql/v1",
+                        "kind": "MaterializedTableVersion",
+                        "metadata": {"self": format!("http://{host}{base}{path}/{}", i + 1)},
+                        "name": format!("{name}-v{}", i + 1),
+                        "organization_id": ORG,
+                        "environment_id": ENV,
+                        "spec": {"version": i + 1, "statement": st, "changes": []},
+                    })
+                })
+                .collect();
+            page_of(
+                &all,
+                query,
+                &format!("http://{host}{base}{path}"),
+                "MaterializedTableVersionList",
+            )
+        }
+        ("GET", false) => json(200, materialized_view(&s.materialized[name], host, base)),
+        ("PUT", false) => {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+                return err(400, "body must be JSON");
+            };
+            let m = s.materialized.get_mut(name).unwrap();
+            if m.conflicts > 0 {
+                m.conflicts -= 1;
+                m.resource_version += 1;
+            }
+            let Some(version) = v
+                .pointer("/metadata/resource_version")
+                .and_then(|r| r.as_str())
+            else {
+                return err(400, "metadata.resource_version is required");
+            };
+            if version != m.resource_version.to_string() {
+                return json(
+                    409,
+                    serde_json::json!({"errors":[{"status":"409","code":"conflict","detail":format!("Materialized table {name} was modified: resource_version {version} is stale")}]}),
+                );
+            }
+            if v.get("name").and_then(|n| n.as_str()) != Some(name) {
+                return err(400, "name must be the table's");
+            }
+            if v.pointer("/spec/kafka_cluster_id").and_then(|c| c.as_str()) != Some(cluster) {
+                return err(400, "spec.kafka_cluster_id must match the path");
+            }
+            let Some(stop) = v.pointer("/spec/stopped").and_then(|b| b.as_bool()) else {
+                return err(400, "spec.stopped is required");
+            };
+            m.stopped = stop;
+            m.phase = if stop { "STOPPED" } else { "RUNNING" }.into();
+            m.resource_version += 1;
+            json(200, materialized_view(m, host, base))
+        }
+        ("DELETE", false) => {
+            s.materialized.remove(name);
+            Resp {
+                status: 204,
+                headers: vec![],
+                body: String::new(),
+            }
+        }
+        _ => err(405, "method not allowed"),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::decommission::{
-    self, DecommissionPlan, DecommissionRequest, RefusalReason, Refused, Why,
+    self, DecommissionPlan, DecommissionRequest, MaterializedAction, RefusalReason, Refused, Why,
 };
 use crate::ops::readers::GroupCheck;
 use crate::ops::statement::StatementVerb;
@@ -62,7 +62,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         },
     )?;
     let plan = &prepared.plan;
-    if args.dry_run || plan.statements.is_empty() {
+    if args.dry_run || !plan.has_work() {
         if inv.json() {
             print_json(&PlanView {
                 dry_run: args.dry_run,
@@ -70,7 +70,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             });
         } else {
             print!("{}", plan_text(plan));
-            if plan.statements.is_empty() {
+            if !plan.has_work() {
                 println!("nothing to {}", plan.action);
             } else {
                 println!("dry run: nothing was changed");
@@ -103,6 +103,15 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
                     .map_or("-", |p| crate::plan::status::phase_or_absent(p.as_ref()))
             ),
             Some(e) => eprintln!("error: {e}"),
+        }
+    }
+    for m in &report.materialized_results {
+        match &m.error {
+            None => println!(
+                "stopped the query of materialized table {} (the table, its topic and its data are kept)",
+                m.table_name
+            ),
+            Some(e) => eprintln!("error: materialized table {}: {e}", m.table_name),
         }
     }
     print_refusals(&report.plan);
@@ -158,11 +167,24 @@ fn print_refusals(plan: &DecommissionPlan) {
             );
         }
     }
-    if plan.blocked() {
+    for m in &plan.materialized_tables {
+        if let MaterializedAction::Refused { reasons } = &m.action {
+            eprintln!(
+                "error: refused to stop the query of materialized table {}: {}",
+                m.blue_table_name,
+                reasons.join("; ")
+            );
+        }
+    }
+    if plan.blocked() && !plan.refused.is_empty() {
         eprintln!(
             "error: {} blue statement(s) refused: {}, or pass --force; the release stays open",
             plan.refused.len(),
             refusal_hint(plan)
+        );
+    } else if plan.blocked() {
+        eprintln!(
+            "error: blue materialized table(s) refused: wait until their green successors run and nothing reads them, or pass --force; the release stays open"
         );
     }
 }
@@ -293,6 +315,32 @@ fn plan_text(plan: &DecommissionPlan) -> String {
         for r in &plan.refused {
             out.push_str(&format!("  {}: {}\n", r.statement, refusal_text(r)));
         }
+    }
+    if !plan.materialized_tables.is_empty() {
+        out.push_str(
+            "\nBlue materialized tables (their query runs apart from their statements):\n\n",
+        );
+        let rows: Vec<Vec<String>> = plan
+            .materialized_tables
+            .iter()
+            .map(|m| {
+                vec![
+                    m.blue_table_name.clone(),
+                    m.materialized.describe(),
+                    match &m.action {
+                        MaterializedAction::Stop => format!(
+                            "stop its query (kept: table, topic, data), replaced by {}",
+                            m.green_table_name
+                        ),
+                        MaterializedAction::AlreadyStopped => "already stopped".into(),
+                        MaterializedAction::Refused { reasons } => {
+                            format!("refused: {}", reasons.join("; "))
+                        }
+                    },
+                ]
+            })
+            .collect();
+        out.push_str(&table(&["materialized table", "phase", "what"], &rows));
     }
     out.push_str(&crate::cli::render::blue_readers(&plan.readers));
     if !plan.left_alone.is_empty() {

@@ -83,6 +83,9 @@ fn print_text(r: &status::StatusReport, verbose: bool) {
     if let Some(source) = &r.lag {
         print_metrics(r, &source.source);
     }
+    if !r.materialized_tables.is_empty() {
+        print_materialized_tables(r);
+    }
     if !r.blue_green.is_empty() {
         print_blue_green(r);
     }
@@ -134,6 +137,45 @@ fn print_metrics(r: &status::StatusReport, source: &str) {
             ],
             &rows
         )
+    );
+}
+
+/// The materialized tables of the scope as the target's materialized-tables API tells them: phase,
+/// active version (and one being activated), stopped, and what the server says.
+fn print_materialized_tables(r: &status::StatusReport) {
+    println!("\nMaterialized tables (the target's materialized-tables API):\n");
+    let rows: Vec<Vec<String>> = r
+        .materialized_tables
+        .iter()
+        .map(|m| {
+            let (state, note) = match (&m.materialized, &m.unreadable) {
+                (_, Some(why)) if m.materialized.is_none() => ("unreadable".into(), why.clone()),
+                (Some(t), _) => (
+                    t.describe(),
+                    std::iter::once(t.detail.clone())
+                        .chain(t.warnings.iter().map(|w| format!("warning: {w}")))
+                        .filter(|x| !x.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+                (None, _) => ("absent".into(), "not listed by the API".into()),
+            };
+            let stopped = m
+                .materialized
+                .as_ref()
+                .map_or("-", |t| if t.stopped { "yes" } else { "no" });
+            vec![
+                m.table_name.clone(),
+                state,
+                stopped.to_string(),
+                m.versions.len().to_string(),
+                note,
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(&["table", "phase", "stopped", "versions", "detail"], &rows)
     );
 }
 
