@@ -19,7 +19,7 @@
 //! let plan = t.cmd(&["--output", "json", "pipeline", "deploy", "[PIPELINES]"]).success().stdout_json();
 //! ```
 
-use super::repo::Repo;
+use super::repo::{Repo, T_CHANGE};
 use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, ORG, SECRET};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -101,6 +101,33 @@ impl Test {
             trailing: Vec::new(),
             env: Vec::new(),
         }
+    }
+
+    /// The project of the blue-green runbook: a git repository of the example project (its
+    /// baseline committed on `main`) on the fake `fake`, every run ending with the pipelines folder.
+    pub fn release_repo(fake: &FakeConfluent) -> Test {
+        Test::fixture().git().confluent(fake).pipelines_last()
+    }
+
+    /// The runbook up to the green deploy, on a [`Test::release_repo`]: blue deployed
+    /// (`pipeline deploy --dir pipelines`); on branch `feature`, `file` (under the pipelines folder)
+    /// changed by `edit` and committed as `change` at [`T_CHANGE`]; `pipeline blue-green --since main
+    /// --apply`, its versioning committed as `versioning` a minute later.
+    pub fn release_applied(
+        &self,
+        file: &str,
+        edit: impl FnOnce(String) -> String,
+        change: &str,
+        versioning: &str,
+    ) {
+        self.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+            .success();
+        self.repo().branch("feature");
+        self.repo().edit(file, edit);
+        self.repo().commit(change, T_CHANGE);
+        self.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
+            .success();
+        self.repo().commit(versioning, T_CHANGE + 60);
     }
 
     /// An empty folder: no `pipelines/`, no configuration (for commands that take no project).
