@@ -7,11 +7,9 @@
 use crate::fake_confluent::FakeConfluent;
 use crate::support::Test;
 use crate::support::repo::T_CHANGE;
+use crate::support::test::ENRICHED_DML;
 use serde_json::Value;
 use std::collections::BTreeSet;
-
-const ENRICHED_DML: &str =
-    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
 
 fn repo(fake: &FakeConfluent) -> Test {
     Test::release_repo(fake)
@@ -429,17 +427,7 @@ fn unit_test_statements_are_labelled_not_orphans() {
 
 /// Blue deployed, versioned and committed: `deploy --blue-green` not run yet.
 fn applied_release(t: &Test) {
-    t.release_applied(
-        ENRICHED_DML,
-        |t| {
-            t.replace(
-                "  ON o.currency = r.currency;",
-                "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
-            )
-        },
-        "filter test orders",
-        "version the impacted tables",
-    );
+    t.release_applied_filter();
 }
 
 /// The line of `text` that starts with `start` (empty when none).

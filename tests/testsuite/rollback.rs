@@ -8,6 +8,7 @@ use crate::fake_confluent::FakeConfluent;
 use crate::memory_target::{MemoryTarget, Op, http};
 use crate::support::Rng;
 use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::test::ENRICHED_DML;
 use crate::support::{Test, stderr, stdout};
 use flinkpipe::ops::rollback;
 use flinkpipe::ops::statement::StatementVerb;
@@ -20,8 +21,6 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-const ENRICHED_DML: &str =
-    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
 const BLUE_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched";
 const GREEN_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
 const GREEN_DDL: &str = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
@@ -40,17 +39,7 @@ fn record(t: &Test) -> Value {
 
 /// Blue deployed, a logic change versioned and committed, green deployed beside blue.
 fn green_deployed(t: &Test, fake: &FakeConfluent) {
-    t.release_applied(
-        ENRICHED_DML,
-        |t| {
-            t.replace(
-                "  ON o.currency = r.currency;",
-                "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
-            )
-        },
-        "filter test orders",
-        "version the impacted tables",
-    );
+    t.release_applied_filter();
     let d = t
         .cmd(&["--output", "json", "pipeline", "deploy", "--blue-green"])
         .success()

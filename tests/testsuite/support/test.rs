@@ -56,6 +56,11 @@ fn cloud_env(fake: &FakeConfluent) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The DML of the example project's `int_sales_orders_enriched`, under the pipelines folder (the
+/// table the blue-green runbook changes, [`Test::release_applied_filter`]).
+pub const ENRICHED_DML: &str =
+    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
+
 /// A project in a temporary folder and the command to run on it.
 pub struct Test {
     /// The temporary folder, until [`Test::git`] hands it to a [`Repo`].
@@ -128,6 +133,23 @@ impl Test {
         self.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
             .success();
         self.repo().commit(versioning, T_CHANGE + 60);
+    }
+
+    /// [`Test::release_applied`] with the runbook's change: `int_sales_orders_enriched`
+    /// ([`ENRICHED_DML`]) filters out test orders (`WHERE o.channel <> 'test'`), committed as `filter
+    /// test orders`, its versioning as `version the impacted tables`.
+    pub fn release_applied_filter(&self) {
+        self.release_applied(
+            ENRICHED_DML,
+            |t| {
+                t.replace(
+                    "  ON o.currency = r.currency;",
+                    "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
+                )
+            },
+            "filter test orders",
+            "version the impacted tables",
+        );
     }
 
     /// An empty folder: no `pipelines/`, no configuration (for commands that take no project).
