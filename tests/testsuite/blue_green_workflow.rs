@@ -7,16 +7,12 @@
 use crate::fake_confluent::FakeConfluent;
 use crate::support::Test;
 use crate::support::repo::T_CHANGE;
+use crate::support::test::ENRICHED_DML;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-const ENRICHED_DML: &str =
-    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
-
-/// A git repository of the example project (its baseline committed) on `fake`; every command takes
-/// the pipelines folder last.
 fn repo(fake: &FakeConfluent) -> Test {
-    Test::fixture().git().confluent(fake).pipelines_last()
+    Test::release_repo(fake)
 }
 
 fn running(fake: &FakeConfluent) -> BTreeSet<String> {
@@ -431,22 +427,7 @@ fn unit_test_statements_are_labelled_not_orphans() {
 
 /// Blue deployed, versioned and committed: `deploy --blue-green` not run yet.
 fn applied_release(t: &Test) {
-    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
-        .success()
-        .stdout();
-    t.repo().branch("feature");
-    t.repo().edit(ENRICHED_DML, |t| {
-        t.replace(
-            "  ON o.currency = r.currency;",
-            "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
-        )
-    });
-    t.repo().commit("filter test orders", T_CHANGE);
-    t.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
-        .success()
-        .stdout();
-    t.repo()
-        .commit("version the impacted tables", T_CHANGE + 60);
+    t.release_applied_filter();
 }
 
 /// The line of `text` that starts with `start` (empty when none).

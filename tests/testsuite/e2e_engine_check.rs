@@ -6,29 +6,10 @@
 //!
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 
+use crate::support::stack::{gateway_config, stack_available};
 use crate::support::test::Outcome;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
-
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let up = Command::new("curl")
-        .args(["-fsS", "--max-time", "10", &format!("{GATEWAY}/v1/info")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !up {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}"
-        );
-        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
-    }
-    up
-}
 
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_e_orders (\n  id BIGINT,\n  store_id INT,\n  amount DECIMAL(10, 2)\n) WITH (\n  'connector' = 'datagen'\n);\n";
 const TOTALS_DDL: &str = "CREATE TABLE IF NOT EXISTS fct_e_totals (\n  store_id INT,\n  total DECIMAL(38, 2),\n  PRIMARY KEY (store_id) NOT ENFORCED\n) WITH (\n  'connector' = 'blackhole'\n);\n";
@@ -97,13 +78,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
         (LINES_DML_FILE, LINES_DML),
     ]);
     let root = tmp.path();
-    std::fs::write(
-        root.join("config.yaml"),
-        format!(
-            "flinkpipe:\n  statement_prefix: e2eeng\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(root.join("config.yaml"), gateway_config("e2eeng")).unwrap();
 
     // 1. A valid project: every statement explained, nothing rejected.
     let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);

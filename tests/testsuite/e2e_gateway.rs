@@ -8,6 +8,7 @@
 
 use crate::support::our_fixture;
 use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::stack::{JOBMANAGER, gateway_config, http_get, script, stack_available};
 use crate::support::stack::{is_ours, own_topics, run_prefix};
 use crate::support::test::Outcome;
 use serde_json::Value;
@@ -16,47 +17,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn http_get(url: &str) -> Option<Value> {
-    let out = Command::new("curl")
-        .args(["-fsS", "--max-time", "10", url])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    serde_json::from_slice(&out.stdout).ok()
-}
-
-/// Whether the stack answers; panics when it must (FLINKPIPE_E2E=required) and does not.
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let up = http_get(&format!("{GATEWAY}/v1/info")).is_some()
-        && http_get(&format!("{JOBMANAGER}/overview")).is_some();
-    if !up {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY} / JobManager at {JOBMANAGER}: run scripts/local-flink.sh up"
-        );
-        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
-    }
-    up
-}
-
-fn script(args: &[&str]) -> String {
-    let out = Command::new("bash")
-        .arg(root().join("scripts/local-flink.sh"))
-        .args(args)
-        .output()
-        .unwrap();
-    let out = Outcome::of(&format!("local-flink.sh {}", args.join(" ")), out, None).success();
-    out.stdout_raw()
 }
 
 /// Records per topic (-1: no such topic).
@@ -277,7 +239,8 @@ fn fixtures_deploy_blue_green_and_failures_on_a_real_flink() {
     std::fs::write(
         &config,
         format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n    external_ddl: [{}]\n",
+            "{}    external_ddl: [{}]\n",
+            gateway_config(&prefix),
             root().join("fixtures/external").display()
         ),
     )
@@ -887,11 +850,7 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
         ),
     ]);
     let config = tmp.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"),
-    )
-    .unwrap();
+    std::fs::write(&config, gateway_config(&prefix)).unwrap();
     script(&["topics", pipelines.to_str().unwrap()]);
     let run = |args: &[&str]| -> Value {
         let out = crate::support::command()
@@ -972,7 +931,8 @@ fn queries_and_previews_on_a_real_flink() {
     std::fs::write(
         &config,
         format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n    external_ddl: [{}]\n",
+            "{}    external_ddl: [{}]\n",
+            gateway_config(&prefix),
             root().join("fixtures/external").display()
         ),
     )

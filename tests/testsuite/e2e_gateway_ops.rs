@@ -7,164 +7,39 @@
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 
 use crate::support::Test;
+use crate::support::e2e::E2e;
+use crate::support::stack::{job_of, script, stack_available};
 use crate::support::test::Outcome;
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-
-fn http_get(url: &str) -> Option<Value> {
-    let out = Command::new("curl")
-        .args(["-fsS", "--max-time", "10", url])
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| serde_json::from_slice(&out.stdout).ok())
-        .flatten()
-}
-
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let up = http_get(&format!("{GATEWAY}/v1/info")).is_some()
-        && http_get(&format!("{JOBMANAGER}/overview")).is_some();
-    if !up {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY} / JobManager at {JOBMANAGER}"
-        );
-        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
-    }
-    up
-}
 
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_p_numbers (\n  id BIGINT,\n  v INT\n) WITH (\n  'connector' = 'datagen',\n  'rows-per-second' = '20'\n);\n";
 const INT_DDL: &str = "CREATE TABLE IF NOT EXISTS int_p_numbers (\n  id BIGINT,\n  v INT\n) WITH (\n  'connector' = 'blackhole'\n);\n";
 const INT_DML: &str = "INSERT INTO int_p_numbers\nSELECT id, v FROM src_p_numbers;\n";
 const INT_DML_FILE: &str = "intermediates/p/int_numbers/sql-scripts/dml.int_p_numbers.sql";
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    pipelines: PathBuf,
-    config: PathBuf,
-    prefix: String,
-}
-
-impl Env {
-    fn run(&self, args: &[&str]) -> Outcome {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&self.config)
-            .args(args)
-            .arg(&self.pipelines)
-            .current_dir(&self.root)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    }
-
-    fn json(&self, args: &[&str]) -> (Value, Outcome) {
-        let mut all = args.to_vec();
-        all.extend(["--output", "json"]);
-        let out = self.run(&all);
-        let v = serde_json::from_str(&out.stdout_raw()).unwrap_or_else(|e| {
-            panic!(
-                "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
-                out.output.status.code(),
-                out.stdout_raw(),
-                out.stderr_raw()
-            )
-        });
-        (v, out)
-    }
-
-    fn dml(&self) -> String {
-        format!("{}-p-dml-int-p-numbers", self.prefix)
-    }
-}
-
-/// Cancels this run's jobs whatever happened (best effort), so the shared cluster keeps its slots.
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = self.run(&["pipeline", "undeploy", "--dir", "pipelines", "--no-ack"]);
-        let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) else {
-            return;
-        };
-        for j in v["jobs"].as_array().into_iter().flatten() {
-            let (id, name, state) = (
-                j["jid"].as_str().unwrap_or(""),
-                j["name"].as_str().unwrap_or(""),
-                j["state"].as_str().unwrap_or(""),
-            );
-            if name.starts_with(&self.prefix) && state == "RUNNING" {
-                let _ = Command::new("curl")
-                    .args([
-                        "-fsS",
-                        "-X",
-                        "PATCH",
-                        &format!("{JOBMANAGER}/jobs/{id}?mode=cancel"),
-                    ])
-                    .output();
-            }
-        }
-    }
-}
-
-fn job_of(name: &str) -> Option<(String, String)> {
-    let v = http_get(&format!("{JOBMANAGER}/jobs/overview"))?;
-    let mut jobs: Vec<&Value> = v["jobs"]
-        .as_array()?
-        .iter()
-        .filter(|j| j["name"] == name)
-        .collect();
-    jobs.sort_by_key(|j| std::cmp::Reverse(j["start-time"].as_i64().unwrap_or(0)));
-    jobs.first().map(|j| {
-        (
-            j["jid"].as_str().unwrap_or("").to_string(),
-            j["state"].as_str().unwrap_or("").to_string(),
-        )
-    })
-}
-
 #[test]
 fn dry_run_lag_explain_and_a_rejected_restart_on_a_real_flink() {
     if !stack_available() {
         return;
     }
-    let (tmp, pipelines) = crate::support::project(&[
-        (
-            "sources/p/src_numbers/sql-scripts/ddl.src_p_numbers.sql",
-            SRC_DDL,
-        ),
-        (
-            "intermediates/p/int_numbers/sql-scripts/ddl.int_p_numbers.sql",
-            INT_DDL,
-        ),
-        (INT_DML_FILE, INT_DML),
-    ]);
-    let root = tmp.path().to_path_buf();
-    let prefix = format!("e2eops{:x}", std::process::id());
-    let config = root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
+    let env = E2e::new(
+        &format!("e2eops{:x}", std::process::id()),
+        &[
+            (
+                "sources/p/src_numbers/sql-scripts/ddl.src_p_numbers.sql",
+                SRC_DDL,
+            ),
+            (
+                "intermediates/p/int_numbers/sql-scripts/ddl.int_p_numbers.sql",
+                INT_DDL,
+            ),
+            (INT_DML_FILE, INT_DML),
+        ],
     )
-    .unwrap();
-    let env = Env {
-        _tmp: tmp,
-        root,
-        pipelines,
-        config,
-        prefix,
-    };
-    let dml = env.dml();
+    .pipelines_last()
+    .undeploy_on_drop();
+    let dml = env.dml("p", "int_p_numbers");
 
     // 1. The dry run plans the DML with EXPLAIN in the session; DDL cannot be checked there.
     let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines", "--dry-run"]);
@@ -289,23 +164,17 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
     ]);
     o.success();
     let root = tmp.path().join("shop");
-    let pipelines = root.join("pipelines");
-    let config = root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
-    )
-    .unwrap();
+    let env = E2e::at(&prefix, tmp, &root)
+        .pipelines_last()
+        .undeploy_on_drop();
     let init = |args: &[&str]| {
         let o = crate::support::command()
             .arg("--config")
-            .arg(&config)
+            .arg(&env.config)
             .args(["table", "init"])
             .args(args)
             .args(["--product", &product, "--pipelines"])
-            .arg(&pipelines)
+            .arg(&env.pipelines)
             .output()
             .unwrap();
         Outcome::of(&args.join(" "), o, None).success();
@@ -316,26 +185,13 @@ fn table_init_on_a_gateway_project_deploys_unchanged_on_a_real_flink() {
     init(&["orders", "intermediates", "--source", &src]);
     init(&["orders", "facts", "--source", &int, "--source", &src]);
     let fct = format!("{product}_fct_orders");
-    let fct_dml = std::fs::read_to_string(pipelines.join(format!(
+    let fct_dml = std::fs::read_to_string(env.pipelines.join(format!(
         "facts/{product}/fct_orders/sql-scripts/dml.{fct}.sql"
     )))
     .unwrap();
     assert!(fct_dml.contains("ON t2.id = t1.id"), "{fct_dml}");
     // The topics the DDLs name (the local broker also creates them on first use).
-    let topics = Command::new("bash")
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/local-flink.sh"))
-        .arg("topics")
-        .arg(&pipelines)
-        .output()
-        .unwrap();
-    Outcome::of("local-flink.sh topics", topics, None).success();
-    let env = Env {
-        _tmp: tmp,
-        root,
-        pipelines,
-        config,
-        prefix,
-    };
+    script(&["topics", env.p()]);
     let (v, out) = env.json(&["pipeline", "deploy", "--dir", "pipelines"]);
     assert_eq!(v["success"], true, "{v:#}\n{}", out.stderr_raw());
     for table in [&int, &fct] {

@@ -11,73 +11,33 @@
 //! Run it alone under the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required
 //! cargo test --test testsuite e2e_kafka_readers`.
 
+use crate::support::e2e::E2e;
 use crate::support::kafka::{join, leave};
+use crate::support::stack::{KAFKA, job_states, stack_available};
 use crate::support::test::Outcome;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
-use std::process::Command;
 
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-const KAFKA: &str = "127.0.0.1:9092";
 const BLUE_TOPIC: &str = "int_p_readers";
-
-fn up(url: &str) -> bool {
-    Command::new("curl")
-        .args(["-fsS", "--max-time", "10", url])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let ok = up(&format!("{GATEWAY}/v1/info"))
-        && up(&format!("{JOBMANAGER}/overview"))
-        && std::net::TcpStream::connect(KAFKA).is_ok();
-    if !ok {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}, JobManager at {JOBMANAGER} or Kafka at {KAFKA}"
-        );
-        eprintln!("skipped: no local Flink + Kafka stack (scripts/local-flink.sh up)");
-    }
-    ok
-}
 
 /// The green table, in the tree after the blue-green: its topic is its name, so the blue table's
 /// topic is the blue name.
 const GREEN_DDL: &str = "CREATE TABLE IF NOT EXISTS int_p_readers_v2 (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = 'int_p_readers_v2',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n";
-
-/// Deletes the test topic whatever happened.
-struct Cleanup(tokio::runtime::Runtime);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = self
-            .0
-            .block_on(KafkaAdmin::new(KAFKA).delete(&[BLUE_TOPIC.to_string()]));
-    }
-}
 
 #[test]
 fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_members() {
     if !stack_available() {
         return;
     }
-    let (tmp, pipelines) = crate::support::project(&[(
-        "intermediates/p/int_readers_v2/sql-scripts/ddl.int_p_readers_v2.sql",
-        GREEN_DDL,
-    )]);
-    let root = tmp.path().to_path_buf();
-    let prefix = format!("e2erd{:x}", std::process::id());
-    let config = root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
+    let e = E2e::new(
+        &format!("e2erd{:x}", std::process::id()),
+        &[(
+            "intermediates/p/int_readers_v2/sql-scripts/ddl.int_p_readers_v2.sql",
+            GREEN_DDL,
+        )],
     )
-    .unwrap();
+    .pipelines_last();
+    let prefix = e.prefix.clone();
     let record = serde_json::json!({"format": 1, "releases": [{
         "created_at": "2026-12-02T00:00:00Z", "base_ref": "main", "base_commit": null,
         "statement_prefix": prefix,
@@ -87,17 +47,11 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
             "green_statements": [{"name": format!("{prefix}-p-ddl-int-p-readers-v2"), "role": "declaration"}],
             "reason": "logic change"}],
         "decommissioned": []}]});
-    std::fs::write(pipelines.join("blue_green.json"), record.to_string()).unwrap();
+    std::fs::write(e.pipelines.join("blue_green.json"), record.to_string()).unwrap();
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let e = e.topics(&[BLUE_TOPIC]);
+    let rt = crate::support::stack::runtime();
     let admin = KafkaAdmin::new(KAFKA);
-    rt.block_on(admin.recreate(&[BLUE_TOPIC.to_string()]))
-        .unwrap();
-    let cleanup = Cleanup(rt);
-    let rt = &cleanup.0;
     let values: Vec<Vec<u8>> = (0..5)
         .map(|i| format!("{{\"id\":{i},\"v\":\"x\"}}").into_bytes())
         .collect();
@@ -130,18 +84,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
     let (_, listed) = rt.block_on(admin.list_topics()).unwrap();
     assert!(!listed.iter().any(|t| t.name == missing));
 
-    let run = |args: &[&str]| {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .arg(&pipelines)
-            .current_dir(&root)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
+    let run = |args: &[&str]| e.run(args);
     let o = run(&["--output", "json", "pipeline", "status"]);
     let o = o.success();
     let s: Value = serde_json::from_str(&o.stdout_raw()).unwrap();
@@ -221,7 +164,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
         "{plan:#}"
     );
     o.success();
-    drop(cleanup);
+    drop(e);
 }
 
 const SRC_TICKS: &str = "CREATE TABLE IF NOT EXISTS src_p_ticks (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'datagen',\n  'rows-per-second' = '5'\n);\n";
@@ -230,72 +173,6 @@ fn kafka_table(name: &str) -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {name} (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{name}',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
     )
-}
-
-/// Cancels this run's jobs and deletes its topics whatever happened (best effort), so the shared
-/// cluster keeps its slots.
-struct Jobs {
-    prefix: String,
-    topics: Vec<String>,
-}
-
-impl Drop for Jobs {
-    fn drop(&mut self) {
-        let out = Command::new("curl")
-            .args([
-                "-fsS",
-                "--max-time",
-                "10",
-                &format!("{JOBMANAGER}/jobs/overview"),
-            ])
-            .output();
-        if let Ok(o) = out
-            && let Ok(v) = serde_json::from_slice::<Value>(&o.stdout)
-        {
-            for j in v["jobs"].as_array().into_iter().flatten() {
-                let name = j["name"].as_str().unwrap_or("");
-                if name.starts_with(&self.prefix) && j["state"] == "RUNNING" {
-                    let _ = Command::new("curl")
-                        .args([
-                            "-fsS",
-                            "-X",
-                            "PATCH",
-                            &format!(
-                                "{JOBMANAGER}/jobs/{}?mode=cancel",
-                                j["jid"].as_str().unwrap_or("")
-                            ),
-                        ])
-                        .output();
-                }
-            }
-        }
-        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            let _ = rt.block_on(KafkaAdmin::new(KAFKA).delete(&self.topics));
-        }
-    }
-}
-
-fn job_states(name: &str) -> Vec<String> {
-    let out = Command::new("curl")
-        .args([
-            "-fsS",
-            "--max-time",
-            "10",
-            &format!("{JOBMANAGER}/jobs/overview"),
-        ])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v["jobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|j| j["name"] == name)
-        .map(|j| j["state"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 /// The runbook step on a real Flink: blue `int_p_feed` runs (datagen → its topic), the
@@ -309,53 +186,29 @@ fn a_consumer_group_with_a_member_blocks_the_decommission_of_blue_until_it_leave
         return;
     }
     let blue_dir = "intermediates/p/int_feed/sql-scripts";
-    let (tmp, pipelines) = crate::support::project(&[
-        (
-            "sources/p/src_ticks/sql-scripts/ddl.src_p_ticks.sql",
-            SRC_TICKS,
-        ),
-        (
-            &format!("{blue_dir}/ddl.int_p_feed.sql"),
-            &kafka_table("int_p_feed"),
-        ),
-        (
-            &format!("{blue_dir}/dml.int_p_feed.sql"),
-            "INSERT INTO int_p_feed\nSELECT id, v FROM src_p_ticks;\n",
-        ),
-    ]);
-    let root = tmp.path().to_path_buf();
-    let prefix = format!("e2erb{:x}", std::process::id());
-    let config = root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
+    let e = E2e::new(
+        &format!("e2erb{:x}", std::process::id()),
+        &[
+            (
+                "sources/p/src_ticks/sql-scripts/ddl.src_p_ticks.sql",
+                SRC_TICKS,
+            ),
+            (
+                &format!("{blue_dir}/ddl.int_p_feed.sql"),
+                &kafka_table("int_p_feed"),
+            ),
+            (
+                &format!("{blue_dir}/dml.int_p_feed.sql"),
+                "INSERT INTO int_p_feed\nSELECT id, v FROM src_p_ticks;\n",
+            ),
+        ],
     )
-    .unwrap();
-    let topics = vec!["int_p_feed".to_string(), "int_p_feed_v2".to_string()];
-    let _jobs = Jobs {
-        prefix: prefix.clone(),
-        topics: topics.clone(),
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    .pipelines_last()
+    .topics(&["int_p_feed", "int_p_feed_v2"]);
+    let (prefix, pipelines) = (e.prefix.clone(), e.pipelines.clone());
+    let rt = crate::support::stack::runtime();
     let admin = KafkaAdmin::new(KAFKA);
-    rt.block_on(admin.recreate(&topics)).unwrap();
-    let run = |args: &[&str]| {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .arg(&pipelines)
-            .current_dir(&root)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
+    let run = |args: &[&str]| e.run(args);
     let ok = |o: Outcome| o.success().stdout_raw();
     let blue_dml = format!("{prefix}-p-dml-int-p-feed");
     ok(run(&["pipeline", "deploy", "--dir", "pipelines"]));

@@ -23,7 +23,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, http_get, stack_available};
+use crate::support::stack::{
+    GATEWAY, JOBMANAGER, KAFKA, cancel_jobs, delete_topics, http_get, stack_available,
+};
 
 const TOPICS: [&str; 5] = [
     "src_rc_orders",
@@ -65,38 +67,8 @@ impl Drop for Cleanup {
                 delete_group(&mut conn, &self.group)
             }));
         }
-        if let Some(v) = http_get(&format!("{JOBMANAGER}/jobs/overview")) {
-            for j in v["jobs"].as_array().into_iter().flatten() {
-                let name = j["name"].as_str().unwrap_or("");
-                if name.starts_with(&self.prefix)
-                    && !matches!(
-                        j["state"].as_str(),
-                        Some("FINISHED" | "FAILED" | "CANCELED")
-                    )
-                {
-                    let _ = Command::new("curl")
-                        .args([
-                            "-fsS",
-                            "--max-time",
-                            "10",
-                            "-X",
-                            "PATCH",
-                            &format!(
-                                "{JOBMANAGER}/jobs/{}?mode=cancel",
-                                j["jid"].as_str().unwrap_or("")
-                            ),
-                        ])
-                        .output();
-                }
-            }
-        }
-        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            let topics: Vec<String> = TOPICS.iter().map(|t| t.to_string()).collect();
-            let _ = rt.block_on(KafkaAdmin::new(KAFKA).delete(&topics));
-        }
+        cancel_jobs(&self.prefix);
+        delete_topics(&TOPICS.map(String::from));
     }
 }
 

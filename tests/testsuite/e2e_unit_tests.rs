@@ -5,31 +5,10 @@
 //! CTAS, an aggregate) passes and a wrong expectation fails. Skips without the stack, like `e2e_gateway`.
 
 use crate::support::our_fixture;
+use crate::support::stack::{JOBMANAGER, gateway_config, stack_available};
 use crate::support::test::Outcome;
 use serde_json::Value;
 use std::process::Command;
-
-const GATEWAY: &str = "http://127.0.0.1:8083";
-const JOBMANAGER: &str = "http://127.0.0.1:8081";
-
-fn stack_available() -> bool {
-    let required = std::env::var("FLINKPIPE_E2E").is_ok_and(|v| v == "required");
-    let answers = |url: &str| {
-        Command::new("curl")
-            .args(["-fsS", "--max-time", "10", url])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let up = answers(&format!("{GATEWAY}/v1/info")) && answers(&format!("{JOBMANAGER}/overview"));
-    if !up {
-        assert!(
-            !required,
-            "FLINKPIPE_E2E=required but no SQL Gateway at {GATEWAY}: run scripts/local-flink.sh up"
-        );
-        eprintln!("skipped: no local Flink stack (scripts/local-flink.sh up; make test starts it)");
-    }
-    up
-}
 
 /// Jobs of this run still live on the cluster.
 fn live_jobs(prefix: &str) -> Vec<String> {
@@ -61,13 +40,7 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
     let prefix = format!("e2eut{}", std::process::id() % 100_000);
     let (tmp, pipelines) = our_fixture();
     let config = tmp.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&config, gateway_config(&prefix)).unwrap();
     let run = |args: &[&str]| {
         let o = crate::support::command()
             .arg("--config")
@@ -150,13 +123,7 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     let prefix = format!("e2eit{}", std::process::id() % 100_000);
     let (tmp, pipelines) = our_fixture();
     let config = tmp.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&config, gateway_config(&prefix)).unwrap();
     let run = |args: &[&str]| {
         let o = crate::support::command()
             .arg("--config")
@@ -284,7 +251,8 @@ fn no_rows_expected_passes_the_same_on_every_run_on_a_real_flink() {
     std::fs::write(
         &config,
         format!(
-            "app:\n  post_fix_unit_test: _nr\nflinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+            "app:\n  post_fix_unit_test: _nr\n{}",
+            gateway_config(&prefix)
         ),
     )
     .unwrap();

@@ -22,10 +22,11 @@ use crate::support::test::Outcome;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, http_get, stack_available};
+use crate::support::stack::{
+    GATEWAY, JOBMANAGER, KAFKA, cancel_jobs, delete_topics, http_get, stack_available,
+};
 const TOPICS: [&str; 3] = ["src_up_orders", "int_up_totals", "int_up_clean"];
 const TOTALS_DML: &str = "intermediates/up/int_totals/sql-scripts/dml.int_up_totals.sql";
 const CLEAN_DML: &str = "intermediates/up/int_clean/sql-scripts/dml.int_up_clean.sql";
@@ -37,27 +38,8 @@ struct Cleanup {
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        for (jid, _, state) in jobs(&self.prefix) {
-            if !matches!(state.as_str(), "FINISHED" | "FAILED" | "CANCELED") {
-                let _ = Command::new("curl")
-                    .args([
-                        "-fsS",
-                        "--max-time",
-                        "10",
-                        "-X",
-                        "PATCH",
-                        &format!("{JOBMANAGER}/jobs/{jid}?mode=cancel"),
-                    ])
-                    .output();
-            }
-        }
-        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            let topics: Vec<String> = TOPICS.iter().map(|t| t.to_string()).collect();
-            let _ = rt.block_on(KafkaAdmin::new(KAFKA).delete(&topics));
-        }
+        cancel_jobs(&self.prefix);
+        delete_topics(&TOPICS.map(String::from));
     }
 }
 

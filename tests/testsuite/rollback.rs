@@ -8,6 +8,7 @@ use crate::fake_confluent::FakeConfluent;
 use crate::memory_target::{MemoryTarget, Op, http};
 use crate::support::Rng;
 use crate::support::repo::{Repo, T_CHANGE};
+use crate::support::test::ENRICHED_DML;
 use crate::support::{Test, stderr, stdout};
 use flinkpipe::ops::rollback;
 use flinkpipe::ops::statement::StatementVerb;
@@ -20,16 +21,12 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-const ENRICHED_DML: &str =
-    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
 const BLUE_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched";
 const GREEN_DML: &str = "dev-usw2-sales-dml-int-sales-orders-enriched-v2";
 const GREEN_DDL: &str = "dev-usw2-sales-ddl-int-sales-orders-enriched-v2";
 
-/// A git repository of the example project (its baseline committed) on `fake`; every command takes
-/// the pipelines folder last.
 fn repo(fake: &FakeConfluent) -> Test {
-    Test::fixture().git().confluent(fake).pipelines_last()
+    Test::release_repo(fake)
 }
 
 fn record_text(t: &Test) -> String {
@@ -42,22 +39,7 @@ fn record(t: &Test) -> Value {
 
 /// Blue deployed, a logic change versioned and committed, green deployed beside blue.
 fn green_deployed(t: &Test, fake: &FakeConfluent) {
-    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
-        .success()
-        .stdout();
-    t.repo().branch("feature");
-    t.repo().edit(ENRICHED_DML, |t| {
-        t.replace(
-            "  ON o.currency = r.currency;",
-            "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
-        )
-    });
-    t.repo().commit("filter test orders", T_CHANGE);
-    t.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
-        .success()
-        .stdout();
-    t.repo()
-        .commit("version the impacted tables", T_CHANGE + 60);
+    t.release_applied_filter();
     let d = t
         .cmd(&["--output", "json", "pipeline", "deploy", "--blue-green"])
         .success()
@@ -842,21 +824,17 @@ const WEB_ORDERS_DML: &str =
 /// Blue deployed; the second INSERT of the example's statement set changed, versioned and
 /// committed; green deployed beside blue (the walkthrough of issue #41 item 1).
 fn set_green_deployed(t: &Test, fake: &FakeConfluent) {
-    t.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
-        .success()
-        .stdout();
-    t.repo().branch("feature");
-    t.repo().edit(WEB_ORDERS_DML, |t| {
-        t.replace(
-            "WHERE channel = 'store';",
-            "WHERE channel = 'store' AND amount >= 5;",
-        )
-    });
-    t.repo().commit("store orders of 5 or more", T_CHANGE);
-    t.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
-        .success()
-        .stdout();
-    t.repo().commit("blue-green", T_CHANGE + 60);
+    t.release_applied(
+        WEB_ORDERS_DML,
+        |t| {
+            t.replace(
+                "WHERE channel = 'store';",
+                "WHERE channel = 'store' AND amount >= 5;",
+            )
+        },
+        "store orders of 5 or more",
+        "blue-green",
+    );
     t.cmd(&["pipeline", "deploy", "--blue-green"])
         .success()
         .stdout();

@@ -75,3 +75,139 @@ pub fn is_ours(name: &str, prefix: &str) -> bool {
     name.strip_prefix(prefix)
         .is_some_and(|rest| rest.starts_with('-'))
 }
+
+/// The `config.yaml` of a project on the local stack: statement (job) names `<prefix>-…`, the SQL
+/// Gateway at [`GATEWAY`] and its JobManager at [`JOBMANAGER`]; `gateway:` is the last section, so
+/// that keys of it (`    external_ddl: [..]\n`) can be added at the end.
+pub fn gateway_config(prefix: &str) -> String {
+    format!(
+        "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
+    )
+}
+
+/// A job on the JobManager (`/jobs/overview`).
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub jid: String,
+    pub name: String,
+    pub state: String,
+    /// `start-time`, milliseconds since the epoch.
+    pub start: i64,
+}
+
+impl Job {
+    /// Whether the job is over: FINISHED, FAILED or CANCELED.
+    pub fn is_over(&self) -> bool {
+        matches!(self.state.as_str(), "FINISHED" | "FAILED" | "CANCELED")
+    }
+}
+
+/// Every job on the JobManager, newest first (none when it does not answer).
+pub fn jobs() -> Vec<Job> {
+    let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).unwrap_or(Value::Null);
+    let mut out: Vec<Job> = v["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|j| Job {
+            jid: j["jid"].as_str().unwrap_or("").to_string(),
+            name: j["name"].as_str().unwrap_or("").to_string(),
+            state: j["state"].as_str().unwrap_or("").to_string(),
+            start: j["start-time"].as_i64().unwrap_or(0),
+        })
+        .collect();
+    out.sort_by_key(|j| std::cmp::Reverse(j.start));
+    out
+}
+
+/// The jobs of the run with statement prefix `prefix` ([`is_ours`]), newest first.
+pub fn jobs_of(prefix: &str) -> Vec<Job> {
+    jobs()
+        .into_iter()
+        .filter(|j| is_ours(&j.name, prefix))
+        .collect()
+}
+
+/// The states of the jobs called `name`, newest first.
+pub fn job_states(name: &str) -> Vec<String> {
+    jobs()
+        .into_iter()
+        .filter(|j| j.name == name)
+        .map(|j| j.state)
+        .collect()
+}
+
+/// The newest job called `name`: (jid, state).
+pub fn job_of(name: &str) -> Option<(String, String)> {
+    jobs()
+        .into_iter()
+        .find(|j| j.name == name)
+        .map(|j| (j.jid, j.state))
+}
+
+/// Cancels job `jid` (best effort).
+pub fn cancel(jid: &str) {
+    let _ = Command::new("curl")
+        .args([
+            "-fsS",
+            "--max-time",
+            "10",
+            "-X",
+            "PATCH",
+            &format!("{JOBMANAGER}/jobs/{jid}?mode=cancel"),
+        ])
+        .output();
+}
+
+/// Cancels every job of the run with statement prefix `prefix` ([`is_ours`]) that is not over
+/// (best effort: the clean-up of a run, so that the shared cluster keeps its task slots).
+pub fn cancel_jobs(prefix: &str) {
+    for j in jobs_of(prefix) {
+        if !j.is_over() {
+            cancel(&j.jid);
+        }
+    }
+}
+
+/// A current-thread tokio runtime (the Kafka admin client of the library is async).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Deletes `topics` on the broker at [`KAFKA`] (best effort, for clean-ups).
+pub fn delete_topics(topics: &[String]) {
+    if topics.is_empty() {
+        return;
+    }
+    if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        let _ = rt.block_on(flinkpipe::target::kafka::KafkaAdmin::new(KAFKA).delete(topics));
+    }
+}
+
+/// Runs `scripts/local-flink.sh` with `args` (`topics DIR…`, `offsets TOPIC…`), asserts it succeeds
+/// and returns its standard output.
+pub fn script(args: &[&str]) -> String {
+    let out = Command::new("bash")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/local-flink.sh"))
+        .args(args)
+        .output()
+        .unwrap();
+    super::test::Outcome::of(&format!("local-flink.sh {}", args.join(" ")), out, None)
+        .success()
+        .stdout_raw()
+}
+
+/// Waits until `ok` holds, asking every 2 s; fails naming `what` after `timeout`.
+pub fn wait_for(what: &str, timeout: std::time::Duration, mut ok: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < timeout, "{what}: not after {timeout:?}");
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}

@@ -19,7 +19,7 @@
 //! let plan = t.cmd(&["--output", "json", "pipeline", "deploy", "[PIPELINES]"]).success().stdout_json();
 //! ```
 
-use super::repo::Repo;
+use super::repo::{Repo, T_CHANGE};
 use crate::fake_confluent::{CLOUD_KEY, CLOUD_SECRET, ENV, FakeConfluent, KEY, ORG, SECRET};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -55,6 +55,11 @@ fn cloud_env(fake: &FakeConfluent) -> Vec<(&'static str, String)> {
         ("SL_CONFLUENT_CLOUD_API_SECRET", CLOUD_SECRET.to_string()),
     ]
 }
+
+/// The DML of the example project's `int_sales_orders_enriched`, under the pipelines folder (the
+/// table the blue-green runbook changes, [`Test::release_applied_filter`]).
+pub const ENRICHED_DML: &str =
+    "intermediates/sales/int_orders_enriched/sql-scripts/dml.int_sales_orders_enriched.sql";
 
 /// A project in a temporary folder and the command to run on it.
 pub struct Test {
@@ -101,6 +106,50 @@ impl Test {
             trailing: Vec::new(),
             env: Vec::new(),
         }
+    }
+
+    /// The project of the blue-green runbook: a git repository of the example project (its
+    /// baseline committed on `main`) on the fake `fake`, every run ending with the pipelines folder.
+    pub fn release_repo(fake: &FakeConfluent) -> Test {
+        Test::fixture().git().confluent(fake).pipelines_last()
+    }
+
+    /// The runbook up to the green deploy, on a [`Test::release_repo`]: blue deployed
+    /// (`pipeline deploy --dir pipelines`); on branch `feature`, `file` (under the pipelines folder)
+    /// changed by `edit` and committed as `change` at [`T_CHANGE`]; `pipeline blue-green --since main
+    /// --apply`, its versioning committed as `versioning` a minute later.
+    pub fn release_applied(
+        &self,
+        file: &str,
+        edit: impl FnOnce(String) -> String,
+        change: &str,
+        versioning: &str,
+    ) {
+        self.cmd(&["pipeline", "deploy", "--dir", "pipelines"])
+            .success();
+        self.repo().branch("feature");
+        self.repo().edit(file, edit);
+        self.repo().commit(change, T_CHANGE);
+        self.cmd(&["pipeline", "blue-green", "--since", "main", "--apply"])
+            .success();
+        self.repo().commit(versioning, T_CHANGE + 60);
+    }
+
+    /// [`Test::release_applied`] with the runbook's change: `int_sales_orders_enriched`
+    /// ([`ENRICHED_DML`]) filters out test orders (`WHERE o.channel <> 'test'`), committed as `filter
+    /// test orders`, its versioning as `version the impacted tables`.
+    pub fn release_applied_filter(&self) {
+        self.release_applied(
+            ENRICHED_DML,
+            |t| {
+                t.replace(
+                    "  ON o.currency = r.currency;",
+                    "  ON o.currency = r.currency\nWHERE o.channel <> 'test';",
+                )
+            },
+            "filter test orders",
+            "version the impacted tables",
+        );
     }
 
     /// An empty folder: no `pipelines/`, no configuration (for commands that take no project).
