@@ -2050,8 +2050,7 @@ fn route_materialized(
         _ => return err(404, &format!("no route {}", req.path)),
     };
     let missing = || err(404, &format!("Materialized table {name} does not exist"));
-    if s
-        .materialized
+    if s.materialized
         .get(name)
         .is_none_or(|m| m.kafka_cluster_id != cluster)
     {
