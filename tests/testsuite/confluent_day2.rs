@@ -654,6 +654,14 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
         "{}",
         o.stdout()
     );
+    // The record, in one sentence (#44 item 8).
+    assert!(
+        o.stdout().contains(
+            "recorded in blue_green.json: the released tables' blue statements are stopped (statement prefix 'dev-usw2')"
+        ),
+        "{}",
+        o.stdout()
+    );
     let blue = fake.materialized(MT).expect("kept");
     assert!(blue.stopped && blue.phase == "STOPPED", "{blue:?}");
     let puts: Vec<_> = fake.requests()[before..]

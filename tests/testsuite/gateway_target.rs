@@ -1436,3 +1436,97 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
     );
     assert!(text.contains("3 completed, 9 failed, failing"), "{text}");
 }
+
+/// #44 item 8: the dry run's summary names the target it checked on — the SQL Gateway here, never
+/// a Confluent "environment" — and the environment whose rewrite rules were applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dry_run_names_the_gateway_it_checked_on() {
+    let fake = Fake::start().await;
+    let t = crate::support::Test::new()
+        .file(
+            "sources/p/src_p/sql-scripts/ddl.src_p.sql",
+            "CREATE TABLE IF NOT EXISTS src_p (a INT) WITH ('connector' = 'datagen');\n",
+        )
+        .file(
+            "facts/p/p_fct_a/sql-scripts/ddl.p_fct_a.sql",
+            "CREATE TABLE IF NOT EXISTS p_fct_a (a INT) WITH ('connector' = 'blackhole');\n",
+        )
+        .file(
+            "facts/p/p_fct_a/sql-scripts/dml.p_fct_a.sql",
+            "INSERT INTO p_fct_a\nSELECT a FROM src_p;\n",
+        )
+        .gateway(&fake.url);
+    let o = {
+        let mut cmd = t.command(&["pipeline", "deploy", "--product-name", "p", "--dry-run"]);
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        t.outcome("deploy --dry-run", out)
+    };
+    let out = o.stdout_raw();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Server checks"))
+        .unwrap_or_else(|| panic!("{out}\n{}", o.stderr_raw()))
+        .to_string();
+    assert!(
+        line.starts_with(&format!(
+            "Server checks on flink sql gateway {} (jobmanager {}) (SQL rewritten by the rules of environment 'dev'): 1 valid, 0 invalid,",
+            fake.url, fake.url
+        )),
+        "{line}"
+    );
+    assert!(!out.contains("Server checks (dev environment)"), "{out}");
+    o.success();
+}
+
+/// #44 item 9: an aggregate over a live topic that runs to `--timeout` says so up front
+/// (`warning[unbounded]`) and again where it stops — why it did not end by itself and how to bound
+/// it — instead of a bare "stopped at the timeout".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unbounded_aggregate_that_reaches_the_timeout_says_how_to_bound_it() {
+    let fake = Fake::start().await;
+    let jid = format!("{:032x}", 96);
+    let columns = r#"[{"name":"id","logicalType":{"type":"BIGINT","nullable":true}},{"name":"n","logicalType":{"type":"BIGINT","nullable":false}}]"#;
+    fake.state.lock().unwrap().queries.push((
+        "GROUP BY id".into(),
+        // One page, then NOT_READY for ever: a live topic with nothing new.
+        vec![result_page(&jid, columns, &["[1,1]", "[2,1]"], Some(1))],
+    ));
+    let o = cli(
+        &fake,
+        &[
+            "sql",
+            "query",
+            "SELECT id, COUNT(*) AS n FROM orders GROUP BY id",
+            "--timeout",
+            "1",
+            "--idle",
+            "30",
+        ],
+    )
+    .await;
+    let err = o.stderr_raw();
+    let hint = "the query aggregates over tables read without a bound, so its result keeps updating and the read ends only at --idle or --timeout: bound each table with /*+ OPTIONS('scan.bounded.mode' = 'latest-offset') */ after its name, add LIMIT N, or read one table with `table preview`";
+    assert!(
+        err.lines()
+            .next()
+            .is_some_and(|l| l == format!("warning[unbounded]: {hint}")),
+        "{err}"
+    );
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("2 row(s) from 2 change(s); ")
+            && last.contains(&format!("stopped at the timeout: {hint};")),
+        "{err}"
+    );
+    assert!(!err.contains("(the stream may go on)"), "{err}");
+    // The rows read are a snapshot, not a failure.
+    o.success();
+    let log = fake.state.lock().unwrap().log.clone();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("DELETE") && l.ends_with("/close")),
+        "the query is closed: {log:?}"
+    );
+}

@@ -812,3 +812,72 @@ fn strict_validate_fails_on_a_renamed_column_still_read_downstream() {
     assert!(err.contains("did you mean 'y2'?"), "{err}");
     Test::outside(&["pipeline", "validate", &dir]).success();
 }
+
+/// #44 item 8: `validate --since` without `--fail-on` lists a breaking change as a warning and says,
+/// in the summary line, that it does not fail the check (exit 0); with `--fail-on breaking` the
+/// same change is an error and the summary says `breaking` (exit 1). Never `ok: … 1 breaking`.
+#[test]
+fn validate_since_says_whether_a_breaking_change_fails_the_check() {
+    let cols = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    let files = [
+        (
+            "sources/s/sql-scripts/ddl.s.sql".to_string(),
+            ddl("s", &cols(&["id", "x"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/ddl.m.sql".to_string(),
+            ddl("m", &cols(&["id", "x"])),
+        ),
+        (
+            "intermediates/m/sql-scripts/dml.m.sql".to_string(),
+            "INSERT INTO m SELECT id, x FROM s;\n".to_string(),
+        ),
+    ];
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let r = Repo::new(project(&refs));
+    r.edit("sources/s/sql-scripts/ddl.s.sql", |t| {
+        t.replace("  x STRING,\n", "")
+    });
+    r.commit("drop s.x", T_BASE + 60);
+    let p = r.pipelines.to_str().unwrap();
+    let o = Test::outside(&["pipeline", "validate", p, "--since", "HEAD~1"]).success();
+    let out = o.stdout_raw();
+    let last = out.lines().last().unwrap_or_default().to_string();
+    assert!(
+        last.starts_with("ok: ")
+            && last.ends_with(
+                "— 1 breaking change(s) listed above do not fail the check without --fail-on breaking"
+            ),
+        "{out}"
+    );
+    assert!(
+        o.stderr_raw().contains("warning[breaking]"),
+        "{}",
+        o.stderr_raw()
+    );
+    let o = Test::outside(&[
+        "pipeline",
+        "validate",
+        p,
+        "--since",
+        "HEAD~1",
+        "--fail-on",
+        "breaking",
+    ])
+    .code(1);
+    let out = o.stdout_raw();
+    assert!(
+        out.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("breaking: ") && l.contains("1 breaking")),
+        "{out}"
+    );
+    assert!(
+        o.stderr_raw().contains("error[breaking]"),
+        "{}",
+        o.stderr_raw()
+    );
+}
