@@ -77,6 +77,9 @@ pub struct DryRunStatement {
     pub rewritten_by: Vec<String>,
     /// The SQL that would be sent (after those rules).
     pub sql: Option<String>,
+    /// The executor would refuse this step (state loss, a changed DDL, new SQL not restarted, a
+    /// compute pool move): the real run fails on it, so the dry run does too.
+    pub refused: bool,
 }
 
 /// What a dry run found.
@@ -110,12 +113,13 @@ pub struct PoolToCreate {
 }
 
 impl DryRun {
-    /// Whether the real deploy would get past its checks: every server check passes and no pool
-    /// blocks ([`DryRun::blocking_pools`]).
+    /// Whether the real deploy would get past its checks: no step is refused
+    /// ([`DryRunStatement::refused`]), every server check passes and no pool blocks
+    /// ([`DryRun::blocking_pools`]).
     pub fn success(&self) -> bool {
         self.statements
             .iter()
-            .all(|s| s.check.as_ref().is_none_or(|c| !c.fails()))
+            .all(|s| !s.refused && s.check.as_ref().is_none_or(|c| !c.fails()))
             && self.blocking_pools().is_empty()
     }
 
@@ -699,6 +703,7 @@ fn dry_run(
                     compute_pool: None,
                     rewritten_by: Vec::new(),
                     sql: None,
+                    refused: false,
                 }];
             }
             n.steps
@@ -710,6 +715,7 @@ fn dry_run(
                         .unwrap_or_else(|| "absent".into());
                     let decided = (n.action != plan::Action::Skip)
                         .then(|| preflight::intended(existing, n, s, options, known, verdicts));
+                    let refused = matches!(decided, Some(StepPlan::Refuse(_)));
                     let what = match decided {
                         None => "skip".to_string(),
                         Some(d) => match d {
@@ -774,6 +780,7 @@ fn dry_run(
                         compute_pool: s.spec.compute_pool.clone(),
                         rewritten_by: s.rewritten_by.clone(),
                         sql: Some(s.spec.sql.clone()),
+                        refused,
                     }
                 })
                 .collect()

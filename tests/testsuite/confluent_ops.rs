@@ -2069,8 +2069,9 @@ fn housekeeping_refuses_an_empty_or_blank_prefix() {
 }
 
 /// Issue #41 item 7: a window SUM replaced by a plain projection discards the window's state,
-/// although the new SQL keeps none: `deploy --dry-run` says it is refused (and why), `deploy` refuses
-/// it without touching the running statement, and only `--allow-state-loss` replaces it.
+/// although the new SQL keeps none: `deploy --dry-run` says it is refused (and why) and exits 1 as
+/// the real run would, `deploy` refuses it without touching the running statement, and only
+/// `--allow-state-loss` replaces it.
 #[test]
 fn a_stateful_statement_replaced_by_a_stateless_one_needs_the_state_loss_allowed() {
     const T: &str = "sales_fct_store_revenue_1m";
@@ -2096,9 +2097,14 @@ fn a_stateful_statement_replaced_by_a_stateless_one_needs_the_state_loss_allowed
         }
         let o = run(&t, &args, &[]);
         let out = o.stdout();
-        // The dry run reports the refusal (its exit says whether the server checks pass); the
-        // deploy refuses.
-        o.code(if dry { 0 } else { 1 });
+        // The dry run reports the refusal and fails as the real run would; the deploy refuses.
+        o.code(1);
+        if dry {
+            assert!(
+                out.contains("The deploy would stop: fix the above first."),
+                "{out}"
+            );
+        }
         let refusal = if dry {
             format!(
                 "refuse (stateful, new SQL: state-incompatible; the restart would lose its state: a new version with `pipeline blue-green`, or --allow-state-loss {T})"
