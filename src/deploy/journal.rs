@@ -137,7 +137,7 @@ pub enum ReleaseCommand {
 /// Errors of the journal file.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("cannot write the deploy journal {path}: {source}")]
+    #[error("cannot write the journal {path}: {source}")]
     /// The journal cannot be created or appended to.
     Write {
         /// The journal file.
@@ -145,7 +145,7 @@ pub enum JournalError {
         /// The I/O error.
         source: std::io::Error,
     },
-    #[error("cannot read the deploy journal {path}: {source}")]
+    #[error("cannot read the journal {path}: {source}")]
     /// The journal cannot be read.
     Read {
         /// The journal file.
@@ -153,7 +153,7 @@ pub enum JournalError {
         /// The I/O error.
         source: std::io::Error,
     },
-    #[error("deploy journal {path}:{line}: not a journal entry ({message})")]
+    #[error("journal {path}:{line}: not a journal entry ({message})")]
     /// A line other than the last is not an entry.
     Corrupt {
         /// The journal file.
@@ -163,9 +163,10 @@ pub enum JournalError {
         /// The parser's message.
         message: String,
     },
-    /// Another deploy holds the journal's lock.
+    /// Another run (a deploy; a decommission or rollback, for the release journal) holds the
+    /// journal's lock.
     #[error(
-        "another deploy is writing the deploy journal {path}: it is locked by {}; wait for it to finish (or stop it), or give this deploy its own --journal",
+        "another run is writing the journal {path}: it is locked by {}; wait for it to finish (or stop it); a deploy can also be given a journal of its own (--journal)",
         holder.as_ref().map_or_else(|| "a process that did not say who it is".to_string(), Holder::to_string)
     )]
     Locked {
@@ -452,7 +453,7 @@ pub fn read(path: &Path) -> Result<Vec<Entry>, JournalError> {
     for (line, text) in &r.damaged {
         let shown: String = text.chars().take(80).collect();
         tracing::warn!(
-            "deploy journal {}:{line}: ignored a line cut short by a crash: {shown}",
+            "journal {}:{line}: ignored a line cut short by a crash: {shown}",
             path.display()
         );
     }

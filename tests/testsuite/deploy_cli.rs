@@ -591,7 +591,7 @@ fn inputs_are_checked_before_the_target_is_contacted() {
                 "--table-name",
                 "int_sales_order_lines",
             ],
-            "error: cannot read the deploy journal [ROOT]/.flinkpipe/deploy-journal.jsonl: No such file or directory (os error 2) (--resume needs the journal of an earlier run)\n",
+            "error: cannot read the journal [ROOT]/.flinkpipe/deploy-journal.jsonl: No such file or directory (os error 2) (--resume needs the journal of an earlier run)\n",
         ),
         (
             vec!["pipeline", "deploy", "--blue-green"],
