@@ -125,6 +125,13 @@ pub struct Table {
 }
 
 impl Table {
+    /// Whether its DDL is `CREATE [OR ALTER] MATERIALIZED TABLE`: a table and its continuous
+    /// query in one object (on Confluent Cloud a resource of its own,
+    /// [`crate::target::materialized`]).
+    pub fn is_materialized_table(&self) -> bool {
+        self.ddl_kind == Some(StatementKind::CreateMaterializedTable)
+    }
+
     /// The table's `connector` WITH option, if any.
     pub fn connector(&self) -> Option<&str> {
         self.with_options

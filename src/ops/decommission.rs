@@ -91,17 +91,39 @@ pub struct GreenSuccessor {
     /// everything upstream of it in green is, or it would run on no input.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream_of: Option<String>,
+    /// Set when its green table is a materialized table that the target's materialized-tables API
+    /// lists: that resource's state decides, not the creating statement's phase (which may well be
+    /// COMPLETED while the query runs apart).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub materialized: Option<GreenMaterialized>,
+}
+
+/// A green materialized table as the materialized-tables API tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GreenMaterialized {
+    /// `RUNNING, version 1` ([`crate::target::materialized::MaterializedTable::describe`]).
+    pub state: String,
+    /// Whether its query runs the active version
+    /// ([`crate::target::materialized::MaterializedTable::is_live`]).
+    pub live: bool,
 }
 
 impl GreenSuccessor {
-    /// Its phase, `absent` when the target does not have it.
+    /// Its phase (`absent` when the target does not have it), or the state of its materialized
+    /// table.
     pub fn phase_text(&self) -> &str {
-        crate::plan::status::phase_or_absent(self.phase.as_ref())
+        match &self.materialized {
+            Some(m) => &m.state,
+            None => crate::plan::status::phase_or_absent(self.phase.as_ref()),
+        }
     }
 
-    /// Whether it is in the phase it needs.
+    /// Whether it is in the phase it needs (a materialized table: its query runs).
     pub fn ready(&self) -> bool {
-        self.phase.as_ref() == Some(&self.needed)
+        match &self.materialized {
+            Some(m) => m.live,
+            None => self.phase.as_ref() == Some(&self.needed),
+        }
     }
 }
 
@@ -171,7 +193,7 @@ impl DecommissionPlan {
             || self
                 .materialized_tables
                 .iter()
-                .any(|m| m.action == MaterializedAction::Stop)
+                .any(|m| matches!(m.action, MaterializedAction::Stop { .. }))
     }
 
     /// Whether blue statements (or blue materialized tables) are refused and not acted on (the
@@ -189,25 +211,44 @@ impl DecommissionPlan {
 /// A blue table that is a materialized table, and what the decommission does with its query.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BlueMaterialized {
+    /// The blue table (the materialized table's name).
     pub blue_table_name: String,
+    /// The table that replaces it.
     pub green_table_name: String,
     /// The blue table as the API lists it.
     pub materialized: crate::target::materialized::MaterializedTable,
     pub action: MaterializedAction,
 }
 
+/// What keeps a blue materialized table's query running: the same rules as a blue statement's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Holds {
+    /// Green successors not ready (its own green materialized table judged by the API).
+    pub not_ready: Vec<GreenSuccessor>,
+    /// Readers still on it (running statements not the project's, consumer groups with members).
+    pub readers: Vec<Blocker>,
+    /// Readers that could not be told, or a table the API cannot tell apart.
+    pub unknown: Vec<String>,
+}
+
+impl Holds {
+    /// Nothing holds it.
+    pub fn is_empty(&self) -> bool {
+        self.not_ready.is_empty() && self.readers.is_empty() && self.unknown.is_empty()
+    }
+}
+
 /// What happens to a blue materialized table's query.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MaterializedAction {
-    /// Its query is stopped (`spec.stopped = true`).
-    Stop,
+    /// Its query is stopped (`spec.stopped = true`); with `--force`, `ignored` lists what would
+    /// have refused it.
+    Stop { ignored: Holds },
     /// Already stopped: nothing to do.
     AlreadyStopped,
-    /// Not yet (the same rules as a blue statement's): its green successor is not live on the
-    /// materialized-tables API, something still reads it, or who reads it could not be told.
-    /// With `force` it is stopped anyway.
-    Refused { reasons: Vec<String> },
+    /// Not yet: something holds it ([`Holds`]), and `force` was not given.
+    Refused { holds: Holds },
 }
 
 /// What a decommission did.
@@ -324,13 +365,100 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
         .iter()
         .filter(|r| r.is_open_in(&naming.prefix))
         .collect();
+    let mts = materialized_of_releases(&project, &open, &connected, &cfg, &rt)?;
     let (successors, mut blockers) =
-        successors_and_blockers(&open, &naming, &project.graph, &found, &going, &live);
+        successors_and_blockers(&open, &naming, &project.graph, &found, &going, &live, &mts);
+    let mut materialized_tables: Vec<BlueMaterialized> = Vec::new();
     let mut refused = Vec::new();
     for release in &open {
         releases.push(release.created_at.clone());
         // Children first: the release lists parents first; DML before DDL within a table.
         for t in release.tables.iter().rev() {
+            // A blue materialized table: its query is stopped through the API, its statements
+            // left alone; the same rules hold it as a blue statement.
+            if let Some(blue_mt) = mts.blue.get(&t.blue_table_name) {
+                if materialized_tables
+                    .iter()
+                    .any(|m| m.blue_table_name == t.blue_table_name)
+                {
+                    continue;
+                }
+                let mut holds = Holds::default();
+                let mut job: Option<String> = None;
+                let mut own: Vec<String> = Vec::new();
+                for (recorded, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
+                    let blue = recorded.name;
+                    if !seen.insert(blue.clone()) {
+                        continue;
+                    }
+                    for g in successors.get(&blue).into_iter().flatten() {
+                        if !g.ready() && !holds.not_ready.contains(g) {
+                            holds.not_ready.push(g.clone());
+                        }
+                    }
+                    for b in blockers.get(&blue).into_iter().flatten() {
+                        if !holds.readers.contains(b) {
+                            holds.readers.push(b.clone());
+                        }
+                    }
+                    if recorded.role == StatementRole::Job {
+                        job.get_or_insert(blue.clone());
+                    }
+                    own.push(blue);
+                }
+                holds.unknown.extend(unknown.iter().cloned());
+                let action = if blue_mt.stopped {
+                    MaterializedAction::AlreadyStopped
+                } else if holds.is_empty() || req.force {
+                    MaterializedAction::Stop { ignored: holds }
+                } else {
+                    // Its query keeps reading its parents' blue tables: they stay too.
+                    keep_blue_parents(
+                        &mut blockers,
+                        &project.graph,
+                        &naming,
+                        &open,
+                        t,
+                        job.as_deref().unwrap_or(&t.blue_table_name),
+                        blue_mt.phase.clone(),
+                    );
+                    MaterializedAction::Refused { holds }
+                };
+                // `--delete` also deletes its creating statements once its query may stop (the
+                // table is a resource of its own: they do not drop it); otherwise they stay.
+                let delete_own = req.verb == StatementVerb::Delete
+                    && matches!(action, MaterializedAction::Stop { .. });
+                for blue in own {
+                    match live.get(&blue) {
+                        Some(l) if delete_own && !owned.contains_key(&blue) => {
+                            statements.push(Target {
+                                phase: l.phase.clone(),
+                                why: Why::Blue {
+                                    blue_table_name: t.blue_table_name.clone(),
+                                    green_table_name: t.green_table_name.clone(),
+                                    release: release.created_at.clone(),
+                                },
+                                statement: blue,
+                            });
+                        }
+                        _ => left_alone.push(LeftAlone {
+                            statement: blue,
+                            reason: format!(
+                                "creates materialized table {}, whose query runs apart: it is stopped through the materialized-tables API",
+                                t.blue_table_name
+                            ),
+                        }),
+                    }
+                }
+                materialized_tables.push(BlueMaterialized {
+                    blue_table_name: t.blue_table_name.clone(),
+                    green_table_name: t.green_table_name.clone(),
+                    materialized: blue_mt.clone(),
+                    action,
+                });
+                continue;
+            }
+            let unclear = mts.unclear.get(&t.blue_table_name);
             for (recorded, _) in blue_green_statements(&naming, &release.statement_prefix, t) {
                 let blue = recorded.name;
                 if !seen.insert(blue.clone()) {
@@ -354,7 +482,8 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     },
                     statement: blue,
                 };
-                if let Some(r) = refusal(&target, &successors, &blockers, &unknown) {
+                let unknown_here: Vec<String> = unknown.iter().chain(unclear).cloned().collect();
+                if let Some(r) = refusal(&target, &successors, &blockers, &unknown_here) {
                     refused.push(r);
                     if !req.force {
                         // The refused blue job keeps reading its parents' blue tables: their blue
@@ -377,9 +506,6 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             }
         }
     }
-    let materialized_tables = rt.block_on(blue_materialized(
-        &project, &open, &naming, &connected, &blockers, &unknown, req.force,
-    ))?;
     if req.orphans {
         add_orphans(
             orphans(&project, &naming, &suffix, &live),
@@ -409,104 +535,6 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
             materialized_tables,
         },
     })
-}
-
-/// The blue tables of the open releases that are materialized tables (the green table's DDL is
-/// `CREATE [OR ALTER] MATERIALIZED TABLE`) and that the target's materialized-tables API lists,
-/// each with what to do with its query: stop it when its green successor is live on that API
-/// (RUNNING, no version being activated) and nothing still reads it (`blockers` of its blue
-/// statements, `unknown` readers), as for a blue statement; otherwise refused, unless `force`.
-/// Empty on a target without such an API.
-///
-/// Errors: the API answers an error (nothing is acted on).
-async fn blue_materialized(
-    project: &crate::project::Project,
-    open: &[&crate::versioning::record::Release],
-    naming: &StatementNaming,
-    c: &Connected,
-    blockers: &BTreeMap<String, Vec<Blocker>>,
-    unknown: &[String],
-    force: bool,
-) -> Result<Vec<BlueMaterialized>, OpsError> {
-    let is_mt =
-        |table: &str| {
-            project.inventory.tables.get(table).is_some_and(|t| {
-                t.ddl_kind == Some(crate::sql::StatementKind::CreateMaterializedTable)
-            })
-        };
-    let tables: Vec<(
-        &crate::versioning::record::Release,
-        &crate::versioning::record::GreenTable,
-    )> = open
-        .iter()
-        .flat_map(|r| r.tables.iter().map(move |t| (*r, t)))
-        .filter(|(_, t)| is_mt(&t.green_table_name))
-        .collect();
-    if tables.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(listed) = c
-        .target
-        .materialized_tables()
-        .await
-        .map_err(|e| c.error("listing materialized tables", e))?
-    else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for (release, t) in tables.into_iter().rev() {
-        let Some(blue) = listed.iter().find(|m| m.name == t.blue_table_name) else {
-            continue;
-        };
-        if out
-            .iter()
-            .any(|b: &BlueMaterialized| b.blue_table_name == t.blue_table_name)
-        {
-            continue;
-        }
-        let action = if blue.stopped {
-            MaterializedAction::AlreadyStopped
-        } else {
-            let mut reasons = Vec::new();
-            match listed.iter().find(|m| m.name == t.green_table_name) {
-                Some(g) if g.is_live() => {}
-                Some(g) => reasons.push(format!(
-                    "its green successor {} is {}",
-                    g.name,
-                    g.describe()
-                )),
-                None => reasons.push(format!(
-                    "its green successor {} is not listed by the materialized-tables API",
-                    t.green_table_name
-                )),
-            }
-            for (b, _) in blue_green_statements(naming, &release.statement_prefix, t) {
-                for r in blockers.get(&b.name).into_iter().flatten() {
-                    reasons.push(match r {
-                        Blocker::RunningStatement { statement, .. } => {
-                            format!("still read by statement {statement}")
-                        }
-                        Blocker::ActiveGroup { group_id, .. } => {
-                            format!("still read by consumer group {group_id}")
-                        }
-                    });
-                }
-            }
-            reasons.extend(unknown.iter().map(|u| format!("readers unknown: {u}")));
-            if reasons.is_empty() || force {
-                MaterializedAction::Stop
-            } else {
-                MaterializedAction::Refused { reasons }
-            }
-        };
-        out.push(BlueMaterialized {
-            blue_table_name: t.blue_table_name.clone(),
-            green_table_name: t.green_table_name.clone(),
-            materialized: blue.clone(),
-            action,
-        });
-    }
-    Ok(out)
 }
 
 /// Why blue statement `target` must not go yet, if it must not: a green successor not ready, a
@@ -588,6 +616,7 @@ fn successors_and_blockers(
     found: &ReadersReport,
     going: &BTreeSet<String>,
     live: &BTreeMap<String, StatementState>,
+    mts: &ReleaseMaterialized,
 ) -> (
     BTreeMap<String, Vec<GreenSuccessor>>,
     BTreeMap<String, Vec<Blocker>>,
@@ -632,6 +661,13 @@ fn successors_and_blockers(
                         StatementRole::Declaration => Phase::Completed,
                     },
                     upstream_of: None,
+                    materialized: mts
+                        .green
+                        .get(&t.green_table_name)
+                        .map(|m| GreenMaterialized {
+                            state: m.describe(),
+                            live: m.is_live(),
+                        }),
                 })
                 .collect();
             if own.is_empty() {
@@ -640,6 +676,7 @@ fn successors_and_blockers(
                     phase: None,
                     needed: Phase::Running,
                     upstream_of: None,
+                    materialized: None,
                 });
             }
             green_of.insert(t.green_table_name.clone(), own);
@@ -706,6 +743,74 @@ fn left_alone_because(
         }
         Some(_) => None,
     }
+}
+
+/// The materialized tables of the open releases, as the target's materialized-tables API lists
+/// them (Confluent Cloud), by table name.
+#[derive(Debug, Default)]
+struct ReleaseMaterialized {
+    /// Blue tables the API lists (and no table of the tree is named so).
+    blue: BTreeMap<String, crate::target::materialized::MaterializedTable>,
+    /// Green tables the API lists.
+    green: BTreeMap<String, crate::target::materialized::MaterializedTable>,
+    /// Blue tables whose materialized table cannot be told apart (several of that name in the
+    /// environment, no cluster id known): why.
+    unclear: BTreeMap<String, String>,
+}
+
+/// [`ReleaseMaterialized`]: listed once when a green table of an open release is a materialized
+/// table in the tree, each name looked up in the project's Kafka cluster
+/// ([`crate::target::materialized::find`]). Empty on a target without the API.
+///
+/// Errors: the API answers an error (nothing is acted on).
+fn materialized_of_releases(
+    project: &crate::project::Project,
+    open: &[&crate::versioning::record::Release],
+    c: &Connected,
+    cfg: &crate::config::Config,
+    rt: &tokio::runtime::Runtime,
+) -> Result<ReleaseMaterialized, OpsError> {
+    let mut out = ReleaseMaterialized::default();
+    let tables: Vec<&crate::versioning::record::GreenTable> = open
+        .iter()
+        .flat_map(|r| r.tables.iter())
+        .filter(|t| {
+            project
+                .inventory
+                .tables
+                .get(&t.green_table_name)
+                .is_some_and(|t| t.is_materialized_table())
+        })
+        .collect();
+    if tables.is_empty() {
+        return Ok(out);
+    }
+    let Some(listed) = rt
+        .block_on(c.target.materialized_tables())
+        .map_err(|e| c.error("listing materialized tables", e))?
+    else {
+        return Ok(out);
+    };
+    let cluster = crate::target::kafka_rest::cluster_id(cfg);
+    for t in tables {
+        use crate::target::materialized::find;
+        if let Ok(Some(g)) = find(&listed, &t.green_table_name, cluster.as_deref()) {
+            out.green.insert(t.green_table_name.clone(), g.clone());
+        }
+        if project.inventory.tables.contains_key(&t.blue_table_name) {
+            continue;
+        }
+        match find(&listed, &t.blue_table_name, cluster.as_deref()) {
+            Ok(Some(b)) => {
+                out.blue.insert(t.blue_table_name.clone(), b.clone());
+            }
+            Ok(None) => {}
+            Err(why) => {
+                out.unclear.insert(t.blue_table_name.clone(), why);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Adds, to the blockers of the blue statements of every parent of `t`'s green table that is a
@@ -807,7 +912,7 @@ impl Prepared {
         let mut materialized_results = Vec::new();
         if interrupted.is_none() {
             for m in &self.plan.materialized_tables {
-                if m.action != MaterializedAction::Stop {
+                if !matches!(m.action, MaterializedAction::Stop { .. }) {
                     continue;
                 }
                 let r = self.rt.block_on(

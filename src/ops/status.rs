@@ -111,6 +111,7 @@ pub struct StatusReport {
 /// materialized-tables API ([`crate::target::Target::materialized_tables`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MaterializedTableRow {
+    /// The project's table.
     pub table_name: String,
     /// The resource; `None` when the API does not list it (never created, or dropped).
     pub materialized: Option<crate::target::materialized::MaterializedTable>,
@@ -226,6 +227,7 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
         &project,
         plan.nodes.iter().map(|n| n.table_name.as_str()),
         &c,
+        crate::target::kafka_rest::cluster_id(&cfg).as_deref(),
     ));
     let mut blue_green = blue_green_rows(&record, &naming, &live);
     let blue_readers = rt.block_on(super::readers::blue_readers(
@@ -277,19 +279,23 @@ pub fn status(ctx: &Context, request: &StatusRequest) -> Result<StatusReport, Op
 }
 
 /// The materialized tables among `tables` (their DDL is `CREATE [OR ALTER] MATERIALIZED TABLE`) as
-/// the target's materialized-tables API tells them, matched by name, with their versions. Empty
-/// when none of `tables` is one, or the target has no such API; an API that answers an error
-/// gives rows marked [`MaterializedTableRow::unreadable`].
+/// the target's materialized-tables API tells them, matched by name in the project's Kafka
+/// `cluster` ([`crate::target::materialized::find`]), with their versions. Empty when none of
+/// `tables` is one, or the target has no such API; an API that answers an error, or a name that
+/// cannot be told apart, gives rows marked [`MaterializedTableRow::unreadable`].
 pub async fn materialized_rows<'a>(
     project: &crate::project::Project,
     tables: impl Iterator<Item = &'a str>,
     c: &target::Connected,
+    cluster: Option<&str>,
 ) -> Vec<MaterializedTableRow> {
     let ours: Vec<&str> = tables
         .filter(|t| {
-            project.inventory.tables.get(*t).is_some_and(|t| {
-                t.ddl_kind == Some(crate::sql::StatementKind::CreateMaterializedTable)
-            })
+            project
+                .inventory
+                .tables
+                .get(*t)
+                .is_some_and(|t| t.is_materialized_table())
         })
         .collect();
     if ours.is_empty() {
@@ -313,13 +319,22 @@ pub async fn materialized_rows<'a>(
     };
     let mut rows = Vec::new();
     for t in ours {
-        let found = listed.iter().find(|m| m.name == t).cloned();
+        let (found, ambiguous) = match crate::target::materialized::find(&listed, t, cluster) {
+            Ok(m) => (m.cloned(), None),
+            Err(why) => (None, Some(why)),
+        };
         let (versions, unreadable) = match &found {
             Some(m) => match c.target.materialized_table_versions(m).await {
                 Ok(v) => (v, None),
-                Err(e) => (Vec::new(), Some(c.scrubber.scrub(&e.to_string()))),
+                Err(e) => (
+                    Vec::new(),
+                    Some(format!(
+                        "its versions: {}",
+                        c.scrubber.scrub(&e.to_string())
+                    )),
+                ),
             },
-            None => (Vec::new(), None),
+            None => (Vec::new(), ambiguous),
         };
         rows.push(MaterializedTableRow {
             table_name: t.to_string(),

@@ -603,7 +603,7 @@ impl ConfluentTarget {
     /// transient failure of the PUT (its outcome unknown) is resolved the same way: the next read
     /// shows whether it was applied. Missing → [`TargetError::NotFound`].
     async fn put_stopped(&self, name: &str, stopped: bool) -> Result<(), TargetError> {
-        self.put_stopped_at(&self.statement_url(name), name, stopped, put_body)
+        self.put_stopped_at(&self.statement_url(name), name, stopped, &put_body)
             .await
     }
 
@@ -614,7 +614,7 @@ impl ConfluentTarget {
         url: &Url,
         name: &str,
         stopped: bool,
-        body: fn(&serde_json::Value, bool) -> Option<serde_json::Value>,
+        body: &(dyn Fn(&serde_json::Value, bool) -> Option<serde_json::Value> + Sync),
     ) -> Result<(), TargetError> {
         let url = url.clone();
         let mut last: Option<TargetError> = None;
@@ -650,6 +650,18 @@ impl ConfluentTarget {
                     ),
                 )
             })?;
+            // What is read is masked ([`ServerText`]): a definition that holds one of the known
+            // secrets reads `****`, and writing that back would change it.
+            if body.to_string().contains("****") {
+                return Err(self.unexpected(
+                    &Method::GET,
+                    &url,
+                    &a,
+                    &format!(
+                        "{name}: its definition holds a secret flinkpipe masks when it reads it, so it cannot be written back unchanged; stop or resume it in the Confluent Cloud console or CLI"
+                    ),
+                ));
+            }
             let put = match self
                 .send_once(&Method::PUT, &url, Some(("application/json", &body)))
                 .await
@@ -802,17 +814,20 @@ pub fn put_body(read: &serde_json::Value, stopped: bool) -> Option<serde_json::V
             "principal",
             "scaling",
         ],
+        true,
     )
 }
 
 /// The body of a `PUT` of a whole `sql/v1` resource (a statement, a materialized table) read as
-/// `read`, with `spec.stopped` set: `name`, `organization_id`, `environment_id`, `metadata` (`self`,
-/// `resource_version`, `labels`) and the `spec` fields named in `spec_keys` (those that are not
-/// null). `None` without a `metadata.resource_version` or a `name`.
+/// `read`, with `spec.stopped` set: `name`, `metadata` (`self`, `resource_version`, `labels`), the
+/// `spec` fields named in `spec_keys` (those that are not null), and with `ids` the
+/// `organization_id` and `environment_id` (writable on a statement, read-only on a materialized
+/// table). `None` without a `metadata.resource_version` or a `name`.
 pub fn put_body_keeping(
     read: &serde_json::Value,
     stopped: bool,
     spec_keys: &[&str],
+    ids: bool,
 ) -> Option<serde_json::Value> {
     use serde_json::{Map, Value};
     let version = read
@@ -840,9 +855,9 @@ pub fn put_body_keeping(
     spec.insert("stopped".into(), stopped.into());
     let mut body = Map::new();
     body.insert("name".into(), read.get("name")?.clone());
-    for key in ["organization_id", "environment_id"] {
-        if let Some(v) = read.get(key).filter(|v| v.is_string()) {
-            body.insert(key.into(), v.clone());
+    for key in ["organization_id", "environment_id"].iter().filter(|_| ids) {
+        if let Some(v) = read.get(*key).filter(|v| v.is_string()) {
+            body.insert((*key).into(), v.clone());
         }
     }
     body.insert("metadata".into(), Value::Object(metadata));
@@ -1114,8 +1129,11 @@ impl Target for ConfluentTarget {
         stopped: bool,
     ) -> Result<(), TargetError> {
         let url = self.materialized_table_url(table, false);
-        self.put_stopped_at(&url, &table.name, stopped, super::materialized::put_body)
-            .await
+        let cluster = table.kafka_cluster_id.clone();
+        self.put_stopped_at(&url, &table.name, stopped, &move |read, stopped| {
+            super::materialized::put_body(read, stopped, &cluster)
+        })
+        .await
     }
 
     /// `GET …/statements/{name}/exceptions` (GA): the 10 newest, newest first; a missing statement

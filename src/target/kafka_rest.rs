@@ -38,6 +38,30 @@ pub struct RestTopic {
     pub is_internal: bool,
 }
 
+/// The project's Kafka cluster id (`lkc-…`): `kafka.cluster_id`, else the first label's first two
+/// dash-separated parts of the first bootstrap server's host
+/// (`lkc-abc12-xyz.us-west-2.aws.confluent.cloud:9092` → `lkc-abc12`); `None` when neither is set.
+pub fn cluster_id(cfg: &crate::config::Config) -> Option<String> {
+    cfg.kafka.cluster_id.clone().or_else(|| {
+        let first = cfg
+            .kafka
+            .bootstrap_servers
+            .as_deref()?
+            .split(',')
+            .next()?
+            .trim();
+        let host = first
+            .trim_start_matches("SASL_SSL://")
+            .split(':')
+            .next()
+            .unwrap_or(first);
+        let label = host.split('.').next()?;
+        let mut parts = label.splitn(3, '-');
+        let (a, b) = (parts.next()?, parts.next()?);
+        Some(format!("{a}-{b}"))
+    })
+}
+
 /// The settings from the configuration and the environment.
 ///
 /// Errors: no REST endpoint and no bootstrap servers to derive it from, no cluster id, the Kafka API
@@ -77,12 +101,7 @@ pub fn settings_for(
         .or(cfg.flinkpipe.confluent.kafka_rest_url.clone())
         .or_else(|| host.as_ref().map(|h| format!("https://{h}")))
         .map(|u| u.trim_end_matches('/').to_string());
-    let cluster_id = cfg.kafka.cluster_id.clone().or_else(|| {
-        let label = host.as_deref()?.split('.').next()?;
-        let mut parts = label.splitn(3, '-');
-        let (a, b) = (parts.next()?, parts.next()?);
-        Some(format!("{a}-{b}"))
-    });
+    let cluster_id = cluster_id(cfg);
     let mut missing: Vec<(&'static str, &'static str)> = Vec::new();
     if url.is_none() {
         missing.push(("kafka.bootstrap.servers", "FLINKPIPE_KAFKA_REST_URL"));

@@ -23,6 +23,8 @@ pub struct MaterializedTable {
     pub kafka_cluster_id: String,
     /// `status.phase`, parsed ([`MaterializedTable::phase_of`]); `None` when the answer has none.
     pub phase: Option<Phase>,
+    /// `status.phase` as the server spelled it (`ALTERING`), which is what is shown.
+    pub phase_text: Option<String>,
     /// `status.detail` (masked as all server text), empty when absent.
     pub detail: String,
     /// `spec.stopped`: a stop was asked for.
@@ -58,12 +60,13 @@ impl MaterializedTable {
         self.phase == Some(Phase::Running) && !self.evolving()
     }
 
-    /// `RUNNING, version 3` / `ALTERING, version 3 (4 being activated)` / `STOPPED, version 1`.
+    /// `RUNNING, version 3` / `ALTERING, version 3 (4 being activated)` / `STOPPED, version 1`: the
+    /// phase as the server spelled it.
     pub fn describe(&self) -> String {
         let phase = self
-            .phase
-            .as_ref()
-            .map_or_else(|| "unknown phase".to_string(), |p| p.to_string());
+            .phase_text
+            .clone()
+            .unwrap_or_else(|| "unknown phase".to_string());
         match (self.version, self.latest_version) {
             (Some(v), Some(l)) if l > v => format!("{phase}, version {v} ({l} being activated)"),
             (Some(v), _) => format!("{phase}, version {v}"),
@@ -72,7 +75,8 @@ impl MaterializedTable {
     }
 
     /// Reads one `sql.v1.MaterializedTable` answer (already masked, as every server answer is when
-    /// read: [`super::secrets::ServerText`]); `None` without a `name`.
+    /// read: [`super::secrets::ServerText`]); `None` without a `name` or a `spec.kafka_cluster_id`
+    /// (its paths need both).
     pub fn from_wire(v: &Value) -> Option<MaterializedTable> {
         let name = v.get("name")?.as_str()?.to_string();
         let spec = v.get("spec");
@@ -90,10 +94,13 @@ impl MaterializedTable {
         };
         Some(MaterializedTable {
             name,
-            kafka_cluster_id: s(spec, "kafka_cluster_id").unwrap_or_default(),
+            kafka_cluster_id: s(spec, "kafka_cluster_id").filter(|c| !c.is_empty())?,
             phase: s(status, "phase")
                 .filter(|p| !p.is_empty())
                 .map(|p| Self::phase_of(&p)),
+            phase_text: s(status, "phase")
+                .filter(|p| !p.is_empty())
+                .map(|p| p.to_ascii_uppercase()),
             detail: s(status, "detail").unwrap_or_default(),
             stopped: spec
                 .and_then(|x| x.get("stopped"))
@@ -111,6 +118,33 @@ impl MaterializedTable {
                 .collect(),
             compute_pool_id: s(spec, "compute_pool_id"),
         })
+    }
+}
+
+/// The materialized table named `name` among `listed` (an environment's, whose names are unique
+/// only within a Kafka cluster): the one in `cluster` (the project's Kafka cluster id) when it is
+/// known, else the only one of that name.
+///
+/// Errors: without a known cluster, several of that name (their cluster ids, to set
+/// `kafka.cluster_id`).
+pub fn find<'a>(
+    listed: &'a [MaterializedTable],
+    name: &str,
+    cluster: Option<&str>,
+) -> Result<Option<&'a MaterializedTable>, String> {
+    let named: Vec<&MaterializedTable> = listed.iter().filter(|m| m.name == name).collect();
+    match cluster {
+        Some(c) => Ok(named.into_iter().find(|m| m.kafka_cluster_id == c)),
+        None if named.len() > 1 => Err(format!(
+            "{name}: {} materialized tables of that name in the environment (Kafka clusters {}): set kafka.cluster_id to the project's",
+            named.len(),
+            named
+                .iter()
+                .map(|m| m.kafka_cluster_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        None => Ok(named.into_iter().next()),
     }
 }
 
@@ -157,19 +191,17 @@ impl MaterializedTableVersion {
 }
 
 /// The body of the `PUT` (`updateSqlv1MaterializedTable`) that sets `spec.stopped` on the
-/// materialized table `read` (as GET returned it): `name`, `organization_id`, `environment_id`,
-/// `metadata` (`self`, `resource_version`, `labels`) and `spec` with its updatable fields as read
-/// (`kafka_cluster_id`, `compute_pool_id`, `principal`, `table_options`, `columns`, `watermark`,
-/// `constraints`, `query`) and `stopped` set; what the spec says is read-only or only read on
-/// creation (`api_version`, `kind`, `status`, `spec.session_options`, `spec.distribution`) left
-/// out. `None` without a `metadata.resource_version`, which guards against overwriting a concurrent
+/// materialized table `read` (as GET returned it): `name`, `metadata` (`self`, `resource_version`, `labels`) and `spec` with its updatable fields as read
+/// (`compute_pool_id`, `principal`, `table_options`, `columns`, `watermark`, `constraints`,
+/// `query`), `stopped` set and `kafka_cluster_id` the table's (required, and the path's); what the
+/// spec says is read-only or only read on creation (`api_version`, `kind`, `organization_id`,
+/// `environment_id`, `status`, `spec.session_options`, `spec.distribution`) left out. `None` without a `metadata.resource_version`, which guards against overwriting a concurrent
 /// change.
-pub fn put_body(read: &Value, stopped: bool) -> Option<Value> {
-    super::confluent::put_body_keeping(
+pub fn put_body(read: &Value, stopped: bool, kafka_cluster_id: &str) -> Option<Value> {
+    let mut body = super::confluent::put_body_keeping(
         read,
         stopped,
         &[
-            "kafka_cluster_id",
             "compute_pool_id",
             "principal",
             "table_options",
@@ -178,7 +210,11 @@ pub fn put_body(read: &Value, stopped: bool) -> Option<Value> {
             "constraints",
             "query",
         ],
-    )
+        false,
+    )?;
+    // Required by the spec, and the path's: always sent.
+    body["spec"]["kafka_cluster_id"] = kafka_cluster_id.into();
+    Some(body)
 }
 
 #[cfg(test)]
@@ -204,13 +240,15 @@ mod tests {
         assert_eq!(t.kafka_cluster_id, "lkc-12345");
         assert_eq!(t.phase, Some(Phase::Pending));
         assert!(t.evolving() && !t.is_live());
-        assert_eq!(t.describe(), "PENDING, version 3 (4 being activated)");
+        assert_eq!(t.describe(), "ALTERING, version 3 (4 being activated)");
         assert_eq!(t.warnings, vec!["state is large"]);
-        let body = put_body(&v, true).unwrap();
+        let body = put_body(&v, true, "lkc-12345").unwrap();
         assert_eq!(body["spec"]["stopped"], true);
         assert_eq!(body["metadata"]["resource_version"], "a23av");
         assert_eq!(body["spec"]["query"], v["spec"]["query"]);
         assert!(body.get("status").is_none() && body.get("kind").is_none());
+        assert!(body.get("organization_id").is_none() && body.get("environment_id").is_none());
+        assert_eq!(body["spec"]["kafka_cluster_id"], "lkc-12345");
         assert!(body["spec"].get("session_options").is_none());
         assert!(body["spec"].get("distribution").is_none());
         let mut unversioned = v.clone();
@@ -218,7 +256,7 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("resource_version");
-        assert_eq!(put_body(&unversioned, true), None);
+        assert_eq!(put_body(&unversioned, true, "lkc-12345"), None);
         assert_eq!(MaterializedTable::from_wire(&json!({"spec": {}})), None);
     }
 

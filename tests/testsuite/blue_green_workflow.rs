@@ -190,8 +190,9 @@ fn runbook_deploy_green_validate_decommission_blue() {
         "{text}"
     );
 
-    // 5. Decommission blue. Stopping would stop every blue job, the materialized table's too (its
-    // DDL runs its job), and no table declaration.
+    // 5. Decommission blue. Stopping would stop every blue job and no table declaration; the blue
+    // materialized table's query runs apart from its statement, so it is stopped through the
+    // materialized-tables API and its creating statement is left alone.
     let stop = t
         .cmd(&["--output", "json", "pipeline", "decommission", "--dry-run"])
         .success()
@@ -204,9 +205,13 @@ fn runbook_deploy_green_validate_decommission_blue() {
         .collect();
     assert!(to_stop.contains(blue_dml), "{stop:#}");
     assert!(
-        to_stop.contains("dev-usw2-c360-ddl-c360-mv-customer-360"),
+        !to_stop.contains("dev-usw2-c360-ddl-c360-mv-customer-360"),
         "{stop:#}"
     );
+    let mts = stop["plan"]["materialized_tables"].as_array().unwrap();
+    assert_eq!(mts.len(), 1, "{stop:#}");
+    assert_eq!(mts[0]["blue_table_name"], "c360_mv_customer_360");
+    assert_eq!(mts[0]["action"]["kind"], "stop", "{stop:#}");
     assert!(
         !to_stop.contains("dev-usw2-sales-ddl-int-sales-orders-enriched"),
         "{stop:#}"

@@ -634,11 +634,25 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
         err.contains(&format!(
             "refused to stop the query of materialized table {MT}"
         )) && err.contains(&format!(
-            "its green successor {green} is PENDING, version 1 (2 being activated)"
+            "green statement dev-usw2-c360-ddl-c360-mv-customer-360-v2's materialized table is ALTERING, version 1 (2 being activated) (needs its query running)"
         )),
         "{err}"
     );
     assert!(!fake.materialized(MT).unwrap().stopped);
+    // Nothing of the blue table was touched, and the release stays open.
+    let blue_ddl = "dev-usw2-c360-ddl-c360-mv-customer-360";
+    let blue_phase = fake.phase(blue_ddl);
+    assert!(blue_phase.is_some());
+    let decommissioned = || -> usize {
+        let v: Value = serde_json::from_str(
+            &std::fs::read_to_string(t.pipelines.join("blue_green.json")).unwrap(),
+        )
+        .unwrap();
+        v["releases"][0]["decommissioned"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    assert_eq!(decommissioned(), 0, "the release stays open");
 
     // Green runs: the blue query is stopped through the API, the table kept.
     fake.with_materialized(&green, |m| {
@@ -663,6 +677,21 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
         o.stdout()
     );
     let blue = fake.materialized(MT).expect("kept");
+    assert_eq!(
+        decommissioned(),
+        1,
+        "the release is recorded as decommissioned"
+    );
+    // Its creating statement is left alone: the query was stopped through the API.
+    assert_eq!(fake.phase(blue_ddl), blue_phase);
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with(&format!("/statements/{blue_ddl}"))
+                && (r.method == "PUT" || r.method == "DELETE")),
+        "the blue creating statement was acted on"
+    );
     assert!(blue.stopped && blue.phase == "STOPPED", "{blue:?}");
     let puts: Vec<_> = fake.requests()[before..]
         .iter()

@@ -8,9 +8,10 @@ use crate::cli::args::ProjectArgs;
 use crate::cli::render::{confirm, print_json, table};
 use crate::cli::{CmdResult, Failure, Invocation};
 use crate::ops::decommission::{
-    self, DecommissionPlan, DecommissionRequest, MaterializedAction, RefusalReason, Refused, Why,
+    self, DecommissionPlan, DecommissionRequest, GreenSuccessor, MaterializedAction, RefusalReason,
+    Refused, Why,
 };
-use crate::ops::readers::GroupCheck;
+use crate::ops::readers::{Blocker, GroupCheck};
 use crate::ops::statement::StatementVerb;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -168,12 +169,18 @@ fn print_refusals(plan: &DecommissionPlan) {
         }
     }
     for m in &plan.materialized_tables {
-        if let MaterializedAction::Refused { reasons } = &m.action {
-            eprintln!(
+        match &m.action {
+            MaterializedAction::Refused { holds } => eprintln!(
                 "error: refused to stop the query of materialized table {}: {}",
                 m.blue_table_name,
-                reasons.join("; ")
-            );
+                holds_text(&holds.not_ready, &holds.readers, &holds.unknown)
+            ),
+            MaterializedAction::Stop { ignored } if !ignored.is_empty() => eprintln!(
+                "warning: --force: stopped the query of materialized table {} although {}",
+                m.blue_table_name,
+                holds_text(&ignored.not_ready, &ignored.readers, &ignored.unknown)
+            ),
+            _ => {}
         }
     }
     if plan.blocked() && !plan.refused.is_empty() {
@@ -213,25 +220,33 @@ fn refusal_hint(plan: &DecommissionPlan) -> String {
 
 /// Every reason a blue statement is refused, in one line.
 fn refusal_text(r: &Refused) -> String {
+    holds_text(&r.not_ready, &r.readers, &r.unknown_readers)
+}
+
+/// What holds a blue statement or materialized table, in one line: green successors not ready,
+/// readers left, readers unknown.
+fn holds_text(not_ready: &[GreenSuccessor], readers: &[Blocker], unknown: &[String]) -> String {
     let mut parts: Vec<String> = Vec::new();
-    if !r.not_ready.is_empty() {
-        parts.push(not_ready_text(r));
+    if !not_ready.is_empty() {
+        parts.push(not_ready_text(not_ready));
     }
-    parts.extend(r.readers.iter().map(|b| format!("still read: {b}")));
-    parts.extend(
-        r.unknown_readers
-            .iter()
-            .map(|e| format!("readers unknown: {e}")),
-    );
+    parts.extend(readers.iter().map(|b| format!("still read: {b}")));
+    parts.extend(unknown.iter().map(|e| format!("readers unknown: {e}")));
     parts.join("; ")
 }
 
-fn not_ready_text(r: &Refused) -> String {
-    r.not_ready
+fn not_ready_text(not_ready: &[GreenSuccessor]) -> String {
+    not_ready
         .iter()
         .map(|g| {
             let text = if g.statement.is_empty() {
                 "the release records no green statement for its table".to_string()
+            } else if g.materialized.is_some() {
+                format!(
+                    "green statement {}'s materialized table is {} (needs its query running)",
+                    g.statement,
+                    g.phase_text()
+                )
             } else {
                 format!(
                     "green statement {} is {} (needs {})",
@@ -328,14 +343,15 @@ fn plan_text(plan: &DecommissionPlan) -> String {
                     m.blue_table_name.clone(),
                     m.materialized.describe(),
                     match &m.action {
-                        MaterializedAction::Stop => format!(
+                        MaterializedAction::Stop { .. } => format!(
                             "stop its query (kept: table, topic, data), replaced by {}",
                             m.green_table_name
                         ),
                         MaterializedAction::AlreadyStopped => "already stopped".into(),
-                        MaterializedAction::Refused { reasons } => {
-                            format!("refused: {}", reasons.join("; "))
-                        }
+                        MaterializedAction::Refused { holds } => format!(
+                            "refused: {}",
+                            holds_text(&holds.not_ready, &holds.readers, &holds.unknown)
+                        ),
                     },
                 ]
             })
