@@ -633,9 +633,9 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
     assert!(
         err.contains(&format!(
             "refused to stop the query of materialized table {MT}"
-        )) && err.contains(&format!(
+        )) && err.contains(
             "green statement dev-usw2-c360-ddl-c360-mv-customer-360-v2's materialized table is ALTERING, version 1 (2 being activated) (needs its query running)"
-        )),
+        ),
         "{err}"
     );
     assert!(!fake.materialized(MT).unwrap().stopped);
