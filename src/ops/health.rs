@@ -193,12 +193,16 @@ pub fn healthcheck(
             .or_else(|| all_checkpoints.first().map(|(_, c)| *c))
             .cloned();
         let restarted = rows.iter().find_map(|s| {
-            let n = s.lag.as_ref()?.restarts.filter(|n| *n > 0)?;
-            Some(format!(
-                "{}: restarted {n} time{} since it was submitted",
-                s.statement,
-                if n == 1 { "" } else { "s" }
-            ))
+            let l = s.lag.as_ref()?;
+            let n = l.restarts.filter(|n| *n > 0)?;
+            restarted_recently(l).then(|| {
+                format!(
+                    "{}: restarted {n} time{} since it was submitted, the last failure {} s ago",
+                    s.statement,
+                    if n == 1 { "" } else { "s" },
+                    l.last_failure_ms_ago.unwrap_or(0) / 1000
+                )
+            })
         });
         let checkpoint_failed = failing.map(|(s, _, f)| {
             format!(
@@ -262,11 +266,24 @@ pub fn healthcheck(
     })
 }
 
+/// How recent a job's last failure must be for its restarts to make it degraded: within this
+/// window the job is restarting or flapping; a restart long ago that it recovered from is
+/// reported (`restarts`) but no longer a verdict.
+pub const RECENT_RESTART_MS: i64 = 10 * 60 * 1000;
+
+/// Whether the job restarted and its last failure is within [`RECENT_RESTART_MS`] (unknown when
+/// the JobManager keeps no exception history: not counted).
+fn restarted_recently(l: &RuntimeMetrics) -> bool {
+    l.restarts.is_some_and(|n| n > 0)
+        && l.last_failure_ms_ago
+            .is_some_and(|ago| ago < RECENT_RESTART_MS)
+}
+
 /// A table's verdict from the statements that count for it: the worst phase, then drift. A running
-/// job is degraded when its vertices are backpressured (high), when its checkpointing fails (the
-/// newest checkpoint failed and none completed after it) or when it restarted since it was
-/// submitted (each restart replays from the last checkpoint: the cluster's restart strategy is
-/// spending its attempts).
+/// job is degraded when its vertices are backpressured (high), when its checkpointing fails
+/// ([`crate::target::metrics::Checkpoints::failing`]: checkpoints failed in a row, or none ever
+/// completed) or when it restarted recently ([`RECENT_RESTART_MS`]: each restart replays from the
+/// last checkpoint and spends an attempt of the cluster's restart strategy).
 fn table_health(rows: &[&status::StatementRow]) -> Health {
     let phase_health = |p: Option<&Phase>| match p {
         None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
@@ -286,7 +303,7 @@ fn table_health(rows: &[&status::StatementRow]) -> Health {
     });
     let troubled = rows.iter().any(|s| {
         s.lag.as_ref().is_some_and(|l| {
-            l.restarts.is_some_and(|n| n > 0)
+            restarted_recently(l)
                 || l.checkpoints
                     .as_ref()
                     .is_some_and(|c| c.failing().is_some())

@@ -90,6 +90,10 @@ pub struct RuntimeMetrics {
     /// `numRestarts`; the cluster's `restart-strategy` decides how many a job gets before it fails).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarts: Option<u64>,
+    /// How long ago its job last failed (and so restarted), milliseconds, by the JobManager's clock:
+    /// its newest `/jobs/{id}/exceptions` history entry (SQL Gateway only; `None` when none is kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure_ms_ago: Option<i64>,
     /// Over what `records_in` and `records_out` are counted.
     pub counted: Counted,
 }
@@ -104,6 +108,8 @@ pub struct Checkpoints {
     pub failed: u64,
     /// When the newest completed checkpoint was acknowledged, milliseconds since the epoch.
     pub latest_completed_ms: Option<i64>,
+    /// The newest completed checkpoint's id (ids count up, one per checkpoint triggered).
+    pub latest_completed_id: Option<u64>,
     /// The newest failed checkpoint that the JobManager kept (a failure to trigger one, before the
     /// tasks run, is counted in `failed` but not kept).
     pub latest_failure: Option<CheckpointFailure>,
@@ -120,15 +126,28 @@ pub struct CheckpointFailure {
     pub message: String,
 }
 
+/// Checkpoints failed in a row (with some completed before) that make checkpointing "failing".
+pub const FAILING_IN_A_ROW: u64 = 2;
+
 impl Checkpoints {
-    /// The failure that says checkpointing is failing now: the newest failed checkpoint, when no
-    /// checkpoint completed after it. A failure followed by a completed checkpoint is history.
+    /// Checkpoints that failed in a row since the newest completed one: the ids between them
+    /// (ids count up, one per checkpoint triggered); 0 when the newest checkpoint completed.
+    pub fn failed_in_a_row(&self) -> u64 {
+        match (&self.latest_failure, self.latest_completed_id) {
+            (None, _) => 0,
+            (Some(f), Some(done)) => f.id.saturating_sub(done),
+            (Some(f), None) => f.id.max(1),
+        }
+    }
+
+    /// The failure that says checkpointing is failing now: the newest failed checkpoint, when at
+    /// least [`FAILING_IN_A_ROW`] failed in a row since the newest completed one, or none ever
+    /// completed. One checkpoint that expired among completed ones is a blip, not a verdict;
+    /// a failure followed by a completed checkpoint is history.
     pub fn failing(&self) -> Option<&CheckpointFailure> {
         let f = self.latest_failure.as_ref()?;
-        match self.latest_completed_ms {
-            Some(done) if done >= f.at_ms => None,
-            _ => Some(f),
-        }
+        let never = self.latest_completed_id.is_none();
+        (never || self.failed_in_a_row() >= FAILING_IN_A_ROW).then_some(f)
     }
 
     /// `12 completed, 1 failed` (`, failing` when [`Checkpoints::failing`]).
@@ -157,6 +176,7 @@ impl RuntimeMetrics {
             backpressure: None,
             checkpoints: None,
             restarts: None,
+            last_failure_ms_ago: None,
             counted,
         }
     }
@@ -202,17 +222,25 @@ mod tests {
             completed: 0,
             failed: 10,
             latest_completed_ms: None,
+            latest_completed_id: None,
             latest_failure: Some(failure.clone()),
         };
+        // None ever completed: failing.
         assert_eq!(c.failing(), Some(&failure));
         assert_eq!(c.describe(), "0 completed, 10 failed, failing");
-        c.latest_completed_ms = Some(1_999);
+        // 8 completed, then 9 and 10 failed: failing.
+        (c.completed, c.latest_completed_id) = (8, Some(8));
+        assert_eq!(c.failed_in_a_row(), 2);
         assert!(c.failing().is_some());
-        c.latest_completed_ms = Some(2_500);
+        // 9 completed, 10 failed: a blip.
+        c.latest_completed_id = Some(9);
+        assert_eq!(c.failed_in_a_row(), 1);
         assert_eq!(c.failing(), None);
-        assert_eq!(c.describe(), "0 completed, 10 failed");
+        assert_eq!(c.describe(), "8 completed, 10 failed");
+        // 11 completed after the failure: history.
+        c.latest_completed_id = Some(11);
+        assert_eq!((c.failed_in_a_row(), c.failing()), (0, None));
         c.latest_failure = None;
-        c.latest_completed_ms = None;
         assert_eq!(c.failing(), None);
     }
 

@@ -72,7 +72,11 @@ fn a_job_whose_checkpoints_fail_is_degraded_with_flinks_reason_on_a_real_flink()
         health["checkpoints"]["failed"].as_u64().unwrap_or(0) >= 1,
         "{health:#}"
     );
-    assert_eq!(health["restarts"], 0, "{health:#}");
+    // The JobManager's metric fetcher may not have read the job yet: then the count is left out.
+    assert!(
+        health["restarts"].is_null() || health["restarts"] == 0,
+        "{health:#}"
+    );
 
     // `status --lag`: the job's checkpoints and restarts, as the JobManager counts them.
     let o = e.run(&["pipeline", "status", e.p(), "--lag"]).success();

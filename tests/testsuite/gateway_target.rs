@@ -58,7 +58,12 @@ struct State {
     checkpoints: BTreeMap<String, Value>,
     /// The job metric `numRestarts` (`GET /jobs/{jid}/metrics?get=numRestarts`) by jid.
     restarts: BTreeMap<String, u64>,
+    /// When each job failed (`exceptionHistory.entries[].timestamp`), by jid.
+    failures: BTreeMap<String, Vec<i64>>,
 }
+
+/// The JobManager's clock (`now` of `GET /jobs/{jid}`), milliseconds.
+const JM_NOW: i64 = 1_700_000_100_000;
 
 /// A JobManager vertex with its metrics.
 #[derive(Clone)]
@@ -204,7 +209,10 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
             if !st.vertices.contains_key(*jid) && st.jobs.iter().any(|j| j.0 == *jid) =>
         {
             let state = st.jobs.iter().find(|j| j.0 == *jid).unwrap().2.clone();
-            Some((200, json!({"jid": jid, "state": state, "vertices": []})))
+            Some((
+                200,
+                json!({"jid": jid, "state": state, "now": JM_NOW, "vertices": []}),
+            ))
         }
         ("DELETE", ["v2", "sessions", _, "operations", _, "close"]) => {
             Some((200, json!({"status": "CLOSED"})))
@@ -277,7 +285,7 @@ fn handle(st: &mut State, method: &str, path: &str, body: &str) -> Option<(u16, 
         },
         ("GET", ["jobs", jid, "exceptions"]) => Some((
             200,
-            json!({"root-exception": st.exceptions.get(*jid), "exceptionHistory": {"entries": []}}),
+            json!({"root-exception": st.exceptions.get(*jid), "exceptionHistory": {"entries": st.failures.get(*jid).into_iter().flatten().map(|t| json!({"exceptionName": "java.lang.ArithmeticException", "stacktrace": "x", "timestamp": t})).collect::<Vec<_>>()}}),
         )),
         ("GET", ["jobs", jid, "config"]) => {
             let name = st
@@ -1302,6 +1310,8 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
         &ddl("src_p", "datagen"),
     );
     for table in [
+        "p_fct_restarted_long_ago",
+        "p_fct_blip",
         "p_fct_ok",
         "p_fct_ckpt",
         "p_fct_restarted",
@@ -1347,6 +1357,17 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
         let mut st = fake.state.lock().unwrap();
         for (table, ckpt, restarts) in [
             (
+                "p_fct_restarted_long_ago",
+                checkpoints(40, 0, Some(1_700_000_000_000), None),
+                1,
+            ),
+            // One checkpoint expired after 20 completed: a blip, not a verdict.
+            (
+                "p_fct_blip",
+                checkpoints(20, 1, Some(1_700_000_000_000), Some(1_700_000_050_000)),
+                0,
+            ),
+            (
                 "p_fct_ok",
                 checkpoints(12, 0, Some(1_700_000_000_000), None),
                 0,
@@ -1376,7 +1397,17 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
                 .0
                 .clone();
             st.checkpoints.insert(jid.clone(), ckpt);
-            st.restarts.insert(jid, restarts);
+            st.restarts.insert(jid.clone(), restarts);
+            if restarts > 0 {
+                // 30 s ago, or an hour ago.
+                let ago = if table.ends_with("long_ago") {
+                    3_600_000
+                } else {
+                    30_000
+                };
+                st.failures
+                    .insert(jid, vec![JM_NOW - ago - 5_000, JM_NOW - ago]);
+            }
         }
     }
     let o = {
@@ -1412,14 +1443,20 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
     assert_eq!(restarted["health"], "degraded", "{restarted:#}");
     assert_eq!(
         restarted["detail"],
-        "dev-usw2-p-dml-p-fct-restarted: restarted 2 times since it was submitted"
+        "dev-usw2-p-dml-p-fct-restarted: restarted 2 times since it was submitted, the last failure 30 s ago"
     );
+    // A restart an hour ago that the job recovered from is told, not a verdict.
+    let long_ago = table("p_fct_restarted_long_ago");
+    assert_eq!(long_ago["health"], "healthy", "{long_ago:#}");
+    assert_eq!(long_ago["restarts"], 1, "{long_ago:#}");
+    let blip = table("p_fct_blip");
+    assert_eq!(blip["health"], "healthy", "{blip:#}");
     let recovered = table("p_fct_recovered");
     assert_eq!(recovered["health"], "healthy", "{recovered:#}");
     assert_eq!(recovered["checkpoints"]["failed"], 1, "{recovered:#}");
     assert_eq!(
         v["summary"],
-        json!({"declared": 1, "degraded": 2, "healthy": 2})
+        json!({"declared": 1, "degraded": 2, "healthy": 4})
     );
     // `status --lag` has the two columns.
     let o = {

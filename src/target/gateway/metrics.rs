@@ -14,8 +14,10 @@
 //! a sink; backpressure = the worst level of any vertex. All counters since the job started, summed
 //! over subtasks. The job's health beside them: `GET /jobs/{id}/checkpoints` (counts, the newest
 //! completed and failed checkpoint: [`super::wire::checkpoint_stats`]) and the job metric
-//! `GET /jobs/{id}/metrics?get=numRestarts` ([`super::wire::restart_count`]); either is left unknown
-//! when the JobManager does not answer it.
+//! `GET /jobs/{id}/metrics?get=numRestarts` ([`super::wire::restart_count`]) and, after a
+//! restart, when it last failed (`GET /jobs/{id}/exceptions`,
+//! [`super::wire::last_failure_ms_ago`]); each is left unknown when the JobManager does not
+//! answer it.
 
 use super::GatewayTarget;
 use crate::target::TargetError;
@@ -136,17 +138,31 @@ impl GatewayTarget {
             }
         }
         m.watermark_ms = watermark;
-        if let Ok(c) = self
+        match self
             .http
             .get(self.http.jm(&format!("jobs/{jid}/checkpoints")))
             .await
         {
-            m.checkpoints = super::wire::checkpoint_stats(&c);
+            Ok(c) => m.checkpoints = super::wire::checkpoint_stats(&c),
+            Err(e) => tracing::debug!("job {jid}: checkpoints not read: {e}"),
         }
         let mut url = self.http.jm(&format!("jobs/{jid}/metrics"));
         url.query_pairs_mut().append_pair("get", "numRestarts");
-        if let Ok(r) = self.http.get(url).await {
-            m.restarts = super::wire::restart_count(&r);
+        match self.http.get(url).await {
+            Ok(r) => m.restarts = super::wire::restart_count(&r),
+            Err(e) => tracing::debug!("job {jid}: numRestarts not read: {e}"),
+        }
+        if m.restarts.is_some_and(|n| n > 0)
+            && let Some(now) = details.get("now").and_then(Value::as_i64)
+        {
+            match self
+                .http
+                .get(self.http.jm(&format!("jobs/{jid}/exceptions")))
+                .await
+            {
+                Ok(x) => m.last_failure_ms_ago = super::wire::last_failure_ms_ago(&x, now),
+                Err(e) => tracing::debug!("job {jid}: exceptions not read: {e}"),
+            }
         }
         Ok(m)
     }

@@ -127,11 +127,14 @@ pub fn checkpoint_stats(checkpoints: &Value) -> Option<crate::target::metrics::C
     let counts = checkpoints.get("counts")?;
     let n = |k: &str| counts.get(k).and_then(Value::as_u64).unwrap_or(0);
     let latest = checkpoints.get("latest");
-    let latest_completed_ms = latest
+    let completed = latest
         .and_then(|l| l.get("completed"))
+        .filter(|c| !c.is_null());
+    let latest_completed_ms = completed
         .and_then(|c| c.get("latest_ack_timestamp"))
         .and_then(Value::as_i64)
         .filter(|ms| *ms >= 0);
+    let latest_completed_id = completed.and_then(|c| c.get("id")).and_then(Value::as_u64);
     let latest_failure = latest.and_then(|l| l.get("failed")).and_then(|f| {
         Some(crate::target::metrics::CheckpointFailure {
             id: f.get("id").and_then(Value::as_u64)?,
@@ -147,8 +150,22 @@ pub fn checkpoint_stats(checkpoints: &Value) -> Option<crate::target::metrics::C
         completed: n("completed"),
         failed: n("failed"),
         latest_completed_ms,
+        latest_completed_id,
         latest_failure,
     })
+}
+
+/// How long before `now_ms` (the JobManager's `now` of `GET /jobs/{id}`) the job last failed: the
+/// newest `timestamp` of `GET /jobs/{id}/exceptions` → `exceptionHistory.entries` (each a failure
+/// that restarted or failed the job); `None` when the history keeps none.
+pub fn last_failure_ms_ago(exceptions: &Value, now_ms: i64) -> Option<i64> {
+    exceptions
+        .pointer("/exceptionHistory/entries")?
+        .as_array()?
+        .iter()
+        .filter_map(|e| e.get("timestamp").and_then(Value::as_i64))
+        .max()
+        .map(|t| (now_ms - t).max(0))
 }
 
 /// A job's restart count from `GET /jobs/{id}/metrics?get=numRestarts`
@@ -670,6 +687,15 @@ mod tests {
         assert!(c.latest_failure.is_none() && c.failing().is_none());
         assert_eq!(
             checkpoint_stats(&serde_json::json!({"errors": ["x"]})),
+            None
+        );
+        assert_eq!(c.latest_completed_id, Some(9));
+        let history = serde_json::json!({"exceptionHistory": {"entries": [
+            {"exceptionName": "java.lang.ArithmeticException", "timestamp": 1000},
+            {"exceptionName": "java.lang.ArithmeticException", "timestamp": 4000}]}});
+        assert_eq!(last_failure_ms_ago(&history, 10_000), Some(6_000));
+        assert_eq!(
+            last_failure_ms_ago(&serde_json::json!({"exceptionHistory": {"entries": []}}), 1),
             None
         );
         assert_eq!(
