@@ -16,14 +16,12 @@ const DML: &str = "dev-usw2-sales-dml-sales-fct-order-payments";
 
 /// The example project on `fake`, both planes (Flink key and Cloud API key).
 fn project(fake: &FakeConfluent) -> Test {
-    Test::fixture().confluent(fake).cloud_api(fake)
+    Test::confluent_fixture(fake)
 }
 
 /// The fake with the default pool on its control plane.
 fn fake() -> FakeConfluent {
-    let f = FakeConfluent::start();
-    f.add_pool(DEFAULT_POOL, "default", 50, 0);
-    f
+    FakeConfluent::with_default_pool()
 }
 
 /// `args` then the pipelines folder; the outcome is checked for every secret by [`Test`].
