@@ -16,25 +16,22 @@ const DML: &str = "dev-usw2-sales-dml-sales-fct-order-payments";
 
 /// The example project on `fake`, both planes (Flink key and Cloud API key).
 fn project(fake: &FakeConfluent) -> Test {
-    Test::fixture().confluent(fake).cloud_api(fake)
+    Test::confluent_fixture(fake)
 }
 
 /// The fake with the default pool on its control plane.
 fn fake() -> FakeConfluent {
-    let f = FakeConfluent::start();
-    f.add_pool(DEFAULT_POOL, "default", 50, 0);
-    f
+    FakeConfluent::with_default_pool()
 }
 
 /// `args` then the pipelines folder; the outcome is checked for every secret by [`Test`].
 fn run(t: &Test, args: &[&str]) -> TestOutcome {
-    let all = [args, &[t.pipelines.to_str().unwrap()]].concat();
-    t.outcome(&all.join(" "), t.command(&all).output().unwrap())
+    t.cmd(&[args, &["[PIPELINES]"]].concat())
 }
 
 /// `args` alone (commands that take no pipelines folder).
 fn run_bare(t: &Test, args: &[&str]) -> TestOutcome {
-    t.outcome(&args.join(" "), t.command(args).output().unwrap())
+    t.cmd(args)
 }
 
 /// Every file under `dir` that holds one of the fake's secrets (or their Basic tokens).

@@ -22,10 +22,7 @@ const DML_FILE: &str =
 /// The example project on `fake` (both planes, with the Cloud API key), `config.yaml` =
 /// [`confluent_config`] followed by `extra`.
 fn project(fake: &FakeConfluent, extra: &str) -> Test {
-    Test::fixture()
-        .confluent(fake)
-        .config_append(extra)
-        .cloud_api(fake)
+    Test::confluent_fixture(fake).config_append(extra)
 }
 
 /// The command of `args` on the project of `t`, from its root (where `./pipelines` is found), with
@@ -55,9 +52,7 @@ fn run_in(t: &Test, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> TestOutc
 
 /// The fake with the default pool (`flink.compute_pool_id` of [`confluent_config`]) on its control plane.
 fn fake() -> FakeConfluent {
-    let f = FakeConfluent::start();
-    f.add_pool(DEFAULT_POOL, "default", 50, 0);
-    f
+    FakeConfluent::with_default_pool()
 }
 
 /// Statements stored and not being deleted.

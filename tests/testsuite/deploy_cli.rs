@@ -11,9 +11,7 @@ use std::process::Command;
 
 /// The example project on `fake`, with the Flink catalog and database named.
 fn project(fake: &FakeConfluent) -> Test {
-    Test::fixture()
-        .confluent(fake)
-        .config_append("  catalog_name: my-env\n  database_name: my-cluster\n")
+    Test::fixture().confluent(fake).flink_catalog()
 }
 
 /// `args` then the pipelines folder (none for `statement …`), with `env` added.

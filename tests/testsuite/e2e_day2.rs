@@ -9,25 +9,11 @@
 //! Skips without the stack (`FLINKPIPE_E2E=required` turns that into a failure). It starts no job
 //! that outlives it (each query's job is bounded and stopped) and deletes its topic.
 
-use crate::support::stack::{GATEWAY, JOBMANAGER, KAFKA, stack_available};
-use crate::support::test::Outcome;
+use crate::support::e2e::E2e;
+use crate::support::stack::{KAFKA, kafka_ddl, stack_available};
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-
-/// Deletes the run's topic whatever happened.
-struct Topic(String);
-
-impl Drop for Topic {
-    fn drop(&mut self) {
-        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            let _ = rt.block_on(KafkaAdmin::new(KAFKA).delete(std::slice::from_ref(&self.0)));
-        }
-    }
-}
 
 #[test]
 fn live_sql_checks_read_to_the_end_and_prepare_declares_the_tables_it_alters_on_a_real_flink() {
@@ -36,52 +22,32 @@ fn live_sql_checks_read_to_the_end_and_prepare_declares_the_tables_it_alters_on_
     }
     let pid = std::process::id();
     let table = format!("day2_src_{pid:x}");
-    let topic = Topic(table.clone());
-    let ddl = format!(
-        "CREATE TABLE IF NOT EXISTS {table} (\n  id BIGINT,\n  k STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{table}',\n  'properties.bootstrap.servers' = '{KAFKA}',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
-    );
+    let ddl = kafka_ddl(&table, "  id BIGINT,\n  k STRING");
     let live = "tests:\n  - name: no_key_twice_over\n    sql: SELECT k, COUNT(*) AS n FROM {table} GROUP BY k HAVING COUNT(*) > 3\n  - name: some_key_read\n    sql: SELECT k FROM {table} WHERE k = 'a'\n";
-    let (tmp, pipelines) = crate::support::project(&[
-        (&format!("sources/d2/src/sql-scripts/ddl.{table}.sql"), &ddl),
-        ("sources/d2/src/tests/live_tests.yaml", live),
-    ]);
-    let root = tmp.path();
-    let config = root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: e2eday2{pid:x}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
+    let e = E2e::new(
+        &format!("e2eday2{pid:x}"),
+        &[
+            (&format!("sources/d2/src/sql-scripts/ddl.{table}.sql"), &ddl),
+            ("sources/d2/src/tests/live_tests.yaml", live),
+        ],
     )
-    .unwrap();
+    .topics(&[&table]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let admin = KafkaAdmin::new(KAFKA);
-    rt.block_on(admin.recreate(std::slice::from_ref(&topic.0)))
-        .unwrap();
     let records: Vec<Vec<u8>> = (1..=5)
         .map(|i| format!("{{\"id\":{i},\"k\":\"{}\"}}", ["a", "b"][i % 2]).into_bytes())
         .collect();
     let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
     let start = Instant::now();
-    while let Err(e) = rt.block_on(admin.produce(&topic.0, 0, &refs)) {
-        assert!(start.elapsed() < Duration::from_secs(20), "{e}");
+    while let Err(err) = rt.block_on(admin.produce(&table, 0, &refs)) {
+        assert!(start.elapsed() < Duration::from_secs(20), "{err}");
         std::thread::sleep(Duration::from_millis(500));
     }
-    let pipelines_arg = pipelines.to_str().unwrap().to_string();
-    let run = |args: &[&str]| -> Outcome {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .current_dir(root)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
+    let pipelines_arg = e.p();
+    let run = |args: &[&str]| e.run(args);
 
     // ---- test-live: both sql checks end with a verdict well before the timeout -----------------
     let began = Instant::now();
@@ -90,7 +56,7 @@ fn live_sql_checks_read_to_the_end_and_prepare_declares_the_tables_it_alters_on_
         "json",
         "pipeline",
         "test-live",
-        &pipelines_arg,
+        pipelines_arg,
         "--timeout",
         "90",
     ]);
@@ -118,7 +84,7 @@ fn live_sql_checks_read_to_the_end_and_prepare_declares_the_tables_it_alters_on_
     );
 
     // ---- prepare: an ALTER of the project's table runs in a session that knows it --------------
-    let alter = root.join("alter.sql");
+    let alter = e.root.join("alter.sql");
     std::fs::write(
         &alter,
         format!("ALTER TABLE {table} SET ('scan.startup.mode' = 'latest-offset');\n"),
@@ -128,7 +94,7 @@ fn live_sql_checks_read_to_the_end_and_prepare_declares_the_tables_it_alters_on_
         "pipeline",
         "prepare",
         alter.to_str().unwrap(),
-        &pipelines_arg,
+        pipelines_arg,
     ]);
     let o = o.success();
     let out = o.stdout_raw();

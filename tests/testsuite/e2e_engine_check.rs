@@ -6,10 +6,9 @@
 //!
 //! Skips without the stack, like `e2e_gateway` (`FLINKPIPE_E2E=required` turns that into a failure).
 
-use crate::support::stack::{gateway_config, stack_available};
-use crate::support::test::Outcome;
+use crate::support::e2e::E2e;
+use crate::support::stack::stack_available;
 use serde_json::Value;
-use std::path::Path;
 
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_e_orders (\n  id BIGINT,\n  store_id INT,\n  amount DECIMAL(10, 2)\n) WITH (\n  'connector' = 'datagen'\n);\n";
 const TOTALS_DDL: &str = "CREATE TABLE IF NOT EXISTS fct_e_totals (\n  store_id INT,\n  total DECIMAL(38, 2),\n  PRIMARY KEY (store_id) NOT ENFORCED\n) WITH (\n  'connector' = 'blackhole'\n);\n";
@@ -20,29 +19,6 @@ const LINES_DML: &str = "INSERT INTO int_e_lines\nSELECT id, store_id\nFROM src_
 const TOTALS_DML_FILE: &str = "facts/e/fct_totals/sql-scripts/dml.fct_e_totals.sql";
 const LINES_DML_FILE: &str = "intermediates/e/int_lines/sql-scripts/dml.int_e_lines.sql";
 const LINES_DDL_FILE: &str = "intermediates/e/int_lines/sql-scripts/ddl.int_e_lines.sql";
-
-fn run(root: &Path, args: &[&str]) -> (Value, Outcome) {
-    let out = crate::support::command()
-        .arg("--config")
-        .arg(root.join("config.yaml"))
-        .args(args)
-        .arg(root.join("pipelines"))
-        .args(["--output", "json"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let out = Outcome::of(&args.join(" "), out, None);
-    let v = serde_json::from_str(&out.stdout_raw()).unwrap_or_else(|e| {
-        panic!(
-            "flinkpipe {args:?}: not JSON ({e}); exit {:?}\nstdout: {}\nstderr: {}",
-            out.output.status.code(),
-            out.stdout_raw(),
-            out.stderr_raw()
-        )
-    });
-    (v, out)
-}
 
 fn rejections(v: &Value) -> Vec<(String, String, u64)> {
     v["engine_check"]["diagnostics"]
@@ -64,24 +40,26 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     if !stack_available() {
         return;
     }
-    let (tmp, _pipelines) = crate::support::project(&[
-        (
-            "sources/e/src_orders/sql-scripts/ddl.src_e_orders.sql",
-            SRC_DDL,
-        ),
-        (
-            "facts/e/fct_totals/sql-scripts/ddl.fct_e_totals.sql",
-            TOTALS_DDL,
-        ),
-        (TOTALS_DML_FILE, TOTALS_DML),
-        (LINES_DDL_FILE, LINES_DDL),
-        (LINES_DML_FILE, LINES_DML),
-    ]);
-    let root = tmp.path();
-    std::fs::write(root.join("config.yaml"), gateway_config("e2eeng")).unwrap();
+    let e = E2e::new(
+        "e2eeng",
+        &[
+            (
+                "sources/e/src_orders/sql-scripts/ddl.src_e_orders.sql",
+                SRC_DDL,
+            ),
+            (
+                "facts/e/fct_totals/sql-scripts/ddl.fct_e_totals.sql",
+                TOTALS_DDL,
+            ),
+            (TOTALS_DML_FILE, TOTALS_DML),
+            (LINES_DDL_FILE, LINES_DDL),
+            (LINES_DML_FILE, LINES_DML),
+        ],
+    )
+    .pipelines_last();
 
     // 1. A valid project: every statement explained, nothing rejected.
-    let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
+    let (v, out) = e.json(&["pipeline", "validate", "--engine", "local"]);
     out.success();
     let statements = v["engine_check"]["statements"].as_array().unwrap();
     let outcome = |name: &str| -> String {
@@ -99,10 +77,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     assert!(rejections(&v).is_empty(), "{v:#}");
 
     // 2. The changelog each sink receives: the aggregate upserts by its key, the projection appends.
-    let (v, out) = run(
-        root,
-        &["pipeline", "explain", "--changelog-mode", "--dir", "facts"],
-    );
+    let (v, out) = e.json(&["pipeline", "explain", "--changelog-mode", "--dir", "facts"]);
     out.success();
     let sink = v["statements"]
         .as_array()
@@ -118,16 +93,13 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     assert_eq!(sink["mode"], "upsert");
     assert_eq!(sink["kinds"], serde_json::json!(["+I", "+U"]));
     assert_eq!(sink["upsert_key"], serde_json::json!(["store_id"]));
-    let (v, _) = run(
-        root,
-        &[
-            "pipeline",
-            "explain",
-            "--changelog-mode",
-            "--dir",
-            "intermediates",
-        ],
-    );
+    let (v, _) = e.json(&[
+        "pipeline",
+        "explain",
+        "--changelog-mode",
+        "--dir",
+        "intermediates",
+    ]);
     let sink = &v["statements"]
         .as_array()
         .unwrap()
@@ -138,13 +110,13 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     assert_eq!(sink["upsert_key"], Value::Null);
 
     // 3. An unknown column: an error at the line the planner names, in the file.
-    let lines_dml = root.join("pipelines").join(LINES_DML_FILE);
+    let lines_dml = e.pipelines.join(LINES_DML_FILE);
     std::fs::write(
         &lines_dml,
         "INSERT INTO int_e_lines\nSELECT id,\n  shop_id\nFROM src_e_orders;\n",
     )
     .unwrap();
-    let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
+    let (v, out) = e.json(&["pipeline", "validate", "--engine", "local"]);
     out.code(1);
     assert_eq!(
         rejections(&v),
@@ -162,7 +134,7 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
         "INSERT INTO int_e_lines\nSELECT MAX(id), store_id\nFROM src_e_orders\nGROUP BY store_id;\n",
     )
     .unwrap();
-    let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
+    let (v, out) = e.json(&["pipeline", "validate", "--engine", "local"]);
     out.code(1);
     assert_eq!(rejections(&v)[0].0, "engine-changelog-mismatch", "{v:#}");
 
@@ -170,11 +142,11 @@ fn the_planner_gates_a_project_and_names_each_sinks_changelog_on_a_real_flink() 
     //    named in the message.
     std::fs::write(&lines_dml, LINES_DML).unwrap();
     std::fs::write(
-        root.join("pipelines").join(LINES_DDL_FILE),
+        e.pipelines.join(LINES_DDL_FILE),
         LINES_DDL.replace("store_id INT", "store_id INTT"),
     )
     .unwrap();
-    let (v, out) = run(root, &["pipeline", "validate", "--engine", "local"]);
+    let (v, out) = e.json(&["pipeline", "validate", "--engine", "local"]);
     out.code(1);
     assert_eq!(
         rejections(&v),

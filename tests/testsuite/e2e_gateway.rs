@@ -6,6 +6,7 @@
 //! without a stack prints why it skips (unless `FLINKPIPE_E2E=required`, which turns that into a
 //! failure).
 
+use crate::support::e2e::E2e;
 use crate::support::our_fixture;
 use crate::support::repo::{Repo, T_CHANGE};
 use crate::support::stack::{JOBMANAGER, gateway_config, http_get, script, stack_available};
@@ -816,57 +817,45 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
     }
     let prefix = format!("e2ectas{}", std::process::id() % 100_000);
     let topic = format!("{prefix}_typed");
-    let (tmp, pipelines) = crate::support::project(&[
-        (
-            "sources/src_events/sql-scripts/ddl.Src_Events.sql",
-            "CREATE TABLE Src_Events (id INT, amount INT) WITH ('connector' = 'datagen', 'rows-per-second' = '5', 'fields.id.min' = '1', 'fields.id.max' = '10', 'fields.amount.min' = '1', 'fields.amount.max' = '100');\n",
-        ),
-        (
-            "intermediates/int_typed/sql-scripts/ddl.Int_Typed.sql",
-            &format!(
-                "CREATE TABLE Int_Typed WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json')\nAS SELECT id, amount * 2 AS Doubled FROM Src_Events;\n"
+    let e = E2e::new(
+        &prefix,
+        &[
+            (
+                "sources/src_events/sql-scripts/ddl.Src_Events.sql",
+                "CREATE TABLE Src_Events (id INT, amount INT) WITH ('connector' = 'datagen', 'rows-per-second' = '5', 'fields.id.min' = '1', 'fields.id.max' = '10', 'fields.amount.min' = '1', 'fields.amount.max' = '100');\n",
             ),
-        ),
-        (
-            "facts/fct_total/sql-scripts/ddl.Fct_Total.sql",
-            "CREATE TABLE Fct_Total (id INT, total INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'blackhole');\n",
-        ),
-        (
-            "facts/fct_total/sql-scripts/dml.Fct_Total.sql",
-            "INSERT INTO Fct_Total SELECT id, SUM(Doubled) FROM Int_Typed GROUP BY id;\n",
-        ),
-        // The SQL client's statement-set form: one job writing two tables.
-        (
-            "facts/fct_split/sql-scripts/ddl.Fct_Low.sql",
-            "CREATE TABLE Fct_Low (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
-        ),
-        (
-            "facts/fct_split/sql-scripts/dml.Fct_Low.sql",
-            "BEGIN STATEMENT SET;\nINSERT INTO Fct_Low SELECT id, amount FROM Src_Events WHERE amount < 50;\nINSERT INTO Fct_High SELECT id, amount FROM Src_Events WHERE amount >= 50;\nEND;\n",
-        ),
-        (
-            "facts/fct_high/sql-scripts/ddl.Fct_High.sql",
-            "CREATE TABLE Fct_High (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
-        ),
-    ]);
-    let config = tmp.path().join("config.yaml");
-    std::fs::write(&config, gateway_config(&prefix)).unwrap();
-    script(&["topics", pipelines.to_str().unwrap()]);
-    let run = |args: &[&str]| -> Value {
-        let out = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .args(["--output", "json"])
-            .env_remove("PIPELINES")
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        let out = Outcome::of("flinkpipe", out, None);
-        serde_json::from_str(&out.stdout_raw())
-            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}\n{}", out.stdout_raw(), out.stderr_raw()))
-    };
-    let p = pipelines.to_str().unwrap();
+            (
+                "intermediates/int_typed/sql-scripts/ddl.Int_Typed.sql",
+                &format!(
+                    "CREATE TABLE Int_Typed WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json')\nAS SELECT id, amount * 2 AS Doubled FROM Src_Events;\n"
+                ),
+            ),
+            (
+                "facts/fct_total/sql-scripts/ddl.Fct_Total.sql",
+                "CREATE TABLE Fct_Total (id INT, total INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'blackhole');\n",
+            ),
+            (
+                "facts/fct_total/sql-scripts/dml.Fct_Total.sql",
+                "INSERT INTO Fct_Total SELECT id, SUM(Doubled) FROM Int_Typed GROUP BY id;\n",
+            ),
+            // The SQL client's statement-set form: one job writing two tables.
+            (
+                "facts/fct_split/sql-scripts/ddl.Fct_Low.sql",
+                "CREATE TABLE Fct_Low (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
+            ),
+            (
+                "facts/fct_split/sql-scripts/dml.Fct_Low.sql",
+                "BEGIN STATEMENT SET;\nINSERT INTO Fct_Low SELECT id, amount FROM Src_Events WHERE amount < 50;\nINSERT INTO Fct_High SELECT id, amount FROM Src_Events WHERE amount >= 50;\nEND;\n",
+            ),
+            (
+                "facts/fct_high/sql-scripts/ddl.Fct_High.sql",
+                "CREATE TABLE Fct_High (id INT, amount INT) WITH ('connector' = 'blackhole');\n",
+            ),
+        ],
+    );
+    script(&["topics", e.p()]);
+    let run = |args: &[&str]| -> Value { e.json(args).0 };
+    let p = e.p();
     // Run 1: the source and the CTAS.
     let first = run(&["pipeline", "deploy", p, "--table-name", "Int_Typed"]);
     assert_eq!(first["success"], true, "{first:#}");
@@ -886,15 +875,8 @@ fn a_ctas_table_is_declared_in_a_later_session_under_its_exact_name() {
         assert_eq!(r["success"], true, "{r:#}");
         assert_eq!(running(&jobs(), &set), 1, "{:?}", jobs().get(&set));
     }
-    let out = crate::support::command()
-        .arg("--config")
-        .arg(&config)
-        .args(["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"])
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let out = Outcome::of("flinkpipe", out, None);
-    out.success();
+    e.run(&["pipeline", "undeploy", p, "--dir", "pipelines", "--no-ack"])
+        .success();
     let j = jobs();
     assert_eq!(
         running(&j, &ctas) + running(&j, &child) + running(&j, &set),
@@ -913,8 +895,14 @@ fn queries_and_previews_on_a_real_flink() {
         return;
     }
     let prefix = run_prefix("e2eq");
-    let (tmp, pipelines) = our_fixture();
-    let _ = own_topics(&pipelines, &prefix);
+    let fixture = our_fixture();
+    let _ = own_topics(&fixture.1, &prefix);
+    let e = E2e::copy(&prefix, fixture).config(&format!(
+        "{}    external_ddl: [{}]\n",
+        gateway_config(&prefix),
+        root().join("fixtures/external").display()
+    ));
+    let pipelines = &e.pipelines;
     // The seed writes a topic of this run's own, so its rows are exactly the DML's.
     let topic = format!("{prefix}_seed_sales_stores");
     let ddl = pipelines.join("seeds/sales/seed_stores/sql-scripts/ddl.seed_sales_stores.sql");
@@ -927,25 +915,13 @@ fn queries_and_previews_on_a_real_flink() {
         ),
     )
     .unwrap();
-    let config = tmp.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "{}    external_ddl: [{}]\n",
-            gateway_config(&prefix),
-            root().join("fixtures/external").display()
-        ),
-    )
-    .unwrap();
     script(&["topics", pipelines.to_str().unwrap()]);
     let p = pipelines.to_str().unwrap();
+    // Every run has `$PIPELINES` set to the project as well.
     let run = |args: &[&str]| -> Outcome {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .env("PIPELINES", &pipelines)
-            .current_dir(tmp.path())
+        let o = e
+            .command(args)
+            .env("PIPELINES", pipelines)
             .output()
             .unwrap();
         Outcome::of(&args.join(" "), o, None)

@@ -13,7 +13,7 @@
 
 use crate::support::e2e::E2e;
 use crate::support::kafka::{join, leave};
-use crate::support::stack::{KAFKA, job_states, stack_available};
+use crate::support::stack::{KAFKA, job_states, kafka_ddl, stack_available};
 use crate::support::test::Outcome;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
@@ -170,9 +170,7 @@ fn a_consumer_group_on_a_blue_topic_is_listed_with_its_lag_and_blocks_only_with_
 const SRC_TICKS: &str = "CREATE TABLE IF NOT EXISTS src_p_ticks (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'datagen',\n  'rows-per-second' = '5'\n);\n";
 
 fn kafka_table(name: &str) -> String {
-    format!(
-        "CREATE TABLE IF NOT EXISTS {name} (\n  id BIGINT,\n  v STRING\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{name}',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
-    )
+    kafka_ddl(name, "  id BIGINT,\n  v STRING")
 }
 
 /// The runbook step on a real Flink: blue `int_p_feed` runs (datagen → its topic), the

@@ -14,18 +14,16 @@
 //! Run it alone under the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required
 //! cargo test --test testsuite e2e_release`.
 
+use crate::support::e2e::E2e;
 use crate::support::kafka::{delete_group, join, leave};
-use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::test::Outcome;
+use crate::support::repo::T_CHANGE;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::stack::{
-    GATEWAY, JOBMANAGER, KAFKA, cancel_jobs, delete_topics, http_get, stack_available,
-};
+use crate::support::stack::{KAFKA, job_states, kafka_ddl, stack_available, wait_for};
 
 const TOPICS: [&str; 5] = [
     "src_rc_orders",
@@ -35,21 +33,15 @@ const TOPICS: [&str; 5] = [
     "int_rc_totals_v2",
 ];
 
-fn kafka_with(name: &str, columns: &str) -> String {
-    format!(
-        "CREATE TABLE IF NOT EXISTS {name} (\n{columns}\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{name}',\n  'properties.bootstrap.servers' = '{KAFKA}',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
-    )
-}
-
 const ORDER_COLUMNS: &str = "  id BIGINT,\n  k STRING,\n  x BIGINT";
 const TOTALS_DDL: &str = "CREATE TABLE IF NOT EXISTS int_rc_totals (\n  k STRING,\n  total BIGINT,\n  n BIGINT,\n  PRIMARY KEY (k) NOT ENFORCED\n) WITH (\n  'connector' = 'upsert-kafka',\n  'topic' = 'int_rc_totals',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'key.format' = 'json',\n  'value.format' = 'json'\n);\n";
 const ORDERS_DML: &str = "intermediates/rc/int_orders/sql-scripts/dml.int_rc_orders.sql";
 const TOTALS_DML: &str = "intermediates/rc/int_totals/sql-scripts/dml.int_rc_totals.sql";
 
-/// Whatever happened: the consumer leaves and its group is deleted, this run's jobs are cancelled
-/// (blue and green), its topics deleted, so the shared stack keeps its slots and stays clean.
+/// Whatever happened: the consumer leaves and its group is deleted (before the [`E2e`]'s clean-up
+/// cancels this run's jobs, blue and green, and deletes its topics), so the shared stack keeps its
+/// slots and stays clean.
 struct Cleanup {
-    prefix: String,
     group: String,
     consumer: Option<(std::net::TcpStream, String)>,
 }
@@ -67,28 +59,7 @@ impl Drop for Cleanup {
                 delete_group(&mut conn, &self.group)
             }));
         }
-        cancel_jobs(&self.prefix);
-        delete_topics(&TOPICS.map(String::from));
     }
-}
-
-/// The states of the jobs called `name`, newest first.
-fn job_states(name: &str) -> Vec<String> {
-    let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).unwrap_or(Value::Null);
-    let mut jobs: Vec<(i64, String)> = v["jobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|j| j["name"] == name)
-        .map(|j| {
-            (
-                j["start-time"].as_i64().unwrap_or(0),
-                j["state"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    jobs.sort_by_key(|j| std::cmp::Reverse(j.0));
-    jobs.into_iter().map(|j| j.1).collect()
 }
 
 fn running(name: &str) -> bool {
@@ -111,14 +82,6 @@ fn records(topic: &str) -> i64 {
         .unwrap_or(-1)
 }
 
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ok() {
-        assert!(start.elapsed() < timeout, "{what}: not after {timeout:?}");
-        std::thread::sleep(Duration::from_secs(2));
-    }
-}
-
 fn table<'a>(check: &'a Value, blue: &str) -> &'a Value {
     check["tables"]
         .as_array()
@@ -135,69 +98,45 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
     }
     let pid = std::process::id();
     let prefix = format!("e2erel{pid:x}");
+    let e = E2e::git(
+        &prefix,
+        &[
+            (
+                "sources/rc/src_orders/sql-scripts/ddl.src_rc_orders.sql",
+                &kafka_ddl("src_rc_orders", ORDER_COLUMNS),
+            ),
+            (
+                "intermediates/rc/int_orders/sql-scripts/ddl.int_rc_orders.sql",
+                &kafka_ddl("int_rc_orders", ORDER_COLUMNS),
+            ),
+            (
+                ORDERS_DML,
+                "INSERT INTO int_rc_orders\nSELECT id, k, x FROM src_rc_orders WHERE x >= 0;\n",
+            ),
+            (
+                "intermediates/rc/int_totals/sql-scripts/ddl.int_rc_totals.sql",
+                TOTALS_DDL,
+            ),
+            (
+                TOTALS_DML,
+                "INSERT INTO int_rc_totals\nSELECT k, SUM(x) AS total, COUNT(*) AS n\nFROM int_rc_orders\nGROUP BY k;\n",
+            ),
+        ],
+    )
+    .topics(&TOPICS);
     let mut cleanup = Cleanup {
-        prefix: prefix.clone(),
         group: format!("fp-e2e-release-{pid:x}"),
         consumer: None,
     };
-    let repo = Repo::new(crate::support::project(&[
-        (
-            "sources/rc/src_orders/sql-scripts/ddl.src_rc_orders.sql",
-            &kafka_with("src_rc_orders", ORDER_COLUMNS),
-        ),
-        (
-            "intermediates/rc/int_orders/sql-scripts/ddl.int_rc_orders.sql",
-            &kafka_with("int_rc_orders", ORDER_COLUMNS),
-        ),
-        (
-            ORDERS_DML,
-            "INSERT INTO int_rc_orders\nSELECT id, k, x FROM src_rc_orders WHERE x >= 0;\n",
-        ),
-        (
-            "intermediates/rc/int_totals/sql-scripts/ddl.int_rc_totals.sql",
-            TOTALS_DDL,
-        ),
-        (
-            TOTALS_DML,
-            "INSERT INTO int_rc_totals\nSELECT k, SUM(x) AS total, COUNT(*) AS n\nFROM int_rc_orders\nGROUP BY k;\n",
-        ),
-    ]));
-    let config = repo.root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
-    )
-    .unwrap();
-    let pipelines = repo.pipelines.to_str().unwrap().to_string();
-    let run = |args: &[&str]| -> Outcome {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .current_dir(&repo.root)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
+    let repo = e.repo();
+    let pipelines = e.p();
+    let run = |args: &[&str]| e.run(args);
     let ok = |args: &[&str]| -> String {
         let o = run(args);
         let o = o.success();
         o.stdout_raw()
     };
-    let json = |o: &Outcome| -> Value {
-        serde_json::from_str(&o.stdout_raw()).unwrap_or_else(|e| {
-            panic!(
-                "not JSON ({e}); exit {:?}\n{}\n{}",
-                o.output.status.code(),
-                o.stdout_raw(),
-                o.stderr_raw()
-            )
-        })
-    };
-    let dml = |table: &str| format!("{prefix}-rc-dml-{}", table.replace('_', "-"));
+    let dml = |table: &str| e.dml("rc", table);
 
     // ---- 1. blue: twelve orders over three keys, deployed; rows flow to the totals ------------
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -205,8 +144,6 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
         .build()
         .unwrap();
     let admin = KafkaAdmin::new(KAFKA);
-    let topics: Vec<String> = TOPICS.iter().map(|t| t.to_string()).collect();
-    rt.block_on(admin.recreate(&topics)).unwrap();
     let orders: Vec<Vec<u8>> = (1..=12)
         .map(|i| {
             format!(
@@ -223,7 +160,7 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
         assert!(start.elapsed() < Duration::from_secs(20), "{e}");
         std::thread::sleep(Duration::from_millis(500));
     }
-    ok(&["pipeline", "deploy", &pipelines, "--dir", "pipelines"]);
+    ok(&["pipeline", "deploy", pipelines, "--dir", "pipelines"]);
     for t in ["int_rc_orders", "int_rc_totals"] {
         assert!(running(&dml(t)), "{t}: {:?}", job_states(&dml(t)));
     }
@@ -239,17 +176,14 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
         s.replace("SUM(x) AS total", "SUM(x) * 2 AS total")
     });
     repo.commit("double the totals", T_CHANGE);
-    let o = run(&[
-        "--output",
-        "json",
+    let (bg, _) = e.json(&[
         "pipeline",
         "blue-green",
-        &pipelines,
+        pipelines,
         "--since",
         "HEAD~1",
         "--apply",
     ]);
-    let bg = json(&o);
     assert_eq!(bg["applied"], true, "{bg:#}");
     let mut green: Vec<&str> = bg["green"]
         .as_array()
@@ -260,7 +194,7 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
     green.sort();
     assert_eq!(green, ["int_rc_orders_v2", "int_rc_totals_v2"], "{bg:#}");
     repo.commit("version the impacted tables", T_CHANGE + 60);
-    ok(&["pipeline", "deploy", &pipelines, "--blue-green"]);
+    ok(&["pipeline", "deploy", pipelines, "--blue-green"]);
     for t in ["int_rc_orders_v2", "int_rc_totals_v2"] {
         assert!(running(&dml(t)), "{t}: {:?}", job_states(&dml(t)));
     }
@@ -270,12 +204,12 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
 
     // ---- 3. release-check: the declared difference on exactly the totals, the parent the same --
     let check = |expect: bool| {
-        let mut args = vec!["--output", "json", "pipeline", "release-check", &pipelines];
+        let mut args = vec!["pipeline", "release-check", pipelines];
         if expect {
             args.extend(["--expect-diff", "int_rc_totals.total"]);
         }
-        let o = run(&args);
-        (json(&o), o.output.status.code())
+        let (v, o) = e.json(&args);
+        (v, o.output.status.code())
     };
     // Green catches up from the earliest offsets: until then its totals are partial sums.
     let start = Instant::now();
@@ -366,7 +300,7 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
     let o = run(&[
         "pipeline",
         "decommission",
-        &pipelines,
+        pipelines,
         "--delete",
         "--no-ack",
     ]);
@@ -411,7 +345,7 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
     }
 
     // ---- 5. green is not trusted: roll back; blue runs on, green is gone ------------------------
-    let text = ok(&["pipeline", "rollback", &pipelines, "--delete", "--no-ack"]);
+    let text = ok(&["pipeline", "rollback", pipelines, "--delete", "--no-ack"]);
     assert!(text.contains("git restore --source="), "{text}");
     for t in ["int_rc_orders", "int_rc_totals"] {
         assert!(
@@ -445,4 +379,5 @@ fn release_check_a_consumer_group_blocking_decommission_and_rollback_on_a_real_f
         "children first: {acted:?}"
     );
     drop(cleanup);
+    drop(e);
 }

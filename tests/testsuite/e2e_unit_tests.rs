@@ -4,9 +4,9 @@
 //! nothing a run created is left behind; the integration test of a three-table subgraph (a source, a
 //! CTAS, an aggregate) passes and a wrong expectation fails. Skips without the stack, like `e2e_gateway`.
 
+use crate::support::e2e::E2e;
 use crate::support::our_fixture;
 use crate::support::stack::{JOBMANAGER, gateway_config, stack_available};
-use crate::support::test::Outcome;
 use serde_json::Value;
 use std::process::Command;
 
@@ -38,23 +38,12 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
         return;
     }
     let prefix = format!("e2eut{}", std::process::id() % 100_000);
-    let (tmp, pipelines) = our_fixture();
-    let config = tmp.path().join("config.yaml");
-    std::fs::write(&config, gateway_config(&prefix)).unwrap();
-    let run = |args: &[&str]| {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
-    let p = pipelines.to_str().unwrap();
+    let e = E2e::copy(&prefix, our_fixture());
+    let run = |args: &[&str]| e.run(args);
+    let p = e.p();
 
     // 1. Every suite of the fixtures, with one summary.
-    let junit = tmp.path().join("junit.xml");
+    let junit = e.root.join("junit.xml");
     let o = run(&[
         "--output",
         "json",
@@ -89,7 +78,7 @@ fn fixtures_suites_pass_and_a_wrong_expectation_fails_on_a_real_flink() {
     );
 
     // 2. A wrong expectation fails with the key, the expected row and the actual one.
-    let expected = pipelines.join(
+    let expected = e.pipelines.join(
         "intermediates/inventory/int_stock_levels/tests/expected_int_inventory_stock_levels_1.csv",
     );
     let csv = std::fs::read_to_string(&expected).unwrap();
@@ -121,20 +110,9 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
         return;
     }
     let prefix = format!("e2eit{}", std::process::id() % 100_000);
-    let (tmp, pipelines) = our_fixture();
-    let config = tmp.path().join("config.yaml");
-    std::fs::write(&config, gateway_config(&prefix)).unwrap();
-    let run = |args: &[&str]| {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
-    let p = pipelines.to_str().unwrap();
+    let e = E2e::copy(&prefix, our_fixture());
+    let run = |args: &[&str]| e.run(args);
+    let p = e.p();
     let sink = "int_inventory_stock_levels";
     // src_inventory_stock_movements → int_inventory_movements_typed (a CTAS) → the sink.
     let o = run(&["project", "init-integration-tests", "--table-name", sink, p]);
@@ -154,12 +132,12 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     }
 
     // 2. Filled in: PASS (the sale of row 2 made negative by the CTAS, one movement per key).
-    let expected = pipelines.join(
+    let expected = e.pipelines.join(
         "intermediates/inventory/int_stock_levels/tests/integration/expected_int_inventory_stock_levels_1.csv",
     );
     let good = "sku_id,warehouse_id,on_hand,movements,last_movement_at\n1,1,-10,1,2025-01-01 10:01:00\n2,2,-9,1,2025-01-01 10:02:00\n3,3,-8,1,2025-01-01 10:03:00\n";
     std::fs::write(&expected, good).unwrap();
-    let junit = tmp.path().join("it-junit.xml");
+    let junit = e.root.join("it-junit.xml");
     let o = run(&[
         "--output",
         "json",
@@ -200,7 +178,7 @@ fn a_three_table_subgraph_passes_and_a_wrong_expectation_fails_on_a_real_flink()
     ]);
     o.success();
     std::fs::write(
-        pipelines
+        e.pipelines
             .join("views/sales/mv_top_stores/tests/integration/expected_sales_mv_top_stores_1.csv"),
         "region,store_rank,store_id,store_name,revenue\nregion_2,1,2,store_name_2,20.5\n",
     )
@@ -244,19 +222,13 @@ fn no_rows_expected_passes_the_same_on_every_run_on_a_real_flink() {
         return;
     }
     let prefix = format!("e2enr{}", std::process::id() % 100_000);
-    let (tmp, pipelines) = our_fixture();
-    let config = tmp.path().join("config.yaml");
     // Its own unit-test suffix, so its tables and topics (`<table>_nr`) are not the fixtures
     // suites' (`<table>_ut`), which run beside it on the same Kafka with other input rows.
-    std::fs::write(
-        &config,
-        format!(
-            "app:\n  post_fix_unit_test: _nr\n{}",
-            gateway_config(&prefix)
-        ),
-    )
-    .unwrap();
-    let tests = pipelines.join("intermediates/sales/int_web_orders/tests");
+    let e = E2e::copy(&prefix, our_fixture()).config(&format!(
+        "app:\n  post_fix_unit_test: _nr\n{}",
+        gateway_config(&prefix)
+    ));
+    let tests = e.pipelines.join("intermediates/sales/int_web_orders/tests");
     let inputs = tests.join("insert_int_sales_paid_orders_1.csv");
     let csv = std::fs::read_to_string(&inputs).unwrap();
     std::fs::write(
@@ -271,24 +243,17 @@ fn no_rows_expected_passes_the_same_on_every_run_on_a_real_flink() {
         let header = text.lines().find(|l| !l.starts_with('#')).unwrap();
         std::fs::write(&f, format!("{header}\n")).unwrap();
     }
-    let p = pipelines.to_str().unwrap();
+    let p = e.p();
     let mut reports = Vec::new();
     for _ in 0..3 {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args([
-                "--output",
-                "json",
-                "table",
-                "run-unit-tests",
-                "int_sales_web_orders",
-                p,
-            ])
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        let o = Outcome::of("run-unit-tests int_sales_web_orders", o, None);
+        let o = e.run(&[
+            "--output",
+            "json",
+            "table",
+            "run-unit-tests",
+            "int_sales_web_orders",
+            p,
+        ]);
         let out = o.stdout_raw();
         let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
         let outputs: Vec<(String, String, u64, u64)> = v["suites"][0]["cases"][0]["outputs"]

@@ -17,66 +17,21 @@
 //! the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required cargo test --test
 //! testsuite e2e_upgrade`.
 
-use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::test::Outcome;
+use crate::support::e2e::E2e;
+use crate::support::repo::T_CHANGE;
 use flinkpipe::target::kafka::KafkaAdmin;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::support::stack::{
-    GATEWAY, JOBMANAGER, KAFKA, cancel_jobs, delete_topics, http_get, stack_available,
-};
+use crate::support::stack::{JOBMANAGER, KAFKA, http_get, job_of, kafka_ddl, stack_available};
 const TOPICS: [&str; 3] = ["src_up_orders", "int_up_totals", "int_up_clean"];
 const TOTALS_DML: &str = "intermediates/up/int_totals/sql-scripts/dml.int_up_totals.sql";
 const CLEAN_DML: &str = "intermediates/up/int_clean/sql-scripts/dml.int_up_clean.sql";
 
-/// Whatever happened: this run's jobs are cancelled and its topics deleted.
-struct Cleanup {
-    prefix: String,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        cancel_jobs(&self.prefix);
-        delete_topics(&TOPICS.map(String::from));
-    }
-}
-
-/// Jobs whose name starts with `prefix`: (jid, name, state), newest first.
-fn jobs(prefix: &str) -> Vec<(String, String, String)> {
-    let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).unwrap_or(Value::Null);
-    let mut out: Vec<(i64, String, String, String)> = v["jobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|j| j["name"].as_str().is_some_and(|n| n.starts_with(prefix)))
-        .map(|j| {
-            (
-                j["start-time"].as_i64().unwrap_or(0),
-                j["jid"].as_str().unwrap_or("").to_string(),
-                j["name"].as_str().unwrap_or("").to_string(),
-                j["state"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    out.sort_by_key(|j| std::cmp::Reverse(j.0));
-    out.into_iter().map(|(_, j, n, s)| (j, n, s)).collect()
-}
-
 /// The newest job of statement `name`: (jid, state).
 fn newest(name: &str) -> (String, String) {
-    jobs(name)
-        .into_iter()
-        .find(|j| j.1 == name)
-        .map(|(j, _, s)| (j, s))
-        .unwrap_or_else(|| panic!("no job {name}"))
-}
-
-fn kafka_with(name: &str, columns: &str) -> String {
-    format!(
-        "CREATE TABLE IF NOT EXISTS {name} (\n{columns}\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{name}',\n  'properties.bootstrap.servers' = '{KAFKA}',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
-    )
+    job_of(name).unwrap_or_else(|| panic!("no job {name}"))
 }
 
 const ORDER_COLUMNS: &str = "  id BIGINT,\n  k STRING,\n  x BIGINT";
@@ -112,69 +67,40 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     }
     let pid = std::process::id();
     let prefix = format!("e2eup{pid:x}");
-    let _cleanup = Cleanup {
-        prefix: prefix.clone(),
-    };
-    let repo = Repo::new(crate::support::project(&[
-        (
-            "sources/up/src_orders/sql-scripts/ddl.src_up_orders.sql",
-            &kafka_with("src_up_orders", ORDER_COLUMNS),
-        ),
-        (
-            "intermediates/up/int_totals/sql-scripts/ddl.int_up_totals.sql",
-            TOTALS_DDL,
-        ),
-        (
-            TOTALS_DML,
-            "INSERT INTO int_up_totals\nSELECT k, SUM(x), COUNT(*), CAST(0 AS BIGINT)\nFROM src_up_orders\nGROUP BY k;\n",
-        ),
-        (
-            "intermediates/up/int_clean/sql-scripts/ddl.int_up_clean.sql",
-            &kafka_with("int_up_clean", ORDER_COLUMNS),
-        ),
-        (
-            CLEAN_DML,
-            "INSERT INTO int_up_clean\nSELECT id, k, x FROM src_up_orders WHERE x >= 0;\n",
-        ),
-    ]));
-    let config = repo.root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
+    let e = E2e::git(
+        &prefix,
+        &[
+            (
+                "sources/up/src_orders/sql-scripts/ddl.src_up_orders.sql",
+                &kafka_ddl("src_up_orders", ORDER_COLUMNS),
+            ),
+            (
+                "intermediates/up/int_totals/sql-scripts/ddl.int_up_totals.sql",
+                TOTALS_DDL,
+            ),
+            (
+                TOTALS_DML,
+                "INSERT INTO int_up_totals\nSELECT k, SUM(x), COUNT(*), CAST(0 AS BIGINT)\nFROM src_up_orders\nGROUP BY k;\n",
+            ),
+            (
+                "intermediates/up/int_clean/sql-scripts/ddl.int_up_clean.sql",
+                &kafka_ddl("int_up_clean", ORDER_COLUMNS),
+            ),
+            (
+                CLEAN_DML,
+                "INSERT INTO int_up_clean\nSELECT id, k, x FROM src_up_orders WHERE x >= 0;\n",
+            ),
+        ],
     )
-    .unwrap();
-    let pipelines = repo.pipelines.to_str().unwrap().to_string();
-    let run = |args: &[&str]| -> Outcome {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .current_dir(&repo.root)
-            .env_remove("PIPELINES")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        Outcome::of(&args.join(" "), o, None)
-    };
-    let json = |args: &[&str]| -> Value {
-        let mut all = vec!["--output", "json"];
-        all.extend_from_slice(args);
-        let o = run(&all);
-        serde_json::from_str(&o.stdout_raw()).unwrap_or_else(|e| {
-            panic!(
-                "flinkpipe {args:?}: not JSON ({e}); exit {:?}\n{}\n{}",
-                o.output.status.code(),
-                o.stdout_raw(),
-                o.stderr_raw()
-            )
-        })
-    };
-    let dml = |table: &str| format!("{prefix}-up-dml-{}", table.replace('_', "-"));
+    .topics(&TOPICS);
+    let repo = e.repo();
+    let pipelines = e.p();
+    let run = |args: &[&str]| e.run(args);
+    let json = |args: &[&str]| -> Value { e.json(args).0 };
+    let dml = |table: &str| e.dml("up", table);
     let (totals, clean) = (dml("int_up_totals"), dml("int_up_clean"));
     let deploy = |table: &str, dry: bool| -> Value {
-        let mut args = vec!["pipeline", "deploy", &pipelines, "--table-name", table];
+        let mut args = vec!["pipeline", "deploy", pipelines, "--table-name", table];
         if dry {
             args.push("--dry-run");
         }
@@ -212,7 +138,7 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
             .unwrap_or_else(|| panic!("{table}: {report:#}"))
     };
     let rows = |table: &str| -> Vec<Value> {
-        let v = json(&["table", "preview", table, &pipelines]);
+        let v = json(&["table", "preview", table, pipelines]);
         v["rows"]
             .as_array()
             .unwrap_or_else(|| panic!("{v:#}"))
@@ -253,12 +179,10 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
             std::thread::sleep(Duration::from_millis(500));
         }
     };
-    let topics: Vec<String> = TOPICS.iter().map(|t| t.to_string()).collect();
-    rt.block_on(admin.recreate(&topics)).unwrap();
 
     // ---- 1. six orders, deployed: the totals count them ---------------------------------------
     produce(1, 6);
-    let first = json(&["pipeline", "deploy", &pipelines, "--dir", "pipelines"]);
+    let first = json(&["pipeline", "deploy", pipelines, "--dir", "pipelines"]);
     assert_eq!(first["success"], true, "{first:#}");
     wait("the first six orders counted", &|| {
         totals_now() == expected_totals(6)
@@ -275,7 +199,7 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
         )
     });
     repo.commit("name the totals' columns", T_CHANGE);
-    let check = json(&["pipeline", "upgrade-check", &pipelines, "--since", "HEAD~1"]);
+    let check = json(&["pipeline", "upgrade-check", pipelines, "--since", "HEAD~1"]);
     assert_eq!(
         check["statements"][0]["verdict"], "state-compatible",
         "{check:#}"
@@ -286,7 +210,7 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     let args = [
         "pipeline",
         "build-execution-plan",
-        &pipelines,
+        pipelines,
         "--table-name",
         "int_up_totals",
     ];
@@ -344,7 +268,7 @@ fn state_compatible_changes_upgrade_in_place_and_stateless_ones_restart_from_off
     let plan = json(&[
         "pipeline",
         "build-execution-plan",
-        &pipelines,
+        pipelines,
         "--table-name",
         "int_up_clean",
     ]);

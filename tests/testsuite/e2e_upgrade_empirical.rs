@@ -18,10 +18,9 @@
 //! the stack's lock: `flock /tmp/flinkpipe-stack.lock env FLINKPIPE_E2E=required cargo test --test
 //! testsuite e2e_upgrade_empirical`.
 
-use crate::support::repo::{Repo, T_CHANGE};
-use crate::support::stack::{GATEWAY, JOBMANAGER, http_get, stack_available};
-use crate::support::{stderr, stdout};
-use serde_json::Value;
+use crate::support::e2e::E2e;
+use crate::support::repo::T_CHANGE;
+use crate::support::stack::{jobs, stack_available};
 
 const DML: &str = "facts/em/fct_totals/sql-scripts/dml.fct_em_totals.sql";
 const SRC_DDL: &str = "CREATE TABLE IF NOT EXISTS src_em_orders (\n  id BIGINT,\n  store_id INT,\n  amount BIGINT\n) WITH (\n  'connector' = 'kafka',\n  'topic' = 'src_em_orders',\n  'properties.bootstrap.servers' = '127.0.0.1:9092',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n";
@@ -33,19 +32,10 @@ const EXPECTED: &str = "store_id,total\n1,42\n2,63\n";
 
 /// Jobs of this run that are not over.
 fn live_jobs(prefix: &str) -> Vec<String> {
-    let v = http_get(&format!("{JOBMANAGER}/jobs/overview")).unwrap_or(Value::Null);
-    v["jobs"]
-        .as_array()
+    jobs()
         .into_iter()
-        .flatten()
-        .filter(|j| {
-            j["name"].as_str().is_some_and(|n| n.starts_with(prefix))
-                && !matches!(
-                    j["state"].as_str(),
-                    Some("FINISHED" | "FAILED" | "CANCELED")
-                )
-        })
-        .map(|j| j["name"].as_str().unwrap_or("").to_string())
+        .filter(|j| j.name.starts_with(prefix) && !j.is_over())
+        .map(|j| j.name)
         .collect()
 }
 
@@ -57,63 +47,39 @@ fn empirical_restores_prove_compatible_semantics_changed_and_incompatible_change
     }
     let prefix = format!("e2eem{:x}", std::process::id());
     let tests = "facts/em/fct_totals/tests";
-    let repo = Repo::new(crate::support::project(&[
-        (
-            "sources/em/src_orders/sql-scripts/ddl.src_em_orders.sql",
-            SRC_DDL,
-        ),
-        (
-            "facts/em/fct_totals/sql-scripts/ddl.fct_em_totals.sql",
-            TOTALS_DDL,
-        ),
-        (DML, TOTALS_DML),
-        (&format!("{tests}/test_definitions.yaml"), DEFINITIONS),
-        (
-            &format!("{tests}/ddl_src_em_orders.sql"),
-            &SRC_DDL.replace("src_em_orders (", "src_em_orders_ut ("),
-        ),
-        (&format!("{tests}/insert_src_em_orders_1.csv"), ORDERS),
-        (&format!("{tests}/expected_fct_em_totals_1.csv"), EXPECTED),
-    ]));
-    let config = repo.root.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "flinkpipe:\n  statement_prefix: {prefix}\n  gateway:\n    url: {GATEWAY}\n    jobmanager_url: {JOBMANAGER}\n"
-        ),
-    )
-    .unwrap();
-    let pipelines = repo.pipelines.to_str().unwrap().to_string();
-    let check = || -> (Value, std::process::Output) {
-        let o = crate::support::command()
-            .arg("--config")
-            .arg(&config)
-            .args([
-                "--output",
-                "json",
-                "pipeline",
-                "upgrade-check",
-                &pipelines,
-                "--since",
-                "HEAD~1",
-                "--empirical",
-                "--timeout",
-                "180",
-            ])
-            .current_dir(&repo.root)
-            .env_remove("PIPELINES")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| {
-            panic!(
-                "not JSON ({e}); exit {:?}\n{}\n{}",
-                o.status.code(),
-                stdout(&o),
-                stderr(&o)
-            )
-        });
-        (v, o)
+    let e = E2e::git(
+        &prefix,
+        &[
+            (
+                "sources/em/src_orders/sql-scripts/ddl.src_em_orders.sql",
+                SRC_DDL,
+            ),
+            (
+                "facts/em/fct_totals/sql-scripts/ddl.fct_em_totals.sql",
+                TOTALS_DDL,
+            ),
+            (DML, TOTALS_DML),
+            (&format!("{tests}/test_definitions.yaml"), DEFINITIONS),
+            (
+                &format!("{tests}/ddl_src_em_orders.sql"),
+                &SRC_DDL.replace("src_em_orders (", "src_em_orders_ut ("),
+            ),
+            (&format!("{tests}/insert_src_em_orders_1.csv"), ORDERS),
+            (&format!("{tests}/expected_fct_em_totals_1.csv"), EXPECTED),
+        ],
+    );
+    let repo = e.repo();
+    let check = || {
+        e.json(&[
+            "pipeline",
+            "upgrade-check",
+            e.p(),
+            "--since",
+            "HEAD~1",
+            "--empirical",
+            "--timeout",
+            "180",
+        ])
     };
     let steps: [(&str, &str, &str, &str, bool); 4] = [
         (
@@ -155,7 +121,12 @@ fn empirical_restores_prove_compatible_semantics_changed_and_incompatible_change
             started.elapsed().as_secs_f64(),
             v["statements"][0]["empirical"]
         );
-        assert_eq!(o.status.success(), in_place, "{v:#}\n{}", stderr(&o));
+        assert_eq!(
+            o.output.status.success(),
+            in_place,
+            "{v:#}\n{}",
+            o.stderr_raw()
+        );
         let s = &v["statements"][0];
         assert_eq!(s["verdict"], verdict, "{v:#}");
         assert_eq!(s["tier"], "empirical", "{v:#}");

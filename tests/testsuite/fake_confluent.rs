@@ -421,6 +421,15 @@ impl FakeConfluent {
         Self::start_with(FakeOptions::default())
     }
 
+    /// A fake with the default pool ([`DEFAULT_POOL`], display name `default`, 50 CFU, none in
+    /// use: the `flink.compute_pool_id` of [`crate::support::test::confluent_config`]) on its
+    /// control plane.
+    pub fn with_default_pool() -> Self {
+        let f = Self::start();
+        f.add_pool(DEFAULT_POOL, "default", 50, 0);
+        f
+    }
+
     /// Starts a fake on 127.0.0.1 with an ephemeral port, on its own thread.
     pub fn start_with(options: FakeOptions) -> Self {
         let state = Arc::new(Mutex::new(State::default()));
@@ -524,6 +533,21 @@ impl FakeConfluent {
     /// Names of statements that were actually created, in creation order.
     pub fn created(&self) -> Vec<String> {
         self.state.lock().unwrap().order.clone()
+    }
+
+    /// The query statements created (`sql query`, `table preview`, live tests: names holding
+    /// `-query-`), in creation order.
+    pub fn queries(&self) -> Vec<String> {
+        self.created()
+            .into_iter()
+            .filter(|n| n.contains("-query-"))
+            .collect()
+    }
+
+    /// Whether statement `name` was deleted: a DELETE was sent and it is gone or DELETING (the
+    /// fake shows DELETING until the next read).
+    pub fn was_deleted(&self, name: &str) -> bool {
+        self.deletes().iter().any(|d| d == name) && self.phase(name).is_none_or(|p| p == "DELETING")
     }
 
     /// DELETE paths requested.

@@ -5,6 +5,7 @@
 
 use crate::fake_confluent::{FakeConfluent, QueryScript};
 use crate::support::Test;
+use crate::support::confluent::stock_levels;
 use crate::support::test::Outcome;
 use flinkpipe::config::Config;
 use flinkpipe::project::LoadOptions;
@@ -316,45 +317,30 @@ fn bad_definitions_are_refused_with_file_and_line_before_anything_runs() {
 
 /// The sink as Confluent sends it: an upsert changelog with one update.
 fn levels_script() -> QueryScript {
-    let ty = |t: &str| json!({"type": t, "nullable": true});
-    QueryScript {
-        columns: json!([
-            {"name": "sku_id", "type": ty("INTEGER")},
-            {"name": "warehouse_id", "type": ty("INTEGER")},
-            {"name": "on_hand", "type": ty("BIGINT")},
-            {"name": "movements", "type": ty("BIGINT")},
-            {"name": "last_movement_at", "type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3}},
-        ]),
-        upsert_columns: Some(vec![0, 1]),
-        pages: vec![vec![
-            (
-                None,
-                json!(["1", "1", "-10", "1", "2025-01-01 10:01:00.000"]),
-            ),
-            (
-                None,
-                json!(["2", "2", "-9", "1", "2025-01-01 10:02:00.000"]),
-            ),
-            (
-                Some(1),
-                json!(["3", "3", "-8", "1", "2025-01-01 10:03:00.000"]),
-            ),
-            (
-                Some(2),
-                json!(["3", "3", "-8", "1", "2025-01-01 10:03:00.000"]),
-            ),
-        ]],
-        bounded: true,
-        ..QueryScript::default()
-    }
+    stock_levels(vec![vec![
+        (
+            None,
+            json!(["1", "1", "-10", "1", "2025-01-01 10:01:00.000"]),
+        ),
+        (
+            None,
+            json!(["2", "2", "-9", "1", "2025-01-01 10:02:00.000"]),
+        ),
+        (
+            Some(1),
+            json!(["3", "3", "-8", "1", "2025-01-01 10:03:00.000"]),
+        ),
+        (
+            Some(2),
+            json!(["3", "3", "-8", "1", "2025-01-01 10:03:00.000"]),
+        ),
+    ]])
 }
 
 #[test]
 fn a_run_on_confluent_passes_and_leaves_nothing_behind() {
     let fake = FakeConfluent::start();
-    let t = Test::fixture()
-        .confluent(&fake)
-        .config_append("  catalog_name: my-env\n  database_name: my-cluster\n");
+    let t = Test::fixture().confluent(&fake).flink_catalog();
     let pipelines = t.pipelines.clone();
     init(&t, "int_inventory_stock_levels").success();
     std::fs::write(

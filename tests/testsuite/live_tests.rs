@@ -6,6 +6,7 @@
 
 use crate::fake_confluent::{FakeConfluent, QueryScript};
 use crate::support::Test;
+use crate::support::confluent::col;
 use serde_json::{Value, json};
 
 const TABLE: &str = "c360_fct_customer_orders";
@@ -28,10 +29,6 @@ fn project(fake: &FakeConfluent, tests: &str) -> Test {
     Test::fixture()
         .confluent(fake)
         .file(TESTS_FILE.strip_prefix("pipelines/").unwrap(), tests)
-}
-
-fn col(name: &str, t: &str) -> Value {
-    json!({"name": name, "type": {"type": t, "nullable": true}})
 }
 
 fn script(rows: &[Value]) -> QueryScript {
@@ -66,11 +63,7 @@ fn iso(stamp: &str) -> String {
 /// Every query statement created was deleted, and there was at least one.
 fn queries_deleted(fake: &FakeConfluent) -> usize {
     let deleted = fake.deletes();
-    let queries: Vec<String> = fake
-        .created()
-        .into_iter()
-        .filter(|n| n.contains("-query-"))
-        .collect();
+    let queries = fake.queries();
     for q in &queries {
         assert!(deleted.contains(q), "{q} not deleted: {deleted:?}");
         assert!(

@@ -5,11 +5,8 @@
 
 use crate::fake_confluent::{FakeConfluent, QueryScript};
 use crate::support::Test;
+use crate::support::confluent::col;
 use serde_json::{Value, json};
-
-fn col(name: &str, t: &str) -> Value {
-    json!({"name": name, "type": {"type": t, "nullable": true}})
-}
 
 /// A per-store count that is updated: two keys, one update pair, then an upsert without -U.
 fn counts() -> QueryScript {
@@ -40,16 +37,8 @@ fn counts() -> QueryScript {
 
 /// Every query statement was deleted (the fake shows DELETING until the next read).
 fn queries_deleted(fake: &FakeConfluent) -> bool {
-    let deleted = fake.deletes();
-    let queries: Vec<String> = fake
-        .created()
-        .into_iter()
-        .filter(|n| n.contains("-query-"))
-        .collect();
-    !queries.is_empty()
-        && queries
-            .iter()
-            .all(|q| deleted.contains(q) && fake.phase(q).is_none_or(|p| p == "DELETING"))
+    let queries = fake.queries();
+    !queries.is_empty() && queries.iter().all(|q| fake.was_deleted(q))
 }
 
 #[test]

@@ -444,8 +444,7 @@ fn confluent_project() -> Test {
 #[test]
 fn get_statement_list_gives_phase_owner_and_age_of_every_statement_on_a_pool() {
     let t = confluent_project();
-    let fake = FakeConfluent::start();
-    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let fake = FakeConfluent::with_default_pool();
     let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
@@ -840,8 +839,7 @@ forms:
 #[test]
 fn a_shift_left_makefile_runs_unchanged_with_flinkpipe() {
     let t = confluent_project();
-    let fake = FakeConfluent::start();
-    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let fake = FakeConfluent::with_default_pool();
     let bin = env!("CARGO_BIN_EXE_flinkpipe");
     // The only change: the program's name.
     let makefile = SHIFT_LEFT_MAKEFILE.replace("shift_left ", &format!("{bin} "));
@@ -981,8 +979,7 @@ fn deploy_version_deploys_the_tables_recorded_at_that_version() {
     "reason": "logic change"}], "decommissioned": []}]}
 "#,
         );
-    let fake = FakeConfluent::start();
-    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let fake = FakeConfluent::with_default_pool();
     let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--version", "_v2"],
@@ -1247,8 +1244,7 @@ fn assess_and_delete_unused_tables_read_what_runs_and_never_drop_a_used_or_sink_
     let t = Test::fixture().config(&format!(
         "kafka:\n  cluster_type: dev\n  cluster_id: {KAFKA_CLUSTER}\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\nflinkpipe:\n  sink_tables: [c360_mv_customer_360]\n"
     ));
-    let fake = FakeConfluent::start();
-    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let fake = FakeConfluent::with_default_pool();
     let o = t.cmd_on(
         &fake,
         &["pipeline", "deploy", "pipelines", "--table-name", TABLE],
@@ -1434,8 +1430,7 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
     let t = Test::fixture().config(&format!(
         "kafka:\n  cluster_type: dev\nconfluent_cloud:\n  organization_id: {ORG}\n  environment_id: {ENV}\n  cloud_provider: aws\n  cloud_region: us-west-2\nflink:\n  compute_pool_id: {DEFAULT_POOL}\n  catalog_name: shop-dev\n  database_name: sales-cluster\n"
     ));
-    let fake = FakeConfluent::start();
-    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let fake = FakeConfluent::with_default_pool();
     let sql = t.root.join("alter.sql");
     std::fs::write(
         &sql,
@@ -1525,8 +1520,7 @@ fn prepare_runs_one_off_sql_in_order_with_the_projects_catalog_and_stops_at_a_fa
 #[test]
 fn healthcheck_running_statements_and_pool_usage_report_the_live_pipeline() {
     let t = confluent_project();
-    let fake = FakeConfluent::start();
-    fake.add_pool(DEFAULT_POOL, "default", 50, 0);
+    let fake = FakeConfluent::with_default_pool();
     fake.add_pool("lfcp-idle", "idle", 10, 0);
     fake.add_pool("lfcp-small", "small", 20, 0);
     let o = t.cmd_on(

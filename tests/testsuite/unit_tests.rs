@@ -5,6 +5,7 @@
 
 use crate::fake_confluent::{FakeConfluent, QueryScript};
 use crate::support::Test;
+use crate::support::confluent::stock_levels;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 fn project(fake: &FakeConfluent) -> Test {
     Test::fixture()
         .confluent(fake)
-        .config_append("  catalog_name: my-env\n  database_name: my-cluster\n")
+        .flink_catalog()
         .pipelines_last()
 }
 
@@ -21,17 +22,9 @@ const LEVELS: &str = "intermediates/inventory/int_stock_levels/tests";
 
 /// The stock-level output as Confluent sends it: an upsert changelog (updates of key (10, 1)).
 fn stock_levels_script() -> QueryScript {
-    let ty = |t: &str| json!({"type": t, "nullable": true});
     QueryScript {
-        columns: json!([
-            {"name": "sku_id", "type": ty("INTEGER")},
-            {"name": "warehouse_id", "type": ty("INTEGER")},
-            {"name": "on_hand", "type": ty("BIGINT")},
-            {"name": "movements", "type": ty("BIGINT")},
-            {"name": "last_movement_at", "type": {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3}},
-        ]),
-        upsert_columns: Some(vec![0, 1]),
-        pages: vec![
+        not_ready_reads: 1,
+        ..stock_levels(vec![
             vec![
                 (
                     None,
@@ -60,10 +53,7 @@ fn stock_levels_script() -> QueryScript {
                     json!(["10", "2", "7", "1", "2025-01-01 10:03:00.000"]),
                 ),
             ],
-        ],
-        bounded: true,
-        not_ready_reads: 1,
-        ..QueryScript::default()
+        ])
     }
 }
 

@@ -141,6 +141,7 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     }
     (tmp, root)
 }
+pub mod confluent;
 pub mod e2e;
 pub mod kafka;
 pub mod repo;

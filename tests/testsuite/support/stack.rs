@@ -85,6 +85,14 @@ pub fn gateway_config(prefix: &str) -> String {
     )
 }
 
+/// The DDL of a Kafka table `name` on the local broker ([`KAFKA`]): topic `name`, JSON, read from the
+/// earliest offset; `columns` its column lines (`"  id BIGINT,\n  k STRING"`).
+pub fn kafka_ddl(name: &str, columns: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {name} (\n{columns}\n) WITH (\n  'connector' = 'kafka',\n  'topic' = '{name}',\n  'properties.bootstrap.servers' = '{KAFKA}',\n  'scan.startup.mode' = 'earliest-offset',\n  'format' = 'json'\n);\n"
+    )
+}
+
 /// A job on the JobManager (`/jobs/overview`).
 #[derive(Clone, Debug)]
 pub struct Job {

@@ -108,6 +108,12 @@ impl Test {
         }
     }
 
+    /// A copy of our example project on the fake `fake`, both planes: [`Test::confluent`] (the
+    /// Flink endpoint and key) and [`Test::cloud_api`] (the Cloud and Metrics APIs, the Cloud key).
+    pub fn confluent_fixture(fake: &FakeConfluent) -> Test {
+        Test::fixture().confluent(fake).cloud_api(fake)
+    }
+
     /// The project of the blue-green runbook: a git repository of the example project (its
     /// baseline committed on `main`) on the fake `fake`, every run ending with the pipelines folder.
     pub fn release_repo(fake: &FakeConfluent) -> Test {
@@ -246,6 +252,12 @@ impl Test {
     /// `SL_FLINK_API_KEY`, `SL_FLINK_API_SECRET`).
     pub fn confluent(self, fake: &FakeConfluent) -> Test {
         self.config(&confluent_config()).envs(flink_env(fake))
+    }
+
+    /// The Flink catalog and database named: `catalog_name: my-env` and `database_name:
+    /// my-cluster` added to the `flink:` section of [`confluent_config`] (after [`Test::confluent`]).
+    pub fn flink_catalog(self) -> Test {
+        self.config_append("  catalog_name: my-env\n  database_name: my-cluster\n")
     }
 
     /// The control plane too: the Cloud API and the Metrics API are the fake's
