@@ -20,7 +20,9 @@ pub enum Health {
     Healthy,
     /// It runs, but the deployed SQL differs from the files.
     Drifted,
-    /// DEGRADED, or PENDING.
+    /// DEGRADED or PENDING; on the SQL Gateway also a running job backpressured high, whose
+    /// checkpointing fails or that restarted recently; a materialized table being created or
+    /// evolved, or whose state could not be read.
     Degraded,
     /// A statement is absent or STOPPED.
     NotRunning,
@@ -155,10 +157,15 @@ pub fn healthcheck(
             table_health(&rows)
         };
         // A materialized table's query runs apart from the statement that created it: its own
-        // phase counts (the creating statement may well have COMPLETED).
+        // phase decides (the creating statement may well have COMPLETED, or been deleted).
         let materialized_problem = materialized.and_then(|m| {
-            let (h, why) = materialized_health(m)?;
-            health = health.max(h);
+            let (h, why) = materialized_health(m);
+            // Drift of its creating statement's SQL still shows on a query that runs.
+            health = if h == Health::Healthy && health == Health::Drifted {
+                Health::Drifted
+            } else {
+                h
+            };
             why
         });
         let pending_records = rows
@@ -320,19 +327,26 @@ fn table_health(rows: &[&status::StatementRow]) -> Health {
 
 /// The verdict of a materialized table from the target's materialized-tables API, with the reason
 /// when it is not healthy: its phase (a query being created or evolved — CREATING, ALTERING, or a
-/// newer version not active yet — is degraded until it runs), not listed → not running. `None`
-/// when the API could not be read (the statements' verdict stands).
-fn materialized_health(m: &status::MaterializedTableRow) -> Option<(Health, Option<String>)> {
+/// newer version not active yet — is degraded until it runs), not listed → not running, the API
+/// not read → degraded (nothing tells that its query runs).
+fn materialized_health(m: &status::MaterializedTableRow) -> (Health, Option<String>) {
     let Some(t) = &m.materialized else {
-        return m.unreadable.is_none().then(|| {
-            (
+        return match &m.unreadable {
+            Some(why) => (
+                Health::Degraded,
+                Some(format!(
+                    "materialized table {}: the materialized-tables API could not be read: {why}",
+                    m.table_name
+                )),
+            ),
+            None => (
                 Health::NotRunning,
                 Some(format!(
                     "materialized table {}: not listed by the target's materialized-tables API",
                     m.table_name
                 )),
-            )
-        });
+            ),
+        };
     };
     let h = match &t.phase {
         None => Health::Degraded,
@@ -355,7 +369,7 @@ fn materialized_health(m: &status::MaterializedTableRow) -> Option<(Health, Opti
             }
         )
     });
-    Some((h, why))
+    (h, why)
 }
 
 /// The statements whose phases tell whether `table` is live. A DDL statement that lives only in a

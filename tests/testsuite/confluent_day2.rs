@@ -651,11 +651,13 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
     };
     assert_eq!(decommissioned(), 0, "the release stays open");
 
-    // Green runs: the blue query is stopped through the API, the table kept.
+    // Green runs: the blue query is stopped through the API, the table kept — after a concurrent
+    // change of the blue table (409 on its resource_version), read again and retried.
     fake.with_materialized(&green, |m| {
         m.phase = "RUNNING".into();
         m.latest_version = 1;
     });
+    fake.with_materialized(MT, |m| m.conflicts = 1);
     let before = fake.requests().len();
     let o = run(&t, &["pipeline", "decommission", "--no-ack"]).success();
     assert!(
@@ -695,13 +697,13 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
         .filter(|r| r.method == "PUT" && r.path.contains("/materialized-tables/"))
         .map(|r| (r.path.clone(), r.body.clone()))
         .collect();
-    assert_eq!(puts.len(), 1, "{puts:#?}");
+    assert_eq!(puts.len(), 2, "a 409, then the retry: {puts:#?}");
     assert!(
         puts[0]
             .0
             .ends_with(&format!("/databases/lkc-fake01/materialized-tables/{MT}"))
     );
-    let body: Value = serde_json::from_str(&puts[0].1).unwrap();
+    let body: Value = serde_json::from_str(&puts[1].1).unwrap();
     assert_eq!(body["spec"]["stopped"], true);
     assert!(body["metadata"]["resource_version"].is_string());
     assert!(

@@ -854,8 +854,6 @@ impl FakeConfluent {
         self.with_stmt(name, |s| s.exceptions.push((class.into(), message.into())));
     }
 
-    /// The next `n` PUTs of `name` meet a concurrent change: the statement's version is bumped just
-    /// before each, so its `resource_version` is stale and the PUT is answered 409.
     /// The materialized table `name`, when a statement made it.
     pub fn materialized(&self, name: &str) -> Option<FakeMaterialized> {
         self.state.lock().unwrap().materialized.get(name).cloned()
@@ -869,6 +867,8 @@ impl FakeConfluent {
             .expect("a materialized table of the fake"));
     }
 
+    /// The next `n` PUTs of `name` meet a concurrent change: the statement's version is bumped just
+    /// before each, so its `resource_version` is stale and the PUT is answered 409.
     pub fn conflict_puts(&self, name: &str, n: u32) {
         self.with_stmt(name, |s| s.conflicts = n);
     }

@@ -168,7 +168,11 @@ fn print_materialized_tables(r: &status::StatusReport) {
                 m.table_name.clone(),
                 state,
                 stopped.to_string(),
-                m.versions.len().to_string(),
+                if m.materialized.is_some() && m.unreadable.is_some() {
+                    "?".to_string()
+                } else {
+                    m.versions.len().to_string()
+                },
                 note,
             ]
         })
