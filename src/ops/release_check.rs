@@ -168,6 +168,12 @@ pub struct TableCheck {
     pub undeclared: Vec<String>,
     /// Why the pair could not be read (verdict `unreadable`): the target's message.
     pub unreadable: Option<String>,
+    /// The green table's state on the target's materialized-tables API, when it is a materialized
+    /// table there (`RUNNING, version 2`): a query not running its active version is not judged
+    /// on its rows (verdict at least `catching-up` while being created or evolved, `unreadable`
+    /// when failed or stopped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub green_materialized: Option<String>,
 }
 
 /// How far each side's writer has got, from its runtime metrics ([`crate::target::metrics`]):
@@ -355,6 +361,7 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
             },
         ));
     }
+    judge_materialized(&project, &c, &rt, &cfg, &mut tables);
     let verdict = tables
         .iter()
         .map(|t| t.verdict)
@@ -375,6 +382,78 @@ pub fn release_check(ctx: &Context, req: &ReleaseCheckRequest) -> Result<Release
         positions_note,
         readers,
     })
+}
+
+/// Green tables that are materialized tables on the target's materialized-tables API (Confluent
+/// Cloud) are judged by it too: rows of a query that does not run its active version say nothing
+/// final. Being created or evolved (CREATING, ALTERING, PENDING, a version being activated) →
+/// at least `catching-up`; FAILED, STOPPED or absent → `unreadable`, with the state. A listing
+/// that fails is said in [`TableCheck::green_materialized`] and changes no verdict.
+fn judge_materialized(
+    project: &crate::project::Project,
+    c: &super::target::Connected,
+    rt: &tokio::runtime::Runtime,
+    cfg: &crate::config::Config,
+    tables: &mut [TableCheck],
+) {
+    use crate::target::materialized::find;
+    let is_mt = |t: &str| {
+        project
+            .inventory
+            .tables
+            .get(t)
+            .is_some_and(|t| t.is_materialized_table())
+    };
+    if !tables.iter().any(|t| is_mt(&t.green_table)) {
+        return;
+    }
+    let listed = match rt.block_on(c.target.materialized_tables()) {
+        Ok(Some(l)) => l,
+        Ok(None) => return,
+        Err(e) => {
+            let why = c.scrubber.scrub(&e.to_string());
+            for t in tables.iter_mut().filter(|t| is_mt(&t.green_table)) {
+                t.green_materialized = Some(format!("not read: {why}"));
+            }
+            return;
+        }
+    };
+    let cluster = crate::target::kafka_rest::cluster_id(cfg);
+    for t in tables.iter_mut().filter(|t| is_mt(&t.green_table)) {
+        let (state, verdict) = match find(&listed, &t.green_table, cluster.as_deref()) {
+            Err(why) => (why, Verdict::Unreadable),
+            Ok(None) => (
+                "not listed by the materialized-tables API".to_string(),
+                Verdict::Unreadable,
+            ),
+            Ok(Some(m)) if m.is_live() => (m.describe(), t.verdict),
+            Ok(Some(m)) => {
+                let settling = m.evolving()
+                    || matches!(
+                        m.phase,
+                        Some(crate::target::Phase::Pending | crate::target::Phase::Running)
+                    );
+                (
+                    m.describe(),
+                    if settling {
+                        Verdict::CatchingUp
+                    } else {
+                        Verdict::Unreadable
+                    },
+                )
+            }
+        };
+        if verdict > t.verdict {
+            t.verdict = verdict;
+            if verdict == Verdict::Unreadable && t.unreadable.is_none() {
+                t.unreadable = Some(format!(
+                    "green materialized table {}: {state}",
+                    t.green_table
+                ));
+            }
+        }
+        t.green_materialized = Some(state);
+    }
 }
 
 /// The statements (jobs) that write the blue and the green table of a pair: those recorded for the
@@ -443,6 +522,7 @@ fn unreadable(blue: &str, green: &str, why: String, positions: Option<Positions>
         positions,
         undeclared: Vec::new(),
         unreadable: Some(why),
+        green_materialized: None,
     }
 }
 
@@ -611,6 +691,7 @@ pub fn compare(
         positions: opts.positions.clone(),
         undeclared,
         unreadable: None,
+        green_materialized: None,
     }
 }
 

@@ -624,6 +624,20 @@ fn materialized_tables_are_seen_through_the_materialized_tables_api() {
         m.phase = "ALTERING".into();
         m.latest_version = 2;
     });
+    // release-check judges the pair by the green table's state too: not final while evolving.
+    let rc = t.cmd(&["--output", "json", "pipeline", "release-check"]);
+    let v = rc.json();
+    let pair = &v["tables"][0];
+    assert_eq!(pair["green_table"], green.as_str(), "{v:#}");
+    assert_eq!(
+        pair["green_materialized"], "ALTERING, version 1 (2 being activated)",
+        "{v:#}"
+    );
+    assert!(
+        pair["verdict"] == "catching-up" || pair["verdict"] == "unreadable",
+        "{v:#}"
+    );
+    rc.code(1);
     let o = run(&t, &["pipeline", "decommission", "--no-ack"]);
     let err = o.stderr();
     o.code(1);
