@@ -661,13 +661,7 @@ fn successors_and_blockers(
                         StatementRole::Declaration => Phase::Completed,
                     },
                     upstream_of: None,
-                    materialized: mts
-                        .green
-                        .get(&t.green_table_name)
-                        .map(|m| GreenMaterialized {
-                            state: m.describe(),
-                            live: m.is_live(),
-                        }),
+                    materialized: mts.green.get(&t.green_table_name).cloned(),
                 })
                 .collect();
             if own.is_empty() {
@@ -751,8 +745,9 @@ fn left_alone_because(
 struct ReleaseMaterialized {
     /// Blue tables the API lists (and no table of the tree is named so).
     blue: BTreeMap<String, crate::target::materialized::MaterializedTable>,
-    /// Green tables the API lists.
-    green: BTreeMap<String, crate::target::materialized::MaterializedTable>,
+    /// Green materialized tables of the tree, as the API tells them (one it does not list, or
+    /// cannot tell apart, is not live).
+    green: BTreeMap<String, GreenMaterialized>,
     /// Blue tables whose materialized table cannot be told apart (several of that name in the
     /// environment, no cluster id known): why.
     unclear: BTreeMap<String, String>,
@@ -794,9 +789,21 @@ fn materialized_of_releases(
     let cluster = crate::target::kafka_rest::cluster_id(cfg);
     for t in tables {
         use crate::target::materialized::find;
-        if let Ok(Some(g)) = find(&listed, &t.green_table_name, cluster.as_deref()) {
-            out.green.insert(t.green_table_name.clone(), g.clone());
-        }
+        let green = match find(&listed, &t.green_table_name, cluster.as_deref()) {
+            Ok(Some(g)) => GreenMaterialized {
+                state: g.describe(),
+                live: g.is_live(),
+            },
+            Ok(None) => GreenMaterialized {
+                state: "not listed by the materialized-tables API".into(),
+                live: false,
+            },
+            Err(why) => GreenMaterialized {
+                state: why,
+                live: false,
+            },
+        };
+        out.green.insert(t.green_table_name.clone(), green);
         if project.inventory.tables.contains_key(&t.blue_table_name) {
             continue;
         }
