@@ -1136,6 +1136,11 @@ fn status_lag_reads_the_metrics_api_with_the_cloud_key() {
         out.contains("Runtime metrics") && out.contains("1200 (last 10 min)"),
         "{out}"
     );
+    // The Metrics API tells no checkpoints or restarts: those columns are left out.
+    assert!(
+        out.contains("backpressure") && !out.contains("checkpoints") && !out.contains("restarts"),
+        "{out}"
+    );
     // Without the Cloud key, --lag says which key it needs.
     let o = run(
         &t,

@@ -122,22 +122,35 @@ fn print_metrics(r: &status::StatusReport, source: &str) {
             row
         })
         .collect();
-    print!(
-        "{}",
-        table(
-            &[
-                "statement",
-                "records in",
-                "records out",
-                "pending",
-                "watermark",
-                "backpressure",
-                "checkpoints",
-                "restarts"
-            ],
-            &rows
-        )
-    );
+    let mut headers = vec![
+        "statement",
+        "records in",
+        "records out",
+        "pending",
+        "watermark",
+        "backpressure",
+        "checkpoints",
+        "restarts",
+    ];
+    // The job's checkpoints and restarts come from the JobManager (SQL Gateway): columns no
+    // statement has a value in (Confluent Cloud's Metrics API) are left out.
+    let job_health = r
+        .statements
+        .iter()
+        .filter_map(|s| s.lag.as_ref())
+        .any(|m| m.checkpoints.is_some() || m.restarts.is_some());
+    let rows = if job_health {
+        rows
+    } else {
+        headers.truncate(6);
+        rows.into_iter()
+            .map(|mut row| {
+                row.truncate(6);
+                row
+            })
+            .collect()
+    };
+    print!("{}", table(&headers, &rows));
 }
 
 /// The materialized tables of the scope as the target's materialized-tables API tells them: phase,
