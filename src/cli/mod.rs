@@ -55,6 +55,30 @@ impl Failure {
             interrupted: false,
         }
     }
+
+    /// A decommission or rollback ended by a signal (exit status 130): `acted` of `total`
+    /// `what` (`statement(s)`, `green statement(s)`) were `verb`-ed, each recorded in the release
+    /// journal of `pipelines`; the release stays open and the same command finishes the work.
+    pub fn release_interrupted(
+        which: ops::signals::Interrupt,
+        acted: usize,
+        total: usize,
+        what: &str,
+        verb: ops::statement::StatementVerb,
+        pipelines: &Path,
+    ) -> Self {
+        Failure {
+            message: format!(
+                "interrupted ({}): {acted} of {total} {what} {}, each recorded in {}; the release stays open: run the same command again to finish",
+                which.as_str(),
+                verb.past(),
+                ops::release_journal::path(pipelines).display()
+            ),
+            usage: false,
+            plain: false,
+            interrupted: true,
+        }
+    }
 }
 
 impl From<OpsError> for Failure {

@@ -34,6 +34,24 @@ impl StatementVerb {
         }
     }
 
+    /// `Stop`, `Resume`, `Delete` (a question or a heading).
+    pub fn capitalised(self) -> &'static str {
+        match self {
+            StatementVerb::Stop => "Stop",
+            StatementVerb::Resume => "Resume",
+            StatementVerb::Delete => "Delete",
+        }
+    }
+
+    /// `stopped`, `resumed`, `deleted`.
+    pub fn past(self) -> &'static str {
+        match self {
+            StatementVerb::Stop => "stopped",
+            StatementVerb::Resume => "resumed",
+            StatementVerb::Delete => "deleted",
+        }
+    }
+
     /// Whether a statement in this state has reached the verb's goal: STOPPED (or ended: COMPLETED,
     /// FAILED, gone) for stop, RUNNING or COMPLETED for resume, gone for delete.
     pub fn reached(self, s: Option<&StatementState>) -> bool {

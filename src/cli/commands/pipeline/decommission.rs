@@ -84,7 +84,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     if !inv.json() {
         print!("{}", plan_text(plan));
     }
-    if !args.no_ack && !confirm(&format!("{} them?", capitalised(plan.action)))? {
+    if !args.no_ack && !confirm(&format!("{} them?", plan.action.capitalised()))? {
         println!("nothing changed");
         return Ok(false);
     }
@@ -97,7 +97,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         match &r.error {
             None => println!(
                 "{} {} (phase {})",
-                past(report.plan.action),
+                report.plan.action.past(),
                 r.statement,
                 r.phase
                     .as_ref()
@@ -119,7 +119,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     if report.recorded {
         println!(
             "recorded in blue_green.json: the released tables' blue statements are {} (statement prefix '{}')",
-            past(report.plan.action),
+            report.plan.action.past(),
             report.plan.statement_prefix
         );
     }
@@ -133,18 +133,14 @@ fn interrupted_or(args: &Args, report: &decommission::DecommissionReport, done: 
         return Ok(done);
     };
     let acted = report.results.iter().filter(|r| r.error.is_none()).count();
-    Err(Failure {
-        message: format!(
-            "interrupted ({}): {acted} of {} statement(s) {}, each recorded in {}; the release stays open: run the same command again to finish",
-            which.as_str(),
-            report.plan.statements.len(),
-            past(report.plan.action),
-            crate::ops::release_journal::path(&args.project.dir.pipelines).display()
-        ),
-        usage: false,
-        plain: false,
-        interrupted: true,
-    })
+    Err(Failure::release_interrupted(
+        which,
+        acted,
+        report.plan.statements.len(),
+        "statement(s)",
+        report.plan.action,
+        &args.project.dir.pipelines,
+    ))
 }
 
 /// On stderr: each refused blue statement and why (green successors not ready, readers left,
@@ -158,7 +154,7 @@ fn print_refusals(plan: &DecommissionPlan) {
         if plan.forced {
             eprintln!(
                 "warning: --force: {} {} although {greens}",
-                past(plan.action),
+                plan.action.past(),
                 r.statement
             );
         } else {
@@ -264,22 +260,6 @@ fn not_ready_text(not_ready: &[GreenSuccessor]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-fn capitalised(v: StatementVerb) -> &'static str {
-    match v {
-        StatementVerb::Stop => "Stop",
-        StatementVerb::Resume => "Resume",
-        StatementVerb::Delete => "Delete",
-    }
-}
-
-fn past(v: StatementVerb) -> &'static str {
-    match v {
-        StatementVerb::Stop => "stopped",
-        StatementVerb::Resume => "resumed",
-        StatementVerb::Delete => "deleted",
-    }
 }
 
 fn plan_text(plan: &DecommissionPlan) -> String {

@@ -110,7 +110,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         match &r.error {
             None => println!(
                 "{} {} (phase {})",
-                past(verb),
+                verb.past(),
                 r.statement,
                 r.phase
                     .as_ref()
@@ -126,7 +126,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         println!(
             "recorded in blue_green.json: release {} rolled back ({}) for statement prefix '{}'",
             report.plan.release,
-            past(verb),
+            verb.past(),
             report.plan.statement_prefix
         );
         print_restore(&restore, &report.plan.release, true);
@@ -139,7 +139,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     } else {
         eprintln!(
             "error: not every green statement was {}: the release stays open; run `pipeline rollback` again",
-            past(verb)
+            verb.past()
         );
     }
     Ok(report.success())
@@ -152,26 +152,14 @@ fn interrupted_or(args: &Args, report: &rollback::RollbackReport) -> CmdResult {
         return Ok(report.success());
     };
     let acted = report.results.iter().filter(|r| r.error.is_none()).count();
-    Err(Failure {
-        message: format!(
-            "interrupted ({}): {acted} of {} green statement(s) {}, each recorded in {}; the release stays open: run the same command again to finish",
-            which.as_str(),
-            report.plan.statements.len(),
-            past(report.plan.action),
-            crate::ops::release_journal::path(&args.project.dir.pipelines).display()
-        ),
-        usage: false,
-        plain: false,
-        interrupted: true,
-    })
-}
-
-fn past(v: StatementVerb) -> &'static str {
-    match v {
-        StatementVerb::Stop => "stopped",
-        StatementVerb::Resume => "resumed",
-        StatementVerb::Delete => "deleted",
-    }
+    Err(Failure::release_interrupted(
+        which,
+        acted,
+        report.plan.statements.len(),
+        "green statement(s)",
+        report.plan.action,
+        &args.project.dir.pipelines,
+    ))
 }
 
 /// The git commands that put the blue SQL back, or why there are none.

@@ -122,7 +122,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
     if !args.no_ack
         && !confirm(&format!(
             "{} these {} statement(s)?",
-            capitalised(plan.action),
+            plan.action.capitalised(),
             plan.statements.len()
         ))?
     {
@@ -142,7 +142,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         match &r.error {
             None => println!(
                 "{} {} (phase {})",
-                past(report.plan.action),
+                report.plan.action.past(),
                 r.statement,
                 r.phase
                     .as_ref()
@@ -164,7 +164,7 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
             .filter(|r| r.error.is_none() && r.skipped.is_none())
             .count(),
         report.results.len(),
-        past(report.plan.action),
+        report.plan.action.past(),
         if skipped > 0 {
             format!(", {skipped} skipped (changed since the listing)")
         } else {
@@ -172,22 +172,6 @@ pub fn exec(inv: &Invocation, args: &Args) -> CmdResult {
         }
     );
     Ok(report.success())
-}
-
-fn capitalised(v: StatementVerb) -> &'static str {
-    match v {
-        StatementVerb::Stop => "Stop",
-        StatementVerb::Resume => "Resume",
-        StatementVerb::Delete => "Delete",
-    }
-}
-
-fn past(v: StatementVerb) -> &'static str {
-    match v {
-        StatementVerb::Stop => "stopped",
-        StatementVerb::Resume => "resumed",
-        StatementVerb::Delete => "deleted",
-    }
 }
 
 fn plan_text(plan: &HousekeepPlan) -> String {
