@@ -236,6 +236,41 @@ impl Holds {
     pub fn is_empty(&self) -> bool {
         self.not_ready.is_empty() && self.readers.is_empty() && self.unknown.is_empty()
     }
+
+    /// What holds blue statement `statement`: its green successors not ready, the readers of its
+    /// tables (`blockers`), and the readers that could not be told (`unknown`).
+    fn of(
+        statement: &str,
+        successors: &BTreeMap<String, Vec<GreenSuccessor>>,
+        blockers: &BTreeMap<String, Vec<Blocker>>,
+        unknown: &[String],
+    ) -> Holds {
+        Holds {
+            not_ready: successors
+                .get(statement)
+                .into_iter()
+                .flatten()
+                .filter(|g| !g.ready())
+                .cloned()
+                .collect(),
+            readers: blockers.get(statement).cloned().unwrap_or_default(),
+            unknown: unknown.to_vec(),
+        }
+    }
+
+    /// `other` added, without repeats.
+    fn merge(&mut self, other: Holds) {
+        fn add<T: PartialEq>(to: &mut Vec<T>, from: Vec<T>) {
+            for x in from {
+                if !to.contains(&x) {
+                    to.push(x);
+                }
+            }
+        }
+        add(&mut self.not_ready, other.not_ready);
+        add(&mut self.readers, other.readers);
+        add(&mut self.unknown, other.unknown);
+    }
 }
 
 /// What happens to a blue materialized table's query.
@@ -391,16 +426,7 @@ pub fn prepare(ctx: &Context, req: &DecommissionRequest) -> Result<Prepared, Ops
                     if !seen.insert(blue.clone()) {
                         continue;
                     }
-                    for g in successors.get(&blue).into_iter().flatten() {
-                        if !g.ready() && !holds.not_ready.contains(g) {
-                            holds.not_ready.push(g.clone());
-                        }
-                    }
-                    for b in blockers.get(&blue).into_iter().flatten() {
-                        if !holds.readers.contains(b) {
-                            holds.readers.push(b.clone());
-                        }
-                    }
+                    holds.merge(Holds::of(&blue, &successors, &blockers, &[]));
                     if recorded.role == StatementRole::Job {
                         job.get_or_insert(blue.clone());
                     }
@@ -545,22 +571,15 @@ fn refusal(
     blockers: &BTreeMap<String, Vec<Blocker>>,
     unknown: &[String],
 ) -> Option<Refused> {
-    let not_ready: Vec<GreenSuccessor> = successors
-        .get(&target.statement)
-        .into_iter()
-        .flatten()
-        .filter(|g| !g.ready())
-        .cloned()
-        .collect();
-    let still_read = blockers.get(&target.statement).cloned().unwrap_or_default();
+    let holds = Holds::of(&target.statement, successors, blockers, unknown);
     let mut reasons = Vec::new();
-    if !not_ready.is_empty() {
+    if !holds.not_ready.is_empty() {
         reasons.push(RefusalReason::GreenNotReady);
     }
-    if !still_read.is_empty() {
+    if !holds.readers.is_empty() {
         reasons.push(RefusalReason::StillRead);
     }
-    if !unknown.is_empty() {
+    if !holds.unknown.is_empty() {
         reasons.push(RefusalReason::ReadersUnknown);
     }
     (!reasons.is_empty()).then(|| Refused {
@@ -568,9 +587,9 @@ fn refusal(
         phase: target.phase.clone(),
         why: target.why.clone(),
         reasons,
-        not_ready,
-        readers: still_read,
-        unknown_readers: unknown.to_vec(),
+        not_ready: holds.not_ready,
+        readers: holds.readers,
+        unknown_readers: holds.unknown,
     })
 }
 

@@ -286,18 +286,23 @@ fn restarted_recently(l: &RuntimeMetrics) -> bool {
             .is_some_and(|ago| ago < RECENT_RESTART_MS)
 }
 
+/// The verdict of one statement's phase: absent, STOPPED, STOPPING or DELETING → not running,
+/// FAILED → failed, DEGRADED or PENDING → degraded, the rest healthy.
+fn phase_health(p: Option<&Phase>) -> Health {
+    match p {
+        None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
+        Some(Phase::Failed) => Health::Failed,
+        Some(Phase::Degraded | Phase::Pending) => Health::Degraded,
+        _ => Health::Healthy,
+    }
+}
+
 /// A table's verdict from the statements that count for it: the worst phase, then drift. A running
 /// job is degraded when its vertices are backpressured (high), when its checkpointing fails
 /// ([`crate::target::metrics::Checkpoints::failing`]: checkpoints failed in a row, or none ever
 /// completed) or when it restarted recently ([`RECENT_RESTART_MS`]: each restart replays from the
 /// last checkpoint and spends an attempt of the cluster's restart strategy).
 fn table_health(rows: &[&status::StatementRow]) -> Health {
-    let phase_health = |p: Option<&Phase>| match p {
-        None | Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
-        Some(Phase::Failed) => Health::Failed,
-        Some(Phase::Degraded | Phase::Pending) => Health::Degraded,
-        _ => Health::Healthy,
-    };
     let mut health = rows
         .iter()
         .map(|s| phase_health(s.phase.as_ref()))
@@ -348,14 +353,13 @@ fn materialized_health(m: &status::MaterializedTableRow) -> (Health, Option<Stri
             ),
         };
     };
+    // As a statement's phase, but what is not known to run is not healthy: no phase, an unknown
+    // one, FAILING, or a version being activated.
     let h = match &t.phase {
-        None => Health::Degraded,
-        Some(Phase::Stopped | Phase::Stopping | Phase::Deleting) => Health::NotRunning,
-        Some(Phase::Failed | Phase::Failing) => Health::Failed,
-        Some(Phase::Running) if !t.evolving() => Health::Healthy,
-        Some(Phase::Running | Phase::Degraded | Phase::Pending) => Health::Degraded,
-        Some(Phase::Completed) => Health::Healthy,
-        Some(Phase::Unknown(_)) => Health::Degraded,
+        None | Some(Phase::Unknown(_)) => Health::Degraded,
+        Some(Phase::Failing) => Health::Failed,
+        Some(Phase::Running) if t.evolving() => Health::Degraded,
+        p => phase_health(p.as_ref()),
     };
     let why = (h != Health::Healthy).then(|| {
         format!(

@@ -969,7 +969,12 @@ async fn gateway_decimals_keep_their_digits_and_scale() {
 /// Runs `flinkpipe ARGS` against the fake gateway (and JobManager) from an empty directory, while
 /// the fake keeps answering on this runtime.
 async fn cli(fake: &Fake, args: &[&str]) -> crate::support::test::Outcome {
-    let t = crate::support::Test::empty().gateway(&fake.url);
+    run_in(&crate::support::Test::empty().gateway(&fake.url), args).await
+}
+
+/// Runs `flinkpipe ARGS` in the project of `t` off this runtime's thread, so that the fake keeps
+/// answering while the binary runs.
+async fn run_in(t: &crate::support::Test, args: &[&str]) -> crate::support::test::Outcome {
     let mut cmd = t.command(args);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
@@ -1338,20 +1343,18 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
             }
         })
     };
-    let deployed = {
-        let mut cmd = t.command(&[
+    let deployed = run_in(
+        &t,
+        &[
             "--output",
             "json",
             "pipeline",
             "deploy",
             "--product-name",
             "p",
-        ]);
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        t.outcome("deploy", out)
-    };
+        ],
+    )
+    .await;
     let deployed = deployed.success();
     {
         let mut st = fake.state.lock().unwrap();
@@ -1410,13 +1413,7 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
             }
         }
     }
-    let o = {
-        let mut cmd = t.command(&["--output", "json", "pipeline", "healthcheck", "p"]);
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        t.outcome("healthcheck", out)
-    };
+    let o = run_in(&t, &["--output", "json", "pipeline", "healthcheck", "p"]).await;
     let v = o.json();
     let o = o.code(1);
     let table = |name: &str| {
@@ -1459,13 +1456,7 @@ async fn healthcheck_reads_each_jobs_checkpoints_and_restarts() {
         json!({"declared": 1, "degraded": 2, "healthy": 4})
     );
     // `status --lag` has the two columns.
-    let o = {
-        let mut cmd = t.command(&["pipeline", "status", "--lag"]);
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        t.outcome("status --lag", out)
-    };
+    let o = run_in(&t, &["pipeline", "status", "--lag"]).await;
     let text = o.stdout();
     assert!(
         text.contains("checkpoints") && text.contains("restarts"),
@@ -1493,13 +1484,11 @@ async fn the_dry_run_names_the_gateway_it_checked_on() {
             "INSERT INTO p_fct_a\nSELECT a FROM src_p;\n",
         )
         .gateway(&fake.url);
-    let o = {
-        let mut cmd = t.command(&["pipeline", "deploy", "--product-name", "p", "--dry-run"]);
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        t.outcome("deploy --dry-run", out)
-    };
+    let o = run_in(
+        &t,
+        &["pipeline", "deploy", "--product-name", "p", "--dry-run"],
+    )
+    .await;
     let out = o.stdout_raw();
     let line = out
         .lines()
